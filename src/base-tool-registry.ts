@@ -1,0 +1,235 @@
+// The shared core every store extends: it validates and normalises arguments, checks that
+// the registry is open, applies the registration rule and the import plan, and hands the
+// store clean values through a few hooks (the abstract-level pattern). Stores only store,
+// fetch, and make each write atomic.
+import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
+import { RegistryClosedError, ToolNotFoundError } from './errors.js';
+import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
+import { decideRegistration, planImport } from './rules.js';
+import type { ToolRecord } from './rules.js';
+import { makeRegistration, parseSnapshot, parseSpec } from './validation.js';
+
+/** A tool as the core hands it to a store to write. */
+export interface StoredTool {
+  readonly record: ToolRecord;
+  /** Canonical JSON of the spec. */
+  readonly canonical: string;
+  /** The frozen registration, when the core already built it (register); else the store builds it on demand. */
+  readonly registration?: ToolRegistration;
+}
+
+/** Reads inside one consistent view of the store. */
+export interface StoreReader {
+  find(toolName: string): ToolRecord | undefined;
+  get(toolName: string): ToolRegistration | undefined;
+  /** Every current tool by name (used to plan imports). */
+  records(): ReadonlyMap<string, ToolRecord>;
+}
+
+/** Writes inside one atomic step; a throw inside the step undoes all of it. */
+export interface StoreWriter extends StoreReader {
+  /** Inserts the tool or replaces its current spec, `enabled` and `created_at`. */
+  put(tool: StoredTool): void;
+  setEnabled(toolName: string, enabled: boolean): void;
+  /** `true` when the tool was there. */
+  delete(toolName: string): boolean;
+}
+
+function assertToolName(method: string, toolName: unknown): asserts toolName is string {
+  if (typeof toolName !== 'string') {
+    throw new TypeError(`${method}(): tool_name must be a string, got ${typeof toolName}`);
+  }
+}
+
+function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } {
+  if (options === undefined) return { mode: 'merge', dryRun: false };
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`importSnapshot(): options must be an object, got ${typeof options}`);
+  }
+  const { mode = 'merge', dryRun = false } = options as ImportOptions;
+  if (mode !== 'merge' && mode !== 'replace') {
+    throw new TypeError(`importSnapshot(): mode must be 'merge' or 'replace', got ${JSON.stringify(mode)}`);
+  }
+  if (typeof dryRun !== 'boolean') throw new TypeError(`importSnapshot(): dryRun must be a boolean, got ${typeof dryRun}`);
+  return { mode, dryRun };
+}
+
+export abstract class BaseToolRegistry implements ToolRegistry {
+  #closed = false;
+  readonly #clock: () => Date;
+
+  protected constructor(options: RegistryOptions = {}) {
+    const clock = options.clock ?? (() => new Date());
+    if (typeof clock !== 'function') throw new TypeError(`clock must be a function, got ${typeof clock}`);
+    this.#clock = clock;
+  }
+
+  // --- hooks each store implements -------------------------------------------------
+
+  /** The current record of a tool, or undefined. */
+  protected abstract _find(toolName: string): ToolRecord | undefined;
+  /** The current registration of a tool, or undefined. */
+  protected abstract _get(toolName: string): ToolRegistration | undefined;
+  /** Current registrations sorted by name (code-point order); the core copies the array. */
+  protected abstract _list(includeDisabled: boolean): readonly ToolRegistration[];
+  /** Runs `work` against one consistent view; nothing is written. */
+  protected abstract _read<T>(work: (reader: StoreReader) => T): Promise<T>;
+  /** Runs `work` as one atomic write, exclusive across connections and processes. */
+  protected abstract _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T>;
+  /** Releases the store's resources; called once. */
+  protected abstract _close(): Promise<void>;
+
+  // --- the contract ------------------------------------------------------------------
+
+  /** Whether `close()` was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #assertOpen(method: string): void {
+    if (this.#closed) throw new RegistryClosedError(method);
+  }
+
+  #now(): string {
+    return this.#clock().toISOString();
+  }
+
+  async register(spec: ToolSpecInput): Promise<ToolRegistration> {
+    this.#assertOpen('register');
+    const prepared = parseSpec(spec);
+    // Rule 2 needs no lock: an identical spec is answered from a read and nothing is written.
+    const unchanged = await this._read((reader) =>
+      reader.find(prepared.tool_name)?.fingerprint === prepared.fingerprint ? reader.get(prepared.tool_name) : undefined,
+    );
+    if (unchanged !== undefined) return unchanged;
+    return this._write('register', (writer) => {
+      const current = writer.find(prepared.tool_name);
+      const decision = decideRegistration(current, prepared);
+      if (decision.action === 'keep') return getOrFail(writer, prepared.tool_name);
+      const enabled = decision.action === 'replace' ? decision.enabled : true;
+      const createdAt = this.#now();
+      const registration = makeRegistration(prepared.spec, enabled, createdAt);
+      writer.put({
+        record: {
+          tool_name: prepared.tool_name,
+          version: prepared.version,
+          fingerprint: prepared.fingerprint,
+          enabled,
+          created_at: createdAt,
+        },
+        canonical: prepared.canonical,
+        registration,
+      });
+      return registration;
+    });
+  }
+
+  async get(toolName: string): Promise<ToolRegistration | undefined> {
+    this.#assertOpen('get');
+    assertToolName('get', toolName);
+    return this._get(toolName);
+  }
+
+  async has(toolName: string): Promise<boolean> {
+    this.#assertOpen('has');
+    assertToolName('has', toolName);
+    return this._find(toolName) !== undefined;
+  }
+
+  async listAll(options: ListOptions = {}): Promise<ToolRegistration[]> {
+    this.#assertOpen('listAll');
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`listAll(): options must be an object, got ${typeof options}`);
+    }
+    const { includeDisabled = false } = options;
+    if (typeof includeDisabled !== 'boolean') {
+      throw new TypeError(`listAll(): includeDisabled must be a boolean, got ${typeof includeDisabled}`);
+    }
+    return this._list(includeDisabled).slice();
+  }
+
+  async setEnabled(toolName: string, enabled: boolean): Promise<ToolRegistration> {
+    this.#assertOpen('setEnabled');
+    assertToolName('setEnabled', toolName);
+    if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
+    return this._write('setEnabled', (writer) => {
+      const current = writer.find(toolName);
+      if (current === undefined) throw new ToolNotFoundError(toolName);
+      if (current.enabled !== enabled) writer.setEnabled(toolName, enabled);
+      return getOrFail(writer, toolName);
+    });
+  }
+
+  async remove(toolName: string): Promise<boolean> {
+    this.#assertOpen('remove');
+    assertToolName('remove', toolName);
+    return this._write('remove', (writer) => writer.delete(toolName));
+  }
+
+  async exportSnapshot(): Promise<ToolRegistrySnapshot> {
+    this.#assertOpen('exportSnapshot');
+    return Object.freeze({ tools: Object.freeze(this._list(true).slice()) as ToolRegistration[] });
+  }
+
+  async importSnapshot(snapshot: unknown, options?: ImportOptions): Promise<ImportReport> {
+    this.#assertOpen('importSnapshot');
+    const { mode, dryRun } = importOptions(options);
+    const entries = parseSnapshot(snapshot);
+    if (dryRun) {
+      const plan = await this._read((reader) => planImport(reader.records(), entries, mode));
+      return Object.freeze({
+        added: plan.added,
+        updated: plan.updated,
+        unchanged: plan.unchanged,
+        removed: plan.removed,
+        conflicts: plan.conflicts,
+        dryRun: true,
+        plan: Object.freeze(plan.steps.map((step) => Object.freeze(step))),
+      });
+    }
+    return this._write('importSnapshot', (writer) => {
+      const plan = planImport(writer.records(), entries, mode);
+      if (plan.firstConflict !== undefined) throw plan.firstConflict;
+      const actions = new Map(plan.steps.map((step) => [step.tool_name, step.action]));
+      for (const entry of entries) {
+        const action = actions.get(entry.tool_name);
+        if (action !== 'add' && action !== 'update') continue;
+        writer.put({
+          record: {
+            tool_name: entry.tool_name,
+            version: entry.version,
+            fingerprint: entry.fingerprint,
+            enabled: entry.enabled,
+            created_at: entry.created_at,
+          },
+          canonical: entry.canonical,
+        });
+      }
+      for (const step of plan.steps) if (step.action === 'remove') writer.delete(step.tool_name);
+      return Object.freeze({
+        added: plan.added,
+        updated: plan.updated,
+        unchanged: plan.unchanged,
+        removed: plan.removed,
+        conflicts: 0,
+        dryRun: false,
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this._close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+function getOrFail(reader: StoreReader, toolName: string): ToolRegistration {
+  const registration = reader.get(toolName);
+  if (registration === undefined) throw new ToolNotFoundError(toolName);
+  return registration;
+}

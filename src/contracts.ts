@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { previewValue } from './issues.js';
+
+/** A JSON value as the contracts accept it. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** A plain object whose values are JSON. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** The MCP tool-name rule (specification of 2025-11-25): 1-128 of `A-Z a-z 0-9 _ - .`. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Deeper nesting than this is refused rather than risk a stack overflow. */
+export const MAX_JSON_DEPTH = 256;
+
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+type JsonProblem = { path: (string | number)[]; message: string };
+
+/** Walks a value and reports every place that is not JSON; shared references are fine, cycles are not. */
+function findJsonProblems(root: unknown): JsonProblem[] {
+  const problems: JsonProblem[] = [];
+  const ancestors = new Set<object>();
+  const walk = (value: unknown, path: (string | number)[]): void => {
+    if (problems.length >= 20) return;
+    switch (typeof value) {
+      case 'string':
+      case 'boolean':
+        return;
+      case 'number':
+        if (!Number.isFinite(value)) problems.push({ path, message: `not a JSON value: ${previewValue(value)}` });
+        return;
+      case 'object':
+        break;
+      default:
+        problems.push({ path, message: `not a JSON value: ${previewValue(value)}` });
+        return;
+    }
+    if (value === null) return;
+    if (ancestors.has(value)) {
+      problems.push({ path, message: 'not a JSON value: a cycle (the object contains itself)' });
+      return;
+    }
+    if (path.length >= MAX_JSON_DEPTH) {
+      problems.push({ path, message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+      return;
+    }
+    ancestors.add(value);
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        if (!(i in value)) problems.push({ path: [...path, i], message: 'not a JSON value: a hole in a sparse array' });
+        else walk(value[i], [...path, i]);
+      }
+    } else if (!isPlainObject(value)) {
+      problems.push({ path, message: `not a JSON value: ${previewValue(value)}; only plain objects are allowed` });
+    } else {
+      if (Object.getOwnPropertySymbols(value).length > 0) {
+        problems.push({ path, message: 'not a JSON value: an object with symbol keys' });
+      }
+      for (const key of Object.keys(value)) walk((value as Record<string, unknown>)[key], [...path, key]);
+    }
+    ancestors.delete(value);
+  };
+  walk(root, []);
+  return problems;
+}
+
+/** A plain JSON object (an `input_schema` or `output_schema`). */
+export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    ctx.addIssue({ code: 'custom', message: `expected a JSON object, got ${previewValue(value)}`, input: value });
+    return;
+  }
+  for (const problem of findJsonProblems(value)) {
+    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path, input: value });
+  }
+});
+
+/** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
+export const ToolSpec = z.strictObject({
+  tool_name: z
+    .string()
+    .regex(TOOL_NAME_PATTERN, { error: 'must be 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' }),
+  version: z.string().nullable().default(null),
+  description: z.string().nullable().default(null),
+  input_schema: JsonObjectSchema,
+  output_schema: JsonObjectSchema,
+  tags: z.array(z.string().min(1, { error: 'must be a non-empty string' })).default([]),
+});
+export type ToolSpec = z.output<typeof ToolSpec>;
+/** What `register` accepts: defaults may be left out. */
+export type ToolSpecInput = z.input<typeof ToolSpec>;
+
+/**
+ * An ISO 8601 date-time with `Z` or a numeric offset and any number of fractional digits,
+ * as Python's `isoformat()` writes it. Kept verbatim, never reformatted.
+ */
+export const IsoDateTime = z.iso.datetime({
+  offset: true,
+  error: 'must be an ISO 8601 date-time with Z or a numeric offset, such as 2025-01-31T12:00:00+00:00',
+});
+
+/** A stored tool: its spec, whether it is enabled, and when this spec was registered. */
+export const ToolRegistration = z.strictObject({
+  spec: ToolSpec,
+  enabled: z.boolean().default(true),
+  created_at: IsoDateTime.nullable().default(null),
+});
+export type ToolRegistration = z.output<typeof ToolRegistration>;
+export type ToolRegistrationInput = z.input<typeof ToolRegistration>;
+
+/** The whole registry as data: the wire format of export and import. */
+export const ToolRegistrySnapshot = z.strictObject({
+  tools: z.array(ToolRegistration),
+});
+export type ToolRegistrySnapshot = z.output<typeof ToolRegistrySnapshot>;
+export type ToolRegistrySnapshotInput = z.input<typeof ToolRegistrySnapshot>;

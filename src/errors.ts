@@ -1,0 +1,121 @@
+import type { RegistryIssue } from './issues.js';
+
+/** Every stable error code the registry throws. Documented in the README. */
+export type ToolRegistryErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'VERSION_CONFLICT'
+  | 'TOOL_NOT_FOUND'
+  | 'DUPLICATE_TOOL'
+  | 'SNAPSHOT_INVALID'
+  | 'SCHEMA_TOO_NEW'
+  | 'REGISTRY_CLOSED'
+  | 'STORAGE_BUSY'
+  | 'READ_ONLY';
+
+/** Machine-readable details of an error; `tool_name` is set wherever a tool is involved. */
+export interface ToolRegistryErrorContext {
+  readonly tool_name?: string;
+  /** Where in the input the problem is, such as `tools[3].spec.version`. */
+  readonly path?: string;
+  readonly [key: string]: unknown;
+}
+
+/**
+ * Base class of every error the registry throws on purpose. Branch on `code`, never on the
+ * message: codes are stable, messages are for humans.
+ */
+export class ToolRegistryError extends Error {
+  readonly code: ToolRegistryErrorCode;
+  readonly context: ToolRegistryErrorContext;
+
+  constructor(
+    code: ToolRegistryErrorCode,
+    message: string,
+    options: { context?: ToolRegistryErrorContext; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.context = Object.freeze({ ...options.context });
+  }
+}
+
+/** Input that does not satisfy a contract (`ToolSpec`, `ToolRegistration`). */
+export class ValidationError extends ToolRegistryError {
+  /** Every problem found, each with its path (zod issues, path formatted). */
+  readonly issues: readonly RegistryIssue[];
+  constructor(message: string, issues: readonly RegistryIssue[], context: ToolRegistryErrorContext = {}) {
+    super('VALIDATION_FAILED', message, { context: { ...context, issues } });
+    this.issues = issues;
+  }
+}
+
+/** A snapshot that is not a valid `ToolRegistrySnapshot`. */
+export class SnapshotInvalidError extends ToolRegistryError {
+  readonly issues: readonly RegistryIssue[];
+  constructor(message: string, issues: readonly RegistryIssue[], context: ToolRegistryErrorContext = {}) {
+    super('SNAPSHOT_INVALID', message, { context: { ...context, issues } });
+    this.issues = issues;
+  }
+}
+
+/** Same name, same version, different spec (registration rule 4). */
+export class VersionConflictError extends ToolRegistryError {
+  constructor(
+    message: string,
+    context: ToolRegistryErrorContext & {
+      tool_name: string;
+      version: string | null;
+      existing_fingerprint: string;
+      incoming_fingerprint: string;
+    },
+  ) {
+    super('VERSION_CONFLICT', message, { context });
+  }
+}
+
+/** The named tool is not registered. */
+export class ToolNotFoundError extends ToolRegistryError {
+  constructor(toolName: string) {
+    super('TOOL_NOT_FOUND', `tool ${JSON.stringify(toolName)} is not registered`, {
+      context: { tool_name: toolName },
+    });
+  }
+}
+
+/** A snapshot (or a batch) names the same tool twice. */
+export class DuplicateToolError extends ToolRegistryError {
+  constructor(toolName: string, path: string, firstPath: string) {
+    super('DUPLICATE_TOOL', `tool ${JSON.stringify(toolName)} appears twice: at ${firstPath} and at ${path}`, {
+      context: { tool_name: toolName, path, first_path: firstPath },
+    });
+  }
+}
+
+/** The database was migrated by a newer release of tool-registry; it was left untouched. */
+export class SchemaTooNewError extends ToolRegistryError {
+  constructor(message: string, context: ToolRegistryErrorContext = {}) {
+    super('SCHEMA_TOO_NEW', message, { context });
+  }
+}
+
+/** The registry was closed; every method after `close()` throws this. */
+export class RegistryClosedError extends ToolRegistryError {
+  constructor(method: string) {
+    super('REGISTRY_CLOSED', `cannot call ${method}(): the registry is closed`, { context: { method } });
+  }
+}
+
+/** The store's write lock was not obtained within the busy timeout. */
+export class StorageBusyError extends ToolRegistryError {
+  constructor(message: string, context: ToolRegistryErrorContext = {}, cause?: unknown) {
+    super('STORAGE_BUSY', message, { context, cause });
+  }
+}
+
+/** A write was attempted on a registry opened with `readonly: true`. */
+export class ReadOnlyError extends ToolRegistryError {
+  constructor(method: string) {
+    super('READ_ONLY', `cannot call ${method}(): the registry was opened read-only`, { context: { method } });
+  }
+}

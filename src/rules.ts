@@ -1,0 +1,128 @@
+// The registration rule and the import plan: pure functions, the one place these
+// decisions are made. Stores only make them atomic.
+import { compareCodePoints } from './canonical.js';
+import { VersionConflictError } from './errors.js';
+import type { ImportMode, ImportStep } from './registry.js';
+import type { PreparedImportEntry, PreparedSpec } from './validation.js';
+
+/** What a store knows about a current tool without loading its spec. */
+export interface ToolRecord {
+  readonly tool_name: string;
+  readonly version: string | null;
+  readonly fingerprint: string;
+  readonly enabled: boolean;
+  readonly created_at: string | null;
+}
+
+export type RegistrationDecision =
+  /** Rule 1: a new name. */
+  | { readonly action: 'create' }
+  /** Rule 2: the identical spec; nothing is written. */
+  | { readonly action: 'keep' }
+  /** Rule 3: another version replaces the spec; `enabled` is kept. */
+  | { readonly action: 'replace'; readonly enabled: boolean };
+
+function describeVersion(version: string | null): string {
+  return version === null ? 'unversioned' : `version ${JSON.stringify(version)}`;
+}
+
+/** The error of rule 4, shared by `register` and `importSnapshot`. */
+export function versionConflict(
+  current: ToolRecord,
+  incoming: PreparedSpec,
+  path?: string,
+): VersionConflictError {
+  const where = path === undefined ? '' : ` (at ${path})`;
+  const what =
+    incoming.version === null
+      ? `both the stored spec and the new one are unversioned, and the specs differ`
+      : `the stored spec and the new one are both ${describeVersion(incoming.version)}, and the specs differ`;
+  return new VersionConflictError(
+    `version conflict for tool ${JSON.stringify(incoming.tool_name)}${where}: ${what} ` +
+      `(stored fingerprint ${current.fingerprint.slice(0, 12)}, new ${incoming.fingerprint.slice(0, 12)}); ` +
+      `give the changed spec a new version`,
+    {
+      tool_name: incoming.tool_name,
+      version: incoming.version,
+      existing_fingerprint: current.fingerprint,
+      incoming_fingerprint: incoming.fingerprint,
+      ...(path === undefined ? {} : { path }),
+    },
+  );
+}
+
+/**
+ * The registration rule of DESIGN.md, exactly:
+ * 1. new name: create; 2. identical spec: keep; 3. other version (null counts, lower
+ * counts): replace, keeping `enabled`; 4. same version, different spec: VERSION_CONFLICT.
+ */
+export function decideRegistration(current: ToolRecord | undefined, incoming: PreparedSpec): RegistrationDecision {
+  if (current === undefined) return { action: 'create' };
+  if (current.fingerprint === incoming.fingerprint) return { action: 'keep' };
+  if (current.version !== incoming.version) return { action: 'replace', enabled: current.enabled };
+  throw versionConflict(current, incoming);
+}
+
+/** The plan of an import: one step per tool, sorted by name, and the counts. */
+export interface ImportPlan {
+  readonly steps: ImportStep[];
+  readonly added: number;
+  readonly updated: number;
+  readonly unchanged: number;
+  readonly removed: number;
+  readonly conflicts: number;
+  /** The first conflict in snapshot order, as the error an import would throw. */
+  readonly firstConflict: VersionConflictError | undefined;
+}
+
+/**
+ * Plans an import against the current tools. `merge` leaves unnamed tools alone and marks a
+ * same-version, different-spec entry as a conflict; `replace` is a restore: the registry
+ * becomes the snapshot, conflicts included, and unnamed tools are removed.
+ */
+export function planImport(
+  current: ReadonlyMap<string, ToolRecord>,
+  entries: readonly PreparedImportEntry[],
+  mode: ImportMode,
+): ImportPlan {
+  const steps: ImportStep[] = [];
+  const counts = { added: 0, updated: 0, unchanged: 0, removed: 0, conflicts: 0 };
+  let firstConflict: VersionConflictError | undefined;
+  for (const entry of entries) {
+    const existing = current.get(entry.tool_name);
+    let action: ImportStep['action'];
+    if (existing === undefined) {
+      action = 'add';
+      counts.added++;
+    } else if (
+      existing.fingerprint === entry.fingerprint &&
+      existing.enabled === entry.enabled &&
+      existing.created_at === entry.created_at
+    ) {
+      action = 'unchanged';
+      counts.unchanged++;
+    } else if (mode === 'merge' && existing.fingerprint !== entry.fingerprint && existing.version === entry.version) {
+      action = 'conflict';
+      counts.conflicts++;
+      firstConflict ??= versionConflict(existing, entry, entry.path);
+    } else {
+      action = 'update';
+      counts.updated++;
+    }
+    steps.push(
+      existing === undefined
+        ? { tool_name: entry.tool_name, action, path: entry.path, to_version: entry.version }
+        : { tool_name: entry.tool_name, action, path: entry.path, from_version: existing.version, to_version: entry.version },
+    );
+  }
+  if (mode === 'replace') {
+    const named = new Set(entries.map((entry) => entry.tool_name));
+    for (const existing of current.values()) {
+      if (named.has(existing.tool_name)) continue;
+      counts.removed++;
+      steps.push({ tool_name: existing.tool_name, action: 'remove', from_version: existing.version });
+    }
+  }
+  steps.sort((a, b) => compareCodePoints(a.tool_name, b.tool_name));
+  return { steps, ...counts, firstConflict };
+}

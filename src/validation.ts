@@ -1,0 +1,98 @@
+import { canonicalJson, deepFreeze, fingerprintOf } from './canonical.js';
+import { ToolRegistrySnapshot, ToolSpec } from './contracts.js';
+import type { ToolRegistration } from './contracts.js';
+import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
+import { describeIssues, toRegistryIssues } from './issues.js';
+
+/** A validated spec reduced to what stores write: its canonical JSON and fingerprint. */
+export interface PreparedSpec {
+  readonly tool_name: string;
+  readonly version: string | null;
+  /** Canonical JSON of the whole spec, defaults applied. */
+  readonly canonical: string;
+  /** SHA-256 of `canonical`. */
+  readonly fingerprint: string;
+}
+
+/** One entry of a validated snapshot, with where it stood (`tools[3]`). */
+export interface PreparedImportEntry extends PreparedSpec {
+  readonly enabled: boolean;
+  readonly created_at: string | null;
+  readonly path: string;
+}
+
+function prepare(spec: ToolSpec): PreparedSpec {
+  const canonical = canonicalJson(spec);
+  return { tool_name: spec.tool_name, version: spec.version, canonical, fingerprint: fingerprintOf(canonical) };
+}
+
+/**
+ * Builds the deeply frozen spec object handed to callers from canonical JSON. Every store
+ * goes through here, so field order (contract order) and key order (sorted, from the
+ * canonical JSON) are the same whichever store answers. JSON.parse also keeps a key named
+ * `__proto__` as ordinary data.
+ */
+export function materializeSpec(canonical: string): ToolSpec {
+  const parsed = JSON.parse(canonical) as ToolSpec;
+  return deepFreeze({
+    tool_name: parsed.tool_name,
+    version: parsed.version,
+    description: parsed.description,
+    input_schema: parsed.input_schema,
+    output_schema: parsed.output_schema,
+    tags: parsed.tags,
+  });
+}
+
+/** A frozen registration in contract field order. */
+export function makeRegistration(spec: ToolSpec, enabled: boolean, createdAt: string | null): ToolRegistration {
+  return Object.freeze({ spec, enabled, created_at: createdAt });
+}
+
+/** Validates a spec for `register`; throws `VALIDATION_FAILED` naming every bad field and value. */
+export function parseSpec(input: unknown): PreparedSpec & { readonly spec: ToolSpec } {
+  const result = ToolSpec.safeParse(input);
+  if (!result.success) {
+    const issues = toRegistryIssues(result.error.issues);
+    const name = toolNameOf(input);
+    throw new ValidationError(
+      `invalid tool spec${name === undefined ? '' : ` ${JSON.stringify(name)}`}: ${describeIssues(issues, input)}`,
+      issues,
+      name === undefined ? {} : { tool_name: name },
+    );
+  }
+  const prepared = prepare(result.data);
+  return { ...prepared, spec: materializeSpec(prepared.canonical) };
+}
+
+/**
+ * Validates a whole snapshot for `importSnapshot`: `SNAPSHOT_INVALID` with every issue's
+ * path (`tools[3].spec.version`), or `DUPLICATE_TOOL` for a name given twice.
+ */
+export function parseSnapshot(input: unknown): PreparedImportEntry[] {
+  const result = ToolRegistrySnapshot.safeParse(input);
+  if (!result.success) {
+    const issues = toRegistryIssues(result.error.issues);
+    const first = issues[0];
+    const index = typeof first?.path[1] === 'number' ? first.path[1] : undefined;
+    const name = index === undefined ? undefined : toolNameOf((input as { tools: { spec?: unknown }[] }).tools[index]?.spec);
+    throw new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {
+      ...(first === undefined ? {} : { path: first.pathText }),
+      ...(name === undefined ? {} : { tool_name: name }),
+    });
+  }
+  const seen = new Map<string, string>();
+  return result.data.tools.map((registration, index) => {
+    const path = `tools[${index}]`;
+    const earlier = seen.get(registration.spec.tool_name);
+    if (earlier !== undefined) throw new DuplicateToolError(registration.spec.tool_name, path, earlier);
+    seen.set(registration.spec.tool_name, path);
+    return { ...prepare(registration.spec), enabled: registration.enabled, created_at: registration.created_at, path };
+  });
+}
+
+function toolNameOf(input: unknown): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const name = (input as { tool_name?: unknown }).tool_name;
+  return typeof name === 'string' ? name : undefined;
+}
