@@ -1,0 +1,107 @@
+// Installs the packed tarball into a fresh project, as a user would, and drives it from
+// there: the exports map, the shipped migrations and the bin must all work outside the repo.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+let project: string;
+let files: string[];
+
+function run(command: string, args: string[], cwd: string, input?: string): string {
+  return execFileSync(command, args, { cwd, encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+beforeAll(() => {
+  project = mkdtempSync(join(tmpdir(), 'tool-registry-pack-'));
+  // dist/ was built by `pretest`; --ignore-scripts keeps pack from rebuilding it under other tests' feet.
+  const packed = JSON.parse(
+    run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', project], root),
+  ) as { filename: string; files: { path: string }[] }[];
+  const tarball = join(project, packed[0]!.filename);
+  files = packed[0]!.files.map((file) => file.path);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // Dependencies come from the npm cache that `npm ci` filled; the native addon is copied
+  // from this checkout instead of being compiled again (minutes on a 2-core machine).
+  try {
+    run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], project);
+  } catch {
+    run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], project);
+  }
+  const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
+  mkdirSync(dirname(join(project, addon)), { recursive: true });
+  copyFileSync(join(root, addon), join(project, addon));
+}, 180_000);
+
+afterAll(() => {
+  if (project) rmSync(project, { recursive: true, force: true });
+});
+
+describe('the packed npm package', () => {
+  it('ships dist, the migrations, README and CHANGELOG, and no sources or tests', () => {
+    expect(files).toContain('dist/index.js');
+    expect(files).toContain('dist/index.d.ts');
+    expect(files).toContain('migrations/sqlite/0001_init.sql');
+    expect(files).toContain('README.md');
+    expect(files).toContain('CHANGELOG.md');
+    expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
+  });
+
+  it('imports InMemoryToolRegistry and the contracts from "tool-registry"', () => {
+    writeFileSync(
+      join(project, 'memory.mjs'),
+      `import { InMemoryToolRegistry, ToolSpec, VersionConflictError, ToolRegistryError } from 'tool-registry';
+const registry = new InMemoryToolRegistry({ clock: () => new Date('2025-01-01T00:00:00Z') });
+const registration = await registry.register({ tool_name: 'search', input_schema: {}, output_schema: {} });
+let code;
+try { await registry.register({ tool_name: 'search', input_schema: { type: 'object' }, output_schema: {} }); }
+catch (error) { code = error instanceof VersionConflictError && error instanceof ToolRegistryError ? error.code : 'wrong class'; }
+console.log(JSON.stringify({ registration, code, parsed: ToolSpec.parse({ tool_name: 'x', input_schema: {}, output_schema: {} }) }));
+`,
+    );
+    const out = JSON.parse(run('node', ['memory.mjs'], project)) as Record<string, unknown>;
+    expect(out).toEqual({
+      registration: {
+        spec: { tool_name: 'search', version: null, description: null, input_schema: {}, output_schema: {}, tags: [] },
+        enabled: true,
+        created_at: '2025-01-01T00:00:00.000Z',
+      },
+      code: 'VERSION_CONFLICT',
+      parsed: { tool_name: 'x', version: null, description: null, input_schema: {}, output_schema: {}, tags: [] },
+    });
+  });
+
+  it('opens a SQLite file with the migrations shipped in the package', () => {
+    writeFileSync(
+      join(project, 'sqlite.mjs'),
+      `import { openSqliteToolRegistry } from 'tool-registry';
+const registry = await openSqliteToolRegistry({ filename: 'installed.db' });
+await registry.register({ tool_name: 'fetch', version: '1', input_schema: {}, output_schema: {} });
+await registry.close();
+const again = await openSqliteToolRegistry({ filename: 'installed.db', readonly: true });
+console.log(JSON.stringify((await again.listAll()).map((r) => r.spec.tool_name)));
+await again.close();
+`,
+    );
+    expect(JSON.parse(run('node', ['sqlite.mjs'], project))).toEqual(['fetch']);
+    expect(existsSync(join(project, 'installed.db'))).toBe(true);
+  });
+
+  it('runs the README library example as written', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const example = /```js\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toContain("from 'tool-registry'");
+    writeFileSync(join(project, 'readme-example.mjs'), `${example}\nconsole.log(JSON.stringify(snapshot));\n`);
+    const snapshot = JSON.parse(run('node', ['readme-example.mjs'], project)) as { tools: { enabled: boolean }[] };
+    expect(snapshot.tools.map((tool) => tool.enabled)).toEqual([false]);
+  });
+
+  it('installs the tool-registry command', () => {
+    const bin = join(project, 'node_modules/.bin/tool-registry');
+    const out = run(bin, ['--db', join(project, 'installed.db'), 'list', '--json'], project);
+    expect((JSON.parse(out) as { spec: { tool_name: string } }[]).map((r) => r.spec.tool_name)).toEqual(['fetch']);
+  });
+});
