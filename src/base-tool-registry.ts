@@ -7,7 +7,10 @@ import { RegistryClosedError, ToolNotFoundError } from './errors.js';
 import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
 import { decideRegistration, planImport } from './rules.js';
 import type { ToolRecord } from './rules.js';
-import { makeRegistration, parseSnapshot, parseSpec } from './validation.js';
+import { makeRegistration, parseSnapshot, parseSpec, parseSpecs } from './validation.js';
+import type { PreparedSpec } from './validation.js';
+
+type PreparedRegistration = PreparedSpec & { readonly spec: ToolRegistration['spec'] };
 
 /** A tool as the core hands it to a store to write. */
 export interface StoredTool {
@@ -102,26 +105,47 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       reader.find(prepared.tool_name)?.fingerprint === prepared.fingerprint ? reader.get(prepared.tool_name) : undefined,
     );
     if (unchanged !== undefined) return unchanged;
-    return this._write('register', (writer) => {
-      const current = writer.find(prepared.tool_name);
-      const decision = decideRegistration(current, prepared);
-      if (decision.action === 'keep') return getOrFail(writer, prepared.tool_name);
-      const enabled = decision.action === 'replace' ? decision.enabled : true;
-      const createdAt = this.#now();
-      const registration = makeRegistration(prepared.spec, enabled, createdAt);
-      writer.put({
-        record: {
-          tool_name: prepared.tool_name,
-          version: prepared.version,
-          fingerprint: prepared.fingerprint,
-          enabled,
-          created_at: createdAt,
-        },
-        canonical: prepared.canonical,
-        registration,
-      });
-      return registration;
+    return this._write('register', (writer) => this.#applyRegistration(writer, prepared, () => this.#now()));
+  }
+
+  async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
+    this.#assertOpen('registerMany');
+    if (!Array.isArray(specs)) throw new TypeError(`registerMany(): specs must be an array, got ${typeof specs}`);
+    const prepared = parseSpecs(specs);
+    // As in register: a batch of identical specs is answered from a read and nothing is written.
+    const unchanged = await this._read((reader) =>
+      prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
+        ? prepared.map((one) => getOrFail(reader, one.tool_name))
+        : undefined,
+    );
+    if (unchanged !== undefined) return unchanged;
+    return this._write('registerMany', (writer) => {
+      let createdAt: string | undefined;
+      const now = (): string => (createdAt ??= this.#now());
+      return prepared.map((one, index) => this.#applyRegistration(writer, one, now, `[${index}]`));
     });
+  }
+
+  /** One registration by the rule, inside a write; a conflict throws and the store undoes the whole write. */
+  #applyRegistration(writer: StoreWriter, prepared: PreparedRegistration, now: () => string, path?: string): ToolRegistration {
+    const current = writer.find(prepared.tool_name);
+    const decision = decideRegistration(current, prepared, path);
+    if (decision.action === 'keep') return getOrFail(writer, prepared.tool_name);
+    const enabled = decision.action === 'replace' ? decision.enabled : true;
+    const createdAt = now();
+    const registration = makeRegistration(prepared.spec, enabled, createdAt);
+    writer.put({
+      record: {
+        tool_name: prepared.tool_name,
+        version: prepared.version,
+        fingerprint: prepared.fingerprint,
+        enabled,
+        created_at: createdAt,
+      },
+      canonical: prepared.canonical,
+      registration,
+    });
+    return registration;
   }
 
   async get(toolName: string): Promise<ToolRegistration | undefined> {

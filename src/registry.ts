@@ -57,6 +57,16 @@ export interface ToolRegistry extends AsyncDisposable {
    */
   register(spec: ToolSpecInput): Promise<ToolRegistration>;
 
+  /**
+   * Registers several specs all-or-nothing, each by the registration rule, in one atomic
+   * write; returns their registrations in the given order (one `created_at` for the batch).
+   * Every invalid spec is reported in one `VALIDATION_FAILED` with paths like `[2].version`;
+   * a name given twice is `DUPLICATE_TOOL`; one conflict (`context.path` `[2]`) changes
+   * nothing. A batch of only identical specs writes nothing. An empty batch returns `[]`.
+   * @throws VALIDATION_FAILED, DUPLICATE_TOOL, VERSION_CONFLICT, STORAGE_BUSY
+   */
+  registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]>;
+
   /** The registration of exactly this name (case-sensitive), or `undefined`. */
   get(toolName: string): Promise<ToolRegistration | undefined>;
 

@@ -56,11 +56,16 @@ export function versionConflict(
  * 1. new name: create; 2. identical spec: keep; 3. other version (null counts, lower
  * counts): replace, keeping `enabled`; 4. same version, different spec: VERSION_CONFLICT.
  */
-export function decideRegistration(current: ToolRecord | undefined, incoming: PreparedSpec): RegistrationDecision {
+export function decideRegistration(
+  current: ToolRecord | undefined,
+  incoming: PreparedSpec,
+  /** Where the spec stood in a batch (`[2]`), named by the conflict error. */
+  path?: string,
+): RegistrationDecision {
   if (current === undefined) return { action: 'create' };
   if (current.fingerprint === incoming.fingerprint) return { action: 'keep' };
   if (current.version !== incoming.version) return { action: 'replace', enabled: current.enabled };
-  throw versionConflict(current, incoming);
+  throw versionConflict(current, incoming, path);
 }
 
 /** The plan of an import: one step per tool, sorted by name, and the counts. */

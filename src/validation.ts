@@ -3,6 +3,7 @@ import { ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import type { ToolRegistration } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
 import { describeIssues, toRegistryIssues } from './issues.js';
+import type { RegistryIssue } from './issues.js';
 
 /** A validated spec reduced to what stores write: its canonical JSON and fingerprint. */
 export interface PreparedSpec {
@@ -63,6 +64,37 @@ export function parseSpec(input: unknown): PreparedSpec & { readonly spec: ToolS
   }
   const prepared = prepare(result.data);
   return { ...prepared, spec: materializeSpec(prepared.canonical) };
+}
+
+/**
+ * Validates a batch for `registerMany`: every bad spec is reported in one
+ * `VALIDATION_FAILED`, each issue's path prefixed with the index (`[2].version`); a name
+ * given twice is `DUPLICATE_TOOL`.
+ */
+export function parseSpecs(inputs: readonly unknown[]): (PreparedSpec & { readonly spec: ToolSpec })[] {
+  const issues: RegistryIssue[] = [];
+  let firstBadName: string | undefined;
+  const prepared = inputs.map((input, index) => {
+    const result = ToolSpec.safeParse(input);
+    if (result.success) return prepare(result.data);
+    if (issues.length === 0) firstBadName = toolNameOf(input);
+    issues.push(...toRegistryIssues(result.error.issues, [index]));
+    return undefined;
+  });
+  if (issues.length > 0) {
+    throw new ValidationError(`invalid tool specs: ${describeIssues(issues, inputs)}`, issues, {
+      path: (issues[0] as RegistryIssue).pathText,
+      ...(firstBadName === undefined ? {} : { tool_name: firstBadName }),
+    });
+  }
+  const seen = new Map<string, string>();
+  return (prepared as PreparedSpec[]).map((spec, index) => {
+    const path = `[${index}]`;
+    const earlier = seen.get(spec.tool_name);
+    if (earlier !== undefined) throw new DuplicateToolError(spec.tool_name, path, earlier);
+    seen.set(spec.tool_name, path);
+    return { ...spec, spec: materializeSpec(spec.canonical) };
+  });
 }
 
 /**
