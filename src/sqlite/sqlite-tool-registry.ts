@@ -1,7 +1,24 @@
-// STUB: the SQLite store (issue 3) replaces this file. The exported names and option
-// types below are the agreed contract the CLI builds against.
+// The SQLite store: better-sqlite3 for the connection, Kysely-built statements prepared once,
+// every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
+import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
+import { Kysely } from 'kysely';
+import { fingerprintOf } from '../canonical.js';
+import { canonicalJson } from '../canonical.js';
+import { ToolRegistration } from '../contracts.js';
+import type { ToolRegistration as ToolRegistrationType } from '../contracts.js';
+import { BaseToolRegistry } from '../base-tool-registry.js';
+import type { StoredTool, StoreReader, StoreWriter } from '../base-tool-registry.js';
+import { ReadOnlyError, RegistryClosedError } from '../errors.js';
 import type { RegistryOptions, ToolRegistry } from '../registry.js';
+import type { ToolRecord } from '../rules.js';
+import { makeRegistration, materializeSpec } from '../validation.js';
+import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
+import { ImmediateSqliteDialect } from './dialect.js';
+import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
+import type { SqliteSchema } from './schema.js';
+import { prepareStatements } from './statements.js';
+import type { Statements } from './statements.js';
 
 export interface SqliteToolRegistryOptions extends RegistryOptions {
   /** A path, or `':memory:'`. Exactly one of `filename` and `database`. */
@@ -29,6 +46,8 @@ export interface SqliteStatus {
   /** Rows in the spec history (every distinct spec ever registered under a current or former name). */
   readonly specHistory: number;
   readonly journalMode: string;
+  /** Whether the registry was opened with `readonly: true` (or over a read-only handle). */
+  readonly readonly: boolean;
 }
 
 /** One problem `verify()` found. */
@@ -46,10 +65,385 @@ export interface VerifyReport {
 }
 
 export interface SqliteToolRegistry extends ToolRegistry {
+  /** Counts, applied migrations and journal mode, for operators and the CLI. */
   status(): Promise<SqliteStatus>;
+  /**
+   * Checks the file: `PRAGMA integrity_check`, `PRAGMA foreign_key_check`, and that every
+   * current row's spec parses, meets the `ToolRegistration` contract, is canonical, and
+   * matches its fingerprint. Never throws for a problem found; reports it.
+   */
   verify(): Promise<VerifyReport>;
 }
 
-export async function openSqliteToolRegistry(_options: SqliteToolRegistryOptions): Promise<SqliteToolRegistry> {
-  throw new Error('not implemented yet (issue 3)');
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** Bytes the -wal file is truncated to after a checkpoint. */
+const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
+/** Pages written before an automatic checkpoint (SQLite's default, set explicitly). */
+const WAL_AUTOCHECKPOINT_PAGES = 1000;
+
+interface ResolvedOptions {
+  readonly filename: string | undefined;
+  readonly database: BetterSqlite3.Database | undefined;
+  readonly busyTimeoutMs: number;
+  readonly synchronous: 'full' | 'normal';
+  readonly readonly: boolean;
+  readonly clock: (() => Date) | undefined;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  return typeof value;
+}
+
+function resolveOptions(options: unknown): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`openSqliteToolRegistry(): options must be an object, got ${describe(options)}`);
+  }
+  const {
+    filename,
+    database,
+    busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
+    synchronous = 'full',
+    readonly = false,
+    clock,
+  } = options as SqliteToolRegistryOptions;
+  if ((filename === undefined) === (database === undefined)) {
+    throw new TypeError('openSqliteToolRegistry(): give exactly one of filename and database');
+  }
+  if (filename !== undefined && (typeof filename !== 'string' || filename === '')) {
+    throw new TypeError(`openSqliteToolRegistry(): filename must be a non-empty string, got ${describe(filename)}`);
+  }
+  if (
+    database !== undefined &&
+    (typeof database !== 'object' ||
+      database === null ||
+      typeof (database as { prepare?: unknown }).prepare !== 'function' ||
+      typeof (database as { exec?: unknown }).exec !== 'function')
+  ) {
+    throw new TypeError(`openSqliteToolRegistry(): database must be a better-sqlite3 Database, got ${describe(database)}`);
+  }
+  if (database !== undefined && !database.open) {
+    throw new TypeError('openSqliteToolRegistry(): database must be open, got a closed better-sqlite3 Database');
+  }
+  if (typeof busyTimeoutMs !== 'number' || !Number.isFinite(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new TypeError(`openSqliteToolRegistry(): busyTimeoutMs must be a finite number >= 0, got ${describe(busyTimeoutMs)}`);
+  }
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new TypeError(`openSqliteToolRegistry(): synchronous must be 'full' or 'normal', got ${describe(synchronous)}`);
+  }
+  if (typeof readonly !== 'boolean') {
+    throw new TypeError(`openSqliteToolRegistry(): readonly must be a boolean, got ${describe(readonly)}`);
+  }
+  if (readonly && filename === ':memory:') {
+    throw new TypeError("openSqliteToolRegistry(): readonly cannot be used with filename ':memory:' (it would be empty)");
+  }
+  if (clock !== undefined && typeof clock !== 'function') {
+    throw new TypeError(`openSqliteToolRegistry(): clock must be a function, got ${describe(clock)}`);
+  }
+  return { filename, database, busyTimeoutMs, synchronous, readonly, clock };
+}
+
+function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Database {
+  try {
+    return new Database(filename, options.readonly ? { readonly: true, fileMustExist: true } : {});
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    const why = code === 'SQLITE_CANTOPEN' && options.readonly ? 'it does not exist or cannot be read' : String(error);
+    throw new Error(`cannot open the SQLite registry ${filename}${options.readonly ? ' read-only' : ''}: ${why}`, {
+      cause: error,
+    });
+  }
+}
+
+interface Row {
+  readonly spec_json: string;
+  readonly enabled: number;
+  readonly created_at: string | null;
+}
+
+function toRegistration(row: Row): ToolRegistrationType {
+  return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at);
+}
+
+function toRecord(row: {
+  tool_name: string;
+  version: string | null;
+  fingerprint: string;
+  enabled: number;
+  created_at: string | null;
+}): ToolRecord {
+  return {
+    tool_name: row.tool_name,
+    version: row.version,
+    fingerprint: row.fingerprint,
+    enabled: row.enabled === 1,
+    created_at: row.created_at,
+  };
+}
+
+/**
+ * Opens (creating and migrating when needed) a registry kept in SQLite: a file several
+ * processes may share, `':memory:'`, or a better-sqlite3 handle you own (`database`; left
+ * open by `close()`, its journal mode and `synchronous` untouched). Files the store opens
+ * get WAL, `synchronous=FULL` (or `'normal'`), `foreign_keys=ON` and a bounded WAL.
+ * Every write is one `BEGIN IMMEDIATE` transaction; a lock not obtained within
+ * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`. `readonly: true` opens an existing,
+ * migrated file without writing anything; writes then fail with `READ_ONLY`.
+ * @throws TypeError for bad options, SCHEMA_TOO_NEW for a database migrated by a newer
+ *   release (left untouched), STORAGE_BUSY when migrating could not get the lock in time
+ */
+export async function openSqliteToolRegistry(options: SqliteToolRegistryOptions): Promise<SqliteToolRegistry> {
+  const resolved = resolveOptions(options);
+  const owned = resolved.database === undefined;
+  const db = resolved.database ?? openFile(resolved, resolved.filename as string);
+  try {
+    return await SqliteToolRegistryImpl.open(db, owned, resolved);
+  } catch (error) {
+    if (owned && db.open) db.close();
+    throw error;
+  }
+}
+
+class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegistry {
+  readonly #db: BetterSqlite3.Database;
+  readonly #owned: boolean;
+  readonly #readonly: boolean;
+  readonly #busyTimeoutMs: number;
+  readonly #sql: Statements;
+  readonly #begin: BetterSqlite3.Statement;
+  readonly #commit: BetterSqlite3.Statement;
+  readonly #rollback: BetterSqlite3.Statement;
+
+  private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions, kysely: Kysely<SqliteSchema>) {
+    super(options.clock === undefined ? {} : { clock: options.clock });
+    this.#db = db;
+    this.#owned = owned;
+    this.#readonly = options.readonly || db.readonly;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#sql = prepareStatements(db, kysely);
+    this.#begin = db.prepare('BEGIN IMMEDIATE');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
+  }
+
+  static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
+    const filename = db.memory ? ':memory:' : db.name;
+    const readonly = options.readonly || db.readonly;
+    const kysely = new Kysely<SqliteSchema>({ dialect: new ImmediateSqliteDialect({ database: db }) });
+    // SQLite's own wait blocks the event loop: keep it short, retry asynchronously instead.
+    db.pragma(`busy_timeout = ${Math.min(SYNC_BUSY_TIMEOUT_MS, Math.floor(options.busyTimeoutMs))}`);
+    db.pragma('foreign_keys = ON');
+    if (owned && !readonly && !db.memory) {
+      // Switching to WAL needs the lock briefly; a new file opened by several processes at once contends here.
+      await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'open' }, () => {
+        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        if (mode !== 'wal') throw new Error(`could not switch ${filename} to WAL (journal_mode is ${String(mode)})`);
+      });
+      db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+      db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    }
+    const migrations = shippedMigrations();
+    if (readonly) {
+      const applied = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'open' }, () =>
+        appliedMigrations(db),
+      );
+      assertKnown(applied, migrations, filename);
+      const pending = pendingMigrations(applied, migrations);
+      if (pending.length > 0) {
+        throw new Error(
+          `cannot open ${filename} read-only: it is not a tool-registry database of this release ` +
+            `(missing migrations: ${pending.map((migration) => migration.name).join(', ')}); open it once read-write to migrate it`,
+        );
+      }
+    } else {
+      await migrate({ db, kysely, migrations, busyTimeoutMs: options.busyTimeoutMs, filename });
+    }
+    return new SqliteToolRegistryImpl(db, owned, options, kysely);
+  }
+
+  // --- reads -------------------------------------------------------------------------
+
+  protected _find(toolName: string): ToolRecord | undefined {
+    const row = this.#sql.findRecord.get([toolName]);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  protected _get(toolName: string): ToolRegistrationType | undefined {
+    const row = this.#sql.findRow.get([toolName]);
+    return row === undefined ? undefined : toRegistration(row);
+  }
+
+  protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] {
+    const rows = includeDisabled ? this.#sql.listAll.all([]) : this.#sql.listEnabled.all([1]);
+    return rows.map(toRegistration);
+  }
+
+  protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
+    // Each read below is one statement, and find/get of a name share one row, so the view
+    // is consistent without holding a read transaction open.
+    let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
+    const row = (toolName: string) => {
+      if (last?.name !== toolName) last = { name: toolName, row: this.#sql.findRow.get([toolName]) };
+      return last.row;
+    };
+    return work({
+      find: (toolName) => {
+        const found = row(toolName);
+        return found === undefined ? undefined : toRecord(found);
+      },
+      get: (toolName) => {
+        const found = row(toolName);
+        return found === undefined ? undefined : toRegistration(found);
+      },
+      records: () => this.#records(),
+    });
+  }
+
+  #records(): Map<string, ToolRecord> {
+    const records = new Map<string, ToolRecord>();
+    for (const row of this.#sql.records.iterate([])) records.set(row.tool_name, toRecord(row));
+    return records;
+  }
+
+  // --- writes ------------------------------------------------------------------------
+
+  protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
+    if (this.#readonly) throw new ReadOnlyError(method);
+    return retryWhileBusy(
+      {
+        timeoutMs: this.#busyTimeoutMs,
+        operation: method,
+        beforeRetry: () => {
+          if (this.closed) throw new RegistryClosedError(method);
+        },
+      },
+      () => this.#transaction(work),
+    );
+  }
+
+  /** One synchronous BEGIN IMMEDIATE ... COMMIT; rolled back on any throw (a busy COMMIT included). */
+  #transaction<T>(work: (writer: StoreWriter) => T): T {
+    this.#begin.run();
+    try {
+      const result = work(this.#writer());
+      this.#commit.run();
+      return result;
+    } catch (error) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      throw error;
+    }
+  }
+
+  #writer(): StoreWriter {
+    const sql = this.#sql;
+    let writeTime: string | undefined;
+    return {
+      find: (toolName) => this._find(toolName),
+      get: (toolName) => this._get(toolName),
+      records: () => this.#records(),
+      put: (tool: StoredTool) => {
+        const { record } = tool;
+        // First registration time of a spec: the registration's own time for register(),
+        // the wall-clock time of the write for an import (whose created_at is the snapshot's).
+        const firstRegisteredAt =
+          tool.registration !== undefined && record.created_at !== null
+            ? record.created_at
+            : (writeTime ??= new Date().toISOString());
+        sql.insertSpec.run([record.tool_name, record.fingerprint, record.version, tool.canonical, firstRegisteredAt]);
+        sql.upsertRegistration.run([record.tool_name, record.fingerprint, record.enabled ? 1 : 0, record.created_at]);
+      },
+      setEnabled: (toolName, enabled) => {
+        sql.setEnabled.run([enabled ? 1 : 0, toolName]);
+      },
+      delete: (toolName) => sql.deleteRegistration.run([toolName]).changes > 0,
+    };
+  }
+
+  // --- lifecycle ---------------------------------------------------------------------
+
+  protected async _close(): Promise<void> {
+    if (!this.#owned || !this.#db.open) return;
+    if (!this.#readonly && !this.#db.memory) {
+      // Keep the -wal file small between runs; another connection's read may block it, which is fine.
+      try {
+        this.#db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // a busy checkpoint is retried by the next writer's automatic checkpoint
+      }
+    }
+    this.#db.close();
+  }
+
+  // --- operator tools ----------------------------------------------------------------
+
+  async status(): Promise<SqliteStatus> {
+    if (this.closed) throw new RegistryClosedError('status');
+    const applied = appliedMigrations(this.#db);
+    const counts = this.#sql.counts.get([1]);
+    const tools = Number(counts?.tools ?? 0);
+    const enabled = Number(counts?.enabled ?? 0);
+    return Object.freeze({
+      filename: this.#db.memory ? ':memory:' : this.#db.name,
+      schemaVersion: applied.at(-1) ?? '',
+      appliedMigrations: Object.freeze(applied),
+      tools,
+      enabled,
+      disabled: tools - enabled,
+      specHistory: Number(counts?.specHistory ?? 0),
+      journalMode: String(this.#db.pragma('journal_mode', { simple: true })),
+      readonly: this.#readonly,
+    });
+  }
+
+  async verify(): Promise<VerifyReport> {
+    if (this.closed) throw new RegistryClosedError('verify');
+    const problems: VerifyProblem[] = [];
+    const integrity = this.#db.pragma('integrity_check') as { integrity_check: string }[];
+    for (const { integrity_check: line } of integrity) {
+      if (line !== 'ok') problems.push({ kind: 'integrity', message: `integrity_check: ${line}` });
+    }
+    const foreign = this.#db.pragma('foreign_key_check') as { table: string; rowid: number | null; parent: string }[];
+    for (const row of foreign) {
+      problems.push({ kind: 'reference', message: `foreign_key_check: a row of ${row.table} points at a missing ${row.parent} row` });
+    }
+    let checkedTools = 0;
+    for (const row of this.#sql.verifyRows.iterate([])) {
+      checkedTools++;
+      const name = row.tool_name;
+      const fingerprint = fingerprintOf(row.spec_json);
+      if (fingerprint !== row.fingerprint) {
+        problems.push({
+          kind: 'fingerprint',
+          tool_name: name,
+          message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec (${fingerprint})`,
+        });
+      }
+      let spec: unknown;
+      try {
+        spec = JSON.parse(row.spec_json);
+      } catch (error) {
+        problems.push({ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` });
+        continue;
+      }
+      const parsed = ToolRegistration.safeParse({ spec, enabled: row.enabled === 1, created_at: row.created_at });
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+        problems.push({ kind: 'contract', tool_name: name, message: `the stored registration breaks the contract: ${issues}` });
+        continue;
+      }
+      if (canonicalJson(parsed.data.spec) !== row.spec_json) {
+        problems.push({ kind: 'contract', tool_name: name, message: 'spec_json is not in canonical form' });
+      }
+      if (parsed.data.spec.tool_name !== name || parsed.data.spec.version !== row.version) {
+        problems.push({
+          kind: 'contract',
+          tool_name: name,
+          message: `the stored spec names ${JSON.stringify(parsed.data.spec.tool_name)} version ${JSON.stringify(parsed.data.spec.version)}, its row ${JSON.stringify(name)} version ${JSON.stringify(row.version)}`,
+        });
+      }
+    }
+    return Object.freeze({ ok: problems.length === 0, checkedTools, problems: Object.freeze(problems) });
+  }
 }

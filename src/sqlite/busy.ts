@@ -1,0 +1,54 @@
+// SQLite's own lock wait is synchronous in better-sqlite3 and would freeze the event loop,
+// so the store keeps it short and retries here, asynchronously, with capped backoff.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StorageBusyError } from '../errors.js';
+
+/** SQLite's synchronous wait per attempt (`PRAGMA busy_timeout`), in milliseconds. */
+export const SYNC_BUSY_TIMEOUT_MS = 10;
+
+const MAX_BACKOFF_MS = 25;
+
+/** Whether a better-sqlite3 error means the lock was not obtained (SQLITE_BUSY and its extended codes). */
+export function isBusyError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+export interface RetryOptions {
+  /** Total time allowed to obtain the lock. */
+  readonly timeoutMs: number;
+  /** What was being done, for the error (`register`, `migrate`). */
+  readonly operation: string;
+  /** Called before each retry; throw to stop (for example when the registry was closed). */
+  readonly beforeRetry?: () => void;
+}
+
+/**
+ * Runs `attempt` until it does not fail with SQLITE_BUSY. Each attempt must be synchronous
+ * and atomic (it rolls itself back on failure). After `timeoutMs`: STORAGE_BUSY with the
+ * last SQLITE_BUSY as `cause`.
+ */
+export async function retryWhileBusy<T>(options: RetryOptions, attempt: () => T | Promise<T>): Promise<T> {
+  const deadline = performance.now() + options.timeoutMs;
+  let delay = 1;
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isBusyError(error)) throw error;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        throw new StorageBusyError(
+          `${options.operation}: the database is locked by another connection; ` +
+            `the write lock was not obtained within ${options.timeoutMs} ms (${tries} attempts)`,
+          { operation: options.operation, busy_timeout_ms: options.timeoutMs, attempts: tries },
+          error,
+        );
+      }
+      // Jitter spreads out processes that collided, so they do not retry in lock step.
+      await sleep(Math.min(left, delay * (0.5 + Math.random())));
+      delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+      options.beforeRetry?.();
+    }
+  }
+}

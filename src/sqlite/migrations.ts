@@ -1,0 +1,109 @@
+// Plain-SQL migrations: the provider reads migrations/sqlite/ next to the package root
+// (two levels above src/sqlite and dist/sqlite alike), the runner applies what is missing.
+import { readdirSync, readFileSync } from 'node:fs';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { SchemaTooNewError } from '../errors.js';
+import { retryWhileBusy } from './busy.js';
+import type { SqliteSchema } from './schema.js';
+
+export interface Migration {
+  /** File name without `.sql`, such as `0001_init`. */
+  readonly name: string;
+  readonly sql: string;
+}
+
+const MIGRATION_FILE = /^(\d{4}_[a-z0-9_]+)\.sql$/;
+
+/** The folder of the shipped SQLite migrations, resolved from this module's own URL. */
+export const MIGRATIONS_FOLDER = new URL('../../migrations/sqlite/', import.meta.url);
+
+let shipped: readonly Migration[] | undefined;
+
+/** The migrations this release ships, in name order (read once per process). */
+export function shippedMigrations(): readonly Migration[] {
+  shipped ??= readMigrations(MIGRATIONS_FOLDER);
+  return shipped;
+}
+
+/** Reads `NNNN_name.sql` files of a folder in name order. */
+export function readMigrations(folder: URL): readonly Migration[] {
+  const names = readdirSync(folder)
+    .map((file) => MIGRATION_FILE.exec(file)?.[1])
+    .filter((name): name is string => name !== undefined)
+    .sort();
+  if (names.length === 0) throw new Error(`no SQLite migrations found in ${folder.pathname}`);
+  return Object.freeze(
+    names.map((name) => Object.freeze({ name, sql: readFileSync(new URL(`${name}.sql`, folder), 'utf8') })),
+  );
+}
+
+/** Names of the migrations recorded in the database, in name order ([] for a new database). */
+export function appliedMigrations(db: BetterSqlite3.Database): string[] {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .pluck()
+    .get();
+  if (table === undefined) return [];
+  return db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[];
+}
+
+/** Throws SCHEMA_TOO_NEW when the database records a migration unknown to this release. */
+export function assertKnown(applied: readonly string[], known: readonly Migration[], filename: string): void {
+  const names = new Set(known.map((migration) => migration.name));
+  const unknown = applied.filter((name) => !names.has(name));
+  if (unknown.length === 0) return;
+  throw new SchemaTooNewError(
+    `the database ${filename} was migrated by a newer release of tool-registry ` +
+      `(unknown migrations: ${unknown.join(', ')}; this release knows ${[...names].join(', ')}); it was left untouched`,
+    { filename, unknown_migrations: unknown, known_migrations: [...names] },
+  );
+}
+
+/** The migrations still to apply. */
+export function pendingMigrations(applied: readonly string[], known: readonly Migration[]): Migration[] {
+  const done = new Set(applied);
+  return known.filter((migration) => !done.has(migration.name));
+}
+
+export interface MigrateOptions {
+  readonly db: BetterSqlite3.Database;
+  readonly kysely: Kysely<SqliteSchema>;
+  readonly migrations: readonly Migration[];
+  readonly busyTimeoutMs: number;
+  readonly filename: string;
+}
+
+/**
+ * Applies the pending migrations, each in its own BEGIN IMMEDIATE transaction. Safe when
+ * several processes open a new file at once: the applied list is re-read under the write
+ * lock, so whoever gets the lock second finds the work done. Refuses (SCHEMA_TOO_NEW) a
+ * database that records an unknown migration before changing anything.
+ * @returns the names applied by this call
+ */
+export async function migrate(options: MigrateOptions): Promise<string[]> {
+  const { db, kysely, migrations, filename } = options;
+  const before = appliedMigrations(db);
+  assertKnown(before, migrations, filename);
+  if (pendingMigrations(before, migrations).length === 0) return [];
+  const appliedNow: string[] = [];
+  for (;;) {
+    const next = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'migrate' }, () =>
+      kysely.transaction().execute(async (trx) => {
+        const applied = appliedMigrations(db);
+        assertKnown(applied, migrations, filename);
+        const migration = pendingMigrations(applied, migrations)[0];
+        if (migration === undefined) return undefined;
+        // A multi-statement file needs exec(); it runs on this same connection, inside the transaction.
+        db.exec(migration.sql);
+        await trx
+          .insertInto('schema_migrations')
+          .values({ name: migration.name, applied_at: new Date().toISOString() })
+          .execute();
+        return migration.name;
+      }),
+    );
+    if (next === undefined) return appliedNow;
+    appliedNow.push(next);
+  }
+}

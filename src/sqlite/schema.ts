@@ -1,0 +1,45 @@
+// Typed Kysely view of migrations/sqlite (keep in step with the .sql files).
+
+/** Spec history: one row per distinct spec stored under a name. */
+export interface ToolSpecsTable {
+  tool_name: string;
+  /** SHA-256 (hex) of `spec_json`. */
+  fingerprint: string;
+  version: string | null;
+  /** Canonical JSON of the spec. */
+  spec_json: string;
+  first_registered_at: string;
+}
+
+/** Current registrations, pointing at a row of `tool_specs`. */
+export interface ToolRegistrationsTable {
+  tool_name: string;
+  fingerprint: string;
+  /** 0 or 1. */
+  enabled: number;
+  created_at: string | null;
+}
+
+export interface SchemaMigrationsTable {
+  name: string;
+  applied_at: string;
+}
+
+/** The operators' view: one row per current tool. */
+export interface ToolsView {
+  tool_name: string;
+  version: string | null;
+  enabled: number;
+  created_at: string | null;
+  description: string | null;
+  /** JSON array as text. */
+  tags: string;
+  fingerprint: string;
+}
+
+export interface SqliteSchema {
+  tool_specs: ToolSpecsTable;
+  tool_registrations: ToolRegistrationsTable;
+  schema_migrations: SchemaMigrationsTable;
+  tools: ToolsView;
+}
