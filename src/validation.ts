@@ -74,7 +74,8 @@ export function parseSpec(input: unknown): PreparedSpec & { readonly spec: ToolS
 export function parseSpecs(inputs: readonly unknown[]): (PreparedSpec & { readonly spec: ToolSpec })[] {
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
-  const prepared = inputs.map((input, index) => {
+  // Array.from visits holes (as undefined), so a sparse batch is reported, not skipped.
+  const prepared = Array.from(inputs, (input, index) => {
     const result = ToolSpec.safeParse(input);
     if (result.success) return prepare(result.data);
     if (issues.length === 0) firstBadName = toolNameOf(input);

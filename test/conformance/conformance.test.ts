@@ -1,0 +1,11 @@
+// Runs the one conformance suite against every store in the record (or those in STORES).
+import { afterAll, describe } from 'vitest';
+import { defineConformanceSuite } from './conformance-suite.js';
+import { selectedStores } from './stores.js';
+
+describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
+  afterAll(async () => {
+    await harness.cleanup?.();
+  });
+  defineConformanceSuite(harness);
+});

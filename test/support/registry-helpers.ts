@@ -1,0 +1,103 @@
+// Shared test helpers: spec builders, a settable clock, error-code assertions and a
+// deep-frozen check. Tests assert on error codes, never on message text.
+import { expect } from 'vitest';
+import { ToolRegistryError } from '../../src/index.js';
+import type { ToolRegistry, ToolRegistryErrorCode, ToolSpecInput } from '../../src/index.js';
+
+/** A spec with only the required fields (plus what `extra` adds or overrides). */
+export function minimalSpec(toolName: string, extra: Partial<ToolSpecInput> = {}): ToolSpecInput {
+  return { tool_name: toolName, input_schema: { type: 'object' }, output_schema: { type: 'object' }, ...extra };
+}
+
+/** A spec with every field set, nested schemas included. */
+export function fullSpec(toolName: string, version: string | null = '1.0.0') {
+  return {
+    tool_name: toolName,
+    version,
+    description: `Searches the web (${toolName})`,
+    input_schema: {
+      type: 'object',
+      properties: { query: { type: 'string', minLength: 1 }, limit: { type: 'integer', default: 10 } },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    output_schema: { type: 'array', items: { type: 'object', properties: { url: { type: 'string' } } } },
+    tags: ['web', 'search'],
+  };
+}
+
+/** A clock that returns a fixed instant until it is set to another one. */
+export interface ManualClock {
+  readonly now: () => Date;
+  set(iso: string): void;
+}
+
+export function manualClock(iso = '2025-01-01T00:00:00.000Z'): ManualClock {
+  let current = iso;
+  return {
+    now: () => new Date(current),
+    set(next: string) {
+      current = next;
+    },
+  };
+}
+
+/** Runs `action` (a promise or a thunk) and returns the ToolRegistryError it fails with; fails the test otherwise. */
+export async function expectCode(
+  action: Promise<unknown> | (() => unknown),
+  code: ToolRegistryErrorCode,
+): Promise<ToolRegistryError> {
+  const error = await caught(action);
+  expect(error, `expected a ToolRegistryError with code ${code}`).toBeInstanceOf(ToolRegistryError);
+  expect((error as ToolRegistryError).code).toBe(code);
+  return error as ToolRegistryError;
+}
+
+/** Misuse (wrong argument types) is a plain TypeError without a `code`. */
+export async function expectPlainTypeError(action: Promise<unknown> | (() => unknown)): Promise<TypeError> {
+  const error = await caught(action);
+  expect(error).toBeInstanceOf(TypeError);
+  expect(error).not.toBeInstanceOf(ToolRegistryError);
+  expect((error as { code?: unknown }).code).toBeUndefined();
+  return error as TypeError;
+}
+
+async function caught(action: Promise<unknown> | (() => unknown)): Promise<unknown> {
+  try {
+    await (typeof action === 'function' ? action() : action);
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+/** Whether `value` and every object reachable from it is frozen. */
+export function isDeepFrozen(value: unknown, seen = new Set<object>()): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  if (seen.has(value)) return true;
+  seen.add(value);
+  if (!Object.isFrozen(value)) return false;
+  return Reflect.ownKeys(value).every((key) => isDeepFrozen((value as Record<PropertyKey, unknown>)[key], seen));
+}
+
+/** The HEX SHA-256 form of a fingerprint. */
+export const FINGERPRINT = /^[0-9a-f]{64}$/;
+
+/** Every method of the interface except `close` and the dispose symbol, called with valid arguments. */
+export type RegistryMethod = Exclude<keyof ToolRegistry, 'close' | typeof Symbol.asyncDispose>;
+
+/**
+ * One valid call per method. Typed as a full record, so a method added to `ToolRegistry`
+ * cannot be left out of the "fails after close" tests.
+ */
+export const callEveryMethod: Record<RegistryMethod, (registry: ToolRegistry) => Promise<unknown>> = {
+  register: (registry) => registry.register(minimalSpec('after_close')),
+  registerMany: (registry) => registry.registerMany([minimalSpec('after_close_1'), minimalSpec('after_close_2')]),
+  get: (registry) => registry.get('present'),
+  has: (registry) => registry.has('present'),
+  listAll: (registry) => registry.listAll({ includeDisabled: true }),
+  setEnabled: (registry) => registry.setEnabled('present', false),
+  remove: (registry) => registry.remove('present'),
+  exportSnapshot: (registry) => registry.exportSnapshot(),
+  importSnapshot: (registry) => registry.importSnapshot({ tools: [] }),
+};
