@@ -623,9 +623,9 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       input.tags.push('evil');
       input.input_schema.properties.query.type = 'number';
       (input.output_schema as Record<string, unknown>).extra = true;
-      const stored = await (await restart(registry)).get('search');
-      expect(stored?.spec).toStrictEqual(fullSpec('search'));
-      expect(await registry.has('hijacked')).toBe(false);
+      const reopened = await restart(registry);
+      expect((await reopened.get('search'))?.spec).toStrictEqual(fullSpec('search'));
+      expect(await reopened.has('hijacked')).toBe(false);
     });
 
     it('returned objects do not share structure with the caller input', async () => {
