@@ -1,0 +1,139 @@
+// The zod contracts (DESIGN.md "Data contracts") and the error classes.
+import { describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from '../../src/contracts.js';
+import {
+  DuplicateToolError,
+  ReadOnlyError,
+  RegistryClosedError,
+  SchemaTooNewError,
+  SnapshotInvalidError,
+  StorageBusyError,
+  ToolNotFoundError,
+  ToolRegistryError,
+  ValidationError,
+  VersionConflictError,
+} from '../../src/errors.js';
+import type { ToolRegistryErrorCode } from '../../src/errors.js';
+import { minimalSpec } from '../support/registry-helpers.js';
+
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+}
+
+describe('ToolSpec', () => {
+  it('applies the defaults', () => {
+    expect(ToolSpec.parse(minimalSpec('t'))).toEqual({ ...minimalSpec('t'), version: null, description: null, tags: [] });
+  });
+
+  it('refuses unknown fields', () => {
+    const result = ToolSpec.safeParse({ ...minimalSpec('t'), enabled: true });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.code).toBe('unrecognized_keys');
+  });
+
+  it.each(['a', 'A-Z_0.9', '-', '.', '_', 'x'.repeat(128), 'Tool.v2-beta_1'])('accepts the tool name %j', (name) => {
+    expect(TOOL_NAME_PATTERN.test(name)).toBe(true);
+    expect(ToolSpec.safeParse(minimalSpec(name)).success).toBe(true);
+  });
+
+  it.each(['', 'x'.repeat(129), 'a b', 'a/b', 'a:b', 'é', 'a\n', '\na', 'a\u0000', 'tool😀'])('refuses the tool name %j', (name) => {
+    expect(ToolSpec.safeParse(minimalSpec(name)).success).toBe(false);
+  });
+
+  it('refuses empty tags, keeps order and duplicates', () => {
+    expect(ToolSpec.safeParse(minimalSpec('t', { tags: [''] })).success).toBe(false);
+    expect(ToolSpec.parse(minimalSpec('t', { tags: ['b', 'a', 'b'] })).tags).toEqual(['b', 'a', 'b']);
+  });
+
+  it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels without overflowing the stack`, () => {
+    expect(ToolSpec.safeParse(minimalSpec('t', { input_schema: nested(MAX_JSON_DEPTH - 1) as never })).success).toBe(true);
+    const result = ToolSpec.safeParse(minimalSpec('t', { input_schema: nested(100_000) as never }));
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path[0]).toBe('input_schema');
+  });
+
+  it('accepts a shared (non-cyclic) reference and a null-prototype object', () => {
+    const shared = { type: 'string' };
+    const nullProto = Object.assign(Object.create(null) as object, { k: 1 });
+    expect(ToolSpec.safeParse(minimalSpec('t', { input_schema: { a: shared, b: shared, c: nullProto } as never })).success).toBe(
+      true,
+    );
+  });
+});
+
+describe('ToolRegistration', () => {
+  it('defaults enabled to true and created_at to null', () => {
+    expect(ToolRegistration.parse({ spec: minimalSpec('t') })).toMatchObject({ enabled: true, created_at: null });
+  });
+
+  it.each([
+    '2025-01-31T12:00:00Z',
+    '2025-01-31T12:00:00+00:00',
+    '2025-01-31T12:00:00.123456+00:00',
+    '2024-05-01T10:00:00.123456+02:00',
+    '2025-01-31T12:00:00.5-05:30',
+    '2025-01-31T12:00:00.000Z',
+  ])('accepts created_at %j and keeps it verbatim', (created_at) => {
+    expect(ToolRegistration.parse({ spec: minimalSpec('t'), created_at }).created_at).toBe(created_at);
+  });
+
+  it.each(['2025-01-31T12:00:00', '2025-01-31', 'yesterday', '', '2025-13-01T00:00:00Z', '2025-01-31 12:00:00Z'])(
+    'refuses created_at %j',
+    (created_at) => {
+      expect(ToolRegistration.safeParse({ spec: minimalSpec('t'), created_at }).success).toBe(false);
+    },
+  );
+
+  it('refuses unknown fields', () => {
+    expect(ToolRegistration.safeParse({ spec: minimalSpec('t'), revision: 1 }).success).toBe(false);
+  });
+});
+
+describe('ToolRegistrySnapshot', () => {
+  it('is exactly { tools }', () => {
+    expect(ToolRegistrySnapshot.parse({ tools: [] })).toEqual({ tools: [] });
+    expect(ToolRegistrySnapshot.safeParse({}).success).toBe(false);
+    expect(ToolRegistrySnapshot.safeParse({ tools: [], meta: {} }).success).toBe(false);
+  });
+});
+
+describe('errors', () => {
+  // One instance per code: a code added to the union without a class fails to compile here.
+  const examples: Record<ToolRegistryErrorCode, ToolRegistryError> = {
+    VALIDATION_FAILED: new ValidationError('bad', [], { tool_name: 't' }),
+    VERSION_CONFLICT: new VersionConflictError('conflict', {
+      tool_name: 't',
+      version: null,
+      existing_fingerprint: 'a'.repeat(64),
+      incoming_fingerprint: 'b'.repeat(64),
+    }),
+    TOOL_NOT_FOUND: new ToolNotFoundError('t'),
+    DUPLICATE_TOOL: new DuplicateToolError('t', 'tools[2]', 'tools[0]'),
+    SNAPSHOT_INVALID: new SnapshotInvalidError('bad', []),
+    SCHEMA_TOO_NEW: new SchemaTooNewError('newer'),
+    REGISTRY_CLOSED: new RegistryClosedError('get'),
+    STORAGE_BUSY: new StorageBusyError('busy', {}, new Error('SQLITE_BUSY')),
+    READ_ONLY: new ReadOnlyError('register'),
+  };
+
+  it.each(Object.entries(examples))('%s: code, name, base class and a frozen context', (code, error) => {
+    expect(error.code).toBe(code);
+    expect(error).toBeInstanceOf(ToolRegistryError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe(error.constructor.name);
+    expect(Object.isFrozen(error.context)).toBe(true);
+  });
+
+  it('carries the native cause', () => {
+    const cause = new Error('SQLITE_BUSY');
+    expect(new StorageBusyError('busy', {}, cause).cause).toBe(cause);
+    expect('cause' in new ToolNotFoundError('t')).toBe(false);
+  });
+
+  it('names the tool in context and message', () => {
+    expect(new ToolNotFoundError('My.Tool').context.tool_name).toBe('My.Tool');
+    expect(new ToolNotFoundError('My.Tool').message).toContain('My.Tool');
+  });
+});

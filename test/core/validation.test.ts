@@ -1,0 +1,156 @@
+// parseSpec, parseSpecs, parseSnapshot, materializeSpec, makeRegistration: the one place
+// input is validated and reduced to canonical JSON.
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, fingerprintOf } from '../../src/canonical.js';
+import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/errors.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from '../../src/validation.js';
+import { fullSpec, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
+
+function thrown(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('parseSpec', () => {
+  it('applies defaults and returns canonical JSON, fingerprint and a frozen spec in contract order', () => {
+    const prepared = parseSpec({ output_schema: { b: 1, a: 2 }, input_schema: {}, tool_name: 't' });
+    expect(prepared.tool_name).toBe('t');
+    expect(prepared.version).toBeNull();
+    expect(prepared.canonical).toBe(
+      '{"description":null,"input_schema":{},"output_schema":{"a":2,"b":1},"tags":[],"tool_name":"t","version":null}',
+    );
+    expect(prepared.fingerprint).toBe(fingerprintOf(prepared.canonical));
+    expect(Object.keys(prepared.spec)).toEqual(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
+    expect(Object.keys(prepared.spec.output_schema)).toEqual(['a', 'b']);
+    expect(isDeepFrozen(prepared.spec)).toBe(true);
+  });
+
+  it('gives key-reordered specs the same fingerprint and different specs different ones', () => {
+    const a = parseSpec(minimalSpec('t', { input_schema: { x: { p: 1, q: [1, 2] }, y: 2 } }));
+    const b = parseSpec(minimalSpec('t', { input_schema: { y: 2, x: { q: [1, 2], p: 1 } } }));
+    const c = parseSpec(minimalSpec('t', { input_schema: { y: 2, x: { q: [2, 1], p: 1 } } }));
+    expect(b.fingerprint).toBe(a.fingerprint);
+    expect(c.fingerprint).not.toBe(a.fingerprint);
+  });
+
+  it('shares nothing with the input', () => {
+    const input = fullSpec('t');
+    const prepared = parseSpec(input);
+    expect(prepared.spec.input_schema).not.toBe(input.input_schema);
+    expect(prepared.spec.tags).not.toBe(input.tags);
+    expect(Object.isFrozen(input.input_schema)).toBe(false);
+  });
+
+  it('throws ValidationError with frozen issues and the tool name when it is a string', () => {
+    const error = thrown(() => parseSpec({ ...fullSpec('t'), version: 1, tags: [''] })) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.context.tool_name).toBe('t');
+    expect(error.context.issues).toBe(error.issues);
+    expect(error.issues.map((issue) => issue.pathText)).toEqual(['version', 'tags[0]']);
+    expect(error.issues.every((issue) => Object.isFrozen(issue) && Object.isFrozen(issue.path))).toBe(true);
+    expect(error.message).toContain('"t"');
+  });
+
+  it('leaves tool_name out of the context when it is not a string', () => {
+    const error = thrown(() => parseSpec({ tool_name: 5, input_schema: {}, output_schema: {} })) as ValidationError;
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.context.tool_name).toBeUndefined();
+    expect(thrown(() => parseSpec(undefined))).toBeInstanceOf(ValidationError);
+  });
+});
+
+describe('parseSpecs', () => {
+  it('prepares a batch in order; [] is fine', () => {
+    expect(parseSpecs([])).toEqual([]);
+    expect(parseSpecs([fullSpec('b'), fullSpec('a')]).map((one) => one.tool_name)).toEqual(['b', 'a']);
+  });
+
+  it('reports every bad spec in one error, paths prefixed with the index', () => {
+    const error = thrown(() =>
+      parseSpecs([fullSpec('ok'), { ...fullSpec('x'), version: 1 }, { ...fullSpec('y'), tags: 'z' }]),
+    ) as ValidationError;
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.issues.map((issue) => issue.pathText)).toEqual(['[1].version', '[2].tags']);
+    expect(error.context).toMatchObject({ path: '[1].version', tool_name: 'x' });
+  });
+
+  it('reports a hole in a sparse batch (regression: Array#map skipped it)', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    const error = thrown(() => parseSpecs([fullSpec('a'), , fullSpec('c')])) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.issues.map((issue) => issue.pathText)).toEqual(['[1]']);
+  });
+
+  it('a name given twice is DUPLICATE_TOOL with both paths', () => {
+    const error = thrown(() => parseSpecs([fullSpec('a'), fullSpec('b'), fullSpec('a', '2')])) as DuplicateToolError;
+    expect(error).toBeInstanceOf(DuplicateToolError);
+    expect(error.context).toMatchObject({ tool_name: 'a', path: '[2]', first_path: '[0]' });
+  });
+});
+
+describe('parseSnapshot', () => {
+  it('returns one entry per tool with its path and the defaults applied', () => {
+    const result = parseSnapshot({
+      tools: [{ spec: fullSpec('b') }, { spec: minimalSpec('a'), enabled: false, created_at: '2025-01-31T12:00:00+00:00' }],
+    });
+    expect(result.map(({ tool_name, enabled, created_at, path }) => ({ tool_name, enabled, created_at, path }))).toEqual([
+      { tool_name: 'b', enabled: true, created_at: null, path: 'tools[0]' },
+      { tool_name: 'a', enabled: false, created_at: '2025-01-31T12:00:00+00:00', path: 'tools[1]' },
+    ]);
+    expect(result[0]?.canonical).toBe(canonicalJson({ ...fullSpec('b') }));
+  });
+
+  it('a bad entry is SNAPSHOT_INVALID with the first path and the entry tool name', () => {
+    const error = thrown(() =>
+      parseSnapshot({ tools: [{ spec: fullSpec('a') }, { spec: { ...fullSpec('b'), version: 2 } }] }),
+    ) as SnapshotInvalidError;
+    expect(error).toBeInstanceOf(SnapshotInvalidError);
+    expect(error.context).toMatchObject({ path: 'tools[1].spec.version', tool_name: 'b' });
+    expect(error.issues[0]?.path).toEqual(['tools', 1, 'spec', 'version']);
+  });
+
+  it.each([
+    ['null', null, ''],
+    ['tools not an array', { tools: 3 }, 'tools'],
+    ['an entry that is null', { tools: [null] }, 'tools[0]'],
+    ['an extra key', { tools: [], extra: true }, ''],
+  ])('SNAPSHOT_INVALID for %s, path %j, no tool name', (_label, input, path) => {
+    const error = thrown(() => parseSnapshot(input)) as SnapshotInvalidError;
+    expect(error.code).toBe('SNAPSHOT_INVALID');
+    expect(error.context.path).toBe(path);
+    expect(error.context.tool_name).toBeUndefined();
+  });
+
+  it('a name given twice is DUPLICATE_TOOL naming both places', () => {
+    const error = thrown(() =>
+      parseSnapshot({ tools: [{ spec: fullSpec('a') }, { spec: fullSpec('b') }, { spec: fullSpec('b', '2') }] }),
+    ) as DuplicateToolError;
+    expect(error.code).toBe('DUPLICATE_TOOL');
+    expect(error.context).toMatchObject({ tool_name: 'b', path: 'tools[2]', first_path: 'tools[1]' });
+  });
+});
+
+describe('materializeSpec and makeRegistration', () => {
+  it('builds a deeply frozen spec in contract field order, keeping __proto__ as data', () => {
+    const spec = materializeSpec(
+      '{"description":null,"input_schema":{"__proto__":{"x":1}},"output_schema":{},"tags":["a"],"tool_name":"t","version":"1"}',
+    );
+    expect(Object.keys(spec)).toEqual(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
+    expect(Object.keys(spec.input_schema)).toEqual(['__proto__']);
+    expect(Object.getPrototypeOf(spec.input_schema)).toBe(Object.prototype);
+    expect(isDeepFrozen(spec)).toBe(true);
+  });
+
+  it('makes a frozen registration in field order', () => {
+    const spec = parseSpec(fullSpec('t')).spec;
+    const registration = makeRegistration(spec, false, null);
+    expect(Object.keys(registration)).toEqual(['spec', 'enabled', 'created_at']);
+    expect(registration).toEqual({ spec, enabled: false, created_at: null });
+    expect(isDeepFrozen(registration)).toBe(true);
+  });
+});
