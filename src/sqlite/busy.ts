@@ -14,6 +14,16 @@ export function isBusyError(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
+/** STORAGE_BUSY for an operation that did not get its lock, with the SQLITE_BUSY as `cause`. */
+export function storageBusy(operation: string, timeoutMs: number, attempts: number, cause: unknown): StorageBusyError {
+  return new StorageBusyError(
+    `${operation}: the database is locked by another connection; ` +
+      `the lock was not obtained within ${timeoutMs} ms (${attempts} attempt${attempts === 1 ? '' : 's'})`,
+    { operation, busy_timeout_ms: timeoutMs, attempts },
+    cause,
+  );
+}
+
 export interface RetryOptions {
   /** Total time allowed to obtain the lock. */
   readonly timeoutMs: number;
@@ -37,14 +47,7 @@ export async function retryWhileBusy<T>(options: RetryOptions, attempt: () => T 
     } catch (error) {
       if (!isBusyError(error)) throw error;
       const left = deadline - performance.now();
-      if (left <= 0) {
-        throw new StorageBusyError(
-          `${options.operation}: the database is locked by another connection; ` +
-            `the write lock was not obtained within ${options.timeoutMs} ms (${tries} attempts)`,
-          { operation: options.operation, busy_timeout_ms: options.timeoutMs, attempts: tries },
-          error,
-        );
-      }
+      if (left <= 0) throw storageBusy(options.operation, options.timeoutMs, tries, error);
       // Jitter spreads out processes that collided, so they do not retry in lock step.
       await sleep(Math.min(left, delay * (0.5 + Math.random())));
       delay = Math.min(delay * 2, MAX_BACKOFF_MS);

@@ -13,7 +13,7 @@ import { ReadOnlyError, RegistryClosedError } from '../errors.js';
 import type { RegistryOptions, ToolRegistry } from '../registry.js';
 import type { ToolRecord } from '../rules.js';
 import { makeRegistration, materializeSpec } from '../validation.js';
-import { retryWhileBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
+import { isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { ImmediateSqliteDialect } from './dialect.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import type { SqliteSchema } from './schema.js';
@@ -211,7 +211,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #readonly: boolean;
   readonly #busyTimeoutMs: number;
   readonly #sql: Statements;
-  readonly #begin: BetterSqlite3.Statement;
+  readonly #beginRead: BetterSqlite3.Statement;
+  readonly #beginWrite: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
 
@@ -222,7 +223,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#readonly = options.readonly || db.readonly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
     this.#sql = prepareStatements(db, kysely);
-    this.#begin = db.prepare('BEGIN IMMEDIATE');
+    this.#beginRead = db.prepare('BEGIN');
+    this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
   }
@@ -265,40 +267,62 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   // --- reads -------------------------------------------------------------------------
 
+  // Single-statement reads need no transaction: each sees one committed state. They cannot
+  // retry asynchronously (the hooks are synchronous); in WAL mode readers are not blocked,
+  // and elsewhere a read still locked out after SQLite's short wait is STORAGE_BUSY.
+
   protected _find(toolName: string): ToolRecord | undefined {
-    const row = this.#sql.findRecord.get([toolName]);
+    const row = this.#guard('has', () => this.#sql.findRecord.get([toolName]));
     return row === undefined ? undefined : toRecord(row);
   }
 
   protected _get(toolName: string): ToolRegistrationType | undefined {
-    const row = this.#sql.findRow.get([toolName]);
+    const row = this.#guard('get', () => this.#sql.findRow.get([toolName]));
     return row === undefined ? undefined : toRegistration(row);
   }
 
   protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] {
-    const rows = includeDisabled ? this.#sql.listAll.all([]) : this.#sql.listEnabled.all([1]);
+    const rows = this.#guard('listAll', () =>
+      includeDisabled ? this.#sql.listAll.all([]) : this.#sql.listEnabled.all([1]),
+    );
     return rows.map(toRegistration);
   }
 
+  #guard<T>(operation: string, read: () => T): T {
+    try {
+      return read();
+    } catch (error) {
+      throw isBusyError(error) ? storageBusy(operation, SYNC_BUSY_TIMEOUT_MS, 1, error) : error;
+    }
+  }
+
+  /** Several reads in one read transaction, so they see one snapshot; retried while busy. */
   protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
-    // Each read below is one statement, and find/get of a name share one row, so the view
-    // is consistent without holding a read transaction open.
-    let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
-    const row = (toolName: string) => {
-      if (last?.name !== toolName) last = { name: toolName, row: this.#sql.findRow.get([toolName]) };
-      return last.row;
-    };
-    return work({
-      find: (toolName) => {
-        const found = row(toolName);
-        return found === undefined ? undefined : toRecord(found);
-      },
-      get: (toolName) => {
-        const found = row(toolName);
-        return found === undefined ? undefined : toRegistration(found);
-      },
-      records: () => this.#records(),
+    return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: 'read', beforeRetry: () => this.#assertOpen('read') }, () => {
+      // register() asks find() then get() of one name: one row answers both.
+      let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
+      const row = (toolName: string) => {
+        if (last?.name !== toolName) last = { name: toolName, row: this.#sql.findRow.get([toolName]) };
+        return last.row;
+      };
+      return this.#inTransaction(this.#beginRead, () =>
+        work({
+          find: (toolName) => {
+            const found = row(toolName);
+            return found === undefined ? undefined : toRecord(found);
+          },
+          get: (toolName) => {
+            const found = row(toolName);
+            return found === undefined ? undefined : toRegistration(found);
+          },
+          records: () => this.#records(),
+        }),
+      );
     });
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.closed) throw new RegistryClosedError(operation);
   }
 
   #records(): Map<string, ToolRecord> {
@@ -311,23 +335,16 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
     if (this.#readonly) throw new ReadOnlyError(method);
-    return retryWhileBusy(
-      {
-        timeoutMs: this.#busyTimeoutMs,
-        operation: method,
-        beforeRetry: () => {
-          if (this.closed) throw new RegistryClosedError(method);
-        },
-      },
-      () => this.#transaction(work),
+    return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: method, beforeRetry: () => this.#assertOpen(method) }, () =>
+      this.#inTransaction(this.#beginWrite, () => work(this.#writer())),
     );
   }
 
-  /** One synchronous BEGIN IMMEDIATE ... COMMIT; rolled back on any throw (a busy COMMIT included). */
-  #transaction<T>(work: (writer: StoreWriter) => T): T {
-    this.#begin.run();
+  /** One synchronous BEGIN ... COMMIT; rolled back on any throw (a busy COMMIT included). */
+  #inTransaction<T>(begin: BetterSqlite3.Statement, work: () => T): T {
+    begin.run();
     try {
-      const result = work(this.#writer());
+      const result = work();
       this.#commit.run();
       return result;
     } catch (error) {
@@ -379,7 +396,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- operator tools ----------------------------------------------------------------
 
   async status(): Promise<SqliteStatus> {
-    if (this.closed) throw new RegistryClosedError('status');
+    this.#assertOpen('status');
     const applied = appliedMigrations(this.#db);
     const counts = this.#sql.counts.get([1]);
     const tools = Number(counts?.tools ?? 0);
@@ -398,7 +415,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   async verify(): Promise<VerifyReport> {
-    if (this.closed) throw new RegistryClosedError('verify');
+    this.#assertOpen('verify');
     const problems: VerifyProblem[] = [];
     const integrity = this.#db.pragma('integrity_check') as { integrity_check: string }[];
     for (const { integrity_check: line } of integrity) {

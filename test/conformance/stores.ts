@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistry } from '../../src/index.js';
 
 export interface HarnessOptions {
@@ -62,6 +62,12 @@ export const storeHarnesses = {
     // Memory cannot survive a restart; the same instance keeps the data.
     restart: async (registry) => registry,
   },
+  'sqlite-memory': {
+    open: async (options = {}) => openSqliteToolRegistry({ filename: ':memory:', ...options }),
+    // A ':memory:' database ends with its connection; the same instance keeps the data.
+    restart: async (registry) => registry,
+  },
+  'sqlite-file': fileBackedHarness((filename, options) => openSqliteToolRegistry({ filename, ...options })),
 } satisfies Record<string, StoreHarness>;
 
 export type StoreName = keyof typeof storeHarnesses;
