@@ -1,0 +1,267 @@
+// What each command does, given a parsed command line. The wiring is in program.ts.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { canonicalJson } from '../canonical.js';
+import type { ToolRegistration, ToolSpecInput } from '../contracts.js';
+import { ToolNotFoundError, ToolRegistryError } from '../errors.js';
+import { InMemoryToolRegistry } from '../memory/in-memory-tool-registry.js';
+import type { ImportMode, ImportReport } from '../registry.js';
+import { parseSnapshot, parseSpec, parseSpecs } from '../validation.js';
+import { withRegistry } from './database.js';
+import { CliError, describeSystemError } from './errors.js';
+import { readJsonInput } from './input.js';
+import { formatFields, formatPlan, formatRegistration, formatRegistrations, toJson, writeSnapshotJson } from './output.js';
+import { createProgress } from './progress.js';
+
+/** What every command needs from the process. */
+export interface CliContext {
+  /** The database path (`--db`, `TOOL_REGISTRY_DB`, or the default). */
+  readonly database: string;
+  readonly stdin: NodeJS.ReadableStream;
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+function print(context: CliContext, text: string): void {
+  context.stdout.write(text);
+}
+
+function versionText(version: string | null): string {
+  return version === null ? '(unversioned)' : version;
+}
+
+function plural(count: number, one: string, many = `${one}s`): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+export async function listCommand(
+  context: CliContext,
+  options: { all?: boolean; tag: readonly string[]; json?: boolean },
+): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const all = await registry.listAll({ includeDisabled: options.all === true });
+    const tools = all.filter((tool) => options.tag.every((tag) => tool.spec.tags.includes(tag)));
+    if (options.json === true) print(context, toJson(tools));
+    else if (tools.length > 0) print(context, formatRegistrations(tools));
+    else {
+      const tagged = options.tag.length === 0 ? '' : ` tagged ${options.tag.map((tag) => JSON.stringify(tag)).join(' and ')}`;
+      print(context, `no ${options.all === true ? '' : 'enabled '}tools${tagged}\n`);
+    }
+  });
+}
+
+export async function getCommand(context: CliContext, name: string, options: { json?: boolean }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const registration = await registry.get(name);
+    if (registration === undefined) throw new ToolNotFoundError(name);
+    print(context, options.json === true ? toJson(registration) : formatRegistration(registration));
+  });
+}
+
+function describeRegistration(before: ToolRegistration | undefined, after: ToolRegistration): string {
+  const name = after.spec.tool_name;
+  if (before === undefined) return `added ${name} ${versionText(after.spec.version)}`;
+  if (before.created_at === after.created_at && canonicalJson(before.spec) === canonicalJson(after.spec)) {
+    return `unchanged ${name} ${versionText(after.spec.version)} (the identical spec is registered)`;
+  }
+  return (
+    `replaced ${name} ${versionText(before.spec.version)} -> ${versionText(after.spec.version)}` +
+    ` (kept ${after.enabled ? 'enabled' : 'disabled'})`
+  );
+}
+
+export async function registerCommand(context: CliContext, source: string): Promise<void> {
+  const input = await readJsonInput(source, 'spec', context.stdin);
+  // Validate before the database is opened, so bad input never creates or touches a file.
+  const specs = Array.isArray(input) ? parseSpecs(input) : [parseSpec(input)];
+  await withRegistry(context.database, 'readwrite', async (registry) => {
+    // Read only to say what happened; the decision itself is made atomically by the registry.
+    const before = new Map<string, ToolRegistration | undefined>();
+    for (const spec of specs) before.set(spec.tool_name, await registry.get(spec.tool_name));
+    const registered = Array.isArray(input)
+      ? await registry.registerMany(input as ToolSpecInput[])
+      : [await registry.register(input as ToolSpecInput)];
+    const lines = registered.map((after) => describeRegistration(before.get(after.spec.tool_name), after));
+    print(context, lines.length === 0 ? 'nothing to register: the array is empty\n' : lines.map((line) => `${line}\n`).join(''));
+  });
+}
+
+export async function setEnabledCommand(context: CliContext, name: string, enabled: boolean): Promise<void> {
+  await withRegistry(context.database, 'readwrite', async (registry) => {
+    const before = await registry.get(name);
+    await registry.setEnabled(name, enabled);
+    const state = enabled ? 'enabled' : 'disabled';
+    print(context, before?.enabled === enabled ? `${name} was already ${state}\n` : `${state} ${name}\n`);
+  });
+}
+
+export async function removeCommand(context: CliContext, name: string): Promise<void> {
+  await withRegistry(context.database, 'readwrite', async (registry) => {
+    const removed = await registry.remove(name);
+    print(context, removed ? `removed ${name}\n` : `nothing removed: ${name} was not registered\n`);
+  });
+}
+
+/** Writes the file whole or not at all: a temporary file beside it, synced, then renamed. */
+function writeFileAtomically(path: string, produce: (write: (text: string) => void) => void): void {
+  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(temporary, 'wx');
+    const handle = fd;
+    produce((text) => {
+      writeSync(handle, text);
+    });
+    fsyncSync(fd);
+    closeSync(fd);
+    fd = undefined;
+    renameSync(temporary, path);
+  } catch (error) {
+    if (fd !== undefined) closeSync(fd);
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // It was never created, or the rename already moved it.
+    }
+    throw new CliError('IO_ERROR', `cannot write ${path}: ${describeSystemError(error)}`, { cause: error });
+  }
+}
+
+export async function exportCommand(context: CliContext, options: { out?: string }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const snapshot = await registry.exportSnapshot();
+    if (options.out === undefined) {
+      // Progress and the JSON on one terminal would garble each other.
+      const progressStream = context.stdout.isTTY === true ? undefined : context.stderr;
+      writeSnapshotJson(snapshot, (text) => print(context, text), progressStream);
+      return;
+    }
+    const out = options.out;
+    writeFileAtomically(out, (write) => writeSnapshotJson(snapshot, write, context.stderr));
+    print(context, `exported ${plural(snapshot.tools.length, 'tool')} to ${out}\n`);
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function summary(report: ImportReport, mode: ImportMode): string {
+  if (report.dryRun) {
+    return (
+      `dry run (${mode}): ${report.added} to add, ${report.updated} to update, ${report.unchanged} unchanged, ` +
+      `${report.removed} to remove, ${plural(report.conflicts, 'conflict')}; nothing was written\n`
+    );
+  }
+  return `imported (${mode}): ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed\n`;
+}
+
+export async function importCommand(
+  context: CliContext,
+  source: string,
+  options: { mode: ImportMode; dryRun?: boolean; json?: boolean },
+): Promise<void> {
+  const input = await readJsonInput(source, 'snapshot', context.stdin);
+  // Validate before the database is opened, so bad input never creates or touches a file.
+  const entries = parseSnapshot(input);
+  const dryRun = options.dryRun === true;
+  const progress = createProgress(context.stderr, entries.length);
+  progress.update(`${dryRun ? 'planning the import of' : 'importing'} ${entries.length} tools ...`, true);
+  let report: ImportReport;
+  try {
+    if (dryRun && !(await exists(context.database))) {
+      // Nothing to compare with, and a dry run must not create the file: plan against an empty registry.
+      await using empty = new InMemoryToolRegistry();
+      report = await empty.importSnapshot(input, { mode: options.mode, dryRun: true });
+    } else {
+      report = await withRegistry(context.database, dryRun ? 'readonly' : 'readwrite', (registry) =>
+        registry.importSnapshot(input, { mode: options.mode, dryRun }),
+      );
+    }
+  } finally {
+    progress.done();
+  }
+  if (options.json === true) print(context, toJson(report));
+  else print(context, (report.plan === undefined ? '' : formatPlan(report.plan)) + summary(report, options.mode));
+  if (report.conflicts > 0) {
+    const conflicts = (report.plan ?? []).filter((step) => step.action === 'conflict');
+    const first = conflicts[0];
+    throw new ToolRegistryError(
+      'VERSION_CONFLICT',
+      `the plan has ${plural(report.conflicts, 'conflict')} (the same version with a different spec): ` +
+        conflicts.map((step) => `${JSON.stringify(step.tool_name)} at ${step.path ?? '?'}`).join(', ') +
+        `; the import would change nothing`,
+      { context: first === undefined ? {} : { tool_name: first.tool_name, path: first.path } },
+    );
+  }
+}
+
+export async function statusCommand(context: CliContext, options: { json?: boolean }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const status = await registry.status();
+    if (options.json === true) {
+      print(context, toJson(status));
+      return;
+    }
+    print(
+      context,
+      formatFields([
+        ['file', status.filename],
+        ['schema version', status.schemaVersion],
+        ['migrations', status.appliedMigrations.join(', ')],
+        ['tools', `${status.tools} (${status.enabled} enabled, ${status.disabled} disabled)`],
+        ['spec history', plural(status.specHistory, 'spec')],
+        ['journal mode', status.journalMode],
+      ]),
+    );
+  });
+}
+
+export async function verifyCommand(context: CliContext, options: { json?: boolean }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const report = await registry.verify();
+    if (options.json === true) print(context, toJson(report));
+    if (!report.ok) {
+      throw new CliError(
+        'VERIFY_FAILED',
+        `${plural(report.problems.length, 'problem')} in ${context.database} (${plural(report.checkedTools, 'tool')} checked)`,
+        {
+          details: report.problems.map(
+            (problem) => `${problem.kind}${problem.tool_name === undefined ? '' : ` ${problem.tool_name}`}: ${problem.message}`,
+          ),
+        },
+      );
+    }
+    if (options.json !== true) {
+      print(context, `ok: the integrity check passed and ${plural(report.checkedTools, 'tool')} meet the contracts\n`);
+    }
+  });
+}
+
+export async function migrateCommand(context: CliContext): Promise<void> {
+  const existed = context.database !== ':memory:' && (await exists(context.database));
+  let before: readonly string[] = [];
+  if (existed) {
+    // Only to tell which migrations are new; a file too old or too new to read is migrated or refused below.
+    before = await withRegistry(context.database, 'readonly', async (registry) => (await registry.status()).appliedMigrations).catch(
+      () => [],
+    );
+  }
+  await withRegistry(context.database, 'readwrite', async (registry) => {
+    const status = await registry.status();
+    const applied = status.appliedMigrations.filter((name) => !before.includes(name));
+    const lines = [
+      ...(existed ? [] : [`created ${context.database}`]),
+      ...applied.map((name) => `applied ${name}`),
+      `schema version ${status.schemaVersion} (${plural(status.appliedMigrations.length, 'migration')}, ${applied.length} new)`,
+    ];
+    print(context, lines.map((line) => `${line}\n`).join(''));
+  });
+}

@@ -1,0 +1,69 @@
+// Errors the command itself raises, and how every error is printed: `error CODE: message`
+// on one line, then the details (zod issues with their paths) one per line.
+import { ToolRegistryError } from '../errors.js';
+import type { RegistryIssue } from '../issues.js';
+
+/** Codes the command adds to the library's. */
+export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED';
+
+/** Exit codes: 0 success, 1 a registry error, 2 a usage error. */
+export const EXIT_OK = 0;
+export const EXIT_ERROR = 1;
+export const EXIT_USAGE = 2;
+
+/** An expected failure of the command: printed without a stack, exit 1. */
+export class CliError extends Error {
+  readonly code: CliErrorCode;
+  /** Printed one per line under the error line, indented. */
+  readonly details: readonly string[];
+
+  constructor(code: CliErrorCode, message: string, options: { details?: readonly string[]; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CliError';
+    this.code = code;
+    this.details = options.details ?? [];
+  }
+}
+
+/** Error messages are printed on one line: a newline inside one would split it. */
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ');
+}
+
+function issueLines(issues: readonly RegistryIssue[]): string[] {
+  return issues.map((issue) => `  at ${issue.pathText === '' ? '(root)' : issue.pathText}: ${oneLine(issue.message)}`);
+}
+
+/** The lines to print on stderr for an error, and its exit code. */
+export function describeError(error: unknown): { lines: string[]; exitCode: number } {
+  if (error instanceof ToolRegistryError) {
+    const issues = (error as { issues?: readonly RegistryIssue[] }).issues ?? [];
+    return { lines: [`error ${error.code}: ${oneLine(error.message)}`, ...issueLines(issues)], exitCode: EXIT_ERROR };
+  }
+  if (error instanceof CliError) {
+    return {
+      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...error.details.map((line) => `  ${oneLine(line)}`)],
+      exitCode: EXIT_ERROR,
+    };
+  }
+  // A bug or an environment failure we did not foresee: the stack helps whoever reports it.
+  const message = error instanceof Error ? error.message : String(error);
+  const stack = error instanceof Error && error.stack !== undefined ? error.stack.split('\n').slice(1) : [];
+  return { lines: [`error INTERNAL: ${oneLine(message)}`, ...stack], exitCode: EXIT_ERROR };
+}
+
+/** `ENOENT` -> `no such file or directory (ENOENT)`, for IO_ERROR messages. */
+export function describeSystemError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const reasons: Record<string, string> = {
+    ENOENT: 'no such file or directory',
+    EISDIR: 'it is a directory',
+    ENOTDIR: 'a part of the path is not a directory',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on device',
+  };
+  if (typeof code === 'string') return `${reasons[code] ?? (error as Error).message} (${code})`;
+  return error instanceof Error ? error.message : String(error);
+}

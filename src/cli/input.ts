@@ -1,0 +1,41 @@
+// Reads the JSON a command is given: a file, or `-` for standard input.
+import { readFile } from 'node:fs/promises';
+import { SnapshotInvalidError, ValidationError } from '../errors.js';
+import { CliError, describeSystemError } from './errors.js';
+
+/** What the input is meant to be: text that is not JSON is VALIDATION_FAILED or SNAPSHOT_INVALID. */
+export type InputKind = 'spec' | 'snapshot';
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks);
+}
+
+/** The name of the input in messages. */
+export function inputName(source: string): string {
+  return source === '-' ? 'standard input' : source;
+}
+
+/**
+ * Reads and parses `source` (`-` is standard input).
+ * @throws IO_ERROR when it cannot be read; VALIDATION_FAILED (`spec`) or SNAPSHOT_INVALID
+ *   (`snapshot`) when it is not JSON.
+ */
+export async function readJsonInput(source: string, kind: InputKind, stdin: NodeJS.ReadableStream): Promise<unknown> {
+  let bytes: Buffer;
+  try {
+    bytes = source === '-' ? await readAll(stdin) : await readFile(source);
+  } catch (error) {
+    throw new CliError('IO_ERROR', `cannot read ${inputName(source)}: ${describeSystemError(error)}`, { cause: error });
+  }
+  // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON.parse does not.
+  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    const reason = text.trim() === '' ? 'it is empty' : (error as Error).message;
+    const message = `${inputName(source)} is not JSON: ${reason}`;
+    throw kind === 'spec' ? new ValidationError(message, []) : new SnapshotInvalidError(message, []);
+  }
+}

@@ -1,0 +1,125 @@
+// Human output (aligned tables, key/value blocks) and JSON output.
+import type { ToolRegistration } from '../contracts.js';
+import type { ImportStep } from '../registry.js';
+import { createProgress } from './progress.js';
+
+/** JSON as the command prints it: 2-space indent and a final newline. */
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** Control characters would break a table row; they are shown JSON-escaped. */
+export function cell(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f]/.test(text) ? JSON.stringify(text).slice(1, -1) : text;
+}
+
+/** A version or date as a cell: `-` for null, nothing for absent. */
+function nullable(value: string | null | undefined): string {
+  if (value === undefined) return '';
+  return value === null ? '-' : cell(value);
+}
+
+function width(text: string): number {
+  return [...text].length;
+}
+
+/** Columns separated by two spaces, each as wide as its widest cell; no trailing spaces. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((header, column) =>
+    Math.max(width(header), ...rows.map((row) => width(row[column] ?? ''))),
+  );
+  const line = (row: readonly string[]): string =>
+    row
+      .map((text, column) => text + ' '.repeat((widths[column] ?? 0) - width(text)))
+      .join('  ')
+      .trimEnd();
+  return [headers, ...rows].map(line).join('\n') + '\n';
+}
+
+/** `key: value` lines with the values aligned. */
+export function formatFields(fields: readonly (readonly [string, string])[]): string {
+  const keyWidth = Math.max(...fields.map(([key]) => width(key) + 1));
+  return fields.map(([key, value]) => `${`${key}:`.padEnd(keyWidth)}  ${value}`.trimEnd()).join('\n') + '\n';
+}
+
+/** The table of `list`: name, version, enabled, created_at, tags. */
+export function formatRegistrations(registrations: readonly ToolRegistration[]): string {
+  return formatTable(
+    ['NAME', 'VERSION', 'ENABLED', 'CREATED_AT', 'TAGS'],
+    registrations.map((registration) => [
+      cell(registration.spec.tool_name),
+      nullable(registration.spec.version),
+      registration.enabled ? 'yes' : 'no',
+      nullable(registration.created_at),
+      registration.spec.tags.length === 0 ? '-' : registration.spec.tags.map(cell).join(', '),
+    ]),
+  );
+}
+
+function indent(text: string, by: string): string {
+  return text
+    .split('\n')
+    .map((line) => by + line)
+    .join('\n');
+}
+
+/** What `get` prints: every field of the registration, schemas as indented JSON. */
+export function formatRegistration(registration: ToolRegistration): string {
+  const { spec } = registration;
+  return (
+    formatFields([
+      ['name', cell(spec.tool_name)],
+      ['version', nullable(spec.version)],
+      ['enabled', registration.enabled ? 'yes' : 'no'],
+      ['created_at', nullable(registration.created_at)],
+      ['description', nullable(spec.description)],
+      ['tags', spec.tags.length === 0 ? '-' : spec.tags.map(cell).join(', ')],
+    ]) +
+    `input_schema:\n${indent(JSON.stringify(spec.input_schema, null, 2), '  ')}\n` +
+    `output_schema:\n${indent(JSON.stringify(spec.output_schema, null, 2), '  ')}\n`
+  );
+}
+
+/** The plan of `import --dry-run`, one row per tool. */
+export function formatPlan(steps: readonly ImportStep[]): string {
+  return formatTable(
+    ['ACTION', 'NAME', 'AT', 'FROM', 'TO'],
+    steps.map((step) => [
+      step.action,
+      cell(step.tool_name),
+      step.path ?? '',
+      nullable(step.from_version),
+      nullable(step.to_version),
+    ]),
+  );
+}
+
+/**
+ * Writes `value` as `toJson` would, tool by tool, so that thousands of tools can show
+ * progress; the text is exactly `toJson(snapshot)`.
+ */
+export function writeSnapshotJson(
+  snapshot: { readonly tools: readonly ToolRegistration[] },
+  write: (text: string) => void,
+  /** Where progress may go (a terminal only); `undefined` for none. */
+  progressStream: (NodeJS.WritableStream & { isTTY?: boolean }) | undefined,
+): void {
+  const { tools } = snapshot;
+  if (tools.length === 0) {
+    write(toJson(snapshot));
+    return;
+  }
+  const progress = createProgress(progressStream, tools.length);
+  let chunk = '{\n  "tools": [\n';
+  tools.forEach((tool, index) => {
+    chunk += indent(JSON.stringify(tool, null, 2), '    ') + (index === tools.length - 1 ? '\n' : ',\n');
+    if (chunk.length > 1 << 16) {
+      write(chunk);
+      chunk = '';
+    }
+    progress.update(`exporting: ${index + 1} / ${tools.length} tools`);
+  });
+  write(`${chunk}  ]\n}\n`);
+  progress.done();
+}

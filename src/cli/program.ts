@@ -1,0 +1,166 @@
+// The `tool-registry` command line: commander wiring, exit codes, and error printing.
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import type { ImportMode } from '../registry.js';
+import {
+  exportCommand,
+  getCommand,
+  importCommand,
+  listCommand,
+  migrateCommand,
+  registerCommand,
+  removeCommand,
+  setEnabledCommand,
+  statusCommand,
+  verifyCommand,
+} from './commands.js';
+import type { CliContext } from './commands.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database.js';
+import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
+
+/** The process the command talks to; tests and embedders may pass their own streams. */
+export interface CliIO {
+  readonly stdin: NodeJS.ReadableStream;
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+}
+
+function packageVersion(): string {
+  const url = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
+}
+
+function collect(value: string, previous: readonly string[]): string[] {
+  return [...previous, value];
+}
+
+/** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
+export function buildProgram(io: CliIO): Command {
+  const program = new Command('tool-registry');
+  program
+    .description('Inspect and change a tool registry database (SQLite).')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'print help')
+    .helpCommand('help [command]', 'print help for a command')
+    .option(
+      '--db <path>',
+      `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,
+    )
+    .exitOverride()
+    .showHelpAfterError()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      // Same shape as every other error: `error CODE: message`.
+      outputError: (text, write) => write(text.replace(/^error: /, 'error USAGE: ')),
+    })
+    .addHelpText(
+      'after',
+      `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
+        `Read-only commands (list, get, export, status, verify) never create or migrate the database.\n`,
+    );
+
+  const context = (): CliContext => ({
+    database: resolveDatabase(program.opts<{ db?: string }>().db, io.env),
+    stdin: io.stdin,
+    stdout: io.stdout,
+    stderr: io.stderr,
+  });
+
+  program
+    .command('list')
+    .description('list the enabled tools (all with --all) as a table')
+    .option('--all', 'include disabled tools')
+    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
+    .option('--json', "print the library's listAll() array as JSON")
+    .action((options: { all?: boolean; tag: string[]; json?: boolean }) => listCommand(context(), options));
+
+  program
+    .command('get')
+    .description('show one tool: its spec, enabled flag and created_at')
+    .argument('<name>', 'the tool_name (exact, case-sensitive)')
+    .option('--json', 'print the registration as JSON')
+    .action((name: string, options: { json?: boolean }) => getCommand(context(), name, options));
+
+  program
+    .command('register')
+    .description('register one ToolSpec, or an array of them all-or-nothing')
+    .argument('<file>', 'a JSON file, or - for standard input')
+    .action((file: string) => registerCommand(context(), file));
+
+  program
+    .command('enable')
+    .description('enable a tool')
+    .argument('<name>', 'the tool_name')
+    .action((name: string) => setEnabledCommand(context(), name, true));
+
+  program
+    .command('disable')
+    .description('disable a tool (it stays registered; a new version keeps it disabled)')
+    .argument('<name>', 'the tool_name')
+    .action((name: string) => setEnabledCommand(context(), name, false));
+
+  program
+    .command('remove')
+    .description('remove a tool; succeeds when it was not there')
+    .argument('<name>', 'the tool_name')
+    .action((name: string) => removeCommand(context(), name));
+
+  program
+    .command('export')
+    .description('write a snapshot of every tool (disabled ones too) as JSON')
+    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
+    .action((options: { out?: string }) => exportCommand(context(), options));
+
+  program
+    .command('import')
+    .description('import a snapshot all-or-nothing')
+    .argument('<file>', 'a snapshot JSON file, or - for standard input')
+    .addOption(
+      new Option('--mode <mode>', 'merge: leave other tools alone; replace: make the registry equal the snapshot')
+        .choices(['merge', 'replace'])
+        .default('merge'),
+    )
+    .option('--dry-run', 'print the plan and write nothing; exit 1 if it has a conflict')
+    .option('--json', "print the library's import report as JSON")
+    .action((file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }) =>
+      importCommand(context(), file, options),
+    );
+
+  program
+    .command('status')
+    .description('file, schema version, counts and journal mode')
+    .option('--json', 'print the status as JSON')
+    .action((options: { json?: boolean }) => statusCommand(context(), options));
+
+  program
+    .command('verify')
+    .description('integrity check and every row against the contracts; exit 1 on a problem')
+    .option('--json', 'print the verify report as JSON')
+    .action((options: { json?: boolean }) => verifyCommand(context(), options));
+
+  program
+    .command('migrate')
+    .description('create the database or apply pending migrations')
+    .action(() => migrateCommand(context()));
+
+  return program;
+}
+
+/** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
+export async function run(argv: readonly string[], io: CliIO): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT_OK;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here too; commander has already printed everything.
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? EXIT_OK : EXIT_USAGE;
+    }
+    const { lines, exitCode } = describeError(error);
+    io.stderr.write(lines.map((line) => `${line}\n`).join(''));
+    return exitCode;
+  }
+}

@@ -1,0 +1,236 @@
+// Every command and flag against a real file, JSON output compared with the library's.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { errorCode, plain, runCli, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+
+const tempDir = useTempDir();
+
+/** A folder with tool-registry.db holding weather (1.0.0, tags demo/http), calc (unversioned, disabled) and search. */
+function seeded(): { cwd: string; db: string } {
+  const cwd = tempDir();
+  const file = writeJson(join(cwd, 'tools.json'), [
+    spec('weather', '1.0.0', { tags: ['demo', 'http'] }),
+    spec('calc', null, { tags: ['demo'] }),
+    spec('search', '2', { tags: ['http'] }),
+  ]);
+  expect(runCli(['register', file], { cwd }).code).toBe(0);
+  expect(runCli(['disable', 'calc'], { cwd }).code).toBe(0);
+  return { cwd, db: join(cwd, 'tool-registry.db') };
+}
+
+describe('register', () => {
+  it('registers one spec from a file and says it was added, then unchanged, then replaced', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tool-registry.db');
+    const file = writeJson(join(cwd, 'one.json'), spec('weather', '1.0.0'));
+    const first = runCli(['register', file], { cwd });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^added weather 1\.0\.0/);
+    const stored = await withLibrary(db, (registry) => registry.get('weather'));
+    expect(stored?.spec).toEqual(plain({ ...spec('weather', '1.0.0') }));
+
+    const again = runCli(['register', file], { cwd });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^unchanged weather/);
+    expect(await withLibrary(db, (registry) => registry.get('weather'))).toEqual(stored);
+
+    writeJson(file, spec('weather', '1.1.0'));
+    const replaced = runCli(['register', file], { cwd });
+    expect(replaced.code).toBe(0);
+    expect(replaced.stdout).toMatch(/^replaced weather 1\.0\.0 -> 1\.1\.0/);
+    expect((await withLibrary(db, (registry) => registry.get('weather')))?.spec.version).toBe('1.1.0');
+  });
+
+  it('registers an array from standard input', async () => {
+    const cwd = tempDir();
+    const result = runCli(['register', '-'], { cwd, input: JSON.stringify([spec('a'), spec('b', null)]) });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(2);
+    const names = await withLibrary(join(cwd, 'tool-registry.db'), async (registry) =>
+      (await registry.listAll()).map((tool) => tool.spec.tool_name),
+    );
+    expect(names).toEqual(['a', 'b']);
+  });
+
+  it('refuses a same-version different spec with VERSION_CONFLICT and changes nothing', async () => {
+    const { cwd, db } = seeded();
+    const before = await withLibrary(db, (registry) => registry.exportSnapshot());
+    const result = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('weather', '1.0.0', { description: 'changed' })) });
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('VERSION_CONFLICT');
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(await withLibrary(db, (registry) => registry.exportSnapshot())).toEqual(before);
+  });
+});
+
+describe('list', () => {
+  it('prints an aligned table of the enabled tools', () => {
+    const { cwd } = seeded();
+    const result = runCli(['list'], { cwd });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+ENABLED\s+CREATED_AT\s+TAGS$/);
+    expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(['search', 'weather']);
+    // Aligned: every column starts at the same offset in every row.
+    const versionColumn = (lines[0] as string).indexOf('VERSION');
+    for (const line of lines.slice(1)) expect(line.slice(versionColumn - 2, versionColumn)).toBe('  ');
+    expect(lines.find((line) => line.startsWith('weather'))).toMatch(/weather\s+1\.0\.0\s+yes\s+\d{4}-\S+Z\s+demo, http$/);
+  });
+
+  it('--all includes disabled tools', () => {
+    const { cwd } = seeded();
+    const lines = runCli(['list', '--all'], { cwd }).stdout.trimEnd().split('\n').slice(1);
+    expect(lines.map((line) => line.split(/\s+/).slice(0, 3))).toEqual([
+      ['calc', '-', 'no'],
+      ['search', '2', 'yes'],
+      ['weather', '1.0.0', 'yes'],
+    ]);
+  });
+
+  it('--json prints exactly listAll(), with and without --all', async () => {
+    const { cwd, db } = seeded();
+    const enabled = runCli(['list', '--json'], { cwd });
+    const all = runCli(['list', '--all', '--json'], { cwd });
+    expect(enabled.code).toBe(0);
+    expect(JSON.parse(enabled.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.listAll())));
+    expect(JSON.parse(all.stdout)).toEqual(
+      plain(await withLibrary(db, (registry) => registry.listAll({ includeDisabled: true }))),
+    );
+    expect(all.stdout).toBe(`${JSON.stringify(await withLibrary(db, (registry) => registry.listAll({ includeDisabled: true })), null, 2)}\n`);
+  });
+
+  it('--tag filters by tag; repeated, every tag must match', () => {
+    const { cwd } = seeded();
+    const names = (args: string[]): string[] =>
+      (JSON.parse(runCli(['list', ...args, '--json'], { cwd }).stdout) as { spec: { tool_name: string } }[]).map(
+        (tool) => tool.spec.tool_name,
+      );
+    expect(names(['--tag', 'demo'])).toEqual(['weather']);
+    expect(names(['--all', '--tag', 'demo'])).toEqual(['calc', 'weather']);
+    expect(names(['--tag', 'demo', '--tag', 'http'])).toEqual(['weather']);
+    expect(names(['--tag', 'nope'])).toEqual([]);
+    const none = runCli(['list', '--tag', 'nope'], { cwd });
+    expect(none.code).toBe(0);
+    expect(none.stdout).toMatch(/^no enabled tools tagged "nope"/);
+  });
+});
+
+describe('get', () => {
+  it('prints the registration with its schemas, and --json prints exactly get()', async () => {
+    const { cwd, db } = seeded();
+    const human = runCli(['get', 'weather'], { cwd });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^name:\s+weather$/m);
+    expect(human.stdout).toMatch(/^version:\s+1\.0\.0$/m);
+    expect(human.stdout).toMatch(/^input_schema:\n {2}\{\n {4}"properties"/m);
+    const json = runCli(['get', 'calc', '--json'], { cwd });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.get('calc'))));
+  });
+
+  it('exits 1 with TOOL_NOT_FOUND for an unknown name (names are case-sensitive)', () => {
+    const { cwd } = seeded();
+    for (const name of ['nope', 'Weather']) {
+      const result = runCli(['get', name, '--json'], { cwd });
+      expect(result.code).toBe(1);
+      expect(errorCode(result.stderr)).toBe('TOOL_NOT_FOUND');
+      expect(result.stdout).toBe('');
+    }
+  });
+});
+
+describe('enable, disable, remove', () => {
+  it('disable and enable change the flag, and say when it was already so', async () => {
+    const { cwd, db } = seeded();
+    expect(runCli(['disable', 'weather'], { cwd }).stdout).toMatch(/^disabled weather/);
+    expect((await withLibrary(db, (registry) => registry.get('weather')))?.enabled).toBe(false);
+    expect(runCli(['disable', 'weather'], { cwd }).stdout).toMatch(/already disabled/);
+    const enabled = runCli(['enable', 'weather'], { cwd });
+    expect(enabled.code).toBe(0);
+    expect(enabled.stdout).toMatch(/^enabled weather/);
+    expect((await withLibrary(db, (registry) => registry.get('weather')))?.enabled).toBe(true);
+    expect(runCli(['enable', 'weather'], { cwd }).stdout).toMatch(/already enabled/);
+  });
+
+  it('enable and disable of an unknown name exit 1 with TOOL_NOT_FOUND', () => {
+    const { cwd } = seeded();
+    for (const command of ['enable', 'disable']) {
+      const result = runCli([command, 'nope'], { cwd });
+      expect(result.code).toBe(1);
+      expect(errorCode(result.stderr)).toBe('TOOL_NOT_FOUND');
+    }
+  });
+
+  it('remove exits 0 whether or not the tool was there, and says which', async () => {
+    const { cwd, db } = seeded();
+    const removed = runCli(['remove', 'search'], { cwd });
+    expect(removed.code).toBe(0);
+    expect(removed.stdout).toMatch(/^removed search/);
+    expect(await withLibrary(db, (registry) => registry.has('search'))).toBe(false);
+    const again = runCli(['remove', 'search'], { cwd });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/^nothing removed/);
+  });
+});
+
+describe('status, verify, migrate', () => {
+  it('status --json is the library status(); the human form names the same facts', async () => {
+    const { cwd, db } = seeded();
+    const json = runCli(['--db', db, 'status', '--json'], { cwd });
+    expect(json.code).toBe(0);
+    const status = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(status).toEqual(plain(await withLibrary(db, (registry) => registry.status())));
+    expect(status).toMatchObject({ tools: 3, enabled: 2, disabled: 1, journalMode: 'wal', schemaVersion: '0001_init' });
+    const human = runCli(['status'], { cwd });
+    expect(human.stdout).toMatch(/^schema version:\s+0001_init$/m);
+    expect(human.stdout).toMatch(/^tools:\s+3 \(2 enabled, 1 disabled\)$/m);
+    expect(human.stdout).toMatch(/^journal mode:\s+wal$/m);
+  });
+
+  it('verify exits 0 on a sound file, --json prints the library report', async () => {
+    const { cwd, db } = seeded();
+    const result = runCli(['verify'], { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^ok: /);
+    const json = runCli(['verify', '--json'], { cwd });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.verify())));
+  });
+
+  it('verify exits 1 with VERIFY_FAILED and lists the problems of a damaged file', async () => {
+    const { cwd, db } = seeded();
+    const raw = new Database(db);
+    raw.prepare("UPDATE tool_registrations SET created_at = 'last tuesday' WHERE tool_name = 'search'").run();
+    raw.close();
+    const result = runCli(['verify'], { cwd });
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('VERIFY_FAILED');
+    const details = result.stderr.trimEnd().split('\n').slice(1);
+    expect(details.length).toBeGreaterThan(0);
+    expect(details.some((line) => /^ {2}contract search: /.test(line))).toBe(true);
+    const json = runCli(['verify', '--json'], { cwd });
+    expect(json.code).toBe(1);
+    expect(errorCode(json.stderr)).toBe('VERIFY_FAILED');
+    const report = JSON.parse(json.stdout) as { ok: boolean };
+    expect(report.ok).toBe(false);
+    expect(report).toEqual(plain(await withLibrary(db, (registry) => registry.verify())));
+  });
+
+  it('migrate creates a new file and reports the applied migrations; again it applies none', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'fresh.db');
+    const first = runCli(['--db', db, 'migrate'], { cwd });
+    expect(first.code).toBe(0);
+    expect(existsSync(db)).toBe(true);
+    expect(first.stdout).toMatch(/^created /m);
+    expect(first.stdout).toMatch(/^applied 0001_init$/m);
+    const status = await withLibrary(db, (registry) => registry.status());
+    expect(status.appliedMigrations).toContain('0001_init');
+    const second = runCli(['--db', db, 'migrate'], { cwd });
+    expect(second.code).toBe(0);
+    expect(second.stdout).not.toMatch(/^(created|applied) /m);
+    expect(second.stdout).toMatch(/0 new/);
+  });
+});

@@ -1,0 +1,109 @@
+// Runs the BUILT command as a subprocess, as an operator would, in throwaway folders.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import type { SqliteToolRegistry, ToolSpecInput } from '../../src/index.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+
+if (!existsSync(CLI)) {
+  throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface RunOptions {
+  readonly cwd: string;
+  /** Standard input; default empty. */
+  readonly input?: string;
+  /** Added to the environment (TOOL_REGISTRY_DB is removed unless given here). */
+  readonly env?: Record<string, string>;
+}
+
+/** The environment of a child: ours, without TOOL_REGISTRY_DB, plus `extra`. */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.TOOL_REGISTRY_DB;
+  return { ...env, ...extra };
+}
+
+export function runCli(args: readonly string[], options: RunOptions): CliResult {
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: options.cwd,
+    input: options.input ?? '',
+    env: childEnv(options.env),
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  if (result.error !== undefined) throw result.error;
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The CODE of the first stderr line `error CODE: message`, or undefined. */
+export function errorCode(stderr: string): string | undefined {
+  return /^error ([A-Z_]+): \S/.exec(stderr)?.[1];
+}
+
+/** The indented `  at PATH: message` lines under an error, as paths. */
+export function issuePaths(stderr: string): string[] {
+  return stderr
+    .split('\n')
+    .slice(1)
+    .flatMap((line) => /^ {2}at (\S+): /.exec(line)?.[1] ?? []);
+}
+
+/** A fresh folder under the OS temp folder per test, removed afterwards. */
+export function useTempDir(): () => string {
+  let current: string | undefined;
+  afterEach(() => {
+    if (current !== undefined) rmSync(current, { recursive: true, force: true });
+    current = undefined;
+  });
+  return () => (current ??= mkdtempSync(join(tmpdir(), 'tool-registry-cli-')));
+}
+
+export function spec(toolName: string, version: string | null = '1.0.0', extra: Partial<ToolSpecInput> = {}): ToolSpecInput {
+  return {
+    tool_name: toolName,
+    version,
+    description: `the ${toolName} tool`,
+    input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+    output_schema: { type: 'object' },
+    tags: [],
+    ...extra,
+  };
+}
+
+export function writeJson(path: string, value: unknown): string {
+  writeFileSync(path, JSON.stringify(value, null, 2));
+  return path;
+}
+
+/** Opens the same file with the library, read-only, for comparing. */
+export async function withLibrary<T>(filename: string, work: (registry: SqliteToolRegistry) => Promise<T>): Promise<T> {
+  const registry = await openSqliteToolRegistry({ filename, readonly: true });
+  try {
+    return await work(registry);
+  } finally {
+    await registry.close();
+  }
+}
+
+/** What the library returns, as the JSON round trip the command's output goes through. */
+export function plain<T>(value: T): unknown {
+  return JSON.parse(JSON.stringify(value)) as unknown;
+}
+
+export function sha256(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}

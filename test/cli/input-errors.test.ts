@@ -1,0 +1,122 @@
+// Bad input from a file and from standard input: exit 1, the right code, paths, and nothing written.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { errorCode, issuePaths, runCli, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+
+const tempDir = useTempDir();
+
+/** `register` or `import` given `text` from a file or from stdin. */
+function feed(command: 'register' | 'import', text: string, via: 'file' | 'stdin', cwd: string) {
+  if (via === 'stdin') return runCli([command, '-'], { cwd, input: text });
+  const file = join(cwd, 'input.json');
+  writeFileSync(file, text);
+  return runCli([command, file], { cwd });
+}
+
+describe.each(['file', 'stdin'] as const)('input from %s', (via) => {
+  it('text that is not JSON is VALIDATION_FAILED for register and SNAPSHOT_INVALID for import', () => {
+    const cwd = tempDir();
+    for (const text of ['{"tool_name": ', 'not json at all', '']) {
+      const register = feed('register', text, via, cwd);
+      expect(register.code).toBe(1);
+      expect(errorCode(register.stderr)).toBe('VALIDATION_FAILED');
+      const imported = feed('import', text, via, cwd);
+      expect(imported.code).toBe(1);
+      expect(errorCode(imported.stderr)).toBe('SNAPSHOT_INVALID');
+    }
+    // Bad input never creates the database.
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+
+  it('an invalid spec is VALIDATION_FAILED with one `at PATH` line per zod issue', () => {
+    const cwd = tempDir();
+    const result = feed('register', JSON.stringify({ ...spec('bad name'), version: 3, extra: true }), via, cwd);
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('VALIDATION_FAILED');
+    expect(issuePaths(result.stderr).sort()).toEqual(['(root)', 'tool_name', 'version']);
+    expect(result.stderr).not.toMatch(/^\s+at .*\.js:\d+/m); // no stack trace
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+
+  it('an array with invalid specs names each by index and registers none of them', async () => {
+    const cwd = tempDir();
+    expect(runCli(['register', '-'], { cwd, input: JSON.stringify(spec('kept')) }).code).toBe(0);
+    const batch = [spec('good'), { ...spec('worse'), input_schema: [] }, { ...spec('worst'), tags: [''] }];
+    const result = feed('register', JSON.stringify(batch), via, cwd);
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('VALIDATION_FAILED');
+    expect(issuePaths(result.stderr)).toEqual(['[1].input_schema', '[2].tags[0]']);
+    const names = await withLibrary(join(cwd, 'tool-registry.db'), async (registry) =>
+      (await registry.listAll()).map((tool) => tool.spec.tool_name),
+    );
+    expect(names).toEqual(['kept']);
+  });
+
+  it('an invalid snapshot is SNAPSHOT_INVALID with paths like tools[1].spec.version', () => {
+    const cwd = tempDir();
+    const snapshot = { tools: [{ spec: spec('a') }, { spec: { ...spec('b'), version: 7 }, enabled: 'yes' }] };
+    const result = feed('import', JSON.stringify(snapshot), via, cwd);
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('SNAPSHOT_INVALID');
+    expect(issuePaths(result.stderr)).toEqual(['tools[1].spec.version', 'tools[1].enabled']);
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+});
+
+describe('register of an array is all-or-nothing', () => {
+  it('a conflict in the middle registers none of the batch', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tool-registry.db');
+    expect(runCli(['register', '-'], { cwd, input: JSON.stringify(spec('middle', '1')) }).code).toBe(0);
+    const before = await withLibrary(db, (registry) => registry.exportSnapshot());
+    const batch = [spec('first'), spec('middle', '1', { description: 'changed' }), spec('last')];
+    const result = runCli(['register', '-'], { cwd, input: JSON.stringify(batch) });
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('VERSION_CONFLICT');
+    expect(result.stderr).toMatch(/\[1\]/);
+    expect(await withLibrary(db, (registry) => registry.exportSnapshot())).toEqual(before);
+  });
+
+  it('a name given twice is DUPLICATE_TOOL and registers nothing', () => {
+    const cwd = tempDir();
+    const result = runCli(['register', '-'], { cwd, input: JSON.stringify([spec('a', '1'), spec('b'), spec('a', '2')]) });
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('DUPLICATE_TOOL');
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+
+  it('an empty array registers nothing and succeeds', () => {
+    const cwd = tempDir();
+    const result = runCli(['register', '-'], { cwd, input: '[]' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^nothing to register/);
+  });
+});
+
+describe('IO_ERROR', () => {
+  it('a missing input file, or a folder, is IO_ERROR for register and import', () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, 'folder'));
+    for (const command of ['register', 'import']) {
+      for (const path of [join(cwd, 'missing.json'), join(cwd, 'folder')]) {
+        const result = runCli([command, path], { cwd });
+        expect(result.code).toBe(1);
+        expect(errorCode(result.stderr)).toBe('IO_ERROR');
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      }
+    }
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+
+  it('a database in a folder that does not exist is IO_ERROR, not a stack trace', () => {
+    const cwd = tempDir();
+    const file = writeJson(join(cwd, 'one.json'), spec('a'));
+    for (const args of [['migrate'], ['register', file]]) {
+      const result = runCli(['--db', join(cwd, 'no', 'such', 'dir.db'), ...args], { cwd });
+      expect(result.code).toBe(1);
+      expect(errorCode(result.stderr)).toBe('IO_ERROR');
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+});
