@@ -845,6 +845,100 @@ export function defineConformanceSuite(harness: StoreHarness): void {
   });
 
   // ---------------------------------------------------------------------------------
+  describe('data fidelity, odd names, concurrency and misuse', () => {
+    it('keeps numbers exactly (no reformatting or precision loss)', async () => {
+      let registry = await open();
+      const schema = { big: 1e308, tiny: 5e-324, frac: 0.30000000000000004, max: 9007199254740991, neg: -123.456e10, int: 10 };
+      await registry.register(minimalSpec('numbers', { input_schema: schema }));
+      registry = await restart(registry);
+      expect((await registry.get('numbers'))?.spec.input_schema).toStrictEqual(schema);
+      await registry.register(minimalSpec('numbers', { input_schema: { ...schema } }));
+      expect((await registry.get('numbers'))?.created_at).toBe(T0);
+    });
+
+    it('keeps unicode and control characters in text fields exactly', async () => {
+      let registry = await open();
+      const spec = minimalSpec('texts', {
+        description: 'naïve ☃ 😀 "quoted" \\ back\u0000nul\nline',
+        tags: ['ünï', '😀', ' spaced ', '\t'],
+        input_schema: { 'k\u0000ey': 'v\u2028' },
+      });
+      await registry.register(spec);
+      registry = await restart(registry);
+      expect((await registry.get('texts'))?.spec).toEqual({ ...spec, version: null });
+    });
+
+    it('matches names exactly, never as patterns (_ is not a wildcard)', async () => {
+      const registry = await open();
+      await registry.register(minimalSpec('abc'));
+      await registry.register(minimalSpec('a.c'));
+      expect(await registry.get('a_c')).toBeUndefined();
+      expect(await registry.has('a_c')).toBe(false);
+      expect(await registry.has('_bc')).toBe(false);
+      expect(await registry.remove('a_c')).toBe(false);
+      await expectCode(registry.setEnabled('a_c', false), 'TOOL_NOT_FOUND');
+      expect(await registry.remove('a.c')).toBe(true);
+      expect((await registry.listAll()).map((r) => r.spec.tool_name)).toEqual(['abc']);
+    });
+
+    it('keeps an imported created_at verbatim through setEnabled and rule 2', async () => {
+      let registry = await open();
+      await registry.importSnapshot({ tools: [entry(fullSpec('a'), false, PY_TIME), entry(fullSpec('b'), true, null)] });
+      clock.set(T2);
+      expect((await registry.setEnabled('a', true)).created_at).toBe(PY_TIME);
+      expect((await registry.register(fullSpec('b'))).created_at).toBeNull();
+      registry = await restart(registry);
+      expect(await registry.get('a')).toEqual({ spec: fullSpec('a'), enabled: true, created_at: PY_TIME });
+      expect((await registry.get('b'))?.created_at).toBeNull();
+      expect((await registry.register(fullSpec('a', '2'))).created_at).toBe(T2);
+    });
+
+    it('concurrent registers of one name and version with different specs: exactly one wins', async () => {
+      const registry = await open();
+      const attempts = Array.from({ length: 8 }, (_, i) => registry.register(minimalSpec('race', { version: '1', description: `d${i}` })));
+      const results = await Promise.allSettled(attempts);
+      const won = results.filter((result) => result.status === 'fulfilled');
+      const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost.map((result) => (result.reason as ToolRegistryError).code)).toEqual(Array(7).fill('VERSION_CONFLICT'));
+      expect(await registry.get('race')).toEqual((won[0] as PromiseFulfilledResult<ToolRegistration>).value);
+    });
+
+    it('concurrent identical registers all return the same registration', async () => {
+      const registry = await open();
+      const results = await Promise.all(Array.from({ length: 8 }, () => registry.register(fullSpec('same'))));
+      for (const result of results) expect(result).toEqual({ spec: fullSpec('same'), enabled: true, created_at: T0 });
+      expect(await registry.listAll()).toHaveLength(1);
+    });
+
+    it('concurrent writes to different tools all land', async () => {
+      let registry = await open();
+      await Promise.all(Array.from({ length: 20 }, (_, i) => registry.register(minimalSpec(`t${String(i).padStart(2, '0')}`))));
+      await Promise.all([registry.setEnabled('t03', false), registry.remove('t07'), registry.register(minimalSpec('t00', { version: '2' }))]);
+      registry = await expectSurvivesRestart(registry);
+      const all = await registry.listAll({ includeDisabled: true });
+      expect(all).toHaveLength(19);
+      expect(all.find((r) => r.spec.tool_name === 't03')?.enabled).toBe(false);
+      expect(all.find((r) => r.spec.tool_name === 't00')?.spec.version).toBe('2');
+    });
+
+    it('listAll with options that are not an object or a non-boolean flag is a plain TypeError', async () => {
+      const registry = await open();
+      await expectPlainTypeError(() => registry.listAll(null as never));
+      await expectPlainTypeError(() => registry.listAll({ includeDisabled: 'yes' as never }));
+    });
+
+    it('importSnapshot with options that are not an object or a non-boolean dryRun is a plain TypeError', async () => {
+      const registry = await open();
+      await registry.register(minimalSpec('kept'));
+      const before = await state(registry);
+      await expectPlainTypeError(() => registry.importSnapshot({ tools: [] }, 'replace' as never));
+      await expectPlainTypeError(() => registry.importSnapshot({ tools: [] }, { mode: 'replace', dryRun: 'no' as never }));
+      expect(await state(registry)).toEqual(before);
+    });
+  });
+
+  // ---------------------------------------------------------------------------------
   describe('registerMany (a batch, all-or-nothing)', () => {
     it('applies each rule per spec and returns the registrations in the given order', async () => {
       let registry = await open();
@@ -1163,6 +1257,15 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(await registry.has('added')).toBe(false);
       registry = await restart(registry);
       expect(await state(registry)).toEqual(before);
+    });
+
+    it('replace also counts a tool whose created_at alone differs as updated', async () => {
+      let registry = await open();
+      await registry.register(fullSpec('a'));
+      const report = await registry.importSnapshot({ tools: [entry(fullSpec('a'), true, PY_TIME)] }, { mode: 'replace' });
+      expect(report).toEqual({ added: 0, updated: 1, unchanged: 0, removed: 0, conflicts: 0, dryRun: false });
+      registry = await restart(registry);
+      expect((await registry.get('a'))?.created_at).toBe(PY_TIME);
     });
 
     it('an entry identical to the stored tool is unchanged and writes nothing', async () => {
