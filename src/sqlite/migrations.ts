@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { SchemaTooNewError } from '../errors.js';
-import { retryWhileBusy } from './busy.js';
+import { isBusyError, retryWhileBusy } from './busy.js';
 import type { SqliteSchema } from './schema.js';
 
 export interface Migration {
@@ -95,7 +95,15 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
         const migration = pendingMigrations(applied, migrations)[0];
         if (migration === undefined) return undefined;
         // A multi-statement file needs exec(); it runs on this same connection, inside the transaction.
-        db.exec(migration.sql);
+        try {
+          db.exec(migration.sql);
+        } catch (error) {
+          if (isBusyError(error)) throw error;
+          throw Object.assign(
+            new Error(`SQLite migration ${migration.name} failed and was rolled back: ${String(error)}`, { cause: error }),
+            { migration: migration.name },
+          );
+        }
         await trx
           .insertInto('schema_migrations')
           .values({ name: migration.name, applied_at: new Date().toISOString() })

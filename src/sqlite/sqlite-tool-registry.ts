@@ -48,6 +48,12 @@ export interface SqliteStatus {
   readonly journalMode: string;
   /** Whether the registry was opened with `readonly: true` (or over a read-only handle). */
   readonly readonly: boolean;
+  /** This connection's `PRAGMA synchronous`: `'off'`, `'normal'`, `'full'` or `'extra'`. */
+  readonly synchronous: string;
+  /** This connection's `PRAGMA journal_size_limit` in bytes (-1: no limit). */
+  readonly journalSizeLimit: number;
+  /** This connection's `PRAGMA wal_autocheckpoint` in pages (0: off). */
+  readonly walAutocheckpoint: number;
 }
 
 /** One problem `verify()` found. */
@@ -80,6 +86,8 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /** Pages written before an automatic checkpoint (SQLite's default, set explicitly). */
 const WAL_AUTOCHECKPOINT_PAGES = 1000;
+
+const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'];
 
 interface ResolvedOptions {
   readonly filename: string | undefined;
@@ -201,6 +209,11 @@ export async function openSqliteToolRegistry(options: SqliteToolRegistryOptions)
     return await SqliteToolRegistryImpl.open(db, owned, resolved);
   } catch (error) {
     if (owned && db.open) db.close();
+    // SQLite's own errors (not a database, disk I/O...) say which file; ours pass unchanged.
+    if (error instanceof Database.SqliteError) {
+      const where = resolved.filename ?? (db.memory ? ':memory:' : db.name);
+      throw new Error(`cannot open the SQLite registry ${where}: ${error.message} (${error.code})`, { cause: error });
+    }
     throw error;
   }
 }
@@ -236,22 +249,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // SQLite's own wait blocks the event loop: keep it short, retry asynchronously instead.
     db.pragma(`busy_timeout = ${Math.min(SYNC_BUSY_TIMEOUT_MS, Math.floor(options.busyTimeoutMs))}`);
     db.pragma('foreign_keys = ON');
-    if (owned && !readonly && !db.memory) {
-      // Switching to WAL needs the lock briefly; a new file opened by several processes at once contends here.
-      await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'open' }, () => {
-        const mode = db.pragma('journal_mode = WAL', { simple: true });
-        if (mode !== 'wal') throw new Error(`could not switch ${filename} to WAL (journal_mode is ${String(mode)})`);
-      });
-      db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
-      db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
-    }
     const migrations = shippedMigrations();
+    // A schema from a newer release is refused before anything, the journal mode included, changes.
+    const applied = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'open' }, () =>
+      appliedMigrations(db),
+    );
+    assertKnown(applied, migrations, filename);
     if (readonly) {
-      const applied = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'open' }, () =>
-        appliedMigrations(db),
-      );
-      assertKnown(applied, migrations, filename);
       const pending = pendingMigrations(applied, migrations);
       if (pending.length > 0) {
         throw new Error(
@@ -260,6 +264,16 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
         );
       }
     } else {
+      if (owned && !db.memory) {
+        // Switching to WAL takes the lock briefly: a new file opened by several processes at once contends here.
+        await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'open' }, () => {
+          const mode = db.pragma('journal_mode = WAL', { simple: true });
+          if (mode !== 'wal') throw new Error(`could not switch ${filename} to WAL (journal_mode is ${String(mode)})`);
+        });
+        db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+        db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+        db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+      }
       await migrate({ db, kysely, migrations, busyTimeoutMs: options.busyTimeoutMs, filename });
     }
     return new SqliteToolRegistryImpl(db, owned, options, kysely);
@@ -411,6 +425,9 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       specHistory: Number(counts?.specHistory ?? 0),
       journalMode: String(this.#db.pragma('journal_mode', { simple: true })),
       readonly: this.#readonly,
+      synchronous: SYNCHRONOUS_NAMES[Number(this.#db.pragma('synchronous', { simple: true }))] ?? 'unknown',
+      journalSizeLimit: Number(this.#db.pragma('journal_size_limit', { simple: true })),
+      walAutocheckpoint: Number(this.#db.pragma('wal_autocheckpoint', { simple: true })),
     });
   }
 

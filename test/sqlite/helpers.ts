@@ -108,7 +108,11 @@ export function dumpDatabase(file: string): { schema: unknown[]; rows: Record<st
       .pluck()
       .all() as string[];
     const rows: Record<string, unknown[]> = {};
-    for (const table of tables) rows[table] = db.prepare(`SELECT * FROM "${table}" ORDER BY 1, 2`).all();
+    for (const table of tables) {
+      const columns = db.pragma(`table_info("${table}")`) as { cid: number }[];
+      const order = columns.map((column) => column.cid + 1).join(', ');
+      rows[table] = db.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).all();
+    }
     return { schema, rows };
   } finally {
     db.close();

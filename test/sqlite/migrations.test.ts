@@ -1,0 +1,146 @@
+// The migration runner, the provider and the IMMEDIATE Kysely dialect.
+import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import { ImmediateSqliteDialect } from '../../src/sqlite/dialect.js';
+import { appliedMigrations, MIGRATIONS_FOLDER, migrate, shippedMigrations } from '../../src/sqlite/migrations.js';
+import type { Migration } from '../../src/sqlite/migrations.js';
+import type { SqliteSchema } from '../../src/sqlite/schema.js';
+import { expectCode, minimalSpec } from '../support/registry-helpers.js';
+import { dumpDatabase, tempFolder } from './helpers.js';
+
+let temp: ReturnType<typeof tempFolder>;
+beforeEach(() => {
+  temp = tempFolder();
+});
+afterEach(() => {
+  temp.cleanup();
+});
+
+describe('the migration provider', () => {
+  it('resolves migrations/sqlite at the package root from its own URL, in name order', () => {
+    expect(fileURLToPath(MIGRATIONS_FOLDER)).toBe(fileURLToPath(new URL('../../migrations/sqlite/', import.meta.url)));
+    const names = shippedMigrations().map((migration) => migration.name);
+    expect(names[0]).toBe('0001_init');
+    expect(names).toEqual([...names].sort());
+  });
+
+  it('is found the same way from dist/ (the installed layout)', async () => {
+    const dist = new URL('../../dist/sqlite/migrations.js', import.meta.url);
+    expect(existsSync(dist), 'build first (npx tsc -p tsconfig.json)').toBe(true);
+    const module = (await import(dist.href)) as { MIGRATIONS_FOLDER: URL };
+    expect(fileURLToPath(module.MIGRATIONS_FOLDER)).toBe(fileURLToPath(MIGRATIONS_FOLDER));
+  });
+
+  it('uses only what the 3.40 shell can read: no two-argument json_valid, no generated columns', () => {
+    for (const migration of shippedMigrations()) {
+      expect(migration.sql).not.toMatch(/json_valid\s*\([^()]*,/i);
+      expect(migration.sql).not.toMatch(/GENERATED\s+ALWAYS|\bAS\s*\(.*\)\s*(STORED|VIRTUAL)/i);
+      expect(migration.sql).not.toMatch(/\bjsonb/i);
+    }
+  });
+});
+
+function kyselyOver(db: Database.Database): Kysely<SqliteSchema> {
+  return new Kysely<SqliteSchema>({ dialect: new ImmediateSqliteDialect({ database: db }) });
+}
+
+describe('the migration runner', () => {
+  const good: Migration = { name: '0001_a', sql: 'CREATE TABLE a (x INTEGER) STRICT; CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT;' };
+  const second: Migration = { name: '0002_b', sql: 'CREATE TABLE b (x INTEGER); INSERT INTO b VALUES (1);' };
+  const failing: Migration = { name: '0003_bad', sql: 'CREATE TABLE c (x INTEGER); INSERT INTO nowhere VALUES (1);' };
+
+  it('applies pending files in order, each recorded once, and a second run applies nothing', async () => {
+    const db = new Database(temp.file('m.db'));
+    const kysely = kyselyOver(db);
+    const options = { db, kysely, busyTimeoutMs: 1000, filename: 'm.db' };
+    expect(await migrate({ ...options, migrations: [good] })).toEqual(['0001_a']);
+    expect(await migrate({ ...options, migrations: [good, second] })).toEqual(['0002_b']);
+    expect(await migrate({ ...options, migrations: [good, second] })).toEqual([]);
+    expect(appliedMigrations(db)).toEqual(['0001_a', '0002_b']);
+    db.close();
+  });
+
+  it('a failing file is rolled back entirely and not recorded; earlier files stay', async () => {
+    const file = temp.file('fail.db');
+    const db = new Database(file);
+    const options = { db, kysely: kyselyOver(db), busyTimeoutMs: 1000, filename: 'fail.db' };
+    const error = await migrate({ ...options, migrations: [good, second, failing] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ migration: '0003_bad', cause: { code: 'SQLITE_ERROR' } });
+    expect(appliedMigrations(db)).toEqual(['0001_a', '0002_b']);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'c'").get()).toBeUndefined();
+    expect(db.inTransaction).toBe(false);
+    db.close();
+  });
+
+  it('refuses a database recording an unknown newer migration with SCHEMA_TOO_NEW, schema and rows unchanged', async () => {
+    const file = temp.file('newer.db');
+    const writer = await openSqliteToolRegistry({ filename: file });
+    await writer.register(minimalSpec('kept'));
+    await writer.close();
+    const raw = new Database(file);
+    raw.pragma('journal_mode = DELETE');
+    raw.exec(`
+      INSERT INTO schema_migrations VALUES ('9999_from_the_future', '2030-01-01T00:00:00.000Z');
+      CREATE TABLE future_table (x INTEGER);
+    `);
+    raw.close();
+    const before = dumpDatabase(file);
+
+    const error = await expectCode(openSqliteToolRegistry({ filename: file }), 'SCHEMA_TOO_NEW');
+    expect(error.context).toMatchObject({ unknown_migrations: ['9999_from_the_future'] });
+    await expectCode(openSqliteToolRegistry({ filename: file, readonly: true }), 'SCHEMA_TOO_NEW');
+    const owned = new Database(file);
+    await expectCode(openSqliteToolRegistry({ database: owned }), 'SCHEMA_TOO_NEW');
+    expect(owned.open).toBe(true);
+    owned.close();
+
+    expect(dumpDatabase(file)).toEqual(before);
+    // Not even the journal mode was switched to WAL.
+    const check = new Database(file, { readonly: true });
+    expect(check.pragma('journal_mode', { simple: true })).toBe('delete');
+    check.close();
+  });
+});
+
+describe('the Kysely dialect', () => {
+  async function secondWriterDuringTransaction(dialect: 'immediate' | 'stock'): Promise<string> {
+    const file = temp.file(`${dialect}.db`);
+    const setup = new Database(file);
+    setup.pragma('journal_mode = WAL');
+    setup.exec('CREATE TABLE t (x INTEGER)');
+    setup.close();
+    const db = new Database(file);
+    const kysely = new Kysely<{ t: { x: number } }>({
+      dialect: dialect === 'immediate' ? new ImmediateSqliteDialect({ database: db }) : new SqliteDialect({ database: db }),
+    });
+    const other = new Database(file, { timeout: 0 });
+    try {
+      return await kysely.transaction().execute(async (trx) => {
+        await trx.selectFrom('t').selectAll().execute();
+        // Before this transaction writes anything, can another connection take the write lock?
+        try {
+          other.exec('BEGIN IMMEDIATE');
+          other.exec('ROLLBACK');
+          return 'other connection got the lock';
+        } catch (error) {
+          return (error as { code: string }).code;
+        }
+      });
+    } finally {
+      other.close();
+      db.close();
+    }
+  }
+
+  it('begins transactions IMMEDIATE: the write lock is held from the start', async () => {
+    expect(await secondWriterDuringTransaction('immediate')).toBe('SQLITE_BUSY');
+  });
+
+  it("(control) Kysely's stock dialect begins deferred, which is why ours exists", async () => {
+    expect(await secondWriterDuringTransaction('stock')).toBe('other connection got the lock');
+  });
+});

@@ -1,0 +1,84 @@
+// The stock sqlite3 shell (Debian 12 ships 3.40; .ci/run installs it) reads a file we wrote.
+// These are the operator one-liners of the README, run as they are printed there.
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import { fullSpec, manualClock, minimalSpec } from '../support/registry-helpers.js';
+import { tempFolder } from './helpers.js';
+
+const SHELL = process.env.SQLITE3 ?? 'sqlite3';
+
+function shell(file: string, ...args: string[]): string {
+  return execFileSync(SHELL, [...args, file], { encoding: 'utf8' });
+}
+
+function shellJson(file: string, sql: string): unknown {
+  const out = execFileSync(SHELL, ['-json', file, sql], { encoding: 'utf8' }).trim();
+  return out === '' ? [] : JSON.parse(out);
+}
+
+describe('the sqlite3 shell on a file we wrote', () => {
+  const temp = tempFolder();
+  const file = temp.file('operator.db');
+
+  beforeAll(async () => {
+    const clock = manualClock('2025-01-01T00:00:00.000Z');
+    // A registry left open, as a running service would: the shell must cope with the WAL.
+    const registry = await openSqliteToolRegistry({ filename: file, clock: clock.now });
+    await registry.register(fullSpec('search', '1.0.0'));
+    clock.set('2025-02-01T00:00:00.000Z');
+    await registry.register(fullSpec('search', '2.0.0'));
+    await registry.register(minimalSpec('calc'));
+    await registry.setEnabled('calc', false);
+    await registry.register(minimalSpec('gone'));
+    await registry.remove('gone');
+    await registry.close();
+  });
+  afterAll(() => temp.cleanup());
+
+  it('is installed (the operator tests need it)', () => {
+    expect(execFileSync(SHELL, ['-version'], { encoding: 'utf8' })).toMatch(/^3\.\d+/);
+  });
+
+  it('lists tools through the view', () => {
+    expect(shellJson(file, 'SELECT tool_name, version, enabled, created_at, description, tags FROM tools ORDER BY tool_name;')).toEqual([
+      { tool_name: 'calc', version: null, enabled: 0, created_at: '2025-02-01T00:00:00.000Z', description: null, tags: '[]' },
+      {
+        tool_name: 'search',
+        version: '2.0.0',
+        enabled: 1,
+        created_at: '2025-02-01T00:00:00.000Z',
+        description: 'Searches the web (search)',
+        tags: '["web","search"]',
+      },
+    ]);
+  });
+
+  it("shows a tool's spec history, and a removed tool's history stays", () => {
+    expect(
+      shellJson(file, "SELECT version, first_registered_at, fingerprint FROM tool_specs WHERE tool_name = 'search' ORDER BY first_registered_at;"),
+    ).toEqual([
+      { version: '1.0.0', first_registered_at: '2025-01-01T00:00:00.000Z', fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      { version: '2.0.0', first_registered_at: '2025-02-01T00:00:00.000Z', fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    ]);
+    expect(shellJson(file, "SELECT count(*) AS n FROM tool_specs WHERE tool_name = 'gone';")).toEqual([{ n: 1 }]);
+    expect(shellJson(file, "SELECT json_extract(spec_json, '$.input_schema.required') AS required FROM tool_specs WHERE tool_name = 'search' AND version = '2.0.0';")).toEqual([
+      { required: '["query"]' },
+    ]);
+  });
+
+  it('says ok to PRAGMA integrity_check and finds no foreign key problem', () => {
+    expect(shell(file, '-cmd', 'PRAGMA integrity_check;', '-cmd', '.exit').trim()).toBe('ok');
+    expect(shell(file, '-cmd', 'PRAGMA foreign_key_check;', '-cmd', '.exit').trim()).toBe('');
+  });
+
+  it('lists the migrations that ran', () => {
+    expect(shellJson(file, 'SELECT name FROM schema_migrations ORDER BY name;')).toEqual([{ name: '0001_init' }]);
+  });
+
+  it('reads the whole schema (.schema) without error', () => {
+    const schema = shell(file, '-cmd', '.schema', '-cmd', '.exit');
+    expect(schema).toContain('CREATE TABLE tool_specs');
+    expect(schema).toContain('CREATE VIEW tools');
+  });
+});
