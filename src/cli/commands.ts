@@ -131,16 +131,22 @@ function writeFileAtomically(path: string, produce: (write: (text: string) => vo
 
 export async function exportCommand(context: CliContext, options: { out?: string }): Promise<void> {
   await withRegistry(context.database, 'readonly', async (registry) => {
-    const snapshot = await registry.exportSnapshot();
-    if (options.out === undefined) {
-      // Progress and the JSON on one terminal would garble each other.
-      const progressStream = context.stdout.isTTY === true ? undefined : context.stderr;
-      writeSnapshotJson(snapshot, (text) => print(context, text), progressStream);
-      return;
+    // Progress and the JSON on one terminal would garble each other.
+    const toTerminal = options.out === undefined && context.stdout.isTTY === true;
+    const progress = createProgress(toTerminal ? undefined : context.stderr, (await registry.status()).tools);
+    try {
+      progress.update('reading the tools ...', true);
+      const snapshot = await registry.exportSnapshot();
+      if (options.out === undefined) {
+        writeSnapshotJson(snapshot, (text) => print(context, text), progress);
+        return;
+      }
+      writeFileAtomically(options.out, (write) => writeSnapshotJson(snapshot, write, progress));
+      progress.done();
+      print(context, `exported ${plural(snapshot.tools.length, 'tool')} to ${options.out}\n`);
+    } finally {
+      progress.done();
     }
-    const out = options.out;
-    writeFileAtomically(out, (write) => writeSnapshotJson(snapshot, write, context.stderr));
-    print(context, `exported ${plural(snapshot.tools.length, 'tool')} to ${out}\n`);
   });
 }
 

@@ -1,7 +1,7 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
 import type { ToolRegistration } from '../contracts.js';
 import type { ImportStep } from '../registry.js';
-import { createProgress } from './progress.js';
+import type { Progress } from './progress.js';
 
 /** JSON as the command prints it: 2-space indent and a final newline. */
 export function toJson(value: unknown): string {
@@ -96,21 +96,19 @@ export function formatPlan(steps: readonly ImportStep[]): string {
 }
 
 /**
- * Writes `value` as `toJson` would, tool by tool, so that thousands of tools can show
- * progress; the text is exactly `toJson(snapshot)`.
+ * Writes the snapshot tool by tool, so that thousands of tools can show progress; the text
+ * is exactly `toJson(snapshot)`.
  */
 export function writeSnapshotJson(
   snapshot: { readonly tools: readonly ToolRegistration[] },
   write: (text: string) => void,
-  /** Where progress may go (a terminal only); `undefined` for none. */
-  progressStream: (NodeJS.WritableStream & { isTTY?: boolean }) | undefined,
+  progress: Progress,
 ): void {
   const { tools } = snapshot;
   if (tools.length === 0) {
     write(toJson(snapshot));
     return;
   }
-  const progress = createProgress(progressStream, tools.length);
   let chunk = '{\n  "tools": [\n';
   tools.forEach((tool, index) => {
     chunk += indent(JSON.stringify(tool, null, 2), '    ') + (index === tools.length - 1 ? '\n' : ',\n');
@@ -121,5 +119,4 @@ export function writeSnapshotJson(
     progress.update(`exporting: ${index + 1} / ${tools.length} tools`);
   });
   write(`${chunk}  ]\n}\n`);
-  progress.done();
 }

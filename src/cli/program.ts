@@ -156,8 +156,8 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // --help and --version end here too; commander has already printed everything.
-      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? EXIT_OK : EXIT_USAGE;
+      // --help, `help CMD` and --version end here too (exit code 0); commander has printed everything.
+      return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
     const { lines, exitCode } = describeError(error);
     io.stderr.write(lines.map((line) => `${line}\n`).join(''));

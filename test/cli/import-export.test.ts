@@ -1,0 +1,170 @@
+// export and import: the snapshot JSON, dry runs that write nothing, all-or-nothing imports.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry } from '../../src/index.js';
+import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+
+const tempDir = useTempDir();
+
+/** A database `name` in `cwd` holding `tools` (registered), with `disabled` disabled. */
+function database(cwd: string, name: string, tools: unknown[], disabled: string[] = []): string {
+  const db = join(cwd, name);
+  expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(tools) }).code).toBe(0);
+  for (const tool of disabled) expect(runCli(['--db', db, 'disable', tool], { cwd }).code).toBe(0);
+  return db;
+}
+
+describe('export', () => {
+  it('prints the library snapshot as 2-space JSON on stdout', async () => {
+    const cwd = tempDir();
+    const db = database(cwd, 'a.db', [spec('b', null, { tags: ['x', 'x'] }), spec('a')], ['b']);
+    const result = runCli(['--db', db, 'export'], { cwd });
+    expect(result.code).toBe(0);
+    const snapshot = await withLibrary(db, (registry) => registry.exportSnapshot());
+    expect(result.stdout).toBe(`${JSON.stringify(snapshot, null, 2)}\n`);
+    expect(snapshot.tools.map((tool) => [tool.spec.tool_name, tool.enabled])).toEqual([['a', true], ['b', false]]);
+  });
+
+  it('of an empty registry is {"tools": []}', () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'empty.db');
+    expect(runCli(['--db', db, 'migrate'], { cwd }).code).toBe(0);
+    const result = runCli(['--db', db, 'export'], { cwd });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ tools: [] });
+  });
+
+  it('--out writes the same JSON to a file and leaves no temporary file', () => {
+    const cwd = tempDir();
+    const db = database(cwd, 'a.db', [spec('a'), spec('b')]);
+    const out = join(cwd, 'snap.json');
+    const result = runCli(['--db', db, 'export', '--out', out], { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^exported 2 tools to /);
+    expect(readFileSync(out, 'utf8')).toBe(runCli(['--db', db, 'export'], { cwd }).stdout);
+    expect(readdirSync(cwd).filter((name) => !name.startsWith('a.db')).sort()).toEqual(['snap.json']);
+  });
+
+  it('--out into a folder that does not exist is IO_ERROR', () => {
+    const cwd = tempDir();
+    const db = database(cwd, 'a.db', [spec('a')]);
+    const result = runCli(['--db', db, 'export', '--out', join(cwd, 'missing', 'snap.json')], { cwd });
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('IO_ERROR');
+    expect(existsSync(join(cwd, 'missing'))).toBe(false);
+  });
+});
+
+describe('import', () => {
+  it('round trip: export from one file, import into another, export again: identical', async () => {
+    const cwd = tempDir();
+    const source = database(cwd, 'source.db', [spec('a'), spec('b', null), spec('c', '3', { tags: ['t'] })], ['b']);
+    const out = join(cwd, 'snap.json');
+    expect(runCli(['--db', source, 'export', '--out', out], { cwd }).code).toBe(0);
+    const target = join(cwd, 'target.db');
+    const imported = runCli(['--db', target, 'import', out], { cwd });
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/^imported \(merge\): 3 added, 0 updated, 0 unchanged, 0 removed$/m);
+    expect(runCli(['--db', target, 'export'], { cwd }).stdout).toBe(readFileSync(out, 'utf8'));
+    // created_at and enabled come across verbatim.
+    expect(await withLibrary(target, (registry) => registry.exportSnapshot())).toEqual(
+      await withLibrary(source, (registry) => registry.exportSnapshot()),
+    );
+    // Importing the same snapshot again changes nothing.
+    const again = runCli(['--db', target, 'import', out, '--json'], { cwd });
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false });
+  });
+
+  it('from standard input', async () => {
+    const cwd = tempDir();
+    const source = database(cwd, 'source.db', [spec('a'), spec('b')]);
+    const snapshot = runCli(['--db', source, 'export'], { cwd }).stdout;
+    const target = join(cwd, 'target.db');
+    const result = runCli(['--db', target, 'import', '-'], { cwd, input: snapshot });
+    expect(result.code).toBe(0);
+    expect(await withLibrary(target, async (registry) => (await registry.listAll()).length)).toBe(2);
+  });
+
+  it('--dry-run prints the plan, leaves the file byte-for-byte unchanged, and --json is the library report', async () => {
+    const cwd = tempDir();
+    const target = database(cwd, 'target.db', [spec('keep'), spec('old', '1'), spec('gone')]);
+    const snapshot = {
+      tools: [
+        { spec: spec('new'), enabled: true, created_at: '2025-01-31T12:00:00+00:00' },
+        { spec: spec('old', '2'), enabled: false, created_at: null },
+        ...(await withLibrary(target, async (registry) => [(await registry.get('keep'))!])),
+      ],
+    };
+    const file = writeJson(join(cwd, 'snap.json'), snapshot);
+    const before = sha256(target);
+    for (const mode of ['merge', 'replace']) {
+      const human = runCli(['--db', target, 'import', file, '--dry-run', '--mode', mode], { cwd });
+      expect(human.code).toBe(0);
+      const rows = human.stdout.split('\n').slice(1).filter((line) => /^(add|update|unchanged|remove|conflict) /.test(line));
+      const plan = rows.map((line) => line.split(/\s+/).slice(0, 2).join(' '));
+      expect(plan).toEqual(
+        mode === 'merge'
+          ? ['unchanged keep', 'add new', 'update old']
+          : ['remove gone', 'unchanged keep', 'add new', 'update old'],
+      );
+      expect(human.stdout).toMatch(/nothing was written/);
+      const json = runCli(['--db', target, 'import', file, '--dry-run', '--mode', mode, '--json'], { cwd });
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual(
+        plain(await withLibrary(target, (registry) => registry.importSnapshot(snapshot, { mode: mode as 'merge', dryRun: true }))),
+      );
+    }
+    expect(sha256(target)).toBe(before);
+  });
+
+  it('--dry-run against a database that does not exist plans against an empty registry and creates nothing', async () => {
+    const cwd = tempDir();
+    const file = writeJson(join(cwd, 'snap.json'), { tools: [{ spec: spec('a') }, { spec: spec('b') }] });
+    const result = runCli(['--db', join(cwd, 'new.db'), 'import', file, '--dry-run', '--json'], { cwd });
+    expect(result.code).toBe(0);
+    await using empty = new InMemoryToolRegistry();
+    expect(JSON.parse(result.stdout)).toEqual(plain(await empty.importSnapshot(JSON.parse(readFileSync(file, 'utf8')), { dryRun: true })));
+    expect(existsSync(join(cwd, 'new.db'))).toBe(false);
+  });
+
+  it('a conflict: --dry-run shows it and exits 1; the real import exits 1 and changes nothing', async () => {
+    const cwd = tempDir();
+    const target = database(cwd, 'target.db', [spec('a', '1'), spec('b')]);
+    const file = writeJson(join(cwd, 'snap.json'), {
+      tools: [{ spec: spec('new') }, { spec: spec('a', '1', { description: 'changed' }) }],
+    });
+    const before = await withLibrary(target, (registry) => registry.exportSnapshot());
+    const hash = sha256(target);
+    const dry = runCli(['--db', target, 'import', file, '--dry-run'], { cwd });
+    expect(dry.code).toBe(1);
+    expect(errorCode(dry.stderr)).toBe('VERSION_CONFLICT');
+    expect(dry.stdout).toMatch(/^conflict\s+a\s+tools\[1\]/m);
+    expect(sha256(target)).toBe(hash);
+    const real = runCli(['--db', target, 'import', file], { cwd });
+    expect(real.code).toBe(1);
+    expect(errorCode(real.stderr)).toBe('VERSION_CONFLICT');
+    expect(real.stderr).toMatch(/tools\[1\]/);
+    expect(await withLibrary(target, (registry) => registry.exportSnapshot())).toEqual(before);
+    // replace is a restore: the same snapshot goes through.
+    const replace = runCli(['--db', target, 'import', file, '--mode', 'replace'], { cwd });
+    expect(replace.code).toBe(0);
+    expect(replace.stdout).toMatch(/1 added, 1 updated, 0 unchanged, 1 removed/);
+    expect(await withLibrary(target, async (registry) => (await registry.listAll()).map((tool) => tool.spec.tool_name))).toEqual([
+      'a',
+      'new',
+    ]);
+  });
+
+  it('a snapshot naming a tool twice is DUPLICATE_TOOL and changes nothing', async () => {
+    const cwd = tempDir();
+    const target = database(cwd, 'target.db', [spec('a')]);
+    const hash = sha256(target);
+    const file = writeJson(join(cwd, 'snap.json'), { tools: [{ spec: spec('x') }, { spec: spec('x', '2') }] });
+    const result = runCli(['--db', target, 'import', file], { cwd });
+    expect(result.code).toBe(1);
+    expect(errorCode(result.stderr)).toBe('DUPLICATE_TOOL');
+    expect(sha256(target)).toBe(hash);
+  });
+});
