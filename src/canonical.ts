@@ -43,9 +43,9 @@ export function fingerprintOf(canonical: string): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
 
-/** Freezes a value and everything reachable from it; returns it for chaining. */
+/** Freezes a value and everything reachable from it (JSON data: no cycles); returns it. */
 export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+  if (value !== null && typeof value === 'object') {
     Object.freeze(value);
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
   }
