@@ -291,7 +291,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   protected _get(toolName: string): ToolRegistrationType | undefined {
-    const row = this.#guard('get', () => this.#sql.findRow.get([toolName]));
+    const row = this.#guard('get', () => this.#sql.getRow.get([toolName]));
     return row === undefined ? undefined : toRegistration(row);
   }
 

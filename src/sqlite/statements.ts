@@ -50,6 +50,8 @@ export function prepareStatements(db: BetterSqlite3.Database, kysely: Kysely<Sql
   return {
     /** (tool_name) -> the record, without the spec. */
     findRecord: prepare(db, current().select(recordColumns).where('r.tool_name', '=', TEXT), 1),
+    /** (tool_name) -> the registration's columns. */
+    getRow: prepare(db, current().select(registrationColumns).where('r.tool_name', '=', TEXT), 1),
     /** (tool_name) -> the record and the spec. */
     findRow: prepare(db, current().select([...recordColumns, 's.spec_json']).where('r.tool_name', '=', TEXT), 1),
     /** () -> every current registration by name. */

@@ -8,9 +8,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { afterEach, beforeEach } from 'vitest';
 
 const WORKER = fileURLToPath(new URL('../fixtures/sqlite-worker.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+
+/** A fresh temporary folder per test (vitest hooks); `file(name)` is a path inside it. */
+export function useTempFolder(): { file: (name: string) => string } {
+  let current: ReturnType<typeof tempFolder> | undefined;
+  beforeEach(() => {
+    current = tempFolder();
+  });
+  afterEach(() => {
+    current?.cleanup();
+    current = undefined;
+  });
+  return {
+    file: (name) => {
+      if (current === undefined) throw new Error('useTempFolder(): only inside a test');
+      return current.file(name);
+    },
+  };
+}
 
 /** A temporary folder, removed by the returned cleanup. */
 export function tempFolder(): { folder: string; file: (name: string) => string; cleanup: () => void } {
@@ -34,9 +53,10 @@ export interface Worker {
   readonly stderr: () => string;
 }
 
-export function spawnWorker(job: Record<string, unknown>): Worker {
+/** Runs the worker on `job`; `nodeFlags` go to node itself (such as a heap limit). */
+export function spawnWorker(job: Record<string, unknown>, nodeFlags: readonly string[] = []): Worker {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
-  const child = spawn(process.execPath, [WORKER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, WORKER, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] });
   const messages: WorkerMessage[] = [];
   const waiters: { event: string; resolve: (m: WorkerMessage) => void; reject: (e: Error) => void }[] = [];
   let stderr = '';

@@ -3,22 +3,16 @@ import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { ImmediateSqliteDialect } from '../../src/sqlite/dialect.js';
 import { appliedMigrations, MIGRATIONS_FOLDER, migrate, shippedMigrations } from '../../src/sqlite/migrations.js';
 import type { Migration } from '../../src/sqlite/migrations.js';
 import type { SqliteSchema } from '../../src/sqlite/schema.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
-import { dumpDatabase, tempFolder } from './helpers.js';
+import { dumpDatabase, useTempFolder } from './helpers.js';
 
-let temp: ReturnType<typeof tempFolder>;
-beforeEach(() => {
-  temp = tempFolder();
-});
-afterEach(() => {
-  temp.cleanup();
-});
+const temp = useTempFolder();
 
 describe('the migration provider', () => {
   it('resolves migrations/sqlite at the package root from its own URL, in name order', () => {

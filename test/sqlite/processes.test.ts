@@ -1,18 +1,12 @@
 // Several real processes sharing one SQLite file (children run dist/, built by pretest).
 import { existsSync, statSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { fullSpec, minimalSpec } from '../support/registry-helpers.js';
-import { raceWorkers, spawnWorker, tempFolder } from './helpers.js';
+import { raceWorkers, spawnWorker, useTempFolder } from './helpers.js';
 
-let temp: ReturnType<typeof tempFolder>;
-beforeEach(() => {
-  temp = tempFolder();
-});
-afterEach(() => {
-  temp.cleanup();
-});
+const temp = useTempFolder();
 
 describe('SQLite file shared by processes', () => {
   it('what this process writes, a fresh process reads back identically', async () => {

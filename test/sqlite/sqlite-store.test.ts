@@ -245,6 +245,30 @@ describe('locking', () => {
     expect(locker.prepare("SELECT count(*) FROM tools WHERE tool_name = 'patient'").pluck().get()).toBe(1);
   });
 
+  it('in rollback-journal mode a read locked out by a committing writer is STORAGE_BUSY, never a raw SQLITE_BUSY', async () => {
+    const file = temp.file('delete-mode.db');
+    const db = rawConnection(file);
+    db.pragma('journal_mode = DELETE');
+    const registry = await open({ database: db, busyTimeoutMs: 50 });
+    await registry.register(minimalSpec('present'));
+    const locker = rawConnection(file);
+    locker.exec('BEGIN EXCLUSIVE');
+    try {
+      const busy = [
+        await expectCode(registry.get('present'), 'STORAGE_BUSY'),
+        await expectCode(registry.has('present'), 'STORAGE_BUSY'),
+        await expectCode(registry.listAll(), 'STORAGE_BUSY'),
+        await expectCode(registry.exportSnapshot(), 'STORAGE_BUSY'),
+        await expectCode(registry.register(minimalSpec('present')), 'STORAGE_BUSY'),
+        await expectCode(registry.importSnapshot({ tools: [] }, { dryRun: true }), 'STORAGE_BUSY'),
+      ];
+      for (const error of busy) expect((error.cause as { code?: string }).code).toBe('SQLITE_BUSY');
+    } finally {
+      locker.exec('ROLLBACK');
+    }
+    expect(await registry.has('present')).toBe(true);
+  });
+
   it('busyTimeoutMs 0 tries once', async () => {
     const file = temp.file('zero.db');
     const registry = await open({ filename: file, busyTimeoutMs: 0 });

@@ -67,6 +67,14 @@ describe('the sqlite3 shell on a file we wrote', () => {
     ]);
   });
 
+  it("prints a tool's current spec as JSON", () => {
+    const [row] = shellJson(
+      file,
+      "SELECT s.spec_json FROM tool_registrations r JOIN tool_specs s USING (tool_name, fingerprint) WHERE r.tool_name = 'search';",
+    ) as { spec_json: string }[];
+    expect(JSON.parse(row?.spec_json ?? 'null')).toEqual(fullSpec('search', '2.0.0'));
+  });
+
   it('says ok to PRAGMA integrity_check and finds no foreign key problem', () => {
     expect(shell(file, '-cmd', 'PRAGMA integrity_check;', '-cmd', '.exit').trim()).toBe('ok');
     expect(shell(file, '-cmd', 'PRAGMA foreign_key_check;', '-cmd', '.exit').trim()).toBe('');

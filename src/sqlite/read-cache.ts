@@ -1,0 +1,282 @@
+// The SQLite store's read cache: current registrations served from memory, and never stale.
+// Before every read one statement asks SQLite whether anything was committed since the last
+// look: `data_version` changes when another connection (or process) commits, and this
+// connection's `total_changes()` when it wrote (its own commits leave data_version alone).
+// On a change, the cache reads the names that migration 0002's triggers logged after the
+// revision it holds and reloads only those, so the work is proportional to the change.
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Compilable, Kysely } from 'kysely';
+import { compareCodePoints } from '../canonical.js';
+import type { ToolRegistration } from '../contracts.js';
+import type { StoreReader } from '../base-tool-registry.js';
+import type { ToolRecord } from '../rules.js';
+import type { SqliteSchema } from './schema.js';
+import { makeRegistration, materializeSpec } from '../validation.js';
+
+// Type aliases, not interfaces: Kysely's withTables() wants an index-signature-compatible type.
+/** The change log of migrations/sqlite/0002_change_log.sql. */
+export type ToolChangesTable = {
+  /** Grows by one per change; the largest is the registry's revision. */
+  revision: number;
+  tool_name: string;
+};
+
+export type ChangeLogSchema = {
+  tool_changes: ToolChangesTable;
+};
+
+/** One current tool as the store reads it. */
+export interface CacheRow {
+  readonly tool_name: string;
+  readonly version: string | null;
+  readonly fingerprint: string;
+  readonly enabled: number;
+  readonly created_at: string | null;
+  readonly spec_json: string;
+}
+
+/** Where the cache loads tools from: the store's own prepared statements. */
+export interface CacheSource {
+  /** The current row of one tool, or undefined. */
+  row(toolName: string): CacheRow | undefined;
+  /** Every current row, ordered by tool_name (SQLite's BINARY order, which is code-point order). */
+  rows(): Iterable<CacheRow>;
+}
+
+interface Entry {
+  readonly record: ToolRecord;
+  /** The spec's canonical JSON until the registration is first asked for. */
+  json: string | undefined;
+  registration: ToolRegistration | undefined;
+}
+
+/** Names known to be absent that are remembered while the cache does not hold every tool. */
+const MAX_ABSENT = 10_000;
+
+function entryOf(row: CacheRow): Entry {
+  return {
+    record: {
+      tool_name: row.tool_name,
+      version: row.version,
+      fingerprint: row.fingerprint,
+      enabled: row.enabled === 1,
+      created_at: row.created_at,
+    },
+    json: row.spec_json,
+    registration: undefined,
+  };
+}
+
+function registrationOf(entry: Entry): ToolRegistration {
+  if (entry.registration === undefined) {
+    entry.registration = makeRegistration(materializeSpec(entry.json as string), entry.record.enabled, entry.record.created_at);
+    entry.json = undefined;
+  }
+  return entry.registration;
+}
+
+/** Index of `name` in the sorted `names`, or where it would go (as `-index - 1`). */
+function search(names: readonly string[], name: string): number {
+  let low = 0;
+  let high = names.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const order = compareCodePoints(names[middle] as string, name);
+    if (order === 0) return middle;
+    if (order < 0) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -low - 1;
+}
+
+function prepare(db: BetterSqlite3.Database, query: Compilable<unknown>): BetterSqlite3.Statement {
+  const statement = db.prepare(query.compile().sql);
+  // A caller's handle may default to BigInt integers; revisions stay far below 2^53.
+  return statement.safeIntegers(false);
+}
+
+/**
+ * Tools are loaded on first use, one by one; the first list (or import plan) loads them all
+ * and from then on the cache holds every tool, kept sorted for `listAll`.
+ * Not used inside a transaction (the caller's, or the store's own write): then the store
+ * reads through SQL, which sees the transaction's uncommitted rows and rolls back with it.
+ */
+export class SqliteReadCache {
+  readonly #db: BetterSqlite3.Database;
+  readonly #source: CacheSource;
+  readonly #probe: BetterSqlite3.Statement;
+  readonly #head: BetterSqlite3.Statement;
+  readonly #changed: BetterSqlite3.Statement;
+  readonly #begin: BetterSqlite3.Statement;
+  readonly #commit: BetterSqlite3.Statement;
+  readonly #rollback: BetterSqlite3.Statement;
+  #dataVersion = -1;
+  #totalChanges = -1;
+  /** The change-log revision the cache reflects; -1 before the first look. */
+  #revision = -1;
+  #entries = new Map<string, Entry>();
+  readonly #absent = new Set<string>();
+  /** Sorted names of every tool, once the cache holds every tool. */
+  #names: string[] | undefined;
+  #all: ToolRegistration[] | undefined;
+  #enabled: ToolRegistration[] | undefined;
+
+  constructor(db: BetterSqlite3.Database, kysely: Kysely<SqliteSchema>, source: CacheSource) {
+    this.#db = db;
+    const log = kysely.withTables<ChangeLogSchema>();
+    this.#source = source;
+    // One step answers "did anyone commit?": a table-valued pragma and a function, which the
+    // typed schema cannot express.
+    this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').safeIntegers(false).raw(true);
+    // Two scalar subqueries: SQLite answers a lone max() or min() from the index end.
+    this.#head = prepare(
+      db,
+      log.selectNoFrom((eb) => [
+        eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('v')).as('head'),
+        eb.selectFrom('tool_changes').select((e) => e.fn.min('revision').as('v')).as('oldest'),
+      ]),
+    );
+    this.#changed = prepare(db, log.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', 0)).pluck();
+    this.#begin = db.prepare('BEGIN');
+    this.#commit = db.prepare('COMMIT');
+    this.#rollback = db.prepare('ROLLBACK');
+  }
+
+  /**
+   * Brings the cache up to date with every commit so far. Returns false when the cache must
+   * not be used now (the connection is inside a transaction); read through SQL then.
+   */
+  sync(): boolean {
+    if (this.#db.inTransaction) return false;
+    const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
+    if (dataVersion === this.#dataVersion && totalChanges === this.#totalChanges) return true;
+    this.#catchUp();
+    // Recorded only once caught up: a failed catch-up is retried by the next read.
+    this.#dataVersion = dataVersion;
+    this.#totalChanges = totalChanges;
+    return true;
+  }
+
+  /** Applies the changes logged since the cache's revision, in one read transaction. */
+  #catchUp(): void {
+    this.#begin.run();
+    try {
+      const { head, oldest } = this.#head.get() as { head: number | null; oldest: number | null };
+      const revision = head ?? 0;
+      if (revision !== this.#revision) {
+        if (this.#revision < 0 || revision < this.#revision || oldest === null || oldest > this.#revision + 1) {
+          // First look, a database replaced under us, or further behind than the log reaches.
+          this.clear();
+        } else {
+          const names = this.#changed.all(this.#revision) as string[];
+          if (names.length > Math.max(1000, this.#entries.size / 4)) this.clear();
+          else for (const name of names) this.#changedTool(name);
+        }
+        this.#revision = revision;
+      }
+      this.#commit.run();
+    } catch (error) {
+      if (this.#db.inTransaction) this.#rollback.run();
+      throw error;
+    }
+  }
+
+  #changedTool(name: string): void {
+    this.#absent.delete(name);
+    if (this.#names === undefined) {
+      // Not holding every tool: forget it; the next read of it loads it.
+      this.#entries.delete(name);
+      return;
+    }
+    const row = this.#source.row(name);
+    const index = search(this.#names, name);
+    if (row === undefined) {
+      this.#entries.delete(name);
+      if (index >= 0) this.#names.splice(index, 1);
+    } else {
+      this.#entries.set(name, entryOf(row));
+      if (index < 0) this.#names.splice(-index - 1, 0, name);
+    }
+    this.#all = undefined;
+    this.#enabled = undefined;
+  }
+
+  #entry(name: string): Entry | undefined {
+    const entry = this.#entries.get(name);
+    if (entry !== undefined || this.#names !== undefined || this.#absent.has(name)) return entry;
+    const row = this.#source.row(name);
+    if (row === undefined) {
+      if (this.#absent.size >= MAX_ABSENT) this.#absent.clear();
+      this.#absent.add(name);
+      return undefined;
+    }
+    const loaded = entryOf(row);
+    this.#entries.set(name, loaded);
+    return loaded;
+  }
+
+  #loadAll(): string[] {
+    if (this.#names !== undefined) return this.#names;
+    const entries = new Map<string, Entry>();
+    const names: string[] = [];
+    for (const row of this.#source.rows()) {
+      // Keep what is already materialized when the row is the same.
+      const known = this.#entries.get(row.tool_name);
+      const same =
+        known !== undefined &&
+        known.record.fingerprint === row.fingerprint &&
+        known.record.enabled === (row.enabled === 1) &&
+        known.record.created_at === row.created_at;
+      entries.set(row.tool_name, same ? known : entryOf(row));
+      names.push(row.tool_name);
+    }
+    this.#entries = entries;
+    this.#absent.clear();
+    this.#names = names;
+    return names;
+  }
+
+  /** The current record of a tool (call `sync()` first). */
+  find(name: string): ToolRecord | undefined {
+    return this.#entry(name)?.record;
+  }
+
+  /** The current registration of a tool (call `sync()` first). */
+  get(name: string): ToolRegistration | undefined {
+    const entry = this.#entry(name);
+    return entry === undefined ? undefined : registrationOf(entry);
+  }
+
+  /** Current registrations by name (call `sync()` first); the array is the cache's own: copy it. */
+  list(includeDisabled: boolean): readonly ToolRegistration[] {
+    const names = this.#loadAll();
+    this.#all ??= names.map((name) => registrationOf(this.#entries.get(name) as Entry));
+    if (includeDisabled) return this.#all;
+    this.#enabled ??= this.#all.filter((registration) => registration.enabled);
+    return this.#enabled;
+  }
+
+  /** Every current record by name (call `sync()` first). */
+  records(): Map<string, ToolRecord> {
+    const names = this.#loadAll();
+    return new Map(names.map((name) => [name, (this.#entries.get(name) as Entry).record]));
+  }
+
+  /** A reader over the cache (call `sync()` first). */
+  reader(): StoreReader {
+    return {
+      find: (name) => this.find(name),
+      get: (name) => this.get(name),
+      records: () => this.records(),
+    };
+  }
+
+  /** Forgets every tool; they are loaded again on demand. */
+  clear(): void {
+    this.#entries = new Map();
+    this.#absent.clear();
+    this.#names = undefined;
+    this.#all = undefined;
+    this.#enabled = undefined;
+  }
+}
