@@ -1,5 +1,7 @@
 -- tool-registry SQLite schema, version 0001.
 -- Readable by the sqlite3 shell 3.37+ (STRICT tables); only the one-argument json_valid().
+-- Indexes: the primary keys serve every query the store runs (a tool by name, the join on
+-- (tool_name, fingerprint), listing in name order, a name's history), so there are no others.
 
 -- Spec history: one row per distinct spec ever stored under a name. Rows are never
 -- deleted (remove() deletes the registration only), so an operator can see what a name
@@ -21,7 +23,7 @@ CREATE TABLE tool_registrations (
   enabled     INTEGER NOT NULL CHECK (enabled IN (0, 1)),
   created_at  TEXT,
   FOREIGN KEY (tool_name, fingerprint) REFERENCES tool_specs (tool_name, fingerprint)
-) STRICT, WITHOUT ROWID;
+) STRICT;
 
 -- One row per current tool, for operators: tags is a JSON array as text.
 CREATE VIEW tools AS
