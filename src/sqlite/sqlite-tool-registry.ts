@@ -3,8 +3,7 @@
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
-import { fingerprintOf } from '../canonical.js';
-import { canonicalJson } from '../canonical.js';
+import { canonicalJson, fingerprintOf } from '../canonical.js';
 import { ToolRegistration } from '../contracts.js';
 import type { ToolRegistration as ToolRegistrationType } from '../contracts.js';
 import { BaseToolRegistry } from '../base-tool-registry.js';
