@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { errorCode, plain, runCli, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
 
@@ -232,5 +232,38 @@ describe('status, verify, migrate', () => {
     expect(second.code).toBe(0);
     expect(second.stdout).not.toMatch(/^(created|applied) /m);
     expect(second.stdout).toMatch(/0 new/);
+  });
+});
+
+describe('registry errors from the store', () => {
+  it('a database migrated by a newer release is SCHEMA_TOO_NEW for reads, writes and migrate, and stays untouched', () => {
+    const { cwd, db } = seeded();
+    const raw = new Database(db);
+    raw.prepare("INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_from_the_future', '2030-01-01T00:00:00Z')").run();
+    raw.close();
+    const before = sha256(db);
+    for (const args of [['list'], ['status', '--json'], ['migrate'], ['remove', 'weather'], ['register', '-']]) {
+      const result = runCli(args, { cwd, input: JSON.stringify(spec('x')) });
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(errorCode(result.stderr)).toBe('SCHEMA_TOO_NEW');
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(sha256(db)).toBe(before);
+  });
+
+  it('a write while another connection holds the write lock is STORAGE_BUSY, exit 1, no stack', async () => {
+    const { cwd, db } = seeded();
+    const holder = new Database(db);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const result = runCli(['disable', 'weather'], { cwd });
+      expect(result.code).toBe(1);
+      expect(errorCode(result.stderr)).toBe('STORAGE_BUSY');
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect((await withLibrary(db, (registry) => registry.get('weather')))?.enabled).toBe(true);
   });
 });
