@@ -1,21 +1,9 @@
-// Which database a command uses, and opening it: read-only commands never create or migrate.
+// Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
 import { ToolRegistryError } from '../errors.js';
 import { openSqliteToolRegistry } from '../sqlite/sqlite-tool-registry.js';
 import type { SqliteToolRegistry } from '../sqlite/sqlite-tool-registry.js';
 import { CliError, describeSystemError } from './errors.js';
-
-/** The embedded default, relative to the working folder. */
-export const DEFAULT_DATABASE = './tool-registry.db';
-/** The environment variable naming the database when `--db` is not given. */
-export const DATABASE_ENV = 'TOOL_REGISTRY_DB';
-
-/** `--db`, else `TOOL_REGISTRY_DB` (when not empty), else `./tool-registry.db`. */
-export function resolveDatabase(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (flag !== undefined) return flag;
-  const fromEnv = env[DATABASE_ENV];
-  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DATABASE;
-}
 
 /**
  * A failure to open the file (not a database, a missing folder, no permission) is the

@@ -2,21 +2,13 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import type { ImportMode } from '../registry.js';
-import {
-  exportCommand,
-  getCommand,
-  importCommand,
-  listCommand,
-  migrateCommand,
-  registerCommand,
-  removeCommand,
-  setEnabledCommand,
-  statusCommand,
-  verifyCommand,
-} from './commands.js';
 import type { CliContext } from './commands.js';
-import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database.js';
+import type * as Commands from './commands.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
+
+/** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
+const commands = (): Promise<typeof Commands> => import('./commands.js');
 
 /** The process the command talks to; tests and embedders may pass their own streams. */
 export interface CliIO {
@@ -74,44 +66,48 @@ export function buildProgram(io: CliIO): Command {
     .option('--all', 'include disabled tools')
     .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
     .option('--json', "print the library's listAll() array as JSON")
-    .action((options: { all?: boolean; tag: string[]; json?: boolean }) => listCommand(context(), options));
+    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }) =>
+      (await commands()).listCommand(context(), options),
+    );
 
   program
     .command('get')
     .description('show one tool: its spec, enabled flag and created_at')
     .argument('<name>', 'the tool_name (exact, case-sensitive)')
     .option('--json', 'print the registration as JSON')
-    .action((name: string, options: { json?: boolean }) => getCommand(context(), name, options));
+    .action(async (name: string, options: { json?: boolean }) =>
+      (await commands()).getCommand(context(), name, options),
+    );
 
   program
     .command('register')
     .description('register one ToolSpec, or an array of them all-or-nothing')
     .argument('<file>', 'a JSON file, or - for standard input')
-    .action((file: string) => registerCommand(context(), file));
+    .action(async (file: string) => (await commands()).registerCommand(context(), file));
 
   program
     .command('enable')
     .description('enable a tool')
     .argument('<name>', 'the tool_name')
-    .action((name: string) => setEnabledCommand(context(), name, true));
+    .action(async (name: string) => (await commands()).setEnabledCommand(context(), name, true));
 
   program
     .command('disable')
     .description('disable a tool (it stays registered; a new version keeps it disabled)')
     .argument('<name>', 'the tool_name')
-    .action((name: string) => setEnabledCommand(context(), name, false));
+    .action(async (name: string) => (await commands()).setEnabledCommand(context(), name, false));
 
   program
     .command('remove')
     .description('remove a tool; succeeds when it was not there')
     .argument('<name>', 'the tool_name')
-    .action((name: string) => removeCommand(context(), name));
+    .action(async (name: string) => (await commands()).removeCommand(context(), name));
 
   program
     .command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON')
     .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
-    .action((options: { out?: string }) => exportCommand(context(), options));
+    .action(async (options: { out?: string }) => (await commands()).exportCommand(context(), options));
 
   program
     .command('import')
@@ -124,26 +120,26 @@ export function buildProgram(io: CliIO): Command {
     )
     .option('--dry-run', 'print the plan and write nothing; exit 1 if it has a conflict')
     .option('--json', "print the library's import report as JSON")
-    .action((file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }) =>
-      importCommand(context(), file, options),
+    .action(async (file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }) =>
+      (await commands()).importCommand(context(), file, options),
     );
 
   program
     .command('status')
     .description('file, schema version, counts and journal mode')
     .option('--json', 'print the status as JSON')
-    .action((options: { json?: boolean }) => statusCommand(context(), options));
+    .action(async (options: { json?: boolean }) => (await commands()).statusCommand(context(), options));
 
   program
     .command('verify')
     .description('integrity check and every row against the contracts; exit 1 on a problem')
     .option('--json', 'print the verify report as JSON')
-    .action((options: { json?: boolean }) => verifyCommand(context(), options));
+    .action(async (options: { json?: boolean }) => (await commands()).verifyCommand(context(), options));
 
   program
     .command('migrate')
     .description('create the database or apply pending migrations')
-    .action(() => migrateCommand(context()));
+    .action(async () => (await commands()).migrateCommand(context()));
 
   return program;
 }
