@@ -115,6 +115,13 @@ describe('list', () => {
     expect(none.code).toBe(0);
     expect(none.stdout).toMatch(/^no enabled tools tagged "nope"/);
   });
+  it('keeps one row per tool when a tag holds control characters (shown escaped)', () => {
+    const cwd = tempDir();
+    expect(runCli(['register', '-'], { cwd, input: JSON.stringify(spec('odd', '1', { tags: ['two\nlines', 'tab\there'] })) }).code).toBe(0);
+    const lines = runCli(['list'], { cwd }).stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/two\\nlines, tab\\there$/);
+  });
 });
 
 describe('get', () => {

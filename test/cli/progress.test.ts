@@ -74,6 +74,21 @@ describe(`progress (${count} tools)`, () => {
     expect(JSON.parse(toTerminal.output)).toEqual(JSON.parse(readFileSync(file, 'utf8')));
   });
 
+  it('export into a pipe that closes early ends quietly with exit 0', () => {
+    const cwd = tempDir();
+    const file = writeJson(join(cwd, 'big.json'), snapshotOf(count));
+    expect(runCli(['import', file], { cwd }).code).toBe(0);
+    const quoted = [process.execPath, CLI, 'export'].map((arg) => `'${arg}'`).join(' ');
+    // pipefail: the exit code is the command's, not head's.
+    const result = spawnSync('bash', ['-o', 'pipefail', '-c', `${quoted} | head -c 10 >/dev/null`], {
+      cwd,
+      env: childEnv(),
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe('');
+  });
+
   it('a small import on a terminal shows none', () => {
     const cwd = tempDir();
     const file = writeJson(join(cwd, 'small.json'), snapshotOf(10));
