@@ -9,9 +9,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach } from 'vitest';
+import { shippedMigrations } from '../../src/sqlite/migrations.js';
 
 const WORKER = fileURLToPath(new URL('../fixtures/sqlite-worker.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+
+/** Names of the migrations this release ships, in order (tests compare against these, not literals). */
+export const SHIPPED = shippedMigrations().map((migration) => migration.name);
+/** The newest shipped migration: what `status().schemaVersion` reports. */
+export const LATEST = SHIPPED.at(-1);
 
 /** A fresh temporary folder per test (vitest hooks); `file(name)` is a path inside it. */
 export function useTempFolder(): { file: (name: string) => string } {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { fullSpec, minimalSpec } from '../support/registry-helpers.js';
-import { raceWorkers, spawnWorker, useTempFolder } from './helpers.js';
+import { raceWorkers, SHIPPED, spawnWorker, useTempFolder } from './helpers.js';
 
 const temp = useTempFolder();
 
@@ -94,10 +94,10 @@ describe('SQLite file shared by processes', () => {
     const jobs = Array.from({ length: 4 }, () => ({ file, action: 'open' }));
     const results = await raceWorkers(temp.file('go'), jobs);
     for (const result of results) expect(result.ok, JSON.stringify(result.error)).toBe(true);
-    for (const result of results) expect(result.result).toEqual(['0001_init']);
+    for (const result of results) expect(result.result).toEqual(SHIPPED);
 
     const db = new Database(file, { readonly: true });
-    expect(db.prepare('SELECT name FROM schema_migrations').pluck().all()).toEqual(['0001_init']);
+    expect(db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all()).toEqual(SHIPPED);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry, StorageBusyError } from '../../src/index.js';
 import type { SqliteToolRegistry, SqliteToolRegistryOptions } from '../../src/index.js';
 import { expectCode, expectPlainTypeError, fullSpec, manualClock, minimalSpec } from '../support/registry-helpers.js';
-import { dumpDatabase, tempFolder } from './helpers.js';
+import { dumpDatabase, LATEST, SHIPPED, tempFolder } from './helpers.js';
 
 let temp: ReturnType<typeof tempFolder>;
 const toClose: { close(): unknown }[] = [];
@@ -55,8 +55,8 @@ describe('openSqliteToolRegistry options', () => {
   it("':memory:' opens migrated and empty, in memory journal mode", async () => {
     const registry = await open({ filename: ':memory:' });
     const status = await registry.status();
-    expect(status).toMatchObject({ filename: ':memory:', schemaVersion: '0001_init', tools: 0, journalMode: 'memory' });
-    expect(status.appliedMigrations).toEqual(['0001_init']);
+    expect(status).toMatchObject({ filename: ':memory:', schemaVersion: LATEST, tools: 0, journalMode: 'memory' });
+    expect(status.appliedMigrations).toEqual(SHIPPED);
   });
 
   it('two :memory: registries share nothing', async () => {
@@ -381,7 +381,7 @@ describe('status() and verify()', () => {
     await registry.setEnabled('c', false);
     await registry.remove('b');
     expect(await registry.status()).toMatchObject({
-      schemaVersion: '0001_init',
+      schemaVersion: LATEST,
       tools: 2,
       enabled: 1,
       disabled: 1,
