@@ -52,6 +52,13 @@ interface Entry {
 
 /** Names known to be absent that are remembered while the cache does not hold every tool. */
 const MAX_ABSENT = 10_000;
+/** Up to this many changes (or a quarter of the cached tools) are applied one by one; more, and the cache starts over. */
+const MIN_CHANGES_APPLIED = 1000;
+
+/** One change-log entry with its tool's current row (all null when the tool is gone). */
+type ChangeRow = { readonly revision: number; readonly changed: string } & {
+  readonly [K in keyof CacheRow]: CacheRow[K] | null;
+};
 
 function entryOf(row: CacheRow): Entry {
   return {
@@ -106,10 +113,7 @@ export class SqliteReadCache {
   readonly #source: CacheSource;
   readonly #probe: BetterSqlite3.Statement;
   readonly #head: BetterSqlite3.Statement;
-  readonly #changed: BetterSqlite3.Statement;
-  readonly #begin: BetterSqlite3.Statement;
-  readonly #commit: BetterSqlite3.Statement;
-  readonly #rollback: BetterSqlite3.Statement;
+  readonly #changes: BetterSqlite3.Statement;
   #dataVersion = -1;
   #totalChanges = -1;
   /** The change-log revision the cache reflects; -1 before the first look. */
@@ -128,18 +132,20 @@ export class SqliteReadCache {
     // One step answers "did anyone commit?": a table-valued pragma and a function, which the
     // typed schema cannot express.
     this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').safeIntegers(false).raw(true);
-    // Two scalar subqueries: SQLite answers a lone max() or min() from the index end.
-    this.#head = prepare(
+    this.#head = prepare(db, log.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('head'))).pluck();
+    // (revision) -> the log after `revision`, each entry with its tool's current row
+    // (null columns once removed): one statement, so one snapshot, after another
+    // connection's commit has emptied this connection's page cache.
+    this.#changes = prepare(
       db,
-      log.selectNoFrom((eb) => [
-        eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('v')).as('head'),
-        eb.selectFrom('tool_changes').select((e) => e.fn.min('revision').as('v')).as('oldest'),
-      ]),
+      log
+        .selectFrom('tool_changes as c')
+        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
+        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
+        .select(['c.revision', 'c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json'])
+        .where('c.revision', '>', 0)
+        .orderBy('c.revision'),
     );
-    this.#changed = prepare(db, log.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', 0)).pluck();
-    this.#begin = db.prepare('BEGIN');
-    this.#commit = db.prepare('COMMIT');
-    this.#rollback = db.prepare('ROLLBACK');
   }
 
   /**
@@ -157,38 +163,50 @@ export class SqliteReadCache {
     return true;
   }
 
-  /** Applies the changes logged since the cache's revision, in one read transaction. */
+  /**
+   * Applies the changes logged since the cache's revision. The log must continue right after
+   * that revision (else entries were pruned, or the database was replaced): if it does not,
+   * or when more changed than is worth applying one by one, the cache starts over.
+   */
   #catchUp(): void {
-    this.#begin.run();
-    try {
-      const { head, oldest } = this.#head.get() as { head: number | null; oldest: number | null };
-      const revision = head ?? 0;
-      if (revision !== this.#revision) {
-        if (this.#revision < 0 || revision < this.#revision || oldest === null || oldest > this.#revision + 1) {
-          // First look, a database replaced under us, or further behind than the log reaches.
-          this.clear();
-        } else {
-          const names = this.#changed.all(this.#revision) as string[];
-          if (names.length > Math.max(1000, this.#entries.size / 4)) this.clear();
-          else for (const name of names) this.#changedTool(name);
-        }
-        this.#revision = revision;
+    const from = this.#revision;
+    const limit = Math.max(MIN_CHANGES_APPLIED, this.#entries.size >>> 2);
+    const rows = from < 0 ? [] : this.#changesAfter(from, limit + 1);
+    if (rows.length === 0 && from >= 0) {
+      // A commit that logged nothing (another table), unless the log went backwards.
+      if (((this.#head.get() as number | null) ?? 0) === from) return;
+    } else if (rows.length > 0 && rows.length <= limit && (rows[0] as ChangeRow).revision === from + 1) {
+      const latest = new Map<string, ChangeRow>();
+      for (const row of rows) latest.set(row.changed, row);
+      for (const [name, row] of latest) {
+        this.#changedTool(name, row.tool_name === null || row.spec_json === null ? undefined : (row as CacheRow));
       }
-      this.#commit.run();
-    } catch (error) {
-      if (this.#db.inTransaction) this.#rollback.run();
-      throw error;
-    }
-  }
-
-  #changedTool(name: string): void {
-    this.#absent.delete(name);
-    if (this.#names === undefined) {
-      // Not holding every tool: forget it; the next read of it loads it.
-      this.#entries.delete(name);
+      this.#revision = (rows[rows.length - 1] as ChangeRow).revision;
       return;
     }
-    const row = this.#source.row(name);
+    // Nothing loaded after this point can be older than the head read here.
+    this.clear();
+    this.#revision = (this.#head.get() as number | null) ?? 0;
+  }
+
+  /** At most `max` log entries after `revision` (a LIMIT parameter made the statement slower). */
+  #changesAfter(revision: number, max: number): ChangeRow[] {
+    const rows: ChangeRow[] = [];
+    for (const row of this.#changes.iterate(revision) as IterableIterator<ChangeRow>) {
+      rows.push(row);
+      if (rows.length >= max) break;
+    }
+    return rows;
+  }
+
+  #changedTool(name: string, row: CacheRow | undefined): void {
+    const cached = this.#entries.has(name) || this.#absent.delete(name);
+    if (this.#names === undefined) {
+      // Not holding every tool: refresh it if known, else leave it to the next read of it.
+      if (row !== undefined && cached) this.#entries.set(name, entryOf(row));
+      else if (row === undefined) this.#entries.delete(name);
+      return;
+    }
     const index = search(this.#names, name);
     if (row === undefined) {
       this.#entries.delete(name);

@@ -1,0 +1,68 @@
+// tinybench, one task at a time. Fast operations are timed in batches (a sample is the mean
+// of `batch` calls) so timer resolution and the per-sample overhead do not dominate.
+import { performance } from 'node:perf_hooks';
+import { Bench } from 'tinybench';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+
+/**
+ * Measures `fn` (sync or async) and returns latency statistics in microseconds.
+ * `beforeEach` runs untimed before every sample (for example "another process writes").
+ */
+export async function measure(fn, { batch: batchOption, time = 1000, beforeEach, iterations = 10, async: isAsync } = {}) {
+  const batch = batchOption ?? (beforeEach === undefined ? await autoBatch(fn) : 1);
+  const bench = new Bench({
+    time: QUICK ? Math.min(time, 200) : time,
+    warmupTime: QUICK ? 50 : Math.min(time / 4, 250),
+    iterations,
+    warmupIterations: 5,
+  });
+  const task =
+    batch === 1
+      ? fn
+      : isAsync
+        ? async () => {
+            const start = performance.now();
+            for (let i = 0; i < batch; i++) await fn();
+            const elapsed = performance.now() - start;
+            return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
+          }
+        : () => {
+            const start = performance.now();
+            for (let i = 0; i < batch; i++) fn();
+            const elapsed = performance.now() - start;
+            return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
+          };
+  bench.add('task', task, { ...(beforeEach === undefined ? {} : { beforeEach }), ...(isAsync === undefined ? {} : { async: isAsync }) });
+  await bench.run();
+  const result = bench.tasks[0].result;
+  if (result.state !== 'completed') throw result.error ?? new Error(`benchmark task ${result.state}`);
+  const { latency } = result;
+  return {
+    median_us: latency.p50 * 1000,
+    p75_us: latency.p75 * 1000,
+    p99_us: latency.p99 * 1000,
+    mean_us: latency.mean * 1000,
+    samples: latency.samplesCount,
+    batch,
+  };
+}
+
+/** A batch size that makes one sample last about a millisecond (1 for slow calls). */
+async function autoBatch(fn) {
+  let calls = 0;
+  const start = performance.now();
+  while (calls < 10_000 && performance.now() - start < 20) {
+    await fn();
+    calls++;
+  }
+  const each = (performance.now() - start) / calls;
+  return Math.max(1, Math.min(1000, Math.ceil(1 / each)));
+}
+
+/** Median of a list of numbers. */
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}

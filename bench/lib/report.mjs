@@ -1,0 +1,140 @@
+// Turns one run's measurements into a table on stdout, bench/results.json and BENCHMARKS.md.
+// The previous results.json (when there is one) is kept as a second column: run-to-run noise.
+import { URL } from 'node:url';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const RESULTS = new URL('../results.json', import.meta.url);
+const MARKDOWN = new URL('../../BENCHMARKS.md', import.meta.url);
+const ANALYSIS = new URL('../analysis.md', import.meta.url);
+
+/** The issue's targets: ours / baseline (both medians of this run) must be at most `max`. */
+export const TARGETS = [
+  { id: 'get-cache', workload: '`get` hit, 10k tools, cache on', ours: 'get.hit.10000.cache', base: 'get.hit.10000.raw', baseline: 'raw prepared SELECT + JSON.parse', max: 0.5 },
+  { id: 'get-nocache', workload: '`get` hit, 10k tools, `cache: false`', ours: 'get.hit.10000.nocache', base: 'get.hit.10000.raw', baseline: 'raw prepared SELECT + JSON.parse', max: 1.3 },
+  { id: 'get-miss-nocache', workload: '`get` miss, 10k tools, `cache: false`', ours: 'get.miss.10000.nocache', base: 'get.miss.10000.raw', baseline: 'raw prepared SELECT', max: 1.3 },
+  { id: 'list-unchanged', workload: '`listAll` 10k, unchanged', ours: 'listAll.10000.cache', base: 'listAll.10000.raw', baseline: 'raw SELECT of all rows + parse', max: 0.05 },
+  { id: 'list-after-change', workload: '`listAll` 10k, after one change by another process', ours: 'listAllAfterWrite.10000.cache', base: 'listAllAfterWrite.10000.raw', baseline: 'raw SELECT of all rows + parse', max: 1.2 },
+  { id: 'register-new', workload: '`register` new tool', ours: 'register.new.cache', base: 'register.new.raw', baseline: 'raw IMMEDIATE transaction, same check and write', max: 1.3 },
+  { id: 'set-enabled', workload: '`setEnabled`', ours: 'setEnabled.cache', base: 'setEnabled.raw', baseline: 'raw IMMEDIATE transaction, same check and write', max: 1.3 },
+  { id: 'register-identical', workload: '`register` identical spec', ours: 'register.identical.cache', base: 'register.identical.raw', baseline: 'raw IMMEDIATE transaction, same check, no write', max: 0.5 },
+  { id: 'import-time', workload: '`importSnapshot` 100k tools, time', ours: 'import.ours', base: 'import.raw', baseline: 'raw bulk insert in one transaction', max: 1.5 },
+  { id: 'import-memory', workload: '`importSnapshot` 100k tools, peak memory growth', ours: 'import.ours', base: 'import.ours', baseline: "the snapshot's JSON size", max: 3, memory: true },
+  { id: 'keyv-get', workload: 'our `get` (cache on) vs Keyv `get`, 10k', ours: 'get.hit.10000.cache', base: 'keyv.get', baseline: 'Keyv + @keyv/sqlite get', max: 0.05 },
+  { id: 'keyv-set', workload: 'our `register` vs Keyv `set`', ours: 'register.new.cache', base: 'keyv.set', baseline: 'Keyv + @keyv/sqlite set', max: 0.5 },
+  { id: 'scale', workload: 'scale: `get` at 1,000,000 vs at 1,000 (cache on)', ours: 'get.hit.1000000.cache', base: 'get.hit.1000.cache', baseline: '`get` at 1,000 tools', max: 1.5 },
+  { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
+];
+
+/** Further ratios without a target, reported for context. */
+export const CONTEXT = [
+  { workload: 'scale: `get` at 1,000,000 vs at 1,000, `cache: false`', ours: 'get.hit.1000000.nocache', base: 'get.hit.1000.nocache' },
+  { workload: '`get` after another process wrote, 10k, cache on', ours: 'getAfterWrite.10000.cache', base: 'getAfterWrite.10000.raw' },
+  { workload: '`listAll` 10k after one change, `cache: false`', ours: 'listAllAfterWrite.10000.nocache', base: 'listAllAfterWrite.10000.raw' },
+  { workload: '`register` new tool, `cache: false`', ours: 'register.new.nocache', base: 'register.new.raw' },
+  { workload: '`register` new version, cache on', ours: 'register.version.cache', base: 'register.version.raw' },
+  { workload: '`register` identical spec, `cache: false`', ours: 'register.identical.nocache', base: 'register.identical.raw' },
+  { workload: '`setEnabled`, `cache: false`', ours: 'setEnabled.nocache', base: 'setEnabled.raw' },
+  { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
+  { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
+];
+
+function formatTime(us) {
+  if (us === undefined) return 'n/a';
+  if (us >= 1_000_000) return `${(us / 1_000_000).toFixed(2)} s`;
+  if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
+  if (us >= 10) return `${us.toFixed(1)} us`;
+  return `${us.toFixed(2)} us`;
+}
+
+function formatRatio(ratio) {
+  if (ratio === undefined || !Number.isFinite(ratio)) return 'n/a';
+  return ratio < 0.1 ? `${ratio.toFixed(4)} x` : `${ratio.toFixed(2)} x`;
+}
+
+function mib(bytes) {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** Evaluates the targets against one run's measurements. */
+export function evaluate(results) {
+  const byId = new Map(results.map((result) => [result.id, result]));
+  const targets = TARGETS.map((target) => {
+    const ours = byId.get(target.ours);
+    const base = byId.get(target.base);
+    if (ours === undefined || base === undefined) return { ...target, ratio: undefined, met: undefined };
+    if (target.memory) {
+      const ratio = ours.peak_growth_bytes / ours.json_bytes;
+      return { ...target, oursText: mib(ours.peak_growth_bytes), baseText: mib(ours.json_bytes), ratio, met: ratio <= target.max };
+    }
+    const ratio = ours.median_us / base.median_us;
+    return { ...target, oursText: formatTime(ours.median_us), baseText: formatTime(base.median_us), ratio, met: ratio <= target.max };
+  });
+  const context = CONTEXT.map((entry) => {
+    const ours = byId.get(entry.ours);
+    const base = byId.get(entry.base);
+    const ratio = ours && base ? ours.median_us / base.median_us : undefined;
+    return { ...entry, oursText: formatTime(ours?.median_us), baseText: formatTime(base?.median_us), ratio };
+  });
+  return { targets, context };
+}
+
+function rawOf(results, result) {
+  // The raw better-sqlite3 figure of the same workload, when there is one.
+  const raw = results.find((other) => other.workload === result.workload && /^raw/.test(other.contender));
+  return raw === undefined || raw === result ? undefined : result.median_us / raw.median_us;
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)));
+  return rows.map((row) => row.map((cell, column) => String(cell).padEnd(widths[column])).join('  ')).join('\n');
+}
+
+export function writeReports(env, results, { dryRun = false } = {}) {
+  const previous = existsSync(RESULTS) ? JSON.parse(readFileSync(RESULTS, 'utf8')) : undefined;
+  const previousById = new Map((previous?.results ?? []).map((result) => [result.id, result]));
+  const comparable = previous !== undefined && previous.env?.cpu === env.cpu && previous.env?.quick === env.quick;
+  const { targets, context } = evaluate(results);
+
+  const stdout = [['workload', 'contender', 'median', 'p75', 'samples', 'vs raw']];
+  for (const result of results) {
+    stdout.push([result.workload, result.contender, formatTime(result.median_us), formatTime(result.p75_us), result.samples, formatRatio(rawOf(results, result))]);
+  }
+  process.stdout.write(`\n${table(stdout)}\n\n`);
+  const targetRows = [['target', 'ours', 'baseline', 'ratio', 'limit', 'met']];
+  for (const t of targets) targetRows.push([t.workload.replaceAll('`', ''), t.oursText ?? 'n/a', t.baseText ?? 'n/a', formatRatio(t.ratio), `<= ${t.max} x`, t.met === undefined ? 'n/a' : t.met ? 'yes' : 'NO']);
+  process.stdout.write(`${table(targetRows)}\n`);
+  if (dryRun) {
+    process.stdout.write('\n(BENCH_QUICK: bench/results.json and BENCHMARKS.md not written; BENCH_WRITE=1 writes them)\n');
+    return;
+  }
+
+  const previousRun = comparable ? { date: previous.env.date, results: previous.results.map(({ id, median_us }) => ({ id, median_us })) } : undefined;
+  writeFileSync(RESULTS, `${JSON.stringify({ env, targets: targets.map(({ id, workload, ours, base, max, ratio, met }) => ({ id, workload, ours, base, max, ratio, met })), results, previousRun }, null, 2)}\n`);
+
+  const md = [];
+  md.push('# Benchmarks', '');
+  md.push('Generated by `npm run bench` (`bench/run.mjs`); do not edit by hand: the numbers come from `bench/results.json`,');
+  md.push('the analysis from `bench/analysis.md`. Every figure is a median and every ratio is against a baseline');
+  md.push('measured in the same process and run, with the same durability settings (file database, WAL, `synchronous=FULL`).', '');
+  md.push(`Machine: ${env.cpu} (${env.cpus} CPUs), ${env.platform}, Node ${env.node}, SQLite ${env.sqlite} (better-sqlite3 ${env.betterSqlite3}), keyv ${env.keyv} with @keyv/sqlite ${env.keyvSqlite} (sqlite3 package). Run ${env.date}, ${env.seconds} s in all; load average (1, 5, 15 min) ${env.loadAverageAtStart.join(' / ')} at the start and ${env.loadAverageAtEnd.join(' / ')} at the end (other work on the machine adds noise).`);
+  if (comparable) md.push('', `The "previous run" column is the run of ${previous.env.date} on the same machine: the difference is run-to-run noise.`);
+  md.push('', '## Targets', '');
+  md.push('| workload | ours | baseline | ratio | target | met |', '| --- | ---: | --- | ---: | ---: | :---: |');
+  for (const t of targets) {
+    md.push(`| ${t.workload} | ${t.oursText ?? 'n/a'} | ${t.baseText ?? 'n/a'} (${t.baseline}) | ${formatRatio(t.ratio)} | <= ${t.max} x | ${t.met === undefined ? 'n/a' : t.met ? 'yes' : '**no**'} |`);
+  }
+  md.push('', '## Further ratios (no target)', '');
+  md.push('| workload | ours | baseline | ratio |', '| --- | ---: | ---: | ---: |');
+  for (const c of context) md.push(`| ${c.workload} | ${c.oursText} | ${c.baseText} | ${formatRatio(c.ratio)} |`);
+  md.push('', '## Every measurement', '');
+  md.push(`| workload | contender | median | p75 | samples | vs raw |${comparable ? ' previous run |' : ''}`);
+  md.push(`| --- | --- | ---: | ---: | ---: | ---: |${comparable ? ' ---: |' : ''}`);
+  for (const result of results) {
+    const memory = result.peak_growth_bytes === undefined ? '' : `, peak memory growth ${mib(result.peak_growth_bytes)}`;
+    const prior = comparable ? ` ${formatTime(previousById.get(result.id)?.median_us)} |` : '';
+    md.push(`| ${result.workload} | ${result.contender}${memory} | ${formatTime(result.median_us)} | ${formatTime(result.p75_us)} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${prior}`);
+  }
+  if (existsSync(ANALYSIS)) md.push('', readFileSync(ANALYSIS, 'utf8').trim());
+  writeFileSync(MARKDOWN, `${md.join('\n')}\n`);
+  process.stdout.write('\nwrote bench/results.json and BENCHMARKS.md\n');
+}

@@ -1,0 +1,346 @@
+// The benchmark suite (npm run bench; never part of npm test). Every figure is a median and
+// every ratio is against a baseline measured in this same process and run. Plain ESM over
+// the built package (dist/), as a user imports it: no second TypeScript build to keep in step.
+// BENCH_QUICK=1 shrinks sizes and time budgets for a smoke run (results are not written then
+// unless BENCH_WRITE=1).
+import { URL } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { execFileSync, fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import Database from 'better-sqlite3';
+import Keyv from 'keyv';
+import KeyvSqlite from '@keyv/sqlite';
+import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
+import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
+import { measure, median } from './lib/measure.mjs';
+import { writeReports } from './lib/report.mjs';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
+const SNAPSHOT_SIZE = QUICK ? 10_000 : 100_000;
+const SNAPSHOT_RUNS = QUICK ? 1 : 3;
+const WORKING_SET = 10_000;
+const folder = mkdtempSync(join(tmpdir(), 'tool-registry-bench-'));
+const results = [];
+const started = performance.now();
+
+function log(text) {
+  process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)}s] ${text}\n`);
+}
+
+/** Records one measurement: `id` is stable across runs (results.json, ratios). */
+function record(id, workload, contender, stats, extra = {}) {
+  results.push({ id, workload, contender, ...stats, ...extra });
+  log(`${workload} | ${contender}: median ${stats.median_us.toFixed(2)} us (${stats.samples} samples)`);
+}
+
+/** Deterministic pseudo-random numbers, so every run reads the same names. */
+function random(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A cycling sequence of names: `size` random picks out of `count` tools. */
+function cycle(names) {
+  let i = 0;
+  return () => names[i++ % names.length];
+}
+
+function workingSet(count, seed = 1) {
+  const next = random(seed);
+  const size = Math.min(count, WORKING_SET);
+  return Array.from({ length: size }, () => toolName(Math.floor(next() * count)));
+}
+
+function assert(condition, message) {
+  if (!condition) throw new Error(`bench sanity check failed: ${message}`);
+}
+
+// --- reads at every size ---------------------------------------------------------------
+
+async function readWorkloads(count) {
+  const label = count.toLocaleString('en-US');
+  const file = join(folder, `reads-${count}.db`);
+  log(`populating ${label} tools (raw inserts in one transaction)`);
+  await populateStoreFile(file, count);
+  const cached = await openSqliteToolRegistry({ filename: file });
+  const uncached = await openSqliteToolRegistry({ filename: file, cache: false });
+  const db = new Database(file);
+  applyStorePragmas(db);
+  const raw = rawRegistry(db);
+  const names = workingSet(count);
+  const misses = names.map((_, i) => `missing_${i}`);
+  assert((await cached.get(names[0]))?.spec.tool_name === names[0], 'cached get finds a tool');
+  assert(canonicalJson((await uncached.get(names[0])).spec) === canonicalJson(raw.get(names[0]).spec), 'same spec');
+
+  for (const [contender, registry] of [
+    ['ours, cache on', cached],
+    ['ours, cache off', uncached],
+  ]) {
+    const hit = cycle(names);
+    record(`get.hit.${count}.${contender.includes('on') ? 'cache' : 'nocache'}`, `get hit, ${label} tools`, contender,
+      await measure(() => registry.get(hit()), { async: true }));
+    const miss = cycle(misses);
+    record(`get.miss.${count}.${contender.includes('on') ? 'cache' : 'nocache'}`, `get miss, ${label} tools`, contender,
+      await measure(() => registry.get(miss()), { async: true }));
+  }
+  const hit = cycle(names);
+  record(`get.hit.${count}.raw`, `get hit, ${label} tools`, 'raw better-sqlite3', await measure(() => raw.get(hit())));
+  const miss = cycle(misses);
+  record(`get.miss.${count}.raw`, `get miss, ${label} tools`, 'raw better-sqlite3', await measure(() => raw.get(miss())));
+
+  if (count <= 10_000) {
+    assert((await cached.listAll()).length === count, 'listAll lists every tool');
+    record(`listAll.${count}.cache`, `listAll, ${label} tools, unchanged`, 'ours, cache on',
+      await measure(() => cached.listAll(), { async: true }));
+    record(`listAll.${count}.nocache`, `listAll, ${label} tools, unchanged`, 'ours, cache off', await measure(() => uncached.listAll()));
+    record(`listAll.${count}.raw`, `listAll, ${label} tools, unchanged`, 'raw better-sqlite3', await measure(() => raw.listAll()));
+    await afterAnotherProcessWrote(count, file, cached, uncached, raw);
+  }
+  if (count === 10_000) await inMemoryWorkload(count, names);
+  await cached.close();
+  await uncached.close();
+  db.close();
+  if (count >= 100_000) rmSync(file, { force: true });
+}
+
+/** Another process (a forked writer) flips one tool before every sample; the sample is the next read. */
+async function afterAnotherProcessWrote(count, file, cached, uncached, raw) {
+  const label = count.toLocaleString('en-US');
+  const writer = fork(new URL('./children/writer.mjs', import.meta.url), [file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [ready] = await once(writer, 'message');
+  assert(ready === 'ready', 'writer started');
+  const target = toolName(Math.floor(count / 2));
+  let enabled = true;
+  const write = async () => {
+    enabled = !enabled;
+    writer.send({ name: target, enabled });
+    await once(writer, 'message');
+  };
+  const includeDisabled = { includeDisabled: true };
+  for (const [contender, key, registry] of [
+    ['ours, cache on', 'cache', cached],
+    ['ours, cache off', 'nocache', uncached],
+  ]) {
+    record(`getAfterWrite.${count}.${key}`, `get after another process wrote, ${label} tools`, contender,
+      await measure(async () => assert((await registry.get(target)).enabled === enabled, 'the other process\'s write is seen'),
+        { beforeEach: write, async: true }));
+    record(`listAllAfterWrite.${count}.${key}`, `listAll after one change by another process, ${label} tools`, contender,
+      await measure(async () => assert((await registry.listAll(includeDisabled)).length === count, 'all listed'),
+        { beforeEach: write, async: true }));
+  }
+  record(`getAfterWrite.${count}.raw`, `get after another process wrote, ${label} tools`, 'raw better-sqlite3',
+    await measure(() => assert(raw.get(target).enabled === enabled, 'seen'), { beforeEach: write }));
+  record(`listAllAfterWrite.${count}.raw`, `listAll after one change by another process, ${label} tools`, 'raw better-sqlite3',
+    await measure(() => assert(raw.listAll(true).length === count, 'all listed'), { beforeEach: write }));
+  // Leave the tool enabled, as populated.
+  if (!enabled) await write();
+  writer.send('exit');
+  await once(writer, 'exit');
+}
+
+async function inMemoryWorkload(count, names) {
+  const memory = new InMemoryToolRegistry();
+  const map = new Map();
+  for (let i = 0; i < count; i++) {
+    const registration = await memory.register(specFor(i));
+    map.set(registration.spec.tool_name, registration);
+  }
+  const a = cycle(names);
+  record('memory.get.map', `in-memory get, ${count.toLocaleString('en-US')} tools`, 'await Promise.resolve(map.get(key))',
+    await measure(() => Promise.resolve(map.get(a())), { async: true }));
+  const b = cycle(names);
+  record('memory.get.store', `in-memory get, ${count.toLocaleString('en-US')} tools`, 'InMemoryToolRegistry.get',
+    await measure(() => memory.get(b()), { async: true }));
+  await memory.close();
+}
+
+// --- writes on a file of 10,000 tools --------------------------------------------------
+
+async function writeWorkloads() {
+  const count = 10_000;
+  const names = workingSet(count, 7);
+  for (const [contender, key, cache] of [
+    ['ours, cache on', 'cache', true],
+    ['ours, cache off', 'nocache', false],
+  ]) {
+    const file = join(folder, `writes-${key}.db`);
+    await populateStoreFile(file, count);
+    const registry = await openSqliteToolRegistry({ filename: file, cache });
+    await writeSeries(contender, key, {
+      register: (spec) => registry.register(spec),
+      setEnabled: (name, on) => registry.setEnabled(name, on),
+      async: true,
+    }, names);
+    await registry.close();
+  }
+  const db = createRawFile(join(folder, 'writes-raw.db'), count);
+  const raw = rawRegistry(db);
+  await writeSeries('raw better-sqlite3', 'raw', { register: (spec) => raw.register(spec), setEnabled: (name, on) => raw.setEnabled(name, on), async: false }, names);
+  db.close();
+}
+
+async function writeSeries(contender, key, api, names) {
+  const isAsync = api.async;
+  let fresh = 0;
+  record(`register.new.${key}`, 'register a new tool', contender,
+    await measure(() => api.register(specFor(1_000_000 + fresh++)), { async: isAsync }));
+  const same = cycle(names);
+  record(`register.identical.${key}`, 'register an identical spec (no-op)', contender,
+    await measure(() => api.register(specFor(Number(same().slice(5)))), { async: isAsync }));
+  const bump = cycle(names);
+  let version = 0;
+  record(`register.version.${key}`, 'register a new version', contender,
+    await measure(() => api.register(specFor(Number(bump().slice(5)), `2.${version++}`)), { async: isAsync }));
+  const flip = cycle(names);
+  const enabled = new Map();
+  const flipped = (name) => {
+    const next = !(enabled.get(name) ?? true);
+    enabled.set(name, next);
+    return next;
+  };
+  record(`setEnabled.${key}`, 'setEnabled (flip)', contender,
+    await measure(() => {
+      const name = flip();
+      return api.setEnabled(name, flipped(name));
+    }, { async: isAsync }));
+}
+
+// --- Keyv + @keyv/sqlite ---------------------------------------------------------------
+
+async function keyvWorkloads() {
+  const count = 10_000;
+  const file = join(folder, 'keyv.db');
+  const store = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 5000 });
+  const keyv = new Keyv({ store });
+  // The same durability settings as ours: WAL, synchronous=FULL.
+  await store.query('PRAGMA journal_mode = WAL');
+  await store.query('PRAGMA synchronous = FULL');
+  const registrationOf = (i) => ({ spec: specFor(i), enabled: true, created_at: CREATED_AT });
+  await keyv.set(toolName(0), registrationOf(0));
+  // Bulk-load the rest in one transaction, in exactly the format Keyv wrote the first one.
+  const db = new Database(file);
+  db.pragma('busy_timeout = 5000');
+  const first = db.prepare('SELECT key, value FROM keyv').get();
+  assert(first.key === `keyv:${toolName(0)}` && first.value === JSON.stringify({ value: registrationOf(0) }), 'keyv row format');
+  const insert = db.prepare('INSERT INTO keyv (key, value) VALUES (?, ?)');
+  db.transaction(() => {
+    for (let i = 1; i < count; i++) insert.run(`keyv:${toolName(i)}`, JSON.stringify({ value: registrationOf(i) }));
+  })();
+  db.close();
+  const names = workingSet(count);
+  assert((await keyv.get(names[0])).spec.tool_name === names[0], 'keyv get finds a tool');
+  const hit = cycle(names);
+  record('keyv.get', 'get hit, 10,000 tools', 'Keyv + @keyv/sqlite', await measure(() => keyv.get(hit()), { async: true }));
+  let fresh = 0;
+  record('keyv.set', 'register a new tool', 'Keyv + @keyv/sqlite set',
+    await measure(() => keyv.set(toolName(1_000_000 + fresh++), registrationOf(fresh)), { async: true }));
+  await keyv.disconnect();
+}
+
+// --- snapshots and opening -------------------------------------------------------------
+
+function runChild(mode, file, count, cacheFlag = 'cache') {
+  const output = execFileSync(process.execPath, ['--expose-gc', new URL('./children/snapshot-child.mjs', import.meta.url).pathname, mode, file, String(count), cacheFlag], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 1 << 20,
+  });
+  return JSON.parse(output.trim().split('\n').at(-1));
+}
+
+function summarize(runs) {
+  const ms = runs.map((run) => run.ms);
+  return {
+    median_us: median(ms) * 1000,
+    p75_us: Math.max(...ms) * 1000,
+    p99_us: Math.max(...ms) * 1000,
+    mean_us: (ms.reduce((a, b) => a + b, 0) / ms.length) * 1000,
+    samples: runs.length,
+    batch: 1,
+    peak_growth_bytes: median(runs.map((run) => run.peak_growth_kib)) * 1024,
+    json_bytes: runs[0].json_bytes,
+  };
+}
+
+async function snapshotWorkloads() {
+  const label = SNAPSHOT_SIZE.toLocaleString('en-US');
+  for (const mode of ['ours-import', 'raw-import']) {
+    const runs = [];
+    for (let i = 0; i < SNAPSHOT_RUNS; i++) {
+      const file = join(folder, `import-${mode}-${i}.db`);
+      runs.push(runChild(mode, file, SNAPSHOT_SIZE));
+      rmSync(file, { force: true });
+      rmSync(`${file}-wal`, { force: true });
+      rmSync(`${file}-shm`, { force: true });
+    }
+    record(`import.${mode === 'ours-import' ? 'ours' : 'raw'}`, `importSnapshot, ${label} tools, into an empty file`,
+      mode === 'ours-import' ? 'ours' : 'raw bulk insert, one transaction', summarize(runs));
+  }
+  const file = join(folder, `snapshot-${SNAPSHOT_SIZE}.db`);
+  await populateStoreFile(file, SNAPSHOT_SIZE);
+  for (const [mode, cacheFlag, id, contender] of [
+    ['ours-export', 'cache', 'export.ours.cache', 'ours, cache on'],
+    ['ours-export', 'nocache', 'export.ours.nocache', 'ours, cache off'],
+    ['raw-export', 'cache', 'export.raw', 'raw SELECT of all rows + parse'],
+  ]) {
+    const runs = [];
+    for (let i = 0; i < SNAPSHOT_RUNS; i++) runs.push(runChild(mode, file, SNAPSHOT_SIZE, cacheFlag));
+    record(id, `exportSnapshot, ${label} tools`, contender, summarize(runs));
+  }
+  record('open.ours', `open a file holding ${label} tools (and close it)`, 'ours',
+    await measure(async () => (await openSqliteToolRegistry({ filename: file })).close(), { time: 1500, async: true }));
+  record('open.raw', `open a file holding ${label} tools (and close it)`, 'raw better-sqlite3 (pragmas + prepare)',
+    await measure(() => {
+      const db = new Database(file);
+      applyStorePragmas(db);
+      rawRegistry(db);
+      db.close();
+    }, { time: 1500 }));
+}
+
+// --- main ------------------------------------------------------------------------------
+
+function environment() {
+  const db = new Database(':memory:');
+  const sqlite = db.prepare('select sqlite_version() AS v').get().v;
+  db.close();
+  const version = (name) => JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
+  return {
+    date: new Date().toISOString(),
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cpus: cpus().length,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    sqlite,
+    betterSqlite3: version('better-sqlite3'),
+    keyv: version('keyv'),
+    keyvSqlite: version('@keyv/sqlite'),
+    quick: QUICK,
+    loadAverageAtStart: loadavg().map((load) => Number(load.toFixed(2))),
+  };
+}
+
+try {
+  const env = environment();
+  log(`${env.cpu} x${env.cpus}, Node ${env.node}, SQLite ${env.sqlite}${QUICK ? ' (QUICK)' : ''}`);
+  for (const size of SIZES) await readWorkloads(size);
+  await writeWorkloads();
+  await keyvWorkloads();
+  await snapshotWorkloads();
+  env.seconds = Math.round((performance.now() - started) / 1000);
+  env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
+  if (!QUICK || process.env.BENCH_WRITE === '1') writeReports(env, results);
+  else writeReports(env, results, { dryRun: true });
+} finally {
+  rmSync(folder, { recursive: true, force: true });
+}
