@@ -311,6 +311,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   /** Several reads in one read transaction, so they see one snapshot; retried while busy. */
   protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
+    // The core checked for close() before its first await; the registry may have closed since.
+    this.#assertOpen('read');
     return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: 'read', beforeRetry: () => this.#assertOpen('read') }, () => {
       // register() asks find() then get() of one name: one row answers both.
       let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
@@ -347,6 +349,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- writes ------------------------------------------------------------------------
 
   protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
+    this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
     return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: method, beforeRetry: () => this.#assertOpen(method) }, () =>
       this.#inTransaction(this.#beginWrite, () => work(this.#writer())),

@@ -292,6 +292,16 @@ describe('locking', () => {
   });
 });
 
+describe('close() racing a call in flight', () => {
+  it('a register whose read finished before close() rejects with REGISTRY_CLOSED, not a driver error', async () => {
+    const registry = await openSqliteToolRegistry({ filename: ':memory:' });
+    const write = registry.register(minimalSpec('late'));
+    const closing = registry.close();
+    await expectCode(write, 'REGISTRY_CLOSED');
+    await closing;
+  });
+});
+
 describe('schema and history', () => {
   it('the tools view shows one row per current tool with the agreed columns', async () => {
     const file = temp.file('view.db');
