@@ -356,8 +356,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     );
   }
 
-  /** One synchronous BEGIN ... COMMIT; rolled back on any throw (a busy COMMIT included). */
+  /**
+   * One synchronous BEGIN ... COMMIT; rolled back on any throw (a busy COMMIT included).
+   * Inside a transaction the caller opened on its own handle, the step joins it as a
+   * savepoint instead (its lock mode, and so its cross-process guarantee, is the caller's).
+   */
   #inTransaction<T>(begin: BetterSqlite3.Statement, work: () => T): T {
+    if (this.#db.inTransaction) return this.#inSavepoint(work);
     begin.run();
     try {
       const result = work();
@@ -368,6 +373,19 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       throw error;
     }
   }
+
+  #inSavepoint<T>(work: () => T): T {
+    this.#db.exec('SAVEPOINT tool_registry');
+    try {
+      const result = work();
+      this.#db.exec('RELEASE tool_registry');
+      return result;
+    } catch (error) {
+      if (this.#db.inTransaction) this.#db.exec('ROLLBACK TO tool_registry; RELEASE tool_registry');
+      throw error;
+    }
+  }
+
 
   #writer(): StoreWriter {
     const sql = this.#sql;

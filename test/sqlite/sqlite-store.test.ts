@@ -122,6 +122,24 @@ describe('a caller-supplied database handle', () => {
     expect(db.prepare('SELECT tool_name FROM tools').pluck().all()).toEqual(['mine']);
   });
 
+  it("inside the caller's own transaction, writes join it: the caller's rollback undoes them, its commit keeps them", async () => {
+    const db = rawConnection(':memory:');
+    const registry = await open({ database: db });
+    db.exec('BEGIN IMMEDIATE');
+    await registry.register(minimalSpec('undone'));
+    expect(await registry.has('undone')).toBe(true);
+    await expectCode(registry.register(minimalSpec('undone', { description: 'other' })), 'VERSION_CONFLICT');
+    expect(db.inTransaction).toBe(true);
+    db.exec('ROLLBACK');
+    expect(await registry.has('undone')).toBe(false);
+
+    db.exec('BEGIN IMMEDIATE');
+    await registry.register(minimalSpec('kept'));
+    await registry.importSnapshot({ tools: [{ spec: minimalSpec('also_kept') }] });
+    db.exec('COMMIT');
+    expect((await registry.listAll()).map((r) => r.spec.tool_name)).toEqual(['also_kept', 'kept']);
+  });
+
   it('works when the handle returns integers as BigInt', async () => {
     const db = rawConnection(':memory:');
     db.defaultSafeIntegers(true);
