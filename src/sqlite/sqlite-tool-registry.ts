@@ -22,7 +22,11 @@ import type { Statements } from './statements.js';
 export interface SqliteToolRegistryOptions extends RegistryOptions {
   /** A path, or `':memory:'`. Exactly one of `filename` and `database`. */
   readonly filename?: string;
-  /** An open better-sqlite3 handle; `close()` leaves it open. */
+  /**
+   * An open better-sqlite3 handle; `close()` leaves it open, and its journal mode and
+   * `synchronous` are left alone. Inside a transaction you opened on it, the registry's
+   * reads and writes join yours as a savepoint.
+   */
   readonly database?: BetterSqlite3.Database;
   /** How long a write waits for the lock before `STORAGE_BUSY`. Default 5000. */
   readonly busyTimeoutMs?: number;
