@@ -74,7 +74,7 @@ describe('SQLite file shared by processes', () => {
     const jobs = Array.from({ length: 4 }, (_, i) => ({
       file,
       openFirst: true,
-      action: 'registerMany',
+      action: 'registerEach',
       prefix: `p${i}`,
       count: 40,
     }));
