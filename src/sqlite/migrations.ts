@@ -2,7 +2,7 @@
 // (two levels above src/sqlite and dist/sqlite alike), the runner applies what is missing.
 import { readdirSync, readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Kysely } from 'kysely';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { SchemaTooNewError } from '../errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';
 import type { SqliteSchema } from './schema.js';
@@ -38,14 +38,28 @@ export function readMigrations(folder: URL): readonly Migration[] {
   );
 }
 
+// Built with Kysely once, without a connection: these run before the store has one set up.
+const compiler = new Kysely<SqliteSchema & { sqlite_master: { type: string; name: string } }>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+const MIGRATION_TABLE = compiler
+  .selectFrom('sqlite_master')
+  .select('name')
+  .where('type', '=', 'table')
+  .where('name', '=', 'schema_migrations')
+  .compile();
+const APPLIED = compiler.selectFrom('schema_migrations').select('name').orderBy('name').compile();
+
 /** Names of the migrations recorded in the database, in name order ([] for a new database). */
 export function appliedMigrations(db: BetterSqlite3.Database): string[] {
-  const table = db
-    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
-    .pluck()
-    .get();
+  const table = db.prepare(MIGRATION_TABLE.sql).get(MIGRATION_TABLE.parameters);
   if (table === undefined) return [];
-  return db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all() as string[];
+  return (db.prepare(APPLIED.sql).all(APPLIED.parameters) as { name: string }[]).map((row) => row.name);
 }
 
 /** Throws SCHEMA_TOO_NEW when the database records a migration unknown to this release. */
