@@ -75,6 +75,8 @@ describe('SQLite file shared by processes', () => {
       file,
       openFirst: true,
       action: 'registerEach',
+      // 160 fsync'd commits queue for one lock: a generous budget keeps a slow CI disk from failing the test.
+      options: { busyTimeoutMs: 30_000 },
       prefix: `p${i}`,
       count: 40,
     }));
