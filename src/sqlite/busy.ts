@@ -34,9 +34,10 @@ export interface RetryOptions {
 }
 
 /**
- * Runs `attempt` until it does not fail with SQLITE_BUSY. Each attempt must be synchronous
- * and atomic (it rolls itself back on failure). After `timeoutMs`: STORAGE_BUSY with the
- * last SQLITE_BUSY as `cause`.
+ * Runs `attempt` until it does not fail with SQLITE_BUSY. Each attempt must be atomic (it
+ * rolls itself back on failure); the store's are synchronous, so nothing else runs on the
+ * connection in between. After `timeoutMs` (give or take SQLite's own short wait in the
+ * last attempt): STORAGE_BUSY with the last SQLITE_BUSY as `cause`.
  */
 export async function retryWhileBusy<T>(options: RetryOptions, attempt: () => T | Promise<T>): Promise<T> {
   const deadline = performance.now() + options.timeoutMs;
