@@ -5,12 +5,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach } from 'vitest';
+import { afterEach, vi } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolSpecInput } from '../../src/index.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+
+// Each test starts several node processes (about half a second each, more on a busy
+// machine); the demo test starts over twenty. The global 30 s is too tight for them.
+vi.setConfig({ testTimeout: 180_000 });
 
 if (!existsSync(CLI)) {
   throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
