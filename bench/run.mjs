@@ -15,7 +15,7 @@ import Keyv from 'keyv';
 import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
-import { measure, median } from './lib/measure.mjs';
+import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { writeReports } from './lib/report.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -33,7 +33,8 @@ function log(text) {
 
 /** Records one measurement: `id` is stable across runs (results.json, ratios). */
 function record(id, workload, contender, stats, extra = {}) {
-  results.push({ id, workload, contender, ...stats, ...extra });
+  const { values_us: _values, ...kept } = stats;
+  results.push({ id, workload, contender, ...kept, ...extra });
   log(`${workload} | ${contender}: median ${stats.median_us.toFixed(2)} us (${stats.samples} samples)`);
 }
 
@@ -80,6 +81,12 @@ async function readWorkloads(count) {
   const names = workingSet(count);
   const misses = names.map((_, i) => `missing_${i}`);
   assert((await cached.get(names[0]))?.spec.tool_name === names[0], 'cached get finds a tool');
+  // Steady state: every contender has read each name once (our cache, SQLite's page cache).
+  for (const name of names) {
+    await cached.get(name);
+    await uncached.get(name);
+    raw.get(name);
+  }
   assert(canonicalJson((await uncached.get(names[0])).spec) === canonicalJson(raw.get(names[0]).spec), 'same spec');
 
   for (const [contender, registry] of [
@@ -92,6 +99,17 @@ async function readWorkloads(count) {
     const miss = cycle(misses);
     record(`get.miss.${count}.${contender.includes('on') ? 'cache' : 'nocache'}`, `get miss, ${label} tools`, contender,
       await measure(() => registry.get(miss()), { async: true }));
+  }
+  // The scale target compares sizes at the same access pattern: 1,000 distinct names each time.
+  const fixed = names.slice(0, 1000);
+  for (const [key, contender, read] of [
+    ['cache', 'ours, cache on', (name) => cached.get(name)],
+    ['nocache', 'ours, cache off', (name) => uncached.get(name)],
+    ['raw', 'raw better-sqlite3', (name) => raw.get(name)],
+  ]) {
+    const next = cycle(fixed);
+    record(`get.hot1000.${count}.${key}`, `get hit, ${label} tools, 1,000 distinct names`, contender,
+      await measure(() => read(next()), key === 'raw' ? {} : { async: true }));
   }
   const hit = cycle(names);
   record(`get.hit.${count}.raw`, `get hit, ${label} tools`, 'raw better-sqlite3', await measure(() => raw.get(hit())));
@@ -166,53 +184,57 @@ async function inMemoryWorkload(count, names) {
 
 // --- writes on a file of 10,000 tools --------------------------------------------------
 
+/** Each contender writes to its own file of 10,000 tools; workloads run in interleaved rounds. */
 async function writeWorkloads() {
   const count = 10_000;
   const names = workingSet(count, 7);
-  for (const [contender, key, cache] of [
-    ['ours, cache on', 'cache', true],
-    ['ours, cache off', 'nocache', false],
+  const contenders = [];
+  for (const [key, contender, cache] of [
+    ['cache', 'ours, cache on', true],
+    ['nocache', 'ours, cache off', false],
   ]) {
     const file = join(folder, `writes-${key}.db`);
     await populateStoreFile(file, count);
     const registry = await openSqliteToolRegistry({ filename: file, cache });
-    await writeSeries(contender, key, {
-      register: (spec) => registry.register(spec),
-      setEnabled: (name, on) => registry.setEnabled(name, on),
-      async: true,
-    }, names);
-    await registry.close();
+    contenders.push({ key, contender, isAsync: true, register: (spec) => registry.register(spec), setEnabled: (name, on) => registry.setEnabled(name, on), get: (name) => registry.get(name), close: () => registry.close() });
   }
   const db = createRawFile(join(folder, 'writes-raw.db'), count);
   const raw = rawRegistry(db);
-  await writeSeries('raw better-sqlite3', 'raw', { register: (spec) => raw.register(spec), setEnabled: (name, on) => raw.setEnabled(name, on), async: false }, names);
-  db.close();
-}
+  contenders.push({ key: 'raw', contender: 'raw better-sqlite3', isAsync: false, register: (spec) => raw.register(spec), setEnabled: (name, on) => raw.setEnabled(name, on), get: (name) => raw.get(name), close: () => db.close() });
+  // Warm every contender on the names it will write (the cache, SQLite's page cache).
+  for (const { get } of contenders) for (const name of names) await get(name);
 
-async function writeSeries(contender, key, api, names) {
-  const isAsync = api.async;
-  let fresh = 0;
-  record(`register.new.${key}`, 'register a new tool', contender,
-    await measure(() => api.register(specFor(1_000_000 + fresh++)), { async: isAsync }));
-  const same = cycle(names);
-  record(`register.identical.${key}`, 'register an identical spec (no-op)', contender,
-    await measure(() => api.register(specFor(Number(same().slice(5)))), { async: isAsync }));
-  const bump = cycle(names);
-  let version = 0;
-  record(`register.version.${key}`, 'register a new version', contender,
-    await measure(() => api.register(specFor(Number(bump().slice(5)), `2.${version++}`)), { async: isAsync }));
-  const flip = cycle(names);
-  const enabled = new Map();
-  const flipped = (name) => {
-    const next = !(enabled.get(name) ?? true);
-    enabled.set(name, next);
-    return next;
+  const index = (name) => Number(name.slice(5));
+  const series = {
+    'register.new': ['register a new tool', (c) => {
+      let fresh = 0;
+      return () => c.register(specFor(1_000_000 + fresh++));
+    }],
+    'register.identical': ['register an identical spec (no-op)', (c) => {
+      const next = cycle(names);
+      return () => c.register(specFor(index(next())));
+    }],
+    'register.version': ['register a new version', (c) => {
+      const next = cycle(names);
+      let version = 0;
+      return () => c.register(specFor(index(next()), `2.${version++}`));
+    }],
+    setEnabled: ['setEnabled (flip)', (c) => {
+      const next = cycle(names);
+      const enabled = new Map();
+      return () => {
+        const name = next();
+        const on = !(enabled.get(name) ?? true);
+        enabled.set(name, on);
+        return c.setEnabled(name, on);
+      };
+    }],
   };
-  record(`setEnabled.${key}`, 'setEnabled (flip)', contender,
-    await measure(() => {
-      const name = flip();
-      return api.setEnabled(name, flipped(name));
-    }, { async: isAsync }));
+  for (const [id, [workload, make]] of Object.entries(series)) {
+    const pooled = await measureInterleaved(contenders.map((c) => [c.key, make(c), { async: c.isAsync }]), { rounds: QUICK ? 1 : 4 });
+    for (const c of contenders) record(`${id}.${c.key}`, workload, c.contender, pooled.get(c.key));
+  }
+  for (const c of contenders) await c.close();
 }
 
 // --- Keyv + @keyv/sqlite ---------------------------------------------------------------
@@ -243,7 +265,7 @@ async function keyvWorkloads() {
   record('keyv.get', 'get hit, 10,000 tools', 'Keyv + @keyv/sqlite', await measure(() => keyv.get(hit()), { async: true }));
   let fresh = 0;
   record('keyv.set', 'register a new tool', 'Keyv + @keyv/sqlite set',
-    await measure(() => keyv.set(toolName(1_000_000 + fresh++), registrationOf(fresh)), { async: true }));
+    await measure(() => keyv.set(toolName(1_000_000 + fresh++), registrationOf(fresh)), { async: true, time: 1600 }));
   await keyv.disconnect();
 }
 

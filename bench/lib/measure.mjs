@@ -11,11 +11,18 @@ const QUICK = process.env.BENCH_QUICK === '1';
  */
 export async function measure(fn, { batch: batchOption, time = 1000, beforeEach, iterations = 10, async: isAsync } = {}) {
   const batch = batchOption ?? (beforeEach === undefined ? await autoBatch(fn) : 1);
+  // tinybench's time budget counts only timed work: with an untimed beforeEach (another
+  // process writing) a sample costs far more than it measures, so cap by iterations instead.
+  if (beforeEach !== undefined) {
+    time = Math.min(time, 20);
+    iterations = Math.max(iterations, QUICK ? 50 : 300);
+  }
   const bench = new Bench({
     time: QUICK ? Math.min(time, 200) : time,
     warmupTime: QUICK ? 50 : Math.min(time / 4, 250),
     iterations,
     warmupIterations: 5,
+    retainSamples: true,
   });
   const task =
     batch === 1
@@ -45,7 +52,30 @@ export async function measure(fn, { batch: batchOption, time = 1000, beforeEach,
     mean_us: latency.mean * 1000,
     samples: latency.samplesCount,
     batch,
+    values_us: (latency.samples ?? []).map((value) => value * 1000),
   };
+}
+
+/**
+ * Measures several contenders in alternating rounds (A B C A B C ...) and pools each one's
+ * samples: slow drift on a shared machine (other work, WAL checkpoints) then hits every
+ * contender alike. `contenders` is a list of [key, fn, options].
+ */
+export async function measureInterleaved(contenders, { rounds = 4, time = 400 } = {}) {
+  const pooled = new Map(contenders.map(([key]) => [key, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [key, fn, options] of contenders) {
+      const stats = await measure(fn, { time, ...options });
+      pooled.get(key).push(...stats.values_us);
+    }
+  }
+  return new Map(
+    [...pooled].map(([key, values]) => {
+      const sorted = values.sort((a, b) => a - b);
+      const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+      return [key, { median_us: median(sorted), p75_us: at(0.75), p99_us: at(0.99), mean_us: sorted.reduce((a, b) => a + b, 0) / sorted.length, samples: sorted.length, rounds }];
+    }),
+  );
 }
 
 /** A batch size that makes one sample last about a millisecond (1 for slow calls). */
