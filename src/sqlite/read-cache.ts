@@ -82,18 +82,31 @@ function registrationOf(entry: Entry): ToolRegistration {
   return entry.registration;
 }
 
-/** Index of `name` in the sorted `names`, or where it would go (as `-index - 1`). */
-function search(names: readonly string[], name: string): number {
+/** Index of `name` in a list sorted by name, or where it would go (as `-index - 1`). */
+function search<T>(list: readonly T[], name: string, nameOf: (item: T) => string): number {
   let low = 0;
-  let high = names.length - 1;
+  let high = list.length - 1;
   while (low <= high) {
     const middle = (low + high) >>> 1;
-    const order = compareCodePoints(names[middle] as string, name);
+    const order = compareCodePoints(nameOf(list[middle] as T), name);
     if (order === 0) return middle;
     if (order < 0) low = middle + 1;
     else high = middle - 1;
   }
   return -low - 1;
+}
+
+const itself = (name: string): string => name;
+const toolNameOf = (registration: ToolRegistration): string => registration.spec.tool_name;
+
+/** Puts `item` at `name`'s place in a list sorted by name (replacing), or takes it out (`undefined`). */
+function place<T>(list: T[], index: number, item: T | undefined): void {
+  if (index >= 0) {
+    if (item === undefined) list.splice(index, 1);
+    else list[index] = item;
+  } else if (item !== undefined) {
+    list.splice(-index - 1, 0, item);
+  }
 }
 
 function prepare(db: BetterSqlite3.Database, query: Compilable<unknown>): BetterSqlite3.Statement {
@@ -207,16 +220,16 @@ export class SqliteReadCache {
       else if (row === undefined) this.#entries.delete(name);
       return;
     }
-    const index = search(this.#names, name);
-    if (row === undefined) {
-      this.#entries.delete(name);
-      if (index >= 0) this.#names.splice(index, 1);
-    } else {
-      this.#entries.set(name, entryOf(row));
-      if (index < 0) this.#names.splice(-index - 1, 0, name);
+    // Holding every tool: patch the sorted names, and the lists already built, in place.
+    const entry = row === undefined ? undefined : entryOf(row);
+    if (entry === undefined) this.#entries.delete(name);
+    else this.#entries.set(name, entry);
+    place(this.#names, search(this.#names, name, itself), entry === undefined ? undefined : name);
+    const listed = entry === undefined || (this.#all === undefined && this.#enabled === undefined) ? undefined : registrationOf(entry);
+    if (this.#all !== undefined) place(this.#all, search(this.#all, name, toolNameOf), listed);
+    if (this.#enabled !== undefined) {
+      place(this.#enabled, search(this.#enabled, name, toolNameOf), listed?.enabled === true ? listed : undefined);
     }
-    this.#all = undefined;
-    this.#enabled = undefined;
   }
 
   #entry(name: string): Entry | undefined {
