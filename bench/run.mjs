@@ -296,18 +296,22 @@ function summarize(runs) {
 
 async function snapshotWorkloads() {
   const label = SNAPSHOT_SIZE.toLocaleString('en-US');
-  for (const mode of ['ours-import', 'raw-import']) {
-    const runs = [];
-    for (let i = 0; i < SNAPSHOT_RUNS; i++) {
-      const file = join(folder, `import-${mode}-${i}.db`);
-      runs.push(runChild(mode, file, SNAPSHOT_SIZE));
-      rmSync(file, { force: true });
-      rmSync(`${file}-wal`, { force: true });
-      rmSync(`${file}-shm`, { force: true });
+  const imports = [
+    ['ours-import', 'cache', 'import.ours', 'ours, cache on'],
+    ['ours-import', 'nocache', 'import.ours.nocache', 'ours, cache off'],
+    ['raw-import', 'cache', 'import.raw', 'raw bulk insert, one transaction'],
+    ['raw-log-import', 'cache', 'import.rawlog', 'raw bulk insert into our schema with the change log'],
+  ];
+  const runs = new Map(imports.map(([, , id]) => [id, []]));
+  // Interleaved, like the write workloads: each round runs every contender once.
+  for (let i = 0; i < SNAPSHOT_RUNS; i++) {
+    for (const [mode, cacheFlag, id] of imports) {
+      const file = join(folder, `import-${i}.db`);
+      runs.get(id).push(runChild(mode, file, SNAPSHOT_SIZE, cacheFlag));
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
     }
-    record(`import.${mode === 'ours-import' ? 'ours' : 'raw'}`, `importSnapshot, ${label} tools, into an empty file`,
-      mode === 'ours-import' ? 'ours' : 'raw bulk insert, one transaction', summarize(runs));
   }
+  for (const [, , id, contender] of imports) record(id, `importSnapshot, ${label} tools, into an empty file`, contender, summarize(runs.get(id)));
   const file = join(folder, `snapshot-${SNAPSHOT_SIZE}.db`);
   await populateStoreFile(file, SNAPSHOT_SIZE);
   for (const [mode, cacheFlag, id, contender] of [

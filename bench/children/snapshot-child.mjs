@@ -1,6 +1,7 @@
 // One importSnapshot or exportSnapshot of N tools in a fresh process, reporting time and
 // peak RSS growth over the RSS just before the call (after a GC, snapshot already in memory).
-// Usage: node --expose-gc snapshot-child.mjs <ours-import|raw-import|ours-export|raw-export> <file> <count> [nocache]
+// Usage: node --expose-gc snapshot-child.mjs <ours-import|raw-import|raw-log-import|ours-export|raw-export> <file> <count> [nocache]
+// raw-log-import is the raw bulk insert into the store's full schema (with the change log's triggers).
 import { performance } from 'node:perf_hooks';
 import { Buffer } from 'node:buffer';
 import { URL } from 'node:url';
@@ -23,13 +24,20 @@ let snapshot;
 let snapshotBytes = 0;
 let run;
 let cleanup = async () => {};
-if (mode === 'ours-import' || mode === 'raw-import') {
+if (mode === 'ours-import' || mode === 'raw-import' || mode === 'raw-log-import') {
   snapshot = snapshotOf(count);
   snapshotBytes = Buffer.byteLength(JSON.stringify(snapshot));
   if (mode === 'ours-import') {
     const registry = await openSqliteToolRegistry({ filename: file, cache });
     run = () => registry.importSnapshot(snapshot);
     cleanup = () => registry.close();
+  } else if (mode === 'raw-log-import') {
+    await (await openSqliteToolRegistry({ filename: file })).close();
+    const db = new Database(file);
+    applyStorePragmas(db);
+    const raw = rawRegistry(db);
+    run = async () => raw.importAll(snapshot);
+    cleanup = async () => db.close();
   } else {
     const db = createRawFile(file);
     const raw = rawRegistry(db);

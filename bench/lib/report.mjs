@@ -37,6 +37,8 @@ export const CONTEXT = [
   { workload: '`register` new version, cache on', ours: 'register.version.cache', base: 'register.version.raw' },
   { workload: '`register` identical spec, `cache: false`', ours: 'register.identical.nocache', base: 'register.identical.raw' },
   { workload: '`setEnabled`, `cache: false`', ours: 'setEnabled.nocache', base: 'setEnabled.raw' },
+  { workload: '`importSnapshot` 100k, `cache: false`', ours: 'import.ours.nocache', base: 'import.raw' },
+  { workload: 'raw bulk insert 100k: with the change log triggers vs without', ours: 'import.rawlog', base: 'import.raw' },
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
 ];
