@@ -207,7 +207,8 @@ export class SqliteReadCache {
     const rows: ChangeRow[] = [];
     for (const row of this.#changes.iterate(revision) as IterableIterator<ChangeRow>) {
       rows.push(row);
-      if (rows.length >= max) break;
+      // Enough to know the cache starts over: too many, or the log does not reach back.
+      if (rows.length >= max || rows[0]?.revision !== revision + 1) break;
     }
     return rows;
   }
