@@ -16,6 +16,7 @@ import { isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from '
 import { ImmediateSqliteDialect } from './dialect.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import type { SqliteSchema } from './schema.js';
+import { SqliteReadCache } from './read-cache.js';
 import { prepareStatements } from './statements.js';
 import type { Statements } from './statements.js';
 
@@ -34,6 +35,12 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   readonly synchronous?: 'full' | 'normal';
   /** Open without migrating or writing; every write fails with `READ_ONLY`. The file must exist. */
   readonly readonly?: boolean;
+  /**
+   * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in one
+   * cheap statement, whether any connection committed since, and then reloads only the tools
+   * that changed (migration 0002 logs them). `false` reads through SQL every time.
+   */
+  readonly cache?: boolean;
 }
 
 /** What `status()` reports (the CLI's `status`). */
@@ -98,6 +105,7 @@ interface ResolvedOptions {
   readonly busyTimeoutMs: number;
   readonly synchronous: 'full' | 'normal';
   readonly readonly: boolean;
+  readonly cache: boolean;
   readonly clock: (() => Date) | undefined;
 }
 
@@ -117,6 +125,7 @@ function resolveOptions(options: unknown): ResolvedOptions {
     busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
     synchronous = 'full',
     readonly = false,
+    cache = true,
     clock,
   } = options as SqliteToolRegistryOptions;
   if ((filename === undefined) === (database === undefined)) {
@@ -149,10 +158,13 @@ function resolveOptions(options: unknown): ResolvedOptions {
   if (readonly && filename === ':memory:') {
     throw new TypeError("openSqliteToolRegistry(): readonly cannot be used with filename ':memory:' (it would be empty)");
   }
+  if (typeof cache !== 'boolean') {
+    throw new TypeError(`openSqliteToolRegistry(): cache must be a boolean, got ${describe(cache)}`);
+  }
   if (clock !== undefined && typeof clock !== 'function') {
     throw new TypeError(`openSqliteToolRegistry(): clock must be a function, got ${describe(clock)}`);
   }
-  return { filename, database, busyTimeoutMs, synchronous, readonly, clock };
+  return { filename, database, busyTimeoutMs, synchronous, readonly, cache, clock };
 }
 
 function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Database {
@@ -231,6 +243,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #beginWrite: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
+  readonly #cache: SqliteReadCache | undefined;
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions, kysely: Kysely<SqliteSchema>) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -243,6 +256,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
+    const sql = this.#sql;
+    this.#cache = options.cache
+      ? new SqliteReadCache(db, kysely, { row: (toolName) => sql.findRow.get([toolName]), rows: () => sql.verifyRows.iterate([]) })
+      : undefined;
   }
 
   static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
@@ -289,20 +306,28 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // and elsewhere a read still locked out after SQLite's short wait is STORAGE_BUSY.
 
   protected _find(toolName: string): ToolRecord | undefined {
+    if (this.#cached('has')) return (this.#cache as SqliteReadCache).find(toolName);
     const row = this.#guard('has', () => this.#sql.findRecord.get([toolName]));
     return row === undefined ? undefined : toRecord(row);
   }
 
   protected _get(toolName: string): ToolRegistrationType | undefined {
+    if (this.#cached('get')) return (this.#cache as SqliteReadCache).get(toolName);
     const row = this.#guard('get', () => this.#sql.getRow.get([toolName]));
     return row === undefined ? undefined : toRegistration(row);
   }
 
   protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] {
+    if (this.#cached('listAll')) return (this.#cache as SqliteReadCache).list(includeDisabled);
     const rows = this.#guard('listAll', () =>
       includeDisabled ? this.#sql.listAll.all([]) : this.#sql.listEnabled.all([1]),
     );
     return rows.map(toRegistration);
+  }
+
+  /** Whether the cache is on and up to date; never inside a transaction (reads go through SQL there). */
+  #cached(operation: string): boolean {
+    return this.#cache !== undefined && this.#guard(operation, () => (this.#cache as SqliteReadCache).sync());
   }
 
   #guard<T>(operation: string, read: () => T): T {
@@ -318,6 +343,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: 'read', beforeRetry: () => this.#assertOpen('read') }, () => {
+      if (this.#cache?.sync()) return work(this.#cache.reader());
       // register() asks find() then get() of one name: one row answers both.
       let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
       const row = (toolName: string) => {
@@ -419,6 +445,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- lifecycle ---------------------------------------------------------------------
 
   protected async _close(): Promise<void> {
+    this.#cache?.clear();
     if (!this.#owned || !this.#db.open) return;
     if (!this.#readonly && !this.#db.memory) {
       // Keep the -wal file small between runs; another connection's read may block it, which is fine.

@@ -68,6 +68,8 @@ export const storeHarnesses = {
     restart: async (registry) => registry,
   },
   'sqlite-file': fileBackedHarness((filename, options) => openSqliteToolRegistry({ filename, ...options })),
+  // The same file store with its read cache off (on by default): both must pass everything.
+  'sqlite-file-nocache': fileBackedHarness((filename, options) => openSqliteToolRegistry({ filename, cache: false, ...options })),
 } satisfies Record<string, StoreHarness>;
 
 export type StoreName = keyof typeof storeHarnesses;
