@@ -7,10 +7,9 @@ import { RegistryClosedError, ToolNotFoundError } from './errors.js';
 import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
 import { decideRegistration, planImport } from './rules.js';
 import type { ToolRecord } from './rules.js';
-import { makeRegistration, parseSnapshot, parseSpec, parseSpecs } from './validation.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from './validation.js';
 import type { PreparedSpec } from './validation.js';
 
-type PreparedRegistration = PreparedSpec & { readonly spec: ToolRegistration['spec'] };
 
 /** A tool as the core hands it to a store to write. */
 export interface StoredTool {
@@ -127,13 +126,14 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   /** One registration by the rule, inside a write; a conflict throws and the store undoes the whole write. */
-  #applyRegistration(writer: StoreWriter, prepared: PreparedRegistration, now: () => string, path?: string): ToolRegistration {
+  #applyRegistration(writer: StoreWriter, prepared: PreparedSpec, now: () => string, path?: string): ToolRegistration {
     const current = writer.find(prepared.tool_name);
     const decision = decideRegistration(current, prepared, path);
     if (decision.action === 'keep') return getOrFail(writer, prepared.tool_name);
     const enabled = decision.action === 'replace' ? decision.enabled : true;
     const createdAt = now();
-    const registration = makeRegistration(prepared.spec, enabled, createdAt);
+    // The spec object is built only here: an identical re-register never needs it.
+    const registration = makeRegistration(materializeSpec(prepared.canonical), enabled, createdAt);
     writer.put({
       record: {
         tool_name: prepared.tool_name,

@@ -23,47 +23,56 @@ type JsonProblem = { path: (string | number)[]; message: string };
 function findJsonProblems(root: unknown): JsonProblem[] {
   const problems: JsonProblem[] = [];
   const ancestors = new Set<object>();
-  const walk = (value: unknown, path: (string | number)[]): void => {
+  // One path array, pushed and popped as the walk goes; copied only into a problem.
+  const path: (string | number)[] = [];
+  const report = (message: string): void => {
+    problems.push({ path: path.slice(), message });
+  };
+  const walk = (value: unknown): void => {
     if (problems.length >= 20) return;
     switch (typeof value) {
       case 'string':
       case 'boolean':
         return;
       case 'number':
-        if (!Number.isFinite(value)) problems.push({ path, message: `not a JSON value: ${previewValue(value)}` });
+        if (!Number.isFinite(value)) report(`not a JSON value: ${previewValue(value)}`);
         return;
       case 'object':
         break;
       default:
-        problems.push({ path, message: `not a JSON value: ${previewValue(value)}` });
+        report(`not a JSON value: ${previewValue(value)}`);
         return;
     }
     if (value === null) return;
     if (ancestors.has(value)) {
-      problems.push({ path, message: 'not a JSON value: a cycle (the object contains itself)' });
+      report('not a JSON value: a cycle (the object contains itself)');
       return;
     }
     if (path.length >= MAX_JSON_DEPTH) {
-      problems.push({ path, message: `nested deeper than ${MAX_JSON_DEPTH} levels` });
+      report(`nested deeper than ${MAX_JSON_DEPTH} levels`);
       return;
     }
     ancestors.add(value);
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
-        if (!(i in value)) problems.push({ path: [...path, i], message: 'not a JSON value: a hole in a sparse array' });
-        else walk(value[i], [...path, i]);
+        path.push(i);
+        if (!(i in value)) report('not a JSON value: a hole in a sparse array');
+        else walk(value[i]);
+        path.pop();
       }
     } else if (!isPlainObject(value)) {
-      problems.push({ path, message: `not a JSON value: ${previewValue(value)}; only plain objects are allowed` });
+      report(`not a JSON value: ${previewValue(value)}; only plain objects are allowed`);
     } else {
-      if (Object.getOwnPropertySymbols(value).length > 0) {
-        problems.push({ path, message: 'not a JSON value: an object with symbol keys' });
+      if (Object.getOwnPropertySymbols(value).length > 0) report('not a JSON value: an object with symbol keys');
+      for (const key of Object.keys(value)) {
+        path.push(key);
+        walk((value as Record<string, unknown>)[key]);
+        path.pop();
       }
-      for (const key of Object.keys(value)) walk((value as Record<string, unknown>)[key], [...path, key]);
     }
     ancestors.delete(value);
   };
-  walk(root, []);
+  walk(root);
   return problems;
 }
 

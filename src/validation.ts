@@ -51,7 +51,7 @@ export function makeRegistration(spec: ToolSpec, enabled: boolean, createdAt: st
 }
 
 /** Validates a spec for `register`; throws `VALIDATION_FAILED` naming every bad field and value. */
-export function parseSpec(input: unknown): PreparedSpec & { readonly spec: ToolSpec } {
+export function parseSpec(input: unknown): PreparedSpec {
   const result = ToolSpec.safeParse(input);
   if (!result.success) {
     const issues = toRegistryIssues(result.error.issues);
@@ -62,8 +62,7 @@ export function parseSpec(input: unknown): PreparedSpec & { readonly spec: ToolS
       name === undefined ? {} : { tool_name: name },
     );
   }
-  const prepared = prepare(result.data);
-  return { ...prepared, spec: materializeSpec(prepared.canonical) };
+  return prepare(result.data);
 }
 
 /**
@@ -71,7 +70,7 @@ export function parseSpec(input: unknown): PreparedSpec & { readonly spec: ToolS
  * `VALIDATION_FAILED`, each issue's path prefixed with the index (`[2].version`); a name
  * given twice is `DUPLICATE_TOOL`.
  */
-export function parseSpecs(inputs: readonly unknown[]): (PreparedSpec & { readonly spec: ToolSpec })[] {
+export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
   // Array.from visits holes (as undefined), so a sparse batch is reported, not skipped.
@@ -94,7 +93,7 @@ export function parseSpecs(inputs: readonly unknown[]): (PreparedSpec & { readon
     const earlier = seen.get(spec.tool_name);
     if (earlier !== undefined) throw new DuplicateToolError(spec.tool_name, path, earlier);
     seen.set(spec.tool_name, path);
-    return { ...spec, spec: materializeSpec(spec.canonical) };
+    return spec;
   });
 }
 

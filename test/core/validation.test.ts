@@ -24,9 +24,10 @@ describe('parseSpec', () => {
       '{"description":null,"input_schema":{},"output_schema":{"a":2,"b":1},"tags":[],"tool_name":"t","version":null}',
     );
     expect(prepared.fingerprint).toBe(fingerprintOf(prepared.canonical));
-    expect(Object.keys(prepared.spec)).toEqual(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
-    expect(Object.keys(prepared.spec.output_schema)).toEqual(['a', 'b']);
-    expect(isDeepFrozen(prepared.spec)).toBe(true);
+    const spec = materializeSpec(prepared.canonical);
+    expect(Object.keys(spec)).toEqual(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
+    expect(Object.keys(spec.output_schema)).toEqual(['a', 'b']);
+    expect(isDeepFrozen(spec)).toBe(true);
   });
 
   it('gives key-reordered specs the same fingerprint and different specs different ones', () => {
@@ -39,9 +40,9 @@ describe('parseSpec', () => {
 
   it('shares nothing with the input', () => {
     const input = fullSpec('t');
-    const prepared = parseSpec(input);
-    expect(prepared.spec.input_schema).not.toBe(input.input_schema);
-    expect(prepared.spec.tags).not.toBe(input.tags);
+    const spec = materializeSpec(parseSpec(input).canonical);
+    expect(spec.input_schema).not.toBe(input.input_schema);
+    expect(spec.tags).not.toBe(input.tags);
     expect(Object.isFrozen(input.input_schema)).toBe(false);
   });
 
@@ -147,7 +148,7 @@ describe('materializeSpec and makeRegistration', () => {
   });
 
   it('makes a frozen registration in field order', () => {
-    const spec = parseSpec(fullSpec('t')).spec;
+    const spec = materializeSpec(parseSpec(fullSpec('t')).canonical);
     const registration = makeRegistration(spec, false, null);
     expect(Object.keys(registration)).toEqual(['spec', 'enabled', 'created_at']);
     expect(registration).toEqual({ spec, enabled: false, created_at: null });
