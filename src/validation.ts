@@ -1,6 +1,6 @@
 import { canonicalJson, deepFreeze, fingerprintOf } from './canonical.js';
-import { ToolRegistrySnapshot, ToolSpec } from './contracts.js';
-import type { ToolRegistration } from './contracts.js';
+import { z } from 'zod';
+import { ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
 import { describeIssues, toRegistryIssues } from './issues.js';
 import type { RegistryIssue } from './issues.js';
@@ -102,24 +102,45 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
  * path (`tools[3].spec.version`), or `DUPLICATE_TOOL` for a name given twice.
  */
 export function parseSnapshot(input: unknown): PreparedImportEntry[] {
-  const result = ToolRegistrySnapshot.safeParse(input);
-  if (!result.success) {
-    const issues = toRegistryIssues(result.error.issues);
-    const first = issues[0];
-    const index = typeof first?.path[1] === 'number' ? first.path[1] : undefined;
-    const name = index === undefined ? undefined : toolNameOf((input as { tools: { spec?: unknown }[] }).tools[index]?.spec);
-    throw new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {
-      ...(first === undefined ? {} : { path: first.pathText }),
-      ...(name === undefined ? {} : { tool_name: name }),
-    });
-  }
+  const shape = SnapshotShape.safeParse(input);
+  if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
+  // Entry by entry, so only one parsed copy is alive at a time: an import of 100k tools
+  // holds the caller's object and the canonical texts, not a second parsed snapshot.
+  const tools = shape.data.tools;
+  const issues: RegistryIssue[] = [];
+  let firstBadName: string | undefined;
+  let duplicate: DuplicateToolError | undefined;
   const seen = new Map<string, string>();
-  return result.data.tools.map((registration, index) => {
+  const entries: PreparedImportEntry[] = [];
+  for (let index = 0; index < tools.length; index++) {
+    const result = ToolRegistration.safeParse(tools[index]);
+    if (!result.success) {
+      if (issues.length === 0) firstBadName = toolNameOf((tools[index] as { spec?: unknown } | undefined)?.spec);
+      issues.push(...toRegistryIssues(result.error.issues, ['tools', index]));
+      continue;
+    }
+    const registration = result.data;
     const path = `tools[${index}]`;
     const earlier = seen.get(registration.spec.tool_name);
-    if (earlier !== undefined) throw new DuplicateToolError(registration.spec.tool_name, path, earlier);
+    if (earlier !== undefined) duplicate ??= new DuplicateToolError(registration.spec.tool_name, path, earlier);
     seen.set(registration.spec.tool_name, path);
-    return { ...prepare(registration.spec), enabled: registration.enabled, created_at: registration.created_at, path };
+    if (issues.length === 0 && duplicate === undefined) {
+      entries.push({ ...prepare(registration.spec), enabled: registration.enabled, created_at: registration.created_at, path });
+    }
+  }
+  if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
+  if (duplicate !== undefined) throw duplicate;
+  return entries;
+}
+
+/** The snapshot's outer shape; entries are checked one by one with `ToolRegistration`. */
+const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });
+
+function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
+  const first = issues[0];
+  return new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {
+    ...(first === undefined ? {} : { path: first.pathText }),
+    ...(toolName === undefined ? {} : { tool_name: toolName }),
   });
 }
 
