@@ -16,7 +16,7 @@ import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
-import { writeReports } from './lib/report.mjs';
+import { renderMarkdown, writeReports } from './lib/report.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -354,6 +354,12 @@ function environment() {
     quick: QUICK,
     loadAverageAtStart: loadavg().map((load) => Number(load.toFixed(2))),
   };
+}
+
+if (process.argv.includes('--render')) {
+  rmSync(folder, { recursive: true, force: true });
+  renderMarkdown();
+  process.exit(0);
 }
 
 try {

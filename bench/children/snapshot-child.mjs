@@ -26,7 +26,10 @@ let run;
 let cleanup = async () => {};
 if (mode === 'ours-import' || mode === 'raw-import' || mode === 'raw-log-import') {
   snapshot = snapshotOf(count);
-  snapshotBytes = Buffer.byteLength(JSON.stringify(snapshot));
+  // The JSON size, summed tool by tool: one 60 MB string would leave the heap grown before
+  // the baseline RSS is taken, and hide the call's own growth.
+  snapshotBytes = '{"tools":[]}'.length + Math.max(0, count - 1);
+  for (const tool of snapshot.tools) snapshotBytes += Buffer.byteLength(JSON.stringify(tool));
   if (mode === 'ours-import') {
     const registry = await openSqliteToolRegistry({ filename: file, cache });
     run = () => registry.importSnapshot(snapshot);
