@@ -4,6 +4,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { shippedMigrations } from '../../src/sqlite/migrations.js';
+
+/** What status() reports as the schema version: the newest shipped migration. */
+const LATEST_MIGRATION = shippedMigrations().at(-1)!.name;
 
 const tempDir = useTempDir();
 
@@ -189,9 +193,9 @@ describe('status, verify, migrate', () => {
     expect(json.code).toBe(0);
     const status = JSON.parse(json.stdout) as Record<string, unknown>;
     expect(status).toEqual(plain(await withLibrary(db, (registry) => registry.status())));
-    expect(status).toMatchObject({ tools: 3, enabled: 2, disabled: 1, journalMode: 'wal', schemaVersion: '0001_init' });
+    expect(status).toMatchObject({ tools: 3, enabled: 2, disabled: 1, journalMode: 'wal', schemaVersion: LATEST_MIGRATION });
     const human = runCli(['status'], { cwd });
-    expect(human.stdout).toMatch(/^schema version:\s+0001_init$/m);
+    expect(human.stdout).toMatch(new RegExp(`^schema version:\\s+${LATEST_MIGRATION}$`, 'm'));
     expect(human.stdout).toMatch(/^tools:\s+3 \(2 enabled, 1 disabled\)$/m);
     expect(human.stdout).toMatch(/^journal mode:\s+wal$/m);
   });
