@@ -7,7 +7,7 @@ import { RegistryClosedError, ToolNotFoundError } from './errors.js';
 import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
 import { decideRegistration, planImport } from './rules.js';
 import type { ToolRecord } from './rules.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from './validation.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec } from './validation.js';
 import type { PreparedSpec } from './validation.js';
 
 
@@ -98,12 +98,17 @@ export abstract class BaseToolRegistry implements ToolRegistry {
 
   async register(spec: ToolSpecInput): Promise<ToolRegistration> {
     this.#assertOpen('register');
+    // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
+    // stored spec is that valid spec, answered from a read; nothing is written.
+    const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
+    if (typeof toolName === 'string') {
+      const unchanged = await this._read((reader) => {
+        const existing = reader.get(toolName);
+        return existing !== undefined && isStoredSpec(spec, existing.spec) ? existing : undefined;
+      });
+      if (unchanged !== undefined) return unchanged;
+    }
     const prepared = parseSpec(spec);
-    // Rule 2 needs no lock: an identical spec is answered from a read and nothing is written.
-    const unchanged = await this._read((reader) =>
-      reader.find(prepared.tool_name)?.fingerprint === prepared.fingerprint ? reader.get(prepared.tool_name) : undefined,
-    );
-    if (unchanged !== undefined) return unchanged;
     return this._write('register', (writer) => this.#applyRegistration(writer, prepared, () => this.#now()));
   }
 

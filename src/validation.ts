@@ -1,4 +1,4 @@
-import { canonicalJson, deepFreeze, fingerprintOf } from './canonical.js';
+import { canonicalJson, deepFreeze, fingerprintOf, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
 import { ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
@@ -48,6 +48,28 @@ export function materializeSpec(canonical: string): ToolSpec {
 /** A frozen registration in contract field order. */
 export function makeRegistration(spec: ToolSpec, enabled: boolean, createdAt: string | null): ToolRegistration {
   return Object.freeze({ spec, enabled, created_at: createdAt });
+}
+
+const SPEC_FIELDS = new Set(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
+
+/**
+ * Whether `input`, with the contract's defaults applied, is the stored spec: the same as
+ * comparing canonical JSON (rule 2's identity), but without validating, building the text
+ * or hashing it, so an identical re-register costs a comparison. Anything that is not JSON
+ * data, or carries an unknown field, is never the stored (valid) spec.
+ */
+export function isStoredSpec(input: unknown, stored: ToolSpec): boolean {
+  if (!isPlainRecord(input)) return false;
+  for (const key of Object.keys(input)) if (!SPEC_FIELDS.has(key)) return false;
+  const { tool_name: toolName, version = null, description = null, tags = [], input_schema, output_schema } = input;
+  return (
+    toolName === stored.tool_name &&
+    version === stored.version &&
+    description === stored.description &&
+    jsonEquals(tags, stored.tags) &&
+    jsonEquals(input_schema, stored.input_schema) &&
+    jsonEquals(output_schema, stored.output_schema)
+  );
 }
 
 /** Validates a spec for `register`; throws `VALIDATION_FAILED` naming every bad field and value. */

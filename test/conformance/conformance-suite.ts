@@ -203,6 +203,21 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(again.spec.input_schema).toEqual({ a: 1, b: 2, c: { x: 1, y: [1, 2] } });
     });
 
+    it('refuses a stored spec with something non-JSON or unknown added, instead of answering it as identical', async () => {
+      const registry = await open();
+      const stored = await registry.register(fullSpec('search'));
+      const spoiled: unknown[] = [
+        { ...fullSpec('search'), extra: 1 },
+        { ...fullSpec('search'), input_schema: { ...fullSpec('search').input_schema, x: Number.NaN } },
+        { ...fullSpec('search'), input_schema: { ...fullSpec('search').input_schema, x: undefined } },
+        { ...fullSpec('search'), input_schema: { ...fullSpec('search').input_schema, x: new Date(0) } },
+        { ...fullSpec('search'), tags: [...fullSpec('search').tags, ''] },
+        { ...fullSpec('search'), version: 1 },
+      ];
+      for (const input of spoiled) await expectCode(registry.register(input as ToolSpecInput), 'VALIDATION_FAILED');
+      expect(await registry.get('search')).toEqual(stored);
+    });
+
     it('treats spelled-out defaults as identical to left-out ones', async () => {
       const registry = await open();
       await registry.register(minimalSpec('defaults'));
