@@ -6,7 +6,7 @@ import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './co
 import { RegistryClosedError, ToolNotFoundError } from './errors.js';
 import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
 import { decideRegistration, planImport } from './rules.js';
-import type { ToolRecord } from './rules.js';
+import type { ImportPlan, ToolRecord } from './rules.js';
 import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec } from './validation.js';
 import type { PreparedSpec } from './validation.js';
 
@@ -205,16 +205,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const { mode, dryRun } = importOptions(options);
     const entries = parseSnapshot(snapshot);
     if (dryRun) {
-      const plan = await this._read((reader) => planImport(reader.records(), entries, mode));
-      return Object.freeze({
-        added: plan.added,
-        updated: plan.updated,
-        unchanged: plan.unchanged,
-        removed: plan.removed,
-        conflicts: plan.conflicts,
-        dryRun: true,
-        plan: Object.freeze(plan.steps.map((step) => Object.freeze(step))),
-      });
+      return importReport(await this._read((reader) => planImport(reader.records(), entries, mode)), true);
     }
     return this._write('importSnapshot', (writer) => {
       const plan = planImport(writer.records(), entries, mode);
@@ -235,14 +226,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         });
       }
       for (const step of plan.steps) if (step.action === 'remove') writer.delete(step.tool_name);
-      return Object.freeze({
-        added: plan.added,
-        updated: plan.updated,
-        unchanged: plan.unchanged,
-        removed: plan.removed,
-        conflicts: 0,
-        dryRun: false,
-      });
+      return importReport(plan, false);
     });
   }
 
@@ -255,6 +239,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** The frozen report of an import; only a dry run carries the per-tool plan. */
+function importReport(plan: ImportPlan, dryRun: boolean): ImportReport {
+  const { added, updated, unchanged, removed, conflicts } = plan;
+  const counts = { added, updated, unchanged, removed, conflicts, dryRun };
+  return Object.freeze(dryRun ? { ...counts, plan: Object.freeze(plan.steps.map((step) => Object.freeze(step))) } : counts);
 }
 
 function getOrFail(reader: StoreReader, toolName: string): ToolRegistration {

@@ -31,7 +31,7 @@ function quote(text: string): string {
  * Date or other class instance, a sparse array, symbol keys, a cycle): such a value has no
  * canonical form, so it can never be identical to a stored spec.
  */
-export function tryCanonicalJson(value: unknown, depth = 0): string | undefined {
+function tryCanonicalJson(value: unknown, depth = 0): string | undefined {
   switch (typeof value) {
     case 'string':
       return quote(value);
@@ -82,9 +82,13 @@ export function canonicalJson(value: unknown): string {
 
 /** A plain object (prototype `Object.prototype` or null) without symbol keys. */
 export function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
+  return typeof value === 'object' && value !== null && hasPlainPrototype(value) && Object.getOwnPropertySymbols(value).length === 0;
+}
+
+/** Whether an object's prototype is `Object.prototype` or null (not an array, Date, Map, class instance...). */
+export function hasPlainPrototype(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
-  return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(value).length === 0;
+  return proto === Object.prototype || proto === null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasPlainPrototype } from './canonical.js';
 import { previewValue } from './issues.js';
 
 /** A JSON value as the contracts accept it. */
@@ -11,11 +12,6 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Deeper nesting than this is refused rather than risk a stack overflow. */
 export const MAX_JSON_DEPTH = 256;
-
-function isPlainObject(value: object): boolean {
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 type JsonProblem = { path: (string | number)[]; message: string };
 
@@ -60,7 +56,7 @@ function findJsonProblems(root: unknown): JsonProblem[] {
         else walk(value[i]);
         path.pop();
       }
-    } else if (!isPlainObject(value)) {
+    } else if (!hasPlainPrototype(value)) {
       report(`not a JSON value: ${previewValue(value)}; only plain objects are allowed`);
     } else {
       if (Object.getOwnPropertySymbols(value).length > 0) report('not a JSON value: an object with symbol keys');

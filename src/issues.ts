@@ -66,11 +66,11 @@ export function toRegistryIssues(
  * One line per issue: `tool_name: must match ... (got "a b")`. The value is looked up in
  * the input so the message says what was wrong and with what value.
  */
-export function describeIssues(issues: readonly RegistryIssue[], input: unknown, prefixLength = 0): string {
+export function describeIssues(issues: readonly RegistryIssue[], input: unknown): string {
   const shown = issues.slice(0, 5).map((issue) => {
     const where = issue.pathText === '' ? '(root)' : issue.pathText;
     const missing = issue.code === 'unrecognized_keys' || issue.code === 'custom';
-    const got = missing ? '' : ` (got ${previewValue(valueAt(input, issue.path.slice(prefixLength)))})`;
+    const got = missing ? '' : ` (got ${previewValue(valueAt(input, issue.path))})`;
     return `${where}: ${issue.message}${got}`;
   });
   if (issues.length > shown.length) shown.push(`and ${issues.length - shown.length} more`);

@@ -59,13 +59,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     };
     const set = (name: string, entry: Entry | undefined): void => {
       touch(name);
-      if (entry === undefined) {
-        this.#entries.delete(name);
-        this.#records.delete(name);
-      } else {
-        this.#entries.set(name, entry);
-        this.#records.set(name, entry.record);
-      }
+      this.#assign(name, entry);
     };
     const writer: StoreWriter = {
       ...this.#reader(),
@@ -92,15 +86,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     try {
       return work(writer);
     } catch (error) {
-      for (const [name, entry] of undo) {
-        if (entry === undefined) {
-          this.#entries.delete(name);
-          this.#records.delete(name);
-        } else {
-          this.#entries.set(name, entry);
-          this.#records.set(name, entry.record);
-        }
-      }
+      for (const [name, entry] of undo) this.#assign(name, entry);
       throw error;
     }
   }
@@ -110,6 +96,17 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     this.#records = new Map();
     this.#sortedAll = undefined;
     this.#sortedEnabled = undefined;
+  }
+
+  /** Stores `entry` under `name`, or removes the name when it is `undefined`. */
+  #assign(name: string, entry: Entry | undefined): void {
+    if (entry === undefined) {
+      this.#entries.delete(name);
+      this.#records.delete(name);
+    } else {
+      this.#entries.set(name, entry);
+      this.#records.set(name, entry.record);
+    }
   }
 
   #reader(): StoreReader {

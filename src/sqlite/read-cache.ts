@@ -11,6 +11,7 @@ import type { ToolRegistration } from '../contracts.js';
 import type { StoreReader } from '../base-tool-registry.js';
 import type { ToolRecord } from '../rules.js';
 import type { SqliteSchema } from './schema.js';
+import { toRecord } from './statements.js';
 import { makeRegistration, materializeSpec } from '../validation.js';
 
 // Type aliases, not interfaces: Kysely's withTables() wants an index-signature-compatible type.
@@ -62,13 +63,7 @@ type ChangeRow = { readonly revision: number; readonly changed: string } & {
 
 function entryOf(row: CacheRow): Entry {
   return {
-    record: {
-      tool_name: row.tool_name,
-      version: row.version,
-      fingerprint: row.fingerprint,
-      enabled: row.enabled === 1,
-      created_at: row.created_at,
-    },
+    record: toRecord(row),
     json: row.spec_json,
     registration: undefined,
   };

@@ -17,7 +17,7 @@ import { ImmediateSqliteDialect } from './dialect.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import type { SqliteSchema } from './schema.js';
 import { SqliteReadCache } from './read-cache.js';
-import { prepareStatements } from './statements.js';
+import { prepareStatements, toRecord } from './statements.js';
 import type { Statements } from './statements.js';
 
 export interface SqliteToolRegistryOptions extends RegistryOptions {
@@ -187,22 +187,6 @@ interface Row {
 
 function toRegistration(row: Row): ToolRegistrationType {
   return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at);
-}
-
-function toRecord(row: {
-  tool_name: string;
-  version: string | null;
-  fingerprint: string;
-  enabled: number;
-  created_at: string | null;
-}): ToolRecord {
-  return {
-    tool_name: row.tool_name,
-    version: row.version,
-    fingerprint: row.fingerprint,
-    enabled: row.enabled === 1,
-    created_at: row.created_at,
-  };
 }
 
 /**

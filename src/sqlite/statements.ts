@@ -3,6 +3,7 @@
 // no call pays for query building or prepare().
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, InferResult, Kysely } from 'kysely';
+import type { ToolRecord } from '../rules.js';
 import type { SqliteSchema } from './schema.js';
 
 /** A prepared statement whose rows are typed from the Kysely query that built it. */
@@ -112,3 +113,20 @@ export function prepareStatements(db: BetterSqlite3.Database, kysely: Kysely<Sql
 }
 
 export type Statements = ReturnType<typeof prepareStatements>;
+
+/** A current-tool row as the core's `ToolRecord` (the store and its cache share it). */
+export function toRecord(row: {
+  tool_name: string;
+  version: string | null;
+  fingerprint: string;
+  enabled: number;
+  created_at: string | null;
+}): ToolRecord {
+  return {
+    tool_name: row.tool_name,
+    version: row.version,
+    fingerprint: row.fingerprint,
+    enabled: row.enabled === 1,
+    created_at: row.created_at,
+  };
+}
