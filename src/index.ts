@@ -1,12 +1,12 @@
 // The public API of tool-registry. Everything not exported here is internal.
-export { ToolSpec, ToolRegistration, ToolRegistrySnapshot, TOOL_NAME_PATTERN } from './contracts.js';
+export { ToolSpec, ToolRegistration, ToolRegistrySnapshot, TOOL_NAME_PATTERN } from './core/contracts.js';
 export type {
   JsonObject,
   JsonValue,
   ToolSpecInput,
   ToolRegistrationInput,
   ToolRegistrySnapshotInput,
-} from './contracts.js';
+} from './core/contracts.js';
 export type {
   ToolRegistry,
   RegistryOptions,
@@ -15,7 +15,7 @@ export type {
   ImportOptions,
   ImportReport,
   ImportStep,
-} from './registry.js';
+} from './core/registry.js';
 export {
   ToolRegistryError,
   ValidationError,
@@ -27,17 +27,17 @@ export {
   RegistryClosedError,
   StorageBusyError,
   ReadOnlyError,
-} from './errors.js';
-export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './errors.js';
-export type { RegistryIssue } from './issues.js';
-export { canonicalJson, fingerprintOf } from './canonical.js';
-export { InMemoryToolRegistry } from './memory/in-memory-tool-registry.js';
-export type { InMemoryToolRegistryOptions } from './memory/in-memory-tool-registry.js';
-export { openSqliteToolRegistry } from './sqlite/sqlite-tool-registry.js';
+} from './core/errors.js';
+export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
+export type { RegistryIssue } from './core/issues.js';
+export { canonicalJson, fingerprintOf } from './core/canonical.js';
+export { InMemoryToolRegistry } from './stores/memory/in-memory-tool-registry.js';
+export type { InMemoryToolRegistryOptions } from './stores/memory/in-memory-tool-registry.js';
+export { openSqliteToolRegistry } from './stores/sqlite/sqlite-tool-registry.js';
 export type {
   SqliteToolRegistry,
   SqliteToolRegistryOptions,
   SqliteStatus,
   VerifyReport,
   VerifyProblem,
-} from './sqlite/sqlite-tool-registry.js';
+} from './stores/sqlite/sqlite-tool-registry.js';

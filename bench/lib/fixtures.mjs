@@ -9,7 +9,7 @@ import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../dist
 /** The fixed `created_at` of populated tools, so every contender holds the same rows. */
 export const CREATED_AT = '2026-01-01T00:00:00.000Z';
 
-/** The store's own pragmas for files it opens (see src/sqlite/sqlite-tool-registry.ts). */
+/** The store's own pragmas for files it opens (see src/stores/sqlite/sqlite-tool-registry.ts). */
 export function applyStorePragmas(db) {
   db.pragma('busy_timeout = 10');
   db.pragma('foreign_keys = ON');

@@ -1,8 +1,8 @@
 // Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
-import { ToolRegistryError } from '../errors.js';
-import { openSqliteToolRegistry } from '../sqlite/sqlite-tool-registry.js';
-import type { SqliteToolRegistry } from '../sqlite/sqlite-tool-registry.js';
+import { ToolRegistryError } from '../core/errors.js';
+import { openSqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
+import type { SqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
 import { CliError, describeSystemError } from './errors.js';
 
 /**

@@ -1,7 +1,7 @@
 // Errors the command itself raises, and how every error is printed: `error CODE: message`
 // on one line, then the details (zod issues with their paths) one per line.
-import { ToolRegistryError } from '../errors.js';
-import type { RegistryIssue } from '../issues.js';
+import { ToolRegistryError } from '../core/errors.js';
+import type { RegistryIssue } from '../core/issues.js';
 
 /** Codes the command adds to the library's. */
 export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED';

@@ -1,6 +1,6 @@
 // Reads the JSON a command is given: a file, or `-` for standard input.
 import { readFile } from 'node:fs/promises';
-import { SnapshotInvalidError, ValidationError } from '../errors.js';
+import { SnapshotInvalidError, ValidationError } from '../core/errors.js';
 import { CliError, describeSystemError } from './errors.js';
 
 /** What the input is meant to be: text that is not JSON is VALIDATION_FAILED or SNAPSHOT_INVALID. */

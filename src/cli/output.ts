@@ -1,6 +1,6 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
-import type { ToolRegistration } from '../contracts.js';
-import type { ImportStep } from '../registry.js';
+import type { ToolRegistration } from '../core/contracts.js';
+import type { ImportStep } from '../core/registry.js';
 import type { Progress } from './progress.js';
 
 /** JSON as the command prints it: 2-space indent and a final newline. */

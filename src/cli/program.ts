@@ -1,7 +1,7 @@
 // The `tool-registry` command line: commander wiring, exit codes, and error printing.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import type { ImportMode } from '../registry.js';
+import type { ImportMode } from '../core/registry.js';
 import type { CliContext } from './commands.js';
 import type * as Commands from './commands.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';

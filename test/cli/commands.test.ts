@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
-import { shippedMigrations } from '../../src/sqlite/migrations.js';
+import { shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 
 /** What status() reports as the schema version: the newest shipped migration. */
 const LATEST_MIGRATION = shippedMigrations().at(-1)!.name;

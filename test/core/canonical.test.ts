@@ -2,7 +2,7 @@
 // and "sorted" that every store relies on.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/canonical.js';
+import { canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/core/canonical.js';
 
 /** The same JSON value with every object's keys inserted in reverse order. */
 function reverseKeys(value: unknown): unknown {

@@ -1,6 +1,6 @@
 // The zod contracts (DESIGN.md "Data contracts") and the error classes.
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from '../../src/contracts.js';
+import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from '../../src/core/contracts.js';
 import {
   DuplicateToolError,
   ReadOnlyError,
@@ -12,8 +12,8 @@ import {
   ToolRegistryError,
   ValidationError,
   VersionConflictError,
-} from '../../src/errors.js';
-import type { ToolRegistryErrorCode } from '../../src/errors.js';
+} from '../../src/core/errors.js';
+import type { ToolRegistryErrorCode } from '../../src/core/errors.js';
 import { minimalSpec } from '../support/registry-helpers.js';
 
 function nested(depth: number): Record<string, unknown> {

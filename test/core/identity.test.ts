@@ -2,8 +2,8 @@
 // with canonical equality exactly, and never call non-JSON input equal to a stored spec.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, jsonEquals } from '../../src/canonical.js';
-import { isStoredSpec, materializeSpec, parseSpec } from '../../src/validation.js';
+import { canonicalJson, jsonEquals } from '../../src/core/canonical.js';
+import { isStoredSpec, materializeSpec, parseSpec } from '../../src/core/validation.js';
 import { fullSpec, minimalSpec } from '../support/registry-helpers.js';
 
 describe('jsonEquals', () => {

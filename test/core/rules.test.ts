@@ -1,10 +1,10 @@
 // decideRegistration and planImport: the registration rule and the import plan, pure.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { VersionConflictError, ToolRegistryError } from '../../src/errors.js';
-import { decideRegistration, planImport } from '../../src/rules.js';
-import type { ToolRecord } from '../../src/rules.js';
-import { parseSnapshot, parseSpec } from '../../src/validation.js';
+import { VersionConflictError, ToolRegistryError } from '../../src/core/errors.js';
+import { decideRegistration, planImport } from '../../src/core/rules.js';
+import type { ToolRecord } from '../../src/core/rules.js';
+import { parseSnapshot, parseSpec } from '../../src/core/validation.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { fullSpec, minimalSpec } from '../support/registry-helpers.js';
 

@@ -1,9 +1,9 @@
 // parseSpec, parseSpecs, parseSnapshot, materializeSpec, makeRegistration: the one place
 // input is validated and reduced to canonical JSON.
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprintOf } from '../../src/canonical.js';
-import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/errors.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from '../../src/validation.js';
+import { canonicalJson, fingerprintOf } from '../../src/core/canonical.js';
+import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/core/errors.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from '../../src/core/validation.js';
 import { fullSpec, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
 
 function thrown(action: () => unknown): unknown {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach } from 'vitest';
-import { shippedMigrations } from '../../src/sqlite/migrations.js';
+import { shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 
 const WORKER = fileURLToPath(new URL('../fixtures/sqlite-worker.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));

@@ -5,10 +5,10 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
-import { ImmediateSqliteDialect } from '../../src/sqlite/dialect.js';
-import { appliedMigrations, MIGRATIONS_FOLDER, migrate, shippedMigrations } from '../../src/sqlite/migrations.js';
-import type { Migration } from '../../src/sqlite/migrations.js';
-import type { SqliteSchema } from '../../src/sqlite/schema.js';
+import { ImmediateSqliteDialect } from '../../src/stores/sqlite/dialect.js';
+import { appliedMigrations, MIGRATIONS_FOLDER, migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
+import type { Migration } from '../../src/stores/sqlite/migrations.js';
+import type { SqliteSchema } from '../../src/stores/sqlite/schema.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { dumpDatabase, useTempFolder } from './helpers.js';
 
@@ -23,7 +23,7 @@ describe('the migration provider', () => {
   });
 
   it('is found the same way from dist/ (the installed layout)', async () => {
-    const dist = new URL('../../dist/sqlite/migrations.js', import.meta.url);
+    const dist = new URL('../../dist/stores/sqlite/migrations.js', import.meta.url);
     expect(existsSync(dist), 'build first (npx tsc -p tsconfig.json)').toBe(true);
     const module = (await import(dist.href)) as { MIGRATIONS_FOLDER: URL };
     expect(fileURLToPath(module.MIGRATIONS_FOLDER)).toBe(fileURLToPath(MIGRATIONS_FOLDER));

@@ -1,10 +1,10 @@
-import { compareCodePoints } from '../canonical.js';
-import type { ToolRegistration } from '../contracts.js';
-import { BaseToolRegistry } from '../base-tool-registry.js';
-import type { StoredTool, StoreReader, StoreWriter } from '../base-tool-registry.js';
-import type { RegistryOptions } from '../registry.js';
-import type { ToolRecord } from '../rules.js';
-import { makeRegistration, materializeSpec } from '../validation.js';
+import { compareCodePoints } from '../../core/canonical.js';
+import type { ToolRegistration } from '../../core/contracts.js';
+import { BaseToolRegistry } from '../../core/base-tool-registry.js';
+import type { StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
+import type { RegistryOptions } from '../../core/registry.js';
+import type { ToolRecord } from '../../core/rules.js';
+import { makeRegistration, materializeSpec } from '../../core/validation.js';
 
 export type InMemoryToolRegistryOptions = RegistryOptions;
 

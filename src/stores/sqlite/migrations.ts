@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import { SchemaTooNewError } from '../errors.js';
+import { SchemaTooNewError } from '../../core/errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';
 import type { SqliteSchema } from './schema.js';
 
@@ -16,7 +16,7 @@ export interface Migration {
 const MIGRATION_FILE = /^(\d{4}_[a-z0-9_]+)\.sql$/;
 
 /** The folder of the shipped SQLite migrations, resolved from this module's own URL. */
-export const MIGRATIONS_FOLDER = new URL('../../migrations/sqlite/', import.meta.url);
+export const MIGRATIONS_FOLDER = new URL('../../../migrations/sqlite/', import.meta.url);
 
 let shipped: readonly Migration[] | undefined;
 

@@ -3,7 +3,7 @@
 // no call pays for query building or prepare().
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, InferResult, Kysely } from 'kysely';
-import type { ToolRecord } from '../rules.js';
+import type { ToolRecord } from '../../core/rules.js';
 import type { SqliteSchema } from './schema.js';
 
 /** A prepared statement whose rows are typed from the Kysely query that built it. */

@@ -1,7 +1,7 @@
 // SQLite's own lock wait is synchronous in better-sqlite3 and would freeze the event loop,
 // so the store keeps it short and retries here, asynchronously, with capped backoff.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { StorageBusyError } from '../errors.js';
+import { StorageBusyError } from '../../core/errors.js';
 
 /** SQLite's synchronous wait per attempt (`PRAGMA busy_timeout`), in milliseconds. */
 export const SYNC_BUSY_TIMEOUT_MS = 10;

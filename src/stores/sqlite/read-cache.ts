@@ -6,13 +6,13 @@
 // revision it holds and reloads only those, so the work is proportional to the change.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable, Kysely } from 'kysely';
-import { compareCodePoints } from '../canonical.js';
-import type { ToolRegistration } from '../contracts.js';
-import type { StoreReader } from '../base-tool-registry.js';
-import type { ToolRecord } from '../rules.js';
+import { compareCodePoints } from '../../core/canonical.js';
+import type { ToolRegistration } from '../../core/contracts.js';
+import type { StoreReader } from '../../core/base-tool-registry.js';
+import type { ToolRecord } from '../../core/rules.js';
 import type { SqliteSchema } from './schema.js';
 import { toRecord } from './statements.js';
-import { makeRegistration, materializeSpec } from '../validation.js';
+import { makeRegistration, materializeSpec } from '../../core/validation.js';
 
 // Type aliases, not interfaces: Kysely's withTables() wants an index-signature-compatible type.
 /** The change log of migrations/sqlite/0002_change_log.sql. */
