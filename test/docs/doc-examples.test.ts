@@ -1,0 +1,104 @@
+// Every example in README.md and docs/ that is marked to run is run here, as a user would
+// run it: fenced blocks whose info string is `js test` run as ES modules importing the
+// package by its name (`tool-registry`, the built dist/ via the package's self-reference),
+// blocks marked `sh test` run in bash with the `tool-registry` command on PATH. Each block
+// runs on its own in a fresh, empty working folder and must exit 0; examples check their
+// own claims with node:assert.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// Inside the package folder, so that `import 'tool-registry'` resolves to this package.
+const SCRIPTS = join(ROOT, '.tmp', 'doc-examples');
+const BIN = join(SCRIPTS, 'bin');
+
+export interface DocExample {
+  readonly file: string;
+  readonly line: number;
+  readonly kind: 'js' | 'sh';
+  readonly code: string;
+}
+
+/** The runnable blocks of one Markdown text: fences opened with ```js test or ```sh test. */
+export function extractExamples(file: string, text: string): DocExample[] {
+  const examples: DocExample[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(`{3,})(js|sh) test\s*$/.exec(lines[i] as string);
+    if (open === null) continue;
+    const fence = open[1] as string;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && !(lines[end] as string).startsWith(fence)) end++;
+    if (end === lines.length) throw new Error(`${file}:${i + 1}: unclosed code block`);
+    examples.push({ file, line: i + 1, kind: open[2] as 'js' | 'sh', code: lines.slice(start, end).join('\n') + '\n' });
+    i = end;
+  }
+  return examples;
+}
+
+function markdownFiles(): string[] {
+  const files = [join(ROOT, 'README.md')];
+  const walk = (dir: string): void => {
+    if (!existsSync(dir)) return;
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.md')) files.push(path);
+    }
+  };
+  walk(join(ROOT, 'docs'));
+  return files.sort();
+}
+
+const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
+const folders: string[] = [];
+
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+describe('extractExamples', () => {
+  it('finds only blocks marked to run, with their line numbers', () => {
+    const text = ['# t', '```js', 'skip()', '```', '```js test', 'run(1)', '```', '```sh test', 'echo hi', '```'].join('\n');
+    expect(extractExamples('x.md', text)).toEqual([
+      { file: 'x.md', line: 5, kind: 'js', code: 'run(1)\n' },
+      { file: 'x.md', line: 8, kind: 'sh', code: 'echo hi\n' },
+    ]);
+  });
+});
+
+describe('documentation examples', () => {
+  it('there is at least one runnable example', () => {
+    expect(examples.length).toBeGreaterThan(0);
+  });
+
+  it.each(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
+    '%s runs',
+    (_where, example) => {
+      mkdirSync(BIN, { recursive: true });
+      const shim = join(BIN, 'tool-registry');
+      writeFileSync(shim, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'dist', 'cli', 'main.js'))} "$@"\n`);
+      chmodSync(shim, 0o755);
+      const cwd = mkdtempSync(join(tmpdir(), 'tool-registry-doc-'));
+      folders.push(cwd);
+      const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
+      const env = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}` };
+      delete env.TOOL_REGISTRY_DB;
+      let result;
+      if (example.kind === 'js') {
+        const script = join(SCRIPTS, `${name}.mjs`);
+        writeFileSync(script, example.code);
+        result = spawnSync(process.execPath, [script], { cwd, env, encoding: 'utf8', timeout: 120_000 });
+      } else {
+        result = spawnSync('bash', ['-euo', 'pipefail', '-c', example.code], { cwd, env, encoding: 'utf8', timeout: 120_000 });
+      }
+      expect(result.status, `${example.file}:${example.line}\n${result.stdout}\n${result.stderr}`).toBe(0);
+    },
+    150_000,
+  );
+});
