@@ -87,7 +87,7 @@ describe('documentation examples', () => {
       const cwd = mkdtempSync(join(tmpdir(), 'tool-registry-doc-'));
       folders.push(cwd);
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
-      const env = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}` };
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}` };
       delete env.TOOL_REGISTRY_DB;
       let result;
       if (example.kind === 'js') {
