@@ -27,6 +27,7 @@ export {
   RegistryClosedError,
   StorageBusyError,
   ReadOnlyError,
+  ProviderIncompatibleError,
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
@@ -41,3 +42,45 @@ export type {
   VerifyReport,
   VerifyProblem,
 } from './stores/sqlite/sqlite-tool-registry.js';
+export {
+  toMcpTools,
+  toOpenAITools,
+  toAnthropicTools,
+  toGeminiTools,
+  toAiSdkTools,
+  lintTools,
+  toMcpCallToolResult,
+  toAnthropicToolResult,
+  toOpenAIToolOutput,
+  LINT_PROVIDERS,
+} from './exports/index.js';
+export type {
+  LintFinding,
+  LintOptions,
+  LintProvider,
+  LintSeverity,
+  ExportItem,
+  ExportItems,
+  ExportOptions,
+  ToolLike,
+  ToolSetLike,
+  McpRevision,
+  McpExportOptions,
+  OpenAIExportOptions,
+  AnthropicExportOptions,
+  GeminiExportOptions,
+  ObjectJsonSchema,
+  McpTool,
+  OpenAIChatTool,
+  OpenAIResponsesTool,
+  AnthropicTool,
+  GeminiFunctionDeclaration,
+  GeminiTools,
+  AiSdkTools,
+  ToolResult,
+  ToolResultCode,
+  McpCallToolResult,
+  AnthropicToolResult,
+  OpenAIChatToolOutput,
+  OpenAIResponsesToolOutput,
+} from './exports/index.js';

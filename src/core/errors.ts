@@ -10,7 +10,8 @@ export type ToolRegistryErrorCode =
   | 'SCHEMA_TOO_NEW'
   | 'REGISTRY_CLOSED'
   | 'STORAGE_BUSY'
-  | 'READ_ONLY';
+  | 'READ_ONLY'
+  | 'PROVIDER_INCOMPATIBLE';
 
 /** Machine-readable details of an error; `tool_name` is set wherever a tool is involved. */
 export interface ToolRegistryErrorContext {
@@ -117,5 +118,17 @@ export class StorageBusyError extends ToolRegistryError {
 export class ReadOnlyError extends ToolRegistryError {
   constructor(method: string) {
     super('READ_ONLY', `cannot call ${method}(): the registry was opened read-only`, { context: { method } });
+  }
+}
+
+/**
+ * An export a model provider would reject (issue 9). `context.findings` holds every
+ * error-severity lint finding (`{ tool_name, provider, path, rule, severity, message }`);
+ * `context.tool_name` is the first tool involved, when a tool is. Exporters throw it unless
+ * called with `{ onIncompatible: 'skip' }`.
+ */
+export class ProviderIncompatibleError extends ToolRegistryError {
+  constructor(message: string, context: ToolRegistryErrorContext & { provider: string; findings: readonly unknown[] }) {
+    super('PROVIDER_INCOMPATIBLE', message, { context });
   }
 }
