@@ -4,6 +4,7 @@ import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapsh
 import {
   DuplicateToolError,
   ReadOnlyError,
+  ProviderIncompatibleError,
   RegistryClosedError,
   SchemaTooNewError,
   SnapshotInvalidError,
@@ -116,6 +117,7 @@ describe('errors', () => {
     REGISTRY_CLOSED: new RegistryClosedError('get'),
     STORAGE_BUSY: new StorageBusyError('busy', {}, new Error('SQLITE_BUSY')),
     READ_ONLY: new ReadOnlyError('register'),
+    PROVIDER_INCOMPATIBLE: new ProviderIncompatibleError('rejected', { tool_name: 't', provider: 'openai', findings: [] }),
   };
 
   it.each(Object.entries(examples))('%s: code, name, base class and a frozen context', (code, error) => {
