@@ -2,7 +2,7 @@
 import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { lintTools, openSqliteToolRegistry, toAiSdkTools, toAnthropicTools, toGeminiTools, toMcpTools, toOpenAITools } from '../../src/index.js';
-import type { ToolRegistration } from '../../src/index.js';
+import type { OpenAIChatTool, ToolRegistration } from '../../src/index.js';
 import { cleanSchema, tool } from './helpers.js';
 
 const specs = [
@@ -45,7 +45,7 @@ describe('round trip', () => {
     expect(mcp.tools.find((t) => t.name === 'search_docs')?.outputSchema).toEqual(enabled.find((s) => s.tool_name === 'search_docs')?.output_schema);
 
     for (const strict of [false, true]) {
-      const chat = JSON.parse(JSON.stringify(toOpenAITools(registrations, { strict }))) as ReturnType<typeof toOpenAITools>;
+      const chat = JSON.parse(JSON.stringify(toOpenAITools(registrations, { strict }))) as OpenAIChatTool[];
       expect(chat.map((t) => [t.function.name, t.function.parameters, t.function.strict])).toEqual(enabled.map((s) => [s.tool_name, s.input_schema, strict]));
       const responses = toOpenAITools(registrations, { api: 'responses', strict });
       expect(responses.map((t) => t.name)).toEqual(enabled.map((s) => s.tool_name));
