@@ -1,6 +1,7 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
 import type { ToolRegistration } from '../core/contracts.js';
 import type { ImportStep } from '../core/registry.js';
+import type { LintFinding } from '../exports/types.js';
 import type { Progress } from './progress.js';
 
 /** JSON as the command prints it: 2-space indent and a final newline. */
@@ -119,4 +120,19 @@ export function writeSnapshotJson(
     progress.update(`exporting: ${index + 1} / ${tools.length} tools`);
   });
   write(`${chunk}  ]\n}\n`);
+}
+
+/** The table of `lint`: one row per finding; a request-level finding shows `(request)` and `-`. */
+export function formatFindings(findings: readonly LintFinding[]): string {
+  return formatTable(
+    ['TOOL', 'PROVIDER', 'SEVERITY', 'RULE', 'PATH', 'MESSAGE'],
+    findings.map((found) => [
+      found.tool_name === null ? '(request)' : cell(found.tool_name),
+      found.provider,
+      found.severity,
+      found.rule,
+      found.path === '' ? '-' : cell(found.path),
+      cell(found.message),
+    ]),
+  );
 }

@@ -1,8 +1,9 @@
 // The `tool-registry` command line: commander wiring, exit codes, and error printing.
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { ImportMode } from '../core/registry.js';
-import type { CliContext } from './commands.js';
+import type { LintProvider } from '../exports/types.js';
+import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
@@ -25,6 +26,19 @@ function packageVersion(): string {
 
 function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
+}
+
+/** The formats of `export --format`, and the providers of `lint --provider` (kept in step with the library). */
+const EXPORT_FORMATS: readonly ExportFormat[] = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'];
+const PROVIDERS: readonly LintProvider[] = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
+/** The formats whose provider has a strict mode. */
+const STRICT_FORMATS: readonly ExportFormat[] = ['openai', 'openai-responses', 'anthropic'];
+
+function collectProvider(value: string, previous: readonly LintProvider[]): LintProvider[] {
+  if (!PROVIDERS.includes(value as LintProvider)) {
+    throw new InvalidArgumentError(`Allowed choices are ${PROVIDERS.join(', ')}.`);
+  }
+  return [...previous, value as LintProvider];
 }
 
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
@@ -50,7 +64,7 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, get, export, status, verify) never create or migrate the database.\n`,
+        `Read-only commands (list, get, export, lint, status, verify) never create or migrate the database.\n`,
     );
 
   const context = (): CliContext => ({
@@ -105,9 +119,32 @@ export function buildProgram(io: CliIO): Command {
 
   program
     .command('export')
-    .description('write a snapshot of every tool (disabled ones too) as JSON')
+    .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
     .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
-    .action(async (options: { out?: string }) => (await commands()).exportCommand(context(), options));
+    .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
+    .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
+    .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
+    .action(async function (this: Command, options: { out?: string; format?: ExportFormat; strict?: boolean; skipIncompatible?: boolean }) {
+      if (options.format === undefined && (options.strict === true || options.skipIncompatible === true)) {
+        this.error('error: --strict and --skip-incompatible need --format');
+      }
+      if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
+        this.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
+      }
+      const run = await commands();
+      if (options.format === undefined) await run.exportCommand(context(), options);
+      else await run.providerExportCommand(context(), { ...options, format: options.format });
+    });
+
+  program
+    .command('lint')
+    .description("check the enabled tools against each model provider's rules; exit 1 on an error finding")
+    .option('--provider <provider>', `only this provider (${PROVIDERS.join(', ')}); repeat it for several`, collectProvider, [])
+    .option('--strict', 'also the strict-mode rules of openai and anthropic')
+    .option('--json', "print lintTools()' findings as JSON")
+    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }) =>
+      (await commands()).lintCommand(context(), options),
+    );
 
   program
     .command('import')
