@@ -23,6 +23,7 @@ export const TARGETS = [
   { id: 'keyv-set', workload: 'our `register` vs Keyv `set`', ours: 'register.new.cache', base: 'keyv.set', baseline: 'Keyv + @keyv/sqlite set', max: 0.5 },
   { id: 'scale', workload: 'scale: `get` at 1,000,000 tools vs at 1,000 (cache on, the same 1,000 names read)', ours: 'get.hot1000.1000000.cache', base: 'get.hot1000.1000.cache', baseline: '`get` at 1,000 tools', max: 1.5 },
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
+  { id: 'exports', workload: 'exports: `lintTools` (all 5 providers) + all 6 exports of 1,000 tools', ours: 'exports.all', base: 'exports.clone', baseline: '`JSON.parse(JSON.stringify(tools))`', max: 10 },
 ];
 
 /** Further ratios without a target, reported for context. */
@@ -41,6 +42,8 @@ export const CONTEXT = [
   { workload: 'raw bulk insert 100k: with the change log triggers vs without', ours: 'import.rawlog', base: 'import.raw' },
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
+  { workload: 'exports: `lintTools`, all 5 providers, 1,000 tools', ours: 'exports.lint', base: 'exports.clone' },
+  ...['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'].map((format) => ({ workload: `exports: ${format} export of 1,000 tools (requests of 100)`, ours: `exports.${format}`, base: 'exports.clone' })),
 ];
 
 function formatTime(us) {
