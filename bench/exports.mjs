@@ -66,6 +66,9 @@ export async function exportsWorkloads({ record, log = () => {}, rounds = 4 }) {
   const tools = await registry.listAll();
   await registry.close();
   const requests = chunks(tools, REQUEST_SIZE);
+  // The same tools as plain, unfrozen objects: validated on every call (no cache can apply).
+  const plainRequests = chunks(JSON.parse(JSON.stringify(tools)), REQUEST_SIZE);
+  const plainTools = plainRequests.flat();
   const exporters = {
     mcp: (part) => toMcpTools(part),
     openai: (part) => toOpenAITools(part),
@@ -94,6 +97,10 @@ export async function exportsWorkloads({ record, log = () => {}, rounds = 4 }) {
       sink += lintTools(tools, { providers: ALL_PROVIDERS }).length;
       for (const exporter of Object.values(exporters)) for (const part of requests) sink += exporter(part) === undefined ? 0 : 1;
     }],
+    ['exports.all.plain', () => {
+      sink += lintTools(plainTools, { providers: ALL_PROVIDERS }).length;
+      for (const exporter of Object.values(exporters)) for (const part of plainRequests) sink += exporter(part) === undefined ? 0 : 1;
+    }],
   ];
   const pooled = await measureInterleaved(contenders.map(([key, fn]) => [key, fn, { batch: 1 }]), { rounds, time: 300 });
   check(sink > 0, 'work was done');
@@ -102,6 +109,7 @@ export async function exportsWorkloads({ record, log = () => {}, rounds = 4 }) {
     'exports.clone': 'JSON.parse(JSON.stringify(tools))',
     'exports.lint': 'lintTools, all 5 providers',
     'exports.all': 'lintTools (all providers) + all 6 exports',
+    'exports.all.plain': 'the same, of plain unfrozen copies (validated every call)',
   };
   for (const [key] of contenders) {
     record(key, `exports, ${label}`, names[key] ?? `${key.slice('exports.'.length)} export (requests of ${REQUEST_SIZE})`, pooled.get(key));

@@ -42,6 +42,7 @@ export const CONTEXT = [
   { workload: 'raw bulk insert 100k: with the change log triggers vs without', ours: 'import.rawlog', base: 'import.raw' },
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
+  { workload: 'exports: `lintTools` + all 6 exports of 1,000 plain, unfrozen tools (validated on every call)', ours: 'exports.all.plain', base: 'exports.clone' },
   { workload: 'exports: `lintTools`, all 5 providers, 1,000 tools', ours: 'exports.lint', base: 'exports.clone' },
   ...['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'].map((format) => ({ workload: `exports: ${format} export of 1,000 tools (requests of 100)`, ours: `exports.${format}`, base: 'exports.clone' })),
 ];

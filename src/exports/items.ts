@@ -1,6 +1,7 @@
 // Turns what exporters and lintTools are given (tools, specs, registrations, a tool set)
 // into validated ToolSpecs. The runtime is accepted by shape, not by class, so the exports
 // depend on the core only.
+import { deepFreeze } from '../core/canonical.js';
 import { ToolSpec } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
@@ -13,6 +14,21 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isToolSetLike(value: unknown): value is ToolSetLike {
   return isObject(value) && !Array.isArray(value) && typeof value.tools === 'function';
+}
+
+/**
+ * Specs already validated, by the deeply frozen input object they came from. What a registry
+ * or the runtime hands out is deeply frozen and can never change, so it is validated once,
+ * however often the same tools are exported (every agent turn, say). Anything else is
+ * validated on every call.
+ */
+const validated = new WeakMap<object, ToolSpec>();
+
+function isDeeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const key of Object.keys(value)) if (!isDeeplyFrozen((value as Record<string, unknown>)[key])) return false;
+  return true;
 }
 
 /**
@@ -50,8 +66,14 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
       input = item.spec;
       prefix.push('spec');
     }
+    const known = isObject(input) ? validated.get(input) : undefined;
+    if (known !== undefined) {
+      specs.push(known);
+      continue;
+    }
     const result = ToolSpec.safeParse(input);
     if (result.success) {
+      if (isObject(input) && isDeeplyFrozen(input)) validated.set(input, deepFreeze(result.data));
       specs.push(result.data);
       continue;
     }

@@ -211,3 +211,24 @@ describe('PROVIDER_INCOMPATIBLE', () => {
     expect((error.context.findings as LintFinding[]).map((f) => [f.provider, f.path])).toEqual([['gemini-openapi', '/input_schema/additionalProperties']]);
   });
 });
+
+describe('validation', () => {
+  it('a mutable spec is validated on every call (a change between calls is seen)', () => {
+    const spec = tool('a');
+    expect(toMcpTools([spec])).toHaveLength(1);
+    (spec.input_schema as { type: string }).type = 'string';
+    expect(codeOf(() => toMcpTools([spec]))).toBe('PROVIDER_INCOMPATIBLE');
+    spec.input_schema = 'no' as never;
+    expect(codeOf(() => toMcpTools([spec]))).toBe('VALIDATION_FAILED');
+  });
+
+  it('a deeply frozen spec (as registries hand out) exports the same every time', async () => {
+    const registry = new InMemoryToolRegistry();
+    const registration = await registry.register(tool('a'));
+    expect(Object.isFrozen(registration.spec.input_schema)).toBe(true);
+    const first = toOpenAITools([registration]);
+    expect(toOpenAITools([registration])).toEqual(first);
+    expect(lintTools([registration.spec, registration.spec], { providers: ['mcp'] }).map((f) => f.rule)).toEqual(['duplicate-name']);
+    await registry.close();
+  });
+});
