@@ -52,7 +52,6 @@ export {
   toMcpCallToolResult,
   toAnthropicToolResult,
   toOpenAIToolOutput,
-  LINT_PROVIDERS,
 } from './exports/index.js';
 export type {
   LintFinding,

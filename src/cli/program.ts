@@ -139,7 +139,11 @@ export function buildProgram(io: CliIO): Command {
   program
     .command('lint')
     .description("check the enabled tools against each model provider's rules; exit 1 on an error finding")
-    .option('--provider <provider>', `only this provider (${PROVIDERS.join(', ')}); repeat it for several`, collectProvider, [])
+    .addOption(
+      new Option('--provider <provider>', `only this provider (${PROVIDERS.join(', ')}); repeat it for several`)
+        .argParser(collectProvider)
+        .default([], 'mcp, openai, anthropic, gemini'),
+    )
     .option('--strict', 'also the strict-mode rules of openai and anthropic')
     .option('--json', "print lintTools()' findings as JSON")
     .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }) =>
