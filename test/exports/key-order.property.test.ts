@@ -18,7 +18,12 @@ const json = fc.letrec<{ value: unknown }>((tie) => ({
   ),
 })).value;
 // `type: "object"` first (every provider needs it at the root), then arbitrary keys in arbitrary order.
-const schema = fc.dictionary(key, json, { maxKeys: 5 }).map((extra) => Object.assign({ type: 'object' }, extra, { type: 'object' }) as JsonObject);
+// (Spread, not Object.assign: a generated "__proto__" key must stay data.)
+const schema = fc.dictionary(key, json, { maxKeys: 5 }).map((extra) => {
+  const value: JsonObject = { type: 'object', ...(extra as JsonObject) };
+  value.type = 'object';
+  return value;
+});
 const name = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_.-]{0,20}$/);
 const specs = fc.uniqueArray(fc.record({ tool_name: name, input_schema: schema }), { selector: (s) => s.tool_name, maxLength: 5 }).map((list) =>
   list.map((s): ToolSpecInput => ({ ...s, description: 'd', output_schema: {} })),
