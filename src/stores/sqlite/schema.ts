@@ -3,10 +3,10 @@
 /** Spec history: one row per distinct spec stored under a name. */
 export interface ToolSpecsTable {
   tool_name: string;
-  /** SHA-256 (hex) of `spec_json`. */
+  /** SHA-256 (hex) of the spec's canonical JSON. */
   fingerprint: string;
   version: string | null;
-  /** Canonical JSON of the spec. */
+  /** The spec's JSON as registered (canonical in rows written before migration 0004). */
   spec_json: string;
   first_registered_at: string;
 }
@@ -42,6 +42,12 @@ export interface ToolChangesTable {
   /** Grows by one per change; the largest is the registry's revision. */
   revision: number;
   tool_name: string;
+  /** Migration 0004: what happened; NULL for an entry that is not an event (written before 0004, or for the cache only). */
+  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | null;
+  /** The tool's version after the change (`removed`: the version removed). */
+  version: string | null;
+  /** Commit time, ISO 8601 UTC from SQLite's clock. */
+  at: string | null;
 }
 
 /** SQLite's own catalogue (read only, to find out whether a table exists). */
