@@ -222,7 +222,6 @@ export async function exportCommand(context: CliContext, options: { out?: string
       // `changes --since` from it may repeat a change already in the snapshot, never miss one.
       const { revision } = await registry.changes({ limit: 0 });
       const snapshot = await registry.exportSnapshot();
-      context.stderr.write(`revision: ${revision}\n`);
       if (options.out === undefined) {
         writeSnapshotJson(snapshot, (text) => print(context, text), progress);
         return;
@@ -252,7 +251,10 @@ function summary(report: ImportReport, mode: ImportMode): string {
       `${report.removed} to remove, ${plural(report.conflicts, 'conflict')}; nothing was written\n`
     );
   }
-  return `imported (${mode}): ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed; revision ${report.revision}\n`;
+  return (
+    `imported (${mode}): ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed\n` +
+    `revision: ${report.revision}\n`
+  );
 }
 
 export async function importCommand(

@@ -100,8 +100,8 @@ export function buildProgram(io: CliIO): Command {
     .option('--all', 'include disabled tools')
     .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
     .option('--json', "print the library's listAll() array as JSON")
-    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }) =>
-      (await commands()).listCommand(context(), options),
+    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }, cmd: Command) =>
+      (await commands()).listCommand(context(cmd), options),
     );
 
   command('get')
