@@ -3,7 +3,7 @@
 // store runs these unchanged, like the main suite.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/index.js';
-import type { ChangeEvent, ToolRegistry, ToolSpecInput } from '../../src/index.js';
+import type { ChangeEvent, JsonObject, ToolRegistry, ToolSpecInput } from '../../src/index.js';
 import { collectEvents, expectCode, expectPlainTypeError, isDeepFrozen, manualClock, minimalSpec } from '../support/registry-helpers.js';
 import type { ManualClock } from '../support/registry-helpers.js';
 import type { StoreHarness } from './stores.js';
@@ -189,7 +189,7 @@ export function defineChangesSuite(harness: StoreHarness): void {
 
     it('keeps __proto__ and constructor keys in place', async () => {
       const registry = await open();
-      const schema = JSON.parse('{"type":"object","__proto__":{"x":1},"constructor":2,"a":3}') as Record<string, unknown>;
+      const schema = JSON.parse('{"type":"object","__proto__":{"x":1},"constructor":2,"a":3}') as JsonObject;
       await registry.register(minimalSpec('proto', { input_schema: schema }));
       expect(Object.keys((await registry.get('proto'))?.spec.input_schema ?? {})).toEqual(['type', '__proto__', 'constructor', 'a']);
     });
