@@ -16,6 +16,7 @@ import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
+import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -369,6 +370,7 @@ try {
   await writeWorkloads();
   await keyvWorkloads();
   await snapshotWorkloads();
+  await changesWorkloads({ folder, record, log });
   env.seconds = Math.round((performance.now() - started) / 1000);
   env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
   if (!QUICK || process.env.BENCH_WRITE === '1') writeReports(env, results);
