@@ -20,12 +20,14 @@ ALTER TABLE tool_changes ADD COLUMN action TEXT
 ALTER TABLE tool_changes ADD COLUMN version TEXT;
 ALTER TABLE tool_changes ADD COLUMN at TEXT;
 
-DROP TRIGGER tool_registrations_logged_insert;
-DROP TRIGGER tool_registrations_logged_update;
-DROP TRIGGER tool_registrations_logged_rename;
-DROP TRIGGER tool_registrations_logged_delete;
-DROP TRIGGER tool_specs_logged_update;
-DROP TRIGGER tool_specs_logged_delete;
+DROP TRIGGER IF EXISTS tool_registrations_logged_insert;
+DROP TRIGGER IF EXISTS tool_registrations_logged_update;
+DROP TRIGGER IF EXISTS tool_registrations_logged_rename;
+DROP TRIGGER IF EXISTS tool_registrations_logged_delete;
+DROP TRIGGER IF EXISTS tool_specs_logged_update;
+DROP TRIGGER IF EXISTS tool_specs_logged_delete;
+-- Created by 0003; replaced below by one that also says what changed.
+DROP TRIGGER IF EXISTS tool_specs_logged_insert;
 
 CREATE TRIGGER tool_registrations_logged_insert AFTER INSERT ON tool_registrations
 BEGIN
