@@ -535,17 +535,19 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       revision: () => this.#head(),
       put: (tool: StoredTool) => {
         const { record } = tool;
-        // A spec the tool already shows keeps its stored text; any other gets the given text
-        // (a new history row, or the row of a spec registered before, re-registered now).
-        const shown = this.#findNow(record.tool_name)?.fingerprint === record.fingerprint;
-        sql.insertSpec.run({
-          tool_name: record.tool_name,
-          fingerprint: record.fingerprint,
-          version: record.version,
-          spec_json: tool.json,
-          first_registered_at: tool.firstRegisteredAt,
-        });
-        if (!shown) sql.updateSpecText.run({ tool_name: record.tool_name, fingerprint: record.fingerprint, spec_json: tool.json });
+        const inserted =
+          sql.insertSpec.run({
+            tool_name: record.tool_name,
+            fingerprint: record.fingerprint,
+            version: record.version,
+            spec_json: tool.json,
+            first_registered_at: tool.firstRegisteredAt,
+          }).changes > 0;
+        // A spec seen before under the name takes the given text (key order), unless the tool
+        // shows it right now: then the stored text is kept.
+        if (!inserted && this.#findNow(record.tool_name)?.fingerprint !== record.fingerprint) {
+          sql.updateSpecText.run({ tool_name: record.tool_name, fingerprint: record.fingerprint, spec_json: tool.json });
+        }
         sql.upsertRegistration.run({
           tool_name: record.tool_name,
           fingerprint: record.fingerprint,
