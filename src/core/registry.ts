@@ -106,8 +106,9 @@ export interface ListOptions {
 
 /**
  * The registry contract every store obeys identically (see DESIGN.md). All methods are
- * async. Objects handed out are deeply frozen; lists are fresh arrays. After `close()`,
- * every method rejects with `REGISTRY_CLOSED`. Wrong argument types (a number for a name)
+ * async (except `watch`, which returns an async iterable). Objects handed out are deeply
+ * frozen; lists are fresh arrays. After `close()`, every method rejects with
+ * `REGISTRY_CLOSED` (`watch` throws it at the call). Wrong argument types (a number for a name)
  * are a plain `TypeError`.
  */
 export interface ToolRegistry extends AsyncDisposable {
