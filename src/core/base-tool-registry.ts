@@ -91,11 +91,7 @@ function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } 
 
 /** The `expectedVersion` of a conditional write's options (undefined: no condition). */
 function expectedVersionOf(method: string, options: unknown): string | null | undefined {
-  if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${method}(): options must be an object, got ${options === null ? 'null' : typeof options}`);
-  }
-  const { expectedVersion } = options as WriteOptions;
+  const { expectedVersion } = optionsObject(method, options) as WriteOptions;
   if (expectedVersion !== undefined && expectedVersion !== null && typeof expectedVersion !== 'string') {
     throw new TypeError(`${method}(): expectedVersion must be a string or null, got ${typeof expectedVersion}`);
   }
