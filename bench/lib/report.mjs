@@ -25,6 +25,8 @@ export const TARGETS = [
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
   { id: 'changes-page', workload: '`changes` page of 1,000 events', ours: 'changes.page1000.ours', base: 'changes.page1000.raw', baseline: 'raw prepared SELECT of the same rows', max: 1.5 },
   { id: 'watch-idle', workload: 'idle `watch` (SQLite), process CPU per second', ours: 'watch.idle.sqlite', base: 'watch.idle.sqlite.second', baseline: 'one second of one core', max: 0.01 },
+  { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
+  { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
 ];
 
 /** Further ratios without a target, reported for context. */

@@ -172,7 +172,7 @@ export interface ToolRegistry extends AsyncDisposable {
   /**
    * The committed changes after revision `since` (default 0), oldest first, at most `limit`
    * (default 1000), from every connection and process, with the current revision. The log
-   * is bounded (the last 10,000 changes or more).
+   * is bounded (at least the last 10,000 changes, or one per tool when there are more tools).
    * @throws CHANGES_EXPIRED (with `context.oldest_revision`) when `since` is older than the
    *   log retains: resync from a snapshot.
    */

@@ -172,6 +172,15 @@ export const CHANGE_LOG_RETAINED = 10_000;
 export const CHANGE_LOG_TRIM_EVERY = 1000;
 
 /**
+ * How many of the latest changes the log keeps when it is trimmed with `tools` tools
+ * registered: 10,000, or as many as there are tools when more (migration 0003's rule, so a
+ * cache can catch up on a change to every tool).
+ */
+export function changeLogRetained(tools: number): number {
+  return Math.max(CHANGE_LOG_RETAINED, tools);
+}
+
+/**
  * Whether a change-feed cursor can still be served: the log holds every event after `since`
  * only when `since` is at least the oldest retained revision minus one.
  * @throws CHANGES_EXPIRED with `context.oldest_revision`

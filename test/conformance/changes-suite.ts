@@ -307,19 +307,29 @@ export function defineChangesSuite(harness: StoreHarness): void {
       await expectPlainTypeError(registry.changes(null as never));
     });
 
+    it('keeps as many changes as there are tools when that is more than 10,000', async () => {
+      let registry = await open();
+      await registry.registerMany(Array.from({ length: 11_000 }, (_, index) => minimalSpec(`t${index}`)));
+      registry = await restart(registry);
+      const page = await registry.changes({ since: 0, limit: 1 });
+      expect(page.events[0]?.revision).toBe(1);
+      expect(page.revision).toBe(11_000);
+    });
+
     it('CHANGES_EXPIRED with context.oldest_revision once the bounded log was trimmed', async () => {
       let registry = await open();
-      const specs = Array.from({ length: 11_000 }, (_, index) => minimalSpec(`t${index}`));
+      // 12,000 changes over 6,000 tools: the log keeps the last 10,000 (more tools would keep one per tool).
+      const specs = Array.from({ length: 6000 }, (_, index) => minimalSpec(`t${index}`));
       await registry.registerMany(specs);
+      await registry.importSnapshot({ tools: specs.map((spec) => ({ spec, enabled: false, created_at: T0 })) });
       registry = await restart(registry);
       const error = await expectCode(registry.changes({ since: 0 }), 'CHANGES_EXPIRED');
       const oldest = error.context.oldest_revision as number;
-      expect(oldest).toBeGreaterThan(1);
-      expect(oldest).toBeLessThanOrEqual(11_000 - 10_000 + 1);
+      expect(oldest).toBe(12_000 - 10_000 + 1);
       await expectCode(registry.changes({ since: oldest - 2 }), 'CHANGES_EXPIRED');
       const page = await registry.changes({ since: oldest - 1, limit: 1 });
       expect(page.events[0]?.revision).toBe(oldest);
-      expect(page.revision).toBe(11_000);
+      expect(page.revision).toBe(12_000);
       const watching = registry.watch({ since: 0 })[Symbol.asyncIterator]();
       await expectCode(watching.next(), 'CHANGES_EXPIRED');
     });

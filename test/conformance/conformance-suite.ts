@@ -81,6 +81,20 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     return next;
   }
 
+  /**
+   * `registry` and `count - 1` others over the same storage (own connections and caches where
+   * the store has them), for the concurrency cases.
+   */
+  async function peers(registry: ToolRegistry, count: number): Promise<ToolRegistry[]> {
+    const all = [registry];
+    for (let i = 1; i < count; i++) {
+      const peer = await harness.peer(registry);
+      if (peer !== registry) opened.push(peer);
+      all.push(peer);
+    }
+    return all;
+  }
+
   /** Everything the registry shows, for before/after comparisons. */
   async function state(registry: ToolRegistry) {
     return {
@@ -948,28 +962,56 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect((await registry.register(fullSpec('a', '2'))).created_at).toBe(T2);
     });
 
+    // The concurrency cases spread their calls over registries with their own connections and
+    // caches (harness.peer), each having read the tool before: the rule must be decided on
+    // what is stored when the write takes the lock, not on what a cache or an earlier read saw.
     it('concurrent registers of one name and version with different specs: exactly one wins', async () => {
       const registry = await open();
-      const attempts = Array.from({ length: 8 }, (_, i) => registry.register(minimalSpec('race', { version: '1', description: `d${i}` })));
+      const all = await peers(registry, 4);
+      for (const peer of all) expect(await peer.get('race')).toBeUndefined();
+      const attempts = Array.from({ length: 8 }, (_, i) =>
+        (all[i % all.length] as ToolRegistry).register(minimalSpec('race', { version: '1', description: `d${i}` })),
+      );
       const results = await Promise.allSettled(attempts);
       const won = results.filter((result) => result.status === 'fulfilled');
       const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
       expect(won).toHaveLength(1);
       expect(lost.map((result) => (result.reason as ToolRegistryError).code)).toEqual(Array(7).fill('VERSION_CONFLICT'));
-      expect(await registry.get('race')).toEqual((won[0] as PromiseFulfilledResult<ToolRegistration>).value);
+      for (const peer of all) expect(await peer.get('race')).toEqual((won[0] as PromiseFulfilledResult<ToolRegistration>).value);
+    });
+
+    it('concurrent redeploys with a new version from several registries: every one lands, and all agree after', async () => {
+      const registry = await open();
+      await registry.register(minimalSpec('deployed', { version: '1' }));
+      const all = await peers(registry, 3);
+      for (const peer of all) expect((await peer.get('deployed'))?.spec.version).toBe('1');
+      await registry.setEnabled('deployed', false);
+      const results = await Promise.allSettled(
+        all.map((peer, i) => peer.register(minimalSpec('deployed', { version: `2.${i}` }))),
+      );
+      expect(results.every((result) => result.status === 'fulfilled')).toBe(true);
+      const final = await registry.get('deployed');
+      // Each redeploy kept the operator's disable, whatever the order they landed in.
+      expect(final?.enabled).toBe(false);
+      for (const peer of all) expect(await peer.get('deployed')).toEqual(final);
     });
 
     it('concurrent identical registers all return the same registration', async () => {
       const registry = await open();
-      const results = await Promise.all(Array.from({ length: 8 }, () => registry.register(fullSpec('same'))));
+      const all = await peers(registry, 4);
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (all[i % all.length] as ToolRegistry).register(fullSpec('same'))));
       for (const result of results) expect(result).toEqual({ spec: fullSpec('same'), enabled: true, created_at: T0 });
       expect(await registry.listAll()).toHaveLength(1);
     });
 
     it('concurrent writes to different tools all land', async () => {
       let registry = await open();
-      await Promise.all(Array.from({ length: 20 }, (_, i) => registry.register(minimalSpec(`t${String(i).padStart(2, '0')}`))));
-      await Promise.all([registry.setEnabled('t03', false), registry.remove('t07'), registry.register(minimalSpec('t00', { version: '2' }))]);
+      const group = await peers(registry, 4);
+      const on = (i: number): ToolRegistry => group[i % group.length] as ToolRegistry;
+      await Promise.all(Array.from({ length: 20 }, (_, i) => on(i).register(minimalSpec(`t${String(i).padStart(2, '0')}`))));
+      for (const peer of group) await peer.listAll();
+      await Promise.all([on(1).setEnabled('t03', false), on(2).remove('t07'), on(3).register(minimalSpec('t00', { version: '2' }))]);
+      for (const peer of group) expect(await peer.listAll({ includeDisabled: true })).toEqual(await registry.listAll({ includeDisabled: true }));
       registry = await expectSurvivesRestart(registry);
       const all = await registry.listAll({ includeDisabled: true });
       expect(all).toHaveLength(19);

@@ -3,7 +3,7 @@ import type { ToolRegistration } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions } from '../../core/registry.js';
-import { CHANGE_LOG_RETAINED, CHANGE_LOG_TRIM_EVERY, changeAction } from '../../core/rules.js';
+import { CHANGE_LOG_TRIM_EVERY, changeAction, changeLogRetained } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 
@@ -12,6 +12,15 @@ export type InMemoryToolRegistryOptions = RegistryOptions;
 interface Entry {
   readonly record: ToolRecord;
   readonly registration: ToolRegistration;
+}
+
+/** A change made inside a write, logged when the write succeeds. */
+interface PendingChange {
+  readonly tool_name: string;
+  readonly action: ChangeEvent['action'];
+  readonly version: string | null;
+  /** How many tools there were right after the change. */
+  readonly tools: number;
 }
 
 /** One distinct spec stored under a name; `entry` is built on first read. */
@@ -25,7 +34,7 @@ interface HistoryRow {
 /**
  * A registry held in this process's memory: nothing survives the process. Instances share
  * nothing. Writes are atomic: a failed step is rolled back from an undo log. The change log
- * is bounded like the SQLite store's (the last 10,000 changes or more).
+ * is bounded like the SQLite store's (the last 10,000 changes, or one per tool if more).
  */
 export class InMemoryToolRegistry extends BaseToolRegistry {
   #entries = new Map<string, Entry>();
@@ -109,7 +118,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     // Undo log: the previous entry (or undefined) of every name touched, first touch only.
     const undo = new Map<string, Entry | undefined>();
     const undoHistory = new Map<string, HistoryRow[] | undefined>();
-    const pending: { tool_name: string; action: NonNullable<ReturnType<typeof changeAction>>; version: string | null }[] = [];
+    const pending: PendingChange[] = [];
     const set = (name: string, entry: Entry | undefined): void => {
       const before = this.#entries.get(name);
       if (!undo.has(name)) undo.set(name, before);
@@ -118,7 +127,8 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
       this.#assign(name, entry);
       const action = changeAction(before?.record, entry?.record);
       if (action !== undefined) {
-        pending.push({ tool_name: name, action, version: (entry ?? before)?.record.version ?? null });
+        // The tool count right after this change: the log's bound depends on it (as in SQLite's trigger).
+        pending.push({ tool_name: name, action, version: (entry ?? before)?.record.version ?? null, tools: this.#entries.size });
       }
     };
     const writer: StoreWriter = {
@@ -197,13 +207,13 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
   }
 
   /** Appends one commit's events (consecutive revisions), trims the log as SQLite does, wakes the watches. */
-  #commitEvents(pending: readonly { tool_name: string; action: ChangeEvent['action']; version: string | null }[]): void {
+  #commitEvents(pending: readonly PendingChange[]): void {
     const at = new Date().toISOString();
     for (const change of pending) {
       const revision = ++this.#revision;
       this.#log.push(Object.freeze({ revision, tool_name: change.tool_name, action: change.action, version: change.version, at }));
       if (revision % CHANGE_LOG_TRIM_EVERY === 0) {
-        const keepFrom = revision - CHANGE_LOG_RETAINED + 1;
+        const keepFrom = revision - changeLogRetained(change.tools) + 1;
         const drop = this.#log.findIndex((event) => event.revision >= keepFrom);
         if (drop > 0) this.#log.splice(0, drop);
       }

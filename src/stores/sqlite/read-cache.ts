@@ -4,7 +4,7 @@
 // connection's `total_changes()` when it wrote (its own commits leave data_version alone).
 // On a change, the cache checks that the change log is still the one it followed (the token
 // of the entry it stopped at, and the database's generation: migration 0003), reads the
-// distinct names logged since, and fetches each one's current row once, all in one read
+// distinct names logged since with each one's current row, read once, all in one read
 // transaction; so the work is proportional to what changed, not to the number of changes.
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
@@ -87,14 +87,17 @@ function place<T>(list: T[], name: string, nameOf: (item: T) => string, item: T 
 /** The sorted `names` with every changed name put in (when present now) or taken out, in one pass. */
 function mergeNames(names: readonly string[], changed: ReadonlyMap<string, Entry | undefined>): string[] {
   const sortedChanges = [...changed.keys()].sort(compareCodePoints);
-  const merged: string[] = [];
+  // Sized once: growing an array of 100k names by push would copy it several times.
+  const merged = new Array<string>(names.length + sortedChanges.length);
+  let length = 0;
   let i = 0;
   for (const name of sortedChanges) {
-    while (i < names.length && compareCodePoints(names[i] as string, name) < 0) merged.push(names[i++] as string);
+    while (i < names.length && compareCodePoints(names[i] as string, name) < 0) merged[length++] = names[i++] as string;
     if (i < names.length && names[i] === name) i++;
-    if (changed.get(name) !== undefined) merged.push(name);
+    if (changed.get(name) !== undefined) merged[length++] = name;
   }
-  while (i < names.length) merged.push(names[i++] as string);
+  while (i < names.length) merged[length++] = names[i++] as string;
+  merged.length = length;
   return merged;
 }
 
@@ -118,8 +121,16 @@ function prepareLog(db: BetterSqlite3.Database) {
       queries.selectFrom('tool_changes').select('token').where('revision', '=', p.revision),
     ),
     oldest: prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.min('revision').as('revision'))),
-    changedNames: prepare(db, (p: { revision: number }) =>
-      queries.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision),
+    // The distinct names changed after `revision`, each with its current row (null columns
+    // once removed): each row is read once, however often its tool changed.
+    changedRows: prepare(db, (p: { revision: number }) =>
+      queries
+        .selectFrom((eb) =>
+          eb.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision).as('c'),
+        )
+        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
+        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
+        .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
     ),
     begin: db.prepare('BEGIN'),
     commit: db.prepare('COMMIT'),
@@ -212,14 +223,14 @@ export class SqliteReadCache {
     if (head.revision === position.revision) return;
     // Each changed name once, each current row once: not one row per logged change.
     const changed = new Map<string, Entry | undefined>();
-    for (const { tool_name: name } of this.#log.changedNames.iterate({ revision: position.revision })) {
+    for (const row of this.#log.changedRows.iterate({ revision: position.revision })) {
+      const name = row.changed;
       if (this.#names === undefined && !this.#entries.has(name)) {
         // Not holding every tool, and not this one: the next read of it loads it.
         this.#absent.delete(name);
         continue;
       }
-      const row = this.#source.row(name);
-      changed.set(name, row === undefined ? undefined : entryOf(row));
+      changed.set(name, row.tool_name === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
     }
     for (const [name, entry] of changed) {
       if (entry === undefined) this.#entries.delete(name);
