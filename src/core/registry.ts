@@ -52,7 +52,10 @@ export interface ChangeEvent {
   readonly action: ChangeAction;
   /** The tool's version after the change (for `removed`: the version that was removed). */
   readonly version: string | null;
-  /** When the change was committed: an ISO 8601 UTC time from the wall clock (not the `clock` option). */
+  /**
+   * When the change was committed: ISO 8601 UTC from the system clock (not the `clock`
+   * option); in SQLite stamped per statement, so one commit's events may differ by milliseconds.
+   */
   readonly at: string;
 }
 
