@@ -175,21 +175,16 @@ export class SqliteReadCache {
     if (this.#db.inTransaction) return false;
     const probe = this.#log.probe.get() as { data_version: number; total_changes: number };
     if (probe.data_version === this.#dataVersion && probe.total_changes === this.#totalChanges) return true;
-    if (probe.data_version === this.#dataVersion) {
-      // Only this connection committed since: nothing can commit between these synchronous
-      // statements, so they see one state without a transaction.
+    // One read transaction: the log and the rows fetched for it are one snapshot (another
+    // process may commit between two statements, even after this connection's own write).
+    const log = this.#log;
+    log.begin.run();
+    try {
       this.#catchUp();
-    } else {
-      // One read transaction: the log and the rows fetched for it are one snapshot.
-      const log = this.#log;
-      log.begin.run();
-      try {
-        this.#catchUp();
-        log.commit.run();
-      } catch (error) {
-        if (this.#db.inTransaction) log.rollback.run();
-        throw error;
-      }
+      log.commit.run();
+    } catch (error) {
+      if (this.#db.inTransaction) log.rollback.run();
+      throw error;
     }
     // Recorded only once caught up: a failed catch-up is retried by the next read.
     this.#dataVersion = probe.data_version;
