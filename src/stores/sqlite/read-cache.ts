@@ -111,16 +111,18 @@ function prepareLog(db: BetterSqlite3.Database) {
         sql<number>`total_changes()`.as('total_changes'),
       ]),
     ),
-    head: prepare(db, () =>
-      queries.selectNoFrom((eb) => [
-        eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
-        eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('revision'),
-      ]),
+    // Where the log is, and whether the entry at `from` is still there: one statement.
+    state: prepare(db, (p: { from: number }) =>
+      queries
+        .selectFrom((eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('h'))
+        .select((eb) => [
+          'h.revision',
+          eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
+          eb.selectFrom('tool_changes as t').select('t.token').whereRef('t.revision', '=', 'h.revision').as('token'),
+          eb.selectFrom('tool_changes as t').select('t.token').where('t.revision', '=', p.from).as('from_token'),
+          eb.selectFrom('tool_changes as t').select((e) => e.fn.min('t.revision').as('oldest')).as('oldest'),
+        ]),
     ),
-    tokenAt: prepare(db, (p: { revision: number }) =>
-      queries.selectFrom('tool_changes').select('token').where('revision', '=', p.revision),
-    ),
-    oldest: prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.min('revision').as('revision'))),
     // The distinct names changed after `revision`, each with its current row (null columns
     // once removed): each row is read once, however often its tool changed.
     changedRows: prepare(db, (p: { revision: number }) =>
@@ -173,8 +175,9 @@ export class SqliteReadCache {
     if (this.#db.inTransaction) return false;
     const probe = this.#log.probe.get() as { data_version: number; total_changes: number };
     if (probe.data_version === this.#dataVersion && probe.total_changes === this.#totalChanges) return true;
+    // One read transaction: the log and the rows fetched for it are one snapshot (another
+    // process may commit between two statements, even after this connection's own write).
     const log = this.#log;
-    // One read transaction: the log and the rows fetched for it are one snapshot.
     log.begin.run();
     try {
       this.#catchUp();
@@ -189,23 +192,12 @@ export class SqliteReadCache {
     return true;
   }
 
-  /** The change log's newest position. */
-  #head(): Position {
-    const head = this.#log.head.get();
-    const revision = head?.revision ?? 0;
-    const token = revision === 0 ? null : (this.#log.tokenAt.get({ revision })?.token ?? null);
-    return { generation: head?.generation ?? null, revision, token };
-  }
-
-  /** Whether the log still holds, unchanged, every entry after `position`. */
-  #follows(position: Position, head: Position): boolean {
+  /** Whether the log still holds, unchanged, every entry after `position` (`state` read at it). */
+  static #follows(position: Position, head: Position, state: { from_token: string | null; oldest: number | null }): boolean {
     if (position.generation !== head.generation || head.revision < position.revision) return false;
-    if (position.revision === 0) {
-      // Nothing was logged then: the log must still begin at its first entry.
-      const oldest = this.#log.oldest.get()?.revision ?? null;
-      return oldest === null || oldest === 1;
-    }
-    return this.#log.tokenAt.get({ revision: position.revision })?.token === position.token;
+    // Nothing was logged at revision 0: then the log must still begin at its first entry.
+    if (position.revision === 0) return state.oldest === null || state.oldest === 1;
+    return state.from_token === position.token;
   }
 
   /**
@@ -213,10 +205,11 @@ export class SqliteReadCache {
    * not the one the cache followed (restored, replaced, or pruned past its position).
    */
   #catchUp(): void {
-    const head = this.#head();
     const position = this.#position;
+    const state = this.#log.state.get({ from: position?.revision ?? 0 });
+    const head: Position = { generation: state?.generation ?? null, revision: state?.revision ?? 0, token: state?.token ?? null };
     this.#position = head;
-    if (position === undefined || !this.#follows(position, head)) {
+    if (position === undefined || state === undefined || !SqliteReadCache.#follows(position, head, state)) {
       this.clear();
       return;
     }

@@ -1,13 +1,14 @@
-// Model-based property test: random sequences of operations run against every store and
-// against a tiny reference model of DESIGN.md's rules written here, independently of the
+// Model-based property test: random sequences of operations run against every store of the
+// conformance record (test/conformance/stores.ts) and against a tiny reference model of DESIGN.md's rules written here, independently of the
 // library's core (its own identity, validation and import plan), so a bug the stores share
 // through the core is still caught. Generators include non-ASCII and astral text, and the
 // inputs the contracts refuse: lone surrogates, integers beyond 2^53 - 1, empty tags.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, openSqliteToolRegistry, ToolRegistryError } from '../../src/index.js';
+import { ToolRegistryError } from '../../src/index.js';
 import type { ToolRegistry } from '../../src/index.js';
-import { tempFolder } from './helpers.js';
+import { selectedStores } from './stores.js';
+import type { StoreHarness } from './stores.js';
 
 // --- generators ------------------------------------------------------------------------
 
@@ -288,31 +289,18 @@ async function actual(registry: ToolRegistry, op: Op): Promise<Outcome> {
 
 // --- the property ------------------------------------------------------------------------
 
-const temp = tempFolder();
-afterAll(() => temp.cleanup());
-let files = 0;
 /** Error codes the sequences reached, so the property cannot pass by never failing. */
 const codesSeen = new Set<string>();
 
-type Where = 'memory store' | 'sqlite :memory:' | 'sqlite file';
-
-async function compare(ops: Op[], where: Where): Promise<void> {
+async function compare(ops: Op[], harness: StoreHarness): Promise<void> {
   let now = Date.parse('2025-01-01T00:00:00.000Z');
   const clock = () => new Date(now);
   const model = new ReferenceModel(() => clock().toISOString());
-  const filename = temp.file(`model-${++files}.db`);
-  const open = async (): Promise<ToolRegistry> =>
-    where === 'memory store'
-      ? new InMemoryToolRegistry({ clock })
-      : openSqliteToolRegistry({ filename: where === 'sqlite file' ? filename : ':memory:', clock });
-  let store = await open();
+  let store: ToolRegistry = await harness.open({ clock });
   try {
     for (const [step, op] of ops.entries()) {
       now += 1000;
-      if (op.op === 'restart' && where === 'sqlite file') {
-        await store.close();
-        store = await open();
-      }
+      if (op.op === 'restart') store = await harness.restart(store);
       const wanted = expected(model, op);
       const got = await actual(store, op);
       expect(got, `step ${step}: ${JSON.stringify(op)}`).toEqual(wanted);
@@ -324,14 +312,16 @@ async function compare(ops: Op[], where: Where): Promise<void> {
   }
 }
 
-describe.each<[Where, number]>([
-  ['memory store', 150],
-  ['sqlite :memory:', 150],
-  ['sqlite file', 40],
-])('the %s against the reference model of the rules', (where, numRuns) => {
+describe.each(selectedStores())('the %s store against the reference model of the rules', (name, harness) => {
+  afterAll(async () => {
+    await harness.cleanup?.();
+  });
+
   it('gives the same results and the same error codes for random operation sequences', async () => {
+    // Stores on files pay a file per sequence: fewer runs.
+    const numRuns = name.startsWith('sqlite-file') ? 60 : 150;
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 30 }), (ops) => compare(ops, where)),
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 30 }), (ops) => compare(ops, harness)),
       { numRuns },
     );
     for (const code of ['VALIDATION_FAILED', 'VERSION_CONFLICT', 'TOOL_NOT_FOUND', 'SNAPSHOT_INVALID', 'DUPLICATE_TOOL']) {
