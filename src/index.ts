@@ -15,6 +15,13 @@ export type {
   ImportOptions,
   ImportReport,
   ImportStep,
+  ChangeAction,
+  ChangeEvent,
+  ChangesOptions,
+  ChangesPage,
+  WatchOptions,
+  HistoryEntry,
+  WriteOptions,
 } from './core/registry.js';
 export {
   ToolRegistryError,
@@ -28,6 +35,8 @@ export {
   StorageBusyError,
   ReadOnlyError,
   ProviderIncompatibleError,
+  PreconditionFailedError,
+  ChangesExpiredError,
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';

@@ -24,6 +24,10 @@ export const TARGETS = [
   { id: 'scale', workload: 'scale: `get` at 1,000,000 tools vs at 1,000 (cache on, the same 1,000 names read)', ours: 'get.hot1000.1000000.cache', base: 'get.hot1000.1000.cache', baseline: '`get` at 1,000 tools', max: 1.5 },
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
   { id: 'exports', workload: 'exports: `lintTools` (all 5 providers) + all 6 exports of 1,000 tools', ours: 'exports.all', base: 'exports.clone', baseline: '`JSON.parse(JSON.stringify(tools))`', max: 10 },
+  { id: 'changes-page', workload: '`changes` page of 1,000 events', ours: 'changes.page1000.ours', base: 'changes.page1000.raw', baseline: 'raw prepared SELECT of the same rows', max: 1.5 },
+  { id: 'watch-idle', workload: 'idle `watch` (SQLite), process CPU per second', ours: 'watch.idle.sqlite', base: 'watch.idle.sqlite.second', baseline: 'one second of one core', max: 0.01 },
+  { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
+  { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
 ];
 
 /** Further ratios without a target, reported for context. */
@@ -45,6 +49,8 @@ export const CONTEXT = [
   { workload: 'exports: `lintTools` + all 6 exports of 1,000 plain, unfrozen tools (validated on every call)', ours: 'exports.all.plain', base: 'exports.clone' },
   { workload: 'exports: `lintTools`, all 5 providers, 1,000 tools', ours: 'exports.lint', base: 'exports.clone' },
   ...['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'].map((format) => ({ workload: `exports: ${format} export of 1,000 tools (requests of 100)`, ours: `exports.${format}`, base: 'exports.clone' })),
+  { workload: 'idle `watch` (memory), process CPU per second vs one core', ours: 'watch.idle.memory', base: 'watch.idle.memory.second' },
+  { workload: 'idle process without a watch (SQLite store open), CPU per second vs one core', ours: 'watch.idle.sqlite.none', base: 'watch.idle.sqlite.second' },
 ];
 
 function formatTime(us) {

@@ -41,6 +41,19 @@ function collectProvider(value: string, previous: readonly LintProvider[]): Lint
   return [...previous, value as LintProvider];
 }
 
+/** A revision or count on the command line: a whole number >= 0. */
+function parseRevision(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`expected a whole number >= 0, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+interface ExpectOptions {
+  readonly expectVersion?: string;
+  readonly expectAbsent?: boolean;
+}
+
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
@@ -53,6 +66,9 @@ export function buildProgram(io: CliIO): Command {
       '--db <path>',
       `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,
     )
+    // `get NAME --version V` needs its own --version: the program's options are read only
+    // before the command, so every command also takes --db.
+    .enablePositionalOptions()
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({
@@ -64,80 +80,122 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, get, export, lint, status, verify) never create or migrate the database.\n`,
+        `Read-only commands (list, get, history, changes, watch, export, lint, status, verify) never create or migrate the database.\n`,
     );
 
-  const context = (): CliContext => ({
-    database: resolveDatabase(program.opts<{ db?: string }>().db, io.env),
+  const context = (command?: Command): CliContext => ({
+    database: resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env),
     stdin: io.stdin,
     stdout: io.stdout,
     stderr: io.stderr,
   });
 
-  program
-    .command('list')
+  /** A command that also takes --db after its name. */
+  const command = (name: string): Command =>
+    program
+      .command(name)
+      .option('--db <path>', `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`);
+
+  /** --expect-version / --expect-absent: the condition of a conditional write. */
+  const expectation = (cmd: Command): Command =>
+    cmd
+      .option('--expect-version <version>', 'only if the stored version is exactly this one (else PRECONDITION_FAILED, nothing changes)')
+      .option('--expect-absent', 'only if the tool is not registered (else PRECONDITION_FAILED, nothing changes)');
+
+  const expectedVersion = (cmd: Command, options: ExpectOptions): string | null | undefined => {
+    if (options.expectAbsent === true && options.expectVersion !== undefined) {
+      cmd.error('error: --expect-version and --expect-absent cannot be used together', { exitCode: 2, code: 'commander.conflictingOption' });
+    }
+    return options.expectAbsent === true ? null : options.expectVersion;
+  };
+
+  command('list')
     .description('list the enabled tools (all with --all) as a table')
     .option('--all', 'include disabled tools')
     .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
     .option('--json', "print the library's listAll() array as JSON")
-    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }) =>
-      (await commands()).listCommand(context(), options),
+    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }, cmd: Command) =>
+      (await commands()).listCommand(context(cmd), options),
     );
 
-  program
-    .command('get')
-    .description('show one tool: its spec, enabled flag and created_at')
+  command('get')
+    .description('show one tool: its spec, enabled flag and created_at (--version: a spec from its history)')
     .argument('<name>', 'the tool_name (exact, case-sensitive)')
-    .option('--json', 'print the registration as JSON')
-    .action(async (name: string, options: { json?: boolean }) =>
-      (await commands()).getCommand(context(), name, options),
+    .option('--version <version>', 'show the spec this version had (current or in the history)')
+    .option('--json', 'print the registration (with --version: the history entry) as JSON')
+    .action(async (name: string, options: { json?: boolean; version?: string }, cmd: Command) =>
+      (await commands()).getCommand(context(cmd), name, options),
     );
 
-  program
-    .command('register')
+  command('history')
+    .description('every distinct spec ever stored under a name, oldest first')
+    .argument('<name>', 'the tool_name')
+    .option('--json', "print the library's history() array as JSON")
+    .action(async (name: string, options: { json?: boolean }, cmd: Command) =>
+      (await commands()).historyCommand(context(cmd), name, options),
+    );
+
+  command('changes')
+    .description('the change log after a revision: one line per change, and the current revision')
+    .option('--since <revision>', 'only changes after this revision (default 0)', parseRevision)
+    .option('--limit <count>', 'at most this many changes (default 1000)', parseRevision)
+    .option('--json', "print the library's changes() page as JSON")
+    .action(async (options: { since?: number; limit?: number; json?: boolean }, cmd: Command) =>
+      (await commands()).changesCommand(context(cmd), options),
+    );
+
+  command('watch')
+    .description('print each change as one JSON line as it happens, until interrupted (SIGINT/SIGTERM: exit 0)')
+    .option('--since <revision>', 'first print the changes after this revision (default: only new ones)', parseRevision)
+    .action(async (options: { since?: number }, cmd: Command) => (await commands()).watchCommand(context(cmd), options));
+
+  expectation(command('register'))
     .description('register one ToolSpec, or an array of them all-or-nothing')
     .argument('<file>', 'a JSON file, or - for standard input')
-    .action(async (file: string) => (await commands()).registerCommand(context(), file));
+    .action(async (file: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).registerCommand(context(cmd), file, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('enable')
+  expectation(command('enable'))
     .description('enable a tool')
     .argument('<name>', 'the tool_name')
-    .action(async (name: string) => (await commands()).setEnabledCommand(context(), name, true));
+    .action(async (name: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).setEnabledCommand(context(cmd), name, true, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('disable')
+  expectation(command('disable'))
     .description('disable a tool (it stays registered; a new version keeps it disabled)')
     .argument('<name>', 'the tool_name')
-    .action(async (name: string) => (await commands()).setEnabledCommand(context(), name, false));
+    .action(async (name: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).setEnabledCommand(context(cmd), name, false, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('remove')
+  expectation(command('remove'))
     .description('remove a tool; succeeds when it was not there')
     .argument('<name>', 'the tool_name')
-    .action(async (name: string) => (await commands()).removeCommand(context(), name));
+    .action(async (name: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).removeCommand(context(cmd), name, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('export')
+  command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
     .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
     .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
     .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
     .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
-    .action(async function (this: Command, options: { out?: string; format?: ExportFormat; strict?: boolean; skipIncompatible?: boolean }) {
+    .action(async (options: { out?: string; format?: ExportFormat; strict?: boolean; skipIncompatible?: boolean }, cmd: Command) => {
       if (options.format === undefined && (options.strict === true || options.skipIncompatible === true)) {
-        this.error('error: --strict and --skip-incompatible need --format');
+        cmd.error('error: --strict and --skip-incompatible need --format');
       }
       if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
-        this.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
+        cmd.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
       }
       const run = await commands();
-      if (options.format === undefined) await run.exportCommand(context(), options);
-      else await run.providerExportCommand(context(), { ...options, format: options.format });
+      if (options.format === undefined) await run.exportCommand(context(cmd), options);
+      else await run.providerExportCommand(context(cmd), { ...options, format: options.format });
     });
 
-  program
-    .command('lint')
+  command('lint')
     .description("check the enabled tools against each model provider's rules; exit 1 on an error finding")
     .addOption(
       new Option('--provider <provider>', `only this provider (${PROVIDERS.join(', ')}); repeat it for several`)
@@ -146,12 +204,11 @@ export function buildProgram(io: CliIO): Command {
     )
     .option('--strict', 'also the strict-mode rules of openai and anthropic')
     .option('--json', "print lintTools()' findings as JSON")
-    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }) =>
-      (await commands()).lintCommand(context(), options),
+    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }, cmd: Command) =>
+      (await commands()).lintCommand(context(cmd), options),
     );
 
-  program
-    .command('import')
+  command('import')
     .description('import a snapshot all-or-nothing')
     .argument('<file>', 'a snapshot JSON file, or - for standard input')
     .addOption(
@@ -161,26 +218,23 @@ export function buildProgram(io: CliIO): Command {
     )
     .option('--dry-run', 'print the plan and write nothing; exit 1 if it has a conflict')
     .option('--json', "print the library's import report as JSON")
-    .action(async (file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }) =>
-      (await commands()).importCommand(context(), file, options),
+    .action(async (file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }, cmd: Command) =>
+      (await commands()).importCommand(context(cmd), file, options),
     );
 
-  program
-    .command('status')
-    .description('file, schema version, counts and journal mode')
+  command('status')
+    .description('file, schema version, revision, counts and journal mode')
     .option('--json', 'print the status as JSON')
-    .action(async (options: { json?: boolean }) => (await commands()).statusCommand(context(), options));
+    .action(async (options: { json?: boolean }, cmd: Command) => (await commands()).statusCommand(context(cmd), options));
 
-  program
-    .command('verify')
+  command('verify')
     .description('integrity check and every row against the contracts; exit 1 on a problem')
     .option('--json', 'print the verify report as JSON')
-    .action(async (options: { json?: boolean }) => (await commands()).verifyCommand(context(), options));
+    .action(async (options: { json?: boolean }, cmd: Command) => (await commands()).verifyCommand(context(cmd), options));
 
-  program
-    .command('migrate')
+  command('migrate')
     .description('create the database or apply pending migrations')
-    .action(async () => (await commands()).migrateCommand(context()));
+    .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
   return program;
 }

@@ -130,6 +130,15 @@ describe('lint', () => {
     expect(runCli(['--db', db, 'lint', '--provider', 'bedrock'], { cwd }).code).toBe(2);
   });
 
+  it('takes --db after the command name too, like every command', () => {
+    const cwd = tempDir();
+    const db = database(cwd);
+    expect(runCli(['lint', '--db', db, '--provider', 'mcp'], { cwd }).code).toBe(0);
+    const exported = runCli(['export', '--db', db, '--format', 'mcp'], { cwd });
+    expect(exported.code).toBe(0);
+    expect((JSON.parse(exported.stdout) as unknown[]).length).toBe(2);
+  });
+
   it('a disabled tool is not linted', () => {
     const cwd = tempDir();
     const db = database(cwd);

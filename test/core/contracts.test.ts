@@ -5,6 +5,8 @@ import {
   DuplicateToolError,
   ReadOnlyError,
   ProviderIncompatibleError,
+  PreconditionFailedError,
+  ChangesExpiredError,
   RegistryClosedError,
   SchemaTooNewError,
   SnapshotInvalidError,
@@ -118,6 +120,8 @@ describe('errors', () => {
     STORAGE_BUSY: new StorageBusyError('busy', {}, new Error('SQLITE_BUSY')),
     READ_ONLY: new ReadOnlyError('register'),
     PROVIDER_INCOMPATIBLE: new ProviderIncompatibleError('rejected', { tool_name: 't', provider: 'openai', findings: [] }),
+    PRECONDITION_FAILED: new PreconditionFailedError('stale', { tool_name: 't', expected: '1', actual: '2', exists: true }),
+    CHANGES_EXPIRED: new ChangesExpiredError(0, 1001, 11_000),
   };
 
   it.each(Object.entries(examples))('%s: code, name, base class and a frozen context', (code, error) => {
