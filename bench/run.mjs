@@ -1,8 +1,9 @@
 // The benchmark suite (npm run bench; never part of npm test). Every figure is a median and
 // every ratio is against a baseline measured in this same process and run. Plain ESM over
 // the built package (dist/), as a user imports it: no second TypeScript build to keep in step.
-// BENCH_QUICK=1 shrinks sizes and time budgets for a smoke run (results are not written then
-// unless BENCH_WRITE=1).
+// BENCH_QUICK=1 shrinks sizes and time budgets for a smoke run, BENCH_ONLY=writes,snapshots
+// runs only those steps (see STEPS); neither writes results unless BENCH_WRITE=1. Bench-only
+// baselines (Keyv) are installed on demand into bench/.deps/ (bench/deps.mjs).
 import { URL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync, fork } from 'node:child_process';
@@ -11,12 +12,11 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import Database from 'better-sqlite3';
-import Keyv from 'keyv';
-import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
+import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -241,6 +241,8 @@ async function writeWorkloads() {
 
 async function keyvWorkloads() {
   const count = 10_000;
+  const Keyv = await importBaseline('keyv');
+  const KeyvSqlite = await importBaseline('@keyv/sqlite');
   const file = join(folder, 'keyv.db');
   const store = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 5000 });
   const keyv = new Keyv({ store });
@@ -349,8 +351,8 @@ function environment() {
     platform: `${process.platform} ${process.arch}`,
     sqlite,
     betterSqlite3: version('better-sqlite3'),
-    keyv: version('keyv'),
-    keyvSqlite: version('@keyv/sqlite'),
+    keyv: baselineVersions().keyv,
+    keyvSqlite: baselineVersions()['@keyv/sqlite'],
     quick: QUICK,
     loadAverageAtStart: loadavg().map((load) => Number(load.toFixed(2))),
   };
@@ -362,16 +364,31 @@ if (process.argv.includes('--render')) {
   process.exit(0);
 }
 
+/**
+ * The workloads, in order. To add a module (bench/runtime.mjs and the like): export an
+ * async function taking `{ record, log, folder, quick }` and add one line here.
+ */
+const STEPS = [
+  ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
+  ['writes', writeWorkloads],
+  ['keyv', keyvWorkloads],
+  ['snapshots', snapshotWorkloads],
+];
+const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
+
 try {
+  ensureBaselines({ log });
   const env = environment();
   log(`${env.cpu} x${env.cpus}, Node ${env.node}, SQLite ${env.sqlite}${QUICK ? ' (QUICK)' : ''}`);
-  for (const size of SIZES) await readWorkloads(size);
-  await writeWorkloads();
-  await keyvWorkloads();
-  await snapshotWorkloads();
+  for (const [name, step] of STEPS) {
+    if (ONLY !== undefined && !ONLY.includes(name)) continue;
+    log(`--- ${name}`);
+    await step({ record, log, folder, quick: QUICK });
+  }
   env.seconds = Math.round((performance.now() - started) / 1000);
   env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
-  if (!QUICK || process.env.BENCH_WRITE === '1') writeReports(env, results);
+  // A quick or partial (BENCH_ONLY) run prints its table but keeps the recorded results.
+  if ((!QUICK && ONLY === undefined) || process.env.BENCH_WRITE === '1') writeReports(env, results);
   else writeReports(env, results, { dryRun: true });
 } finally {
   rmSync(folder, { recursive: true, force: true });

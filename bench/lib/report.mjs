@@ -108,7 +108,7 @@ export function writeReports(env, results, { dryRun = false } = {}) {
   for (const t of targets) targetRows.push([t.workload.replaceAll('`', ''), t.oursText ?? 'n/a', t.baseText ?? 'n/a', formatRatio(t.ratio), `<= ${t.max} x`, t.met === undefined ? 'n/a' : t.met ? 'yes' : 'NO']);
   process.stdout.write(`${table(targetRows)}\n`);
   if (dryRun) {
-    process.stdout.write('\n(BENCH_QUICK: bench/results.json and BENCHMARKS.md not written; BENCH_WRITE=1 writes them)\n');
+    process.stdout.write('\n(quick or partial run: bench/results.json and BENCHMARKS.md not written; BENCH_WRITE=1 writes them)\n');
     return;
   }
   const previousRun = comparable

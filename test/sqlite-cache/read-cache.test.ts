@@ -10,10 +10,10 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolRegistration, ToolSpecInput } from '../../src/index.js';
+import { SQLITE3 as SHELL, skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
 
 const WRITER = fileURLToPath(new URL('../fixtures/cache-writer.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-const SHELL = process.env.SQLITE3 ?? 'sqlite3';
 
 function spec(name: string, version: string | null = '1.0.0', description = `the ${name} tool`): ToolSpecInput {
   return {
@@ -171,7 +171,8 @@ describe.each([
     expect(names(await registry.listAll())).toEqual(['z']);
   });
 
-  it("sees the sqlite3 shell's writes (the change log's triggers run there too)", async () => {
+  it("sees the sqlite3 shell's writes (the change log's triggers run there too)", async (context) => {
+    skipWithoutSqlite3(context);
     const registry = await openAt({ cache });
     for (const name of ['a', 'b']) await registry.register(spec(name));
     await prime(registry, ['a', 'b']);

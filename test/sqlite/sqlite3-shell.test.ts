@@ -1,12 +1,11 @@
 // The stock sqlite3 shell (Debian 12 ships 3.40; .ci/run installs it) reads a file we wrote.
 // These are the operator one-liners of the README, run as they are printed there.
 import { execFileSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { fullSpec, manualClock, minimalSpec } from '../support/registry-helpers.js';
+import { SQLITE3 as SHELL, skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
 import { SHIPPED, tempFolder } from './helpers.js';
-
-const SHELL = process.env.SQLITE3 ?? 'sqlite3';
 
 function shell(file: string, ...args: string[]): string {
   return execFileSync(SHELL, [...args, file], { encoding: 'utf8' });
@@ -35,6 +34,7 @@ describe('the sqlite3 shell on a file we wrote', () => {
     await registry.close();
   });
   afterAll(() => temp.cleanup());
+  beforeEach(skipWithoutSqlite3);
 
   it('is installed (the operator tests need it)', () => {
     expect(execFileSync(SHELL, ['-version'], { encoding: 'utf8' })).toMatch(/^3\.\d+/);
