@@ -46,11 +46,10 @@ export function ensureBaselines({ log = (text) => process.stderr.write(`${text}\
   if (still.length > 0) throw new Error(`bench: could not install ${still.join(' ')} into bench/.deps/`);
 }
 
-/** Imports a baseline package from bench/.deps/ (its default export). */
+/** Imports a baseline package from bench/.deps/ (its module namespace). */
 export async function importBaseline(name) {
   const require = createRequire(MANIFEST);
-  const module = await import(pathToFileURL(require.resolve(name)).href);
-  return module.default ?? module;
+  return import(pathToFileURL(require.resolve(name)).href);
 }
 
 /** The installed versions, for the report. */

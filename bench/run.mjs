@@ -241,8 +241,8 @@ async function writeWorkloads() {
 
 async function keyvWorkloads() {
   const count = 10_000;
-  const Keyv = await importBaseline('keyv');
-  const KeyvSqlite = await importBaseline('@keyv/sqlite');
+  const { Keyv } = await importBaseline('keyv');
+  const { KeyvSqlite } = await importBaseline('@keyv/sqlite');
   const file = join(folder, 'keyv.db');
   const store = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 5000 });
   const keyv = new Keyv({ store });
