@@ -41,7 +41,7 @@ export interface ListOptions {
 }
 
 /**
- * The registry contract every store obeys identically (see DESIGN.md). All methods are
+ * The registry contract every store obeys identically (docs/contract.md). All methods are
  * async. Objects handed out are deeply frozen; lists are fresh arrays. After `close()`,
  * every method rejects with `REGISTRY_CLOSED`. Wrong argument types (a number for a name)
  * are a plain `TypeError`.
