@@ -5,49 +5,28 @@
 // On a change, the cache reads the names that migration 0002's triggers logged after the
 // revision it holds and reloads only those, so the work is proportional to the change.
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Compilable, Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { compareCodePoints } from '../../core/canonical.js';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { StoreReader } from '../../core/base-tool-registry.js';
 import type { ToolRecord } from '../../core/rules.js';
-import type { SqliteSchema } from './schema.js';
-import { toRecord } from './statements.js';
-import { makeRegistration, materializeSpec } from '../../core/validation.js';
-
-// Type aliases, not interfaces: Kysely's withTables() wants an index-signature-compatible type.
-/** The change log of migrations/sqlite/0002_change_log.sql. */
-export type ToolChangesTable = {
-  /** Grows by one per change; the largest is the registry's revision. */
-  revision: number;
-  tool_name: string;
-};
-
-export type ChangeLogSchema = {
-  tool_changes: ToolChangesTable;
-};
-
-/** One current tool as the store reads it. */
-export interface CacheRow {
-  readonly tool_name: string;
-  readonly version: string | null;
-  readonly fingerprint: string;
-  readonly enabled: number;
-  readonly created_at: string | null;
-  readonly spec_json: string;
-}
+import { prepare, queries } from './statement.js';
+import type { Statement } from './statement.js';
+import { toRecord, toRegistration } from './statements.js';
+import type { ToolRow } from './statements.js';
 
 /** Where the cache loads tools from: the store's own prepared statements. */
 export interface CacheSource {
   /** The current row of one tool, or undefined. */
-  row(toolName: string): CacheRow | undefined;
+  row(toolName: string): ToolRow | undefined;
   /** Every current row, ordered by tool_name (SQLite's BINARY order, which is code-point order). */
-  rows(): Iterable<CacheRow>;
+  rows(): Iterable<ToolRow>;
 }
 
 interface Entry {
   readonly record: ToolRecord;
-  /** The spec's canonical JSON until the registration is first asked for. */
-  json: string | undefined;
+  /** The row until the registration is first asked for. */
+  row: ToolRow | undefined;
   registration: ToolRegistration | undefined;
 }
 
@@ -58,21 +37,17 @@ const MIN_CHANGES_APPLIED = 1000;
 
 /** One change-log entry with its tool's current row (all null when the tool is gone). */
 type ChangeRow = { readonly revision: number; readonly changed: string } & {
-  readonly [K in keyof CacheRow]: CacheRow[K] | null;
+  readonly [K in keyof ToolRow]: ToolRow[K] | null;
 };
 
-function entryOf(row: CacheRow): Entry {
-  return {
-    record: toRecord(row),
-    json: row.spec_json,
-    registration: undefined,
-  };
+function entryOf(row: ToolRow): Entry {
+  return { record: toRecord(row), row, registration: undefined };
 }
 
 function registrationOf(entry: Entry): ToolRegistration {
   if (entry.registration === undefined) {
-    entry.registration = makeRegistration(materializeSpec(entry.json as string), entry.record.enabled, entry.record.created_at);
-    entry.json = undefined;
+    entry.registration = toRegistration(entry.row as ToolRow);
+    entry.row = undefined;
   }
   return entry.registration;
 }
@@ -104,12 +79,6 @@ function place<T>(list: T[], index: number, item: T | undefined): void {
   }
 }
 
-function prepare(db: BetterSqlite3.Database, query: Compilable<unknown>): BetterSqlite3.Statement {
-  const statement = db.prepare(query.compile().sql);
-  // A caller's handle may default to BigInt integers; revisions stay far below 2^53.
-  return statement.safeIntegers(false);
-}
-
 /**
  * Tools are loaded on first use, one by one; the first list (or import plan) loads them all
  * and from then on the cache holds every tool, kept sorted for `listAll`.
@@ -119,9 +88,9 @@ function prepare(db: BetterSqlite3.Database, query: Compilable<unknown>): Better
 export class SqliteReadCache {
   readonly #db: BetterSqlite3.Database;
   readonly #source: CacheSource;
-  readonly #probe: BetterSqlite3.Statement;
-  readonly #head: BetterSqlite3.Statement;
-  readonly #changes: BetterSqlite3.Statement;
+  readonly #probe: Statement<Record<never, never>, { data_version: number; total_changes: number }>;
+  readonly #head: Statement<Record<never, never>, { head: number | null }>;
+  readonly #changes: Statement<{ revision: number }, ChangeRow>;
   #dataVersion = -1;
   #totalChanges = -1;
   /** The change-log revision the cache reflects; -1 before the first look. */
@@ -133,27 +102,29 @@ export class SqliteReadCache {
   #all: ToolRegistration[] | undefined;
   #enabled: ToolRegistration[] | undefined;
 
-  constructor(db: BetterSqlite3.Database, kysely: Kysely<SqliteSchema>, source: CacheSource) {
+  constructor(db: BetterSqlite3.Database, source: CacheSource) {
     this.#db = db;
-    const log = kysely.withTables<ChangeLogSchema>();
     this.#source = source;
-    // One step answers "did anyone commit?": a table-valued pragma and a function, which the
-    // typed schema cannot express.
-    this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').safeIntegers(false).raw(true);
-    this.#head = prepare(db, log.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('head'))).pluck();
-    // (revision) -> the log after `revision`, each entry with its tool's current row
-    // (null columns once removed): one statement, so one snapshot, after another
-    // connection's commit has emptied this connection's page cache.
-    this.#changes = prepare(
-      db,
-      log
+    // One step answers "did anyone commit?": data_version moves on another connection's
+    // commit, total_changes() on this connection's own writes.
+    this.#probe = prepare(db, () =>
+      queries.selectNoFrom([
+        sql<number>`(SELECT data_version FROM pragma_data_version)`.as('data_version'),
+        sql<number>`total_changes()`.as('total_changes'),
+      ]),
+    );
+    this.#head = prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('head')));
+    // The log after `revision`, each entry with its tool's current row (null columns once
+    // removed): one statement, so one snapshot.
+    this.#changes = prepare(db, (p: { revision: number }) =>
+      queries
         .selectFrom('tool_changes as c')
         .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
         .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
         .select(['c.revision', 'c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json'])
-        .where('c.revision', '>', 0)
+        .where('c.revision', '>', p.revision)
         .orderBy('c.revision'),
-    );
+    ) as Statement<{ revision: number }, ChangeRow>;
   }
 
   /**
@@ -162,7 +133,7 @@ export class SqliteReadCache {
    */
   sync(): boolean {
     if (this.#db.inTransaction) return false;
-    const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
+    const { data_version: dataVersion, total_changes: totalChanges } = this.#probe.get() as { data_version: number; total_changes: number };
     if (dataVersion === this.#dataVersion && totalChanges === this.#totalChanges) return true;
     this.#catchUp();
     // Recorded only once caught up: a failed catch-up is retried by the next read.
@@ -182,25 +153,25 @@ export class SqliteReadCache {
     const rows = from < 0 ? [] : this.#changesAfter(from, limit + 1);
     if (rows.length === 0 && from >= 0) {
       // A commit that logged nothing (another table), unless the log went backwards.
-      if (((this.#head.get() as number | null) ?? 0) === from) return;
+      if ((this.#head.get()?.head ?? 0) === from) return;
     } else if (rows.length > 0 && rows.length <= limit && (rows[0] as ChangeRow).revision === from + 1) {
       const latest = new Map<string, ChangeRow>();
       for (const row of rows) latest.set(row.changed, row);
       for (const [name, row] of latest) {
-        this.#changedTool(name, row.tool_name === null || row.spec_json === null ? undefined : (row as CacheRow));
+        this.#changedTool(name, row.tool_name === null || row.spec_json === null ? undefined : (row as ToolRow));
       }
       this.#revision = (rows[rows.length - 1] as ChangeRow).revision;
       return;
     }
     // Nothing loaded after this point can be older than the head read here.
     this.clear();
-    this.#revision = (this.#head.get() as number | null) ?? 0;
+    this.#revision = this.#head.get()?.head ?? 0;
   }
 
   /** At most `max` log entries after `revision` (a LIMIT parameter made the statement slower). */
   #changesAfter(revision: number, max: number): ChangeRow[] {
     const rows: ChangeRow[] = [];
-    for (const row of this.#changes.iterate(revision) as IterableIterator<ChangeRow>) {
+    for (const row of this.#changes.iterate({ revision })) {
       rows.push(row);
       // Enough to know the cache starts over: too many, or the log does not reach back.
       if (rows.length >= max || rows[0]?.revision !== revision + 1) break;
@@ -208,7 +179,7 @@ export class SqliteReadCache {
     return rows;
   }
 
-  #changedTool(name: string, row: CacheRow | undefined): void {
+  #changedTool(name: string, row: ToolRow | undefined): void {
     const cached = this.#entries.has(name) || this.#absent.delete(name);
     if (this.#names === undefined) {
       // Not holding every tool: refresh it if known, else leave it to the next read of it.

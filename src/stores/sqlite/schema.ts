@@ -37,9 +37,24 @@ export interface ToolsView {
   fingerprint: string;
 }
 
+/** The change log of migrations/sqlite/0002_change_log.sql: one row per change of a tool. */
+export interface ToolChangesTable {
+  /** Grows by one per change; the largest is the registry's revision. */
+  revision: number;
+  tool_name: string;
+}
+
+/** SQLite's own catalogue (read only, to find out whether a table exists). */
+export interface SqliteMasterTable {
+  type: string;
+  name: string;
+}
+
 export interface SqliteSchema {
   tool_specs: ToolSpecsTable;
   tool_registrations: ToolRegistrationsTable;
   schema_migrations: SchemaMigrationsTable;
   tools: ToolsView;
+  tool_changes: ToolChangesTable;
+  sqlite_master: SqliteMasterTable;
 }

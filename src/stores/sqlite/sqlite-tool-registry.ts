@@ -2,7 +2,6 @@
 // every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely } from 'kysely';
 import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
 import { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
@@ -11,13 +10,10 @@ import type { StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import type { ToolRecord } from '../../core/rules.js';
-import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
-import { ImmediateSqliteDialect } from './dialect.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
-import type { SqliteSchema } from './schema.js';
 import { SqliteReadCache } from './read-cache.js';
-import { prepareStatements, toRecord } from './statements.js';
+import { prepareStatements, toRecord, toRegistration } from './statements.js';
 import type { Statements } from './statements.js';
 
 export interface SqliteToolRegistryOptions extends RegistryOptions {
@@ -179,16 +175,6 @@ function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Dat
   }
 }
 
-interface Row {
-  readonly spec_json: string;
-  readonly enabled: number;
-  readonly created_at: string | null;
-}
-
-function toRegistration(row: Row): ToolRegistrationType {
-  return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at);
-}
-
 /**
  * Opens (creating and migrating when needed) a registry kept in SQLite: a file several
  * processes may share, `':memory:'`, or a better-sqlite3 handle you own (`database`; left
@@ -229,27 +215,26 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
 
-  private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions, kysely: Kysely<SqliteSchema>) {
+  private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
     this.#db = db;
     this.#owned = owned;
     this.#readonly = options.readonly || db.readonly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
-    this.#sql = prepareStatements(db, kysely);
+    this.#sql = prepareStatements(db);
     this.#beginRead = db.prepare('BEGIN');
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
     const sql = this.#sql;
     this.#cache = options.cache
-      ? new SqliteReadCache(db, kysely, { row: (toolName) => sql.findRow.get([toolName]), rows: () => sql.verifyRows.iterate([]) })
+      ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
       : undefined;
   }
 
   static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
     const filename = db.memory ? ':memory:' : db.name;
     const readonly = options.readonly || db.readonly;
-    const kysely = new Kysely<SqliteSchema>({ dialect: new ImmediateSqliteDialect({ database: db }) });
     // SQLite's own wait blocks the event loop: keep it short, retry asynchronously instead.
     db.pragma(`busy_timeout = ${Math.min(SYNC_BUSY_TIMEOUT_MS, Math.floor(options.busyTimeoutMs))}`);
     db.pragma('foreign_keys = ON');
@@ -278,9 +263,9 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
         db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
         db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       }
-      await migrate({ db, kysely, migrations, busyTimeoutMs: options.busyTimeoutMs, filename });
+      await migrate({ db, migrations, busyTimeoutMs: options.busyTimeoutMs, filename });
     }
-    return new SqliteToolRegistryImpl(db, owned, options, kysely);
+    return new SqliteToolRegistryImpl(db, owned, options);
   }
 
   // --- reads -------------------------------------------------------------------------
@@ -291,20 +276,20 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   protected _find(toolName: string): ToolRecord | undefined {
     if (this.#cached('has')) return (this.#cache as SqliteReadCache).find(toolName);
-    const row = this.#guard('has', () => this.#sql.findRecord.get([toolName]));
+    const row = this.#guard('has', () => this.#sql.findRow.get({ tool_name: toolName }));
     return row === undefined ? undefined : toRecord(row);
   }
 
   protected _get(toolName: string): ToolRegistrationType | undefined {
     if (this.#cached('get')) return (this.#cache as SqliteReadCache).get(toolName);
-    const row = this.#guard('get', () => this.#sql.getRow.get([toolName]));
+    const row = this.#guard('get', () => this.#sql.findRow.get({ tool_name: toolName }));
     return row === undefined ? undefined : toRegistration(row);
   }
 
   protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] {
     if (this.#cached('listAll')) return (this.#cache as SqliteReadCache).list(includeDisabled);
     const rows = this.#guard('listAll', () =>
-      includeDisabled ? this.#sql.listAll.all([]) : this.#sql.listEnabled.all([1]),
+      includeDisabled ? this.#sql.rows.all() : this.#sql.enabledRows.all(),
     );
     return rows.map(toRegistration);
   }
@@ -328,12 +313,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#assertOpen('read');
     return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: 'read', beforeRetry: () => this.#assertOpen('read') }, () => {
       if (this.#cache?.sync()) return work(this.#cache.reader());
-      // register() asks find() then get() of one name: one row answers both.
-      let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
-      const row = (toolName: string) => {
-        if (last?.name !== toolName) last = { name: toolName, row: this.#sql.findRow.get([toolName]) };
-        return last.row;
-      };
+      const row = (toolName: string) => this.#sql.findRow.get({ tool_name: toolName });
       return this.#inTransaction(this.#beginRead, () =>
         work({
           find: (toolName) => {
@@ -356,7 +336,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   #records(): Map<string, ToolRecord> {
     const records = new Map<string, ToolRecord>();
-    for (const row of this.#sql.records.iterate([])) records.set(row.tool_name, toRecord(row));
+    for (const row of this.#sql.records.iterate()) records.set(row.tool_name, toRecord(row));
     return records;
   }
 
@@ -416,13 +396,24 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           tool.registration !== undefined && record.created_at !== null
             ? record.created_at
             : (writeTime ??= new Date().toISOString());
-        sql.insertSpec.run([record.tool_name, record.fingerprint, record.version, tool.canonical, firstRegisteredAt]);
-        sql.upsertRegistration.run([record.tool_name, record.fingerprint, record.enabled ? 1 : 0, record.created_at]);
+        sql.insertSpec.run({
+          tool_name: record.tool_name,
+          fingerprint: record.fingerprint,
+          version: record.version,
+          spec_json: tool.canonical,
+          first_registered_at: firstRegisteredAt,
+        });
+        sql.upsertRegistration.run({
+          tool_name: record.tool_name,
+          fingerprint: record.fingerprint,
+          enabled: record.enabled ? 1 : 0,
+          created_at: record.created_at,
+        });
       },
       setEnabled: (toolName, enabled) => {
-        sql.setEnabled.run([enabled ? 1 : 0, toolName]);
+        sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 });
       },
-      delete: (toolName) => sql.deleteRegistration.run([toolName]).changes > 0,
+      delete: (toolName) => sql.deleteRegistration.run({ tool_name: toolName }).changes > 0,
     };
   }
 
@@ -447,7 +438,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   async status(): Promise<SqliteStatus> {
     this.#assertOpen('status');
     const applied = appliedMigrations(this.#db);
-    const counts = this.#sql.counts.get([1]);
+    const counts = this.#sql.counts.get();
     const tools = Number(counts?.tools ?? 0);
     const enabled = Number(counts?.enabled ?? 0);
     return Object.freeze({
@@ -478,7 +469,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       problems.push({ kind: 'reference', message: `foreign_key_check: a row of ${row.table} points at a missing ${row.parent} row` });
     }
     let checkedTools = 0;
-    for (const row of this.#sql.verifyRows.iterate([])) {
+    for (const row of this.#sql.rows.iterate()) {
       checkedTools++;
       const name = row.tool_name;
       const fingerprint = fingerprintOf(row.spec_json);
