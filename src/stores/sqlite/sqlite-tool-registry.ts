@@ -12,6 +12,7 @@ import type { RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
+import { GroupCommit } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
 import { prepareStatements, toRecord, toRegistration } from './statements.js';
 import type { Statements } from './statements.js';
@@ -214,6 +215,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
+  readonly #group: GroupCommit;
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -226,6 +228,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
+    this.#group = new GroupCommit(db, { busyTimeoutMs: options.busyTimeoutMs, assertOpen: (method) => this.#assertOpen(method) });
     const sql = this.#sql;
     this.#cache = options.cache
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
@@ -345,9 +348,14 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
-    return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: method, beforeRetry: () => this.#assertOpen(method) }, () =>
-      this.#inTransaction(this.#beginWrite, () => work(this.#writer())),
-    );
+    if (this.#db.inTransaction) {
+      // Inside the caller's own transaction on its handle: join it now, as a savepoint.
+      return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: method, beforeRetry: () => this.#assertOpen(method) }, () =>
+        this.#inTransaction(this.#beginWrite, () => work(this.#writer())),
+      );
+    }
+    // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
+    return this.#group.run(method, () => work(this.#writer()), { alone: method === 'importSnapshot' });
   }
 
   /**
@@ -420,6 +428,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- lifecycle ---------------------------------------------------------------------
 
   protected async _close(): Promise<void> {
+    // Writes called before close() still run (they were queued for the next batch).
+    await this.#group.flush();
     this.#cache?.clear();
     if (!this.#owned || !this.#db.open) return;
     if (!this.#readonly && !this.#db.memory) {
