@@ -954,6 +954,48 @@ export function defineConformanceSuite(harness: StoreHarness): void {
   });
 
   // ---------------------------------------------------------------------------------
+  describe("the registry's clock (issue 13, item 9)", () => {
+    async function openWithClock(now: () => unknown): Promise<ToolRegistry> {
+      const registry = await harness.open({ clock: now as () => Date });
+      opened.push(registry);
+      return registry;
+    }
+
+    it('a clock that returns something other than a Date is a plain TypeError, and nothing is stored', async () => {
+      for (const value of [Date.now(), '2025-01-01T00:00:00Z', undefined]) {
+        const registry = await openWithClock(() => value);
+        await expectPlainTypeError(() => registry.register(minimalSpec('timed')));
+        await expectPlainTypeError(() => registry.registerMany([minimalSpec('timed')]));
+        expect(await registry.has('timed')).toBe(false);
+      }
+    });
+
+    it.each([
+      ['an invalid Date', new Date(Number.NaN)],
+      ['year 10000', new Date('+010000-01-01T00:00:00.000Z')],
+      ['year -1', new Date('-000001-01-01T00:00:00.000Z')],
+    ])('a clock that returns %s is VALIDATION_FAILED at created_at, never a raw RangeError, and nothing is stored', async (_what, date) => {
+      const registry = await openWithClock(() => new Date(date.getTime()));
+      const error = await expectCode(registry.register(minimalSpec('timed')), 'VALIDATION_FAILED');
+      expect(error.context.path).toBe('created_at');
+      expect((error as ValidationError).issues.map((issue) => issue.pathText)).toEqual(['created_at']);
+      await expectCode(registry.registerMany([minimalSpec('timed')]), 'VALIDATION_FAILED');
+      expect(await registry.has('timed')).toBe(false);
+    });
+
+    it('the first and the last instants of years 0000 and 9999 are stored as plain ISO text that imports back', async () => {
+      for (const instant of ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
+        const registry = await openWithClock(() => new Date(instant));
+        expect((await registry.register(minimalSpec('edge'))).created_at).toBe(instant);
+        const snapshot = JSON.parse(JSON.stringify(await registry.exportSnapshot())) as unknown;
+        const other = await openWithClock(() => new Date(T0));
+        expect(await other.importSnapshot(snapshot)).toMatchObject({ added: 1 });
+        expect((await other.get('edge'))?.created_at).toBe(instant);
+      }
+    });
+  });
+
+  // ---------------------------------------------------------------------------------
   describe('registerMany (a batch, all-or-nothing)', () => {
     it('applies each rule per spec and returns the registrations in the given order', async () => {
       let registry = await open();

@@ -107,3 +107,31 @@ describe('two opens at once over one new handle (issue 13, item 8)', () => {
     }
   });
 });
+
+describe('0003_change_log_generation over a file written by 0002', () => {
+  it('keeps the log entries (with tokens), adds a generation, and the store reads and logs as before', async () => {
+    const file = temp.file('from-0002.db');
+    const db = new Database(file);
+    await migrate({ db, migrations: shippedMigrations().slice(0, 2), busyTimeoutMs: 1000, filename: file });
+    const fingerprint = 'a'.repeat(64);
+    db.prepare('INSERT INTO tool_specs VALUES (?, ?, NULL, ?, ?)').run('old', fingerprint, JSON.stringify(minimalSpec('old')), 'then');
+    db.prepare('INSERT INTO tool_registrations VALUES (?, ?, 1, NULL)').run('old', fingerprint);
+    const before = db.prepare('SELECT revision, tool_name FROM tool_changes ORDER BY revision').all();
+    expect(before).toEqual([{ revision: 1, tool_name: 'old' }]);
+    db.close();
+
+    const registry = await openSqliteToolRegistry({ filename: file });
+    expect(await registry.has('old')).toBe(true);
+    await registry.register(minimalSpec('new'));
+    expect(await registry.has('new')).toBe(true);
+    await registry.close();
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT revision, tool_name FROM tool_changes ORDER BY revision').all()).toEqual([
+      { revision: 1, tool_name: 'old' },
+      { revision: 2, tool_name: 'new' },
+    ]);
+    expect(check.prepare('SELECT count(DISTINCT token) FROM tool_changes').pluck().get()).toBe(2);
+    expect(check.prepare('SELECT length(generation) FROM tool_changes_generation').pluck().all()).toEqual([32]);
+    check.close();
+  });
+});

@@ -22,3 +22,9 @@ export const sqlite3Missing: string | undefined = probe();
 export function skipWithoutSqlite3(context: { skip: (note?: string) => void }): void {
   if (sqlite3Missing !== undefined) context.skip(sqlite3Missing);
 }
+
+/** Whether the shell runs here (for `it.skipIf(!HAS_SQLITE3)`). */
+export const HAS_SQLITE3 = sqlite3Missing === undefined;
+
+/** Appended to the title of a test that needs the shell: empty when it is installed. */
+export const NEEDS_SQLITE3 = HAS_SQLITE3 ? '' : ` [SKIPPED: ${sqlite3Missing}]`;

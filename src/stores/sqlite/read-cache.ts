@@ -2,8 +2,10 @@
 // Before every read one statement asks SQLite whether anything was committed since the last
 // look: `data_version` changes when another connection (or process) commits, and this
 // connection's `total_changes()` when it wrote (its own commits leave data_version alone).
-// On a change, the cache reads the names that migration 0002's triggers logged after the
-// revision it holds and reloads only those, so the work is proportional to the change.
+// On a change, the cache checks that the change log is still the one it followed (the token
+// of the entry it stopped at, and the database's generation: migration 0003), reads the
+// distinct names logged since, and fetches each one's current row once, all in one read
+// transaction; so the work is proportional to what changed, not to the number of changes.
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { compareCodePoints } from '../../core/canonical.js';
@@ -11,7 +13,6 @@ import type { ToolRegistration } from '../../core/contracts.js';
 import type { StoreReader } from '../../core/base-tool-registry.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { prepare, queries } from './statement.js';
-import type { Statement } from './statement.js';
 import { toRecord, toRegistration } from './statements.js';
 import type { ToolRow } from './statements.js';
 
@@ -30,15 +31,18 @@ interface Entry {
   registration: ToolRegistration | undefined;
 }
 
+/** The point of the change log the cache reflects. */
+interface Position {
+  readonly generation: string | null;
+  readonly revision: number;
+  /** The token of the entry at `revision` (null for revision 0: no entry). */
+  readonly token: string | null;
+}
+
 /** Names known to be absent that are remembered while the cache does not hold every tool. */
 const MAX_ABSENT = 10_000;
-/** Up to this many changes (or a quarter of the cached tools) are applied one by one; more, and the cache starts over. */
-const MIN_CHANGES_APPLIED = 1000;
-
-/** One change-log entry with its tool's current row (all null when the tool is gone). */
-type ChangeRow = { readonly revision: number; readonly changed: string } & {
-  readonly [K in keyof ToolRow]: ToolRow[K] | null;
-};
+/** Up to this many changed names are spliced into the sorted lists one by one; more are merged in one pass. */
+const MAX_SPLICED = 64;
 
 function entryOf(row: ToolRow): Entry {
   return { record: toRecord(row), row, registration: undefined };
@@ -70,13 +74,57 @@ const itself = (name: string): string => name;
 const toolNameOf = (registration: ToolRegistration): string => registration.spec.tool_name;
 
 /** Puts `item` at `name`'s place in a list sorted by name (replacing), or takes it out (`undefined`). */
-function place<T>(list: T[], index: number, item: T | undefined): void {
+function place<T>(list: T[], name: string, nameOf: (item: T) => string, item: T | undefined): void {
+  const index = search(list, name, nameOf);
   if (index >= 0) {
     if (item === undefined) list.splice(index, 1);
     else list[index] = item;
   } else if (item !== undefined) {
     list.splice(-index - 1, 0, item);
   }
+}
+
+/** The sorted `names` with every changed name put in (when present now) or taken out, in one pass. */
+function mergeNames(names: readonly string[], changed: ReadonlyMap<string, Entry | undefined>): string[] {
+  const sortedChanges = [...changed.keys()].sort(compareCodePoints);
+  const merged: string[] = [];
+  let i = 0;
+  for (const name of sortedChanges) {
+    while (i < names.length && compareCodePoints(names[i] as string, name) < 0) merged.push(names[i++] as string);
+    if (i < names.length && names[i] === name) i++;
+    if (changed.get(name) !== undefined) merged.push(name);
+  }
+  while (i < names.length) merged.push(names[i++] as string);
+  return merged;
+}
+
+function prepareLog(db: BetterSqlite3.Database) {
+  return {
+    // One step answers "did anyone commit?": data_version moves on another connection's
+    // commit, total_changes() on this connection's own writes.
+    probe: prepare(db, () =>
+      queries.selectNoFrom([
+        sql<number>`(SELECT data_version FROM pragma_data_version)`.as('data_version'),
+        sql<number>`total_changes()`.as('total_changes'),
+      ]),
+    ),
+    head: prepare(db, () =>
+      queries.selectNoFrom((eb) => [
+        eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
+        eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('revision'),
+      ]),
+    ),
+    tokenAt: prepare(db, (p: { revision: number }) =>
+      queries.selectFrom('tool_changes').select('token').where('revision', '=', p.revision),
+    ),
+    oldest: prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.min('revision').as('revision'))),
+    changedNames: prepare(db, (p: { revision: number }) =>
+      queries.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision),
+    ),
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+  };
 }
 
 /**
@@ -88,13 +136,11 @@ function place<T>(list: T[], index: number, item: T | undefined): void {
 export class SqliteReadCache {
   readonly #db: BetterSqlite3.Database;
   readonly #source: CacheSource;
-  readonly #probe: Statement<Record<never, never>, { data_version: number; total_changes: number }>;
-  readonly #head: Statement<Record<never, never>, { head: number | null }>;
-  readonly #changes: Statement<{ revision: number }, ChangeRow>;
+  readonly #log: ReturnType<typeof prepareLog>;
   #dataVersion = -1;
   #totalChanges = -1;
-  /** The change-log revision the cache reflects; -1 before the first look. */
-  #revision = -1;
+  /** Where in the change log the cache is; undefined before the first look. */
+  #position: Position | undefined;
   #entries = new Map<string, Entry>();
   readonly #absent = new Set<string>();
   /** Sorted names of every tool, once the cache holds every tool. */
@@ -105,26 +151,7 @@ export class SqliteReadCache {
   constructor(db: BetterSqlite3.Database, source: CacheSource) {
     this.#db = db;
     this.#source = source;
-    // One step answers "did anyone commit?": data_version moves on another connection's
-    // commit, total_changes() on this connection's own writes.
-    this.#probe = prepare(db, () =>
-      queries.selectNoFrom([
-        sql<number>`(SELECT data_version FROM pragma_data_version)`.as('data_version'),
-        sql<number>`total_changes()`.as('total_changes'),
-      ]),
-    );
-    this.#head = prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('head')));
-    // The log after `revision`, each entry with its tool's current row (null columns once
-    // removed): one statement, so one snapshot.
-    this.#changes = prepare(db, (p: { revision: number }) =>
-      queries
-        .selectFrom('tool_changes as c')
-        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
-        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
-        .select(['c.revision', 'c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json'])
-        .where('c.revision', '>', p.revision)
-        .orderBy('c.revision'),
-    ) as Statement<{ revision: number }, ChangeRow>;
+    this.#log = prepareLog(db);
   }
 
   /**
@@ -133,69 +160,90 @@ export class SqliteReadCache {
    */
   sync(): boolean {
     if (this.#db.inTransaction) return false;
-    const { data_version: dataVersion, total_changes: totalChanges } = this.#probe.get() as { data_version: number; total_changes: number };
-    if (dataVersion === this.#dataVersion && totalChanges === this.#totalChanges) return true;
-    this.#catchUp();
+    const probe = this.#log.probe.get() as { data_version: number; total_changes: number };
+    if (probe.data_version === this.#dataVersion && probe.total_changes === this.#totalChanges) return true;
+    const log = this.#log;
+    // One read transaction: the log and the rows fetched for it are one snapshot.
+    log.begin.run();
+    try {
+      this.#catchUp();
+      log.commit.run();
+    } catch (error) {
+      if (this.#db.inTransaction) log.rollback.run();
+      throw error;
+    }
     // Recorded only once caught up: a failed catch-up is retried by the next read.
-    this.#dataVersion = dataVersion;
-    this.#totalChanges = totalChanges;
+    this.#dataVersion = probe.data_version;
+    this.#totalChanges = probe.total_changes;
     return true;
   }
 
+  /** The change log's newest position. */
+  #head(): Position {
+    const head = this.#log.head.get();
+    const revision = head?.revision ?? 0;
+    const token = revision === 0 ? null : (this.#log.tokenAt.get({ revision })?.token ?? null);
+    return { generation: head?.generation ?? null, revision, token };
+  }
+
+  /** Whether the log still holds, unchanged, every entry after `position`. */
+  #follows(position: Position, head: Position): boolean {
+    if (position.generation !== head.generation || head.revision < position.revision) return false;
+    if (position.revision === 0) {
+      // Nothing was logged then: the log must still begin at its first entry.
+      const oldest = this.#log.oldest.get()?.revision ?? null;
+      return oldest === null || oldest === 1;
+    }
+    return this.#log.tokenAt.get({ revision: position.revision })?.token === position.token;
+  }
+
   /**
-   * Applies the changes logged since the cache's revision. The log must continue right after
-   * that revision (else entries were pruned, or the database was replaced): if it does not,
-   * or when more changed than is worth applying one by one, the cache starts over.
+   * Applies the changes logged since the cache's position, or starts over when the log is
+   * not the one the cache followed (restored, replaced, or pruned past its position).
    */
   #catchUp(): void {
-    const from = this.#revision;
-    const limit = Math.max(MIN_CHANGES_APPLIED, this.#entries.size >>> 2);
-    const rows = from < 0 ? [] : this.#changesAfter(from, limit + 1);
-    if (rows.length === 0 && from >= 0) {
-      // A commit that logged nothing (another table), unless the log went backwards.
-      if ((this.#head.get()?.head ?? 0) === from) return;
-    } else if (rows.length > 0 && rows.length <= limit && (rows[0] as ChangeRow).revision === from + 1) {
-      const latest = new Map<string, ChangeRow>();
-      for (const row of rows) latest.set(row.changed, row);
-      for (const [name, row] of latest) {
-        this.#changedTool(name, row.tool_name === null || row.spec_json === null ? undefined : (row as ToolRow));
+    const head = this.#head();
+    const position = this.#position;
+    this.#position = head;
+    if (position === undefined || !this.#follows(position, head)) {
+      this.clear();
+      return;
+    }
+    if (head.revision === position.revision) return;
+    // Each changed name once, each current row once: not one row per logged change.
+    const changed = new Map<string, Entry | undefined>();
+    for (const { tool_name: name } of this.#log.changedNames.iterate({ revision: position.revision })) {
+      if (this.#names === undefined && !this.#entries.has(name)) {
+        // Not holding every tool, and not this one: the next read of it loads it.
+        this.#absent.delete(name);
+        continue;
       }
-      this.#revision = (rows[rows.length - 1] as ChangeRow).revision;
-      return;
+      const row = this.#source.row(name);
+      changed.set(name, row === undefined ? undefined : entryOf(row));
     }
-    // Nothing loaded after this point can be older than the head read here.
-    this.clear();
-    this.#revision = this.#head.get()?.head ?? 0;
+    for (const [name, entry] of changed) {
+      if (entry === undefined) this.#entries.delete(name);
+      else this.#entries.set(name, entry);
+    }
+    if (this.#names !== undefined) this.#patchLists(changed);
   }
 
-  /** At most `max` log entries after `revision` (a LIMIT parameter made the statement slower). */
-  #changesAfter(revision: number, max: number): ChangeRow[] {
-    const rows: ChangeRow[] = [];
-    for (const row of this.#changes.iterate({ revision })) {
-      rows.push(row);
-      // Enough to know the cache starts over: too many, or the log does not reach back.
-      if (rows.length >= max || rows[0]?.revision !== revision + 1) break;
-    }
-    return rows;
-  }
-
-  #changedTool(name: string, row: ToolRow | undefined): void {
-    const cached = this.#entries.has(name) || this.#absent.delete(name);
-    if (this.#names === undefined) {
-      // Not holding every tool: refresh it if known, else leave it to the next read of it.
-      if (row !== undefined && cached) this.#entries.set(name, entryOf(row));
-      else if (row === undefined) this.#entries.delete(name);
+  /** Brings the sorted names and the lists built from them up to date. */
+  #patchLists(changed: ReadonlyMap<string, Entry | undefined>): void {
+    const names = this.#names as string[];
+    if (changed.size > MAX_SPLICED) {
+      // One merge, and the lists are rebuilt on demand from entries (unchanged ones keep their objects).
+      this.#names = mergeNames(names, changed);
+      this.#all = undefined;
+      this.#enabled = undefined;
       return;
     }
-    // Holding every tool: patch the sorted names, and the lists already built, in place.
-    const entry = row === undefined ? undefined : entryOf(row);
-    if (entry === undefined) this.#entries.delete(name);
-    else this.#entries.set(name, entry);
-    place(this.#names, search(this.#names, name, itself), entry === undefined ? undefined : name);
-    const listed = entry === undefined || (this.#all === undefined && this.#enabled === undefined) ? undefined : registrationOf(entry);
-    if (this.#all !== undefined) place(this.#all, search(this.#all, name, toolNameOf), listed);
-    if (this.#enabled !== undefined) {
-      place(this.#enabled, search(this.#enabled, name, toolNameOf), listed?.enabled === true ? listed : undefined);
+    // A few changes: patched in place, in the names and in the lists already built.
+    for (const [name, entry] of changed) {
+      place(names, name, itself, entry === undefined ? undefined : name);
+      const listed = entry === undefined || (this.#all === undefined && this.#enabled === undefined) ? undefined : registrationOf(entry);
+      if (this.#all !== undefined) place(this.#all, name, toolNameOf, listed);
+      if (this.#enabled !== undefined) place(this.#enabled, name, toolNameOf, listed?.enabled === true ? listed : undefined);
     }
   }
 

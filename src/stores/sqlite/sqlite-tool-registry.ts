@@ -10,7 +10,7 @@ import type { StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import type { ToolRecord } from '../../core/rules.js';
-import { isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
+import { busyInCallersTransaction, isBusyError, retryWhileBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { GroupCommit } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
@@ -204,6 +204,40 @@ export async function openSqliteToolRegistry(options: SqliteToolRegistryOptions)
   }
 }
 
+/** What the store changes on a caller's handle, as the caller had it, and how many registries use the handle. */
+interface BorrowedHandle {
+  users: number;
+  readonly busyTimeout: number;
+  readonly foreignKeys: number;
+}
+
+const borrowed = new WeakMap<BetterSqlite3.Database, BorrowedHandle>();
+
+/** Notes the caller's pragmas before the first registry over `db` changes them. */
+function borrowHandle(db: BetterSqlite3.Database): void {
+  const known = borrowed.get(db);
+  if (known !== undefined) {
+    known.users++;
+    return;
+  }
+  borrowed.set(db, {
+    users: 1,
+    busyTimeout: Number(db.pragma('busy_timeout', { simple: true })),
+    foreignKeys: Number(db.pragma('foreign_keys', { simple: true })),
+  });
+}
+
+/** The last registry over `db` to close puts the caller's pragmas back. */
+function releaseHandle(db: BetterSqlite3.Database): void {
+  const known = borrowed.get(db);
+  if (known === undefined || --known.users > 0) return;
+  borrowed.delete(db);
+  if (!db.open) return;
+  db.pragma(`busy_timeout = ${known.busyTimeout}`);
+  // A no-op inside the caller's transaction (SQLite's rule); the caller's own setting then stays ON.
+  db.pragma(`foreign_keys = ${known.foreignKeys === 1 ? 'ON' : 'OFF'}`);
+}
+
 class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegistry {
   readonly #db: BetterSqlite3.Database;
   readonly #owned: boolean;
@@ -238,6 +272,22 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
     const filename = db.memory ? ':memory:' : db.name;
     const readonly = options.readonly || db.readonly;
+    if (!owned) borrowHandle(db);
+    try {
+      return await SqliteToolRegistryImpl.#open(db, owned, options, filename, readonly);
+    } catch (error) {
+      if (!owned) releaseHandle(db);
+      throw error;
+    }
+  }
+
+  static async #open(
+    db: BetterSqlite3.Database,
+    owned: boolean,
+    options: ResolvedOptions,
+    filename: string,
+    readonly: boolean,
+  ): Promise<SqliteToolRegistryImpl> {
     // SQLite's own wait blocks the event loop: keep it short, retry asynchronously instead.
     db.pragma(`busy_timeout = ${Math.min(SYNC_BUSY_TIMEOUT_MS, Math.floor(options.busyTimeoutMs))}`);
     db.pragma('foreign_keys = ON');
@@ -273,62 +323,64 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   // --- reads -------------------------------------------------------------------------
 
-  // Single-statement reads need no transaction: each sees one committed state. They cannot
-  // retry asynchronously (the hooks are synchronous); in WAL mode readers are not blocked,
-  // and elsewhere a read still locked out after SQLite's short wait is STORAGE_BUSY.
+  // A single-statement read needs no transaction: it sees one committed state. A read locked
+  // out (rollback-journal files, or a catch-up of the cache) waits like a write does.
 
-  protected _find(toolName: string): ToolRecord | undefined {
-    if (this.#cached('has')) return (this.#cache as SqliteReadCache).find(toolName);
-    const row = this.#guard('has', () => this.#sql.findRow.get({ tool_name: toolName }));
+  protected _find(toolName: string): ToolRecord | undefined | Promise<ToolRecord | undefined> {
+    return this.#whileBusy('has', () => this.#findNow(toolName));
+  }
+
+  protected _get(toolName: string): ToolRegistrationType | undefined | Promise<ToolRegistrationType | undefined> {
+    return this.#whileBusy('get', () => this.#getNow(toolName));
+  }
+
+  protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] | Promise<readonly ToolRegistrationType[]> {
+    return this.#whileBusy('listAll', () => {
+      if (this.#cache?.sync()) return this.#cache.list(includeDisabled);
+      return (includeDisabled ? this.#sql.rows.all() : this.#sql.enabledRows.all()).map(toRegistration);
+    });
+  }
+
+  /** From the cache when it is on and may be used (never inside a transaction), else through SQL. */
+  #findNow(toolName: string): ToolRecord | undefined {
+    if (this.#cache?.sync()) return this.#cache.find(toolName);
+    const row = this.#sql.findRow.get({ tool_name: toolName });
     return row === undefined ? undefined : toRecord(row);
   }
 
-  protected _get(toolName: string): ToolRegistrationType | undefined {
-    if (this.#cached('get')) return (this.#cache as SqliteReadCache).get(toolName);
-    const row = this.#guard('get', () => this.#sql.findRow.get({ tool_name: toolName }));
+  #getNow(toolName: string): ToolRegistrationType | undefined {
+    if (this.#cache?.sync()) return this.#cache.get(toolName);
+    const row = this.#sql.findRow.get({ tool_name: toolName });
     return row === undefined ? undefined : toRegistration(row);
   }
 
-  protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] {
-    if (this.#cached('listAll')) return (this.#cache as SqliteReadCache).list(includeDisabled);
-    const rows = this.#guard('listAll', () =>
-      includeDisabled ? this.#sql.rows.all() : this.#sql.enabledRows.all(),
-    );
-    return rows.map(toRegistration);
-  }
-
-  /** Whether the cache is on and up to date; never inside a transaction (reads go through SQL there). */
-  #cached(operation: string): boolean {
-    return this.#cache !== undefined && this.#guard(operation, () => (this.#cache as SqliteReadCache).sync());
-  }
-
-  #guard<T>(operation: string, read: () => T): T {
+  /**
+   * Runs `attempt` now and, while the lock is busy, again asynchronously until `busyTimeoutMs`
+   * (then STORAGE_BUSY). Inside the caller's own transaction it never waits: its snapshot or
+   * its lock is the caller's, a retry could not succeed (SQLITE_BUSY_SNAPSHOT) and would run
+   * between the caller's statements; STORAGE_BUSY at once. Each attempt is atomic.
+   */
+  #whileBusy<T>(operation: string, attempt: () => T): T | Promise<T> {
     try {
-      return read();
+      return attempt();
     } catch (error) {
-      throw isBusyError(error) ? storageBusy(operation, SYNC_BUSY_TIMEOUT_MS, 1, error) : error;
+      if (!isBusyError(error)) throw error;
+      if (this.#db.inTransaction) throw busyInCallersTransaction(operation, error);
+      return retryWhileBusy(
+        { timeoutMs: this.#busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) },
+        attempt,
+      );
     }
   }
 
-  /** Several reads in one read transaction, so they see one snapshot; retried while busy. */
+  /** Several reads in one read transaction, so they see one snapshot. */
   protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
-    return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: 'read', beforeRetry: () => this.#assertOpen('read') }, () => {
+    return this.#whileBusy('read', () => {
       if (this.#cache?.sync()) return work(this.#cache.reader());
-      const row = (toolName: string) => this.#sql.findRow.get({ tool_name: toolName });
       return this.#inTransaction(this.#beginRead, () =>
-        work({
-          find: (toolName) => {
-            const found = row(toolName);
-            return found === undefined ? undefined : toRecord(found);
-          },
-          get: (toolName) => {
-            const found = row(toolName);
-            return found === undefined ? undefined : toRegistration(found);
-          },
-          records: () => this.#records(),
-        }),
+        work({ find: (toolName) => this.#findNow(toolName), get: (toolName) => this.#getNow(toolName), records: () => this.#records() }),
       );
     });
   }
@@ -350,9 +402,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     if (this.#readonly) throw new ReadOnlyError(method);
     if (this.#db.inTransaction) {
       // Inside the caller's own transaction on its handle: join it now, as a savepoint.
-      return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: method, beforeRetry: () => this.#assertOpen(method) }, () =>
-        this.#inTransaction(this.#beginWrite, () => work(this.#writer())),
-      );
+      return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => work(this.#writer())));
     }
     // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
     return this.#group.run(method, () => work(this.#writer()), { alone: method === 'importSnapshot' });
@@ -388,22 +438,19 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     }
   }
 
-
   #writer(): StoreWriter {
     const sql = this.#sql;
     let writeTime: string | undefined;
     return {
-      find: (toolName) => this._find(toolName),
-      get: (toolName) => this._get(toolName),
+      find: (toolName) => this.#findNow(toolName),
+      get: (toolName) => this.#getNow(toolName),
       records: () => this.#records(),
       put: (tool: StoredTool) => {
         const { record } = tool;
         // First registration time of a spec: the registration's own time for register(),
-        // the wall-clock time of the write for an import (whose created_at is the snapshot's).
+        // the registry clock's time of the write for an import (whose created_at is the snapshot's).
         const firstRegisteredAt =
-          tool.registration !== undefined && record.created_at !== null
-            ? record.created_at
-            : (writeTime ??= new Date().toISOString());
+          tool.registration !== undefined && record.created_at !== null ? record.created_at : (writeTime ??= this.now());
         sql.insertSpec.run({
           tool_name: record.tool_name,
           fingerprint: record.fingerprint,
@@ -431,7 +478,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // Writes called before close() still run (they were queued for the next batch).
     await this.#group.flush();
     this.#cache?.clear();
-    if (!this.#owned || !this.#db.open) return;
+    if (!this.#owned) {
+      releaseHandle(this.#db);
+      return;
+    }
+    if (!this.#db.open) return;
     if (!this.#readonly && !this.#db.memory) {
       // Keep the -wal file small between runs; another connection's read may block it, which is fine.
       try {
@@ -447,6 +498,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   async status(): Promise<SqliteStatus> {
     this.#assertOpen('status');
+    return this.#whileBusy('status', () => this.#inTransaction(this.#beginRead, () => this.#status()));
+  }
+
+  #status(): SqliteStatus {
     const applied = appliedMigrations(this.#db);
     const counts = this.#sql.counts.get();
     const tools = Number(counts?.tools ?? 0);
@@ -469,6 +524,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   async verify(): Promise<VerifyReport> {
     this.#assertOpen('verify');
+    // One read transaction: every check sees the same snapshot.
+    return this.#whileBusy('verify', () => this.#inTransaction(this.#beginRead, () => this.#verify()));
+  }
+
+  #verify(): VerifyReport {
     const problems: VerifyProblem[] = [];
     const integrity = this.#db.pragma('integrity_check') as { integrity_check: string }[];
     for (const { integrity_check: line } of integrity) {
