@@ -6,7 +6,7 @@
 // failed COMMIT fails exactly the calls of that batch; a busy lock retries the whole batch
 // within the busy timeout.
 import type BetterSqlite3 from 'better-sqlite3';
-import { isBusyError, retryWhileBusy, storageBusy } from './busy.js';
+import { busyInCallersTransaction, isBusyError, retryWhileBusy } from './busy.js';
 
 /** One queued write: synchronous work that runs inside the batch's transaction. */
 interface Pending {
@@ -35,6 +35,9 @@ export class GroupCommit {
   readonly #begin: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
+  readonly #savepoint: BetterSqlite3.Statement;
+  readonly #release: BetterSqlite3.Statement;
+  readonly #rollbackTo: BetterSqlite3.Statement;
   #queue: Pending[] = [];
   #scheduled = false;
   /** The drain in progress (a busy batch waits asynchronously), so close() can wait for it. */
@@ -46,6 +49,9 @@ export class GroupCommit {
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
+    this.#savepoint = db.prepare('SAVEPOINT tool_registry');
+    this.#release = db.prepare('RELEASE tool_registry');
+    this.#rollbackTo = db.prepare('ROLLBACK TO tool_registry');
   }
 
   /** Queues `work`; settles once the transaction it ran in has committed (or failed). */
@@ -125,28 +131,26 @@ export class GroupCommit {
     // savepoint each, as a direct write would (its lock mode and commit are the caller's).
     const joined = db.inTransaction;
     if (!joined) this.#begin.run();
-    const outcomes: Outcome[] = [];
     try {
+      // A lone call needs no savepoint: its failure rolls the whole transaction back.
+      if (!joined && (calls.length === 1 || (calls[0] as Pending).alone)) return this.#solo(calls[0] as Pending);
+      const outcomes: Outcome[] = [];
       for (const [index, call] of calls.entries()) {
-        if (call.alone && !joined) {
-          outcomes.push({ ok: true, value: call.work() });
-          continue;
-        }
-        db.exec('SAVEPOINT tool_registry');
+        this.#savepoint.run();
         try {
           const value = call.work();
-          db.exec('RELEASE tool_registry');
+          this.#release.run();
           outcomes.push({ ok: true, value });
         } catch (error) {
           if (joined) {
             // Inside the caller's transaction every call stands alone, as a direct write would.
-            if (db.inTransaction) db.exec('ROLLBACK TO tool_registry; RELEASE tool_registry');
-            outcomes.push({ ok: false, error: isBusyError(error) ? storageBusy(call.method, 0, 1, error) : error });
+            if (db.inTransaction) this.#undo();
+            outcomes.push({ ok: false, error: isBusyError(error) ? busyInCallersTransaction(call.method, error) : error });
             continue;
           }
           if (isBusyError(error)) throw error;
           if (!db.inTransaction) return { committed: false, failed: index, error };
-          db.exec('ROLLBACK TO tool_registry; RELEASE tool_registry');
+          this.#undo();
           outcomes.push({ ok: false, error });
         }
       }
@@ -156,6 +160,25 @@ export class GroupCommit {
       if (!joined && db.inTransaction) this.#rollback.run();
       throw error;
     }
+  }
+
+  /** One call in a transaction of its own (BEGIN already run). */
+  #solo(call: Pending): TransactionResult {
+    let value: unknown;
+    try {
+      value = call.work();
+    } catch (error) {
+      if (isBusyError(error)) throw error;
+      if (this.#db.inTransaction) this.#rollback.run();
+      return { committed: true, outcomes: [{ ok: false, error }] };
+    }
+    this.#commit.run();
+    return { committed: true, outcomes: [{ ok: true, value }] };
+  }
+
+  #undo(): void {
+    this.#rollbackTo.run();
+    this.#release.run();
   }
 }
 
