@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import Database from 'better-sqlite3';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
-import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
+import { CREATED_AT, applyStorePragmas, createPlainFile, createRawFile, plainRegistry, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
@@ -201,6 +201,10 @@ async function writeWorkloads() {
   const db = createRawFile(join(folder, 'writes-raw.db'), count);
   const raw = rawRegistry(db);
   contenders.push({ key: 'raw', contender: 'raw better-sqlite3', isAsync: false, register: (spec) => raw.register(spec), setEnabled: (name, on) => raw.setEnabled(name, on), get: (name) => raw.get(name), close: () => db.close() });
+  // The plainest thing a user would write: one table, the same pragmas (issue 12's baseline).
+  const plainDb = createPlainFile(join(folder, 'writes-plain.db'), count);
+  const plain = plainRegistry(plainDb);
+  contenders.push({ key: 'plain', contender: 'plain one-table better-sqlite3', isAsync: false, register: (spec) => plain.register(spec), setEnabled: (name, on) => plain.setEnabled(name, on), get: (name) => plain.get(name), close: () => plainDb.close() });
   // Warm every contender on the names it will write (the cache, SQLite's page cache).
   for (const { get } of contenders) for (const name of names) await get(name);
 
@@ -234,6 +238,25 @@ async function writeWorkloads() {
     const pooled = await measureInterleaved(contenders.map((c) => [c.key, make(c), { async: c.isAsync }]), { rounds: QUICK ? 1 : 4 });
     for (const c of contenders) record(`${id}.${c.key}`, workload, c.contender, pooled.get(c.key));
   }
+  // 64 callers at once: ours are started in the same turn and awaited together (group
+  // commit); the baselines make the same 64 one-transaction calls one after another.
+  let fresh = 0;
+  const batchOf = () => Array.from({ length: 64 }, () => specFor(3_000_000 + fresh++));
+  const concurrent = await measureInterleaved(
+    contenders.map((c) => [
+      c.key,
+      c.isAsync
+        ? async () => {
+            await Promise.all(batchOf().map((spec) => c.register(spec)));
+          }
+        : () => {
+            for (const spec of batchOf()) c.register(spec);
+          },
+      { async: c.isAsync, batch: 1 },
+    ]),
+    { rounds: QUICK ? 1 : 4 },
+  );
+  for (const c of contenders) record(`register.concurrent64.${c.key}`, '64 concurrent registers of new tools', c.contender, concurrent.get(c.key));
   for (const c of contenders) await c.close();
 }
 
@@ -303,6 +326,7 @@ async function snapshotWorkloads() {
     ['ours-import', 'nocache', 'import.ours.nocache', 'ours, cache off'],
     ['raw-import', 'cache', 'import.raw', 'raw bulk insert, one transaction'],
     ['raw-log-import', 'cache', 'import.rawlog', 'raw bulk insert into our schema with the change log'],
+    ['plain-import', 'cache', 'import.plain', 'plain one-table bulk insert, one transaction'],
   ];
   const runs = new Map(imports.map(([, , id]) => [id, []]));
   // Interleaved, like the write workloads: each round runs every contender once.
@@ -358,6 +382,15 @@ function environment() {
   };
 }
 
+function previousResults() {
+  const file = new URL('./results.json', import.meta.url);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')).results ?? [];
+  } catch {
+    return [];
+  }
+}
+
 if (process.argv.includes('--render')) {
   rmSync(folder, { recursive: true, force: true });
   renderMarkdown();
@@ -387,6 +420,12 @@ try {
   }
   env.seconds = Math.round((performance.now() - started) / 1000);
   env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
+  if (ONLY !== undefined && !QUICK && process.env.BENCH_WRITE === '1') {
+    // A partial run that writes: the steps not run keep the previous run's figures, marked.
+    env.steps = ONLY;
+    const measured = new Set(results.map((result) => result.id));
+    for (const result of previousResults()) if (!measured.has(result.id)) results.push({ ...result, carriedOver: true });
+  }
   // A quick or partial (BENCH_ONLY) run prints its table but keeps the recorded results.
   if ((!QUICK && ONLY === undefined) || process.env.BENCH_WRITE === '1') writeReports(env, results);
   else writeReports(env, results, { dryRun: true });
