@@ -17,6 +17,7 @@ import { CREATED_AT, applyStorePragmas, createPlainFile, createRawFile, plainReg
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
+import { catchUpWorkloads } from './catch-up.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -406,6 +407,13 @@ const STEPS = [
   ['writes', writeWorkloads],
   ['keyv', keyvWorkloads],
   ['snapshots', snapshotWorkloads],
+  // The read cache catching up after another connection wrote (bench/catch-up.mjs).
+  ['catch-up', async () => {
+    for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
+      results.push(result);
+      log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
+    }
+  }],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 

@@ -24,6 +24,8 @@ export const TARGETS = [
   { id: 'keyv-set', workload: 'our `register` vs Keyv `set`', ours: 'register.new.cache', base: 'keyv.set', baseline: 'Keyv + @keyv/sqlite set', max: 0.5 },
   { id: 'scale', workload: 'scale: `get` at 1,000,000 tools vs at 1,000 (cache on, the same 1,000 names read)', ours: 'get.hot1000.1000000.cache', base: 'get.hot1000.1000.cache', baseline: '`get` at 1,000 tools', max: 1.5 },
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
+  { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
+  { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
 ];
 
 /** Further ratios without a target, reported for context. */

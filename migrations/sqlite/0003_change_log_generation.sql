@@ -5,6 +5,7 @@
 --    newest revision is the same number.
 -- 2. Every hand edit that changes what a tool shows is logged, also INSERT OR REPLACE into
 --    tool_specs (its implied delete fires no trigger unless recursive_triggers is on).
+-- 3. The log keeps at least one change per tool (and at least 10,000 changes).
 -- Leave tool_changes and tool_changes_generation alone.
 
 DROP TRIGGER tool_registrations_logged_insert;
@@ -70,11 +71,14 @@ BEGIN
   INSERT INTO tool_changes (tool_name) VALUES (OLD.tool_name);
 END;
 
--- Bounded: every 1,000th change drops the entries 10,000 or more changes old.
+-- Bounded: every 1,000th change drops the entries older than the last 10,000 changes or,
+-- when there are more tools than that, the last one change per tool: a cache can then catch
+-- up on a change of every tool (a bulk import) instead of reloading.
 CREATE TRIGGER tool_changes_pruned AFTER INSERT ON tool_changes
 WHEN NEW.revision % 1000 = 0
 BEGIN
-  DELETE FROM tool_changes WHERE revision <= NEW.revision - 10000;
+  DELETE FROM tool_changes
+  WHERE revision <= NEW.revision - max(10000, (SELECT count(*) FROM tool_registrations));
 END;
 
 -- Only pruning may delete, and nothing may rewrite an entry: a lost or renumbered recent

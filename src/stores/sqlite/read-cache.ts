@@ -4,7 +4,7 @@
 // connection's `total_changes()` when it wrote (its own commits leave data_version alone).
 // On a change, the cache checks that the change log is still the one it followed (the token
 // of the entry it stopped at, and the database's generation: migration 0003), reads the
-// distinct names logged since, and fetches each one's current row once, all in one read
+// distinct names logged since with each one's current row, read once, all in one read
 // transaction; so the work is proportional to what changed, not to the number of changes.
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
@@ -87,14 +87,17 @@ function place<T>(list: T[], name: string, nameOf: (item: T) => string, item: T 
 /** The sorted `names` with every changed name put in (when present now) or taken out, in one pass. */
 function mergeNames(names: readonly string[], changed: ReadonlyMap<string, Entry | undefined>): string[] {
   const sortedChanges = [...changed.keys()].sort(compareCodePoints);
-  const merged: string[] = [];
+  // Sized once: growing an array of 100k names by push would copy it several times.
+  const merged = new Array<string>(names.length + sortedChanges.length);
+  let length = 0;
   let i = 0;
   for (const name of sortedChanges) {
-    while (i < names.length && compareCodePoints(names[i] as string, name) < 0) merged.push(names[i++] as string);
+    while (i < names.length && compareCodePoints(names[i] as string, name) < 0) merged[length++] = names[i++] as string;
     if (i < names.length && names[i] === name) i++;
-    if (changed.get(name) !== undefined) merged.push(name);
+    if (changed.get(name) !== undefined) merged[length++] = name;
   }
-  while (i < names.length) merged.push(names[i++] as string);
+  while (i < names.length) merged[length++] = names[i++] as string;
+  merged.length = length;
   return merged;
 }
 
@@ -108,18 +111,28 @@ function prepareLog(db: BetterSqlite3.Database) {
         sql<number>`total_changes()`.as('total_changes'),
       ]),
     ),
-    head: prepare(db, () =>
-      queries.selectNoFrom((eb) => [
-        eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
-        eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('revision'),
-      ]),
+    // Where the log is, and whether the entry at `from` is still there: one statement.
+    state: prepare(db, (p: { from: number }) =>
+      queries
+        .selectFrom((eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('h'))
+        .select((eb) => [
+          'h.revision',
+          eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
+          eb.selectFrom('tool_changes as t').select('t.token').whereRef('t.revision', '=', 'h.revision').as('token'),
+          eb.selectFrom('tool_changes as t').select('t.token').where('t.revision', '=', p.from).as('from_token'),
+          eb.selectFrom('tool_changes as t').select((e) => e.fn.min('t.revision').as('oldest')).as('oldest'),
+        ]),
     ),
-    tokenAt: prepare(db, (p: { revision: number }) =>
-      queries.selectFrom('tool_changes').select('token').where('revision', '=', p.revision),
-    ),
-    oldest: prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.min('revision').as('revision'))),
-    changedNames: prepare(db, (p: { revision: number }) =>
-      queries.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision),
+    // The distinct names changed after `revision`, each with its current row (null columns
+    // once removed): each row is read once, however often its tool changed.
+    changedRows: prepare(db, (p: { revision: number }) =>
+      queries
+        .selectFrom((eb) =>
+          eb.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision).as('c'),
+        )
+        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
+        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
+        .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
     ),
     begin: db.prepare('BEGIN'),
     commit: db.prepare('COMMIT'),
@@ -162,8 +175,9 @@ export class SqliteReadCache {
     if (this.#db.inTransaction) return false;
     const probe = this.#log.probe.get() as { data_version: number; total_changes: number };
     if (probe.data_version === this.#dataVersion && probe.total_changes === this.#totalChanges) return true;
+    // One read transaction: the log and the rows fetched for it are one snapshot (another
+    // process may commit between two statements, even after this connection's own write).
     const log = this.#log;
-    // One read transaction: the log and the rows fetched for it are one snapshot.
     log.begin.run();
     try {
       this.#catchUp();
@@ -178,23 +192,12 @@ export class SqliteReadCache {
     return true;
   }
 
-  /** The change log's newest position. */
-  #head(): Position {
-    const head = this.#log.head.get();
-    const revision = head?.revision ?? 0;
-    const token = revision === 0 ? null : (this.#log.tokenAt.get({ revision })?.token ?? null);
-    return { generation: head?.generation ?? null, revision, token };
-  }
-
-  /** Whether the log still holds, unchanged, every entry after `position`. */
-  #follows(position: Position, head: Position): boolean {
+  /** Whether the log still holds, unchanged, every entry after `position` (`state` read at it). */
+  static #follows(position: Position, head: Position, state: { from_token: string | null; oldest: number | null }): boolean {
     if (position.generation !== head.generation || head.revision < position.revision) return false;
-    if (position.revision === 0) {
-      // Nothing was logged then: the log must still begin at its first entry.
-      const oldest = this.#log.oldest.get()?.revision ?? null;
-      return oldest === null || oldest === 1;
-    }
-    return this.#log.tokenAt.get({ revision: position.revision })?.token === position.token;
+    // Nothing was logged at revision 0: then the log must still begin at its first entry.
+    if (position.revision === 0) return state.oldest === null || state.oldest === 1;
+    return state.from_token === position.token;
   }
 
   /**
@@ -202,24 +205,25 @@ export class SqliteReadCache {
    * not the one the cache followed (restored, replaced, or pruned past its position).
    */
   #catchUp(): void {
-    const head = this.#head();
     const position = this.#position;
+    const state = this.#log.state.get({ from: position?.revision ?? 0 });
+    const head: Position = { generation: state?.generation ?? null, revision: state?.revision ?? 0, token: state?.token ?? null };
     this.#position = head;
-    if (position === undefined || !this.#follows(position, head)) {
+    if (position === undefined || state === undefined || !SqliteReadCache.#follows(position, head, state)) {
       this.clear();
       return;
     }
     if (head.revision === position.revision) return;
     // Each changed name once, each current row once: not one row per logged change.
     const changed = new Map<string, Entry | undefined>();
-    for (const { tool_name: name } of this.#log.changedNames.iterate({ revision: position.revision })) {
+    for (const row of this.#log.changedRows.iterate({ revision: position.revision })) {
+      const name = row.changed;
       if (this.#names === undefined && !this.#entries.has(name)) {
         // Not holding every tool, and not this one: the next read of it loads it.
         this.#absent.delete(name);
         continue;
       }
-      const row = this.#source.row(name);
-      changed.set(name, row === undefined ? undefined : entryOf(row));
+      changed.set(name, row.tool_name === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
     }
     for (const [name, entry] of changed) {
       if (entry === undefined) this.#entries.delete(name);
