@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createPlainFile, createRawFile, plainRegistry, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
+import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
 import { catchUpWorkloads } from './catch-up.mjs';
@@ -407,6 +408,7 @@ const STEPS = [
   ['writes', writeWorkloads],
   ['keyv', keyvWorkloads],
   ['snapshots', snapshotWorkloads],
+  ['changes', () => changesWorkloads({ folder, record, log })],
   // The read cache catching up after another connection wrote (bench/catch-up.mjs).
   ['catch-up', async () => {
     for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
