@@ -23,11 +23,13 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   readonly filename?: string;
   /**
    * An open better-sqlite3 handle; `close()` leaves it open, and its journal mode and
-   * `synchronous` are left alone. Inside a transaction you opened on it, the registry's
-   * reads and writes join yours as a savepoint.
+   * `synchronous` are left alone. The store sets `busy_timeout` and `foreign_keys = ON` on
+   * it and puts back your values when the last registry over it closes. Inside a
+   * transaction you opened on it, the registry's reads and writes join yours as a
+   * savepoint, and a lock they cannot get there is `STORAGE_BUSY` at once (no waiting).
    */
   readonly database?: BetterSqlite3.Database;
-  /** How long a write waits for the lock before `STORAGE_BUSY`. Default 5000. */
+  /** How long a read or a write waits for a lock before `STORAGE_BUSY`. Default 5000. */
   readonly busyTimeoutMs?: number;
   /** For files the store opens itself. Default `'full'`. */
   readonly synchronous?: 'full' | 'normal';
@@ -36,7 +38,8 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   /**
    * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in one
    * cheap statement, whether any connection committed since, and then reloads only the tools
-   * that changed (migration 0002 logs them). `false` reads through SQL every time.
+   * that changed (a trigger-kept change log, migrations 0002 and 0003), or everything when
+   * the log is not the one it followed (a restored backup). `false` reads through SQL every time.
    */
   readonly cache?: boolean;
 }
@@ -187,7 +190,7 @@ function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Dat
  * open by `close()`, its journal mode and `synchronous` untouched). Files the store opens
  * get WAL, `synchronous=FULL` (or `'normal'`), `foreign_keys=ON` and a bounded WAL.
  * Every write is one `BEGIN IMMEDIATE` transaction; a lock not obtained within
- * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`. `readonly: true` opens an existing,
+ * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`, for reads too. `readonly: true` opens an existing,
  * migrated file without writing anything; writes then fail with `READ_ONLY`.
  * @throws TypeError for bad options, SCHEMA_TOO_NEW for a database migrated by a newer
  *   release (left untouched), STORAGE_BUSY when migrating could not get the lock in time
