@@ -104,6 +104,12 @@ const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'];
 
+/** A watch waiting for the revision to pass `revision`. */
+interface Waiter {
+  readonly revision: number;
+  readonly wake: () => void;
+}
+
 interface ResolvedOptions {
   readonly filename: string | undefined;
   readonly database: BetterSqlite3.Database | undefined;
@@ -260,6 +266,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #group: GroupCommit;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
   readonly #probe: BetterSqlite3.Statement;
+  /** Watches waiting for a commit past their revision, and the poller's state. */
+  readonly #waiting = new Set<Waiter>();
+  #pollTimer: NodeJS.Timeout | undefined;
+  #seen = { dataVersion: -1, totalChanges: -1 };
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -452,40 +462,49 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /**
-   * Polls on a timer: each tick asks SQLite in one cheap statement whether any connection
-   * committed (`data_version`, and `total_changes()` for this connection's own writes); only
-   * then is the revision read. No busy loop: idle, a watch costs one probe per tick.
+   * One poller for every watch of this registry: each tick asks SQLite in one cheap statement
+   * whether any connection committed (`data_version`, and `total_changes()` for this
+   * connection's own writes); only then is the revision read and the watches it passed woken.
+   * No busy loop: idle, the registry costs one probe per tick, however many watches wait.
    */
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || this.closed) return Promise.resolve();
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', finish);
-        resolve();
+      const waiter: Waiter = {
+        revision,
+        wake: () => {
+          this.#waiting.delete(waiter);
+          signal.removeEventListener('abort', waiter.wake);
+          resolve();
+        },
       };
-      if (signal.aborted || this.closed) return finish();
-      signal.addEventListener('abort', finish, { once: true });
-      let last: string | undefined;
-      const moved = (): boolean => {
-        const probe = this.#probe.get() as [number, number];
-        const now = `${probe[0]}:${probe[1]}`;
-        const changed = last !== now;
-        last = now;
-        return changed && this.#head() > revision;
-      };
-      const tick = (): void => {
-        if (this.closed) return finish();
-        try {
-          if (moved()) return finish();
-        } catch (error) {
-          // Busy: try again next tick. Anything else: let the next read report it.
-          if (!isBusyError(error)) return finish();
-        }
-        timer = setTimeout(tick, WATCH_POLL_MS);
-      };
-      tick();
+      signal.addEventListener('abort', waiter.wake, { once: true });
+      this.#waiting.add(waiter);
+      // A commit may have landed since the caller read its page: look at once.
+      this.#poll(true);
     });
+  }
+
+  #poll(force: boolean): void {
+    clearTimeout(this.#pollTimer);
+    this.#pollTimer = undefined;
+    if (this.#waiting.size === 0) return;
+    const wakeAll = (): void => {
+      for (const waiter of [...this.#waiting]) waiter.wake();
+    };
+    if (this.closed) return wakeAll();
+    try {
+      const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
+      if (force || dataVersion !== this.#seen.dataVersion || totalChanges !== this.#seen.totalChanges) {
+        this.#seen = { dataVersion, totalChanges };
+        const head = this.#head();
+        for (const waiter of [...this.#waiting]) if (head > waiter.revision) waiter.wake();
+      }
+    } catch (error) {
+      // Busy: look again next tick. Anything else: wake the watches; their next read reports it.
+      if (!isBusyError(error)) return wakeAll();
+    }
+    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), WATCH_POLL_MS);
   }
 
   #records(): Map<string, ToolRecord> {
@@ -578,6 +597,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected async _close(): Promise<void> {
     // Writes called before close() still run (they were queued for the next batch).
     await this.#group.flush();
+    clearTimeout(this.#pollTimer);
+    for (const waiter of [...this.#waiting]) waiter.wake();
     this.#cache?.clear();
     if (!this.#owned) {
       releaseHandle(this.#db);
