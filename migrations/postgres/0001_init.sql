@@ -78,6 +78,9 @@ BEGIN
   IF head / 1000 <> (head - n) / 1000 THEN
     DELETE FROM tool_changes WHERE revision <= head - kept;
   END IF;
+  -- A wake-up for every instance's cache and watch, delivered on commit (the payload is the
+  -- new head; listeners read what changed from this log, never from the notification).
+  PERFORM pg_notify(left('tool_registry_changes_' || current_schema(), 63), head::text);
 END $$;
 
 CREATE FUNCTION tool_registrations_logged_insert() RETURNS trigger
@@ -85,7 +88,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(n.tool_name ORDER BY n.tool_name), array_agg('added' ORDER BY n.tool_name), array_agg(s.version ORDER BY n.tool_name)
+  SELECT array_agg(n.tool_name ORDER BY n.tool_name), array_agg('added'::text ORDER BY n.tool_name), array_agg(s.version ORDER BY n.tool_name)
   INTO names, actions, versions
   FROM new_rows AS n
   LEFT JOIN tool_specs AS s ON s.tool_name = n.tool_name AND s.fingerprint = n.fingerprint;
@@ -128,7 +131,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(o.tool_name ORDER BY o.tool_name), array_agg('removed' ORDER BY o.tool_name), array_agg(s.version ORDER BY o.tool_name)
+  SELECT array_agg(o.tool_name ORDER BY o.tool_name), array_agg('removed'::text ORDER BY o.tool_name), array_agg(s.version ORDER BY o.tool_name)
   INTO names, actions, versions
   FROM old_rows AS o
   LEFT JOIN tool_specs AS s ON s.tool_name = o.tool_name AND s.fingerprint = o.fingerprint;
@@ -144,7 +147,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(r.tool_name ORDER BY r.tool_name), array_agg('updated' ORDER BY r.tool_name), array_agg(n.version ORDER BY r.tool_name)
+  SELECT array_agg(r.tool_name ORDER BY r.tool_name), array_agg('updated'::text ORDER BY r.tool_name), array_agg(n.version ORDER BY r.tool_name)
   INTO names, actions, versions
   FROM new_rows AS n
   JOIN tool_registrations AS r ON r.tool_name = n.tool_name AND r.fingerprint = n.fingerprint;
@@ -164,7 +167,7 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(r.tool_name ORDER BY r.tool_name), array_agg('removed' ORDER BY r.tool_name), array_agg(s.version ORDER BY r.tool_name)
+  SELECT array_agg(r.tool_name ORDER BY r.tool_name), array_agg('removed'::text ORDER BY r.tool_name), array_agg(s.version ORDER BY r.tool_name)
   INTO names, actions, versions
   FROM tool_registrations AS r
   LEFT JOIN tool_specs AS s ON s.tool_name = r.tool_name AND s.fingerprint = r.fingerprint;
