@@ -15,6 +15,9 @@ CREATE TABLE tool_specs (
   version             text,
   spec_json           text NOT NULL CHECK (json_typeof(spec_json::json) = 'object'),
   first_registered_at text NOT NULL,
+  -- Storage order, for history() oldest first even when a clock gives two specs one time.
+  -- (Handed out before commit, but one name's writers hold its lock, so per name it is commit order.)
+  stored_order        bigint GENERATED ALWAYS AS IDENTITY,
   PRIMARY KEY (tool_name, fingerprint)
 );
 

@@ -102,7 +102,7 @@ describe('PostgreSQL migrations', () => {
     const [a, b] = [db.schema(), db.schema()];
     expect(await migrate({ pool, schema: a, busyTimeoutMs: 5000 })).toEqual(SHIPPED);
     expect(await migrate({ pool, schema: b, busyTimeoutMs: 5000 })).toEqual(SHIPPED);
-    await pool.query(`INSERT INTO ${a}.tool_specs VALUES ('t', repeat('a', 64), '1', '{}', 'now')`);
+    await pool.query(`INSERT INTO ${a}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ('t', repeat('a', 64), '1', '{}', 'now')`);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${b}.tool_specs`)).rows[0]).toEqual({ n: 0 });
   });
 });
