@@ -35,8 +35,9 @@ CREATE TABLE tool_registrations (
 -- writing transaction updates this row, so revisions are handed out under its row lock:
 -- gap-free, in commit order, and one transaction's changes are contiguous (a sequence
 -- would hand numbers out before commit, so change 1 could become visible after change 2).
--- `token` changes with every logged change and `generation` was chosen when this schema was
--- created: a cache that remembers all three notices a log it did not follow (a restore).
+-- `token` changes with every logged statement (and is copied into its log entries) and
+-- `generation` was chosen when this schema was created: a cache that remembers them notices
+-- a log it did not follow (a restored dump).
 CREATE TABLE tool_registry_head (
   only_row   boolean PRIMARY KEY DEFAULT true CHECK (only_row),
   revision   bigint NOT NULL CHECK (revision >= 0),
@@ -56,7 +57,10 @@ CREATE TABLE tool_changes (
   tool_name text COLLATE "C" NOT NULL,
   action    text NOT NULL CHECK (action IN ('added', 'updated', 'enabled', 'disabled', 'removed')),
   version   text,
-  at        text NOT NULL
+  at        text NOT NULL,
+  -- The head's token after the statement that logged this change: a cache that stopped here
+  -- checks it is still this entry (a restored dump may reuse the revision for another change).
+  token     text NOT NULL
 );
 
 -- Appends one statement's changes (already in order) under the head's row lock and trims
@@ -67,14 +71,15 @@ DECLARE
   kept CONSTANT bigint := 10000;
   n bigint := coalesce(cardinality(names), 0);
   head bigint;
+  tok text := gen_random_uuid()::text;
   stamp text := to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 BEGIN
   IF n = 0 THEN
     RETURN;
   END IF;
-  UPDATE tool_registry_head SET revision = revision + n, token = gen_random_uuid()::text RETURNING revision INTO head;
-  INSERT INTO tool_changes (revision, tool_name, action, version, at)
-  SELECT head - n + c.ord, c.name, c.action, c.version, stamp
+  UPDATE tool_registry_head SET revision = revision + n, token = tok RETURNING revision INTO head;
+  INSERT INTO tool_changes (revision, tool_name, action, version, at, token)
+  SELECT head - n + c.ord, c.name, c.action, c.version, stamp, tok
   FROM unnest(names, actions, versions) WITH ORDINALITY AS c (name, action, version, ord)
   WHERE c.ord > n - kept;
   -- Every time the head passes a multiple of 1,000, drop what is 10,000 or more behind it.

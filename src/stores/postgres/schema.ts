@@ -40,6 +40,8 @@ export interface ToolChangesTable {
   action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed';
   version: string | null;
   at: string;
+  /** The head's token after the statement that logged this change. */
+  token: string;
 }
 
 export interface SchemaMigrationsTable {

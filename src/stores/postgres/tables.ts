@@ -124,10 +124,13 @@ export interface ChangeRow {
   readonly action: ToolChangesTable['action'];
   readonly version: string | null;
   readonly at: string;
+  readonly token: string;
 }
 
 export interface ChangesRead {
   readonly head: Head;
+  /** The token of the entry at `since` (undefined when `since` is 0 or the log no longer holds it). */
+  readonly sinceToken: string | undefined;
   /** The oldest revision the log holds; `head.revision + 1` when it holds none. */
   readonly oldestRevision: number;
   /** Up to `limit` changes after `since`, oldest first. */
@@ -142,16 +145,19 @@ export async function readChanges(db: Db, schema: string, since: number, limit: 
     token: string;
     generation: string;
     oldest: string | null;
+    since_token: string | null;
     c_revision: string | null;
     tool_name: string | null;
     action: ToolChangesTable['action'] | null;
     version: string | null;
     at: string | null;
+    c_token: string | null;
   }>`SELECT h.revision, h.token, h.generation, (SELECT min(revision) FROM ${table('tool_changes')}) AS oldest,
-         c.revision AS c_revision, c.tool_name, c.action, c.version, c.at
+         (SELECT token FROM ${table('tool_changes')} WHERE revision = ${since}) AS since_token,
+         c.revision AS c_revision, c.tool_name, c.action, c.version, c.at, c.token AS c_token
        FROM ${table('tool_registry_head')} AS h
        LEFT JOIN LATERAL (
-         SELECT revision, tool_name, action, version, at FROM ${table('tool_changes')}
+         SELECT revision, tool_name, action, version, at, token FROM ${table('tool_changes')}
          WHERE revision > ${since} ORDER BY revision LIMIT ${limit}
        ) AS c ON true
        ORDER BY c.revision`.execute(db);
@@ -160,11 +166,11 @@ export async function readChanges(db: Db, schema: string, since: number, limit: 
   const head = { revision: safeInteger(first.revision, 'head revision'), token: first.token, generation: first.generation };
   const changes: ChangeRow[] = [];
   for (const row of rows) {
-    if (row.c_revision === null || row.tool_name === null || row.action === null || row.at === null) continue;
-    changes.push({ revision: safeInteger(row.c_revision, 'tool_changes.revision'), tool_name: row.tool_name, action: row.action, version: row.version, at: row.at });
+    if (row.c_revision === null || row.tool_name === null || row.action === null || row.at === null || row.c_token === null) continue;
+    changes.push({ revision: safeInteger(row.c_revision, 'tool_changes.revision'), tool_name: row.tool_name, action: row.action, version: row.version, at: row.at, token: row.c_token });
   }
   const oldestRevision = first.oldest === null ? head.revision + 1 : safeInteger(first.oldest, 'oldest revision');
-  return { head, oldestRevision, changes };
+  return { head, sinceToken: first.since_token ?? undefined, oldestRevision, changes };
 }
 
 /** Every spec stored under the name, oldest first. */
