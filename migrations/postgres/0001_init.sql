@@ -48,7 +48,8 @@ INSERT INTO tool_registry_head (revision, token, generation)
 VALUES (0, gen_random_uuid()::text, gen_random_uuid()::text);
 
 -- The change log (the feed of changes()/watch() and the caches' catch-up), bounded to the
--- last 10,000 changes. xid is the writing transaction (for a DBA correlating with
+-- last 10,000 changes, or one per tool when there are more tools. xid is the writing
+-- transaction (for a DBA correlating with
 -- pg_stat_activity or the server log); at is the change's time in UTC, as text like
 -- created_at. version is the tool's version after the change (for `removed`, the one removed).
 CREATE TABLE tool_changes (
@@ -64,13 +65,17 @@ CREATE TABLE tool_changes (
 );
 
 -- Appends one statement's changes (already in order) under the head's row lock and trims
--- the log. A statement that changes more than the log keeps writes only its last entries.
+-- the log as the other stores do: whenever the head passes a multiple of 1,000, what is
+-- more than max(10,000, number of tools) changes behind that multiple goes (so a cache can
+-- always catch up on a change to every tool). Entries a trim would drop at once are not written.
 CREATE FUNCTION tool_changes_append(names text[], actions text[], versions text[])
 RETURNS void LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-  kept CONSTANT bigint := 10000;
   n bigint := coalesce(cardinality(names), 0);
   head bigint;
+  trim_at bigint;
+  keep bigint;
+  below bigint := 0;
   tok text := gen_random_uuid()::text;
   stamp text := to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
 BEGIN
@@ -78,14 +83,16 @@ BEGIN
     RETURN;
   END IF;
   UPDATE tool_registry_head SET revision = revision + n, token = tok RETURNING revision INTO head;
+  trim_at := head / 1000 * 1000;
+  IF trim_at > head - n THEN
+    keep := greatest(10000, (SELECT count(*) FROM tool_registrations));
+    below := trim_at - keep;
+    DELETE FROM tool_changes WHERE revision <= below;
+  END IF;
   INSERT INTO tool_changes (revision, tool_name, action, version, at, token)
   SELECT head - n + c.ord, c.name, c.action, c.version, stamp, tok
   FROM unnest(names, actions, versions) WITH ORDINALITY AS c (name, action, version, ord)
-  WHERE c.ord > n - kept;
-  -- Every time the head passes a multiple of 1,000, drop what is 10,000 or more behind it.
-  IF head / 1000 <> (head - n) / 1000 THEN
-    DELETE FROM tool_changes WHERE revision <= head - kept;
-  END IF;
+  WHERE head - n + c.ord > below;
   -- A wake-up for every instance's cache and watch, delivered on commit (the payload is the
   -- new head; listeners read what changed from this log, never from the notification).
   PERFORM pg_notify(left('tool_registry_changes_' || current_schema(), 63), head::text);

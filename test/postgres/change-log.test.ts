@@ -149,18 +149,21 @@ describe('PostgreSQL change log', () => {
     expect(await head()).toBe(240);
   });
 
-  it('keeps the last 10,000 changes: one statement of 12,345 leaves exactly those', async () => {
+  it('trims at each multiple of 1,000 to max(10,000, tools): 12,345 added then removed in two statements leave 10,690', async () => {
     await pool.query(
-      `INSERT INTO ${schema}.tool_specs SELECT 't' || i, $1, '1', '{}', 'now' FROM generate_series(1, 12345) AS i`,
+      `INSERT INTO ${schema}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at)
+       SELECT 't' || i, $1, '1', '{}', 'now' FROM generate_series(1, 12345) AS i`,
       [FP(3)],
     );
     await pool.query(`INSERT INTO ${schema}.tool_registrations SELECT 't' || i, $1, true, NULL FROM generate_series(1, 12345) AS i`, [
       FP(3),
     ]);
-    const { rows } = await pool.query(
-      `SELECT min(revision)::int AS oldest, max(revision)::int AS newest, count(*)::int AS n FROM ${schema}.tool_changes`,
-    );
-    expect(rows[0]).toEqual({ oldest: 2346, newest: 12345, n: 10000 });
-    expect(await head()).toBe(12345);
+    const span = `SELECT min(revision)::int AS oldest, max(revision)::int AS newest, count(*)::int AS n FROM ${schema}.tool_changes`;
+    // With 12,345 tools the log keeps one change per tool.
+    expect((await pool.query(span)).rows[0]).toEqual({ oldest: 1, newest: 12345, n: 12345 });
+    await pool.query(`DELETE FROM ${schema}.tool_registrations`);
+    // Head 24,690; trimmed at 24,000 to the 10,000 before it (no tools left).
+    expect((await pool.query(span)).rows[0]).toEqual({ oldest: 14001, newest: 24690, n: 10690 });
+    expect(await head()).toBe(24690);
   });
 });

@@ -139,7 +139,7 @@ describe('PostgreSQL read cache', () => {
     expect(cache.stats.reloads).toBe(2);
   });
 
-  it('more changes than the log keeps since the cache looked: it reloads', async () => {
+  it('more changes since it looked than a catch-up takes (10,000): it reloads', async () => {
     await write(tool('first', 1));
     expect(await cached('first')).toBeDefined();
     await write(...Array.from({ length: 12_000 }, (_, i) => tool(`bulk${i}`, i + 2)));

@@ -81,7 +81,8 @@ describe('PostgreSQL store queries', () => {
     const head = await readHead(db);
     expect(head.revision).toBe(100_002);
     const page = await readChanges(db, schema, 0, 5);
-    expect(page.oldestRevision).toBe(100_002 - 9_999);
+    // One change per tool is kept when there are more than 10,000 tools.
+    expect(page.oldestRevision).toBe(1);
     expect(page.changes).toHaveLength(5);
   });
 
