@@ -16,7 +16,9 @@ import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
+import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
+import { catchUpWorkloads } from './catch-up.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -369,6 +371,12 @@ try {
   await writeWorkloads();
   await keyvWorkloads();
   await snapshotWorkloads();
+  await changesWorkloads({ folder, record, log });
+  // The read cache catching up after another connection wrote (bench/catch-up.mjs).
+  for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
+    results.push(result);
+    log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
+  }
   env.seconds = Math.round((performance.now() - started) / 1000);
   env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
   if (!QUICK || process.env.BENCH_WRITE === '1') writeReports(env, results);

@@ -23,6 +23,10 @@ export const TARGETS = [
   { id: 'keyv-set', workload: 'our `register` vs Keyv `set`', ours: 'register.new.cache', base: 'keyv.set', baseline: 'Keyv + @keyv/sqlite set', max: 0.5 },
   { id: 'scale', workload: 'scale: `get` at 1,000,000 tools vs at 1,000 (cache on, the same 1,000 names read)', ours: 'get.hot1000.1000000.cache', base: 'get.hot1000.1000.cache', baseline: '`get` at 1,000 tools', max: 1.5 },
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
+  { id: 'changes-page', workload: '`changes` page of 1,000 events', ours: 'changes.page1000.ours', base: 'changes.page1000.raw', baseline: 'raw prepared SELECT of the same rows', max: 1.5 },
+  { id: 'watch-idle', workload: 'idle `watch` (SQLite), process CPU per second', ours: 'watch.idle.sqlite', base: 'watch.idle.sqlite.second', baseline: 'one second of one core', max: 0.01 },
+  { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
+  { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
 ];
 
 /** Further ratios without a target, reported for context. */
@@ -41,6 +45,8 @@ export const CONTEXT = [
   { workload: 'raw bulk insert 100k: with the change log triggers vs without', ours: 'import.rawlog', base: 'import.raw' },
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
+  { workload: 'idle `watch` (memory), process CPU per second vs one core', ours: 'watch.idle.memory', base: 'watch.idle.memory.second' },
+  { workload: 'idle process without a watch (SQLite store open), CPU per second vs one core', ours: 'watch.idle.sqlite.none', base: 'watch.idle.sqlite.second' },
 ];
 
 function formatTime(us) {
