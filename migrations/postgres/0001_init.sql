@@ -103,17 +103,19 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(n.tool_name ORDER BY n.tool_name), array_agg('added'::text ORDER BY n.tool_name), array_agg(s.version ORDER BY n.tool_name)
+  -- In the statement's row order (a batch's order): a plain scan of the transition table, no join.
+  SELECT array_agg(n.tool_name), array_agg('added'::text),
+         array_agg((SELECT s.version FROM tool_specs AS s WHERE s.tool_name = n.tool_name AND s.fingerprint = n.fingerprint))
   INTO names, actions, versions
-  FROM new_rows AS n
-  LEFT JOIN tool_specs AS s ON s.tool_name = n.tool_name AND s.fingerprint = n.fingerprint;
+  FROM new_rows AS n;
   PERFORM tool_changes_append(names, actions, versions);
   RETURN NULL;
 END $$;
 
 -- An update that changes nothing is not a change. A new spec or created_at is `updated` (an
 -- import may flip enabled in the same step); enabled alone is `enabled`/`disabled`; a row
--- renamed by hand removes the old name and adds the new one.
+-- renamed by hand removes the old name and adds the new one. (Old and new rows are matched
+-- by name, so one statement's updates are logged in name order.)
 CREATE FUNCTION tool_registrations_logged_update() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -146,10 +148,10 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(o.tool_name ORDER BY o.tool_name), array_agg('removed'::text ORDER BY o.tool_name), array_agg(s.version ORDER BY o.tool_name)
+  SELECT array_agg(o.tool_name), array_agg('removed'::text),
+         array_agg((SELECT s.version FROM tool_specs AS s WHERE s.tool_name = o.tool_name AND s.fingerprint = o.fingerprint))
   INTO names, actions, versions
-  FROM old_rows AS o
-  LEFT JOIN tool_specs AS s ON s.tool_name = o.tool_name AND s.fingerprint = o.fingerprint;
+  FROM old_rows AS o;
   PERFORM tool_changes_append(names, actions, versions);
   RETURN NULL;
 END $$;

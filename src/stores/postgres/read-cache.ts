@@ -110,6 +110,11 @@ export class PostgresReadCache<T> {
     return this.#entries.get(toolName)?.row;
   }
 
+  /** Every cached name (any order). */
+  names(): IterableIterator<string> {
+    return this.#entries.keys();
+  }
+
   /** Current values in code-point order of their names. */
   list(includeDisabled: boolean): T[] {
     this.#sorted ??= [...this.#entries.keys()].sort(compareCodePoints);

@@ -5,8 +5,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
 import { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
-import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { ChangeLogPage, StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
+import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { ChangeAction, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { materializeSpec } from '../../core/validation.js';
@@ -379,7 +379,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /** Several reads in one read transaction, so they see one snapshot. */
-  protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
+  protected async _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
@@ -490,10 +490,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   // --- writes ------------------------------------------------------------------------
 
-  protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
+  protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
-    return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => work(this.#writer())));
+    // Read, decide and apply in one synchronous BEGIN IMMEDIATE transaction: nothing is awaited inside.
+    return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => runPlanSync(this.#writer(), plan)));
   }
 
   /**
