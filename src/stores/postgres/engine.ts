@@ -320,6 +320,7 @@ export class PostgresEngine<T> {
         readonly: this.readonly,
         cache: this.cache !== undefined,
         listening: this.listener?.listening === true,
+        listenerPid: this.listener?.backendPid ?? null,
       };
     } finally {
       client.release();
@@ -355,4 +356,6 @@ export interface PostgresEngineStatus {
   readonly cache: boolean;
   /** Whether the LISTEN connection is up now. */
   readonly listening: boolean;
+  /** The server process of the LISTEN connection (pg_stat_activity.pid), while listening. */
+  readonly listenerPid: number | null;
 }
