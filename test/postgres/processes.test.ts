@@ -119,7 +119,7 @@ describe('PostgreSQL schema shared by processes', () => {
     let writing = false;
     for (let i = 0; i < 2000 && !writing; i++) {
       const { rowCount } = await pool.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%tool_specs%' AND query LIKE 'INSERT%'`,
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%tool_registry_write%'`,
       );
       writing = (rowCount ?? 0) > 0;
       if (!writing) await sleep(5);
@@ -129,7 +129,7 @@ describe('PostgreSQL schema shared by processes', () => {
     expect((await worker.exited).signal).toBe('SIGKILL');
     // The server ends the dead client's transaction once it notices the socket closed.
     for (let i = 0; i < 1000; i++) {
-      const { rowCount } = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%tool_specs%' AND pid <> pg_backend_pid() AND state <> 'idle'`);
+      const { rowCount } = await pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%tool_registry_write%' AND pid <> pg_backend_pid() AND state <> 'idle'`);
       if (rowCount === 0) break;
       await sleep(10);
     }

@@ -12,7 +12,7 @@ import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
-import { lockToolNames, lockWriters, readHead, setLockTimeout, setStatementTimeout } from './tables.js';
+import { lockAndRead, readHead, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow } from './tables.js';
 
 export interface EngineOptions<T> {
@@ -203,26 +203,30 @@ export class PostgresEngine<T> {
   }
 
   /**
-   * Runs `work` as one transaction that holds the locks of `scope`: lock waits bounded by
+   * Runs `work` as one transaction that holds the locks of `scope`, with the current rows of
+   * the scope's names read after the locks were taken (one round trip): lock waits bounded by
    * what is left of busyTimeoutMs, retried on lock timeouts, deadlocks and serialization
-   * failures, then STORAGE_BUSY. The read cache looks at the log before its next answer.
+   * failures, then STORAGE_BUSY. After a failure the read cache looks at the log before its
+   * next answer (a lost COMMIT acknowledgement may still have committed); after a success the
+   * caller tells the cache what it wrote.
    */
-  async write<R>(operation: string, scope: WriteScope, work: (trx: Db) => Promise<R>): Promise<R> {
+  async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[]) => Promise<R>): Promise<R> {
     if (this.readonly) throw new ReadOnlyError(operation);
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
     try {
-      return await this.#timed(operation, () => retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
-        this.db.transaction().execute(async (trx) => {
-          await setLockTimeout(trx, remainingMs);
-          if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
-          await lockWriters(trx, this.schema, names === undefined ? 'exclusive' : 'shared');
-          if (names !== undefined) await lockToolNames(trx, this.schema, names);
-          return work(trx);
-        }),
-      ));
-    } finally {
-      // Also after a failure: a lost COMMIT acknowledgement may still have committed.
+      return await this.#timed(operation, () =>
+        retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
+          this.db.transaction().execute(async (trx) => {
+            if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+            const rows = await lockAndRead(trx, this.schema, remainingMs, names === undefined, names ?? ('names' in scope ? scope.names : []));
+            return work(trx, rows);
+          }),
+        ),
+      );
+    } catch (error) {
       this.cache?.invalidate();
+      throw error;
+    } finally {
       this.#wake();
     }
   }

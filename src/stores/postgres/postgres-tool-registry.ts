@@ -10,6 +10,7 @@ import { BaseToolRegistry } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WritePlan } from '../../core/base-tool-registry.js';
 import { RegistryClosedError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import { changeAction } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { PostgresEngine } from './engine.js';
@@ -25,7 +26,7 @@ import {
   writeEnabled,
   writeTools,
 } from './tables.js';
-import type { Db, RegistrationRow, ToolRow, ToolWrite } from './tables.js';
+import type { Db, Head, RegistrationRow, ToolRow, ToolWrite } from './tables.js';
 
 export interface PostgresToolRegistryOptions extends RegistryOptions {
   /** A PostgreSQL URL (`postgres://user:pass@host:5432/db`). Exactly one of `connectionString` and `pool`. */
@@ -181,15 +182,18 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
-    return this.#engine.write(method, lock, async (trx) => {
-      const { rows } = await this.#load(trx, plan.scope, false);
+    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined> } | undefined;
+    const result = await this.#engine.write(method, lock, async (trx, locked) => {
+      const rows: Map<string, ToolRow | RegistrationRow> =
+        'names' in plan.scope ? new Map(locked.map((row) => [row.tool_name, row])) : await readTools(trx);
       const view = viewOf(rows, Number.NaN);
       const decision = plan.decide(view);
       const after = new Map<string, RegistrationRow | undefined>();
-      const found = await this.#apply(trx, decision.changes, rows, after);
-      const revision = plan.needsRevision === true ? (await readHead(trx)).revision : Number.NaN;
+      const applied = await this.#apply(trx, decision.changes, rows, after);
+      written = { entries: applied.entries, head: applied.head, after };
+      const revision = plan.needsRevision === true ? (applied.head?.revision ?? (await readHead(trx)).revision) : Number.NaN;
       return decision.result({
-        found,
+        found: applied.found,
         revision: () => revision,
         get: (toolName) => {
           if (!after.has(toolName)) return view.get(toolName);
@@ -198,20 +202,37 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         },
       });
     });
+    const cache = this.#engine.cache;
+    if (cache !== undefined && written !== undefined) {
+      const { entries, head, after } = written;
+      // Nothing written: nothing to tell. Puts alone report the head: the cache takes the rows.
+      if (entries === 0 && after.size === 0) return result;
+      if (head !== undefined) cache.ownWrite(entries, head, after);
+      else cache.invalidate();
+    }
+    return result;
   }
 
-  /** Applies changes in order (runs of puts and of deletes in one statement each); returns `found` per change. */
+  /**
+   * Applies changes in order (a run of puts in one round trip, a run of deletes in one
+   * statement); returns `found` per change, the number of log entries written when known
+   * (puts only), and the head after the last put.
+   */
   async #apply(
     trx: Db,
     changes: readonly StoreChange[],
     before: ReadonlyMap<string, ToolRow | RegistrationRow>,
     after: Map<string, RegistrationRow | undefined>,
-  ): Promise<boolean[]> {
+  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined }> {
     const found: boolean[] = [];
+    let head: Omit<Head, 'generation'> | undefined;
+    let entries = 0;
+    let onlyPuts = true;
     let index = 0;
     while (index < changes.length) {
       const change = changes[index] as StoreChange;
       if (change.kind === 'enable') {
+        onlyPuts = false;
         found.push(await writeEnabled(trx, change.toolName, change.enabled));
         const row = before.get(change.toolName);
         if (row !== undefined && 'spec_json' in row) after.set(change.toolName, { ...row, enabled: change.enabled });
@@ -223,15 +244,19 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       const run = changes.slice(index, end);
       if (change.kind === 'put') {
         const puts = run as Extract<StoreChange, { kind: 'put' }>[];
-        await writeTools(trx, this.#engine.schema, puts.map(toWrite));
+        head = await writeTools(trx, this.#engine.schema, puts.map(toWrite));
         for (const put of puts) {
-          const previous = before.get(put.tool.record.tool_name);
+          const record = put.tool.record;
+          const previous = before.get(record.tool_name);
           // The text of a spec the tool already shows is kept.
-          const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === put.tool.record.fingerprint ? previous.spec_json : put.tool.json;
-          after.set(put.tool.record.tool_name, { ...put.tool.record, spec_json: text });
+          const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === record.fingerprint ? previous.spec_json : put.tool.json;
+          after.set(record.tool_name, { ...record, spec_json: text });
+          // The log's triggers write an entry when anything a reader sees changed.
+          if (changeAction(previous === undefined ? undefined : toRecord(previous), record) !== undefined) entries++;
           found.push(true);
         }
       } else {
+        onlyPuts = false;
         const names = (run as Extract<StoreChange, { kind: 'delete' }>[]).map((one) => one.toolName);
         const deleted = new Set(await deleteTools(trx, names));
         for (const name of names) {
@@ -241,7 +266,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       }
       index = end;
     }
-    return found;
+    return { found, entries, head: onlyPuts ? head : undefined };
   }
 
   protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
