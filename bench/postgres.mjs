@@ -4,7 +4,8 @@
 // bulk insert (unnest) of the same rows. The server: TOOL_REGISTRY_TEST_PG_URL, else an
 // embedded PostgreSQL started for the run with its default durability (fsync on).
 // Called from bench/run.mjs; also runs on its own (`node bench/postgres.mjs`, after `npm run build`).
-import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { URL, fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { openPostgresToolRegistry } from '../dist/index.js';
 import { startTestPostgres } from '../test/support/postgres-server.mjs';
