@@ -75,6 +75,30 @@ describe('SQLite change feed across processes', () => {
     await registry.close();
   });
 
+  it('several watches on one registry (one poller) each see every commit of another process', async () => {
+    const file = temp.file('many-watches.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const controller = new AbortController();
+    const collect = async (since: number | undefined) => {
+      const seen: number[] = [];
+      for await (const event of registry.watch({ signal: controller.signal, ...(since === undefined ? {} : { since }) })) {
+        seen.push(event.revision);
+        if (seen.length === 4) break;
+      }
+      return seen;
+    };
+    const watches = [collect(undefined), collect(0), collect(undefined)];
+    const writer = spawnWorker({ file, action: 'registerEach', prefix: 'w', count: 4 });
+    expect((await writer.next('done')).ok).toBe(true);
+    expect(await Promise.all(watches)).toEqual([
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+    ]);
+    controller.abort();
+    await registry.close();
+  });
+
   it('six processes switch a version conditionally at once: exactly one wins, five PRECONDITION_FAILED', async () => {
     const file = temp.file('conditional.db');
     const setup = await openSqliteToolRegistry({ filename: file });

@@ -22,11 +22,13 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   readonly filename?: string;
   /**
    * An open better-sqlite3 handle; `close()` leaves it open, and its journal mode and
-   * `synchronous` are left alone. Inside a transaction you opened on it, the registry's
-   * reads and writes join yours as a savepoint.
+   * `synchronous` are left alone. The store sets `busy_timeout` and `foreign_keys = ON` on
+   * it and puts back your values when the last registry over it closes. Inside a
+   * transaction you opened on it, the registry's reads and writes join yours as a
+   * savepoint, and a lock they cannot get there is `STORAGE_BUSY` at once (no waiting).
    */
   readonly database?: BetterSqlite3.Database;
-  /** How long a write waits for the lock before `STORAGE_BUSY`. Default 5000. */
+  /** How long a read or a write waits for a lock before `STORAGE_BUSY`. Default 5000. */
   readonly busyTimeoutMs?: number;
   /** For files the store opens itself. Default `'full'`. */
   readonly synchronous?: 'full' | 'normal';
@@ -35,7 +37,8 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   /**
    * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in one
    * cheap statement, whether any connection committed since, and then reloads only the tools
-   * that changed (migration 0002 logs them). `false` reads through SQL every time.
+   * that changed (a trigger-kept change log, migrations 0002 and 0003), or everything when
+   * the log is not the one it followed (a restored backup). `false` reads through SQL every time.
    */
   readonly cache?: boolean;
 }
@@ -99,6 +102,12 @@ const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'];
+
+/** A watch waiting for the revision to pass `revision`. */
+interface Waiter {
+  readonly revision: number;
+  readonly wake: () => void;
+}
 
 interface ResolvedOptions {
   readonly filename: string | undefined;
@@ -186,7 +195,7 @@ function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Dat
  * open by `close()`, its journal mode and `synchronous` untouched). Files the store opens
  * get WAL, `synchronous=FULL` (or `'normal'`), `foreign_keys=ON` and a bounded WAL.
  * Every write is one `BEGIN IMMEDIATE` transaction; a lock not obtained within
- * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`. `readonly: true` opens an existing,
+ * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`, for reads too. `readonly: true` opens an existing,
  * migrated file without writing anything; writes then fail with `READ_ONLY`.
  * @throws TypeError for bad options, SCHEMA_TOO_NEW for a database migrated by a newer
  *   release (left untouched), STORAGE_BUSY when migrating could not get the lock in time
@@ -255,6 +264,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #cache: SqliteReadCache | undefined;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
   readonly #probe: BetterSqlite3.Statement;
+  /** Watches waiting for a commit past their revision, and the poller's state. */
+  readonly #waiting = new Set<Waiter>();
+  #pollTimer: NodeJS.Timeout | undefined;
+  #seen = { dataVersion: -1, totalChanges: -1 };
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -446,40 +459,49 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /**
-   * Polls on a timer: each tick asks SQLite in one cheap statement whether any connection
-   * committed (`data_version`, and `total_changes()` for this connection's own writes); only
-   * then is the revision read. No busy loop: idle, a watch costs one probe per tick.
+   * One poller for every watch of this registry: each tick asks SQLite in one cheap statement
+   * whether any connection committed (`data_version`, and `total_changes()` for this
+   * connection's own writes); only then is the revision read and the watches it passed woken.
+   * No busy loop: idle, the registry costs one probe per tick, however many watches wait.
    */
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || this.closed) return Promise.resolve();
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', finish);
-        resolve();
+      const waiter: Waiter = {
+        revision,
+        wake: () => {
+          this.#waiting.delete(waiter);
+          signal.removeEventListener('abort', waiter.wake);
+          resolve();
+        },
       };
-      if (signal.aborted || this.closed) return finish();
-      signal.addEventListener('abort', finish, { once: true });
-      let last: string | undefined;
-      const moved = (): boolean => {
-        const probe = this.#probe.get() as [number, number];
-        const now = `${probe[0]}:${probe[1]}`;
-        const changed = last !== now;
-        last = now;
-        return changed && this.#head() > revision;
-      };
-      const tick = (): void => {
-        if (this.closed) return finish();
-        try {
-          if (moved()) return finish();
-        } catch (error) {
-          // Busy: try again next tick. Anything else: let the next read report it.
-          if (!isBusyError(error)) return finish();
-        }
-        timer = setTimeout(tick, WATCH_POLL_MS);
-      };
-      tick();
+      signal.addEventListener('abort', waiter.wake, { once: true });
+      this.#waiting.add(waiter);
+      // A commit may have landed since the caller read its page: look at once.
+      this.#poll(true);
     });
+  }
+
+  #poll(force: boolean): void {
+    clearTimeout(this.#pollTimer);
+    this.#pollTimer = undefined;
+    if (this.#waiting.size === 0) return;
+    const wakeAll = (): void => {
+      for (const waiter of [...this.#waiting]) waiter.wake();
+    };
+    if (this.closed) return wakeAll();
+    try {
+      const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
+      if (force || dataVersion !== this.#seen.dataVersion || totalChanges !== this.#seen.totalChanges) {
+        this.#seen = { dataVersion, totalChanges };
+        const head = this.#head();
+        for (const waiter of [...this.#waiting]) if (head > waiter.revision) waiter.wake();
+      }
+    } catch (error) {
+      // Busy: look again next tick. Anything else: wake the watches; their next read reports it.
+      if (!isBusyError(error)) return wakeAll();
+    }
+    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), WATCH_POLL_MS);
   }
 
   #records(): Map<string, ToolRecord> {
@@ -566,6 +588,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- lifecycle ---------------------------------------------------------------------
 
   protected async _close(): Promise<void> {
+    clearTimeout(this.#pollTimer);
+    for (const waiter of [...this.#waiting]) waiter.wake();
     this.#cache?.clear();
     if (!this.#owned) {
       releaseHandle(this.#db);
