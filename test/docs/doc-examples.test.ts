@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../support/postgres.js';
+import type { TestDatabase } from '../support/postgres.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the package folder, so that `import 'tool-registry'` resolves to this package.
@@ -58,8 +60,11 @@ function markdownFiles(): string[] {
 const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
 const folders: string[] = [];
 
-afterAll(() => {
+const databases: TestDatabase[] = [];
+
+afterAll(async () => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+  await Promise.all(databases.map((database) => database.drop()));
 });
 
 describe('extractExamples', () => {
@@ -79,7 +84,7 @@ describe('documentation examples', () => {
 
   it.each(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
     '%s runs',
-    (_where, example) => {
+    async (_where, example) => {
       mkdirSync(BIN, { recursive: true });
       const shim = join(BIN, 'tool-registry');
       writeFileSync(shim, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'dist', 'cli', 'main.js'))} "$@"\n`);
@@ -89,6 +94,12 @@ describe('documentation examples', () => {
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
       const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}` };
       delete env.TOOL_REGISTRY_DB;
+      // An example that uses PostgreSQL gets an empty database of its own on the run's server.
+      if (example.code.includes('DATABASE_URL')) {
+        const database = await createTestDatabase();
+        databases.push(database);
+        env.DATABASE_URL = database.url;
+      }
       let result;
       if (example.kind === 'js') {
         const script = join(SCRIPTS, `${name}.mjs`);
