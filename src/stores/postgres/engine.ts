@@ -74,6 +74,8 @@ export class PostgresEngine<T> {
     // An idle connection the server ended: the pool drops it and opens another when needed.
   };
   readonly #waiters = new Set<() => void>();
+  /** Revision reads in flight (see revision()). */
+  readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
 
   private constructor(init: {
@@ -213,6 +215,7 @@ export class PostgresEngine<T> {
   async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[]) => Promise<R>): Promise<R> {
     if (this.readonly) throw new ReadOnlyError(operation);
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
+    if (this.#revisionReads.size > 0) await Promise.allSettled([...this.#revisionReads]);
     try {
       return await this.#timed(operation, () =>
         retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
@@ -255,9 +258,18 @@ export class PostgresEngine<T> {
     }
   }
 
-  /** The current revision, read now. */
+  /**
+   * The current revision, read now. This instance's writes started after the call wait for
+   * the answer, so a `watch()` started before a `register()` sees its event.
+   */
   async revision(): Promise<number> {
-    return (await readHead(this.db)).revision;
+    const read = readHead(this.db).then((head) => head.revision);
+    this.#revisionReads.add(read);
+    try {
+      return await read;
+    } finally {
+      this.#revisionReads.delete(read);
+    }
   }
 
   /**
