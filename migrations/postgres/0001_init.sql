@@ -251,12 +251,12 @@ RETURNS TABLE (revision bigint, token text)
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO tool_specs AS s (tool_name, fingerprint, version, spec_json, first_registered_at)
-  SELECT e->>0, e->>1, e->>2, e->>3, e->>4 FROM json_array_elements(specs) AS e
+  SELECT e->>0, e->>1, e->>2, e->>3, e->>4 FROM jsonb_array_elements(specs::jsonb) AS e
   ON CONFLICT (tool_name, fingerprint) DO UPDATE SET spec_json = EXCLUDED.spec_json
   WHERE NOT EXISTS (SELECT 1 FROM tool_registrations AS r WHERE r.tool_name = s.tool_name AND r.fingerprint = s.fingerprint)
     AND s.spec_json IS DISTINCT FROM EXCLUDED.spec_json;
   INSERT INTO tool_registrations AS r (tool_name, fingerprint, enabled, created_at)
-  SELECT e->>0, e->>1, (e->>2)::boolean, e->>3 FROM json_array_elements(registrations) AS e
+  SELECT e->>0, e->>1, (e->>2)::boolean, e->>3 FROM jsonb_array_elements(registrations::jsonb) AS e
   ON CONFLICT (tool_name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, enabled = EXCLUDED.enabled, created_at = EXCLUDED.created_at
   WHERE (r.fingerprint, r.enabled, r.created_at) IS DISTINCT FROM (EXCLUDED.fingerprint, EXCLUDED.enabled, EXCLUDED.created_at);
   RETURN QUERY SELECT h.revision, h.token FROM tool_registry_head AS h;
