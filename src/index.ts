@@ -50,3 +50,11 @@ export type {
   VerifyReport,
   VerifyProblem,
 } from './stores/sqlite/sqlite-tool-registry.js';
+export { openPostgresToolRegistry } from './stores/postgres/postgres-tool-registry.js';
+export type {
+  PostgresToolRegistry,
+  PostgresToolRegistryOptions,
+  PostgresStatus,
+  PostgresVerifyReport,
+  PostgresVerifyProblem,
+} from './stores/postgres/postgres-tool-registry.js';

@@ -103,17 +103,19 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(n.tool_name ORDER BY n.tool_name), array_agg('added'::text ORDER BY n.tool_name), array_agg(s.version ORDER BY n.tool_name)
+  -- In the statement's row order (a batch's order): a plain scan of the transition table, no join.
+  SELECT array_agg(n.tool_name), array_agg('added'::text),
+         array_agg((SELECT s.version FROM tool_specs AS s WHERE s.tool_name = n.tool_name AND s.fingerprint = n.fingerprint))
   INTO names, actions, versions
-  FROM new_rows AS n
-  LEFT JOIN tool_specs AS s ON s.tool_name = n.tool_name AND s.fingerprint = n.fingerprint;
+  FROM new_rows AS n;
   PERFORM tool_changes_append(names, actions, versions);
   RETURN NULL;
 END $$;
 
 -- An update that changes nothing is not a change. A new spec or created_at is `updated` (an
 -- import may flip enabled in the same step); enabled alone is `enabled`/`disabled`; a row
--- renamed by hand removes the old name and adds the new one.
+-- renamed by hand removes the old name and adds the new one. (Old and new rows are matched
+-- by name, so one statement's updates are logged in name order.)
 CREATE FUNCTION tool_registrations_logged_update() RETURNS trigger
 LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
@@ -146,10 +148,10 @@ LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
   names text[]; actions text[]; versions text[];
 BEGIN
-  SELECT array_agg(o.tool_name ORDER BY o.tool_name), array_agg('removed'::text ORDER BY o.tool_name), array_agg(s.version ORDER BY o.tool_name)
+  SELECT array_agg(o.tool_name), array_agg('removed'::text),
+         array_agg((SELECT s.version FROM tool_specs AS s WHERE s.tool_name = o.tool_name AND s.fingerprint = o.fingerprint))
   INTO names, actions, versions
-  FROM old_rows AS o
-  LEFT JOIN tool_specs AS s ON s.tool_name = o.tool_name AND s.fingerprint = o.fingerprint;
+  FROM old_rows AS o;
   PERFORM tool_changes_append(names, actions, versions);
   RETURN NULL;
 END $$;
@@ -207,3 +209,55 @@ SELECT
   r.fingerprint                        AS fingerprint
 FROM tool_registrations AS r
 JOIN tool_specs AS s ON s.tool_name = r.tool_name AND s.fingerprint = r.fingerprint;
+
+-- The store's two round trips of a write, as functions (one statement each). Lock names match
+-- the store's (src/stores/postgres/identifiers.ts: 'tool-registry <schema> writers' and
+-- 'tool-registry <schema> tool <name>').
+
+-- Takes the write's locks (lock waits bounded by lock_timeout_ms), then returns the current
+-- rows of `names`, read after the locks are held: the writers' lock shared and one lock per
+-- name in name order, or (exclusive) the writers' lock alone, as an import takes it.
+CREATE FUNCTION tool_registry_lock(lock_timeout_ms integer, exclusive boolean, names text[])
+RETURNS TABLE (tool_name text, version text, fingerprint text, enabled boolean, created_at text, spec_json text)
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+  one text;
+BEGIN
+  PERFORM set_config('lock_timeout', lock_timeout_ms::text || 'ms', true);
+  IF exclusive THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('tool-registry ' || current_schema() || ' writers', 0));
+  ELSE
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended('tool-registry ' || current_schema() || ' writers', 0));
+    FOR one IN SELECT DISTINCT n FROM unnest(names) AS n ORDER BY n LOOP
+      PERFORM pg_advisory_xact_lock(hashtextextended('tool-registry ' || current_schema() || ' tool ' || one, 0));
+    END LOOP;
+  END IF;
+  RETURN QUERY
+    SELECT r.tool_name::text, s.version, r.fingerprint, r.enabled, r.created_at, s.spec_json
+    FROM tool_registrations AS r
+    JOIN tool_specs AS s ON s.tool_name = r.tool_name AND s.fingerprint = r.fingerprint
+    WHERE r.tool_name = ANY (names);
+END $$;
+
+-- Writes tools given as JSON arrays: specs [[tool_name, fingerprint, version, spec_json,
+-- first_registered_at], ...] and registrations [[tool_name, fingerprint, enabled,
+-- created_at], ...]. A spec new to the name's history is inserted; a history row the tool
+-- does not point at takes the new text; the text of the spec a tool already points at is
+-- kept. Then each registration is inserted or replaced. Two statements, in this order, so the
+-- log's statement triggers see a re-stored history row before the registration moves to it.
+-- Returns the head after the write.
+CREATE FUNCTION tool_registry_write(specs json, registrations json)
+RETURNS TABLE (revision bigint, token text)
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+  INSERT INTO tool_specs AS s (tool_name, fingerprint, version, spec_json, first_registered_at)
+  SELECT e->>0, e->>1, e->>2, e->>3, e->>4 FROM jsonb_array_elements(specs::jsonb) AS e
+  ON CONFLICT (tool_name, fingerprint) DO UPDATE SET spec_json = EXCLUDED.spec_json
+  WHERE NOT EXISTS (SELECT 1 FROM tool_registrations AS r WHERE r.tool_name = s.tool_name AND r.fingerprint = s.fingerprint)
+    AND s.spec_json IS DISTINCT FROM EXCLUDED.spec_json;
+  INSERT INTO tool_registrations AS r (tool_name, fingerprint, enabled, created_at)
+  SELECT e->>0, e->>1, (e->>2)::boolean, e->>3 FROM jsonb_array_elements(registrations::jsonb) AS e
+  ON CONFLICT (tool_name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, enabled = EXCLUDED.enabled, created_at = EXCLUDED.created_at
+  WHERE (r.fingerprint, r.enabled, r.created_at) IS DISTINCT FROM (EXCLUDED.fingerprint, EXCLUDED.enabled, EXCLUDED.created_at);
+  RETURN QUERY SELECT h.revision, h.token FROM tool_registry_head AS h;
+END $$;

@@ -176,6 +176,7 @@ describe('PostgreSQL engine', () => {
         readonly: false,
         cache: true,
         listening: true,
+        listenerPid: expect.any(Number),
       });
     } finally {
       await engine.close();

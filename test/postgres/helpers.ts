@@ -10,8 +10,8 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { shippedMigrations } from '../../src/stores/postgres/migrations.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
-import { raceScripts } from '../support/workers.js';
-import type { WorkerMessage } from '../support/workers.js';
+import { raceScripts, spawnScript } from '../support/workers.js';
+import type { Worker, WorkerMessage } from '../support/workers.js';
 
 const WORKER = fileURLToPath(new URL('../fixtures/pg-worker.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
@@ -73,4 +73,10 @@ export async function racePgWorkers(jobs: readonly Record<string, unknown>[]): P
   } finally {
     temp.cleanup();
   }
+}
+
+/** Starts one PostgreSQL worker on `job` (no start file: it runs as soon as it is ready). */
+export function spawnPgWorker(job: Record<string, unknown>): Worker {
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  return spawnScript(WORKER, job);
 }

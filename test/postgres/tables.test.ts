@@ -7,15 +7,13 @@ import { migrate } from '../../src/stores/postgres/migrations.js';
 import type { PostgresSchema } from '../../src/stores/postgres/schema.js';
 import {
   deleteTools,
-  lockToolNames,
-  lockWriters,
+  lockAndRead,
   readChanges,
   readHead,
   readHistory,
   readRegistration,
   readRegistrations,
   readTools,
-  setLockTimeout,
   writeEnabled,
   writeTools,
 } from '../../src/stores/postgres/tables.js';
@@ -50,14 +48,11 @@ function tool(name: string, n: number, extra: Partial<ToolWrite> = {}): ToolWrit
 }
 
 describe('PostgreSQL store queries', () => {
-  it('16 connections race a first registration under the name lock: one writes, 15 see it and conflict, no driver error', async () => {
+  it('16 connections race a first registration under the name lock (tool_registry_lock): one writes, 15 see it and conflict, no driver error', async () => {
     const outcomes = await Promise.all(
       Array.from({ length: 16 }, (_, i) =>
         db.transaction().execute(async (trx) => {
-          await setLockTimeout(trx, 10_000);
-          await lockWriters(trx, schema, 'shared');
-          await lockToolNames(trx, schema, ['contested']);
-          const current = (await readTools(trx, ['contested'])).get('contested');
+          const [current] = await lockAndRead(trx, schema, 10_000, false, ['contested']);
           if (current === undefined) {
             await writeTools(trx, schema, [tool('contested', i + 1)]);
             return 'created';
@@ -71,7 +66,7 @@ describe('PostgreSQL store queries', () => {
     expect((await readHead(db)).revision).toBe(1);
   });
 
-  it('writes 100,000 tools in one call (two statements, two bind parameters) and lists them in code-point order', async () => {
+  it('writes 100,000 tools in one call (tool_registry_write: two JSON parameters) and lists them in code-point order', async () => {
     const tools = Array.from({ length: 100_000 }, (_, i) => tool(`t${String(i).padStart(6, '0')}`, i + 1));
     tools.push(tool('B_upper', 200_001), tool('a_lower', 200_002));
     await db.transaction().execute((trx) => writeTools(trx, schema, tools));
@@ -106,13 +101,10 @@ describe('PostgreSQL store queries', () => {
 
   it('an import holding the writers lock exclusively makes a writer wait (and time out after its lock_timeout)', async () => {
     await db.transaction().execute(async (importer) => {
-      await lockWriters(importer, schema, 'exclusive');
+      await lockAndRead(importer, schema, 1000, true, []);
       const error = await db
         .transaction()
-        .execute(async (trx) => {
-          await setLockTimeout(trx, 150);
-          await lockWriters(trx, schema, 'shared');
-        })
+        .execute((trx) => lockAndRead(trx, schema, 150, false, ['any']))
         .catch((caught: unknown) => caught);
       expect(error).toMatchObject({ code: '55P03' });
     });

@@ -1,7 +1,7 @@
 // vitest globalSetup: one PostgreSQL server for the whole run; test files get its URL with
 // inject('postgresUrl') and make their own database (test/support/postgres.ts).
 import type { TestProject } from 'vitest/node';
-import { startTestPostgres } from './postgres-server.js';
+import { startTestPostgres } from './postgres-server.mjs';
 
 declare module 'vitest' {
   export interface ProvidedContext {

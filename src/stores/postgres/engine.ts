@@ -12,7 +12,7 @@ import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
-import { lockToolNames, lockWriters, readHead, setLockTimeout, setStatementTimeout } from './tables.js';
+import { lockAndRead, readHead, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow } from './tables.js';
 
 export interface EngineOptions<T> {
@@ -74,6 +74,8 @@ export class PostgresEngine<T> {
     // An idle connection the server ended: the pool drops it and opens another when needed.
   };
   readonly #waiters = new Set<() => void>();
+  /** Revision reads in flight (see revision()). */
+  readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
 
   private constructor(init: {
@@ -203,26 +205,31 @@ export class PostgresEngine<T> {
   }
 
   /**
-   * Runs `work` as one transaction that holds the locks of `scope`: lock waits bounded by
+   * Runs `work` as one transaction that holds the locks of `scope`, with the current rows of
+   * the scope's names read after the locks were taken (one round trip): lock waits bounded by
    * what is left of busyTimeoutMs, retried on lock timeouts, deadlocks and serialization
-   * failures, then STORAGE_BUSY. The read cache looks at the log before its next answer.
+   * failures, then STORAGE_BUSY. After a failure the read cache looks at the log before its
+   * next answer (a lost COMMIT acknowledgement may still have committed); after a success the
+   * caller tells the cache what it wrote.
    */
-  async write<R>(operation: string, scope: WriteScope, work: (trx: Db) => Promise<R>): Promise<R> {
+  async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[]) => Promise<R>): Promise<R> {
     if (this.readonly) throw new ReadOnlyError(operation);
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
+    if (this.#revisionReads.size > 0) await Promise.allSettled([...this.#revisionReads]);
     try {
-      return await this.#timed(operation, () => retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
-        this.db.transaction().execute(async (trx) => {
-          await setLockTimeout(trx, remainingMs);
-          if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
-          await lockWriters(trx, this.schema, names === undefined ? 'exclusive' : 'shared');
-          if (names !== undefined) await lockToolNames(trx, this.schema, names);
-          return work(trx);
-        }),
-      ));
-    } finally {
-      // Also after a failure: a lost COMMIT acknowledgement may still have committed.
+      return await this.#timed(operation, () =>
+        retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
+          this.db.transaction().execute(async (trx) => {
+            if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+            const rows = await lockAndRead(trx, this.schema, remainingMs, names === undefined, names ?? ('names' in scope ? scope.names : []));
+            return work(trx, rows);
+          }),
+        ),
+      );
+    } catch (error) {
       this.cache?.invalidate();
+      throw error;
+    } finally {
       this.#wake();
     }
   }
@@ -251,9 +258,18 @@ export class PostgresEngine<T> {
     }
   }
 
-  /** The current revision, read now. */
+  /**
+   * The current revision, read now. This instance's writes started after the call wait for
+   * the answer, so a `watch()` started before a `register()` sees its event.
+   */
   async revision(): Promise<number> {
-    return (await readHead(this.db)).revision;
+    const read = readHead(this.db).then((head) => head.revision);
+    this.#revisionReads.add(read);
+    try {
+      return await read;
+    } finally {
+      this.#revisionReads.delete(read);
+    }
   }
 
   /**
@@ -320,6 +336,7 @@ export class PostgresEngine<T> {
         readonly: this.readonly,
         cache: this.cache !== undefined,
         listening: this.listener?.listening === true,
+        listenerPid: this.listener?.backendPid ?? null,
       };
     } finally {
       client.release();
@@ -355,4 +372,6 @@ export interface PostgresEngineStatus {
   readonly cache: boolean;
   /** Whether the LISTEN connection is up now. */
   readonly listening: boolean;
+  /** The server process of the LISTEN connection (pg_stat_activity.pid), while listening. */
+  readonly listenerPid: number | null;
 }

@@ -26,10 +26,9 @@ export function quoteIdentifier(name: string): string {
 export const lockKeys = {
   /** Held (transaction-scoped) while migrations are checked and applied. */
   migrate: (schema: string): string => `tool-registry ${schema} migrate`,
-  /** Taken shared by every write and exclusively by an import. */
-  writers: (schema: string): string => `tool-registry ${schema} writers`,
-  /** One per tool name: the registration rule's check and write are one step. */
-  tool: (schema: string, toolName: string): string => `tool-registry ${schema} tool ${toolName}`,
+  // The write locks are taken by the schema's tool_registry_lock() (migrations/postgres/0001):
+  // 'tool-registry <schema> writers' (shared by every write, exclusive for an import) and
+  // 'tool-registry <schema> tool <name>' (one per name a write touches).
 } as const;
 
 /** The LISTEN/NOTIFY channel of a schema's changes (an identifier of at most 63 bytes). */

@@ -66,6 +66,30 @@ export class PostgresReadCache<T> {
     this.#wakeups++;
   }
 
+  /**
+   * This instance's own committed write: `entries` log entries that took the head to `head`,
+   * leaving `rows` (undefined: removed). When nothing else was logged in between (the head
+   * moved by exactly `entries` from the cache's), the cache takes the rows as they are and
+   * skips a catch-up; otherwise it looks at the log before its next answer.
+   */
+  ownWrite(entries: number, head: { readonly revision: number; readonly token: string }, rows: ReadonlyMap<string, RegistrationRow | undefined>): void {
+    const current = this.#head;
+    if (current === undefined || this.#running !== undefined || head.revision !== current.revision + entries || this.#caughtUpTo < this.#wakeups) {
+      this.invalidate();
+      return;
+    }
+    for (const [name, row] of rows) {
+      if (row === undefined) {
+        if (this.#entries.delete(name)) this.#sorted = undefined;
+      } else {
+        if (!this.#entries.has(name)) this.#sorted = undefined;
+        this.#entries.set(name, { row, value: undefined });
+      }
+    }
+    this.#head = { ...current, revision: head.revision, token: head.token };
+    this.#headEntryToken = head.token;
+  }
+
   /** The revision the cache reflects (-1 before the first load). */
   get revision(): number {
     return this.#head?.revision ?? -1;
@@ -108,6 +132,11 @@ export class PostgresReadCache<T> {
   /** The current row of a tool (no conversion). */
   row(toolName: string): RegistrationRow | undefined {
     return this.#entries.get(toolName)?.row;
+  }
+
+  /** Every cached name (any order). */
+  names(): IterableIterator<string> {
+    return this.#entries.keys();
   }
 
   /** Current values in code-point order of their names. */

@@ -4,7 +4,6 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { safeInteger } from './integers.js';
-import { lockKeys } from './identifiers.js';
 import type { PostgresSchema, ToolChangesTable } from './schema.js';
 
 /** A Kysely handle (or a transaction) on the registry's schema (`withSchema`; raw SQL names the schema itself). */
@@ -32,41 +31,9 @@ export interface ToolWrite extends RegistrationRow {
 
 // --- locks and limits (transaction-scoped) --------------------------------------------
 
-/** Bounds lock waits (row locks and advisory locks) in this transaction. */
-export async function setLockTimeout(trx: Db, ms: number): Promise<void> {
-  await sql`SELECT set_config('lock_timeout', ${`${Math.max(1, Math.ceil(ms))}ms`}, true)`.execute(trx);
-}
-
 /** Bounds each statement in this transaction (0: no bound). */
 export async function setStatementTimeout(trx: Db, ms: number): Promise<void> {
   await sql`SELECT set_config('statement_timeout', ${`${Math.max(0, Math.ceil(ms))}ms`}, true)`.execute(trx);
-}
-
-/**
- * The writers' lock: every write takes it shared, an import exclusively, so a replace import
- * cannot delete a tool registered while it runs and never needs one lock per tool.
- */
-export async function lockWriters(trx: Db, schema: string, mode: 'shared' | 'exclusive'): Promise<void> {
-  const key = lockKeys.writers(schema);
-  await (mode === 'shared'
-    ? sql`SELECT pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))`
-    : sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`
-  ).execute(trx);
-}
-
-/**
- * One transaction-scoped advisory lock per name, in name order (so two writers of the same
- * names queue rather than deadlock): a row lock cannot protect a name that has no row yet.
- * Keep the number of names small; an import takes the writers' lock instead.
- */
-export async function lockToolNames(trx: Db, schema: string, names: readonly string[]): Promise<void> {
-  const keys = [...new Set(names)].sort().map((name) => lockKeys.tool(schema, name));
-  if (keys.length === 1) {
-    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${keys[0]}, 0))`.execute(trx);
-  } else if (keys.length > 1) {
-    await sql`SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
-      FROM (SELECT k FROM unnest(${keys}::text[]) WITH ORDINALITY AS u (k, i) ORDER BY i) AS ordered`.execute(trx);
-  }
 }
 
 // --- reads ----------------------------------------------------------------------------
@@ -186,30 +153,34 @@ export async function readHistory(db: Db, toolName: string): Promise<{ fingerpri
 // --- writes ---------------------------------------------------------------------------
 
 /**
- * Writes tools in two statements whatever their number: the rows travel as one JSON
- * parameter each (JSON.stringify is native and fast; no 65,535-parameter limit, no per-value
- * escaping in JavaScript). First the specs: one new to the name's history is inserted; a
- * history row the tool does not point at now takes the new text; the text of the spec a tool
- * already points at is kept. Then each registration is inserted or replaced (the log's
- * triggers record what changed). Two statements, not one: the spec statement's trigger must
- * run before the registrations move, or a re-stored history row would be logged twice.
+ * Writes tools in one round trip whatever their number (migration 0001's tool_registry_write:
+ * the rows travel as two JSON parameters, so no 65,535-parameter limit and no per-value
+ * escaping in JavaScript). Returns the head after the write.
  */
-export async function writeTools(trx: Db, schema: string, tools: readonly ToolWrite[]): Promise<void> {
-  if (tools.length === 0) return;
-  // Raw SQL is not rewritten by withSchema: name the schema.
-  const specs = sql.table(`${schema}.tool_specs`);
-  const registrations = sql.table(`${schema}.tool_registrations`);
+export async function writeTools(trx: Db, schema: string, tools: readonly ToolWrite[]): Promise<Omit<Head, 'generation'>> {
   const specRows = JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.version, t.spec_json, t.first_registered_at]));
-  await sql`INSERT INTO ${specs} AS s (tool_name, fingerprint, version, spec_json, first_registered_at)
-    SELECT e->>0, e->>1, e->>2, e->>3, e->>4 FROM json_array_elements(${specRows}::json) AS e
-    ON CONFLICT (tool_name, fingerprint) DO UPDATE SET spec_json = EXCLUDED.spec_json
-    WHERE NOT EXISTS (SELECT 1 FROM ${registrations} AS r WHERE r.tool_name = s.tool_name AND r.fingerprint = s.fingerprint)
-      AND s.spec_json IS DISTINCT FROM EXCLUDED.spec_json`.execute(trx);
   const registrationRows = JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.enabled, t.created_at]));
-  await sql`INSERT INTO ${registrations} AS r (tool_name, fingerprint, enabled, created_at)
-    SELECT e->>0, e->>1, (e->>2)::boolean, e->>3 FROM json_array_elements(${registrationRows}::json) AS e
-    ON CONFLICT (tool_name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, enabled = EXCLUDED.enabled, created_at = EXCLUDED.created_at
-    WHERE (r.fingerprint, r.enabled, r.created_at) IS DISTINCT FROM (EXCLUDED.fingerprint, EXCLUDED.enabled, EXCLUDED.created_at)`.execute(trx);
+  // Raw SQL is not rewritten by withSchema: name the schema.
+  const { rows } = await sql<{ revision: string; token: string }>`SELECT revision, token FROM ${sql.id(schema, 'tool_registry_write')}(${specRows}::json, ${registrationRows}::json)`.execute(trx);
+  const head = rows[0];
+  if (head === undefined) throw new Error('tool_registry_write returned no head');
+  return { revision: safeInteger(head.revision, 'head revision'), token: head.token };
+}
+
+/**
+ * Takes a write's locks (lock waits bounded by `lockTimeoutMs`) and returns the current rows
+ * of `names`, read after the locks are held, in one round trip (tool_registry_lock).
+ * `exclusive`: the writers' lock alone, exclusively (an import); `names` is then usually empty.
+ */
+export async function lockAndRead(
+  trx: Db,
+  schema: string,
+  lockTimeoutMs: number,
+  exclusive: boolean,
+  names: readonly string[],
+): Promise<RegistrationRow[]> {
+  const { rows } = await sql<RegistrationRow>`SELECT * FROM ${sql.id(schema, 'tool_registry_lock')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${exclusive}, ${[...names]}::text[])`.execute(trx);
+  return rows;
 }
 
 /** Sets `enabled`; `false` when the tool is not there. */

