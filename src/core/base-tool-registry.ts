@@ -87,7 +87,7 @@ export type StoreChange =
 
 /** What a store reports back after applying a write's changes, inside the same atomic step. */
 export interface AppliedWrite {
-  /** Per change: whether it found its tool (a delete of an absent tool: false). */
+  /** Per change: whether it found its tool (a delete of an absent tool: false; puts and enables: true). */
   readonly found: readonly boolean[];
   /** The current registration of a name in scope, the write's changes included. */
   get(toolName: string): ToolRegistration | undefined;
@@ -125,9 +125,9 @@ export function runPlanSync<T>(writer: StoreWriter, plan: WritePlan<T>): T {
       return true;
     }
     if (change.kind === 'delete') return writer.delete(change.toolName);
-    const present = writer.find(change.toolName) !== undefined;
+    // The decision saw the tool (setEnabled throws TOOL_NOT_FOUND first), in this same transaction.
     writer.setEnabled(change.toolName, change.enabled);
-    return present;
+    return true;
   });
   return decision.result({ found, get: (toolName) => writer.get(toolName), revision: () => writer.revision() });
 }
