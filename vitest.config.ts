@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Builds dist/ when src/ is newer, so tests that spawn the built package never run stale code.
-    globalSetup: ['test/global-setup.ts'],
+    // Builds dist/ when src/ is newer, so tests that spawn the built package never run stale code;
+    // and one PostgreSQL server per run (embedded, or TOOL_REGISTRY_TEST_PG_URL): files inject its URL.
+    globalSetup: ['test/global-setup.ts', 'test/support/postgres-global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // STORES=memory,sqlite-memory narrows the conformance run for a quick local loop.

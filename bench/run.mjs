@@ -20,6 +20,7 @@ import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
 import { catchUpWorkloads } from './catch-up.mjs';
+import { postgresWorkloads } from './postgres.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -418,6 +419,8 @@ const STEPS = [
       log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
     }
   }],
+  // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
+  ['postgres', () => postgresWorkloads({ record, log })],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 

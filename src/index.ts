@@ -92,3 +92,11 @@ export type {
   OpenAIChatToolOutput,
   OpenAIResponsesToolOutput,
 } from './exports/index.js';
+export { openPostgresToolRegistry } from './stores/postgres/postgres-tool-registry.js';
+export type {
+  PostgresToolRegistry,
+  PostgresToolRegistryOptions,
+  PostgresStatus,
+  PostgresVerifyReport,
+  PostgresVerifyProblem,
+} from './stores/postgres/postgres-tool-registry.js';

@@ -29,6 +29,9 @@ export const TARGETS = [
   { id: 'watch-idle', workload: 'idle `watch` (SQLite), process CPU per second', ours: 'watch.idle.sqlite', base: 'watch.idle.sqlite.second', baseline: 'one second of one core', max: 0.01 },
   { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
   { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
+  { id: 'pg-get-cache', workload: 'PostgreSQL `get`, 10k tools, cache on', ours: 'pg.get.cached', base: 'pg.get.raw', baseline: 'raw prepared SELECT round trip (pg)', max: 0.05 },
+  { id: 'pg-register-new', workload: 'PostgreSQL `register` new tool', ours: 'pg.register.ours', base: 'pg.register.raw', baseline: 'raw pg transaction: SELECT check + INSERT', max: 1.5 },
+  { id: 'pg-import-time', workload: 'PostgreSQL `importSnapshot` 100k tools, time', ours: 'pg.import.ours', base: 'pg.import.raw', baseline: 'raw pg bulk INSERT … SELECT FROM unnest', max: 1.5 },
 ];
 
 /** Further ratios without a target, reported for context. */

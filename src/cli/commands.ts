@@ -11,7 +11,7 @@ import type { ChangeEvent, ImportMode, ImportReport, WriteOptions } from '../cor
 import { parseSnapshot, parseSpec, parseSpecs } from '../core/validation.js';
 import { lintTools, toAiSdkTools, toAnthropicTools, toGeminiTools, toMcpTools, toOpenAITools } from '../exports/index.js';
 import type { LintFinding, LintProvider } from '../exports/types.js';
-import { withRegistry } from './database.js';
+import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
 import { readJsonInput } from './input.js';
 import {
@@ -359,7 +359,7 @@ export async function importCommand(
   progress.update(`${dryRun ? 'planning the import of' : 'importing'} ${entries.length} tools ...`, true);
   let report: ImportReport;
   try {
-    if (dryRun && !(await exists(context.database))) {
+    if (dryRun && !isPostgresUrl(context.database) && !(await exists(context.database))) {
       // Nothing to compare with, and a dry run must not create the file: plan against an empty registry.
       await using empty = new InMemoryToolRegistry();
       report = await empty.importSnapshot(input, { mode: options.mode, dryRun: true });
@@ -393,16 +393,25 @@ export async function statusCommand(context: CliContext, options: { json?: boole
       print(context, toJson(status));
       return;
     }
+    const where: [string, string][] =
+      'filename' in status
+        ? [['file', status.filename]]
+        : [
+            ['database', describeDatabase(context.database)],
+            ['schema', status.schema],
+          ];
+    const storage: [string, string][] =
+      'filename' in status ? [['journal mode', status.journalMode]] : [['listening', status.listening ? 'yes' : 'no']];
     print(
       context,
       formatFields([
-        ['file', status.filename],
+        ...where,
         ['schema version', status.schemaVersion],
         ['revision', String(status.revision)],
         ['migrations', status.appliedMigrations.join(', ')],
         ['tools', `${status.tools} (${status.enabled} enabled, ${status.disabled} disabled)`],
         ['spec history', plural(status.specHistory, 'spec')],
-        ['journal mode', status.journalMode],
+        ...storage,
       ]),
     );
   });
@@ -415,7 +424,7 @@ export async function verifyCommand(context: CliContext, options: { json?: boole
     if (!report.ok) {
       throw new CliError(
         'VERIFY_FAILED',
-        `${plural(report.problems.length, 'problem')} in ${context.database} (${plural(report.checkedTools, 'tool')} checked)`,
+        `${plural(report.problems.length, 'problem')} in ${describeDatabase(context.database)} (${plural(report.checkedTools, 'tool')} checked)`,
         {
           details: report.problems.map(
             (problem) => `${problem.kind}${problem.tool_name === undefined ? '' : ` ${problem.tool_name}`}: ${problem.message}`,
@@ -424,13 +433,15 @@ export async function verifyCommand(context: CliContext, options: { json?: boole
       );
     }
     if (options.json !== true) {
-      print(context, `ok: the integrity check passed and ${plural(report.checkedTools, 'tool')} meet the contracts\n`);
+      const checks = isPostgresUrl(context.database) ? '' : 'the integrity check passed and ';
+      print(context, `ok: ${checks}${plural(report.checkedTools, 'tool')} meet the contracts\n`);
     }
   });
 }
 
 export async function migrateCommand(context: CliContext): Promise<void> {
-  const existed = context.database !== ':memory:' && (await exists(context.database));
+  const postgres = isPostgresUrl(context.database);
+  const existed = postgres || (context.database !== ':memory:' && (await exists(context.database)));
   let before: readonly string[] = [];
   if (existed) {
     // Only to tell which migrations are new; a file too old or too new to read is migrated or refused below.
@@ -441,8 +452,9 @@ export async function migrateCommand(context: CliContext): Promise<void> {
   await withRegistry(context.database, 'readwrite', async (registry) => {
     const status = await registry.status();
     const applied = status.appliedMigrations.filter((name) => !before.includes(name));
+    const created = postgres ? before.length === 0 : !existed;
     const lines = [
-      ...(existed ? [] : [`created ${context.database}`]),
+      ...(created ? [`created ${postgres ? `schema ${(status as { schema: string }).schema} in ${describeDatabase(context.database)}` : context.database}`] : []),
       ...applied.map((name) => `applied ${name}`),
       `schema version ${status.schemaVersion} (${plural(status.appliedMigrations.length, 'migration')}, ${applied.length} new)`,
     ];

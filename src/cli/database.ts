@@ -1,9 +1,58 @@
 // Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
 import { ToolRegistryError } from '../core/errors.js';
+import { openPostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
+import type { PostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
 import { openSqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
 import type { SqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
 import { CliError, describeSystemError } from './errors.js';
+
+/** A registry the command opened: SQLite (a file) or PostgreSQL (a URL). */
+export type CliRegistry = SqliteToolRegistry | PostgresToolRegistry;
+
+/** Whether `--db` names a PostgreSQL database (`postgres://…` or `postgresql://…`) rather than a file. */
+export function isPostgresUrl(database: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(database);
+}
+
+/**
+ * The connection string and schema of a PostgreSQL `--db`: `?schema=name` picks the registry's
+ * schema (default tool_registry) and is not passed on to the server.
+ */
+export function postgresTarget(database: string): { connectionString: string; schema: string | undefined } {
+  const url = new URL(database);
+  const schema = url.searchParams.get('schema') ?? undefined;
+  url.searchParams.delete('schema');
+  return { connectionString: url.toString(), schema };
+}
+
+/** The URL without its password, for messages. */
+export function describeDatabase(database: string): string {
+  if (!isPostgresUrl(database)) return database;
+  const url = new URL(database);
+  if (url.password !== '') url.password = '***';
+  return url.toString();
+}
+
+async function openPostgres(database: string, readonly: boolean): Promise<PostgresToolRegistry> {
+  const { connectionString, schema } = postgresTarget(database);
+  try {
+    // One command, one read: no cache to keep coherent.
+    return await openPostgresToolRegistry({ connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
+  } catch (error) {
+    if (error instanceof ToolRegistryError || error instanceof TypeError) throw error;
+    const pending = (error as { pendingMigrations?: unknown }).pendingMigrations;
+    if (Array.isArray(pending)) {
+      throw new CliError(
+        'DATABASE_NOT_FOUND',
+        `the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)} is missing or not migrated; ` +
+          `read-only commands never create one (run "tool-registry migrate" or register a tool first)`,
+      );
+    }
+    const reason = error instanceof Error ? describeSystemError(error) : String(error);
+    throw new CliError('IO_ERROR', `cannot open database ${describeDatabase(database)}: ${reason}`, { cause: error });
+  }
+}
 
 /**
  * A failure to open the file (not a database, a missing folder, no permission) is the
@@ -23,7 +72,8 @@ function openFailure(filename: string, error: unknown): unknown {
  * @throws DATABASE_NOT_FOUND when the file does not exist (nothing is created), IO_ERROR
  *   when it is not a readable database, SCHEMA_TOO_NEW
  */
-export async function openReadOnly(filename: string): Promise<SqliteToolRegistry> {
+export async function openReadOnly(filename: string): Promise<CliRegistry> {
+  if (isPostgresUrl(filename)) return openPostgres(filename, true);
   try {
     const info = await stat(filename);
     if (!info.isFile()) throw new CliError('IO_ERROR', `cannot open database ${filename}: it is not a regular file`);
@@ -45,7 +95,8 @@ export async function openReadOnly(filename: string): Promise<SqliteToolRegistry
 }
 
 /** Opens the database for writing, creating and migrating it as needed. */
-export async function openReadWrite(filename: string): Promise<SqliteToolRegistry> {
+export async function openReadWrite(filename: string): Promise<CliRegistry> {
+  if (isPostgresUrl(filename)) return openPostgres(filename, false);
   try {
     return await openSqliteToolRegistry({ filename });
   } catch (error) {
@@ -57,7 +108,7 @@ export async function openReadWrite(filename: string): Promise<SqliteToolRegistr
 export async function withRegistry<T>(
   filename: string,
   access: 'readonly' | 'readwrite',
-  work: (registry: SqliteToolRegistry) => Promise<T>,
+  work: (registry: CliRegistry) => Promise<T>,
 ): Promise<T> {
   const registry = access === 'readonly' ? await openReadOnly(filename) : await openReadWrite(filename);
   try {

@@ -58,13 +58,13 @@ interface ExpectOptions {
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
   program
-    .description('Inspect and change a tool registry database (SQLite).')
+    .description('Inspect and change a tool registry database (SQLite, or PostgreSQL with --db postgres://...).')
     .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print help')
     .helpCommand('help [command]', 'print help for a command')
     .option(
       '--db <path>',
-      `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,
+      `the database file, or a postgres:// URL (?schema=name picks the schema) (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,
     )
     // `get NAME --version V` needs its own --version: the program's options are read only
     // before the command, so every command also takes --db.
@@ -94,7 +94,7 @@ export function buildProgram(io: CliIO): Command {
   const command = (name: string): Command =>
     program
       .command(name)
-      .option('--db <path>', `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`);
+      .option('--db <path>', `the database file or postgres:// URL (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`);
 
   /** --expect-version / --expect-absent: the condition of a conditional write. */
   const expectation = (cmd: Command): Command =>
@@ -223,7 +223,7 @@ export function buildProgram(io: CliIO): Command {
     );
 
   command('status')
-    .description('file, schema version, revision, counts and journal mode')
+    .description('file (or database and schema), schema version, revision, counts, journal mode (or listener)')
     .option('--json', 'print the status as JSON')
     .action(async (options: { json?: boolean }, cmd: Command) => (await commands()).statusCommand(context(cmd), options));
 

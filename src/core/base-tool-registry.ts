@@ -61,13 +61,75 @@ export interface StoreReader {
   revision(): number;
 }
 
-/** Writes inside one atomic step; a throw inside the step undoes all of it. */
+/** Writes inside one atomic step; a throw inside the step undoes all of it (a synchronous store's writer). */
 export interface StoreWriter extends StoreReader {
   /** Inserts the tool or replaces its current spec, `enabled` and `created_at`; logs the change. */
   put(tool: StoredTool): void;
   setEnabled(toolName: string, enabled: boolean): void;
   /** `true` when the tool was there. */
   delete(toolName: string): boolean;
+}
+
+/**
+ * What a read or a write needs to see: the current tools of these names (a store with
+ * locks locks exactly these), or every current tool (an import: the whole registry).
+ */
+export type StoreScope = { readonly names: readonly string[] } | { readonly all: true };
+
+/**
+ * One change the core decided. A store applies a write's changes in order, atomically,
+ * together with the reads the decision was made from.
+ */
+export type StoreChange =
+  | { readonly kind: 'put'; readonly tool: StoredTool }
+  | { readonly kind: 'enable'; readonly toolName: string; readonly enabled: boolean }
+  | { readonly kind: 'delete'; readonly toolName: string };
+
+/** What a store reports back after applying a write's changes, inside the same atomic step. */
+export interface AppliedWrite {
+  /** Per change: whether it found its tool (a delete of an absent tool: false; puts and enables: true). */
+  readonly found: readonly boolean[];
+  /** The current registration of a name in scope, the write's changes included. */
+  get(toolName: string): ToolRegistration | undefined;
+  /** The revision including the write's own changes (only asked when the plan says `needsRevision`). */
+  revision(): number;
+}
+
+/**
+ * A write as the core hands it to a store: the store reads `scope` (locking it), calls
+ * `decide` (pure: the registration rule, preconditions, the import plan; a throw aborts the
+ * write and nothing is written), applies the changes atomically and calls `result`.
+ */
+export interface WritePlan<T> {
+  readonly scope: StoreScope;
+  /** The result needs the revision after the write (one more read for some stores). */
+  readonly needsRevision?: boolean;
+  decide(view: StoreReader): WriteDecision<T>;
+}
+
+export interface WriteDecision<T> {
+  readonly changes: readonly StoreChange[];
+  result(applied: AppliedWrite): T;
+}
+
+/**
+ * Runs a plan on a synchronous store's writer: read, decide, apply, result, all inside the
+ * store's one atomic step (SQLite's BEGIN IMMEDIATE, the memory store's undo log), without
+ * awaiting anything.
+ */
+export function runPlanSync<T>(writer: StoreWriter, plan: WritePlan<T>): T {
+  const decision = plan.decide(writer);
+  const found = decision.changes.map((change) => {
+    if (change.kind === 'put') {
+      writer.put(change.tool);
+      return true;
+    }
+    if (change.kind === 'delete') return writer.delete(change.toolName);
+    // The decision saw the tool (setEnabled throws TOOL_NOT_FOUND first), in this same transaction.
+    writer.setEnabled(change.toolName, change.enabled);
+    return true;
+  });
+  return decision.result({ found, get: (toolName) => writer.get(toolName), revision: () => writer.revision() });
 }
 
 function assertToolName(method: string, toolName: unknown): asserts toolName is string {
@@ -137,18 +199,22 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   protected abstract _get(toolName: string): ToolRegistration | undefined | Promise<ToolRegistration | undefined>;
   /** Current registrations sorted by name (code-point order); the core copies the array. */
   protected abstract _list(includeDisabled: boolean): readonly ToolRegistration[] | Promise<readonly ToolRegistration[]>;
-  /** Runs `work` against one consistent view; nothing is written. */
-  protected abstract _read<T>(work: (reader: StoreReader) => T): Promise<T>;
-  /** Runs `work` as one atomic write, exclusive across connections and processes. */
-  protected abstract _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T>;
+  /** Runs `work` (synchronous, pure) against one consistent view that holds at least `scope`; nothing is written. */
+  protected abstract _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): Promise<T>;
+  /**
+   * Applies a plan as one atomic write: reads its scope (a store with locks locks it, across
+   * connections and processes), lets the plan decide, applies the changes. Synchronous stores
+   * call `runPlanSync` inside their transaction.
+   */
+  protected abstract _write<T>(method: string, plan: WritePlan<T>): Promise<T>;
   /** Releases the store's resources; called once. */
   protected abstract _close(): Promise<void>;
   /** Every distinct spec stored under the name, oldest first (frozen entries). */
   protected abstract _history(toolName: string): Promise<readonly HistoryEntry[]>;
   /** Up to `limit` events after `since`, with the revision and the oldest retained one, in one view. */
   protected abstract _changes(since: number, limit: number): Promise<ChangeLogPage>;
-  /** The current revision, read now. */
-  protected abstract _revision(): number;
+  /** The current revision, read now (a store that must ask its server returns a promise). */
+  protected abstract _revision(): number | Promise<number>;
   /**
    * Resolves once the revision may have passed `revision` (a commit, here or in another
    * process), or when `signal` aborts. Must cost next to nothing while it waits.
@@ -186,7 +252,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     // stored spec is that valid spec, answered from a read; nothing is written.
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     if (typeof toolName === 'string') {
-      const unchanged = await this._read((reader) => {
+      const unchanged = await this._read({ names: [toolName] }, (reader) => {
         const existing = reader.get(toolName);
         if (existing === undefined || !isStoredSpec(spec, existing.spec)) return undefined;
         checkExpectedVersion(toolName, existing.spec, expected);
@@ -195,9 +261,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
-    return this._write('register', (writer) => {
-      checkExpectedVersion(prepared.tool_name, writer.find(prepared.tool_name), expected);
-      return this.#applyRegistration(writer, prepared, () => this.now());
+    return this._write('register', {
+      scope: { names: [prepared.tool_name] },
+      decide: (view) => {
+        checkExpectedVersion(prepared.tool_name, view.find(prepared.tool_name), expected);
+        const one = this.#decideRegistration(view, prepared, () => this.now());
+        return { changes: one.change === undefined ? [] : [one.change], result: one.result };
+      },
     });
   }
 
@@ -206,29 +276,43 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (!Array.isArray(specs)) throw new TypeError(`registerMany(): specs must be an array, got ${typeof specs}`);
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
-    const unchanged = await this._read((reader) =>
+    const names = prepared.map((one) => one.tool_name);
+    const unchanged = await this._read({ names }, (reader) =>
       prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
         ? prepared.map((one) => getOrFail(reader, one.tool_name))
         : undefined,
     );
     if (unchanged !== undefined) return unchanged;
-    return this._write('registerMany', (writer) => {
-      let createdAt: string | undefined;
-      const now = (): string => (createdAt ??= this.now());
-      return prepared.map((one, index) => this.#applyRegistration(writer, one, now, `[${index}]`));
+    return this._write('registerMany', {
+      scope: { names },
+      decide: (view) => {
+        let createdAt: string | undefined;
+        const now = (): string => (createdAt ??= this.now());
+        // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
+        const decisions = prepared.map((one, index) => this.#decideRegistration(view, one, now, `[${index}]`));
+        return {
+          changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
+          result: (applied) => decisions.map((one) => one.result(applied)),
+        };
+      },
     });
   }
 
-  /** One registration by the rule, inside a write; a conflict throws and the store undoes the whole write. */
-  #applyRegistration(writer: StoreWriter, prepared: PreparedSpec, now: () => string, path?: string): ToolRegistration {
-    const current = writer.find(prepared.tool_name);
+  /** One registration by the rule: the change to make (none for an identical spec) and the result. */
+  #decideRegistration(
+    view: StoreReader,
+    prepared: PreparedSpec,
+    now: () => string,
+    path?: string,
+  ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
+    const current = view.find(prepared.tool_name);
     const decision = decideRegistration(current, prepared, path);
-    if (decision.action === 'keep') return getOrFail(writer, prepared.tool_name);
+    if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
     const enabled = decision.action === 'replace' ? decision.enabled : true;
     const createdAt = now();
     // The spec object is built only here: an identical re-register never needs it.
     const registration = makeRegistration(materializeSpec(prepared.json), enabled, createdAt);
-    writer.put({
+    const tool: StoredTool = {
       record: {
         tool_name: prepared.tool_name,
         version: prepared.version,
@@ -239,8 +323,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       json: prepared.json,
       firstRegisteredAt: createdAt,
       registration,
-    });
-    return registration;
+    };
+    return { change: { kind: 'put', tool }, result: () => registration };
   }
 
   async get(toolName: string): Promise<ToolRegistration | undefined> {
@@ -272,12 +356,17 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     assertToolName('setEnabled', toolName);
     if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
     const expected = expectedVersionOf('setEnabled', options);
-    return this._write('setEnabled', (writer) => {
-      const current = writer.find(toolName);
-      checkExpectedVersion(toolName, current, expected);
-      if (current === undefined) throw new ToolNotFoundError(toolName);
-      if (current.enabled !== enabled) writer.setEnabled(toolName, enabled);
-      return getOrFail(writer, toolName);
+    return this._write('setEnabled', {
+      scope: { names: [toolName] },
+      decide: (view) => {
+        const current = view.find(toolName);
+        checkExpectedVersion(toolName, current, expected);
+        if (current === undefined) throw new ToolNotFoundError(toolName);
+        return {
+          changes: current.enabled === enabled ? [] : [{ kind: 'enable', toolName, enabled }],
+          result: (applied) => getOrFail(applied, toolName),
+        };
+      },
     });
   }
 
@@ -285,10 +374,12 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     this.#assertOpen('remove');
     assertToolName('remove', toolName);
     const expected = expectedVersionOf('remove', options);
-    if (expected === undefined) return this._write('remove', (writer) => writer.delete(toolName));
-    return this._write('remove', (writer) => {
-      checkExpectedVersion(toolName, writer.find(toolName), expected);
-      return writer.delete(toolName);
+    return this._write('remove', {
+      scope: { names: [toolName] },
+      decide: (view) => {
+        if (expected !== undefined) checkExpectedVersion(toolName, view.find(toolName), expected);
+        return { changes: [{ kind: 'delete', toolName }], result: (applied) => applied.found[0] === true };
+      },
     });
   }
 
@@ -316,11 +407,14 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       throw new TypeError(`watch(): signal must be an AbortSignal, got ${typeof signal}`);
     }
     // Without `since`, the feed starts at the revision of the call, not of the first next().
+    // Asked now (a store that must ask its server sends the question now and is awaited at the first next()).
     const since = given.since === undefined ? this._revision() : countOption('watch', 'since', given.since, 0);
+    if (since instanceof Promise) since.catch(() => {});
     return this.#watch(since, signal);
   }
 
-  async *#watch(since: number, signal: AbortSignal | undefined): AsyncGenerator<ChangeEvent, void, undefined> {
+  async *#watch(from: number | Promise<number>, signal: AbortSignal | undefined): AsyncGenerator<ChangeEvent, void, undefined> {
+    const since = await from;
     // One signal for "stop": the caller's abort or close() (AbortSignal.any needs Node 20.3).
     const controller = new AbortController();
     const abort = (): void => controller.abort();
@@ -365,17 +459,21 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const { mode, dryRun } = importOptions(options);
     const entries = parseSnapshot(snapshot);
     if (dryRun) {
-      return this._read((reader) => importReport(planImport(reader.records(), entries, mode), true, reader.revision()));
+      return this._read({ all: true }, (reader) => importReport(planImport(reader.records(), entries, mode), true, reader.revision()));
     }
-    return this._write('importSnapshot', (writer) => {
-      const plan = planImport(writer.records(), entries, mode);
+    return this._write('importSnapshot', {
+      scope: { all: true },
+      needsRevision: true,
+      decide: (view) => {
+      const plan = planImport(view.records(), entries, mode);
       if (plan.firstConflict !== undefined) throw plan.firstConflict;
       const actions = new Map(plan.steps.map((step) => [step.tool_name, step.action]));
+      const changes: StoreChange[] = [];
       let writtenAt: string | undefined;
       for (const entry of entries) {
         const action = actions.get(entry.tool_name);
         if (action !== 'add' && action !== 'update') continue;
-        writer.put({
+        changes.push({ kind: 'put', tool: {
           record: {
             tool_name: entry.tool_name,
             version: entry.version,
@@ -386,10 +484,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
           json: entry.json,
           // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
           firstRegisteredAt: (writtenAt ??= this.now()),
-        });
+        } });
       }
-      for (const step of plan.steps) if (step.action === 'remove') writer.delete(step.tool_name);
-      return importReport(plan, false, writer.revision());
+      for (const step of plan.steps) if (step.action === 'remove') changes.push({ kind: 'delete', toolName: step.tool_name });
+      return { changes, result: (applied) => importReport(plan, false, applied.revision()) };
+      },
     });
   }
 
@@ -431,7 +530,7 @@ function importReport(plan: ImportPlan, dryRun: boolean, revision: number): Impo
   return Object.freeze(dryRun ? { ...counts, plan: Object.freeze(plan.steps.map((step) => Object.freeze(step))) } : counts);
 }
 
-function getOrFail(reader: StoreReader, toolName: string): ToolRegistration {
+function getOrFail(reader: Pick<StoreReader, 'get'>, toolName: string): ToolRegistration {
   const registration = reader.get(toolName);
   if (registration === undefined) throw new ToolNotFoundError(toolName);
   return registration;

@@ -5,8 +5,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
-import type { ToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
+import type { PostgresToolRegistryOptions, ToolRegistry } from '../../src/index.js';
+import { createTestDatabase, uniqueName } from '../support/postgres.js';
+import type { TestDatabase } from '../support/postgres.js';
 
 export interface HarnessOptions {
   readonly clock?: () => Date;
@@ -67,6 +69,44 @@ export function fileBackedHarness(
   };
 }
 
+/**
+ * A harness for the PostgreSQL store on the run's server: one database for the test file
+ * (created at the first `open()`, dropped by `cleanup()`), a new schema per `open()`;
+ * `restart()` and `peer()` open the same schema again (a peer is another instance: its own
+ * pool, listener and cache).
+ */
+export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}): StoreHarness {
+  let database: TestDatabase | undefined;
+  const opened = new WeakMap<ToolRegistry, { schema: string; options: HarnessOptions }>();
+  const openSchema = async (schema: string, options: HarnessOptions): Promise<ToolRegistry> => {
+    database ??= await createTestDatabase();
+    const registry = await openPostgresToolRegistry({ connectionString: database.url, schema, ...extra, ...options });
+    opened.set(registry, { schema, options });
+    return registry;
+  };
+  const where = (registry: ToolRegistry, method: string) => {
+    const found = opened.get(registry);
+    if (found === undefined) throw new Error(`${method}(): this registry was not opened by this harness`);
+    return found;
+  };
+  return {
+    open: (options = {}) => openSchema(uniqueName('conformance'), options),
+    async restart(registry) {
+      const { schema, options } = where(registry, 'restart');
+      await registry.close();
+      return openSchema(schema, options);
+    },
+    async peer(registry) {
+      const { schema, options } = where(registry, 'peer');
+      return openSchema(schema, options);
+    },
+    async cleanup() {
+      await database?.drop();
+      database = undefined;
+    },
+  };
+}
+
 export const storeHarnesses = {
   memory: {
     open: async (options = {}) => new InMemoryToolRegistry(options),
@@ -83,6 +123,9 @@ export const storeHarnesses = {
   'sqlite-file': fileBackedHarness((filename, options) => openSqliteToolRegistry({ filename, ...options })),
   // The same file store with its read cache off (on by default): both must pass everything.
   'sqlite-file-nocache': fileBackedHarness((filename, options) => openSqliteToolRegistry({ filename, cache: false, ...options })),
+  postgres: postgresHarness(),
+  // The PostgreSQL store with its read cache off (on by default): both must pass everything.
+  'postgres-nocache': postgresHarness({ cache: false }),
 } satisfies Record<string, StoreHarness>;
 
 export type StoreName = keyof typeof storeHarnesses;

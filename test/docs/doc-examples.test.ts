@@ -11,6 +11,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
+import { createTestDatabase } from '../support/postgres.js';
+import type { TestDatabase } from '../support/postgres.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the package folder, so that `import 'tool-registry'` resolves to this package.
@@ -59,8 +61,11 @@ function markdownFiles(): string[] {
 const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
 const folders: string[] = [];
 
-afterAll(() => {
+const databases: TestDatabase[] = [];
+
+afterAll(async () => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+  await Promise.all(databases.map((database) => database.drop()));
 });
 
 describe('extractExamples', () => {
@@ -81,7 +86,7 @@ describe('documentation examples', () => {
   it.for(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
     '%s runs',
     { timeout: 150_000 },
-    ([, example], context) => {
+    async ([, example], context) => {
       // Operator one-liners need the sqlite3 shell: skipped, with the reason, where there is none.
       if (example.kind === 'sh' && /(^|[\s;|&(])sqlite3\s/m.test(example.code)) skipWithoutSqlite3(context);
       mkdirSync(BIN, { recursive: true });
@@ -93,6 +98,12 @@ describe('documentation examples', () => {
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
       const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}` };
       delete env.TOOL_REGISTRY_DB;
+      // An example that uses PostgreSQL gets an empty database of its own on the run's server.
+      if (example.code.includes('DATABASE_URL')) {
+        const database = await createTestDatabase();
+        databases.push(database);
+        env.DATABASE_URL = database.url;
+      }
       let result;
       if (example.kind === 'js') {
         const script = join(SCRIPTS, `${name}.mjs`);

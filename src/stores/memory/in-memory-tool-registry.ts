@@ -1,7 +1,7 @@
 import { compareCodePoints } from '../../core/canonical.js';
 import type { ToolRegistration } from '../../core/contracts.js';
-import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { ChangeLogPage, StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
+import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions } from '../../core/registry.js';
 import { CHANGE_LOG_TRIM_EVERY, changeAction, changeLogRetained } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
@@ -71,7 +71,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     return includeDisabled ? this.#sortedAll : (this.#sortedEnabled as ToolRegistration[]);
   }
 
-  protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
+  protected async _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
     return work(this.#reader(() => this.#revision));
   }
 
@@ -114,7 +114,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     });
   }
 
-  protected async _write<T>(_method: string, work: (writer: StoreWriter) => T): Promise<T> {
+  protected async _write<T>(_method: string, plan: WritePlan<T>): Promise<T> {
     // Undo log: the previous entry (or undefined) of every name touched, first touch only.
     const undo = new Map<string, Entry | undefined>();
     const undoHistory = new Map<string, HistoryRow[] | undefined>();
@@ -166,7 +166,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     };
     let result: T;
     try {
-      result = work(writer);
+      result = runPlanSync(writer, plan);
     } catch (error) {
       for (const [name, entry] of undo) this.#assign(name, entry);
       for (const [name, rows] of undoHistory) {

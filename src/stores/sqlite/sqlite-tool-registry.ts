@@ -5,8 +5,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
 import { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
-import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { ChangeLogPage, StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
+import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { ChangeAction, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { materializeSpec } from '../../core/validation.js';
@@ -395,7 +395,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /** Several reads in one read transaction, so they see one snapshot. */
-  protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
+  protected async _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
@@ -515,15 +515,17 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   // --- writes ------------------------------------------------------------------------
 
-  protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
+  protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
+    // Read, decide and apply synchronously inside one BEGIN IMMEDIATE transaction: nothing is awaited inside.
+    const work = (): T => runPlanSync(this.#writer(), plan);
     if (this.#db.inTransaction) {
       // Inside the caller's own transaction on its handle: join it now, as a savepoint.
-      return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => work(this.#writer())));
+      return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, work));
     }
     // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
-    return this.#group.run(method, () => work(this.#writer()), { alone: method === 'importSnapshot' });
+    return this.#group.run(method, work, { alone: method === 'importSnapshot' });
   }
 
   /**

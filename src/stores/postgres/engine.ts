@@ -1,0 +1,377 @@
+// The PostgreSQL store's machinery, apart from the registry contract: the pool (ours, or the
+// caller's, never ended by close()), migrations at open, write transactions with their locks,
+// timeouts and retries, the listener and the read cache, waiting for changes, status.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
+import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
+import { changeChannel, checkSchemaName } from './identifiers.js';
+import { safeInteger } from './integers.js';
+import { ChangeListener } from './listener.js';
+import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
+import { PostgresReadCache } from './read-cache.js';
+import type { PostgresSchema } from './schema.js';
+import { lockAndRead, readHead, setStatementTimeout } from './tables.js';
+import type { Db, RegistrationRow } from './tables.js';
+
+export interface EngineOptions<T> {
+  readonly connectionString?: string;
+  readonly pool?: pg.Pool;
+  readonly schema?: string;
+  readonly busyTimeoutMs?: number;
+  readonly statementTimeoutMs?: number;
+  readonly readonly?: boolean;
+  readonly cache?: boolean;
+  /** Where the LISTEN connection goes, when the pool's server cannot LISTEN (PgBouncer in transaction mode). */
+  readonly listenConnectionString?: string;
+  /** Builds the cached value of a row. */
+  readonly convert: (row: RegistrationRow) => T;
+}
+
+/** What a write locks: these names (shared writers' lock plus one lock per name), or everything (an import). */
+export type WriteScope = { readonly names: readonly string[] } | { readonly exclusive: true };
+
+/** More names than this in one write take the writers' lock exclusively instead of one lock each. */
+const MAX_NAME_LOCKS = 64;
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** The listener's heartbeat; the cache's staleness bound is twice this. */
+const HEARTBEAT_MS = 500;
+/** How often a watch looks at the log while no listener is up. */
+const POLL_MS = 250;
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  return typeof value;
+}
+
+function optionalMs(name: string, value: unknown, fallback: number | undefined): number | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`openPostgresToolRegistry(): ${name} must be an integer number of milliseconds >= 0, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function optionalBoolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`openPostgresToolRegistry(): ${name} must be a boolean, got ${describe(value)}`);
+  return value;
+}
+
+export class PostgresEngine<T> {
+  readonly schema: string;
+  readonly db: Db;
+  readonly pool: pg.Pool;
+  readonly readonly: boolean;
+  readonly busyTimeoutMs: number;
+  readonly statementTimeoutMs: number | undefined;
+  readonly cache: PostgresReadCache<T> | undefined;
+  readonly listener: ChangeListener | undefined;
+  readonly #ownsPool: boolean;
+  readonly #onPoolError = (): void => {
+    // An idle connection the server ended: the pool drops it and opens another when needed.
+  };
+  readonly #waiters = new Set<() => void>();
+  /** Revision reads in flight (see revision()). */
+  readonly #revisionReads = new Set<Promise<number>>();
+  #closed = false;
+
+  private constructor(init: {
+    schema: string;
+    pool: pg.Pool;
+    ownsPool: boolean;
+    readonly: boolean;
+    busyTimeoutMs: number;
+    statementTimeoutMs: number | undefined;
+    listenConfig: pg.ClientConfig | undefined;
+    cache: boolean;
+    convert: (row: RegistrationRow) => T;
+  }) {
+    this.schema = init.schema;
+    this.pool = init.pool;
+    this.#ownsPool = init.ownsPool;
+    this.readonly = init.readonly;
+    this.busyTimeoutMs = init.busyTimeoutMs;
+    this.statementTimeoutMs = init.statementTimeoutMs;
+    this.pool.on('error', this.#onPoolError);
+    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: init.pool }) }).withSchema(init.schema);
+    if (init.listenConfig !== undefined) {
+      let cache: PostgresReadCache<T> | undefined;
+      this.listener = new ChangeListener({
+        connection: init.listenConfig,
+        channel: changeChannel(init.schema),
+        heartbeatMs: HEARTBEAT_MS,
+        onNotify: (payload) => {
+          cache?.notified(payload);
+          this.#wake();
+        },
+        onConnect: () => {
+          cache?.invalidate();
+          this.#wake();
+        },
+        onDisconnect: () => cache?.invalidate(),
+      });
+      if (init.cache) {
+        cache = new PostgresReadCache({
+          db: this.db,
+          schema: init.schema,
+          listener: this.listener,
+          stalenessMs: 2 * HEARTBEAT_MS,
+          convert: init.convert,
+        });
+      }
+      this.cache = cache;
+    }
+  }
+
+  /** Checks the options, connects, migrates (unless read-only) and starts listening. */
+  static async open<T>(options: EngineOptions<T>): Promise<PostgresEngine<T>> {
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`openPostgresToolRegistry(): options must be an object, got ${describe(options)}`);
+    }
+    const { connectionString, pool } = options;
+    if ((connectionString === undefined) === (pool === undefined)) {
+      throw new TypeError('openPostgresToolRegistry(): give exactly one of connectionString and pool');
+    }
+    if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) {
+      throw new TypeError(`openPostgresToolRegistry(): connectionString must be a non-empty string, got ${describe(connectionString)}`);
+    }
+    if (pool !== undefined && !(pool instanceof pg.Pool)) {
+      throw new TypeError(`openPostgresToolRegistry(): pool must be a pg Pool, got ${describe(pool)}`);
+    }
+    const schema = checkSchemaName(options.schema ?? 'tool_registry');
+    const busyTimeoutMs = optionalMs('busyTimeoutMs', options.busyTimeoutMs, DEFAULT_BUSY_TIMEOUT_MS) as number;
+    const statementTimeoutMs = optionalMs('statementTimeoutMs', options.statementTimeoutMs, undefined);
+    const readonly = optionalBoolean('readonly', options.readonly, false);
+    const cache = optionalBoolean('cache', options.cache, true);
+    const listen = options.listenConnectionString;
+    if (listen !== undefined && (typeof listen !== 'string' || listen === '')) {
+      throw new TypeError(`openPostgresToolRegistry(): listenConnectionString must be a non-empty string, got ${describe(listen)}`);
+    }
+    const ownPool = pool === undefined ? new pg.Pool({ connectionString }) : undefined;
+    // A pool without an 'error' listener crashes the process when an idle connection dies.
+    ownPool?.on('error', () => {});
+    const thePool = pool ?? (ownPool as pg.Pool);
+    const listenConfig: pg.ClientConfig =
+      listen !== undefined ? { connectionString: listen } : connectionString !== undefined ? { connectionString } : { ...thePool.options };
+    const engine = new PostgresEngine<T>({
+      schema,
+      pool: thePool,
+      ownsPool: ownPool !== undefined,
+      readonly,
+      busyTimeoutMs,
+      statementTimeoutMs,
+      listenConfig,
+      cache,
+      convert: options.convert,
+    });
+    try {
+      await engine.#prepareSchema();
+      await engine.listener?.start();
+      return engine;
+    } catch (error) {
+      await engine.close();
+      throw error;
+    }
+  }
+
+  async #prepareSchema(): Promise<void> {
+    const migrations = shippedMigrations();
+    if (!this.readonly) {
+      await migrate({ pool: this.pool, schema: this.schema, busyTimeoutMs: this.busyTimeoutMs, migrations });
+      return;
+    }
+    const client = await this.pool.connect();
+    try {
+      const applied = await appliedMigrations(client, this.schema);
+      assertKnown(applied, migrations, this.schema);
+      const pending = pendingMigrations(applied, migrations);
+      if (pending.length > 0) {
+        // Too old or missing (not SCHEMA_TOO_NEW), and a read-only open must not fix it.
+        throw Object.assign(new Error(
+          `the PostgreSQL schema ${this.schema} is not migrated to this release (missing: ${pending.map((m) => m.name).join(', ')}); ` +
+            `a read-only registry does not migrate: run \`tool-registry migrate\` or open it once without readonly`,
+        ), { schema: this.schema, pendingMigrations: pending.map((m) => m.name) });
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.#closed) throw new RegistryClosedError(operation);
+  }
+
+  /**
+   * Runs `work` as one transaction that holds the locks of `scope`, with the current rows of
+   * the scope's names read after the locks were taken (one round trip): lock waits bounded by
+   * what is left of busyTimeoutMs, retried on lock timeouts, deadlocks and serialization
+   * failures, then STORAGE_BUSY. After a failure the read cache looks at the log before its
+   * next answer (a lost COMMIT acknowledgement may still have committed); after a success the
+   * caller tells the cache what it wrote.
+   */
+  async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[]) => Promise<R>): Promise<R> {
+    if (this.readonly) throw new ReadOnlyError(operation);
+    const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
+    if (this.#revisionReads.size > 0) await Promise.allSettled([...this.#revisionReads]);
+    try {
+      return await this.#timed(operation, () =>
+        retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
+          this.db.transaction().execute(async (trx) => {
+            if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+            const rows = await lockAndRead(trx, this.schema, remainingMs, names === undefined, names ?? ('names' in scope ? scope.names : []));
+            return work(trx, rows);
+          }),
+        ),
+      );
+    } catch (error) {
+      this.cache?.invalidate();
+      throw error;
+    } finally {
+      this.#wake();
+    }
+  }
+
+  /** Runs `work` in a read-only REPEATABLE READ transaction (one snapshot). */
+  async read<R>(work: (trx: Db) => Promise<R>, operation = 'read'): Promise<R> {
+    return this.#timed(operation, () => this.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+        return work(trx);
+      }));
+  }
+
+  /** A statement cancelled by statementTimeoutMs is STORAGE_BUSY (with the driver's error as cause). */
+  async #timed<R>(operation: string, run: () => Promise<R>): Promise<R> {
+    try {
+      return await run();
+    } catch (error) {
+      if (sqlState(error) === '57014' && this.statementTimeoutMs !== undefined) {
+        throw storageBusy(operation, this.statementTimeoutMs, 1, error);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * The current revision, read now. This instance's writes started after the call wait for
+   * the answer, so a `watch()` started before a `register()` sees its event.
+   */
+  async revision(): Promise<number> {
+    const read = readHead(this.db).then((head) => head.revision);
+    this.#revisionReads.add(read);
+    try {
+      return await read;
+    } finally {
+      this.#revisionReads.delete(read);
+    }
+  }
+
+  /**
+   * Resolves when the revision may have passed `revision` (a notification, an own write, a
+   * listener reconnect; without a listener, a poll every 250 ms) or when `signal` aborts.
+   */
+  async waitForChange(revision: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const woken = new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.#waiters.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#waiters.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+    // A commit between the caller's read and this call would have no wake-up left: look once.
+    if ((await this.revision().catch(() => revision + 1)) > revision) {
+      this.#wake();
+      return woken;
+    }
+    for (;;) {
+      const listening = this.listener?.listening === true;
+      const outcome = await Promise.race([woken.then(() => 'woken' as const), sleep(POLL_MS, 'poll' as const, { ref: false })]);
+      if (outcome === 'woken' || signal.aborted) return;
+      if (!listening && (await this.revision().catch(() => revision)) > revision) {
+        this.#wake();
+        return;
+      }
+    }
+  }
+
+  #wake(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+
+  /** Counts and the schema's state, for operators and the CLI. */
+  async status(): Promise<PostgresEngineStatus> {
+    const client = await this.pool.connect();
+    try {
+      const applied = await appliedMigrations(client, this.schema);
+      const counts = await this.read(async (trx) => {
+        const row = await trx
+          .selectFrom('tool_registrations')
+          .select((eb) => [
+            eb.fn.countAll<string>().as('tools'),
+            eb.fn.countAll<string>().filterWhere('enabled', '=', true).as('enabled'),
+          ])
+          .executeTakeFirstOrThrow();
+        const history = await trx.selectFrom('tool_specs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+        const head = await readHead(trx);
+        return { tools: safeInteger(row.tools, 'tools'), enabled: safeInteger(row.enabled, 'enabled'), history: safeInteger(history.n, 'history'), revision: head.revision };
+      });
+      return {
+        schema: this.schema,
+        schemaVersion: applied.at(-1) ?? '',
+        appliedMigrations: applied,
+        tools: counts.tools,
+        enabled: counts.enabled,
+        disabled: counts.tools - counts.enabled,
+        revision: counts.revision,
+        specHistory: counts.history,
+        readonly: this.readonly,
+        cache: this.cache !== undefined,
+        listening: this.listener?.listening === true,
+        listenerPid: this.listener?.backendPid ?? null,
+      };
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Stops listening, ends the pool if it is ours (a caller's pool is left open). Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wake();
+    await this.listener?.close();
+    this.pool.off('error', this.#onPoolError);
+    if (this.#ownsPool) await this.pool.end();
+  }
+}
+
+/** What `status()` reports for a PostgreSQL registry. */
+export interface PostgresEngineStatus {
+  readonly schema: string;
+  /** The name of the last applied migration, such as `0001_init`. */
+  readonly schemaVersion: string;
+  readonly appliedMigrations: readonly string[];
+  readonly tools: number;
+  readonly enabled: number;
+  readonly disabled: number;
+  /** The store-wide revision (0 before the first change). */
+  readonly revision: number;
+  /** Rows in the spec history. */
+  readonly specHistory: number;
+  readonly readonly: boolean;
+  /** Whether reads are served from the read cache. */
+  readonly cache: boolean;
+  /** Whether the LISTEN connection is up now. */
+  readonly listening: boolean;
+  /** The server process of the LISTEN connection (pg_stat_activity.pid), while listening. */
+  readonly listenerPid: number | null;
+}

@@ -1,0 +1,353 @@
+// The PostgreSQL store: the registry contract over node-postgres and Kysely. The core decides
+// (the rule, preconditions, import plans); this store reads what a decision needs under the
+// locks of its scope, and applies the decision in the same transaction (engine.ts). Reads come
+// from the read cache while it is coherent, else from the database.
+import type pg from 'pg';
+import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
+import { ToolRegistration } from '../../core/contracts.js';
+import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
+import { BaseToolRegistry } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WritePlan } from '../../core/base-tool-registry.js';
+import { RegistryClosedError } from '../../core/errors.js';
+import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import { changeAction } from '../../core/rules.js';
+import type { ToolRecord } from '../../core/rules.js';
+import { makeRegistration, materializeSpec } from '../../core/validation.js';
+import { PostgresEngine } from './engine.js';
+import type { PostgresEngineStatus } from './engine.js';
+import {
+  deleteTools,
+  readChanges,
+  readHead,
+  readHistory,
+  readRegistration,
+  readRegistrations,
+  readTools,
+  writeEnabled,
+  writeTools,
+} from './tables.js';
+import type { Db, Head, RegistrationRow, ToolRow, ToolWrite } from './tables.js';
+
+export interface PostgresToolRegistryOptions extends RegistryOptions {
+  /** A PostgreSQL URL (`postgres://user:pass@host:5432/db`). Exactly one of `connectionString` and `pool`. */
+  readonly connectionString?: string;
+  /** Your own node-postgres `Pool`; `close()` leaves it open. */
+  readonly pool?: pg.Pool;
+  /** The schema the registry's tables live in (created and migrated at open). Default `'tool_registry'`. */
+  readonly schema?: string;
+  /**
+   * Serve reads from memory. Default `true`. Coherent across instances: every commit (any
+   * instance's, or a hand edit in psql) wakes a LISTEN connection and the next read catches up
+   * from the change log; while the listener is down or unconfirmed for 1 s, reads go to the
+   * database. This instance's own writes are visible to its next read.
+   */
+  readonly cache?: boolean;
+  /** How long a write may wait for locks (retrying deadlocks and serialization failures) before `STORAGE_BUSY`. Default 5000. */
+  readonly busyTimeoutMs?: number;
+  /** Cancels any statement of the registry's that runs longer (`STORAGE_BUSY`). Default: none. */
+  readonly statementTimeoutMs?: number;
+  /** Open without migrating or writing; every write fails with `READ_ONLY`. The schema must be migrated. */
+  readonly readonly?: boolean;
+  /**
+   * Where the LISTEN connection goes, when the pool's server cannot LISTEN (PgBouncer in
+   * transaction mode: give the database's direct URL here). Default: the pool's own settings.
+   */
+  readonly listenConnectionString?: string;
+}
+
+/** What `status()` reports. */
+export type PostgresStatus = PostgresEngineStatus;
+
+/** One problem `verify()` found. */
+export interface PostgresVerifyProblem {
+  readonly kind: 'contract' | 'fingerprint' | 'reference';
+  readonly tool_name?: string;
+  readonly message: string;
+}
+
+/** What `verify()` reports: `ok` when every current row meets the contracts. */
+export interface PostgresVerifyReport {
+  readonly ok: boolean;
+  readonly checkedTools: number;
+  readonly problems: readonly PostgresVerifyProblem[];
+}
+
+export interface PostgresToolRegistry extends ToolRegistry {
+  /** Counts, applied migrations, the revision and the listener's state, for operators and the CLI. */
+  status(): Promise<PostgresStatus>;
+  /** Checks that every current row's spec parses, meets the contract and has the fingerprint of its canonical form. */
+  verify(): Promise<PostgresVerifyReport>;
+}
+
+function toRecord(row: ToolRow): ToolRecord {
+  return { tool_name: row.tool_name, version: row.version, fingerprint: row.fingerprint, enabled: row.enabled, created_at: row.created_at };
+}
+
+function toRegistration(row: RegistrationRow): ToolRegistrationType {
+  return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at);
+}
+
+function toWrite(change: Extract<StoreChange, { kind: 'put' }>): ToolWrite {
+  const { record, json, firstRegisteredAt } = change.tool;
+  return { ...record, spec_json: json, first_registered_at: firstRegisteredAt };
+}
+
+/** A view of what a write or read loaded: rows by name (with spec text unless loaded for `all`). */
+function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: number): StoreReader {
+  const built = new Map<string, ToolRegistrationType>();
+  return {
+    find: (toolName) => {
+      const row = rows.get(toolName);
+      return row === undefined ? undefined : toRecord(row);
+    },
+    get: (toolName) => {
+      const row = rows.get(toolName);
+      if (row === undefined) return undefined;
+      if (!('spec_json' in row)) throw new Error(`internal: ${toolName}'s spec was not loaded`);
+      let registration = built.get(toolName);
+      if (registration === undefined) built.set(toolName, (registration = toRegistration(row)));
+      return registration;
+    },
+    records: () => new Map([...rows].map(([name, row]) => [name, toRecord(row)])),
+    revision: () => revision,
+  };
+}
+
+class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolRegistry {
+  readonly #engine: PostgresEngine<ToolRegistrationType>;
+
+  constructor(engine: PostgresEngine<ToolRegistrationType>, options: RegistryOptions) {
+    super(options);
+    this.#engine = engine;
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.closed) throw new RegistryClosedError(operation);
+  }
+
+  /** The cache, when it may answer now (caught up); undefined: read the database. */
+  async #cache() {
+    const cache = this.#engine.cache;
+    return cache !== undefined && (await cache.ready()) ? cache : undefined;
+  }
+
+  protected async _find(toolName: string): Promise<ToolRecord | undefined> {
+    const cache = await this.#cache();
+    const row = cache !== undefined ? cache.row(toolName) : (await readTools(this.#engine.db, [toolName])).get(toolName);
+    return row === undefined ? undefined : toRecord(row);
+  }
+
+  protected async _get(toolName: string): Promise<ToolRegistrationType | undefined> {
+    const cache = await this.#cache();
+    if (cache !== undefined) return cache.get(toolName);
+    const row = await readRegistration(this.#engine.db, toolName);
+    return row === undefined ? undefined : toRegistration(row);
+  }
+
+  protected async _list(includeDisabled: boolean): Promise<readonly ToolRegistrationType[]> {
+    const cache = await this.#cache();
+    if (cache !== undefined) return cache.list(includeDisabled);
+    return (await readRegistrations(this.#engine.db, { includeDisabled })).map(toRegistration);
+  }
+
+  protected async _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
+    this.#assertOpen('read');
+    const cache = await this.#cache();
+    if (cache !== undefined) {
+      const names = 'names' in scope ? scope.names : undefined;
+      const rows = new Map<string, RegistrationRow>();
+      if (names !== undefined) {
+        for (const name of names) {
+          const row = cache.row(name);
+          if (row !== undefined) rows.set(name, row);
+        }
+      } else {
+        for (const name of cache.names()) rows.set(name, cache.row(name) as RegistrationRow);
+      }
+      return work(viewOf(rows, cache.revision));
+    }
+    const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true));
+    return work(viewOf(rows, revision));
+  }
+
+  /** The rows of a scope (with spec text for named tools) and, if asked, the revision, in the caller's transaction. */
+  async #load(trx: Db, scope: StoreScope, withRevision: boolean): Promise<{ rows: Map<string, ToolRow | RegistrationRow>; revision: number }> {
+    const rows: Map<string, ToolRow | RegistrationRow> =
+      'names' in scope
+        ? new Map((await readRegistrations(trx, { includeDisabled: true, names: scope.names })).map((row) => [row.tool_name, row]))
+        : await readTools(trx);
+    return { rows, revision: withRevision ? (await readHead(trx)).revision : Number.NaN };
+  }
+
+  protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
+    this.#assertOpen(method);
+    const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
+    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined> } | undefined;
+    const result = await this.#engine.write(method, lock, async (trx, locked) => {
+      const rows: Map<string, ToolRow | RegistrationRow> =
+        'names' in plan.scope ? new Map(locked.map((row) => [row.tool_name, row])) : await readTools(trx);
+      const view = viewOf(rows, Number.NaN);
+      const decision = plan.decide(view);
+      const after = new Map<string, RegistrationRow | undefined>();
+      const applied = await this.#apply(trx, decision.changes, rows, after);
+      written = { entries: applied.entries, head: applied.head, after };
+      const revision = plan.needsRevision === true ? (applied.head?.revision ?? (await readHead(trx)).revision) : Number.NaN;
+      return decision.result({
+        found: applied.found,
+        revision: () => revision,
+        get: (toolName) => {
+          if (!after.has(toolName)) return view.get(toolName);
+          const row = after.get(toolName);
+          return row === undefined ? undefined : toRegistration(row);
+        },
+      });
+    });
+    const cache = this.#engine.cache;
+    if (cache !== undefined && written !== undefined) {
+      const { entries, head, after } = written;
+      // Nothing written: nothing to tell. Puts alone report the head: the cache takes the rows.
+      if (entries === 0 && after.size === 0) return result;
+      if (head !== undefined) cache.ownWrite(entries, head, after);
+      else cache.invalidate();
+    }
+    return result;
+  }
+
+  /**
+   * Applies changes in order (a run of puts in one round trip, a run of deletes in one
+   * statement); returns `found` per change, the number of log entries written when known
+   * (puts only), and the head after the last put.
+   */
+  async #apply(
+    trx: Db,
+    changes: readonly StoreChange[],
+    before: ReadonlyMap<string, ToolRow | RegistrationRow>,
+    after: Map<string, RegistrationRow | undefined>,
+  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined }> {
+    const found: boolean[] = [];
+    let head: Omit<Head, 'generation'> | undefined;
+    let entries = 0;
+    let onlyPuts = true;
+    let index = 0;
+    while (index < changes.length) {
+      const change = changes[index] as StoreChange;
+      if (change.kind === 'enable') {
+        onlyPuts = false;
+        found.push(await writeEnabled(trx, change.toolName, change.enabled));
+        const row = before.get(change.toolName);
+        if (row !== undefined && 'spec_json' in row) after.set(change.toolName, { ...row, enabled: change.enabled });
+        index++;
+        continue;
+      }
+      let end = index;
+      while (end < changes.length && (changes[end] as StoreChange).kind === change.kind) end++;
+      const run = changes.slice(index, end);
+      if (change.kind === 'put') {
+        const puts = run as Extract<StoreChange, { kind: 'put' }>[];
+        head = await writeTools(trx, this.#engine.schema, puts.map(toWrite));
+        for (const put of puts) {
+          const record = put.tool.record;
+          const previous = before.get(record.tool_name);
+          // The text of a spec the tool already shows is kept.
+          const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === record.fingerprint ? previous.spec_json : put.tool.json;
+          after.set(record.tool_name, { ...record, spec_json: text });
+          // The log's triggers write an entry when anything a reader sees changed.
+          if (changeAction(previous === undefined ? undefined : toRecord(previous), record) !== undefined) entries++;
+          found.push(true);
+        }
+      } else {
+        onlyPuts = false;
+        const names = (run as Extract<StoreChange, { kind: 'delete' }>[]).map((one) => one.toolName);
+        const deleted = new Set(await deleteTools(trx, names));
+        for (const name of names) {
+          found.push(deleted.has(name));
+          after.set(name, undefined);
+        }
+      }
+      index = end;
+    }
+    return { found, entries, head: onlyPuts ? head : undefined };
+  }
+
+  protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
+    const rows = await this.#engine.read((trx) => readHistory(trx, toolName), 'history');
+    return rows.map((row) => Object.freeze({ spec: materializeSpec(row.spec_json), fingerprint: row.fingerprint, first_registered_at: row.first_registered_at }));
+  }
+
+  protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
+    const page = await readChanges(this.#engine.db, this.#engine.schema, since, limit);
+    const events = page.changes.map(
+      ({ revision, tool_name, action, version, at }): ChangeEvent => Object.freeze({ revision, tool_name, action, version, at }),
+    );
+    return { revision: page.head.revision, oldestRevision: page.oldestRevision, events };
+  }
+
+  protected _revision(): Promise<number> {
+    return this.#engine.revision();
+  }
+
+  protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
+    return this.#engine.waitForChange(revision, signal);
+  }
+
+  protected async _close(): Promise<void> {
+    await this.#engine.close();
+  }
+
+  async status(): Promise<PostgresStatus> {
+    this.#assertOpen('status');
+    return Object.freeze(await this.#engine.status());
+  }
+
+  async verify(): Promise<PostgresVerifyReport> {
+    this.#assertOpen('verify');
+    const rows = await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled: true }), 'verify');
+    const problems: PostgresVerifyProblem[] = [];
+    for (const row of rows) {
+      const name = row.tool_name;
+      let spec: unknown;
+      try {
+        spec = JSON.parse(row.spec_json);
+      } catch (error) {
+        problems.push({ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` });
+        continue;
+      }
+      const fingerprint = fingerprintOf(canonicalJson(spec));
+      if (fingerprint !== row.fingerprint) {
+        problems.push({
+          kind: 'fingerprint',
+          tool_name: name,
+          message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec's canonical JSON (${fingerprint})`,
+        });
+      }
+      const parsed = ToolRegistration.safeParse({ spec, enabled: row.enabled, created_at: row.created_at });
+      if (!parsed.success) {
+        const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+        problems.push({ kind: 'contract', tool_name: name, message: `the stored registration breaks the contract: ${issues}` });
+        continue;
+      }
+      if (parsed.data.spec.tool_name !== name || parsed.data.spec.version !== row.version) {
+        problems.push({
+          kind: 'contract',
+          tool_name: name,
+          message: `the stored spec names ${JSON.stringify(parsed.data.spec.tool_name)} version ${JSON.stringify(parsed.data.spec.version)}, its row ${JSON.stringify(name)} version ${JSON.stringify(row.version)}`,
+        });
+      }
+    }
+    return Object.freeze({ ok: problems.length === 0, checkedTools: rows.length, problems: Object.freeze(problems) });
+  }
+}
+
+/**
+ * Opens a registry on PostgreSQL: connects (your `pool`, or one made from `connectionString`),
+ * creates and migrates `schema` unless `readonly` (N instances starting at once apply each
+ * migration once), and starts the LISTEN connection for the read cache and `watch`.
+ * @throws TypeError for bad options; SCHEMA_TOO_NEW when the schema was migrated by a newer
+ *   release (left untouched); STORAGE_BUSY when the migration lock is not obtained in time
+ */
+export async function openPostgresToolRegistry(options: PostgresToolRegistryOptions): Promise<PostgresToolRegistry> {
+  const clock = (options as PostgresToolRegistryOptions | undefined)?.clock;
+  if (clock !== undefined && typeof clock !== 'function') throw new TypeError(`openPostgresToolRegistry(): clock must be a function, got ${typeof clock}`);
+  const engine = await PostgresEngine.open<ToolRegistrationType>({ ...options, convert: toRegistration });
+  return new PostgresToolRegistryImpl(engine, clock === undefined ? {} : { clock });
+}

@@ -1,0 +1,214 @@
+// The PostgreSQL store's read cache: current registrations in memory, coherent across
+// instances. The change log is the truth, LISTEN/NOTIFY only the wake-up: a notification
+// (or the store's own commit, or a (re)connect of the listener) marks the cache behind, and
+// the next read first catches up from the log in one REPEATABLE READ transaction, reading
+// each changed name's current row once. Memory answers only while the listener is up and
+// has proven itself alive within `stalenessMs` (its heartbeat); otherwise reads go to the
+// database, so a lost listener never makes the cache serve data older than that bound.
+import { compareCodePoints } from '../../core/canonical.js';
+import { readChanges, readHead, readRegistrations } from './tables.js';
+import type { Db, Head, RegistrationRow } from './tables.js';
+
+/** What the cache needs to know about the listener. */
+export interface ListenerState {
+  readonly listening: boolean;
+  /** `performance.now()` before which every commit has been notified. */
+  readonly confirmedAt: number;
+}
+
+export interface ReadCacheOptions<T> {
+  readonly db: Db;
+  readonly schema: string;
+  readonly listener: ListenerState;
+  /** Serve from memory only if the listener confirmed itself within this many ms. */
+  readonly stalenessMs: number;
+  /** Builds the value handed out (once per row, on first use). */
+  readonly convert: (row: RegistrationRow) => T;
+}
+
+interface Entry<T> {
+  readonly row: RegistrationRow;
+  value: T | undefined;
+}
+
+/** More changed names than this in one catch-up: reload everything instead. */
+const MAX_CHANGES = 10_000;
+
+export class PostgresReadCache<T> {
+  readonly #options: ReadCacheOptions<T>;
+  readonly #entries = new Map<string, Entry<T>>();
+  /** Names in code-point order; rebuilt after a change. */
+  #sorted: string[] | undefined;
+  /** The log position the entries reflect (undefined: never loaded). */
+  #head: Head | undefined;
+  /** The token of the log entry at `#head.revision` (undefined at revision 0). */
+  #headEntryToken: string | undefined;
+  /** Bumped by every reason to look at the log again. */
+  #wakeups = 0;
+  /** The value of #wakeups when the last completed catch-up began. */
+  #caughtUpTo = -1;
+  #running: Promise<void> | undefined;
+  /** Counters, for tests and status. */
+  readonly stats = { reloads: 0, catchUps: 0, uncachedReads: 0 };
+
+  constructor(options: ReadCacheOptions<T>) {
+    this.#options = options;
+  }
+
+  /** A notification arrived with the new head revision as payload. */
+  notified(payload: string): void {
+    const revision = Number(payload);
+    if (this.#head === undefined || !(revision <= this.#head.revision)) this.#wakeups++;
+  }
+
+  /** Something may have changed (own commit, listener (re)connected or lost): look at the log before the next answer. */
+  invalidate(): void {
+    this.#wakeups++;
+  }
+
+  /**
+   * This instance's own committed write: `entries` log entries that took the head to `head`,
+   * leaving `rows` (undefined: removed). When nothing else was logged in between (the head
+   * moved by exactly `entries` from the cache's), the cache takes the rows as they are and
+   * skips a catch-up; otherwise it looks at the log before its next answer.
+   */
+  ownWrite(entries: number, head: { readonly revision: number; readonly token: string }, rows: ReadonlyMap<string, RegistrationRow | undefined>): void {
+    const current = this.#head;
+    if (current === undefined || this.#running !== undefined || head.revision !== current.revision + entries || this.#caughtUpTo < this.#wakeups) {
+      this.invalidate();
+      return;
+    }
+    for (const [name, row] of rows) {
+      if (row === undefined) {
+        if (this.#entries.delete(name)) this.#sorted = undefined;
+      } else {
+        if (!this.#entries.has(name)) this.#sorted = undefined;
+        this.#entries.set(name, { row, value: undefined });
+      }
+    }
+    this.#head = { ...current, revision: head.revision, token: head.token };
+    this.#headEntryToken = head.token;
+  }
+
+  /** The revision the cache reflects (-1 before the first load). */
+  get revision(): number {
+    return this.#head?.revision ?? -1;
+  }
+
+  /**
+   * Resolves `true` once memory may answer (caught up with every wake-up seen before the
+   * call), or `false` when the caller must read the database (listener down or unconfirmed).
+   */
+  async ready(): Promise<boolean> {
+    const { listening, confirmedAt } = this.#options.listener;
+    if (!listening || performance.now() - confirmedAt > this.#options.stalenessMs) {
+      this.#wakeups++;
+      this.stats.uncachedReads++;
+      return false;
+    }
+    const wanted = this.#wakeups;
+    while (this.#caughtUpTo < wanted) {
+      if (this.#running === undefined) {
+        const started = this.#wakeups;
+        this.#running = this.#catchUp()
+          .then(() => {
+            this.#caughtUpTo = Math.max(this.#caughtUpTo, started);
+          })
+          .finally(() => {
+            this.#running = undefined;
+          });
+      }
+      await this.#running;
+    }
+    return true;
+  }
+
+  /** The current value of a tool, or undefined (only after ready() said true). */
+  get(toolName: string): T | undefined {
+    const entry = this.#entries.get(toolName);
+    return entry === undefined ? undefined : this.#value(entry);
+  }
+
+  /** The current row of a tool (no conversion). */
+  row(toolName: string): RegistrationRow | undefined {
+    return this.#entries.get(toolName)?.row;
+  }
+
+  /** Every cached name (any order). */
+  names(): IterableIterator<string> {
+    return this.#entries.keys();
+  }
+
+  /** Current values in code-point order of their names. */
+  list(includeDisabled: boolean): T[] {
+    this.#sorted ??= [...this.#entries.keys()].sort(compareCodePoints);
+    const out: T[] = [];
+    for (const name of this.#sorted) {
+      const entry = this.#entries.get(name) as Entry<T>;
+      if (includeDisabled || entry.row.enabled) out.push(this.#value(entry));
+    }
+    return out;
+  }
+
+  #value(entry: Entry<T>): T {
+    entry.value ??= this.#options.convert(entry.row);
+    return entry.value;
+  }
+
+  async #catchUp(): Promise<void> {
+    const head = this.#head;
+    if (head === undefined) return this.#reload();
+    await this.#options.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        const page = await readChanges(trx, this.#options.schema, head.revision, MAX_CHANGES + 1);
+        const followed =
+          page.head.generation === head.generation &&
+          page.head.revision >= head.revision &&
+          // The entry the cache stopped at is still the one it saw (a restored dump may reuse the number).
+          (head.revision === 0 ? true : page.sinceToken === this.#headEntryToken) &&
+          (page.head.revision > head.revision || page.head.token === head.token) &&
+          page.changes.length <= MAX_CHANGES;
+        if (!followed) return this.#reload(trx);
+        this.stats.catchUps++;
+        if (page.changes.length === 0) return;
+        const names = [...new Set(page.changes.map((change) => change.tool_name))];
+        const rows = await readRegistrations(trx, { includeDisabled: true, names });
+        const found = new Map(rows.map((row) => [row.tool_name, row]));
+        let membership = false;
+        for (const name of names) {
+          const row = found.get(name);
+          if (row === undefined) membership = this.#entries.delete(name) || membership;
+          else {
+            membership ||= !this.#entries.has(name);
+            this.#entries.set(name, { row, value: undefined });
+          }
+        }
+        if (membership) this.#sorted = undefined;
+        this.#head = page.head;
+        this.#headEntryToken = page.changes.at(-1)?.token ?? this.#headEntryToken;
+      });
+  }
+
+  /** Loads every tool and the head in one snapshot (inside `trx`, or a new read-only REPEATABLE READ transaction). */
+  async #reload(trx?: Db): Promise<void> {
+    if (trx === undefined) {
+      return this.#options.db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute((inner) => this.#reload(inner));
+    }
+    this.stats.reloads++;
+    const head = await readHead(trx);
+    const { sinceToken } = await readChanges(trx, this.#options.schema, head.revision, 0);
+    const rows = await readRegistrations(trx, { includeDisabled: true });
+    this.#entries.clear();
+    for (const row of rows) this.#entries.set(row.tool_name, { row, value: undefined });
+    this.#sorted = rows.map((row) => row.tool_name);
+    this.#head = head;
+    this.#headEntryToken = sinceToken;
+  }
+}

@@ -1,0 +1,70 @@
+// Typed Kysely view of migrations/postgres (keep in step with the .sql files). bigint
+// columns arrive from node-postgres as strings (see integers.ts).
+import type { Generated } from 'kysely';
+
+/** Spec history: one row per distinct spec stored under a name. */
+export interface ToolSpecsTable {
+  tool_name: string;
+  /** SHA-256 (hex) of the spec's canonical JSON. */
+  fingerprint: string;
+  version: string | null;
+  /** The spec's JSON text as registered. */
+  spec_json: string;
+  first_registered_at: string;
+  /** Identity: the order rows were stored in (history, oldest first). */
+  stored_order: Generated<string>;
+}
+
+/** Current registrations, pointing at a row of `tool_specs`. */
+export interface ToolRegistrationsTable {
+  tool_name: string;
+  fingerprint: string;
+  enabled: boolean;
+  created_at: string | null;
+}
+
+/** One row: the last logged change, a token that changes with every change, the schema's generation. */
+export interface ToolRegistryHeadTable {
+  only_row: boolean;
+  revision: string;
+  token: string;
+  generation: string;
+}
+
+/** The bounded change log. */
+export interface ToolChangesTable {
+  revision: string;
+  /** xid8 as text. */
+  xid: string;
+  tool_name: string;
+  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed';
+  version: string | null;
+  at: string;
+  /** The head's token after the statement that logged this change. */
+  token: string;
+}
+
+export interface SchemaMigrationsTable {
+  name: string;
+  applied_at: Date;
+}
+
+/** The operators' view: one row per current tool. */
+export interface ToolsView {
+  tool_name: string;
+  version: string | null;
+  enabled: boolean;
+  created_at: string | null;
+  description: string | null;
+  tags: unknown;
+  fingerprint: string;
+}
+
+export interface PostgresSchema {
+  tool_specs: ToolSpecsTable;
+  tool_registrations: ToolRegistrationsTable;
+  tool_registry_head: ToolRegistryHeadTable;
+  tool_changes: ToolChangesTable;
+  schema_migrations: SchemaMigrationsTable;
+  tools: ToolsView;
+}

@@ -1,0 +1,201 @@
+// Every query the PostgreSQL store runs, over a Kysely handle already scoped to the
+// registry's schema (`withSchema`). The store decides nothing here: the core's rule decides,
+// these functions read what a decision needs, lock, and write.
+import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import { safeInteger } from './integers.js';
+import type { PostgresSchema, ToolChangesTable } from './schema.js';
+
+/** A Kysely handle (or a transaction) on the registry's schema (`withSchema`; raw SQL names the schema itself). */
+export type Db = Kysely<PostgresSchema>;
+
+/** What the rule needs to know about a current tool (no spec text). */
+export interface ToolRow {
+  readonly tool_name: string;
+  readonly version: string | null;
+  readonly fingerprint: string;
+  readonly enabled: boolean;
+  readonly created_at: string | null;
+}
+
+/** A current tool with its spec text. */
+export interface RegistrationRow extends ToolRow {
+  readonly spec_json: string;
+}
+
+/** A tool to write: its spec (kept in the history) and its registration. */
+export interface ToolWrite extends RegistrationRow {
+  /** Recorded when the spec is new to the name's history. */
+  readonly first_registered_at: string;
+}
+
+// --- locks and limits (transaction-scoped) --------------------------------------------
+
+/** Bounds each statement in this transaction (0: no bound). */
+export async function setStatementTimeout(trx: Db, ms: number): Promise<void> {
+  await sql`SELECT set_config('statement_timeout', ${`${Math.max(0, Math.ceil(ms))}ms`}, true)`.execute(trx);
+}
+
+// --- reads ----------------------------------------------------------------------------
+
+const toolColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'] as const;
+
+function current(db: Db) {
+  return db
+    .selectFrom('tool_registrations as r')
+    .innerJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'));
+}
+
+/** The current rows of these names (all current tools when `names` is undefined), by name. */
+export async function readTools(db: Db, names?: readonly string[]): Promise<Map<string, ToolRow>> {
+  let query = current(db).select(toolColumns);
+  if (names !== undefined) {
+    if (names.length === 0) return new Map();
+    query = query.where('r.tool_name', '=', sql<string>`ANY(${[...names]}::text[])`);
+  }
+  const rows = await query.execute();
+  return new Map(rows.map((row) => [row.tool_name, row]));
+}
+
+/** One current tool with its spec text. */
+export async function readRegistration(db: Db, toolName: string): Promise<RegistrationRow | undefined> {
+  return current(db).select([...toolColumns, 's.spec_json']).where('r.tool_name', '=', toolName).executeTakeFirst();
+}
+
+/** Current tools with their spec text, by name in code-point order (the columns collate "C"). */
+export async function readRegistrations(db: Db, options: { includeDisabled: boolean; names?: readonly string[] }): Promise<RegistrationRow[]> {
+  let query = current(db).select([...toolColumns, 's.spec_json']).orderBy('r.tool_name');
+  if (!options.includeDisabled) query = query.where('r.enabled', '=', true);
+  if (options.names !== undefined) {
+    if (options.names.length === 0) return [];
+    query = query.where('r.tool_name', '=', sql<string>`ANY(${[...options.names]}::text[])`);
+  }
+  return query.execute();
+}
+
+export interface Head {
+  readonly revision: number;
+  readonly token: string;
+  readonly generation: string;
+}
+
+/** The head row: revision, token, generation (inside a write: including the write's own changes). */
+export async function readHead(db: Db): Promise<Head> {
+  const row = await db.selectFrom('tool_registry_head').select(['revision', 'token', 'generation']).executeTakeFirstOrThrow();
+  return { revision: safeInteger(row.revision, 'tool_registry_head.revision'), token: row.token, generation: row.generation };
+}
+
+export interface ChangeRow {
+  readonly revision: number;
+  readonly tool_name: string;
+  readonly action: ToolChangesTable['action'];
+  readonly version: string | null;
+  readonly at: string;
+  readonly token: string;
+}
+
+export interface ChangesRead {
+  readonly head: Head;
+  /** The token of the entry at `since` (undefined when `since` is 0 or the log no longer holds it). */
+  readonly sinceToken: string | undefined;
+  /** The oldest revision the log holds; `head.revision + 1` when it holds none. */
+  readonly oldestRevision: number;
+  /** Up to `limit` changes after `since`, oldest first. */
+  readonly changes: readonly ChangeRow[];
+}
+
+/** The head, the oldest retained revision and a page of changes after `since`, in one statement (one snapshot). */
+export async function readChanges(db: Db, schema: string, since: number, limit: number): Promise<ChangesRead> {
+  const table = (name: keyof PostgresSchema) => sql.table(`${schema}.${name}`);
+  const { rows } = await sql<{
+    revision: string;
+    token: string;
+    generation: string;
+    oldest: string | null;
+    since_token: string | null;
+    c_revision: string | null;
+    tool_name: string | null;
+    action: ToolChangesTable['action'] | null;
+    version: string | null;
+    at: string | null;
+    c_token: string | null;
+  }>`SELECT h.revision, h.token, h.generation, (SELECT min(revision) FROM ${table('tool_changes')}) AS oldest,
+         (SELECT token FROM ${table('tool_changes')} WHERE revision = ${since}) AS since_token,
+         c.revision AS c_revision, c.tool_name, c.action, c.version, c.at, c.token AS c_token
+       FROM ${table('tool_registry_head')} AS h
+       LEFT JOIN LATERAL (
+         SELECT revision, tool_name, action, version, at, token FROM ${table('tool_changes')}
+         WHERE revision > ${since} ORDER BY revision LIMIT ${limit}
+       ) AS c ON true
+       ORDER BY c.revision`.execute(db);
+  const first = rows[0];
+  if (first === undefined) throw new Error('tool_registry_head has no row: the schema was not migrated');
+  const head = { revision: safeInteger(first.revision, 'head revision'), token: first.token, generation: first.generation };
+  const changes: ChangeRow[] = [];
+  for (const row of rows) {
+    if (row.c_revision === null || row.tool_name === null || row.action === null || row.at === null || row.c_token === null) continue;
+    changes.push({ revision: safeInteger(row.c_revision, 'tool_changes.revision'), tool_name: row.tool_name, action: row.action, version: row.version, at: row.at, token: row.c_token });
+  }
+  const oldestRevision = first.oldest === null ? head.revision + 1 : safeInteger(first.oldest, 'oldest revision');
+  return { head, sinceToken: first.since_token ?? undefined, oldestRevision, changes };
+}
+
+/** Every spec stored under the name, oldest first. */
+export async function readHistory(db: Db, toolName: string): Promise<{ fingerprint: string; spec_json: string; first_registered_at: string }[]> {
+  return db
+    .selectFrom('tool_specs')
+    .select(['fingerprint', 'spec_json', 'first_registered_at'])
+    .where('tool_name', '=', toolName)
+    .orderBy('stored_order')
+    .execute();
+}
+
+// --- writes ---------------------------------------------------------------------------
+
+/**
+ * Writes tools in one round trip whatever their number (migration 0001's tool_registry_write:
+ * the rows travel as two JSON parameters, so no 65,535-parameter limit and no per-value
+ * escaping in JavaScript). Returns the head after the write.
+ */
+export async function writeTools(trx: Db, schema: string, tools: readonly ToolWrite[]): Promise<Omit<Head, 'generation'>> {
+  const specRows = JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.version, t.spec_json, t.first_registered_at]));
+  const registrationRows = JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.enabled, t.created_at]));
+  // Raw SQL is not rewritten by withSchema: name the schema.
+  const { rows } = await sql<{ revision: string; token: string }>`SELECT revision, token FROM ${sql.id(schema, 'tool_registry_write')}(${specRows}::json, ${registrationRows}::json)`.execute(trx);
+  const head = rows[0];
+  if (head === undefined) throw new Error('tool_registry_write returned no head');
+  return { revision: safeInteger(head.revision, 'head revision'), token: head.token };
+}
+
+/**
+ * Takes a write's locks (lock waits bounded by `lockTimeoutMs`) and returns the current rows
+ * of `names`, read after the locks are held, in one round trip (tool_registry_lock).
+ * `exclusive`: the writers' lock alone, exclusively (an import); `names` is then usually empty.
+ */
+export async function lockAndRead(
+  trx: Db,
+  schema: string,
+  lockTimeoutMs: number,
+  exclusive: boolean,
+  names: readonly string[],
+): Promise<RegistrationRow[]> {
+  const { rows } = await sql<RegistrationRow>`SELECT * FROM ${sql.id(schema, 'tool_registry_lock')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${exclusive}, ${[...names]}::text[])`.execute(trx);
+  return rows;
+}
+
+/** Sets `enabled`; `false` when the tool is not there. */
+export async function writeEnabled(trx: Db, toolName: string, enabled: boolean): Promise<boolean> {
+  const result = await trx.updateTable('tool_registrations').set({ enabled }).where('tool_name', '=', toolName).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Deletes these registrations (their history stays); returns the names that were there. */
+export async function deleteTools(trx: Db, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const rows = await trx
+    .deleteFrom('tool_registrations')
+    .where('tool_name', '=', sql<string>`ANY(${[...names]}::text[])`)
+    .returning('tool_name')
+    .execute();
+  return rows.map((row) => row.tool_name);
+}

@@ -1,0 +1,185 @@
+// The PostgreSQL store's machinery against the real server: options, the caller's pool left
+// open, the pool's error handler, write locks (names shared, imports exclusive), timeouts as
+// STORAGE_BUSY, read-only opens, waiting for another instance's change, status.
+import pg from 'pg';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { PostgresEngine } from '../../src/stores/postgres/engine.js';
+import { writeTools } from '../../src/stores/postgres/tables.js';
+import type { RegistrationRow, ToolWrite } from '../../src/stores/postgres/tables.js';
+import { SHIPPED, useFileDatabase } from './helpers.js';
+
+const database = useFileDatabase();
+const convert = (row: RegistrationRow): string => row.spec_json;
+
+function tool(name: string, n = 1): ToolWrite {
+  return {
+    tool_name: name,
+    version: String(n),
+    fingerprint: n.toString(16).padStart(64, '0'),
+    spec_json: JSON.stringify({ tool_name: name, version: String(n) }),
+    enabled: true,
+    created_at: null,
+    first_registered_at: 'now',
+  };
+}
+
+function open(schema: string, extra: Record<string, unknown> = {}): Promise<PostgresEngine<string>> {
+  return PostgresEngine.open({ connectionString: database.url(), schema, convert, ...extra });
+}
+
+describe('PostgreSQL engine', () => {
+  it('refuses bad options with a TypeError naming the option and the value', async () => {
+    const url = database.url();
+    await expect(PostgresEngine.open({ convert } as never)).rejects.toThrow(TypeError);
+    await expect(PostgresEngine.open({ connectionString: url, pool: database.pool(), convert })).rejects.toThrow(/exactly one/);
+    await expect(open('bad-name')).rejects.toThrow(/schema .*"bad-name"/);
+    await expect(open('s', { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs .*-1/);
+    await expect(open('s', { cache: 'yes' })).rejects.toThrow(/cache .*"yes"/);
+    await expect(PostgresEngine.open({ pool: {} as pg.Pool, convert })).rejects.toThrow(/pool must be a pg Pool/);
+  });
+
+  it("a caller's pool stays open after close(), and its error handler is removed again", async () => {
+    const pool = new pg.Pool({ connectionString: database.url() });
+    try {
+      const engine = await PostgresEngine.open({ pool, schema: database.schema(), convert });
+      expect(pool.listenerCount('error')).toBe(1);
+      await engine.close();
+      await engine.close();
+      expect(pool.listenerCount('error')).toBe(0);
+      expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("an idle pool connection ended by the server does not crash the process (the caller's pool had no error handler)", async () => {
+    const pool = new pg.Pool({ connectionString: database.url(), max: 3 });
+    const engine = await PostgresEngine.open({ pool, schema: database.schema(), convert, cache: false });
+    try {
+      await Promise.all([engine.revision(), engine.revision(), engine.revision()]);
+      expect(pool.idleCount).toBeGreaterThan(0);
+      const admin = database.pool();
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'idle' AND query <> 'SELECT 1' AND backend_type = 'client backend'
+           AND query NOT LIKE 'LISTEN%'`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The pool replaces what it lost.
+      expect(await engine.revision()).toBe(0);
+    } finally {
+      await engine.close();
+      await pool.end();
+    }
+  });
+
+  it('writes of different names do not wait for each other; an import waits for all of them and they for it', async () => {
+    const schema = database.schema();
+    const a = await open(schema);
+    const b = await open(schema, { busyTimeoutMs: 300 });
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const slow = a.write('register', { names: ['one'] }, async () => {
+        locked();
+        await held;
+      });
+      await isLocked;
+      // Another name goes through while "one" is held.
+      await b.write('register', { names: ['two'] }, (trx) => writeTools(trx, schema, [tool('two')]));
+      // The same name, or an import, waits and then gives up: STORAGE_BUSY.
+      await expect(b.write('register', { names: ['one'] }, async () => 'never')).rejects.toMatchObject({ code: 'STORAGE_BUSY' });
+      await expect(b.write('importSnapshot', { exclusive: true }, async () => 'never')).rejects.toMatchObject({
+        code: 'STORAGE_BUSY',
+        cause: { code: '55P03' },
+      });
+      release();
+      await slow;
+      expect(await b.write('importSnapshot', { exclusive: true }, async () => 'done')).toBe('done');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a statement past statementTimeoutMs is STORAGE_BUSY with the cancellation as cause', async () => {
+    const engine = await open(database.schema(), { statementTimeoutMs: 100 });
+    try {
+      const error = await engine.write('register', { names: ['x'] }, async (trx) => {
+        await sql`SELECT pg_sleep(2)`.execute(trx);
+      }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'STORAGE_BUSY', cause: { code: '57014' } });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('read-only: writes are READ_ONLY; an unmigrated schema is refused and left alone; a newer one is SCHEMA_TOO_NEW', async () => {
+    const schema = database.schema();
+    await expect(open(schema, { readonly: true })).rejects.toMatchObject({ pendingMigrations: SHIPPED });
+    const pool = database.pool();
+    expect((await pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount).toBe(0);
+    await (await open(schema)).close();
+    const reader = await open(schema, { readonly: true });
+    try {
+      await expect(reader.write('register', { names: ['x'] }, async () => 1)).rejects.toMatchObject({ code: 'READ_ONLY' });
+      expect((await reader.status()).readonly).toBe(true);
+    } finally {
+      await reader.close();
+    }
+    await pool.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ('9999_future')`);
+    await expect(open(schema, { readonly: true })).rejects.toMatchObject({ code: 'SCHEMA_TOO_NEW' });
+    await expect(open(schema)).rejects.toMatchObject({ code: 'SCHEMA_TOO_NEW' });
+  });
+
+  it("waitForChange wakes on another instance's commit, and on abort", async () => {
+    const schema = database.schema();
+    const watcher = await open(schema);
+    const writer = await open(schema);
+    try {
+      const stop = new AbortController();
+      const waiting = watcher.waitForChange(0, stop.signal).then(() => performance.now());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const committed = performance.now();
+      await writer.write('register', { names: ['w'] }, (trx) => writeTools(trx, schema, [tool('w')]));
+      const woke = await waiting;
+      expect(woke - committed).toBeLessThan(200);
+      expect(await watcher.revision()).toBe(1);
+      const aborted = new AbortController();
+      const idle = watcher.waitForChange(1, aborted.signal);
+      aborted.abort();
+      await idle;
+    } finally {
+      await watcher.close();
+      await writer.close();
+    }
+  });
+
+  it('status() counts tools, history and the revision', async () => {
+    const schema = database.schema();
+    const engine = await open(schema);
+    try {
+      await engine.write('register', { names: ['a', 'b'] }, (trx) => writeTools(trx, schema, [tool('a'), tool('b')]));
+      await engine.write('register', { names: ['a'] }, (trx) => writeTools(trx, schema, [{ ...tool('a', 2), enabled: false }]));
+      expect(await engine.status()).toEqual({
+        schema,
+        schemaVersion: SHIPPED.at(-1),
+        appliedMigrations: SHIPPED,
+        tools: 2,
+        enabled: 1,
+        disabled: 1,
+        revision: 3,
+        specHistory: 3,
+        readonly: false,
+        cache: true,
+        listening: true,
+        listenerPid: expect.any(Number),
+      });
+    } finally {
+      await engine.close();
+    }
+  });
+});

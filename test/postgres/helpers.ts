@@ -1,0 +1,82 @@
+// Helpers for the PostgreSQL tests: this file's own database on the run's server, pools
+// that are ended after each test, and child processes running test/fixtures/pg-worker.mjs
+// against dist/ (built by `npm test`'s pretest).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { shippedMigrations } from '../../src/stores/postgres/migrations.js';
+import { createTestDatabase, uniqueName } from '../support/postgres.js';
+import type { TestDatabase } from '../support/postgres.js';
+import { raceScripts, spawnScript } from '../support/workers.js';
+import type { Worker, WorkerMessage } from '../support/workers.js';
+
+const WORKER = fileURLToPath(new URL('../fixtures/pg-worker.mjs', import.meta.url));
+const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+
+/** Names of the PostgreSQL migrations this release ships, in order. */
+export const SHIPPED = shippedMigrations().map((migration) => migration.name);
+
+export interface FileDatabase {
+  /** The URL of this file's database (only inside hooks and tests). */
+  url(): string;
+  /** A pool on this file's database, ended after the current test. */
+  pool(config?: Omit<pg.PoolConfig, 'connectionString'>): pg.Pool;
+  /** A fresh schema name, unique in this file. */
+  schema(): string;
+}
+
+/** Creates a database for this test file (dropped after it) and tracks the pools tests open. */
+export function useFileDatabase(): FileDatabase {
+  let database: TestDatabase | undefined;
+  const pools: pg.Pool[] = [];
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.end()));
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+  const url = (): string => {
+    if (database === undefined) throw new Error('useFileDatabase(): only inside hooks and tests');
+    return database.url;
+  };
+  return {
+    url,
+    pool(config = {}) {
+      const pool = new pg.Pool({ connectionString: url(), ...config });
+      // An idle connection the server ends must not crash the test process.
+      pool.on('error', () => {});
+      pools.push(pool);
+      return pool;
+    },
+    schema: () => uniqueName('s'),
+  };
+}
+
+/** A temporary folder for start files, removed by cleanup(). */
+export function tempFolder(): { file: (name: string) => string; cleanup: () => void } {
+  const folder = mkdtempSync(join(tmpdir(), 'tool-registry-pg-test-'));
+  return { file: (name) => join(folder, name), cleanup: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+/** Starts one PostgreSQL worker per job, releases them at once, returns each "done" message. */
+export async function racePgWorkers(jobs: readonly Record<string, unknown>[]): Promise<WorkerMessage[]> {
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  const temp = tempFolder();
+  try {
+    return await raceScripts(WORKER, temp.file('go'), jobs);
+  } finally {
+    temp.cleanup();
+  }
+}
+
+/** Starts one PostgreSQL worker on `job` (no start file: it runs as soon as it is ready). */
+export function spawnPgWorker(job: Record<string, unknown>): Worker {
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  return spawnScript(WORKER, job);
+}

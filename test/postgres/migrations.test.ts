@@ -1,0 +1,108 @@
+// PostgreSQL migrations against the run's real server: applied once, in order, under the
+// advisory lock (also by racing processes), refused when newer, busy as STORAGE_BUSY.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { lockKeys } from '../../src/stores/postgres/identifiers.js';
+import { MigrationFailedError, migrate, readMigrations, shippedMigrations } from '../../src/stores/postgres/migrations.js';
+import { racePgWorkers, SHIPPED, useFileDatabase } from './helpers.js';
+
+const db = useFileDatabase();
+
+async function tablesOf(pool: ReturnType<typeof db.pool>, schema: string): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND c.relkind IN ('r', 'v') ORDER BY 1`,
+    [schema],
+  );
+  return rows.map((row) => row.name);
+}
+
+describe('PostgreSQL migrations', () => {
+  it('creates the schema with every shipped migration once; a second run applies nothing', async () => {
+    const pool = db.pool();
+    const schema = db.schema();
+    expect(await migrate({ pool, schema, busyTimeoutMs: 5000 })).toEqual(SHIPPED);
+    expect(await migrate({ pool, schema, busyTimeoutMs: 5000 })).toEqual([]);
+    const { rows } = await pool.query(`SELECT name FROM ${schema}.schema_migrations ORDER BY name`);
+    expect(rows.map((row) => row.name)).toEqual(SHIPPED);
+    expect(await tablesOf(pool, schema)).toEqual(
+      ['schema_migrations', 'tool_changes', 'tool_registrations', 'tool_registry_head', 'tool_specs', 'tools'].sort(),
+    );
+  });
+
+  it('eight processes migrating one fresh database at once: each migration recorded once, applied by exactly one', async () => {
+    const schema = db.schema();
+    const results = await racePgWorkers(Array.from({ length: 8 }, () => ({ url: db.url(), schema, action: 'migrate' })));
+    for (const result of results) expect(result.ok, JSON.stringify(result.error)).toBe(true);
+    const appliedBy = results.flatMap((result) => result.result as string[]);
+    expect(appliedBy.sort()).toEqual(SHIPPED);
+    const { rows } = await db.pool().query(`SELECT name, count(*)::int AS n FROM ${schema}.schema_migrations GROUP BY name ORDER BY name`);
+    expect(rows).toEqual(SHIPPED.map((name) => ({ name, n: 1 })));
+  });
+
+  it('a schema migrated by a newer release is refused with SCHEMA_TOO_NEW and left untouched', async () => {
+    const pool = db.pool();
+    const schema = db.schema();
+    await migrate({ pool, schema, busyTimeoutMs: 5000 });
+    await pool.query(`INSERT INTO ${schema}.schema_migrations (name) VALUES ('9999_from_the_future')`);
+    const before = await pool.query(`SELECT name, applied_at FROM ${schema}.schema_migrations ORDER BY name`);
+    const longer = [...shippedMigrations(), { name: '0999_next', sql: 'CREATE TABLE should_not_exist (x int);' }];
+    await expect(migrate({ pool, schema, busyTimeoutMs: 5000, migrations: longer })).rejects.toMatchObject({
+      code: 'SCHEMA_TOO_NEW',
+      context: { schema, unknown_migrations: ['9999_from_the_future'] },
+    });
+    expect((await pool.query(`SELECT name, applied_at FROM ${schema}.schema_migrations ORDER BY name`)).rows).toEqual(before.rows);
+    expect(await tablesOf(pool, schema)).not.toContain('should_not_exist');
+  });
+
+  it('waiting for another migrator past busyTimeoutMs is STORAGE_BUSY with the lock timeout as cause; nothing is created', async () => {
+    const pool = db.pool();
+    const schema = db.schema();
+    const holder = await pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKeys.migrate(schema)]);
+      const started = performance.now();
+      const error = await migrate({ pool, schema, busyTimeoutMs: 300 }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'migrate', sqlstate: '55P03' } });
+      expect((error as Error).cause).toMatchObject({ code: '55P03' });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    const { rows } = await pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+    expect(rows).toHaveLength(0);
+    // Once the lock is free the same call goes through.
+    expect(await migrate({ pool, schema, busyTimeoutMs: 300 })).toEqual(SHIPPED);
+  });
+
+  it('a failing migration is rolled back and named; the ones before it stay applied', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-pg-migrations-'));
+    try {
+      writeFileSync(join(folder, '0001_first.sql'), 'CREATE TABLE first_table (x int);');
+      writeFileSync(join(folder, '0002_broken.sql'), 'CREATE TABLE second_table (x int);\nSELECT no_such_function();');
+      const migrations = readMigrations(pathToFileURL(`${folder}/`));
+      const pool = db.pool();
+      const schema = db.schema();
+      const error = await migrate({ pool, schema, busyTimeoutMs: 1000, migrations }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(MigrationFailedError);
+      expect(error).toMatchObject({ migration: '0002_broken', cause: { code: '42883' } });
+      expect(await tablesOf(pool, schema)).toEqual(['first_table', 'schema_migrations']);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('schemas are independent: two registries in one database migrate separately', async () => {
+    const pool = db.pool();
+    const [a, b] = [db.schema(), db.schema()];
+    expect(await migrate({ pool, schema: a, busyTimeoutMs: 5000 })).toEqual(SHIPPED);
+    expect(await migrate({ pool, schema: b, busyTimeoutMs: 5000 })).toEqual(SHIPPED);
+    await pool.query(`INSERT INTO ${a}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ('t', repeat('a', 64), '1', '{}', 'now')`);
+    expect((await pool.query(`SELECT count(*)::int AS n FROM ${b}.tool_specs`)).rows[0]).toEqual({ n: 0 });
+  });
+});
