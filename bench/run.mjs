@@ -17,6 +17,7 @@ import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
+import { runtimeWorkloads } from './runtime.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -365,6 +366,7 @@ if (process.argv.includes('--render')) {
 try {
   const env = environment();
   log(`${env.cpu} x${env.cpus}, Node ${env.node}, SQLite ${env.sqlite}${QUICK ? ' (QUICK)' : ''}`);
+  await runtimeWorkloads(record);
   for (const size of SIZES) await readWorkloads(size);
   await writeWorkloads();
   await keyvWorkloads();

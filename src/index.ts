@@ -27,6 +27,7 @@ export {
   RegistryClosedError,
   StorageBusyError,
   ReadOnlyError,
+  SpecMismatchError,
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
@@ -41,3 +42,26 @@ export type {
   VerifyReport,
   VerifyProblem,
 } from './stores/sqlite/sqlite-tool-registry.js';
+
+// The runtime (issue 8): tools with handlers, ToolSet, ToolBox, policies, invoke, the bridge.
+export { defineTool } from './runtime/define-tool.js';
+export type {
+  Tool,
+  ToolDefinition,
+  ToolHandlerOptions,
+  ToolPermissions,
+  CollisionPolicy,
+  JsonSchemaObject,
+  ZodSchema,
+} from './runtime/define-tool.js';
+export { ToolSet, createToolSet } from './runtime/tool-set.js';
+export type { ExcludedTool } from './runtime/tool-set.js';
+export { ToolBox } from './runtime/tool-box.js';
+export type { TurnContext, RegisterOptions, MergeOptions } from './runtime/tool-box.js';
+export type { InvokeOptions } from './runtime/invoke.js';
+export type { ToolResult, ToolResultCode, ToolResultIssue, ToolSuccess, ToolFailure } from './runtime/tool-result.js';
+export { checkToolPermission } from './runtime/policy.js';
+export type { ToolPolicy, PermissionCheck, PermissionSubject } from './runtime/policy.js';
+export { READ_FS, WRITE_FS, NET_HTTP, EXEC_SHELL, READ_ENV, DB_READ, DB_WRITE, PERMISSION_NAME_PATTERN } from './runtime/permissions.js';
+export { publishTools, loadToolSet } from './runtime/bridge.js';
+export type { ToolSource, LoadToolSetOptions } from './runtime/bridge.js';

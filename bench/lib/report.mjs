@@ -23,6 +23,8 @@ export const TARGETS = [
   { id: 'keyv-set', workload: 'our `register` vs Keyv `set`', ours: 'register.new.cache', base: 'keyv.set', baseline: 'Keyv + @keyv/sqlite set', max: 0.5 },
   { id: 'scale', workload: 'scale: `get` at 1,000,000 tools vs at 1,000 (cache on, the same 1,000 names read)', ours: 'get.hot1000.1000000.cache', base: 'get.hot1000.1000.cache', baseline: '`get` at 1,000 tools', max: 1.5 },
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
+  { id: 'runtime-invoke', workload: '`ToolSet.invoke`, 5-property schema', ours: 'runtime.invoke.ours', base: 'runtime.invoke.base', baseline: '`validate(args) && handler(args)`, the same compiled ajv validator', max: 1.5 },
+  { id: 'runtime-resolve', workload: '`ToolSet.resolve`, 100 tools', ours: 'runtime.resolve.ours', base: 'runtime.resolve.base', baseline: '`Map.get`', max: 2 },
 ];
 
 /** Further ratios without a target, reported for context. */
@@ -41,6 +43,7 @@ export const CONTEXT = [
   { workload: 'raw bulk insert 100k: with the change log triggers vs without', ours: 'import.rawlog', base: 'import.raw' },
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
+  { workload: '`ToolSet.invoke` vs the same required work by hand (structuredClone copy, validate, handler, two `performance.now()`, frozen result)', ours: 'runtime.invoke.ours', base: 'runtime.invoke.byhand' },
 ];
 
 function formatTime(us) {

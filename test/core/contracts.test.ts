@@ -4,6 +4,7 @@ import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapsh
 import {
   DuplicateToolError,
   ReadOnlyError,
+  SpecMismatchError,
   RegistryClosedError,
   SchemaTooNewError,
   SnapshotInvalidError,
@@ -116,6 +117,13 @@ describe('errors', () => {
     REGISTRY_CLOSED: new RegistryClosedError('get'),
     STORAGE_BUSY: new StorageBusyError('busy', {}, new Error('SQLITE_BUSY')),
     READ_ONLY: new ReadOnlyError('register'),
+    SPEC_MISMATCH: new SpecMismatchError('mismatch', {
+      tool_name: 't',
+      code_fingerprint: 'a'.repeat(64),
+      registry_fingerprint: 'b'.repeat(64),
+      code_version: '1',
+      registry_version: '1',
+    }),
   };
 
   it.each(Object.entries(examples))('%s: code, name, base class and a frozen context', (code, error) => {
