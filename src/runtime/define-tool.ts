@@ -151,9 +151,9 @@ function toJsonSchema(value: unknown, field: 'input_schema' | 'output_schema', n
 }
 
 /** An unknown-fields issue becomes one issue per field, at that field's path (`foo`, `permissions.extra`). */
-function perUnknownKey(zodIssue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+export function perUnknownKey(zodIssue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   if (zodIssue.code !== 'unrecognized_keys') return [zodIssue];
-  return zodIssue.keys.map((key) => ({ ...zodIssue, keys: [key], path: [...zodIssue.path, key], message: 'is not a field of a tool definition' }));
+  return zodIssue.keys.map((key) => ({ ...zodIssue, keys: [key], path: [...zodIssue.path, key], message: 'is not a known field' }));
 }
 
 function unique(names: readonly string[] | undefined): readonly string[] {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { compareCodePoints } from '../core/canonical.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
+import { perUnknownKey } from './define-tool.js';
 
 /**
  * What an agent persona may use (the original project's policy, enforced here).
@@ -50,7 +51,7 @@ export interface CompiledPolicy {
 export function compilePolicy(policy: unknown): CompiledPolicy {
   const parsed = PolicySchema.safeParse(policy);
   if (!parsed.success) {
-    const issues = toRegistryIssues(parsed.error.issues);
+    const issues = toRegistryIssues(parsed.error.issues.flatMap(perUnknownKey));
     throw new ValidationError(`invalid policy: ${describeIssues(issues, policy)}`, issues, { path: issues[0]?.pathText ?? '' });
   }
   const { persona, allowed_permissions: permissions, allowed_tools: tools } = parsed.data;
