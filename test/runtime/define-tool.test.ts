@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import {
   DB_READ,
@@ -103,6 +103,12 @@ describe('defineTool', () => {
     const tool = defineTool({ name: 'z', input_schema: input, output_schema: output, handler: ({ q }) => ({ hits: [q] }) });
     expect(tool.spec.input_schema).toEqual(z.toJSONSchema(input));
     expect(tool.spec.output_schema).toEqual(z.toJSONSchema(output));
+  });
+
+  it('types the handler arguments from a zod schema (checked by the typecheck)', () => {
+    const tool = defineTool({ name: 'typed', input_schema: z.object({ q: z.string(), n: z.number().optional() }), handler: ({ q }) => q.toUpperCase() });
+    expectTypeOf(tool.handler).parameter(0).toEqualTypeOf<{ q: string; n?: number | undefined }>();
+    expect(tool.handler({ q: 'a' }, { context: undefined, signal: new AbortController().signal, tool_name: 'typed' })).toBe('A');
   });
 
   it('refuses a zod schema with no JSON Schema form, naming the field', () => {

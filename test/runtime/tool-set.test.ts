@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it, vi } from 'vitest';
 import { DuplicateToolError, NET_HTTP, READ_FS, ToolBox, ToolSet, createToolSet, defineTool } from '../../src/index.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}) => defineTool({ name, input_schema: {}, handler: () => name, ...extra });
@@ -91,6 +93,30 @@ describe('ToolSet', () => {
     expect(set.size).toBe(3);
     expect(set.forPolicy({ persona: 'one', allowed_tools: ['fetch'], allowed_permissions: [NET_HTTP] }).list()).toEqual(['fetch']);
     expect(set.excluded).toEqual([]);
+  });
+
+  it('never compiles a schema after defineTool: not in sets, boxes, forPolicy, forTurn, toToolSet or invoke', async () => {
+    const typed = defineTool({ name: 'typed', input_schema: { type: 'object', properties: { n: { type: 'integer' } } }, output_schema: { type: 'integer' }, handler: ({ n }) => n });
+    const old = defineTool({ name: 'old', input_schema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' }, handler: () => 1 });
+    const compile2020 = vi.spyOn(Ajv2020.prototype, 'compile');
+    const compile07 = vi.spyOn(Ajv.prototype, 'compile');
+    try {
+      const set = new ToolSet([typed, old]);
+      const box = set.forPolicy({ persona: 'p' }).forTurn();
+      for (const target of [set, box, box.toToolSet()]) {
+        expect(await target.invoke('typed', { n: 2 })).toMatchObject({ success: true, data: 2 });
+        expect(await target.invoke('typed', { n: 'x' })).toMatchObject({ code: 'INVALID_ARGUMENTS' });
+        expect(await target.invoke('old', {})).toMatchObject({ success: true });
+      }
+      expect(compile2020).not.toHaveBeenCalled();
+      expect(compile07).not.toHaveBeenCalled();
+      // The spies do see compiles: defining a tool compiles its schemas.
+      defineTool({ name: 'fresh', input_schema: { type: 'object' }, handler: () => 1 });
+      expect(compile2020).toHaveBeenCalled();
+    } finally {
+      compile2020.mockRestore();
+      compile07.mockRestore();
+    }
   });
 
   it('forTurn gives a fresh ToolBox with the same tools each time', () => {
