@@ -54,6 +54,17 @@ describe.each([
     expect(result).toEqual({ success: true, data: { echoed: { q: 'cats', limit: 10, filters: { lang: 'en' } } }, execution_time_ms: expect.any(Number) });
   });
 
+  it('gives every call its own signal when nothing can abort it (listeners never pile up on a shared one)', async () => {
+    const signals: AbortSignal[] = [];
+    const tool = defineTool({ name: 't', input_schema: {}, handler: (_args, { signal }) => { signals.push(signal); signals.push(signal); return 1; } });
+    const set = make([tool]);
+    await set.invoke('t', {});
+    await set.invoke('t', {});
+    expect(signals[0]).toBe(signals[1]);
+    expect(signals[0]).not.toBe(signals[2]);
+    expect(signals.every((signal) => signal instanceof AbortSignal && !signal.aborted)).toBe(true);
+  });
+
   it('returns deeply frozen results with a non-negative execution_time_ms', async () => {
     const tool = defineTool({ name: 't', input_schema: {}, handler: async () => ({ rows: [{ id: 1 }], meta: { n: 1 } }) });
     const result = await make([tool]).invoke('t', {});
