@@ -52,13 +52,14 @@ export class ToolBox {
   }
 
   /**
-   * A fresh box holding every box's tools, left to right in insertion order; the inputs are
+   * A fresh box holding every box's tools (a ToolSet counts as a box of its tools in name
+   * order), left to right in insertion order; the inputs are
    * untouched. On a name collision the incoming tool's own `onCollision` decides first
    * (`keep`: the earlier tool stays; `replace`: the incoming one takes the earlier one's
    * position); when it is `'throw'`, `options.onCollision` decides (default `'throw'`:
    * `DUPLICATE_TOOL`). A name is a name: the same Tool object in two boxes collides too.
    */
-  static merge(boxes: Iterable<ToolBox>, options: MergeOptions = {}): ToolBox {
+  static merge(boxes: Iterable<ToolBox | ToolSet>, options: MergeOptions = {}): ToolBox {
     if (boxes === null || typeof boxes !== 'object' || typeof (boxes as Iterable<ToolBox>)[Symbol.iterator] !== 'function') {
       throw new TypeError(`ToolBox.merge(): boxes must be an array (or iterable) of ToolBoxes, got ${previewValue(boxes)}`);
     }
@@ -71,8 +72,8 @@ export class ToolBox {
     const from = new Map<string, number>();
     let index = 0;
     for (const box of boxes) {
-      if (!ToolBox.isToolBox(box)) throw new TypeError(`ToolBox.merge(): boxes[${index}] is not a ToolBox`);
-      for (const tool of box.all()) {
+      if (!ToolBox.isToolBox(box) && !(box instanceof ToolSet)) throw new TypeError(`ToolBox.merge(): boxes[${index}] is not a ToolBox or ToolSet`);
+      for (const tool of ToolBox.isToolBox(box) ? box.all() : box.tools()) {
         const existing = merged.get(tool.name);
         if (existing === undefined) {
           merged.#tools.set(tool.name, tool);
@@ -185,6 +186,11 @@ export class ToolBox {
       };
     }
     throw new TypeError('ToolBox.bindContext(): ctx must be an EventTarget or have on/off or once methods');
+  }
+
+  /** The tools in insertion order (live: a tool registered while iterating is visited). */
+  [Symbol.iterator](): IterableIterator<Tool> {
+    return this.#tools.values();
   }
 
   /** The box's current tools as an immutable `ToolSet` (the same Tool objects). */

@@ -190,6 +190,13 @@ describe('ToolBox', () => {
       expect(merged.get('x')).toBe(outcome === 'first' ? first : second);
     });
 
+    it('takes ToolSets as boxes too', () => {
+      const merged = ToolBox.merge([new ToolSet([tool('b'), tool('a')]), new ToolBox([tool('c')])]);
+      expect(merged.all().map((t) => t.name)).toEqual(['a', 'b', 'c']);
+      expect(new ToolSet(merged).list()).toEqual(['a', 'b', 'c']);
+      expect([...merged].map((t) => t.name)).toEqual(['a', 'b', 'c']);
+    });
+
     it('refuses non-boxes and a bad policy with a TypeError', () => {
       expect(() => ToolBox.merge([{}] as never)).toThrow(TypeError);
       expect(() => ToolBox.merge([], { onCollision: 'merge' } as never)).toThrow(TypeError);
