@@ -125,9 +125,11 @@ function describe(issues: readonly ToolResultIssue[]): string {
   return shown.join('; ');
 }
 
+/** The message of what a handler threw: an Error's (from any realm), a string, or a preview. */
 function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === 'string' ? error : previewValue(error);
+  if (typeof error === 'string') return error;
+  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : previewValue(error);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

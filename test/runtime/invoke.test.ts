@@ -147,9 +147,10 @@ describe.each([
       defineTool({ name: 'throws', input_schema: {}, handler: () => { throw new Error('disk full'); } }),
       defineTool({ name: 'rejects', input_schema: {}, handler: async () => { throw new Error('quota exceeded'); } }),
       defineTool({ name: 'string', input_schema: {}, handler: () => Promise.reject('plain reason') }),
+      defineTool({ name: 'foreign', input_schema: {}, handler: () => { throw { message: 'error-like from another realm' }; } }),
     ];
     const set = make(tools);
-    for (const [name, message] of [['throws', 'disk full'], ['rejects', 'quota exceeded'], ['string', 'plain reason']] as const) {
+    for (const [name, message] of [['throws', 'disk full'], ['rejects', 'quota exceeded'], ['string', 'plain reason'], ['foreign', 'error-like from another realm']] as const) {
       const result = failed(await set.invoke(name, {}));
       expect(result.code).toBe('TOOL_FAILED');
       expect(result.error).toContain(message);
