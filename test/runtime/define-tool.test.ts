@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import { z as z3 } from 'zod/v3';
 import {
   DB_READ,
   DB_WRITE,
@@ -109,6 +110,11 @@ describe('defineTool', () => {
     const tool = defineTool({ name: 'typed', input_schema: z.object({ q: z.string(), n: z.number().optional() }), handler: ({ q }) => q.toUpperCase() });
     expectTypeOf(tool.handler).parameter(0).toEqualTypeOf<{ q: string; n?: number | undefined }>();
     expect(tool.handler({ q: 'a' }, { context: undefined, signal: new AbortController().signal, tool_name: 'typed' })).toBe('A');
+  });
+
+  it('refuses a zod 3 schema, naming the field', () => {
+    const error = failure(() => defineTool({ name: 'old', input_schema: z3.object({ q: z3.string() }) as never, handler }));
+    expect(paths(error)).toEqual(['input_schema']);
   });
 
   it('refuses a zod schema with no JSON Schema form, naming the field', () => {
