@@ -18,6 +18,7 @@ import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawReg
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
+import { catchUpWorkloads } from './catch-up.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -371,6 +372,11 @@ try {
   await writeWorkloads();
   await keyvWorkloads();
   await snapshotWorkloads();
+  // The read cache catching up after another connection wrote (bench/catch-up.mjs).
+  for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
+    results.push(result);
+    log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
+  }
   env.seconds = Math.round((performance.now() - started) / 1000);
   env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
   if (!QUICK || process.env.BENCH_WRITE === '1') writeReports(env, results);

@@ -25,6 +25,8 @@ export const TARGETS = [
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
   { id: 'runtime-invoke', workload: '`ToolSet.invoke`, 5-property schema', ours: 'runtime.invoke.ours', base: 'runtime.invoke.base', baseline: '`validate(args) && handler(args)`, the same compiled ajv validator', max: 1.5 },
   { id: 'runtime-resolve', workload: '`ToolSet.resolve`, 100 tools', ours: 'runtime.resolve.ours', base: 'runtime.resolve.base', baseline: '`Map.get`', max: 2 },
+  { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
+  { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
 ];
 
 /** Further ratios without a target, reported for context. */

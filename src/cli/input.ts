@@ -1,6 +1,9 @@
 // Reads the JSON a command is given: a file, or `-` for standard input.
 import { readFile } from 'node:fs/promises';
 import { SnapshotInvalidError, ValidationError } from '../core/errors.js';
+import { formatPath } from '../core/issues.js';
+import type { RegistryIssue } from '../core/issues.js';
+import { inexactNumbers } from '../core/json-text.js';
 import { CliError, describeSystemError } from './errors.js';
 
 /** What the input is meant to be: text that is not JSON is VALIDATION_FAILED or SNAPSHOT_INVALID. */
@@ -20,7 +23,8 @@ export function inputName(source: string): string {
 /**
  * Reads and parses `source` (`-` is standard input).
  * @throws IO_ERROR when it cannot be read; VALIDATION_FAILED (`spec`) or SNAPSHOT_INVALID
- *   (`snapshot`) when it is not JSON.
+ *   (`snapshot`) when it is not JSON, or holds a number JavaScript would change (such as
+ *   18446744073709551615 or 1e400), with the number's path.
  */
 export async function readJsonInput(source: string, kind: InputKind, stdin: NodeJS.ReadableStream): Promise<unknown> {
   let bytes: Buffer;
@@ -31,11 +35,28 @@ export async function readJsonInput(source: string, kind: InputKind, stdin: Node
   }
   // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON.parse does not.
   const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     const reason = text.trim() === '' ? 'it is empty' : (error as Error).message;
     const message = `${inputName(source)} is not JSON: ${reason}`;
     throw kind === 'spec' ? new ValidationError(message, []) : new SnapshotInvalidError(message, []);
   }
+  const inexact = inexactNumbers(text);
+  if (inexact.length > 0) {
+    const issues: RegistryIssue[] = inexact.map(({ path, token }) =>
+      Object.freeze({
+        code: 'custom',
+        message: `the number ${token} cannot be kept exactly (a double holds ${String(Number(token))}); write it as a string`,
+        path: Object.freeze([...path]),
+        pathText: formatPath(path),
+      }),
+    );
+    const first = issues[0] as RegistryIssue;
+    const message = `${inputName(source)}: ${first.pathText}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`;
+    const context = { path: first.pathText };
+    throw kind === 'spec' ? new ValidationError(message, issues, context) : new SnapshotInvalidError(message, issues, context);
+  }
+  return value;
 }

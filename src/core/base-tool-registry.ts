@@ -3,7 +3,8 @@
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { RegistryClosedError, ToolNotFoundError } from './errors.js';
+import { RegistryClosedError, ToolNotFoundError, ValidationError } from './errors.js';
+import { previewValue } from './issues.js';
 import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
 import { decideRegistration, planImport } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
@@ -68,12 +69,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
 
   // --- hooks each store implements -------------------------------------------------
 
+  // The read hooks answer synchronously when they can; a store that must wait (a lock) returns a promise.
   /** The current record of a tool, or undefined. */
-  protected abstract _find(toolName: string): ToolRecord | undefined;
+  protected abstract _find(toolName: string): ToolRecord | undefined | Promise<ToolRecord | undefined>;
   /** The current registration of a tool, or undefined. */
-  protected abstract _get(toolName: string): ToolRegistration | undefined;
+  protected abstract _get(toolName: string): ToolRegistration | undefined | Promise<ToolRegistration | undefined>;
   /** Current registrations sorted by name (code-point order); the core copies the array. */
-  protected abstract _list(includeDisabled: boolean): readonly ToolRegistration[];
+  protected abstract _list(includeDisabled: boolean): readonly ToolRegistration[] | Promise<readonly ToolRegistration[]>;
   /** Runs `work` against one consistent view; nothing is written. */
   protected abstract _read<T>(work: (reader: StoreReader) => T): Promise<T>;
   /** Runs `work` as one atomic write, exclusive across connections and processes. */
@@ -92,8 +94,14 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (this.#closed) throw new RegistryClosedError(method);
   }
 
-  #now(): string {
-    return this.#clock().toISOString();
+  /**
+   * The clock's time as stored in `created_at`: `YYYY-MM-DDTHH:mm:ss.sssZ`.
+   * @throws TypeError when the clock returns something other than a Date; VALIDATION_FAILED
+   *   (path `created_at`) for an invalid Date or a year outside 0000-9999, which has no
+   *   such form and would not import back
+   */
+  protected now(): string {
+    return clockTime(this.#clock());
   }
 
   async register(spec: ToolSpecInput): Promise<ToolRegistration> {
@@ -109,7 +117,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
-    return this._write('register', (writer) => this.#applyRegistration(writer, prepared, () => this.#now()));
+    return this._write('register', (writer) => this.#applyRegistration(writer, prepared, () => this.now()));
   }
 
   async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
@@ -125,7 +133,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (unchanged !== undefined) return unchanged;
     return this._write('registerMany', (writer) => {
       let createdAt: string | undefined;
-      const now = (): string => (createdAt ??= this.#now());
+      const now = (): string => (createdAt ??= this.now());
       return prepared.map((one, index) => this.#applyRegistration(writer, one, now, `[${index}]`));
     });
   }
@@ -162,7 +170,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   async has(toolName: string): Promise<boolean> {
     this.#assertOpen('has');
     assertToolName('has', toolName);
-    return this._find(toolName) !== undefined;
+    return (await this._find(toolName)) !== undefined;
   }
 
   async listAll(options: ListOptions = {}): Promise<ToolRegistration[]> {
@@ -174,7 +182,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (typeof includeDisabled !== 'boolean') {
       throw new TypeError(`listAll(): includeDisabled must be a boolean, got ${typeof includeDisabled}`);
     }
-    return this._list(includeDisabled).slice();
+    return (await this._list(includeDisabled)).slice();
   }
 
   async setEnabled(toolName: string, enabled: boolean): Promise<ToolRegistration> {
@@ -197,7 +205,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
 
   async exportSnapshot(): Promise<ToolRegistrySnapshot> {
     this.#assertOpen('exportSnapshot');
-    return Object.freeze({ tools: Object.freeze(this._list(true).slice()) as ToolRegistration[] });
+    return Object.freeze({ tools: Object.freeze((await this._list(true)).slice()) as ToolRegistration[] });
   }
 
   async importSnapshot(snapshot: unknown, options?: ImportOptions): Promise<ImportReport> {
@@ -240,6 +248,25 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     await this.close();
   }
 }
+
+/** The ISO text of a clock's reading; see `BaseToolRegistry.now()`. */
+function clockTime(time: unknown): string {
+  if (!(time instanceof Date)) throw new TypeError(`clock() must return a Date, got ${previewValue(time)}`);
+  const ms = time.getTime();
+  // Year 0000 to 9999: what toISOString writes as four digits (and ISO 8601 without an expanded year).
+  if (Number.isNaN(ms) || ms < MIN_CLOCK_MS || ms > MAX_CLOCK_MS) {
+    const shown = Number.isNaN(ms) ? 'an invalid Date' : `a Date in year ${time.getUTCFullYear()}`;
+    const message = `clock() returned ${shown}; created_at needs a valid date in the years 0000 to 9999`;
+    throw new ValidationError(`invalid created_at from the registry's clock: ${message}`, [
+      Object.freeze({ code: 'custom', message, path: Object.freeze(['created_at']), pathText: 'created_at' }),
+    ], { path: 'created_at' });
+  }
+  return time.toISOString();
+}
+
+/** 0000-01-01T00:00:00.000Z (Date.UTC reads years 0-99 as 1900-1999). */
+const MIN_CLOCK_MS = -62_167_219_200_000;
+const MAX_CLOCK_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** The frozen report of an import; only a dry run carries the per-tool plan. */
 function importReport(plan: ImportPlan, dryRun: boolean): ImportReport {

@@ -13,6 +13,19 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 /** Deeper nesting than this is refused rather than risk a stack overflow. */
 export const MAX_JSON_DEPTH = 256;
 
+/** A lone surrogate: half of a UTF-16 pair without its other half (the `u` flag pairs the halves that match). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Whether a string is well-formed Unicode: SQLite, UTF-8 files and other languages cannot hold a lone surrogate. */
+export function isWellFormed(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
+const LONE_SURROGATE_MESSAGE = 'must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair)';
+
+/** The largest integer every JSON reader holds exactly (RFC 8785, I-JSON: 2^53 - 1). */
+export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
+
 type JsonProblem = { path: (string | number)[]; message: string };
 
 /** Walks a value and reports every place that is not JSON; shared references are fine, cycles are not. */
@@ -28,10 +41,17 @@ function findJsonProblems(root: unknown): JsonProblem[] {
     if (problems.length >= 20) return;
     switch (typeof value) {
       case 'string':
+        if (!isWellFormed(value)) report(LONE_SURROGATE_MESSAGE);
+        return;
       case 'boolean':
         return;
       case 'number':
         if (!Number.isFinite(value)) report(`not a JSON value: ${previewValue(value)}`);
+        else if (Math.abs(value) > MAX_EXACT_INTEGER) {
+          // Every double this large is an integer; beyond 2^53 - 1 readers round it (JSON text
+          // such as 18446744073709551615 arrives here already rounded to 18446744073709552000).
+          report(`${value} is beyond the integers JSON holds exactly (±${MAX_EXACT_INTEGER}, RFC 8785 / I-JSON); write it as a string`);
+        }
         return;
       case 'object':
         break;
@@ -62,6 +82,7 @@ function findJsonProblems(root: unknown): JsonProblem[] {
       if (Object.getOwnPropertySymbols(value).length > 0) report('not a JSON value: an object with symbol keys');
       for (const key of Object.keys(value)) {
         path.push(key);
+        if (!isWellFormed(key)) report(`the key ${LONE_SURROGATE_MESSAGE}`);
         walk((value as Record<string, unknown>)[key]);
         path.pop();
       }
@@ -84,15 +105,18 @@ export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) 
 });
 
 /** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
+/** A string of well-formed Unicode. */
+const Text = z.string().refine(isWellFormed, { error: LONE_SURROGATE_MESSAGE });
+
 export const ToolSpec = z.strictObject({
   tool_name: z
     .string()
     .regex(TOOL_NAME_PATTERN, { error: 'must be 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' }),
-  version: z.string().nullable().default(null),
-  description: z.string().nullable().default(null),
+  version: Text.nullable().default(null),
+  description: Text.nullable().default(null),
   input_schema: JsonObjectSchema,
   output_schema: JsonObjectSchema,
-  tags: z.array(z.string().min(1, { error: 'must be a non-empty string' })).default([]),
+  tags: z.array(z.string().min(1, { error: 'must be a non-empty string' }).refine(isWellFormed, { error: LONE_SURROGATE_MESSAGE })).default([]),
 });
 export type ToolSpec = z.output<typeof ToolSpec>;
 /** What `register` accepts: defaults may be left out. */

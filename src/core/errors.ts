@@ -107,7 +107,7 @@ export class RegistryClosedError extends ToolRegistryError {
   }
 }
 
-/** The store's write lock was not obtained within the busy timeout. */
+/** A lock was not obtained: within the busy timeout, or at once inside the caller's own transaction (SQLite store). */
 export class StorageBusyError extends ToolRegistryError {
   constructor(message: string, context: ToolRegistryErrorContext = {}, cause?: unknown) {
     super('STORAGE_BUSY', message, { context, cause });

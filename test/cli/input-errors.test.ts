@@ -29,6 +29,27 @@ describe.each(['file', 'stdin'] as const)('input from %s', (via) => {
     expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
   });
 
+  it('a number JavaScript would change (issue 13, item 3) is refused with its path, not stored rewritten', () => {
+    const cwd = tempDir();
+    const schema = (value: string) => `{"type":"integer","maximum":${value}}`;
+    const specText = (value: string) =>
+      `{"tool_name":"big","input_schema":${schema(value)},"output_schema":{"type":"object"}}`;
+    for (const value of ['18446744073709551615', '12345678901234567891', '1e400', '-1e400', '0.300000000000000044']) {
+      const register = feed('register', specText(value), via, cwd);
+      expect(register.code).toBe(1);
+      expect(errorCode(register.stderr)).toBe('VALIDATION_FAILED');
+      expect(issuePaths(register.stderr)).toEqual(['input_schema.maximum']);
+      const imported = feed('import', `{"tools":[{"spec":${specText(value)},"enabled":true,"created_at":null}]}`, via, cwd);
+      expect(imported.code).toBe(1);
+      expect(errorCode(imported.stderr)).toBe('SNAPSHOT_INVALID');
+      expect(issuePaths(imported.stderr)).toEqual(['tools[0].spec.input_schema.maximum']);
+    }
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+    // Notation alone is no change: 1.0, 1E2 and -0 are the numbers 1, 100 and 0.
+    const fine = feed('register', specText('1E2'), via, cwd);
+    expect(fine.code).toBe(0);
+  });
+
   it('an invalid spec is VALIDATION_FAILED with one `at PATH` line per zod issue', () => {
     const cwd = tempDir();
     const result = feed('register', JSON.stringify({ ...spec('bad name'), version: 3, extra: true }), via, cwd);

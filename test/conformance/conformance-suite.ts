@@ -81,6 +81,20 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     return next;
   }
 
+  /**
+   * `registry` and `count - 1` others over the same storage (own connections and caches where
+   * the store has them), for the concurrency cases.
+   */
+  async function peers(registry: ToolRegistry, count: number): Promise<ToolRegistry[]> {
+    const all = [registry];
+    for (let i = 1; i < count; i++) {
+      const peer = await harness.peer(registry);
+      if (peer !== registry) opened.push(peer);
+      all.push(peer);
+    }
+    return all;
+  }
+
   /** Everything the registry shows, for before/after comparisons. */
   async function state(registry: ToolRegistry) {
     return {
@@ -162,10 +176,20 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     });
 
     it('accepts JSON edge values (empty key, unicode, -0 as 0, deep arrays) and round-trips them', async () => {
-      const registry = await open();
-      const schema = { '': 'empty key', 'ключ': '✓ 😀', nested: [[[1.5, -2e-7, true, null, 'x']]], zero: 0 };
+      let registry = await open();
+      const schema = { '': 'empty key', 'ключ': '✓ 😀', nested: [[[1.5, -2e-7, true, null, 'x', -0]]], zero: -0 };
+      const stored = { '': 'empty key', 'ключ': '✓ 😀', nested: [[[1.5, -2e-7, true, null, 'x', 0]]], zero: 0 };
+      expect(Object.is(schema.zero, -0)).toBe(true);
       await registry.register(minimalSpec('edges', { input_schema: schema }));
-      expect((await (await restart(registry)).get('edges'))?.spec.input_schema).toStrictEqual(schema);
+      registry = await restart(registry);
+      const back = (await registry.get('edges'))?.spec.input_schema as typeof schema;
+      // -0 is 0 in JSON's canonical form (RFC 8785): stored and returned as 0, by every store.
+      expect(back).toStrictEqual(stored);
+      expect(Object.is(back.zero, 0)).toBe(true);
+      expect(Object.is(back.nested[0]?.[0]?.[5], 0)).toBe(true);
+      // And 0 is the same spec as -0: rule 2, nothing written.
+      clock.set(T1);
+      expect((await registry.register(minimalSpec('edges', { input_schema: stored }))).created_at).toBe(T0);
     });
   });
 
@@ -808,6 +832,16 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       ['a cycle', bad({ input_schema: { properties: cyclic } }), 'input_schema.properties.self'],
       ['a sparse array hole', bad({ input_schema: { enum: sparse } }), 'input_schema.enum[1]'],
       ['a symbol key', bad({ input_schema: withSymbolKey }), 'input_schema'],
+      // Issue 13, item 2: strings that are not well formed.
+      ['version with a lone high surrogate', bad({ version: '1.0\uD800' }), 'version'],
+      ['description with a lone low surrogate', bad({ description: 'x\uDC00y' }), 'description'],
+      ['a tag with a lone surrogate', bad({ tags: ['ok', '\uD83D'] }), 'tags[1]'],
+      ['a schema string with a lone surrogate', badInput('\uD800'), 'input_schema.properties.x'],
+      ['a schema string in an array with a reversed pair', bad({ input_schema: { enum: ['ok', '\uDE00\uD83D'] } }), 'input_schema.enum[1]'],
+      // Issue 13, item 3: integers beyond 2^53 - 1 (2 ** 64 is what JSON.parse makes of 18446744073709551615), either sign.
+      ['an integer beyond 2^53 - 1', badInput(2 ** 64), 'input_schema.properties.x'],
+      ['an integer below -(2^53 - 1)', badInput(-9007199254740992), 'input_schema.properties.x'],
+      ['1e308', bad({ output_schema: { maximum: 1e308 } }), 'output_schema.maximum'],
       ['spec null', null, ''],
       ['spec a string', 'x', ''],
       ['spec a number', 42, ''],
@@ -831,6 +865,26 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(await registry.has('bad')).toBe(false);
       registry = await restart(registry);
       expect(await state(registry)).toEqual(before);
+    });
+
+    it('a schema key with a lone surrogate is VALIDATION_FAILED naming that key, and nothing is stored', async () => {
+      const registry = await open();
+      const error = await expectCode(registry.register(minimalSpec('bad', { input_schema: { properties: { 'k\uDFFF': {} } } })), 'VALIDATION_FAILED');
+      expect((error as ValidationError).issues.map((issue) => issue.path)).toContainEqual(['input_schema', 'properties', 'k\uDFFF']);
+      expect(await registry.has('bad')).toBe(false);
+    });
+
+    it('accepts well-formed non-ASCII and astral text everywhere strings go', async () => {
+      let registry = await open();
+      const spec = minimalSpec('astral', {
+        version: '1.0-ß\u{1F600}',
+        description: 'Привет \u{1D11E} 中文 \u{10FFFF}',
+        tags: ['😀', 'é', '\u{1F1EB}\u{1F1F7}'],
+        input_schema: { '\u{1F600}': ['\u{1F4A9}', 'ü'] },
+      });
+      await registry.register(spec);
+      registry = await restart(registry);
+      expect((await registry.get('astral'))?.spec).toEqual({ ...spec });
     });
 
     it('reports every bad field, not only the first', async () => {
@@ -863,7 +917,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
   describe('data fidelity, odd names, concurrency and misuse', () => {
     it('keeps numbers exactly (no reformatting or precision loss)', async () => {
       let registry = await open();
-      const schema = { big: 1e308, tiny: 5e-324, frac: 0.30000000000000004, max: 9007199254740991, neg: -123.456e10, int: 10 };
+      const schema = { tiny: 5e-324, frac: 0.30000000000000004, max: 9007199254740991, min: -9007199254740991, neg: -123.456e10, int: 10, big: 1.5e15 };
       await registry.register(minimalSpec('numbers', { input_schema: schema }));
       registry = await restart(registry);
       expect((await registry.get('numbers'))?.spec.input_schema).toStrictEqual(schema);
@@ -908,28 +962,56 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect((await registry.register(fullSpec('a', '2'))).created_at).toBe(T2);
     });
 
+    // The concurrency cases spread their calls over registries with their own connections and
+    // caches (harness.peer), each having read the tool before: the rule must be decided on
+    // what is stored when the write takes the lock, not on what a cache or an earlier read saw.
     it('concurrent registers of one name and version with different specs: exactly one wins', async () => {
       const registry = await open();
-      const attempts = Array.from({ length: 8 }, (_, i) => registry.register(minimalSpec('race', { version: '1', description: `d${i}` })));
+      const all = await peers(registry, 4);
+      for (const peer of all) expect(await peer.get('race')).toBeUndefined();
+      const attempts = Array.from({ length: 8 }, (_, i) =>
+        (all[i % all.length] as ToolRegistry).register(minimalSpec('race', { version: '1', description: `d${i}` })),
+      );
       const results = await Promise.allSettled(attempts);
       const won = results.filter((result) => result.status === 'fulfilled');
       const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
       expect(won).toHaveLength(1);
       expect(lost.map((result) => (result.reason as ToolRegistryError).code)).toEqual(Array(7).fill('VERSION_CONFLICT'));
-      expect(await registry.get('race')).toEqual((won[0] as PromiseFulfilledResult<ToolRegistration>).value);
+      for (const peer of all) expect(await peer.get('race')).toEqual((won[0] as PromiseFulfilledResult<ToolRegistration>).value);
+    });
+
+    it('concurrent redeploys with a new version from several registries: every one lands, and all agree after', async () => {
+      const registry = await open();
+      await registry.register(minimalSpec('deployed', { version: '1' }));
+      const all = await peers(registry, 3);
+      for (const peer of all) expect((await peer.get('deployed'))?.spec.version).toBe('1');
+      await registry.setEnabled('deployed', false);
+      const results = await Promise.allSettled(
+        all.map((peer, i) => peer.register(minimalSpec('deployed', { version: `2.${i}` }))),
+      );
+      expect(results.every((result) => result.status === 'fulfilled')).toBe(true);
+      const final = await registry.get('deployed');
+      // Each redeploy kept the operator's disable, whatever the order they landed in.
+      expect(final?.enabled).toBe(false);
+      for (const peer of all) expect(await peer.get('deployed')).toEqual(final);
     });
 
     it('concurrent identical registers all return the same registration', async () => {
       const registry = await open();
-      const results = await Promise.all(Array.from({ length: 8 }, () => registry.register(fullSpec('same'))));
+      const all = await peers(registry, 4);
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (all[i % all.length] as ToolRegistry).register(fullSpec('same'))));
       for (const result of results) expect(result).toEqual({ spec: fullSpec('same'), enabled: true, created_at: T0 });
       expect(await registry.listAll()).toHaveLength(1);
     });
 
     it('concurrent writes to different tools all land', async () => {
       let registry = await open();
-      await Promise.all(Array.from({ length: 20 }, (_, i) => registry.register(minimalSpec(`t${String(i).padStart(2, '0')}`))));
-      await Promise.all([registry.setEnabled('t03', false), registry.remove('t07'), registry.register(minimalSpec('t00', { version: '2' }))]);
+      const group = await peers(registry, 4);
+      const on = (i: number): ToolRegistry => group[i % group.length] as ToolRegistry;
+      await Promise.all(Array.from({ length: 20 }, (_, i) => on(i).register(minimalSpec(`t${String(i).padStart(2, '0')}`))));
+      for (const peer of group) await peer.listAll();
+      await Promise.all([on(1).setEnabled('t03', false), on(2).remove('t07'), on(3).register(minimalSpec('t00', { version: '2' }))]);
+      for (const peer of group) expect(await peer.listAll({ includeDisabled: true })).toEqual(await registry.listAll({ includeDisabled: true }));
       registry = await expectSurvivesRestart(registry);
       const all = await registry.listAll({ includeDisabled: true });
       expect(all).toHaveLength(19);
@@ -950,6 +1032,48 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await expectPlainTypeError(() => registry.importSnapshot({ tools: [] }, 'replace' as never));
       await expectPlainTypeError(() => registry.importSnapshot({ tools: [] }, { mode: 'replace', dryRun: 'no' as never }));
       expect(await state(registry)).toEqual(before);
+    });
+  });
+
+  // ---------------------------------------------------------------------------------
+  describe("the registry's clock (issue 13, item 9)", () => {
+    async function openWithClock(now: () => unknown): Promise<ToolRegistry> {
+      const registry = await harness.open({ clock: now as () => Date });
+      opened.push(registry);
+      return registry;
+    }
+
+    it('a clock that returns something other than a Date is a plain TypeError, and nothing is stored', async () => {
+      for (const value of [Date.now(), '2025-01-01T00:00:00Z', undefined]) {
+        const registry = await openWithClock(() => value);
+        await expectPlainTypeError(() => registry.register(minimalSpec('timed')));
+        await expectPlainTypeError(() => registry.registerMany([minimalSpec('timed')]));
+        expect(await registry.has('timed')).toBe(false);
+      }
+    });
+
+    it.each([
+      ['an invalid Date', new Date(Number.NaN)],
+      ['year 10000', new Date('+010000-01-01T00:00:00.000Z')],
+      ['year -1', new Date('-000001-01-01T00:00:00.000Z')],
+    ])('a clock that returns %s is VALIDATION_FAILED at created_at, never a raw RangeError, and nothing is stored', async (_what, date) => {
+      const registry = await openWithClock(() => new Date(date.getTime()));
+      const error = await expectCode(registry.register(minimalSpec('timed')), 'VALIDATION_FAILED');
+      expect(error.context.path).toBe('created_at');
+      expect((error as ValidationError).issues.map((issue) => issue.pathText)).toEqual(['created_at']);
+      await expectCode(registry.registerMany([minimalSpec('timed')]), 'VALIDATION_FAILED');
+      expect(await registry.has('timed')).toBe(false);
+    });
+
+    it('the first and the last instants of years 0000 and 9999 are stored as plain ISO text that imports back', async () => {
+      for (const instant of ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
+        const registry = await openWithClock(() => new Date(instant));
+        expect((await registry.register(minimalSpec('edge'))).created_at).toBe(instant);
+        const snapshot = JSON.parse(JSON.stringify(await registry.exportSnapshot())) as unknown;
+        const other = await openWithClock(() => new Date(T0));
+        expect(await other.importSnapshot(snapshot)).toMatchObject({ added: 1 });
+        expect((await other.get('edge'))?.created_at).toBe(instant);
+      }
     });
   });
 
@@ -1499,6 +1623,13 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       ['created_at not a date', { tools: [entry(fullSpec('x'), true, 'yesterday')] }, 'tools[0].created_at'],
       ['a bad tool_name', { tools: [entry(minimalSpec('a b'))] }, 'tools[0].spec.tool_name'],
       ['NaN in a schema', { tools: [entry(minimalSpec('n', { input_schema: { x: NaN } }))] }, 'tools[0].spec.input_schema.x'],
+      // Issue 13, item 2: strings that are not well formed, wherever they are.
+      ['a version with a lone surrogate', { tools: [entry(minimalSpec('s', { version: '1.0\uD800' }))] }, 'tools[0].spec.version'],
+      ['a description with a lone surrogate', { tools: [entry(minimalSpec('s', { description: '\uDC00' }))] }, 'tools[0].spec.description'],
+      ['a tag with a lone surrogate', { tools: [entry(minimalSpec('s', { tags: ['ok', 'x\uD83D'] }))] }, 'tools[0].spec.tags[1]'],
+      ['a schema string with a lone surrogate', { tools: [entry(minimalSpec('s', { output_schema: { title: 'a\uDFFFb' } }))] }, 'tools[0].spec.output_schema.title'],
+      // Issue 13, item 3: an integer no JSON reader holds exactly (what JSON.parse makes of 18446744073709551615).
+      ['an integer beyond 2^53 - 1', { tools: [entry(minimalSpec('s', { input_schema: { maximum: 2 ** 64 } }))] }, 'tools[0].spec.input_schema.maximum'],
     ];
 
     it.each(invalid)('SNAPSHOT_INVALID for %s', async (_label, snapshot, path) => {

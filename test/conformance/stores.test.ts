@@ -47,6 +47,11 @@ describe('fileBackedHarness', () => {
     expect(reopened).not.toBe(one);
     expect(calls[2]).toEqual({ filename: calls[0]?.filename, clock });
     await expect(harness.restart(new InMemoryToolRegistry())).rejects.toThrow();
+    // A peer opens the same file again, with the same options, while the first stays open.
+    const peer = await harness.peer(reopened);
+    expect(peer).not.toBe(reopened);
+    expect(calls[3]).toEqual({ filename: calls[0]?.filename, clock });
+    await peer.close();
     await two.close();
     await reopened.close();
     await harness.cleanup?.();

@@ -17,6 +17,12 @@ export interface StoreHarness {
   open(options?: HarnessOptions): Promise<ToolRegistry>;
   /** Closes `registry` and reopens the same storage with the same options; a store without durable storage returns `registry` unchanged. */
   restart(registry: ToolRegistry): Promise<ToolRegistry>;
+  /**
+   * Another registry over the same storage, open at the same time (its own connection and
+   * cache), for the concurrency cases; a store whose storage cannot be shared returns
+   * `registry` itself, and its calls interleave at their awaits.
+   */
+  peer(registry: ToolRegistry): Promise<ToolRegistry>;
   /** Removes whatever `open()` left on disk; called once after the store's suite. */
   cleanup?(): Promise<void>;
 }
@@ -49,6 +55,11 @@ export function fileBackedHarness(
       await registry.close();
       return openFile(where.filename, where.options);
     },
+    async peer(registry) {
+      const where = opened.get(registry);
+      if (where === undefined) throw new Error('peer(): this registry was not opened by this harness');
+      return openFile(where.filename, where.options);
+    },
     async cleanup() {
       if (folder !== undefined) await rm(folder, { recursive: true, force: true });
       folder = undefined;
@@ -61,11 +72,13 @@ export const storeHarnesses = {
     open: async (options = {}) => new InMemoryToolRegistry(options),
     // Memory cannot survive a restart; the same instance keeps the data.
     restart: async (registry) => registry,
+    peer: async (registry) => registry,
   },
   'sqlite-memory': {
     open: async (options = {}) => openSqliteToolRegistry({ filename: ':memory:', ...options }),
     // A ':memory:' database ends with its connection; the same instance keeps the data.
     restart: async (registry) => registry,
+    peer: async (registry) => registry,
   },
   'sqlite-file': fileBackedHarness((filename, options) => openSqliteToolRegistry({ filename, ...options })),
   // The same file store with its read cache off (on by default): both must pass everything.

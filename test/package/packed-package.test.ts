@@ -92,7 +92,6 @@ await again.close();
 
   it('runs the README library example as written', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    // The first JavaScript block (README examples are now fenced `js test`, run by test/docs too).
     const example = /```js(?: test)?\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toContain("from 'tool-registry'");
     writeFileSync(join(project, 'readme-example.mjs'), `${example}\nconsole.log(JSON.stringify(snapshot));\n`);

@@ -10,10 +10,10 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolRegistration, ToolSpecInput } from '../../src/index.js';
+import { NEEDS_SQLITE3, HAS_SQLITE3, SQLITE3 } from '../support/sqlite3-shell.js';
 
 const WRITER = fileURLToPath(new URL('../fixtures/cache-writer.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-const SHELL = process.env.SQLITE3 ?? 'sqlite3';
 
 function spec(name: string, version: string | null = '1.0.0', description = `the ${name} tool`): ToolSpecInput {
   return {
@@ -171,11 +171,11 @@ describe.each([
     expect(names(await registry.listAll())).toEqual(['z']);
   });
 
-  it("sees the sqlite3 shell's writes (the change log's triggers run there too)", async () => {
+  it.skipIf(!HAS_SQLITE3)(`sees the sqlite3 shell's writes (the change log's triggers run there too)${NEEDS_SQLITE3}`, async () => {
     const registry = await openAt({ cache });
     for (const name of ['a', 'b']) await registry.register(spec(name));
     await prime(registry, ['a', 'b']);
-    execFileSync(SHELL, [file, "UPDATE tool_registrations SET enabled = 0 WHERE tool_name = 'a'; DELETE FROM tool_registrations WHERE tool_name = 'b';"]);
+    execFileSync(SQLITE3, [file, "UPDATE tool_registrations SET enabled = 0 WHERE tool_name = 'a'; DELETE FROM tool_registrations WHERE tool_name = 'b';"]);
     expect((await registry.get('a'))?.enabled).toBe(false);
     expect(await registry.get('b')).toBeUndefined();
     expect(await registry.listAll()).toEqual([]);
@@ -301,4 +301,144 @@ describe('the read cache', () => {
   it('cache must be a boolean', async () => {
     await expect(openSqliteToolRegistry({ filename: file, cache: 'yes' as unknown as boolean })).rejects.toThrow(TypeError);
   });
+});
+
+describe('a log the cache did not follow, and hand edits (issue 13, item 1)', () => {
+  /** What a fresh, uncached connection sees: the truth the cache must agree with. */
+  async function truth(): Promise<unknown> {
+    const fresh = await openSqliteToolRegistry({ filename: file, cache: false });
+    try {
+      return { all: await fresh.listAll({ includeDisabled: true }), enabled: await fresh.listAll() };
+    } finally {
+      await fresh.close();
+    }
+  }
+
+  async function seen(registry: SqliteToolRegistry): Promise<unknown> {
+    return { all: await registry.listAll({ includeDisabled: true }), enabled: await registry.listAll() };
+  }
+
+  it('a backup of this file, moved on to the same log head and restored onto the live file with backup(), is seen at once', async () => {
+    const registry = await openAt();
+    await registry.register(spec('a'));
+    await registry.register(spec('b'));
+    const copy = join(folder, 'backup.db');
+    await connection().backup(copy);
+    await registry.register(spec('a', '2.0.0'));
+    await prime(registry, ['a', 'b']);
+    expect((await registry.get('a'))?.spec.version).toBe('2.0.0');
+    // The backup takes another path to the same number of logged changes.
+    const elsewhere = await openSqliteToolRegistry({ filename: copy, cache: false });
+    await elsewhere.setEnabled('b', false);
+    await elsewhere.close();
+    const restorer = new Database(copy);
+    await restorer.backup(file);
+    restorer.close();
+
+    expect((await registry.get('a'))?.spec.version).toBe('1.0.0');
+    expect((await registry.get('b'))?.enabled).toBe(false);
+    expect(await seen(registry)).toEqual(await truth());
+    expect((await registry.verify()).ok).toBe(true);
+  });
+
+  it('another registry file with the same log head restored onto the live file is seen at once', async () => {
+    const registry = await openAt();
+    await registry.register(spec('a'));
+    await registry.register(spec('b'));
+    await prime(registry, ['a', 'b']);
+    const otherFile = join(folder, 'other.db');
+    const other = await openSqliteToolRegistry({ filename: otherFile, cache: false });
+    await other.register(spec('a', '9.0.0'));
+    await other.register(spec('c'));
+    await other.close();
+    const restorer = new Database(otherFile);
+    await restorer.backup(file);
+    restorer.close();
+
+    expect((await registry.get('a'))?.spec.version).toBe('9.0.0');
+    expect(await registry.get('b')).toBeUndefined();
+    expect(await seen(registry)).toEqual(await truth());
+  });
+
+  it.skipIf(!HAS_SQLITE3)(`sees every hand edit the operator's guide allows, made with the sqlite3 shell${NEEDS_SQLITE3}`, async () => {
+    const registry = await openAt();
+    for (const name of ['a', 'b', 'c']) await registry.register(spec(name));
+    await prime(registry, ['a', 'b', 'c', 'd']);
+    const edits = [
+      // A spec row rewritten in place with INSERT OR REPLACE (its implied delete fires no trigger).
+      `INSERT OR REPLACE INTO tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at)
+         SELECT s.tool_name, s.fingerprint, s.version, json_set(s.spec_json, '$.description', 'fixed by hand'), s.first_registered_at
+         FROM tool_specs s JOIN tool_registrations r USING (tool_name, fingerprint) WHERE s.tool_name = 'a';`,
+      // A registration replaced with INSERT OR REPLACE.
+      `INSERT OR REPLACE INTO tool_registrations (tool_name, fingerprint, enabled, created_at)
+         SELECT tool_name, fingerprint, 0, '2020-01-01T00:00:00Z' FROM tool_registrations WHERE tool_name = 'b';`,
+      // A new tool added by hand: its spec row, then its registration.
+      `INSERT INTO tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at)
+         SELECT 'd', fingerprint, version, replace(spec_json, '"c"', '"d"'), first_registered_at FROM tool_specs WHERE tool_name = 'c';
+       INSERT INTO tool_registrations (tool_name, fingerprint, enabled, created_at)
+         SELECT 'd', fingerprint, 1, NULL FROM tool_specs WHERE tool_name = 'd';`,
+      // A spec row's text updated, and a tool deleted.
+      `UPDATE tool_specs SET spec_json = json_set(spec_json, '$.tags', json('["edited"]'))
+         WHERE tool_name = 'c';
+       DELETE FROM tool_registrations WHERE tool_name = 'b';`,
+    ];
+    for (const edit of edits) {
+      execFileSync(SQLITE3, [file, edit]);
+      expect(await seen(registry)).toEqual(await truth());
+    }
+    expect((await registry.get('a'))?.spec.description).toBe('fixed by hand');
+    expect(await registry.get('b')).toBeUndefined();
+    expect((await registry.get('c'))?.spec.tags).toEqual(['edited']);
+    expect((await registry.get('d'))?.spec.tool_name).toBe('d');
+  });
+});
+
+describe('catch-up is proportional to what changed (issue 13, item 4)', () => {
+  it('many changes by another connection are applied without a reload: unchanged registrations stay the same objects', async () => {
+    const registry = await openAt();
+    const name = (i: number) => `tool_${String(i).padStart(5, '0')}`;
+    await registry.importSnapshot({
+      tools: Array.from({ length: 2000 }, (_, i) => ({ spec: spec(name(i * 2)), enabled: true, created_at: null })),
+    });
+    const before = await registry.listAll({ includeDisabled: true });
+    const other = await openSqliteToolRegistry({ filename: file, cache: false });
+    // 1,500 new names between the old ones, 300 removed, 200 disabled: more than any "apply one by one" limit.
+    await other.importSnapshot({
+      tools: Array.from({ length: 1500 }, (_, i) => ({ spec: spec(name(i * 2 + 1)), enabled: true, created_at: null })),
+    });
+    for (let i = 0; i < 300; i++) await other.remove(name(i * 4));
+    for (let i = 0; i < 200; i++) await other.setEnabled(name(i * 4 + 2), false);
+    await other.close();
+
+    const after = await registry.listAll({ includeDisabled: true });
+    expect(after).toEqual(await (async () => {
+      const reference = await openAt({ cache: false });
+      return reference.listAll({ includeDisabled: true });
+    })());
+    const previous = new Map(before.map((registration) => [registration.spec.tool_name, registration]));
+    const touched = new Set([
+      ...Array.from({ length: 300 }, (_, i) => name(i * 4)),
+      ...Array.from({ length: 200 }, (_, i) => name(i * 4 + 2)),
+    ]);
+    let same = 0;
+    for (const registration of after) {
+      const old = previous.get(registration.spec.tool_name);
+      if (old !== undefined && !touched.has(registration.spec.tool_name)) {
+        expect(registration).toBe(old);
+        same++;
+      }
+    }
+    expect(same).toBe(2000 - 300 - 200);
+  });
+
+  it('a 1 MB tool changed 1,000 times by another connection is fetched once: the catch-up fits in a 96 MB heap', () => {
+    if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+    const child = fileURLToPath(new URL('../fixtures/catch-up-memory.mjs', import.meta.url));
+    const out = execFileSync(process.execPath, ['--max-old-space-size=96', child, file, '1000'], { encoding: 'utf8' });
+    const result = JSON.parse(out) as { enabled: boolean; descriptionLength: number; grewMiB: number };
+    expect(result.enabled).toBe(true);
+    expect(result.descriptionLength).toBe(1024 * 1024);
+    // Two copies of the tool at most (the JSON text and the parsed spec), not one per change.
+    expect(result.grewMiB).toBeLessThan(8);
+  }, 60_000);
 });

@@ -1,14 +1,11 @@
-// The migration runner, the provider and the IMMEDIATE Kysely dialect.
+// The migration runner and the provider.
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
-import { ImmediateSqliteDialect } from '../../src/stores/sqlite/dialect.js';
 import { appliedMigrations, MIGRATIONS_FOLDER, migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 import type { Migration } from '../../src/stores/sqlite/migrations.js';
-import type { SqliteSchema } from '../../src/stores/sqlite/schema.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { dumpDatabase, useTempFolder } from './helpers.js';
 
@@ -38,10 +35,6 @@ describe('the migration provider', () => {
   });
 });
 
-function kyselyOver(db: Database.Database): Kysely<SqliteSchema> {
-  return new Kysely<SqliteSchema>({ dialect: new ImmediateSqliteDialect({ database: db }) });
-}
-
 describe('the migration runner', () => {
   const good: Migration = { name: '0001_a', sql: 'CREATE TABLE a (x INTEGER) STRICT; CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT;' };
   const second: Migration = { name: '0002_b', sql: 'CREATE TABLE b (x INTEGER); INSERT INTO b VALUES (1);' };
@@ -49,8 +42,7 @@ describe('the migration runner', () => {
 
   it('applies pending files in order, each recorded once, and a second run applies nothing', async () => {
     const db = new Database(temp.file('m.db'));
-    const kysely = kyselyOver(db);
-    const options = { db, kysely, busyTimeoutMs: 1000, filename: 'm.db' };
+    const options = { db, busyTimeoutMs: 1000, filename: 'm.db' };
     expect(await migrate({ ...options, migrations: [good] })).toEqual(['0001_a']);
     expect(await migrate({ ...options, migrations: [good, second] })).toEqual(['0002_b']);
     expect(await migrate({ ...options, migrations: [good, second] })).toEqual([]);
@@ -61,7 +53,7 @@ describe('the migration runner', () => {
   it('a failing file is rolled back entirely and not recorded; earlier files stay', async () => {
     const file = temp.file('fail.db');
     const db = new Database(file);
-    const options = { db, kysely: kyselyOver(db), busyTimeoutMs: 1000, filename: 'fail.db' };
+    const options = { db, busyTimeoutMs: 1000, filename: 'fail.db' };
     const error = await migrate({ ...options, migrations: [good, second, failing] }).catch((e: unknown) => e);
     expect(error).toMatchObject({ migration: '0003_bad', cause: { code: 'SQLITE_ERROR' } });
     expect(appliedMigrations(db)).toEqual(['0001_a', '0002_b']);
@@ -100,41 +92,46 @@ describe('the migration runner', () => {
   });
 });
 
-describe('the Kysely dialect', () => {
-  async function secondWriterDuringTransaction(dialect: 'immediate' | 'stock'): Promise<string> {
-    const file = temp.file(`${dialect}.db`);
-    const setup = new Database(file);
-    setup.pragma('journal_mode = WAL');
-    setup.exec('CREATE TABLE t (x INTEGER)');
-    setup.close();
-    const db = new Database(file);
-    const kysely = new Kysely<{ t: { x: number } }>({
-      dialect: dialect === 'immediate' ? new ImmediateSqliteDialect({ database: db }) : new SqliteDialect({ database: db }),
-    });
-    const other = new Database(file, { timeout: 0 });
+describe('two opens at once over one new handle (issue 13, item 8)', () => {
+  it('both succeed, and each migration is applied once: a migration never awaits inside its transaction', async () => {
+    const db = new Database(temp.file('shared-handle.db'));
     try {
-      return await kysely.transaction().execute(async (trx) => {
-        await trx.selectFrom('t').selectAll().execute();
-        // Before this transaction writes anything, can another connection take the write lock?
-        try {
-          other.exec('BEGIN IMMEDIATE');
-          other.exec('ROLLBACK');
-          return 'other connection got the lock';
-        } catch (error) {
-          return (error as { code: string }).code;
-        }
-      });
+      const [one, two] = await Promise.all([openSqliteToolRegistry({ database: db }), openSqliteToolRegistry({ database: db })]);
+      await one.register(minimalSpec('seen_by_both'));
+      expect(await two.has('seen_by_both')).toBe(true);
+      expect(appliedMigrations(db)).toEqual(shippedMigrations().map((migration) => migration.name));
+      await one.close();
+      await two.close();
     } finally {
-      other.close();
       db.close();
     }
-  }
-
-  it('begins transactions IMMEDIATE: the write lock is held from the start', async () => {
-    expect(await secondWriterDuringTransaction('immediate')).toBe('SQLITE_BUSY');
   });
+});
 
-  it("(control) Kysely's stock dialect begins deferred, which is why ours exists", async () => {
-    expect(await secondWriterDuringTransaction('stock')).toBe('other connection got the lock');
+describe('0003_change_log_generation over a file written by 0002', () => {
+  it('keeps the log entries (with tokens), adds a generation, and the store reads and logs as before', async () => {
+    const file = temp.file('from-0002.db');
+    const db = new Database(file);
+    await migrate({ db, migrations: shippedMigrations().slice(0, 2), busyTimeoutMs: 1000, filename: file });
+    const fingerprint = 'a'.repeat(64);
+    db.prepare('INSERT INTO tool_specs VALUES (?, ?, NULL, ?, ?)').run('old', fingerprint, JSON.stringify(minimalSpec('old')), 'then');
+    db.prepare('INSERT INTO tool_registrations VALUES (?, ?, 1, NULL)').run('old', fingerprint);
+    const before = db.prepare('SELECT revision, tool_name FROM tool_changes ORDER BY revision').all();
+    expect(before).toEqual([{ revision: 1, tool_name: 'old' }]);
+    db.close();
+
+    const registry = await openSqliteToolRegistry({ filename: file });
+    expect(await registry.has('old')).toBe(true);
+    await registry.register(minimalSpec('new'));
+    expect(await registry.has('new')).toBe(true);
+    await registry.close();
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT revision, tool_name FROM tool_changes ORDER BY revision').all()).toEqual([
+      { revision: 1, tool_name: 'old' },
+      { revision: 2, tool_name: 'new' },
+    ]);
+    expect(check.prepare('SELECT count(DISTINCT token) FROM tool_changes').pluck().get()).toBe(2);
+    expect(check.prepare('SELECT length(generation) FROM tool_changes_generation').pluck().all()).toEqual([32]);
+    check.close();
   });
 });

@@ -118,8 +118,28 @@ describe('a caller-supplied database handle', () => {
     expect(db.open).toBe(true);
     expect(db.pragma('journal_mode', { simple: true })).toBe('delete');
     expect(db.pragma('synchronous', { simple: true })).toBe(0);
-    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.prepare('SELECT tool_name FROM tools').pluck().all()).toEqual(['mine']);
+  });
+
+  it("gets back the busy_timeout and foreign_keys it had when the last registry over it closes (issue 13, item 7)", async () => {
+    const db = rawConnection(temp.file('pragmas.db'));
+    db.pragma('busy_timeout = 4321');
+    db.pragma('foreign_keys = OFF');
+    const one = await openSqliteToolRegistry({ database: db });
+    const two = await openSqliteToolRegistry({ database: db });
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    await one.close();
+    // Still in use by the second registry: its settings stay.
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    await two.register(minimalSpec('still_works'));
+    await two.close();
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(4321);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(0);
+    // A failed open gives them back too.
+    db.prepare("INSERT INTO schema_migrations VALUES ('9999_future', 'then')").run();
+    await expectCode(openSqliteToolRegistry({ database: db }), 'SCHEMA_TOO_NEW');
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(4321);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(0);
   });
 
   it("inside the caller's own transaction, writes join it: the caller's rollback undoes them, its commit keeps them", async () => {
@@ -263,7 +283,7 @@ describe('locking', () => {
     expect(locker.prepare("SELECT count(*) FROM tools WHERE tool_name = 'patient'").pluck().get()).toBe(1);
   });
 
-  it('in rollback-journal mode a read locked out by a committing writer is STORAGE_BUSY, never a raw SQLITE_BUSY', async () => {
+  it('in rollback-journal mode a read locked out longer than busyTimeoutMs is STORAGE_BUSY, never a raw SQLITE_BUSY (status and verify too)', async () => {
     const file = temp.file('delete-mode.db');
     const db = rawConnection(file);
     db.pragma('journal_mode = DELETE');
@@ -279,12 +299,43 @@ describe('locking', () => {
         await expectCode(registry.exportSnapshot(), 'STORAGE_BUSY'),
         await expectCode(registry.register(minimalSpec('present')), 'STORAGE_BUSY'),
         await expectCode(registry.importSnapshot({ tools: [] }, { dryRun: true }), 'STORAGE_BUSY'),
+        await expectCode(registry.status(), 'STORAGE_BUSY'),
+        await expectCode(registry.verify(), 'STORAGE_BUSY'),
       ];
-      for (const error of busy) expect((error.cause as { code?: string }).code).toBe('SQLITE_BUSY');
+      for (const error of busy) {
+        expect((error.cause as { code?: string }).code).toBe('SQLITE_BUSY');
+        expect(error.context).toMatchObject({ busy_timeout_ms: 50 });
+      }
     } finally {
       locker.exec('ROLLBACK');
     }
     expect(await registry.has('present')).toBe(true);
+  });
+
+  it.each([
+    ['get', (registry: SqliteToolRegistry) => registry.get('present')],
+    ['has', (registry: SqliteToolRegistry) => registry.has('present')],
+    ['listAll', (registry: SqliteToolRegistry) => registry.listAll()],
+    ['exportSnapshot', (registry: SqliteToolRegistry) => registry.exportSnapshot()],
+    ['status', (registry: SqliteToolRegistry) => registry.status()],
+    ['verify', (registry: SqliteToolRegistry) => registry.verify()],
+    ['a dry-run import', (registry: SqliteToolRegistry) => registry.importSnapshot({ tools: [] }, { dryRun: true })],
+  ])('%s waits for a lock shorter than busyTimeoutMs, asynchronously, and succeeds (issue 13, item 5)', async (_what, read) => {
+    const file = temp.file('wait-read.db');
+    const db = rawConnection(file);
+    db.pragma('journal_mode = DELETE');
+    const registry = await open({ database: db, busyTimeoutMs: 5000 });
+    await registry.register(minimalSpec('present'));
+    const locker = rawConnection(file);
+    locker.exec('BEGIN EXCLUSIVE');
+    let released = false;
+    // This timer can only fire while the read waits if the wait is asynchronous.
+    setTimeout(() => {
+      locker.exec('ROLLBACK');
+      released = true;
+    }, 150);
+    await expect(read(registry)).resolves.toBeDefined();
+    expect(released).toBe(true);
   });
 
   it('busyTimeoutMs 0 tries once', async () => {
@@ -307,6 +358,28 @@ describe('locking', () => {
     await registry.close();
     await expectCode(write, 'REGISTRY_CLOSED');
     locker.exec('ROLLBACK');
+  });
+});
+
+describe("inside the caller's own transaction (issue 13, item 6)", () => {
+  it('a snapshot made stale by another connection (SQLITE_BUSY_SNAPSHOT) is STORAGE_BUSY at once, without retries', async () => {
+    const file = temp.file('stale-snapshot.db');
+    const db = rawConnection(file);
+    db.pragma('journal_mode = WAL');
+    const registry = await open({ database: db, busyTimeoutMs: 3000 });
+    await registry.register(minimalSpec('present'));
+    const other = rawConnection(file);
+    db.exec('BEGIN');
+    db.prepare('SELECT count(*) FROM tool_registrations').get();
+    other.prepare('UPDATE tool_registrations SET enabled = 0').run();
+    const error = await expectCode(registry.register(minimalSpec('blocked')), 'STORAGE_BUSY');
+    expect((error.cause as { code?: string }).code).toBe('SQLITE_BUSY_SNAPSHOT');
+    expect(error.context).toMatchObject({ attempts: 1, in_caller_transaction: true });
+    // The caller's transaction is still the caller's to end.
+    expect(db.inTransaction).toBe(true);
+    db.exec('ROLLBACK');
+    expect(await registry.register(minimalSpec('after'))).toMatchObject({ enabled: true });
+    expect(await registry.has('blocked')).toBe(false);
   });
 });
 
@@ -396,6 +469,20 @@ describe('schema and history', () => {
     expect(() => db.prepare("INSERT INTO tool_registrations VALUES ('ghost', ?, 1, NULL)").run('0'.repeat(64))).toThrow(
       expect.objectContaining({ code: 'SQLITE_CONSTRAINT_FOREIGNKEY' }),
     );
+  });
+});
+
+describe("the registry's clock (issue 13, item 9)", () => {
+  it('stamps the first registration time of an imported spec with the injected clock, not the wall clock', async () => {
+    const file = temp.file('import-clock.db');
+    const clock = manualClock('2001-02-03T04:05:06.000Z');
+    const registry = await open({ filename: file, clock: clock.now });
+    await registry.importSnapshot({ tools: [{ spec: minimalSpec('imported'), created_at: null }, { spec: minimalSpec('dated'), created_at: '2024-05-01T10:00:00.123456+02:00' }] });
+    const db = rawConnection(file, { readonly: true });
+    expect(db.prepare('SELECT tool_name, first_registered_at FROM tool_specs ORDER BY tool_name').all()).toEqual([
+      { tool_name: 'dated', first_registered_at: '2001-02-03T04:05:06.000Z' },
+      { tool_name: 'imported', first_registered_at: '2001-02-03T04:05:06.000Z' },
+    ]);
   });
 });
 

@@ -24,6 +24,18 @@ export function storageBusy(operation: string, timeoutMs: number, attempts: numb
   );
 }
 
+/** STORAGE_BUSY for an operation that met a lock inside the caller's own transaction, where the store does not wait. */
+export function busyInCallersTransaction(operation: string, cause: unknown): StorageBusyError {
+  const code = (cause as { code?: unknown } | null)?.code;
+  return new StorageBusyError(
+    `${operation}: the database is locked (${String(code)}) inside your own transaction on this handle; ` +
+      'the store does not wait there (a retry could not succeed and would run between your statements): ' +
+      'roll your transaction back and try again, or begin it with BEGIN IMMEDIATE',
+    { operation, attempts: 1, in_caller_transaction: true },
+    cause,
+  );
+}
+
 export interface RetryOptions {
   /** Total time allowed to obtain the lock. */
   readonly timeoutMs: number;

@@ -2,10 +2,9 @@
 // (two levels above src/sqlite and dist/sqlite alike), the runner applies what is missing.
 import { readdirSync, readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
-import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';
-import type { SqliteSchema } from './schema.js';
+import { prepare, queries } from './statement.js';
 
 export interface Migration {
   /** File name without `.sql`, such as `0001_init`. */
@@ -38,28 +37,16 @@ export function readMigrations(folder: URL): readonly Migration[] {
   );
 }
 
-// Built with Kysely once, without a connection: these run before the store has one set up.
-const compiler = new Kysely<SqliteSchema & { sqlite_master: { type: string; name: string } }>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-});
-const MIGRATION_TABLE = compiler
-  .selectFrom('sqlite_master')
-  .select('name')
-  .where('type', '=', 'table')
-  .where('name', '=', 'schema_migrations')
-  .compile();
-const APPLIED = compiler.selectFrom('schema_migrations').select('name').orderBy('name').compile();
-
 /** Names of the migrations recorded in the database, in name order ([] for a new database). */
 export function appliedMigrations(db: BetterSqlite3.Database): string[] {
-  const table = db.prepare(MIGRATION_TABLE.sql).get(MIGRATION_TABLE.parameters);
+  // Prepared per call: this runs before the store's statements exist (their tables may not).
+  const table = prepare(db, () =>
+    queries.selectFrom('sqlite_master').select('name').where('type', '=', 'table').where('name', '=', 'schema_migrations'),
+  ).get();
   if (table === undefined) return [];
-  return (db.prepare(APPLIED.sql).all(APPLIED.parameters) as { name: string }[]).map((row) => row.name);
+  return prepare(db, () => queries.selectFrom('schema_migrations').select('name').orderBy('name'))
+    .all()
+    .map((row) => row.name);
 }
 
 /** Throws SCHEMA_TOO_NEW when the database records a migration unknown to this release. */
@@ -82,7 +69,6 @@ export function pendingMigrations(applied: readonly string[], known: readonly Mi
 
 export interface MigrateOptions {
   readonly db: BetterSqlite3.Database;
-  readonly kysely: Kysely<SqliteSchema>;
   readonly migrations: readonly Migration[];
   readonly busyTimeoutMs: number;
   readonly filename: string;
@@ -91,41 +77,53 @@ export interface MigrateOptions {
 /**
  * Applies the pending migrations, each in its own BEGIN IMMEDIATE transaction. Safe when
  * several processes open a new file at once: the applied list is re-read under the write
- * lock, so whoever gets the lock second finds the work done. Refuses (SCHEMA_TOO_NEW) a
- * database that records an unknown migration before changing anything.
+ * lock, so whoever gets the lock second finds the work done. Each migration runs
+ * synchronously from BEGIN to COMMIT, so two opens sharing one connection cannot interleave
+ * inside it. Refuses (SCHEMA_TOO_NEW) a database that records an unknown migration before
+ * changing anything.
  * @returns the names applied by this call
  */
 export async function migrate(options: MigrateOptions): Promise<string[]> {
-  const { db, kysely, migrations, filename } = options;
+  const { db, migrations, filename } = options;
   const before = appliedMigrations(db);
   assertKnown(before, migrations, filename);
   if (pendingMigrations(before, migrations).length === 0) return [];
   const appliedNow: string[] = [];
   for (;;) {
     const next = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'migrate' }, () =>
-      kysely.transaction().execute(async (trx) => {
-        const applied = appliedMigrations(db);
-        assertKnown(applied, migrations, filename);
-        const migration = pendingMigrations(applied, migrations)[0];
-        if (migration === undefined) return undefined;
-        // A multi-statement file needs exec(); it runs on this same connection, inside the transaction.
-        try {
-          db.exec(migration.sql);
-        } catch (error) {
-          if (isBusyError(error)) throw error;
-          throw Object.assign(
-            new Error(`SQLite migration ${migration.name} failed and was rolled back: ${String(error)}`, { cause: error }),
-            { migration: migration.name },
-          );
-        }
-        await trx
-          .insertInto('schema_migrations')
-          .values({ name: migration.name, applied_at: new Date().toISOString() })
-          .execute();
-        return migration.name;
-      }),
+      applyNext(db, migrations, filename),
     );
     if (next === undefined) return appliedNow;
     appliedNow.push(next);
+  }
+}
+
+/** Applies the first pending migration in one synchronous transaction; its name, or undefined when none is left. */
+function applyNext(db: BetterSqlite3.Database, migrations: readonly Migration[], filename: string): string | undefined {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const applied = appliedMigrations(db);
+    assertKnown(applied, migrations, filename);
+    const migration = pendingMigrations(applied, migrations)[0];
+    if (migration !== undefined) {
+      // A multi-statement file needs exec(); it runs on this same connection, inside the transaction.
+      try {
+        db.exec(migration.sql);
+      } catch (error) {
+        if (isBusyError(error)) throw error;
+        throw Object.assign(
+          new Error(`SQLite migration ${migration.name} failed and was rolled back: ${String(error)}`, { cause: error }),
+          { migration: migration.name },
+        );
+      }
+      prepare(db, (p: { name: string; applied_at: string }) =>
+        queries.insertInto('schema_migrations').values({ name: p.name, applied_at: p.applied_at }),
+      ).run({ name: migration.name, applied_at: new Date().toISOString() });
+    }
+    db.exec('COMMIT');
+    return migration?.name;
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw error;
   }
 }

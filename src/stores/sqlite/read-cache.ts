@@ -2,77 +2,56 @@
 // Before every read one statement asks SQLite whether anything was committed since the last
 // look: `data_version` changes when another connection (or process) commits, and this
 // connection's `total_changes()` when it wrote (its own commits leave data_version alone).
-// On a change, the cache reads the names that migration 0002's triggers logged after the
-// revision it holds and reloads only those, so the work is proportional to the change.
+// On a change, the cache checks that the change log is still the one it followed (the token
+// of the entry it stopped at, and the database's generation: migration 0003), reads the
+// distinct names logged since with each one's current row, read once, all in one read
+// transaction; so the work is proportional to what changed, not to the number of changes.
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Compilable, Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { compareCodePoints } from '../../core/canonical.js';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { StoreReader } from '../../core/base-tool-registry.js';
 import type { ToolRecord } from '../../core/rules.js';
-import type { SqliteSchema } from './schema.js';
-import { toRecord } from './statements.js';
-import { makeRegistration, materializeSpec } from '../../core/validation.js';
-
-// Type aliases, not interfaces: Kysely's withTables() wants an index-signature-compatible type.
-/** The change log of migrations/sqlite/0002_change_log.sql. */
-export type ToolChangesTable = {
-  /** Grows by one per change; the largest is the registry's revision. */
-  revision: number;
-  tool_name: string;
-};
-
-export type ChangeLogSchema = {
-  tool_changes: ToolChangesTable;
-};
-
-/** One current tool as the store reads it. */
-export interface CacheRow {
-  readonly tool_name: string;
-  readonly version: string | null;
-  readonly fingerprint: string;
-  readonly enabled: number;
-  readonly created_at: string | null;
-  readonly spec_json: string;
-}
+import { prepare, queries } from './statement.js';
+import { toRecord, toRegistration } from './statements.js';
+import type { ToolRow } from './statements.js';
 
 /** Where the cache loads tools from: the store's own prepared statements. */
 export interface CacheSource {
   /** The current row of one tool, or undefined. */
-  row(toolName: string): CacheRow | undefined;
+  row(toolName: string): ToolRow | undefined;
   /** Every current row, ordered by tool_name (SQLite's BINARY order, which is code-point order). */
-  rows(): Iterable<CacheRow>;
+  rows(): Iterable<ToolRow>;
 }
 
 interface Entry {
   readonly record: ToolRecord;
-  /** The spec's canonical JSON until the registration is first asked for. */
-  json: string | undefined;
+  /** The row until the registration is first asked for. */
+  row: ToolRow | undefined;
   registration: ToolRegistration | undefined;
+}
+
+/** The point of the change log the cache reflects. */
+interface Position {
+  readonly generation: string | null;
+  readonly revision: number;
+  /** The token of the entry at `revision` (null for revision 0: no entry). */
+  readonly token: string | null;
 }
 
 /** Names known to be absent that are remembered while the cache does not hold every tool. */
 const MAX_ABSENT = 10_000;
-/** Up to this many changes (or a quarter of the cached tools) are applied one by one; more, and the cache starts over. */
-const MIN_CHANGES_APPLIED = 1000;
+/** Up to this many changed names are spliced into the sorted lists one by one; more are merged in one pass. */
+const MAX_SPLICED = 64;
 
-/** One change-log entry with its tool's current row (all null when the tool is gone). */
-type ChangeRow = { readonly revision: number; readonly changed: string } & {
-  readonly [K in keyof CacheRow]: CacheRow[K] | null;
-};
-
-function entryOf(row: CacheRow): Entry {
-  return {
-    record: toRecord(row),
-    json: row.spec_json,
-    registration: undefined,
-  };
+function entryOf(row: ToolRow): Entry {
+  return { record: toRecord(row), row, registration: undefined };
 }
 
 function registrationOf(entry: Entry): ToolRegistration {
   if (entry.registration === undefined) {
-    entry.registration = makeRegistration(materializeSpec(entry.json as string), entry.record.enabled, entry.record.created_at);
-    entry.json = undefined;
+    entry.registration = toRegistration(entry.row as ToolRow);
+    entry.row = undefined;
   }
   return entry.registration;
 }
@@ -95,7 +74,8 @@ const itself = (name: string): string => name;
 const toolNameOf = (registration: ToolRegistration): string => registration.spec.tool_name;
 
 /** Puts `item` at `name`'s place in a list sorted by name (replacing), or takes it out (`undefined`). */
-function place<T>(list: T[], index: number, item: T | undefined): void {
+function place<T>(list: T[], name: string, nameOf: (item: T) => string, item: T | undefined): void {
+  const index = search(list, name, nameOf);
   if (index >= 0) {
     if (item === undefined) list.splice(index, 1);
     else list[index] = item;
@@ -104,10 +84,60 @@ function place<T>(list: T[], index: number, item: T | undefined): void {
   }
 }
 
-function prepare(db: BetterSqlite3.Database, query: Compilable<unknown>): BetterSqlite3.Statement {
-  const statement = db.prepare(query.compile().sql);
-  // A caller's handle may default to BigInt integers; revisions stay far below 2^53.
-  return statement.safeIntegers(false);
+/** The sorted `names` with every changed name put in (when present now) or taken out, in one pass. */
+function mergeNames(names: readonly string[], changed: ReadonlyMap<string, Entry | undefined>): string[] {
+  const sortedChanges = [...changed.keys()].sort(compareCodePoints);
+  // Sized once: growing an array of 100k names by push would copy it several times.
+  const merged = new Array<string>(names.length + sortedChanges.length);
+  let length = 0;
+  let i = 0;
+  for (const name of sortedChanges) {
+    while (i < names.length && compareCodePoints(names[i] as string, name) < 0) merged[length++] = names[i++] as string;
+    if (i < names.length && names[i] === name) i++;
+    if (changed.get(name) !== undefined) merged[length++] = name;
+  }
+  while (i < names.length) merged[length++] = names[i++] as string;
+  merged.length = length;
+  return merged;
+}
+
+function prepareLog(db: BetterSqlite3.Database) {
+  return {
+    // One step answers "did anyone commit?": data_version moves on another connection's
+    // commit, total_changes() on this connection's own writes.
+    probe: prepare(db, () =>
+      queries.selectNoFrom([
+        sql<number>`(SELECT data_version FROM pragma_data_version)`.as('data_version'),
+        sql<number>`total_changes()`.as('total_changes'),
+      ]),
+    ),
+    // Where the log is, and whether the entry at `from` is still there: one statement.
+    state: prepare(db, (p: { from: number }) =>
+      queries
+        .selectFrom((eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('h'))
+        .select((eb) => [
+          'h.revision',
+          eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
+          eb.selectFrom('tool_changes as t').select('t.token').whereRef('t.revision', '=', 'h.revision').as('token'),
+          eb.selectFrom('tool_changes as t').select('t.token').where('t.revision', '=', p.from).as('from_token'),
+          eb.selectFrom('tool_changes as t').select((e) => e.fn.min('t.revision').as('oldest')).as('oldest'),
+        ]),
+    ),
+    // The distinct names changed after `revision`, each with its current row (null columns
+    // once removed): each row is read once, however often its tool changed.
+    changedRows: prepare(db, (p: { revision: number }) =>
+      queries
+        .selectFrom((eb) =>
+          eb.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision).as('c'),
+        )
+        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
+        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
+        .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
+    ),
+    begin: db.prepare('BEGIN'),
+    commit: db.prepare('COMMIT'),
+    rollback: db.prepare('ROLLBACK'),
+  };
 }
 
 /**
@@ -119,13 +149,11 @@ function prepare(db: BetterSqlite3.Database, query: Compilable<unknown>): Better
 export class SqliteReadCache {
   readonly #db: BetterSqlite3.Database;
   readonly #source: CacheSource;
-  readonly #probe: BetterSqlite3.Statement;
-  readonly #head: BetterSqlite3.Statement;
-  readonly #changes: BetterSqlite3.Statement;
+  readonly #log: ReturnType<typeof prepareLog>;
   #dataVersion = -1;
   #totalChanges = -1;
-  /** The change-log revision the cache reflects; -1 before the first look. */
-  #revision = -1;
+  /** Where in the change log the cache is; undefined before the first look. */
+  #position: Position | undefined;
   #entries = new Map<string, Entry>();
   readonly #absent = new Set<string>();
   /** Sorted names of every tool, once the cache holds every tool. */
@@ -133,27 +161,10 @@ export class SqliteReadCache {
   #all: ToolRegistration[] | undefined;
   #enabled: ToolRegistration[] | undefined;
 
-  constructor(db: BetterSqlite3.Database, kysely: Kysely<SqliteSchema>, source: CacheSource) {
+  constructor(db: BetterSqlite3.Database, source: CacheSource) {
     this.#db = db;
-    const log = kysely.withTables<ChangeLogSchema>();
     this.#source = source;
-    // One step answers "did anyone commit?": a table-valued pragma and a function, which the
-    // typed schema cannot express.
-    this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').safeIntegers(false).raw(true);
-    this.#head = prepare(db, log.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('head'))).pluck();
-    // (revision) -> the log after `revision`, each entry with its tool's current row
-    // (null columns once removed): one statement, so one snapshot, after another
-    // connection's commit has emptied this connection's page cache.
-    this.#changes = prepare(
-      db,
-      log
-        .selectFrom('tool_changes as c')
-        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
-        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
-        .select(['c.revision', 'c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json'])
-        .where('c.revision', '>', 0)
-        .orderBy('c.revision'),
-    );
+    this.#log = prepareLog(db);
   }
 
   /**
@@ -162,69 +173,81 @@ export class SqliteReadCache {
    */
   sync(): boolean {
     if (this.#db.inTransaction) return false;
-    const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
-    if (dataVersion === this.#dataVersion && totalChanges === this.#totalChanges) return true;
-    this.#catchUp();
+    const probe = this.#log.probe.get() as { data_version: number; total_changes: number };
+    if (probe.data_version === this.#dataVersion && probe.total_changes === this.#totalChanges) return true;
+    // One read transaction: the log and the rows fetched for it are one snapshot (another
+    // process may commit between two statements, even after this connection's own write).
+    const log = this.#log;
+    log.begin.run();
+    try {
+      this.#catchUp();
+      log.commit.run();
+    } catch (error) {
+      if (this.#db.inTransaction) log.rollback.run();
+      throw error;
+    }
     // Recorded only once caught up: a failed catch-up is retried by the next read.
-    this.#dataVersion = dataVersion;
-    this.#totalChanges = totalChanges;
+    this.#dataVersion = probe.data_version;
+    this.#totalChanges = probe.total_changes;
     return true;
   }
 
+  /** Whether the log still holds, unchanged, every entry after `position` (`state` read at it). */
+  static #follows(position: Position, head: Position, state: { from_token: string | null; oldest: number | null }): boolean {
+    if (position.generation !== head.generation || head.revision < position.revision) return false;
+    // Nothing was logged at revision 0: then the log must still begin at its first entry.
+    if (position.revision === 0) return state.oldest === null || state.oldest === 1;
+    return state.from_token === position.token;
+  }
+
   /**
-   * Applies the changes logged since the cache's revision. The log must continue right after
-   * that revision (else entries were pruned, or the database was replaced): if it does not,
-   * or when more changed than is worth applying one by one, the cache starts over.
+   * Applies the changes logged since the cache's position, or starts over when the log is
+   * not the one the cache followed (restored, replaced, or pruned past its position).
    */
   #catchUp(): void {
-    const from = this.#revision;
-    const limit = Math.max(MIN_CHANGES_APPLIED, this.#entries.size >>> 2);
-    const rows = from < 0 ? [] : this.#changesAfter(from, limit + 1);
-    if (rows.length === 0 && from >= 0) {
-      // A commit that logged nothing (another table), unless the log went backwards.
-      if (((this.#head.get() as number | null) ?? 0) === from) return;
-    } else if (rows.length > 0 && rows.length <= limit && (rows[0] as ChangeRow).revision === from + 1) {
-      const latest = new Map<string, ChangeRow>();
-      for (const row of rows) latest.set(row.changed, row);
-      for (const [name, row] of latest) {
-        this.#changedTool(name, row.tool_name === null || row.spec_json === null ? undefined : (row as CacheRow));
+    const position = this.#position;
+    const state = this.#log.state.get({ from: position?.revision ?? 0 });
+    const head: Position = { generation: state?.generation ?? null, revision: state?.revision ?? 0, token: state?.token ?? null };
+    this.#position = head;
+    if (position === undefined || state === undefined || !SqliteReadCache.#follows(position, head, state)) {
+      this.clear();
+      return;
+    }
+    if (head.revision === position.revision) return;
+    // Each changed name once, each current row once: not one row per logged change.
+    const changed = new Map<string, Entry | undefined>();
+    for (const row of this.#log.changedRows.iterate({ revision: position.revision })) {
+      const name = row.changed;
+      if (this.#names === undefined && !this.#entries.has(name)) {
+        // Not holding every tool, and not this one: the next read of it loads it.
+        this.#absent.delete(name);
+        continue;
       }
-      this.#revision = (rows[rows.length - 1] as ChangeRow).revision;
-      return;
+      changed.set(name, row.tool_name === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
     }
-    // Nothing loaded after this point can be older than the head read here.
-    this.clear();
-    this.#revision = (this.#head.get() as number | null) ?? 0;
+    for (const [name, entry] of changed) {
+      if (entry === undefined) this.#entries.delete(name);
+      else this.#entries.set(name, entry);
+    }
+    if (this.#names !== undefined) this.#patchLists(changed);
   }
 
-  /** At most `max` log entries after `revision` (a LIMIT parameter made the statement slower). */
-  #changesAfter(revision: number, max: number): ChangeRow[] {
-    const rows: ChangeRow[] = [];
-    for (const row of this.#changes.iterate(revision) as IterableIterator<ChangeRow>) {
-      rows.push(row);
-      // Enough to know the cache starts over: too many, or the log does not reach back.
-      if (rows.length >= max || rows[0]?.revision !== revision + 1) break;
-    }
-    return rows;
-  }
-
-  #changedTool(name: string, row: CacheRow | undefined): void {
-    const cached = this.#entries.has(name) || this.#absent.delete(name);
-    if (this.#names === undefined) {
-      // Not holding every tool: refresh it if known, else leave it to the next read of it.
-      if (row !== undefined && cached) this.#entries.set(name, entryOf(row));
-      else if (row === undefined) this.#entries.delete(name);
+  /** Brings the sorted names and the lists built from them up to date. */
+  #patchLists(changed: ReadonlyMap<string, Entry | undefined>): void {
+    const names = this.#names as string[];
+    if (changed.size > MAX_SPLICED) {
+      // One merge, and the lists are rebuilt on demand from entries (unchanged ones keep their objects).
+      this.#names = mergeNames(names, changed);
+      this.#all = undefined;
+      this.#enabled = undefined;
       return;
     }
-    // Holding every tool: patch the sorted names, and the lists already built, in place.
-    const entry = row === undefined ? undefined : entryOf(row);
-    if (entry === undefined) this.#entries.delete(name);
-    else this.#entries.set(name, entry);
-    place(this.#names, search(this.#names, name, itself), entry === undefined ? undefined : name);
-    const listed = entry === undefined || (this.#all === undefined && this.#enabled === undefined) ? undefined : registrationOf(entry);
-    if (this.#all !== undefined) place(this.#all, search(this.#all, name, toolNameOf), listed);
-    if (this.#enabled !== undefined) {
-      place(this.#enabled, search(this.#enabled, name, toolNameOf), listed?.enabled === true ? listed : undefined);
+    // A few changes: patched in place, in the names and in the lists already built.
+    for (const [name, entry] of changed) {
+      place(names, name, itself, entry === undefined ? undefined : name);
+      const listed = entry === undefined || (this.#all === undefined && this.#enabled === undefined) ? undefined : registrationOf(entry);
+      if (this.#all !== undefined) place(this.#all, name, toolNameOf, listed);
+      if (this.#enabled !== undefined) place(this.#enabled, name, toolNameOf, listed?.enabled === true ? listed : undefined);
     }
   }
 

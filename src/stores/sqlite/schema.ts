@@ -37,9 +37,32 @@ export interface ToolsView {
   fingerprint: string;
 }
 
+/** The change log (migrations 0002 and 0003): one row per change of a tool. */
+export interface ToolChangesTable {
+  /** Grows by one per change; the largest is the registry's revision. */
+  revision: number;
+  tool_name: string;
+  /** Random per entry: tells a reader whether this is the entry it saw at this revision. */
+  token: string;
+}
+
+/** One row: a random value chosen when the database's change log began (0003). */
+export interface ToolChangesGenerationTable {
+  generation: string;
+}
+
+/** SQLite's own catalogue (read only, to find out whether a table exists). */
+export interface SqliteMasterTable {
+  type: string;
+  name: string;
+}
+
 export interface SqliteSchema {
   tool_specs: ToolSpecsTable;
   tool_registrations: ToolRegistrationsTable;
   schema_migrations: SchemaMigrationsTable;
   tools: ToolsView;
+  tool_changes: ToolChangesTable;
+  tool_changes_generation: ToolChangesGenerationTable;
+  sqlite_master: SqliteMasterTable;
 }

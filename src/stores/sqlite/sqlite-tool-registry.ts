@@ -2,7 +2,6 @@
 // every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely } from 'kysely';
 import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
 import { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
@@ -11,13 +10,10 @@ import type { StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import type { ToolRecord } from '../../core/rules.js';
-import { makeRegistration, materializeSpec } from '../../core/validation.js';
-import { isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
-import { ImmediateSqliteDialect } from './dialect.js';
+import { busyInCallersTransaction, isBusyError, retryWhileBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
-import type { SqliteSchema } from './schema.js';
 import { SqliteReadCache } from './read-cache.js';
-import { prepareStatements, toRecord } from './statements.js';
+import { prepareStatements, toRecord, toRegistration } from './statements.js';
 import type { Statements } from './statements.js';
 
 export interface SqliteToolRegistryOptions extends RegistryOptions {
@@ -25,11 +21,13 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   readonly filename?: string;
   /**
    * An open better-sqlite3 handle; `close()` leaves it open, and its journal mode and
-   * `synchronous` are left alone. Inside a transaction you opened on it, the registry's
-   * reads and writes join yours as a savepoint.
+   * `synchronous` are left alone. The store sets `busy_timeout` and `foreign_keys = ON` on
+   * it and puts back your values when the last registry over it closes. Inside a
+   * transaction you opened on it, the registry's reads and writes join yours as a
+   * savepoint, and a lock they cannot get there is `STORAGE_BUSY` at once (no waiting).
    */
   readonly database?: BetterSqlite3.Database;
-  /** How long a write waits for the lock before `STORAGE_BUSY`. Default 5000. */
+  /** How long a read or a write waits for a lock before `STORAGE_BUSY`. Default 5000. */
   readonly busyTimeoutMs?: number;
   /** For files the store opens itself. Default `'full'`. */
   readonly synchronous?: 'full' | 'normal';
@@ -38,7 +36,8 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   /**
    * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in one
    * cheap statement, whether any connection committed since, and then reloads only the tools
-   * that changed (migration 0002 logs them). `false` reads through SQL every time.
+   * that changed (a trigger-kept change log, migrations 0002 and 0003), or everything when
+   * the log is not the one it followed (a restored backup). `false` reads through SQL every time.
    */
   readonly cache?: boolean;
 }
@@ -179,23 +178,13 @@ function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Dat
   }
 }
 
-interface Row {
-  readonly spec_json: string;
-  readonly enabled: number;
-  readonly created_at: string | null;
-}
-
-function toRegistration(row: Row): ToolRegistrationType {
-  return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at);
-}
-
 /**
  * Opens (creating and migrating when needed) a registry kept in SQLite: a file several
  * processes may share, `':memory:'`, or a better-sqlite3 handle you own (`database`; left
  * open by `close()`, its journal mode and `synchronous` untouched). Files the store opens
  * get WAL, `synchronous=FULL` (or `'normal'`), `foreign_keys=ON` and a bounded WAL.
  * Every write is one `BEGIN IMMEDIATE` transaction; a lock not obtained within
- * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`. `readonly: true` opens an existing,
+ * `busyTimeoutMs` (default 5000) is `STORAGE_BUSY`, for reads too. `readonly: true` opens an existing,
  * migrated file without writing anything; writes then fail with `READ_ONLY`.
  * @throws TypeError for bad options, SCHEMA_TOO_NEW for a database migrated by a newer
  *   release (left untouched), STORAGE_BUSY when migrating could not get the lock in time
@@ -217,6 +206,40 @@ export async function openSqliteToolRegistry(options: SqliteToolRegistryOptions)
   }
 }
 
+/** What the store changes on a caller's handle, as the caller had it, and how many registries use the handle. */
+interface BorrowedHandle {
+  users: number;
+  readonly busyTimeout: number;
+  readonly foreignKeys: number;
+}
+
+const borrowed = new WeakMap<BetterSqlite3.Database, BorrowedHandle>();
+
+/** Notes the caller's pragmas before the first registry over `db` changes them. */
+function borrowHandle(db: BetterSqlite3.Database): void {
+  const known = borrowed.get(db);
+  if (known !== undefined) {
+    known.users++;
+    return;
+  }
+  borrowed.set(db, {
+    users: 1,
+    busyTimeout: Number(db.pragma('busy_timeout', { simple: true })),
+    foreignKeys: Number(db.pragma('foreign_keys', { simple: true })),
+  });
+}
+
+/** The last registry over `db` to close puts the caller's pragmas back. */
+function releaseHandle(db: BetterSqlite3.Database): void {
+  const known = borrowed.get(db);
+  if (known === undefined || --known.users > 0) return;
+  borrowed.delete(db);
+  if (!db.open) return;
+  db.pragma(`busy_timeout = ${known.busyTimeout}`);
+  // A no-op inside the caller's transaction (SQLite's rule); the caller's own setting then stays ON.
+  db.pragma(`foreign_keys = ${known.foreignKeys === 1 ? 'ON' : 'OFF'}`);
+}
+
 class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegistry {
   readonly #db: BetterSqlite3.Database;
   readonly #owned: boolean;
@@ -229,27 +252,42 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
 
-  private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions, kysely: Kysely<SqliteSchema>) {
+  private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
     this.#db = db;
     this.#owned = owned;
     this.#readonly = options.readonly || db.readonly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
-    this.#sql = prepareStatements(db, kysely);
+    this.#sql = prepareStatements(db);
     this.#beginRead = db.prepare('BEGIN');
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
     const sql = this.#sql;
     this.#cache = options.cache
-      ? new SqliteReadCache(db, kysely, { row: (toolName) => sql.findRow.get([toolName]), rows: () => sql.verifyRows.iterate([]) })
+      ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
       : undefined;
   }
 
   static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
     const filename = db.memory ? ':memory:' : db.name;
     const readonly = options.readonly || db.readonly;
-    const kysely = new Kysely<SqliteSchema>({ dialect: new ImmediateSqliteDialect({ database: db }) });
+    if (!owned) borrowHandle(db);
+    try {
+      return await SqliteToolRegistryImpl.#open(db, owned, options, filename, readonly);
+    } catch (error) {
+      if (!owned) releaseHandle(db);
+      throw error;
+    }
+  }
+
+  static async #open(
+    db: BetterSqlite3.Database,
+    owned: boolean,
+    options: ResolvedOptions,
+    filename: string,
+    readonly: boolean,
+  ): Promise<SqliteToolRegistryImpl> {
     // SQLite's own wait blocks the event loop: keep it short, retry asynchronously instead.
     db.pragma(`busy_timeout = ${Math.min(SYNC_BUSY_TIMEOUT_MS, Math.floor(options.busyTimeoutMs))}`);
     db.pragma('foreign_keys = ON');
@@ -278,74 +316,71 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
         db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
         db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
       }
-      await migrate({ db, kysely, migrations, busyTimeoutMs: options.busyTimeoutMs, filename });
+      await migrate({ db, migrations, busyTimeoutMs: options.busyTimeoutMs, filename });
     }
-    return new SqliteToolRegistryImpl(db, owned, options, kysely);
+    return new SqliteToolRegistryImpl(db, owned, options);
   }
 
   // --- reads -------------------------------------------------------------------------
 
-  // Single-statement reads need no transaction: each sees one committed state. They cannot
-  // retry asynchronously (the hooks are synchronous); in WAL mode readers are not blocked,
-  // and elsewhere a read still locked out after SQLite's short wait is STORAGE_BUSY.
+  // A single-statement read needs no transaction: it sees one committed state. A read locked
+  // out (rollback-journal files, or a catch-up of the cache) waits like a write does.
 
-  protected _find(toolName: string): ToolRecord | undefined {
-    if (this.#cached('has')) return (this.#cache as SqliteReadCache).find(toolName);
-    const row = this.#guard('has', () => this.#sql.findRecord.get([toolName]));
+  protected _find(toolName: string): ToolRecord | undefined | Promise<ToolRecord | undefined> {
+    return this.#whileBusy('has', () => this.#findNow(toolName));
+  }
+
+  protected _get(toolName: string): ToolRegistrationType | undefined | Promise<ToolRegistrationType | undefined> {
+    return this.#whileBusy('get', () => this.#getNow(toolName));
+  }
+
+  protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] | Promise<readonly ToolRegistrationType[]> {
+    return this.#whileBusy('listAll', () => {
+      if (this.#cache?.sync()) return this.#cache.list(includeDisabled);
+      return (includeDisabled ? this.#sql.rows.all() : this.#sql.enabledRows.all()).map(toRegistration);
+    });
+  }
+
+  /** From the cache when it is on and may be used (never inside a transaction), else through SQL. */
+  #findNow(toolName: string): ToolRecord | undefined {
+    if (this.#cache?.sync()) return this.#cache.find(toolName);
+    const row = this.#sql.findRow.get({ tool_name: toolName });
     return row === undefined ? undefined : toRecord(row);
   }
 
-  protected _get(toolName: string): ToolRegistrationType | undefined {
-    if (this.#cached('get')) return (this.#cache as SqliteReadCache).get(toolName);
-    const row = this.#guard('get', () => this.#sql.getRow.get([toolName]));
+  #getNow(toolName: string): ToolRegistrationType | undefined {
+    if (this.#cache?.sync()) return this.#cache.get(toolName);
+    const row = this.#sql.findRow.get({ tool_name: toolName });
     return row === undefined ? undefined : toRegistration(row);
   }
 
-  protected _list(includeDisabled: boolean): readonly ToolRegistrationType[] {
-    if (this.#cached('listAll')) return (this.#cache as SqliteReadCache).list(includeDisabled);
-    const rows = this.#guard('listAll', () =>
-      includeDisabled ? this.#sql.listAll.all([]) : this.#sql.listEnabled.all([1]),
-    );
-    return rows.map(toRegistration);
-  }
-
-  /** Whether the cache is on and up to date; never inside a transaction (reads go through SQL there). */
-  #cached(operation: string): boolean {
-    return this.#cache !== undefined && this.#guard(operation, () => (this.#cache as SqliteReadCache).sync());
-  }
-
-  #guard<T>(operation: string, read: () => T): T {
+  /**
+   * Runs `attempt` now and, while the lock is busy, again asynchronously until `busyTimeoutMs`
+   * (then STORAGE_BUSY). Inside the caller's own transaction it never waits: its snapshot or
+   * its lock is the caller's, a retry could not succeed (SQLITE_BUSY_SNAPSHOT) and would run
+   * between the caller's statements; STORAGE_BUSY at once. Each attempt is atomic.
+   */
+  #whileBusy<T>(operation: string, attempt: () => T): T | Promise<T> {
     try {
-      return read();
+      return attempt();
     } catch (error) {
-      throw isBusyError(error) ? storageBusy(operation, SYNC_BUSY_TIMEOUT_MS, 1, error) : error;
+      if (!isBusyError(error)) throw error;
+      if (this.#db.inTransaction) throw busyInCallersTransaction(operation, error);
+      return retryWhileBusy(
+        { timeoutMs: this.#busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) },
+        attempt,
+      );
     }
   }
 
-  /** Several reads in one read transaction, so they see one snapshot; retried while busy. */
+  /** Several reads in one read transaction, so they see one snapshot. */
   protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
-    return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: 'read', beforeRetry: () => this.#assertOpen('read') }, () => {
+    return this.#whileBusy('read', () => {
       if (this.#cache?.sync()) return work(this.#cache.reader());
-      // register() asks find() then get() of one name: one row answers both.
-      let last: { name: string; row: ReturnType<Statements['findRow']['get']> } | undefined;
-      const row = (toolName: string) => {
-        if (last?.name !== toolName) last = { name: toolName, row: this.#sql.findRow.get([toolName]) };
-        return last.row;
-      };
       return this.#inTransaction(this.#beginRead, () =>
-        work({
-          find: (toolName) => {
-            const found = row(toolName);
-            return found === undefined ? undefined : toRecord(found);
-          },
-          get: (toolName) => {
-            const found = row(toolName);
-            return found === undefined ? undefined : toRegistration(found);
-          },
-          records: () => this.#records(),
-        }),
+        work({ find: (toolName) => this.#findNow(toolName), get: (toolName) => this.#getNow(toolName), records: () => this.#records() }),
       );
     });
   }
@@ -356,7 +391,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   #records(): Map<string, ToolRecord> {
     const records = new Map<string, ToolRecord>();
-    for (const row of this.#sql.records.iterate([])) records.set(row.tool_name, toRecord(row));
+    for (const row of this.#sql.records.iterate()) records.set(row.tool_name, toRecord(row));
     return records;
   }
 
@@ -365,9 +400,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
-    return retryWhileBusy({ timeoutMs: this.#busyTimeoutMs, operation: method, beforeRetry: () => this.#assertOpen(method) }, () =>
-      this.#inTransaction(this.#beginWrite, () => work(this.#writer())),
-    );
+    return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => work(this.#writer())));
   }
 
   /**
@@ -400,29 +433,37 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     }
   }
 
-
   #writer(): StoreWriter {
     const sql = this.#sql;
     let writeTime: string | undefined;
     return {
-      find: (toolName) => this._find(toolName),
-      get: (toolName) => this._get(toolName),
+      find: (toolName) => this.#findNow(toolName),
+      get: (toolName) => this.#getNow(toolName),
       records: () => this.#records(),
       put: (tool: StoredTool) => {
         const { record } = tool;
         // First registration time of a spec: the registration's own time for register(),
-        // the wall-clock time of the write for an import (whose created_at is the snapshot's).
+        // the registry clock's time of the write for an import (whose created_at is the snapshot's).
         const firstRegisteredAt =
-          tool.registration !== undefined && record.created_at !== null
-            ? record.created_at
-            : (writeTime ??= new Date().toISOString());
-        sql.insertSpec.run([record.tool_name, record.fingerprint, record.version, tool.canonical, firstRegisteredAt]);
-        sql.upsertRegistration.run([record.tool_name, record.fingerprint, record.enabled ? 1 : 0, record.created_at]);
+          tool.registration !== undefined && record.created_at !== null ? record.created_at : (writeTime ??= this.now());
+        sql.insertSpec.run({
+          tool_name: record.tool_name,
+          fingerprint: record.fingerprint,
+          version: record.version,
+          spec_json: tool.canonical,
+          first_registered_at: firstRegisteredAt,
+        });
+        sql.upsertRegistration.run({
+          tool_name: record.tool_name,
+          fingerprint: record.fingerprint,
+          enabled: record.enabled ? 1 : 0,
+          created_at: record.created_at,
+        });
       },
       setEnabled: (toolName, enabled) => {
-        sql.setEnabled.run([enabled ? 1 : 0, toolName]);
+        sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 });
       },
-      delete: (toolName) => sql.deleteRegistration.run([toolName]).changes > 0,
+      delete: (toolName) => sql.deleteRegistration.run({ tool_name: toolName }).changes > 0,
     };
   }
 
@@ -430,7 +471,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   protected async _close(): Promise<void> {
     this.#cache?.clear();
-    if (!this.#owned || !this.#db.open) return;
+    if (!this.#owned) {
+      releaseHandle(this.#db);
+      return;
+    }
+    if (!this.#db.open) return;
     if (!this.#readonly && !this.#db.memory) {
       // Keep the -wal file small between runs; another connection's read may block it, which is fine.
       try {
@@ -446,8 +491,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   async status(): Promise<SqliteStatus> {
     this.#assertOpen('status');
+    return this.#whileBusy('status', () => this.#inTransaction(this.#beginRead, () => this.#status()));
+  }
+
+  #status(): SqliteStatus {
     const applied = appliedMigrations(this.#db);
-    const counts = this.#sql.counts.get([1]);
+    const counts = this.#sql.counts.get();
     const tools = Number(counts?.tools ?? 0);
     const enabled = Number(counts?.enabled ?? 0);
     return Object.freeze({
@@ -468,6 +517,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   async verify(): Promise<VerifyReport> {
     this.#assertOpen('verify');
+    // One read transaction: every check sees the same snapshot.
+    return this.#whileBusy('verify', () => this.#inTransaction(this.#beginRead, () => this.#verify()));
+  }
+
+  #verify(): VerifyReport {
     const problems: VerifyProblem[] = [];
     const integrity = this.#db.pragma('integrity_check') as { integrity_check: string }[];
     for (const { integrity_check: line } of integrity) {
@@ -478,7 +532,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       problems.push({ kind: 'reference', message: `foreign_key_check: a row of ${row.table} points at a missing ${row.parent} row` });
     }
     let checkedTools = 0;
-    for (const row of this.#sql.verifyRows.iterate([])) {
+    for (const row of this.#sql.rows.iterate()) {
       checkedTools++;
       const name = row.tool_name;
       const fingerprint = fingerprintOf(row.spec_json);

@@ -1,0 +1,89 @@
+// Numbers in JSON text that JavaScript would silently change: JSON.parse rounds
+// 18446744073709551615 to 18446744073709552000 and reads 1e400 as Infinity. Such a number
+// is refused with its path rather than stored altered (RFC 8785 takes JSON numbers as
+// IEEE 754 doubles; I-JSON warns that larger integers are not exact).
+
+/** One number token of a JSON text whose value a double does not hold as written. */
+export interface InexactNumber {
+  /** Where it is, as a zod-style path: `['tools', 0, 'spec', 'input_schema', 'maximum']`. */
+  readonly path: readonly (string | number)[];
+  /** The token as written. */
+  readonly token: string;
+}
+
+const NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/** The decimal value of a number token as sign, significant digits and exponent (zero has no sign). */
+function decimal(token: string): string {
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = NUMBER.exec(token) ?? [];
+  let digits = (whole + fraction).replace(/^0+/, '');
+  if (digits === '') return '0';
+  let power = Number(exponent) - fraction.length;
+  const trimmed = digits.replace(/0+$/, '');
+  power += digits.length - trimmed.length;
+  digits = trimmed;
+  return `${sign}${digits}e${power}`;
+}
+
+/** Whether the double a token parses to, written back, is the same decimal number (-0 is 0). */
+export function isExactNumber(token: string): boolean {
+  const value = Number(token);
+  return Number.isFinite(value) && decimal(token) === decimal(jsonNumber(value));
+}
+
+/** A finite double as JSON writes it, exponent spelled so the NUMBER pattern reads it. */
+function jsonNumber(value: number): string {
+  return JSON.stringify(value).replace('e+', 'e');
+}
+
+// Only a long run of digits or an exponent can be inexact: up to 15 significant digits
+// always round-trip through a double. Texts without either skip the scan.
+const MAYBE_INEXACT = /[\d.]{16}|\d[eE]/;
+
+/**
+ * Every number of a valid JSON text that a double does not hold as written, with its path.
+ * Call it after `JSON.parse(text)` succeeded.
+ */
+export function inexactNumbers(text: string): InexactNumber[] {
+  if (!MAYBE_INEXACT.test(text)) return [];
+  const found: InexactNumber[] = [];
+  // One frame per open object (the key being read) or array (the index being read).
+  const frames: { key: string | number; inObject: boolean; expectKey: boolean }[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const char = text[i] as string;
+    if (char === '{' || char === '[') {
+      frames.push({ key: 0, inObject: char === '{', expectKey: char === '{' });
+      i++;
+    } else if (char === '}' || char === ']') {
+      frames.pop();
+      i++;
+    } else if (char === ',') {
+      const top = frames.at(-1);
+      if (top !== undefined) {
+        if (top.inObject) top.expectKey = true;
+        else top.key = (top.key as number) + 1;
+      }
+      i++;
+    } else if (char === ':') {
+      const top = frames.at(-1);
+      if (top !== undefined) top.expectKey = false;
+      i++;
+    } else if (char === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const top = frames.at(-1);
+      if (top?.expectKey === true) top.key = JSON.parse(text.slice(i, end + 1)) as string;
+      i = end + 1;
+    } else if (char === '-' || (char >= '0' && char <= '9')) {
+      let end = i + 1;
+      while (end < text.length && /[\d.eE+-]/.test(text[end] as string)) end++;
+      const token = text.slice(i, end);
+      if (!isExactNumber(token)) found.push({ path: frames.map((frame) => frame.key), token });
+      i = end;
+    } else {
+      i++;
+    }
+  }
+  return found;
+}

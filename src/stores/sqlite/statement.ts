@@ -1,0 +1,82 @@
+// One way to run SQL in the SQLite store: queries are built and typed with Kysely (compiled
+// only, never executed by it), then prepared once with better-sqlite3 and run synchronously.
+// Parameters are named: the builder gets a typed object of placeholders, and each call binds
+// an object of the same type, so a swapped or missing argument does not compile.
+import type BetterSqlite3 from 'better-sqlite3';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import type { Compilable, InferResult } from 'kysely';
+import type { SqliteSchema } from './schema.js';
+
+/** A value SQLite binds. */
+export type SqlValue = string | number | bigint | null;
+
+/** Named parameters of a statement. */
+export type SqlParams = { readonly [name: string]: SqlValue };
+
+type NoParams = Record<never, never>;
+/** A statement without parameters is called with none. */
+type Args<P> = keyof P extends never ? [] : [params: P];
+
+/** A prepared statement whose parameters and rows are typed. */
+export interface Statement<P, Row> {
+  get(...params: Args<P>): Row | undefined;
+  all(...params: Args<P>): Row[];
+  iterate(...params: Args<P>): IterableIterator<Row>;
+  run(...params: Args<P>): { readonly changes: number };
+}
+
+/** The query builder: Kysely over the store's schema, configured once, for compiling only. */
+export const queries = new Kysely<SqliteSchema>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+// A placeholder is a string no real value can equal (it carries a NUL and a private prefix).
+const PLACEHOLDER = '\u0000tool-registry-parameter:';
+
+/**
+ * Prepares the query `build` returns. `build` receives placeholders for the statement's
+ * named parameters (typed by the annotation of its argument) and uses them where values go;
+ * the order in which Kysely compiled them is derived here, once, so each call binds its
+ * object's values by name. Values written literally in the query are bound as constants.
+ */
+export function prepare<Q extends Compilable<unknown>, P extends SqlParams = NoParams>(
+  db: BetterSqlite3.Database,
+  build: (params: P) => Q,
+): Statement<P, InferResult<Q>[number]> {
+  const used = new Set<string>();
+  const placeholders = new Proxy({} as P, {
+    get: (_target, name) => {
+      if (typeof name !== 'string') throw new Error('internal: statement parameters are named by strings');
+      used.add(name);
+      return PLACEHOLDER + name;
+    },
+  });
+  const compiled = build(placeholders).compile();
+  // Each compiled parameter is a named one (its name) or a constant of the query (its value).
+  type Slot = { readonly name: string; readonly value?: undefined } | { readonly name?: undefined; readonly value: unknown };
+  const slots: Slot[] = compiled.parameters.map((value) =>
+    typeof value === 'string' && value.startsWith(PLACEHOLDER) ? { name: value.slice(PLACEHOLDER.length) } : { value },
+  );
+  for (const name of used) {
+    if (!slots.some((slot) => slot.name === name)) {
+      throw new Error(`internal: parameter ${name} is not bound by ${compiled.sql}`);
+    }
+  }
+  const statement = db.prepare(compiled.sql);
+  // A caller's handle may default to BigInt integers; the store's integers are small.
+  if (statement.reader) statement.safeIntegers(false);
+  const bind = (params: P | undefined): unknown[] =>
+    slots.map((slot) => (slot.name === undefined ? slot.value : (params as Record<string, unknown>)[slot.name]));
+  type Row = InferResult<Q>[number];
+  return {
+    get: (...args) => statement.get(bind(args[0])) as Row | undefined,
+    all: (...args) => statement.all(bind(args[0])) as Row[],
+    iterate: (...args) => statement.iterate(bind(args[0])) as IterableIterator<Row>,
+    run: (...args) => statement.run(bind(args[0])),
+  };
+}

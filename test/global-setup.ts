@@ -1,0 +1,37 @@
+// Many tests run the BUILT package (dist/) in child processes: the CLI, the worker processes,
+// the doc examples. So that they never test stale code after an edit of src/, the run first
+// builds dist/ whenever any source file is newer than its output (npm test's pretest build
+// makes this a no-op there).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+function sources(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The source files whose compiled output is missing or older than they are. */
+export function staleSources(root = ROOT): string[] {
+  const src = join(root, 'src');
+  return sources(src).filter((file) => {
+    const output = join(root, 'dist', relative(src, file).replace(/\.ts$/, '.js'));
+    return !existsSync(output) || statSync(output).mtimeMs < statSync(file).mtimeMs;
+  });
+}
+
+export default function setup(): void {
+  const stale = staleSources();
+  if (stale.length === 0) return;
+  process.stderr.write(`building dist/ first: ${stale.length} source file(s) are newer than their output\n`);
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+}
