@@ -16,6 +16,7 @@ import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
+import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { catchUpWorkloads } from './catch-up.mjs';
@@ -372,6 +373,7 @@ try {
   await writeWorkloads();
   await keyvWorkloads();
   await snapshotWorkloads();
+  await changesWorkloads({ folder, record, log });
   // The read cache catching up after another connection wrote (bench/catch-up.mjs).
   for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
     results.push(result);

@@ -15,6 +15,13 @@ export type {
   ImportOptions,
   ImportReport,
   ImportStep,
+  ChangeAction,
+  ChangeEvent,
+  ChangesOptions,
+  ChangesPage,
+  WatchOptions,
+  HistoryEntry,
+  WriteOptions,
 } from './core/registry.js';
 export {
   ToolRegistryError,
@@ -27,6 +34,8 @@ export {
   RegistryClosedError,
   StorageBusyError,
   ReadOnlyError,
+  PreconditionFailedError,
+  ChangesExpiredError,
   SpecMismatchError,
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';

@@ -25,6 +25,8 @@ export const TARGETS = [
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
   { id: 'runtime-invoke', workload: '`ToolSet.invoke`, 5-property schema', ours: 'runtime.invoke.ours', base: 'runtime.invoke.base', baseline: '`validate(args) && handler(args)`, the same compiled ajv validator', max: 1.5 },
   { id: 'runtime-resolve', workload: '`ToolSet.resolve`, 100 tools', ours: 'runtime.resolve.ours', base: 'runtime.resolve.base', baseline: '`Map.get`', max: 2 },
+  { id: 'changes-page', workload: '`changes` page of 1,000 events', ours: 'changes.page1000.ours', base: 'changes.page1000.raw', baseline: 'raw prepared SELECT of the same rows', max: 1.5 },
+  { id: 'watch-idle', workload: 'idle `watch` (SQLite), process CPU per second', ours: 'watch.idle.sqlite', base: 'watch.idle.sqlite.second', baseline: 'one second of one core', max: 0.01 },
   { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
   { id: 'catch-up-memory', workload: 'cache catch-up after another connection added 10% to 100k tools, heap growth', ours: 'catchUp.100000.memory', base: 'catchUp.100000.memory', baseline: 'the changed rows as read', max: 2, memory: true },
 ];
@@ -46,6 +48,8 @@ export const CONTEXT = [
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
   { workload: '`ToolSet.invoke` vs the same required work by hand (structuredClone copy, validate, handler, two `performance.now()`, frozen result)', ours: 'runtime.invoke.ours', base: 'runtime.invoke.byhand' },
+  { workload: 'idle `watch` (memory), process CPU per second vs one core', ours: 'watch.idle.memory', base: 'watch.idle.memory.second' },
+  { workload: 'idle process without a watch (SQLite store open), CPU per second vs one core', ours: 'watch.idle.sqlite.none', base: 'watch.idle.sqlite.second' },
 ];
 
 function formatTime(us) {

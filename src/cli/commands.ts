@@ -7,12 +7,22 @@ import { canonicalJson } from '../core/canonical.js';
 import type { ToolRegistration, ToolSpecInput } from '../core/contracts.js';
 import { ToolNotFoundError, ToolRegistryError } from '../core/errors.js';
 import { InMemoryToolRegistry } from '../stores/memory/in-memory-tool-registry.js';
-import type { ImportMode, ImportReport } from '../core/registry.js';
+import type { ChangeEvent, ImportMode, ImportReport, WriteOptions } from '../core/registry.js';
 import { parseSnapshot, parseSpec, parseSpecs } from '../core/validation.js';
 import { withRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
 import { readJsonInput } from './input.js';
-import { formatFields, formatPlan, formatRegistration, formatRegistrations, toJson, writeSnapshotJson } from './output.js';
+import {
+  formatChanges,
+  formatFields,
+  formatHistory,
+  formatHistoryEntry,
+  formatPlan,
+  formatRegistration,
+  formatRegistrations,
+  toJson,
+  writeSnapshotJson,
+} from './output.js';
 import { createProgress } from './progress.js';
 
 /** What every command needs from the process. */
@@ -52,8 +62,28 @@ export async function listCommand(
   });
 }
 
-export async function getCommand(context: CliContext, name: string, options: { json?: boolean }): Promise<void> {
+export async function getCommand(
+  context: CliContext,
+  name: string,
+  options: { json?: boolean; version?: string },
+): Promise<void> {
   await withRegistry(context.database, 'readonly', async (registry) => {
+    if (options.version !== undefined) {
+      const version = options.version;
+      // The newest spec with that version: after remove and re-register a version may recur.
+      const entry = (await registry.history(name)).filter((one) => one.spec.version === version).at(-1);
+      if (entry === undefined) {
+        throw new ToolRegistryError(
+          'TOOL_NOT_FOUND',
+          `tool ${JSON.stringify(name)} has no spec with version ${JSON.stringify(version)} in its history`,
+          { context: { tool_name: name, version } },
+        );
+      }
+      const current = await registry.get(name);
+      const isCurrent = current !== undefined && canonicalJson(current.spec) === canonicalJson(entry.spec);
+      print(context, options.json === true ? toJson(entry) : formatHistoryEntry(entry, isCurrent));
+      return;
+    }
     const registration = await registry.get(name);
     if (registration === undefined) throw new ToolNotFoundError(name);
     print(context, options.json === true ? toJson(registration) : formatRegistration(registration));
@@ -72,8 +102,55 @@ function describeRegistration(before: ToolRegistration | undefined, after: ToolR
   );
 }
 
-export async function registerCommand(context: CliContext, source: string): Promise<void> {
+export async function historyCommand(context: CliContext, name: string, options: { json?: boolean }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const entries = await registry.history(name);
+    // Like get: a name with no history at all is TOOL_NOT_FOUND (the library returns []).
+    if (entries.length === 0) throw new ToolNotFoundError(name);
+    if (options.json === true) {
+      print(context, toJson(entries));
+      return;
+    }
+    const current = await registry.get(name);
+    print(context, formatHistory(entries, current === undefined ? undefined : canonicalJson(current.spec)));
+  });
+}
+
+export async function changesCommand(
+  context: CliContext,
+  options: { since?: number; limit?: number; json?: boolean },
+): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const since = options.since ?? 0;
+    const page = await registry.changes({ since, ...(options.limit === undefined ? {} : { limit: options.limit }) });
+    if (options.json === true) print(context, toJson(page));
+    else if (page.events.length === 0) print(context, `no changes after revision ${since} (current revision ${page.revision})\n`);
+    else print(context, formatChanges(page.events) + `revision: ${page.revision}\n`);
+  });
+}
+
+/** Prints each change as one JSON line until SIGINT or SIGTERM (then exit 0). */
+export async function watchCommand(context: CliContext, options: { since?: number }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      const feed = registry.watch({ signal: controller.signal, ...(options.since === undefined ? {} : { since: options.since }) });
+      for await (const event of feed) print(context, `${JSON.stringify(event satisfies ChangeEvent)}\n`);
+    } finally {
+      process.removeListener('SIGINT', stop);
+      process.removeListener('SIGTERM', stop);
+    }
+  });
+}
+
+export async function registerCommand(context: CliContext, source: string, write: WriteOptions = {}): Promise<void> {
   const input = await readJsonInput(source, 'spec', context.stdin);
+  if (Array.isArray(input) && write.expectedVersion !== undefined) {
+    throw new CliError('USAGE', '--expect-version and --expect-absent apply to one spec, not to an array of specs');
+  }
   // Validate before the database is opened, so bad input never creates or touches a file.
   const specs = Array.isArray(input) ? parseSpecs(input) : [parseSpec(input)];
   await withRegistry(context.database, 'readwrite', async (registry) => {
@@ -82,24 +159,29 @@ export async function registerCommand(context: CliContext, source: string): Prom
     for (const spec of specs) before.set(spec.tool_name, await registry.get(spec.tool_name));
     const registered = Array.isArray(input)
       ? await registry.registerMany(input as ToolSpecInput[])
-      : [await registry.register(input as ToolSpecInput)];
+      : [await registry.register(input as ToolSpecInput, write)];
     const lines = registered.map((after) => describeRegistration(before.get(after.spec.tool_name), after));
     print(context, lines.length === 0 ? 'nothing to register: the array is empty\n' : lines.map((line) => `${line}\n`).join(''));
   });
 }
 
-export async function setEnabledCommand(context: CliContext, name: string, enabled: boolean): Promise<void> {
+export async function setEnabledCommand(
+  context: CliContext,
+  name: string,
+  enabled: boolean,
+  write: WriteOptions = {},
+): Promise<void> {
   await withRegistry(context.database, 'readwrite', async (registry) => {
     const before = await registry.get(name);
-    await registry.setEnabled(name, enabled);
+    await registry.setEnabled(name, enabled, write);
     const state = enabled ? 'enabled' : 'disabled';
     print(context, before?.enabled === enabled ? `${name} was already ${state}\n` : `${state} ${name}\n`);
   });
 }
 
-export async function removeCommand(context: CliContext, name: string): Promise<void> {
+export async function removeCommand(context: CliContext, name: string, write: WriteOptions = {}): Promise<void> {
   await withRegistry(context.database, 'readwrite', async (registry) => {
-    const removed = await registry.remove(name);
+    const removed = await registry.remove(name, write);
     print(context, removed ? `removed ${name}\n` : `nothing removed: ${name} was not registered\n`);
   });
 }
@@ -136,6 +218,9 @@ export async function exportCommand(context: CliContext, options: { out?: string
     const progress = createProgress(toTerminal ? undefined : context.stderr, (await registry.status()).tools);
     try {
       progress.update('reading the tools ...', true);
+      // Read before the snapshot: the snapshot reflects at least this revision, so following
+      // `changes --since` from it may repeat a change already in the snapshot, never miss one.
+      const { revision } = await registry.changes({ limit: 0 });
       const snapshot = await registry.exportSnapshot();
       if (options.out === undefined) {
         writeSnapshotJson(snapshot, (text) => print(context, text), progress);
@@ -143,7 +228,7 @@ export async function exportCommand(context: CliContext, options: { out?: string
       }
       writeFileAtomically(options.out, (write) => writeSnapshotJson(snapshot, write, progress));
       progress.done();
-      print(context, `exported ${plural(snapshot.tools.length, 'tool')} to ${options.out}\n`);
+      print(context, `exported ${plural(snapshot.tools.length, 'tool')} to ${options.out} (revision ${revision})\n`);
     } finally {
       progress.done();
     }
@@ -166,7 +251,10 @@ function summary(report: ImportReport, mode: ImportMode): string {
       `${report.removed} to remove, ${plural(report.conflicts, 'conflict')}; nothing was written\n`
     );
   }
-  return `imported (${mode}): ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed\n`;
+  return (
+    `imported (${mode}): ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed\n` +
+    `revision: ${report.revision}\n`
+  );
 }
 
 export async function importCommand(
@@ -221,6 +309,7 @@ export async function statusCommand(context: CliContext, options: { json?: boole
       formatFields([
         ['file', status.filename],
         ['schema version', status.schemaVersion],
+        ['revision', String(status.revision)],
         ['migrations', status.appliedMigrations.join(', ')],
         ['tools', `${status.tools} (${status.enabled} enabled, ${status.disabled} disabled)`],
         ['spec history', plural(status.specHistory, 'spec')],

@@ -4,7 +4,8 @@ import { ToolRegistryError } from '../core/errors.js';
 import type { RegistryIssue } from '../core/issues.js';
 
 /** Codes the command adds to the library's. */
-export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED';
+/** `USAGE`: a combination of arguments the command cannot carry out (exit 2, like a usage error). */
+export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED' | 'USAGE';
 
 /** Exit codes: 0 success, 1 a registry error, 2 a usage error. */
 export const EXIT_OK = 0;
@@ -43,7 +44,7 @@ export function describeError(error: unknown): { lines: string[]; exitCode: numb
   if (error instanceof CliError) {
     return {
       lines: [`error ${error.code}: ${oneLine(error.message)}`, ...error.details.map((line) => `  ${oneLine(line)}`)],
-      exitCode: EXIT_ERROR,
+      exitCode: error.code === 'USAGE' ? EXIT_USAGE : EXIT_ERROR,
     };
   }
   // A bug or an environment failure we did not foresee: the stack helps whoever reports it.

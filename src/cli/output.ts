@@ -1,6 +1,7 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
 import type { ToolRegistration } from '../core/contracts.js';
-import type { ImportStep } from '../core/registry.js';
+import type { ChangeEvent, HistoryEntry, ImportStep } from '../core/registry.js';
+import { canonicalJson } from '../core/canonical.js';
 import type { Progress } from './progress.js';
 
 /** JSON as the command prints it: 2-space indent and a final newline. */
@@ -119,4 +120,43 @@ export function writeSnapshotJson(
     progress.update(`exporting: ${index + 1} / ${tools.length} tools`);
   });
   write(`${chunk}  ]\n}\n`);
+}
+
+/** The table of `history`: one row per distinct spec, oldest first; CURRENT marks the live one. */
+export function formatHistory(entries: readonly HistoryEntry[], currentCanonical: string | undefined): string {
+  return formatTable(
+    ['VERSION', 'FINGERPRINT', 'FIRST_REGISTERED_AT', 'CURRENT'],
+    entries.map((entry) => [
+      nullable(entry.spec.version),
+      entry.fingerprint.slice(0, 12),
+      cell(entry.first_registered_at),
+      currentCanonical !== undefined && canonicalJson(entry.spec) === currentCanonical ? 'yes' : '',
+    ]),
+  );
+}
+
+/** What `get NAME --version V` prints: the history entry's fields and schemas. */
+export function formatHistoryEntry(entry: HistoryEntry, isCurrent: boolean): string {
+  const { spec } = entry;
+  return (
+    formatFields([
+      ['name', cell(spec.tool_name)],
+      ['version', nullable(spec.version)],
+      ['current', isCurrent ? 'yes' : 'no'],
+      ['fingerprint', entry.fingerprint],
+      ['first_registered_at', cell(entry.first_registered_at)],
+      ['description', nullable(spec.description)],
+      ['tags', spec.tags.length === 0 ? '-' : spec.tags.map(cell).join(', ')],
+    ]) +
+    `input_schema:\n${indent(JSON.stringify(spec.input_schema, null, 2), '  ')}\n` +
+    `output_schema:\n${indent(JSON.stringify(spec.output_schema, null, 2), '  ')}\n`
+  );
+}
+
+/** The table of `changes`: one row per event. */
+export function formatChanges(events: readonly ChangeEvent[]): string {
+  return formatTable(
+    ['REVISION', 'AT', 'ACTION', 'NAME', 'VERSION'],
+    events.map((event) => [String(event.revision), cell(event.at), event.action, cell(event.tool_name), nullable(event.version)]),
+  );
 }

@@ -1,6 +1,6 @@
 // The `tool-registry` command line: commander wiring, exit codes, and error printing.
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { ImportMode } from '../core/registry.js';
 import type { CliContext } from './commands.js';
 import type * as Commands from './commands.js';
@@ -27,6 +27,19 @@ function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
 }
 
+/** A revision or count on the command line: a whole number >= 0. */
+function parseRevision(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidArgumentError(`expected a whole number >= 0, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+interface ExpectOptions {
+  readonly expectVersion?: string;
+  readonly expectAbsent?: boolean;
+}
+
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
@@ -39,6 +52,9 @@ export function buildProgram(io: CliIO): Command {
       '--db <path>',
       `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,
     )
+    // `get NAME --version V` needs its own --version: the program's options are read only
+    // before the command, so every command also takes --db.
+    .enablePositionalOptions()
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({
@@ -50,67 +66,109 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, get, export, status, verify) never create or migrate the database.\n`,
+        `Read-only commands (list, get, history, changes, watch, export, status, verify) never create or migrate the database.\n`,
     );
 
-  const context = (): CliContext => ({
-    database: resolveDatabase(program.opts<{ db?: string }>().db, io.env),
+  const context = (command?: Command): CliContext => ({
+    database: resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env),
     stdin: io.stdin,
     stdout: io.stdout,
     stderr: io.stderr,
   });
 
-  program
-    .command('list')
+  /** A command that also takes --db after its name. */
+  const command = (name: string): Command =>
+    program
+      .command(name)
+      .option('--db <path>', `the database file (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`);
+
+  /** --expect-version / --expect-absent: the condition of a conditional write. */
+  const expectation = (cmd: Command): Command =>
+    cmd
+      .option('--expect-version <version>', 'only if the stored version is exactly this one (else PRECONDITION_FAILED, nothing changes)')
+      .option('--expect-absent', 'only if the tool is not registered (else PRECONDITION_FAILED, nothing changes)');
+
+  const expectedVersion = (cmd: Command, options: ExpectOptions): string | null | undefined => {
+    if (options.expectAbsent === true && options.expectVersion !== undefined) {
+      cmd.error('error: --expect-version and --expect-absent cannot be used together', { exitCode: 2, code: 'commander.conflictingOption' });
+    }
+    return options.expectAbsent === true ? null : options.expectVersion;
+  };
+
+  command('list')
     .description('list the enabled tools (all with --all) as a table')
     .option('--all', 'include disabled tools')
     .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
     .option('--json', "print the library's listAll() array as JSON")
-    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }) =>
-      (await commands()).listCommand(context(), options),
+    .action(async (options: { all?: boolean; tag: string[]; json?: boolean }, cmd: Command) =>
+      (await commands()).listCommand(context(cmd), options),
     );
 
-  program
-    .command('get')
-    .description('show one tool: its spec, enabled flag and created_at')
+  command('get')
+    .description('show one tool: its spec, enabled flag and created_at (--version: a spec from its history)')
     .argument('<name>', 'the tool_name (exact, case-sensitive)')
-    .option('--json', 'print the registration as JSON')
-    .action(async (name: string, options: { json?: boolean }) =>
-      (await commands()).getCommand(context(), name, options),
+    .option('--version <version>', 'show the spec this version had (current or in the history)')
+    .option('--json', 'print the registration (with --version: the history entry) as JSON')
+    .action(async (name: string, options: { json?: boolean; version?: string }, cmd: Command) =>
+      (await commands()).getCommand(context(cmd), name, options),
     );
 
-  program
-    .command('register')
+  command('history')
+    .description('every distinct spec ever stored under a name, oldest first')
+    .argument('<name>', 'the tool_name')
+    .option('--json', "print the library's history() array as JSON")
+    .action(async (name: string, options: { json?: boolean }, cmd: Command) =>
+      (await commands()).historyCommand(context(cmd), name, options),
+    );
+
+  command('changes')
+    .description('the change log after a revision: one line per change, and the current revision')
+    .option('--since <revision>', 'only changes after this revision (default 0)', parseRevision)
+    .option('--limit <count>', 'at most this many changes (default 1000)', parseRevision)
+    .option('--json', "print the library's changes() page as JSON")
+    .action(async (options: { since?: number; limit?: number; json?: boolean }, cmd: Command) =>
+      (await commands()).changesCommand(context(cmd), options),
+    );
+
+  command('watch')
+    .description('print each change as one JSON line as it happens, until interrupted (SIGINT/SIGTERM: exit 0)')
+    .option('--since <revision>', 'first print the changes after this revision (default: only new ones)', parseRevision)
+    .action(async (options: { since?: number }, cmd: Command) => (await commands()).watchCommand(context(cmd), options));
+
+  expectation(command('register'))
     .description('register one ToolSpec, or an array of them all-or-nothing')
     .argument('<file>', 'a JSON file, or - for standard input')
-    .action(async (file: string) => (await commands()).registerCommand(context(), file));
+    .action(async (file: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).registerCommand(context(cmd), file, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('enable')
+  expectation(command('enable'))
     .description('enable a tool')
     .argument('<name>', 'the tool_name')
-    .action(async (name: string) => (await commands()).setEnabledCommand(context(), name, true));
+    .action(async (name: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).setEnabledCommand(context(cmd), name, true, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('disable')
+  expectation(command('disable'))
     .description('disable a tool (it stays registered; a new version keeps it disabled)')
     .argument('<name>', 'the tool_name')
-    .action(async (name: string) => (await commands()).setEnabledCommand(context(), name, false));
+    .action(async (name: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).setEnabledCommand(context(cmd), name, false, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('remove')
+  expectation(command('remove'))
     .description('remove a tool; succeeds when it was not there')
     .argument('<name>', 'the tool_name')
-    .action(async (name: string) => (await commands()).removeCommand(context(), name));
+    .action(async (name: string, options: ExpectOptions, cmd: Command) =>
+      (await commands()).removeCommand(context(cmd), name, { expectedVersion: expectedVersion(cmd, options) }),
+    );
 
-  program
-    .command('export')
+  command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON')
     .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
-    .action(async (options: { out?: string }) => (await commands()).exportCommand(context(), options));
+    .action(async (options: { out?: string }, cmd: Command) => (await commands()).exportCommand(context(cmd), options));
 
-  program
-    .command('import')
+  command('import')
     .description('import a snapshot all-or-nothing')
     .argument('<file>', 'a snapshot JSON file, or - for standard input')
     .addOption(
@@ -120,26 +178,23 @@ export function buildProgram(io: CliIO): Command {
     )
     .option('--dry-run', 'print the plan and write nothing; exit 1 if it has a conflict')
     .option('--json', "print the library's import report as JSON")
-    .action(async (file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }) =>
-      (await commands()).importCommand(context(), file, options),
+    .action(async (file: string, options: { mode: ImportMode; dryRun?: boolean; json?: boolean }, cmd: Command) =>
+      (await commands()).importCommand(context(cmd), file, options),
     );
 
-  program
-    .command('status')
-    .description('file, schema version, counts and journal mode')
+  command('status')
+    .description('file, schema version, revision, counts and journal mode')
     .option('--json', 'print the status as JSON')
-    .action(async (options: { json?: boolean }) => (await commands()).statusCommand(context(), options));
+    .action(async (options: { json?: boolean }, cmd: Command) => (await commands()).statusCommand(context(cmd), options));
 
-  program
-    .command('verify')
+  command('verify')
     .description('integrity check and every row against the contracts; exit 1 on a problem')
     .option('--json', 'print the verify report as JSON')
-    .action(async (options: { json?: boolean }) => (await commands()).verifyCommand(context(), options));
+    .action(async (options: { json?: boolean }, cmd: Command) => (await commands()).verifyCommand(context(cmd), options));
 
-  program
-    .command('migrate')
+  command('migrate')
     .description('create the database or apply pending migrations')
-    .action(async () => (await commands()).migrateCommand(context()));
+    .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
   return program;
 }

@@ -5,8 +5,21 @@
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
 import { RegistryClosedError, ToolNotFoundError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
-import type { ImportMode, ImportOptions, ImportReport, ListOptions, RegistryOptions, ToolRegistry } from './registry.js';
-import { decideRegistration, planImport } from './rules.js';
+import type {
+  ChangeEvent,
+  ChangesOptions,
+  ChangesPage,
+  HistoryEntry,
+  ImportMode,
+  ImportOptions,
+  ImportReport,
+  ListOptions,
+  RegistryOptions,
+  ToolRegistry,
+  WatchOptions,
+  WriteOptions,
+} from './registry.js';
+import { checkCursor, checkExpectedVersion, decideRegistration, planImport } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec } from './validation.js';
 import type { PreparedSpec } from './validation.js';
@@ -15,10 +28,27 @@ import type { PreparedSpec } from './validation.js';
 /** A tool as the core hands it to a store to write. */
 export interface StoredTool {
   readonly record: ToolRecord;
-  /** Canonical JSON of the spec. */
-  readonly canonical: string;
+  /**
+   * The spec's JSON text as registered (the caller's key order). The store keeps one text per
+   * (name, fingerprint) in its history: a spec the tool does not already point at is stored
+   * with this text (inserted, or the history row's text replaced); when the tool already
+   * points at this fingerprint the stored text is kept.
+   */
+  readonly json: string;
+  /** When the spec is first stored under the name, if it is new to the name's history. */
+  readonly firstRegisteredAt: string;
   /** The frozen registration, when the core already built it (register); else the store builds it on demand. */
   readonly registration?: ToolRegistration;
+}
+
+/** A page of the change log as a store reads it, in one consistent view. */
+export interface ChangeLogPage {
+  /** The current revision (0 before the first change). */
+  readonly revision: number;
+  /** The oldest revision whose event the log still holds; `revision + 1` when it holds none. */
+  readonly oldestRevision: number;
+  /** Events after the cursor, oldest first, at most the limit; frozen. */
+  readonly events: readonly ChangeEvent[];
 }
 
 /** Reads inside one consistent view of the store. */
@@ -27,11 +57,13 @@ export interface StoreReader {
   get(toolName: string): ToolRegistration | undefined;
   /** Every current tool by name (used to plan imports). */
   records(): ReadonlyMap<string, ToolRecord>;
+  /** The store-wide revision in this view (inside a write: including the write's own changes). */
+  revision(): number;
 }
 
 /** Writes inside one atomic step; a throw inside the step undoes all of it. */
 export interface StoreWriter extends StoreReader {
-  /** Inserts the tool or replaces its current spec, `enabled` and `created_at`. */
+  /** Inserts the tool or replaces its current spec, `enabled` and `created_at`; logs the change. */
   put(tool: StoredTool): void;
   setEnabled(toolName: string, enabled: boolean): void;
   /** `true` when the tool was there. */
@@ -56,6 +88,35 @@ function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } 
   if (typeof dryRun !== 'boolean') throw new TypeError(`importSnapshot(): dryRun must be a boolean, got ${typeof dryRun}`);
   return { mode, dryRun };
 }
+
+/** The `expectedVersion` of a conditional write's options (undefined: no condition). */
+function expectedVersionOf(method: string, options: unknown): string | null | undefined {
+  const { expectedVersion } = optionsObject(method, options) as WriteOptions;
+  if (expectedVersion !== undefined && expectedVersion !== null && typeof expectedVersion !== 'string') {
+    throw new TypeError(`${method}(): expectedVersion must be a string or null, got ${typeof expectedVersion}`);
+  }
+  return expectedVersion;
+}
+
+/** A non-negative safe integer option, or its default. */
+function countOption(method: string, name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`${method}(): ${name} must be an integer >= 0, got ${typeof value === 'number' ? String(value) : typeof value}`);
+  }
+  return value;
+}
+
+function optionsObject(method: string, options: unknown): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${method}(): options must be an object, got ${options === null ? 'null' : typeof options}`);
+  }
+  return options as Record<string, unknown>;
+}
+
+/** Events per page while `watch` catches up. */
+const WATCH_PAGE = 1000;
 
 export abstract class BaseToolRegistry implements ToolRegistry {
   #closed = false;
@@ -82,6 +143,20 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   protected abstract _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T>;
   /** Releases the store's resources; called once. */
   protected abstract _close(): Promise<void>;
+  /** Every distinct spec stored under the name, oldest first (frozen entries). */
+  protected abstract _history(toolName: string): Promise<readonly HistoryEntry[]>;
+  /** Up to `limit` events after `since`, with the revision and the oldest retained one, in one view. */
+  protected abstract _changes(since: number, limit: number): Promise<ChangeLogPage>;
+  /** The current revision, read now. */
+  protected abstract _revision(): number;
+  /**
+   * Resolves once the revision may have passed `revision` (a commit, here or in another
+   * process), or when `signal` aborts. Must cost next to nothing while it waits.
+   */
+  protected abstract _waitForChange(revision: number, signal: AbortSignal): Promise<void>;
+
+  /** Aborted by close(): ends every watch. */
+  readonly #closing = new AbortController();
 
   // --- the contract ------------------------------------------------------------------
 
@@ -104,20 +179,26 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return clockTime(this.#clock());
   }
 
-  async register(spec: ToolSpecInput): Promise<ToolRegistration> {
+  async register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration> {
     this.#assertOpen('register');
+    const expected = expectedVersionOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
     // stored spec is that valid spec, answered from a read; nothing is written.
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     if (typeof toolName === 'string') {
       const unchanged = await this._read((reader) => {
         const existing = reader.get(toolName);
-        return existing !== undefined && isStoredSpec(spec, existing.spec) ? existing : undefined;
+        if (existing === undefined || !isStoredSpec(spec, existing.spec)) return undefined;
+        checkExpectedVersion(toolName, existing.spec, expected);
+        return existing;
       });
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
-    return this._write('register', (writer) => this.#applyRegistration(writer, prepared, () => this.now()));
+    return this._write('register', (writer) => {
+      checkExpectedVersion(prepared.tool_name, writer.find(prepared.tool_name), expected);
+      return this.#applyRegistration(writer, prepared, () => this.now());
+    });
   }
 
   async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
@@ -146,7 +227,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const enabled = decision.action === 'replace' ? decision.enabled : true;
     const createdAt = now();
     // The spec object is built only here: an identical re-register never needs it.
-    const registration = makeRegistration(materializeSpec(prepared.canonical), enabled, createdAt);
+    const registration = makeRegistration(materializeSpec(prepared.json), enabled, createdAt);
     writer.put({
       record: {
         tool_name: prepared.tool_name,
@@ -155,7 +236,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         enabled,
         created_at: createdAt,
       },
-      canonical: prepared.canonical,
+      json: prepared.json,
+      firstRegisteredAt: createdAt,
       registration,
     });
     return registration;
@@ -185,22 +267,92 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return (await this._list(includeDisabled)).slice();
   }
 
-  async setEnabled(toolName: string, enabled: boolean): Promise<ToolRegistration> {
+  async setEnabled(toolName: string, enabled: boolean, options?: WriteOptions): Promise<ToolRegistration> {
     this.#assertOpen('setEnabled');
     assertToolName('setEnabled', toolName);
     if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
+    const expected = expectedVersionOf('setEnabled', options);
     return this._write('setEnabled', (writer) => {
       const current = writer.find(toolName);
+      checkExpectedVersion(toolName, current, expected);
       if (current === undefined) throw new ToolNotFoundError(toolName);
       if (current.enabled !== enabled) writer.setEnabled(toolName, enabled);
       return getOrFail(writer, toolName);
     });
   }
 
-  async remove(toolName: string): Promise<boolean> {
+  async remove(toolName: string, options?: WriteOptions): Promise<boolean> {
     this.#assertOpen('remove');
     assertToolName('remove', toolName);
-    return this._write('remove', (writer) => writer.delete(toolName));
+    const expected = expectedVersionOf('remove', options);
+    if (expected === undefined) return this._write('remove', (writer) => writer.delete(toolName));
+    return this._write('remove', (writer) => {
+      checkExpectedVersion(toolName, writer.find(toolName), expected);
+      return writer.delete(toolName);
+    });
+  }
+
+  async history(toolName: string): Promise<HistoryEntry[]> {
+    this.#assertOpen('history');
+    assertToolName('history', toolName);
+    return (await this._history(toolName)).slice();
+  }
+
+  async changes(options?: ChangesOptions): Promise<ChangesPage> {
+    this.#assertOpen('changes');
+    const given = optionsObject('changes', options);
+    const since = countOption('changes', 'since', given.since, 0);
+    const limit = countOption('changes', 'limit', given.limit, 1000);
+    const page = await this._changes(since, limit);
+    checkCursor(since, page.oldestRevision, page.revision);
+    return Object.freeze({ revision: page.revision, events: page.events.slice() });
+  }
+
+  watch(options?: WatchOptions): AsyncIterable<ChangeEvent> {
+    this.#assertOpen('watch');
+    const given = optionsObject('watch', options);
+    const { signal } = given;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new TypeError(`watch(): signal must be an AbortSignal, got ${typeof signal}`);
+    }
+    // Without `since`, the feed starts at the revision of the call, not of the first next().
+    const since = given.since === undefined ? this._revision() : countOption('watch', 'since', given.since, 0);
+    return this.#watch(since, signal);
+  }
+
+  async *#watch(since: number, signal: AbortSignal | undefined): AsyncGenerator<ChangeEvent, void, undefined> {
+    // One signal for "stop": the caller's abort or close() (AbortSignal.any needs Node 20.3).
+    const controller = new AbortController();
+    const abort = (): void => controller.abort();
+    const sources = signal === undefined ? [this.#closing.signal] : [signal, this.#closing.signal];
+    for (const source of sources) {
+      if (source.aborted) controller.abort();
+      else source.addEventListener('abort', abort, { once: true });
+    }
+    try {
+      yield* this.#follow(since, controller.signal);
+    } finally {
+      for (const source of sources) source.removeEventListener('abort', abort);
+    }
+  }
+
+  async *#follow(since: number, stop: AbortSignal): AsyncGenerator<ChangeEvent, void, undefined> {
+    let cursor = since;
+    while (!stop.aborted && !this.#closed) {
+      const page = await this._changes(cursor, WATCH_PAGE);
+      if (stop.aborted || this.#closed) return;
+      checkCursor(cursor, page.oldestRevision, page.revision);
+      for (const event of page.events) {
+        cursor = event.revision;
+        yield event;
+        if (stop.aborted || this.#closed) return;
+      }
+      if (page.events.length < WATCH_PAGE) {
+        // Nothing more up to page.revision (one view): entries that are not events are skipped.
+        cursor = Math.max(cursor, page.revision);
+        await this._waitForChange(cursor, stop);
+      }
+    }
   }
 
   async exportSnapshot(): Promise<ToolRegistrySnapshot> {
@@ -213,12 +365,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const { mode, dryRun } = importOptions(options);
     const entries = parseSnapshot(snapshot);
     if (dryRun) {
-      return importReport(await this._read((reader) => planImport(reader.records(), entries, mode)), true);
+      return this._read((reader) => importReport(planImport(reader.records(), entries, mode), true, reader.revision()));
     }
     return this._write('importSnapshot', (writer) => {
       const plan = planImport(writer.records(), entries, mode);
       if (plan.firstConflict !== undefined) throw plan.firstConflict;
       const actions = new Map(plan.steps.map((step) => [step.tool_name, step.action]));
+      let writtenAt: string | undefined;
       for (const entry of entries) {
         const action = actions.get(entry.tool_name);
         if (action !== 'add' && action !== 'update') continue;
@@ -230,17 +383,20 @@ export abstract class BaseToolRegistry implements ToolRegistry {
             enabled: entry.enabled,
             created_at: entry.created_at,
           },
-          canonical: entry.canonical,
+          json: entry.json,
+          // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
+          firstRegisteredAt: (writtenAt ??= this.now()),
         });
       }
       for (const step of plan.steps) if (step.action === 'remove') writer.delete(step.tool_name);
-      return importReport(plan, false);
+      return importReport(plan, false, writer.revision());
     });
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await this._close();
   }
 
@@ -269,9 +425,9 @@ const MIN_CLOCK_MS = -62_167_219_200_000;
 const MAX_CLOCK_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** The frozen report of an import; only a dry run carries the per-tool plan. */
-function importReport(plan: ImportPlan, dryRun: boolean): ImportReport {
+function importReport(plan: ImportPlan, dryRun: boolean, revision: number): ImportReport {
   const { added, updated, unchanged, removed, conflicts } = plan;
-  const counts = { added, updated, unchanged, removed, conflicts, dryRun };
+  const counts = { added, updated, unchanged, removed, conflicts, dryRun, revision };
   return Object.freeze(dryRun ? { ...counts, plan: Object.freeze(plan.steps.map((step) => Object.freeze(step))) } : counts);
 }
 

@@ -11,6 +11,8 @@ export type ToolRegistryErrorCode =
   | 'REGISTRY_CLOSED'
   | 'STORAGE_BUSY'
   | 'READ_ONLY'
+  | 'PRECONDITION_FAILED'
+  | 'CHANGES_EXPIRED'
   | 'SPEC_MISMATCH';
 
 /** Machine-readable details of an error; `tool_name` is set wherever a tool is involved. */
@@ -118,6 +120,37 @@ export class StorageBusyError extends ToolRegistryError {
 export class ReadOnlyError extends ToolRegistryError {
   constructor(method: string) {
     super('READ_ONLY', `cannot call ${method}(): the registry was opened read-only`, { context: { method } });
+  }
+}
+
+/**
+ * A conditional write's `expectedVersion` did not match the stored tool; nothing was changed.
+ * `context.expected` is what the caller expected (`null`: the tool must not exist),
+ * `context.actual` the stored version (`null` when unversioned or absent) and
+ * `context.exists` whether the tool is registered.
+ */
+export class PreconditionFailedError extends ToolRegistryError {
+  constructor(
+    message: string,
+    context: ToolRegistryErrorContext & { tool_name: string; expected: string | null; actual: string | null; exists: boolean },
+  ) {
+    super('PRECONDITION_FAILED', message, { context });
+  }
+}
+
+/**
+ * A change-feed cursor (`since`) is older than the bounded change log retains: resync from a
+ * snapshot. `context.oldest_revision` is the oldest revision still in the log (a `since` of
+ * `oldest_revision - 1` or later is served), `context.since` the cursor given.
+ */
+export class ChangesExpiredError extends ToolRegistryError {
+  constructor(since: number, oldestRevision: number, revision: number) {
+    super(
+      'CHANGES_EXPIRED',
+      `changes since revision ${since} are no longer in the change log (it keeps revisions ${oldestRevision} to ${revision}); ` +
+        `resync from a snapshot and continue from the revision it reflects`,
+      { context: { since, oldest_revision: oldestRevision, revision } },
+    );
   }
 }
 

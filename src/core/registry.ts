@@ -1,4 +1,4 @@
-import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
+import type { ToolRegistration, ToolRegistrySnapshot, ToolSpec, ToolSpecInput } from './contracts.js';
 
 /** `merge` (default) leaves unnamed tools alone; `replace` makes the registry equal to the snapshot. */
 export type ImportMode = 'merge' | 'replace';
@@ -33,6 +33,73 @@ export interface ImportReport {
   readonly dryRun: boolean;
   /** Per-tool plan sorted by `tool_name`; present on a dry run only. */
   readonly plan?: readonly ImportStep[];
+  /**
+   * The store-wide revision the registry is at right after the import committed (a dry run:
+   * the revision the plan was made against). Follow the change feed from here
+   * (`changes({ since: revision })`) to stay in step after resyncing from a snapshot.
+   */
+  readonly revision: number;
+}
+
+/** What a change did to a tool. `updated`: its spec or `created_at` changed (an import may also flip `enabled`). */
+export type ChangeAction = 'added' | 'updated' | 'enabled' | 'disabled' | 'removed';
+
+/** One committed change to one tool, as the change feed (`changes`, `watch`) reports it. */
+export interface ChangeEvent {
+  /** Store-wide, only grows; the events of one commit have consecutive revisions. */
+  readonly revision: number;
+  readonly tool_name: string;
+  readonly action: ChangeAction;
+  /** The tool's version after the change (for `removed`: the version that was removed). */
+  readonly version: string | null;
+  /**
+   * When the change was committed: ISO 8601 UTC from the system clock (not the `clock`
+   * option); in SQLite stamped per statement, so one commit's events may differ by milliseconds.
+   */
+  readonly at: string;
+}
+
+export interface ChangesOptions {
+  /** Return the events after this revision. Default 0 (from the start of the retained log). */
+  readonly since?: number;
+  /** At most this many events (0 or more). Default 1000. */
+  readonly limit?: number;
+}
+
+/** A page of the change feed. */
+export interface ChangesPage {
+  /** The store's current revision when the page was read (events beyond the page may exist: ask again from the last event's revision). */
+  readonly revision: number;
+  /** Events after `since`, oldest first, at most `limit`. */
+  readonly events: ChangeEvent[];
+}
+
+export interface WatchOptions {
+  /** Deliver the events after this revision. Default: the revision when `watch()` is called (only new events). */
+  readonly since?: number;
+  /** Aborting it ends the iteration (no error). */
+  readonly signal?: AbortSignal;
+}
+
+/** One distinct spec ever stored under a name. */
+export interface HistoryEntry {
+  /** The spec in the key order it was last stored with. */
+  readonly spec: ToolSpec;
+  /** SHA-256 of the spec's canonical JSON: its identity. */
+  readonly fingerprint: string;
+  /** When this spec was first stored under the name (ISO 8601). */
+  readonly first_registered_at: string;
+}
+
+/** Options of a conditional write. */
+export interface WriteOptions {
+  /**
+   * The write happens only if the tool's stored version is exactly this one; `null` means
+   * "the tool must not exist" (an unversioned tool cannot be expected by version). Left out:
+   * no condition. A mismatch is `PRECONDITION_FAILED` and changes nothing; the check and the
+   * write are one atomic step.
+   */
+  readonly expectedVersion?: string | null;
 }
 
 export interface ListOptions {
@@ -42,8 +109,9 @@ export interface ListOptions {
 
 /**
  * The registry contract every store obeys identically (see DESIGN.md). All methods are
- * async. Objects handed out are deeply frozen; lists are fresh arrays. After `close()`,
- * every method rejects with `REGISTRY_CLOSED`. Wrong argument types (a number for a name)
+ * async (except `watch`, which returns an async iterable). Objects handed out are deeply
+ * frozen; lists are fresh arrays. After `close()`, every method rejects with
+ * `REGISTRY_CLOSED` (`watch` throws it at the call). Wrong argument types (a number for a name)
  * are a plain `TypeError`.
  */
 export interface ToolRegistry extends AsyncDisposable {
@@ -53,9 +121,15 @@ export interface ToolRegistry extends AsyncDisposable {
    * equal) returns the existing registration unchanged and writes nothing; another version
    * replaces the spec with a new `created_at` and keeps `enabled`; the same version with a
    * different spec throws `VERSION_CONFLICT` and changes nothing.
-   * @throws VALIDATION_FAILED (with every issue and its path), VERSION_CONFLICT, STORAGE_BUSY
+   * The spec comes back (here and from every read) in the key order it was given, defaults
+   * added after the given keys; identity ignores key order, so an identical re-register in
+   * another key order writes nothing and keeps the stored text.
+   * With `expectedVersion`, the rule runs only if the stored version is the expected one
+   * (`null`: the name must not be registered); the identical spec is still checked.
+   * @throws VALIDATION_FAILED (with every issue and its path), VERSION_CONFLICT,
+   *   PRECONDITION_FAILED, STORAGE_BUSY
    */
-  register(spec: ToolSpecInput): Promise<ToolRegistration>;
+  register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration>;
 
   /**
    * Registers several specs all-or-nothing, each by the registration rule, in one atomic
@@ -78,13 +152,43 @@ export interface ToolRegistry extends AsyncDisposable {
 
   /**
    * Enables or disables a tool and returns its registration; setting the current state
-   * writes nothing and returns an equal registration.
-   * @throws TOOL_NOT_FOUND, STORAGE_BUSY
+   * writes nothing and returns an equal registration. `expectedVersion` is checked first
+   * (see `WriteOptions`).
+   * @throws TOOL_NOT_FOUND, PRECONDITION_FAILED, STORAGE_BUSY
    */
-  setEnabled(toolName: string, enabled: boolean): Promise<ToolRegistration>;
+  setEnabled(toolName: string, enabled: boolean, options?: WriteOptions): Promise<ToolRegistration>;
 
-  /** Removes a tool; `true` when something was removed, `false` when it was not there (idempotent). */
-  remove(toolName: string): Promise<boolean>;
+  /**
+   * Removes a tool; `true` when something was removed, `false` when it was not there
+   * (idempotent). Its spec history is kept. `expectedVersion` is checked first (`null` and an
+   * absent tool: `false`).
+   * @throws PRECONDITION_FAILED, STORAGE_BUSY
+   */
+  remove(toolName: string, options?: WriteOptions): Promise<boolean>;
+
+  /**
+   * Every distinct spec ever stored under the name (by fingerprint), oldest first, kept
+   * across `remove` and re-register; `[]` for a name never registered.
+   */
+  history(toolName: string): Promise<HistoryEntry[]>;
+
+  /**
+   * The committed changes after revision `since` (default 0), oldest first, at most `limit`
+   * (default 1000), from every connection and process, with the current revision. The log
+   * is bounded (at least the last 10,000 changes, or one per tool when there are more tools).
+   * @throws CHANGES_EXPIRED (with `context.oldest_revision`) when `since` is older than the
+   *   log retains: resync from a snapshot.
+   */
+  changes(options?: ChangesOptions): Promise<ChangesPage>;
+
+  /**
+   * The change feed as an async iterable: every event after `since` (default: the revision
+   * at the call), then each new commit's events as they happen, in any process, each exactly
+   * once and in order. Ends (without error) when `signal` aborts or the registry is closed.
+   * Idle, it costs a timer (SQLite: a `data_version` probe every 50 ms; memory: nothing).
+   * Iterating throws CHANGES_EXPIRED when it falls further behind than the log retains.
+   */
+  watch(options?: WatchOptions): AsyncIterable<ChangeEvent>;
 
   /** Every tool, disabled ones too, sorted by `tool_name`. */
   exportSnapshot(): Promise<ToolRegistrySnapshot>;

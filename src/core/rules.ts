@@ -1,8 +1,8 @@
 // The registration rule and the import plan: pure functions, the one place these
 // decisions are made. Stores only make them atomic.
 import { compareCodePoints } from './canonical.js';
-import { VersionConflictError } from './errors.js';
-import type { ImportMode, ImportStep } from './registry.js';
+import { ChangesExpiredError, PreconditionFailedError, VersionConflictError } from './errors.js';
+import type { ChangeAction, ImportMode, ImportStep } from './registry.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
 /** What a store knows about a current tool without loading its spec. */
@@ -130,4 +130,61 @@ export function planImport(
   }
   steps.sort((a, b) => compareCodePoints(a.tool_name, b.tool_name));
   return { steps, ...counts, firstConflict };
+}
+
+/**
+ * The condition of a conditional write: `expected` undefined is no condition, `null` means
+ * the tool must not exist, a string that it exists with exactly that version.
+ * @throws PRECONDITION_FAILED when the stored tool does not match
+ */
+export function checkExpectedVersion(
+  toolName: string,
+  current: { readonly version: string | null } | undefined,
+  expected: string | null | undefined,
+): void {
+  if (expected === undefined) return;
+  if (expected === null ? current === undefined : current !== undefined && current.version === expected) return;
+  const wanted = expected === null ? 'not to be registered' : `to be at version ${JSON.stringify(expected)}`;
+  const found =
+    current === undefined ? 'it is not registered' : `it is at ${describeVersion(current.version)}`;
+  throw new PreconditionFailedError(
+    `precondition failed for tool ${JSON.stringify(toolName)}: expected it ${wanted}, but ${found}; nothing was changed`,
+    { tool_name: toolName, expected, actual: current?.version ?? null, exists: current !== undefined },
+  );
+}
+
+/**
+ * What a change to one tool is called in the change feed, from its record before and after
+ * (undefined: absent); `undefined` when nothing a reader sees changed. The SQLite store's
+ * triggers (migration 0004) compute the same thing in SQL.
+ */
+export function changeAction(before: ToolRecord | undefined, after: ToolRecord | undefined): ChangeAction | undefined {
+  if (before === undefined) return after === undefined ? undefined : 'added';
+  if (after === undefined) return 'removed';
+  if (before.fingerprint !== after.fingerprint || before.created_at !== after.created_at) return 'updated';
+  if (before.enabled !== after.enabled) return after.enabled ? 'enabled' : 'disabled';
+  return undefined;
+}
+
+/** The change log keeps at least the last this many changes... */
+export const CHANGE_LOG_RETAINED = 10_000;
+/** ...and is trimmed when a revision is a multiple of this. */
+export const CHANGE_LOG_TRIM_EVERY = 1000;
+
+/**
+ * How many of the latest changes the log keeps when it is trimmed with `tools` tools
+ * registered: 10,000, or as many as there are tools when more (migration 0003's rule, so a
+ * cache can catch up on a change to every tool).
+ */
+export function changeLogRetained(tools: number): number {
+  return Math.max(CHANGE_LOG_RETAINED, tools);
+}
+
+/**
+ * Whether a change-feed cursor can still be served: the log holds every event after `since`
+ * only when `since` is at least the oldest retained revision minus one.
+ * @throws CHANGES_EXPIRED with `context.oldest_revision`
+ */
+export function checkCursor(since: number, oldestRevision: number, revision: number): void {
+  if (since + 1 < oldestRevision) throw new ChangesExpiredError(since, oldestRevision, revision);
 }

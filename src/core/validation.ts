@@ -13,6 +13,8 @@ export interface PreparedSpec {
   readonly canonical: string;
   /** SHA-256 of `canonical`. */
   readonly fingerprint: string;
+  /** The spec's JSON text as given: the caller's key order at every depth, defaults after the given keys. */
+  readonly json: string;
 }
 
 /** One entry of a validated snapshot, with where it stood (`tools[3]`). */
@@ -22,27 +24,39 @@ export interface PreparedImportEntry extends PreparedSpec {
   readonly path: string;
 }
 
-function prepare(spec: ToolSpec): PreparedSpec {
+/** The contract's fields in contract order: defaults the caller left out are added in this order. */
+const SPEC_FIELD_ORDER = ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const;
+
+/**
+ * The spec's text as registered: the caller's keys in the caller's order (the schemas are the
+ * caller's own objects, so their nested order is kept too), then the defaults it left out.
+ */
+function registeredJson(spec: ToolSpec, input: unknown): string {
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(input as object)) ordered[key] = spec[key as keyof ToolSpec];
+  for (const key of SPEC_FIELD_ORDER) if (!(key in ordered)) ordered[key] = spec[key];
+  return JSON.stringify(ordered);
+}
+
+function prepare(spec: ToolSpec, input: unknown): PreparedSpec {
   const canonical = canonicalJson(spec);
-  return { tool_name: spec.tool_name, version: spec.version, canonical, fingerprint: fingerprintOf(canonical) };
+  return {
+    tool_name: spec.tool_name,
+    version: spec.version,
+    canonical,
+    fingerprint: fingerprintOf(canonical),
+    json: registeredJson(spec, input),
+  };
 }
 
 /**
- * Builds the deeply frozen spec object handed to callers from canonical JSON. Every store
- * goes through here, so field order (contract order) and key order (sorted, from the
- * canonical JSON) are the same whichever store answers. JSON.parse also keeps a key named
- * `__proto__` as ordinary data.
+ * Builds the deeply frozen spec object handed to callers from its stored JSON text, keeping
+ * the text's key order (what was registered; rows stored before key order was kept are
+ * canonical, and come back so). Every store goes through here. JSON.parse also keeps a key
+ * named `__proto__` as ordinary data.
  */
-export function materializeSpec(canonical: string): ToolSpec {
-  const parsed = JSON.parse(canonical) as ToolSpec;
-  return deepFreeze({
-    tool_name: parsed.tool_name,
-    version: parsed.version,
-    description: parsed.description,
-    input_schema: parsed.input_schema,
-    output_schema: parsed.output_schema,
-    tags: parsed.tags,
-  });
+export function materializeSpec(json: string): ToolSpec {
+  return deepFreeze(JSON.parse(json) as ToolSpec);
 }
 
 /** A frozen registration in contract field order. */
@@ -84,7 +98,7 @@ export function parseSpec(input: unknown): PreparedSpec {
       name === undefined ? {} : { tool_name: name },
     );
   }
-  return prepare(result.data);
+  return prepare(result.data, input);
 }
 
 /**
@@ -98,7 +112,7 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
   // Array.from visits holes (as undefined), so a sparse batch is reported, not skipped.
   const prepared = Array.from(inputs, (input, index) => {
     const result = ToolSpec.safeParse(input);
-    if (result.success) return prepare(result.data);
+    if (result.success) return prepare(result.data, input);
     if (issues.length === 0) firstBadName = toolNameOf(input);
     issues.push(...toRegistryIssues(result.error.issues, [index]));
     return undefined;
@@ -147,7 +161,7 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
     if (earlier !== undefined) duplicate ??= new DuplicateToolError(registration.spec.tool_name, path, earlier);
     seen.set(registration.spec.tool_name, path);
     if (issues.length === 0 && duplicate === undefined) {
-      entries.push({ ...prepare(registration.spec), enabled: registration.enabled, created_at: registration.created_at, path });
+      entries.push({ ...prepare(registration.spec, (tools[index] as { spec: unknown }).spec), enabled: registration.enabled, created_at: registration.created_at, path });
     }
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);

@@ -135,7 +135,8 @@ describe('get', () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^name:\s+weather$/m);
     expect(human.stdout).toMatch(/^version:\s+1\.0\.0$/m);
-    expect(human.stdout).toMatch(/^input_schema:\n {2}\{\n {4}"properties"/m);
+    // Keys in the order they were registered (issue 11), not sorted.
+    expect(human.stdout).toMatch(/^input_schema:\n {2}\{\n {4}"type"/m);
     const json = runCli(['get', 'calc', '--json'], { cwd });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.get('calc'))));

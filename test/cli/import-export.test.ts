@@ -74,7 +74,7 @@ describe('import', () => {
     // Importing the same snapshot again changes nothing.
     const again = runCli(['--db', target, 'import', out, '--json'], { cwd });
     expect(again.code).toBe(0);
-    expect(JSON.parse(again.stdout)).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false });
+    expect(JSON.parse(again.stdout)).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
   });
 
   it('from standard input', async () => {

@@ -1257,9 +1257,9 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(copy).toEqual(exported);
       registry = await restart(registry);
       const report = await registry.importSnapshot(copy);
-      expect(report).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       const replaced = await registry.importSnapshot(copy, { mode: 'replace' });
-      expect(replaced).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false });
+      expect(replaced).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       expect(await registry.exportSnapshot()).toEqual(exported);
     });
   });
@@ -1271,7 +1271,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       const report = await registry.importSnapshot({
         tools: [entry(fullSpec('a'), true, PY_TIME), entry(fullSpec('b'), false, '2025-01-31T12:00:00.5-05:30')],
       });
-      expect(report).toEqual({ added: 2, updated: 0, unchanged: 0, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 2, updated: 0, unchanged: 0, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await expectSurvivesRestart(registry);
       expect(await registry.get('a')).toEqual({ spec: fullSpec('a'), enabled: true, created_at: PY_TIME });
       expect(await registry.get('b')).toEqual({
@@ -1316,7 +1316,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       const report = await registry.importSnapshot({ tools: [entry(fullSpec('search', '2'), true, PY_TIME)] }, {
         mode: 'merge',
       });
-      expect(report).toEqual({ added: 0, updated: 1, unchanged: 0, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 0, updated: 1, unchanged: 0, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await restart(registry);
       expect(await registry.get('search')).toEqual({ spec: fullSpec('search', '2'), enabled: true, created_at: PY_TIME });
     });
@@ -1351,7 +1351,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
           entry(fullSpec('new2')),
         ],
       });
-      expect(report).toEqual({ added: 2, updated: 2, unchanged: 1, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 2, updated: 2, unchanged: 1, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       expect(report.plan).toBeUndefined();
     });
 
@@ -1402,7 +1402,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       let registry = await open();
       await registry.register(fullSpec('a'));
       const report = await registry.importSnapshot({ tools: [entry(fullSpec('a'), true, PY_TIME)] }, { mode: 'replace' });
-      expect(report).toEqual({ added: 0, updated: 1, unchanged: 0, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 0, updated: 1, unchanged: 0, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await restart(registry);
       expect((await registry.get('a'))?.created_at).toBe(PY_TIME);
     });
@@ -1412,7 +1412,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.importSnapshot({ tools: [entry(fullSpec('a'), false, PY_TIME)] });
       const before = await registry.exportSnapshot();
       const report = await registry.importSnapshot({ tools: [entry(fullSpec('a'), false, PY_TIME)] });
-      expect(report).toEqual({ added: 0, updated: 0, unchanged: 1, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 0, updated: 0, unchanged: 1, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       expect(await registry.exportSnapshot()).toEqual(before);
     });
   });
@@ -1430,7 +1430,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         ],
       };
       const report = await registry.importSnapshot(snapshot, { mode: 'replace' });
-      expect(report).toEqual({ added: 1, updated: 1, unchanged: 1, removed: 2, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 1, updated: 1, unchanged: 1, removed: 2, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await expectSurvivesRestart(registry);
       const expected = normalized(snapshot);
       expected.tools.sort((x, y) => (x.spec.tool_name < y.spec.tool_name ? -1 : 1));
@@ -1452,7 +1452,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       for (const name of ['a', 'b', 'c']) await registry.register(minimalSpec(name));
       await registry.setEnabled('b', false);
       const report = await registry.importSnapshot({ tools: [] }, { mode: 'replace' });
-      expect(report).toEqual({ added: 0, updated: 0, unchanged: 0, removed: 3, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 0, updated: 0, unchanged: 0, removed: 3, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await restart(registry);
       expect(await registry.exportSnapshot()).toStrictEqual({ tools: [] });
     });
@@ -1501,6 +1501,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         removed: 0,
         conflicts: 0,
         dryRun: true,
+        revision: expect.any(Number),
         plan: [
           { tool_name: 'bump', action: 'update', path: 'tools[3]', from_version: '1', to_version: '2' },
           { tool_name: 'flag', action: 'update', path: 'tools[1]', from_version: '1.0.0', to_version: '1.0.0' },
@@ -1552,8 +1553,9 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       const { registry, snapshot } = await seeded();
       const dry = await registry.importSnapshot(snapshot, { mode: 'replace', dryRun: true });
       const real = await registry.importSnapshot(snapshot, { mode: 'replace' });
-      const { plan: _plan, dryRun: _dryRun, ...counts } = dry;
-      expect(real).toEqual({ ...counts, dryRun: false });
+      const { plan: _plan, dryRun: _dryRun, revision, ...counts } = dry;
+      expect(real).toEqual({ ...counts, dryRun: false, revision: expect.any(Number) });
+      expect(real.revision).toBeGreaterThan(revision);
     });
 
     it('still validates: an invalid snapshot is SNAPSHOT_INVALID', async () => {
@@ -1694,7 +1696,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       let registry = await open();
       const snapshot = JSON.parse(pythonText) as { tools: unknown[] };
       const report = await registry.importSnapshot(snapshot);
-      expect(report).toEqual({ added: 2, updated: 0, unchanged: 0, removed: 0, conflicts: 0, dryRun: false });
+      expect(report).toEqual({ added: 2, updated: 0, unchanged: 0, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await expectSurvivesRestart(registry);
       const exported = await registry.exportSnapshot();
       // Sorted by code point, 'Search' comes first; everything else byte-identical.

@@ -1,5 +1,6 @@
 // Runs the one conformance suite against every store in the record (or those in STORES).
 import { afterAll, describe } from 'vitest';
+import { defineChangesSuite } from './changes-suite.js';
 import { defineConformanceSuite } from './conformance-suite.js';
 import { selectedStores } from './stores.js';
 
@@ -8,4 +9,5 @@ describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
     await harness.cleanup?.();
   });
   defineConformanceSuite(harness);
+  defineChangesSuite(harness);
 });

@@ -4,6 +4,8 @@ import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapsh
 import {
   DuplicateToolError,
   ReadOnlyError,
+  PreconditionFailedError,
+  ChangesExpiredError,
   SpecMismatchError,
   RegistryClosedError,
   SchemaTooNewError,
@@ -117,6 +119,8 @@ describe('errors', () => {
     REGISTRY_CLOSED: new RegistryClosedError('get'),
     STORAGE_BUSY: new StorageBusyError('busy', {}, new Error('SQLITE_BUSY')),
     READ_ONLY: new ReadOnlyError('register'),
+    PRECONDITION_FAILED: new PreconditionFailedError('stale', { tool_name: 't', expected: '1', actual: '2', exists: true }),
+    CHANGES_EXPIRED: new ChangesExpiredError(0, 1001, 11_000),
     SPEC_MISMATCH: new SpecMismatchError('mismatch', {
       tool_name: 't',
       code_fingerprint: 'a'.repeat(64),

@@ -16,7 +16,7 @@ function thrown(action: () => unknown): unknown {
 }
 
 describe('parseSpec', () => {
-  it('applies defaults and returns canonical JSON, fingerprint and a frozen spec in contract order', () => {
+  it('applies defaults and returns canonical JSON, its fingerprint, and the text as given (defaults after the given keys)', () => {
     const prepared = parseSpec({ output_schema: { b: 1, a: 2 }, input_schema: {}, tool_name: 't' });
     expect(prepared.tool_name).toBe('t');
     expect(prepared.version).toBeNull();
@@ -24,10 +24,19 @@ describe('parseSpec', () => {
       '{"description":null,"input_schema":{},"output_schema":{"a":2,"b":1},"tags":[],"tool_name":"t","version":null}',
     );
     expect(prepared.fingerprint).toBe(fingerprintOf(prepared.canonical));
-    const spec = materializeSpec(prepared.canonical);
-    expect(Object.keys(spec)).toEqual(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
-    expect(Object.keys(spec.output_schema)).toEqual(['a', 'b']);
+    expect(prepared.json).toBe(
+      '{"output_schema":{"b":1,"a":2},"input_schema":{},"tool_name":"t","version":null,"description":null,"tags":[]}',
+    );
+    const spec = materializeSpec(prepared.json);
+    expect(Object.keys(spec)).toEqual(['output_schema', 'input_schema', 'tool_name', 'version', 'description', 'tags']);
+    expect(Object.keys(spec.output_schema)).toEqual(['b', 'a']);
     expect(isDeepFrozen(spec)).toBe(true);
+  });
+
+  it('keeps the given order in snapshot entries too', () => {
+    const [entry] = parseSnapshot({ tools: [{ spec: { tags: ['x'], input_schema: { z: 1, a: 2 }, output_schema: {}, tool_name: 't' } }] });
+    expect(entry?.json).toBe('{"tags":["x"],"input_schema":{"z":1,"a":2},"output_schema":{},"tool_name":"t","version":null,"description":null}');
+    expect(entry?.fingerprint).toBe(fingerprintOf(canonicalJson(JSON.parse(entry?.json ?? ''))));
   });
 
   it('gives key-reordered specs the same fingerprint and different specs different ones', () => {
@@ -137,11 +146,11 @@ describe('parseSnapshot', () => {
 });
 
 describe('materializeSpec and makeRegistration', () => {
-  it('builds a deeply frozen spec in contract field order, keeping __proto__ as data', () => {
+  it('builds a deeply frozen spec in the stored text\'s key order, keeping __proto__ as data', () => {
     const spec = materializeSpec(
       '{"description":null,"input_schema":{"__proto__":{"x":1}},"output_schema":{},"tags":["a"],"tool_name":"t","version":"1"}',
     );
-    expect(Object.keys(spec)).toEqual(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
+    expect(Object.keys(spec)).toEqual(['description', 'input_schema', 'output_schema', 'tags', 'tool_name', 'version']);
     expect(Object.keys(spec.input_schema)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(spec.input_schema)).toBe(Object.prototype);
     expect(isDeepFrozen(spec)).toBe(true);

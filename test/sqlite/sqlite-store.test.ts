@@ -448,17 +448,20 @@ describe('schema and history', () => {
     expect(db.prepare('SELECT count(*) FROM tool_registrations').pluck().get()).toBe(1);
   });
 
-  it('stores canonical JSON whose SHA-256 is the fingerprint, and the CHECKs hold', async () => {
+  it('stores the spec as registered, its fingerprint the SHA-256 of the canonical JSON, and the CHECKs hold', async () => {
     const file = temp.file('canonical.db');
     const registry = await open({ filename: file });
     await registry.register(minimalSpec('c', { input_schema: { z: 1, a: { y: 2, b: 3 } } }));
     const db = rawConnection(file);
     const row = db.prepare('SELECT spec_json, fingerprint FROM tool_specs').get() as { spec_json: string; fingerprint: string };
     expect(row.spec_json).toBe(
-      '{"description":null,"input_schema":{"a":{"b":3,"y":2},"z":1},"output_schema":{"type":"object"},"tags":[],"tool_name":"c","version":null}',
+      '{"tool_name":"c","input_schema":{"z":1,"a":{"y":2,"b":3}},"output_schema":{"type":"object"},"version":null,"description":null,"tags":[]}',
     );
     const { createHash } = await import('node:crypto');
-    expect(row.fingerprint).toBe(createHash('sha256').update(row.spec_json).digest('hex'));
+    const canonical =
+      '{"description":null,"input_schema":{"a":{"b":3,"y":2},"z":1},"output_schema":{"type":"object"},"tags":[],"tool_name":"c","version":null}';
+    expect(row.fingerprint).toBe(createHash('sha256').update(canonical).digest('hex'));
+    expect((await registry.verify()).ok).toBe(true);
     expect(() =>
       db.prepare("INSERT INTO tool_specs VALUES ('x', ?, NULL, '{not json', 't')").run('0'.repeat(64)),
     ).toThrow(expect.objectContaining({ code: 'SQLITE_CONSTRAINT_CHECK' }));

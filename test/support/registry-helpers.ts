@@ -2,7 +2,7 @@
 // deep-frozen check. Tests assert on error codes, never on message text.
 import { expect } from 'vitest';
 import { ToolRegistryError } from '../../src/index.js';
-import type { ToolRegistry, ToolRegistryErrorCode, ToolSpecInput } from '../../src/index.js';
+import type { ChangeEvent, ToolRegistry, ToolRegistryErrorCode, ToolSpecInput } from '../../src/index.js';
 
 /** A spec with only the required fields (plus what `extra` adds or overrides). */
 export function minimalSpec(toolName: string, extra: Partial<ToolSpecInput> = {}): ToolSpecInput {
@@ -100,4 +100,26 @@ export const callEveryMethod: Record<RegistryMethod, (registry: ToolRegistry) =>
   remove: (registry) => registry.remove('present'),
   exportSnapshot: (registry) => registry.exportSnapshot(),
   importSnapshot: (registry) => registry.importSnapshot({ tools: [] }),
+  history: (registry) => registry.history('present'),
+  changes: (registry) => registry.changes({ since: 0, limit: 10 }),
+  // An already-aborted signal: the iteration ends at once while open, and the call rejects after close.
+  watch: async (registry) => {
+    for await (const event of registry.watch({ since: 0, signal: AbortSignal.abort() })) void event;
+  },
 };
+
+/** Collects events from `registry.watch(options)` until `count` arrived (then stops the watch). */
+export async function collectEvents(
+  registry: ToolRegistry,
+  count: number,
+  options: { since?: number } = {},
+): Promise<ChangeEvent[]> {
+  const controller = new AbortController();
+  const events: ChangeEvent[] = [];
+  if (count === 0) return events;
+  for await (const event of registry.watch({ ...options, signal: controller.signal })) {
+    events.push(event);
+    if (events.length >= count) controller.abort();
+  }
+  return events;
+}

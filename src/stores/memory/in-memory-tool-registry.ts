@@ -1,8 +1,9 @@
 import { compareCodePoints } from '../../core/canonical.js';
 import type { ToolRegistration } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
-import type { RegistryOptions } from '../../core/registry.js';
+import type { ChangeLogPage, StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
+import type { ChangeEvent, HistoryEntry, RegistryOptions } from '../../core/registry.js';
+import { CHANGE_LOG_TRIM_EVERY, changeAction, changeLogRetained } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 
@@ -13,13 +14,38 @@ interface Entry {
   readonly registration: ToolRegistration;
 }
 
+/** A change made inside a write, logged when the write succeeds. */
+interface PendingChange {
+  readonly tool_name: string;
+  readonly action: ChangeEvent['action'];
+  readonly version: string | null;
+  /** How many tools there were right after the change. */
+  readonly tools: number;
+}
+
+/** One distinct spec stored under a name; `entry` is built on first read. */
+interface HistoryRow {
+  readonly fingerprint: string;
+  readonly json: string;
+  readonly first_registered_at: string;
+  entry?: HistoryEntry;
+}
+
 /**
  * A registry held in this process's memory: nothing survives the process. Instances share
- * nothing. Writes are atomic: a failed step is rolled back from an undo log.
+ * nothing. Writes are atomic: a failed step is rolled back from an undo log. The change log
+ * is bounded like the SQLite store's (the last 10,000 changes, or one per tool if more).
  */
 export class InMemoryToolRegistry extends BaseToolRegistry {
   #entries = new Map<string, Entry>();
   #records = new Map<string, ToolRecord>();
+  /** Every distinct spec ever stored per name, in the order first stored. */
+  #history = new Map<string, HistoryRow[]>();
+  /** The retained change log, oldest first. */
+  #log: ChangeEvent[] = [];
+  #revision = 0;
+  /** Watches waiting for the next commit. */
+  #waiting = new Set<() => void>();
   /** Sorted lists, rebuilt lazily after a write. */
   #sortedAll: ToolRegistration[] | undefined;
   #sortedEnabled: ToolRegistration[] | undefined;
@@ -46,28 +72,83 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
   }
 
   protected async _read<T>(work: (reader: StoreReader) => T): Promise<T> {
-    return work(this.#reader());
+    return work(this.#reader(() => this.#revision));
+  }
+
+  protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
+    const rows = this.#history.get(toolName) ?? [];
+    // Oldest first by first_registered_at, ties (and an injected clock that goes back) in the order stored, as SQLite sorts.
+    const sorted = rows.slice().sort((a, b) => (a.first_registered_at < b.first_registered_at ? -1 : a.first_registered_at > b.first_registered_at ? 1 : 0));
+    return sorted.map((row) => {
+      row.entry ??= Object.freeze({
+        spec: materializeSpec(row.json),
+        fingerprint: row.fingerprint,
+        first_registered_at: row.first_registered_at,
+      });
+      return row.entry;
+    });
+  }
+
+  protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
+    const log = this.#log;
+    const oldestRevision = log[0]?.revision ?? this.#revision + 1;
+    // Revisions in the log are consecutive, so the first event after `since` is found by arithmetic.
+    const start = Math.max(0, since + 1 - oldestRevision);
+    return { revision: this.#revision, oldestRevision, events: log.slice(start, start + limit) };
+  }
+
+  protected _revision(): number {
+    return this.#revision;
+  }
+
+  protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
+    if (this.#revision > revision || signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.#waiting.delete(done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#waiting.add(done);
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   protected async _write<T>(_method: string, work: (writer: StoreWriter) => T): Promise<T> {
     // Undo log: the previous entry (or undefined) of every name touched, first touch only.
     const undo = new Map<string, Entry | undefined>();
-    const touch = (name: string): void => {
-      if (!undo.has(name)) undo.set(name, this.#entries.get(name));
+    const undoHistory = new Map<string, HistoryRow[] | undefined>();
+    const pending: PendingChange[] = [];
+    const set = (name: string, entry: Entry | undefined): void => {
+      const before = this.#entries.get(name);
+      if (!undo.has(name)) undo.set(name, before);
       this.#sortedAll = undefined;
       this.#sortedEnabled = undefined;
-    };
-    const set = (name: string, entry: Entry | undefined): void => {
-      touch(name);
       this.#assign(name, entry);
+      const action = changeAction(before?.record, entry?.record);
+      if (action !== undefined) {
+        // The tool count right after this change: the log's bound depends on it (as in SQLite's trigger).
+        pending.push({ tool_name: name, action, version: (entry ?? before)?.record.version ?? null, tools: this.#entries.size });
+      }
     };
     const writer: StoreWriter = {
-      ...this.#reader(),
+      ...this.#reader(() => this.#revision + pending.length),
       put: (tool: StoredTool) => {
+        const name = tool.record.tool_name;
+        const current = this.#entries.get(name);
+        let json = tool.json;
+        if (current?.record.fingerprint === tool.record.fingerprint) {
+          // The tool already shows this spec: its stored text (key order) is kept.
+          json = this.#historyRow(name, tool.record.fingerprint)?.json ?? json;
+        } else {
+          if (!undoHistory.has(name)) undoHistory.set(name, this.#history.get(name)?.slice());
+          this.#storeSpec(name, tool, json);
+        }
         const registration =
-          tool.registration ??
-          makeRegistration(materializeSpec(tool.canonical), tool.record.enabled, tool.record.created_at);
-        set(tool.record.tool_name, { record: tool.record, registration });
+          tool.registration !== undefined && json === tool.json
+            ? tool.registration
+            : makeRegistration(materializeSpec(json), tool.record.enabled, tool.record.created_at);
+        set(name, { record: tool.record, registration });
       },
       setEnabled: (toolName, enabled) => {
         const entry = this.#entries.get(toolName);
@@ -83,19 +164,61 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
         return true;
       },
     };
+    let result: T;
     try {
-      return work(writer);
+      result = work(writer);
     } catch (error) {
       for (const [name, entry] of undo) this.#assign(name, entry);
+      for (const [name, rows] of undoHistory) {
+        if (rows === undefined) this.#history.delete(name);
+        else this.#history.set(name, rows);
+      }
       throw error;
     }
+    if (pending.length > 0) this.#commitEvents(pending);
+    return result;
   }
 
   protected async _close(): Promise<void> {
     this.#entries = new Map();
     this.#records = new Map();
+    this.#history = new Map();
+    this.#log = [];
     this.#sortedAll = undefined;
     this.#sortedEnabled = undefined;
+    for (const wake of [...this.#waiting]) wake();
+  }
+
+  #historyRow(name: string, fingerprint: string): HistoryRow | undefined {
+    return this.#history.get(name)?.find((row) => row.fingerprint === fingerprint);
+  }
+
+  /** Adds the spec to the name's history, or gives its row the new text (first_registered_at kept). */
+  #storeSpec(name: string, tool: StoredTool, json: string): void {
+    const rows = this.#history.get(name)?.slice() ?? [];
+    const index = rows.findIndex((row) => row.fingerprint === tool.record.fingerprint);
+    if (index < 0) {
+      rows.push({ fingerprint: tool.record.fingerprint, json, first_registered_at: tool.firstRegisteredAt });
+    } else {
+      const row = rows[index] as HistoryRow;
+      if (row.json !== json) rows[index] = { fingerprint: row.fingerprint, json, first_registered_at: row.first_registered_at };
+    }
+    this.#history.set(name, rows);
+  }
+
+  /** Appends one commit's events (consecutive revisions), trims the log as SQLite does, wakes the watches. */
+  #commitEvents(pending: readonly PendingChange[]): void {
+    const at = new Date().toISOString();
+    for (const change of pending) {
+      const revision = ++this.#revision;
+      this.#log.push(Object.freeze({ revision, tool_name: change.tool_name, action: change.action, version: change.version, at }));
+      if (revision % CHANGE_LOG_TRIM_EVERY === 0) {
+        const keepFrom = revision - changeLogRetained(change.tools) + 1;
+        const drop = this.#log.findIndex((event) => event.revision >= keepFrom);
+        if (drop > 0) this.#log.splice(0, drop);
+      }
+    }
+    for (const wake of [...this.#waiting]) wake();
   }
 
   /** Stores `entry` under `name`, or removes the name when it is `undefined`. */
@@ -109,11 +232,12 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     }
   }
 
-  #reader(): StoreReader {
+  #reader(revision: () => number): StoreReader {
     return {
       find: (toolName) => this.#entries.get(toolName)?.record,
       get: (toolName) => this.#entries.get(toolName)?.registration,
       records: () => this.#records,
+      revision,
     };
   }
 }

@@ -313,7 +313,7 @@ export class SqliteReadCache {
   }
 
   /** A reader over the cache (call `sync()` first). */
-  reader(): StoreReader {
+  reader(): Omit<StoreReader, 'revision'> {
     return {
       find: (name) => this.find(name),
       get: (name) => this.get(name),

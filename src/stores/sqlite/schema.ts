@@ -3,10 +3,10 @@
 /** Spec history: one row per distinct spec stored under a name. */
 export interface ToolSpecsTable {
   tool_name: string;
-  /** SHA-256 (hex) of `spec_json`. */
+  /** SHA-256 (hex) of the spec's canonical JSON. */
   fingerprint: string;
   version: string | null;
-  /** Canonical JSON of the spec. */
+  /** The spec's JSON as registered (canonical in rows written before migration 0004). */
   spec_json: string;
   first_registered_at: string;
 }
@@ -42,8 +42,14 @@ export interface ToolChangesTable {
   /** Grows by one per change; the largest is the registry's revision. */
   revision: number;
   tool_name: string;
-  /** Random per entry: tells a reader whether this is the entry it saw at this revision. */
+  /** Random per entry: tells a reader whether this is the entry it saw at this revision (0003). */
   token: string;
+  /** Migration 0004: what happened; NULL for an entry that is not an event (written before 0004). */
+  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | null;
+  /** The tool's version after the change (`removed`: the version removed). */
+  version: string | null;
+  /** Commit time, ISO 8601 UTC from SQLite's clock. */
+  at: string | null;
 }
 
 /** One row: a random value chosen when the database's change log began (0003). */

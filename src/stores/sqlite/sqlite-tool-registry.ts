@@ -6,11 +6,12 @@ import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
 import { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, StoredTool, StoreReader, StoreWriter } from '../../core/base-tool-registry.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
-import type { RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import type { ChangeAction, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import { materializeSpec } from '../../core/validation.js';
 import type { ToolRecord } from '../../core/rules.js';
-import { busyInCallersTransaction, isBusyError, retryWhileBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
+import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { SqliteReadCache } from './read-cache.js';
 import { prepareStatements, toRecord, toRegistration } from './statements.js';
@@ -52,6 +53,8 @@ export interface SqliteStatus {
   readonly tools: number;
   readonly enabled: number;
   readonly disabled: number;
+  /** The store-wide revision: the newest change-log entry (0 before the first change). */
+  readonly revision: number;
   /** Rows in the spec history (every distinct spec ever registered under a current or former name). */
   readonly specHistory: number;
   readonly journalMode: string;
@@ -84,19 +87,27 @@ export interface SqliteToolRegistry extends ToolRegistry {
   status(): Promise<SqliteStatus>;
   /**
    * Checks the file: `PRAGMA integrity_check`, `PRAGMA foreign_key_check`, and that every
-   * current row's spec parses, meets the `ToolRegistration` contract, is canonical, and
-   * matches its fingerprint. Never throws for a problem found; reports it.
+   * current row's spec parses, meets the `ToolRegistration` contract, and that its fingerprint
+   * is the SHA-256 of the canonical form of the stored text (the text keeps the registered key order). Never throws for a problem found; reports it.
    */
   verify(): Promise<VerifyReport>;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+/** How often an idle watch asks SQLite whether anything was committed. */
+const WATCH_POLL_MS = 50;
 /** Bytes the -wal file is truncated to after a checkpoint. */
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /** Pages written before an automatic checkpoint (SQLite's default, set explicitly). */
 const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'];
+
+/** A watch waiting for the revision to pass `revision`. */
+interface Waiter {
+  readonly revision: number;
+  readonly wake: () => void;
+}
 
 interface ResolvedOptions {
   readonly filename: string | undefined;
@@ -251,6 +262,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
+  /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
+  readonly #probe: BetterSqlite3.Statement;
+  /** Watches waiting for a commit past their revision, and the poller's state. */
+  readonly #waiting = new Set<Waiter>();
+  #pollTimer: NodeJS.Timeout | undefined;
+  #seen = { dataVersion: -1, totalChanges: -1 };
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -263,6 +280,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
+    this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw(true).safeIntegers(false);
     const sql = this.#sql;
     this.#cache = options.cache
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
@@ -378,15 +396,112 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
-      if (this.#cache?.sync()) return work(this.#cache.reader());
+      if (this.#cache?.sync()) return work({ ...this.#cache.reader(), revision: () => this.#head() });
       return this.#inTransaction(this.#beginRead, () =>
-        work({ find: (toolName) => this.#findNow(toolName), get: (toolName) => this.#getNow(toolName), records: () => this.#records() }),
+        work({
+          find: (toolName) => this.#findNow(toolName),
+          get: (toolName) => this.#getNow(toolName),
+          records: () => this.#records(),
+          revision: () => this.#head(),
+        }),
       );
     });
   }
 
   #assertOpen(operation: string): void {
     if (this.closed) throw new RegistryClosedError(operation);
+  }
+
+  /** The current revision: the newest change-log entry (0 before the first). */
+  #head(): number {
+    return this.#sql.head.get()?.revision ?? 0;
+  }
+
+  protected _revision(): number {
+    // Synchronous (watch() reads it at the call); WAL readers are never locked out.
+    try {
+      return this.#head();
+    } catch (error) {
+      if (isBusyError(error)) throw storageBusy('watch', 0, 1, error);
+      throw error;
+    }
+  }
+
+  protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
+    const rows = await this.#whileBusy('history', () => this.#sql.history.all({ tool_name: toolName }));
+    return rows.map((row) =>
+      Object.freeze({ spec: materializeSpec(row.spec_json), fingerprint: row.fingerprint, first_registered_at: row.first_registered_at }),
+    );
+  }
+
+  protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
+    this.#assertOpen('changes');
+    return this.#whileBusy('changes', () =>
+      // One read transaction: the revision, the oldest event and the page agree.
+      this.#inTransaction(this.#beginRead, () => {
+        const { revision, oldest } = this.#sql.revisions.get() ?? { revision: null, oldest: null };
+        const head = revision ?? 0;
+        const events =
+          limit === 0
+            ? []
+            : this.#sql.events.all({ since, limit }).map((row) =>
+                Object.freeze({
+                  revision: row.revision,
+                  tool_name: row.tool_name,
+                  action: row.action as ChangeAction,
+                  version: row.version,
+                  at: row.at ?? '',
+                }),
+              );
+        return { revision: head, oldestRevision: oldest ?? head + 1, events };
+      }),
+    );
+  }
+
+  /**
+   * One poller for every watch of this registry: each tick asks SQLite in one cheap statement
+   * whether any connection committed (`data_version`, and `total_changes()` for this
+   * connection's own writes); only then is the revision read and the watches it passed woken.
+   * No busy loop: idle, the registry costs one probe per tick, however many watches wait.
+   */
+  protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        revision,
+        wake: () => {
+          this.#waiting.delete(waiter);
+          signal.removeEventListener('abort', waiter.wake);
+          resolve();
+        },
+      };
+      signal.addEventListener('abort', waiter.wake, { once: true });
+      this.#waiting.add(waiter);
+      // A commit may have landed since the caller read its page: look at once.
+      this.#poll(true);
+    });
+  }
+
+  #poll(force: boolean): void {
+    clearTimeout(this.#pollTimer);
+    this.#pollTimer = undefined;
+    if (this.#waiting.size === 0) return;
+    const wakeAll = (): void => {
+      for (const waiter of [...this.#waiting]) waiter.wake();
+    };
+    if (this.closed) return wakeAll();
+    try {
+      const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
+      if (force || dataVersion !== this.#seen.dataVersion || totalChanges !== this.#seen.totalChanges) {
+        this.#seen = { dataVersion, totalChanges };
+        const head = this.#head();
+        for (const waiter of [...this.#waiting]) if (head > waiter.revision) waiter.wake();
+      }
+    } catch (error) {
+      // Busy: look again next tick. Anything else: wake the watches; their next read reports it.
+      if (!isBusyError(error)) return wakeAll();
+    }
+    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), WATCH_POLL_MS);
   }
 
   #records(): Map<string, ToolRecord> {
@@ -435,24 +550,26 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   #writer(): StoreWriter {
     const sql = this.#sql;
-    let writeTime: string | undefined;
     return {
       find: (toolName) => this.#findNow(toolName),
       get: (toolName) => this.#getNow(toolName),
       records: () => this.#records(),
+      revision: () => this.#head(),
       put: (tool: StoredTool) => {
         const { record } = tool;
-        // First registration time of a spec: the registration's own time for register(),
-        // the registry clock's time of the write for an import (whose created_at is the snapshot's).
-        const firstRegisteredAt =
-          tool.registration !== undefined && record.created_at !== null ? record.created_at : (writeTime ??= this.now());
-        sql.insertSpec.run({
-          tool_name: record.tool_name,
-          fingerprint: record.fingerprint,
-          version: record.version,
-          spec_json: tool.canonical,
-          first_registered_at: firstRegisteredAt,
-        });
+        const inserted =
+          sql.insertSpec.run({
+            tool_name: record.tool_name,
+            fingerprint: record.fingerprint,
+            version: record.version,
+            spec_json: tool.json,
+            first_registered_at: tool.firstRegisteredAt,
+          }).changes > 0;
+        // A spec seen before under the name takes the given text (key order), unless the tool
+        // shows it right now: then the stored text is kept.
+        if (!inserted && this.#findNow(record.tool_name)?.fingerprint !== record.fingerprint) {
+          sql.updateSpecText.run({ tool_name: record.tool_name, fingerprint: record.fingerprint, spec_json: tool.json });
+        }
         sql.upsertRegistration.run({
           tool_name: record.tool_name,
           fingerprint: record.fingerprint,
@@ -470,6 +587,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- lifecycle ---------------------------------------------------------------------
 
   protected async _close(): Promise<void> {
+    clearTimeout(this.#pollTimer);
+    for (const waiter of [...this.#waiting]) waiter.wake();
     this.#cache?.clear();
     if (!this.#owned) {
       releaseHandle(this.#db);
@@ -506,6 +625,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       tools,
       enabled,
       disabled: tools - enabled,
+      revision: this.#head(),
       specHistory: Number(counts?.specHistory ?? 0),
       journalMode: String(this.#db.pragma('journal_mode', { simple: true })),
       readonly: this.#readonly,
@@ -535,14 +655,6 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     for (const row of this.#sql.rows.iterate()) {
       checkedTools++;
       const name = row.tool_name;
-      const fingerprint = fingerprintOf(row.spec_json);
-      if (fingerprint !== row.fingerprint) {
-        problems.push({
-          kind: 'fingerprint',
-          tool_name: name,
-          message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec (${fingerprint})`,
-        });
-      }
       let spec: unknown;
       try {
         spec = JSON.parse(row.spec_json);
@@ -550,14 +662,20 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
         problems.push({ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` });
         continue;
       }
+      // spec_json is the text as registered (any key order); the fingerprint is of its canonical form.
+      const fingerprint = fingerprintOf(canonicalJson(spec));
+      if (fingerprint !== row.fingerprint) {
+        problems.push({
+          kind: 'fingerprint',
+          tool_name: name,
+          message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec's canonical JSON (${fingerprint})`,
+        });
+      }
       const parsed = ToolRegistration.safeParse({ spec, enabled: row.enabled === 1, created_at: row.created_at });
       if (!parsed.success) {
         const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
         problems.push({ kind: 'contract', tool_name: name, message: `the stored registration breaks the contract: ${issues}` });
         continue;
-      }
-      if (canonicalJson(parsed.data.spec) !== row.spec_json) {
-        problems.push({ kind: 'contract', tool_name: name, message: 'spec_json is not in canonical form' });
       }
       if (parsed.data.spec.tool_name !== name || parsed.data.spec.version !== row.version) {
         problems.push({

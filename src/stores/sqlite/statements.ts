@@ -4,6 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
+import { sql } from 'kysely';
 import { prepare, queries } from './statement.js';
 
 type ToolName = { tool_name: string };
@@ -41,6 +42,47 @@ export function prepareStatements(db: BetterSqlite3.Database) {
           })
           .onConflict((conflict) => conflict.columns(['tool_name', 'fingerprint']).doNothing()),
     ),
+    /** Gives a history row the text of a re-registration (a row no current registration points at). */
+    updateSpecText: prepare(db, (p: { tool_name: string; fingerprint: string; spec_json: string }) =>
+      queries
+        .updateTable('tool_specs')
+        .set({ spec_json: p.spec_json })
+        .where('tool_name', '=', p.tool_name)
+        .where('fingerprint', '=', p.fingerprint)
+        .where('spec_json', 'is not', p.spec_json),
+    ),
+    /** Every spec ever stored under a name, oldest first. */
+    history: prepare(db, (p: ToolName) =>
+      queries
+        .selectFrom('tool_specs')
+        .select(['fingerprint', 'spec_json', 'first_registered_at'])
+        .where('tool_name', '=', p.tool_name)
+        .orderBy('first_registered_at')
+        .orderBy(sql`rowid`),
+    ),
+    /** Change-feed events after a revision, oldest first. */
+    events: prepare(db, (p: { since: number; limit: number }) =>
+      queries
+        .selectFrom('tool_changes')
+        .select(['revision', 'tool_name', 'action', 'version', 'at'])
+        .where('revision', '>', p.since)
+        .where('action', 'is not', null)
+        .orderBy('revision')
+        .limit(p.limit),
+    ),
+    /** The current revision and the oldest retained event's. */
+    revisions: prepare(db, () =>
+      queries.selectNoFrom((eb) => [
+        eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('r')).as('revision'),
+        eb
+          .selectFrom('tool_changes')
+          .select((e) => e.fn.min('revision').as('r'))
+          .where('action', 'is not', null)
+          .as('oldest'),
+      ]),
+    ),
+    /** The current revision. */
+    head: prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision'))),
     /** Inserts or replaces the current registration. */
     upsertRegistration: prepare(
       db,

@@ -1,0 +1,204 @@
+// The change feed, history and conditional writes of the SQLite store with real processes,
+// the sqlite3 shell and files migrated from before migration 0004 (issue 11). The same
+// behaviour on every store is in test/conformance/changes-suite.ts.
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../src/index.js';
+import type { ChangeEvent } from '../../src/index.js';
+import { migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
+import { expectCode, minimalSpec } from '../support/registry-helpers.js';
+import { raceWorkers, spawnWorker, useTempFolder } from './helpers.js';
+
+const temp = useTempFolder();
+const SHELL = process.env.SQLITE3 ?? 'sqlite3';
+
+function shell(file: string, sql: string): void {
+  const result = spawnSync(SHELL, [file, sql], { encoding: 'utf8' });
+  if (result.error !== undefined) throw result.error;
+  expect(result.status, result.stderr).toBe(0);
+}
+
+describe('SQLite change feed across processes', () => {
+  it('a watcher process sees every event of a writer process, in order, once', async () => {
+    const file = temp.file('feed.db');
+    await (await openSqliteToolRegistry({ filename: file })).close();
+    const names = ['a', 'b', 'c'];
+    const rounds = 4;
+    const count = names.length * rounds * 5;
+    const watcher = spawnWorker({ file, openFirst: true, action: 'watch', since: 0, count });
+    await watcher.next('ready');
+    const writer = spawnWorker({ file, openFirst: true, action: 'writeMix', names, rounds });
+    const wrote = await writer.next('done');
+    expect(wrote.ok, JSON.stringify(wrote.error)).toBe(true);
+    const watched = await watcher.next('done');
+    expect(watched.ok, JSON.stringify(watched.error)).toBe(true);
+    const events = watched.result as ChangeEvent[];
+    expect(events.map((event) => event.revision)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+    const registry = await openSqliteToolRegistry({ filename: file, readonly: true });
+    expect(events).toEqual(JSON.parse(JSON.stringify((await registry.changes()).events)));
+    expect(events.slice(0, 5).map((event) => [event.tool_name, event.action, event.version])).toEqual([
+      ['a', 'added', '0.0'],
+      ['a', 'disabled', '0.0'],
+      ['a', 'enabled', '0.0'],
+      ['a', 'updated', '0.1'],
+      ['a', 'removed', '0.1'],
+    ]);
+    // History survives remove: every version ever stored under the name.
+    expect((await registry.history('a')).map((entry) => entry.spec.version)).toEqual(
+      Array.from({ length: rounds }, (_, round) => [`${round}.0`, `${round}.1`]).flat(),
+    );
+    await registry.close();
+    await Promise.all([watcher.exited, writer.exited]);
+  });
+
+  it('a watch in this process sees another process’s commits while it waits', async () => {
+    const file = temp.file('wake.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const controller = new AbortController();
+    const seen: ChangeEvent[] = [];
+    const watching = (async () => {
+      for await (const event of registry.watch({ signal: controller.signal })) {
+        seen.push(event);
+        if (seen.length === 3) controller.abort();
+      }
+    })();
+    const writer = spawnWorker({ file, action: 'registerEach', prefix: 'child', count: 3 });
+    expect((await writer.next('done')).ok).toBe(true);
+    await watching;
+    expect(seen.map((event) => [event.revision, event.tool_name])).toEqual([
+      [1, 'child_0'],
+      [2, 'child_1'],
+      [3, 'child_2'],
+    ]);
+    expect((await registry.status()).revision).toBe(3);
+    await registry.close();
+  });
+
+  it('several watches on one registry (one poller) each see every commit of another process', async () => {
+    const file = temp.file('many-watches.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const controller = new AbortController();
+    const collect = async (since: number | undefined) => {
+      const seen: number[] = [];
+      for await (const event of registry.watch({ signal: controller.signal, ...(since === undefined ? {} : { since }) })) {
+        seen.push(event.revision);
+        if (seen.length === 4) break;
+      }
+      return seen;
+    };
+    const watches = [collect(undefined), collect(0), collect(undefined)];
+    const writer = spawnWorker({ file, action: 'registerEach', prefix: 'w', count: 4 });
+    expect((await writer.next('done')).ok).toBe(true);
+    expect(await Promise.all(watches)).toEqual([
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+      [1, 2, 3, 4],
+    ]);
+    controller.abort();
+    await registry.close();
+  });
+
+  it('six processes switch a version conditionally at once: exactly one wins, five PRECONDITION_FAILED', async () => {
+    const file = temp.file('conditional.db');
+    const setup = await openSqliteToolRegistry({ filename: file });
+    await setup.register(minimalSpec('deploy', { version: '1.4.0' }));
+    await setup.close();
+    const jobs = Array.from({ length: 6 }, (_, i) => ({
+      file,
+      openFirst: true,
+      action: 'registerConditional',
+      spec: minimalSpec('deploy', { version: `2.0.${i}` }),
+      options: { expectedVersion: '1.4.0' },
+    }));
+    const results = await raceWorkers(temp.file('go'), jobs);
+    const winners = results.filter((result) => result.ok);
+    expect(winners).toHaveLength(1);
+    expect(results.filter((result) => !result.ok).map((result) => result.error?.code)).toEqual(Array(5).fill('PRECONDITION_FAILED'));
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const version = (winners[0]?.result as { spec: { version: string } }).spec.version;
+    expect((await registry.get('deploy'))?.spec.version).toBe(version);
+    expect((await registry.changes()).events.map((event) => event.action)).toEqual(['added', 'updated']);
+    await registry.close();
+  });
+});
+
+describe('SQLite change feed and hand edits', () => {
+  it('changes made with the sqlite3 shell are in the feed, with action and version', async () => {
+    const file = temp.file('shell.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    await registry.register(minimalSpec('hand', { version: '1' }));
+    await registry.close();
+    shell(file, "UPDATE tool_registrations SET enabled = 0 WHERE tool_name = 'hand';");
+    shell(file, "DELETE FROM tool_registrations WHERE tool_name = 'hand';");
+    const reopened = await openSqliteToolRegistry({ filename: file });
+    const { events } = await reopened.changes();
+    expect(events.map((event) => [event.revision, event.action, event.version])).toEqual([
+      [1, 'added', '1'],
+      [2, 'disabled', '1'],
+      [3, 'removed', '1'],
+    ]);
+    expect(events[1]?.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await reopened.close();
+  });
+
+  it('a spec text changed by hand is an update, and verify() checks the fingerprint against its canonical form', async () => {
+    const file = temp.file('text.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    await registry.register(minimalSpec('t', { input_schema: { b: 1, a: 2 } }));
+    expect((await registry.verify()).ok).toBe(true);
+    const db = new Database(file);
+    // The same spec in another key order: still its fingerprint.
+    const reordered = JSON.stringify({ input_schema: { a: 2, b: 1 }, tool_name: 't', version: null, description: null, output_schema: { type: 'object' }, tags: [] });
+    db.prepare("UPDATE tool_specs SET spec_json = ? WHERE tool_name = 't'").run(reordered);
+    expect((await registry.verify()).ok).toBe(true);
+    expect(Object.keys((await registry.get('t'))?.spec ?? {})).toEqual(['input_schema', 'tool_name', 'version', 'description', 'output_schema', 'tags']);
+    // A different spec under the old fingerprint: verify() reports it.
+    db.prepare("UPDATE tool_specs SET spec_json = json_set(spec_json, '$.description', 'changed') WHERE tool_name = 't'").run();
+    db.close();
+    const report = await registry.verify();
+    expect(report.problems.map((problem) => problem.kind)).toEqual(['fingerprint']);
+    expect((await registry.changes({ since: 1 })).events.map((event) => event.action)).toEqual(['updated', 'updated']);
+    await registry.close();
+  });
+});
+
+describe('a file written before migration 0004', () => {
+  async function legacyFile(): Promise<{ file: string; canonical: string }> {
+    const file = temp.file('legacy.db');
+    const db = new Database(file);
+    const before = shippedMigrations().filter((migration) => migration.name < '0004');
+    await migrate({ db, migrations: before, busyTimeoutMs: 1000, filename: file });
+    // What the store wrote then: canonical JSON.
+    const canonical = canonicalJson({ tool_name: 'old', version: '1', description: null, input_schema: { type: 'object', b: 1, a: 2 }, output_schema: {}, tags: [] });
+    db.prepare('INSERT INTO tool_specs VALUES (?, ?, ?, ?, ?)').run('old', fingerprintOf(canonical), '1', canonical, '2024-01-01T00:00:00.000Z');
+    db.prepare('INSERT INTO tool_registrations VALUES (?, ?, 1, ?)').run('old', fingerprintOf(canonical), '2024-01-01T00:00:00.000Z');
+    db.close();
+    return { file, canonical };
+  }
+
+  it('comes back as stored, keeps its identity, and an identical re-register in another order writes nothing', async () => {
+    const { file, canonical } = await legacyFile();
+    const registry = await openSqliteToolRegistry({ filename: file });
+    expect(JSON.stringify((await registry.get('old'))?.spec)).toBe(canonical);
+    const revision = (await registry.status()).revision;
+    await registry.register({ tool_name: 'old', version: '1', input_schema: { a: 2, type: 'object', b: 1 }, output_schema: {} });
+    expect((await registry.status()).revision).toBe(revision);
+    expect(JSON.stringify((await registry.exportSnapshot()).tools[0]?.spec)).toBe(canonical);
+    expect((await registry.verify()).ok).toBe(true);
+    await registry.close();
+  });
+
+  it('its log entries are not events: since 0 is CHANGES_EXPIRED, the current revision is a valid cursor', async () => {
+    const { file } = await legacyFile();
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const { revision } = await registry.status();
+    expect(revision).toBeGreaterThan(0);
+    const error = await expectCode(registry.changes({ since: 0 }), 'CHANGES_EXPIRED');
+    expect(error.context.oldest_revision).toBe(revision + 1);
+    expect(await registry.changes({ since: revision })).toEqual({ revision, events: [] });
+    await registry.setEnabled('old', false);
+    expect((await registry.changes({ since: revision })).events.map((event) => [event.revision, event.action])).toEqual([[revision + 1, 'disabled']]);
+    await registry.close();
+  });
+});
