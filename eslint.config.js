@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', '.tmp/'] },
+  { ignores: ['dist/', 'node_modules/', 'coverage/', '.tmp/', 'bench/.deps/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,8 +1,9 @@
 // The benchmark suite (npm run bench; never part of npm test). Every figure is a median and
 // every ratio is against a baseline measured in this same process and run. Plain ESM over
 // the built package (dist/), as a user imports it: no second TypeScript build to keep in step.
-// BENCH_QUICK=1 shrinks sizes and time budgets for a smoke run (results are not written then
-// unless BENCH_WRITE=1).
+// BENCH_QUICK=1 shrinks sizes and time budgets for a smoke run, BENCH_ONLY=writes,snapshots
+// runs only those steps (see STEPS); neither writes results unless BENCH_WRITE=1. Bench-only
+// baselines (Keyv) are installed on demand into bench/.deps/ (bench/deps.mjs).
 import { URL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync, fork } from 'node:child_process';
@@ -11,15 +12,14 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import Database from 'better-sqlite3';
-import Keyv from 'keyv';
-import KeyvSqlite from '@keyv/sqlite';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
-import { CREATED_AT, applyStorePragmas, createRawFile, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
+import { CREATED_AT, applyStorePragmas, createPlainFile, createRawFile, plainRegistry, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
 import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
-import { runtimeWorkloads } from './runtime.mjs';
+import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
 import { catchUpWorkloads } from './catch-up.mjs';
+import { runtimeWorkloads } from './runtime.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -204,6 +204,10 @@ async function writeWorkloads() {
   const db = createRawFile(join(folder, 'writes-raw.db'), count);
   const raw = rawRegistry(db);
   contenders.push({ key: 'raw', contender: 'raw better-sqlite3', isAsync: false, register: (spec) => raw.register(spec), setEnabled: (name, on) => raw.setEnabled(name, on), get: (name) => raw.get(name), close: () => db.close() });
+  // The plainest thing a user would write: one table, the same pragmas (issue 12's baseline).
+  const plainDb = createPlainFile(join(folder, 'writes-plain.db'), count);
+  const plain = plainRegistry(plainDb);
+  contenders.push({ key: 'plain', contender: 'plain one-table better-sqlite3', isAsync: false, register: (spec) => plain.register(spec), setEnabled: (name, on) => plain.setEnabled(name, on), get: (name) => plain.get(name), close: () => plainDb.close() });
   // Warm every contender on the names it will write (the cache, SQLite's page cache).
   for (const { get } of contenders) for (const name of names) await get(name);
 
@@ -237,6 +241,25 @@ async function writeWorkloads() {
     const pooled = await measureInterleaved(contenders.map((c) => [c.key, make(c), { async: c.isAsync }]), { rounds: QUICK ? 1 : 4 });
     for (const c of contenders) record(`${id}.${c.key}`, workload, c.contender, pooled.get(c.key));
   }
+  // 64 callers at once: ours are started in the same turn and awaited together (group
+  // commit); the baselines make the same 64 one-transaction calls one after another.
+  let fresh = 0;
+  const batchOf = () => Array.from({ length: 64 }, () => specFor(3_000_000 + fresh++));
+  const concurrent = await measureInterleaved(
+    contenders.map((c) => [
+      c.key,
+      c.isAsync
+        ? async () => {
+            await Promise.all(batchOf().map((spec) => c.register(spec)));
+          }
+        : () => {
+            for (const spec of batchOf()) c.register(spec);
+          },
+      { async: c.isAsync, batch: 1 },
+    ]),
+    { rounds: QUICK ? 1 : 4 },
+  );
+  for (const c of contenders) record(`register.concurrent64.${c.key}`, '64 concurrent registers of new tools', c.contender, concurrent.get(c.key));
   for (const c of contenders) await c.close();
 }
 
@@ -244,6 +267,8 @@ async function writeWorkloads() {
 
 async function keyvWorkloads() {
   const count = 10_000;
+  const { Keyv } = await importBaseline('keyv');
+  const { KeyvSqlite } = await importBaseline('@keyv/sqlite');
   const file = join(folder, 'keyv.db');
   const store = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 5000 });
   const keyv = new Keyv({ store });
@@ -304,6 +329,7 @@ async function snapshotWorkloads() {
     ['ours-import', 'nocache', 'import.ours.nocache', 'ours, cache off'],
     ['raw-import', 'cache', 'import.raw', 'raw bulk insert, one transaction'],
     ['raw-log-import', 'cache', 'import.rawlog', 'raw bulk insert into our schema with the change log'],
+    ['plain-import', 'cache', 'import.plain', 'plain one-table bulk insert, one transaction'],
   ];
   const runs = new Map(imports.map(([, , id]) => [id, []]));
   // Interleaved, like the write workloads: each round runs every contender once.
@@ -352,11 +378,20 @@ function environment() {
     platform: `${process.platform} ${process.arch}`,
     sqlite,
     betterSqlite3: version('better-sqlite3'),
-    keyv: version('keyv'),
-    keyvSqlite: version('@keyv/sqlite'),
+    keyv: baselineVersions().keyv,
+    keyvSqlite: baselineVersions()['@keyv/sqlite'],
     quick: QUICK,
     loadAverageAtStart: loadavg().map((load) => Number(load.toFixed(2))),
   };
+}
+
+function previousResults() {
+  const file = new URL('./results.json', import.meta.url);
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')).results ?? [];
+  } catch {
+    return [];
+  }
 }
 
 if (process.argv.includes('--render')) {
@@ -365,23 +400,47 @@ if (process.argv.includes('--render')) {
   process.exit(0);
 }
 
+/**
+ * The workloads, in order. To add a module (bench/runtime.mjs and the like): export an
+ * async function taking `{ record, log, folder, quick }` and add one line here.
+ */
+const STEPS = [
+  // ToolSet.invoke and resolve against their hand-written baselines (bench/runtime.mjs).
+  ['runtime', () => runtimeWorkloads(record)],
+  ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
+  ['writes', writeWorkloads],
+  ['keyv', keyvWorkloads],
+  ['snapshots', snapshotWorkloads],
+  ['changes', () => changesWorkloads({ folder, record, log })],
+  // The read cache catching up after another connection wrote (bench/catch-up.mjs).
+  ['catch-up', async () => {
+    for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
+      results.push(result);
+      log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
+    }
+  }],
+];
+const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
+
 try {
+  ensureBaselines({ log });
   const env = environment();
   log(`${env.cpu} x${env.cpus}, Node ${env.node}, SQLite ${env.sqlite}${QUICK ? ' (QUICK)' : ''}`);
-  await runtimeWorkloads(record);
-  for (const size of SIZES) await readWorkloads(size);
-  await writeWorkloads();
-  await keyvWorkloads();
-  await snapshotWorkloads();
-  await changesWorkloads({ folder, record, log });
-  // The read cache catching up after another connection wrote (bench/catch-up.mjs).
-  for (const result of await catchUpWorkloads({ size: QUICK ? 10_000 : 100_000, rounds: QUICK ? 2 : 3, log })) {
-    results.push(result);
-    log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
+  for (const [name, step] of STEPS) {
+    if (ONLY !== undefined && !ONLY.includes(name)) continue;
+    log(`--- ${name}`);
+    await step({ record, log, folder, quick: QUICK });
   }
   env.seconds = Math.round((performance.now() - started) / 1000);
   env.loadAverageAtEnd = loadavg().map((load) => Number(load.toFixed(2)));
-  if (!QUICK || process.env.BENCH_WRITE === '1') writeReports(env, results);
+  if (ONLY !== undefined && !QUICK && process.env.BENCH_WRITE === '1') {
+    // A partial run that writes: the steps not run keep the previous run's figures, marked.
+    env.steps = ONLY;
+    const measured = new Set(results.map((result) => result.id));
+    for (const result of previousResults()) if (!measured.has(result.id)) results.push({ ...result, carriedOver: true });
+  }
+  // A quick or partial (BENCH_ONLY) run prints its table but keeps the recorded results.
+  if ((!QUICK && ONLY === undefined) || process.env.BENCH_WRITE === '1') writeReports(env, results);
   else writeReports(env, results, { dryRun: true });
 } finally {
   rmSync(folder, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 // One importSnapshot or exportSnapshot of N tools in a fresh process, reporting time and
 // peak RSS growth over the RSS just before the call (after a GC, snapshot already in memory).
-// Usage: node --expose-gc snapshot-child.mjs <ours-import|raw-import|raw-log-import|ours-export|raw-export> <file> <count> [nocache]
+// Usage: node --expose-gc snapshot-child.mjs <ours-import|raw-import|raw-log-import|plain-import|ours-export|raw-export> <file> <count> [nocache]
 // raw-log-import is the raw bulk insert into the store's full schema (with the change log's triggers).
 import { performance } from 'node:perf_hooks';
 import { Buffer } from 'node:buffer';
@@ -10,7 +10,7 @@ import { raisePeak } from '../lib/peak.mjs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { openSqliteToolRegistry } from '../../dist/index.js';
-import { applyStorePragmas, createRawFile, rawRegistry, snapshotOf } from '../lib/fixtures.mjs';
+import { applyStorePragmas, createPlainFile, createRawFile, plainRegistry, rawRegistry, snapshotOf } from '../lib/fixtures.mjs';
 
 const [mode, file, countText, cacheFlag] = process.argv.slice(2);
 const count = Number(countText);
@@ -24,7 +24,7 @@ let snapshot;
 let snapshotBytes = 0;
 let run;
 let cleanup = async () => {};
-if (mode === 'ours-import' || mode === 'raw-import' || mode === 'raw-log-import') {
+if (mode === 'ours-import' || mode === 'raw-import' || mode === 'raw-log-import' || mode === 'plain-import') {
   snapshot = snapshotOf(count);
   // The JSON size, summed tool by tool: one 60 MB string would leave the heap grown before
   // the baseline RSS is taken, and hide the call's own growth.
@@ -40,6 +40,11 @@ if (mode === 'ours-import' || mode === 'raw-import' || mode === 'raw-log-import'
     applyStorePragmas(db);
     const raw = rawRegistry(db);
     run = async () => raw.importAll(snapshot);
+    cleanup = async () => db.close();
+  } else if (mode === 'plain-import') {
+    const db = createPlainFile(file);
+    const plain = plainRegistry(db);
+    run = async () => plain.importAll(snapshot);
     cleanup = async () => db.close();
   } else {
     const db = createRawFile(file);

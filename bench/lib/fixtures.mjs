@@ -191,3 +191,89 @@ export function rawRegistry(db) {
     },
   };
 }
+
+/**
+ * The plainest registry a user would write by hand, for the write targets of issue 12: one
+ * table, the store's pragmas, the spec as JSON.stringify text, no history, no change log,
+ * no validation. `register` is one BEGIN IMMEDIATE transaction: select, compare, write.
+ */
+export const PLAIN_SCHEMA = `CREATE TABLE IF NOT EXISTS tools (
+  name TEXT PRIMARY KEY,
+  version TEXT,
+  spec TEXT NOT NULL,
+  enabled INTEGER NOT NULL,
+  created_at TEXT
+)`;
+
+/** Creates a file with the plain one-table schema and `count` tools. */
+export function createPlainFile(filename, count = 0) {
+  const db = new Database(filename);
+  applyStorePragmas(db);
+  db.exec(PLAIN_SCHEMA);
+  if (count > 0) {
+    const insert = db.prepare('INSERT INTO tools (name, version, spec, enabled, created_at) VALUES (?, ?, ?, 1, ?)');
+    db.transaction(() => {
+      for (let i = 0; i < count; i++) insert.run(toolName(i), '1.0.0', JSON.stringify(specFor(i)), CREATED_AT);
+    })();
+  }
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  return db;
+}
+
+export function plainRegistry(db) {
+  const select = db.prepare('SELECT version, spec, enabled, created_at FROM tools WHERE name = ?');
+  const insert = db.prepare('INSERT INTO tools (name, version, spec, enabled, created_at) VALUES (?, ?, ?, 1, ?)');
+  const replace = db.prepare('UPDATE tools SET version = ?, spec = ?, created_at = ? WHERE name = ?');
+  const toggle = db.prepare('UPDATE tools SET enabled = ? WHERE name = ?');
+  const insertRow = db.prepare('INSERT INTO tools (name, version, spec, enabled, created_at) VALUES (?, ?, ?, ?, ?)');
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  const immediate = (work) => {
+    begin.run();
+    try {
+      const result = work();
+      commit.run();
+      return result;
+    } catch (error) {
+      if (db.inTransaction) rollback.run();
+      throw error;
+    }
+  };
+  const toRegistration = (row) => ({ spec: JSON.parse(row.spec), enabled: row.enabled === 1, created_at: row.created_at });
+  return {
+    get(name) {
+      const row = select.get(name);
+      return row === undefined ? undefined : toRegistration(row);
+    },
+    register(spec) {
+      const text = JSON.stringify(spec);
+      return immediate(() => {
+        const row = select.get(spec.tool_name);
+        if (row !== undefined && row.spec === text) return toRegistration(row);
+        if (row !== undefined && row.version === spec.version) throw new Error('version conflict');
+        const createdAt = new Date().toISOString();
+        if (row === undefined) insert.run(spec.tool_name, spec.version, text, createdAt);
+        else replace.run(spec.version, text, createdAt, spec.tool_name);
+        return { spec, enabled: row === undefined ? true : row.enabled === 1, created_at: createdAt };
+      });
+    },
+    setEnabled(name, enabled) {
+      return immediate(() => {
+        const row = select.get(name);
+        if (row === undefined) throw new Error('not found');
+        if ((row.enabled === 1) !== enabled) toggle.run(enabled ? 1 : 0, name);
+        return { ...toRegistration(row), enabled };
+      });
+    },
+    /** A bulk insert of a snapshot in one transaction. */
+    importAll(snapshot) {
+      return immediate(() => {
+        for (const { spec, enabled, created_at: createdAt } of snapshot.tools) {
+          insertRow.run(spec.tool_name, spec.version, JSON.stringify(spec), enabled ? 1 : 0, createdAt);
+        }
+        return snapshot.tools.length;
+      });
+    },
+  };
+}

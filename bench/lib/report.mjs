@@ -14,10 +14,11 @@ export const TARGETS = [
   { id: 'get-miss-nocache', workload: '`get` miss, 10k tools, `cache: false`', ours: 'get.miss.10000.nocache', base: 'get.miss.10000.raw', baseline: 'raw prepared SELECT', max: 1.3 },
   { id: 'list-unchanged', workload: '`listAll` 10k, unchanged', ours: 'listAll.10000.cache', base: 'listAll.10000.raw', baseline: 'raw SELECT of all rows + parse', max: 0.05 },
   { id: 'list-after-change', workload: '`listAll` 10k, after one change by another process', ours: 'listAllAfterWrite.10000.cache', base: 'listAllAfterWrite.10000.raw', baseline: 'raw SELECT of all rows + parse', max: 1.2 },
-  { id: 'register-new', workload: '`register` new tool', ours: 'register.new.cache', base: 'register.new.raw', baseline: 'raw IMMEDIATE transaction, same check and write', max: 1.3 },
+  { id: 'register-new', workload: '`register` new tool', ours: 'register.new.cache', base: 'register.new.plain', baseline: 'plain one-table IMMEDIATE transaction: select, compare, insert', max: 1.3 },
+  { id: 'register-concurrent', workload: '64 concurrent `register`s of new tools', ours: 'register.concurrent64.cache', base: 'register.concurrent64.plain', baseline: '64 plain one-table transactions, one after another', max: 0.2 },
   { id: 'set-enabled', workload: '`setEnabled`', ours: 'setEnabled.cache', base: 'setEnabled.raw', baseline: 'raw IMMEDIATE transaction, same check and write', max: 1.3 },
   { id: 'register-identical', workload: '`register` identical spec', ours: 'register.identical.cache', base: 'register.identical.raw', baseline: 'raw IMMEDIATE transaction, same check, no write', max: 0.5 },
-  { id: 'import-time', workload: '`importSnapshot` 100k tools, time', ours: 'import.ours', base: 'import.raw', baseline: 'raw bulk insert in one transaction', max: 1.5 },
+  { id: 'import-time', workload: '`importSnapshot` 100k tools, time', ours: 'import.ours', base: 'import.plain', baseline: 'plain one-table bulk insert in one transaction', max: 1.5 },
   { id: 'import-memory', workload: '`importSnapshot` 100k tools, peak memory growth', ours: 'import.ours', base: 'import.ours', baseline: "the snapshot's JSON size", max: 3, memory: true },
   { id: 'keyv-get', workload: 'our `get` (cache on) vs Keyv `get`, 10k', ours: 'get.hit.10000.cache', base: 'keyv.get', baseline: 'Keyv + @keyv/sqlite get', max: 0.05 },
   { id: 'keyv-set', workload: 'our `register` vs Keyv `set`', ours: 'register.new.cache', base: 'keyv.set', baseline: 'Keyv + @keyv/sqlite set', max: 0.5 },
@@ -39,7 +40,12 @@ export const CONTEXT = [
   { workload: '`get` hit, 1,000,000 tools, cache on', ours: 'get.hit.1000000.cache', base: 'get.hit.1000000.raw' },
   { workload: '`get` after another process wrote, 10k, cache on', ours: 'getAfterWrite.10000.cache', base: 'getAfterWrite.10000.raw' },
   { workload: '`listAll` 10k after one change, `cache: false`', ours: 'listAllAfterWrite.10000.nocache', base: 'listAllAfterWrite.10000.raw' },
-  { workload: '`register` new tool, `cache: false`', ours: 'register.new.nocache', base: 'register.new.raw' },
+  { workload: '`register` new tool vs raw on our schema (check, history row, registration)', ours: 'register.new.cache', base: 'register.new.raw' },
+  { workload: 'raw on our schema vs plain one-table, `register` new tool (what the schema costs)', ours: 'register.new.raw', base: 'register.new.plain' },
+  { workload: '`register` new tool, `cache: false`, vs plain', ours: 'register.new.nocache', base: 'register.new.plain' },
+  { workload: '64 concurrent `register`s vs 64 raw transactions on our schema', ours: 'register.concurrent64.cache', base: 'register.concurrent64.raw' },
+  { workload: '`importSnapshot` 100k vs raw bulk insert into our schema', ours: 'import.ours', base: 'import.raw' },
+  { workload: 'raw bulk insert into our schema vs plain one-table (what canonical JSON, hashing and the schema cost)', ours: 'import.raw', base: 'import.plain' },
   { workload: '`register` new version, cache on', ours: 'register.version.cache', base: 'register.version.raw' },
   { workload: '`register` identical spec, `cache: false`', ours: 'register.identical.nocache', base: 'register.identical.raw' },
   { workload: '`setEnabled`, `cache: false`', ours: 'setEnabled.nocache', base: 'setEnabled.raw' },
@@ -117,7 +123,7 @@ export function writeReports(env, results, { dryRun = false } = {}) {
   for (const t of targets) targetRows.push([t.workload.replaceAll('`', ''), t.oursText ?? 'n/a', t.baseText ?? 'n/a', formatRatio(t.ratio), `<= ${t.max} x`, t.met === undefined ? 'n/a' : t.met ? 'yes' : 'NO']);
   process.stdout.write(`${table(targetRows)}\n`);
   if (dryRun) {
-    process.stdout.write('\n(BENCH_QUICK: bench/results.json and BENCHMARKS.md not written; BENCH_WRITE=1 writes them)\n');
+    process.stdout.write('\n(quick or partial run: bench/results.json and BENCHMARKS.md not written; BENCH_WRITE=1 writes them)\n');
     return;
   }
   const previousRun = comparable
@@ -170,7 +176,8 @@ function writeMarkdown({ env, results, previousRun }) {
   for (const result of results) {
     const memory = result.peak_growth_bytes === undefined ? '' : `, peak memory growth ${mib(result.peak_growth_bytes)}`;
     const was = prior ? ` ${formatTime(previousById.get(result.id)?.median_us)} |` : '';
-    md.push(`| ${result.workload} | ${result.contender}${memory} | ${formatTime(result.median_us)} | ${formatTime(result.p75_us)} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${was}`);
+    const carried = result.carriedOver ? ' (previous run: this step was not run)' : '';
+    md.push(`| ${result.workload} | ${result.contender}${memory}${carried} | ${formatTime(result.median_us)} | ${formatTime(result.p75_us)} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${was}`);
   }
   if (existsSync(ANALYSIS)) md.push('', readFileSync(ANALYSIS, 'utf8').trim());
   writeFileSync(MARKDOWN, `${md.join('\n')}\n`);

@@ -1,6 +1,6 @@
 import type { RegistryIssue } from './issues.js';
 
-/** Every stable error code the registry throws. Documented in the README. */
+/** Every stable error code the registry throws. Documented in docs/contract.md. */
 export type ToolRegistryErrorCode =
   | 'VALIDATION_FAILED'
   | 'VERSION_CONFLICT'

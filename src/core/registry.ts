@@ -108,7 +108,7 @@ export interface ListOptions {
 }
 
 /**
- * The registry contract every store obeys identically (see DESIGN.md). All methods are
+ * The registry contract every store obeys identically (docs/contract.md). All methods are
  * async (except `watch`, which returns an async iterable). Objects handed out are deeply
  * frozen; lists are fresh arrays. After `close()`, every method rejects with
  * `REGISTRY_CLOSED` (`watch` throws it at the call). Wrong argument types (a number for a name)

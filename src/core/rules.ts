@@ -52,7 +52,7 @@ export function versionConflict(
 }
 
 /**
- * The registration rule of DESIGN.md, exactly:
+ * The registration rule (docs/contract.md), exactly:
  * 1. new name: create; 2. identical spec: keep; 3. other version (null counts, lower
  * counts): replace, keeping `enabled`; 4. same version, different spec: VERSION_CONFLICT.
  */

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the package folder, so that `import 'tool-registry'` resolves to this package.
@@ -77,9 +78,12 @@ describe('documentation examples', () => {
     expect(examples.length).toBeGreaterThan(0);
   });
 
-  it.each(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
+  it.for(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
     '%s runs',
-    (_where, example) => {
+    { timeout: 150_000 },
+    ([, example], context) => {
+      // Operator one-liners need the sqlite3 shell: skipped, with the reason, where there is none.
+      if (example.kind === 'sh' && /(^|[\s;|&(])sqlite3\s/m.test(example.code)) skipWithoutSqlite3(context);
       mkdirSync(BIN, { recursive: true });
       const shim = join(BIN, 'tool-registry');
       writeFileSync(shim, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'dist', 'cli', 'main.js'))} "$@"\n`);
@@ -99,6 +103,5 @@ describe('documentation examples', () => {
       }
       expect(result.status, `${example.file}:${example.line}\n${result.stdout}\n${result.stderr}`).toBe(0);
     },
-    150_000,
   );
 });

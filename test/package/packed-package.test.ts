@@ -41,12 +41,14 @@ afterAll(() => {
 });
 
 describe('the packed npm package', () => {
-  it('ships dist, the migrations, README and CHANGELOG, and no sources or tests', () => {
+  it('ships dist, the migrations, README, docs and CHANGELOG, and no sources or tests', () => {
     expect(files).toContain('dist/index.js');
     expect(files).toContain('dist/index.d.ts');
     expect(files).toContain('migrations/sqlite/0001_init.sql');
     expect(files).toContain('README.md');
     expect(files).toContain('CHANGELOG.md');
+    // README links into docs/: they ship with it, so the links work in an installed package.
+    expect(files).toContain('docs/contract.md');
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
   });
 

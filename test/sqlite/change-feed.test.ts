@@ -8,10 +8,10 @@ import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../src/
 import type { ChangeEvent } from '../../src/index.js';
 import { migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
+import { HAS_SQLITE3, NEEDS_SQLITE3, SQLITE3 as SHELL } from '../support/sqlite3-shell.js';
 import { raceWorkers, spawnWorker, useTempFolder } from './helpers.js';
 
 const temp = useTempFolder();
-const SHELL = process.env.SQLITE3 ?? 'sqlite3';
 
 function shell(file: string, sql: string): void {
   const result = spawnSync(SHELL, [file, sql], { encoding: 'utf8' });
@@ -124,7 +124,7 @@ describe('SQLite change feed across processes', () => {
 });
 
 describe('SQLite change feed and hand edits', () => {
-  it('changes made with the sqlite3 shell are in the feed, with action and version', async () => {
+  it.skipIf(!HAS_SQLITE3)(`changes made with the sqlite3 shell are in the feed, with action and version${NEEDS_SQLITE3}`, async () => {
     const file = temp.file('shell.db');
     const registry = await openSqliteToolRegistry({ filename: file });
     await registry.register(minimalSpec('hand', { version: '1' }));

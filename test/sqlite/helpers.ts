@@ -44,7 +44,7 @@ export function tempFolder(): { folder: string; file: (name: string) => string; 
 }
 
 export interface WorkerMessage {
-  readonly event: 'ready' | 'importing' | 'done';
+  readonly event: 'ready' | 'importing' | 'registering' | 'in-batch' | 'done';
   readonly ok?: boolean;
   readonly result?: unknown;
   readonly error?: { name?: string; code?: string; message: string; causeCode?: string };

@@ -1,5 +1,5 @@
 // The stock sqlite3 shell (Debian 12 ships 3.40; .ci/run installs it) reads a file we wrote.
-// These are the operator one-liners of the README, run as they are printed there. Without
+// These are the operator one-liners of docs/operators.md, run as they are printed there. Without
 // the shell they are skipped, and their title says so.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -13,6 +13,7 @@ import { materializeSpec } from '../../core/validation.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
+import { GroupCommit } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
 import { prepareStatements, toRecord, toRegistration } from './statements.js';
 import type { Statements } from './statements.js';
@@ -262,6 +263,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
+  readonly #group: GroupCommit;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
   readonly #probe: BetterSqlite3.Statement;
   /** Watches waiting for a commit past their revision, and the poller's state. */
@@ -280,6 +282,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
+    this.#group = new GroupCommit(db, { busyTimeoutMs: options.busyTimeoutMs, assertOpen: (method) => this.#assertOpen(method) });
     this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw(true).safeIntegers(false);
     const sql = this.#sql;
     this.#cache = options.cache
@@ -515,7 +518,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected async _write<T>(method: string, work: (writer: StoreWriter) => T): Promise<T> {
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
-    return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => work(this.#writer())));
+    if (this.#db.inTransaction) {
+      // Inside the caller's own transaction on its handle: join it now, as a savepoint.
+      return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, () => work(this.#writer())));
+    }
+    // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
+    return this.#group.run(method, () => work(this.#writer()), { alone: method === 'importSnapshot' });
   }
 
   /**
@@ -587,6 +595,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- lifecycle ---------------------------------------------------------------------
 
   protected async _close(): Promise<void> {
+    // Writes called before close() still run (they were queued for the next batch).
+    await this.#group.flush();
     clearTimeout(this.#pollTimer);
     for (const waiter of [...this.#waiting]) waiter.wake();
     this.#cache?.clear();
