@@ -15,6 +15,7 @@ import Database from 'better-sqlite3';
 import { InMemoryToolRegistry, canonicalJson, openSqliteToolRegistry } from '../dist/index.js';
 import { CREATED_AT, applyStorePragmas, createPlainFile, createRawFile, plainRegistry, populateStoreFile, rawRegistry, specFor, toolName } from './lib/fixtures.mjs';
 import { measure, measureInterleaved, median } from './lib/measure.mjs';
+import { exportsWorkloads } from './exports.mjs';
 import { changesWorkloads } from './changes.mjs';
 import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
@@ -411,6 +412,7 @@ const STEPS = [
   ['writes', writeWorkloads],
   ['keyv', keyvWorkloads],
   ['snapshots', snapshotWorkloads],
+  ['exports', ({ quick }) => exportsWorkloads({ record, log, rounds: quick ? 1 : 4 })],
   ['changes', () => changesWorkloads({ folder, record, log })],
   // The read cache catching up after another connection wrote (bench/catch-up.mjs).
   ['catch-up', async () => {

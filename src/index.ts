@@ -34,6 +34,7 @@ export {
   RegistryClosedError,
   StorageBusyError,
   ReadOnlyError,
+  ProviderIncompatibleError,
   PreconditionFailedError,
   ChangesExpiredError,
   SpecMismatchError,
@@ -51,6 +52,46 @@ export type {
   VerifyReport,
   VerifyProblem,
 } from './stores/sqlite/sqlite-tool-registry.js';
+export {
+  toMcpTools,
+  toOpenAITools,
+  toAnthropicTools,
+  toGeminiTools,
+  toAiSdkTools,
+  lintTools,
+  toMcpCallToolResult,
+  toAnthropicToolResult,
+  toOpenAIToolOutput,
+} from './exports/index.js';
+export type {
+  LintFinding,
+  LintOptions,
+  LintProvider,
+  LintSeverity,
+  ExportItem,
+  ExportItems,
+  ExportOptions,
+  ToolLike,
+  ToolSetLike,
+  McpRevision,
+  McpExportOptions,
+  OpenAIExportOptions,
+  AnthropicExportOptions,
+  GeminiExportOptions,
+  ObjectJsonSchema,
+  McpTool,
+  OpenAIChatTool,
+  OpenAIResponsesTool,
+  AnthropicTool,
+  GeminiFunctionDeclaration,
+  GeminiTools,
+  AiSdkTools,
+  McpCallToolResult,
+  AnthropicToolResult,
+  OpenAIChatToolOutput,
+  OpenAIResponsesToolOutput,
+} from './exports/index.js';
+// ToolResult and ToolResultCode come from the runtime below (the exporters accept them).
 
 // The runtime (issue 8): tools with handlers, ToolSet, ToolBox, policies, invoke, the bridge.
 export { defineTool } from './runtime/define-tool.js';

@@ -26,6 +26,7 @@ export const TARGETS = [
   { id: 'memory-get', workload: 'in-memory store `get`', ours: 'memory.get.store', base: 'memory.get.map', baseline: '`await Promise.resolve(map.get(key))`', max: 3 },
   { id: 'runtime-invoke', workload: '`ToolSet.invoke`, 5-property schema', ours: 'runtime.invoke.ours', base: 'runtime.invoke.base', baseline: '`validate(args) && handler(args)`, the same compiled ajv validator', max: 1.5 },
   { id: 'runtime-resolve', workload: '`ToolSet.resolve`, 100 tools', ours: 'runtime.resolve.ours', base: 'runtime.resolve.base', baseline: '`Map.get`', max: 2 },
+  { id: 'exports', workload: 'exports: `lintTools` (all 5 providers) + all 6 exports of 1,000 tools', ours: 'exports.all', base: 'exports.clone', baseline: '`JSON.parse(JSON.stringify(tools))`', max: 10 },
   { id: 'changes-page', workload: '`changes` page of 1,000 events', ours: 'changes.page1000.ours', base: 'changes.page1000.raw', baseline: 'raw prepared SELECT of the same rows', max: 1.5 },
   { id: 'watch-idle', workload: 'idle `watch` (SQLite), process CPU per second', ours: 'watch.idle.sqlite', base: 'watch.idle.sqlite.second', baseline: 'one second of one core', max: 0.01 },
   { id: 'catch-up-time', workload: 'cache catch-up (`get` + `listAll`) after another connection added 10% to 100k tools', ours: 'catchUp.100000.cache', base: 'catchUp.100000.reload', baseline: 'a fresh cache loading everything', max: 0.5 },
@@ -54,6 +55,9 @@ export const CONTEXT = [
   { workload: '`exportSnapshot` 100k, cache on', ours: 'export.ours.cache', base: 'export.raw' },
   { workload: 'open a file of 100k tools', ours: 'open.ours', base: 'open.raw' },
   { workload: '`ToolSet.invoke` vs the same required work by hand (structuredClone copy, validate, handler, two `performance.now()`, frozen result)', ours: 'runtime.invoke.ours', base: 'runtime.invoke.byhand' },
+  { workload: 'exports: `lintTools` + all 6 exports of 1,000 plain, unfrozen tools (validated on every call)', ours: 'exports.all.plain', base: 'exports.clone' },
+  { workload: 'exports: `lintTools`, all 5 providers, 1,000 tools', ours: 'exports.lint', base: 'exports.clone' },
+  ...['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'].map((format) => ({ workload: `exports: ${format} export of 1,000 tools (requests of 100)`, ours: `exports.${format}`, base: 'exports.clone' })),
   { workload: 'idle `watch` (memory), process CPU per second vs one core', ours: 'watch.idle.memory', base: 'watch.idle.memory.second' },
   { workload: 'idle process without a watch (SQLite store open), CPU per second vs one core', ours: 'watch.idle.sqlite.none', base: 'watch.idle.sqlite.second' },
 ];

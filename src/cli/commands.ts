@@ -9,12 +9,15 @@ import { ToolNotFoundError, ToolRegistryError } from '../core/errors.js';
 import { InMemoryToolRegistry } from '../stores/memory/in-memory-tool-registry.js';
 import type { ChangeEvent, ImportMode, ImportReport, WriteOptions } from '../core/registry.js';
 import { parseSnapshot, parseSpec, parseSpecs } from '../core/validation.js';
+import { lintTools, toAiSdkTools, toAnthropicTools, toGeminiTools, toMcpTools, toOpenAITools } from '../exports/index.js';
+import type { LintFinding, LintProvider } from '../exports/types.js';
 import { withRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
 import { readJsonInput } from './input.js';
 import {
   formatChanges,
   formatFields,
+  formatFindings,
   formatHistory,
   formatHistoryEntry,
   formatPlan,
@@ -232,6 +235,92 @@ export async function exportCommand(context: CliContext, options: { out?: string
     } finally {
       progress.done();
     }
+  });
+}
+
+/** What `export --format` writes. */
+export type ExportFormat = 'mcp' | 'openai' | 'openai-responses' | 'anthropic' | 'gemini' | 'ai-sdk';
+
+/** The lint provider behind each format (the AI SDK has none of its own). */
+const FORMAT_PROVIDER: Record<ExportFormat, LintProvider | undefined> = {
+  mcp: 'mcp',
+  openai: 'openai',
+  'openai-responses': 'openai',
+  anthropic: 'anthropic',
+  gemini: 'gemini',
+  'ai-sdk': undefined,
+};
+
+function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], strict: boolean, onIncompatible: 'throw' | 'skip'): { value: unknown; count: number } {
+  switch (format) {
+    case 'mcp': {
+      const value = toMcpTools(tools, { onIncompatible });
+      return { value, count: value.length };
+    }
+    case 'openai':
+    case 'openai-responses': {
+      const value = toOpenAITools(tools, { api: format === 'openai' ? 'chat' : 'responses', strict, onIncompatible });
+      return { value, count: value.length };
+    }
+    case 'anthropic': {
+      const value = toAnthropicTools(tools, { strict, onIncompatible });
+      return { value, count: value.length };
+    }
+    case 'gemini': {
+      const value = toGeminiTools(tools, { onIncompatible });
+      return { value, count: value.functionDeclarations.length };
+    }
+    case 'ai-sdk': {
+      const value = toAiSdkTools(tools, { onIncompatible });
+      return { value, count: Object.keys(value).length };
+    }
+  }
+}
+
+/** `export --format F`: the enabled tools as the provider takes them; refused or skipped per the library. */
+export async function providerExportCommand(
+  context: CliContext,
+  options: { out?: string; format: ExportFormat; strict?: boolean; skipIncompatible?: boolean },
+): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const tools = await registry.listAll();
+    const strict = options.strict === true;
+    const skip = options.skipIncompatible === true;
+    const { value, count } = exportAs(options.format, tools, strict, skip ? 'skip' : 'throw');
+    const provider = FORMAT_PROVIDER[options.format];
+    if (skip && count < tools.length && provider !== undefined) {
+      // Say what was left out and why, as lintTools does.
+      const errors = lintTools(tools, { providers: [provider], strict }).filter((found) => found.severity === 'error' && found.tool_name !== null);
+      for (const found of errors) context.stderr.write(`skipped ${found.tool_name}: ${found.rule} at ${found.path}: ${found.message}\n`);
+    }
+    if (options.out === undefined) {
+      print(context, toJson(value));
+      return;
+    }
+    writeFileAtomically(options.out, (write) => write(toJson(value)));
+    print(context, `exported ${plural(count, 'tool')} to ${options.out} (${options.format})\n`);
+  });
+}
+
+function countBy(findings: readonly LintFinding[], severity: LintFinding['severity']): number {
+  return findings.filter((found) => found.severity === severity).length;
+}
+
+/** `lint`: the findings of the enabled tools as a table (or JSON); exit 1 on an error finding. */
+export async function lintCommand(context: CliContext, options: { provider: readonly LintProvider[]; strict?: boolean; json?: boolean }): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const tools = await registry.listAll();
+    const providers: readonly LintProvider[] = options.provider.length > 0 ? [...new Set(options.provider)] : ['mcp', 'openai', 'anthropic', 'gemini'];
+    const findings = lintTools(tools, { providers, strict: options.strict === true });
+    const errors = countBy(findings, 'error');
+    const warnings = countBy(findings, 'warning');
+    const checked = `${plural(tools.length, 'enabled tool')} checked for ${providers.join(', ')}${options.strict === true ? ' (strict)' : ''}`;
+    if (options.json === true) print(context, toJson(findings));
+    else if (findings.length > 0) print(context, formatFindings(findings));
+    if (errors > 0) {
+      throw new CliError('LINT_FAILED', `${plural(errors, 'error')}, ${plural(warnings, 'warning')}; ${checked}`);
+    }
+    if (options.json !== true) print(context, `${findings.length === 0 ? 'ok: no findings' : `ok: no errors, ${plural(warnings, 'warning')}`}; ${checked}\n`);
   });
 }
 

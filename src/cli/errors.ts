@@ -4,8 +4,8 @@ import { ToolRegistryError } from '../core/errors.js';
 import type { RegistryIssue } from '../core/issues.js';
 
 /** Codes the command adds to the library's. */
-/** `USAGE`: a combination of arguments the command cannot carry out (exit 2, like a usage error). */
-export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED' | 'USAGE';
+/** `LINT_FAILED`: `lint` found an error finding (exit 1). `USAGE`: a combination of arguments the command cannot carry out (exit 2, like a usage error). */
+export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED' | 'USAGE' | 'LINT_FAILED';
 
 /** Exit codes: 0 success, 1 a registry error, 2 a usage error. */
 export const EXIT_OK = 0;
@@ -31,6 +31,14 @@ function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
+/** PROVIDER_INCOMPATIBLE carries lint findings: one line each, `  TOOL PATH: message [rule]`. */
+function findingLines(findings: unknown): string[] {
+  if (!Array.isArray(findings)) return [];
+  return (findings as { tool_name: string | null; path: string; rule: string; message: string }[]).map(
+    (found) => `  ${found.tool_name ?? '(request)'} ${found.path === '' ? '-' : found.path}: ${oneLine(found.message)} [${found.rule}]`,
+  );
+}
+
 function issueLines(issues: readonly RegistryIssue[]): string[] {
   return issues.map((issue) => `  at ${issue.pathText === '' ? '(root)' : issue.pathText}: ${oneLine(issue.message)}`);
 }
@@ -39,7 +47,10 @@ function issueLines(issues: readonly RegistryIssue[]): string[] {
 export function describeError(error: unknown): { lines: string[]; exitCode: number } {
   if (error instanceof ToolRegistryError) {
     const issues = (error as { issues?: readonly RegistryIssue[] }).issues ?? [];
-    return { lines: [`error ${error.code}: ${oneLine(error.message)}`, ...issueLines(issues)], exitCode: EXIT_ERROR };
+    return {
+      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...issueLines(issues), ...findingLines(error.context.findings)],
+      exitCode: EXIT_ERROR,
+    };
   }
   if (error instanceof CliError) {
     return {

@@ -2,6 +2,7 @@
 import type { ToolRegistration } from '../core/contracts.js';
 import type { ChangeEvent, HistoryEntry, ImportStep } from '../core/registry.js';
 import { canonicalJson } from '../core/canonical.js';
+import type { LintFinding } from '../exports/types.js';
 import type { Progress } from './progress.js';
 
 /** JSON as the command prints it: 2-space indent and a final newline. */
@@ -122,6 +123,20 @@ export function writeSnapshotJson(
   write(`${chunk}  ]\n}\n`);
 }
 
+/** The table of `lint`: one row per finding; a request-level finding shows `(request)` and `-`. */
+export function formatFindings(findings: readonly LintFinding[]): string {
+  return formatTable(
+    ['TOOL', 'PROVIDER', 'SEVERITY', 'RULE', 'PATH', 'MESSAGE'],
+    findings.map((found) => [
+      found.tool_name === null ? '(request)' : cell(found.tool_name),
+      found.provider,
+      found.severity,
+      found.rule,
+      found.path === '' ? '-' : cell(found.path),
+      cell(found.message),
+    ]),
+  );
+}
 /** The table of `history`: one row per distinct spec, oldest first; CURRENT marks the live one. */
 export function formatHistory(entries: readonly HistoryEntry[], currentCanonical: string | undefined): string {
   return formatTable(

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { ImportMode } from '../core/registry.js';
-import type { CliContext } from './commands.js';
+import type { LintProvider } from '../exports/types.js';
+import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
@@ -25,6 +26,19 @@ function packageVersion(): string {
 
 function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
+}
+
+/** The formats of `export --format`, and the providers of `lint --provider` (kept in step with the library). */
+const EXPORT_FORMATS: readonly ExportFormat[] = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'];
+const PROVIDERS: readonly LintProvider[] = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
+/** The formats whose provider has a strict mode. */
+const STRICT_FORMATS: readonly ExportFormat[] = ['openai', 'openai-responses', 'anthropic'];
+
+function collectProvider(value: string, previous: readonly LintProvider[]): LintProvider[] {
+  if (!PROVIDERS.includes(value as LintProvider)) {
+    throw new InvalidArgumentError(`Allowed choices are ${PROVIDERS.join(', ')}.`);
+  }
+  return [...previous, value as LintProvider];
 }
 
 /** A revision or count on the command line: a whole number >= 0. */
@@ -66,7 +80,7 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, get, history, changes, watch, export, status, verify) never create or migrate the database.\n`,
+        `Read-only commands (list, get, history, changes, watch, export, lint, status, verify) never create or migrate the database.\n`,
     );
 
   const context = (command?: Command): CliContext => ({
@@ -164,9 +178,35 @@ export function buildProgram(io: CliIO): Command {
     );
 
   command('export')
-    .description('write a snapshot of every tool (disabled ones too) as JSON')
+    .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
     .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
-    .action(async (options: { out?: string }, cmd: Command) => (await commands()).exportCommand(context(cmd), options));
+    .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
+    .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
+    .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
+    .action(async (options: { out?: string; format?: ExportFormat; strict?: boolean; skipIncompatible?: boolean }, cmd: Command) => {
+      if (options.format === undefined && (options.strict === true || options.skipIncompatible === true)) {
+        cmd.error('error: --strict and --skip-incompatible need --format');
+      }
+      if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
+        cmd.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
+      }
+      const run = await commands();
+      if (options.format === undefined) await run.exportCommand(context(cmd), options);
+      else await run.providerExportCommand(context(cmd), { ...options, format: options.format });
+    });
+
+  command('lint')
+    .description("check the enabled tools against each model provider's rules; exit 1 on an error finding")
+    .addOption(
+      new Option('--provider <provider>', `only this provider (${PROVIDERS.join(', ')}); repeat it for several`)
+        .argParser(collectProvider)
+        .default([], 'mcp, openai, anthropic, gemini'),
+    )
+    .option('--strict', 'also the strict-mode rules of openai and anthropic')
+    .option('--json', "print lintTools()' findings as JSON")
+    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }, cmd: Command) =>
+      (await commands()).lintCommand(context(cmd), options),
+    );
 
   command('import')
     .description('import a snapshot all-or-nothing')

@@ -13,6 +13,7 @@ export type ToolRegistryErrorCode =
   | 'READ_ONLY'
   | 'PRECONDITION_FAILED'
   | 'CHANGES_EXPIRED'
+  | 'PROVIDER_INCOMPATIBLE'
   | 'SPEC_MISMATCH';
 
 /** Machine-readable details of an error; `tool_name` is set wherever a tool is involved. */
@@ -151,6 +152,18 @@ export class ChangesExpiredError extends ToolRegistryError {
         `resync from a snapshot and continue from the revision it reflects`,
       { context: { since, oldest_revision: oldestRevision, revision } },
     );
+  }
+}
+
+/**
+ * An export a model provider would reject (issue 9). `context.findings` holds every
+ * error-severity lint finding (`{ tool_name, provider, path, rule, severity, message }`);
+ * `context.tool_name` is the first tool involved, when a tool is. Exporters throw it unless
+ * called with `{ onIncompatible: 'skip' }`.
+ */
+export class ProviderIncompatibleError extends ToolRegistryError {
+  constructor(message: string, context: ToolRegistryErrorContext & { provider: string; findings: readonly unknown[] }) {
+    super('PROVIDER_INCOMPATIBLE', message, { context });
   }
 }
 

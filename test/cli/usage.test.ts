@@ -6,7 +6,7 @@ import { ROOT, errorCode, runCli, useTempDir } from './helpers.js';
 
 const tempDir = useTempDir();
 
-const COMMANDS = ['list', 'get', 'history', 'changes', 'watch', 'register', 'enable', 'disable', 'remove', 'export', 'import', 'status', 'verify', 'migrate'];
+const COMMANDS = ['list', 'get', 'history', 'changes', 'watch', 'register', 'enable', 'disable', 'remove', 'export', 'lint', 'import', 'status', 'verify', 'migrate'];
 
 describe('usage', () => {
   it('--help prints every command on stdout and exits 0', () => {

@@ -4,6 +4,7 @@ import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapsh
 import {
   DuplicateToolError,
   ReadOnlyError,
+  ProviderIncompatibleError,
   PreconditionFailedError,
   ChangesExpiredError,
   SpecMismatchError,
@@ -119,6 +120,7 @@ describe('errors', () => {
     REGISTRY_CLOSED: new RegistryClosedError('get'),
     STORAGE_BUSY: new StorageBusyError('busy', {}, new Error('SQLITE_BUSY')),
     READ_ONLY: new ReadOnlyError('register'),
+    PROVIDER_INCOMPATIBLE: new ProviderIncompatibleError('rejected', { tool_name: 't', provider: 'openai', findings: [] }),
     PRECONDITION_FAILED: new PreconditionFailedError('stale', { tool_name: 't', expected: '1', actual: '2', exists: true }),
     CHANGES_EXPIRED: new ChangesExpiredError(0, 1001, 11_000),
     SPEC_MISMATCH: new SpecMismatchError('mismatch', {

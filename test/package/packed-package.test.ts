@@ -76,6 +76,23 @@ console.log(JSON.stringify({ registration, code, parsed: ToolSpec.parse({ tool_n
     });
   });
 
+  it('exports tools to the providers from "tool-registry" (no provider SDK installed)', () => {
+    writeFileSync(
+      join(project, 'exports.mjs'),
+      `import { lintTools, toMcpTools, toOpenAITools, ProviderIncompatibleError } from 'tool-registry';
+const specs = [{ tool_name: 'svc.lookup', input_schema: { type: 'object' }, output_schema: {} }];
+let code;
+try { toOpenAITools(specs); } catch (error) { code = error instanceof ProviderIncompatibleError ? error.code : 'wrong class'; }
+console.log(JSON.stringify({ mcp: toMcpTools(specs), rules: lintTools(specs).map((f) => f.provider + ':' + f.rule), code }));
+`,
+    );
+    expect(JSON.parse(run('node', ['exports.mjs'], project))).toEqual({
+      mcp: [{ name: 'svc.lookup', inputSchema: { type: 'object' } }],
+      rules: ['openai:name-pattern', 'anthropic:name-pattern'],
+      code: 'PROVIDER_INCOMPATIBLE',
+    });
+  });
+
   it('opens a SQLite file with the migrations shipped in the package', () => {
     writeFileSync(
       join(project, 'sqlite.mjs'),

@@ -1,0 +1,90 @@
+// Turns what exporters and lintTools are given (tools, specs, registrations, a tool set)
+// into validated ToolSpecs. The runtime is accepted by shape, not by class, so the exports
+// depend on the core only.
+import { deepFreeze } from '../core/canonical.js';
+import { ToolSpec } from '../core/contracts.js';
+import { ValidationError } from '../core/errors.js';
+import { describeIssues, toRegistryIssues } from '../core/issues.js';
+import type { RegistryIssue } from '../core/issues.js';
+import type { ExportItems, ToolSetLike } from './types.js';
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function isToolSetLike(value: unknown): value is ToolSetLike {
+  return isObject(value) && !Array.isArray(value) && typeof value.tools === 'function';
+}
+
+/**
+ * Specs already validated, by the deeply frozen input object they came from. What a registry
+ * or the runtime hands out is deeply frozen and can never change, so it is validated once,
+ * however often the same tools are exported (every agent turn, say). Anything else is
+ * validated on every call.
+ */
+const validated = new WeakMap<object, ToolSpec>();
+
+function isDeeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const key of Object.keys(value)) if (!isDeeplyFrozen((value as Record<string, unknown>)[key])) return false;
+  return true;
+}
+
+/**
+ * The enabled specs of `items`, in the given order, each validated with the `ToolSpec`
+ * contract (defaults applied). A disabled registration is left out: a model must not see it.
+ * @throws VALIDATION_FAILED naming every bad field by path (`[2].spec.input_schema`);
+ *   TypeError when `items` is neither a list nor a tool set.
+ */
+export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
+  let list: readonly unknown[];
+  if (Array.isArray(items)) list = items;
+  else if (isToolSetLike(items)) {
+    const tools = items.tools();
+    if (!Array.isArray(tools)) throw new TypeError(`${caller}: the tool set's tools() did not return an array`);
+    list = tools;
+  } else {
+    throw new TypeError(`${caller}: expected an array of tools, specs or registrations, or a tool set`);
+  }
+  const specs: ToolSpec[] = [];
+  const issues: RegistryIssue[] = [];
+  let firstBadName: string | undefined;
+  for (let index = 0; index < list.length; index++) {
+    const item = list[index];
+    let input: unknown = item;
+    const prefix: (string | number)[] = [index];
+    if (isObject(item) && 'spec' in item) {
+      // A runtime Tool (spec + handler) or a registration (spec + enabled).
+      if (typeof item.handler !== 'function' && 'enabled' in item) {
+        if (typeof item.enabled !== 'boolean') {
+          issues.push(...toRegistryIssues([{ code: 'invalid_type', expected: 'boolean', message: 'must be a boolean', path: ['enabled'], input: item.enabled }], prefix));
+          continue;
+        }
+        if (!item.enabled) continue;
+      }
+      input = item.spec;
+      prefix.push('spec');
+    }
+    const known = isObject(input) ? validated.get(input) : undefined;
+    if (known !== undefined) {
+      specs.push(known);
+      continue;
+    }
+    const result = ToolSpec.safeParse(input);
+    if (result.success) {
+      if (isObject(input) && isDeeplyFrozen(input)) validated.set(input, deepFreeze(result.data));
+      specs.push(result.data);
+      continue;
+    }
+    if (issues.length === 0 && isObject(input) && typeof input.tool_name === 'string') firstBadName = input.tool_name;
+    issues.push(...toRegistryIssues(result.error.issues, prefix));
+  }
+  if (issues.length > 0) {
+    throw new ValidationError(`${caller}: invalid tools: ${describeIssues(issues, list)}`, issues, {
+      path: (issues[0] as RegistryIssue).pathText,
+      ...(firstBadName === undefined ? {} : { tool_name: firstBadName }),
+    });
+  }
+  return specs;
+}

@@ -1,0 +1,55 @@
+// lintTools: every provider's rule set over the same validated specs.
+import { anthropicRules } from './anthropic.js';
+import { checkBoolean, requestFindings, toolFindings } from './findings.js';
+import { geminiOpenApiRules, geminiRules } from './gemini.js';
+import { specsOf } from './items.js';
+import { mcpRules } from './mcp.js';
+import { openaiRules } from './openai.js';
+import type { ProviderRules, RuleContext } from './rule-set.js';
+import type { ExportItems, LintFinding, LintOptions, LintProvider } from './types.js';
+import { LINT_PROVIDERS } from './types.js';
+
+const RULES: Record<LintProvider, ProviderRules> = {
+  mcp: mcpRules,
+  openai: openaiRules,
+  anthropic: anthropicRules,
+  gemini: geminiRules,
+  'gemini-openapi': geminiOpenApiRules,
+};
+
+const DEFAULT_PROVIDERS: readonly LintProvider[] = ['mcp', 'openai', 'anthropic', 'gemini'];
+
+function checkProviders(providers: unknown): readonly LintProvider[] {
+  if (!Array.isArray(providers)) throw new TypeError(`lintTools: providers must be an array of ${LINT_PROVIDERS.join(', ')}`);
+  for (const provider of providers) {
+    if (!LINT_PROVIDERS.includes(provider as LintProvider)) {
+      throw new TypeError(`lintTools: unknown provider ${JSON.stringify(provider)}; known: ${LINT_PROVIDERS.join(', ')}`);
+    }
+  }
+  return providers as LintProvider[];
+}
+
+/**
+ * Checks tools against the rules of each provider and returns every finding, in provider
+ * order, then tool order, each provider's request-level findings last. Disabled
+ * registrations are not linted (they are never exported). Never throws for what it finds.
+ * @throws VALIDATION_FAILED when an item is not a valid ToolSpec; TypeError on bad options
+ */
+export function lintTools(items: ExportItems, options: LintOptions = {}): LintFinding[] {
+  const providers = checkProviders(options.providers ?? DEFAULT_PROVIDERS);
+  const strict = checkBoolean('lintTools', 'strict', options.strict);
+  const revision = options.revision ?? '2025-11-25';
+  if (revision !== '2025-11-25' && revision !== '2025-06-18') {
+    throw new TypeError(`lintTools: revision must be '2025-11-25' or '2025-06-18', got ${JSON.stringify(revision)}`);
+  }
+  const specs = specsOf(items, 'lintTools');
+  const context: RuleContext = { strict, revision };
+  const findings: LintFinding[] = [];
+  for (const provider of providers) {
+    const rules = RULES[provider];
+    for (const list of toolFindings(specs, rules, context)) findings.push(...list);
+    findings.push(...requestFindings(specs, rules, context));
+  }
+  return findings;
+}
+

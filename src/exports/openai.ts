@@ -1,0 +1,134 @@
+// OpenAI (Chat Completions and Responses function tools): every rule, and the exporter.
+// Sources (docs/providers/openai.md): the function-calling guide (name pattern, 128 tools,
+// 1,024-character descriptions) and the Structured Outputs guide (strict mode: the supported
+// subset, formats, 5,000 properties, 10 levels of nesting, 1,000 enum values).
+import type { JsonObject } from '../core/contracts.js';
+import { checkBoolean, exportWith } from './findings.js';
+import type { ProviderRules } from './rule-set.js';
+import { tooManyTools } from './rule-set.js';
+import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, walkSchema } from './schema.js';
+import type { RuleHit } from './schema.js';
+import type { ExportItems, ObjectJsonSchema, OpenAIChatTool, OpenAIExportOptions, OpenAIResponsesTool } from './types.js';
+
+const WHO = 'OpenAI';
+/** Function names: a-z, A-Z, 0-9, underscores and dashes, at most 64. */
+export const OPENAI_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+export const OPENAI_MAX_DESCRIPTION = 1024;
+export const OPENAI_MAX_TOOLS = 128;
+export const OPENAI_STRICT_MAX_PROPERTIES = 5000;
+export const OPENAI_STRICT_MAX_DEPTH = 10;
+export const OPENAI_STRICT_MAX_ENUM_VALUES = 1000;
+/** The string formats Structured Outputs supports. */
+export const OPENAI_STRICT_FORMATS: readonly string[] = ['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid'];
+/** Keywords strict mode refuses (the root's allOf is reported once, as root-composition). */
+export const OPENAI_STRICT_REFUSED: readonly string[] = [
+  'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'patternProperties',
+  'propertyNames', 'uniqueItems', 'prefixItems', 'contains', 'minContains', 'maxContains',
+  'unevaluatedProperties', 'unevaluatedItems', 'minProperties', 'maxProperties',
+];
+
+function strictRules(schema: JsonObject): RuleHit[] {
+  const hits: RuleHit[] = [];
+  let properties = 0;
+  let enumValues = 0;
+  let tooDeep = false;
+  walkSchema(schema, '/input_schema', (node) => {
+    const { schema: sub, pointer } = node;
+    for (const keyword of OPENAI_STRICT_REFUSED) {
+      if (!(keyword in sub) || (node.keyword === null && keyword === 'allOf')) continue;
+      hits.push({ path: pointerTo(pointer, keyword), rule: 'strict-unsupported-keyword', severity: 'error', message: `OpenAI strict mode does not support "${keyword}"` });
+    }
+    const ref = sub.$ref;
+    if (typeof ref === 'string' && !ref.startsWith('#')) {
+      hits.push({ path: pointerTo(pointer, '$ref'), rule: 'strict-external-ref', severity: 'error', message: `OpenAI strict mode supports only local "$ref"s (starting with #); got ${JSON.stringify(ref)}` });
+    }
+    if (typeof sub.format === 'string' && !OPENAI_STRICT_FORMATS.includes(sub.format)) {
+      hits.push({ path: pointerTo(pointer, 'format'), rule: 'strict-format', severity: 'error', message: `OpenAI strict mode does not support format ${JSON.stringify(sub.format)}; supported: ${OPENAI_STRICT_FORMATS.join(', ')}` });
+    }
+    if (Array.isArray(sub.enum)) enumValues += sub.enum.length;
+    if (!tooDeep && node.objectDepth > OPENAI_STRICT_MAX_DEPTH) {
+      tooDeep = true;
+      hits.push({ path: pointer, rule: 'strict-max-depth', severity: 'error', message: `OpenAI strict mode allows at most ${OPENAI_STRICT_MAX_DEPTH} levels of object nesting; this object is at level ${node.objectDepth}` });
+    }
+    if (!isObjectSchema(sub)) return;
+    if (sub.additionalProperties !== false) {
+      hits.push({ path: pointerTo(pointer, 'additionalProperties'), rule: 'strict-additional-properties', severity: 'error', message: 'OpenAI strict mode needs "additionalProperties": false on every object' });
+    }
+    const props = isSchemaObject(sub.properties) ? Object.keys(sub.properties) : [];
+    properties += props.length;
+    const required = Array.isArray(sub.required) ? sub.required : [];
+    for (const name of props) {
+      if (required.includes(name)) continue;
+      hits.push({
+        path: pointerTo(pointer, 'properties', name),
+        rule: 'strict-required',
+        severity: 'error',
+        message: `OpenAI strict mode needs every property in "required"; make ${JSON.stringify(name)} required and nullable (type: [T, "null"]) to keep it optional`,
+      });
+    }
+  });
+  if (properties > OPENAI_STRICT_MAX_PROPERTIES) {
+    hits.push({ path: '/input_schema', rule: 'strict-max-properties', severity: 'error', message: `OpenAI strict mode allows at most ${OPENAI_STRICT_MAX_PROPERTIES} object properties in a schema; this one has ${properties}` });
+  }
+  if (enumValues > OPENAI_STRICT_MAX_ENUM_VALUES) {
+    hits.push({ path: '/input_schema', rule: 'strict-max-enum-values', severity: 'error', message: `OpenAI strict mode allows at most ${OPENAI_STRICT_MAX_ENUM_VALUES} enum values in a schema; this one has ${enumValues}` });
+  }
+  return hits;
+}
+
+export const openaiRules: ProviderRules = {
+  provider: 'openai',
+  label: WHO,
+  tool(spec, context) {
+    const hits: RuleHit[] = [];
+    if (!OPENAI_TOOL_NAME.test(spec.tool_name)) {
+      hits.push({ path: '/tool_name', rule: 'name-pattern', severity: 'error', message: `OpenAI function names must match ^[a-zA-Z0-9_-]{1,64}$; got ${JSON.stringify(spec.tool_name)}` });
+    }
+    if (spec.description !== null && spec.description.length > OPENAI_MAX_DESCRIPTION) {
+      hits.push({ path: '/description', rule: 'description-length', severity: 'error', message: `OpenAI accepts descriptions of at most ${OPENAI_MAX_DESCRIPTION} characters; this one has ${spec.description.length}` });
+    }
+    const root = rootTypeObject(spec.input_schema, 'input_schema', WHO);
+    if (root !== undefined) hits.push(root);
+    if (context.strict) {
+      hits.push(...rootComposition(spec.input_schema, 'OpenAI strict mode'));
+      hits.push(...strictRules(spec.input_schema));
+    }
+    return hits;
+  },
+  request(specs) {
+    return tooManyTools(specs.length, OPENAI_MAX_TOOLS, WHO);
+  },
+};
+
+/** The parameters as sent: a copy, plus `properties: {}` on each object without them in strict mode (meaning-preserving). */
+function parametersOf(schema: JsonObject, strict: boolean): ObjectJsonSchema {
+  const copy = copyJson(schema) as ObjectJsonSchema;
+  if (strict) {
+    walkSchema(copy, '', (node) => {
+      if (isObjectSchema(node.schema) && !('properties' in node.schema)) node.schema.properties = {};
+    });
+  }
+  return copy;
+}
+
+/**
+ * The tools as OpenAI function tools: Chat Completions `{ type: 'function', function: { name,
+ * description, parameters, strict } }` (default) or Responses `{ type: 'function', name,
+ * description, parameters, strict }`. `strict` is always a boolean; `description` is left out
+ * when null. In strict mode an object schema without `properties` gets `properties: {}`.
+ * @throws PROVIDER_INCOMPATIBLE with every error finding in `context.findings`, unless `onIncompatible: 'skip'`
+ */
+export function toOpenAITools(items: ExportItems, options?: OpenAIExportOptions & { api?: 'chat' }): OpenAIChatTool[];
+export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions & { api: 'responses' }): OpenAIResponsesTool[];
+export function toOpenAITools(items: ExportItems, options?: OpenAIExportOptions): OpenAIChatTool[] | OpenAIResponsesTool[];
+export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions = {}): OpenAIChatTool[] | OpenAIResponsesTool[] {
+  const api = options.api ?? 'chat';
+  if (api !== 'chat' && api !== 'responses') throw new TypeError(`toOpenAITools: api must be 'chat' or 'responses', got ${JSON.stringify(api)}`);
+  const strict = checkBoolean('toOpenAITools', 'strict', options.strict);
+  return exportWith('toOpenAITools', items, options, openaiRules, { strict, revision: '2025-11-25' }, (spec) => {
+    const parameters = parametersOf(spec.input_schema, strict);
+    const named = spec.description === null ? { name: spec.tool_name } : { name: spec.tool_name, description: spec.description };
+    if (api === 'responses') return { type: 'function', ...named, parameters, strict } satisfies OpenAIResponsesTool;
+    return { type: 'function', function: { ...named, parameters, strict } } satisfies OpenAIChatTool;
+  }) as OpenAIChatTool[] | OpenAIResponsesTool[];
+}

@@ -1,0 +1,119 @@
+// The loop back: a runtime ToolResult as each provider wants the tool's answer.
+import type { JsonObject } from '../core/contracts.js';
+import { isPlainRecord } from '../core/canonical.js';
+
+/** The codes of an unsuccessful `ToolResult` (issue 8); data, never thrown. */
+export type ToolResultCode = 'TOOL_NOT_FOUND' | 'INVALID_ARGUMENTS' | 'PERMISSION_DENIED' | 'TOOL_FAILED' | 'INVALID_OUTPUT' | 'TIMEOUT' | 'ABORTED';
+
+/** What `ToolSet.invoke` resolves to (issue 8). */
+export type ToolResult =
+  | { readonly success: true; readonly data: unknown; readonly execution_time_ms: number }
+  | {
+      readonly success: false;
+      readonly code: ToolResultCode;
+      readonly error: string;
+      readonly issues?: readonly { readonly path: string; readonly message: string }[];
+      readonly execution_time_ms: number;
+    };
+
+/** An MCP `CallToolResult`. */
+export interface McpCallToolResult {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: JsonObject;
+  isError?: true;
+}
+
+/** An Anthropic `tool_result` content block. */
+export interface AnthropicToolResult {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+  is_error?: true;
+}
+
+/** A Chat Completions tool message. */
+export interface OpenAIChatToolOutput {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}
+
+/** A Responses API `function_call_output` input item. */
+export interface OpenAIResponsesToolOutput {
+  type: 'function_call_output';
+  call_id: string;
+  output: string;
+}
+
+function checkResult(caller: string, result: unknown): asserts result is ToolResult {
+  if (typeof result !== 'object' || result === null || typeof (result as { success?: unknown }).success !== 'boolean') {
+    throw new TypeError(`${caller}: expected a ToolResult ({ success: true, data } or { success: false, code, error })`);
+  }
+  if (!(result as { success: boolean }).success && typeof (result as { error?: unknown }).error !== 'string') {
+    throw new TypeError(`${caller}: an unsuccessful ToolResult needs an error message`);
+  }
+}
+
+function checkId(caller: string, name: string, id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id === '') throw new TypeError(`${caller}: ${name} must be a non-empty string, got ${JSON.stringify(id)}`);
+}
+
+/**
+ * The text a model reads: a string result as it is, other data as JSON (`""` for
+ * undefined); a failure as `CODE: message`, then one line per argument issue (`/path: message`).
+ */
+export function resultText(caller: string, result: ToolResult): string {
+  if (!result.success) {
+    const issues = (result.issues ?? []).map((issue) => `\n${issue.path === '' ? '/' : issue.path}: ${issue.message}`);
+    return `${result.code}: ${result.error}${issues.join('')}`;
+  }
+  const { data } = result;
+  if (typeof data === 'string') return data;
+  if (data === undefined) return '';
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(data);
+  } catch (error) {
+    throw new TypeError(`${caller}: the result's data is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (text === undefined) throw new TypeError(`${caller}: the result's data is not JSON (a ${typeof data})`);
+  return text;
+}
+
+/**
+ * A `ToolResult` as an MCP `CallToolResult`: `{ content: [{ type: 'text', text }],
+ * structuredContent?, isError? }`. `structuredContent` (a copy) only when the data is a
+ * plain object, as the protocol requires; `isError: true` for a failure.
+ */
+export function toMcpCallToolResult(result: ToolResult): McpCallToolResult {
+  checkResult('toMcpCallToolResult', result);
+  const text = resultText('toMcpCallToolResult', result);
+  const out: McpCallToolResult = { content: [{ type: 'text', text }] };
+  if (result.success && isPlainRecord(result.data)) out.structuredContent = JSON.parse(text) as JsonObject;
+  if (!result.success) out.isError = true;
+  return out;
+}
+
+/** A `ToolResult` as an Anthropic `tool_result` block: `{ type, tool_use_id, content, is_error? }`. */
+export function toAnthropicToolResult(result: ToolResult, toolUseId: string): AnthropicToolResult {
+  checkResult('toAnthropicToolResult', result);
+  checkId('toAnthropicToolResult', 'toolUseId', toolUseId);
+  const out: AnthropicToolResult = { type: 'tool_result', tool_use_id: toolUseId, content: resultText('toAnthropicToolResult', result) };
+  if (!result.success) out.is_error = true;
+  return out;
+}
+
+/**
+ * A `ToolResult` as an OpenAI tool output: Chat `{ role: 'tool', tool_call_id, content }`
+ * (default) or Responses `{ type: 'function_call_output', call_id, output }`.
+ */
+export function toOpenAIToolOutput(result: ToolResult, callId: string, options?: { api?: 'chat' }): OpenAIChatToolOutput;
+export function toOpenAIToolOutput(result: ToolResult, callId: string, options: { api: 'responses' }): OpenAIResponsesToolOutput;
+export function toOpenAIToolOutput(result: ToolResult, callId: string, options: { api?: 'chat' | 'responses' } = {}): OpenAIChatToolOutput | OpenAIResponsesToolOutput {
+  checkResult('toOpenAIToolOutput', result);
+  checkId('toOpenAIToolOutput', 'callId', callId);
+  const api = options.api ?? 'chat';
+  if (api !== 'chat' && api !== 'responses') throw new TypeError(`toOpenAIToolOutput: api must be 'chat' or 'responses', got ${JSON.stringify(api)}`);
+  const text = resultText('toOpenAIToolOutput', result);
+  return api === 'chat' ? { role: 'tool', tool_call_id: callId, content: text } : { type: 'function_call_output', call_id: callId, output: text };
+}

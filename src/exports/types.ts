@@ -1,0 +1,134 @@
+// The public shapes of the exports: lint findings, options, and what each exporter returns.
+import type { JsonObject, JsonValue, ToolRegistration, ToolSpec, ToolSpecInput } from '../core/contracts.js';
+
+/** The providers `lintTools` knows. `gemini` is the JSON Schema mode (`parametersJsonSchema`), `gemini-openapi` the `parameters` subset. */
+export type LintProvider = 'mcp' | 'openai' | 'anthropic' | 'gemini' | 'gemini-openapi';
+
+/** Every provider id, in the default order of `lintTools`. */
+export const LINT_PROVIDERS: readonly LintProvider[] = Object.freeze(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
+
+/** `error`: the provider rejects it (exporters refuse it); `warning`: accepted, but likely to bite. */
+export type LintSeverity = 'error' | 'warning';
+
+/**
+ * One problem a provider would have with a tool (or with the whole request).
+ * `path` is a JSON Pointer into the ToolSpec (`/tool_name`, `/input_schema/properties/url/format`);
+ * a finding about the whole request has `tool_name: null` and path `""`.
+ */
+export interface LintFinding {
+  readonly tool_name: string | null;
+  /** The provider whose rule it is; `ai-sdk` only for the AI SDK exporter's duplicate-name check. */
+  readonly provider: LintProvider | 'ai-sdk';
+  readonly path: string;
+  /** A stable kebab-case rule id, such as `name-pattern` or `strict-additional-properties`. */
+  readonly rule: string;
+  readonly severity: LintSeverity;
+  readonly message: string;
+}
+
+/** A tool of the runtime (issue 8), as the exports read it: its `spec` and a `handler`. */
+export interface ToolLike {
+  readonly spec: ToolSpec | ToolSpecInput;
+  readonly handler: (...args: never[]) => unknown;
+}
+
+/** A tool set of the runtime (issue 8), as the exports read it: `tools()` returns its tools. */
+export interface ToolSetLike {
+  tools(): readonly ToolLike[];
+}
+
+/** What exporters and `lintTools` take: runtime tools, specs or registrations (disabled ones are left out). */
+export type ExportItem = ToolLike | ToolSpec | ToolSpecInput | ToolRegistration;
+/** A list of items, or a tool set. */
+export type ExportItems = readonly ExportItem[] | ToolSetLike;
+
+/** Options of `lintTools`. */
+export interface LintOptions {
+  /** Which providers' rules to run; default `['mcp', 'openai', 'anthropic', 'gemini']`. */
+  readonly providers?: readonly LintProvider[];
+  /** Also run the strict-mode rules of OpenAI and Anthropic; default false. */
+  readonly strict?: boolean;
+  /** The MCP revision the `mcp` rules check against; default `'2025-11-25'`. */
+  readonly revision?: McpRevision;
+}
+
+/** What every exporter does with a tool the provider would reject. */
+export interface ExportOptions {
+  /** `'throw'` (default): `PROVIDER_INCOMPATIBLE`; `'skip'`: leave those tools out (`lintTools` says why). */
+  readonly onIncompatible?: 'throw' | 'skip';
+}
+
+/** The MCP revisions the exporter knows. */
+export type McpRevision = '2025-11-25' | '2025-06-18';
+
+export interface McpExportOptions extends ExportOptions {
+  /** Default `'2025-11-25'`. */
+  readonly revision?: McpRevision;
+}
+
+export interface OpenAIExportOptions extends ExportOptions {
+  /** `'chat'` (Chat Completions, default) or `'responses'` (Responses API). */
+  readonly api?: 'chat' | 'responses';
+  /** Structured Outputs for function calls; default false. Always emitted as a boolean. */
+  readonly strict?: boolean;
+}
+
+export interface AnthropicExportOptions extends ExportOptions {
+  /** Strict tool use: adds `strict: true` to every tool and runs the strict rules; default false. */
+  readonly strict?: boolean;
+}
+
+export interface GeminiExportOptions extends ExportOptions {
+  /** `'json'` (default): `parametersJsonSchema`; `'openapi'`: `parameters` (the OpenAPI subset). */
+  readonly schema?: 'json' | 'openapi';
+}
+
+/** A JSON Schema whose root is an object schema, as every provider requires. */
+export type ObjectJsonSchema = { type: 'object'; [key: string]: JsonValue };
+
+/** One entry of an MCP `tools/list` result. */
+export interface McpTool {
+  name: string;
+  description?: string;
+  inputSchema: ObjectJsonSchema;
+  outputSchema?: ObjectJsonSchema;
+}
+
+/** A Chat Completions tool (`ChatCompletionTool` of the `openai` package). */
+export interface OpenAIChatTool {
+  type: 'function';
+  function: { name: string; description?: string; parameters: ObjectJsonSchema; strict: boolean };
+}
+
+/** A Responses API function tool (`FunctionTool` of the `openai` package). */
+export interface OpenAIResponsesTool {
+  type: 'function';
+  name: string;
+  description?: string;
+  parameters: ObjectJsonSchema;
+  strict: boolean;
+}
+
+/** A custom tool of the Anthropic Messages API (`Tool` of `@anthropic-ai/sdk`). */
+export interface AnthropicTool {
+  name: string;
+  description?: string;
+  input_schema: ObjectJsonSchema;
+  strict?: true;
+}
+
+/** One Gemini function declaration; a tool without parameters has neither parameters field. */
+export interface GeminiFunctionDeclaration {
+  name: string;
+  description?: string;
+  parametersJsonSchema?: ObjectJsonSchema;
+  parameters?: ObjectJsonSchema;
+}
+
+/** The Gemini `Tool` object: `{ functionDeclarations }`. */
+export interface GeminiTools {
+  functionDeclarations: GeminiFunctionDeclaration[];
+}
+
+/** Vercel AI SDK tools by name: plain JSON Schema (wrap it with the AI SDK's `jsonSchema()`). */
+export type AiSdkTools = Record<string, { description?: string; inputSchema: JsonObject }>;
