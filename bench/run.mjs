@@ -21,6 +21,7 @@ import { renderMarkdown, writeReports } from './lib/report.mjs';
 import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
 import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
+import { runtimeWorkloads } from './runtime.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -406,6 +407,8 @@ if (process.argv.includes('--render')) {
  * async function taking `{ record, log, folder, quick }` and add one line here.
  */
 const STEPS = [
+  // ToolSet.invoke and resolve against their hand-written baselines (bench/runtime.mjs).
+  ['runtime', () => runtimeWorkloads(record)],
   ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
   ['writes', writeWorkloads],
   ['keyv', keyvWorkloads],

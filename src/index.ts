@@ -37,6 +37,7 @@ export {
   ProviderIncompatibleError,
   PreconditionFailedError,
   ChangesExpiredError,
+  SpecMismatchError,
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
@@ -85,8 +86,6 @@ export type {
   GeminiFunctionDeclaration,
   GeminiTools,
   AiSdkTools,
-  ToolResult,
-  ToolResultCode,
   McpCallToolResult,
   AnthropicToolResult,
   OpenAIChatToolOutput,
@@ -100,3 +99,27 @@ export type {
   PostgresVerifyReport,
   PostgresVerifyProblem,
 } from './stores/postgres/postgres-tool-registry.js';
+// ToolResult and ToolResultCode come from the runtime below (the exporters accept them).
+
+// The runtime (issue 8): tools with handlers, ToolSet, ToolBox, policies, invoke, the bridge.
+export { defineTool } from './runtime/define-tool.js';
+export type {
+  Tool,
+  ToolDefinition,
+  ToolHandlerOptions,
+  ToolPermissions,
+  CollisionPolicy,
+  JsonSchemaObject,
+  ZodSchema,
+} from './runtime/define-tool.js';
+export { ToolSet, createToolSet } from './runtime/tool-set.js';
+export type { ExcludedTool } from './runtime/tool-set.js';
+export { ToolBox } from './runtime/tool-box.js';
+export type { TurnContext, RegisterOptions, MergeOptions } from './runtime/tool-box.js';
+export type { InvokeOptions } from './runtime/invoke.js';
+export type { ToolResult, ToolResultCode, ToolResultIssue, ToolSuccess, ToolFailure } from './runtime/tool-result.js';
+export { checkToolPermission } from './runtime/policy.js';
+export type { ToolPolicy, PermissionCheck, PermissionSubject } from './runtime/policy.js';
+export { READ_FS, WRITE_FS, NET_HTTP, EXEC_SHELL, READ_ENV, DB_READ, DB_WRITE, PERMISSION_NAME_PATTERN } from './runtime/permissions.js';
+export { publishTools, loadToolSet } from './runtime/bridge.js';
+export type { ToolSource, LoadToolSetOptions } from './runtime/bridge.js';

@@ -66,7 +66,9 @@ export async function measureInterleaved(contenders, { rounds = 4, time = 400 } 
   for (let round = 0; round < rounds; round++) {
     for (const [key, fn, options] of contenders) {
       const stats = await measure(fn, { time, ...options });
-      pooled.get(key).push(...stats.values_us);
+      // A loop, not push(...values): a fast operation yields more samples than a call can take arguments.
+      const samples = pooled.get(key);
+      for (const value of stats.values_us) samples.push(value);
     }
   }
   return new Map(

@@ -13,7 +13,8 @@ export type ToolRegistryErrorCode =
   | 'READ_ONLY'
   | 'PRECONDITION_FAILED'
   | 'CHANGES_EXPIRED'
-  | 'PROVIDER_INCOMPATIBLE';
+  | 'PROVIDER_INCOMPATIBLE'
+  | 'SPEC_MISMATCH';
 
 /** Machine-readable details of an error; `tool_name` is set wherever a tool is involved. */
 export interface ToolRegistryErrorContext {
@@ -47,8 +48,8 @@ export class ToolRegistryError extends Error {
 export class ValidationError extends ToolRegistryError {
   /** Every problem found, each with its path (zod issues, path formatted). */
   readonly issues: readonly RegistryIssue[];
-  constructor(message: string, issues: readonly RegistryIssue[], context: ToolRegistryErrorContext = {}) {
-    super('VALIDATION_FAILED', message, { context: { ...context, issues } });
+  constructor(message: string, issues: readonly RegistryIssue[], context: ToolRegistryErrorContext = {}, cause?: unknown) {
+    super('VALIDATION_FAILED', message, { context: { ...context, issues }, cause });
     this.issues = issues;
   }
 }
@@ -163,5 +164,27 @@ export class ChangesExpiredError extends ToolRegistryError {
 export class ProviderIncompatibleError extends ToolRegistryError {
   constructor(message: string, context: ToolRegistryErrorContext & { provider: string; findings: readonly unknown[] }) {
     super('PROVIDER_INCOMPATIBLE', message, { context });
+  }
+}
+
+/**
+ * Code and registry disagree on a tool's spec: the registry holds a spec under this name
+ * whose canonical JSON differs from the code's (`loadToolSet`). Publish the code's spec
+ * (with a new version) or deploy the code that matches the registry.
+ */
+export class SpecMismatchError extends ToolRegistryError {
+  constructor(
+    message: string,
+    context: ToolRegistryErrorContext & {
+      tool_name: string;
+      /** Fingerprint (SHA-256 of canonical JSON) of the spec the code defines. */
+      code_fingerprint: string;
+      /** Fingerprint of the spec the registry holds under the same name. */
+      registry_fingerprint: string;
+      code_version: string | null;
+      registry_version: string | null;
+    },
+  ) {
+    super('SPEC_MISMATCH', message, { context });
   }
 }

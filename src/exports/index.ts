@@ -6,6 +6,6 @@ export { toGeminiTools } from './gemini.js';
 export { toAiSdkTools } from './ai-sdk.js';
 export { lintTools } from './lint.js';
 export { toMcpCallToolResult, toAnthropicToolResult, toOpenAIToolOutput } from './results.js';
-export type { ToolResult, ToolResultCode, McpCallToolResult, AnthropicToolResult, OpenAIChatToolOutput, OpenAIResponsesToolOutput } from './results.js';
+export type { McpCallToolResult, AnthropicToolResult, OpenAIChatToolOutput, OpenAIResponsesToolOutput } from './results.js';
 export { LINT_PROVIDERS } from './types.js';
 export type * from './types.js';

@@ -1,20 +1,7 @@
-// The loop back: a runtime ToolResult as each provider wants the tool's answer.
+// The loop back: a runtime ToolResult (ToolSet.invoke's answer) as each provider wants it.
 import type { JsonObject } from '../core/contracts.js';
 import { isPlainRecord } from '../core/canonical.js';
-
-/** The codes of an unsuccessful `ToolResult` (issue 8); data, never thrown. */
-export type ToolResultCode = 'TOOL_NOT_FOUND' | 'INVALID_ARGUMENTS' | 'PERMISSION_DENIED' | 'TOOL_FAILED' | 'INVALID_OUTPUT' | 'TIMEOUT' | 'ABORTED';
-
-/** What `ToolSet.invoke` resolves to (issue 8). */
-export type ToolResult =
-  | { readonly success: true; readonly data: unknown; readonly execution_time_ms: number }
-  | {
-      readonly success: false;
-      readonly code: ToolResultCode;
-      readonly error: string;
-      readonly issues?: readonly { readonly path: string; readonly message: string }[];
-      readonly execution_time_ms: number;
-    };
+import type { ToolResult } from '../runtime/tool-result.js';
 
 /** An MCP `CallToolResult`. */
 export interface McpCallToolResult {

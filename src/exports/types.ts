@@ -1,5 +1,7 @@
 // The public shapes of the exports: lint findings, options, and what each exporter returns.
 import type { JsonObject, JsonValue, ToolRegistration, ToolSpec, ToolSpecInput } from '../core/contracts.js';
+import type { Tool } from '../runtime/define-tool.js';
+import type { ToolSet } from '../runtime/tool-set.js';
 
 /** The providers `lintTools` knows. `gemini` is the JSON Schema mode (`parametersJsonSchema`), `gemini-openapi` the `parameters` subset. */
 export type LintProvider = 'mcp' | 'openai' | 'anthropic' | 'gemini' | 'gemini-openapi';
@@ -26,21 +28,24 @@ export interface LintFinding {
   readonly message: string;
 }
 
-/** A tool of the runtime (issue 8), as the exports read it: its `spec` and a `handler`. */
+/**
+ * Anything shaped like a runtime `Tool`: its `spec` and a `handler`. The exports read tools
+ * by shape (a `Tool` from `defineTool` is one), so they depend on the runtime's types only.
+ */
 export interface ToolLike {
   readonly spec: ToolSpec | ToolSpecInput;
   readonly handler: (...args: never[]) => unknown;
 }
 
-/** A tool set of the runtime (issue 8), as the exports read it: `tools()` returns its tools. */
+/** Anything shaped like a `ToolSet`: `tools()` returns its tools. */
 export interface ToolSetLike {
   tools(): readonly ToolLike[];
 }
 
 /** What exporters and `lintTools` take: runtime tools, specs or registrations (disabled ones are left out). */
-export type ExportItem = ToolLike | ToolSpec | ToolSpecInput | ToolRegistration;
+export type ExportItem = Tool | ToolLike | ToolSpec | ToolSpecInput | ToolRegistration;
 /** A list of items, or a tool set. */
-export type ExportItems = readonly ExportItem[] | ToolSetLike;
+export type ExportItems = readonly ExportItem[] | ToolSet | ToolSetLike;
 
 /** Options of `lintTools`. */
 export interface LintOptions {

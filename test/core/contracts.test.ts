@@ -7,6 +7,7 @@ import {
   ProviderIncompatibleError,
   PreconditionFailedError,
   ChangesExpiredError,
+  SpecMismatchError,
   RegistryClosedError,
   SchemaTooNewError,
   SnapshotInvalidError,
@@ -122,6 +123,13 @@ describe('errors', () => {
     PROVIDER_INCOMPATIBLE: new ProviderIncompatibleError('rejected', { tool_name: 't', provider: 'openai', findings: [] }),
     PRECONDITION_FAILED: new PreconditionFailedError('stale', { tool_name: 't', expected: '1', actual: '2', exists: true }),
     CHANGES_EXPIRED: new ChangesExpiredError(0, 1001, 11_000),
+    SPEC_MISMATCH: new SpecMismatchError('mismatch', {
+      tool_name: 't',
+      code_fingerprint: 'a'.repeat(64),
+      registry_fingerprint: 'b'.repeat(64),
+      code_version: '1',
+      registry_version: '1',
+    }),
   };
 
   it.each(Object.entries(examples))('%s: code, name, base class and a frozen context', (code, error) => {

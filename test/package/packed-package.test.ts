@@ -118,6 +118,20 @@ await again.close();
     expect(snapshot.tools.map((tool) => tool.enabled)).toEqual([false]);
   });
 
+  it('runs the runtime with its dependencies (ajv, ajv-formats) installed from the package', () => {
+    writeFileSync(
+      join(project, 'runtime.mjs'),
+      `import { defineTool, ToolSet } from 'tool-registry';
+const mail = defineTool({ name: 'mail', input_schema: { type: 'object', properties: { to: { type: 'string', format: 'email' } }, required: ['to'] }, handler: ({ to }) => 'sent to ' + to });
+const set = new ToolSet([mail]);
+console.log(JSON.stringify([await set.invoke('mail', { to: 'a@example.com' }), (await set.invoke('mail', { to: 'nobody' })).code]));
+`,
+    );
+    const [ok, code] = JSON.parse(run('node', ['runtime.mjs'], project)) as [{ success: boolean; data: string }, string];
+    expect(ok).toMatchObject({ success: true, data: 'sent to a@example.com' });
+    expect(code).toBe('INVALID_ARGUMENTS');
+  });
+
   it('installs the tool-registry command', () => {
     const bin = join(project, 'node_modules/.bin/tool-registry');
     const out = run(bin, ['--db', join(project, 'installed.db'), 'list', '--json'], project);

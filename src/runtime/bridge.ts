@@ -1,0 +1,96 @@
+// The bridge between the persistent registry (specs, enabled flags) and the tools in code.
+import { canonicalJson, fingerprintOf } from '../core/canonical.js';
+import type { ToolRegistration } from '../core/contracts.js';
+import { SpecMismatchError } from '../core/errors.js';
+import { previewValue } from '../core/issues.js';
+import type { ToolRegistry } from '../core/registry.js';
+import { internalsOf } from './define-tool.js';
+import type { Tool } from './define-tool.js';
+import { compilePolicy } from './policy.js';
+import type { ToolPolicy } from './policy.js';
+import { ToolBox } from './tool-box.js';
+import { ToolSet, recordExcluded } from './tool-set.js';
+import type { ExcludedTool } from './tool-set.js';
+
+/** Tools as the bridge takes them: an array (or iterable) of Tools, a ToolSet or a ToolBox. */
+export type ToolSource = Iterable<Tool> | ToolSet | ToolBox;
+
+export interface LoadToolSetOptions {
+  /** Also keep only the tools this policy allows (they are not listed in `excluded`). */
+  readonly policy?: ToolPolicy;
+}
+
+function toolsOf(method: string, source: ToolSource): Tool[] {
+  if (ToolBox.isToolBox(source)) return source.all();
+  if (source === null || typeof source !== 'object' || typeof (source as Iterable<Tool>)[Symbol.iterator] !== 'function') {
+    throw new TypeError(`${method}(): tools must be an array of Tools, a ToolSet or a ToolBox, got ${previewValue(source)}`);
+  }
+  // Through a ToolSet: every element is checked to be a Tool and names are unique (DUPLICATE_TOOL).
+  return (source instanceof ToolSet ? source : new ToolSet(source as Iterable<Tool>)).tools();
+}
+
+function assertRegistry(method: string, registry: unknown): asserts registry is ToolRegistry {
+  if (typeof registry !== 'object' || registry === null || typeof (registry as ToolRegistry).get !== 'function') {
+    throw new TypeError(`${method}(): registry must be a ToolRegistry, got ${previewValue(registry)}`);
+  }
+}
+
+/**
+ * Registers every tool's spec in one all-or-nothing `registerMany`, by the registration
+ * rule: an identical spec writes nothing, a new version replaces the old one (keeping an
+ * operator's disable), and a spec changed without a version bump fails the whole deploy.
+ * Returns the registrations in name order.
+ * @throws VERSION_CONFLICT (nothing is written), DUPLICATE_TOOL, and the store's errors
+ */
+export async function publishTools(registry: ToolRegistry, tools: ToolSource): Promise<ToolRegistration[]> {
+  assertRegistry('publishTools', registry);
+  return registry.registerMany(toolsOf('publishTools', tools).map((tool) => tool.spec));
+}
+
+/**
+ * A `ToolSet` of the tools the registry says may run: registered, enabled, and with the
+ * stored spec canonically identical to the code's. A disabled tool and a tool never
+ * published are left out and listed in the set's `excluded` (`disabled`,
+ * `not_registered`), sorted by name. With `policy`, the set is also filtered by it.
+ * @throws SPEC_MISMATCH when a stored spec differs from the code's (checked before the
+ *   enabled flag: code and registry must agree even on a disabled tool; the first such tool
+ *   by name, with `context.tool_name`, `code_fingerprint`, `registry_fingerprint`,
+ *   `code_version`, `registry_version`); VALIDATION_FAILED for an invalid policy;
+ *   DUPLICATE_TOOL; the store's errors
+ */
+export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, options: LoadToolSetOptions = {}): Promise<ToolSet> {
+  assertRegistry('loadToolSet', registry);
+  if (typeof options !== 'object' || options === null) throw new TypeError('loadToolSet(): options must be an object');
+  const list = toolsOf('loadToolSet', tools);
+  const policy = options.policy === undefined ? undefined : compilePolicy(options.policy);
+  const registrations = await Promise.all(list.map((tool) => registry.get(tool.name)));
+  const excluded: ExcludedTool[] = [];
+  const kept: Tool[] = [];
+  list.forEach((tool, index) => {
+    const registration = registrations[index];
+    if (registration === undefined) {
+      excluded.push({ tool_name: tool.name, reason: 'not_registered' });
+      return;
+    }
+    const code = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
+    const stored = canonicalJson(registration.spec);
+    if (stored !== code.canonical) {
+      const registryFingerprint = fingerprintOf(stored);
+      throw new SpecMismatchError(
+        `tool ${JSON.stringify(tool.name)}: the registry holds another spec (version ${JSON.stringify(registration.spec.version)}, fingerprint ${registryFingerprint.slice(0, 12)}) than the code (version ${JSON.stringify(tool.spec.version)}, fingerprint ${code.fingerprint.slice(0, 12)}); publish the code's tools (with a new version) or deploy the matching code`,
+        {
+          tool_name: tool.name,
+          code_fingerprint: code.fingerprint,
+          registry_fingerprint: registryFingerprint,
+          code_version: tool.spec.version,
+          registry_version: registration.spec.version,
+        },
+      );
+    }
+    if (registration.enabled) kept.push(tool);
+    else excluded.push({ tool_name: tool.name, reason: 'disabled' });
+  });
+  const set = new ToolSet(kept);
+  const allowed = policy === undefined ? set : set.forPolicy(options.policy as ToolPolicy);
+  return recordExcluded(allowed, excluded);
+}

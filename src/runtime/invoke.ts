@@ -1,0 +1,221 @@
+// One invocation, shared by ToolSet and ToolBox: options, lookup, policy, arguments,
+// handler, output, each failure returned as a frozen ToolResult.
+import { hasPlainPrototype } from '../core/canonical.js';
+import { previewValue } from '../core/issues.js';
+import { internalsOf } from './define-tool.js';
+import type { Tool, ToolHandlerOptions } from './define-tool.js';
+import { checkCompiled, compilePolicy } from './policy.js';
+import type { CompiledPolicy, ToolPolicy } from './policy.js';
+import { failure, success } from './tool-result.js';
+import type { ToolResult, ToolResultIssue } from './tool-result.js';
+
+/** Options of `invoke`. Anything else than these types is a TypeError (misuse). */
+export interface InvokeOptions<Context = unknown> {
+  /** Handed to the handler as `context`, as it is (not copied). */
+  readonly context?: Context;
+  /** Aborting it ends the wait with `ABORTED` (before or during the call) and aborts the handler's signal. */
+  readonly signal?: AbortSignal;
+  /** Milliseconds (> 0; `Infinity` for none) after which the wait ends with `TIMEOUT`, even if the handler ignores its signal. */
+  readonly timeoutMs?: number;
+  /** Checked before anything runs: a denied tool is `PERMISSION_DENIED` and its handler is never called. */
+  readonly policy?: ToolPolicy;
+}
+
+/** setTimeout's limit: a longer delay would fire at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+/**
+ * The handler's options when nothing can abort the call (no caller signal, no timeout): the
+ * handler gets a signal of its own, made the first time it reads `signal`. A shared
+ * never-aborted signal would collect every call's listeners; an AbortController made for
+ * every call would cost more than the rest of invoke. A class, because an object literal
+ * with a getter is several times slower to create (V8).
+ */
+class QuietCallOptions implements ToolHandlerOptions {
+  #signal: AbortSignal | undefined;
+  constructor(
+    readonly context: unknown,
+    readonly tool_name: string,
+  ) {}
+  get signal(): AbortSignal {
+    return (this.#signal ??= new AbortController().signal);
+  }
+}
+
+function handlerOptions(context: unknown, signal: AbortSignal | undefined, name: string): ToolHandlerOptions {
+  return signal === undefined ? new QuietCallOptions(context, name) : { context, signal, tool_name: name };
+}
+
+interface CheckedOptions {
+  readonly context: unknown;
+  readonly signal: AbortSignal | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly policy: CompiledPolicy | undefined;
+}
+
+const NO_OPTIONS: CheckedOptions = { context: undefined, signal: undefined, timeoutMs: undefined, policy: undefined };
+
+function isAbortSignal(value: unknown): value is AbortSignal {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function'
+  );
+}
+
+function checkOptions(options: InvokeOptions | undefined): CheckedOptions {
+  if (options === undefined) return NO_OPTIONS;
+  if (typeof options !== 'object' || options === null) throw new TypeError(`invoke(): options must be an object, got ${previewValue(options)}`);
+  const { context, signal, timeoutMs, policy } = options;
+  if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`invoke(): signal must be an AbortSignal, got ${previewValue(signal)}`);
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))) {
+    throw new TypeError(`invoke(): timeoutMs must be a number > 0 and <= ${MAX_TIMEOUT_MS} (or Infinity), got ${previewValue(timeoutMs)}`);
+  }
+  return {
+    context,
+    signal,
+    timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs,
+    policy: policy === undefined ? undefined : compilePolicy(policy),
+  };
+}
+
+/**
+ * A private copy of the arguments, so defaults can be filled in and no two calls share an
+ * object. Plain JSON (what a model sends) is copied directly; anything else goes through
+ * structuredClone (which throws for functions and symbols).
+ */
+function copyArgs(value: unknown): unknown {
+  const copy = copyJson(value, 0);
+  return copy === NOT_JSON ? structuredClone(value) : copy;
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+function copyJson(value: unknown, depth: number): unknown {
+  if (typeof value !== 'object' || value === null) return typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint' ? NOT_JSON : value;
+  if (depth > 256) return NOT_JSON;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item = copyJson(value[i], depth + 1);
+      if (item === NOT_JSON) return NOT_JSON;
+      out[i] = item;
+    }
+    return out;
+  }
+  if (!hasPlainPrototype(value)) return NOT_JSON;
+  // Built key by key: a spread copy that then gets a default added is ten times slower to validate (V8).
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    let item = (value as Record<string, unknown>)[key];
+    if (typeof item === 'object' || typeof item === 'function' || typeof item === 'symbol' || typeof item === 'bigint') {
+      item = copyJson(item, depth + 1);
+      if (item === NOT_JSON) return NOT_JSON;
+    }
+    // defineProperty keeps a key named __proto__ as data, as JSON.parse would.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
+  }
+  return out;
+}
+
+function describe(issues: readonly ToolResultIssue[]): string {
+  const shown = issues.slice(0, 5).map((issue) => `${issue.path === '' ? '(root)' : issue.path} ${issue.message}`);
+  if (issues.length > shown.length) shown.push(`and ${issues.length - shown.length} more`);
+  return shown.join('; ');
+}
+
+/** The message of what a handler threw: an Error's (from any realm), a string, or a preview. */
+function messageOf(error: unknown): string {
+  if (typeof error === 'string') return error;
+  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : previewValue(error);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+/**
+ * Invokes `tool` (looked up by `name`; `undefined` when there is none). Resolves to a
+ * frozen ToolResult for every tool-level failure; rejects only for misuse (TypeError) and
+ * an invalid policy (VALIDATION_FAILED). Not an async function: the common path (a promise
+ * from the handler, no signal, no timeout) then costs one `then` instead of an await chain.
+ */
+export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown, options: InvokeOptions | undefined): Promise<ToolResult> {
+  const started = performance.now();
+  let checked: CheckedOptions;
+  try {
+    if (typeof name !== 'string') throw new TypeError(`invoke(): the tool name must be a string, got ${previewValue(name)}`);
+    checked = checkOptions(options);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const { context, signal, timeoutMs, policy } = checked;
+  if (signal?.aborted) return Promise.resolve(failure('ABORTED', `Tool '${name}' was not called: the signal was already aborted`, started));
+  if (tool === undefined) return Promise.resolve(failure('TOOL_NOT_FOUND', `Tool '${name}' not found`, started));
+  if (policy !== undefined) {
+    const verdict = checkCompiled(policy, tool);
+    if (!verdict.allowed) return Promise.resolve(failure('PERMISSION_DENIED', verdict.reason, started));
+  }
+  const { checkInput, checkOutput } = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
+  let copy: unknown;
+  try {
+    copy = copyArgs(args === undefined ? {} : args);
+  } catch (error) {
+    const issues = [{ path: '', message: `is not JSON data: ${messageOf(error)}` }];
+    return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(issues)}`, started, issues));
+  }
+  const problems = checkInput(copy);
+  if (problems !== undefined) {
+    return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(problems)}`, started, problems));
+  }
+
+  const finish = (data: unknown): ToolResult => {
+    const wrong = checkOutput?.(data);
+    if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that fails its output_schema: ${describe(wrong)}`, started, wrong);
+    return success(data, started);
+  };
+  const failed = (error: unknown): ToolResult => failure('TOOL_FAILED', `Tool '${name}' failed: ${messageOf(error)}`, started);
+
+  const controller = timeoutMs === undefined ? undefined : new AbortController();
+  const call = handlerOptions(context, controller?.signal ?? signal, name);
+  let pending: unknown;
+  try {
+    pending = tool.handler(copy as Record<string, unknown>, call);
+  } catch (error) {
+    return Promise.resolve(failed(error));
+  }
+  if (!isThenable(pending)) return Promise.resolve(finish(pending));
+  if (controller === undefined && signal === undefined) return Promise.resolve(pending).then(finish, failed);
+  return new Promise<ToolResult>((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let settled = false;
+    // The first of handler, timer and caller's signal decides; the others find `settled`.
+    const settle = (result: () => ToolResult): void => {
+      if (settled) return;
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(result());
+    };
+    const onAbort = (): void => {
+      settle(() => failure('ABORTED', `Tool '${name}' was aborted by the caller's signal`, started));
+      controller?.abort(signal?.reason);
+    };
+    if (controller !== undefined) {
+      timer = setTimeout(() => {
+        settle(() => failure('TIMEOUT', `Tool '${name}' did not finish within ${timeoutMs} ms`, started));
+        controller.abort(new DOMException(`Tool '${name}' timed out after ${timeoutMs} ms`, 'TimeoutError'));
+      }, timeoutMs);
+    }
+    if (signal !== undefined) {
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+    Promise.resolve(pending).then(
+      (data) => settle(() => finish(data)),
+      (error: unknown) => settle(() => failed(error)),
+    );
+  });
+}
