@@ -22,7 +22,7 @@ import type {
 import { checkCursor, checkExpectedVersion, decideRegistration, planImport } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec } from './validation.js';
-import type { PreparedSpec } from './validation.js';
+import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
 
 /** A tool as the core hands it to a store to write. */
@@ -467,11 +467,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       decide: (view) => {
       const plan = planImport(view.records(), entries, mode);
       if (plan.firstConflict !== undefined) throw plan.firstConflict;
-      const actions = new Map(plan.steps.map((step) => [step.tool_name, step.action]));
       const changes: StoreChange[] = [];
       let writtenAt: string | undefined;
-      for (const entry of entries) {
-        const action = actions.get(entry.tool_name);
+      for (let index = 0; index < entries.length; index++) {
+        const entry = entries[index] as PreparedImportEntry;
+        const action = plan.actions[index];
         if (action !== 'add' && action !== 'update') continue;
         changes.push({ kind: 'put', tool: {
           record: {
@@ -486,7 +486,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
           firstRegisteredAt: (writtenAt ??= this.now()),
         } });
       }
-      for (const step of plan.steps) if (step.action === 'remove') changes.push({ kind: 'delete', toolName: step.tool_name });
+      for (const toolName of plan.removals) changes.push({ kind: 'delete', toolName });
       return { changes, result: (applied) => importReport(plan, false, applied.revision()) };
       },
     });

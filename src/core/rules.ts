@@ -29,7 +29,7 @@ function describeVersion(version: string | null): string {
 /** The error of rule 4, shared by `register` and `importSnapshot`. */
 export function versionConflict(
   current: ToolRecord,
-  incoming: PreparedSpec,
+  incoming: Pick<PreparedSpec, 'tool_name' | 'version' | 'fingerprint'>,
   path?: string,
 ): VersionConflictError {
   const where = path === undefined ? '' : ` (at ${path})`;
@@ -68,9 +68,14 @@ export function decideRegistration(
   throw versionConflict(current, incoming, path);
 }
 
-/** The plan of an import: one step per tool, sorted by name, and the counts. */
+/** The plan of an import: the action per snapshot entry, the tools to remove, and the counts. */
 export interface ImportPlan {
+  /** One step per tool, sorted by name (built on first access: only a dry run reports it). */
   readonly steps: ImportStep[];
+  /** The action of each snapshot entry, in snapshot order. */
+  readonly actions: readonly ImportStep['action'][];
+  /** The current tools a `replace` removes, sorted by name. */
+  readonly removals: readonly string[];
   readonly added: number;
   readonly updated: number;
   readonly unchanged: number;
@@ -90,7 +95,7 @@ export function planImport(
   entries: readonly PreparedImportEntry[],
   mode: ImportMode,
 ): ImportPlan {
-  const steps: ImportStep[] = [];
+  const actions: ImportStep['action'][] = [];
   const counts = { added: 0, updated: 0, unchanged: 0, removed: 0, conflicts: 0 };
   let firstConflict: VersionConflictError | undefined;
   for (const entry of entries) {
@@ -114,22 +119,39 @@ export function planImport(
       action = 'update';
       counts.updated++;
     }
-    steps.push(
-      existing === undefined
-        ? { tool_name: entry.tool_name, action, path: entry.path, to_version: entry.version }
-        : { tool_name: entry.tool_name, action, path: entry.path, from_version: existing.version, to_version: entry.version },
-    );
+    actions.push(action);
   }
+  const removals: string[] = [];
   if (mode === 'replace') {
     const named = new Set(entries.map((entry) => entry.tool_name));
-    for (const existing of current.values()) {
-      if (named.has(existing.tool_name)) continue;
-      counts.removed++;
-      steps.push({ tool_name: existing.tool_name, action: 'remove', from_version: existing.version });
-    }
+    for (const existing of current.values()) if (!named.has(existing.tool_name)) removals.push(existing.tool_name);
+    removals.sort(compareCodePoints);
+    counts.removed = removals.length;
   }
-  steps.sort((a, b) => compareCodePoints(a.tool_name, b.tool_name));
-  return { steps, ...counts, firstConflict };
+  // Sorting 100k steps costs more than the rest of the plan; a real import never reads them.
+  let steps: ImportStep[] | undefined;
+  const buildSteps = (): ImportStep[] => {
+    const built: ImportStep[] = entries.map((entry, index) => {
+      const action = actions[index] as ImportStep['action'];
+      const existing = current.get(entry.tool_name);
+      return existing === undefined
+        ? { tool_name: entry.tool_name, action, path: entry.path, to_version: entry.version }
+        : { tool_name: entry.tool_name, action, path: entry.path, from_version: existing.version, to_version: entry.version };
+    });
+    for (const name of removals) {
+      built.push({ tool_name: name, action: 'remove', from_version: (current.get(name) as ToolRecord).version });
+    }
+    return built.sort((a, b) => compareCodePoints(a.tool_name, b.tool_name));
+  };
+  return {
+    get steps() {
+      return (steps ??= buildSteps());
+    },
+    actions,
+    removals,
+    ...counts,
+    firstConflict,
+  };
 }
 
 /**

@@ -17,8 +17,11 @@ export interface PreparedSpec {
   readonly json: string;
 }
 
-/** One entry of a validated snapshot, with where it stood (`tools[3]`). */
-export interface PreparedImportEntry extends PreparedSpec {
+/**
+ * One entry of a validated snapshot, with where it stood (`tools[3]`). Without the canonical
+ * text: an import holds every entry until it writes, and the fingerprint is all it needs.
+ */
+export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical'> {
   readonly enabled: boolean;
   readonly created_at: string | null;
   readonly path: string;
@@ -161,7 +164,8 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
     if (earlier !== undefined) duplicate ??= new DuplicateToolError(registration.spec.tool_name, path, earlier);
     seen.set(registration.spec.tool_name, path);
     if (issues.length === 0 && duplicate === undefined) {
-      entries.push({ ...prepare(registration.spec, (tools[index] as { spec: unknown }).spec), enabled: registration.enabled, created_at: registration.created_at, path });
+      const { tool_name, version, fingerprint, json } = prepare(registration.spec, (tools[index] as { spec: unknown }).spec);
+      entries.push({ tool_name, version, fingerprint, json, enabled: registration.enabled, created_at: registration.created_at, path });
     }
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
