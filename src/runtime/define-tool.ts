@@ -5,6 +5,7 @@ import type { JsonObject } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, formatPath, toRegistryIssues } from '../core/issues.js';
 import type { RegistryIssue } from '../core/issues.js';
+import { ArgsCopier } from './copy-args.js';
 import { PERMISSION_NAME_PATTERN } from './permissions.js';
 import { compileSchema, constrains } from './schema-validator.js';
 import type { SchemaCheck } from './schema-validator.js';
@@ -77,6 +78,8 @@ export interface ToolInternals {
   readonly checkOutput: SchemaCheck | undefined;
   readonly canonical: string;
   readonly fingerprint: string;
+  /** The per-call argument copy, specialised to the keys the tool is called with. */
+  readonly argsCopier: ArgsCopier;
 }
 
 const internals = new WeakMap<object, ToolInternals>();
@@ -229,6 +232,6 @@ export function defineTool(definition: ToolDefinition<never, unknown>): Tool<nev
     ephemeral: value.ephemeral ?? false,
     onCollision: value.onCollision ?? 'throw',
   });
-  internals.set(tool, Object.freeze({ checkInput, checkOutput, canonical, fingerprint: fingerprintOf(canonical) }));
+  internals.set(tool, Object.freeze({ checkInput, checkOutput, canonical, fingerprint: fingerprintOf(canonical), argsCopier: new ArgsCopier() }));
   return tool;
 }

@@ -1,12 +1,11 @@
 // One invocation, shared by ToolSet and ToolBox: options, lookup, policy, arguments,
 // handler, output, each failure returned as a frozen ToolResult.
-import { hasPlainPrototype } from '../core/canonical.js';
 import { previewValue } from '../core/issues.js';
 import { internalsOf } from './define-tool.js';
 import type { Tool, ToolHandlerOptions } from './define-tool.js';
 import { checkCompiled, compilePolicy } from './policy.js';
 import type { CompiledPolicy, ToolPolicy } from './policy.js';
-import { failure, success } from './tool-result.js';
+import { failure, now, success } from './tool-result.js';
 import type { ToolResult, ToolResultIssue } from './tool-result.js';
 
 /** Options of `invoke`. Anything else than these types is a TypeError (misuse). */
@@ -79,46 +78,6 @@ function checkOptions(options: InvokeOptions | undefined): CheckedOptions {
   };
 }
 
-/**
- * A private copy of the arguments, so defaults can be filled in and no two calls share an
- * object. Plain JSON (what a model sends) is copied directly; anything else goes through
- * structuredClone (which throws for functions and symbols).
- */
-function copyArgs(value: unknown): unknown {
-  const copy = copyJson(value, 0);
-  return copy === NOT_JSON ? structuredClone(value) : copy;
-}
-
-const NOT_JSON = Symbol('not JSON');
-
-function copyJson(value: unknown, depth: number): unknown {
-  if (typeof value !== 'object' || value === null) return typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint' ? NOT_JSON : value;
-  if (depth > 256) return NOT_JSON;
-  if (Array.isArray(value)) {
-    const out = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const item = copyJson(value[i], depth + 1);
-      if (item === NOT_JSON) return NOT_JSON;
-      out[i] = item;
-    }
-    return out;
-  }
-  if (!hasPlainPrototype(value)) return NOT_JSON;
-  // Built key by key: a spread copy that then gets a default added is ten times slower to validate (V8).
-  const out: Record<string, unknown> = {};
-  for (const key in value) {
-    let item = (value as Record<string, unknown>)[key];
-    if (typeof item === 'object' || typeof item === 'function' || typeof item === 'symbol' || typeof item === 'bigint') {
-      item = copyJson(item, depth + 1);
-      if (item === NOT_JSON) return NOT_JSON;
-    }
-    // defineProperty keeps a key named __proto__ as data, as JSON.parse would.
-    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
-    else out[key] = item;
-  }
-  return out;
-}
-
 function describe(issues: readonly ToolResultIssue[]): string {
   const shown = issues.slice(0, 5).map((issue) => `${issue.path === '' ? '(root)' : issue.path} ${issue.message}`);
   if (issues.length > shown.length) shown.push(`and ${issues.length - shown.length} more`);
@@ -143,7 +102,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * from the handler, no signal, no timeout) then costs one `then` instead of an await chain.
  */
 export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown, options: InvokeOptions | undefined): Promise<ToolResult> {
-  const started = performance.now();
+  const started = now();
   let checked: CheckedOptions;
   try {
     if (typeof name !== 'string') throw new TypeError(`invoke(): the tool name must be a string, got ${previewValue(name)}`);
@@ -158,10 +117,10 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
     const verdict = checkCompiled(policy, tool);
     if (!verdict.allowed) return Promise.resolve(failure('PERMISSION_DENIED', verdict.reason, started));
   }
-  const { checkInput, checkOutput } = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
+  const { checkInput, checkOutput, argsCopier } = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
   let copy: unknown;
   try {
-    copy = copyArgs(args === undefined ? {} : args);
+    copy = argsCopier.copy(args === undefined ? {} : args);
   } catch (error) {
     const issues = [{ path: '', message: `is not JSON data: ${messageOf(error)}` }];
     return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(issues)}`, started, issues));
