@@ -91,6 +91,42 @@ describe('PostgreSQL read cache', () => {
     expect(await cached('mine')).toBe(tool('mine', 1).spec_json);
   });
 
+  it("its own write whose notification arrives before the COMMIT's reply costs no catch-up", async () => {
+    await write(tool('seed', 1));
+    expect(await cached('seed')).toBe(tool('seed', 1).spec_json);
+    const catchUps = cache.stats.catchUps;
+    for (let i = 1; i <= 5; i++) {
+      const mine = tool('own', i);
+      const head = await db.transaction().execute((trx) => writeTools(trx, schema, [mine]));
+      // The listener's connection often delivers the write's own notification first.
+      cache.notified(String(head.revision));
+      cache.ownWrite(1, head, new Map([['own', mine]]));
+      expect(await cached('own')).toBe(mine.spec_json);
+    }
+    expect(cache.stats.catchUps).toBe(catchUps);
+  });
+
+  it('a notification of a later commit (or an invalidation) before its own write is reported still makes it catch up', async () => {
+    await write(tool('p', 1));
+    expect(await cached('p')).toBe(tool('p', 1).spec_json);
+    const catchUps = cache.stats.catchUps;
+    const mine = tool('p', 2);
+    const head = await db.transaction().execute((trx) => writeTools(trx, schema, [mine]));
+    await write(tool('q', 1));
+    cache.notified(String(head.revision + 1));
+    cache.ownWrite(1, head, new Map([['p', mine]]));
+    expect(await cached('q')).toBe(tool('q', 1).spec_json);
+    expect(cache.stats.catchUps).toBe(catchUps + 1);
+
+    const again = tool('p', 3);
+    const next = await db.transaction().execute((trx) => writeTools(trx, schema, [again]));
+    await write(tool('q', 2));
+    cache.invalidate();
+    cache.ownWrite(1, next, new Map([['p', again]]));
+    expect(await cached('q')).toBe(tool('q', 2).spec_json);
+    expect(cache.stats.catchUps).toBe(catchUps + 2);
+  });
+
   it('pg_terminate_backend of the listener: it steps aside at once, and after the reconnect catches up from the log', async () => {
     await write(tool('x', 1));
     expect(await cached('x')).toBe(tool('x', 1).spec_json);

@@ -47,6 +47,10 @@ export class PostgresReadCache<T> {
   #wakeups = 0;
   /** The value of #wakeups when the last completed catch-up began. */
   #caughtUpTo = -1;
+  /** The value of #wakeups after the last wake-up that was not a notification (an invalidation). */
+  #invalidatedAt = -1;
+  /** The highest head revision a notification announced. */
+  #notifiedUpTo = -1;
   #running: Promise<void> | undefined;
   /** Counters, for tests and status. */
   readonly stats = { reloads: 0, catchUps: 0, uncachedReads: 0 };
@@ -58,26 +62,36 @@ export class PostgresReadCache<T> {
   /** A notification arrived with the new head revision as payload. */
   notified(payload: string): void {
     const revision = Number(payload);
-    if (this.#head === undefined || !(revision <= this.#head.revision)) this.#wakeups++;
+    if (!Number.isSafeInteger(revision)) return this.invalidate();
+    if (this.#head === undefined || revision > this.#head.revision) {
+      this.#wakeups++;
+      this.#notifiedUpTo = Math.max(this.#notifiedUpTo, revision);
+    }
   }
 
   /** Something may have changed (own commit, listener (re)connected or lost): look at the log before the next answer. */
   invalidate(): void {
     this.#wakeups++;
+    this.#invalidatedAt = this.#wakeups;
   }
 
   /**
    * This instance's own committed write: `entries` log entries that took the head to `head`,
    * leaving `rows` (undefined: removed). When nothing else was logged in between (the head
    * moved by exactly `entries` from the cache's), the cache takes the rows as they are and
-   * skips a catch-up; otherwise it looks at the log before its next answer.
+   * skips a catch-up; otherwise it looks at the log before its next answer. The write's own
+   * notification often arrives before its COMMIT's reply: wake-ups that are notifications of
+   * revisions up to `head.revision` are then covered by the write itself (nothing else was
+   * logged between the cache's head and it), so they cost no catch-up.
    */
   ownWrite(entries: number, head: { readonly revision: number; readonly token: string }, rows: ReadonlyMap<string, RegistrationRow | undefined>): void {
     const current = this.#head;
-    if (current === undefined || this.#running !== undefined || head.revision !== current.revision + entries || this.#caughtUpTo < this.#wakeups) {
+    const behind = this.#caughtUpTo < this.#wakeups && (this.#invalidatedAt > this.#caughtUpTo || this.#notifiedUpTo > head.revision);
+    if (current === undefined || this.#running !== undefined || head.revision !== current.revision + entries || behind) {
       this.invalidate();
       return;
     }
+    this.#caughtUpTo = this.#wakeups;
     for (const [name, row] of rows) {
       if (row === undefined) {
         if (this.#entries.delete(name)) this.#sorted = undefined;
@@ -102,7 +116,7 @@ export class PostgresReadCache<T> {
   async ready(): Promise<boolean> {
     const { listening, confirmedAt } = this.#options.listener;
     if (!listening || performance.now() - confirmedAt > this.#options.stalenessMs) {
-      this.#wakeups++;
+      this.invalidate();
       this.stats.uncachedReads++;
       return false;
     }
