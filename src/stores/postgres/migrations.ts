@@ -2,19 +2,12 @@
 // package root (resolved from this module's URL), the runner applies what is missing, each
 // file in its own transaction, under a transaction-scoped advisory lock taken before
 // anything is created, so N instances starting together apply each file exactly once.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readMigrationFiles } from '../migration-files.js';
+import type { Migration } from '../migration-files.js';
 import type pg from 'pg';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { retryWhileBusy } from './busy.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
-
-export interface Migration {
-  /** File name without `.sql`, such as `0001_init`. */
-  readonly name: string;
-  readonly sql: string;
-}
-
-const MIGRATION_FILE = /^(\d{4}_[a-z0-9_]+)\.sql$/;
 
 /** The folder of the shipped PostgreSQL migrations. */
 export const MIGRATIONS_FOLDER = new URL('../../../migrations/postgres/', import.meta.url);
@@ -29,14 +22,7 @@ export function shippedMigrations(): readonly Migration[] {
 
 /** Reads `NNNN_name.sql` files of a folder in name order. */
 export function readMigrations(folder: URL): readonly Migration[] {
-  const names = readdirSync(folder)
-    .map((file) => MIGRATION_FILE.exec(file)?.[1])
-    .filter((name): name is string => name !== undefined)
-    .sort();
-  if (names.length === 0) throw new Error(`no PostgreSQL migrations found in ${folder.pathname}`);
-  return Object.freeze(
-    names.map((name) => Object.freeze({ name, sql: readFileSync(new URL(`${name}.sql`, folder), 'utf8') })),
-  );
+  return readMigrationFiles(folder, 'PostgreSQL');
 }
 
 /** Names of the migrations recorded in the schema, in name order ([] when it has none yet). */

@@ -3,8 +3,7 @@
 // locks of its scope, and applies the decision in the same transaction (engine.ts). Reads come
 // from the read cache while it is coherent, else from the database.
 import type pg from 'pg';
-import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
-import { ToolRegistration } from '../../core/contracts.js';
+import { checkStoredRow } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WritePlan } from '../../core/base-tool-registry.js';
@@ -303,37 +302,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     this.#assertOpen('verify');
     const rows = await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled: true }), 'verify');
     const problems: PostgresVerifyProblem[] = [];
-    for (const row of rows) {
-      const name = row.tool_name;
-      let spec: unknown;
-      try {
-        spec = JSON.parse(row.spec_json);
-      } catch (error) {
-        problems.push({ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` });
-        continue;
-      }
-      const fingerprint = fingerprintOf(canonicalJson(spec));
-      if (fingerprint !== row.fingerprint) {
-        problems.push({
-          kind: 'fingerprint',
-          tool_name: name,
-          message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec's canonical JSON (${fingerprint})`,
-        });
-      }
-      const parsed = ToolRegistration.safeParse({ spec, enabled: row.enabled, created_at: row.created_at });
-      if (!parsed.success) {
-        const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-        problems.push({ kind: 'contract', tool_name: name, message: `the stored registration breaks the contract: ${issues}` });
-        continue;
-      }
-      if (parsed.data.spec.tool_name !== name || parsed.data.spec.version !== row.version) {
-        problems.push({
-          kind: 'contract',
-          tool_name: name,
-          message: `the stored spec names ${JSON.stringify(parsed.data.spec.tool_name)} version ${JSON.stringify(parsed.data.spec.version)}, its row ${JSON.stringify(name)} version ${JSON.stringify(row.version)}`,
-        });
-      }
-    }
+    for (const row of rows) problems.push(...checkStoredRow(row));
     return Object.freeze({ ok: problems.length === 0, checkedTools: rows.length, problems: Object.freeze(problems) });
   }
 }

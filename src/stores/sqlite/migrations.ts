@@ -1,18 +1,11 @@
 // Plain-SQL migrations: the provider reads migrations/sqlite/ next to the package root
 // (two levels above src/sqlite and dist/sqlite alike), the runner applies what is missing.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readMigrationFiles } from '../migration-files.js';
+import type { Migration } from '../migration-files.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';
 import { prepare, queries } from './statement.js';
-
-export interface Migration {
-  /** File name without `.sql`, such as `0001_init`. */
-  readonly name: string;
-  readonly sql: string;
-}
-
-const MIGRATION_FILE = /^(\d{4}_[a-z0-9_]+)\.sql$/;
 
 /** The folder of the shipped SQLite migrations, resolved from this module's own URL. */
 export const MIGRATIONS_FOLDER = new URL('../../../migrations/sqlite/', import.meta.url);
@@ -27,14 +20,7 @@ export function shippedMigrations(): readonly Migration[] {
 
 /** Reads `NNNN_name.sql` files of a folder in name order. */
 export function readMigrations(folder: URL): readonly Migration[] {
-  const names = readdirSync(folder)
-    .map((file) => MIGRATION_FILE.exec(file)?.[1])
-    .filter((name): name is string => name !== undefined)
-    .sort();
-  if (names.length === 0) throw new Error(`no SQLite migrations found in ${folder.pathname}`);
-  return Object.freeze(
-    names.map((name) => Object.freeze({ name, sql: readFileSync(new URL(`${name}.sql`, folder), 'utf8') })),
-  );
+  return readMigrationFiles(folder, 'SQLite');
 }
 
 /** Names of the migrations recorded in the database, in name order ([] for a new database). */

@@ -2,8 +2,7 @@
 // every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
-import { canonicalJson, fingerprintOf } from '../../core/canonical.js';
-import { ToolRegistration } from '../../core/contracts.js';
+import { checkStoredRow } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
@@ -666,36 +665,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     let checkedTools = 0;
     for (const row of this.#sql.rows.iterate()) {
       checkedTools++;
-      const name = row.tool_name;
-      let spec: unknown;
-      try {
-        spec = JSON.parse(row.spec_json);
-      } catch (error) {
-        problems.push({ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` });
-        continue;
-      }
-      // spec_json is the text as registered (any key order); the fingerprint is of its canonical form.
-      const fingerprint = fingerprintOf(canonicalJson(spec));
-      if (fingerprint !== row.fingerprint) {
-        problems.push({
-          kind: 'fingerprint',
-          tool_name: name,
-          message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec's canonical JSON (${fingerprint})`,
-        });
-      }
-      const parsed = ToolRegistration.safeParse({ spec, enabled: row.enabled === 1, created_at: row.created_at });
-      if (!parsed.success) {
-        const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
-        problems.push({ kind: 'contract', tool_name: name, message: `the stored registration breaks the contract: ${issues}` });
-        continue;
-      }
-      if (parsed.data.spec.tool_name !== name || parsed.data.spec.version !== row.version) {
-        problems.push({
-          kind: 'contract',
-          tool_name: name,
-          message: `the stored spec names ${JSON.stringify(parsed.data.spec.tool_name)} version ${JSON.stringify(parsed.data.spec.version)}, its row ${JSON.stringify(name)} version ${JSON.stringify(row.version)}`,
-        });
-      }
+      problems.push(...checkStoredRow({ ...row, enabled: row.enabled === 1 }));
     }
     return Object.freeze({ ok: problems.length === 0, checkedTools, problems: Object.freeze(problems) });
   }

@@ -1,0 +1,57 @@
+// The check every store's verify() runs on a current row as it is stored: the spec text
+// parses, the registration meets the contract, the fingerprint is the SHA-256 of the
+// spec's canonical JSON, and the row's name and version are the spec's.
+import { canonicalJson, fingerprintOf } from './canonical.js';
+import { ToolRegistration } from './contracts.js';
+
+/** A current tool as a store keeps it. */
+export interface StoredRow {
+  readonly tool_name: string;
+  readonly version: string | null;
+  readonly fingerprint: string;
+  /** The spec's text as registered (any key order). */
+  readonly spec_json: string;
+  readonly enabled: boolean;
+  readonly created_at: string | null;
+}
+
+/** A problem with one stored row. */
+export interface StoredRowProblem {
+  readonly kind: 'contract' | 'fingerprint';
+  readonly tool_name: string;
+  readonly message: string;
+}
+
+/** Every problem of one stored row; `[]` when it meets the contracts. */
+export function checkStoredRow(row: StoredRow): StoredRowProblem[] {
+  const name = row.tool_name;
+  let spec: unknown;
+  try {
+    spec = JSON.parse(row.spec_json);
+  } catch (error) {
+    return [{ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` }];
+  }
+  const problems: StoredRowProblem[] = [];
+  const fingerprint = fingerprintOf(canonicalJson(spec));
+  if (fingerprint !== row.fingerprint) {
+    problems.push({
+      kind: 'fingerprint',
+      tool_name: name,
+      message: `stored fingerprint ${row.fingerprint} is not the SHA-256 of the stored spec's canonical JSON (${fingerprint})`,
+    });
+  }
+  const parsed = ToolRegistration.safeParse({ spec, enabled: row.enabled, created_at: row.created_at });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    problems.push({ kind: 'contract', tool_name: name, message: `the stored registration breaks the contract: ${issues}` });
+    return problems;
+  }
+  if (parsed.data.spec.tool_name !== name || parsed.data.spec.version !== row.version) {
+    problems.push({
+      kind: 'contract',
+      tool_name: name,
+      message: `the stored spec names ${JSON.stringify(parsed.data.spec.tool_name)} version ${JSON.stringify(parsed.data.spec.version)}, its row ${JSON.stringify(name)} version ${JSON.stringify(row.version)}`,
+    });
+  }
+  return problems;
+}
