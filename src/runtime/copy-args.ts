@@ -10,7 +10,7 @@ const NOT_JSON = Symbol('not JSON');
  * object. Plain JSON is copied directly; anything else goes through structuredClone (which
  * throws for functions and symbols).
  */
-export function copyArgs(value: unknown): unknown {
+function copyArgs(value: unknown): unknown {
   const copy = copyJson(value, 0);
   return copy === NOT_JSON ? structuredClone(value) : copy;
 }

@@ -90,7 +90,7 @@ export function internalsOf(value: unknown): ToolInternals | undefined {
 }
 
 /** Whether `value` is a Tool made by `defineTool`. */
-export function isTool(value: unknown): value is Tool {
+function isTool(value: unknown): value is Tool {
   return internalsOf(value) !== undefined;
 }
 

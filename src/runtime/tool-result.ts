@@ -69,7 +69,7 @@ export function success<Data>(data: Data, started: number): ToolSuccess<Data> {
  * deepFreeze it tolerates what handlers return: cycles (a WeakSet of visited objects) and
  * typed arrays (which cannot be frozen and are left as they are).
  */
-export function freezeValue<T>(value: T): T {
+function freezeValue<T>(value: T): T {
   if (typeof value === 'object' && value !== null) freezeObject(value, new WeakSet());
   return value;
 }

@@ -17,7 +17,7 @@ export function sqlState(error: unknown): string | undefined {
 }
 
 /** Whether a failed attempt may succeed if run again (its transaction was rolled back). */
-export function isRetryable(error: unknown): boolean {
+function isRetryable(error: unknown): boolean {
   const code = sqlState(error);
   return code !== undefined && RETRYABLE_CODES.has(code);
 }
