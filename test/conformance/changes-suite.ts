@@ -1,14 +1,13 @@
 // Conformance, issue 11 ("What changed and when"): key order kept through every path,
 // revisions and the change feed (changes, watch), spec history, conditional writes. Every
 // store runs these unchanged, like the main suite.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/index.js';
 import type { ChangeEvent, JsonObject, ToolRegistry, ToolSpecInput } from '../../src/index.js';
-import { collectEvents, expectCode, expectPlainTypeError, isDeepFrozen, manualClock, minimalSpec } from '../support/registry-helpers.js';
-import type { ManualClock } from '../support/registry-helpers.js';
+import { collectEvents, expectCode, expectPlainTypeError, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
 import type { StoreHarness } from './stores.js';
+import { T0, useSuiteRegistries } from './suite-registries.js';
 
-const T0 = '2025-01-01T00:00:00.000Z';
 const T1 = '2025-02-01T12:30:00.000Z';
 const T2 = '2025-03-01T08:00:00.000Z';
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -60,30 +59,7 @@ function actions(events: readonly ChangeEvent[]) {
 }
 
 export function defineChangesSuite(harness: StoreHarness): void {
-  let clock: ManualClock;
-  let opened: ToolRegistry[] = [];
-
-  beforeEach(() => {
-    clock = manualClock(T0);
-  });
-
-  afterEach(async () => {
-    const registries = opened;
-    opened = [];
-    for (const registry of registries) await registry.close();
-  });
-
-  async function open(): Promise<ToolRegistry> {
-    const registry = await harness.open({ clock: clock.now });
-    opened.push(registry);
-    return registry;
-  }
-
-  async function restart(registry: ToolRegistry): Promise<ToolRegistry> {
-    const next = await harness.restart(registry);
-    if (next !== registry) opened.push(next);
-    return next;
-  }
+  const { clock, open, restart } = useSuiteRegistries(harness);
 
   async function revisionOf(registry: ToolRegistry): Promise<number> {
     return (await registry.changes({ limit: 0 })).revision;

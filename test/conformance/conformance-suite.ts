@@ -2,7 +2,7 @@
 // contracts", "The registry interface", "Registration rules", "Snapshot import", "Errors").
 // It is a function of a harness that opens fresh registries; no store skips a test.
 // `restart` is called wherever data must survive, so a persistent store proves it does.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   DuplicateToolError,
   SnapshotInvalidError,
@@ -22,13 +22,12 @@ import {
   expectPlainTypeError,
   fullSpec,
   isDeepFrozen,
-  manualClock,
   minimalSpec,
 } from '../support/registry-helpers.js';
-import type { ManualClock, RegistryMethod } from '../support/registry-helpers.js';
+import type { RegistryMethod } from '../support/registry-helpers.js';
 import type { StoreHarness } from './stores.js';
+import { T0, useSuiteRegistries } from './suite-registries.js';
 
-const T0 = '2025-01-01T00:00:00.000Z';
 const T1 = '2025-02-01T12:30:00.000Z';
 const T2 = '2025-03-01T08:00:00.000Z';
 /** A created_at as Python's isoformat() writes it: microseconds and a numeric offset. */
@@ -54,32 +53,7 @@ function normalized(snapshot: unknown): ToolRegistrySnapshot {
 const NAMES_IN_CODE_POINT_ORDER = ['-', '.', '0', 'B', '_', 'a'];
 
 export function defineConformanceSuite(harness: StoreHarness): void {
-  let clock: ManualClock;
-  let opened: ToolRegistry[] = [];
-
-  beforeEach(() => {
-    clock = manualClock(T0);
-  });
-
-  afterEach(async () => {
-    const registries = opened;
-    opened = [];
-    for (const registry of registries) await registry.close();
-  });
-
-  /** A fresh registry whose `created_at` comes from the test's clock. */
-  async function open(): Promise<ToolRegistry> {
-    const registry = await harness.open({ clock: clock.now });
-    opened.push(registry);
-    return registry;
-  }
-
-  /** Closes and reopens the same storage (a no-op for memory). */
-  async function restart(registry: ToolRegistry): Promise<ToolRegistry> {
-    const next = await harness.restart(registry);
-    if (next !== registry) opened.push(next);
-    return next;
-  }
+  const { clock, open, restart, track } = useSuiteRegistries(harness);
 
   /**
    * `registry` and `count - 1` others over the same storage (own connections and caches where
@@ -89,7 +63,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     const all = [registry];
     for (let i = 1; i < count; i++) {
       const peer = await harness.peer(registry);
-      if (peer !== registry) opened.push(peer);
+      if (peer !== registry) track(peer);
       all.push(peer);
     }
     return all;
@@ -1039,7 +1013,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
   describe("the registry's clock (issue 13, item 9)", () => {
     async function openWithClock(now: () => unknown): Promise<ToolRegistry> {
       const registry = await harness.open({ clock: now as () => Date });
-      opened.push(registry);
+      track(registry);
       return registry;
     }
 
