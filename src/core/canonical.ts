@@ -19,6 +19,8 @@ export function compareCodePoints(a: string, b: string): number {
 /** Strings that JSON.stringify would escape; all others are quoted as they are (faster). */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+/** A key with a surrogate: only then does UTF-16 order (the default sort) differ from code-point order. */
+const SURROGATE = /[\ud800-\udfff]/;
 /** Beyond this nesting a value is taken for a cycle; the contracts refuse far less deep. */
 const MAX_CANONICAL_DEPTH = 1000;
 
@@ -26,17 +28,36 @@ function quote(text: string): string {
   return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
+// Specs repeat the same few keys and short values ("type", "string", "properties"...), so their
+// quoted text is kept: a lookup is cheaper than testing and concatenating each time. Keys with a
+// surrogate are never kept, so a hit also says the key sorts alike in UTF-16 and code points.
+const QUOTED_LIMIT = 4096;
+const QUOTED_MAX_LENGTH = 40;
+const quotedCache = new Map<string, string>();
+
+function quoteCached(text: string): string {
+  let quoted = quotedCache.get(text);
+  if (quoted !== undefined) return quoted;
+  quoted = quote(text);
+  if (text.length <= QUOTED_MAX_LENGTH && !SURROGATE.test(text)) {
+    if (quotedCache.size >= QUOTED_LIMIT) quotedCache.clear();
+    quotedCache.set(text, quoted);
+  }
+  return quoted;
+}
+
 /**
  * Canonical JSON of `value`, or `undefined` when it is not JSON data (a function, NaN, a
  * Date or other class instance, a sparse array, symbol keys, a cycle): such a value has no
  * canonical form, so it can never be identical to a stored spec.
  */
-function tryCanonicalJson(value: unknown, depth = 0): string | undefined {
+function tryCanonicalJson(value: unknown, depth: number): string | undefined {
   switch (typeof value) {
     case 'string':
-      return quote(value);
+      return value.length <= QUOTED_MAX_LENGTH ? quoteCached(value) : quote(value);
     case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : undefined;
+      // A finite number's JSON text is its ToString (-0 included: both write 0).
+      return Number.isFinite(value) ? `${value}` : undefined;
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object':
@@ -48,25 +69,68 @@ function tryCanonicalJson(value: unknown, depth = 0): string | undefined {
   if (depth >= MAX_CANONICAL_DEPTH) return undefined;
   let out: string;
   if (Array.isArray(value)) {
+    const length = value.length;
+    if (length === 0) return '[]';
     out = '[';
-    for (let i = 0; i < value.length; i++) {
+    for (let i = 0; i < length; i++) {
       const item = i in value ? tryCanonicalJson(value[i], depth + 1) : undefined;
       if (item === undefined) return undefined;
-      out += (i === 0 ? '' : ',') + item;
+      out += i === 0 ? item : `,${item}`;
     }
-    return out + ']';
+    return `${out}]`;
   }
   if (!isPlainRecord(value)) return undefined;
-  const record = value;
-  const keys = Object.keys(record).sort(compareCodePoints);
+  const keys = Object.keys(value);
+  const count = keys.length;
+  if (count === 0) return '{}';
+  sortUtf16(keys);
   out = '{';
+  for (let i = 0; i < count; i++) {
+    const key = keys[i] as string;
+    let quoted = quotedCache.get(key);
+    if (quoted === undefined) {
+      // UTF-16 order is code-point order unless a key has a surrogate (such keys are never cached).
+      if (SURROGATE.test(key)) return objectByCodePoints(value, keys, depth);
+      quoted = quoteCached(key);
+    }
+    const item = tryCanonicalJson(value[key], depth + 1);
+    if (item === undefined) return undefined;
+    out += `${i === 0 ? quoted : `,${quoted}`}:${item}`;
+  }
+  return `${out}}`;
+}
+
+/** The canonical text of an object with a surrogate in some key: sorted by code point proper. */
+function objectByCodePoints(value: Record<string, unknown>, keys: string[], depth: number): string | undefined {
+  keys.sort(compareCodePoints);
+  let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    const item = tryCanonicalJson(record[key], depth + 1);
+    const item = tryCanonicalJson(value[key], depth + 1);
     if (item === undefined) return undefined;
-    out += (i === 0 ? '' : ',') + quote(key) + ':' + item;
+    out += `${i === 0 ? '' : ','}${quote(key)}:${item}`;
   }
-  return out + '}';
+  return `${out}}`;
+}
+
+/** Objects this small are sorted in place by insertion, far cheaper than calling Array#sort. */
+const INSERTION_SORT_MAX = 24;
+
+/** Sorts strings by UTF-16 code unit, as `Array#sort()` without a comparator does. */
+function sortUtf16(keys: string[]): void {
+  if (keys.length > INSERTION_SORT_MAX) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > key) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = key;
+  }
 }
 
 /**
@@ -75,7 +139,7 @@ function tryCanonicalJson(value: unknown, depth = 0): string | undefined {
  * @throws TypeError when the value is not JSON data
  */
 export function canonicalJson(value: unknown): string {
-  const text = tryCanonicalJson(value);
+  const text = tryCanonicalJson(value, 0);
   if (text === undefined) throw new TypeError('canonicalJson(): the value is not JSON data');
   return text;
 }
