@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /** Orders strings by Unicode code point (as SQLite's BINARY collation and Python's `sorted` do). */
 export function compareCodePoints(a: string, b: string): number {
@@ -184,14 +184,34 @@ export function jsonEquals(value: unknown, json: unknown): boolean {
 
 /** SHA-256 (hex) of a canonical JSON text: a spec's fingerprint. */
 export function fingerprintOf(canonical: string): string {
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256Hex(canonical);
 }
+
+// crypto.hash (Node 20.12+, 21.7+) hashes in one call, about twice as fast as a Hash object
+// for a spec-sized text; older Node 20 releases lack it.
+const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** Freezes a value and everything reachable from it (JSON data: no cycles); returns it. */
 export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  }
+  if (value !== null && typeof value === 'object') freezeObject(value);
   return value;
+}
+
+// Only objects are visited (strings and numbers are skipped by the caller), arrays by index.
+function freezeObject(value: object): void {
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === 'object') freezeObject(item);
+    }
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== null && typeof item === 'object') freezeObject(item);
+  }
 }

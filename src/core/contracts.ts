@@ -16,10 +16,13 @@ export const MAX_JSON_DEPTH = 256;
 /** A lone surrogate: half of a UTF-16 pair without its other half (the `u` flag pairs the halves that match). */
 const LONE_SURROGATE = /\p{Cs}/u;
 
+/** `String.prototype.isWellFormed` (ES2024, Node 20+), typed here because the build targets ES2022. */
+type WellFormedCheck = (this: string) => boolean;
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: WellFormedCheck }).isWellFormed;
+
 /** Whether a string is well-formed Unicode: SQLite, UTF-8 files and other languages cannot hold a lone surrogate. */
-export function isWellFormed(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
-}
+export const isWellFormed: (text: string) => boolean =
+  nativeIsWellFormed === undefined ? (text) => !LONE_SURROGATE.test(text) : (text) => nativeIsWellFormed.call(text);
 
 const LONE_SURROGATE_MESSAGE = 'must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair)';
 
@@ -28,8 +31,40 @@ export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 
 type JsonProblem = { path: (string | number)[]; message: string };
 
+/**
+ * Whether `value` is JSON data the contracts accept, checked without recording where: the
+ * common case, a valid schema, costs one plain walk. A cycle runs into the depth limit, so
+ * anything this refuses is walked again by `findJsonProblems` to say what and where.
+ */
+function isAcceptedJson(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case 'string':
+      return isWellFormed(value);
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && Math.abs(value) <= MAX_EXACT_INTEGER;
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (depth >= MAX_JSON_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!(i in value) || !isAcceptedJson(value[i], depth + 1)) return false;
+    return true;
+  }
+  if (!hasPlainPrototype(value) || Object.getOwnPropertySymbols(value).length > 0) return false;
+  for (const key of Object.keys(value)) {
+    if (!isWellFormed(key) || !isAcceptedJson((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
 /** Walks a value and reports every place that is not JSON; shared references are fine, cycles are not. */
 function findJsonProblems(root: unknown): JsonProblem[] {
+  if (isAcceptedJson(root, 0)) return [];
   const problems: JsonProblem[] = [];
   const ancestors = new Set<object>();
   // One path array, pushed and popped as the walk goes; copied only into a problem.

@@ -35,14 +35,35 @@ const SPEC_FIELD_ORDER = ['tool_name', 'version', 'description', 'input_schema',
  * caller's own objects, so their nested order is kept too), then the defaults it left out.
  */
 function registeredJson(spec: ToolSpec, input: unknown): string {
+  // The parsed spec holds every field in contract order: when the caller's keys are a prefix
+  // of that order (all of it, usually), it is already the registered order.
+  if (isContractOrderPrefix(Object.keys(input as object))) return JSON.stringify(spec);
   const ordered: Record<string, unknown> = {};
   for (const key of Object.keys(input as object)) ordered[key] = spec[key as keyof ToolSpec];
   for (const key of SPEC_FIELD_ORDER) if (!(key in ordered)) ordered[key] = spec[key];
   return JSON.stringify(ordered);
 }
 
+function isContractOrderPrefix(keys: readonly string[]): boolean {
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== SPEC_FIELD_ORDER[i]) return false;
+  return true;
+}
+
+/** canonicalJson of a parsed spec: its fields are known, so only the schemas need sorting. */
+function canonicalSpecJson(spec: ToolSpec): string {
+  return (
+    `{"description":${spec.description === null ? 'null' : JSON.stringify(spec.description)}` +
+    `,"input_schema":${canonicalJson(spec.input_schema)}` +
+    `,"output_schema":${canonicalJson(spec.output_schema)}` +
+    `,"tags":${canonicalJson(spec.tags)}` +
+    // The tool-name rule allows no character that JSON escapes.
+    `,"tool_name":"${spec.tool_name}"` +
+    `,"version":${spec.version === null ? 'null' : JSON.stringify(spec.version)}}`
+  );
+}
+
 function prepare(spec: ToolSpec, input: unknown): PreparedSpec {
-  const canonical = canonicalJson(spec);
+  const canonical = canonicalSpecJson(spec);
   return {
     tool_name: spec.tool_name,
     version: spec.version,
@@ -141,42 +162,89 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
  * path (`tools[3].spec.version`), or `DUPLICATE_TOOL` for a name given twice.
  */
 export function parseSnapshot(input: unknown): PreparedImportEntry[] {
-  const shape = SnapshotShape.safeParse(input);
-  if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
+  const tools = snapshotTools(input);
   // Entry by entry, so only one parsed copy is alive at a time: an import of 100k tools
-  // holds the caller's object and the canonical texts, not a second parsed snapshot.
-  const tools = shape.data.tools;
+  // holds the caller's object and the prepared texts, not a second parsed snapshot.
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
   let duplicate: DuplicateToolError | undefined;
   const seen = new Map<string, string>();
   const entries: PreparedImportEntry[] = [];
   for (let index = 0; index < tools.length; index++) {
-    const result = ToolRegistration.safeParse(tools[index]);
-    if (!result.success) {
-      if (issues.length === 0) firstBadName = toolNameOf((tools[index] as { spec?: unknown } | undefined)?.spec);
-      issues.push(...toRegistryIssues(result.error.issues, ['tools', index]));
+    const checked = checkSnapshotEntry(tools[index], index);
+    if (!checked.ok) {
+      if (issues.length === 0) firstBadName = checked.toolName;
+      issues.push(...checked.issues);
       continue;
     }
-    const registration = result.data;
+    const toolName = checked.registration.spec.tool_name;
     const path = `tools[${index}]`;
-    const earlier = seen.get(registration.spec.tool_name);
-    if (earlier !== undefined) duplicate ??= new DuplicateToolError(registration.spec.tool_name, path, earlier);
-    seen.set(registration.spec.tool_name, path);
-    if (issues.length === 0 && duplicate === undefined) {
-      const { tool_name, version, fingerprint, json } = prepare(registration.spec, (tools[index] as { spec: unknown }).spec);
-      entries.push({ tool_name, version, fingerprint, json, enabled: registration.enabled, created_at: registration.created_at, path });
-    }
+    const earlier = seen.get(toolName);
+    if (earlier !== undefined) duplicate ??= new DuplicateToolError(toolName, path, earlier);
+    seen.set(toolName, path);
+    // Once the snapshot is refused anyway, entries are only checked, not prepared.
+    if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked.registration, tools[index], path));
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
   if (duplicate !== undefined) throw duplicate;
   return entries;
 }
 
+/**
+ * The `tools` array of a snapshot whose outer shape is valid (an object with exactly a
+ * `tools` array); each entry is then checked on its own with `parseSnapshotEntry`.
+ * @throws SNAPSHOT_INVALID for any other shape
+ */
+export function snapshotTools(input: unknown): readonly unknown[] {
+  const shape = SnapshotShape.safeParse(input);
+  if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
+  return shape.data.tools;
+}
+
+/** An invalid snapshot entry: every issue (paths from the snapshot's root, `tools[3].spec.version`) and its tool name when it has a string one. */
+export interface SnapshotEntryFailure {
+  readonly ok: false;
+  readonly issues: RegistryIssue[];
+  readonly toolName: string | undefined;
+}
+
+/**
+ * Validates and prepares the snapshot entry `tools[index]` on its own, as `parseSnapshot`
+ * does for each; duplicate names across entries are the caller's to find.
+ */
+export function parseSnapshotEntry(entry: unknown, index: number): { readonly ok: true; readonly entry: PreparedImportEntry } | SnapshotEntryFailure {
+  const checked = checkSnapshotEntry(entry, index);
+  return checked.ok ? { ok: true, entry: prepareSnapshotEntry(checked.registration, entry, `tools[${index}]`) } : checked;
+}
+
+function checkSnapshotEntry(entry: unknown, index: number): { readonly ok: true; readonly registration: ToolRegistration } | SnapshotEntryFailure {
+  const result = ToolRegistration.safeParse(entry);
+  if (result.success) return { ok: true, registration: result.data };
+  return {
+    ok: false,
+    issues: toRegistryIssues(result.error.issues, ['tools', index]),
+    toolName: toolNameOf((entry as { spec?: unknown } | undefined)?.spec),
+  };
+}
+
+function prepareSnapshotEntry(registration: ToolRegistration, entry: unknown, path: string): PreparedImportEntry {
+  const spec = registration.spec;
+  return {
+    tool_name: spec.tool_name,
+    version: spec.version,
+    fingerprint: fingerprintOf(canonicalSpecJson(spec)),
+    json: registeredJson(spec, (entry as { spec: unknown }).spec),
+    enabled: registration.enabled,
+    created_at: registration.created_at,
+    path,
+  };
+}
+
 /** The snapshot's outer shape; entries are checked one by one with `ToolRegistration`. */
 const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });
 
-function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
+/** `SNAPSHOT_INVALID` for these issues (paths from the snapshot's root), naming the first bad entry's tool when known. */
+export function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
   const first = issues[0];
   return new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {
     ...(first === undefined ? {} : { path: first.pathText }),

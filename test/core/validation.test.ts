@@ -1,9 +1,11 @@
 // parseSpec, parseSpecs, parseSnapshot, materializeSpec, makeRegistration: the one place
 // input is validated and reduced to canonical JSON.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/core/canonical.js';
+import { ToolSpec } from '../../src/core/contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/core/errors.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from '../../src/core/validation.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSnapshotEntry, parseSpec, parseSpecs, snapshotTools } from '../../src/core/validation.js';
 import { fullSpec, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
 
 function thrown(action: () => unknown): unknown {
@@ -144,6 +146,80 @@ describe('parseSnapshot', () => {
     ) as DuplicateToolError;
     expect(error.code).toBe('DUPLICATE_TOOL');
     expect(error.context).toMatchObject({ tool_name: 'b', path: 'tools[2]', first_path: 'tools[1]' });
+  });
+});
+
+describe('parseSnapshotEntry and snapshotTools', () => {
+  it('prepares one entry exactly as parseSnapshot does', () => {
+    const tools = [{ spec: fullSpec('b') }, { spec: { tags: ['x'], output_schema: { z: 1, a: 2 }, input_schema: {}, tool_name: 'a' }, enabled: false }];
+    const whole = parseSnapshot({ tools });
+    expect(snapshotTools({ tools })).toEqual(tools);
+    tools.forEach((entry, index) => expect(parseSnapshotEntry(entry, index)).toEqual({ ok: true, entry: whole[index] }));
+  });
+
+  it('reports an invalid entry with paths under tools[index] and its tool name', () => {
+    const result = parseSnapshotEntry({ spec: { ...fullSpec('b'), version: 2 }, enabled: 'no' }, 7);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.toolName).toBe('b');
+    expect(result.issues.map((issue) => issue.pathText).sort()).toEqual(['tools[7].enabled', 'tools[7].spec.version']);
+    expect(parseSnapshotEntry(null, 0)).toMatchObject({ ok: false, toolName: undefined, issues: [{ pathText: 'tools[0]' }] });
+  });
+
+  it('snapshotTools refuses a bad outer shape with SNAPSHOT_INVALID', () => {
+    expect((thrown(() => snapshotTools({ tools: 3 })) as SnapshotInvalidError).context.path).toBe('tools');
+  });
+});
+
+/** How the registered text was built before its fast path: the caller's keys in order, then the defaults. */
+function referenceRegisteredJson(input: Record<string, unknown>): string {
+  const spec = ToolSpec.parse(input);
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(input)) ordered[key] = spec[key as keyof ToolSpec];
+  for (const key of ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const) if (!(key in ordered)) ordered[key] = spec[key];
+  return JSON.stringify(ordered);
+}
+
+/** A JSON value the contracts accept: integers beyond 2^53 - 1 made small (-0 is kept). */
+function acceptedJson(value: unknown): unknown {
+  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER ? 1 : value;
+  if (Array.isArray(value)) return value.map(acceptedJson);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, acceptedJson(item)]));
+}
+
+describe('the prepared texts (property)', () => {
+  const text = fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\u2028', '😀', '\uffff') }));
+  const schema = fc.dictionary(fc.string({ unit: fc.constantFrom('a', 'B', '1', '_', '"', '\ue000', '😀') }), fc.jsonValue({ maxDepth: 3 }).map(acceptedJson), { maxKeys: 6 });
+  // Any subset of the fields, in any order, with optional ones given or left out.
+  const spec = fc
+    .record(
+      {
+        tool_name: fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/),
+        version: fc.option(text),
+        description: fc.option(text),
+        input_schema: schema,
+        output_schema: schema,
+        tags: fc.array(text.filter((tag) => tag.length > 0), { maxLength: 3 }),
+      },
+      { requiredKeys: ['tool_name', 'input_schema', 'output_schema'] },
+    )
+    .chain((fields) => fc.shuffledSubarray(Object.keys(fields), { minLength: Object.keys(fields).length }).map((order) => ({ fields, order })))
+    .map(({ fields, order }) => Object.fromEntries(order.map((key) => [key, fields[key as keyof typeof fields]])));
+
+  it('canonical is canonicalJson of the parsed spec, json the caller\'s order then the defaults, in parseSpec and parseSnapshot alike', () => {
+    fc.assert(
+      fc.property(spec, (input) => {
+        const prepared = parseSpec(input);
+        expect(prepared.canonical).toBe(canonicalJson(ToolSpec.parse(input)));
+        expect(prepared.fingerprint).toBe(fingerprintOf(prepared.canonical));
+        expect(prepared.json).toBe(referenceRegisteredJson(input));
+        const [entry] = parseSnapshot({ tools: [{ spec: input }] });
+        expect(entry?.json).toBe(prepared.json);
+        expect(entry?.fingerprint).toBe(prepared.fingerprint);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
