@@ -24,22 +24,48 @@ const SURROGATE = /[\ud800-\udfff]/;
 /** Beyond this nesting a value is taken for a cycle; the contracts refuse far less deep. */
 const MAX_CANONICAL_DEPTH = 1000;
 
-function quote(text: string): string {
-  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+/** A lone surrogate: half of a UTF-16 pair without its other half (the `u` flag pairs the halves that match). */
+const LONE_SURROGATE = /\p{Cs}/u;
+/** `String.prototype.isWellFormed` (ES2024, Node 20+), typed here because the build targets ES2022. */
+const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
+
+/** Whether a string is well-formed Unicode: SQLite, UTF-8 files and other languages cannot hold a lone surrogate. */
+export const isWellFormed: (text: string) => boolean =
+  nativeIsWellFormed === undefined ? (text) => !LONE_SURROGATE.test(text) : (text) => nativeIsWellFormed.call(text);
+
+/**
+ * What a walk refuses besides non-JSON data. `canonicalJson` takes any JSON; the contracts
+ * also refuse lone surrogates, integers beyond what every reader holds exactly and deep nesting.
+ */
+interface WalkLimits {
+  readonly maxDepth: number;
+  /** Refuse strings and keys that are not well-formed Unicode. */
+  readonly wellFormed: boolean;
+  /** The largest magnitude a number may have. */
+  readonly maxMagnitude: number;
+}
+
+const ANY_JSON: WalkLimits = { maxDepth: MAX_CANONICAL_DEPTH, wellFormed: false, maxMagnitude: Infinity };
+
+/** JSON text of a string, or `undefined` for a lone surrogate when the limits refuse one. */
+function quote(text: string, limits: WalkLimits): string | undefined {
+  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`;
+  if (limits.wellFormed && !isWellFormed(text)) return undefined;
+  return JSON.stringify(text);
 }
 
 // Specs repeat the same few keys and short values ("type", "string", "properties"...), so their
-// quoted text is kept: a lookup is cheaper than testing and concatenating each time. Keys with a
-// surrogate are never kept, so a hit also says the key sorts alike in UTF-16 and code points.
+// quoted text is kept: a lookup is cheaper than testing and concatenating each time. Text with a
+// surrogate is never kept, so a hit is well-formed and (as a key) sorts alike in UTF-16 and code points.
 const QUOTED_LIMIT = 4096;
 const QUOTED_MAX_LENGTH = 40;
 const quotedCache = new Map<string, string>();
 
-function quoteCached(text: string): string {
+function quoteCached(text: string, limits: WalkLimits): string | undefined {
   let quoted = quotedCache.get(text);
   if (quoted !== undefined) return quoted;
-  quoted = quote(text);
-  if (text.length <= QUOTED_MAX_LENGTH && !SURROGATE.test(text)) {
+  quoted = quote(text, limits);
+  if (quoted !== undefined && text.length <= QUOTED_MAX_LENGTH && !SURROGATE.test(text)) {
     if (quotedCache.size >= QUOTED_LIMIT) quotedCache.clear();
     quotedCache.set(text, quoted);
   }
@@ -48,16 +74,16 @@ function quoteCached(text: string): string {
 
 /**
  * Canonical JSON of `value`, or `undefined` when it is not JSON data (a function, NaN, a
- * Date or other class instance, a sparse array, symbol keys, a cycle): such a value has no
- * canonical form, so it can never be identical to a stored spec.
+ * Date or other class instance, a sparse array, symbol keys, a cycle) or breaks `limits`:
+ * such a value has no canonical form, so it can never be identical to a stored spec.
  */
-function tryCanonicalJson(value: unknown, depth: number): string | undefined {
+function walk(value: unknown, depth: number, limits: WalkLimits): string | undefined {
   switch (typeof value) {
     case 'string':
-      return value.length <= QUOTED_MAX_LENGTH ? quoteCached(value) : quote(value);
+      return value.length <= QUOTED_MAX_LENGTH ? quoteCached(value, limits) : quote(value, limits);
     case 'number':
       // A finite number's JSON text is its ToString (-0 included: both write 0).
-      return Number.isFinite(value) ? `${value}` : undefined;
+      return Number.isFinite(value) && Math.abs(value) <= limits.maxMagnitude ? `${value}` : undefined;
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object':
@@ -66,14 +92,14 @@ function tryCanonicalJson(value: unknown, depth: number): string | undefined {
       return undefined;
   }
   if (value === null) return 'null';
-  if (depth >= MAX_CANONICAL_DEPTH) return undefined;
+  if (depth >= limits.maxDepth) return undefined;
   let out: string;
   if (Array.isArray(value)) {
     const length = value.length;
     if (length === 0) return '[]';
     out = '[';
     for (let i = 0; i < length; i++) {
-      const item = i in value ? tryCanonicalJson(value[i], depth + 1) : undefined;
+      const item = i in value ? walk(value[i], depth + 1, limits) : undefined;
       if (item === undefined) return undefined;
       out += i === 0 ? item : `,${item}`;
     }
@@ -90,10 +116,10 @@ function tryCanonicalJson(value: unknown, depth: number): string | undefined {
     let quoted = quotedCache.get(key);
     if (quoted === undefined) {
       // UTF-16 order is code-point order unless a key has a surrogate (such keys are never cached).
-      if (SURROGATE.test(key)) return objectByCodePoints(value, keys, depth);
-      quoted = quoteCached(key);
+      if (SURROGATE.test(key)) return objectByCodePoints(value, keys, depth, limits);
+      quoted = quoteCached(key, limits) as string;
     }
-    const item = tryCanonicalJson(value[key], depth + 1);
+    const item = walk(value[key], depth + 1, limits);
     if (item === undefined) return undefined;
     out += `${i === 0 ? quoted : `,${quoted}`}:${item}`;
   }
@@ -101,14 +127,15 @@ function tryCanonicalJson(value: unknown, depth: number): string | undefined {
 }
 
 /** The canonical text of an object with a surrogate in some key: sorted by code point proper. */
-function objectByCodePoints(value: Record<string, unknown>, keys: string[], depth: number): string | undefined {
+function objectByCodePoints(value: Record<string, unknown>, keys: string[], depth: number, limits: WalkLimits): string | undefined {
   keys.sort(compareCodePoints);
   let out = '{';
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    const item = tryCanonicalJson(value[key], depth + 1);
+    const quoted = quote(key, limits);
+    const item = quoted === undefined ? undefined : walk(value[key], depth + 1, limits);
     if (item === undefined) return undefined;
-    out += `${i === 0 ? '' : ','}${quote(key)}:${item}`;
+    out += `${i === 0 ? '' : ','}${quoted}:${item}`;
   }
   return `${out}}`;
 }
@@ -139,9 +166,19 @@ function sortUtf16(keys: string[]): void {
  * @throws TypeError when the value is not JSON data
  */
 export function canonicalJson(value: unknown): string {
-  const text = tryCanonicalJson(value, 0);
+  const text = walk(value, 0, ANY_JSON);
   if (text === undefined) throw new TypeError('canonicalJson(): the value is not JSON data');
   return text;
+}
+
+/**
+ * Canonical JSON of `value` if it is JSON data whose strings and keys are well-formed Unicode,
+ * whose numbers are at most `maxMagnitude` and which nests less than `maxDepth` deep (a
+ * cycle runs into that depth); otherwise `undefined`. The contracts check a schema with it,
+ * so an accepted schema's canonical text comes with the check.
+ */
+export function acceptedCanonicalJson(value: unknown, maxDepth: number, maxMagnitude: number): string | undefined {
+  return walk(value, 0, { maxDepth, wellFormed: true, maxMagnitude });
 }
 
 /** A plain object (prototype `Object.prototype` or null) without symbol keys. */

@@ -1,6 +1,6 @@
 import { canonicalJson, deepFreeze, fingerprintOf, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
-import { ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
+import { parseWithSchemaTexts, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
 import { describeIssues, toRegistryIssues } from './issues.js';
 import type { RegistryIssue } from './issues.js';
@@ -49,12 +49,15 @@ function isContractOrderPrefix(keys: readonly string[]): boolean {
   return true;
 }
 
-/** canonicalJson of a parsed spec: its fields are known, so only the schemas need sorting. */
-function canonicalSpecJson(spec: ToolSpec): string {
+/**
+ * canonicalJson of a parsed spec: its fields are known, so only the schemas need sorting,
+ * and their text is the one their check wrote (`parseWithSchemaTexts`).
+ */
+function canonicalSpecJson(spec: ToolSpec, schemaTexts: ReadonlyMap<object, string>): string {
   return (
     `{"description":${spec.description === null ? 'null' : JSON.stringify(spec.description)}` +
-    `,"input_schema":${canonicalJson(spec.input_schema)}` +
-    `,"output_schema":${canonicalJson(spec.output_schema)}` +
+    `,"input_schema":${schemaTexts.get(spec.input_schema) ?? canonicalJson(spec.input_schema)}` +
+    `,"output_schema":${schemaTexts.get(spec.output_schema) ?? canonicalJson(spec.output_schema)}` +
     `,"tags":${canonicalJson(spec.tags)}` +
     // The tool-name rule allows no character that JSON escapes.
     `,"tool_name":"${spec.tool_name}"` +
@@ -62,8 +65,14 @@ function canonicalSpecJson(spec: ToolSpec): string {
   );
 }
 
-function prepare(spec: ToolSpec, input: unknown): PreparedSpec {
-  const canonical = canonicalSpecJson(spec);
+/** Validates one spec with zod; on success, also the canonical text of its schemas. */
+function parseToolSpec(input: unknown) {
+  const { result, schemaTexts } = parseWithSchemaTexts(() => ToolSpec.safeParse(input));
+  return result.success ? { success: true as const, data: result.data, schemaTexts } : result;
+}
+
+function prepare(spec: ToolSpec, input: unknown, schemaTexts: ReadonlyMap<object, string>): PreparedSpec {
+  const canonical = canonicalSpecJson(spec, schemaTexts);
   return {
     tool_name: spec.tool_name,
     version: spec.version,
@@ -112,7 +121,7 @@ export function isStoredSpec(input: unknown, stored: ToolSpec): boolean {
 
 /** Validates a spec for `register`; throws `VALIDATION_FAILED` naming every bad field and value. */
 export function parseSpec(input: unknown): PreparedSpec {
-  const result = ToolSpec.safeParse(input);
+  const result = parseToolSpec(input);
   if (!result.success) {
     const issues = toRegistryIssues(result.error.issues);
     const name = toolNameOf(input);
@@ -122,7 +131,7 @@ export function parseSpec(input: unknown): PreparedSpec {
       name === undefined ? {} : { tool_name: name },
     );
   }
-  return prepare(result.data, input);
+  return prepare(result.data, input, result.schemaTexts);
 }
 
 /**
@@ -135,8 +144,8 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
   let firstBadName: string | undefined;
   // Array.from visits holes (as undefined), so a sparse batch is reported, not skipped.
   const prepared = Array.from(inputs, (input, index) => {
-    const result = ToolSpec.safeParse(input);
-    if (result.success) return prepare(result.data, input);
+    const result = parseToolSpec(input);
+    if (result.success) return prepare(result.data, input, result.schemaTexts);
     if (issues.length === 0) firstBadName = toolNameOf(input);
     issues.push(...toRegistryIssues(result.error.issues, [index]));
     return undefined;
@@ -183,7 +192,7 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
     if (earlier !== undefined) duplicate ??= new DuplicateToolError(toolName, path, earlier);
     seen.set(toolName, path);
     // Once the snapshot is refused anyway, entries are only checked, not prepared.
-    if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked.registration, tools[index], path));
+    if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked, tools[index], path));
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
   if (duplicate !== undefined) throw duplicate;
@@ -214,12 +223,15 @@ export interface SnapshotEntryFailure {
  */
 export function parseSnapshotEntry(entry: unknown, index: number): { readonly ok: true; readonly entry: PreparedImportEntry } | SnapshotEntryFailure {
   const checked = checkSnapshotEntry(entry, index);
-  return checked.ok ? { ok: true, entry: prepareSnapshotEntry(checked.registration, entry, `tools[${index}]`) } : checked;
+  return checked.ok ? { ok: true, entry: prepareSnapshotEntry(checked, entry, `tools[${index}]`) } : checked;
 }
 
-function checkSnapshotEntry(entry: unknown, index: number): { readonly ok: true; readonly registration: ToolRegistration } | SnapshotEntryFailure {
-  const result = ToolRegistration.safeParse(entry);
-  if (result.success) return { ok: true, registration: result.data };
+function checkSnapshotEntry(
+  entry: unknown,
+  index: number,
+): { readonly ok: true; readonly registration: ToolRegistration; readonly schemaTexts: ReadonlyMap<object, string> } | SnapshotEntryFailure {
+  const { result, schemaTexts } = parseWithSchemaTexts(() => ToolRegistration.safeParse(entry));
+  if (result.success) return { ok: true, registration: result.data, schemaTexts };
   return {
     ok: false,
     issues: toRegistryIssues(result.error.issues, ['tools', index]),
@@ -227,12 +239,16 @@ function checkSnapshotEntry(entry: unknown, index: number): { readonly ok: true;
   };
 }
 
-function prepareSnapshotEntry(registration: ToolRegistration, entry: unknown, path: string): PreparedImportEntry {
+function prepareSnapshotEntry(
+  { registration, schemaTexts }: { readonly registration: ToolRegistration; readonly schemaTexts: ReadonlyMap<object, string> },
+  entry: unknown,
+  path: string,
+): PreparedImportEntry {
   const spec = registration.spec;
   return {
     tool_name: spec.tool_name,
     version: spec.version,
-    fingerprint: fingerprintOf(canonicalSpecJson(spec)),
+    fingerprint: fingerprintOf(canonicalSpecJson(spec, schemaTexts)),
     json: registeredJson(spec, (entry as { spec: unknown }).spec),
     enabled: registration.enabled,
     created_at: registration.created_at,

@@ -2,7 +2,8 @@
 // and "sorted" that every store relies on.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/core/canonical.js';
+import { acceptedCanonicalJson, canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/core/canonical.js';
+import { findJsonProblems, MAX_EXACT_INTEGER, MAX_JSON_DEPTH } from '../../src/core/contracts.js';
 
 /** The same JSON value with every object's keys inserted in reverse order. */
 function reverseKeys(value: unknown): unknown {
@@ -236,6 +237,39 @@ describe('canonicalJson matches the reference implementation byte for byte', () 
     expect(canonicalJson(deep)).toBe(referenceCanonicalJson(deep));
     expect(outcome(() => canonicalJson([deep]))).toBe(outcome(() => referenceCanonicalJson([deep])));
     expect(() => canonicalJson([deep])).toThrow(TypeError);
+  });
+});
+
+describe('acceptedCanonicalJson: the schema check that also writes the canonical text', () => {
+  const accepted = (value: unknown): string | undefined => acceptedCanonicalJson(value, MAX_JSON_DEPTH, MAX_EXACT_INTEGER);
+
+  it('accepts exactly what the reporting walk finds no problem in, and then writes canonicalJson (property)', () => {
+    fc.assert(
+      fc.property(anyValue, (value) => {
+        const text = accepted(value);
+        expect(text === undefined).toBe(findJsonProblems(value).length > 0);
+        if (text !== undefined) expect(text).toBe(canonicalJson(value));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('refuses lone surrogates in values and keys, integers beyond 2^53 - 1, cycles and deep nesting', () => {
+    const nested = (depth: number): unknown => {
+      let value: unknown = {};
+      for (let i = 0; i < depth; i++) value = [value];
+      return value;
+    };
+    const cycle: Record<string, unknown> = {};
+    cycle.self = { again: cycle };
+    for (const bad of [{ a: 'x\ud800' }, { 'k\udfff': 1 }, { '😀': 1, 'k\ud83d': 2 }, { n: 2 ** 53 }, { n: -(2 ** 53) }, cycle, nested(MAX_JSON_DEPTH)]) {
+      expect(accepted(bad)).toBeUndefined();
+      expect(findJsonProblems(bad).length).toBeGreaterThan(0);
+    }
+    for (const good of [{ a: 'x😀' }, { '😀': MAX_EXACT_INTEGER, '\uffff': -MAX_EXACT_INTEGER }, nested(MAX_JSON_DEPTH - 1)]) {
+      expect(accepted(good)).toBe(canonicalJson(good));
+      expect(findJsonProblems(good)).toEqual([]);
+    }
   });
 });
 
