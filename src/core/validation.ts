@@ -1,4 +1,4 @@
-import { canonicalJson, deepFreeze, fingerprintOf, isPlainRecord, jsonEquals } from './canonical.js';
+import { canonicalJson, deepFreeze, fingerprintOf, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
 import { parseWithSchemaTexts, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
@@ -15,13 +15,18 @@ export interface PreparedSpec {
   readonly fingerprint: string;
   /** The spec's JSON text as given: the caller's key order at every depth, defaults after the given keys. */
   readonly json: string;
+  /**
+   * The deeply frozen spec, equal to `materializeSpec(json)`: copied while the validated
+   * input is at hand, which costs half of parsing `json` again.
+   */
+  readonly spec: ToolSpec;
 }
 
 /**
  * One entry of a validated snapshot, with where it stood (`tools[3]`). Without the canonical
  * text: an import holds every entry until it writes, and the fingerprint is all it needs.
  */
-export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical'> {
+export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'spec'> {
   readonly enabled: boolean;
   readonly created_at: string | null;
   readonly path: string;
@@ -31,17 +36,17 @@ export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical'> {
 const SPEC_FIELD_ORDER = ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const;
 
 /**
- * The spec's text as registered: the caller's keys in the caller's order (the schemas are the
+ * The spec as registered: the caller's keys in the caller's order (the schemas are the
  * caller's own objects, so their nested order is kept too), then the defaults it left out.
  */
-function registeredJson(spec: ToolSpec, input: unknown): string {
+function registeredSpec(spec: ToolSpec, input: unknown): ToolSpec {
   // The parsed spec holds every field in contract order: when the caller's keys are a prefix
   // of that order (all of it, usually), it is already the registered order.
-  if (isContractOrderPrefix(Object.keys(input as object))) return JSON.stringify(spec);
+  if (isContractOrderPrefix(Object.keys(input as object))) return spec;
   const ordered: Record<string, unknown> = {};
   for (const key of Object.keys(input as object)) ordered[key] = spec[key as keyof ToolSpec];
   for (const key of SPEC_FIELD_ORDER) if (!(key in ordered)) ordered[key] = spec[key];
-  return JSON.stringify(ordered);
+  return ordered as ToolSpec;
 }
 
 function isContractOrderPrefix(keys: readonly string[]): boolean {
@@ -73,12 +78,14 @@ function parseToolSpec(input: unknown) {
 
 function prepare(spec: ToolSpec, input: unknown, schemaTexts: ReadonlyMap<object, string>): PreparedSpec {
   const canonical = canonicalSpecJson(spec, schemaTexts);
+  const registered = registeredSpec(spec, input);
   return {
     tool_name: spec.tool_name,
     version: spec.version,
     canonical,
     fingerprint: fingerprintOf(canonical),
-    json: registeredJson(spec, input),
+    json: JSON.stringify(registered),
+    spec: frozenJsonCopy(registered),
   };
 }
 
@@ -249,7 +256,7 @@ function prepareSnapshotEntry(
     tool_name: spec.tool_name,
     version: spec.version,
     fingerprint: fingerprintOf(canonicalSpecJson(spec, schemaTexts)),
-    json: registeredJson(spec, (entry as { spec: unknown }).spec),
+    json: JSON.stringify(registeredSpec(spec, (entry as { spec: unknown }).spec)),
     enabled: registration.enabled,
     created_at: registration.created_at,
     path,

@@ -149,6 +149,27 @@ describe('parseSnapshot', () => {
   });
 });
 
+describe('the frozen spec parseSpec builds', () => {
+  it('is materializeSpec(json): -0 as 0, __proto__ as an own key, the registered key order, shared objects copied apart', () => {
+    const shared = { type: 'string' };
+    const input = JSON.parse('{"output_schema":{"__proto__":{"x":-0},"b":[-0,1.5e-7,{"10":1,"9":2,"a":3}]},"tool_name":"t","input_schema":{}}') as Record<string, unknown>;
+    (input.input_schema as Record<string, unknown>).p = shared;
+    (input.input_schema as Record<string, unknown>).q = shared;
+    const prepared = parseSpec(input);
+    const expected = materializeSpec(prepared.json);
+    expect(sameJsonData(prepared.spec, expected)).toBe(true);
+    expect(Object.keys(prepared.spec)).toEqual(['output_schema', 'tool_name', 'input_schema', 'version', 'description', 'tags']);
+    expect(Object.is((prepared.spec.output_schema.b as number[])[0], 0)).toBe(true);
+    expect(Object.getPrototypeOf(prepared.spec.output_schema)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(prepared.spec.output_schema, '__proto__')).toBe(true);
+    const schema = prepared.spec.input_schema as Record<string, unknown>;
+    expect(schema.p).not.toBe(shared);
+    expect(schema.p).not.toBe(schema.q);
+    expect(isDeepFrozen(prepared.spec)).toBe(true);
+    expect(Object.isFrozen(shared)).toBe(false);
+  });
+});
+
 describe('parseSnapshotEntry and snapshotTools', () => {
   it('prepares one entry exactly as parseSnapshot does', () => {
     const tools = [{ spec: fullSpec('b') }, { spec: { tags: ['x'], output_schema: { z: 1, a: 2 }, input_schema: {}, tool_name: 'a' }, enabled: false }];
@@ -178,6 +199,15 @@ function referenceRegisteredJson(input: Record<string, unknown>): string {
   for (const key of Object.keys(input)) ordered[key] = spec[key as keyof ToolSpec];
   for (const key of ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const) if (!(key in ordered)) ordered[key] = spec[key];
   return JSON.stringify(ordered);
+}
+
+/** Equal as materializeSpec builds it: same keys in the same order at every depth, numbers by Object.is (so -0 is not 0). */
+function sameJsonData(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return Object.is(a, b);
+  if (Array.isArray(a) !== Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.join('\u0000') !== Object.keys(b).join('\u0000')) return false;
+  return keys.every((key) => sameJsonData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
 
 /** A JSON value the contracts accept: integers beyond 2^53 - 1 made small (-0 is kept). */
@@ -214,6 +244,8 @@ describe('the prepared texts (property)', () => {
         expect(prepared.canonical).toBe(canonicalJson(ToolSpec.parse(input)));
         expect(prepared.fingerprint).toBe(fingerprintOf(prepared.canonical));
         expect(prepared.json).toBe(referenceRegisteredJson(input));
+        expect(sameJsonData(prepared.spec, materializeSpec(prepared.json))).toBe(true);
+        expect(isDeepFrozen(prepared.spec)).toBe(true);
         const [entry] = parseSnapshot({ tools: [{ spec: input }] });
         expect(entry?.json).toBe(prepared.json);
         expect(entry?.fingerprint).toBe(prepared.fingerprint);
