@@ -211,9 +211,13 @@ export function jsonEquals(value: unknown, json: unknown): boolean {
   }
   if (Array.isArray(json) || !isPlainRecord(value)) return false;
   const keys = Object.keys(value);
-  if (keys.length !== Object.keys(json).length) return false;
-  for (const key of keys) {
-    if (!Object.prototype.hasOwnProperty.call(json, key)) return false;
+  const jsonKeys = Object.keys(json);
+  if (keys.length !== jsonKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    // Specs come back in the order they were registered, so a key usually stands where it
+    // stood; only a key out of place needs the lookup.
+    if (key !== jsonKeys[i] && !Object.prototype.hasOwnProperty.call(json, key)) return false;
     if (!jsonEquals(value[key], (json as Record<string, unknown>)[key])) return false;
   }
   return true;
