@@ -54,20 +54,19 @@ function quote(text: string, limits: WalkLimits): string | undefined {
   return JSON.stringify(text);
 }
 
-// Specs repeat the same few keys and short values ("type", "string", "properties"...), so their
-// quoted text is kept: a lookup is cheaper than testing and concatenating each time. Text with a
-// surrogate is never kept, so a hit is well-formed and (as a key) sorts alike in UTF-16 and code points.
-const QUOTED_LIMIT = 4096;
-const QUOTED_MAX_LENGTH = 40;
-const quotedCache = new Map<string, string>();
+// Specs repeat the same few keys ("type", "properties", "description"...), so their quoted text
+// is kept: a lookup is cheaper than testing and concatenating each time. A key with a surrogate
+// is never kept, so a hit is well-formed and sorts alike in UTF-16 and code points.
+const QUOTED_KEYS_LIMIT = 4096;
+const QUOTED_KEY_MAX_LENGTH = 40;
+const quotedKeys = new Map<string, string>();
 
-function quoteCached(text: string, limits: WalkLimits): string | undefined {
-  let quoted = quotedCache.get(text);
-  if (quoted !== undefined) return quoted;
-  quoted = quote(text, limits);
-  if (quoted !== undefined && text.length <= QUOTED_MAX_LENGTH && !SURROGATE.test(text)) {
-    if (quotedCache.size >= QUOTED_LIMIT) quotedCache.clear();
-    quotedCache.set(text, quoted);
+/** The JSON text of a key without surrogates, kept for the next time. */
+function quoteKey(key: string): string {
+  const quoted = JSON.stringify(key);
+  if (key.length <= QUOTED_KEY_MAX_LENGTH) {
+    if (quotedKeys.size >= QUOTED_KEYS_LIMIT) quotedKeys.clear();
+    quotedKeys.set(key, quoted);
   }
   return quoted;
 }
@@ -80,7 +79,7 @@ function quoteCached(text: string, limits: WalkLimits): string | undefined {
 function walk(value: unknown, depth: number, limits: WalkLimits): string | undefined {
   switch (typeof value) {
     case 'string':
-      return value.length <= QUOTED_MAX_LENGTH ? quoteCached(value, limits) : quote(value, limits);
+      return quote(value, limits);
     case 'number':
       // A finite number's JSON text is its ToString (-0 included: both write 0).
       return Number.isFinite(value) && Math.abs(value) <= limits.maxMagnitude ? `${value}` : undefined;
@@ -113,11 +112,11 @@ function walk(value: unknown, depth: number, limits: WalkLimits): string | undef
   out = '{';
   for (let i = 0; i < count; i++) {
     const key = keys[i] as string;
-    let quoted = quotedCache.get(key);
+    let quoted = quotedKeys.get(key);
     if (quoted === undefined) {
-      // UTF-16 order is code-point order unless a key has a surrogate (such keys are never cached).
+      // UTF-16 order is code-point order unless a key has a surrogate (such keys are never kept).
       if (SURROGATE.test(key)) return objectByCodePoints(value, keys, depth, limits);
-      quoted = quoteCached(key, limits) as string;
+      quoted = quoteKey(key);
     }
     const item = walk(value[key], depth + 1, limits);
     if (item === undefined) return undefined;
