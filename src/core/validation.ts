@@ -23,10 +23,11 @@ export interface PreparedSpec {
 }
 
 /**
- * One entry of a validated snapshot, with where it stood (`tools[3]`). Without the canonical
- * text: an import holds every entry until it writes, and the fingerprint is all it needs.
+ * One entry of a validated snapshot, with where it stood (`tools[3]`): what the import's plan
+ * needs, and no spec text. An import holds every entry until it writes; the text is built
+ * again entry by entry as it writes (`snapshotEntryJson`), so only a chunk of texts is alive.
  */
-export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'spec'> {
+export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'json' | 'spec'> {
   readonly enabled: boolean;
   readonly created_at: string | null;
   readonly path: string;
@@ -199,7 +200,7 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
     if (earlier !== undefined) duplicate ??= new DuplicateToolError(toolName, path, earlier);
     seen.set(toolName, path);
     // Once the snapshot is refused anyway, entries are only checked, not prepared.
-    if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked, tools[index], path));
+    if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked, path));
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
   if (duplicate !== undefined) throw duplicate;
@@ -208,35 +209,31 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
 
 /**
  * The `tools` array of a snapshot whose outer shape is valid (an object with exactly a
- * `tools` array); each entry is then checked on its own with `parseSnapshotEntry`.
+ * `tools` array); each entry is then checked on its own.
  * @throws SNAPSHOT_INVALID for any other shape
  */
-export function snapshotTools(input: unknown): readonly unknown[] {
+function snapshotTools(input: unknown): readonly unknown[] {
   const shape = SnapshotShape.safeParse(input);
   if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
   return shape.data.tools;
 }
 
 /** An invalid snapshot entry: every issue (paths from the snapshot's root, `tools[3].spec.version`) and its tool name when it has a string one. */
-export interface SnapshotEntryFailure {
+interface SnapshotEntryFailure {
   readonly ok: false;
   readonly issues: RegistryIssue[];
   readonly toolName: string | undefined;
 }
 
-/**
- * Validates and prepares the snapshot entry `tools[index]` on its own, as `parseSnapshot`
- * does for each; duplicate names across entries are the caller's to find.
- */
-export function parseSnapshotEntry(entry: unknown, index: number): { readonly ok: true; readonly entry: PreparedImportEntry } | SnapshotEntryFailure {
-  const checked = checkSnapshotEntry(entry, index);
-  return checked.ok ? { ok: true, entry: prepareSnapshotEntry(checked, entry, `tools[${index}]`) } : checked;
+/** A valid snapshot entry, with the canonical text of its schemas written by their check. */
+interface CheckedSnapshotEntry {
+  readonly ok: true;
+  readonly registration: ToolRegistration;
+  readonly schemaTexts: ReadonlyMap<object, string>;
 }
 
-function checkSnapshotEntry(
-  entry: unknown,
-  index: number,
-): { readonly ok: true; readonly registration: ToolRegistration; readonly schemaTexts: ReadonlyMap<object, string> } | SnapshotEntryFailure {
+/** Validates the snapshot entry `tools[index]` on its own; duplicate names across entries are the caller's to find. */
+function checkSnapshotEntry(entry: unknown, index: number): CheckedSnapshotEntry | SnapshotEntryFailure {
   const { result, schemaTexts } = parseWithSchemaTexts(() => ToolRegistration.safeParse(entry));
   if (result.success) return { ok: true, registration: result.data, schemaTexts };
   return {
@@ -246,28 +243,65 @@ function checkSnapshotEntry(
   };
 }
 
-function prepareSnapshotEntry(
-  { registration, schemaTexts }: { readonly registration: ToolRegistration; readonly schemaTexts: ReadonlyMap<object, string> },
-  entry: unknown,
-  path: string,
-): PreparedImportEntry {
+/** What the import's plan needs of a valid entry: no spec text (see `snapshotEntryJson`). */
+function prepareSnapshotEntry({ registration, schemaTexts }: CheckedSnapshotEntry, path: string): PreparedImportEntry {
   const spec = registration.spec;
   return {
     tool_name: spec.tool_name,
     version: spec.version,
     fingerprint: fingerprintOf(canonicalSpecJson(spec, schemaTexts)),
-    json: JSON.stringify(registeredSpec(spec, (entry as { spec: unknown }).spec)),
     enabled: registration.enabled,
     created_at: registration.created_at,
     path,
   };
 }
 
+// --- an import's second pass ------------------------------------------------------------
+
+/** The defaults `ToolSpec` applies to fields a spec leaves out (read from the schema itself). */
+const SPEC_DEFAULTS: Readonly<Record<string, unknown>> = (() => {
+  const { version, description, tags } = ToolSpec.parse({ tool_name: 'x', input_schema: {}, output_schema: {} });
+  return { version, description, tags };
+})();
+
+/**
+ * The registered JSON text of entry `index` of a snapshot that `parseSnapshot` accepted as
+ * `entry` (an import's second pass, as it writes). With `recheck` false the entry is read
+ * as pass 1 left it (nothing ran in between), so only the text is built: the validated
+ * spec's values are the caller's own (zod copies `tags` alone, item for item), with the
+ * defaults added. With `recheck` true (the caller's code may have run since pass 1) the
+ * entry is validated again and must give the same spec, `enabled` and `created_at`.
+ * @throws SNAPSHOT_INVALID (path `tools[i]`) when a rechecked entry changed
+ */
+export function snapshotEntryJson(snapshot: unknown, index: number, entry: PreparedImportEntry, recheck: boolean): string {
+  if (!recheck) {
+    const input = (snapshot as { tools: { spec: Record<string, unknown> }[] }).tools[index]?.spec as Record<string, unknown>;
+    const spec: Record<string, unknown> = {};
+    for (const key of Object.keys(input)) spec[key] = input[key] === undefined && key in SPEC_DEFAULTS ? SPEC_DEFAULTS[key] : input[key];
+    for (const key of Object.keys(SPEC_DEFAULTS)) if (spec[key] === undefined) spec[key] = SPEC_DEFAULTS[key];
+    return JSON.stringify(registeredSpec(spec as ToolSpec, input));
+  }
+  const tools = (snapshot as { tools?: unknown } | null)?.tools;
+  const input = Array.isArray(tools) ? (tools[index] as unknown) : undefined;
+  const checked = checkSnapshotEntry(input, index);
+  if (checked.ok) {
+    const again = prepareSnapshotEntry(checked, entry.path);
+    if (again.tool_name === entry.tool_name && again.fingerprint === entry.fingerprint && again.enabled === entry.enabled && again.created_at === entry.created_at) {
+      return JSON.stringify(registeredSpec(checked.registration.spec, (input as { spec: unknown }).spec));
+    }
+  }
+  const message = `${entry.path} changed while the import ran; a snapshot must not change until importSnapshot settles`;
+  const issue: RegistryIssue = Object.freeze({ code: 'custom', message, path: Object.freeze(['tools', index]), pathText: entry.path });
+  throw new SnapshotInvalidError(`invalid snapshot: ${message}; nothing was imported`, [issue], { path: entry.path, tool_name: entry.tool_name });
+}
+
+// ------------------------------------------------------------------------------------------
+
 /** The snapshot's outer shape; entries are checked one by one with `ToolRegistration`. */
 const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });
 
 /** `SNAPSHOT_INVALID` for these issues (paths from the snapshot's root), naming the first bad entry's tool when known. */
-export function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
+function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
   const first = issues[0];
   return new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {
     ...(first === undefined ? {} : { path: first.pathText }),

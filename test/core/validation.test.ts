@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/core/canonical.js';
 import { ToolSpec } from '../../src/core/contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/core/errors.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSnapshotEntry, parseSpec, parseSpecs, snapshotTools } from '../../src/core/validation.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, snapshotEntryJson } from '../../src/core/validation.js';
 import { fullSpec, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
 
 function thrown(action: () => unknown): unknown {
@@ -35,10 +35,44 @@ describe('parseSpec', () => {
     expect(isDeepFrozen(spec)).toBe(true);
   });
 
-  it('keeps the given order in snapshot entries too', () => {
-    const [entry] = parseSnapshot({ tools: [{ spec: { tags: ['x'], input_schema: { z: 1, a: 2 }, output_schema: {}, tool_name: 't' } }] });
-    expect(entry?.json).toBe('{"tags":["x"],"input_schema":{"z":1,"a":2},"output_schema":{},"tool_name":"t","version":null,"description":null}');
-    expect(entry?.fingerprint).toBe(fingerprintOf(canonicalJson(JSON.parse(entry?.json ?? ''))));
+  it('keeps the given order in snapshot entries too (built in the import\'s second pass, rechecked or not)', () => {
+    const snapshot = { tools: [{ spec: { tags: ['x'], input_schema: { z: 1, a: 2 }, output_schema: {}, tool_name: 't' } }] };
+    const [entry] = parseSnapshot(snapshot);
+    if (entry === undefined) throw new Error('no entry');
+    const json = '{"tags":["x"],"input_schema":{"z":1,"a":2},"output_schema":{},"tool_name":"t","version":null,"description":null}';
+    expect(snapshotEntryJson(snapshot, 0, entry, false)).toBe(json);
+    expect(snapshotEntryJson(snapshot, 0, entry, true)).toBe(json);
+    expect(entry.fingerprint).toBe(fingerprintOf(canonicalJson(JSON.parse(json))));
+  });
+
+  it('builds the same text in the second pass as register does, defaults given as undefined included', () => {
+    const specs = [
+      { tool_name: 't', version: undefined, input_schema: { b: [1, { y: 1, x: 2 }] }, output_schema: {}, description: undefined },
+      { description: 'd', tags: undefined, output_schema: { z: null }, tool_name: 't', input_schema: {}, version: '1' },
+      fullSpec('t'),
+    ];
+    for (const spec of specs) {
+      const snapshot = { tools: [{ spec }] };
+      const [entry] = parseSnapshot(snapshot);
+      if (entry === undefined) throw new Error('no entry');
+      expect(snapshotEntryJson(snapshot, 0, entry, false)).toBe(parseSpec(spec).json);
+      expect(entry.fingerprint).toBe(parseSpec(spec).fingerprint);
+    }
+  });
+
+  it('refuses, in a rechecked second pass, an entry changed since the first (SNAPSHOT_INVALID at its path)', () => {
+    const snapshot = { tools: [{ spec: fullSpec('a') }, { spec: fullSpec('b'), enabled: true }] };
+    const entries = parseSnapshot(snapshot);
+    const second = entries[1];
+    if (second === undefined) throw new Error('no entry');
+    snapshot.tools[1] = { spec: { ...fullSpec('b'), description: 'changed' }, enabled: true };
+    const error = thrown(() => snapshotEntryJson(snapshot, 1, second, true)) as SnapshotInvalidError;
+    expect(error.code).toBe('SNAPSHOT_INVALID');
+    expect(error.context).toMatchObject({ path: 'tools[1]', tool_name: 'b' });
+    snapshot.tools[1] = { spec: fullSpec('b'), enabled: false };
+    expect((thrown(() => snapshotEntryJson(snapshot, 1, second, true)) as SnapshotInvalidError).code).toBe('SNAPSHOT_INVALID');
+    snapshot.tools.length = 1;
+    expect((thrown(() => snapshotEntryJson(snapshot, 1, second, true)) as SnapshotInvalidError).code).toBe('SNAPSHOT_INVALID');
   });
 
   it('gives key-reordered specs the same fingerprint and different specs different ones', () => {
@@ -170,28 +204,6 @@ describe('the frozen spec parseSpec builds', () => {
   });
 });
 
-describe('parseSnapshotEntry and snapshotTools', () => {
-  it('prepares one entry exactly as parseSnapshot does', () => {
-    const tools = [{ spec: fullSpec('b') }, { spec: { tags: ['x'], output_schema: { z: 1, a: 2 }, input_schema: {}, tool_name: 'a' }, enabled: false }];
-    const whole = parseSnapshot({ tools });
-    expect(snapshotTools({ tools })).toEqual(tools);
-    tools.forEach((entry, index) => expect(parseSnapshotEntry(entry, index)).toEqual({ ok: true, entry: whole[index] }));
-  });
-
-  it('reports an invalid entry with paths under tools[index] and its tool name', () => {
-    const result = parseSnapshotEntry({ spec: { ...fullSpec('b'), version: 2 }, enabled: 'no' }, 7);
-    expect(result.ok).toBe(false);
-    if (result.ok) return;
-    expect(result.toolName).toBe('b');
-    expect(result.issues.map((issue) => issue.pathText).sort()).toEqual(['tools[7].enabled', 'tools[7].spec.version']);
-    expect(parseSnapshotEntry(null, 0)).toMatchObject({ ok: false, toolName: undefined, issues: [{ pathText: 'tools[0]' }] });
-  });
-
-  it('snapshotTools refuses a bad outer shape with SNAPSHOT_INVALID', () => {
-    expect((thrown(() => snapshotTools({ tools: 3 })) as SnapshotInvalidError).context.path).toBe('tools');
-  });
-});
-
 /** How the registered text was built before its fast path: the caller's keys in order, then the defaults. */
 function referenceRegisteredJson(input: Record<string, unknown>): string {
   const spec = ToolSpec.parse(input);
@@ -237,7 +249,7 @@ describe('the prepared texts (property)', () => {
     .chain((fields) => fc.shuffledSubarray(Object.keys(fields), { minLength: Object.keys(fields).length }).map((order) => ({ fields, order })))
     .map(({ fields, order }) => Object.fromEntries(order.map((key) => [key, fields[key as keyof typeof fields]])));
 
-  it('canonical is canonicalJson of the parsed spec, json the caller\'s order then the defaults, in parseSpec and parseSnapshot alike', () => {
+  it('canonical is canonicalJson of the parsed spec, json the caller\'s order then the defaults, in parseSpec and an import\'s two passes alike', () => {
     fc.assert(
       fc.property(spec, (input) => {
         const prepared = parseSpec(input);
@@ -246,9 +258,12 @@ describe('the prepared texts (property)', () => {
         expect(prepared.json).toBe(referenceRegisteredJson(input));
         expect(sameJsonData(prepared.spec, materializeSpec(prepared.json))).toBe(true);
         expect(isDeepFrozen(prepared.spec)).toBe(true);
-        const [entry] = parseSnapshot({ tools: [{ spec: input }] });
-        expect(entry?.json).toBe(prepared.json);
-        expect(entry?.fingerprint).toBe(prepared.fingerprint);
+        const snapshot = { tools: [{ spec: input }] };
+        const [entry] = parseSnapshot(snapshot);
+        if (entry === undefined) throw new Error('no entry');
+        expect(entry.fingerprint).toBe(prepared.fingerprint);
+        expect(snapshotEntryJson(snapshot, 0, entry, false)).toBe(prepared.json);
+        expect(snapshotEntryJson(snapshot, 0, entry, true)).toBe(prepared.json);
       }),
       { numRuns: 500 },
     );
