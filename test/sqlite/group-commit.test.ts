@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistry, ToolSpecInput } from '../../src/index.js';
 import { minimalSpec } from '../support/registry-helpers.js';
-import { spawnWorker, useTempFolder } from './helpers.js';
+import { poisonCommits, spawnWorker, useTempFolder } from './helpers.js';
 
 const temp = useTempFolder();
 const clock = () => new Date('2025-01-01T00:00:00.000Z');
@@ -110,15 +110,8 @@ describe('group commit', () => {
   it('a COMMIT that fails fails exactly the calls of its batch; what committed before stays, and later batches commit', async () => {
     const file = temp.file('commit-fails.db');
     await (await openSqliteToolRegistry({ filename: file })).close();
-    // A deferred foreign key is checked at COMMIT: registering a tool named poison_* makes
-    // the COMMIT of its transaction fail (SQLITE_CONSTRAINT_FOREIGNKEY), whoever else is in it.
-    const setup = new Database(file);
-    setup.exec(`
-      CREATE TABLE poison_parent (name TEXT PRIMARY KEY);
-      CREATE TABLE poison_child (name TEXT REFERENCES poison_parent (name) DEFERRABLE INITIALLY DEFERRED);
-      CREATE TRIGGER poison AFTER INSERT ON tool_registrations WHEN NEW.tool_name LIKE 'poison%'
-      BEGIN INSERT INTO poison_child VALUES (NEW.tool_name); END;`);
-    setup.close();
+    // Registering a tool named poison_* makes the COMMIT of its transaction fail, whoever else is in it.
+    poisonCommits(file);
     const registry = await openSqliteToolRegistry({ filename: file, clock });
     const before = await Promise.all(Array.from({ length: 8 }, (_, i) => registry.register(minimalSpec(`before_${i}`))));
     expect(before).toHaveLength(8);

@@ -13,7 +13,9 @@ import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { GroupCommit } from './group-commit.js';
+import type { BatchObserver } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
+import type { OwnWrite } from './read-cache.js';
 import { prepareStatements, toRecord, toRegistration } from './statements.js';
 import type { Statements } from './statements.js';
 
@@ -263,6 +265,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
   readonly #group: GroupCommit;
+  /** The batch transaction being written now, when the cache follows it (see `OwnWrite`). */
+  #own: OwnWrite | undefined;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
   readonly #probe: BetterSqlite3.Statement;
   /** Watches waiting for a commit past their revision, and the poller's state. */
@@ -281,12 +285,39 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
-    this.#group = new GroupCommit(db, { busyTimeoutMs: options.busyTimeoutMs, assertOpen: (method) => this.#assertOpen(method) });
     this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw(true).safeIntegers(false);
     const sql = this.#sql;
-    this.#cache = options.cache
+    const cache = options.cache
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
       : undefined;
+    this.#cache = cache;
+    // With the cache on, each batch transaction the store opens itself is followed, and its
+    // changes are applied to the cache once it committed: the next read has nothing to catch up on.
+    const observer: BatchObserver | undefined =
+      cache === undefined
+        ? undefined
+        : {
+            begun: () => {
+              this.#own = cache.beginWrite();
+            },
+            mark: () => this.#own?.mark() ?? 0,
+            undone: (mark) => this.#own?.undo(mark),
+            committing: () => {
+              if (this.#own !== undefined) cache.finishWrite(this.#own);
+            },
+            committed: () => {
+              if (this.#own !== undefined) cache.applyWrite(this.#own);
+              this.#own = undefined;
+            },
+            abandoned: () => {
+              this.#own = undefined;
+            },
+          };
+    this.#group = new GroupCommit(db, {
+      busyTimeoutMs: options.busyTimeoutMs,
+      assertOpen: (method) => this.#assertOpen(method),
+      ...(observer === undefined ? {} : { observer }),
+    });
   }
 
   static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
@@ -559,9 +590,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   #writer(): StoreWriter {
     const sql = this.#sql;
+    // A followed write reads through the cache (its starting state) and its own changes; else SQL.
+    const own = this.#own;
+    const find = own === undefined ? (toolName: string) => this.#findNow(toolName) : (toolName: string) => own.find(toolName);
+    const row = (toolName: string) => sql.findRow.get({ tool_name: toolName });
     return {
-      find: (toolName) => this.#findNow(toolName),
-      get: (toolName) => this.#getNow(toolName),
+      find,
+      get: own === undefined ? (toolName) => this.#getNow(toolName) : (toolName) => own.get(toolName),
       records: () => this.#records(),
       revision: () => this.#head(),
       put: (tool: StoredTool) => {
@@ -576,7 +611,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           }).changes > 0;
         // A spec seen before under the name takes the given text (key order), unless the tool
         // shows it right now: then the stored text is kept.
-        if (!inserted && this.#findNow(record.tool_name)?.fingerprint !== record.fingerprint) {
+        const textKept = !inserted && find(record.tool_name)?.fingerprint === record.fingerprint;
+        if (!inserted && !textKept) {
           sql.updateSpecText.run({ tool_name: record.tool_name, fingerprint: record.fingerprint, spec_json: tool.json });
         }
         sql.upsertRegistration.run({
@@ -585,11 +621,18 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           enabled: record.enabled ? 1 : 0,
           created_at: record.created_at,
         });
+        own?.put(tool, textKept, () => row(record.tool_name));
       },
       setEnabled: (toolName, enabled) => {
-        sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 });
+        if (sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 }).changes > 0) {
+          own?.setEnabled(toolName, enabled, () => row(toolName));
+        }
       },
-      delete: (toolName) => sql.deleteRegistration.run({ tool_name: toolName }).changes > 0,
+      delete: (toolName) => {
+        const deleted = sql.deleteRegistration.run({ tool_name: toolName }).changes > 0;
+        if (deleted) own?.delete(toolName);
+        return deleted;
+      },
     };
   }
 
