@@ -1,11 +1,13 @@
 // The SQLite store's read cache: current registrations served from memory, and never stale.
-// Before every read one statement asks SQLite whether anything was committed since the last
-// look: `data_version` changes when another connection (or process) commits, and this
+// Before every read two tiny statements ask SQLite whether anything was committed since the
+// last look: `data_version` changes when another connection (or process) commits, and this
 // connection's `total_changes()` when it wrote (its own commits leave data_version alone).
 // On a change, the cache checks that the change log is still the one it followed (the token
 // of the entry it stopped at, and the database's generation: migration 0003), reads the
 // distinct names logged since with each one's current row, read once, all in one read
 // transaction; so the work is proportional to what changed, not to the number of changes.
+// The store's own batch transactions need no catch-up: when one begins at the cache's
+// position, its changes are applied directly once it has committed (`OwnWrite`).
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { compareCodePoints } from '../../core/canonical.js';
@@ -105,14 +107,11 @@ function mergeNames(names: readonly string[], changed: ReadonlyMap<string, Entry
 
 function prepareLog(db: BetterSqlite3.Database) {
   return {
-    // One step answers "did anyone commit?": data_version moves on another connection's
-    // commit, total_changes() on this connection's own writes.
-    probe: prepare(db, () =>
-      queries.selectNoFrom([
-        sql<number>`(SELECT data_version FROM pragma_data_version)`.as('data_version'),
-        sql<number>`total_changes()`.as('total_changes'),
-      ]),
-    ),
+    // "Did anyone commit?": data_version moves on another connection's commit, total_changes()
+    // on this connection's own writes. Two plain statements cost less than one through the
+    // pragma's table function (measured: about 1.5 µs per read after a write).
+    dataVersion: db.prepare('PRAGMA data_version').pluck().safeIntegers(false),
+    totalChanges: db.prepare('SELECT total_changes()').pluck().safeIntegers(false),
     // Where the log is, and whether the entry at `from` is still there: one statement.
     state: prepare(db, (p: { from: number }) =>
       queries
@@ -137,10 +136,9 @@ function prepareLog(db: BetterSqlite3.Database) {
         .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
     ),
     // Inside the store's own write transaction, first and last: the log's head (and, first,
-    // the generation and data_version; last, total_changes() with the write's own changes).
+    // the generation; last, total_changes() with the write's own changes).
     writeStart: prepare(db, () =>
       queries.selectNoFrom((eb) => [
-        sql<number>`(SELECT data_version FROM pragma_data_version)`.as('data_version'),
         eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
         eb.selectFrom('tool_changes').select('revision').orderBy('revision', 'desc').limit(1).as('revision'),
         eb.selectFrom('tool_changes').select('token').orderBy('revision', 'desc').limit(1).as('token'),
@@ -176,7 +174,7 @@ interface Undo {
  */
 export class OwnWrite {
   readonly #cache: SqliteReadCache;
-  /** data_version inside the transaction: what the cache has seen once this write is applied. */
+  /** The data_version the cache has seen once this write is applied. */
   readonly dataVersion: number;
   readonly generation: string | null;
   /** Each changed name's state after the write so far (undefined: removed). */
@@ -300,8 +298,9 @@ export class SqliteReadCache {
    */
   sync(): boolean {
     if (this.#db.inTransaction) return false;
-    const probe = this.#log.probe.get() as { data_version: number; total_changes: number };
-    if (probe.data_version === this.#dataVersion && probe.total_changes === this.#totalChanges) return true;
+    const totalChanges = this.#log.totalChanges.get() as number;
+    const dataVersion = this.#log.dataVersion.get() as number;
+    if (dataVersion === this.#dataVersion && totalChanges === this.#totalChanges) return true;
     // One read transaction: the log and the rows fetched for it are one snapshot (another
     // process may commit between two statements, even after this connection's own write).
     const log = this.#log;
@@ -314,8 +313,8 @@ export class SqliteReadCache {
       throw error;
     }
     // Recorded only once caught up: a failed catch-up is retried by the next read.
-    this.#dataVersion = probe.data_version;
-    this.#totalChanges = probe.total_changes;
+    this.#dataVersion = dataVersion;
+    this.#totalChanges = totalChanges;
     return true;
   }
 
@@ -336,7 +335,9 @@ export class SqliteReadCache {
     ) {
       return undefined;
     }
-    return new OwnWrite(this, start.data_version, position.generation);
+    // data_version stays what the cache last saw: a commit by another connection since (one
+    // that logged nothing, as the head shows) only costs the next read a look at the log.
+    return new OwnWrite(this, this.#dataVersion, position.generation);
   }
 
   /** Right before COMMIT: the head the write leads to, and this connection's change count. */

@@ -37,10 +37,11 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   /** Open without migrating or writing; every write fails with `READ_ONLY`. The file must exist. */
   readonly readonly?: boolean;
   /**
-   * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in one
-   * cheap statement, whether any connection committed since, and then reloads only the tools
+   * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in two
+   * tiny statements, whether any connection committed since, and then reloads only the tools
    * that changed (a trigger-kept change log, migrations 0002 and 0003), or everything when
-   * the log is not the one it followed (a restored backup). `false` reads through SQL every time.
+   * the log is not the one it followed (a restored backup). The registry's own writes are
+   * applied to it once committed. `false` reads through SQL every time.
    */
   readonly cache?: boolean;
 }
@@ -265,6 +266,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
   readonly #group: GroupCommit;
+  /** A reader over the cache (built once: every read would build the same). */
+  readonly #cachedReader: StoreReader | undefined;
   /** The batch transaction being written now, when the cache follows it (see `OwnWrite`). */
   #own: OwnWrite | undefined;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
@@ -291,6 +294,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
       : undefined;
     this.#cache = cache;
+    this.#cachedReader = cache === undefined ? undefined : { ...cache.reader(), revision: () => this.#head() };
     // With the cache on, each batch transaction the store opens itself is followed, and its
     // changes are applied to the cache once it committed: the next read has nothing to catch up on.
     const observer: BatchObserver | undefined =
@@ -429,7 +433,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
-      if (this.#cache?.sync()) return work({ ...this.#cache.reader(), revision: () => this.#head() });
+      if (this.#cache?.sync()) return work(this.#cachedReader as StoreReader);
       return this.#inTransaction(this.#beginRead, () =>
         work({
           find: (toolName) => this.#findNow(toolName),
