@@ -177,7 +177,7 @@ export class GroupCommit {
     }
   }
 
-  /** COMMIT, unless nothing succeeded in a lone call (then rolled back); whether it committed. */
+  /** COMMIT, unless no call succeeded (then ROLLBACK: nothing to keep); whether it committed. */
   #commitIf(result: TransactionResult & { committed: true }): boolean {
     if (!this.#db.inTransaction) return false;
     if (result.outcomes.every((outcome) => !outcome.ok)) {
