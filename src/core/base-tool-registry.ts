@@ -21,7 +21,7 @@ import type {
 } from './registry.js';
 import { checkCursor, checkExpectedVersion, decideRegistration, planImport } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec } from './validation.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson } from './validation.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
 
@@ -108,7 +108,12 @@ export interface WritePlan<T> {
 }
 
 export interface WriteDecision<T> {
-  readonly changes: readonly StoreChange[];
+  /**
+   * The changes, in order. An import yields them lazily, building each spec text as it is
+   * asked for: a store consumes them as it writes (holding at most a chunk), so a large
+   * import never holds every text at once.
+   */
+  readonly changes: Iterable<StoreChange>;
   result(applied: AppliedWrite): T;
 }
 
@@ -119,16 +124,19 @@ export interface WriteDecision<T> {
  */
 export function runPlanSync<T>(writer: StoreWriter, plan: WritePlan<T>): T {
   const decision = plan.decide(writer);
-  const found = decision.changes.map((change) => {
+  const found: boolean[] = [];
+  for (const change of decision.changes) {
     if (change.kind === 'put') {
       writer.put(change.tool);
-      return true;
+      found.push(true);
+    } else if (change.kind === 'delete') {
+      found.push(writer.delete(change.toolName));
+    } else {
+      // The decision saw the tool (setEnabled throws TOOL_NOT_FOUND first), in this same transaction.
+      writer.setEnabled(change.toolName, change.enabled);
+      found.push(true);
     }
-    if (change.kind === 'delete') return writer.delete(change.toolName);
-    // The decision saw the tool (setEnabled throws TOOL_NOT_FOUND first), in this same transaction.
-    writer.setEnabled(change.toolName, change.enabled);
-    return true;
-  });
+  }
   return decision.result({ found, get: (toolName) => writer.get(toolName), revision: () => writer.revision() });
 }
 
@@ -457,37 +465,26 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   async importSnapshot(snapshot: unknown, options?: ImportOptions): Promise<ImportReport> {
     this.#assertOpen('importSnapshot');
     const { mode, dryRun } = importOptions(options);
-    const entries = parseSnapshot(snapshot);
     if (dryRun) {
+      // A dry run reads the snapshot at the call.
+      const entries = parseSnapshot(snapshot);
       return this._read({ all: true }, (reader) => importReport(planImport(reader.records(), entries, mode), true, reader.revision()));
     }
     return this._write('importSnapshot', {
       scope: { all: true },
       needsRevision: true,
       decide: (view) => {
-      const plan = planImport(view.records(), entries, mode);
-      if (plan.firstConflict !== undefined) throw plan.firstConflict;
-      const changes: StoreChange[] = [];
-      let writtenAt: string | undefined;
-      for (let index = 0; index < entries.length; index++) {
-        const entry = entries[index] as PreparedImportEntry;
-        const action = plan.actions[index];
-        if (action !== 'add' && action !== 'update') continue;
-        changes.push({ kind: 'put', tool: {
-          record: {
-            tool_name: entry.tool_name,
-            version: entry.version,
-            fingerprint: entry.fingerprint,
-            enabled: entry.enabled,
-            created_at: entry.created_at,
-          },
-          json: entry.json,
-          // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
-          firstRegisteredAt: (writtenAt ??= this.now()),
-        } });
-      }
-      for (const toolName of plan.removals) changes.push({ kind: 'delete', toolName });
-      return { changes, result: (applied) => importReport(plan, false, applied.revision()) };
+        // Pass 1, when the import runs, inside its atomic step: validate every entry, keeping
+        // only what the plan needs (no spec text), and plan. Pass 2 (importChanges) builds each
+        // text as the store writes it. An invalid snapshot or a conflict throws here: nothing is written.
+        const sameTurn = sameTurnFlag();
+        const entries = parseSnapshot(snapshot);
+        const plan = planImport(view.records(), entries, mode);
+        if (plan.firstConflict !== undefined) throw plan.firstConflict;
+        return {
+          changes: importChanges(snapshot, entries, plan, () => this.now(), sameTurn),
+          result: (applied) => importReport(plan, false, applied.revision()),
+        };
       },
     });
   }
@@ -522,6 +519,50 @@ function clockTime(time: unknown): string {
 /** 0000-01-01T00:00:00.000Z (Date.UTC reads years 0-99 as 1900-1999). */
 const MIN_CLOCK_MS = -62_167_219_200_000;
 const MAX_CLOCK_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/**
+ * `true` until the current synchronous run ends (any microtask runs, so any await passes).
+ * Whatever a synchronous store does in one transaction sees `true`; a store that awaits
+ * between chunks sees `false` after its first await, when the caller's code may have run.
+ */
+function sameTurnFlag(): () => boolean {
+  let same = true;
+  queueMicrotask(() => {
+    same = false;
+  });
+  return () => same;
+}
+
+/**
+ * An import's pass 2: the puts for the entries the plan adds or updates, in snapshot order,
+ * each spec text built only when the store asks for it, then the removals. An entry read
+ * after the caller's code may have run is validated again (`snapshotEntryJson`).
+ */
+function* importChanges(
+  snapshot: unknown,
+  entries: readonly PreparedImportEntry[],
+  plan: ImportPlan,
+  now: () => string,
+  sameTurn: () => boolean,
+): Generator<StoreChange, void, undefined> {
+  let writtenAt: string | undefined;
+  for (let index = 0; index < entries.length; index++) {
+    const action = plan.actions[index];
+    if (action !== 'add' && action !== 'update') continue;
+    const entry = entries[index] as PreparedImportEntry;
+    const { tool_name, version, fingerprint, enabled, created_at } = entry;
+    yield {
+      kind: 'put',
+      tool: {
+        record: { tool_name, version, fingerprint, enabled, created_at },
+        json: snapshotEntryJson(snapshot, index, entry, !sameTurn()),
+        // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
+        firstRegisteredAt: (writtenAt ??= now()),
+      },
+    };
+  }
+  for (const toolName of plan.removals) yield { kind: 'delete', toolName };
+}
 
 /** The frozen report of an import; only a dry run carries the per-tool plan. */
 function importReport(plan: ImportPlan, dryRun: boolean, revision: number): ImportReport {

@@ -18,10 +18,11 @@ export interface PreparedSpec {
 }
 
 /**
- * One entry of a validated snapshot, with where it stood (`tools[3]`). Without the canonical
- * text: an import holds every entry until it writes, and the fingerprint is all it needs.
+ * One entry of a validated snapshot, with where it stood (`tools[3]`): what the import's plan
+ * needs, and no spec text. An import holds every entry until it writes; the text is built
+ * again entry by entry as it writes (`snapshotEntryJson`), so only a chunk of texts is alive.
  */
-export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical'> {
+export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'json'> {
   readonly enabled: boolean;
   readonly created_at: string | null;
   readonly path: string;
@@ -164,14 +165,57 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
     if (earlier !== undefined) duplicate ??= new DuplicateToolError(registration.spec.tool_name, path, earlier);
     seen.set(registration.spec.tool_name, path);
     if (issues.length === 0 && duplicate === undefined) {
-      const { tool_name, version, fingerprint, json } = prepare(registration.spec, (tools[index] as { spec: unknown }).spec);
-      entries.push({ tool_name, version, fingerprint, json, enabled: registration.enabled, created_at: registration.created_at, path });
+      const { tool_name, version } = registration.spec;
+      const fingerprint = fingerprintOf(canonicalJson(registration.spec));
+      entries.push({ tool_name, version, fingerprint, enabled: registration.enabled, created_at: registration.created_at, path });
     }
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
   if (duplicate !== undefined) throw duplicate;
   return entries;
 }
+
+// --- an import's second pass ------------------------------------------------------------
+
+/** The defaults `ToolSpec` applies to fields a spec leaves out (read from the schema itself). */
+const SPEC_DEFAULTS: Readonly<Record<string, unknown>> = (() => {
+  const { version, description, tags } = ToolSpec.parse({ tool_name: 'x', input_schema: {}, output_schema: {} });
+  return { version, description, tags };
+})();
+
+/**
+ * The registered JSON text of entry `index` of a snapshot that `parseSnapshot` accepted as
+ * `entry` (an import's second pass, as it writes). With `recheck` false the entry is read
+ * as pass 1 left it (nothing ran in between), so only the text is built: the validated
+ * spec's values are the caller's own (zod copies `tags` alone, item for item), with the
+ * defaults added. With `recheck` true (the caller's code may have run since pass 1) the
+ * entry is validated again and must give the same spec, `enabled` and `created_at`.
+ * @throws SNAPSHOT_INVALID (path `tools[i]`) when a rechecked entry changed
+ */
+export function snapshotEntryJson(snapshot: unknown, index: number, entry: PreparedImportEntry, recheck: boolean): string {
+  if (!recheck) {
+    const input = (snapshot as { tools: { spec: Record<string, unknown> }[] }).tools[index]?.spec as Record<string, unknown>;
+    const spec: Record<string, unknown> = {};
+    for (const key of Object.keys(input)) spec[key] = input[key] === undefined && key in SPEC_DEFAULTS ? SPEC_DEFAULTS[key] : input[key];
+    for (const key of Object.keys(SPEC_DEFAULTS)) if (spec[key] === undefined) spec[key] = SPEC_DEFAULTS[key];
+    return registeredJson(spec as ToolSpec, input);
+  }
+  const tools = (snapshot as { tools?: unknown } | null)?.tools;
+  const input = Array.isArray(tools) ? (tools[index] as unknown) : undefined;
+  const result = ToolRegistration.safeParse(input);
+  if (result.success) {
+    const { spec, enabled, created_at } = result.data;
+    const prepared = prepare(spec, (input as { spec: unknown }).spec);
+    if (prepared.tool_name === entry.tool_name && prepared.fingerprint === entry.fingerprint && enabled === entry.enabled && created_at === entry.created_at) {
+      return prepared.json;
+    }
+  }
+  const message = `${entry.path} changed while the import ran; a snapshot must not change until importSnapshot settles`;
+  const issue: RegistryIssue = Object.freeze({ code: 'custom', message, path: Object.freeze(['tools', index]), pathText: entry.path });
+  throw new SnapshotInvalidError(`invalid snapshot: ${message}; nothing was imported`, [issue], { path: entry.path, tool_name: entry.tool_name });
+}
+
+// ------------------------------------------------------------------------------------------
 
 /** The snapshot's outer shape; entries are checked one by one with `ToolRegistration`. */
 const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });

@@ -1632,6 +1632,103 @@ export function defineConformanceSuite(harness: StoreHarness): void {
   });
 
   // ---------------------------------------------------------------------------------
+  // Issue 12: an import is validated whole, then written a chunk (1,000 entries) at a time
+  // in the one transaction. A snapshot of several chunks must still be all-or-nothing.
+  describe('importSnapshot larger than a write chunk', () => {
+    const SIZE = 2500;
+    const nameAt = (index: number): string => `chunk_${String(index).padStart(4, '0')}`;
+    /** `SIZE` entries; the last one replaced by `last` when given. */
+    function bigSnapshot(last?: unknown): { tools: unknown[] } {
+      const tools: unknown[] = Array.from({ length: SIZE }, (_, index) => entry(fullSpec(nameAt(index), '1')));
+      if (last !== undefined) tools[SIZE - 1] = last;
+      return { tools };
+    }
+    async function withState() {
+      const registry = await open();
+      await registry.register(fullSpec('a', '1'));
+      await registry.register(minimalSpec('b'));
+      await registry.setEnabled('b', false);
+      return { registry, before: { ...(await state(registry)), revision: (await registry.changes({ limit: 0 })).revision, history: await registry.history('a') } };
+    }
+    async function after(registry: ToolRegistry) {
+      return { ...(await state(registry)), revision: (await registry.changes({ limit: 0 })).revision, history: await registry.history('a') };
+    }
+
+    const failures: [label: string, last: unknown, modes: readonly ('merge' | 'replace')[], code: string, path: string][] = [
+      ['a conflict', entry({ ...fullSpec('a', '1'), description: 'changed' }), ['merge'], 'VERSION_CONFLICT', `tools[${SIZE - 1}]`],
+      ['an invalid entry', entry({ ...fullSpec(nameAt(SIZE - 1)), version: 2 } as never), ['merge', 'replace'], 'SNAPSHOT_INVALID', `tools[${SIZE - 1}].spec.version`],
+      ['a name given twice', entry(fullSpec(nameAt(0), '2')), ['merge', 'replace'], 'DUPLICATE_TOOL', `tools[${SIZE - 1}]`],
+    ];
+    it.each(failures)('%s in the last chunk leaves the store untouched', async (_label, last, modes, code, path) => {
+      const start = await withState();
+      let registry = start.registry;
+      for (const mode of modes) {
+        const error = await expectCode(registry.importSnapshot(bigSnapshot(last), { mode }), code as never);
+        expect(error.context.path).toBe(path);
+        expect(await after(registry)).toEqual(start.before);
+      }
+      expect(await registry.has(nameAt(0))).toBe(false);
+      registry = await restart(registry);
+      expect(await after(registry)).toEqual(start.before);
+    });
+
+    it('a replace of several chunks writes every entry with its own text and key order', async () => {
+      const { registry, before } = await withState();
+      const reordered = { output_schema: { z: 1, a: 2 }, tags: ['t'], input_schema: { type: 'object' }, tool_name: nameAt(SIZE - 1), version: '1' };
+      const snapshot = bigSnapshot(entry(reordered, false, T1));
+      const report = await registry.importSnapshot(snapshot, { mode: 'replace' });
+      expect(report).toMatchObject({ added: SIZE, updated: 0, unchanged: 0, removed: 2, conflicts: 0 });
+      expect(report.revision).toBe(before.revision + SIZE + 2);
+      expect(await registry.exportSnapshot()).toEqual(normalized(snapshot));
+      const last = await registry.get(nameAt(SIZE - 1));
+      expect(Object.keys(last?.spec ?? {})).toEqual(['output_schema', 'tags', 'input_schema', 'tool_name', 'version', 'description']);
+      expect(Object.keys(last?.spec.output_schema ?? {})).toEqual(['z', 'a']);
+      expect(last).toMatchObject({ enabled: false, created_at: T1 });
+      for (const index of [0, 999, 1000, 2001]) {
+        const [history] = await registry.history(nameAt(index));
+        expect(history?.fingerprint).toBe(fingerprintOfSpec(fullSpec(nameAt(index), '1')));
+        expect(history?.spec).toEqual(normalized({ tools: [entry(fullSpec(nameAt(index), '1'))] }).tools[0]?.spec);
+      }
+    });
+
+    it('a snapshot changed while the import runs never stores a text its fingerprint does not match', async () => {
+      // The clock is read once, as the first entry is written; it then queues a change to an
+      // entry of the third chunk. A store that writes synchronously has written everything
+      // before the change runs; one that awaits between chunks must see it and import nothing.
+      const changed = 2400;
+      const snapshot = bigSnapshot();
+      let armed = false;
+      const registry = await harness.open({
+        clock: () => {
+          if (armed) {
+            armed = false;
+            queueMicrotask(() => {
+              snapshot.tools[changed] = entry({ ...fullSpec(nameAt(changed), '1'), description: 'changed meanwhile' });
+            });
+          }
+          return new Date(T0);
+        },
+      });
+      track(registry);
+      armed = true;
+      const outcome = await registry.importSnapshot(snapshot).then(
+        (report) => report,
+        (error: unknown) => error,
+      );
+      if (outcome instanceof ToolRegistryError) {
+        expect(outcome.code).toBe('SNAPSHOT_INVALID');
+        expect(outcome.context.path).toBe(`tools[${changed}]`);
+        expect(await registry.exportSnapshot()).toEqual({ tools: [] });
+        return;
+      }
+      expect(outcome).toMatchObject({ added: SIZE });
+      const [history] = await registry.history(nameAt(changed));
+      expect(history?.spec.description).toBe(fullSpec(nameAt(changed), '1').description);
+      expect(history?.fingerprint).toBe(fingerprintOfSpec(history?.spec as ToolSpecInput));
+    });
+  });
+
+  // ---------------------------------------------------------------------------------
   describe('snapshots written by the Python seed (Pydantic field names)', () => {
     const pythonText = JSON.stringify(
       {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/core/canonical.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/core/errors.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs } from '../../src/core/validation.js';
+import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, snapshotEntryJson } from '../../src/core/validation.js';
 import { fullSpec, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
 
 function thrown(action: () => unknown): unknown {
@@ -33,10 +33,44 @@ describe('parseSpec', () => {
     expect(isDeepFrozen(spec)).toBe(true);
   });
 
-  it('keeps the given order in snapshot entries too', () => {
-    const [entry] = parseSnapshot({ tools: [{ spec: { tags: ['x'], input_schema: { z: 1, a: 2 }, output_schema: {}, tool_name: 't' } }] });
-    expect(entry?.json).toBe('{"tags":["x"],"input_schema":{"z":1,"a":2},"output_schema":{},"tool_name":"t","version":null,"description":null}');
-    expect(entry?.fingerprint).toBe(fingerprintOf(canonicalJson(JSON.parse(entry?.json ?? ''))));
+  it('keeps the given order in snapshot entries too (built in the import\'s second pass, rechecked or not)', () => {
+    const snapshot = { tools: [{ spec: { tags: ['x'], input_schema: { z: 1, a: 2 }, output_schema: {}, tool_name: 't' } }] };
+    const [entry] = parseSnapshot(snapshot);
+    if (entry === undefined) throw new Error('no entry');
+    const json = '{"tags":["x"],"input_schema":{"z":1,"a":2},"output_schema":{},"tool_name":"t","version":null,"description":null}';
+    expect(snapshotEntryJson(snapshot, 0, entry, false)).toBe(json);
+    expect(snapshotEntryJson(snapshot, 0, entry, true)).toBe(json);
+    expect(entry.fingerprint).toBe(fingerprintOf(canonicalJson(JSON.parse(json))));
+  });
+
+  it('builds the same text in the second pass as register does, defaults given as undefined included', () => {
+    const specs = [
+      { tool_name: 't', version: undefined, input_schema: { b: [1, { y: 1, x: 2 }] }, output_schema: {}, description: undefined },
+      { description: 'd', tags: undefined, output_schema: { z: null }, tool_name: 't', input_schema: {}, version: '1' },
+      fullSpec('t'),
+    ];
+    for (const spec of specs) {
+      const snapshot = { tools: [{ spec }] };
+      const [entry] = parseSnapshot(snapshot);
+      if (entry === undefined) throw new Error('no entry');
+      expect(snapshotEntryJson(snapshot, 0, entry, false)).toBe(parseSpec(spec).json);
+      expect(entry.fingerprint).toBe(parseSpec(spec).fingerprint);
+    }
+  });
+
+  it('refuses, in a rechecked second pass, an entry changed since the first (SNAPSHOT_INVALID at its path)', () => {
+    const snapshot = { tools: [{ spec: fullSpec('a') }, { spec: fullSpec('b'), enabled: true }] };
+    const entries = parseSnapshot(snapshot);
+    const second = entries[1];
+    if (second === undefined) throw new Error('no entry');
+    snapshot.tools[1] = { spec: { ...fullSpec('b'), description: 'changed' }, enabled: true };
+    const error = thrown(() => snapshotEntryJson(snapshot, 1, second, true)) as SnapshotInvalidError;
+    expect(error.code).toBe('SNAPSHOT_INVALID');
+    expect(error.context).toMatchObject({ path: 'tools[1]', tool_name: 'b' });
+    snapshot.tools[1] = { spec: fullSpec('b'), enabled: false };
+    expect((thrown(() => snapshotEntryJson(snapshot, 1, second, true)) as SnapshotInvalidError).code).toBe('SNAPSHOT_INVALID');
+    snapshot.tools.length = 1;
+    expect((thrown(() => snapshotEntryJson(snapshot, 1, second, true)) as SnapshotInvalidError).code).toBe('SNAPSHOT_INVALID');
   });
 
   it('gives key-reordered specs the same fingerprint and different specs different ones', () => {

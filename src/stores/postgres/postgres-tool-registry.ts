@@ -86,6 +86,9 @@ function toRegistration(row: RegistrationRow): ToolRegistrationType {
   return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at);
 }
 
+/** Puts written in one round trip at most: an import's texts are built and sent a chunk at a time. */
+const PUT_CHUNK = 1000;
+
 function toWrite(change: Extract<StoreChange, { kind: 'put' }>): ToolWrite {
   const { record, json, firstRegisteredAt } = change.tool;
   return { ...record, spec_json: json, first_registered_at: firstRegisteredAt };
@@ -213,13 +216,14 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   /**
-   * Applies changes in order (a run of puts in one round trip, a run of deletes in one
-   * statement); returns `found` per change, the number of log entries written when known
-   * (puts only), and the head after the last put.
+   * Applies changes in order (a run of puts in one round trip per `PUT_CHUNK`, a run of
+   * deletes in one statement); returns `found` per change, the number of log entries
+   * written when known (puts only), and the head after the last put. The changes are taken
+   * from the iterator as they are written: an import's spec texts are built a chunk at a time.
    */
   async #apply(
     trx: Db,
-    changes: readonly StoreChange[],
+    changes: Iterable<StoreChange>,
     before: ReadonlyMap<string, ToolRow | RegistrationRow>,
     after: Map<string, RegistrationRow | undefined>,
   ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined }> {
@@ -227,20 +231,24 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     let head: Omit<Head, 'generation'> | undefined;
     let entries = 0;
     let onlyPuts = true;
-    let index = 0;
-    while (index < changes.length) {
-      const change = changes[index] as StoreChange;
+    const iterator = changes[Symbol.iterator]();
+    let next = iterator.next();
+    while (next.done !== true) {
+      const change: StoreChange = next.value;
       if (change.kind === 'enable') {
         onlyPuts = false;
         found.push(await writeEnabled(trx, change.toolName, change.enabled));
         const row = before.get(change.toolName);
         if (row !== undefined && 'spec_json' in row) after.set(change.toolName, { ...row, enabled: change.enabled });
-        index++;
+        next = iterator.next();
         continue;
       }
-      let end = index;
-      while (end < changes.length && (changes[end] as StoreChange).kind === change.kind) end++;
-      const run = changes.slice(index, end);
+      // A run of the same kind (puts: at most PUT_CHUNK), taken from the iterator.
+      const run: StoreChange[] = [];
+      while (next.done !== true && next.value.kind === change.kind && (change.kind !== 'put' || run.length < PUT_CHUNK)) {
+        run.push(next.value);
+        next = iterator.next();
+      }
       if (change.kind === 'put') {
         const puts = run as Extract<StoreChange, { kind: 'put' }>[];
         head = await writeTools(trx, this.#engine.schema, puts.map(toWrite));
@@ -263,7 +271,6 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
           after.set(name, undefined);
         }
       }
-      index = end;
     }
     return { found, entries, head: onlyPuts ? head : undefined };
   }
