@@ -553,7 +553,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
     // Read, decide and apply synchronously inside one BEGIN IMMEDIATE transaction: nothing is awaited inside.
-    const work = (): T => runPlanSync(this.#writer(), plan);
+    const work = (): T => {
+      // An import writes chunk by chunk to bound its memory: it is not followed tool by tool
+      // (reads inside it go through SQL, as before) and the next read catches up on it.
+      if (method === 'importSnapshot') this.#own = undefined;
+      return runPlanSync(this.#writer(), plan);
+    };
     if (this.#db.inTransaction) {
       // Inside the caller's own transaction on its handle: join it now, as a savepoint.
       return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, work));
