@@ -22,6 +22,7 @@ import { baselineVersions, ensureBaselines, importBaseline } from './deps.mjs';
 import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
+import { coreWorkloads } from './core.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -409,6 +410,8 @@ if (process.argv.includes('--render')) {
 const STEPS = [
   // ToolSet.invoke and resolve against their hand-written baselines (bench/runtime.mjs).
   ['runtime', () => runtimeWorkloads(record)],
+  // The core's CPU per spec (validation, canonical JSON, hashing) against JSON.stringify (bench/core.mjs).
+  ['core', ({ quick }) => coreWorkloads({ record, rounds: quick ? 1 : 4 })],
   ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
   ['writes', writeWorkloads],
   ['keyv', keyvWorkloads],

@@ -61,6 +61,9 @@ export const CONTEXT = [
   { workload: 'exports: `lintTools` + all 6 exports of 1,000 plain, unfrozen tools (validated on every call)', ours: 'exports.all.plain', base: 'exports.clone' },
   { workload: 'exports: `lintTools`, all 5 providers, 1,000 tools', ours: 'exports.lint', base: 'exports.clone' },
   ...['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'].map((format) => ({ workload: `exports: ${format} export of 1,000 tools (requests of 100)`, ours: `exports.${format}`, base: 'exports.clone' })),
+  { workload: 'core, per spec: `parseSpec` (validate, canonical JSON, SHA-256, registered text, frozen spec: a new tool\'s `register` without the store) vs `JSON.stringify(spec)`', ours: 'core.parseSpec', base: 'core.stringify' },
+  { workload: 'core, per entry: `parseSnapshot` vs `JSON.stringify(spec)`', ours: 'core.parseSnapshot', base: 'core.stringify' },
+  { workload: 'core, per spec: `canonicalJson` vs `JSON.stringify(spec)`', ours: 'core.canonicalJson', base: 'core.stringify' },
   { workload: 'idle `watch` (memory), process CPU per second vs one core', ours: 'watch.idle.memory', base: 'watch.idle.memory.second' },
   { workload: 'idle process without a watch (SQLite store open), CPU per second vs one core', ours: 'watch.idle.sqlite.none', base: 'watch.idle.sqlite.second' },
 ];

@@ -21,7 +21,7 @@ import type {
 } from './registry.js';
 import { checkCursor, checkExpectedVersion, decideRegistration, planImport } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
-import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson } from './validation.js';
+import { makeRegistration, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson } from './validation.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
 
@@ -318,8 +318,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
     const enabled = decision.action === 'replace' ? decision.enabled : true;
     const createdAt = now();
-    // The spec object is built only here: an identical re-register never needs it.
-    const registration = makeRegistration(materializeSpec(prepared.json), enabled, createdAt);
+    const registration = makeRegistration(prepared.spec, enabled, createdAt);
     const tool: StoredTool = {
       record: {
         tool_name: prepared.tool_name,

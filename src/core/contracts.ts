@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hasPlainPrototype } from './canonical.js';
+import { acceptedCanonicalJson, hasPlainPrototype, isWellFormed } from './canonical.js';
 import { previewValue } from './issues.js';
 
 /** A JSON value as the contracts accept it. */
@@ -13,14 +13,6 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 /** Deeper nesting than this is refused rather than risk a stack overflow. */
 export const MAX_JSON_DEPTH = 256;
 
-/** A lone surrogate: half of a UTF-16 pair without its other half (the `u` flag pairs the halves that match). */
-const LONE_SURROGATE = /\p{Cs}/u;
-
-/** Whether a string is well-formed Unicode: SQLite, UTF-8 files and other languages cannot hold a lone surrogate. */
-export function isWellFormed(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
-}
-
 const LONE_SURROGATE_MESSAGE = 'must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair)';
 
 /** The largest integer every JSON reader holds exactly (RFC 8785, I-JSON: 2^53 - 1). */
@@ -28,8 +20,8 @@ export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 
 type JsonProblem = { path: (string | number)[]; message: string };
 
-/** Walks a value and reports every place that is not JSON; shared references are fine, cycles are not. */
-function findJsonProblems(root: unknown): JsonProblem[] {
+/** Walks a value and reports every place that is not JSON the contracts accept; shared references are fine, cycles are not. */
+export function findJsonProblems(root: unknown): JsonProblem[] {
   const problems: JsonProblem[] = [];
   const ancestors = new Set<object>();
   // One path array, pushed and popped as the walk goes; copied only into a problem.
@@ -93,10 +85,36 @@ function findJsonProblems(root: unknown): JsonProblem[] {
   return problems;
 }
 
+/** Where the schema check leaves each accepted schema's canonical text, while `parseWithSchemaTexts` runs. */
+let schemaTexts: Map<object, string> | undefined;
+
+/**
+ * Runs a zod parse whose schemas include `JsonObjectSchema` and returns, with its result,
+ * the canonical JSON of every schema it accepted, by object. The check writes that text as
+ * it walks the schema, so preparing a spec after validation does not walk it again.
+ */
+export function parseWithSchemaTexts<T>(parse: () => T): { readonly result: T; readonly schemaTexts: ReadonlyMap<object, string> } {
+  const outer = schemaTexts;
+  const texts = new Map<object, string>();
+  schemaTexts = texts;
+  try {
+    return { result: parse(), schemaTexts: texts };
+  } finally {
+    schemaTexts = outer;
+  }
+}
+
 /** A plain JSON object (an `input_schema` or `output_schema`). */
 export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     ctx.addIssue({ code: 'custom', message: `expected a JSON object, got ${previewValue(value)}`, input: value });
+    return;
+  }
+  // One plain walk accepts the common case, a valid schema, and writes its canonical text;
+  // only what it refuses is walked again to say what is wrong and where.
+  const text = acceptedCanonicalJson(value, MAX_JSON_DEPTH, MAX_EXACT_INTEGER);
+  if (text !== undefined) {
+    schemaTexts?.set(value, text);
     return;
   }
   for (const problem of findJsonProblems(value)) {

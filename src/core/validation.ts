@@ -1,6 +1,6 @@
-import { canonicalJson, deepFreeze, fingerprintOf, isPlainRecord, jsonEquals } from './canonical.js';
+import { canonicalJson, deepFreeze, fingerprintOf, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
-import { ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
+import { parseWithSchemaTexts, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
 import { describeIssues, toRegistryIssues } from './issues.js';
 import type { RegistryIssue } from './issues.js';
@@ -15,6 +15,11 @@ export interface PreparedSpec {
   readonly fingerprint: string;
   /** The spec's JSON text as given: the caller's key order at every depth, defaults after the given keys. */
   readonly json: string;
+  /**
+   * The deeply frozen spec, equal to `materializeSpec(json)`: copied while the validated
+   * input is at hand, which costs half of parsing `json` again.
+   */
+  readonly spec: ToolSpec;
 }
 
 /**
@@ -22,7 +27,7 @@ export interface PreparedSpec {
  * needs, and no spec text. An import holds every entry until it writes; the text is built
  * again entry by entry as it writes (`snapshotEntryJson`), so only a chunk of texts is alive.
  */
-export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'json'> {
+export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'json' | 'spec'> {
   readonly enabled: boolean;
   readonly created_at: string | null;
   readonly path: string;
@@ -32,24 +37,56 @@ export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'j
 const SPEC_FIELD_ORDER = ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const;
 
 /**
- * The spec's text as registered: the caller's keys in the caller's order (the schemas are the
+ * The spec as registered: the caller's keys in the caller's order (the schemas are the
  * caller's own objects, so their nested order is kept too), then the defaults it left out.
  */
-function registeredJson(spec: ToolSpec, input: unknown): string {
+function registeredSpec(spec: ToolSpec, input: unknown): ToolSpec {
+  // The parsed spec holds every field in contract order: when the caller's keys are a prefix
+  // of that order (all of it, usually), it is already the registered order.
+  if (isContractOrderPrefix(Object.keys(input as object))) return spec;
   const ordered: Record<string, unknown> = {};
   for (const key of Object.keys(input as object)) ordered[key] = spec[key as keyof ToolSpec];
   for (const key of SPEC_FIELD_ORDER) if (!(key in ordered)) ordered[key] = spec[key];
-  return JSON.stringify(ordered);
+  return ordered as ToolSpec;
 }
 
-function prepare(spec: ToolSpec, input: unknown): PreparedSpec {
-  const canonical = canonicalJson(spec);
+function isContractOrderPrefix(keys: readonly string[]): boolean {
+  for (let i = 0; i < keys.length; i++) if (keys[i] !== SPEC_FIELD_ORDER[i]) return false;
+  return true;
+}
+
+/**
+ * canonicalJson of a parsed spec: its fields are known, so only the schemas need sorting,
+ * and their text is the one their check wrote (`parseWithSchemaTexts`).
+ */
+function canonicalSpecJson(spec: ToolSpec, schemaTexts: ReadonlyMap<object, string>): string {
+  return (
+    `{"description":${spec.description === null ? 'null' : JSON.stringify(spec.description)}` +
+    `,"input_schema":${schemaTexts.get(spec.input_schema) ?? canonicalJson(spec.input_schema)}` +
+    `,"output_schema":${schemaTexts.get(spec.output_schema) ?? canonicalJson(spec.output_schema)}` +
+    `,"tags":${canonicalJson(spec.tags)}` +
+    // The tool-name rule allows no character that JSON escapes.
+    `,"tool_name":"${spec.tool_name}"` +
+    `,"version":${spec.version === null ? 'null' : JSON.stringify(spec.version)}}`
+  );
+}
+
+/** Validates one spec with zod; on success, also the canonical text of its schemas. */
+function parseToolSpec(input: unknown) {
+  const { result, schemaTexts } = parseWithSchemaTexts(() => ToolSpec.safeParse(input));
+  return result.success ? { success: true as const, data: result.data, schemaTexts } : result;
+}
+
+function prepare(spec: ToolSpec, input: unknown, schemaTexts: ReadonlyMap<object, string>): PreparedSpec {
+  const canonical = canonicalSpecJson(spec, schemaTexts);
+  const registered = registeredSpec(spec, input);
   return {
     tool_name: spec.tool_name,
     version: spec.version,
     canonical,
     fingerprint: fingerprintOf(canonical),
-    json: registeredJson(spec, input),
+    json: JSON.stringify(registered),
+    spec: frozenJsonCopy(registered),
   };
 }
 
@@ -92,7 +129,7 @@ export function isStoredSpec(input: unknown, stored: ToolSpec): boolean {
 
 /** Validates a spec for `register`; throws `VALIDATION_FAILED` naming every bad field and value. */
 export function parseSpec(input: unknown): PreparedSpec {
-  const result = ToolSpec.safeParse(input);
+  const result = parseToolSpec(input);
   if (!result.success) {
     const issues = toRegistryIssues(result.error.issues);
     const name = toolNameOf(input);
@@ -102,7 +139,7 @@ export function parseSpec(input: unknown): PreparedSpec {
       name === undefined ? {} : { tool_name: name },
     );
   }
-  return prepare(result.data, input);
+  return prepare(result.data, input, result.schemaTexts);
 }
 
 /**
@@ -115,8 +152,8 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
   let firstBadName: string | undefined;
   // Array.from visits holes (as undefined), so a sparse batch is reported, not skipped.
   const prepared = Array.from(inputs, (input, index) => {
-    const result = ToolSpec.safeParse(input);
-    if (result.success) return prepare(result.data, input);
+    const result = parseToolSpec(input);
+    if (result.success) return prepare(result.data, input, result.schemaTexts);
     if (issues.length === 0) firstBadName = toolNameOf(input);
     issues.push(...toRegistryIssues(result.error.issues, [index]));
     return undefined;
@@ -142,37 +179,81 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
  * path (`tools[3].spec.version`), or `DUPLICATE_TOOL` for a name given twice.
  */
 export function parseSnapshot(input: unknown): PreparedImportEntry[] {
-  const shape = SnapshotShape.safeParse(input);
-  if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
+  const tools = snapshotTools(input);
   // Entry by entry, so only one parsed copy is alive at a time: an import of 100k tools
-  // holds the caller's object and the canonical texts, not a second parsed snapshot.
-  const tools = shape.data.tools;
+  // holds the caller's object and the prepared texts, not a second parsed snapshot.
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
   let duplicate: DuplicateToolError | undefined;
   const seen = new Map<string, string>();
   const entries: PreparedImportEntry[] = [];
   for (let index = 0; index < tools.length; index++) {
-    const result = ToolRegistration.safeParse(tools[index]);
-    if (!result.success) {
-      if (issues.length === 0) firstBadName = toolNameOf((tools[index] as { spec?: unknown } | undefined)?.spec);
-      issues.push(...toRegistryIssues(result.error.issues, ['tools', index]));
+    const checked = checkSnapshotEntry(tools[index], index);
+    if (!checked.ok) {
+      if (issues.length === 0) firstBadName = checked.toolName;
+      issues.push(...checked.issues);
       continue;
     }
-    const registration = result.data;
+    const toolName = checked.registration.spec.tool_name;
     const path = `tools[${index}]`;
-    const earlier = seen.get(registration.spec.tool_name);
-    if (earlier !== undefined) duplicate ??= new DuplicateToolError(registration.spec.tool_name, path, earlier);
-    seen.set(registration.spec.tool_name, path);
-    if (issues.length === 0 && duplicate === undefined) {
-      const { tool_name, version } = registration.spec;
-      const fingerprint = fingerprintOf(canonicalJson(registration.spec));
-      entries.push({ tool_name, version, fingerprint, enabled: registration.enabled, created_at: registration.created_at, path });
-    }
+    const earlier = seen.get(toolName);
+    if (earlier !== undefined) duplicate ??= new DuplicateToolError(toolName, path, earlier);
+    seen.set(toolName, path);
+    // Once the snapshot is refused anyway, entries are only checked, not prepared.
+    if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked, path));
   }
   if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
   if (duplicate !== undefined) throw duplicate;
   return entries;
+}
+
+/**
+ * The `tools` array of a snapshot whose outer shape is valid (an object with exactly a
+ * `tools` array); each entry is then checked on its own.
+ * @throws SNAPSHOT_INVALID for any other shape
+ */
+function snapshotTools(input: unknown): readonly unknown[] {
+  const shape = SnapshotShape.safeParse(input);
+  if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
+  return shape.data.tools;
+}
+
+/** An invalid snapshot entry: every issue (paths from the snapshot's root, `tools[3].spec.version`) and its tool name when it has a string one. */
+interface SnapshotEntryFailure {
+  readonly ok: false;
+  readonly issues: RegistryIssue[];
+  readonly toolName: string | undefined;
+}
+
+/** A valid snapshot entry, with the canonical text of its schemas written by their check. */
+interface CheckedSnapshotEntry {
+  readonly ok: true;
+  readonly registration: ToolRegistration;
+  readonly schemaTexts: ReadonlyMap<object, string>;
+}
+
+/** Validates the snapshot entry `tools[index]` on its own; duplicate names across entries are the caller's to find. */
+function checkSnapshotEntry(entry: unknown, index: number): CheckedSnapshotEntry | SnapshotEntryFailure {
+  const { result, schemaTexts } = parseWithSchemaTexts(() => ToolRegistration.safeParse(entry));
+  if (result.success) return { ok: true, registration: result.data, schemaTexts };
+  return {
+    ok: false,
+    issues: toRegistryIssues(result.error.issues, ['tools', index]),
+    toolName: toolNameOf((entry as { spec?: unknown } | undefined)?.spec),
+  };
+}
+
+/** What the import's plan needs of a valid entry: no spec text (see `snapshotEntryJson`). */
+function prepareSnapshotEntry({ registration, schemaTexts }: CheckedSnapshotEntry, path: string): PreparedImportEntry {
+  const spec = registration.spec;
+  return {
+    tool_name: spec.tool_name,
+    version: spec.version,
+    fingerprint: fingerprintOf(canonicalSpecJson(spec, schemaTexts)),
+    enabled: registration.enabled,
+    created_at: registration.created_at,
+    path,
+  };
 }
 
 // --- an import's second pass ------------------------------------------------------------
@@ -198,16 +279,15 @@ export function snapshotEntryJson(snapshot: unknown, index: number, entry: Prepa
     const spec: Record<string, unknown> = {};
     for (const key of Object.keys(input)) spec[key] = input[key] === undefined && key in SPEC_DEFAULTS ? SPEC_DEFAULTS[key] : input[key];
     for (const key of Object.keys(SPEC_DEFAULTS)) if (spec[key] === undefined) spec[key] = SPEC_DEFAULTS[key];
-    return registeredJson(spec as ToolSpec, input);
+    return JSON.stringify(registeredSpec(spec as ToolSpec, input));
   }
   const tools = (snapshot as { tools?: unknown } | null)?.tools;
   const input = Array.isArray(tools) ? (tools[index] as unknown) : undefined;
-  const result = ToolRegistration.safeParse(input);
-  if (result.success) {
-    const { spec, enabled, created_at } = result.data;
-    const prepared = prepare(spec, (input as { spec: unknown }).spec);
-    if (prepared.tool_name === entry.tool_name && prepared.fingerprint === entry.fingerprint && enabled === entry.enabled && created_at === entry.created_at) {
-      return prepared.json;
+  const checked = checkSnapshotEntry(input, index);
+  if (checked.ok) {
+    const again = prepareSnapshotEntry(checked, entry.path);
+    if (again.tool_name === entry.tool_name && again.fingerprint === entry.fingerprint && again.enabled === entry.enabled && again.created_at === entry.created_at) {
+      return JSON.stringify(registeredSpec(checked.registration.spec, (input as { spec: unknown }).spec));
     }
   }
   const message = `${entry.path} changed while the import ran; a snapshot must not change until importSnapshot settles`;
@@ -220,6 +300,7 @@ export function snapshotEntryJson(snapshot: unknown, index: number, entry: Prepa
 /** The snapshot's outer shape; entries are checked one by one with `ToolRegistration`. */
 const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });
 
+/** `SNAPSHOT_INVALID` for these issues (paths from the snapshot's root), naming the first bad entry's tool when known. */
 function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
   const first = issues[0];
   return new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {

@@ -2,7 +2,8 @@
 // and "sorted" that every store relies on.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/core/canonical.js';
+import { acceptedCanonicalJson, canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/core/canonical.js';
+import { findJsonProblems, MAX_EXACT_INTEGER, MAX_JSON_DEPTH } from '../../src/core/contracts.js';
 
 /** The same JSON value with every object's keys inserted in reverse order. */
 function reverseKeys(value: unknown): unknown {
@@ -71,6 +72,204 @@ describe('canonicalJson', () => {
         expect(JSON.parse(text)).toEqual(JSON.parse(JSON.stringify(value)));
       }),
     );
+  });
+});
+
+/**
+ * canonicalJson as it was before it was made faster (insertion sort, cached quoting): kept
+ * here as the reference the fast one must match byte for byte, and fail where it failed.
+ */
+function referenceCanonicalJson(value: unknown): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what JSON escapes
+  const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+  const quote = (text: string): string => (needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`);
+  const isPlain = (item: object): boolean => {
+    const proto: unknown = Object.getPrototypeOf(item);
+    return (proto === Object.prototype || proto === null) && Object.getOwnPropertySymbols(item).length === 0;
+  };
+  const walk = (item: unknown, depth: number): string | undefined => {
+    switch (typeof item) {
+      case 'string':
+        return quote(item);
+      case 'number':
+        return Number.isFinite(item) ? JSON.stringify(item) : undefined;
+      case 'boolean':
+        return item ? 'true' : 'false';
+      case 'object':
+        break;
+      default:
+        return undefined;
+    }
+    if (item === null) return 'null';
+    if (depth >= 1000) return undefined;
+    let out: string;
+    if (Array.isArray(item)) {
+      out = '[';
+      for (let i = 0; i < item.length; i++) {
+        const part = i in item ? walk(item[i], depth + 1) : undefined;
+        if (part === undefined) return undefined;
+        out += (i === 0 ? '' : ',') + part;
+      }
+      return out + ']';
+    }
+    if (!isPlain(item)) return undefined;
+    const record = item as Record<string, unknown>;
+    const keys = Object.keys(record).sort(compareCodePoints);
+    out = '{';
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      const part = walk(record[key], depth + 1);
+      if (part === undefined) return undefined;
+      out += (i === 0 ? '' : ',') + quote(key) + ':' + part;
+    }
+    return out + '}';
+  };
+  const text = walk(value, 0);
+  if (text === undefined) throw new TypeError('not JSON data');
+  return text;
+}
+
+/** An object with exactly these own keys in this order (`__proto__` included, as data). */
+function objectOf(entries: readonly (readonly [string, unknown])[], nullPrototype: boolean): Record<string, unknown> {
+  const out = (nullPrototype ? Object.create(null) : {}) as Record<string, unknown>;
+  for (const [key, item] of entries) Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+  return out;
+}
+
+class Point {
+  x = 1;
+}
+
+/** Keys that share prefixes and straddle the surrogate/private-use boundary, escapes, array indexes. */
+const key = fc.oneof(
+  fc.string({ unit: fc.constantFrom('a', 'B', '_', '0', '1', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', '\ue000', '\uffff', '😀', '😁', '\ud800', '\udfff') }),
+  fc.string({ unit: 'binary', maxLength: 6 }),
+  fc.string({ maxLength: 50 }),
+  fc.constantFrom('__proto__', 'constructor', 'toJSON', 'toString', '10', '9', '-1', '01', '4294967295', 'type', 'properties'),
+);
+const number = fc.oneof(
+  fc.double(),
+  fc.integer(),
+  fc.constantFrom(-0, 0, 1e21, 1e-7, 2 ** 53, 2 ** 53 + 2, -(2 ** 64), 5e-324, Number.MAX_VALUE, 0.1 + 0.2, 123456789.125),
+);
+const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: fc.constantFrom('a', '"', '\\', '\b', '\t', '\u2028', '😀', '\ud83d', '\ude00') }));
+/** Values canonicalJson refuses wherever they stand. */
+const notJson = fc.constantFrom<unknown>(
+  undefined,
+  NaN,
+  Infinity,
+  -Infinity,
+  1n,
+  Symbol('s'),
+  () => 1,
+  new Date(0),
+  new Map(),
+  new Point(),
+  // eslint-disable-next-line no-sparse-arrays -- a hole is what is being refused
+  [1, , 3],
+  { [Symbol('k')]: 1 },
+  new Number(1),
+  new String('s'),
+);
+const { value: anyValue } = fc.letrec<{ value: unknown; object: Record<string, unknown> }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'medium', withCrossShrink: true },
+    fc.constant(null),
+    fc.boolean(),
+    number,
+    text,
+    fc.array(tie('value'), { maxLength: 5 }),
+    tie('object'),
+    // Rarely: a value that is not JSON data.
+    fc.oneof({ weight: 1, arbitrary: notJson }, { weight: 8, arbitrary: fc.constant(0) }),
+  ),
+  object: fc
+    .tuple(fc.uniqueArray(fc.tuple(key, tie('value')), { maxLength: 8, selector: ([name]) => name }), fc.boolean())
+    .map(([entries, nullPrototype]) => objectOf(entries, nullPrototype && entries.length % 3 === 0)),
+}));
+
+/** What canonicalJson gives, or the class of error it throws. */
+function outcome(run: () => string): string {
+  try {
+    return `ok ${run()}`;
+  } catch (error) {
+    return `throws ${(error as Error).constructor.name}`;
+  }
+}
+
+describe('canonicalJson matches the reference implementation byte for byte', () => {
+  it('on deep JSON with unicode and astral keys, escapes, -0, large numbers and non-JSON values (property)', () => {
+    fc.assert(
+      fc.property(anyValue, (value) => {
+        expect(outcome(() => canonicalJson(value))).toBe(outcome(() => referenceCanonicalJson(value)));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('on plain JSON values, which both write (property)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(canonicalJson(value)).toBe(referenceCanonicalJson(value));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('on objects with many keys (sorted another way than small ones) and keys past the cached length', () => {
+    const many = objectOf(
+      Array.from({ length: 300 }, (_, i) => [[`k${(i * 7919) % 300}`, '😀', '\ue000', `${'x'.repeat(i)}\uffff`, '\ud83d'][i % 5] + String(i), i] as const),
+      false,
+    );
+    expect(canonicalJson(many)).toBe(referenceCanonicalJson(many));
+    const astralAmongCached = { type: 1, properties: 2, '😀': 3, '\uffff': 4, '\ue000x': 5 };
+    expect(canonicalJson(astralAmongCached)).toBe(referenceCanonicalJson(astralAmongCached));
+    expect(canonicalJson(astralAmongCached)).toBe('{"properties":2,"type":1,"\ue000x":5,"\uffff":4,"😀":3}');
+  });
+
+  it('refuses cycles and nesting past its limit with a TypeError, as the reference does', () => {
+    const cycle: Record<string, unknown> = { a: [1] };
+    (cycle.a as unknown[]).push(cycle);
+    expect(() => canonicalJson(cycle)).toThrow(TypeError);
+    expect(() => referenceCanonicalJson(cycle)).toThrow(TypeError);
+    let deep: unknown = [];
+    for (let i = 0; i < 999; i++) deep = [deep];
+    expect(canonicalJson(deep)).toBe(referenceCanonicalJson(deep));
+    expect(outcome(() => canonicalJson([deep]))).toBe(outcome(() => referenceCanonicalJson([deep])));
+    expect(() => canonicalJson([deep])).toThrow(TypeError);
+  });
+});
+
+describe('acceptedCanonicalJson: the schema check that also writes the canonical text', () => {
+  const accepted = (value: unknown): string | undefined => acceptedCanonicalJson(value, MAX_JSON_DEPTH, MAX_EXACT_INTEGER);
+
+  it('accepts exactly what the reporting walk finds no problem in, and then writes canonicalJson (property)', () => {
+    fc.assert(
+      fc.property(anyValue, (value) => {
+        const text = accepted(value);
+        expect(text === undefined).toBe(findJsonProblems(value).length > 0);
+        if (text !== undefined) expect(text).toBe(canonicalJson(value));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('refuses lone surrogates in values and keys, integers beyond 2^53 - 1, cycles and deep nesting', () => {
+    const nested = (depth: number): unknown => {
+      let value: unknown = {};
+      for (let i = 0; i < depth; i++) value = [value];
+      return value;
+    };
+    const cycle: Record<string, unknown> = {};
+    cycle.self = { again: cycle };
+    for (const bad of [{ a: 'x\ud800' }, { 'k\udfff': 1 }, { '😀': 1, 'k\ud83d': 2 }, { n: 2 ** 53 }, { n: -(2 ** 53) }, cycle, nested(MAX_JSON_DEPTH)]) {
+      expect(accepted(bad)).toBeUndefined();
+      expect(findJsonProblems(bad).length).toBeGreaterThan(0);
+    }
+    for (const good of [{ a: 'x😀' }, { '😀': MAX_EXACT_INTEGER, '\uffff': -MAX_EXACT_INTEGER }, nested(MAX_JSON_DEPTH - 1)]) {
+      expect(accepted(good)).toBe(canonicalJson(good));
+      expect(findJsonProblems(good)).toEqual([]);
+    }
   });
 });
 

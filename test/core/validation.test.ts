@@ -1,7 +1,9 @@
 // parseSpec, parseSpecs, parseSnapshot, materializeSpec, makeRegistration: the one place
 // input is validated and reduced to canonical JSON.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/core/canonical.js';
+import { ToolSpec } from '../../src/core/contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from '../../src/core/errors.js';
 import { makeRegistration, materializeSpec, parseSnapshot, parseSpec, parseSpecs, snapshotEntryJson } from '../../src/core/validation.js';
 import { fullSpec, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
@@ -178,6 +180,93 @@ describe('parseSnapshot', () => {
     ) as DuplicateToolError;
     expect(error.code).toBe('DUPLICATE_TOOL');
     expect(error.context).toMatchObject({ tool_name: 'b', path: 'tools[2]', first_path: 'tools[1]' });
+  });
+});
+
+describe('the frozen spec parseSpec builds', () => {
+  it('is materializeSpec(json): -0 as 0, __proto__ as an own key, the registered key order, shared objects copied apart', () => {
+    const shared = { type: 'string' };
+    const input = JSON.parse('{"output_schema":{"__proto__":{"x":-0},"b":[-0,1.5e-7,{"10":1,"9":2,"a":3}]},"tool_name":"t","input_schema":{}}') as Record<string, unknown>;
+    (input.input_schema as Record<string, unknown>).p = shared;
+    (input.input_schema as Record<string, unknown>).q = shared;
+    const prepared = parseSpec(input);
+    const expected = materializeSpec(prepared.json);
+    expect(sameJsonData(prepared.spec, expected)).toBe(true);
+    expect(Object.keys(prepared.spec)).toEqual(['output_schema', 'tool_name', 'input_schema', 'version', 'description', 'tags']);
+    expect(Object.is((prepared.spec.output_schema.b as number[])[0], 0)).toBe(true);
+    expect(Object.getPrototypeOf(prepared.spec.output_schema)).toBe(Object.prototype);
+    expect(Object.prototype.hasOwnProperty.call(prepared.spec.output_schema, '__proto__')).toBe(true);
+    const schema = prepared.spec.input_schema as Record<string, unknown>;
+    expect(schema.p).not.toBe(shared);
+    expect(schema.p).not.toBe(schema.q);
+    expect(isDeepFrozen(prepared.spec)).toBe(true);
+    expect(Object.isFrozen(shared)).toBe(false);
+  });
+});
+
+/** How the registered text was built before its fast path: the caller's keys in order, then the defaults. */
+function referenceRegisteredJson(input: Record<string, unknown>): string {
+  const spec = ToolSpec.parse(input);
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(input)) ordered[key] = spec[key as keyof ToolSpec];
+  for (const key of ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const) if (!(key in ordered)) ordered[key] = spec[key];
+  return JSON.stringify(ordered);
+}
+
+/** Equal as materializeSpec builds it: same keys in the same order at every depth, numbers by Object.is (so -0 is not 0). */
+function sameJsonData(a: unknown, b: unknown): boolean {
+  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return Object.is(a, b);
+  if (Array.isArray(a) !== Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.join('\u0000') !== Object.keys(b).join('\u0000')) return false;
+  return keys.every((key) => sameJsonData((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
+
+/** A JSON value the contracts accept: integers beyond 2^53 - 1 made small (-0 is kept). */
+function acceptedJson(value: unknown): unknown {
+  if (typeof value === 'number') return Math.abs(value) > Number.MAX_SAFE_INTEGER ? 1 : value;
+  if (Array.isArray(value)) return value.map(acceptedJson);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, acceptedJson(item)]));
+}
+
+describe('the prepared texts (property)', () => {
+  const text = fc.oneof(fc.string(), fc.string({ unit: fc.constantFrom('a', '"', '\\', '\n', '\u0000', '\u2028', '😀', '\uffff') }));
+  const schema = fc.dictionary(fc.string({ unit: fc.constantFrom('a', 'B', '1', '_', '"', '\ue000', '😀') }), fc.jsonValue({ maxDepth: 3 }).map(acceptedJson), { maxKeys: 6 });
+  // Any subset of the fields, in any order, with optional ones given or left out.
+  const spec = fc
+    .record(
+      {
+        tool_name: fc.stringMatching(/^[A-Za-z0-9_.-]{1,20}$/),
+        version: fc.option(text),
+        description: fc.option(text),
+        input_schema: schema,
+        output_schema: schema,
+        tags: fc.array(text.filter((tag) => tag.length > 0), { maxLength: 3 }),
+      },
+      { requiredKeys: ['tool_name', 'input_schema', 'output_schema'] },
+    )
+    .chain((fields) => fc.shuffledSubarray(Object.keys(fields), { minLength: Object.keys(fields).length }).map((order) => ({ fields, order })))
+    .map(({ fields, order }) => Object.fromEntries(order.map((key) => [key, fields[key as keyof typeof fields]])));
+
+  it('canonical is canonicalJson of the parsed spec, json the caller\'s order then the defaults, in parseSpec and an import\'s two passes alike', () => {
+    fc.assert(
+      fc.property(spec, (input) => {
+        const prepared = parseSpec(input);
+        expect(prepared.canonical).toBe(canonicalJson(ToolSpec.parse(input)));
+        expect(prepared.fingerprint).toBe(fingerprintOf(prepared.canonical));
+        expect(prepared.json).toBe(referenceRegisteredJson(input));
+        expect(sameJsonData(prepared.spec, materializeSpec(prepared.json))).toBe(true);
+        expect(isDeepFrozen(prepared.spec)).toBe(true);
+        const snapshot = { tools: [{ spec: input }] };
+        const [entry] = parseSnapshot(snapshot);
+        if (entry === undefined) throw new Error('no entry');
+        expect(entry.fingerprint).toBe(prepared.fingerprint);
+        expect(snapshotEntryJson(snapshot, 0, entry, false)).toBe(prepared.json);
+        expect(snapshotEntryJson(snapshot, 0, entry, true)).toBe(prepared.json);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
 
