@@ -96,6 +96,11 @@ export class GroupCommit {
     });
   }
 
+  /** Nothing queued and no batch in flight: every write called so far has settled its transaction. */
+  get idle(): boolean {
+    return this.#queue.length === 0 && this.#draining === undefined;
+  }
+
   /** Runs everything queued now and waits for it (close() calls this before closing the handle). */
   async flush(): Promise<void> {
     while (this.#draining !== undefined || this.#queue.length > 0) {

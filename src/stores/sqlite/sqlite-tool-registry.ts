@@ -429,7 +429,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /** Several reads in one read transaction, so they see one snapshot. */
-  protected async _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
+  protected _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): T | Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
@@ -565,6 +565,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     }
     // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
     return this.#group.run(method, work, { alone: method === 'importSnapshot' });
+  }
+
+  protected override _writesPending(): boolean {
+    return !this.#group.idle;
   }
 
   /**
