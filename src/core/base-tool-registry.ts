@@ -207,8 +207,20 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   protected abstract _get(toolName: string): ToolRegistration | undefined | Promise<ToolRegistration | undefined>;
   /** Current registrations sorted by name (code-point order); the core copies the array. */
   protected abstract _list(includeDisabled: boolean): readonly ToolRegistration[] | Promise<readonly ToolRegistration[]>;
-  /** Runs `work` (synchronous, pure) against one consistent view that holds at least `scope`; nothing is written. */
-  protected abstract _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): Promise<T>;
+  /**
+   * Runs `work` (synchronous, pure) against one consistent view that holds at least `scope`;
+   * nothing is written. Answers synchronously when it can, so a write that follows the read
+   * (register) is queued in the turn it was called, in call order with the writes around it.
+   */
+  protected abstract _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): T | Promise<T>;
+  /**
+   * Whether writes called earlier have not committed yet (queued for a shared transaction).
+   * register's identical-spec answer is a read; it is given only when no earlier write is
+   * pending, so that it never answers from a state an earlier call is about to change.
+   */
+  protected _writesPending(): boolean {
+    return false;
+  }
   /**
    * Applies a plan as one atomic write: reads its scope (a store with locks locks it, across
    * connections and processes), lets the plan decide, applies the changes. Synchronous stores
@@ -259,13 +271,16 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
     // stored spec is that valid spec, answered from a read; nothing is written.
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
-    if (typeof toolName === 'string') {
-      const unchanged = await this._read({ names: [toolName] }, (reader) => {
+    if (typeof toolName === 'string' && !this._writesPending()) {
+      const read = this._read({ names: [toolName] }, (reader) => {
         const existing = reader.get(toolName);
         if (existing === undefined || !isStoredSpec(spec, existing.spec)) return undefined;
         checkExpectedVersion(toolName, existing.spec, expected);
         return existing;
       });
+      // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
+      // write below would be queued behind calls made after this one.
+      const unchanged = read instanceof Promise ? await read : read;
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
@@ -285,12 +300,15 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);
-    const unchanged = await this._read({ names }, (reader) =>
-      prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
-        ? prepared.map((one) => getOrFail(reader, one.tool_name))
-        : undefined,
-    );
-    if (unchanged !== undefined) return unchanged;
+    if (!this._writesPending()) {
+      const read = this._read({ names }, (reader) =>
+        prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
+          ? prepared.map((one) => getOrFail(reader, one.tool_name))
+          : undefined,
+      );
+      const unchanged = read instanceof Promise ? await read : read;
+      if (unchanged !== undefined) return unchanged;
+    }
     return this._write('registerMany', {
       scope: { names },
       decide: (view) => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistry, ToolSpecInput } from '../../src/index.js';
 import { minimalSpec } from '../support/registry-helpers.js';
-import { spawnWorker, useTempFolder } from './helpers.js';
+import { poisonCommits, spawnWorker, useTempFolder } from './helpers.js';
 
 const temp = useTempFolder();
 const clock = () => new Date('2025-01-01T00:00:00.000Z');
@@ -72,53 +72,51 @@ describe('group commit', () => {
     await reopened.close();
   });
 
-  it('register, registerMany, setEnabled and remove in one turn: the outcomes and the state of a serial order', async () => {
+  it('register, registerMany, setEnabled and remove in one turn: decided in call order, as the same calls one after another', async () => {
     const setup: Call = (r) => r.registerMany([minimalSpec('a'), minimalSpec('b'), minimalSpec('c', { version: '1' })]);
-    // setEnabled and remove reach the store in the turn they are called; register and
-    // registerMany first read (an identical spec writes nothing), so they arrive after them.
-    // The serial order to match is that arrival order: direct writes first, each group in call order.
-    const calls: [direct: boolean, Call][] = [
-      [true, (r) => r.setEnabled('a', false)],
-      [false, (r) => r.register(minimalSpec('c', { version: '2' }))], // a new version keeps enabled
-      [true, (r) => r.setEnabled('c', false)],
-      [true, (r) => r.remove('b')],
-      [true, (r) => r.remove('b')], // idempotent: false
-      [true, (r) => r.setEnabled('b', true)], // removed just before: TOOL_NOT_FOUND
-      [false, (r) => r.registerMany([minimalSpec('d'), minimalSpec('e')])],
-      [false, (r) => r.registerMany([minimalSpec('f'), minimalSpec('c', { version: '2', description: 'conflict' })])], // all-or-nothing
-      [false, (r) => r.register(minimalSpec('f'))],
-      [false, (r) => r.register({ tool_name: 'bad name!' } as unknown as ToolSpecInput)],
-      [false, (r) => r.register(minimalSpec('c', { version: '3' }))],
-      [true, (r) => r.remove('a')],
+    const calls: Call[] = [
+      (r) => r.setEnabled('a', false),
+      (r) => r.register(minimalSpec('a')), // identical, after the flip: answers enabled: false
+      (r) => r.register(minimalSpec('c', { version: '2' })), // a new version keeps enabled
+      (r) => r.setEnabled('c', false),
+      (r) => r.remove('b'),
+      (r) => r.remove('b'), // idempotent: false
+      (r) => r.setEnabled('b', true), // removed just before: TOOL_NOT_FOUND
+      (r) => r.registerMany([minimalSpec('d'), minimalSpec('e')]),
+      (r) => r.setEnabled('d', false), // registered by the call before
+      (r) => r.registerMany([minimalSpec('f'), minimalSpec('c', { version: '2', description: 'conflict' })]), // all-or-nothing
+      (r) => r.register(minimalSpec('f')),
+      (r) => r.register({ tool_name: 'bad name!' } as unknown as ToolSpecInput),
+      (r) => r.register(minimalSpec('c', { version: '3' })),
+      (r) => r.remove('a'),
+      (r) => r.register(minimalSpec('a')), // removed just before: added again
     ];
-    const registry = await openSqliteToolRegistry({ filename: temp.file('mixed.db'), clock });
-    await setup(registry);
-    const got = await outcomes(registry, calls.map(([, call]) => call));
-    const direct = calls.map(([isDirect]) => isDirect);
-    const arrival = [...calls.keys()].sort((x, y) => Number(direct[y]) - Number(direct[x]));
-    const expected = await serially(arrival.map((i) => (calls[i] as [boolean, Call])[1]), setup);
-    expect(arrival.map((i) => got[i])).toEqual(expected.results);
-    expect(got.filter((o) => 'error' in (o as object)).map((o) => (o as { error: string }).error).sort()).toEqual([
-      'TOOL_NOT_FOUND',
-      'VALIDATION_FAILED',
-      'VERSION_CONFLICT',
-    ]);
-    expect(await registry.exportSnapshot()).toEqual(expected.snapshot);
-    await registry.close();
+    const stores: (() => Promise<ToolRegistry>)[] = [
+      () => openSqliteToolRegistry({ filename: temp.file('mixed-cache.db'), clock }),
+      () => openSqliteToolRegistry({ filename: temp.file('mixed-nocache.db'), clock, cache: false }),
+      async () => new InMemoryToolRegistry({ clock }), // the same calls at once on the memory store
+    ];
+    for (const open of stores) {
+      const registry = await open();
+      await setup(registry);
+      const got = await outcomes(registry, calls);
+      const expected = await serially(calls, setup);
+      expect(got).toEqual(expected.results);
+      expect(got.filter((o) => 'error' in (o as object)).map((o) => (o as { error: string }).error).sort()).toEqual([
+        'TOOL_NOT_FOUND',
+        'VALIDATION_FAILED',
+        'VERSION_CONFLICT',
+      ]);
+      expect(await registry.exportSnapshot()).toEqual(expected.snapshot);
+      await registry.close();
+    }
   });
 
   it('a COMMIT that fails fails exactly the calls of its batch; what committed before stays, and later batches commit', async () => {
     const file = temp.file('commit-fails.db');
     await (await openSqliteToolRegistry({ filename: file })).close();
-    // A deferred foreign key is checked at COMMIT: registering a tool named poison_* makes
-    // the COMMIT of its transaction fail (SQLITE_CONSTRAINT_FOREIGNKEY), whoever else is in it.
-    const setup = new Database(file);
-    setup.exec(`
-      CREATE TABLE poison_parent (name TEXT PRIMARY KEY);
-      CREATE TABLE poison_child (name TEXT REFERENCES poison_parent (name) DEFERRABLE INITIALLY DEFERRED);
-      CREATE TRIGGER poison AFTER INSERT ON tool_registrations WHEN NEW.tool_name LIKE 'poison%'
-      BEGIN INSERT INTO poison_child VALUES (NEW.tool_name); END;`);
-    setup.close();
+    // Registering a tool named poison_* makes the COMMIT of its transaction fail, whoever else is in it.
+    poisonCommits(file);
     const registry = await openSqliteToolRegistry({ filename: file, clock });
     const before = await Promise.all(Array.from({ length: 8 }, (_, i) => registry.register(minimalSpec(`before_${i}`))));
     expect(before).toHaveLength(8);

@@ -80,3 +80,21 @@ export function dumpDatabase(file: string): { schema: unknown[]; rows: Record<st
     db.close();
   }
 }
+
+/**
+ * Makes the COMMIT of any transaction that registers a tool named `poison*` fail
+ * (SQLITE_CONSTRAINT_FOREIGNKEY: a deferred foreign key is checked at COMMIT), whoever else
+ * is in it. The file must already hold the registry's schema.
+ */
+export function poisonCommits(file: string): void {
+  const db = new Database(file);
+  try {
+    db.exec(`
+      CREATE TABLE poison_parent (name TEXT PRIMARY KEY);
+      CREATE TABLE poison_child (name TEXT REFERENCES poison_parent (name) DEFERRABLE INITIALLY DEFERRED);
+      CREATE TRIGGER poison AFTER INSERT ON tool_registrations WHEN NEW.tool_name LIKE 'poison%'
+      BEGIN INSERT INTO poison_child VALUES (NEW.tool_name); END;`);
+  } finally {
+    db.close();
+  }
+}

@@ -384,12 +384,17 @@ describe("inside the caller's own transaction (issue 13, item 6)", () => {
 });
 
 describe('close() racing a call in flight', () => {
-  it('a register whose read finished before close() rejects with REGISTRY_CLOSED, not a driver error', async () => {
-    const registry = await openSqliteToolRegistry({ filename: ':memory:' });
-    const write = registry.register(minimalSpec('late'));
+  it('a register called before close() commits like every write called before it; one called after rejects with REGISTRY_CLOSED', async () => {
+    const file = temp.file('close-race.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const write = registry.register(minimalSpec('early'));
     const closing = registry.close();
-    await expectCode(write, 'REGISTRY_CLOSED');
+    await expectCode(registry.register(minimalSpec('late')), 'REGISTRY_CLOSED');
+    expect(await write).toMatchObject({ spec: { tool_name: 'early' } });
     await closing;
+    const reopened = await openSqliteToolRegistry({ filename: file });
+    expect((await reopened.listAll()).map((r) => r.spec.tool_name)).toEqual(['early']);
+    await reopened.close();
   });
 });
 

@@ -71,7 +71,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     return includeDisabled ? this.#sortedAll : (this.#sortedEnabled as ToolRegistration[]);
   }
 
-  protected async _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
+  protected _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): T {
     return work(this.#reader(() => this.#revision));
   }
 

@@ -20,11 +20,40 @@ interface Pending {
 
 type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
+/**
+ * Told what becomes of each transaction the batch opens itself (never of a caller's), so the
+ * store can follow its own writes: none of these may throw.
+ */
+export interface BatchObserver {
+  /** BEGIN IMMEDIATE succeeded. */
+  begun(): void;
+  /** A call's savepoint is about to open: a mark that `undone` goes back to. */
+  mark(): number;
+  /** The call's savepoint was rolled back. */
+  undone(mark: number): void;
+  /** Inside the transaction, right before COMMIT. */
+  committing(): void;
+  /** COMMIT succeeded. */
+  committed(): void;
+  /** The transaction ended without committing (rolled back, or its COMMIT failed). */
+  abandoned(): void;
+}
+
 export interface GroupCommitOptions {
   readonly busyTimeoutMs: number;
   /** Throws (REGISTRY_CLOSED) when the registry was closed during a busy wait. */
   readonly assertOpen: (method: string) => void;
+  readonly observer?: BatchObserver;
 }
+
+const UNOBSERVED: BatchObserver = {
+  begun: () => {},
+  mark: () => 0,
+  undone: () => {},
+  committing: () => {},
+  committed: () => {},
+  abandoned: () => {},
+};
 
 /** Upper bound of calls in one transaction, so one batch cannot hold the lock for long. */
 const MAX_BATCH = 1024;
@@ -38,6 +67,7 @@ export class GroupCommit {
   readonly #savepoint: BetterSqlite3.Statement;
   readonly #release: BetterSqlite3.Statement;
   readonly #rollbackTo: BetterSqlite3.Statement;
+  readonly #observer: BatchObserver;
   #queue: Pending[] = [];
   #scheduled = false;
   /** The drain in progress (a busy batch waits asynchronously), so close() can wait for it. */
@@ -52,6 +82,7 @@ export class GroupCommit {
     this.#savepoint = db.prepare('SAVEPOINT tool_registry');
     this.#release = db.prepare('RELEASE tool_registry');
     this.#rollbackTo = db.prepare('ROLLBACK TO tool_registry');
+    this.#observer = options.observer ?? UNOBSERVED;
   }
 
   /** Queues `work`; settles once the transaction it ran in has committed (or failed). */
@@ -63,6 +94,11 @@ export class GroupCommit {
         setImmediate(() => void this.#drain());
       }
     });
+  }
+
+  /** Nothing queued and no batch in flight: every write called so far has settled its transaction. */
+  get idle(): boolean {
+    return this.#queue.length === 0 && this.#draining === undefined;
   }
 
   /** Runs everything queued now and waits for it (close() calls this before closing the handle). */
@@ -126,54 +162,91 @@ export class GroupCommit {
    * Throws, after rolling back, when the transaction as a whole fails (BEGIN, COMMIT, busy).
    */
   #transaction(calls: readonly Pending[]): TransactionResult {
-    const db = this.#db;
     // A caller's own transaction opened on its handle since these calls queued: join it, one
     // savepoint each, as a direct write would (its lock mode and commit are the caller's).
-    const joined = db.inTransaction;
-    if (!joined) this.#begin.run();
+    if (this.#db.inTransaction) return this.#joined(calls);
+    this.#begin.run();
+    const observer = this.#observer;
+    let committed = false;
     try {
-      // A lone call needs no savepoint: its failure rolls the whole transaction back.
-      if (!joined && (calls.length === 1 || (calls[0] as Pending).alone)) return this.#solo(calls[0] as Pending);
-      const outcomes: Outcome[] = [];
-      for (const [index, call] of calls.entries()) {
-        this.#savepoint.run();
-        try {
-          const value = call.work();
-          this.#release.run();
-          outcomes.push({ ok: true, value });
-        } catch (error) {
-          if (joined) {
-            // Inside the caller's transaction every call stands alone, as a direct write would.
-            if (db.inTransaction) this.#undo();
-            outcomes.push({ ok: false, error: isBusyError(error) ? busyInCallersTransaction(call.method, error) : error });
-            continue;
-          }
-          if (isBusyError(error)) throw error;
-          if (!db.inTransaction) return { committed: false, failed: index, error };
-          this.#undo();
-          outcomes.push({ ok: false, error });
-        }
-      }
-      if (!joined) this.#commit.run();
-      return { committed: true, outcomes };
+      observer.begun();
+      const result = this.#batch(calls);
+      committed = result.committed && this.#commitIf(result);
+      return result;
     } catch (error) {
-      if (!joined && db.inTransaction) this.#rollback.run();
+      if (this.#db.inTransaction) this.#rollback.run();
       throw error;
+    } finally {
+      if (committed) observer.committed();
+      else observer.abandoned();
     }
   }
 
-  /** One call in a transaction of its own (BEGIN already run). */
-  #solo(call: Pending): TransactionResult {
-    let value: unknown;
-    try {
-      value = call.work();
-    } catch (error) {
-      if (isBusyError(error)) throw error;
-      if (this.#db.inTransaction) this.#rollback.run();
-      return { committed: true, outcomes: [{ ok: false, error }] };
+  /** COMMIT, unless no call succeeded (then ROLLBACK: nothing to keep); whether it committed. */
+  #commitIf(result: TransactionResult & { committed: true }): boolean {
+    if (!this.#db.inTransaction) return false;
+    if (result.outcomes.every((outcome) => !outcome.ok)) {
+      // Nothing to keep (a lone call that failed, or every call of the batch).
+      this.#rollback.run();
+      return false;
     }
+    this.#observer.committing();
     this.#commit.run();
-    return { committed: true, outcomes: [{ ok: true, value }] };
+    return true;
+  }
+
+  /** The calls of the batch's own transaction (BEGIN already run), each in a savepoint unless alone. */
+  #batch(calls: readonly Pending[]): TransactionResult {
+    const db = this.#db;
+    // A lone call needs no savepoint: its failure rolls the whole transaction back.
+    if (calls.length === 1 || (calls[0] as Pending).alone) {
+      const call = calls[0] as Pending;
+      try {
+        return { committed: true, outcomes: [{ ok: true, value: call.work() }] };
+      } catch (error) {
+        if (isBusyError(error)) throw error;
+        return { committed: true, outcomes: [{ ok: false, error }] };
+      }
+    }
+    const outcomes: Outcome[] = [];
+    for (const [index, call] of calls.entries()) {
+      const outcome = this.#inSavepoint(call, this.#observer.mark());
+      if (!outcome.ok) {
+        if (isBusyError(outcome.error)) throw outcome.error;
+        if (!db.inTransaction) return { committed: false, failed: index, error: outcome.error };
+      }
+      outcomes.push(outcome);
+    }
+    return { committed: true, outcomes };
+  }
+
+  /** Inside the caller's transaction every call stands alone, as a direct write would. */
+  #joined(calls: readonly Pending[]): TransactionResult {
+    const outcomes = calls.map((call): Outcome => {
+      const outcome = this.#inSavepoint(call, undefined);
+      if (outcome.ok || !isBusyError(outcome.error)) return outcome;
+      return { ok: false, error: busyInCallersTransaction(call.method, outcome.error) };
+    });
+    return { committed: true, outcomes };
+  }
+
+  /**
+   * One call in a savepoint of its own: its value, or its error after rolling back to the
+   * savepoint (when the transaction is still open); `mark` is the observer's, in our own transaction.
+   */
+  #inSavepoint(call: Pending, mark: number | undefined): Outcome {
+    this.#savepoint.run();
+    try {
+      const value = call.work();
+      this.#release.run();
+      return { ok: true, value };
+    } catch (error) {
+      if (this.#db.inTransaction) {
+        this.#undo();
+        if (mark !== undefined) this.#observer.undone(mark);
+      }
+      return { ok: false, error };
+    }
   }
 
   #undo(): void {

@@ -13,7 +13,9 @@ import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { GroupCommit } from './group-commit.js';
+import type { BatchObserver } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
+import type { OwnWrite } from './read-cache.js';
 import { prepareStatements, toRecord, toRegistration } from './statements.js';
 import type { Statements } from './statements.js';
 
@@ -35,10 +37,11 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
   /** Open without migrating or writing; every write fails with `READ_ONLY`. The file must exist. */
   readonly readonly?: boolean;
   /**
-   * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in one
-   * cheap statement, whether any connection committed since, and then reloads only the tools
+   * Serve reads from memory. Default `true`. Never stale: each read first asks SQLite, in two
+   * tiny statements, whether any connection committed since, and then reloads only the tools
    * that changed (a trigger-kept change log, migrations 0002 and 0003), or everything when
-   * the log is not the one it followed (a restored backup). `false` reads through SQL every time.
+   * the log is not the one it followed (a restored backup). The registry's own writes are
+   * applied to it once committed. `false` reads through SQL every time.
    */
   readonly cache?: boolean;
 }
@@ -263,6 +266,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #rollback: BetterSqlite3.Statement;
   readonly #cache: SqliteReadCache | undefined;
   readonly #group: GroupCommit;
+  /** A reader over the cache (built once: every read would build the same). */
+  readonly #cachedReader: StoreReader | undefined;
+  /** The batch transaction being written now, when the cache follows it (see `OwnWrite`). */
+  #own: OwnWrite | undefined;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
   readonly #probe: BetterSqlite3.Statement;
   /** Watches waiting for a commit past their revision, and the poller's state. */
@@ -281,12 +288,40 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
-    this.#group = new GroupCommit(db, { busyTimeoutMs: options.busyTimeoutMs, assertOpen: (method) => this.#assertOpen(method) });
     this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw(true).safeIntegers(false);
     const sql = this.#sql;
-    this.#cache = options.cache
+    const cache = options.cache
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
       : undefined;
+    this.#cache = cache;
+    this.#cachedReader = cache === undefined ? undefined : { ...cache.reader(), revision: () => this.#head() };
+    // With the cache on, each batch transaction the store opens itself is followed, and its
+    // changes are applied to the cache once it committed: the next read has nothing to catch up on.
+    const observer: BatchObserver | undefined =
+      cache === undefined
+        ? undefined
+        : {
+            begun: () => {
+              this.#own = cache.beginWrite();
+            },
+            mark: () => this.#own?.mark() ?? 0,
+            undone: (mark) => this.#own?.undo(mark),
+            committing: () => {
+              if (this.#own !== undefined) cache.finishWrite(this.#own);
+            },
+            committed: () => {
+              if (this.#own !== undefined) cache.applyWrite(this.#own);
+              this.#own = undefined;
+            },
+            abandoned: () => {
+              this.#own = undefined;
+            },
+          };
+    this.#group = new GroupCommit(db, {
+      busyTimeoutMs: options.busyTimeoutMs,
+      assertOpen: (method) => this.#assertOpen(method),
+      ...(observer === undefined ? {} : { observer }),
+    });
   }
 
   static async open(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions): Promise<SqliteToolRegistryImpl> {
@@ -394,11 +429,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /** Several reads in one read transaction, so they see one snapshot. */
-  protected async _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
+  protected _read<T>(_scope: StoreScope, work: (reader: StoreReader) => T): T | Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
-      if (this.#cache?.sync()) return work({ ...this.#cache.reader(), revision: () => this.#head() });
+      if (this.#cache?.sync()) return work(this.#cachedReader as StoreReader);
       return this.#inTransaction(this.#beginRead, () =>
         work({
           find: (toolName) => this.#findNow(toolName),
@@ -518,13 +553,22 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
     // Read, decide and apply synchronously inside one BEGIN IMMEDIATE transaction: nothing is awaited inside.
-    const work = (): T => runPlanSync(this.#writer(), plan);
+    const work = (): T => {
+      // An import writes chunk by chunk to bound its memory: it is not followed tool by tool
+      // (reads inside it go through SQL, as before) and the next read catches up on it.
+      if (method === 'importSnapshot') this.#own = undefined;
+      return runPlanSync(this.#writer(), plan);
+    };
     if (this.#db.inTransaction) {
       // Inside the caller's own transaction on its handle: join it now, as a savepoint.
       return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, work));
     }
     // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
     return this.#group.run(method, work, { alone: method === 'importSnapshot' });
+  }
+
+  protected override _writesPending(): boolean {
+    return !this.#group.idle;
   }
 
   /**
@@ -559,9 +603,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   #writer(): StoreWriter {
     const sql = this.#sql;
+    // A followed write reads through the cache (its starting state) and its own changes; else SQL.
+    const own = this.#own;
+    const find = own === undefined ? (toolName: string) => this.#findNow(toolName) : (toolName: string) => own.find(toolName);
+    const row = (toolName: string) => sql.findRow.get({ tool_name: toolName });
     return {
-      find: (toolName) => this.#findNow(toolName),
-      get: (toolName) => this.#getNow(toolName),
+      find,
+      get: own === undefined ? (toolName) => this.#getNow(toolName) : (toolName) => own.get(toolName),
       records: () => this.#records(),
       revision: () => this.#head(),
       put: (tool: StoredTool) => {
@@ -576,7 +624,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           }).changes > 0;
         // A spec seen before under the name takes the given text (key order), unless the tool
         // shows it right now: then the stored text is kept.
-        if (!inserted && this.#findNow(record.tool_name)?.fingerprint !== record.fingerprint) {
+        const textKept = !inserted && find(record.tool_name)?.fingerprint === record.fingerprint;
+        if (!inserted && !textKept) {
           sql.updateSpecText.run({ tool_name: record.tool_name, fingerprint: record.fingerprint, spec_json: tool.json });
         }
         sql.upsertRegistration.run({
@@ -585,11 +634,18 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           enabled: record.enabled ? 1 : 0,
           created_at: record.created_at,
         });
+        own?.put(tool, textKept, () => row(record.tool_name));
       },
       setEnabled: (toolName, enabled) => {
-        sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 });
+        if (sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 }).changes > 0) {
+          own?.setEnabled(toolName, enabled, () => row(toolName));
+        }
       },
-      delete: (toolName) => sql.deleteRegistration.run({ tool_name: toolName }).changes > 0,
+      delete: (toolName) => {
+        const deleted = sql.deleteRegistration.run({ tool_name: toolName }).changes > 0;
+        if (deleted) own?.delete(toolName);
+        return deleted;
+      },
     };
   }
 
