@@ -22,6 +22,36 @@ export interface StoredRowProblem {
   readonly message: string;
 }
 
+/** One problem a store's `verify()` found; each store adds the kinds only it can find. */
+export interface StoreVerifyProblem<Kind extends string> {
+  readonly kind: StoredRowProblem['kind'] | Kind;
+  readonly tool_name?: string;
+  readonly message: string;
+}
+
+/** What every store's `verify()` reports: `ok` when it found no problem. */
+export interface StoreVerifyReport<Problem> {
+  readonly ok: boolean;
+  readonly checkedTools: number;
+  readonly problems: readonly Problem[];
+}
+
+/** What every store's `status()` reports; each store adds its own settings. */
+export interface StoreStatus {
+  /** The name of the last applied migration, such as `0001_init`. */
+  readonly schemaVersion: string;
+  readonly appliedMigrations: readonly string[];
+  readonly tools: number;
+  readonly enabled: number;
+  readonly disabled: number;
+  /** The store-wide revision (0 before the first change). */
+  readonly revision: number;
+  /** Rows in the spec history (every distinct spec ever registered under a current or former name). */
+  readonly specHistory: number;
+  /** Whether the registry was opened read-only. */
+  readonly readonly: boolean;
+}
+
 /** Every problem of one stored row; `[]` when it meets the contracts. */
 export function checkStoredRow(row: StoredRow): StoredRowProblem[] {
   const name = row.tool_name;

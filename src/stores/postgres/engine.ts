@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
+import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
@@ -355,19 +356,8 @@ export class PostgresEngine<T> {
 }
 
 /** What `status()` reports for a PostgreSQL registry. */
-export interface PostgresEngineStatus {
+export interface PostgresEngineStatus extends StoreStatus {
   readonly schema: string;
-  /** The name of the last applied migration, such as `0001_init`. */
-  readonly schemaVersion: string;
-  readonly appliedMigrations: readonly string[];
-  readonly tools: number;
-  readonly enabled: number;
-  readonly disabled: number;
-  /** The store-wide revision (0 before the first change). */
-  readonly revision: number;
-  /** Rows in the spec history. */
-  readonly specHistory: number;
-  readonly readonly: boolean;
   /** Whether reads are served from the read cache. */
   readonly cache: boolean;
   /** Whether the LISTEN connection is up now. */

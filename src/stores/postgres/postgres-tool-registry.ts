@@ -4,6 +4,7 @@
 // from the read cache while it is coherent, else from the database.
 import type pg from 'pg';
 import { checkStoredRow } from '../../core/stored-row.js';
+import type { StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WritePlan } from '../../core/base-tool-registry.js';
@@ -57,19 +58,11 @@ export interface PostgresToolRegistryOptions extends RegistryOptions {
 /** What `status()` reports. */
 export type PostgresStatus = PostgresEngineStatus;
 
-/** One problem `verify()` found. */
-export interface PostgresVerifyProblem {
-  readonly kind: 'contract' | 'fingerprint' | 'reference';
-  readonly tool_name?: string;
-  readonly message: string;
-}
+/** One problem `verify()` found (`reference`: a registration without its spec history row). */
+export type PostgresVerifyProblem = StoreVerifyProblem<'reference'>;
 
 /** What `verify()` reports: `ok` when every current row meets the contracts. */
-export interface PostgresVerifyReport {
-  readonly ok: boolean;
-  readonly checkedTools: number;
-  readonly problems: readonly PostgresVerifyProblem[];
-}
+export type PostgresVerifyReport = StoreVerifyReport<PostgresVerifyProblem>;
 
 export interface PostgresToolRegistry extends ToolRegistry {
   /** Counts, applied migrations, the revision and the listener's state, for operators and the CLI. */

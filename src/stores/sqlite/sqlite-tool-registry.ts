@@ -3,6 +3,7 @@
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkStoredRow } from '../../core/stored-row.js';
+import type { StoreStatus, StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
@@ -47,22 +48,10 @@ export interface SqliteToolRegistryOptions extends RegistryOptions {
 }
 
 /** What `status()` reports (the CLI's `status`). */
-export interface SqliteStatus {
+export interface SqliteStatus extends StoreStatus {
   /** The database file's path, or `':memory:'`. */
   readonly filename: string;
-  /** The name of the last applied migration, such as `0001_init`. */
-  readonly schemaVersion: string;
-  readonly appliedMigrations: readonly string[];
-  readonly tools: number;
-  readonly enabled: number;
-  readonly disabled: number;
-  /** The store-wide revision: the newest change-log entry (0 before the first change). */
-  readonly revision: number;
-  /** Rows in the spec history (every distinct spec ever registered under a current or former name). */
-  readonly specHistory: number;
   readonly journalMode: string;
-  /** Whether the registry was opened with `readonly: true` (or over a read-only handle). */
-  readonly readonly: boolean;
   /** This connection's `PRAGMA synchronous`: `'off'`, `'normal'`, `'full'` or `'extra'`. */
   readonly synchronous: string;
   /** This connection's `PRAGMA journal_size_limit` in bytes (-1: no limit). */
@@ -71,19 +60,11 @@ export interface SqliteStatus {
   readonly walAutocheckpoint: number;
 }
 
-/** One problem `verify()` found. */
-export interface VerifyProblem {
-  readonly kind: 'integrity' | 'contract' | 'fingerprint' | 'reference';
-  readonly tool_name?: string;
-  readonly message: string;
-}
+/** One problem `verify()` found (`integrity`: `PRAGMA integrity_check`; `reference`: `PRAGMA foreign_key_check`). */
+export type VerifyProblem = StoreVerifyProblem<'integrity' | 'reference'>;
 
 /** What `verify()` reports: `ok` when `PRAGMA integrity_check` says ok and every row meets the contracts. */
-export interface VerifyReport {
-  readonly ok: boolean;
-  readonly checkedTools: number;
-  readonly problems: readonly VerifyProblem[];
-}
+export type VerifyReport = StoreVerifyReport<VerifyProblem>;
 
 export interface SqliteToolRegistry extends ToolRegistry {
   /** Counts, applied migrations and journal mode, for operators and the CLI. */
