@@ -91,6 +91,24 @@ export function snapshotOf(count) {
   return { tools };
 }
 
+/** Runs `work` in one BEGIN IMMEDIATE transaction, rolled back if it throws (both baselines' writes). */
+function immediateTransaction(db) {
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  return (work) => {
+    begin.run();
+    try {
+      const result = work();
+      commit.run();
+      return result;
+    } catch (error) {
+      if (db.inTransaction) rollback.run();
+      throw error;
+    }
+  };
+}
+
 /**
  * The raw baseline: what a careful hand-written better-sqlite3 registry does for each
  * operation on the same schema, with no validation layer and no cache. It stores canonical
@@ -127,21 +145,8 @@ export function rawRegistry(db) {
      ON CONFLICT (tool_name) DO UPDATE SET fingerprint = excluded.fingerprint, enabled = excluded.enabled, created_at = excluded.created_at`,
   );
   const update = db.prepare('UPDATE tool_registrations SET enabled = ? WHERE tool_name = ?');
-  const begin = db.prepare('BEGIN IMMEDIATE');
-  const commit = db.prepare('COMMIT');
-  const rollback = db.prepare('ROLLBACK');
   const toRegistration = (row) => ({ spec: JSON.parse(row.spec_json), enabled: row.enabled === 1, created_at: row.created_at });
-  const immediate = (work) => {
-    begin.run();
-    try {
-      const result = work();
-      commit.run();
-      return result;
-    } catch (error) {
-      if (db.inTransaction) rollback.run();
-      throw error;
-    }
-  };
+  const immediate = immediateTransaction(db);
   return {
     get(name) {
       const row = select.get(name);
@@ -226,20 +231,7 @@ export function plainRegistry(db) {
   const replace = db.prepare('UPDATE tools SET version = ?, spec = ?, created_at = ? WHERE name = ?');
   const toggle = db.prepare('UPDATE tools SET enabled = ? WHERE name = ?');
   const insertRow = db.prepare('INSERT INTO tools (name, version, spec, enabled, created_at) VALUES (?, ?, ?, ?, ?)');
-  const begin = db.prepare('BEGIN IMMEDIATE');
-  const commit = db.prepare('COMMIT');
-  const rollback = db.prepare('ROLLBACK');
-  const immediate = (work) => {
-    begin.run();
-    try {
-      const result = work();
-      commit.run();
-      return result;
-    } catch (error) {
-      if (db.inTransaction) rollback.run();
-      throw error;
-    }
-  };
+  const immediate = immediateTransaction(db);
   const toRegistration = (row) => ({ spec: JSON.parse(row.spec), enabled: row.enabled === 1, created_at: row.created_at });
   return {
     get(name) {
