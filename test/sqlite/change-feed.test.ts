@@ -202,3 +202,133 @@ describe('a file written before migration 0004', () => {
     await registry.close();
   });
 });
+
+describe('a file migrated from 0003 with many log entries that are not events (migration 0005)', () => {
+  const LEGACY = 5000;
+
+  /**
+   * A 0003 file whose log holds LEGACY entries (one per tool), migrated to 0004, then edited
+   * by hand: a disable, an entry with no action inserted between events, a remove and an add.
+   */
+  async function fileAt0004(name: string): Promise<string> {
+    const file = temp.file(name);
+    const db = new Database(file);
+    const upTo = (last: string) => shippedMigrations().filter((migration) => migration.name < last);
+    await migrate({ db, migrations: upTo('0004'), busyTimeoutMs: 1000, filename: file });
+    // Spec rows as 0003 stored them (the fingerprints are not the specs': nothing here verifies).
+    db.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+       INSERT INTO tool_specs
+       SELECT 'legacy_' || i, printf('%064x', i), '1',
+              json_object('description', NULL, 'input_schema', json_object(), 'output_schema', json_object(),
+                          'tags', json_array(), 'tool_name', 'legacy_' || i, 'version', '1'),
+              '2024-01-01T00:00:00.000Z'
+       FROM n`,
+    ).run(LEGACY);
+    db.exec('INSERT INTO tool_registrations SELECT tool_name, fingerprint, 1, NULL FROM tool_specs');
+    await migrate({ db, migrations: upTo('0005'), busyTimeoutMs: 1000, filename: file });
+    db.exec(`
+      UPDATE tool_registrations SET enabled = 0 WHERE tool_name = 'legacy_1';
+      INSERT INTO tool_changes (tool_name) VALUES ('legacy_2');
+      DELETE FROM tool_registrations WHERE tool_name = 'legacy_3';
+      INSERT INTO tool_registrations SELECT 'legacy_3', fingerprint, 1, NULL FROM tool_specs WHERE tool_name = 'legacy_3';
+    `);
+    db.close();
+    return file;
+  }
+
+  type Outcome = { revision: number; events: ChangeEvent[] } | { code: 'CHANGES_EXPIRED'; oldest_revision: number };
+
+  /** What changes() answered on a 0004 file: its two queries then, and the cursor rule. */
+  function before0005(file: string, cases: readonly (readonly [number, number])[]): Outcome[] {
+    const db = new Database(file, { readonly: true });
+    try {
+      const { revision, oldest } = db
+        .prepare(
+          `SELECT (SELECT max(revision) FROM tool_changes) AS revision,
+                  (SELECT min(revision) FROM tool_changes WHERE action IS NOT NULL) AS oldest`,
+        )
+        .get() as { revision: number; oldest: number | null };
+      const events = db.prepare(
+        `SELECT revision, tool_name, action, version, at FROM tool_changes
+         WHERE revision > ? AND action IS NOT NULL ORDER BY revision LIMIT ?`,
+      );
+      const oldestRevision = oldest ?? revision + 1;
+      return cases.map(([since, limit]): Outcome =>
+        since + 1 < oldestRevision
+          ? { code: 'CHANGES_EXPIRED', oldest_revision: oldestRevision }
+          : { revision, events: limit === 0 ? [] : (events.all(since, limit) as ChangeEvent[]) },
+      );
+    } finally {
+      db.close();
+    }
+  }
+
+  async function outcome(registry: Awaited<ReturnType<typeof openSqliteToolRegistry>>, since: number, limit: number): Promise<Outcome> {
+    try {
+      const page = await registry.changes({ since, limit });
+      return { revision: page.revision, events: page.events.map((event) => ({ ...event })) };
+    } catch (error) {
+      const { code, context } = error as { code: string; context: { oldest_revision: number } };
+      expect(code).toBe('CHANGES_EXPIRED');
+      return { code: 'CHANGES_EXPIRED', oldest_revision: context.oldest_revision };
+    }
+  }
+
+  it('gives the same changes() pages and oldest revision as before, and records where the feed starts', async () => {
+    const file = await fileAt0004('same-pages.db');
+    const sinces = [0, 1, LEGACY - 1, LEGACY, LEGACY + 1, LEGACY + 2, LEGACY + 3, LEGACY + 4, LEGACY + 5, LEGACY + 9];
+    const cases = sinces.flatMap((since) => [0, 1, 2, 1000].map((limit) => [since, limit] as const));
+    const expected = before0005(file, cases);
+    // The file is what the test means it to be: three events after the legacy entries, one entry with no action among them.
+    const all = expected[cases.findIndex(([since, limit]) => since === LEGACY && limit === 1000)];
+    expect(all).toMatchObject({ revision: LEGACY + 4 });
+    expect(all && 'events' in all ? all.events.map((event) => [event.revision, event.action]) : all).toEqual([
+      [LEGACY + 1, 'disabled'],
+      [LEGACY + 3, 'removed'],
+      [LEGACY + 4, 'added'],
+    ]);
+    expect(expected[0]).toEqual({ code: 'CHANGES_EXPIRED', oldest_revision: LEGACY + 1 });
+
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const actual: Outcome[] = [];
+    for (const [since, limit] of cases) actual.push(await outcome(registry, since, limit));
+    expect(actual).toEqual(expected);
+    await registry.close();
+
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT after_revision FROM tool_changes_feed_start').pluck().all()).toEqual([LEGACY]);
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'tool_changes_events'").get()).toBeUndefined();
+    check.close();
+  });
+
+  it('reads the log from where the feed starts: changes() never visits the entries before it', async () => {
+    const file = await fileAt0004('no-scan.db');
+    await (await openSqliteToolRegistry({ filename: file })).close();
+    const db = new Database(file);
+    let visited = 0;
+    db.function('visited', { deterministic: false }, () => ++visited);
+    // The store's statements name tool_changes unqualified, so on this handle a temp view
+    // stands in for the table and counts every row a query reads from it.
+    db.exec('CREATE TEMP VIEW tool_changes AS SELECT * FROM main.tool_changes WHERE visited()');
+    const registry = await openSqliteToolRegistry({ database: db });
+    try {
+      // The count sees a scan when there is one.
+      db.prepare('SELECT count(*) FROM tool_changes WHERE action IS NOT NULL').get();
+      expect(visited).toBe(LEGACY + 4);
+
+      visited = 0;
+      const { events } = await registry.changes({ since: LEGACY });
+      expect(events.map((event) => event.revision)).toEqual([LEGACY + 1, LEGACY + 3, LEGACY + 4]);
+      // The head, the oldest event, and the page's four entries: not the LEGACY entries before them.
+      expect(visited).toBe(6);
+
+      visited = 0;
+      await expectCode(registry.changes({ since: 0 }), 'CHANGES_EXPIRED');
+      expect(visited).toBeLessThanOrEqual(6);
+    } finally {
+      await registry.close();
+      db.close();
+    }
+  });
+});

@@ -135,3 +135,47 @@ describe('0003_change_log_generation over a file written by 0002', () => {
     check.close();
   });
 });
+
+describe('0005_change_feed_start', () => {
+  async function migratedUpTo(file: string, last: string): Promise<Database.Database> {
+    const db = new Database(file);
+    await migrate({ db, migrations: shippedMigrations().filter((migration) => migration.name < last), busyTimeoutMs: 1000, filename: file });
+    return db;
+  }
+
+  it('over a 0004 file records the revision before its first event, or its newest entry when it has none, and drops the feed index', async () => {
+    const cases: { name: string; sql: string; start: number }[] = [
+      { name: 'empty', sql: '', start: 0 },
+      // Entries logged by 0003's triggers only (no action), none by 0004's.
+      { name: 'legacy-only', sql: "INSERT INTO tool_changes (tool_name) VALUES ('a'), ('b'), ('c');", start: 3 },
+      // Events from 0004's triggers after two legacy entries, and a hand-written entry with no action after the first event.
+      {
+        name: 'mixed',
+        sql: `INSERT INTO tool_changes (tool_name) VALUES ('a'), ('b');
+              INSERT INTO tool_changes (tool_name, action) VALUES ('a', 'added');
+              INSERT INTO tool_changes (tool_name) VALUES ('c');
+              INSERT INTO tool_changes (tool_name, action) VALUES ('c', 'added');`,
+        start: 2,
+      },
+    ];
+    for (const { name, sql, start } of cases) {
+      const file = temp.file(`feed-start-${name}.db`);
+      const db = await migratedUpTo(file, '0005');
+      db.exec(sql);
+      await migrate({ db, migrations: shippedMigrations(), busyTimeoutMs: 1000, filename: file });
+      expect(db.prepare('SELECT after_revision FROM tool_changes_feed_start').pluck().all(), name).toEqual([start]);
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tool_changes'").all(), name).toEqual([]);
+      db.close();
+    }
+  });
+
+  it('refuses to change or delete where the feed starts (SQLITE_CONSTRAINT_TRIGGER)', async () => {
+    const db = await migratedUpTo(temp.file('feed-start-frozen.db'), '9999');
+    expect(() => db.exec('UPDATE tool_changes_feed_start SET after_revision = 10')).toThrow(
+      expect.objectContaining({ code: 'SQLITE_CONSTRAINT_TRIGGER' }),
+    );
+    expect(() => db.exec('DELETE FROM tool_changes_feed_start')).toThrow(expect.objectContaining({ code: 'SQLITE_CONSTRAINT_TRIGGER' }));
+    expect(db.prepare('SELECT after_revision FROM tool_changes_feed_start').pluck().all()).toEqual([0]);
+    db.close();
+  });
+});

@@ -44,7 +44,7 @@ export interface ToolChangesTable {
   tool_name: string;
   /** Random per entry: tells a reader whether this is the entry it saw at this revision (0003). */
   token: string;
-  /** Migration 0004: what happened; NULL for an entry that is not an event (written before 0004). */
+  /** Migration 0004: what happened; NULL for an entry that is not an event (written before 0004, or by hand). */
   action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | null;
   /** The tool's version after the change (`removed`: the version removed). */
   version: string | null;
@@ -55,6 +55,14 @@ export interface ToolChangesTable {
 /** One row: a random value chosen when the database's change log began (0003). */
 export interface ToolChangesGenerationTable {
   generation: string;
+}
+
+/**
+ * One row (migration 0005): the revision the change feed starts after. No event has a
+ * revision at or below it; entries there were logged before migration 0004.
+ */
+export interface ToolChangesFeedStartTable {
+  after_revision: number;
 }
 
 /** SQLite's own catalogue (read only, to find out whether a table exists). */
@@ -70,5 +78,6 @@ export interface SqliteSchema {
   tools: ToolsView;
   tool_changes: ToolChangesTable;
   tool_changes_generation: ToolChangesGenerationTable;
+  tool_changes_feed_start: ToolChangesFeedStartTable;
   sqlite_master: SqliteMasterTable;
 }

@@ -4,10 +4,20 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
-import { sql } from 'kysely';
+import { expressionBuilder, sql } from 'kysely';
+import type { SqliteSchema } from './schema.js';
 import { prepare, queries } from './statement.js';
 
 type ToolName = { tool_name: string };
+
+/**
+ * The revision the change feed starts after (migration 0005): no event is at or below it.
+ * min() and coalesce(): a row added or lost by hand can only make the feed read more, never skip an event.
+ */
+const feedStart = expressionBuilder<SqliteSchema>().fn.coalesce(
+  queries.selectFrom('tool_changes_feed_start').select((e) => e.fn.min('after_revision').as('r')),
+  sql.lit(0),
+);
 
 /** Every statement the store runs, prepared once per connection. */
 export function prepareStatements(db: BetterSqlite3.Database) {
@@ -60,23 +70,27 @@ export function prepareStatements(db: BetterSqlite3.Database) {
         .orderBy('first_registered_at')
         .orderBy(sql`rowid`),
     ),
-    /** Change-feed events after a revision, oldest first. */
+    /**
+     * Change-feed events after a revision, oldest first. The log is read by revision from
+     * where the feed starts (migration 0005), so entries logged before 0004 are never visited.
+     */
     events: prepare(db, (p: { since: number; limit: number }) =>
       queries
         .selectFrom('tool_changes')
         .select(['revision', 'tool_name', 'action', 'version', 'at'])
-        .where('revision', '>', p.since)
+        .where((eb) => eb('revision', '>', eb.fn<number>('max', [eb.val(p.since), feedStart])))
         .where('action', 'is not', null)
         .orderBy('revision')
         .limit(p.limit),
     ),
-    /** The current revision and the oldest retained event's. */
+    /** The current revision and the oldest retained event's (read from where the feed starts). */
     revisions: prepare(db, () =>
       queries.selectNoFrom((eb) => [
         eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('r')).as('revision'),
         eb
           .selectFrom('tool_changes')
           .select((e) => e.fn.min('revision').as('r'))
+          .where('revision', '>', feedStart)
           .where('action', 'is not', null)
           .as('oldest'),
       ]),
