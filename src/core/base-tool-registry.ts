@@ -530,8 +530,16 @@ function clockTime(time: unknown): string {
       Object.freeze({ code: 'custom', message, path: Object.freeze(['created_at']), pathText: 'created_at' }),
     ], { path: 'created_at' });
   }
-  return time.toISOString();
+  // Writes of one batch mostly fall in the same millisecond: its text is formatted once.
+  if (ms !== lastClockMs) {
+    lastClockText = time.toISOString();
+    lastClockMs = ms;
+  }
+  return lastClockText;
 }
+
+let lastClockMs = Number.NaN;
+let lastClockText = '';
 
 /** 0000-01-01T00:00:00.000Z (Date.UTC reads years 0-99 as 1900-1999). */
 const MIN_CLOCK_MS = -62_167_219_200_000;

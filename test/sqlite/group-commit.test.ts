@@ -137,6 +137,35 @@ describe('group commit', () => {
     check.close();
   });
 
+  it.each([true, false])('a call that fails after it wrote is undone alone, history and feed included (cache %s)', async (cache) => {
+    const file = temp.file(`half-written-${cache}.db`);
+    await (await openSqliteToolRegistry({ filename: file })).close();
+    // The spec row is written first; then the registration row of a refused_* tool is refused.
+    const setup = new Database(file);
+    setup.exec(`CREATE TRIGGER refused BEFORE INSERT ON tool_registrations WHEN NEW.tool_name LIKE 'refused%'
+      BEGIN SELECT RAISE(ABORT, 'refused by the operator'); END;`);
+    setup.close();
+    const registry = await openSqliteToolRegistry({ filename: file, clock, cache });
+    await registry.register(minimalSpec('tool_2', { version: '1' }));
+    const calls: Call[] = [
+      (r) => r.register(minimalSpec('tool_0')),
+      (r) => r.register(minimalSpec('refused_1')),
+      (r) => r.register(minimalSpec('tool_2', { version: '1', description: 'conflicts' })),
+      (r) => r.registerMany([minimalSpec('tool_3'), minimalSpec('refused_3')]),
+      (r) => r.register(minimalSpec('tool_4')),
+    ];
+    const got = await outcomes(registry, calls);
+    expect(got.map((o) => (o as { error?: string }).error ?? 'ok')).toEqual(['ok', 'SQLITE_CONSTRAINT_TRIGGER', 'VERSION_CONFLICT', 'SQLITE_CONSTRAINT_TRIGGER', 'ok']);
+    expect((await registry.listAll()).map((r) => r.spec.tool_name)).toEqual(['tool_0', 'tool_2', 'tool_4']);
+    for (const name of ['refused_1', 'tool_3', 'refused_3']) expect(await registry.history(name)).toEqual([]);
+    const { events } = await registry.changes({ since: 0 });
+    expect(events.map((e) => `${e.action} ${e.tool_name}`)).toEqual(['added tool_2', 'added tool_0', 'added tool_4']);
+    await registry.close();
+    const check = new Database(file, { readonly: true });
+    expect(check.prepare('SELECT tool_name FROM tool_specs ORDER BY tool_name').pluck().all()).toEqual(['tool_0', 'tool_2', 'tool_4']);
+    check.close();
+  });
+
   it('a full disk (max_page_count) fails the calls that needed space and loses nothing committed before', async () => {
     const file = temp.file('full.db');
     const db = new Database(file);

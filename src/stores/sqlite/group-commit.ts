@@ -1,10 +1,14 @@
 // Group commit: concurrent writes from one process share one BEGIN IMMEDIATE transaction,
 // and so one fsync. Calls are queued and drained on setImmediate, so every caller that
-// arrives in the same turn of the event loop joins the batch. Each call runs in its own
-// SAVEPOINT, in arrival order, against the state the calls before it left: a call that
-// throws (a version conflict) is rolled back alone and fails alone; the others commit. A
-// failed COMMIT fails exactly the calls of that batch; a busy lock retries the whole batch
-// within the busy timeout.
+// arrives in the same turn of the event loop joins the batch. Calls run in arrival order,
+// each against the state the calls before it left: a call that throws (a version conflict)
+// fails alone; the others commit. A failed COMMIT fails exactly the calls of that batch; a
+// busy lock retries the whole batch within the busy timeout.
+//
+// A call that throws almost always throws before it writes (the rules decide first), and
+// then has nothing to undo, so calls run without a savepoint each (two statements a call
+// saved). Only when a call throws after it wrote does the batch roll back and run again,
+// each call in its own SAVEPOINT, so that call is undone alone.
 import type BetterSqlite3 from 'better-sqlite3';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy } from './busy.js';
 
@@ -41,6 +45,11 @@ export interface BatchObserver {
 
 export interface GroupCommitOptions {
   readonly busyTimeoutMs: number;
+  /**
+   * How many write statements the calls have started so far (any count that grows with every
+   * write a call makes): a call that threw with this unchanged wrote nothing.
+   */
+  readonly writes: () => number;
   /** Throws (REGISTRY_CLOSED) when the registry was closed during a busy wait. */
   readonly assertOpen: (method: string) => void;
   readonly observer?: BatchObserver;
@@ -132,13 +141,15 @@ export class GroupCommit {
 
   async #runBatch(batch: Pending[]): Promise<void> {
     let pending = batch;
+    let savepoints = false;
     for (;;) {
       const method = (pending[0] as Pending).method;
       let result: TransactionResult;
       try {
+        const inSavepoints = savepoints;
         result = await retryWhileBusy(
           { timeoutMs: this.#options.busyTimeoutMs, operation: method, beforeRetry: () => this.#options.assertOpen(method) },
-          () => this.#transaction(pending),
+          () => this.#transaction(pending, inSavepoints),
         );
       } catch (error) {
         // BEGIN or COMMIT failed (or the lock never came): the batch failed as a whole.
@@ -149,6 +160,11 @@ export class GroupCommit {
         pending.forEach((call, i) => settle(call, result.outcomes[i] as Outcome));
         return;
       }
+      if (result.failed === undefined) {
+        // A call threw after it wrote (rolled back with the batch): again, a savepoint each.
+        savepoints = true;
+        continue;
+      }
       // One call's error ended the transaction (SQLite rolls back on a full disk and some
       // I/O errors): it fails alone, and the others run again in a new transaction.
       (pending[result.failed] as Pending).reject(result.error);
@@ -158,10 +174,11 @@ export class GroupCommit {
   }
 
   /**
-   * One synchronous BEGIN IMMEDIATE ... COMMIT over the calls, each in its own savepoint.
-   * Throws, after rolling back, when the transaction as a whole fails (BEGIN, COMMIT, busy).
+   * One synchronous BEGIN IMMEDIATE ... COMMIT over the calls (each in its own savepoint when
+   * `savepoints`). Throws, after rolling back, when the transaction as a whole fails (BEGIN,
+   * COMMIT, busy).
    */
-  #transaction(calls: readonly Pending[]): TransactionResult {
+  #transaction(calls: readonly Pending[], savepoints: boolean): TransactionResult {
     // A caller's own transaction opened on its handle since these calls queued: join it, one
     // savepoint each, as a direct write would (its lock mode and commit are the caller's).
     if (this.#db.inTransaction) return this.#joined(calls);
@@ -170,8 +187,10 @@ export class GroupCommit {
     let committed = false;
     try {
       observer.begun();
-      const result = this.#batch(calls);
+      const result = this.#batch(calls, savepoints);
       committed = result.committed && this.#commitIf(result);
+      // Not committed and still open: a call threw after it wrote; the batch runs again.
+      if (!result.committed && this.#db.inTransaction) this.#rollback.run();
       return result;
     } catch (error) {
       if (this.#db.inTransaction) this.#rollback.run();
@@ -195,25 +214,28 @@ export class GroupCommit {
     return true;
   }
 
-  /** The calls of the batch's own transaction (BEGIN already run), each in a savepoint unless alone. */
-  #batch(calls: readonly Pending[]): TransactionResult {
+  /** The calls of the batch's own transaction (BEGIN already run), in arrival order. */
+  #batch(calls: readonly Pending[], savepoints: boolean): TransactionResult {
     const db = this.#db;
     // A lone call needs no savepoint: its failure rolls the whole transaction back.
     if (calls.length === 1 || (calls[0] as Pending).alone) {
-      const call = calls[0] as Pending;
-      try {
-        return { committed: true, outcomes: [{ ok: true, value: call.work() }] };
-      } catch (error) {
-        if (isBusyError(error)) throw error;
-        return { committed: true, outcomes: [{ ok: false, error }] };
-      }
+      const outcome = attempt(calls[0] as Pending);
+      if (!outcome.ok && isBusyError(outcome.error)) throw outcome.error;
+      return { committed: true, outcomes: [outcome] };
     }
     const outcomes: Outcome[] = [];
     for (const [index, call] of calls.entries()) {
-      const outcome = this.#inSavepoint(call, this.#observer.mark());
+      const mark = this.#observer.mark();
+      const writes = this.#options.writes();
+      const outcome = savepoints ? this.#inSavepoint(call, mark) : attempt(call);
       if (!outcome.ok) {
         if (isBusyError(outcome.error)) throw outcome.error;
         if (!db.inTransaction) return { committed: false, failed: index, error: outcome.error };
+        if (!savepoints) {
+          // Nothing to undo unless it wrote; then only a savepoint can undo it alone.
+          if (this.#options.writes() !== writes) return { committed: false };
+          this.#observer.undone(mark);
+        }
       }
       outcomes.push(outcome);
     }
@@ -255,9 +277,23 @@ export class GroupCommit {
   }
 }
 
+/**
+ * What a batch's transaction came to: committed (each call's outcome); or ended by call
+ * `failed`'s error (SQLite rolled it back); or rolled back to run again with a savepoint per
+ * call (`failed` undefined: a call threw after it wrote).
+ */
 type TransactionResult =
   | { readonly committed: true; readonly outcomes: readonly Outcome[] }
-  | { readonly committed: false; readonly failed: number; readonly error: unknown };
+  | { readonly committed: false; readonly failed: number; readonly error: unknown }
+  | { readonly committed: false; readonly failed?: undefined };
+
+function attempt(call: Pending): Outcome {
+  try {
+    return { ok: true, value: call.work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
 
 function settle(call: Pending, outcome: Outcome): void {
   if (outcome.ok) call.resolve(outcome.value);

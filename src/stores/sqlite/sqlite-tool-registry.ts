@@ -251,6 +251,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #cachedReader: StoreReader | undefined;
   /** The batch transaction being written now, when the cache follows it (see `OwnWrite`). */
   #own: OwnWrite | undefined;
+  /** Write statements started by `#writer()`'s writes, ever: group commit's "did the call write?". */
+  #writes = 0;
   /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
   readonly #probe: BetterSqlite3.Statement;
   /** Watches waiting for a commit past their revision, and the poller's state. */
@@ -301,6 +303,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#group = new GroupCommit(db, {
       busyTimeoutMs: options.busyTimeoutMs,
       assertOpen: (method) => this.#assertOpen(method),
+      writes: () => this.#writes,
       ...(observer === undefined ? {} : { observer }),
     });
   }
@@ -594,6 +597,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       records: () => this.#records(),
       revision: () => this.#head(),
       put: (tool: StoredTool) => {
+        this.#writes++;
         const { record } = tool;
         const inserted =
           sql.insertSpec.run({
@@ -618,11 +622,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
         own?.put(tool, textKept, () => row(record.tool_name));
       },
       setEnabled: (toolName, enabled) => {
+        this.#writes++;
         if (sql.setEnabled.run({ tool_name: toolName, enabled: enabled ? 1 : 0 }).changes > 0) {
           own?.setEnabled(toolName, enabled, () => row(toolName));
         }
       },
       delete: (toolName) => {
+        this.#writes++;
         const deleted = sql.deleteRegistration.run({ tool_name: toolName }).changes > 0;
         if (deleted) own?.delete(toolName);
         return deleted;
