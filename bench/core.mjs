@@ -39,7 +39,7 @@ export async function coreWorkloads({ record, rounds = 4 }) {
   const names = {
     'core.stringify': '`JSON.stringify(spec)` (the plain baseline\'s only per-spec work)',
     'core.canonicalJson': '`canonicalJson(spec)`',
-    'core.parseSpec': '`parseSpec`: zod validation, canonical JSON, SHA-256, the registered text and frozen spec',
+    'core.parseSpec': '`parseSpec`: validation, canonical JSON, SHA-256, the registered text and frozen spec',
     'core.parseSnapshot': '`parseSnapshot`, per entry',
   };
   for (const [key] of contenders) {

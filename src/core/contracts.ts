@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { acceptedCanonicalJson, hasPlainPrototype, isWellFormed } from './canonical.js';
+import { acceptedCanonicalJson, hasPlainPrototype, isPlainRecord, isWellFormed } from './canonical.js';
 import { previewValue } from './issues.js';
 
 /** A JSON value as the contracts accept it. */
@@ -140,6 +140,50 @@ export type ToolSpec = z.output<typeof ToolSpec>;
 /** What `register` accepts: defaults may be left out. */
 export type ToolSpecInput = z.input<typeof ToolSpec>;
 
+const SPEC_KEYS = new Set(Object.keys(ToolSpec.shape));
+
+/**
+ * `ToolSpec.safeParse(input)` for the common case, a plain object that is a valid spec,
+ * without zod's machinery (about 2 µs of the 9.7 µs preparing a spec cost): the same data in the
+ * same shape, with the canonical text of its schemas. `undefined` means "not certainly
+ * valid": the caller then runs zod, which stays the validator of record and says what is
+ * wrong. It accepts only what zod accepts (test/core/contracts.test.ts checks both agree).
+ */
+export function acceptToolSpec(input: unknown): { readonly data: ToolSpec; readonly schemaTexts: Map<object, string> } | undefined {
+  if (!isPlainRecord(input)) return undefined;
+  // zod's strict check walks the keys with for...in (inherited enumerable ones included).
+  for (const key in input) if (!SPEC_KEYS.has(key)) return undefined;
+  const { tool_name: toolName, version = null, description = null, input_schema: inputSchema, output_schema: outputSchema, tags = [] } = input;
+  if (typeof toolName !== 'string' || !TOOL_NAME_PATTERN.test(toolName)) return undefined;
+  if (!isTextOrNull(version) || !isTextOrNull(description) || !Array.isArray(tags)) return undefined;
+  const tagsOut = new Array<string>(tags.length);
+  for (let i = 0; i < tags.length; i++) {
+    const tag: unknown = tags[i];
+    if (typeof tag !== 'string' || tag.length === 0 || !isWellFormed(tag)) return undefined;
+    tagsOut[i] = tag;
+  }
+  const schemaTexts = new Map<object, string>();
+  for (const schema of [inputSchema, outputSchema]) {
+    if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined;
+    const text = acceptedCanonicalJson(schema, MAX_JSON_DEPTH, MAX_EXACT_INTEGER);
+    if (text === undefined) return undefined;
+    schemaTexts.set(schema, text);
+  }
+  const data = {
+    tool_name: toolName,
+    version,
+    description,
+    input_schema: inputSchema as JsonObject,
+    output_schema: outputSchema as JsonObject,
+    tags: tagsOut,
+  };
+  return { data, schemaTexts };
+}
+
+function isTextOrNull(value: unknown): value is string | null {
+  return value === null || (typeof value === 'string' && isWellFormed(value));
+}
+
 /**
  * An ISO 8601 date-time with `Z` or a numeric offset and any number of fractional digits,
  * as Python's `isoformat()` writes it. Kept verbatim, never reformatted.
@@ -156,6 +200,21 @@ export const ToolRegistration = z.strictObject({
   created_at: IsoDateTime.nullable().default(null),
 });
 export type ToolRegistration = z.output<typeof ToolRegistration>;
+
+const REGISTRATION_KEYS = new Set(Object.keys(ToolRegistration.shape));
+
+/** `ToolRegistration.safeParse(input)` for the common case, as `acceptToolSpec` does for a spec. */
+export function acceptToolRegistration(
+  input: unknown,
+): { readonly data: ToolRegistration; readonly schemaTexts: Map<object, string> } | undefined {
+  if (!isPlainRecord(input)) return undefined;
+  for (const key in input) if (!REGISTRATION_KEYS.has(key)) return undefined;
+  const { spec, enabled = true, created_at: createdAt = null } = input;
+  const accepted = acceptToolSpec(spec);
+  if (accepted === undefined || typeof enabled !== 'boolean') return undefined;
+  if (createdAt !== null && !IsoDateTime.safeParse(createdAt).success) return undefined;
+  return { data: { spec: accepted.data, enabled, created_at: createdAt as string | null }, schemaTexts: accepted.schemaTexts };
+}
 export type ToolRegistrationInput = z.input<typeof ToolRegistration>;
 
 /** The whole registry as data: the wire format of export and import. */

@@ -1,6 +1,6 @@
 import { canonicalJson, deepFreeze, fingerprintOf, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
-import { parseWithSchemaTexts, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
+import { acceptToolRegistration, acceptToolSpec, parseWithSchemaTexts, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
 import { describeIssues, toRegistryIssues } from './issues.js';
 import type { RegistryIssue } from './issues.js';
@@ -71,8 +71,10 @@ function canonicalSpecJson(spec: ToolSpec, schemaTexts: ReadonlyMap<object, stri
   );
 }
 
-/** Validates one spec with zod; on success, also the canonical text of its schemas. */
+/** Validates one spec (zod, unless the common case is certainly valid); on success, also the canonical text of its schemas. */
 function parseToolSpec(input: unknown) {
+  const accepted = acceptToolSpec(input);
+  if (accepted !== undefined) return { success: true as const, ...accepted };
   const { result, schemaTexts } = parseWithSchemaTexts(() => ToolSpec.safeParse(input));
   return result.success ? { success: true as const, data: result.data, schemaTexts } : result;
 }
@@ -234,6 +236,8 @@ interface CheckedSnapshotEntry {
 
 /** Validates the snapshot entry `tools[index]` on its own; duplicate names across entries are the caller's to find. */
 function checkSnapshotEntry(entry: unknown, index: number): CheckedSnapshotEntry | SnapshotEntryFailure {
+  const accepted = acceptToolRegistration(entry);
+  if (accepted !== undefined) return { ok: true, registration: accepted.data, schemaTexts: accepted.schemaTexts };
   const { result, schemaTexts } = parseWithSchemaTexts(() => ToolRegistration.safeParse(entry));
   if (result.success) return { ok: true, registration: result.data, schemaTexts };
   return {

@@ -1,6 +1,16 @@
 // The zod contracts (DESIGN.md "Data contracts") and the error classes.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH, TOOL_NAME_PATTERN, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from '../../src/core/contracts.js';
+import { canonicalJson } from '../../src/core/canonical.js';
+import {
+  acceptToolRegistration,
+  acceptToolSpec,
+  MAX_JSON_DEPTH,
+  TOOL_NAME_PATTERN,
+  ToolRegistration,
+  ToolRegistrySnapshot,
+  ToolSpec,
+} from '../../src/core/contracts.js';
 import {
   DuplicateToolError,
   ReadOnlyError,
@@ -149,5 +159,127 @@ describe('errors', () => {
   it('names the tool in context and message', () => {
     expect(new ToolNotFoundError('My.Tool').context.tool_name).toBe('My.Tool');
     expect(new ToolNotFoundError('My.Tool').message).toContain('My.Tool');
+  });
+});
+
+// The fast paths in front of zod (acceptToolSpec, acceptToolRegistration) must accept exactly
+// what zod accepts, with the same data: random near-valid inputs, each field valid or not.
+describe('the fast paths agree with zod', () => {
+  const loneSurrogate = '\uD800';
+  /** An array with a hole before its last item. */
+  const holey = (...items: unknown[]) => {
+    const array = new Array<unknown>(items.length + 1);
+    items.forEach((item, i) => {
+      array[i === items.length - 1 ? i + 1 : i] = item;
+    });
+    return array;
+  };
+  // Mostly valid values (so many inputs pass both), sometimes one zod refuses.
+  const mostly = <T,>(valid: fc.Arbitrary<T>, invalid: readonly unknown[]) =>
+    fc.oneof({ weight: 12, arbitrary: valid as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: fc.constantFrom(...invalid) });
+  const schemaValue = mostly(fc.jsonValue({ maxDepth: 3 }), [Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60, -0, undefined, `x${loneSurrogate}`, new Date(0), holey(1, 3)]);
+  const schema = mostly(fc.dictionary(fc.string({ maxLength: 6 }), schemaValue, { maxKeys: 4 }), [
+    null,
+    [],
+    'object',
+    1,
+    undefined,
+    Object.create(null) as object,
+    { [`k${loneSurrogate}`]: 1 },
+    nested(MAX_JSON_DEPTH),
+  ]);
+  const text = mostly(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(null, undefined)), [3, `a${loneSurrogate}`, {}]);
+  const tags = mostly(fc.oneof(fc.constant(undefined), fc.array(mostly(fc.string({ minLength: 1, maxLength: 5 }), ['', 1, null, `t${loneSurrogate}`]), { maxLength: 4 })), [
+    null,
+    'tag',
+    holey('a'),
+    {},
+  ]);
+  const name = mostly(fc.stringMatching(/^[A-Za-z0-9_.-]{1,12}$/), ['', 'a b', 'x'.repeat(129), 7, undefined]);
+  const spec = fc
+    .record(
+      { tool_name: name, version: text, description: text, input_schema: schema, output_schema: schema, tags, extra: mostly(fc.constant(undefined), [1]) },
+      { requiredKeys: ['tool_name', 'input_schema', 'output_schema'] },
+    )
+    .chain((fields) =>
+      // Usually a plain object; sometimes a null prototype, a class instance or an array.
+      mostly(fc.constantFrom('plain', 'null-proto'), ['instance', 'array']).map((form) => {
+        const { extra, ...known } = fields;
+        const input = extra === undefined ? known : { ...known, extra };
+        if (form === 'null-proto') return Object.assign(Object.create(null) as object, input);
+        if (form === 'instance') return Object.assign(new (class Spec {})(), input);
+        if (form === 'array') return Object.assign([], input);
+        return input;
+      }),
+    );
+  const isPlain = (value: unknown) =>
+    typeof value === 'object' && value !== null && [Object.prototype, null].includes(Object.getPrototypeOf(value) as object | null);
+
+  it('acceptToolSpec: the same verdict as ToolSpec.safeParse on plain objects, never a different result', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(spec, (input) => {
+        const fast = acceptToolSpec(input);
+        const slow = ToolSpec.safeParse(input);
+        if (fast === undefined) {
+          // Only what zod refuses, or what is not a plain object (zod has the last word on those).
+          if (isPlain(input)) expect(slow.success).toBe(false);
+          return;
+        }
+        accepted++;
+        expect(slow.success).toBe(true);
+        expect(fast.data).toStrictEqual(slow.data);
+        expect(Object.keys(fast.data)).toEqual(Object.keys(slow.data ?? {}));
+        expect(fast.data.input_schema).toBe(slow.data?.input_schema);
+        expect(fast.schemaTexts.get(fast.data.input_schema)).toBe(canonicalJson(fast.data.input_schema));
+        expect(fast.schemaTexts.get(fast.data.output_schema)).toBe(canonicalJson(fast.data.output_schema));
+      }),
+      { numRuns: 3000 },
+    );
+    // Both verdicts were reached often.
+    expect(accepted).toBeGreaterThan(300);
+    expect(accepted).toBeLessThan(2700);
+  });
+
+  it('acceptToolRegistration: the same verdict as ToolRegistration.safeParse', () => {
+    const entry = fc.record(
+      {
+        spec,
+        enabled: mostly(fc.boolean(), [undefined, 1, 'yes']),
+        created_at: mostly(fc.constantFrom(undefined, null, '2025-01-31T12:00:00Z', '2025-01-31T12:00:00.123456+02:00'), ['2025-01-31', 'yesterday', 0]),
+        extra: mostly(fc.constant(undefined), [1]),
+      },
+      { requiredKeys: ['spec'] },
+    );
+    let accepted = 0;
+    fc.assert(
+      fc.property(entry, ({ extra, ...fields }) => {
+        const input = extra === undefined ? fields : { ...fields, extra };
+        const fast = acceptToolRegistration(input);
+        const slow = ToolRegistration.safeParse(input);
+        if (fast === undefined) {
+          if (isPlain(fields.spec)) expect(slow.success).toBe(false);
+          return;
+        }
+        accepted++;
+        expect(slow.success).toBe(true);
+        expect(fast.data).toStrictEqual(slow.data);
+        expect(Object.keys(fast.data)).toEqual(Object.keys(slow.data ?? {}));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(accepted).toBeGreaterThan(100);
+  });
+
+  it('a key inherited through for...in (a polluted Object.prototype) is an unknown key for both', () => {
+    const input = minimalSpec('t');
+    Object.defineProperty(Object.prototype, 'surprise', { value: 1, enumerable: true, configurable: true, writable: true });
+    try {
+      expect(acceptToolSpec(input)).toBeUndefined();
+      expect(ToolSpec.safeParse(input).success).toBe(false);
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).surprise;
+    }
+    expect(acceptToolSpec(input)).toBeDefined();
   });
 });
