@@ -264,6 +264,28 @@ describe('locking', () => {
     expect(await registry.has('blocked')).toBe(false);
   });
 
+  it.each([true, false])('an identical register takes no lock, also for a tool this registry never read (cache %s)', async (cache) => {
+    const file = temp.file(`identical-${cache}.db`);
+    const writer = await open({ filename: file });
+    await writer.registerMany([minimalSpec('known'), minimalSpec('never_read', { version: '1' })]);
+    const registry = await open({ filename: file, busyTimeoutMs: 100, cache });
+    expect(await registry.get('known')).toMatchObject({ enabled: true });
+    const locker = rawConnection(file);
+    locker.exec('BEGIN IMMEDIATE');
+    try {
+      // The lock is held: a write that changes something waits and gives up.
+      await expectCode(registry.register(minimalSpec('brand_new')), 'STORAGE_BUSY');
+      // Writes that change nothing are answered from a read (docs/contract.md, "Decisions").
+      expect(await registry.register(minimalSpec('known'))).toMatchObject({ spec: { tool_name: 'known' } });
+      expect(await registry.register(minimalSpec('never_read', { version: '1' }))).toMatchObject({ spec: { version: '1' } });
+      await expectCode(registry.register(minimalSpec('never_read', { version: '1', description: 'changed' })), 'STORAGE_BUSY');
+    } finally {
+      locker.exec('ROLLBACK');
+    }
+    await expectCode(registry.register(minimalSpec('never_read', { version: '1', description: 'changed' })), 'VERSION_CONFLICT');
+    expect(await registry.has('brand_new')).toBe(false);
+  });
+
   it('a write waits without freezing the event loop and succeeds once the lock is released', async () => {
     const file = temp.file('wait.db');
     const registry = await open({ filename: file, busyTimeoutMs: 10_000 });

@@ -482,6 +482,11 @@ export class SqliteReadCache {
     return names;
   }
 
+  /** Whether the cache holds this tool's entry (or every tool), as of its last look. */
+  holds(name: string): boolean {
+    return this.#names !== undefined || this.#entries.has(name);
+  }
+
   /** The current record of a tool (call `sync()` first). */
   find(name: string): ToolRecord | undefined {
     return this.entry(name)?.record;

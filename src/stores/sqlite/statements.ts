@@ -29,6 +29,8 @@ export function prepareStatements(db: BetterSqlite3.Database) {
       );
   const rowColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json'] as const;
   return {
+    /** Whether a tool of this name is registered (one key lookup, no row read). */
+    registered: prepare(db, (p: ToolName) => queries.selectFrom('tool_registrations').select(sql<number>`1`.as('found')).where('tool_name', '=', p.tool_name)),
     /** One current tool, or undefined. */
     findRow: prepare(db, (p: ToolName) => current().select(rowColumns).where('r.tool_name', '=', p.tool_name)),
     /** Every current tool by name (SQLite's BINARY order, which is code-point order). */
