@@ -18,6 +18,8 @@ interface Pending {
   readonly work: () => unknown;
   /** Runs in a transaction of its own (importSnapshot): no savepoint, no neighbours. */
   readonly alone: boolean;
+  /** The tools the call may change; undefined when it may change any. */
+  readonly names: readonly string[] | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -29,8 +31,8 @@ type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: f
  * store can follow its own writes: none of these may throw.
  */
 export interface BatchObserver {
-  /** BEGIN IMMEDIATE succeeded. */
-  begun(): void;
+  /** BEGIN IMMEDIATE succeeded; the batch's calls may change these tools (undefined: any). */
+  begun(names: readonly string[] | undefined): void;
   /** A call's savepoint is about to open: a mark that `undone` goes back to. */
   mark(): number;
   /** The call's savepoint was rolled back. */
@@ -94,10 +96,13 @@ export class GroupCommit {
     this.#observer = options.observer ?? UNOBSERVED;
   }
 
-  /** Queues `work`; settles once the transaction it ran in has committed (or failed). */
-  run<T>(method: string, work: () => T, { alone = false } = {}): Promise<T> {
+  /**
+   * Queues `work`, which may change the tools `names` (undefined: any); settles once the
+   * transaction it ran in has committed (or failed).
+   */
+  run<T>(method: string, work: () => T, { alone = false, names }: { alone?: boolean; names?: readonly string[] } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ method, work, alone, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ method, work, alone, names, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#scheduled && this.#draining === undefined) {
         this.#scheduled = true;
         setImmediate(() => void this.#drain());
@@ -186,7 +191,7 @@ export class GroupCommit {
     const observer = this.#observer;
     let committed = false;
     try {
-      observer.begun();
+      observer.begun(calls.every((call) => call.names !== undefined) ? calls.flatMap((call) => call.names as readonly string[]) : undefined);
       const result = this.#batch(calls, savepoints);
       committed = result.committed && this.#commitIf(result);
       // Not committed and still open: a call threw after it wrote; the batch runs again.

@@ -284,8 +284,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       cache === undefined
         ? undefined
         : {
-            begun: () => {
-              this.#own = cache.beginWrite();
+            // A batch that changes only tools the cache does not hold is not followed: nothing
+            // of it would be kept, and the next read's catch-up moves the cache past it.
+            begun: (names) => {
+              this.#own = names !== undefined && !names.some((name) => cache.holds(name)) ? undefined : cache.beginWrite();
             },
             mark: () => this.#own?.mark() ?? 0,
             undone: (mark) => this.#own?.undo(mark),
@@ -556,7 +558,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, work));
     }
     // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
-    return this.#group.run(method, work, { alone: method === 'importSnapshot' });
+    return this.#group.run(method, work, {
+      alone: method === 'importSnapshot',
+      ...('names' in plan.scope ? { names: plan.scope.names } : {}),
+    });
   }
 
   protected override _writesPending(): boolean {
