@@ -200,6 +200,7 @@ export const ToolRegistration = z.strictObject({
   created_at: IsoDateTime.nullable().default(null),
 });
 export type ToolRegistration = z.output<typeof ToolRegistration>;
+export type ToolRegistrationInput = z.input<typeof ToolRegistration>;
 
 const REGISTRATION_KEYS = new Set(Object.keys(ToolRegistration.shape));
 
@@ -215,7 +216,6 @@ export function acceptToolRegistration(
   if (createdAt !== null && !IsoDateTime.safeParse(createdAt).success) return undefined;
   return { data: { spec: accepted.data, enabled, created_at: createdAt as string | null }, schemaTexts: accepted.schemaTexts };
 }
-export type ToolRegistrationInput = z.input<typeof ToolRegistration>;
 
 /** The whole registry as data: the wire format of export and import. */
 export const ToolRegistrySnapshot = z.strictObject({
