@@ -37,4 +37,5 @@ BEGIN
   SELECT RAISE(ABORT, 'tool_changes_feed_start is where the change feed starts; it cannot be deleted');
 END;
 
-DROP INDEX tool_changes_events;
+-- IF EXISTS: an operator may have dropped it by hand already.
+DROP INDEX IF EXISTS tool_changes_events;
