@@ -140,7 +140,10 @@ export type ToolSpec = z.output<typeof ToolSpec>;
 /** What `register` accepts: defaults may be left out. */
 export type ToolSpecInput = z.input<typeof ToolSpec>;
 
-const SPEC_KEYS = new Set(Object.keys(ToolSpec.shape));
+/** The contract's fields in contract order (defaults the caller left out are added in this order). */
+export const SPEC_FIELD_ORDER = Object.keys(ToolSpec.shape) as readonly (keyof ToolSpec)[];
+/** The contract's fields: any other key makes an input not a spec. */
+export const SPEC_FIELDS: ReadonlySet<string> = new Set(SPEC_FIELD_ORDER);
 
 /**
  * `ToolSpec.safeParse(input)` for the common case, a plain object that is a valid spec,
@@ -152,7 +155,7 @@ const SPEC_KEYS = new Set(Object.keys(ToolSpec.shape));
 export function acceptToolSpec(input: unknown): { readonly data: ToolSpec; readonly schemaTexts: Map<object, string> } | undefined {
   if (!isPlainRecord(input)) return undefined;
   // zod's strict check walks the keys with for...in (inherited enumerable ones included).
-  for (const key in input) if (!SPEC_KEYS.has(key)) return undefined;
+  for (const key in input) if (!SPEC_FIELDS.has(key)) return undefined;
   const { tool_name: toolName, version = null, description = null, input_schema: inputSchema, output_schema: outputSchema, tags = [] } = input;
   if (typeof toolName !== 'string' || !TOOL_NAME_PATTERN.test(toolName)) return undefined;
   if (!isTextOrNull(version) || !isTextOrNull(description) || !Array.isArray(tags)) return undefined;

@@ -1,6 +1,15 @@
 import { canonicalJson, deepFreeze, fingerprintOf, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
-import { acceptToolRegistration, acceptToolSpec, parseWithSchemaTexts, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from './contracts.js';
+import {
+  acceptToolRegistration,
+  acceptToolSpec,
+  parseWithSchemaTexts,
+  SPEC_FIELD_ORDER,
+  SPEC_FIELDS,
+  ToolRegistration,
+  ToolRegistrySnapshot,
+  ToolSpec,
+} from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
 import { describeIssues, toRegistryIssues } from './issues.js';
 import type { RegistryIssue } from './issues.js';
@@ -32,9 +41,6 @@ export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'j
   readonly created_at: string | null;
   readonly path: string;
 }
-
-/** The contract's fields in contract order: defaults the caller left out are added in this order. */
-const SPEC_FIELD_ORDER = ['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags'] as const;
 
 /**
  * The spec as registered: the caller's keys in the caller's order (the schemas are the
@@ -106,8 +112,6 @@ export function materializeSpec(json: string): ToolSpec {
 export function makeRegistration(spec: ToolSpec, enabled: boolean, createdAt: string | null): ToolRegistration {
   return Object.freeze({ spec, enabled, created_at: createdAt });
 }
-
-const SPEC_FIELDS = new Set(['tool_name', 'version', 'description', 'input_schema', 'output_schema', 'tags']);
 
 /**
  * Whether `input`, with the contract's defaults applied, is the stored spec: the same as
