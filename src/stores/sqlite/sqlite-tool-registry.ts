@@ -17,8 +17,8 @@ import { GroupCommit } from './group-commit.js';
 import type { BatchObserver } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
 import type { OwnWrite } from './read-cache.js';
-import { prepareStatements, toRecord, toRegistration } from './statements.js';
-import type { Statements } from './statements.js';
+import { prepareCommitMarks, prepareStatements, toRecord, toRegistration } from './statements.js';
+import type { CommitMarks, Statements } from './statements.js';
 
 export interface SqliteToolRegistryOptions extends RegistryOptions {
   /** A path, or `':memory:'`. Exactly one of `filename` and `database`. */
@@ -253,12 +253,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #own: OwnWrite | undefined;
   /** Write statements started by `#writer()`'s writes, ever: group commit's "did the call write?". */
   #writes = 0;
-  /** `[data_version, total_changes()]`: whether any connection committed since the last look. */
-  readonly #probe: BetterSqlite3.Statement;
+  /** Whether any connection committed since the last look (the watch poller's). */
+  readonly #commitMarks: () => CommitMarks;
   /** Watches waiting for a commit past their revision, and the poller's state. */
   readonly #waiting = new Set<Waiter>();
   #pollTimer: NodeJS.Timeout | undefined;
-  #seen = { dataVersion: -1, totalChanges: -1 };
+  #seen: CommitMarks = { dataVersion: -1, totalChanges: -1 };
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -271,7 +271,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#beginWrite = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
-    this.#probe = db.prepare('SELECT data_version, total_changes() FROM pragma_data_version').raw(true).safeIntegers(false);
+    this.#commitMarks = prepareCommitMarks(db);
     const sql = this.#sql;
     const cache = options.cache
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
@@ -490,9 +490,9 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /**
-   * One poller for every watch of this registry: each tick asks SQLite in one cheap statement
-   * whether any connection committed (`data_version`, and `total_changes()` for this
-   * connection's own writes); only then is the revision read and the watches it passed woken.
+   * One poller for every watch of this registry: each tick asks SQLite, as the read cache does
+   * (`prepareCommitMarks`), whether any connection committed; only then is the revision read
+   * and the watches it passed woken.
    * No busy loop: idle, the registry costs one probe per tick, however many watches wait.
    */
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
@@ -522,9 +522,9 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     };
     if (this.closed) return wakeAll();
     try {
-      const [dataVersion, totalChanges] = this.#probe.get() as [number, number];
-      if (force || dataVersion !== this.#seen.dataVersion || totalChanges !== this.#seen.totalChanges) {
-        this.#seen = { dataVersion, totalChanges };
+      const marks = this.#commitMarks();
+      if (force || marks.dataVersion !== this.#seen.dataVersion || marks.totalChanges !== this.#seen.totalChanges) {
+        this.#seen = marks;
         const head = this.#head();
         for (const waiter of [...this.#waiting]) if (head > waiter.revision) waiter.wake();
       }

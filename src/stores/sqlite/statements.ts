@@ -19,6 +19,24 @@ const feedStart = expressionBuilder<SqliteSchema>().fn.coalesce(
   sql.lit(0),
 );
 
+/** Where this connection's view of the database stands: a change in either means a commit. */
+export interface CommitMarks {
+  /** Moves when another connection (or process) commits. */
+  readonly dataVersion: number;
+  /** Moves when this connection writes (its own commits leave data_version alone). */
+  readonly totalChanges: number;
+}
+
+/**
+ * "Did anyone commit since?", asked of one connection: two plain statements, which cost
+ * less than one through the pragma's table function (about 1.5 µs per read after a write).
+ */
+export function prepareCommitMarks(db: BetterSqlite3.Database): () => CommitMarks {
+  const dataVersion = db.prepare('PRAGMA data_version').pluck().safeIntegers(false);
+  const totalChanges = db.prepare('SELECT total_changes()').pluck().safeIntegers(false);
+  return () => ({ totalChanges: totalChanges.get() as number, dataVersion: dataVersion.get() as number });
+}
+
 /** Every statement the store runs, prepared once per connection. */
 export function prepareStatements(db: BetterSqlite3.Database) {
   const current = () =>
