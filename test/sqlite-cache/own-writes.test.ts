@@ -148,7 +148,8 @@ describe.each([
     const settled = await Promise.allSettled([
       registry.register(spec('ok_1')),
       registry.register(spec('dup', '1.0.0', 'another description')),
-      // Its first tool is written, then the second is refused: its savepoint rolls back both.
+      // Its first tool is written, then the second is refused: the batch runs again, a savepoint
+      // per call, and this call's savepoint rolls back both.
       registry.registerMany([spec('half_1'), spec('refused_2')]),
       registry.setEnabled('keep', false),
       registry.register(spec('ok_2')),

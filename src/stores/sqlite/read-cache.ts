@@ -10,6 +10,8 @@
 // position, its changes are applied directly once it has committed (`OwnWrite`).
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
+import type { ExpressionBuilder } from 'kysely';
+import type { SqliteSchema } from './schema.js';
 import { compareCodePoints } from '../../core/canonical.js';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { StoredTool, StoreReader } from '../../core/base-tool-registry.js';
@@ -105,6 +107,12 @@ function mergeNames(names: readonly string[], changed: ReadonlyMap<string, Entry
   return merged;
 }
 
+/** The newest change-log entry's revision and token, as two columns of a select. */
+function logHead(eb: ExpressionBuilder<SqliteSchema, never>) {
+  const newest = () => eb.selectFrom('tool_changes').orderBy('revision', 'desc').limit(1);
+  return [newest().select('revision').as('revision'), newest().select('token').as('token')] as const;
+}
+
 function prepareLog(db: BetterSqlite3.Database) {
   return {
     commitMarks: prepareCommitMarks(db),
@@ -134,19 +142,9 @@ function prepareLog(db: BetterSqlite3.Database) {
     // Inside the store's own write transaction, first and last: the log's head (and, first,
     // the generation; last, total_changes() with the write's own changes).
     writeStart: prepare(db, () =>
-      queries.selectNoFrom((eb) => [
-        eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
-        eb.selectFrom('tool_changes').select('revision').orderBy('revision', 'desc').limit(1).as('revision'),
-        eb.selectFrom('tool_changes').select('token').orderBy('revision', 'desc').limit(1).as('token'),
-      ]),
+      queries.selectNoFrom((eb) => [eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'), ...logHead(eb)]),
     ),
-    writeEnd: prepare(db, () =>
-      queries.selectNoFrom((eb) => [
-        sql<number>`total_changes()`.as('total_changes'),
-        eb.selectFrom('tool_changes').select('revision').orderBy('revision', 'desc').limit(1).as('revision'),
-        eb.selectFrom('tool_changes').select('token').orderBy('revision', 'desc').limit(1).as('token'),
-      ]),
-    ),
+    writeEnd: prepare(db, () => queries.selectNoFrom((eb) => [sql<number>`total_changes()`.as('total_changes'), ...logHead(eb)])),
     begin: db.prepare('BEGIN'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),
@@ -164,8 +162,8 @@ interface Undo {
  * This connection's own write transaction, followed while it runs, for a cache that held
  * exactly the state it began from (the log's head at BEGIN IMMEDIATE was the cache's
  * position, so nobody else can have written in between, and nobody can until COMMIT).
- * Reads see the write's own changes over the cache; each call of a batch marks where its
- * savepoint began, so a call rolled back is forgotten with it. Nothing reaches the cache
+ * Reads see the write's own changes over the cache; each call of a batch marks where it
+ * began, so a call undone (group-commit.ts) is forgotten with its changes. Nothing reaches the cache
  * before COMMIT succeeded.
  */
 export class OwnWrite {
@@ -177,7 +175,7 @@ export class OwnWrite {
   readonly changed = new Map<string, Entry | undefined>();
   /** How to undo each change, newest last: the name and what `changed` held before. */
   readonly #undo: Undo[] = [];
-  /** Read by `finish()`, right before COMMIT. */
+  /** Set by `SqliteReadCache.finishWrite()`, right before COMMIT. */
   end: { readonly position: Position; readonly totalChanges: number } | undefined;
 
   constructor(cache: SqliteReadCache, dataVersion: number, generation: string | null) {
@@ -246,12 +244,12 @@ export class OwnWrite {
     this.#set(name, undefined);
   }
 
-  /** Where a call's savepoint begins. */
+  /** Where a call begins. */
   mark(): number {
     return this.#undo.length;
   }
 
-  /** Forgets the changes made since `mark` (their savepoint was rolled back). */
+  /** Forgets the changes made since `mark` (the call was undone). */
   undo(mark: number): void {
     while (this.#undo.length > mark) {
       const { name, had, before } = this.#undo.pop() as Undo;
@@ -352,23 +350,12 @@ export class SqliteReadCache {
     const end = write.end;
     if (end === undefined) return;
     try {
+      // As after a catch-up, only tools the cache holds (keeping every tool a register wrote
+      // grew the cache with tools nobody read here: 64 concurrent registers took 60-100 us
+      // longer a batch).
       const changed = new Map<string, Entry | undefined>();
-      for (const [name, entry] of write.changed) {
-        // Not holding every tool, and not this one: the next read of it loads it, as after a
-        // catch-up. (Keeping every tool a register wrote grew the cache with tools nobody read
-        // here; 64 concurrent registers took 60-100 us longer a batch.)
-        if (this.#names === undefined && !this.#entries.has(name)) {
-          this.#absent.delete(name);
-          continue;
-        }
-        changed.set(name, entry);
-      }
-      for (const [name, entry] of changed) {
-        this.#absent.delete(name);
-        if (entry === undefined) this.#entries.delete(name);
-        else this.#entries.set(name, entry);
-      }
-      if (this.#names !== undefined) this.#patchLists(changed);
+      for (const [name, entry] of write.changed) if (this.#keeps(name)) changed.set(name, entry);
+      this.#apply(changed);
       this.#position = end.position;
       this.#dataVersion = write.dataVersion;
       this.#totalChanges = end.totalChanges;
@@ -406,20 +393,30 @@ export class SqliteReadCache {
     const changed = new Map<string, Entry | undefined>();
     for (const row of this.#log.changedRows.iterate({ revision: position.revision })) {
       const name = row.changed;
-      if (this.#names === undefined && !this.#entries.has(name)) {
-        // Not holding every tool, and not this one: the next read of it loads it.
-        this.#absent.delete(name);
-        continue;
-      }
-      changed.set(name, row.tool_name === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
+      if (this.#keeps(name)) changed.set(name, row.tool_name === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
     }
+    this.#apply(changed);
+    // Moved only once applied: a catch-up that failed half-way starts again from the old position.
+    this.#position = head;
+  }
+
+  /**
+   * Whether a changed tool's new state is kept: when the cache holds it (or every tool).
+   * Else it is forgotten, absent or not, and the next read of it loads it.
+   */
+  #keeps(name: string): boolean {
+    if (this.holds(name)) return true;
+    this.#absent.delete(name);
+    return false;
+  }
+
+  /** Puts changed tools' new states (undefined: removed) into the entries and the sorted lists. */
+  #apply(changed: ReadonlyMap<string, Entry | undefined>): void {
     for (const [name, entry] of changed) {
       if (entry === undefined) this.#entries.delete(name);
       else this.#entries.set(name, entry);
     }
     if (this.#names !== undefined) this.#patchLists(changed);
-    // Moved only once applied: a catch-up that failed half-way starts again from the old position.
-    this.#position = head;
   }
 
   /** Brings the sorted names and the lists built from them up to date. */
