@@ -419,13 +419,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // The core checked for close() before its first await; the registry may have closed since.
     this.#assertOpen('read');
     return this.#whileBusy('read', () => {
-      // The one-name read is register's "identical?" check. For a tool the cache does not hold,
-      // one key lookup first: a new tool (the usual case) needs nothing more, and the write
-      // decides inside its transaction as always. A lone register of a new tool saves two
-      // statements and a read transaction.
+      // A one-name read (register's identical-spec check) of a tool the cache does not hold
+      // starts with one key lookup: a tool that does not exist (a new one, the usual case)
+      // needs nothing more, and a write that follows decides inside its transaction as always.
+      // A lone register of a new tool saves two statements and a read transaction.
       const name = 'names' in scope && scope.names.length === 1 ? (scope.names[0] as string) : undefined;
       if (name !== undefined && this.#cache?.holds(name) !== true && this.#sql.registered.get({ tool_name: name }) === undefined) {
-        return work({ find: () => undefined, get: () => undefined, records: () => new Map(), revision: () => this.#head() });
+        return work({ find: () => undefined, get: () => undefined, records: () => this.#records(), revision: () => this.#head() });
       }
       if (this.#cache?.sync()) return work(this.#cachedReader as StoreReader);
       return this.#inTransaction(this.#beginRead, () =>
