@@ -236,8 +236,9 @@ describe('the fast paths agree with zod', () => {
       }),
       { numRuns: 3000 },
     );
-    // Both verdicts were reached often.
-    expect(accepted).toBeGreaterThan(300);
+    // Both verdicts were reached often. Over 60 seeds the fast path accepted 294-363 of the
+    // 3,000 inputs (mean 326), so 200 is far below any seed's count, not a coin toss.
+    expect(accepted).toBeGreaterThan(200);
     expect(accepted).toBeLessThan(2700);
   });
 
@@ -268,6 +269,7 @@ describe('the fast paths agree with zod', () => {
       }),
       { numRuns: 3000 },
     );
+    // 239-308 of 3,000 over 60 seeds.
     expect(accepted).toBeGreaterThan(100);
   });
 
