@@ -287,8 +287,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return this._write('register', {
       scope: { names: [prepared.tool_name] },
       decide: (view) => {
-        checkExpectedVersion(prepared.tool_name, view.find(prepared.tool_name), expected);
-        const one = this.#decideRegistration(view, prepared, () => this.now());
+        const current = view.find(prepared.tool_name);
+        checkExpectedVersion(prepared.tool_name, current, expected);
+        const one = this.#decideRegistration(current, prepared, () => this.now());
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
@@ -315,7 +316,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         let createdAt: string | undefined;
         const now = (): string => (createdAt ??= this.now());
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
-        const decisions = prepared.map((one, index) => this.#decideRegistration(view, one, now, `[${index}]`));
+        const decisions = prepared.map((one, index) => this.#decideRegistration(view.find(one.tool_name), one, now, `[${index}]`));
         return {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
           result: (applied) => decisions.map((one) => one.result(applied)),
@@ -324,14 +325,17 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     });
   }
 
-  /** One registration by the rule: the change to make (none for an identical spec) and the result. */
+  /**
+   * One registration by the rule, given the tool's `current` record (read once by the caller,
+   * a key lookup in SQL for some stores): the change to make (none for an identical spec) and
+   * the result.
+   */
   #decideRegistration(
-    view: StoreReader,
+    current: ToolRecord | undefined,
     prepared: PreparedSpec,
     now: () => string,
     path?: string,
   ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
-    const current = view.find(prepared.tool_name);
     const decision = decideRegistration(current, prepared, path);
     if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
     const enabled = decision.action === 'replace' ? decision.enabled : true;
