@@ -42,6 +42,7 @@ export {
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
 export { canonicalJson, fingerprintOf } from './core/canonical.js';
+export { planImport } from './core/rules.js';
 export { InMemoryToolRegistry } from './stores/memory/in-memory-tool-registry.js';
 export type { InMemoryToolRegistryOptions } from './stores/memory/in-memory-tool-registry.js';
 export { openSqliteToolRegistry } from './stores/sqlite/sqlite-tool-registry.js';
