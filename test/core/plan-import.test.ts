@@ -98,7 +98,7 @@ describe('planImport', () => {
       }
       return 'no error';
     };
-    expect(codeOf(() => planImport(current, { tools: [{ spec: { tool_name: 'bad name' } }] }))).toBe('SNAPSHOT_INVALID');
+    expect(codeOf(() => planImport(current, { tools: [{ spec: { tool_name: 'bad name' } }] } as ToolRegistrySnapshotInput))).toBe('SNAPSHOT_INVALID');
     expect(codeOf(() => planImport(current, { tools: [{ spec: fullSpec('x') }, { spec: fullSpec('x') }] }))).toBe('DUPLICATE_TOOL');
     expect(codeOf(() => planImport([{ spec: { tool_name: 'a' } }] as ToolRegistrationInput[], snapshot))).toBe('SNAPSHOT_INVALID');
     expect(codeOf(() => planImport(current, snapshot, { mode: 'upsert' as ImportMode }))).toBe('TypeError');
