@@ -6,17 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { changeChannel } from '../../src/stores/postgres/identifiers.js';
 import { ChangeListener } from '../../src/stores/postgres/listener.js';
 import { migrate } from '../../src/stores/postgres/migrations.js';
-import { useFileDatabase } from './helpers.js';
+import { until as untilHolds, useFileDatabase } from './helpers.js';
+
+const until = (condition: () => boolean | Promise<boolean>, what: string) => untilHolds(condition, what, { timeoutMs: 10_000 });
 
 const db = useFileDatabase();
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 function recorder() {
   const events: string[] = [];

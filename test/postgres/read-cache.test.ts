@@ -1,7 +1,6 @@
 // The PostgreSQL read cache with a real listener: other connections' commits reach it
 // through NOTIFY and the log; a lost listener makes it step aside until it has caught up;
 // a log it did not follow (a restored dump, a trimmed log) makes it reload.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { changeChannel } from '../../src/stores/postgres/identifiers.js';
@@ -11,7 +10,9 @@ import { PostgresReadCache } from '../../src/stores/postgres/read-cache.js';
 import type { PostgresSchema } from '../../src/stores/postgres/schema.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
 import type { Db, ToolWrite } from '../../src/stores/postgres/tables.js';
-import { useFileDatabase } from './helpers.js';
+import { until as untilHolds, useFileDatabase } from './helpers.js';
+
+const until = (condition: () => boolean | Promise<boolean>, what: string) => untilHolds(condition, what, { timeoutMs: 10_000, pollMs: 1 });
 
 const database = useFileDatabase();
 const STALENESS_MS = 300;
@@ -30,14 +31,6 @@ function tool(name: string, n: number): ToolWrite {
 /** Another instance's write: its own transaction on the pool. */
 async function write(...tools: ToolWrite[]): Promise<void> {
   await db.transaction().execute((trx) => writeTools(trx, schema, tools));
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = performance.now() + 10_000;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(1);
-  }
 }
 
 /** What the cache answers for `name`, or 'uncached' when it steps aside. */

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
+import { checkOut, kyselyPool } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { ChangeListener } from './listener.js';
@@ -97,7 +98,7 @@ export class PostgresEngine<T> {
     this.busyTimeoutMs = init.busyTimeoutMs;
     this.statementTimeoutMs = init.statementTimeoutMs;
     this.pool.on('error', this.#onPoolError);
-    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: init.pool }) }).withSchema(init.schema);
+    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: kyselyPool(init.pool) }) }).withSchema(init.schema);
     if (init.listenConfig !== undefined) {
       let cache: PostgresReadCache<T> | undefined;
       this.listener = new ChangeListener({
@@ -184,7 +185,7 @@ export class PostgresEngine<T> {
       await migrate({ pool: this.pool, schema: this.schema, busyTimeoutMs: this.busyTimeoutMs, migrations });
       return;
     }
-    const client = await this.pool.connect();
+    const client = await checkOut(this.pool);
     try {
       const applied = await appliedMigrations(client, this.schema);
       assertKnown(applied, migrations, this.schema);
@@ -310,7 +311,7 @@ export class PostgresEngine<T> {
 
   /** Counts and the schema's state, for operators and the CLI. */
   async status(): Promise<PostgresEngineStatus> {
-    const client = await this.pool.connect();
+    const client = await checkOut(this.pool);
     try {
       const applied = await appliedMigrations(client, this.schema);
       const counts = await this.read(async (trx) => {

@@ -7,6 +7,7 @@ import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { retryWhileBusy } from './busy.js';
+import { checkOut } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
 
 /** The folder of the shipped PostgreSQL migrations. */
@@ -83,7 +84,7 @@ export interface MigrateOptions {
 export async function migrate(options: MigrateOptions): Promise<string[]> {
   const { pool, schema } = options;
   const migrations = options.migrations ?? shippedMigrations();
-  const client = await pool.connect();
+  const client = await checkOut(pool);
   try {
     const before = await appliedMigrations(client, schema);
     assertKnown(before, migrations, schema);

@@ -51,6 +51,8 @@ export interface PostgresToolRegistryOptions extends RegistryOptions {
   /**
    * Where the LISTEN connection goes, when the pool's server cannot LISTEN (PgBouncer in
    * transaction mode: give the database's direct URL here). Default: the pool's own settings.
+   * A URL that cannot connect does not fail the open: until the listener connects (it keeps
+   * retrying), every read is a query and `status().listening` is `false`.
    */
   readonly listenConnectionString?: string;
 }
