@@ -107,7 +107,8 @@ describe('SQLite change feed across processes', () => {
     const jobs = Array.from({ length: 6 }, (_, i) => ({
       file,
       openFirst: true,
-      action: 'registerConditional',
+      action: 'conditional',
+      method: 'register',
       spec: minimalSpec('deploy', { version: `2.0.${i}` }),
       options: { expectedVersion: '1.4.0' },
     }));

@@ -9,7 +9,7 @@ export interface WorkerMessage {
   readonly event: string;
   readonly ok?: boolean;
   readonly result?: unknown;
-  readonly error?: { name?: string; code?: string; message: string; causeCode?: string };
+  readonly error?: { name?: string; code?: string; context?: Record<string, unknown>; message: string; causeCode?: string };
 }
 
 export interface Worker {
@@ -74,14 +74,17 @@ export function spawnScript(script: string, job: Record<string, unknown>, nodeFl
 
 /**
  * Starts `script` once per job as a child process, waits until every one is ready, then releases them at
- * once through a start file, and returns each one's "done" message in job order.
+ * once through a start file, and returns each one's "done" message in job order. `onSpawn` sees each
+ * worker as it starts (so a caller can kill what is left when a test fails).
  */
 export async function raceScripts(
   script: string,
   goFile: string,
   jobs: readonly Record<string, unknown>[],
+  onSpawn: (worker: Worker) => void = () => {},
 ): Promise<WorkerMessage[]> {
   const workers = jobs.map((job) => spawnScript(script, { ...job, go: goFile }));
+  workers.forEach(onSpawn);
   await Promise.all(workers.map((worker) => worker.next('ready')));
   writeFileSync(goFile, 'go');
   const done = await Promise.all(workers.map((worker) => worker.next('done')));
