@@ -65,11 +65,11 @@ export function tempFolder(): { file: (name: string) => string; cleanup: () => v
 }
 
 /** Starts one PostgreSQL worker per job, releases them at once, returns each "done" message. */
-export async function racePgWorkers(jobs: readonly Record<string, unknown>[]): Promise<WorkerMessage[]> {
+export async function racePgWorkers(jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
   const temp = tempFolder();
   try {
-    return await raceScripts(WORKER, temp.file('go'), jobs);
+    return await raceScripts(WORKER, temp.file('go'), jobs, onSpawn);
   } finally {
     temp.cleanup();
   }
@@ -79,4 +79,24 @@ export async function racePgWorkers(jobs: readonly Record<string, unknown>[]): P
 export function spawnPgWorker(job: Record<string, unknown>): Worker {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
   return spawnScript(WORKER, job);
+}
+
+/**
+ * `spawnPgWorker` and `racePgWorkers` for a test file whose tests must not leave processes
+ * behind: after each test, every worker it started that is still running is killed (SIGKILL).
+ */
+export function usePgWorkers(): { spawn: typeof spawnPgWorker; race: (jobs: readonly Record<string, unknown>[]) => Promise<WorkerMessage[]> } {
+  const running = new Set<Worker>();
+  const track = (worker: Worker): Worker => {
+    running.add(worker);
+    void worker.exited.then(() => running.delete(worker));
+    return worker;
+  };
+  afterEach(async () => {
+    const left = [...running];
+    running.clear();
+    for (const worker of left) worker.child.kill('SIGKILL');
+    await Promise.all(left.map((worker) => worker.exited));
+  });
+  return { spawn: (job) => track(spawnPgWorker(job)), race: (jobs) => racePgWorkers(jobs, track) };
 }
