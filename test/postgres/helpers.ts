@@ -7,10 +7,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
 import { shippedMigrations } from '../../src/stores/postgres/migrations.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
-import { raceScripts, spawnScript } from '../support/workers.js';
+import type { ProcessStore } from '../support/feed-processes.js';
+import { killWorkersAfterEach, raceScripts, spawnScript } from '../support/workers.js';
 import type { Worker, WorkerMessage } from '../support/workers.js';
 
 const WORKER = fileURLToPath(new URL('../fixtures/pg-worker.mjs', import.meta.url));
@@ -82,21 +84,20 @@ export function spawnPgWorker(job: Record<string, unknown>): Worker {
 }
 
 /**
- * `spawnPgWorker` and `racePgWorkers` for a test file whose tests must not leave processes
- * behind: after each test, every worker it started that is still running is killed (SIGKILL).
+ * The PostgreSQL store for the process suites of test/support/feed-processes.ts: each store a
+ * fresh schema of this file's database; workers still running after a test are killed.
  */
-export function usePgWorkers(): { spawn: typeof spawnPgWorker; race: (jobs: readonly Record<string, unknown>[]) => Promise<WorkerMessage[]> } {
-  const running = new Set<Worker>();
-  const track = (worker: Worker): Worker => {
-    running.add(worker);
-    void worker.exited.then(() => running.delete(worker));
-    return worker;
+export function usePgProcessStore(db: FileDatabase): ProcessStore {
+  const track = killWorkersAfterEach();
+  return {
+    name: 'PostgreSQL',
+    async create() {
+      const schema = db.schema();
+      await (await openPostgresToolRegistry({ connectionString: db.url(), schema })).close();
+      return { url: db.url(), schema };
+    },
+    open: (at, options = {}) => openPostgresToolRegistry({ connectionString: at.url as string, schema: at.schema as string, ...options }),
+    spawn: (job) => track(spawnPgWorker(job)),
+    race: (jobs) => racePgWorkers(jobs, track),
   };
-  afterEach(async () => {
-    const left = [...running];
-    running.clear();
-    for (const worker of left) worker.child.kill('SIGKILL');
-    await Promise.all(left.map((worker) => worker.exited));
-  });
-  return { spawn: (job) => track(spawnPgWorker(job)), race: (jobs) => racePgWorkers(jobs, track) };
 }

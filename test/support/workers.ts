@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { afterEach } from 'vitest';
 
 export interface WorkerMessage {
   /** 'ready', 'done', or a step a worker reports on the way (such as 'importing'). */
@@ -92,3 +93,23 @@ export async function raceScripts(
   return done;
 }
 
+
+/**
+ * For a test file whose tests must not leave processes behind: returns `track`, which the
+ * file passes each worker it starts; after each test, every tracked worker still running is
+ * killed (SIGKILL).
+ */
+export function killWorkersAfterEach(): (worker: Worker) => Worker {
+  const running = new Set<Worker>();
+  afterEach(async () => {
+    const left = [...running];
+    running.clear();
+    for (const worker of left) worker.child.kill('SIGKILL');
+    await Promise.all(left.map((worker) => worker.exited));
+  });
+  return (worker) => {
+    running.add(worker);
+    void worker.exited.then(() => running.delete(worker));
+    return worker;
+  };
+}
