@@ -41,7 +41,9 @@ export {
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
-export { canonicalJson, fingerprintOf } from './core/canonical.js';
+export { canonicalJson } from './core/canonical.js';
+export { fingerprintOf } from './core/validation.js';
+export { planImport } from './core/rules.js';
 export { InMemoryToolRegistry } from './stores/memory/in-memory-tool-registry.js';
 export type { InMemoryToolRegistryOptions } from './stores/memory/in-memory-tool-registry.js';
 export { openSqliteToolRegistry } from './stores/sqlite/sqlite-tool-registry.js';

@@ -19,7 +19,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from './registry.js';
-import { checkCursor, checkExpectedVersion, decideRegistration, planImport } from './rules.js';
+import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { makeRegistration, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson } from './validation.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
@@ -151,10 +151,9 @@ function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } 
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`importSnapshot(): options must be an object, got ${typeof options}`);
   }
-  const { mode = 'merge', dryRun = false } = options as ImportOptions;
-  if (mode !== 'merge' && mode !== 'replace') {
-    throw new TypeError(`importSnapshot(): mode must be 'merge' or 'replace', got ${JSON.stringify(mode)}`);
-  }
+  const given = options as ImportOptions;
+  const mode = importMode('importSnapshot', given.mode);
+  const { dryRun = false } = given;
   if (typeof dryRun !== 'boolean') throw new TypeError(`importSnapshot(): dryRun must be a boolean, got ${typeof dryRun}`);
   return { mode, dryRun };
 }
@@ -489,7 +488,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (dryRun) {
       // A dry run reads the snapshot at the call.
       const entries = parseSnapshot(snapshot);
-      return this._read({ all: true }, (reader) => importReport(planImport(reader.records(), entries, mode), true, reader.revision()));
+      return this._read({ all: true }, (reader) => importReport(importPlan(reader.records(), entries, mode), true, reader.revision()));
     }
     return this._write('importSnapshot', {
       scope: { all: true },
@@ -500,7 +499,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         // text as the store writes it. An invalid snapshot or a conflict throws here: nothing is written.
         const sameTurn = sameTurnFlag();
         const entries = parseSnapshot(snapshot);
-        const plan = planImport(view.records(), entries, mode);
+        const plan = importPlan(view.records(), entries, mode);
         if (plan.firstConflict !== undefined) throw plan.firstConflict;
         return {
           changes: importChanges(snapshot, entries, plan, () => this.now(), sameTurn),

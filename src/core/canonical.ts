@@ -223,7 +223,7 @@ export function jsonEquals(value: unknown, json: unknown): boolean {
 }
 
 /** SHA-256 (hex) of a canonical JSON text: a spec's fingerprint. */
-export function fingerprintOf(canonical: string): string {
+export function fingerprintOfCanonical(canonical: string): string {
   return sha256Hex(canonical);
 }
 

@@ -14,6 +14,15 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 export const MAX_JSON_DEPTH = 256;
 
 const LONE_SURROGATE_MESSAGE = 'must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair)';
+const NUL_MESSAGE = 'must not contain U+0000 (NUL): every store keeps the version in a text column, and PostgreSQL text cannot hold it';
+
+/**
+ * Whether a version can be stored by every store: well-formed Unicode without U+0000. Other
+ * text (description, tags, the schemas) may hold U+0000: stores keep it escaped in the spec's JSON text.
+ */
+function isStorableVersion(text: string): boolean {
+  return isWellFormed(text) && !text.includes('\u0000');
+}
 
 /** The largest integer every JSON reader holds exactly (RFC 8785, I-JSON: 2^53 - 1). */
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
@@ -122,15 +131,17 @@ export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) 
   }
 });
 
-/** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
 /** A string of well-formed Unicode. */
 const Text = z.string().refine(isWellFormed, { error: LONE_SURROGATE_MESSAGE });
+/** A version: well-formed Unicode without U+0000 (`isStorableVersion`). */
+const VersionText = Text.refine((text) => !text.includes('\u0000'), { error: NUL_MESSAGE });
 
+/** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
 export const ToolSpec = z.strictObject({
   tool_name: z
     .string()
     .regex(TOOL_NAME_PATTERN, { error: 'must be 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' }),
-  version: Text.nullable().default(null),
+  version: VersionText.nullable().default(null),
   description: Text.nullable().default(null),
   input_schema: JsonObjectSchema,
   output_schema: JsonObjectSchema,
@@ -158,7 +169,8 @@ export function acceptToolSpec(input: unknown): { readonly data: ToolSpec; reado
   for (const key in input) if (!SPEC_FIELDS.has(key)) return undefined;
   const { tool_name: toolName, version = null, description = null, input_schema: inputSchema, output_schema: outputSchema, tags = [] } = input;
   if (typeof toolName !== 'string' || !TOOL_NAME_PATTERN.test(toolName)) return undefined;
-  if (!isTextOrNull(version) || !isTextOrNull(description) || !Array.isArray(tags)) return undefined;
+  if (!(version === null || (typeof version === 'string' && isStorableVersion(version)))) return undefined;
+  if (!isTextOrNull(description) || !Array.isArray(tags)) return undefined;
   const tagsOut = new Array<string>(tags.length);
   for (let i = 0; i < tags.length; i++) {
     const tag: unknown = tags[i];

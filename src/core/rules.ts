@@ -2,7 +2,9 @@
 // decisions are made. Stores only make them atomic.
 import { compareCodePoints } from './canonical.js';
 import { ChangesExpiredError, PreconditionFailedError, VersionConflictError } from './errors.js';
+import type { ToolRegistrationInput, ToolRegistrySnapshotInput } from './contracts.js';
 import type { ChangeAction, ImportMode, ImportStep } from './registry.js';
+import { parseSnapshot } from './validation.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
 /** What a store knows about a current tool without loading its spec. */
@@ -90,7 +92,7 @@ export interface ImportPlan {
  * same-version, different-spec entry as a conflict; `replace` is a restore: the registry
  * becomes the snapshot, conflicts included, and unnamed tools are removed.
  */
-export function planImport(
+export function importPlan(
   current: ReadonlyMap<string, ToolRecord>,
   entries: readonly PreparedImportEntry[],
   mode: ImportMode,
@@ -152,6 +154,41 @@ export function planImport(
     ...counts,
     firstConflict,
   };
+}
+
+/**
+ * `mode` of an import as given to `method`: 'merge' (the default) or 'replace'.
+ * @throws TypeError for anything else
+ */
+export function importMode(method: string, mode: unknown = 'merge'): ImportMode {
+  if (mode !== 'merge' && mode !== 'replace') {
+    throw new TypeError(`${method}(): mode must be 'merge' or 'replace', got ${JSON.stringify(mode)}`);
+  }
+  return mode;
+}
+
+/**
+ * The import rule over plain data, as a pure function: what `importSnapshot(snapshot, { mode })`
+ * would do to a registry whose tools are `current`, one step per tool sorted by name (`add`,
+ * `update`, `unchanged`, `remove` or `conflict`): the `plan` a dry run reports. `current` is
+ * a registry's tools as `exportSnapshot()` or `listAll({ includeDisabled: true })` return them.
+ * Nothing is read or written; a store applies such a plan atomically in `importSnapshot`.
+ * @throws SNAPSHOT_INVALID or DUPLICATE_TOOL when `snapshot` (or `current`, as a snapshot of
+ *   its tools) is not a valid snapshot, naming the entry; TypeError for a bad `mode`
+ */
+export function planImport(
+  current: ToolRegistrySnapshotInput | readonly ToolRegistrationInput[],
+  snapshot: ToolRegistrySnapshotInput,
+  options: { readonly mode?: ImportMode } = {},
+): readonly ImportStep[] {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`planImport(): options must be an object, got ${typeof options}`);
+  }
+  const mode = importMode('planImport', options.mode);
+  const records = new Map<string, ToolRecord>();
+  for (const entry of parseSnapshot(Array.isArray(current) ? { tools: current } : current)) records.set(entry.tool_name, entry);
+  const plan = importPlan(records, parseSnapshot(snapshot), mode);
+  return Object.freeze(plan.steps.map((step) => Object.freeze(step)));
 }
 
 /**

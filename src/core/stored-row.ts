@@ -1,7 +1,7 @@
 // The check every store's verify() runs on a current row as it is stored: the spec text
 // parses, the registration meets the contract, the fingerprint is the SHA-256 of the
 // spec's canonical JSON, and the row's name and version are the spec's.
-import { canonicalJson, fingerprintOf } from './canonical.js';
+import { canonicalJson, fingerprintOfCanonical } from './canonical.js';
 import { ToolRegistration } from './contracts.js';
 
 /** A current tool as a store keeps it. */
@@ -62,7 +62,7 @@ export function checkStoredRow(row: StoredRow): StoredRowProblem[] {
     return [{ kind: 'contract', tool_name: name, message: `spec_json does not parse: ${String(error)}` }];
   }
   const problems: StoredRowProblem[] = [];
-  const fingerprint = fingerprintOf(canonicalJson(spec));
+  const fingerprint = fingerprintOfCanonical(canonicalJson(spec));
   if (fingerprint !== row.fingerprint) {
     problems.push({
       kind: 'fingerprint',

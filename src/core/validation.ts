@@ -1,5 +1,6 @@
-import { canonicalJson, deepFreeze, fingerprintOf, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
+import { canonicalJson, deepFreeze, fingerprintOfCanonical, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
+import type { ToolSpecInput } from './contracts.js';
 import {
   acceptToolRegistration,
   acceptToolSpec,
@@ -92,7 +93,7 @@ function prepare(spec: ToolSpec, input: unknown, schemaTexts: ReadonlyMap<object
     tool_name: spec.tool_name,
     version: spec.version,
     canonical,
-    fingerprint: fingerprintOf(canonical),
+    fingerprint: fingerprintOfCanonical(canonical),
     json: JSON.stringify(registered),
     spec: frozenJsonCopy(registered),
   };
@@ -131,6 +132,17 @@ export function isStoredSpec(input: unknown, stored: ToolSpec): boolean {
     jsonEquals(input_schema, stored.input_schema) &&
     jsonEquals(output_schema, stored.output_schema)
   );
+}
+
+/**
+ * A spec's fingerprint, exactly as the registry stores it (`HistoryEntry.fingerprint`, the
+ * `fingerprint` column): the SHA-256 (hex) of its canonical JSON, the contract's defaults
+ * applied, so key order and left-out defaults do not matter. A string is taken for canonical
+ * JSON text already (`canonicalJson` of a complete spec) and hashed as it is.
+ * @throws VALIDATION_FAILED when `spec` is not a string and not a valid `ToolSpec`
+ */
+export function fingerprintOf(spec: ToolSpecInput | string): string {
+  return typeof spec === 'string' ? fingerprintOfCanonical(spec) : parseSpec(spec).fingerprint;
 }
 
 /** Validates a spec for `register`; throws `VALIDATION_FAILED` naming every bad field and value. */
@@ -257,7 +269,7 @@ function prepareSnapshotEntry({ registration, schemaTexts }: CheckedSnapshotEntr
   return {
     tool_name: spec.tool_name,
     version: spec.version,
-    fingerprint: fingerprintOf(canonicalSpecJson(spec, schemaTexts)),
+    fingerprint: fingerprintOfCanonical(canonicalSpecJson(spec, schemaTexts)),
     enabled: registration.enabled,
     created_at: registration.created_at,
     path,

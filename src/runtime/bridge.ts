@@ -1,5 +1,5 @@
 // The bridge between the persistent registry (specs, enabled flags) and the tools in code.
-import { canonicalJson, fingerprintOf } from '../core/canonical.js';
+import { canonicalJson, fingerprintOfCanonical } from '../core/canonical.js';
 import type { ToolRegistration } from '../core/contracts.js';
 import { SpecMismatchError } from '../core/errors.js';
 import { previewValue } from '../core/issues.js';
@@ -75,7 +75,7 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
     const code = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
     const stored = canonicalJson(registration.spec);
     if (stored !== code.canonical) {
-      const registryFingerprint = fingerprintOf(stored);
+      const registryFingerprint = fingerprintOfCanonical(stored);
       throw new SpecMismatchError(
         `tool ${JSON.stringify(tool.name)}: the registry holds another spec (version ${JSON.stringify(registration.spec.version)}, fingerprint ${registryFingerprint.slice(0, 12)}) than the code (version ${JSON.stringify(tool.spec.version)}, fingerprint ${code.fingerprint.slice(0, 12)}); publish the code's tools (with a new version) or deploy the matching code`,
         {

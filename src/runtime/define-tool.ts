@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalJson, deepFreeze, fingerprintOf } from '../core/canonical.js';
+import { canonicalJson, deepFreeze, fingerprintOfCanonical } from '../core/canonical.js';
 import { JsonObjectSchema, TOOL_NAME_PATTERN, ToolSpec } from '../core/contracts.js';
 import type { JsonObject } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
@@ -232,6 +232,6 @@ export function defineTool(definition: ToolDefinition<never, unknown>): Tool<nev
     ephemeral: value.ephemeral ?? false,
     onCollision: value.onCollision ?? 'throw',
   });
-  internals.set(tool, Object.freeze({ checkInput, checkOutput, canonical, fingerprint: fingerprintOf(canonical), argsCopier: new ArgsCopier() }));
+  internals.set(tool, Object.freeze({ checkInput, checkOutput, canonical, fingerprint: fingerprintOfCanonical(canonical), argsCopier: new ArgsCopier() }));
   return tool;
 }

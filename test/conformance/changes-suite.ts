@@ -50,6 +50,7 @@ function textOf(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** By hand, from the definition (canonical JSON with the defaults, hashed), not with the library's own spec path. */
 function fingerprintOfSpec(spec: ToolSpecInput): string {
   return fingerprintOf(canonicalJson({ version: null, description: null, tags: [], ...spec } as Record<string, unknown>));
 }

@@ -812,6 +812,8 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       ['a tag with a lone surrogate', bad({ tags: ['ok', '\uD83D'] }), 'tags[1]'],
       ['a schema string with a lone surrogate', badInput('\uD800'), 'input_schema.properties.x'],
       ['a schema string in an array with a reversed pair', bad({ input_schema: { enum: ['ok', '\uDE00\uD83D'] } }), 'input_schema.enum[1]'],
+      // U+0000 in the version: every store keeps it in a text column, which PostgreSQL's cannot hold.
+      ['version with U+0000', bad({ version: '1.0\u0000' }), 'version'],
       // Issue 13, item 3: integers beyond 2^53 - 1 (2 ** 64 is what JSON.parse makes of 18446744073709551615), either sign.
       ['an integer beyond 2^53 - 1', badInput(2 ** 64), 'input_schema.properties.x'],
       ['an integer below -(2^53 - 1)', badInput(-9007199254740992), 'input_schema.properties.x'],
@@ -859,6 +861,20 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.register(spec);
       registry = await restart(registry);
       expect((await registry.get('astral'))?.spec).toEqual({ ...spec });
+    });
+
+    it('keeps U+0000 everywhere but the version: description, tags, schema keys and values, across a restart', async () => {
+      let registry = await open();
+      const spec = minimalSpec('nul', {
+        description: 'a\u0000b',
+        tags: ['\u0000', 't\u0000'],
+        input_schema: { 'k\u0000': { const: 'a\u0000b' } },
+        output_schema: { enum: ['\u0000'] },
+      });
+      await registry.register(spec);
+      registry = await restart(registry);
+      expect((await registry.get('nul'))?.spec).toEqual({ ...spec, version: null });
+      expect((await registry.exportSnapshot()).tools.map((tool) => tool.spec.tags)).toEqual([['\u0000', 't\u0000']]);
     });
 
     it('reports every bad field, not only the first', async () => {
@@ -1604,6 +1620,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       ['a description with a lone surrogate', { tools: [entry(minimalSpec('s', { description: '\uDC00' }))] }, 'tools[0].spec.description'],
       ['a tag with a lone surrogate', { tools: [entry(minimalSpec('s', { tags: ['ok', 'x\uD83D'] }))] }, 'tools[0].spec.tags[1]'],
       ['a schema string with a lone surrogate', { tools: [entry(minimalSpec('s', { output_schema: { title: 'a\uDFFFb' } }))] }, 'tools[0].spec.output_schema.title'],
+      ['a version with U+0000', { tools: [entry(minimalSpec('s', { version: '\u0000' }))] }, 'tools[0].spec.version'],
       // Issue 13, item 3: an integer no JSON reader holds exactly (what JSON.parse makes of 18446744073709551615).
       ['an integer beyond 2^53 - 1', { tools: [entry(minimalSpec('s', { input_schema: { maximum: 2 ** 64 } }))] }, 'tools[0].spec.input_schema.maximum'],
     ];

@@ -1,8 +1,8 @@
-// canonicalJson, fingerprintOf and compareCodePoints: the definitions of "identical spec"
+// canonicalJson, fingerprintOfCanonical and compareCodePoints: the definitions of "identical spec"
 // and "sorted" that every store relies on.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { acceptedCanonicalJson, canonicalJson, compareCodePoints, deepFreeze, fingerprintOf } from '../../src/core/canonical.js';
+import { acceptedCanonicalJson, canonicalJson, compareCodePoints, deepFreeze, fingerprintOfCanonical } from '../../src/core/canonical.js';
 import { findJsonProblems, MAX_EXACT_INTEGER, MAX_JSON_DEPTH } from '../../src/core/contracts.js';
 
 /** The same JSON value with every object's keys inserted in reverse order. */
@@ -273,15 +273,15 @@ describe('acceptedCanonicalJson: the schema check that also writes the canonical
   });
 });
 
-describe('fingerprintOf', () => {
+describe('fingerprintOfCanonical', () => {
   it('is the SHA-256 hex of the text (known vectors)', () => {
-    expect(fingerprintOf('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    expect(fingerprintOf('{}')).toBe('44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
+    expect(fingerprintOfCanonical('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(fingerprintOfCanonical('{}')).toBe('44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a');
   });
 
   it('hashes the UTF-8 bytes: different unicode text, different fingerprint', () => {
-    expect(fingerprintOf('"é"')).not.toBe(fingerprintOf('"e"'));
-    expect(fingerprintOf('"é"')).toMatch(/^[0-9a-f]{64}$/);
+    expect(fingerprintOfCanonical('"é"')).not.toBe(fingerprintOfCanonical('"e"'));
+    expect(fingerprintOfCanonical('"é"')).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 

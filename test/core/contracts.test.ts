@@ -188,8 +188,8 @@ describe('the fast paths agree with zod', () => {
     { [`k${loneSurrogate}`]: 1 },
     nested(MAX_JSON_DEPTH),
   ]);
-  const text = mostly(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(null, undefined)), [3, `a${loneSurrogate}`, {}]);
-  const tags = mostly(fc.oneof(fc.constant(undefined), fc.array(mostly(fc.string({ minLength: 1, maxLength: 5 }), ['', 1, null, `t${loneSurrogate}`]), { maxLength: 4 })), [
+  const text = mostly(fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom(null, undefined)), [3, `a${loneSurrogate}`, {}, 'a\u0000']);
+  const tags = mostly(fc.oneof(fc.constant(undefined), fc.array(mostly(fc.string({ minLength: 1, maxLength: 5 }), ['', 1, null, `t${loneSurrogate}`, '\u0000']), { maxLength: 4 })), [
     null,
     'tag',
     holey('a'),

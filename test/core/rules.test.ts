@@ -1,8 +1,8 @@
-// decideRegistration and planImport: the registration rule and the import plan, pure.
+// decideRegistration and importPlan: the registration rule and the import plan, pure.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { VersionConflictError, ToolRegistryError } from '../../src/core/errors.js';
-import { decideRegistration, planImport } from '../../src/core/rules.js';
+import { decideRegistration, importPlan } from '../../src/core/rules.js';
 import type { ToolRecord } from '../../src/core/rules.js';
 import { parseSnapshot, parseSpec } from '../../src/core/validation.js';
 import type { ToolSpecInput } from '../../src/index.js';
@@ -121,9 +121,9 @@ describe('decideRegistration', () => {
   });
 });
 
-describe('planImport', () => {
+describe('importPlan', () => {
   it('adds every tool to an empty store; steps sorted by code point, with paths and versions', () => {
-    const plan = planImport(
+    const plan = importPlan(
       new Map(),
       entries({ spec: fullSpec('b', '1') }, { spec: fullSpec('B', null) }, { spec: fullSpec('_', '2') }),
       'merge',
@@ -138,16 +138,16 @@ describe('planImport', () => {
 
   it('is unchanged only when spec, enabled and created_at all match', () => {
     const current = storeOf(recordOf(fullSpec('a'), true, PY));
-    expect(planImport(current, entries({ spec: fullSpec('a'), enabled: true, created_at: PY }), 'merge').unchanged).toBe(1);
-    expect(planImport(current, entries({ spec: fullSpec('a'), enabled: false, created_at: PY }), 'merge').updated).toBe(1);
-    expect(planImport(current, entries({ spec: fullSpec('a'), enabled: true, created_at: T0 }), 'merge').updated).toBe(1);
-    expect(planImport(current, entries({ spec: fullSpec('a'), enabled: true }), 'merge').updated).toBe(1);
-    expect(planImport(current, entries({ spec: fullSpec('a', '2'), created_at: PY }), 'merge').updated).toBe(1);
+    expect(importPlan(current, entries({ spec: fullSpec('a'), enabled: true, created_at: PY }), 'merge').unchanged).toBe(1);
+    expect(importPlan(current, entries({ spec: fullSpec('a'), enabled: false, created_at: PY }), 'merge').updated).toBe(1);
+    expect(importPlan(current, entries({ spec: fullSpec('a'), enabled: true, created_at: T0 }), 'merge').updated).toBe(1);
+    expect(importPlan(current, entries({ spec: fullSpec('a'), enabled: true }), 'merge').updated).toBe(1);
+    expect(importPlan(current, entries({ spec: fullSpec('a', '2'), created_at: PY }), 'merge').updated).toBe(1);
   });
 
   it('merge: a same-version different spec is a conflict; the first in snapshot order is the error', () => {
     const current = storeOf(recordOf(fullSpec('z', '1')), recordOf(fullSpec('a', '1')), recordOf(minimalSpec('n')));
-    const plan = planImport(
+    const plan = importPlan(
       current,
       entries(
         { spec: { ...fullSpec('z', '1'), tags: [] } },
@@ -165,10 +165,10 @@ describe('planImport', () => {
   it('merge leaves unnamed tools out of the plan; replace removes them', () => {
     const current = storeOf(recordOf(fullSpec('keep')), recordOf(fullSpec('other', '7')));
     const snapshot = entries({ spec: fullSpec('keep'), created_at: T0 });
-    expect(planImport(current, snapshot, 'merge').steps).toEqual([
+    expect(importPlan(current, snapshot, 'merge').steps).toEqual([
       { tool_name: 'keep', action: 'unchanged', path: 'tools[0]', from_version: '1.0.0', to_version: '1.0.0' },
     ]);
-    const replace = planImport(current, snapshot, 'replace');
+    const replace = importPlan(current, snapshot, 'replace');
     expect(replace).toMatchObject({ unchanged: 1, removed: 1 });
     expect(replace.steps).toEqual([
       { tool_name: 'keep', action: 'unchanged', path: 'tools[0]', from_version: '1.0.0', to_version: '1.0.0' },
@@ -178,7 +178,7 @@ describe('planImport', () => {
 
   it('replace turns a conflict into an update (a restore)', () => {
     const current = storeOf(recordOf(fullSpec('a', '1')));
-    const plan = planImport(current, entries({ spec: { ...fullSpec('a', '1'), tags: [] } }), 'replace');
+    const plan = importPlan(current, entries({ spec: { ...fullSpec('a', '1'), tags: [] } }), 'replace');
     expect(plan).toMatchObject({ updated: 1, conflicts: 0, firstConflict: undefined });
     expect(plan.steps[0]?.action).toBe('update');
   });
@@ -197,9 +197,9 @@ describe('planImport', () => {
       { spec: { ...fullSpec('clash', '1'), description: 'x' } },
     );
     const copy = new Map(current);
-    const merge = planImport(current, snapshot, 'merge');
+    const merge = importPlan(current, snapshot, 'merge');
     expect(merge).toMatchObject({ added: 1, updated: 1, unchanged: 1, removed: 0, conflicts: 1 });
-    const replace = planImport(current, snapshot, 'replace');
+    const replace = importPlan(current, snapshot, 'replace');
     expect(replace).toMatchObject({ added: 1, updated: 2, unchanged: 1, removed: 1, conflicts: 0 });
     expect(replace.steps.map((step) => `${step.tool_name}:${step.action}`)).toEqual([
       'bump:update',
@@ -213,7 +213,7 @@ describe('planImport', () => {
 
   it('an empty snapshot: merge plans nothing, replace removes everything', () => {
     const current = storeOf(recordOf(fullSpec('a')), recordOf(fullSpec('b')));
-    expect(planImport(current, [], 'merge')).toMatchObject({ steps: [], added: 0, removed: 0 });
-    expect(planImport(current, [], 'replace')).toMatchObject({ removed: 2 });
+    expect(importPlan(current, [], 'merge')).toMatchObject({ steps: [], added: 0, removed: 0 });
+    expect(importPlan(current, [], 'replace')).toMatchObject({ removed: 2 });
   });
 });

@@ -1,7 +1,7 @@
 // The row check every store's verify() runs: each kind of damage is found, a sound row
 // (in any key order) passes.
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, fingerprintOf } from '../../src/core/canonical.js';
+import { canonicalJson, fingerprintOfCanonical } from '../../src/core/canonical.js';
 import { checkStoredRow } from '../../src/core/stored-row.js';
 import type { StoredRow } from '../../src/core/stored-row.js';
 
@@ -9,7 +9,7 @@ const spec = { version: '1', tool_name: 't', input_schema: { type: 'object' }, o
 const sound: StoredRow = {
   tool_name: 't',
   version: '1',
-  fingerprint: fingerprintOf(canonicalJson(spec)),
+  fingerprint: fingerprintOfCanonical(canonicalJson(spec)),
   spec_json: JSON.stringify(spec),
   enabled: true,
   created_at: '2025-01-01T00:00:00.000Z',
@@ -30,7 +30,7 @@ describe('checkStoredRow', () => {
 
   it('finds a spec that breaks the contract', () => {
     const broken = { ...spec, tags: [''] };
-    const row = { ...sound, spec_json: JSON.stringify(broken), fingerprint: fingerprintOf(canonicalJson(broken)) };
+    const row = { ...sound, spec_json: JSON.stringify(broken), fingerprint: fingerprintOfCanonical(canonicalJson(broken)) };
     expect(checkStoredRow(row).map((p) => p.kind)).toEqual(['contract']);
   });
 

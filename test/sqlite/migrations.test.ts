@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { appliedMigrations, MIGRATIONS_FOLDER, migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
-import type { Migration } from '../../src/stores/migration-files.js';
+import type { Migration } from '../../src/core/migration-files.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { dumpDatabase, useTempFolder } from './helpers.js';
 

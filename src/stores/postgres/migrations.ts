@@ -2,8 +2,8 @@
 // package root (resolved from this module's URL), the runner applies what is missing, each
 // file in its own transaction, under a transaction-scoped advisory lock taken before
 // anything is created, so N instances starting together apply each file exactly once.
-import { readMigrationFiles } from '../migration-files.js';
-import type { Migration } from '../migration-files.js';
+import { readMigrationFiles } from '../../core/migration-files.js';
+import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { retryWhileBusy } from './busy.js';

@@ -1,7 +1,7 @@
 // Plain-SQL migrations: the provider reads migrations/sqlite/ next to the package root
 // (two levels above src/sqlite and dist/sqlite alike), the runner applies what is missing.
-import { readMigrationFiles } from '../migration-files.js';
-import type { Migration } from '../migration-files.js';
+import { readMigrationFiles } from '../../core/migration-files.js';
+import type { Migration } from '../../core/migration-files.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';

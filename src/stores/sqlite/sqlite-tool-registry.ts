@@ -385,13 +385,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   /** From the cache when it is on and may be used (never inside a transaction), else through SQL. */
   #findNow(toolName: string): ToolRecord | undefined {
     if (this.#cache?.sync()) return this.#cache.find(toolName);
-    const row = this.#sql.findRow.get({ tool_name: toolName });
+    const row = this.#sql.findRecord.get({ tool_name: toolName });
     return row === undefined ? undefined : toRecord(row);
   }
 
   #getNow(toolName: string): ToolRegistrationType | undefined {
     if (this.#cache?.sync()) return this.#cache.get(toolName);
-    const row = this.#sql.findRow.get({ tool_name: toolName });
+    const row = this.#sql.findRegistration.get({ tool_name: toolName });
     return row === undefined ? undefined : toRegistration(row);
   }
 

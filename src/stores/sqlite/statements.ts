@@ -45,18 +45,25 @@ export function prepareStatements(db: BetterSqlite3.Database) {
       .innerJoin('tool_specs as s', (join) =>
         join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'),
       );
-  const rowColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json'] as const;
+  const recordColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'] as const;
+  const rowColumns = [...recordColumns, 's.spec_json'] as const;
   return {
     /** Whether a tool of this name is registered (one key lookup, no row read). */
     registered: prepare(db, (p: ToolName) => queries.selectFrom('tool_registrations').select(sql<number>`1`.as('found')).where('tool_name', '=', p.tool_name)),
     /** One current tool, or undefined. */
     findRow: prepare(db, (p: ToolName) => current().select(rowColumns).where('r.tool_name', '=', p.tool_name)),
+    /** One current tool's record, without its spec text (a write's check needs no spec). */
+    findRecord: prepare(db, (p: ToolName) => current().select(recordColumns).where('r.tool_name', '=', p.tool_name)),
+    /** What `get` returns of one current tool, and no more (each column read is a string made). */
+    findRegistration: prepare(db, (p: ToolName) =>
+      current().select(['s.spec_json', 'r.enabled', 'r.created_at']).where('r.tool_name', '=', p.tool_name),
+    ),
     /** Every current tool by name (SQLite's BINARY order, which is code-point order). */
     rows: prepare(db, () => current().select(rowColumns).orderBy('r.tool_name')),
     /** Enabled tools by name. */
     enabledRows: prepare(db, () => current().select(rowColumns).where('r.enabled', '=', 1).orderBy('r.tool_name')),
     /** Every current record, without specs. */
-    records: prepare(db, () => current().select(['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'])),
+    records: prepare(db, () => current().select(recordColumns)),
     /** Adds a spec to the history; an existing history row is kept. */
     insertSpec: prepare(
       db,
@@ -175,6 +182,6 @@ export function toRecord(row: Omit<ToolRow, 'spec_json'>): ToolRecord {
 }
 
 /** A current-tool row as the frozen registration handed to callers. */
-export function toRegistration(row: ToolRow): ToolRegistration {
+export function toRegistration(row: Pick<ToolRow, 'spec_json' | 'enabled' | 'created_at'>): ToolRegistration {
   return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at);
 }

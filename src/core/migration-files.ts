@@ -1,5 +1,6 @@
 // The shipped plain-SQL migrations of a store: `NNNN_name.sql` files of one folder, read in
-// name order. Shared by the stores (each keeps its own folder and runner).
+// name order: the one rule every store's migrations follow (each store keeps its own folder
+// and runner). In the core so that a store imports nothing but the core.
 import { readdirSync, readFileSync } from 'node:fs';
 
 export interface Migration {

@@ -1,0 +1,79 @@
+// The layout's arrows (README.md, "Development"): the core imports nothing of ours, each store
+// imports the core only (never another store), runtime and exports stand on the core, and
+// nothing imports the command. Read from the import statements of src/.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : [],
+  );
+}
+
+/** Each relative import of a file: the imported module's folder under src/ and whether only types are imported. */
+function relativeImports(file: string, text: string): { target: string; typeOnly: boolean }[] {
+  const found: { target: string; typeOnly: boolean }[] = [];
+  const statement = /^\s*(import|export)\s+(type\s+)?[^'";]*?from\s+'(\.[^']+)'/gm;
+  for (const match of text.matchAll(statement)) {
+    const target = relative(SRC, resolve(dirname(file), match[3] as string));
+    found.push({ target, typeOnly: match[2] !== undefined });
+  }
+  // Side-effect and dynamic imports count too.
+  for (const match of text.matchAll(/(?:^\s*import\s+|import\()\s*'(\.[^']+)'/gm)) {
+    found.push({ target: relative(SRC, resolve(dirname(file), match[1] as string)), typeOnly: false });
+  }
+  return found;
+}
+
+/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, or index. */
+function layerOf(path: string): string {
+  const [top, second] = path.split('/');
+  if (top === 'stores') return `stores/${second}`;
+  return top === 'index.ts' || top === 'index.js' ? 'index' : (top as string);
+}
+
+/** What each layer may import (besides itself); `types` may be imported for their types only. */
+const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
+  core: { values: [] },
+  'stores/memory': { values: ['core'] },
+  'stores/sqlite': { values: ['core'] },
+  'stores/postgres': { values: ['core'] },
+  runtime: { values: ['core'] },
+  // Exports take the runtime's tools and results as input: their types, never its code.
+  exports: { values: ['core'], types: ['runtime'] },
+  cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index'] },
+  index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports'] },
+};
+
+describe('layout', () => {
+  const files = sourceFiles(SRC);
+
+  it('finds the layers and their imports', () => {
+    const layers = new Set(files.map((file) => layerOf(relative(SRC, file))));
+    expect([...layers].sort()).toEqual(Object.keys(ALLOWED).sort());
+    const imports = relativeImports(join(SRC, 'stores/sqlite/x.ts'), "import type { A } from '../../core/a.js';\nimport { b } from './b.js';\nexport { c } from '../memory/c.js';");
+    expect(imports).toEqual([
+      { target: 'core/a.js', typeOnly: true },
+      { target: 'stores/sqlite/b.js', typeOnly: false },
+      { target: 'stores/memory/c.js', typeOnly: false },
+    ]);
+  });
+
+  it('every import points down: the core imports nothing of ours, a store only the core, nothing imports the command', () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const from = layerOf(relative(SRC, file));
+      const allowed = ALLOWED[from] as { values: string[]; types?: string[] };
+      for (const { target, typeOnly } of relativeImports(file, readFileSync(file, 'utf8'))) {
+        const to = layerOf(target);
+        if (to === from || allowed.values.includes(to) || (typeOnly && allowed.types?.includes(to))) continue;
+        wrong.push(`${relative(SRC, file)} imports ${target}${typeOnly ? ' (types)' : ''}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+});
