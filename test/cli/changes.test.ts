@@ -1,24 +1,10 @@
 // The command's history, get --version, changes, watch and conditional writes (issue 11).
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI, childEnv, errorCode, plain, runCli, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson } from './helpers.js';
 import type { CliResult } from './helpers.js';
 
 const tempDir = useTempDir();
-
-/** Runs the command asynchronously, so several can run at once. */
-function runCliAsync(args: readonly string[], cwd: string): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 function ok(result: CliResult): CliResult {
   expect(result.code, result.stderr).toBe(0);
@@ -64,7 +50,7 @@ describe('conditional writes on the command line', () => {
     const cwd = tempDir();
     ok(runCli(['register', writeJson(join(cwd, 'v1.json'), spec('deploy', '1'))], { cwd }));
     const files = Array.from({ length: 5 }, (_, i) => writeJson(join(cwd, `v2-${i}.json`), spec('deploy', `2.${i}`)));
-    const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], cwd)));
+    const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], { cwd })));
     expect(results.filter((result) => result.code === 0)).toHaveLength(1);
     expect(results.filter((result) => result.code !== 0).map((result) => errorCode(result.stderr))).toEqual(
       Array(4).fill('PRECONDITION_FAILED'),
@@ -110,35 +96,24 @@ describe('watch', () => {
     const db = join(cwd, 'tool-registry.db');
     ok(runCli(['register', writeJson(join(cwd, 'first.json'), spec('first'))], { cwd }));
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      const child = spawn(process.execPath, [CLI, 'watch', '--since', '0'], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const waiting: { count: number; resolve: () => void }[] = [];
-      const lineCount = () => stdout.split('\n').filter((line) => line !== '').length;
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        stdout += chunk;
-        for (const waiter of waiting.filter((one) => lineCount() >= one.count)) waiter.resolve();
-      });
-      const lines = (count: number) =>
-        new Promise<void>((resolve) => {
-          if (lineCount() >= count) resolve();
-          else waiting.push({ count, resolve });
-        });
-      const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-      await lines(1);
-      const writer = await runCliAsync(['disable', 'first'], cwd);
-      expect(writer.code).toBe(0);
-      ok(await runCliAsync(['enable', 'first'], cwd));
-      // Every change so far (--since 0): 3 in the first round, 5 in the second.
-      const total = await withLibrary(db, async (registry) => (await registry.changes()).events.length);
-      await lines(total);
-      child.kill(signal);
-      expect(await exited, stderr).toBe(0);
-      const events = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown);
-      const expected = plain(await withLibrary(db, async (registry) => (await registry.changes()).events));
-      expect(events).toEqual(expected);
-      expect(events).toHaveLength(signal === 'SIGINT' ? 3 : 5);
+      const watch = startCli(['watch', '--since', '0'], { cwd });
+      try {
+        await watch.lines(1);
+        const writer = await runCliAsync(['disable', 'first'], { cwd });
+        expect(writer.code).toBe(0);
+        ok(await runCliAsync(['enable', 'first'], { cwd }));
+        // Every change so far (--since 0): 3 in the first round, 5 in the second.
+        const total = await withLibrary(db, async (registry) => (await registry.changes()).events.length);
+        await watch.lines(total);
+        watch.child.kill(signal);
+        expect(await watch.exited, watch.stderr()).toBe(0);
+        const events = watch.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as unknown);
+        const expected = plain(await withLibrary(db, async (registry) => (await registry.changes()).events));
+        expect(events).toEqual(expected);
+        expect(events).toHaveLength(signal === 'SIGINT' ? 3 : 5);
+      } finally {
+        watch.child.kill('SIGKILL');
+      }
     }
   });
 });

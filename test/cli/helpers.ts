@@ -1,5 +1,6 @@
 // Runs the BUILT command as a subprocess, as an operator would, in throwaway folders.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +52,65 @@ export function runCli(args: readonly string[], options: RunOptions): CliResult 
   });
   if (result.error !== undefined) throw result.error;
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the command asynchronously, so several can run at once (standard input empty). */
+export function runCliAsync(args: readonly string[], options: Omit<RunOptions, 'input'>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A command that keeps running (watch): its output so far, a wait for its first lines, its exit. */
+export interface RunningCli {
+  readonly child: ChildProcess;
+  /** Resolves once stdout holds at least `count` non-empty lines, or after `deadlineMs` (default 30 s: the caller's assertions then show what came). */
+  lines(count: number, deadlineMs?: number): Promise<void>;
+  stdout(): string;
+  stderr(): string;
+  /** Its exit code (null when a signal ended it). */
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts the command and leaves it running; the caller ends it (child.kill). */
+export function startCli(args: readonly string[], options: Omit<RunOptions, 'input'>): RunningCli {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const waiting: { count: number; resolve: () => void }[] = [];
+  const lineCount = (): number => stdout.split('\n').filter((line) => line !== '').length;
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    for (const waiter of waiting.filter((one) => lineCount() >= one.count)) {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+  });
+  return {
+    child,
+    lines: (count, deadlineMs = 30_000) =>
+      new Promise<void>((resolve) => {
+        if (lineCount() >= count) return resolve();
+        const deadline = setTimeout(resolve, deadlineMs);
+        waiting.push({
+          count,
+          resolve: () => {
+            clearTimeout(deadline);
+            resolve();
+          },
+        });
+      }),
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited: new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code))),
+  };
 }
 
 /** The CODE of the first stderr line `error CODE: message`, or undefined. */

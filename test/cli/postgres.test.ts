@@ -1,12 +1,14 @@
 // The command against PostgreSQL (--db postgres://… and TOOL_REGISTRY_DB), on the run's
 // server: migrate/status/verify, every kind of command, and snapshots moved unchanged
-// SQLite -> PostgreSQL -> export (identical bytes).
+// SQLite -> PostgreSQL -> export (identical bytes); watch and a conditional race between
+// processes, as test/cli/changes.test.ts has them for SQLite.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
-import { errorCode, runCli, useTempDir } from './helpers.js';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
 
@@ -94,5 +96,66 @@ describe('tool-registry --db postgres://', () => {
     expect(fromPostgres.code, fromPostgres.stderr).toBe(0);
     expect(fromPostgres.stdout).toBe(readFileSync(join(cwd, 'snapshot.json'), 'utf8'));
     expect(JSON.parse(fromPostgres.stdout).tools).toHaveLength(2);
+  });
+
+  it('five processes race one conditional switch: exactly one wins, four PRECONDITION_FAILED', async () => {
+    const cwd = tempDir();
+    const env = { TOOL_REGISTRY_DB: pgUrl() };
+    expect(runCli(['register', writeJson(join(cwd, 'v1.json'), spec('deploy', '1'))], { cwd, env }).code).toBe(0);
+    const files = Array.from({ length: 5 }, (_, i) => writeJson(join(cwd, `v2-${i}.json`), spec('deploy', `2.${i}`)));
+    const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], { cwd, env })));
+    const winners = results.filter((result) => result.code === 0);
+    expect(winners).toHaveLength(1);
+    expect(results.filter((result) => result.code !== 0).map((result) => errorCode(result.stderr))).toEqual(Array(4).fill('PRECONDITION_FAILED'));
+    const current = JSON.parse(runCli(['get', 'deploy', '--json'], { cwd, env }).stdout) as { spec: { version: string } };
+    expect(`2.${results.findIndex((result) => result.code === 0)}`).toBe(current.spec.version);
+    const feed = JSON.parse(runCli(['changes', '--json'], { cwd, env }).stdout) as { events: { action: string }[] };
+    expect(feed.events.map((event) => event.action)).toEqual(['added', 'updated']);
+  });
+
+  it('watch prints one JSON event per line as other processes commit, and exits 0 on SIGINT and SIGTERM', async () => {
+    const cwd = tempDir();
+    const db = pgUrl();
+    const env = { TOOL_REGISTRY_DB: db };
+    const events = async () => {
+      const url = new URL(db);
+      const schema = url.searchParams.get('schema') as string;
+      url.searchParams.delete('schema');
+      const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema, readonly: true });
+      try {
+        return plain((await registry.changes()).events) as unknown[];
+      } finally {
+        await registry.close();
+      }
+    };
+    expect(runCli(['register', writeJson(join(cwd, 'first.json'), spec('first'))], { cwd, env }).code).toBe(0);
+    const others = ['a', 'b', 'c'];
+    const files = others.map((name) => writeJson(join(cwd, `${name}.json`), spec(name)));
+    // Each round: three processes at once, then two in turn; the watch prints everything since 0.
+    const rounds = {
+      SIGINT: { together: files.map((file) => ['register', file]), inTurn: [['disable', 'first'], ['enable', 'first']], total: 6 },
+      SIGTERM: { together: others.map((name) => ['remove', name]), inTurn: [['disable', 'first'], ['remove', 'first']], total: 11 },
+    };
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      const round = rounds[signal];
+      const watch = startCli(['watch', '--since', '0'], { cwd, env });
+      try {
+        await watch.lines(1);
+        const together = await Promise.all(round.together.map((args) => runCliAsync(args, { cwd, env })));
+        for (const result of together) expect(result.code, result.stderr).toBe(0);
+        for (const args of round.inTurn) {
+          const result = await runCliAsync(args, { cwd, env });
+          expect(result.code, result.stderr).toBe(0);
+        }
+        const expected = await events();
+        expect(expected).toHaveLength(round.total);
+        await watch.lines(expected.length);
+        watch.child.kill(signal);
+        expect(await watch.exited, watch.stderr()).toBe(0);
+        expect(watch.stdout().trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(expected);
+      } finally {
+        watch.child.kill('SIGKILL');
+      }
+    }
   });
 });

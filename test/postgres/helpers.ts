@@ -8,10 +8,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
 import { shippedMigrations } from '../../src/stores/postgres/migrations.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
-import { raceScripts, spawnScript } from '../support/workers.js';
+import type { ProcessStore } from '../support/feed-processes.js';
+import { killWorkersAfterEach, raceScripts, spawnScript } from '../support/workers.js';
 import type { Worker, WorkerMessage } from '../support/workers.js';
 
 const WORKER = fileURLToPath(new URL('../fixtures/pg-worker.mjs', import.meta.url));
@@ -66,11 +68,11 @@ export function tempFolder(): { file: (name: string) => string; cleanup: () => v
 }
 
 /** Starts one PostgreSQL worker per job, releases them at once, returns each "done" message. */
-export async function racePgWorkers(jobs: readonly Record<string, unknown>[]): Promise<WorkerMessage[]> {
+export async function racePgWorkers(jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
   const temp = tempFolder();
   try {
-    return await raceScripts(WORKER, temp.file('go'), jobs);
+    return await raceScripts(WORKER, temp.file('go'), jobs, onSpawn);
   } finally {
     temp.cleanup();
   }
@@ -100,4 +102,23 @@ export function withAppName(url: string, name: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set('application_name', name);
   return parsed.toString();
+}
+
+/**
+ * The PostgreSQL store for the process suites of test/support/feed-processes.ts: each store a
+ * fresh schema of this file's database; workers still running after a test are killed.
+ */
+export function usePgProcessStore(db: FileDatabase): ProcessStore {
+  const track = killWorkersAfterEach();
+  return {
+    name: 'PostgreSQL',
+    async create() {
+      const schema = db.schema();
+      await (await openPostgresToolRegistry({ connectionString: db.url(), schema })).close();
+      return { url: db.url(), schema };
+    },
+    open: (at, options = {}) => openPostgresToolRegistry({ connectionString: at.url as string, schema: at.schema as string, ...options }),
+    spawn: (job) => track(spawnPgWorker(job)),
+    race: (jobs) => racePgWorkers(jobs, track),
+  };
 }

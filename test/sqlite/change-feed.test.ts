@@ -1,6 +1,7 @@
-// The change feed, history and conditional writes of the SQLite store with real processes,
-// the sqlite3 shell and files migrated from before migration 0004 (issue 11). The same
-// behaviour on every store is in test/conformance/changes-suite.ts.
+// The change feed and history of the SQLite store with the sqlite3 shell and files migrated
+// from before migration 0004 (issue 11). The same behaviour on every store is in
+// test/conformance/changes-suite.ts; with real processes (watchers, writers, conditional races)
+// in test/support/feed-processes.ts, run by feed-processes.test.ts and conditional-processes.test.ts.
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import type { ChangeEvent } from '../../src/index.js';
 import { migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { HAS_SQLITE3, NEEDS_SQLITE3, SQLITE3 as SHELL } from '../support/sqlite3-shell.js';
-import { raceWorkers, spawnWorker, useTempFolder } from './helpers.js';
+import { useTempFolder } from './helpers.js';
 
 const temp = useTempFolder();
 
@@ -18,110 +19,6 @@ function shell(file: string, sql: string): void {
   if (result.error !== undefined) throw result.error;
   expect(result.status, result.stderr).toBe(0);
 }
-
-describe('SQLite change feed across processes', () => {
-  it('a watcher process sees every event of a writer process, in order, once', async () => {
-    const file = temp.file('feed.db');
-    await (await openSqliteToolRegistry({ filename: file })).close();
-    const names = ['a', 'b', 'c'];
-    const rounds = 4;
-    const count = names.length * rounds * 5;
-    const watcher = spawnWorker({ file, openFirst: true, action: 'watch', since: 0, count });
-    await watcher.next('ready');
-    const writer = spawnWorker({ file, openFirst: true, action: 'writeMix', names, rounds });
-    const wrote = await writer.next('done');
-    expect(wrote.ok, JSON.stringify(wrote.error)).toBe(true);
-    const watched = await watcher.next('done');
-    expect(watched.ok, JSON.stringify(watched.error)).toBe(true);
-    const events = watched.result as ChangeEvent[];
-    expect(events.map((event) => event.revision)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
-    const registry = await openSqliteToolRegistry({ filename: file, readonly: true });
-    expect(events).toEqual(JSON.parse(JSON.stringify((await registry.changes()).events)));
-    expect(events.slice(0, 5).map((event) => [event.tool_name, event.action, event.version])).toEqual([
-      ['a', 'added', '0.0'],
-      ['a', 'disabled', '0.0'],
-      ['a', 'enabled', '0.0'],
-      ['a', 'updated', '0.1'],
-      ['a', 'removed', '0.1'],
-    ]);
-    // History survives remove: every version ever stored under the name.
-    expect((await registry.history('a')).map((entry) => entry.spec.version)).toEqual(
-      Array.from({ length: rounds }, (_, round) => [`${round}.0`, `${round}.1`]).flat(),
-    );
-    await registry.close();
-    await Promise.all([watcher.exited, writer.exited]);
-  });
-
-  it('a watch in this process sees another process’s commits while it waits', async () => {
-    const file = temp.file('wake.db');
-    const registry = await openSqliteToolRegistry({ filename: file });
-    const controller = new AbortController();
-    const seen: ChangeEvent[] = [];
-    const watching = (async () => {
-      for await (const event of registry.watch({ signal: controller.signal })) {
-        seen.push(event);
-        if (seen.length === 3) controller.abort();
-      }
-    })();
-    const writer = spawnWorker({ file, action: 'registerEach', prefix: 'child', count: 3 });
-    expect((await writer.next('done')).ok).toBe(true);
-    await watching;
-    expect(seen.map((event) => [event.revision, event.tool_name])).toEqual([
-      [1, 'child_0'],
-      [2, 'child_1'],
-      [3, 'child_2'],
-    ]);
-    expect((await registry.status()).revision).toBe(3);
-    await registry.close();
-  });
-
-  it('several watches on one registry (one poller) each see every commit of another process', async () => {
-    const file = temp.file('many-watches.db');
-    const registry = await openSqliteToolRegistry({ filename: file });
-    const controller = new AbortController();
-    const collect = async (since: number | undefined) => {
-      const seen: number[] = [];
-      for await (const event of registry.watch({ signal: controller.signal, ...(since === undefined ? {} : { since }) })) {
-        seen.push(event.revision);
-        if (seen.length === 4) break;
-      }
-      return seen;
-    };
-    const watches = [collect(undefined), collect(0), collect(undefined)];
-    const writer = spawnWorker({ file, action: 'registerEach', prefix: 'w', count: 4 });
-    expect((await writer.next('done')).ok).toBe(true);
-    expect(await Promise.all(watches)).toEqual([
-      [1, 2, 3, 4],
-      [1, 2, 3, 4],
-      [1, 2, 3, 4],
-    ]);
-    controller.abort();
-    await registry.close();
-  });
-
-  it('six processes switch a version conditionally at once: exactly one wins, five PRECONDITION_FAILED', async () => {
-    const file = temp.file('conditional.db');
-    const setup = await openSqliteToolRegistry({ filename: file });
-    await setup.register(minimalSpec('deploy', { version: '1.4.0' }));
-    await setup.close();
-    const jobs = Array.from({ length: 6 }, (_, i) => ({
-      file,
-      openFirst: true,
-      action: 'registerConditional',
-      spec: minimalSpec('deploy', { version: `2.0.${i}` }),
-      options: { expectedVersion: '1.4.0' },
-    }));
-    const results = await raceWorkers(temp.file('go'), jobs);
-    const winners = results.filter((result) => result.ok);
-    expect(winners).toHaveLength(1);
-    expect(results.filter((result) => !result.ok).map((result) => result.error?.code)).toEqual(Array(5).fill('PRECONDITION_FAILED'));
-    const registry = await openSqliteToolRegistry({ filename: file });
-    const version = (winners[0]?.result as { spec: { version: string } }).spec.version;
-    expect((await registry.get('deploy'))?.spec.version).toBe(version);
-    expect((await registry.changes()).events.map((event) => event.action)).toEqual(['added', 'updated']);
-    await registry.close();
-  });
-});
 
 describe('SQLite change feed and hand edits', () => {
   it.skipIf(!HAS_SQLITE3)(`changes made with the sqlite3 shell are in the feed, with action and version${NEEDS_SQLITE3}`, async () => {

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach } from 'vitest';
 import { shippedMigrations } from '../../src/stores/sqlite/migrations.js';
-import { raceScripts, spawnScript } from '../support/workers.js';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import type { ProcessStore } from '../support/feed-processes.js';
+import { killWorkersAfterEach, raceScripts, spawnScript } from '../support/workers.js';
 import type { Worker, WorkerMessage } from '../support/workers.js';
 
 export type { Worker, WorkerMessage };
@@ -55,9 +57,30 @@ export function spawnWorker(job: Record<string, unknown>, nodeFlags: readonly st
  * Starts `jobs` as SQLite workers, waits until every one is ready, then releases them at
  * once through a start file, and returns each one's "done" message in job order.
  */
-export function raceWorkers(goFile: string, jobs: readonly Record<string, unknown>[]): Promise<WorkerMessage[]> {
+export function raceWorkers(goFile: string, jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
-  return raceScripts(WORKER, goFile, jobs);
+  return raceScripts(WORKER, goFile, jobs, onSpawn);
+}
+
+/**
+ * The SQLite store for the process suites of test/support/feed-processes.ts: each store a
+ * fresh file in this test's temporary folder; workers still running after a test are killed.
+ */
+export function useSqliteProcessStore(): ProcessStore {
+  const temp = useTempFolder();
+  const track = killWorkersAfterEach();
+  let files = 0;
+  return {
+    name: 'SQLite',
+    async create() {
+      const file = temp.file(`store-${++files}.db`);
+      await (await openSqliteToolRegistry({ filename: file })).close();
+      return { file, openFirst: true };
+    },
+    open: (at, options = {}) => openSqliteToolRegistry({ filename: at.file as string, ...options }),
+    spawn: (job) => track(spawnWorker(job)),
+    race: (jobs) => raceWorkers(temp.file(`go-${++files}`), jobs, track),
+  };
 }
 
 /** The schema (sqlite_master) and every row of every table, for before/after comparisons. */

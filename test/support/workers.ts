@@ -3,13 +3,14 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { afterEach } from 'vitest';
 
 export interface WorkerMessage {
   /** 'ready', 'done', or a step a worker reports on the way (such as 'importing'). */
   readonly event: string;
   readonly ok?: boolean;
   readonly result?: unknown;
-  readonly error?: { name?: string; code?: string; message: string; causeCode?: string };
+  readonly error?: { name?: string; code?: string; context?: Record<string, unknown>; message: string; causeCode?: string };
 }
 
 export interface Worker {
@@ -74,14 +75,17 @@ export function spawnScript(script: string, job: Record<string, unknown>, nodeFl
 
 /**
  * Starts `script` once per job as a child process, waits until every one is ready, then releases them at
- * once through a start file, and returns each one's "done" message in job order.
+ * once through a start file, and returns each one's "done" message in job order. `onSpawn` sees each
+ * worker as it starts (so a caller can kill what is left when a test fails).
  */
 export async function raceScripts(
   script: string,
   goFile: string,
   jobs: readonly Record<string, unknown>[],
+  onSpawn: (worker: Worker) => void = () => {},
 ): Promise<WorkerMessage[]> {
   const workers = jobs.map((job) => spawnScript(script, { ...job, go: goFile }));
+  workers.forEach(onSpawn);
   await Promise.all(workers.map((worker) => worker.next('ready')));
   writeFileSync(goFile, 'go');
   const done = await Promise.all(workers.map((worker) => worker.next('done')));
@@ -89,3 +93,23 @@ export async function raceScripts(
   return done;
 }
 
+
+/**
+ * For a test file whose tests must not leave processes behind: returns `track`, which the
+ * file passes each worker it starts; after each test, every tracked worker still running is
+ * killed (SIGKILL).
+ */
+export function killWorkersAfterEach(): (worker: Worker) => Worker {
+  const running = new Set<Worker>();
+  afterEach(async () => {
+    const left = [...running];
+    running.clear();
+    for (const worker of left) worker.child.kill('SIGKILL');
+    await Promise.all(left.map((worker) => worker.exited));
+  });
+  return (worker) => {
+    running.add(worker);
+    void worker.exited.then(() => running.delete(worker));
+    return worker;
+  };
+}
