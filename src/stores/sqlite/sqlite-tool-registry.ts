@@ -78,8 +78,13 @@ export interface SqliteToolRegistry extends ToolRegistry {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-/** How often an idle watch asks SQLite whether anything was committed. */
+/**
+ * How often a watch asks SQLite whether anything was committed: every 50 ms after a change,
+ * twice as long after each quiet look, up to 250 ms. Each look is a timer wake-up, which on a
+ * virtual machine can cost more than the look itself; an idle watch settles at four a second.
+ */
 const WATCH_POLL_MS = 50;
+const WATCH_POLL_MAX_MS = 250;
 /** Bytes the -wal file is truncated to after a checkpoint. */
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /** Pages written before an automatic checkpoint (SQLite's default, set explicitly). */
@@ -258,6 +263,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   /** Watches waiting for a commit past their revision, and the poller's state. */
   readonly #waiting = new Set<Waiter>();
   #pollTimer: NodeJS.Timeout | undefined;
+  #pollDelay = WATCH_POLL_MS;
+  #lookScheduled = false;
   #seen: CommitMarks = { dataVersion: -1, totalChanges: -1 };
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
@@ -513,6 +520,16 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     });
   }
 
+  /** Polls once at the end of this turn (however many writes settled in it). */
+  #lookSoon(): void {
+    if (this.#lookScheduled || this.#waiting.size === 0) return;
+    this.#lookScheduled = true;
+    queueMicrotask(() => {
+      this.#lookScheduled = false;
+      this.#poll(false);
+    });
+  }
+
   #poll(force: boolean): void {
     clearTimeout(this.#pollTimer);
     this.#pollTimer = undefined;
@@ -521,9 +538,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       for (const waiter of [...this.#waiting]) waiter.wake();
     };
     if (this.closed) return wakeAll();
+    let changed = force;
     try {
       const marks = this.#commitMarks();
-      if (force || marks.dataVersion !== this.#seen.dataVersion || marks.totalChanges !== this.#seen.totalChanges) {
+      changed ||= marks.dataVersion !== this.#seen.dataVersion || marks.totalChanges !== this.#seen.totalChanges;
+      if (changed) {
         this.#seen = marks;
         const head = this.#head();
         for (const waiter of [...this.#waiting]) if (head > waiter.revision) waiter.wake();
@@ -532,7 +551,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       // Busy: look again next tick. Anything else: wake the watches; their next read reports it.
       if (!isBusyError(error)) return wakeAll();
     }
-    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), WATCH_POLL_MS);
+    this.#pollDelay = changed ? WATCH_POLL_MS : Math.min(this.#pollDelay * 2, WATCH_POLL_MAX_MS);
+    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), this.#pollDelay);
   }
 
   #records(): Map<string, ToolRecord> {
@@ -558,10 +578,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       return this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, work));
     }
     // Concurrent writes share one transaction (group-commit.ts); an import runs alone.
-    return this.#group.run(method, work, {
+    const written = this.#group.run(method, work, {
       alone: method === 'importSnapshot',
       ...('names' in plan.scope ? { names: plan.scope.names } : {}),
     });
+    // This registry's watches see its own commits at once, not when the backed-off poll looks.
+    return this.#waiting.size === 0 ? written : written.finally(() => this.#lookSoon());
   }
 
   protected override _writesPending(): boolean {
