@@ -164,6 +164,10 @@ function writeMarkdown({ env, results, previousRun }) {
   md.push('the analysis from `bench/analysis.md`. Every figure is a median and every ratio is against a baseline');
   md.push('measured in the same process and run, with the same durability settings (file database, WAL, `synchronous=FULL`).', '');
   md.push(`Machine: ${env.cpu} (${env.cpus} CPUs), ${env.platform}, Node ${env.node}, SQLite ${env.sqlite} (better-sqlite3 ${env.betterSqlite3}), keyv ${env.keyv} with @keyv/sqlite ${env.keyvSqlite} (sqlite3 package). Run ${env.date}, ${env.seconds} s in all; load average (1, 5, 15 min) ${env.loadAverageAtStart.join(' / ')} at the start and ${env.loadAverageAtEnd.join(' / ')} at the end (other work on the machine adds noise).`);
+  if (env.steps !== undefined) {
+    // A partial run that wrote (BENCH_ONLY=... BENCH_WRITE=1): say which figures it measured.
+    md.push('', `This was a partial run of the steps ${env.steps.map((step) => `\`${step}\``).join(', ')} only. Every other figure is carried over from the run of ${previousRun?.env.date ?? 'before'} (marked "this step was not run" below), so its "previous run" column repeats it.`);
+  }
   if (previousRun !== undefined) {
     md.push('', `The "previous run" columns are the run of ${previousRun.env.date} on the same machine (load average ${previousRun.env.loadAverageAtStart.join(' / ')} at its start): the difference between the two is run-to-run noise.`);
   }
