@@ -21,7 +21,11 @@ const NUL_MESSAGE = 'must not contain U+0000 (NUL): every store keeps the versio
  * text (description, tags, the schemas) may hold U+0000: stores keep it escaped in the spec's JSON text.
  */
 function isStorableVersion(text: string): boolean {
-  return isWellFormed(text) && !text.includes('\u0000');
+  return isWellFormed(text) && hasNoNul(text);
+}
+
+function hasNoNul(text: string): boolean {
+  return !text.includes('\u0000');
 }
 
 /** The largest integer every JSON reader holds exactly (RFC 8785, I-JSON: 2^53 - 1). */
@@ -134,7 +138,7 @@ export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) 
 /** A string of well-formed Unicode. */
 const Text = z.string().refine(isWellFormed, { error: LONE_SURROGATE_MESSAGE });
 /** A version: well-formed Unicode without U+0000 (`isStorableVersion`). */
-const VersionText = Text.refine((text) => !text.includes('\u0000'), { error: NUL_MESSAGE });
+const VersionText = Text.refine(hasNoNul, { error: NUL_MESSAGE });
 
 /** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
 export const ToolSpec = z.strictObject({
