@@ -35,12 +35,22 @@ export function describeDatabase(database: string): string {
 }
 
 async function openPostgres(database: string, readonly: boolean): Promise<PostgresToolRegistry> {
-  const { connectionString, schema } = postgresTarget(database);
+  let target: { connectionString: string; schema: string | undefined };
+  try {
+    target = postgresTarget(database);
+  } catch (error) {
+    // Not parsed, so describeDatabase cannot hide the password: hide whatever stands before '@'.
+    const shown = database.replace(/^([^:]+:\/\/)[^@/]*@/, '$1***@');
+    throw new CliError('USAGE', `the database ${shown} is not a valid PostgreSQL URL: ${(error as Error).message}`, { cause: error });
+  }
+  const { connectionString, schema } = target;
   try {
     // One command, one read: no cache to keep coherent.
     return await openPostgresToolRegistry({ connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (error) {
-    if (error instanceof ToolRegistryError || error instanceof TypeError) throw error;
+    if (error instanceof ToolRegistryError) throw error;
+    // The options come from the URL (?schema=): a bad one is the user's value, not a bug.
+    if (error instanceof TypeError) throw new CliError('USAGE', `the database URL ${describeDatabase(database)}: ${error.message}`, { cause: error });
     const pending = (error as { pendingMigrations?: unknown }).pendingMigrations;
     if (Array.isArray(pending)) {
       throw new CliError(
@@ -104,6 +114,20 @@ export async function openReadWrite(filename: string): Promise<CliRegistry> {
   }
 }
 
+/** SQLite's codes for a file that cannot be read or written as a database (damaged, full, gone). */
+const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|FULL|CANTOPEN|READONLY|PERM)/;
+
+/**
+ * A SQLite error about the file itself, met after it opened (pages damaged since, a full
+ * disk), is IO_ERROR like a file that cannot be opened; anything else passes unchanged.
+ */
+function fileFailure(database: string, error: unknown): unknown {
+  if (isPostgresUrl(database) || error instanceof ToolRegistryError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string' || !FILE_FAILURE.test(code)) return error;
+  return new CliError('IO_ERROR', `database ${database}: ${error.message} (${code})`, { cause: error });
+}
+
 /** Runs `work` with the registry open and always closes it. */
 export async function withRegistry<T>(
   filename: string,
@@ -113,6 +137,8 @@ export async function withRegistry<T>(
   const registry = access === 'readonly' ? await openReadOnly(filename) : await openReadWrite(filename);
   try {
     return await work(registry);
+  } catch (error) {
+    throw fileFailure(filename, error);
   } finally {
     await registry.close();
   }

@@ -117,10 +117,18 @@ export class StorageBusyError extends ToolRegistryError {
   }
 }
 
-/** A write was attempted on a registry opened with `readonly: true`. */
+/** A write was attempted on a registry opened with `readonly: true`, or on storage that refused it as read-only. */
 export class ReadOnlyError extends ToolRegistryError {
-  constructor(method: string) {
-    super('READ_ONLY', `cannot call ${method}(): the registry was opened read-only`, { context: { method } });
+  /**
+   * Without `cause`: the registry was opened read-only. With `cause` (the store's own error):
+   * the storage refused the write, such as a SQLite file this process may not write.
+   */
+  constructor(method: string, options: { cause?: unknown } = {}) {
+    const why =
+      options.cause === undefined
+        ? 'the registry was opened read-only'
+        : `the database cannot be written by this process (${options.cause instanceof Error ? options.cause.message : String(options.cause)})`;
+    super('READ_ONLY', `cannot call ${method}(): ${why}`, { context: { method }, cause: options.cause });
   }
 }
 

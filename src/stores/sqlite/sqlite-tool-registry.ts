@@ -12,6 +12,7 @@ import type { ChangeAction, HistoryEntry, RegistryOptions, ToolRegistry } from '
 import { materializeSpec } from '../../core/validation.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
+import { isDamagedFile, isReadOnlyStorage } from './file-errors.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { GroupCommit } from './group-commit.js';
 import type { BatchObserver } from './group-commit.js';
@@ -566,6 +567,15 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     if (this.#readonly) throw new ReadOnlyError(method);
+    try {
+      return await this.#writeNow(method, plan);
+    } catch (error) {
+      // SQLite opens a file it may not write read-only without a word; its first write then fails.
+      throw isReadOnlyStorage(error) ? new ReadOnlyError(method, { cause: error }) : error;
+    }
+  }
+
+  #writeNow<T>(method: string, plan: WritePlan<T>): T | Promise<T> {
     // Read, decide and apply synchronously inside one BEGIN IMMEDIATE transaction: nothing is awaited inside.
     const work = (): T => {
       // An import writes chunk by chunk to bound its memory: it is not followed tool by tool
@@ -726,12 +736,26 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   async verify(): Promise<VerifyReport> {
     this.#assertOpen('verify');
-    // One read transaction: every check sees the same snapshot.
-    return this.#whileBusy('verify', () => this.#inTransaction(this.#beginRead, () => this.#verify()));
+    const problems: VerifyProblem[] = [];
+    const checked = { tools: 0 };
+    try {
+      // One read transaction: every check sees the same snapshot.
+      await this.#whileBusy('verify', () => this.#inTransaction(this.#beginRead, () => this.#verify(problems, checked)));
+    } catch (error) {
+      // A damaged file is what verify() is for: reported, not thrown (SQLite fails the rest of
+      // the transaction, its COMMIT included, so the checks stop there).
+      if (!isDamagedFile(error)) throw error;
+      const { message, code } = error as Error & { code: string };
+      problems.push({ kind: 'integrity', message: `the file is damaged: ${message} (${code})` });
+    }
+    return Object.freeze({ ok: problems.length === 0, checkedTools: checked.tools, problems: Object.freeze(problems) });
   }
 
-  #verify(): VerifyReport {
-    const problems: VerifyProblem[] = [];
+  /** Adds what it finds to `problems` as it goes, so what it found before a failure is kept. */
+  #verify(problems: VerifyProblem[], checked: { tools: number }): void {
+    // A busy attempt is run again from the start.
+    problems.length = 0;
+    checked.tools = 0;
     const integrity = this.#db.pragma('integrity_check') as { integrity_check: string }[];
     for (const { integrity_check: line } of integrity) {
       if (line !== 'ok') problems.push({ kind: 'integrity', message: `integrity_check: ${line}` });
@@ -740,11 +764,9 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     for (const row of foreign) {
       problems.push({ kind: 'reference', message: `foreign_key_check: a row of ${row.table} points at a missing ${row.parent} row` });
     }
-    let checkedTools = 0;
     for (const row of this.#sql.rows.iterate()) {
-      checkedTools++;
+      checked.tools++;
       problems.push(...checkStoredRow({ ...row, enabled: row.enabled === 1 }));
     }
-    return Object.freeze({ ok: problems.length === 0, checkedTools, problems: Object.freeze(problems) });
   }
 }

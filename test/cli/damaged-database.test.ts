@@ -1,0 +1,115 @@
+// What an operator meets at 3 a.m.: a database file damaged after it was opened, a file the
+// process may not write, a --db URL that is not one. Each is a clear error with a code, never
+// `error INTERNAL` and a stack trace.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, openSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson } from './helpers.js';
+
+const tempDir = useTempDir();
+
+/** A database of `count` tools with long descriptions, so it spans many pages. */
+function bigDatabase(cwd: string, count = 2000): string {
+  const tools = Array.from({ length: count }, (_, i) => ({
+    spec: spec(`tool_${i}`, '1', { description: 'x'.repeat(200) }),
+    enabled: true,
+    created_at: null,
+  }));
+  writeJson(join(cwd, 'big.json'), { tools });
+  const db = join(cwd, 'big.db');
+  expect(runCli(['--db', db, 'import', 'big.json'], { cwd }).code).toBe(0);
+  return db;
+}
+
+/** Overwrites pages in the middle of the file: the header is intact, so it opens, and reads then fail. */
+function damagePages(file: string): void {
+  const size = statSync(file).size;
+  const fd = openSync(file, 'r+');
+  writeSync(fd, Buffer.alloc(4096 * 20, 0xff), 0, 4096 * 20, Math.min(4096 * 50, size - 4096 * 20));
+  closeSync(fd);
+}
+
+describe('a database damaged after it was created', () => {
+  it('list, get, status, export, register and import are IO_ERROR, exit 1, one line, no stack', () => {
+    const cwd = tempDir();
+    const db = bigDatabase(cwd);
+    damagePages(db);
+    writeJson(join(cwd, 'one.json'), spec('one'));
+    for (const args of [['list'], ['list', '--json'], ['status'], ['status', '--json'], ['export'], ['register', 'one.json'], ['import', 'big.json']]) {
+      const result = runCli(['--db', db, ...args], { cwd });
+      expect({ args, code: result.code, error: errorCode(result.stderr) }).toEqual({ args, code: 1, error: 'IO_ERROR' });
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  it('verify reports the damage as a problem: VERIFY_FAILED (exit 1), and --json says ok: false', () => {
+    const cwd = tempDir();
+    const db = bigDatabase(cwd);
+    damagePages(db);
+    const text = runCli(['--db', db, 'verify'], { cwd });
+    expect(text.code).toBe(1);
+    expect(errorCode(text.stderr)).toBe('VERIFY_FAILED');
+    const json = runCli(['--db', db, 'verify', '--json'], { cwd });
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as { ok: boolean; problems: { kind: string }[] };
+    expect(report.ok).toBe(false);
+    expect(report.problems.map((problem) => problem.kind)).toContain('integrity');
+  });
+});
+
+/**
+ * Runs the command as a process that may read but not write `db`. Root may write any file,
+ * so as root the command runs as `nobody` (the folder and the file are opened up for it).
+ */
+function runWithoutWriteAccess(args: readonly string[], cwd: string, db: string, input: string) {
+  const asRoot = process.getuid?.() === 0;
+  chmodSync(cwd, 0o777);
+  chmodSync(db, 0o444);
+  const result = spawnSync(process.execPath, [CLI, '--db', db, ...args], {
+    cwd,
+    input,
+    env: childEnv(),
+    encoding: 'utf8',
+    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+  });
+  if (result.error !== undefined) throw result.error;
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('a database file this process may not write', () => {
+  it('reads work; register, enable, disable, remove and import are READ_ONLY (exit 1, no stack) and change nothing', () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tools.db');
+    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) }).code).toBe(0);
+    const snapshot = JSON.stringify({ tools: [{ spec: spec('other'), enabled: true, created_at: null }] });
+    const before = sha256(db);
+    expect(runWithoutWriteAccess(['list', '--json'], cwd, db, '').code).toBe(0);
+    const writes = [
+      [['register', '-'], JSON.stringify(spec('other'))],
+      [['disable', 'weather'], ''],
+      [['remove', 'weather'], ''],
+      [['import', '-'], snapshot],
+      [['import', '-', '--mode', 'replace'], snapshot],
+    ] as const;
+    for (const [args, input] of writes) {
+      const result = runWithoutWriteAccess(args, cwd, db, input);
+      expect({ args, code: result.code, error: errorCode(result.stderr) }).toEqual({ args, code: 1, error: 'READ_ONLY' });
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    chmodSync(db, 0o644);
+    expect(sha256(db)).toBe(before);
+  });
+});
+
+describe('a --db URL that is not one', () => {
+  it('a malformed postgres:// URL or a bad ?schema= is a usage error (exit 2), also from TOOL_REGISTRY_DB', () => {
+    const cwd = tempDir();
+    for (const url of ['postgres://bad url', 'postgres://u:p@127.0.0.1:1/db?schema=a-b', 'postgresql://[::1']) {
+      const viaFlag = runCli(['--db', url, 'list'], { cwd });
+      expect({ url, code: viaFlag.code, error: errorCode(viaFlag.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
+      const viaEnv = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('x')), env: { TOOL_REGISTRY_DB: url } });
+      expect({ url, code: viaEnv.code, error: errorCode(viaEnv.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
+    }
+  });
+});
