@@ -1,7 +1,7 @@
 // What each command does, given a parsed command line. The wiring is in program.ts.
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { canonicalJson } from '../core/canonical.js';
 import type { ToolRegistration, ToolSpecInput } from '../core/contracts.js';
@@ -214,7 +214,32 @@ function writeFileAtomically(path: string, produce: (write: (text: string) => vo
   }
 }
 
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * `--out` replaces its file: it must never be a SQLite database (`--out tools.db` typed for
+ * `--db tools.db` would swap the registry for its JSON). A file that is missing or
+ * unreadable is left to the write to report.
+ */
+async function refuseDatabaseOut(out: string): Promise<void> {
+  const header = Buffer.alloc(SQLITE_HEADER.length);
+  try {
+    const handle = await open(out, 'r');
+    try {
+      await handle.read(header, 0, header.length, 0);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return;
+  }
+  if (header.equals(SQLITE_HEADER)) {
+    throw new CliError('IO_ERROR', `refusing to write ${out}: it is a SQLite database file, and --out replaces the file (did you mean --db?)`);
+  }
+}
+
 export async function exportCommand(context: CliContext, options: { out?: string }): Promise<void> {
+  if (options.out !== undefined) await refuseDatabaseOut(options.out);
   await withRegistry(context.database, 'readonly', async (registry) => {
     // Progress and the JSON on one terminal would garble each other.
     const toTerminal = options.out === undefined && context.stdout.isTTY === true;
@@ -282,6 +307,7 @@ export async function providerExportCommand(
   context: CliContext,
   options: { out?: string; format: ExportFormat; strict?: boolean; skipIncompatible?: boolean },
 ): Promise<void> {
+  if (options.out !== undefined) await refuseDatabaseOut(options.out);
   await withRegistry(context.database, 'readonly', async (registry) => {
     const tools = await registry.listAll();
     const strict = options.strict === true;

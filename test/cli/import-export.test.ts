@@ -46,6 +46,21 @@ describe('export', () => {
     expect(readdirSync(cwd).filter((name) => !name.startsWith('a.db')).sort()).toEqual(['snap.json']);
   });
 
+  it('--out naming a SQLite database (the one exported, or another) is IO_ERROR and leaves it intact', async () => {
+    const cwd = tempDir();
+    const db = database(cwd, 'a.db', [spec('a')]);
+    const other = database(cwd, 'b.db', [spec('b')]);
+    const before = { a: sha256(db), b: sha256(other) };
+    for (const format of [[], ['--format', 'mcp']]) {
+      for (const out of [db, other, 'a.db']) {
+        const result = runCli(['--db', db, 'export', ...format, '--out', out], { cwd });
+        expect({ out, code: result.code, error: errorCode(result.stderr) }).toEqual({ out, code: 1, error: 'IO_ERROR' });
+      }
+    }
+    expect({ a: sha256(db), b: sha256(other) }).toEqual(before);
+    expect((await withLibrary(db, (registry) => registry.listAll())).map((tool) => tool.spec.tool_name)).toEqual(['a']);
+  });
+
   it('--out into a folder that does not exist is IO_ERROR', () => {
     const cwd = tempDir();
     const db = database(cwd, 'a.db', [spec('a')]);
