@@ -243,12 +243,13 @@ export async function exportCommand(context: CliContext, options: { out?: string
   await withRegistry(context.database, 'readonly', async (registry) => {
     // Progress and the JSON on one terminal would garble each other.
     const toTerminal = options.out === undefined && context.stdout.isTTY === true;
-    const progress = createProgress(toTerminal ? undefined : context.stderr, (await registry.status()).tools);
+    // Read before the snapshot: the snapshot reflects at least this revision, so following
+    // `changes --since` from it may repeat a change already in the snapshot, never miss one.
+    // (Not `changes()`: from revision 0 it is CHANGES_EXPIRED once the log was pruned.)
+    const { tools, revision } = await registry.status();
+    const progress = createProgress(toTerminal ? undefined : context.stderr, tools);
     try {
       progress.update('reading the tools ...', true);
-      // Read before the snapshot: the snapshot reflects at least this revision, so following
-      // `changes --since` from it may repeat a change already in the snapshot, never miss one.
-      const { revision } = await registry.changes({ limit: 0 });
       const snapshot = await registry.exportSnapshot();
       if (options.out === undefined) {
         writeSnapshotJson(snapshot, (text) => print(context, text), progress);

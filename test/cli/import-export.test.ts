@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -59,6 +59,25 @@ describe('export', () => {
     }
     expect({ a: sha256(db), b: sha256(other) }).toEqual(before);
     expect((await withLibrary(db, (registry) => registry.listAll())).map((tool) => tool.spec.tool_name)).toEqual(['a']);
+  });
+
+  it('works once the change log was pruned past revision 0 (a long-lived file), to stdout and to --out', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'old.db');
+    const registry = await openSqliteToolRegistry({ filename: db });
+    await registry.register(spec('a'));
+    await registry.setEnabled('a', false);
+    await registry.setEnabled('a', true);
+    // Past revision 11,000 with more tools than the log's 10,000 entries, pruning keeps one entry per tool: a's first two go.
+    await registry.registerMany(Array.from({ length: 11_000 }, (_, i) => spec(`t${i}`)));
+    await expect(registry.changes({ since: 0, limit: 0 })).rejects.toMatchObject({ code: 'CHANGES_EXPIRED' });
+    await registry.close();
+    const printed = runCli(['--db', db, 'export'], { cwd });
+    expect({ code: printed.code, error: errorCode(printed.stderr) }).toEqual({ code: 0, error: undefined });
+    expect((JSON.parse(printed.stdout) as { tools: unknown[] }).tools).toHaveLength(11_001);
+    const written = runCli(['--db', db, 'export', '--out', join(cwd, 'snap.json')], { cwd });
+    expect({ code: written.code, error: errorCode(written.stderr) }).toEqual({ code: 0, error: undefined });
+    expect(readFileSync(join(cwd, 'snap.json'), 'utf8')).toBe(printed.stdout);
   });
 
   it('--out into a folder that does not exist is IO_ERROR', () => {
