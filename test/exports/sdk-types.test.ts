@@ -4,8 +4,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ChatCompletionTool, ChatCompletionToolMessageParam } from 'openai/resources/chat/completions';
 import type { FunctionTool, ResponseInputItem } from 'openai/resources/responses/responses';
+import { jsonSchema, tool as aiTool } from 'ai';
+import type { ToolSet as AiToolSet } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { toAnthropicToolResult, toAnthropicTools, toOpenAITools, toOpenAIToolOutput } from '../../src/index.js';
+import { toAiSdkTools, toAnthropicToolResult, toAnthropicTools, toOpenAITools, toOpenAIToolOutput } from '../../src/index.js';
 import type { ToolResult } from '../../src/index.js';
 import { tool } from './helpers.js';
 
@@ -36,5 +38,13 @@ describe('the exports fit the SDK types', () => {
     expect(tools.map((t) => t.input_schema.type)).toEqual(['object', 'object']);
     expect(strict[0]?.strict).toBe(true);
     expect(block.tool_use_id).toBe('toolu_1');
+  });
+
+  it('AI SDK: each entry wraps into tool({ description, inputSchema: jsonSchema(...) }) of an AI SDK ToolSet', () => {
+    const tools: AiToolSet = Object.fromEntries(
+      Object.entries(toAiSdkTools(specs)).map(([name, t]) => [name, aiTool({ description: t.description, inputSchema: jsonSchema(t.inputSchema) })]),
+    );
+    expect(Object.keys(tools)).toEqual(['get_weather', 'search']);
+    expect(tools.search?.description).toBeUndefined();
   });
 });
