@@ -1,8 +1,8 @@
 // What an operator meets at 3 a.m.: a database file damaged after it was opened, a file the
-// process may not write, a --db URL that is not one. Each is a clear error with a code, never
-// `error INTERNAL` and a stack trace.
+// process may not write, a --db URL that is not one, a full disk under `export > file`. Each
+// is a clear error with a code, never `error INTERNAL` or Node's own stack trace.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, openSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson } from './helpers.js';
@@ -110,6 +110,24 @@ describe('a --db URL that is not one', () => {
       expect({ url, code: viaFlag.code, error: errorCode(viaFlag.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
       const viaEnv = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('x')), env: { TOOL_REGISTRY_DB: url } });
       expect({ url, code: viaEnv.code, error: errorCode(viaEnv.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
+    }
+  });
+});
+
+describe('standard output that cannot be written', () => {
+  it.skipIf(!existsSync('/dev/full'))('export > a full disk (/dev/full) is IO_ERROR, exit 1, one line, no stack', () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tools.db');
+    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) }).code).toBe(0);
+    for (const args of [['export'], ['list', '--json'], ['export', '--format', 'mcp']]) {
+      const full = openSync('/dev/full', 'w');
+      try {
+        const result = spawnSync(process.execPath, [CLI, '--db', db, ...args], { cwd, env: childEnv(), encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+        expect({ args, code: result.status, error: errorCode(result.stderr) }).toEqual({ args, code: 1, error: 'IO_ERROR' });
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      } finally {
+        closeSync(full);
+      }
     }
   });
 });
