@@ -10,16 +10,34 @@ export function toJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
-/** Control characters would break a table row; they are shown JSON-escaped. */
+/**
+ * Control characters would break a table row; they are shown JSON-escaped. A value that is
+ * not a string (a row edited by hand so that it breaks the contract) is shown as JSON, so
+ * the operator sees it rather than a crash; `verify` names such rows.
+ */
 export function cell(text: string): string {
+  const value: unknown = text;
+  if (typeof value !== 'string') return JSON.stringify(value) ?? String(value);
   // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u001f\u007f]/.test(text) ? JSON.stringify(text).slice(1, -1) : text;
+  return /[\u0000-\u001f\u007f]/.test(value) ? JSON.stringify(value).slice(1, -1) : value;
 }
 
 /** A version or date as a cell: `-` for null, nothing for absent. */
 function nullable(value: string | null | undefined): string {
   if (value === undefined) return '';
   return value === null ? '-' : cell(value);
+}
+
+/** Tags as a cell: `-` for none; see `cell` for values that are not what the contract says. */
+function tagsCell(tags: readonly string[]): string {
+  const value: unknown = tags;
+  if (!Array.isArray(value)) return value === undefined ? '-' : cell(value as string);
+  return value.length === 0 ? '-' : (value as string[]).map(cell).join(', ');
+}
+
+/** A schema as indented JSON (`-` when a hand-edited row has none). */
+function schemaBlock(schema: unknown): string {
+  return indent(JSON.stringify(schema, null, 2) ?? '-', '  ');
 }
 
 function width(text: string): number {
@@ -54,7 +72,7 @@ export function formatRegistrations(registrations: readonly ToolRegistration[]):
       nullable(registration.spec.version),
       registration.enabled ? 'yes' : 'no',
       nullable(registration.created_at),
-      registration.spec.tags.length === 0 ? '-' : registration.spec.tags.map(cell).join(', '),
+      tagsCell(registration.spec.tags),
     ]),
   );
 }
@@ -76,10 +94,10 @@ export function formatRegistration(registration: ToolRegistration): string {
       ['enabled', registration.enabled ? 'yes' : 'no'],
       ['created_at', nullable(registration.created_at)],
       ['description', nullable(spec.description)],
-      ['tags', spec.tags.length === 0 ? '-' : spec.tags.map(cell).join(', ')],
+      ['tags', tagsCell(spec.tags)],
     ]) +
-    `input_schema:\n${indent(JSON.stringify(spec.input_schema, null, 2), '  ')}\n` +
-    `output_schema:\n${indent(JSON.stringify(spec.output_schema, null, 2), '  ')}\n`
+    `input_schema:\n${schemaBlock(spec.input_schema)}\n` +
+    `output_schema:\n${schemaBlock(spec.output_schema)}\n`
   );
 }
 
@@ -161,10 +179,10 @@ export function formatHistoryEntry(entry: HistoryEntry, isCurrent: boolean): str
       ['fingerprint', entry.fingerprint],
       ['first_registered_at', cell(entry.first_registered_at)],
       ['description', nullable(spec.description)],
-      ['tags', spec.tags.length === 0 ? '-' : spec.tags.map(cell).join(', ')],
+      ['tags', tagsCell(spec.tags)],
     ]) +
-    `input_schema:\n${indent(JSON.stringify(spec.input_schema, null, 2), '  ')}\n` +
-    `output_schema:\n${indent(JSON.stringify(spec.output_schema, null, 2), '  ')}\n`
+    `input_schema:\n${schemaBlock(spec.input_schema)}\n` +
+    `output_schema:\n${schemaBlock(spec.output_schema)}\n`
   );
 }
 

@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson } from './helpers.js';
 
@@ -129,5 +130,24 @@ describe('standard output that cannot be written', () => {
         closeSync(full);
       }
     }
+  });
+});
+
+describe('a row edited by hand so that it breaks the contract', () => {
+  it('list, get and history still print it (exit 0); verify names it (VERIFY_FAILED)', () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tools.db');
+    const tools = [spec('broken', '1', { tags: ['a'] }), spec('fine')];
+    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(tools) }).code).toBe(0);
+    // What an operator might write with the sqlite3 shell: a spec without most of its fields.
+    const handle = new Database(db);
+    handle.prepare(`UPDATE tool_specs SET spec_json = '{"tool_name":"broken","tags":"a"}' WHERE tool_name = 'broken'`).run();
+    handle.close();
+    for (const args of [['list'], ['list', '--all'], ['get', 'broken'], ['get', 'fine'], ['history', 'broken'], ['list', '--json']]) {
+      const result = runCli(['--db', db, ...args], { cwd });
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
+    }
+    const verify = runCli(['--db', db, 'verify'], { cwd });
+    expect({ code: verify.code, error: errorCode(verify.stderr) }).toEqual({ code: 1, error: 'VERIFY_FAILED' });
   });
 });
