@@ -230,6 +230,10 @@ export class PostgresEngine<T> {
       );
     } catch (error) {
       this.cache?.invalidate();
+      // A standby or read-only session (25006), a role without write grants (42501): the
+      // storage refuses writes, as a SQLite file this process may not write does.
+      const state = sqlState(error);
+      if (state === '25006' || state === '42501') throw new ReadOnlyError(operation, { cause: error });
       throw error;
     } finally {
       this.#wake();

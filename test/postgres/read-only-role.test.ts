@@ -1,0 +1,56 @@
+// Storage that refuses writes: a role with SELECT only, or a server (a standby) or session
+// whose transactions are read-only. Like a SQLite file this process may not write, every
+// write is READ_ONLY with the server's error as cause; reads work.
+import { describe, expect, it } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import { expectCode, minimalSpec } from '../support/registry-helpers.js';
+import { uniqueName } from '../support/postgres.js';
+import { useFileDatabase } from './helpers.js';
+
+const db = useFileDatabase();
+
+async function expectWritesReadOnly(connectionString: string, schema: string): Promise<void> {
+  const registry = await openPostgresToolRegistry({ connectionString, schema });
+  try {
+    expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['t']);
+    await expectCode(registry.register(minimalSpec('other')), 'READ_ONLY');
+    await expectCode(registry.registerMany([minimalSpec('other')]), 'READ_ONLY');
+    await expectCode(registry.setEnabled('t', false), 'READ_ONLY');
+    await expectCode(registry.remove('t'), 'READ_ONLY');
+    await expectCode(registry.importSnapshot({ tools: [] }, { mode: 'replace' }), 'READ_ONLY');
+    expect((await registry.listAll()).map((tool) => [tool.spec.tool_name, tool.enabled])).toEqual([['t', true]]);
+  } finally {
+    await registry.close();
+  }
+}
+
+describe('PostgreSQL storage that refuses writes', () => {
+  it('a role that may only SELECT: every write is READ_ONLY, nothing changes', async () => {
+    const schema = db.schema();
+    const owner = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    await owner.register(minimalSpec('t'));
+    await owner.close();
+    const role = uniqueName('reader');
+    const admin = db.pool();
+    await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'reader'`);
+    try {
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const url = new URL(db.url());
+      url.username = role;
+      url.password = 'reader';
+      await expectWritesReadOnly(url.toString(), schema);
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+    }
+  });
+
+  it('read-only transactions (default_transaction_read_only, as on a standby): every write is READ_ONLY', async () => {
+    const schema = db.schema();
+    const owner = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    await owner.register(minimalSpec('t'));
+    await owner.close();
+    const url = new URL(db.url());
+    url.searchParams.set('options', '-c default_transaction_read_only=on');
+    await expectWritesReadOnly(url.toString(), schema);
+  });
+});
