@@ -6,6 +6,8 @@ import type { RegistryIssue } from '../core/issues.js';
 import { inexactNumbers } from '../core/json-text.js';
 import { CliError, describeSystemError } from './errors.js';
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** What the input is meant to be: text that is not JSON is VALIDATION_FAILED or SNAPSHOT_INVALID. */
 export type InputKind = 'spec' | 'snapshot';
 
@@ -33,8 +35,17 @@ export async function readJsonInput(source: string, kind: InputKind, stdin: Node
   } catch (error) {
     throw new CliError('IO_ERROR', `cannot read ${inputName(source)}: ${describeSystemError(error)}`, { cause: error });
   }
+  // JSON text is UTF-8 (RFC 8259). A lenient decode would store U+FFFD in place of every byte
+  // that is not (a file saved as Windows-1252 or UTF-16): refused instead.
+  let decoded: string;
+  try {
+    decoded = UTF8.decode(bytes);
+  } catch {
+    const message = `${inputName(source)} is not UTF-8 text (JSON must be); save it as UTF-8`;
+    throw kind === 'spec' ? new ValidationError(message, []) : new SnapshotInvalidError(message, []);
+  }
   // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON.parse does not.
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  const text = decoded.replace(/^\uFEFF/, '');
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

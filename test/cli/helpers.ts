@@ -30,7 +30,7 @@ export interface CliResult {
 export interface RunOptions {
   readonly cwd: string;
   /** Standard input; default empty. */
-  readonly input?: string;
+  readonly input?: string | Buffer;
   /** Added to the environment (TOOL_REGISTRY_DB is removed unless given here). */
   readonly env?: Record<string, string>;
 }

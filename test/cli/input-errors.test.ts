@@ -85,6 +85,24 @@ describe.each(['file', 'stdin'] as const)('input from %s', (via) => {
   });
 });
 
+describe('input that is not UTF-8', () => {
+  // A spec saved as Windows-1252 ("Temp\xe9rature"): decoding it leniently would store U+FFFD
+  // in place of the letter, silently. JSON text is UTF-8 (RFC 8259), so it is refused.
+  const latin1 = Buffer.from(JSON.stringify({ ...spec('weather'), description: 'Température' }), 'latin1');
+  const snapshot = Buffer.from(JSON.stringify({ tools: [{ spec: { ...spec('weather'), description: 'Température' } }] }), 'latin1');
+
+  it.each(['file', 'stdin'] as const)('from %s: VALIDATION_FAILED for register, SNAPSHOT_INVALID for import; nothing stored', (via) => {
+    const cwd = tempDir();
+    for (const [command, bytes, code] of [['register', latin1, 'VALIDATION_FAILED'], ['import', snapshot, 'SNAPSHOT_INVALID']] as const) {
+      const file = join(cwd, 'input.json');
+      writeFileSync(file, bytes);
+      const result = via === 'file' ? runCli([command, file], { cwd }) : runCli([command, '-'], { cwd, input: bytes });
+      expect({ command, code: result.code, error: errorCode(result.stderr) }).toEqual({ command, code: 1, error: code });
+    }
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+});
+
 describe('register of an array is all-or-nothing', () => {
   it('a conflict in the middle registers none of the batch', async () => {
     const cwd = tempDir();
