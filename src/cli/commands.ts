@@ -189,8 +189,32 @@ export async function removeCommand(context: CliContext, name: string, write: Wr
   });
 }
 
-/** Writes the file whole or not at all: a temporary file beside it, synced, then renamed. */
-function writeFileAtomically(path: string, produce: (write: (text: string) => void) => void): void {
+const HELD_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Writes the file whole or not at all: a temporary file beside it, synced, then renamed.
+ * Ctrl-C (or SIGTERM, SIGHUP) while it writes would end the process with the temporary file
+ * half-written and left behind; the signal is held until the file is renamed into place,
+ * then takes effect (the process still ends by it).
+ */
+async function writeFileAtomically(path: string, produce: (write: (text: string) => void) => void): Promise<void> {
+  let received: NodeJS.Signals | undefined;
+  const hold = (signal: NodeJS.Signals): void => {
+    received ??= signal;
+  };
+  for (const signal of HELD_SIGNALS) process.on(signal, hold);
+  try {
+    writeWhole(path, produce);
+  } finally {
+    // A signal that came during the synchronous write is read in the loop's next poll phase:
+    // the first immediate may run before it, the second runs after it.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+    for (const signal of HELD_SIGNALS) process.off(signal, hold);
+  }
+  if (received !== undefined) process.kill(process.pid, received);
+}
+
+function writeWhole(path: string, produce: (write: (text: string) => void) => void): void {
   const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   let fd: number | undefined;
   try {
@@ -255,7 +279,7 @@ export async function exportCommand(context: CliContext, options: { out?: string
         writeSnapshotJson(snapshot, (text) => print(context, text), progress);
         return;
       }
-      writeFileAtomically(options.out, (write) => writeSnapshotJson(snapshot, write, progress));
+      await writeFileAtomically(options.out, (write) => writeSnapshotJson(snapshot, write, progress));
       progress.done();
       print(context, `exported ${plural(snapshot.tools.length, 'tool')} to ${options.out} (revision ${revision})\n`);
     } finally {
@@ -324,7 +348,7 @@ export async function providerExportCommand(
       print(context, toJson(value));
       return;
     }
-    writeFileAtomically(options.out, (write) => write(toJson(value)));
+    await writeFileAtomically(options.out, (write) => write(toJson(value)));
     print(context, `exported ${plural(count, 'tool')} to ${options.out} (${options.format})\n`);
   });
 }

@@ -1,9 +1,11 @@
 // export and import: the snapshot JSON, dry runs that write nothing, all-or-nothing imports.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
-import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { CLI, childEnv, errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
 
@@ -78,6 +80,26 @@ describe('export', () => {
     const written = runCli(['--db', db, 'export', '--out', join(cwd, 'snap.json')], { cwd });
     expect({ code: written.code, error: errorCode(written.stderr) }).toEqual({ code: 0, error: undefined });
     expect(readFileSync(join(cwd, 'snap.json'), 'utf8')).toBe(printed.stdout);
+  });
+
+  it('--out interrupted (SIGINT) while it writes leaves no temporary file, and the file is whole or absent', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'big.db');
+    const tools = Array.from({ length: 60_000 }, (_, i) => ({ spec: spec(`tool_${i}`, '1', { description: 'x'.repeat(100) }) }));
+    writeJson(join(cwd, 'big.json'), { tools });
+    expect(runCli(['--db', db, 'import', 'big.json'], { cwd }).code).toBe(0);
+    const out = join(cwd, 'out', 'snap.json');
+    mkdirSync(join(cwd, 'out'));
+    const child = spawn(process.execPath, [CLI, '--db', db, 'export', '--out', out], { cwd, env: childEnv(), stdio: 'ignore' });
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+    // Interrupt once the temporary file exists: the write is under way.
+    const deadline = Date.now() + 60_000;
+    while (!readdirSync(join(cwd, 'out')).some((name) => name.endsWith('.tmp')) && Date.now() < deadline) await sleep(1);
+    child.kill('SIGINT');
+    // The interrupt is not lost: the command ends by it, once the file is whole or gone.
+    expect(await exited).toBe('SIGINT');
+    expect(readdirSync(join(cwd, 'out')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    if (existsSync(out)) expect(readFileSync(out, 'utf8')).toBe(runCli(['--db', db, 'export'], { cwd }).stdout);
   });
 
   it('--out into a folder that does not exist is IO_ERROR', () => {
