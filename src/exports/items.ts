@@ -55,8 +55,9 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
     let input: unknown = item;
     const prefix: (string | number)[] = [index];
     if (isObject(item) && 'spec' in item) {
-      // A runtime Tool (spec + handler) or a registration (spec + enabled).
-      if (typeof item.handler !== 'function' && 'enabled' in item) {
+      // A runtime Tool (spec + handler) or a registration (spec + enabled). Any item that
+      // says `enabled: false` stays out, a registration joined with its handler included.
+      if ('enabled' in item) {
         if (typeof item.enabled !== 'boolean') {
           issues.push(...toRegistryIssues([{ code: 'invalid_type', expected: 'boolean', message: 'must be a boolean', path: ['enabled'], input: item.enabled }], prefix));
           continue;

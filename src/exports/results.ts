@@ -76,7 +76,11 @@ export function toMcpCallToolResult(result: ToolResult): McpCallToolResult {
   checkResult('toMcpCallToolResult', result);
   const text = resultText('toMcpCallToolResult', result);
   const out: McpCallToolResult = { content: [{ type: 'text', text }] };
-  if (result.success && isPlainRecord(result.data)) out.structuredContent = JSON.parse(text) as JsonObject;
+  if (result.success && isPlainRecord(result.data)) {
+    // What was sent, parsed back; a toJSON can turn an object into a string, array or null.
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) out.structuredContent = parsed as JsonObject;
+  }
   if (!result.success) out.isError = true;
   return out;
 }

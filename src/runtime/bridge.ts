@@ -21,7 +21,9 @@ export interface LoadToolSetOptions {
 }
 
 function toolsOf(method: string, source: ToolSource): Tool[] {
-  if (ToolBox.isToolBox(source)) return source.all();
+  // A box's tools go through a ToolSet too: the brand also matches a box from another copy
+  // of the package (or a forgery), and `excluded` is sorted by name whatever the source.
+  if (ToolBox.isToolBox(source)) return new ToolSet(source.all()).tools();
   if (source === null || typeof source !== 'object' || typeof (source as Iterable<Tool>)[Symbol.iterator] !== 'function') {
     throw new TypeError(`${method}(): tools must be an array of Tools, a ToolSet or a ToolBox, got ${previewValue(source)}`);
   }

@@ -84,11 +84,19 @@ function describe(issues: readonly ToolResultIssue[]): string {
   return shown.join('; ');
 }
 
-/** The message of what a handler threw: an Error's (from any realm), a string, or a preview. */
+/**
+ * The message of what a handler threw: an Error's (from any realm), a string, or a preview.
+ * Never throws: a thrown value whose `message` cannot be read (a getter or proxy trap that
+ * throws, a revoked proxy) must still become a TOOL_FAILED result.
+ */
 function messageOf(error: unknown): string {
-  if (typeof error === 'string') return error;
-  const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
-  return typeof message === 'string' ? message : previewValue(error);
+  try {
+    if (typeof error === 'string') return error;
+    const message = typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : undefined;
+    return typeof message === 'string' ? message : previewValue(error);
+  } catch {
+    return 'a value whose message cannot be read';
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -125,28 +133,49 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
     const issues = [{ path: '', message: `is not JSON data: ${messageOf(error)}` }];
     return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(issues)}`, started, issues));
   }
-  const problems = checkInput(copy);
+  let problems: ToolResultIssue[] | undefined;
+  try {
+    problems = checkInput(copy);
+  } catch (error) {
+    // Arguments that make the check itself throw (a cycle under a recursive schema overflows the stack).
+    problems = [{ path: '', message: `could not be checked: ${messageOf(error)}` }];
+  }
   if (problems !== undefined) {
     return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(problems)}`, started, problems));
   }
 
+  // finish and failed never throw: whatever the handler produced ends as a ToolResult.
   const finish = (data: unknown): ToolResult => {
-    const wrong = checkOutput?.(data);
+    let wrong: ToolResultIssue[] | undefined;
+    try {
+      wrong = checkOutput?.(data);
+    } catch (error) {
+      // Output that makes the check throw (a getter that throws, a cycle under a recursive schema).
+      wrong = [{ path: '', message: `could not be checked: ${messageOf(error)}` }];
+    }
     if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that fails its output_schema: ${describe(wrong)}`, started, wrong);
-    return success(data, started);
+    try {
+      return success(data, started);
+    } catch (error) {
+      // A value that cannot be frozen (a proxy refusing it, process.env) or read (a getter that throws).
+      return failure('TOOL_FAILED', `Tool '${name}' returned a value that cannot be frozen: ${messageOf(error)}`, started);
+    }
   };
   const failed = (error: unknown): ToolResult => failure('TOOL_FAILED', `Tool '${name}' failed: ${messageOf(error)}`, started);
 
   const controller = timeoutMs === undefined ? undefined : new AbortController();
   const call = handlerOptions(context, controller?.signal ?? signal, name);
-  let pending: unknown;
+  let value: unknown;
+  let pending: Promise<unknown> | undefined;
   try {
-    pending = tool.handler(copy as Record<string, unknown>, call);
+    value = tool.handler(copy as Record<string, unknown>, call);
+    // Reading `then` (a getter, a revoked proxy) and Promise.resolve (a promise's `constructor`) can throw too.
+    if (isThenable(value)) pending = Promise.resolve(value);
   } catch (error) {
     return Promise.resolve(failed(error));
   }
-  if (!isThenable(pending)) return Promise.resolve(finish(pending));
-  if (controller === undefined && signal === undefined) return Promise.resolve(pending).then(finish, failed);
+  if (pending === undefined) return Promise.resolve(finish(value));
+  if (controller === undefined && signal === undefined) return pending.then(finish, failed);
   return new Promise<ToolResult>((resolve) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
@@ -172,7 +201,7 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     }
-    Promise.resolve(pending).then(
+    pending.then(
       (data) => settle(() => finish(data)),
       (error: unknown) => settle(() => failed(error)),
     );

@@ -74,6 +74,9 @@ export class ToolBox {
     for (const box of boxes) {
       if (!ToolBox.isToolBox(box) && !(box instanceof ToolSet)) throw new TypeError(`ToolBox.merge(): boxes[${index}] is not a ToolBox or ToolSet`);
       for (const tool of ToolBox.isToolBox(box) ? box.all() : box.tools()) {
+        // The brand also matches a box from another copy of the package (or a forgery): its
+        // tools must be this copy's, or a box would hold a tool without compiled schemas.
+        assertTool(tool, `ToolBox.merge(): a tool of boxes[${index}]`);
         const existing = merged.get(tool.name);
         if (existing === undefined) {
           merged.#tools.set(tool.name, tool);

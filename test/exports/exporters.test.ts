@@ -131,6 +131,23 @@ describe('inputs', () => {
     await registry.close();
   });
 
+  it('a disabled registration stays out with a handler joined to it, for every exporter and the lint', async () => {
+    const registry = new InMemoryToolRegistry();
+    await registry.register(tool('a'));
+    await registry.register(tool('b'));
+    await registry.setEnabled('b', false);
+    // What a service builds when it joins the registry's rows with the handlers in code.
+    const joined = (await registry.listAll({ includeDisabled: true })).map((registration) => ({ ...registration, handler: () => 1 })) as unknown as ExportItems;
+    expect(toMcpTools(joined).map((t) => t.name)).toEqual(['a']);
+    expect(toOpenAITools(joined).map((t) => t.function.name)).toEqual(['a']);
+    expect(toAnthropicTools(joined).map((t) => t.name)).toEqual(['a']);
+    expect(toGeminiTools(joined).functionDeclarations.map((t) => t.name)).toEqual(['a']);
+    expect(Object.keys(toAiSdkTools(joined))).toEqual(['a']);
+    expect(new Set(lintTools([...(joined as unknown[]), tool('b', { type: 'string' })] as ExportItems, { providers: ['mcp'] }).map((f) => f.tool_name))).toEqual(new Set(['b']));
+    expect(lintTools(joined, { providers: ['mcp'] })).toEqual([]);
+    await registry.close();
+  });
+
   it('applies the ToolSpec defaults (missing description is left out)', () => {
     expect(toMcpTools([{ tool_name: 'x', input_schema: { type: 'object' }, output_schema: {} }])).toEqual([{ name: 'x', inputSchema: { type: 'object' } }]);
   });

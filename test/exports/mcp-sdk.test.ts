@@ -54,6 +54,14 @@ describe('result converters', () => {
     expect(failure.content[0]?.text.startsWith('INVALID_ARGUMENTS')).toBe(true);
   });
 
+  it('structuredContent is an object even when object data serialises to something else (toJSON)', () => {
+    for (const data of [{ toJSON: () => 'a string' }, { toJSON: () => [1, 2] }, { toJSON: () => null }]) {
+      const converted = toMcpCallToolResult({ success: true, data, execution_time_ms: 1 });
+      expect(CallToolResultSchema.safeParse(converted).success).toBe(true);
+      expect(converted.structuredContent).toBeUndefined();
+    }
+  });
+
   it('Anthropic and OpenAI shapes', () => {
     expect(toAnthropicToolResult(results.text as ToolResult, 'toolu_1')).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' });
     expect(toAnthropicToolResult(results.failure as ToolResult, 'toolu_2').is_error).toBe(true);
