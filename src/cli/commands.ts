@@ -15,6 +15,7 @@ import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
 import { readJsonInput } from './input.js';
 import {
+  cell,
   formatChanges,
   formatFields,
   formatFindings,
@@ -41,8 +42,9 @@ function print(context: CliContext, text: string): void {
   context.stdout.write(text);
 }
 
+/** A version in a message: control characters escaped as in the tables (no raw terminal escapes). */
 function versionText(version: string | null): string {
-  return version === null ? '(unversioned)' : version;
+  return version === null ? '(unversioned)' : cell(version);
 }
 
 function plural(count: number, one: string, many = `${one}s`): string {

@@ -69,6 +69,19 @@ describe('register', () => {
   });
 });
 
+describe('register with control characters in the version', () => {
+  it('says added / replaced with them escaped, as the tables do (no raw terminal escapes)', () => {
+    const cwd = tempDir();
+    const red = '1\u001b[31mRED\u001b[0m';
+    for (const version of [red, `${red}2`]) {
+      const result = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('painted', version)) });
+      expect(result.code).toBe(0);
+      expect(result.stdout).not.toContain('\u001b');
+      expect(result.stdout).toContain('\\u001b[31m');
+    }
+  });
+});
+
 describe('list', () => {
   it('prints an aligned table of the enabled tools', () => {
     const { cwd } = seeded();
