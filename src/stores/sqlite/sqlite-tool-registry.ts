@@ -1,5 +1,6 @@
 // The SQLite store: better-sqlite3 for the connection, Kysely-built statements prepared once,
 // every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
+import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkStoredRow } from '../../core/stored-row.js';
@@ -13,6 +14,8 @@ import { materializeSpec } from '../../core/validation.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { isDamagedFile, isReadOnlyStorage } from './file-errors.js';
+import { watchDatabaseFiles } from './file-wakeup.js';
+import type { DatabaseFilesWatch } from './file-wakeup.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { GroupCommit } from './group-commit.js';
 import type { BatchObserver } from './group-commit.js';
@@ -82,10 +85,13 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 /**
  * How often a watch asks SQLite whether anything was committed: every 50 ms after a change,
  * twice as long after each quiet look, up to 250 ms. Each look is a timer wake-up, which on a
- * virtual machine can cost more than the look itself; an idle watch settles at four a second.
+ * virtual machine can cost more than the look itself. Where the database's folder can be
+ * watched (file-wakeup.ts), a write to the file starts the 50 ms looks over and the timer only
+ * backs up the file events, up to once a second: an idle watch then wakes once a second.
  */
 const WATCH_POLL_MS = 50;
 const WATCH_POLL_MAX_MS = 250;
+const WATCH_POLL_MAX_WITH_FILE_EVENTS_MS = 1000;
 /** Bytes the -wal file is truncated to after a checkpoint. */
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /** Pages written before an automatic checkpoint (SQLite's default, set explicitly). */
@@ -267,6 +273,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #pollDelay = WATCH_POLL_MS;
   #lookScheduled = false;
   #seen: CommitMarks = { dataVersion: -1, totalChanges: -1 };
+  /** The file, resolved at open (the working folder may change later); undefined in memory. */
+  readonly #path: string | undefined;
+  /** Write events of the database's files, started by the first watch. */
+  #files: DatabaseFilesWatch | undefined;
+  #filesTried = false;
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -280,6 +291,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
     this.#commitMarks = prepareCommitMarks(db);
+    this.#path = db.memory || db.name === '' ? undefined : resolve(db.name);
     const sql = this.#sql;
     const cache = options.cache
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
@@ -516,8 +528,23 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       };
       signal.addEventListener('abort', waiter.wake, { once: true });
       this.#waiting.add(waiter);
+      this.#watchFiles();
       // A commit may have landed since the caller read its page: look at once.
       this.#poll(true);
+    });
+  }
+
+  /**
+   * From the first watch on, a write to the database's files (by any process) makes the poller
+   * look at once and every 50 ms again: the event can come before the commit shows (SQLite
+   * writes the -wal, then syncs, then publishes the commit), so one look may be too early.
+   */
+  #watchFiles(): void {
+    if (this.#filesTried || this.#path === undefined) return;
+    this.#filesTried = true;
+    this.#files = watchDatabaseFiles(this.#path, () => {
+      this.#pollDelay = WATCH_POLL_MS;
+      this.#lookSoon();
     });
   }
 
@@ -552,7 +579,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       // Busy: look again next tick. Anything else: wake the watches; their next read reports it.
       if (!isBusyError(error)) return wakeAll();
     }
-    this.#pollDelay = changed ? WATCH_POLL_MS : Math.min(this.#pollDelay * 2, WATCH_POLL_MAX_MS);
+    const longest = this.#files?.active === true ? WATCH_POLL_MAX_WITH_FILE_EVENTS_MS : WATCH_POLL_MAX_MS;
+    this.#pollDelay = changed ? WATCH_POLL_MS : Math.min(this.#pollDelay * 2, longest);
     if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), this.#pollDelay);
   }
 
@@ -687,6 +715,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // Writes called before close() still run (they were queued for the next batch).
     await this.#group.flush();
     clearTimeout(this.#pollTimer);
+    this.#files?.close();
     for (const waiter of [...this.#waiting]) waiter.wake();
     this.#cache?.clear();
     if (!this.#owned) {
