@@ -2,10 +2,11 @@
 // process may not write, a --db URL that is not one, a full disk under `export > file`. Each
 // is a clear error with a code, never `error INTERNAL` or Node's own stack trace.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, openSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { damagePages } from '../support/damaged-file.js';
 import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -21,14 +22,6 @@ function bigDatabase(cwd: string, count = 2000): string {
   const db = join(cwd, 'big.db');
   expect(runCli(['--db', db, 'import', 'big.json'], { cwd }).code).toBe(0);
   return db;
-}
-
-/** Overwrites pages in the middle of the file: the header is intact, so it opens, and reads then fail. */
-function damagePages(file: string): void {
-  const size = statSync(file).size;
-  const fd = openSync(file, 'r+');
-  writeSync(fd, Buffer.alloc(4096 * 20, 0xff), 0, 4096 * 20, Math.min(4096 * 50, size - 4096 * 20));
-  closeSync(fd);
 }
 
 describe('a database damaged after it was created', () => {

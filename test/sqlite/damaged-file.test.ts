@@ -1,7 +1,7 @@
 // A file damaged after it was written: verify() exists to find that, so it reports it.
-import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
+import { damagePages } from '../support/damaged-file.js';
 import { minimalSpec } from '../support/registry-helpers.js';
 import { useTempFolder } from './helpers.js';
 
@@ -13,11 +13,7 @@ describe('verify() on a damaged file', () => {
     const writer = await openSqliteToolRegistry({ filename });
     await writer.registerMany(Array.from({ length: 2000 }, (_, i) => ({ ...minimalSpec(`tool_${i}`), description: 'x'.repeat(200) })));
     await writer.close();
-    // Pages in the middle: the header is intact, so the file opens and its reads fail.
-    const size = statSync(filename).size;
-    const fd = openSync(filename, 'r+');
-    writeSync(fd, Buffer.alloc(4096 * 20, 0xff), 0, 4096 * 20, Math.min(4096 * 50, size - 4096 * 20));
-    closeSync(fd);
+    damagePages(filename);
 
     const registry = await openSqliteToolRegistry({ filename, readonly: true });
     try {
