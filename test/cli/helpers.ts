@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, vi } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolSpecInput } from '../../src/index.js';
+import { countWaiter } from '../support/waiting.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
@@ -83,30 +84,15 @@ export function startCli(args: readonly string[], options: Omit<RunOptions, 'inp
   const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  const waiting: { count: number; resolve: () => void }[] = [];
-  const lineCount = (): number => stdout.split('\n').filter((line) => line !== '').length;
+  const lines = countWaiter(() => stdout.split('\n').filter((line) => line !== '').length, 30_000);
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     stdout += chunk;
-    for (const waiter of waiting.filter((one) => lineCount() >= one.count)) {
-      waiting.splice(waiting.indexOf(waiter), 1);
-      waiter.resolve();
-    }
+    lines.check();
   });
   return {
     child,
-    lines: (count, deadlineMs = 30_000) =>
-      new Promise<void>((resolve) => {
-        if (lineCount() >= count) return resolve();
-        const deadline = setTimeout(resolve, deadlineMs);
-        waiting.push({
-          count,
-          resolve: () => {
-            clearTimeout(deadline);
-            resolve();
-          },
-        });
-      }),
+    lines: (count, deadlineMs) => lines.wait(count, deadlineMs),
     stdout: () => stdout,
     stderr: () => stderr,
     exited: new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code))),

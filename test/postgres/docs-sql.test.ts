@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
-import { until, useFileDatabase } from './helpers.js';
+import { until } from '../support/waiting.js';
+import { useFileDatabase } from './helpers.js';
 
 const database = useFileDatabase();
 const PAGE = fileURLToPath(new URL('../../docs/postgres.md', import.meta.url));

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry, ToolRegistryError } from '../../src/index.js';
 import type { PostgresToolRegistry, ToolRegistration, ToolSpecInput } from '../../src/index.js';
 import { minimalSpec } from '../support/registry-helpers.js';
-import { spawnPgWorker, until, useFileDatabase, withAppName } from './helpers.js';
+import { until } from '../support/waiting.js';
+import { spawnPgWorker, useFileDatabase, withAppName } from './helpers.js';
 
 const db = useFileDatabase();
 /** Marks the registry's own connections in pg_stat_activity. */

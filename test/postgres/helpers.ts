@@ -4,7 +4,6 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
@@ -82,19 +81,6 @@ export async function racePgWorkers(jobs: readonly Record<string, unknown>[], on
 export function spawnPgWorker(job: Record<string, unknown>): Worker {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
   return spawnScript(WORKER, job);
-}
-
-/** Polls `condition` until it holds (no timing assertion: a generous deadline, then an error naming `what`). */
-export async function until(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  { timeoutMs = 20_000, pollMs = 5 }: { timeoutMs?: number; pollMs?: number } = {},
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(pollMs);
-  }
 }
 
 /** `url` with `application_name` set, so its connections can be told apart in pg_stat_activity. */

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import type { PostgresToolRegistry } from '../../src/index.js';
 import { minimalSpec } from '../support/registry-helpers.js';
-import { until, useFileDatabase, withAppName } from './helpers.js';
+import { until } from '../support/waiting.js';
+import { useFileDatabase, withAppName } from './helpers.js';
 
 const db = useFileDatabase();
 

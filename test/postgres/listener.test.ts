@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { changeChannel } from '../../src/stores/postgres/identifiers.js';
 import { ChangeListener } from '../../src/stores/postgres/listener.js';
 import { migrate } from '../../src/stores/postgres/migrations.js';
-import { until as untilHolds, useFileDatabase } from './helpers.js';
+import { until as untilHolds } from '../support/waiting.js';
+import { useFileDatabase } from './helpers.js';
 
 const until = (condition: () => boolean | Promise<boolean>, what: string) => untilHolds(condition, what, { timeoutMs: 10_000 });
 

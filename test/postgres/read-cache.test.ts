@@ -10,7 +10,8 @@ import { PostgresReadCache } from '../../src/stores/postgres/read-cache.js';
 import type { PostgresSchema } from '../../src/stores/postgres/schema.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
 import type { Db, ToolWrite } from '../../src/stores/postgres/tables.js';
-import { until as untilHolds, useFileDatabase } from './helpers.js';
+import { until as untilHolds } from '../support/waiting.js';
+import { useFileDatabase } from './helpers.js';
 
 const until = (condition: () => boolean | Promise<boolean>, what: string) => untilHolds(condition, what, { timeoutMs: 10_000, pollMs: 1 });
 

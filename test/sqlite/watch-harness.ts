@@ -21,15 +21,6 @@ export async function settle(): Promise<void> {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 }
 
-/** Turns of the real event loop (I/O included) until `condition` holds, without moving the fake clock. */
-export async function untilRealIo(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!condition()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
 export function useWatchHarness(): WatchHarness {
   const temp = useTempFolder();
   let registry: SqliteToolRegistry;

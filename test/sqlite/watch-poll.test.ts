@@ -5,7 +5,8 @@
 // folder that cannot be watched.
 import { describe, expect, it, vi } from 'vitest';
 import { minimalSpec } from '../support/registry-helpers.js';
-import { settle, untilRealIo, useWatchHarness } from './watch-harness.js';
+import { until } from '../support/waiting.js';
+import { settle, useWatchHarness } from './watch-harness.js';
 
 const watch = useWatchHarness();
 
@@ -22,7 +23,7 @@ describe('SQLite watch poller with file events', () => {
     await vi.advanceTimersByTimeAsync(5_000);
     watch.delays.length = 0;
     watch.registerElsewhere('elsewhere');
-    await untilRealIo(() => watch.events.length > 0, "the other connection's event");
+    await until(() => watch.events.length > 0, "the other connection's event");
     expect(watch.events.map((event) => [event.tool_name, event.action])).toEqual([['elsewhere', 'added']]);
     expect(watch.delays[0]).toBe(50);
   });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChangeEvent, ChangesPage, ToolRegistration, ToolRegistry } from '../../src/index.js';
 import { minimalSpec } from './registry-helpers.js';
+import { countWaiter } from './waiting.js';
 import type { Worker, WorkerMessage } from './workers.js';
 
 /** The fields of a worker job that say which store to use ({ file } or { url, schema }). */
@@ -100,37 +101,17 @@ function feedOf(store: ProcessStore, at: StoreJob): Promise<ChangeEvent[]> {
 /** Collects what watches on one registry deliver; `until(n)` resolves when each has seen n events (or after WATCH_DEADLINE_MS). */
 function collect(registry: ToolRegistry, sinces: readonly (number | undefined)[], signal: AbortSignal) {
   const seen = sinces.map((): ChangeEvent[] => []);
-  const waiting: { count: number; resolve: () => void }[] = [];
-  const settle = (): void => {
-    for (const waiter of waiting.filter((one) => seen.every((events) => events.length >= one.count))) {
-      waiting.splice(waiting.indexOf(waiter), 1);
-      waiter.resolve();
-    }
-  };
+  // Every watch must have seen the count: the fewest events any one has.
+  const events = countWaiter(() => Math.min(...seen.map((one) => one.length)), WATCH_DEADLINE_MS);
   const done = Promise.all(
     sinces.map(async (since, i) => {
       for await (const event of registry.watch({ signal, ...(since === undefined ? {} : { since }) })) {
         seen[i]?.push(event);
-        settle();
+        events.check();
       }
     }),
   );
-  return {
-    seen,
-    done,
-    until: (count: number) =>
-      new Promise<void>((resolve) => {
-        const deadline = setTimeout(resolve, WATCH_DEADLINE_MS);
-        waiting.push({
-          count,
-          resolve: () => {
-            clearTimeout(deadline);
-            resolve();
-          },
-        });
-        settle();
-      }),
-  };
+  return { seen, done, until: (count: number) => events.wait(count) };
 }
 
 /** The change feed (`watch`, `changes`) between processes. */
