@@ -2,10 +2,10 @@
 // Sources (docs/providers/anthropic.md): the tool-use docs (name pattern, input_schema an
 // object) and the structured-outputs / strict-tool-use docs (the supported JSON Schema
 // subset and the per-request complexity limits).
-import type { JsonObject, ToolSpec } from '../core/contracts.js';
+import type { JsonObject, JsonValue, ToolSpec } from '../core/contracts.js';
 import { checkBoolean, exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
-import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, walkSchema } from './schema.js';
+import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
 import type { RuleHit } from './schema.js';
 import type { AnthropicExportOptions, AnthropicTool, ExportItems, ObjectJsonSchema } from './types.js';
 
@@ -15,11 +15,24 @@ export const ANTHROPIC_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const ANTHROPIC_MAX_STRICT_TOOLS = 20;
 export const ANTHROPIC_MAX_OPTIONAL_PARAMETERS = 24;
 export const ANTHROPIC_MAX_UNION_PARAMETERS = 16;
-/** Constraints strict tool use does not support (numbers, strings, arrays beyond minItems 0/1). */
-export const ANTHROPIC_STRICT_REFUSED: readonly string[] = [
-  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength',
-  'maxItems', 'uniqueItems', 'contains', 'minContains', 'maxContains',
+/**
+ * The keywords strict tool use takes: what `@anthropic-ai/sdk`'s `transformJSONSchema` keeps
+ * (its strict subset), plus `default`, `pattern` and `definitions`, which the structured-outputs
+ * docs list as supported although the SDK helper moves them into the description. Any other
+ * keyword is refused (the SDK moves it into the description).
+ */
+export const ANTHROPIC_STRICT_KEYWORDS: readonly string[] = [
+  'type', 'enum', 'const', 'anyOf', 'allOf', '$ref', '$defs', 'definitions', '$schema', 'title', 'description',
+  'default', 'properties', 'additionalProperties', 'required', 'format', 'pattern', 'items', 'minItems',
 ];
+/** The string formats strict tool use supports (`uri` included, unlike OpenAI). */
+export const ANTHROPIC_STRICT_FORMATS: readonly string[] = ['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'uri', 'ipv4', 'ipv6', 'uuid'];
+
+/** Keywords the SDK keeps only on a schema of one type (it moves them into the description elsewhere). */
+const TYPED_KEYWORDS: Readonly<Record<string, string>> = { format: 'string', items: 'array', minItems: 'array', properties: 'object', required: 'object', additionalProperties: 'object' };
+
+const isLiteral = (value: JsonValue): boolean => value === null || typeof value !== 'object';
+const hasType = (schema: JsonObject, type: string): boolean => schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type));
 
 /** `#/$defs/a` -> `/$defs/a`; undefined for a ref that is not local. */
 function localTarget(ref: string): string | undefined {
@@ -61,25 +74,50 @@ function recursiveRef(schema: JsonObject): string | undefined {
 
 function strictRules(schema: JsonObject): RuleHit[] {
   const hits: RuleHit[] = [];
+  const hit = (path: string, rule: string, message: string): void => {
+    hits.push({ path, rule, severity: 'error', message: `Anthropic strict tool use ${message}` });
+  };
   walkSchema(schema, '/input_schema', (node) => {
     const { schema: sub, pointer } = node;
-    for (const keyword of ANTHROPIC_STRICT_REFUSED) {
-      if (!(keyword in sub)) continue;
-      hits.push({ path: pointerTo(pointer, keyword), rule: 'strict-unsupported-keyword', severity: 'error', message: `Anthropic strict tool use does not support "${keyword}"` });
+    for (const slot of subschemaSlots(sub, pointer)) {
+      if (typeof slot.value === 'boolean' && slot.keyword !== 'additionalProperties') hit(slot.pointer, 'strict-boolean-schema', `needs a schema object here, not the boolean schema ${String(slot.value)}`);
     }
-    if (typeof sub.minItems === 'number' && sub.minItems > 1) {
-      hits.push({ path: pointerTo(pointer, 'minItems'), rule: 'strict-unsupported-keyword', severity: 'error', message: `Anthropic strict tool use supports minItems 0 or 1 only; got ${sub.minItems}` });
+    for (const keyword of Object.keys(sub)) {
+      if (!ANTHROPIC_STRICT_KEYWORDS.includes(keyword)) hit(pointerTo(pointer, keyword), 'strict-unsupported-keyword', `does not support "${keyword}"`);
+      const type = TYPED_KEYWORDS[keyword];
+      if (type !== undefined && !('$ref' in sub) && !hasType(sub, type)) hit(pointerTo(pointer, keyword), 'strict-unsupported-keyword', `supports "${keyword}" on ${type} schemas only (with "type": "${type}")`);
     }
-    if (typeof sub.$ref === 'string' && localTarget(sub.$ref) === undefined) {
-      hits.push({ path: pointerTo(pointer, '$ref'), rule: 'strict-external-ref', severity: 'error', message: `Anthropic strict tool use supports only local "$ref"s; got ${JSON.stringify(sub.$ref)}` });
+    if (Array.isArray(sub.items)) hit(pointerTo(pointer, 'items'), 'strict-tuple-items', 'takes one schema for every array item, not a list (tuple form)');
+    if ('minItems' in sub && sub.minItems !== 0 && sub.minItems !== 1) hit(pointerTo(pointer, 'minItems'), 'strict-unsupported-keyword', `supports minItems 0 or 1 only; got ${JSON.stringify(sub.minItems)}`);
+    if (typeof sub.format === 'string' && !ANTHROPIC_STRICT_FORMATS.includes(sub.format)) {
+      hit(pointerTo(pointer, 'format'), 'strict-format', `does not support format ${JSON.stringify(sub.format)}; supported: ${ANTHROPIC_STRICT_FORMATS.join(', ')}`);
+    }
+    if ('enum' in sub && !(Array.isArray(sub.enum) && sub.enum.length > 0 && sub.enum.every(isLiteral))) {
+      hit(pointerTo(pointer, 'enum'), 'strict-enum-values', 'takes enums of strings, numbers, booleans or null only (no objects or arrays), and not empty');
+    }
+    if ('const' in sub && !isLiteral(sub.const as JsonValue)) hit(pointerTo(pointer, 'const'), 'strict-enum-values', 'takes a string, number, boolean or null "const" only');
+    const ref = sub.$ref;
+    if (ref !== undefined) {
+      if (typeof ref !== 'string' || localTarget(ref) === undefined) hit(pointerTo(pointer, '$ref'), 'strict-external-ref', `supports only local "$ref"s; got ${JSON.stringify(ref)}`);
+      // The SDK sends a "$ref" with its "$defs" only: anything else beside it is dropped.
+      for (const key of Object.keys(sub)) {
+        if (key !== '$ref' && key !== '$defs') hit(pointerTo(pointer, key), 'strict-ref-siblings', `takes nothing beside "$ref" but "$defs"; found ${JSON.stringify(key)}`);
+      }
+    } else if (!('type' in sub) && !['anyOf', 'allOf', 'oneOf', 'enum', 'const'].some((keyword) => keyword in sub)) {
+      hit(pointerTo(pointer, 'type'), 'strict-untyped-schema', 'needs a "type" on every schema without anyOf, allOf, enum, const or $ref');
+    }
+    if (Array.isArray(sub.allOf)) {
+      sub.allOf.forEach((branch, index) => {
+        if (isSchemaObject(branch) && '$ref' in branch) hit(pointerTo(pointer, 'allOf', index, '$ref'), 'strict-allof-ref', 'does not support "$ref" inside "allOf"');
+      });
     }
     if (isObjectSchema(sub) && sub.additionalProperties !== false) {
-      hits.push({ path: pointerTo(pointer, 'additionalProperties'), rule: 'strict-additional-properties', severity: 'error', message: 'Anthropic strict tool use needs "additionalProperties": false on every object' });
+      hit(pointerTo(pointer, 'additionalProperties'), 'strict-additional-properties', 'needs "additionalProperties": false on every object');
     }
   });
   const recursive = recursiveRef(schema);
   if (recursive !== undefined) {
-    hits.push({ path: `/input_schema${recursive}/$ref`, rule: 'strict-recursive-schema', severity: 'error', message: 'Anthropic strict tool use does not support recursive schemas; this "$ref" refers back to a schema that contains it' });
+    hit(`/input_schema${recursive}/$ref`, 'strict-recursive-schema', 'does not support recursive schemas; this "$ref" refers back to a schema that contains it');
   }
   return hits;
 }

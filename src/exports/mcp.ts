@@ -4,7 +4,7 @@
 import type { JsonObject } from '../core/contracts.js';
 import { exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
-import { copyJson, rootTypeObject } from './schema.js';
+import { copyJson, isSchemaObject, pointerTo, rootTypeObject } from './schema.js';
 import type { RuleHit } from './schema.js';
 import type { ExportItems, McpExportOptions, McpRevision, McpTool, ObjectJsonSchema } from './types.js';
 
@@ -24,6 +24,45 @@ function nameRules(name: string): RuleHit[] {
   return hits;
 }
 
+/**
+ * What the SDK's `ToolSchema` checks beyond the root type: `properties`, when present, is an
+ * object whose every value is an object (a boolean schema such as `true` is refused), and
+ * `required` is an array of strings. One entry that fails makes a client reject the whole
+ * `tools/list`.
+ */
+function rootShapeRules(schema: JsonObject, field: 'input_schema' | 'output_schema'): RuleHit[] {
+  const hits: RuleHit[] = [];
+  const prefix = field === 'input_schema' ? '' : 'output-';
+  const { properties, required } = schema;
+  if (properties !== undefined) {
+    if (!isSchemaObject(properties)) {
+      hits.push({ path: `/${field}/properties`, rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs "properties" at the root of ${field} to be an object of schemas; got ${describe(properties)}` });
+    } else {
+      for (const name of Object.keys(properties)) {
+        const value = properties[name];
+        if (typeof value === 'object' && value !== null) continue;
+        hits.push({ path: pointerTo(`/${field}/properties`, name), rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs every root property of ${field} to be a schema object; ${JSON.stringify(name)} is ${describe(value)}` });
+      }
+    }
+  }
+  if (required !== undefined) {
+    if (!Array.isArray(required)) {
+      hits.push({ path: `/${field}/required`, rule: `${prefix}root-required`, severity: 'error', message: `${WHO} needs "required" at the root of ${field} to be an array of strings; got ${describe(required)}` });
+    } else {
+      required.forEach((value, index) => {
+        if (typeof value === 'string') return;
+        hits.push({ path: pointerTo(`/${field}/required`, index), rule: `${prefix}root-required`, severity: 'error', message: `${WHO} needs "required" at the root of ${field} to hold strings only; got ${describe(value)}` });
+      });
+    }
+  }
+  return hits;
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  return value === null ? 'null' : `${typeof value} ${JSON.stringify(value)}`;
+}
+
 /** An output schema that says nothing (`{}`) is not exported: MCP's outputSchema is optional and must be an object schema. */
 function hasOutputSchema(schema: JsonObject): boolean {
   return Object.keys(schema).length > 0;
@@ -36,9 +75,11 @@ export const mcpRules: ProviderRules = {
     const hits = nameRules(spec.tool_name);
     const input = rootTypeObject(spec.input_schema, 'input_schema', `${WHO} (the client SDK rejects the whole tools/list otherwise)`);
     if (input !== undefined) hits.push(input);
+    hits.push(...rootShapeRules(spec.input_schema, 'input_schema'));
     if (hasOutputSchema(spec.output_schema)) {
       const output = rootTypeObject(spec.output_schema, 'output_schema', `${WHO} (outputSchema)`);
       if (output !== undefined) hits.push(output);
+      hits.push(...rootShapeRules(spec.output_schema, 'output_schema'));
     }
     if (context.revision === '2025-06-18') {
       for (const field of ['input_schema', 'output_schema'] as const) {

@@ -6,8 +6,8 @@ import type { JsonObject } from '../core/contracts.js';
 import { checkBoolean, exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
 import { tooManyTools } from './rule-set.js';
-import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, walkSchema } from './schema.js';
-import type { RuleHit } from './schema.js';
+import { copyJson, isObjectSchema, isSchemaObject, pointerTo, resolveLocalRef, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
+import type { RuleHit, SchemaNode } from './schema.js';
 import type { ExportItems, ObjectJsonSchema, OpenAIChatTool, OpenAIExportOptions, OpenAIResponsesTool } from './types.js';
 
 const WHO = 'OpenAI';
@@ -20,12 +20,65 @@ export const OPENAI_STRICT_MAX_DEPTH = 10;
 export const OPENAI_STRICT_MAX_ENUM_VALUES = 1000;
 /** The string formats Structured Outputs supports. */
 export const OPENAI_STRICT_FORMATS: readonly string[] = ['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid'];
-/** Keywords strict mode refuses (the root's allOf is reported once, as root-composition). */
+/**
+ * Keywords strict mode refuses (the root's allOf is reported once, as root-composition):
+ * openai-node's `JSON_SCHEMA_UNSUPPORTED_SCHEMA_KEYWORDS` plus `additionalItems`, which its
+ * strict transform refuses on its own.
+ */
 export const OPENAI_STRICT_REFUSED: readonly string[] = [
-  'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'patternProperties',
-  'propertyNames', 'uniqueItems', 'prefixItems', 'contains', 'minContains', 'maxContains',
+  'allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'dependencies', 'patternProperties',
+  'propertyNames', 'uniqueItems', 'prefixItems', 'contains', 'minContains', 'maxContains', 'additionalItems',
   'unevaluatedProperties', 'unevaluatedItems', 'minProperties', 'maxProperties',
+  '$anchor', '$dynamicAnchor', '$dynamicRef', '$recursiveAnchor', '$recursiveRef',
+  'contentEncoding', 'contentMediaType', 'contentSchema',
 ];
+/** What may sit beside a `$ref` (annotations and definition maps); anything else is refused. */
+export const OPENAI_STRICT_REF_SIBLINGS: readonly string[] = ['$ref', '$defs', 'definitions', '$comment', 'default', 'description', 'examples', 'readOnly', 'title', 'writeOnly'];
+
+/** Structural rules of openai-node's strict transform for one subschema (what it throws on). */
+function strictShapeRules(root: JsonObject, node: SchemaNode): RuleHit[] {
+  const hits: RuleHit[] = [];
+  const { schema: sub, pointer } = node;
+  const hit = (path: string, rule: string, message: string): void => {
+    hits.push({ path, rule, severity: 'error', message: `OpenAI strict mode ${message}` });
+  };
+  for (const slot of subschemaSlots(sub, pointer)) {
+    if (typeof slot.value === 'boolean' && slot.keyword !== 'additionalProperties' && slot.keyword !== 'additionalItems') {
+      hit(slot.pointer, 'strict-boolean-schema', `needs a schema object here, not the boolean schema ${String(slot.value)}`);
+    }
+  }
+  if (node.keyword !== null && sub.$id !== undefined) hit(pointerTo(pointer, '$id'), 'strict-nested-id', 'does not support "$id" below the root (a separate schema resource)');
+  const ref = sub.$ref;
+  if (ref !== undefined) {
+    if (typeof ref !== 'string' || !ref.startsWith('#')) {
+      hit(pointerTo(pointer, '$ref'), 'strict-external-ref', `supports only local "$ref"s (starting with #); got ${JSON.stringify(ref)}`);
+    } else if (!isSchemaObject(resolveLocalRef(root, ref))) {
+      hit(pointerTo(pointer, '$ref'), 'strict-unresolved-ref', `needs every "$ref" to point at a schema object in this schema; ${JSON.stringify(ref)} does not`);
+    }
+    for (const key of Object.keys(sub)) {
+      if (!OPENAI_STRICT_REF_SIBLINGS.includes(key)) hit(pointerTo(pointer, key), 'strict-ref-siblings', `allows only annotations (description, title, default, ...) and definitions beside "$ref"; found ${JSON.stringify(key)}`);
+    }
+  }
+  const required = sub.required;
+  if (required !== undefined && (!Array.isArray(required) || required.some((name) => typeof name !== 'string'))) {
+    hit(pointerTo(pointer, 'required'), 'strict-required-invalid', 'needs "required" to be an array of property names');
+  } else if (Array.isArray(required) && isObjectSchema(sub)) {
+    const properties = isSchemaObject(sub.properties) ? sub.properties : {};
+    required.forEach((name, index) => {
+      if (!Object.hasOwn(properties, name as string)) hit(pointerTo(pointer, 'required', index), 'strict-required-undeclared', `needs every name in "required" declared in "properties"; ${JSON.stringify(name)} is not`);
+    });
+  }
+  if (Array.isArray(sub.items)) hit(pointerTo(pointer, 'items'), 'strict-tuple-items', 'takes one schema for every array item, not a list (tuple form)');
+  const type = sub.type;
+  if ((type === 'array' || (Array.isArray(type) && type.includes('array'))) && sub.items === undefined) {
+    hit(pointerTo(pointer, 'items'), 'strict-array-items', 'needs "items" on every array schema');
+  }
+  // An object schema of its own with an anyOf beside it: the transform refuses it, or drops the outer type.
+  if (node.keyword !== null && sub.anyOf !== undefined && isObjectSchema(sub)) {
+    hit(pointerTo(pointer, 'anyOf'), 'strict-object-anyof', 'does not take "anyOf" beside an object schema\'s own type or keywords; put the object shapes in the anyOf branches only');
+  }
+  return hits;
+}
 
 function strictRules(schema: JsonObject): RuleHit[] {
   const hits: RuleHit[] = [];
@@ -38,10 +91,7 @@ function strictRules(schema: JsonObject): RuleHit[] {
       if (!(keyword in sub) || (node.keyword === null && keyword === 'allOf')) continue;
       hits.push({ path: pointerTo(pointer, keyword), rule: 'strict-unsupported-keyword', severity: 'error', message: `OpenAI strict mode does not support "${keyword}"` });
     }
-    const ref = sub.$ref;
-    if (typeof ref === 'string' && !ref.startsWith('#')) {
-      hits.push({ path: pointerTo(pointer, '$ref'), rule: 'strict-external-ref', severity: 'error', message: `OpenAI strict mode supports only local "$ref"s (starting with #); got ${JSON.stringify(ref)}` });
-    }
+    hits.push(...strictShapeRules(schema, node));
     if (typeof sub.format === 'string' && !OPENAI_STRICT_FORMATS.includes(sub.format)) {
       hits.push({ path: pointerTo(pointer, 'format'), rule: 'strict-format', severity: 'error', message: `OpenAI strict mode does not support format ${JSON.stringify(sub.format)}; supported: ${OPENAI_STRICT_FORMATS.join(', ')}` });
     }

@@ -36,63 +36,136 @@ export interface SchemaNode {
   readonly objectDepth: number;
 }
 
-/** Keywords whose value is a map of name -> subschema. */
-const MAP_KEYWORDS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+/** Keywords whose value is a map of name -> subschema (`dependencies` values may also be name lists). */
+const MAP_KEYWORDS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 /** Keywords whose value is one subschema. */
 const SINGLE_KEYWORDS = [
   'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'items', 'additionalItems',
-  'contains', 'propertyNames', 'not', 'if', 'then', 'else',
+  'contains', 'propertyNames', 'not', 'if', 'then', 'else', 'contentSchema',
 ];
 /** Keywords whose value is a list of subschemas. */
 const LIST_KEYWORDS = ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items'];
+/** Keywords that make an untyped schema an object schema (openai-node's `hasObjectShape`). */
+const OBJECT_KEYWORDS = ['additionalProperties', 'dependencies', 'maxProperties', 'minProperties', 'patternProperties', 'properties', 'propertyNames', 'required'];
 
-/** Whether the schema describes objects: `type: "object"` (or a type list with it), or properties without a type. */
+/**
+ * Whether the schema describes objects: `type: "object"` (or a type list with it), or no
+ * `type` and an object keyword (`properties`, `required`, `additionalProperties`, ...), as
+ * openai-node's strict transform decides it.
+ */
 export function isObjectSchema(schema: SchemaObject): boolean {
   const type = schema.type;
   if (type === 'object') return true;
   if (Array.isArray(type)) return type.includes('object');
-  return type === undefined && isSchemaObject(schema.properties);
+  return type === undefined && OBJECT_KEYWORDS.some((keyword) => keyword in schema);
 }
 
-/** Visits `root` and every subschema under it, depth first, in key order. */
+/** One place a subschema can sit: its value (an object, or a boolean schema), pointer and keyword. */
+export interface SchemaSlot {
+  readonly value: JsonValue;
+  readonly pointer: string;
+  readonly keyword: string;
+  /** The property name when the slot is in `properties`. */
+  readonly name: string | null;
+}
+
+/** The subschema slots directly under `schema`, in keyword order; boolean schemas included, other non-objects not. */
+export function subschemaSlots(schema: SchemaObject, pointer: string): SchemaSlot[] {
+  const slots: SchemaSlot[] = [];
+  const isSchema = (value: JsonValue | undefined): value is JsonValue => typeof value === 'boolean' || isSchemaObject(value);
+  for (const keyword of MAP_KEYWORDS) {
+    const map = schema[keyword];
+    if (!isSchemaObject(map)) continue;
+    for (const name of Object.keys(map)) {
+      const value = map[name];
+      if (isSchema(value)) slots.push({ value, pointer: pointerTo(pointer, keyword, name), keyword, name: keyword === 'properties' ? name : null });
+    }
+  }
+  for (const keyword of SINGLE_KEYWORDS) {
+    const value = schema[keyword];
+    if (isSchema(value)) slots.push({ value, pointer: pointerTo(pointer, keyword), keyword, name: null });
+  }
+  for (const keyword of LIST_KEYWORDS) {
+    const list = schema[keyword];
+    if (!Array.isArray(list)) continue;
+    list.forEach((value, index) => {
+      if (isSchema(value)) slots.push({ value, pointer: pointerTo(pointer, keyword, index), keyword, name: null });
+    });
+  }
+  return slots;
+}
+
+/** Visits `root` and every subschema object under it, depth first, in key order. */
 export function walkSchema(root: unknown, rootPointer: string, visit: (node: SchemaNode) => void): void {
   if (!isSchemaObject(root)) return;
   const step = (node: SchemaNode): void => {
     visit(node);
-    const { schema, pointer } = node;
-    const depth = node.objectDepth;
-    for (const keyword of MAP_KEYWORDS) {
-      const map = schema[keyword];
-      if (!isSchemaObject(map)) continue;
-      for (const name of Object.keys(map)) {
-        const child = map[name];
-        if (!isSchemaObject(child)) continue;
-        const inProperties = keyword === 'properties';
-        step({
-          schema: child,
-          pointer: pointerTo(pointer, keyword, name),
-          keyword,
-          propertyName: inProperties ? name : null,
-          parent: inProperties ? schema : null,
-          objectDepth: depth + (isObjectSchema(child) ? 1 : 0),
-        });
-      }
-    }
-    for (const keyword of SINGLE_KEYWORDS) {
-      const child = schema[keyword];
-      if (!isSchemaObject(child)) continue;
-      step({ schema: child, pointer: pointerTo(pointer, keyword), keyword, propertyName: null, parent: null, objectDepth: depth + (isObjectSchema(child) ? 1 : 0) });
-    }
-    for (const keyword of LIST_KEYWORDS) {
-      const list = schema[keyword];
-      if (!Array.isArray(list)) continue;
-      list.forEach((child, index) => {
-        if (!isSchemaObject(child)) return;
-        step({ schema: child, pointer: pointerTo(pointer, keyword, index), keyword, propertyName: null, parent: null, objectDepth: depth + (isObjectSchema(child) ? 1 : 0) });
+    for (const slot of subschemaSlots(node.schema, node.pointer)) {
+      if (!isSchemaObject(slot.value)) continue;
+      const inProperties = slot.name !== null;
+      step({
+        schema: slot.value,
+        pointer: slot.pointer,
+        keyword: slot.keyword,
+        propertyName: slot.name,
+        parent: inProperties ? node.schema : null,
+        objectDepth: node.objectDepth + (isObjectSchema(slot.value) ? 1 : 0),
       });
     }
   };
   step({ schema: root, pointer: rootPointer, keyword: null, propertyName: null, parent: null, objectDepth: isObjectSchema(root) ? 1 : 0 });
+}
+
+/** The reference tokens of a local `$ref` (`#/$defs/a~1b` -> `['$defs', 'a/b']`); undefined when it is not local or not a JSON Pointer. */
+export function localRefTokens(ref: string): string[] | undefined {
+  if (!ref.startsWith('#')) return undefined;
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(1));
+  } catch {
+    return undefined;
+  }
+  if (pointer === '') return [];
+  if (!pointer.startsWith('/')) return undefined;
+  const tokens: string[] = [];
+  for (const token of pointer.slice(1).split('/')) {
+    if (/~(?:[^01]|$)/.test(token)) return undefined;
+    tokens.push(token.replace(/~1/g, '/').replace(/~0/g, '~'));
+  }
+  return tokens;
+}
+
+/**
+ * The subschema a local `$ref` points at, following only places that hold schemas (a ref
+ * into an `enum` or `default` value resolves to nothing), as openai-node resolves it.
+ */
+export function resolveLocalRef(root: SchemaObject, ref: string): JsonValue | undefined {
+  const tokens = localRefTokens(ref);
+  if (tokens === undefined) return undefined;
+  let here: JsonValue = root;
+  for (let i = 0; i < tokens.length; ) {
+    if (!isSchemaObject(here)) return undefined;
+    const keyword = tokens[i] as string;
+    const value: JsonValue | undefined = Object.hasOwn(here, keyword) ? here[keyword] : undefined;
+    i += 1;
+    if (value === undefined) return undefined;
+    if (SINGLE_KEYWORDS.includes(keyword) && !Array.isArray(value)) {
+      here = value;
+    } else if (LIST_KEYWORDS.includes(keyword) && Array.isArray(value)) {
+      const index = tokens[i];
+      if (index === undefined || !/^(?:0|[1-9]\d*)$/.test(index) || Number(index) >= value.length) return undefined;
+      here = value[Number(index)] as JsonValue;
+      i += 1;
+    } else if (MAP_KEYWORDS.includes(keyword) && isSchemaObject(value)) {
+      const name = tokens[i];
+      if (name === undefined || !Object.hasOwn(value, name)) return undefined;
+      here = value[name] as JsonValue;
+      i += 1;
+    } else {
+      return undefined;
+    }
+  }
+  return typeof here === 'boolean' || isSchemaObject(here) ? here : undefined;
 }
 
 /** A deep copy of JSON data with every object's key order kept (plain, mutable, unshared). */
