@@ -2,7 +2,7 @@
 // statement's parameter object is type-checked at the call site (npm test typechecks this file).
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { prepare, queries } from '../../src/stores/sqlite/statement.js';
+import { compileStatement, queries } from '../../src/stores/sqlite/statement.js';
 import { prepareStatements } from '../../src/stores/sqlite/statements.js';
 import { migrate, shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 
@@ -18,7 +18,7 @@ async function migrated(): Promise<Database.Database> {
   return db;
 }
 
-describe('prepare()', () => {
+describe('compileStatement()', () => {
   it('binds by name, whatever order the object lists them in, and constants of the query stay bound', async () => {
     const db = await migrated();
     const sql = prepareStatements(db);
@@ -40,16 +40,24 @@ describe('prepare()', () => {
 
   it('binds a parameter used twice to the same value', async () => {
     const db = await migrated();
-    const twice = prepare(db, (p: { x: number }) =>
+    const twice = compileStatement((p: { x: number }) =>
       queries.selectNoFrom((eb) => [eb.val(p.x).as('first'), eb.val(p.x).as('second')]),
-    );
+    ).prepare(db);
     expect(twice.get({ x: 7 })).toEqual({ first: 7, second: 7 });
   });
 
-  it('refuses at prepare time a parameter that was read but never reached the compiled query', async () => {
-    const db = await migrated();
+  it('prepares one compiled query on several connections, each running against its own database', async () => {
+    const [first, second] = [await migrated(), await migrated()];
+    const count = compileStatement(() => queries.selectFrom('tool_registrations').select((e) => e.fn.countAll<number>().as('n')));
+    const [onFirst, onSecond] = [count.prepare(first), count.prepare(second)];
+    prepareStatements(first).insertSpec.run({ tool_name: 'a', fingerprint: 'f'.repeat(64), version: null, spec_json: '{}', first_registered_at: 'then' });
+    prepareStatements(first).upsertRegistration.run({ tool_name: 'a', fingerprint: 'f'.repeat(64), enabled: 1, created_at: null });
+    expect([onFirst.get()?.n, onSecond.get()?.n]).toEqual([1, 0]);
+  });
+
+  it('refuses at compile time a parameter that was read but never reached the compiled query', () => {
     expect(() =>
-      prepare(db, (p: { unused: string }) => {
+      compileStatement((p: { unused: string }) => {
         void p.unused;
         return queries.selectFrom('tool_registrations').select('tool_name');
       }),

@@ -5,7 +5,7 @@ import type { Migration } from '../../core/migration-files.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SchemaTooNewError } from '../../core/errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';
-import { prepare, queries } from './statement.js';
+import { compileStatement, once, queries } from './statement.js';
 
 /** The folder of the shipped SQLite migrations, resolved from this module's own URL. */
 export const MIGRATIONS_FOLDER = new URL('../../../migrations/sqlite/', import.meta.url);
@@ -23,14 +23,23 @@ export function readMigrations(folder: URL): readonly Migration[] {
   return readMigrationFiles(folder, 'SQLite');
 }
 
+/** The runner's queries, compiled once per process (on first use); prepared per call, since the tables they read may not exist yet. */
+const compiledQueries = once(() => ({
+  migrationsTable: compileStatement(() =>
+    queries.selectFrom('sqlite_master').select('name').where('type', '=', 'table').where('name', '=', 'schema_migrations'),
+  ),
+  applied: compileStatement(() => queries.selectFrom('schema_migrations').select('name').orderBy('name')),
+  record: compileStatement((p: { name: string; applied_at: string }) =>
+    queries.insertInto('schema_migrations').values({ name: p.name, applied_at: p.applied_at }),
+  ),
+}));
+
 /** Names of the migrations recorded in the database, in name order ([] for a new database). */
 export function appliedMigrations(db: BetterSqlite3.Database): string[] {
-  // Prepared per call: this runs before the store's statements exist (their tables may not).
-  const table = prepare(db, () =>
-    queries.selectFrom('sqlite_master').select('name').where('type', '=', 'table').where('name', '=', 'schema_migrations'),
-  ).get();
-  if (table === undefined) return [];
-  return prepare(db, () => queries.selectFrom('schema_migrations').select('name').orderBy('name'))
+  const compiled = compiledQueries();
+  if (compiled.migrationsTable.prepare(db).get() === undefined) return [];
+  return compiled.applied
+    .prepare(db)
     .all()
     .map((row) => row.name);
 }
@@ -102,9 +111,7 @@ function applyNext(db: BetterSqlite3.Database, migrations: readonly Migration[],
           { migration: migration.name },
         );
       }
-      prepare(db, (p: { name: string; applied_at: string }) =>
-        queries.insertInto('schema_migrations').values({ name: p.name, applied_at: p.applied_at }),
-      ).run({ name: migration.name, applied_at: new Date().toISOString() });
+      compiledQueries().record.prepare(db).run({ name: migration.name, applied_at: new Date().toISOString() });
     }
     db.exec('COMMIT');
     return migration?.name;
@@ -113,3 +120,4 @@ function applyNext(db: BetterSqlite3.Database, migrations: readonly Migration[],
     throw error;
   }
 }
+

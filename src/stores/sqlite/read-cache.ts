@@ -17,7 +17,7 @@ import type { ToolRegistration } from '../../core/contracts.js';
 import type { StoredTool, StoreReader } from '../../core/base-tool-registry.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration } from '../../core/validation.js';
-import { prepare, queries } from './statement.js';
+import { compileStatement, once, prepareAll, queries } from './statement.js';
 import { prepareCommitMarks, toRecord, toRegistration } from './statements.js';
 import type { ToolRow } from './statements.js';
 
@@ -113,38 +113,43 @@ function logHead(eb: ExpressionBuilder<SqliteSchema, never>) {
   return [newest().select('revision').as('revision'), newest().select('token').as('token')] as const;
 }
 
+/** The cache's queries of the change log, compiled once per process (on first use). */
+const compiledLog = once(() => ({
+  // Where the log is, and whether the entry at `from` is still there: one statement.
+  state: compileStatement((p: { from: number }) =>
+    queries
+      .selectFrom((eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('h'))
+      .select((eb) => [
+        'h.revision',
+        eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
+        eb.selectFrom('tool_changes as t').select('t.token').whereRef('t.revision', '=', 'h.revision').as('token'),
+        eb.selectFrom('tool_changes as t').select('t.token').where('t.revision', '=', p.from).as('from_token'),
+        eb.selectFrom('tool_changes as t').select((e) => e.fn.min('t.revision').as('oldest')).as('oldest'),
+      ]),
+  ),
+  // The distinct names changed after `revision`, each with its current row (null columns
+  // once removed): each row is read once, however often its tool changed.
+  changedRows: compileStatement((p: { revision: number }) =>
+    queries
+      .selectFrom((eb) =>
+        eb.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision).as('c'),
+      )
+      .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
+      .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
+      .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
+  ),
+  // Inside the store's own write transaction, first and last: the log's head (and, first,
+  // the generation; last, total_changes() with the write's own changes).
+  writeStart: compileStatement(() =>
+    queries.selectNoFrom((eb) => [eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'), ...logHead(eb)]),
+  ),
+  writeEnd: compileStatement(() => queries.selectNoFrom((eb) => [sql<number>`total_changes()`.as('total_changes'), ...logHead(eb)])),
+}));
+
 function prepareLog(db: BetterSqlite3.Database) {
   return {
+    ...prepareAll(db, compiledLog()),
     commitMarks: prepareCommitMarks(db),
-    // Where the log is, and whether the entry at `from` is still there: one statement.
-    state: prepare(db, (p: { from: number }) =>
-      queries
-        .selectFrom((eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision')).as('h'))
-        .select((eb) => [
-          'h.revision',
-          eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
-          eb.selectFrom('tool_changes as t').select('t.token').whereRef('t.revision', '=', 'h.revision').as('token'),
-          eb.selectFrom('tool_changes as t').select('t.token').where('t.revision', '=', p.from).as('from_token'),
-          eb.selectFrom('tool_changes as t').select((e) => e.fn.min('t.revision').as('oldest')).as('oldest'),
-        ]),
-    ),
-    // The distinct names changed after `revision`, each with its current row (null columns
-    // once removed): each row is read once, however often its tool changed.
-    changedRows: prepare(db, (p: { revision: number }) =>
-      queries
-        .selectFrom((eb) =>
-          eb.selectFrom('tool_changes').select('tool_name').distinct().where('revision', '>', p.revision).as('c'),
-        )
-        .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
-        .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
-        .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
-    ),
-    // Inside the store's own write transaction, first and last: the log's head (and, first,
-    // the generation; last, total_changes() with the write's own changes).
-    writeStart: prepare(db, () =>
-      queries.selectNoFrom((eb) => [eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'), ...logHead(eb)]),
-    ),
-    writeEnd: prepare(db, () => queries.selectNoFrom((eb) => [sql<number>`total_changes()`.as('total_changes'), ...logHead(eb)])),
     begin: db.prepare('BEGIN'),
     commit: db.prepare('COMMIT'),
     rollback: db.prepare('ROLLBACK'),

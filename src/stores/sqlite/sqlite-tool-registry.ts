@@ -1,6 +1,7 @@
 // The SQLite store: better-sqlite3 for the connection, Kysely-built statements prepared once,
 // every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
 import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkStoredRow } from '../../core/stored-row.js';
@@ -87,11 +88,15 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
  * twice as long after each quiet look, up to 250 ms. Each look is a timer wake-up, which on a
  * virtual machine can cost more than the look itself. Where the database's folder can be
  * watched (file-wakeup.ts), a write to the file starts the 50 ms looks over and the timer only
- * backs up the file events, up to once a second: an idle watch then wakes once a second.
+ * backs up the file events, up to once every 10 s: an idle watch then hardly wakes. Once the
+ * timer finds another connection's commit that no file event announced (a file system that
+ * does not report writes), the poller stops counting on the events: up to 250 ms again.
  */
 const WATCH_POLL_MS = 50;
 const WATCH_POLL_MAX_MS = 250;
-const WATCH_POLL_MAX_WITH_FILE_EVENTS_MS = 1000;
+const WATCH_POLL_MAX_WITH_FILE_EVENTS_MS = 10_000;
+/** How long after a file event a commit the timer finds still counts as announced by it (a slow fsync). */
+const FILE_EVENT_GRACE_MS = 5_000;
 /** Bytes the -wal file is truncated to after a checkpoint. */
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /** Pages written before an automatic checkpoint (SQLite's default, set explicitly). */
@@ -278,6 +283,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   /** Write events of the database's files, started by the first watch. */
   #files: DatabaseFilesWatch | undefined;
   #filesTried = false;
+  /** When the last file event came (performance.now()); undefined before the first. */
+  #lastFileEventAt: number | undefined;
+  /** The timer found another connection's commit that no file event announced: the events are not to be counted on. */
+  #fileEventsMissed = false;
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
     super(options.clock === undefined ? {} : { clock: options.clock });
@@ -543,6 +552,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     if (this.#filesTried || this.#path === undefined) return;
     this.#filesTried = true;
     this.#files = watchDatabaseFiles(this.#path, () => {
+      this.#lastFileEventAt = performance.now();
       this.#pollDelay = WATCH_POLL_MS;
       this.#lookSoon();
     });
@@ -558,7 +568,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     });
   }
 
-  #poll(force: boolean): void {
+  /** Looks whether anything was committed; `byTimer` when the safety-net timer asked (not a file event, a write or a new watch). */
+  #poll(force: boolean, byTimer = false): void {
     clearTimeout(this.#pollTimer);
     this.#pollTimer = undefined;
     if (this.#waiting.size === 0) return;
@@ -569,8 +580,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     let changed = force;
     try {
       const marks = this.#commitMarks();
-      changed ||= marks.dataVersion !== this.#seen.dataVersion || marks.totalChanges !== this.#seen.totalChanges;
+      const otherCommitted = marks.dataVersion !== this.#seen.dataVersion;
+      changed ||= otherCommitted || marks.totalChanges !== this.#seen.totalChanges;
       if (changed) {
+        // The events are there to announce other connections' commits: one the timer found,
+        // with no event for a while before it, was missed. (A commit shows a little after its
+        // first write, so a recent event may well have been this commit's.)
+        if (byTimer && otherCommitted && !this.#fileEventRecently()) this.#fileEventsMissed = true;
         this.#seen = marks;
         const head = this.#head();
         for (const waiter of [...this.#waiting]) if (head > waiter.revision) waiter.wake();
@@ -579,9 +595,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       // Busy: look again next tick. Anything else: wake the watches; their next read reports it.
       if (!isBusyError(error)) return wakeAll();
     }
-    const longest = this.#files?.active === true ? WATCH_POLL_MAX_WITH_FILE_EVENTS_MS : WATCH_POLL_MAX_MS;
+    const longest = this.#files?.active === true && !this.#fileEventsMissed ? WATCH_POLL_MAX_WITH_FILE_EVENTS_MS : WATCH_POLL_MAX_MS;
     this.#pollDelay = changed ? WATCH_POLL_MS : Math.min(this.#pollDelay * 2, longest);
-    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false), this.#pollDelay);
+    if (this.#waiting.size > 0) this.#pollTimer = setTimeout(() => this.#poll(false, true), this.#pollDelay);
+  }
+
+  #fileEventRecently(): boolean {
+    return this.#lastFileEventAt !== undefined && performance.now() - this.#lastFileEventAt <= FILE_EVENT_GRACE_MS;
   }
 
   #records(): Map<string, ToolRecord> {

@@ -38,16 +38,24 @@ export const queries = new Kysely<SqliteSchema>({
 // A placeholder is a string no real value can equal (it carries a NUL and a private prefix).
 const PLACEHOLDER = '\u0000tool-registry-parameter:';
 
+/** A query compiled once (per process): prepared on each connection that runs it. */
+export interface CompiledStatement<P, Row> {
+  readonly sql: string;
+  /** Prepares the query on `db`. */
+  prepare(db: BetterSqlite3.Database): Statement<P, Row>;
+}
+
 /**
- * Prepares the query `build` returns. `build` receives placeholders for the statement's
+ * Compiles the query `build` returns. `build` receives placeholders for the statement's
  * named parameters (typed by the annotation of its argument) and uses them where values go;
  * the order in which Kysely compiled them is derived here, once, so each call binds its
  * object's values by name. Values written literally in the query are bound as constants.
+ * Compiling costs far more than SQLite's prepare, so the store compiles each query once per
+ * process and prepares it once per connection.
  */
-export function prepare<Q extends Compilable<unknown>, P extends SqlParams = NoParams>(
-  db: BetterSqlite3.Database,
+export function compileStatement<Q extends Compilable<unknown>, P extends SqlParams = NoParams>(
   build: (params: P) => Q,
-): Statement<P, InferResult<Q>[number]> {
+): CompiledStatement<P, InferResult<Q>[number]> {
   const used = new Set<string>();
   const placeholders = new Proxy({} as P, {
     get: (_target, name) => {
@@ -67,16 +75,44 @@ export function prepare<Q extends Compilable<unknown>, P extends SqlParams = NoP
       throw new Error(`internal: parameter ${name} is not bound by ${compiled.sql}`);
     }
   }
-  const statement = db.prepare(compiled.sql);
-  // A caller's handle may default to BigInt integers; the store's integers are small.
-  if (statement.reader) statement.safeIntegers(false);
   const bind = (params: P | undefined): unknown[] =>
     slots.map((slot) => (slot.name === undefined ? slot.value : (params as Record<string, unknown>)[slot.name]));
   type Row = InferResult<Q>[number];
   return {
-    get: (...args) => statement.get(bind(args[0])) as Row | undefined,
-    all: (...args) => statement.all(bind(args[0])) as Row[],
-    iterate: (...args) => statement.iterate(bind(args[0])) as IterableIterator<Row>,
-    run: (...args) => statement.run(bind(args[0])),
+    sql: compiled.sql,
+    prepare: (db) => {
+      const statement = db.prepare(compiled.sql);
+      // A caller's handle may default to BigInt integers; the store's integers are small.
+      if (statement.reader) statement.safeIntegers(false);
+      return {
+        get: (...args) => statement.get(bind(args[0])) as Row | undefined,
+        all: (...args) => statement.all(bind(args[0])) as Row[],
+        iterate: (...args) => statement.iterate(bind(args[0])) as IterableIterator<Row>,
+        run: (...args) => statement.run(bind(args[0])),
+      };
+    },
+  };
+}
+
+/** Prepares every compiled query of `compiled` on `db`, under the same keys. */
+export function prepareAll<T extends { readonly [key: string]: CompiledStatement<never, unknown> }>(
+  db: BetterSqlite3.Database,
+  compiled: T,
+): { readonly [K in keyof T]: ReturnType<T[K]['prepare']> } {
+  const prepared: Record<string, unknown> = {};
+  for (const [key, statement] of Object.entries(compiled)) prepared[key] = statement.prepare(db);
+  return prepared as { readonly [K in keyof T]: ReturnType<T[K]['prepare']> };
+}
+
+/** `make()` the first time it is asked for, the same value after: compiles a module's queries on first use, not at import. */
+export function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  let made = false;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value as T;
   };
 }

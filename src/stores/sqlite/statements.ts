@@ -6,7 +6,7 @@ import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { expressionBuilder, sql } from 'kysely';
 import type { SqliteSchema } from './schema.js';
-import { prepare, queries } from './statement.js';
+import { compileStatement, once, prepareAll, queries } from './statement.js';
 
 type ToolName = { tool_name: string };
 
@@ -37,8 +37,8 @@ export function prepareCommitMarks(db: BetterSqlite3.Database): () => CommitMark
   return () => ({ totalChanges: totalChanges.get() as number, dataVersion: dataVersion.get() as number });
 }
 
-/** Every statement the store runs, prepared once per connection. */
-export function prepareStatements(db: BetterSqlite3.Database) {
+/** Every statement the store runs: compiled once per process (on first use), prepared once per connection. */
+const compiledStatements = once(() => {
   const current = () =>
     queries
       .selectFrom('tool_registrations as r')
@@ -49,24 +49,23 @@ export function prepareStatements(db: BetterSqlite3.Database) {
   const rowColumns = [...recordColumns, 's.spec_json'] as const;
   return {
     /** Whether a tool of this name is registered (one key lookup, no row read). */
-    registered: prepare(db, (p: ToolName) => queries.selectFrom('tool_registrations').select(sql<number>`1`.as('found')).where('tool_name', '=', p.tool_name)),
+    registered: compileStatement((p: ToolName) => queries.selectFrom('tool_registrations').select(sql<number>`1`.as('found')).where('tool_name', '=', p.tool_name)),
     /** One current tool, or undefined. */
-    findRow: prepare(db, (p: ToolName) => current().select(rowColumns).where('r.tool_name', '=', p.tool_name)),
+    findRow: compileStatement((p: ToolName) => current().select(rowColumns).where('r.tool_name', '=', p.tool_name)),
     /** One current tool's record, without its spec text (a write's check needs no spec). */
-    findRecord: prepare(db, (p: ToolName) => current().select(recordColumns).where('r.tool_name', '=', p.tool_name)),
+    findRecord: compileStatement((p: ToolName) => current().select(recordColumns).where('r.tool_name', '=', p.tool_name)),
     /** What `get` returns of one current tool, and no more (each column read is a string made). */
-    findRegistration: prepare(db, (p: ToolName) =>
+    findRegistration: compileStatement((p: ToolName) =>
       current().select(['s.spec_json', 'r.enabled', 'r.created_at']).where('r.tool_name', '=', p.tool_name),
     ),
     /** Every current tool by name (SQLite's BINARY order, which is code-point order). */
-    rows: prepare(db, () => current().select(rowColumns).orderBy('r.tool_name')),
+    rows: compileStatement(() => current().select(rowColumns).orderBy('r.tool_name')),
     /** Enabled tools by name. */
-    enabledRows: prepare(db, () => current().select(rowColumns).where('r.enabled', '=', 1).orderBy('r.tool_name')),
+    enabledRows: compileStatement(() => current().select(rowColumns).where('r.enabled', '=', 1).orderBy('r.tool_name')),
     /** Every current record, without specs. */
-    records: prepare(db, () => current().select(recordColumns)),
+    records: compileStatement(() => current().select(recordColumns)),
     /** Adds a spec to the history; an existing history row is kept. */
-    insertSpec: prepare(
-      db,
+    insertSpec: compileStatement(
       (p: { tool_name: string; fingerprint: string; version: string | null; spec_json: string; first_registered_at: string }) =>
         queries
           .insertInto('tool_specs')
@@ -80,7 +79,7 @@ export function prepareStatements(db: BetterSqlite3.Database) {
           .onConflict((conflict) => conflict.columns(['tool_name', 'fingerprint']).doNothing()),
     ),
     /** Gives a history row the text of a re-registration (a row no current registration points at). */
-    updateSpecText: prepare(db, (p: { tool_name: string; fingerprint: string; spec_json: string }) =>
+    updateSpecText: compileStatement((p: { tool_name: string; fingerprint: string; spec_json: string }) =>
       queries
         .updateTable('tool_specs')
         .set({ spec_json: p.spec_json })
@@ -89,7 +88,7 @@ export function prepareStatements(db: BetterSqlite3.Database) {
         .where('spec_json', 'is not', p.spec_json),
     ),
     /** Every spec ever stored under a name, oldest first. */
-    history: prepare(db, (p: ToolName) =>
+    history: compileStatement((p: ToolName) =>
       queries
         .selectFrom('tool_specs')
         .select(['fingerprint', 'spec_json', 'first_registered_at'])
@@ -101,7 +100,7 @@ export function prepareStatements(db: BetterSqlite3.Database) {
      * Change-feed events after a revision, oldest first. The log is read by revision from
      * where the feed starts (migration 0005), so entries logged before 0004 are never visited.
      */
-    events: prepare(db, (p: { since: number; limit: number }) =>
+    events: compileStatement((p: { since: number; limit: number }) =>
       queries
         .selectFrom('tool_changes')
         .select(['revision', 'tool_name', 'action', 'version', 'at'])
@@ -111,7 +110,7 @@ export function prepareStatements(db: BetterSqlite3.Database) {
         .limit(p.limit),
     ),
     /** The current revision and the oldest retained event's (read from where the feed starts). */
-    revisions: prepare(db, () =>
+    revisions: compileStatement(() =>
       queries.selectNoFrom((eb) => [
         eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('r')).as('revision'),
         eb
@@ -123,10 +122,9 @@ export function prepareStatements(db: BetterSqlite3.Database) {
       ]),
     ),
     /** The current revision. */
-    head: prepare(db, () => queries.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision'))),
+    head: compileStatement(() => queries.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision'))),
     /** Inserts or replaces the current registration. */
-    upsertRegistration: prepare(
-      db,
+    upsertRegistration: compileStatement(
       (p: { tool_name: string; fingerprint: string; enabled: 0 | 1; created_at: string | null }) =>
         queries
           .insertInto('tool_registrations')
@@ -139,12 +137,12 @@ export function prepareStatements(db: BetterSqlite3.Database) {
             })),
           ),
     ),
-    setEnabled: prepare(db, (p: { tool_name: string; enabled: 0 | 1 }) =>
+    setEnabled: compileStatement((p: { tool_name: string; enabled: 0 | 1 }) =>
       queries.updateTable('tool_registrations').set({ enabled: p.enabled }).where('tool_name', '=', p.tool_name),
     ),
-    deleteRegistration: prepare(db, (p: ToolName) => queries.deleteFrom('tool_registrations').where('tool_name', '=', p.tool_name)),
+    deleteRegistration: compileStatement((p: ToolName) => queries.deleteFrom('tool_registrations').where('tool_name', '=', p.tool_name)),
     /** Counts for status(). */
-    counts: prepare(db, () =>
+    counts: compileStatement(() =>
       queries.selectNoFrom((eb) => [
         eb.selectFrom('tool_registrations').select((e) => e.fn.countAll<number>().as('n')).as('tools'),
         eb
@@ -156,6 +154,11 @@ export function prepareStatements(db: BetterSqlite3.Database) {
       ]),
     ),
   };
+});
+
+/** Every statement the store runs, prepared on this connection. */
+export function prepareStatements(db: BetterSqlite3.Database) {
+  return prepareAll(db, compiledStatements());
 }
 
 export type Statements = ReturnType<typeof prepareStatements>;
