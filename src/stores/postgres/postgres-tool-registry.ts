@@ -130,21 +130,21 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 
   protected async _find(toolName: string): Promise<ToolRecord | undefined> {
     const cache = await this.#cache();
-    const row = cache !== undefined ? cache.row(toolName) : (await readTools(this.#engine.db, [toolName])).get(toolName);
+    const row = cache !== undefined ? cache.row(toolName) : (await this.#engine.read((trx) => readTools(trx, [toolName]))).get(toolName);
     return row === undefined ? undefined : toRecord(row);
   }
 
   protected async _get(toolName: string): Promise<ToolRegistrationType | undefined> {
     const cache = await this.#cache();
     if (cache !== undefined) return cache.get(toolName);
-    const row = await readRegistration(this.#engine.db, toolName);
+    const row = await this.#engine.read((trx) => readRegistration(trx, toolName));
     return row === undefined ? undefined : toRegistration(row);
   }
 
   protected async _list(includeDisabled: boolean): Promise<readonly ToolRegistrationType[]> {
     const cache = await this.#cache();
     if (cache !== undefined) return cache.list(includeDisabled);
-    return (await readRegistrations(this.#engine.db, { includeDisabled })).map(toRegistration);
+    return (await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled }))).map(toRegistration);
   }
 
   protected async _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
@@ -276,7 +276,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
-    const page = await readChanges(this.#engine.db, this.#engine.schema, since, limit);
+    const page = await this.#engine.read((trx) => readChanges(trx, this.#engine.schema, since, limit), 'changes');
     const events = page.changes.map(
       ({ revision, tool_name, action, version, at }): ChangeEvent => Object.freeze({ revision, tool_name, action, version, at }),
     );

@@ -36,6 +36,20 @@ export async function setStatementTimeout(trx: Db, ms: number): Promise<void> {
   await sql`SELECT set_config('statement_timeout', ${`${Math.max(0, Math.ceil(ms))}ms`}, true)`.execute(trx);
 }
 
+/**
+ * Bounds this (read) transaction's lock waits by `lockTimeoutMs` (at least 1 ms) and, when
+ * given, each statement by `statementTimeoutMs`, in one round trip. A read waits for a lock
+ * only behind an ACCESS EXCLUSIVE one (ALTER TABLE, TRUNCATE, VACUUM FULL, LOCK TABLE).
+ */
+export async function setReadLimits(trx: Db, lockTimeoutMs: number, statementTimeoutMs: number | undefined): Promise<void> {
+  const lock = `${Math.max(1, Math.ceil(lockTimeoutMs))}ms`;
+  if (statementTimeoutMs === undefined) {
+    await sql`SELECT set_config('lock_timeout', ${lock}, true)`.execute(trx);
+  } else {
+    await sql`SELECT set_config('lock_timeout', ${lock}, true), set_config('statement_timeout', ${`${Math.max(0, Math.ceil(statementTimeoutMs))}ms`}, true)`.execute(trx);
+  }
+}
+
 // --- reads ----------------------------------------------------------------------------
 
 const toolColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'] as const;
