@@ -3,7 +3,7 @@
 // timeouts and retries, the listener and the read cache, waiting for changes, status.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
@@ -15,7 +15,7 @@ import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
-import { lockAndRead, readHead, setReadLimits, setStatementTimeout } from './tables.js';
+import { beginBoundedRead, lockAndRead, readHead, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow } from './tables.js';
 
 export interface EngineOptions<T> {
@@ -256,14 +256,21 @@ export class PostgresEngine<T> {
     const deadline = performance.now() + this.busyTimeoutMs;
     return this.#timed(operation, () =>
       this.#deadline.run(deadline, () =>
-        this.db
-          .transaction()
-          .setIsolationLevel('repeatable read')
-          .setAccessMode('read only')
-          .execute(async (trx) => {
-            await setReadLimits(trx, deadline - performance.now(), this.statementTimeoutMs);
-            return work(trx);
-          }),
+        // By hand rather than Kysely's transaction(): the BEGIN and the limits share one round
+        // trip, so a one-statement read costs three (an uncached get measured 4 with Kysely's).
+        this.db.connection().execute(async (connection) => {
+          await beginBoundedRead(connection, deadline - performance.now(), this.statementTimeoutMs);
+          let result: R;
+          try {
+            result = await work(connection);
+          } catch (error) {
+            // A ROLLBACK that fails (the connection is gone) must not hide why the read failed.
+            await sql`ROLLBACK`.execute(connection).catch(() => {});
+            throw error;
+          }
+          await sql`COMMIT`.execute(connection);
+          return result;
+        }),
       ),
     );
   }
