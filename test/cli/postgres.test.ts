@@ -4,11 +4,14 @@
 // processes, as test/cli/changes.test.ts has them for SQLite.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
 import { openPostgresToolRegistry } from '../../src/index.js';
+import { migrate as migratePostgres, shippedMigrations as postgresMigrations } from '../../src/stores/postgres/migrations.js';
+import { migrate as migrateSqlite, shippedMigrations as sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
 import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -222,6 +225,28 @@ describe('tool-registry --db postgres://', () => {
       expect(errorCode(runCli(['list', '--db', pgUrl(empty)], { cwd }).stderr)).toBe('DATABASE_NOT_FOUND');
     } finally {
       await client.end();
+    }
+  });
+
+  // Both stores: `migrate` of a registry an older release made lists exactly the migrations it
+  // lacked (the read-only look before it cannot open such a registry; its error says what lacks).
+  it('migrate of a registry an older release made says which migrations are new, on SQLite and PostgreSQL alike', async () => {
+    const cwd = tempDir();
+    const file = join(cwd, 'old.db');
+    const sqliteLast = sqliteMigrations().at(-1)?.name;
+    const db = new Database(file);
+    await migrateSqlite({ db, migrations: sqliteMigrations().slice(0, -1), busyTimeoutMs: 1000, filename: file });
+    db.close();
+    const schema = uniqueName('cli_older');
+    const postgresLast = postgresMigrations().at(-1)?.name;
+    const pool = new pg.Pool({ connectionString: database.url });
+    await migratePostgres({ pool, schema, busyTimeoutMs: 5000, migrations: postgresMigrations().slice(0, -1) });
+    await pool.end();
+    for (const [target, last] of [[file, sqliteLast], [pgUrl(schema), postgresLast]] as const) {
+      const result = runCli(['migrate', '--db', target], { cwd });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.split('\n').filter((line) => line.startsWith('applied ') || line.startsWith('created '))).toEqual([`applied ${last}`]);
+      expect(result.stdout).toMatch(/, 1 new\)$/m);
     }
   });
 });
