@@ -22,7 +22,10 @@ export function isPostgresUrl(database: string): boolean {
  */
 export function postgresTarget(database: string): { connectionString: string; schema: string | undefined } {
   const url = new URL(database);
-  const schema = url.searchParams.get('schema') ?? undefined;
+  const schemas = url.searchParams.getAll('schema');
+  // Two registries named at once: which one was meant must not be guessed.
+  if (schemas.length > 1) throw new Error(`?schema= is given ${schemas.length} times (${schemas.map((name) => JSON.stringify(name)).join(', ')}); give it once`);
+  const schema = schemas[0];
   url.searchParams.delete('schema');
   return { connectionString: url.toString(), schema };
 }
