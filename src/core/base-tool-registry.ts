@@ -211,7 +211,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    * nothing is written. Answers synchronously when it can, so a write that follows the read
    * (register) is queued in the turn it was called, in call order with the writes around it.
    */
-  protected abstract _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): T | Promise<T>;
+  protected abstract _read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): T | Promise<T>;
   /**
    * Whether writes called earlier have not committed yet (queued for a shared transaction).
    * register's identical-spec answer is a read; it is given only when no earlier write is
@@ -271,12 +271,16 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     // stored spec is that valid spec, answered from a read; nothing is written.
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     if (typeof toolName === 'string' && !this._writesPending()) {
-      const read = this._read({ names: [toolName] }, (reader) => {
-        const existing = reader.get(toolName);
-        if (existing === undefined || !isStoredSpec(spec, existing.spec)) return undefined;
-        checkExpectedVersion(toolName, existing.spec, expected);
-        return existing;
-      });
+      const read = this._read(
+        { names: [toolName] },
+        (reader) => {
+          const existing = reader.get(toolName);
+          if (existing === undefined || !isStoredSpec(spec, existing.spec)) return undefined;
+          checkExpectedVersion(toolName, existing.spec, expected);
+          return existing;
+        },
+        'register',
+      );
       // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
       // write below would be queued behind calls made after this one.
       const unchanged = read instanceof Promise ? await read : read;
@@ -301,10 +305,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);
     if (!this._writesPending()) {
-      const read = this._read({ names }, (reader) =>
-        prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
-          ? prepared.map((one) => getOrFail(reader, one.tool_name))
-          : undefined,
+      const read = this._read(
+        { names },
+        (reader) =>
+          prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
+            ? prepared.map((one) => getOrFail(reader, one.tool_name))
+            : undefined,
+        'registerMany',
       );
       const unchanged = read instanceof Promise ? await read : read;
       if (unchanged !== undefined) return unchanged;
@@ -488,7 +495,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (dryRun) {
       // A dry run reads the snapshot at the call.
       const entries = parseSnapshot(snapshot);
-      return this._read({ all: true }, (reader) => importReport(importPlan(reader.records(), entries, mode), true, reader.revision()));
+      return this._read({ all: true }, (reader) => importReport(importPlan(reader.records(), entries, mode), true, reader.revision()), 'importSnapshot');
     }
     return this._write('importSnapshot', {
       scope: { all: true },

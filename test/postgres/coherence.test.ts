@@ -1,5 +1,5 @@
 // The read cache across real processes: a child process commits new versions of a tool; this
-// process's cached registry must show each one within the documented bound (1 s), also
+// process's cached registry must show each commit (its version or a newer one) within the documented bound (1 s), also
 // after its LISTEN connection is killed with pg_terminate_backend mid-run.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -38,9 +38,15 @@ describe('PostgreSQL read cache across processes', () => {
       expect(result.ok, JSON.stringify(result.error)).toBe(true);
       expect(killed).toBe(true);
       const committedAt = result.result as number[];
-      const lags = committedAt.map((at, i) => (firstSeen.get(String(i + 1)) ?? Number.POSITIVE_INFINITY) - at);
-      // Every version was seen (none skipped for longer than the writer's pause), each within the bound.
+      // A commit is shown once the reader returns that version or a newer one: a version the
+      // writer replaced within its pause may never be seen (while the listener reconnects, the
+      // cache may lag up to the bound), but the one after it must come within the bound.
+      const shownAt = (version: number): number =>
+        Math.min(...committedAt.map((_, i) => (i + 1 >= version ? (firstSeen.get(String(i + 1)) ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY)));
+      const lags = committedAt.map((at, i) => shownAt(i + 1) - at);
       expect(Math.max(...lags), `lags: ${lags.join(', ')}`).toBeLessThan(BOUND_MS);
+      // The writer's last version itself was seen.
+      expect(firstSeen.has(String(COUNT))).toBe(true);
       expect((await reader.status()).listening).toBe(true);
     } finally {
       await reader.close();

@@ -117,6 +117,28 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it('a read runs in one read-only REPEATABLE READ snapshot, its statements bounded by statementTimeoutMs', async () => {
+    const engine = await open(database.schema(), { statementTimeoutMs: 100 });
+    try {
+      const settings = await engine.read(async (trx) => {
+        const { rows } = await sql<{ isolation: string; readOnly: string; statementTimeout: string; lockTimeout: string }>`
+          SELECT current_setting('transaction_isolation') AS isolation, current_setting('transaction_read_only') AS "readOnly",
+                 current_setting('statement_timeout') AS "statementTimeout", current_setting('lock_timeout') AS "lockTimeout"`.execute(trx);
+        return rows[0];
+      });
+      expect(settings).toMatchObject({ isolation: 'repeatable read', readOnly: 'on', statementTimeout: '100ms' });
+      expect(settings?.lockTimeout).not.toBe('0');
+      const error = await engine.read(async (trx) => {
+        await sql`SELECT pg_sleep(2)`.execute(trx);
+      }).catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'STORAGE_BUSY', cause: { code: '57014' } });
+      // The connection went back to the pool in a usable state: the next read succeeds.
+      expect(await engine.read(async (trx) => (await sql<{ one: number }>`SELECT 1 AS one`.execute(trx)).rows[0]?.one)).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('read-only: writes are READ_ONLY; an unmigrated schema is refused and left alone; a newer one is SCHEMA_TOO_NEW', async () => {
     const schema = database.schema();
     await expect(open(schema, { readonly: true })).rejects.toMatchObject({ pendingMigrations: SHIPPED });

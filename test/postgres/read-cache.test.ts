@@ -23,6 +23,10 @@ let listener: ChangeListener;
 let cache: PostgresReadCache<string>;
 let pool: ReturnType<typeof database.pool>;
 
+/** The cache's reads: one read-only REPEATABLE READ transaction, as the engine runs them. */
+const inSnapshot = <R>(work: (trx: Db) => Promise<R>): Promise<R> =>
+  db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work);
+
 const fp = (n: number): string => n.toString(16).padStart(64, '0');
 function tool(name: string, n: number): ToolWrite {
   const spec_json = JSON.stringify({ tool_name: name, version: String(n) });
@@ -53,7 +57,7 @@ beforeEach(async () => {
     onConnect: () => cache.invalidate(),
     onDisconnect: () => cache.invalidate(),
   });
-  cache = new PostgresReadCache({ db, schema, listener, stalenessMs: STALENESS_MS, convert: (row) => row.spec_json });
+  cache = new PostgresReadCache({ read: inSnapshot, schema, listener, stalenessMs: STALENESS_MS, convert: (row) => row.spec_json });
   expect(await listener.start()).toBe(true);
 });
 
@@ -140,7 +144,7 @@ describe('PostgreSQL read cache', () => {
     expect(await cached('h')).toBe(tool('h', 1).spec_json);
     // A listener that stopped confirming (a silent network loss looks like this).
     const silent = { listening: true, confirmedAt: performance.now() - STALENESS_MS - 1 };
-    const stale = new PostgresReadCache({ db, schema, listener: silent, stalenessMs: STALENESS_MS, convert: (row) => row.spec_json });
+    const stale = new PostgresReadCache({ read: inSnapshot, schema, listener: silent, stalenessMs: STALENESS_MS, convert: (row) => row.spec_json });
     expect(await stale.ready()).toBe(false);
   });
 

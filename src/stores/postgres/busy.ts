@@ -33,6 +33,13 @@ export function storageBusy(operation: string, timeoutMs: number, attempts: numb
   );
 }
 
+/** A STORAGE_BUSY of another operation (a read shared by several calls) as one of `operation`; any other error as it is. */
+export function renamedBusy(error: unknown, operation: string): unknown {
+  if (!(error instanceof StorageBusyError) || error.context.operation === operation) return error;
+  const { busy_timeout_ms: timeoutMs, attempts } = error.context;
+  return storageBusy(operation, Number(timeoutMs), Number(attempts ?? 1), error.cause);
+}
+
 export interface RetryOptions {
   /** Total time allowed, lock waits included. */
   readonly timeoutMs: number;

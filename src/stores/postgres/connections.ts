@@ -5,16 +5,49 @@
 // And inside a transaction, the ROLLBACK that follows the failure fails too: Kysely would throw
 // that second error ("Connection terminated unexpectedly") instead of the first, which says why
 // (the server's FATAL with its SQLSTATE, 57P01 for pg_terminate_backend).
+//
+// A check-out waits for a free connection at most `waitMs`: a pool whose connections are all
+// taken (a caller's pool busy with other work, or more concurrent calls than `max`) would
+// otherwise keep a call waiting without bound, past busyTimeoutMs.
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 
+/** No connection of the pool became free in time (the store turns it into STORAGE_BUSY). */
+export class CheckoutTimeoutError extends Error {
+  constructor(waitMs: number, pool: pg.Pool) {
+    super(
+      `no connection of the pool became free within ${waitMs} ms ` +
+        `(${pool.totalCount} open, ${pool.idleCount} idle, ${pool.waitingCount} waiting)`,
+    );
+    this.name = 'CheckoutTimeoutError';
+  }
+}
+
+/** `pool.connect()`, given up after `waitMs` (a connection that arrives later goes straight back). */
+async function connectWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  const pending = pool.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CheckoutTimeoutError(waitMs, pool)), Math.max(1, waitMs));
+  });
+  try {
+    return await Promise.race([pending, timedOut]);
+  } catch (error) {
+    if (error instanceof CheckoutTimeoutError) pending.then((late) => late.release(), () => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
- * Checks a client out of `pool` with an 'error' listener of ours for as long as it is out (the
- * failure reaches the query that was running, and the pool drops a client that can no longer
- * query when it is released). Release it as usual, exactly once.
+ * Checks a client out of `pool` (waiting at most `waitMs` for one: CheckoutTimeoutError) with
+ * an 'error' listener of ours for as long as it is out (the failure reaches the query that was
+ * running, and the pool drops a client that can no longer query when it is released). Release
+ * it as usual, exactly once.
  */
-export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
-  const client = await pool.connect();
+export async function checkOut(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  const client = await connectWithin(pool, waitMs);
   const ignore = (): void => {
     // The query in flight gets the error; release() hands the dead client back to be dropped.
   };
@@ -32,13 +65,14 @@ export async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
  * `pool` as Kysely's dialect uses it: guarded check-outs, and a ROLLBACK that fails (the
  * connection is gone) counted as done, so the transaction's first error is the one thrown. That
  * is true, not a pretence: the client is then destroyed on release, and a server whose
- * connection ends rolls its open transaction back. `end()` leaves the pool alone: the engine
+ * connection ends rolls its open transaction back. `waitMs()` bounds each check-out (asked at
+ * the check-out: what is left of the call's time). `end()` leaves the pool alone: the engine
  * ends its own pool in close() and never a caller's.
  */
-export function kyselyPool(pool: pg.Pool): PostgresPool {
+export function kyselyPool(pool: pg.Pool, waitMs: () => number): PostgresPool {
   return {
     connect: async () => {
-      const client = await checkOut(pool);
+      const client = await checkOut(pool, waitMs());
       let broken = false;
       const guarded = {
         query: async (sql: string, parameters: readonly unknown[]) => {

@@ -1,20 +1,21 @@
 // The PostgreSQL store's machinery, apart from the registry contract: the pool (ours, or the
 // caller's, never ended by close()), migrations at open, write transactions with their locks,
 // timeouts and retries, the listener and the read cache, waiting for changes, status.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { checkOut, kyselyPool } from './connections.js';
+import { CheckoutTimeoutError, checkOut, kyselyPool } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
-import { lockAndRead, readHead, setStatementTimeout } from './tables.js';
+import { beginBoundedRead, lockAndRead, readHead, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow } from './tables.js';
 
 export interface EngineOptions<T> {
@@ -76,6 +77,8 @@ export class PostgresEngine<T> {
     // An idle connection the server ended: the pool drops it and opens another when needed.
   };
   readonly #waiters = new Set<() => void>();
+  /** The deadline (performance.now()) of the call in progress, for its pool check-outs. */
+  readonly #deadline = new AsyncLocalStorage<number>();
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
@@ -98,7 +101,7 @@ export class PostgresEngine<T> {
     this.busyTimeoutMs = init.busyTimeoutMs;
     this.statementTimeoutMs = init.statementTimeoutMs;
     this.pool.on('error', this.#onPoolError);
-    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: kyselyPool(init.pool) }) }).withSchema(init.schema);
+    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: kyselyPool(init.pool, () => this.#timeLeft()) }) }).withSchema(init.schema);
     if (init.listenConfig !== undefined) {
       let cache: PostgresReadCache<T> | undefined;
       this.listener = new ChangeListener({
@@ -117,7 +120,7 @@ export class PostgresEngine<T> {
       });
       if (init.cache) {
         cache = new PostgresReadCache({
-          db: this.db,
+          read: (work) => this.read(work),
           schema: init.schema,
           listener: this.listener,
           stalenessMs: 2 * HEARTBEAT_MS,
@@ -185,7 +188,7 @@ export class PostgresEngine<T> {
       await migrate({ pool: this.pool, schema: this.schema, busyTimeoutMs: this.busyTimeoutMs, migrations });
       return;
     }
-    const client = await checkOut(this.pool);
+    const client = await this.#timed('open', () => checkOut(this.pool, this.busyTimeoutMs));
     try {
       const applied = await appliedMigrations(client, this.schema);
       assertKnown(applied, migrations, this.schema);
@@ -218,14 +221,18 @@ export class PostgresEngine<T> {
     if (this.readonly) throw new ReadOnlyError(operation);
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
     if (this.#revisionReads.size > 0) await Promise.allSettled([...this.#revisionReads]);
+    const deadline = performance.now() + this.busyTimeoutMs;
     try {
       return await this.#timed(operation, () =>
-        retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, (remainingMs) =>
-          this.db.transaction().execute(async (trx) => {
-            if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
-            const rows = await lockAndRead(trx, this.schema, remainingMs, names === undefined, names ?? ('names' in scope ? scope.names : []));
-            return work(trx, rows);
-          }),
+        this.#deadline.run(deadline, () =>
+          retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () =>
+            this.db.transaction().execute(async (trx) => {
+              if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+              // What is left after waiting for a connection bounds the lock waits.
+              const rows = await lockAndRead(trx, this.schema, deadline - performance.now(), names === undefined, names ?? ('names' in scope ? scope.names : []));
+              return work(trx, rows);
+            }),
+          ),
         ),
       );
     } catch (error) {
@@ -240,19 +247,46 @@ export class PostgresEngine<T> {
     }
   }
 
-  /** Runs `work` in a read-only REPEATABLE READ transaction (one snapshot). */
+  /**
+   * Runs `work` in a read-only REPEATABLE READ transaction (one snapshot). Every read of the
+   * store goes through here, so that waiting for a connection and for locks is bounded by
+   * busyTimeoutMs and each statement by statementTimeoutMs, as for writes.
+   */
   async read<R>(work: (trx: Db) => Promise<R>, operation = 'read'): Promise<R> {
-    return this.#timed(operation, () => this.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .setAccessMode('read only')
-      .execute(async (trx) => {
-        if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
-        return work(trx);
-      }));
+    const deadline = performance.now() + this.busyTimeoutMs;
+    return this.#timed(operation, () =>
+      this.#deadline.run(deadline, () =>
+        // By hand rather than Kysely's transaction(): the BEGIN and the limits share one round
+        // trip, so a one-statement read costs three (an uncached get measured 4 with Kysely's).
+        this.db.connection().execute(async (connection) => {
+          await beginBoundedRead(connection, deadline - performance.now(), this.statementTimeoutMs);
+          let result: R;
+          try {
+            result = await work(connection);
+          } catch (error) {
+            // A ROLLBACK that fails (the connection is gone) must not hide why the read failed.
+            await sql`ROLLBACK`.execute(connection).catch(() => {});
+            throw error;
+          }
+          await sql`COMMIT`.execute(connection);
+          return result;
+        }),
+      ),
+    );
   }
 
-  /** A statement cancelled by statementTimeoutMs is STORAGE_BUSY (with the driver's error as cause). */
+  /** What is left of the current call's time (busyTimeoutMs outside a call), for a pool check-out. */
+  #timeLeft(): number {
+    const deadline = this.#deadline.getStore();
+    return deadline === undefined ? this.busyTimeoutMs : Math.max(1, deadline - performance.now());
+  }
+
+  /**
+   * A call that ran out of time is STORAGE_BUSY (with the driver's error as cause): no pool
+   * connection free within busyTimeoutMs, a read's lock wait past it (55P03; a write's lock
+   * waits are retried and end as STORAGE_BUSY in retryWhileBusy), a statement cancelled by
+   * statementTimeoutMs (57014).
+   */
   async #timed<R>(operation: string, run: () => Promise<R>): Promise<R> {
     try {
       return await run();
@@ -260,6 +294,7 @@ export class PostgresEngine<T> {
       if (sqlState(error) === '57014' && this.statementTimeoutMs !== undefined) {
         throw storageBusy(operation, this.statementTimeoutMs, 1, error);
       }
+      if (error instanceof CheckoutTimeoutError || sqlState(error) === '55P03') throw storageBusy(operation, this.busyTimeoutMs, 1, error);
       throw error;
     }
   }
@@ -269,7 +304,7 @@ export class PostgresEngine<T> {
    * the answer, so a `watch()` started before a `register()` sees its event.
    */
   async revision(): Promise<number> {
-    const read = readHead(this.db).then((head) => head.revision);
+    const read = this.read(readHead, 'revision').then((head) => head.revision);
     this.#revisionReads.add(read);
     try {
       return await read;
@@ -315,7 +350,7 @@ export class PostgresEngine<T> {
 
   /** Counts and the schema's state, for operators and the CLI. */
   async status(): Promise<PostgresEngineStatus> {
-    const client = await checkOut(this.pool);
+    const client = await this.#timed('status', () => checkOut(this.pool, this.busyTimeoutMs));
     try {
       const applied = await appliedMigrations(client, this.schema);
       const counts = await this.read(async (trx) => {

@@ -6,8 +6,8 @@ import { readMigrationFiles } from '../../core/migration-files.js';
 import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { SchemaTooNewError } from '../../core/errors.js';
-import { retryWhileBusy } from './busy.js';
-import { checkOut } from './connections.js';
+import { retryWhileBusy, storageBusy } from './busy.js';
+import { CheckoutTimeoutError, checkOut } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
 
 /** The folder of the shipped PostgreSQL migrations. */
@@ -84,7 +84,9 @@ export interface MigrateOptions {
 export async function migrate(options: MigrateOptions): Promise<string[]> {
   const { pool, schema } = options;
   const migrations = options.migrations ?? shippedMigrations();
-  const client = await checkOut(pool);
+  const client = await checkOut(pool, options.busyTimeoutMs).catch((error: unknown) => {
+    throw error instanceof CheckoutTimeoutError ? storageBusy('migrate', options.busyTimeoutMs, 1, error) : error;
+  });
   try {
     const before = await appliedMigrations(client, schema);
     assertKnown(before, migrations, schema);

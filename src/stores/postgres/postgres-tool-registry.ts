@@ -13,6 +13,7 @@ import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '.
 import { changeAction } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
+import { renamedBusy } from './busy.js';
 import { PostgresEngine } from './engine.js';
 import type { PostgresEngineStatus } from './engine.js';
 import {
@@ -122,34 +123,43 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     if (this.closed) throw new RegistryClosedError(operation);
   }
 
-  /** The cache, when it may answer now (caught up); undefined: read the database. */
-  async #cache() {
+  /**
+   * The cache, when it may answer now (caught up); undefined: read the database. A catch-up
+   * may serve several calls at once; one that ran out of time is STORAGE_BUSY named after
+   * `operation`, the call that waited for it.
+   */
+  async #cache(operation: string) {
     const cache = this.#engine.cache;
-    return cache !== undefined && (await cache.ready()) ? cache : undefined;
+    if (cache === undefined) return undefined;
+    try {
+      return (await cache.ready()) ? cache : undefined;
+    } catch (error) {
+      throw renamedBusy(error, operation);
+    }
   }
 
   protected async _find(toolName: string): Promise<ToolRecord | undefined> {
-    const cache = await this.#cache();
-    const row = cache !== undefined ? cache.row(toolName) : (await readTools(this.#engine.db, [toolName])).get(toolName);
+    const cache = await this.#cache('has');
+    const row = cache !== undefined ? cache.row(toolName) : (await this.#engine.read((trx) => readTools(trx, [toolName]), 'has')).get(toolName);
     return row === undefined ? undefined : toRecord(row);
   }
 
   protected async _get(toolName: string): Promise<ToolRegistrationType | undefined> {
-    const cache = await this.#cache();
+    const cache = await this.#cache('get');
     if (cache !== undefined) return cache.get(toolName);
-    const row = await readRegistration(this.#engine.db, toolName);
+    const row = await this.#engine.read((trx) => readRegistration(trx, toolName), 'get');
     return row === undefined ? undefined : toRegistration(row);
   }
 
   protected async _list(includeDisabled: boolean): Promise<readonly ToolRegistrationType[]> {
-    const cache = await this.#cache();
+    const cache = await this.#cache('listAll');
     if (cache !== undefined) return cache.list(includeDisabled);
-    return (await readRegistrations(this.#engine.db, { includeDisabled })).map(toRegistration);
+    return (await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled }), 'listAll')).map(toRegistration);
   }
 
-  protected async _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): Promise<T> {
-    this.#assertOpen('read');
-    const cache = await this.#cache();
+  protected async _read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): Promise<T> {
+    this.#assertOpen(operation);
+    const cache = await this.#cache(operation);
     if (cache !== undefined) {
       const names = 'names' in scope ? scope.names : undefined;
       const rows = new Map<string, RegistrationRow>();
@@ -163,7 +173,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       }
       return work(viewOf(rows, cache.revision));
     }
-    const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true));
+    const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true), operation);
     return work(viewOf(rows, revision));
   }
 
@@ -276,7 +286,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
-    const page = await readChanges(this.#engine.db, this.#engine.schema, since, limit);
+    const page = await this.#engine.read((trx) => readChanges(trx, this.#engine.schema, since, limit), 'changes');
     const events = page.changes.map(
       ({ revision, tool_name, action, version, at }): ChangeEvent => Object.freeze({ revision, tool_name, action, version, at }),
     );

@@ -17,7 +17,8 @@ export interface ListenerState {
 }
 
 export interface ReadCacheOptions<T> {
-  readonly db: Db;
+  /** Runs a read in one REPEATABLE READ snapshot (the engine's bounded read). */
+  readonly read: <R>(work: (trx: Db) => Promise<R>) => Promise<R>;
   readonly schema: string;
   readonly listener: ListenerState;
   /** Serve from memory only if the listener confirmed itself within this many ms. */
@@ -172,48 +173,40 @@ export class PostgresReadCache<T> {
   async #catchUp(): Promise<void> {
     const head = this.#head;
     if (head === undefined) return this.#reload();
-    await this.#options.db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .setAccessMode('read only')
-      .execute(async (trx) => {
-        const page = await readChanges(trx, this.#options.schema, head.revision, MAX_CHANGES + 1);
-        const followed =
-          page.head.generation === head.generation &&
-          page.head.revision >= head.revision &&
-          // The entry the cache stopped at is still the one it saw (a restored dump may reuse the number).
-          (head.revision === 0 ? true : page.sinceToken === this.#headEntryToken) &&
-          (page.head.revision > head.revision || page.head.token === head.token) &&
-          page.changes.length <= MAX_CHANGES;
-        if (!followed) return this.#reload(trx);
-        this.stats.catchUps++;
-        if (page.changes.length === 0) return;
-        const names = [...new Set(page.changes.map((change) => change.tool_name))];
-        const rows = await readRegistrations(trx, { includeDisabled: true, names });
-        const found = new Map(rows.map((row) => [row.tool_name, row]));
-        let membership = false;
-        for (const name of names) {
-          const row = found.get(name);
-          if (row === undefined) membership = this.#entries.delete(name) || membership;
-          else {
-            membership ||= !this.#entries.has(name);
-            this.#entries.set(name, { row, value: undefined });
-          }
+    await this.#options.read(async (trx) => {
+      const page = await readChanges(trx, this.#options.schema, head.revision, MAX_CHANGES + 1);
+      const followed =
+        page.head.generation === head.generation &&
+        page.head.revision >= head.revision &&
+        // The entry the cache stopped at is still the one it saw (a restored dump may reuse the number).
+        (head.revision === 0 ? true : page.sinceToken === this.#headEntryToken) &&
+        (page.head.revision > head.revision || page.head.token === head.token) &&
+        page.changes.length <= MAX_CHANGES;
+      if (!followed) return this.#reload(trx);
+      this.stats.catchUps++;
+      if (page.changes.length === 0) return;
+      const names = [...new Set(page.changes.map((change) => change.tool_name))];
+      const rows = await readRegistrations(trx, { includeDisabled: true, names });
+      const found = new Map(rows.map((row) => [row.tool_name, row]));
+      let membership = false;
+      for (const name of names) {
+        const row = found.get(name);
+        if (row === undefined) membership = this.#entries.delete(name) || membership;
+        else {
+          membership ||= !this.#entries.has(name);
+          this.#entries.set(name, { row, value: undefined });
         }
-        if (membership) this.#sorted = undefined;
-        this.#head = page.head;
-        this.#headEntryToken = page.changes.at(-1)?.token ?? this.#headEntryToken;
-      });
+      }
+      if (membership) this.#sorted = undefined;
+      this.#head = page.head;
+      this.#headEntryToken = page.changes.at(-1)?.token ?? this.#headEntryToken;
+    });
   }
 
-  /** Loads every tool and the head in one snapshot (inside `trx`, or a new read-only REPEATABLE READ transaction). */
+  /** Loads every tool and the head in one snapshot (inside `trx`, or a new read). */
   async #reload(trx?: Db): Promise<void> {
     if (trx === undefined) {
-      return this.#options.db
-        .transaction()
-        .setIsolationLevel('repeatable read')
-        .setAccessMode('read only')
-        .execute((inner) => this.#reload(inner));
+      return this.#options.read((inner) => this.#reload(inner));
     }
     this.stats.reloads++;
     const head = await readHead(trx);

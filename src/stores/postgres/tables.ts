@@ -36,6 +36,19 @@ export async function setStatementTimeout(trx: Db, ms: number): Promise<void> {
   await sql`SELECT set_config('statement_timeout', ${`${Math.max(0, Math.ceil(ms))}ms`}, true)`.execute(trx);
 }
 
+/**
+ * Starts a read-only REPEATABLE READ transaction (one snapshot) whose lock waits are bounded
+ * by `lockTimeoutMs` (at least 1 ms) and, when given, each statement by `statementTimeoutMs`:
+ * one round trip, as a simple-protocol query of several statements (no parameters: the limits
+ * are whole numbers written here). A read waits for a lock only behind an ACCESS EXCLUSIVE one
+ * (ALTER TABLE, TRUNCATE, VACUUM FULL, LOCK TABLE).
+ */
+export async function beginBoundedRead(db: Db, lockTimeoutMs: number, statementTimeoutMs: number | undefined): Promise<void> {
+  const limits = [`SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'`];
+  if (statementTimeoutMs !== undefined) limits.push(`SET LOCAL statement_timeout = '${Math.max(0, Math.ceil(statementTimeoutMs))}ms'`);
+  await sql.raw(['START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', ...limits].join('; ')).execute(db);
+}
+
 // --- reads ----------------------------------------------------------------------------
 
 const toolColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'] as const;

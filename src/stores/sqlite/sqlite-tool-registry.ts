@@ -444,10 +444,10 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   /** Several reads in one read transaction, so they see one snapshot. */
-  protected _read<T>(scope: StoreScope, work: (reader: StoreReader) => T): T | Promise<T> {
+  protected _read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): T | Promise<T> {
     // The core checked for close() before its first await; the registry may have closed since.
-    this.#assertOpen('read');
-    return this.#whileBusy('read', () => {
+    this.#assertOpen(operation);
+    return this.#whileBusy(operation, () => {
       // A one-name read (register's identical-spec check) of a tool the cache does not hold
       // starts with one key lookup: a tool that does not exist (a new one, the usual case)
       // needs nothing more, and a write that follows decides inside its transaction as always.

@@ -1,0 +1,109 @@
+// Every call of the PostgreSQL store waits at most busyTimeoutMs, reads as much as writes
+// (as SQLite's do): for a free connection of the pool (a caller's pool busy with its own work,
+// or more concurrent calls than its `max`), and for a lock a DBA's statement holds (LOCK TABLE,
+// ALTER TABLE, TRUNCATE and VACUUM FULL take ACCESS EXCLUSIVE, which blocks reads too). Past
+// it: STORAGE_BUSY, and the registry works again once the pool or the lock is free.
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import type { PostgresToolRegistry } from '../../src/index.js';
+import { minimalSpec } from '../support/registry-helpers.js';
+import { useFileDatabase } from './helpers.js';
+
+const db = useFileDatabase();
+const BUSY_MS = 200;
+/** Far above BUSY_MS: a call still waiting then waits without bound. */
+const GIVE_UP_MS = 15_000;
+
+/** The code the call failed with, 'ok', or 'still waiting' when it neither settled within GIVE_UP_MS. */
+async function outcome(call: Promise<unknown>): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  const waiting = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve('still waiting'), GIVE_UP_MS);
+  });
+  try {
+    return await Promise.race([call.then(() => 'ok', (error: unknown) => String((error as { code?: unknown }).code)), waiting]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every read and write of the registry, one after another, each with its outcome. */
+async function everyCall(registry: PostgresToolRegistry): Promise<Record<string, string>> {
+  return {
+    get: await outcome(registry.get('kept')),
+    has: await outcome(registry.has('kept')),
+    listAll: await outcome(registry.listAll()),
+    exportSnapshot: await outcome(registry.exportSnapshot()),
+    changes: await outcome(registry.changes()),
+    history: await outcome(registry.history('kept')),
+    status: await outcome(registry.status()),
+    verify: await outcome(registry.verify()),
+    register: await outcome(registry.register(minimalSpec('new_one'))),
+    setEnabled: await outcome(registry.setEnabled('kept', false)),
+    remove: await outcome(registry.remove('kept')),
+  };
+}
+
+async function seeded(pool: pg.Pool, schema: string, cache: boolean): Promise<PostgresToolRegistry> {
+  const registry = await openPostgresToolRegistry({ pool, schema, busyTimeoutMs: BUSY_MS, cache });
+  await registry.register(minimalSpec('kept'));
+  return registry;
+}
+
+describe.each([true, false])('PostgreSQL store, cache %s: waits are bounded by busyTimeoutMs', (cache) => {
+  it("a caller's pool with no free connection: every call is STORAGE_BUSY, none waits for good; then all work", async () => {
+    const pool = db.pool({ max: 2 });
+    const registry = await seeded(pool, db.schema(), cache);
+    const held = [await pool.connect(), await pool.connect()];
+    try {
+      const outcomes = await everyCall(registry);
+      // A cache that is caught up answers reads from memory, without a connection.
+      const fromMemory = cache ? ['get', 'has', 'listAll', 'exportSnapshot'] : [];
+      expect(outcomes).toEqual(Object.fromEntries(Object.keys(outcomes).map((call) => [call, fromMemory.includes(call) ? 'ok' : 'STORAGE_BUSY'])));
+      const busy = await registry.register(minimalSpec('other')).catch((error: unknown) => error);
+      // Named after the call, also when its first read (the identical-spec check) is what waited.
+      expect(busy).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'register', busy_timeout_ms: BUSY_MS } });
+      // A read that goes to the database is named after its method, as SQLite names it.
+      if (!cache) expect(await registry.get('kept').catch((error: unknown) => error)).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'get' } });
+    } finally {
+      for (const client of held) client.release();
+    }
+    // Nothing was written while busy, and the connections that arrived late went back to the pool.
+    expect((await registry.listAll()).map((registration) => registration.spec.tool_name)).toEqual(['kept']);
+    expect(await everyCall(registry)).toMatchObject({ get: 'ok', listAll: 'ok', changes: 'ok', register: 'ok', setEnabled: 'ok', remove: 'ok' });
+    expect(pool.totalCount).toBeLessThanOrEqual(2);
+    await registry.close();
+  });
+
+  it.each(['tool_registrations', 'tool_changes', 'tool_registry_head'])(
+    'a DBA holds ACCESS EXCLUSIVE on %s: the calls that need it are STORAGE_BUSY, none waits for good',
+    async (table) => {
+      const pool = db.pool({ max: 6 });
+      const schema = db.schema();
+      const registry = await seeded(pool, schema, cache);
+      const dba = db.pool({ max: 1 });
+      const locker = await dba.connect();
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE ${schema}.${table} IN ACCESS EXCLUSIVE MODE`);
+      let outcomes: Record<string, string>;
+      try {
+        outcomes = await everyCall(registry);
+      } finally {
+        await locker.query('ROLLBACK');
+        locker.release();
+      }
+      expect(Object.values(outcomes).filter((one) => one !== 'ok' && one !== 'STORAGE_BUSY'), JSON.stringify(outcomes)).toEqual([]);
+      // Each table is read by these calls (the cache too: it must catch up after its own failed writes).
+      const needs: Record<string, string[]> = {
+        tool_registrations: ['status', 'verify', 'register', 'setEnabled', 'remove'],
+        tool_changes: ['changes', 'register', 'setEnabled', 'remove'],
+        tool_registry_head: ['changes', 'status', 'register', 'setEnabled', 'remove'],
+      };
+      for (const call of needs[table] ?? []) expect(outcomes[call], call).toBe('STORAGE_BUSY');
+      expect(await everyCall(registry)).toMatchObject({ get: 'ok', changes: 'ok', status: 'ok', register: 'ok', remove: 'ok' });
+      await registry.close();
+    },
+    60_000,
+  );
+});
