@@ -44,37 +44,71 @@ function refSiblingRules(schema: JsonObject): RuleHit[] {
   return hits;
 }
 
-/** `parameters`: every keyword outside the subset, non-string enums, anyOf with siblings, type lists. */
+/** The type names of `parameters` (its Type enum, any case); "null" is not one of them: `nullable: true` says it. */
+export const GEMINI_OPENAPI_TYPES: readonly string[] = ['string', 'number', 'integer', 'boolean', 'array', 'object'];
+
+/**
+ * `parameters`: every keyword outside the subset, type names outside its enum (and `null`),
+ * type lists, enums that are not strings or not on a string, `anyOf` with siblings, subschemas
+ * that are not objects, `properties` off an object, objects without properties, arrays without
+ * `items`, and `required` names that are not properties. The first five follow what
+ * @google/genai's processJsonSchema throws on or rewrites; the rest are the API's own answers
+ * (docs/providers/gemini.md gives each source).
+ */
 function openApiRules(schema: JsonObject): RuleHit[] {
   const hits: RuleHit[] = [];
+  const error = (path: string, rule: string, message: string): void => {
+    hits.push({ path, rule, severity: 'error', message: `Gemini (parameters) ${message}` });
+  };
+  /** A subschema slot: anything but a schema object is refused (the SDK turns `true` into `{}` and a tuple into an object). */
+  const visit = (value: JsonValue | undefined, pointer: string): void => {
+    if (isSchemaObject(value)) check(value, pointer);
+    else error(pointer, 'schema-not-object', `needs a schema object here; got ${JSON.stringify(value)}`);
+  };
   const check = (sub: Record<string, JsonValue>, pointer: string): void => {
     for (const key of Object.keys(sub)) {
       if (!GEMINI_OPENAPI_KEYWORDS.includes(key)) {
-        hits.push({ path: pointerTo(pointer, key), rule: 'unsupported-keyword', severity: 'error', message: `Gemini (parameters) does not support ${JSON.stringify(key)}; use schema: 'json' (parametersJsonSchema) or drop it from the spec` });
+        error(pointerTo(pointer, key), 'unsupported-keyword', `does not support ${JSON.stringify(key)}; use schema: 'json' (parametersJsonSchema) or drop it from the spec`);
       }
     }
+    const type = typeof sub.type === 'string' ? sub.type.toLowerCase() : undefined;
     if (Array.isArray(sub.type)) {
-      hits.push({ path: pointerTo(pointer, 'type'), rule: 'type-list', severity: 'error', message: 'Gemini (parameters) takes one type per schema; use "nullable": true or anyOf instead of a type list' });
+      error(pointerTo(pointer, 'type'), 'type-list', 'takes one type per schema; use "nullable": true or anyOf instead of a type list');
+    } else if (type === 'null') {
+      error(pointerTo(pointer, 'type'), 'type-null', 'has no "null" type (the SDK throws on it alone and rewrites it in anyOf); use "nullable": true on the other type');
+    } else if ('type' in sub && (type === undefined || !GEMINI_OPENAPI_TYPES.includes(type))) {
+      error(pointerTo(pointer, 'type'), 'type-unknown', `takes the types ${GEMINI_OPENAPI_TYPES.join(', ')}; got ${JSON.stringify(sub.type)}`);
     }
     if (Array.isArray(sub.enum) && sub.enum.some((value) => typeof value !== 'string')) {
-      hits.push({ path: pointerTo(pointer, 'enum'), rule: 'enum-non-string', severity: 'error', message: 'Gemini (parameters) accepts string enum values only' });
+      error(pointerTo(pointer, 'enum'), 'enum-non-string', 'accepts string enum values only');
+    }
+    if ('enum' in sub && type !== 'string' && !Array.isArray(sub.type)) {
+      error(pointerTo(pointer, 'enum'), 'enum-type', 'accepts "enum" only on "type": "string"');
     }
     if (Array.isArray(sub.anyOf)) {
       const siblings = Object.keys(sub).filter((key) => key !== 'anyOf');
-      if (siblings.length > 0) {
-        hits.push({ path: pointerTo(pointer, 'anyOf'), rule: 'anyof-siblings', severity: 'error', message: `Gemini (parameters) accepts "anyOf" only on its own; found beside it: ${siblings.join(', ')}` });
-      }
-      sub.anyOf.forEach((child, index) => {
-        if (isSchemaObject(child)) check(child, pointerTo(pointer, 'anyOf', index));
+      if (siblings.length > 0) error(pointerTo(pointer, 'anyOf'), 'anyof-siblings', `accepts "anyOf" only on its own; found beside it: ${siblings.join(', ')}`);
+      sub.anyOf.forEach((child, index) => visit(child, pointerTo(pointer, 'anyOf', index)));
+    }
+    const properties = isSchemaObject(sub.properties) ? sub.properties : undefined;
+    if ('properties' in sub && type !== 'object' && !Array.isArray(sub.type)) {
+      error(pointerTo(pointer, 'properties'), 'properties-non-object', 'accepts "properties" only on "type": "object"');
+    }
+    if (type === 'object' && (properties === undefined || Object.keys(properties).length === 0)) {
+      error(pointerTo(pointer, 'properties'), 'object-empty-properties', 'needs at least one property on every "type": "object" schema');
+    }
+    if (properties !== undefined) {
+      for (const name of Object.keys(properties)) visit(properties[name], pointerTo(pointer, 'properties', name));
+    }
+    if (Array.isArray(sub.required)) {
+      sub.required.forEach((name, index) => {
+        if (typeof name !== 'string' || properties === undefined || !Object.hasOwn(properties, name)) {
+          error(pointerTo(pointer, 'required', index), 'required-undefined', `lists ${JSON.stringify(name)} in "required" but not in "properties"`);
+        }
       });
     }
-    if (isSchemaObject(sub.properties)) {
-      for (const name of Object.keys(sub.properties)) {
-        const child = sub.properties[name];
-        if (isSchemaObject(child)) check(child, pointerTo(pointer, 'properties', name));
-      }
-    }
-    if (isSchemaObject(sub.items)) check(sub.items, pointerTo(pointer, 'items'));
+    if (type === 'array' && !('items' in sub)) error(pointerTo(pointer, 'items'), 'array-without-items', 'needs "items" on every "type": "array" schema');
+    if ('items' in sub) visit(sub.items, pointerTo(pointer, 'items'));
   };
   // A tool that takes no parameters is exported without them: nothing of its schema is sent.
   if (!takesNoParameters(schema)) check(schema, '/input_schema');

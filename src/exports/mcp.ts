@@ -33,6 +33,11 @@ function nameRules(name: string): RuleHit[] {
 function rootShapeRules(schema: JsonObject, field: 'input_schema' | 'output_schema'): RuleHit[] {
   const hits: RuleHit[] = [];
   const prefix = field === 'input_schema' ? '' : 'output-';
+  // The SDK's zod parse drops a key named "__proto__" at the root and among the root
+  // properties, silently: a client would show the model a schema without it.
+  if (Object.prototype.hasOwnProperty.call(schema, '__proto__')) {
+    hits.push({ path: pointerTo(`/${field}`, '__proto__'), rule: `${prefix}root-proto-key`, severity: 'error', message: `${WHO} clients drop a key named "__proto__" at the root of ${field} (the SDK's schema parse leaves it out)` });
+  }
   const { properties, required } = schema;
   if (properties !== undefined) {
     if (!isSchemaObject(properties)) {
@@ -40,6 +45,10 @@ function rootShapeRules(schema: JsonObject, field: 'input_schema' | 'output_sche
     } else {
       for (const name of Object.keys(properties)) {
         const value = properties[name];
+        if (name === '__proto__') {
+          hits.push({ path: pointerTo(`/${field}/properties`, name), rule: `${prefix}root-proto-key`, severity: 'error', message: `${WHO} clients drop a root property named "__proto__" of ${field} (the SDK's schema parse leaves it out)` });
+          continue;
+        }
         if (typeof value === 'object' && value !== null) continue;
         hits.push({ path: pointerTo(`/${field}/properties`, name), rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs every root property of ${field} to be a schema object; ${JSON.stringify(name)} is ${describe(value)}` });
       }

@@ -29,7 +29,8 @@ function normalised(value: JsonValue, dropDocsSupported: boolean): JsonValue {
   const out: JsonObject = {};
   const literal = 'enum' in value || 'const' in value;
   for (const [key, item] of Object.entries(value)) {
-    if (dropDocsSupported && DOCS_SUPPORTED.has(key)) continue;
+    // Beside a `$ref` they are dropped like any other sibling (strict-ref-siblings): the SDK decides those.
+    if (dropDocsSupported && DOCS_SUPPORTED.has(key) && !('$ref' in value)) continue;
     if (key === '$schema' || (key === 'type' && literal && !('$ref' in value))) continue;
     // The SDK handles type-specific keywords for one type only; a nullable type ([T, "null"]) is a union the API takes.
     if (dropDocsSupported && key === 'type' && Array.isArray(item) && item.length === 2 && item.includes('null')) {

@@ -5,14 +5,19 @@ import { ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { validateToolName } from '@modelcontextprotocol/sdk/shared/toolNameValidation.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lintTools, toMcpTools } from '../../src/index.js';
+import { canonicalJson, lintTools, toMcpTools } from '../../src/index.js';
 import type { JsonObject, ToolSpecInput } from '../../src/index.js';
 import { rootSchema } from './schema-arbitrary.js';
 
 const spec = (input_schema: JsonObject, output_schema: JsonObject = {}): ToolSpecInput => ({ tool_name: 't', input_schema, output_schema });
 const errors = (item: ToolSpecInput): string[] => lintTools([item], { providers: ['mcp'] }).filter((f) => f.severity === 'error').map((f) => `${f.rule} ${f.path}`);
-const sdkTakes = (item: ToolSpecInput): boolean =>
-  ListToolsResultSchema.safeParse({ tools: [{ name: item.tool_name, inputSchema: item.input_schema, ...(Object.keys(item.output_schema).length > 0 ? { outputSchema: item.output_schema } : {}) }] }).success;
+/** The SDK parses the entry and keeps it as it was, as JSON (its parse drops a "__proto__" key at the root and among root properties). */
+const sdkTakes = (item: ToolSpecInput): boolean => {
+  const entry = { name: item.tool_name, inputSchema: item.input_schema, ...(Object.keys(item.output_schema).length > 0 ? { outputSchema: item.output_schema } : {}) };
+  const parsed = ListToolsResultSchema.safeParse({ tools: [entry] });
+  return parsed.success && canonicalJson(parsed.data.tools[0]) === canonicalJson(entry);
+};
+const parsedJson = (text: string): JsonObject => JSON.parse(text) as JsonObject;
 
 describe('MCP: lintTools agrees with the SDK ListToolsResultSchema', () => {
   const cases: [string, ToolSpecInput, string[]][] = [
@@ -22,6 +27,11 @@ describe('MCP: lintTools agrees with the SDK ListToolsResultSchema', () => {
     ['required with a number', spec({ type: 'object', properties: { a: {} }, required: ['a', 1 as never] }), ['root-required /input_schema/required/1']],
     ['outputSchema property null', spec({ type: 'object' }, { type: 'object', properties: { a: null } }), ['output-root-properties /output_schema/properties/a']],
     ['outputSchema required object', spec({ type: 'object' }, { type: 'object', required: {} }), ['output-root-required /output_schema/required']],
+    // The SDK's parse drops these keys (JSON.parse makes "__proto__" an own key, as a client receives it).
+    ['a root key named __proto__', spec(parsedJson('{"type":"object","__proto__":{"x":1}}')), ['root-proto-key /input_schema/__proto__']],
+    ['a root property named __proto__', spec(parsedJson('{"type":"object","properties":{"__proto__":{"type":"string"},"b":{}}}')), ['root-proto-key /input_schema/properties/__proto__']],
+    ['a root property __proto__: null', spec(parsedJson('{"type":"object","properties":{"__proto__":null}}')), ['root-proto-key /input_schema/properties/__proto__']],
+    ['a nested __proto__ key is kept', spec(parsedJson('{"type":"object","properties":{"a":{"type":"string","__proto__":{"q":1}}}}')), []],
     // Nested booleans are fine: the SDK checks only the root's properties.
     ['nested boolean schema', spec({ type: 'object', properties: { a: { type: 'object', properties: { b: true } } } }), []],
     ['required naming an undeclared property', spec({ type: 'object', required: ['x'] }), []],
@@ -33,7 +43,7 @@ describe('MCP: lintTools agrees with the SDK ListToolsResultSchema', () => {
     });
   }
 
-  it('property: no error exactly when the SDK parses the entry; the export parses back unchanged', () => {
+  it('property: no error exactly when the SDK parses the entry unchanged; the export parses back unchanged', () => {
     fc.assert(
       fc.property(rootSchema, rootSchema, fc.boolean(), (input, output, withOutput) => {
         const item = spec(input, withOutput ? output : {});
