@@ -492,20 +492,34 @@ export async function verifyCommand(context: CliContext, options: { json?: boole
   });
 }
 
+/** The migrations a read-only open found missing (both stores say so on the error it throws, or its cause). */
+function pendingMigrationsOf(error: unknown): readonly string[] | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const pending = (current as { pendingMigrations?: unknown }).pendingMigrations;
+    if (Array.isArray(pending)) return pending as string[];
+  }
+  return undefined;
+}
+
 export async function migrateCommand(context: CliContext): Promise<void> {
   const postgres = isPostgresUrl(context.database);
   const existed = postgres || (context.database !== ':memory:' && (await exists(context.database)));
-  let before: readonly string[] = [];
+  // Only to tell which migrations are new: the ones applied before, or (a registry too old to
+  // open read-only) the ones it lacked; a file too new to read is refused below.
+  let isNew = (_name: string): boolean => true;
   if (existed) {
-    // Only to tell which migrations are new; a file too old or too new to read is migrated or refused below.
-    before = await withRegistry(context.database, 'readonly', async (registry) => (await registry.status()).appliedMigrations).catch(
-      () => [],
-    );
+    isNew = await withRegistry(context.database, 'readonly', async (registry) => {
+      const before = (await registry.status()).appliedMigrations;
+      return (name: string) => !before.includes(name);
+    }).catch((error: unknown) => {
+      const pending = pendingMigrationsOf(error);
+      return pending === undefined ? isNew : (name: string) => pending.includes(name);
+    });
   }
   await withRegistry(context.database, 'readwrite', async (registry) => {
     const status = await registry.status();
-    const applied = status.appliedMigrations.filter((name) => !before.includes(name));
-    const created = postgres ? before.length === 0 : !existed;
+    const applied = status.appliedMigrations.filter(isNew);
+    const created = postgres ? applied.length === status.appliedMigrations.length : !existed;
     const lines = [
       ...(created ? [`created ${postgres ? `schema ${(status as { schema: string }).schema} in ${describeDatabase(context.database)}` : context.database}`] : []),
       ...applied.map((name) => `applied ${name}`),

@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { ToolRegistryError } from '../core/errors.js';
 import { openPostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
 import type { PostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
+import { shippedMigrations } from '../stores/postgres/migrations.js';
 import { openSqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
 import type { SqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
 import { CliError, describeSystemError } from './errors.js';
@@ -21,7 +22,10 @@ export function isPostgresUrl(database: string): boolean {
  */
 export function postgresTarget(database: string): { connectionString: string; schema: string | undefined } {
   const url = new URL(database);
-  const schema = url.searchParams.get('schema') ?? undefined;
+  const schemas = url.searchParams.getAll('schema');
+  // Two registries named at once: which one was meant must not be guessed.
+  if (schemas.length > 1) throw new Error(`?schema= is given ${schemas.length} times (${schemas.map((name) => JSON.stringify(name)).join(', ')}); give it once`);
+  const schema = schemas[0];
   url.searchParams.delete('schema');
   return { connectionString: url.toString(), schema };
 }
@@ -53,10 +57,20 @@ async function openPostgres(database: string, readonly: boolean): Promise<Postgr
     if (error instanceof TypeError) throw new CliError('USAGE', `the database URL ${describeDatabase(database)}: ${error.message}`, { cause: error });
     const pending = (error as { pendingMigrations?: unknown }).pendingMigrations;
     if (Array.isArray(pending)) {
+      const where = `the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}`;
+      // No registry there at all is the missing file's case; one an older release migrated
+      // is the old file's case (IO_ERROR, naming what is missing), as for SQLite.
+      if (pending.length === shippedMigrations().length) {
+        throw new CliError(
+          'DATABASE_NOT_FOUND',
+          `${where} does not exist or holds no registry; read-only commands never create one (run "tool-registry migrate" or register a tool first)`,
+        );
+      }
       throw new CliError(
-        'DATABASE_NOT_FOUND',
-        `the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)} is missing or not migrated; ` +
-          `read-only commands never create one (run "tool-registry migrate" or register a tool first)`,
+        'IO_ERROR',
+        `cannot open ${where} read-only: it is not a tool-registry schema of this release ` +
+          `(missing migrations: ${pending.join(', ')}); run "tool-registry migrate" to migrate it`,
+        { cause: error },
       );
     }
     const reason = error instanceof Error ? describeSystemError(error) : String(error);
@@ -118,14 +132,35 @@ export async function openReadWrite(filename: string): Promise<CliRegistry> {
 const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|FULL|CANTOPEN|READONLY|PERM)/;
 
 /**
- * A SQLite error about the file itself, met after it opened (pages damaged since, a full
- * disk), is IO_ERROR like a file that cannot be opened; anything else passes unchanged.
+ * PostgreSQL's counterpart: SQLSTATE classes of the server or the connection failing, never of
+ * our statements: connection exception (08), insufficient resources (53: disk full, too many
+ * connections), operator intervention (57: pg_terminate_backend, shutdown, a cancel), system
+ * error (58) and data corrupted (XX001, XX002).
  */
-function fileFailure(database: string, error: unknown): unknown {
-  if (isPostgresUrl(database) || error instanceof ToolRegistryError || !(error instanceof Error)) return error;
+const SERVER_FAILURE = /^(08|53|57|58|XX00[12])/;
+
+/** node-postgres' own errors for a connection that ended or never answered (no SQLSTATE). */
+const CONNECTION_LOST = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH)$/;
+
+/** The code to name in the message when `error` is the database failing (not our statement), else undefined. */
+function storageFailureCode(database: string, error: Error): string | undefined {
   const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string' || !FILE_FAILURE.test(code)) return error;
-  return new CliError('IO_ERROR', `database ${database}: ${error.message} (${code})`, { cause: error });
+  if (!isPostgresUrl(database)) return typeof code === 'string' && FILE_FAILURE.test(code) ? code : undefined;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return SERVER_FAILURE.test(code) ? `SQLSTATE ${code}` : undefined;
+  if (typeof code === 'string' && CONNECTION_LOST.test(code)) return code;
+  return /^Connection terminated\b/.test(error.message) ? 'connection lost' : undefined;
+}
+
+/**
+ * A failure of the database itself, met after it opened (SQLite: pages damaged since, a full
+ * disk; PostgreSQL: the connection ended, the server shut down or ran out of space), is
+ * IO_ERROR like a database that cannot be opened, on every store; anything else passes unchanged.
+ */
+function storageFailure(database: string, error: unknown): unknown {
+  if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
+  const code = storageFailureCode(database, error);
+  if (code === undefined) return error;
+  return new CliError('IO_ERROR', `database ${describeDatabase(database)}: ${error.message} (${code})`, { cause: error });
 }
 
 /** Runs `work` with the registry open and always closes it. */
@@ -138,7 +173,7 @@ export async function withRegistry<T>(
   try {
     return await work(registry);
   } catch (error) {
-    throw fileFailure(filename, error);
+    throw storageFailure(filename, error);
   } finally {
     await registry.close();
   }

@@ -99,7 +99,8 @@ describe('a database file this process may not write', () => {
 describe('a --db URL that is not one', () => {
   it('a malformed postgres:// URL or a bad ?schema= is a usage error (exit 2), also from TOOL_REGISTRY_DB', () => {
     const cwd = tempDir();
-    for (const url of ['postgres://bad url', 'postgres://u:p@127.0.0.1:1/db?schema=a-b', 'postgresql://[::1']) {
+    // A schema given twice is ambiguous: which registry was meant must not be guessed.
+    for (const url of ['postgres://bad url', 'postgres://u:p@127.0.0.1:1/db?schema=a-b', 'postgresql://[::1', 'postgres://u:p@127.0.0.1:1/db?schema=a&schema=b']) {
       const viaFlag = runCli(['--db', url, 'list'], { cwd });
       expect({ url, code: viaFlag.code, error: errorCode(viaFlag.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
       const viaEnv = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('x')), env: { TOOL_REGISTRY_DB: url } });

@@ -4,10 +4,14 @@
 // processes, as test/cli/changes.test.ts has them for SQLite.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
 import { openPostgresToolRegistry } from '../../src/index.js';
+import { migrate as migratePostgres, shippedMigrations as postgresMigrations } from '../../src/stores/postgres/migrations.js';
+import { migrate as migrateSqlite, shippedMigrations as sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
 import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, writeJson } from './helpers.js';
 
 const tempDir = useTempDir();
@@ -156,6 +160,93 @@ describe('tool-registry --db postgres://', () => {
       } finally {
         watch.child.kill('SIGKILL');
       }
+    }
+  });
+
+  // Parity with SQLite's file failures (IO_ERROR, test/cli/damaged-database.test.ts): the
+  // server ending the command's connection is the database failing, not a bug in the command.
+  it('a connection the server ends mid-command is IO_ERROR (no stack trace), and nothing is written', async () => {
+    const cwd = tempDir();
+    const schema = uniqueName('cli_cut');
+    const db = pgUrl(schema);
+    expect(runCli(['migrate', '--db', db], { cwd }).code).toBe(0);
+    writeJson(join(cwd, 'snapshot.json'), { tools: [{ spec: spec('cut'), enabled: true, created_at: null }] });
+    const holder = new pg.Client({ connectionString: database.url });
+    // Not the holder: inside its transaction pg_stat_activity stays as it first read it.
+    const watcher = new pg.Client({ connectionString: database.url });
+    await Promise.all([holder.connect(), watcher.connect()]);
+    try {
+      // The command's statements queue behind this lock; the one that waits is then ended.
+      await holder.query(`BEGIN; LOCK TABLE ${schema}.tool_registrations IN ACCESS EXCLUSIVE MODE`);
+      const running = runCliAsync(['import', 'snapshot.json', '--db', db], { cwd });
+      let finished = false;
+      void running.finally(() => (finished = true));
+      let ended = 0;
+      while (ended === 0 && !finished) {
+        const waiting = await watcher.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        for (const { pid } of waiting.rows) ended += (await watcher.query('SELECT pg_terminate_backend($1)', [pid])).rowCount ?? 0;
+      }
+      await holder.query('COMMIT');
+      const result = await running;
+      expect(ended, result.stderr).toBe(1);
+      expect(result.code).toBe(1);
+      expect(errorCode(result.stderr)).toBe('IO_ERROR');
+      expect(result.stderr).not.toMatch(/^\s+at /m);
+      expect(JSON.parse(runCli(['list', '--all', '--json', '--db', db], { cwd }).stdout)).toEqual([]);
+    } finally {
+      await Promise.all([holder.end(), watcher.end()]);
+    }
+  });
+
+  // Parity with SQLite: a file an older release migrated is IO_ERROR for a read-only command
+  // (and names what is missing); DATABASE_NOT_FOUND is for no registry at all.
+  it('a schema an older release migrated is IO_ERROR for read-only commands, and is left as it was', async () => {
+    const cwd = tempDir();
+    const schema = uniqueName('cli_old');
+    const db = pgUrl(schema);
+    expect(runCli(['migrate', '--db', db], { cwd }).code).toBe(0);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const last = (await client.query<{ name: string }>(`DELETE FROM ${schema}.schema_migrations WHERE name = (SELECT max(name) FROM ${schema}.schema_migrations) RETURNING name`)).rows;
+      expect(last).toHaveLength(1);
+      for (const command of [['list'], ['status', '--json'], ['export']]) {
+        const result = runCli([...command, '--db', db], { cwd });
+        expect(result.code, command.join(' ')).toBe(1);
+        expect(errorCode(result.stderr), command.join(' ')).toBe('IO_ERROR');
+      }
+      const after = (await client.query<{ count: string }>(`SELECT count(*) FROM ${schema}.schema_migrations WHERE name = $1`, [last[0]?.name])).rows[0];
+      expect(after?.count).toBe('0');
+      // An empty schema (a DBA made it for the registry) holds no registry yet: DATABASE_NOT_FOUND.
+      const empty = uniqueName('cli_empty');
+      await client.query(`CREATE SCHEMA ${empty}`);
+      expect(errorCode(runCli(['list', '--db', pgUrl(empty)], { cwd }).stderr)).toBe('DATABASE_NOT_FOUND');
+    } finally {
+      await client.end();
+    }
+  });
+
+  // Both stores: `migrate` of a registry an older release made lists exactly the migrations it
+  // lacked (the read-only look before it cannot open such a registry; its error says what lacks).
+  it('migrate of a registry an older release made says which migrations are new, on SQLite and PostgreSQL alike', async () => {
+    const cwd = tempDir();
+    const file = join(cwd, 'old.db');
+    const sqliteLast = sqliteMigrations().at(-1)?.name;
+    const db = new Database(file);
+    await migrateSqlite({ db, migrations: sqliteMigrations().slice(0, -1), busyTimeoutMs: 1000, filename: file });
+    db.close();
+    const schema = uniqueName('cli_older');
+    const postgresLast = postgresMigrations().at(-1)?.name;
+    const pool = new pg.Pool({ connectionString: database.url });
+    await migratePostgres({ pool, schema, busyTimeoutMs: 5000, migrations: postgresMigrations().slice(0, -1) });
+    await pool.end();
+    for (const [target, last] of [[file, sqliteLast], [pgUrl(schema), postgresLast]] as const) {
+      const result = runCli(['migrate', '--db', target], { cwd });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.split('\n').filter((line) => line.startsWith('applied ') || line.startsWith('created '))).toEqual([`applied ${last}`]);
+      expect(result.stdout).toMatch(/, 1 new\)$/m);
     }
   });
 });

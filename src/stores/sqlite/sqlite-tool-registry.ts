@@ -370,9 +370,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     if (readonly) {
       const pending = pendingMigrations(applied, migrations);
       if (pending.length > 0) {
-        throw new Error(
-          `cannot open ${filename} read-only: it is not a tool-registry database of this release ` +
-            `(missing migrations: ${pending.map((migration) => migration.name).join(', ')}); open it once read-write to migrate it`,
+        // The same data as PostgreSQL's read-only open of an unmigrated schema: what is missing.
+        throw Object.assign(
+          new Error(
+            `cannot open ${filename} read-only: it is not a tool-registry database of this release ` +
+              `(missing migrations: ${pending.map((migration) => migration.name).join(', ')}); open it once read-write to migrate it`,
+          ),
+          { filename, pendingMigrations: pending.map((migration) => migration.name) },
         );
       }
     } else {
