@@ -129,6 +129,8 @@ export async function changesCommand(
     const since = options.since ?? 0;
     const page = await registry.changes({ since, ...(options.limit === undefined ? {} : { limit: options.limit }) });
     if (options.json === true) print(context, toJson(page));
+    // --limit 0 asks for the revision alone (as changes({ limit: 0 }) does), not "no changes".
+    else if (options.limit === 0) print(context, `revision: ${page.revision}\n`);
     else if (page.events.length === 0) print(context, `no changes after revision ${since} (current revision ${page.revision})\n`);
     else print(context, formatChanges(page.events) + `revision: ${page.revision}\n`);
   });

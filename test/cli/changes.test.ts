@@ -83,6 +83,8 @@ describe('history, get --version, changes and status', () => {
     const table = ok(runCli(['changes', '--since', '2'], { cwd })).stdout;
     expect(table).toMatch(/^REVISION +AT +ACTION +NAME +VERSION\n3 .* disabled +weather +2\n4 .* removed +weather +2\nrevision: 4\n$/);
     expect(ok(runCli(['changes', '--since', '4'], { cwd })).stdout).toBe('no changes after revision 4 (current revision 4)\n');
+    // --limit 0: the current revision alone, not "no changes" (there are four after 0).
+    expect(ok(runCli(['changes', '--limit', '0'], { cwd })).stdout).toBe('revision: 4\n');
     expect(JSON.parse(ok(runCli(['status', '--json'], { cwd })).stdout)).toMatchObject({ revision: 4 });
     expect(ok(runCli(['status'], { cwd })).stdout).toMatch(/^revision: +4$/m);
     const bad = runCli(['changes', '--since', '-1'], { cwd });
