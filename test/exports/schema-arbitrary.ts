@@ -116,19 +116,30 @@ export function canonical(value: unknown): string {
 export type SdkVerdict = 'refused' | 'changed' | 'same';
 
 /**
- * The two oracle tests of a strict mode: generated schemas reach both verdicts, and the lint
- * reports an error exactly when the SDK refuses or changes the schema (rules from the docs
- * that the SDK does not check, `docsOnly`, may add errors). `accepted` checks the export of a
- * schema the lint accepts.
+ * The oracle tests of a strict mode: the named cases, then generated schemas (which reach both
+ * verdicts); the lint reports an error exactly when the SDK refuses or changes a schema (rules
+ * from the docs that the SDK does not check, `docsOnly`, may add errors). `accepted` checks
+ * the export of a schema the lint accepts.
  */
 export function strictOracleTests(options: {
+  /** Named schemas (the SDK's own test cases): each must get an error exactly when the SDK refuses or changes it. */
+  cases: Readonly<Record<string, JsonObject>>;
   errorsOf: (schema: JsonObject) => string[];
   verdict: (schema: JsonObject) => SdkVerdict;
   docsOnly: ReadonlySet<string>;
   minClean: number;
   accepted: (schema: JsonObject) => void;
 }): void {
-  const { errorsOf, verdict, docsOnly, minClean, accepted } = options;
+  const { cases, errorsOf, verdict, docsOnly, minClean, accepted } = options;
+  for (const [name, schema] of Object.entries(cases)) {
+    it(name, () => {
+      const sdk = verdict(schema);
+      const errors = errorsOf(schema);
+      if (sdk === 'same') expect(errors).toEqual([]);
+      else expect(errors.length, `the SDK ${sdk} it`).toBeGreaterThan(0);
+    });
+  }
+
   it('the generated schemas reach both verdicts often', () => {
     const sample = fc.sample(rootSchema, { numRuns: 1000, seed: 9 });
     const clean = sample.filter((schema) => errorsOf(schema).length === 0).length;
