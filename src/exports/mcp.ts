@@ -2,6 +2,7 @@
 // Sources (docs/providers/mcp.md): the specification's tool-name rule (2025-11-25), the
 // TypeScript SDK's toolNameValidation (warnings as data) and its ListToolsResultSchema.
 import type { JsonObject } from '../core/contracts.js';
+import { previewValue } from '../core/issues.js';
 import { exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
 import { copyJson, isSchemaObject, pointerTo, rootTypeObject } from './schema.js';
@@ -41,7 +42,7 @@ function rootShapeRules(schema: JsonObject, field: 'input_schema' | 'output_sche
   const { properties, required } = schema;
   if (properties !== undefined) {
     if (!isSchemaObject(properties)) {
-      hits.push({ path: `/${field}/properties`, rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs "properties" at the root of ${field} to be an object of schemas; got ${describe(properties)}` });
+      hits.push({ path: `/${field}/properties`, rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs "properties" at the root of ${field} to be an object of schemas; got ${previewValue(properties)}` });
     } else {
       for (const name of Object.keys(properties)) {
         const value = properties[name];
@@ -50,26 +51,21 @@ function rootShapeRules(schema: JsonObject, field: 'input_schema' | 'output_sche
           continue;
         }
         if (typeof value === 'object' && value !== null) continue;
-        hits.push({ path: pointerTo(`/${field}/properties`, name), rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs every root property of ${field} to be a schema object; ${JSON.stringify(name)} is ${describe(value)}` });
+        hits.push({ path: pointerTo(`/${field}/properties`, name), rule: `${prefix}root-properties`, severity: 'error', message: `${WHO} needs every root property of ${field} to be a schema object; ${JSON.stringify(name)} is ${previewValue(value)}` });
       }
     }
   }
   if (required !== undefined) {
     if (!Array.isArray(required)) {
-      hits.push({ path: `/${field}/required`, rule: `${prefix}root-required`, severity: 'error', message: `${WHO} needs "required" at the root of ${field} to be an array of strings; got ${describe(required)}` });
+      hits.push({ path: `/${field}/required`, rule: `${prefix}root-required`, severity: 'error', message: `${WHO} needs "required" at the root of ${field} to be an array of strings; got ${previewValue(required)}` });
     } else {
       required.forEach((value, index) => {
         if (typeof value === 'string') return;
-        hits.push({ path: pointerTo(`/${field}/required`, index), rule: `${prefix}root-required`, severity: 'error', message: `${WHO} needs "required" at the root of ${field} to hold strings only; got ${describe(value)}` });
+        hits.push({ path: pointerTo(`/${field}/required`, index), rule: `${prefix}root-required`, severity: 'error', message: `${WHO} needs "required" at the root of ${field} to hold strings only; got ${previewValue(value)}` });
       });
     }
   }
   return hits;
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'an array';
-  return value === null ? 'null' : `${typeof value} ${JSON.stringify(value)}`;
 }
 
 /** An output schema that says nothing (`{}`) is not exported: MCP's outputSchema is optional and must be an object schema. */

@@ -99,6 +99,18 @@ function messageOf(error: unknown): string {
   }
 }
 
+/**
+ * A schema check's issues. A value that makes the check itself throw (a getter that throws, a
+ * cycle under a recursive schema overflowing the stack) fails it with one issue at the root.
+ */
+function checkSafely(check: (value: unknown) => ToolResultIssue[] | undefined, value: unknown): ToolResultIssue[] | undefined {
+  try {
+    return check(value);
+  } catch (error) {
+    return [{ path: '', message: `could not be checked: ${messageOf(error)}` }];
+  }
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
@@ -133,26 +145,14 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
     const issues = [{ path: '', message: `is not JSON data: ${messageOf(error)}` }];
     return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(issues)}`, started, issues));
   }
-  let problems: ToolResultIssue[] | undefined;
-  try {
-    problems = checkInput(copy);
-  } catch (error) {
-    // Arguments that make the check itself throw (a cycle under a recursive schema overflows the stack).
-    problems = [{ path: '', message: `could not be checked: ${messageOf(error)}` }];
-  }
+  const problems = checkSafely(checkInput, copy);
   if (problems !== undefined) {
     return Promise.resolve(failure('INVALID_ARGUMENTS', `Invalid arguments for tool '${name}': ${describe(problems)}`, started, problems));
   }
 
   // finish and failed never throw: whatever the handler produced ends as a ToolResult.
   const finish = (data: unknown): ToolResult => {
-    let wrong: ToolResultIssue[] | undefined;
-    try {
-      wrong = checkOutput?.(data);
-    } catch (error) {
-      // Output that makes the check throw (a getter that throws, a cycle under a recursive schema).
-      wrong = [{ path: '', message: `could not be checked: ${messageOf(error)}` }];
-    }
+    const wrong = checkOutput === undefined ? undefined : checkSafely(checkOutput, data);
     if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that fails its output_schema: ${describe(wrong)}`, started, wrong);
     try {
       return success(data, started);
