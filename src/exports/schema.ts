@@ -117,7 +117,7 @@ export function walkSchema(root: unknown, rootPointer: string, visit: (node: Sch
 }
 
 /** The reference tokens of a local `$ref` (`#/$defs/a~1b` -> `['$defs', 'a/b']`); undefined when it is not local or not a JSON Pointer. */
-export function localRefTokens(ref: string): string[] | undefined {
+function localRefTokens(ref: string): string[] | undefined {
   if (!ref.startsWith('#')) return undefined;
   let pointer: string;
   try {
