@@ -239,6 +239,48 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(Math.abs((times.at(-1) as number) - Date.now())).toBeLessThan(60_000);
     });
 
+    it('a batch mixing new and changed tools logs them in the order of the batch', async () => {
+      const registry = await open();
+      await registry.registerMany([minimalSpec('m', { version: '1' }), minimalSpec('z', { version: '1' })]);
+      await registry.registerMany([minimalSpec('k'), minimalSpec('z', { version: '2' }), minimalSpec('b'), minimalSpec('m', { version: '2' })]);
+      const { events } = await registry.changes({ since: 2 });
+      expect(events.map((event) => [event.revision, event.tool_name, event.action])).toEqual([
+        [3, 'k', 'added'],
+        [4, 'z', 'updated'],
+        [5, 'b', 'added'],
+        [6, 'm', 'updated'],
+      ]);
+    });
+
+    it('an import logs its entries in snapshot order, then what it removed in name order', async () => {
+      const registry = await open();
+      await registry.registerMany([minimalSpec('d'), minimalSpec('keep', { version: '1' }), minimalSpec('a'), minimalSpec('bump', { version: '1' })]);
+      // Re-registered after a removal, so it is not where it first was in any table.
+      await registry.remove('d');
+      await registry.register(minimalSpec('d'));
+      const since = (await registry.changes({ limit: 0 })).revision;
+      await registry.importSnapshot(
+        {
+          tools: [
+            { spec: minimalSpec('new', { version: '3' }) },
+            { spec: minimalSpec('keep', { version: '1' }), enabled: false, created_at: T0 },
+            { spec: minimalSpec('bump', { version: '2' }), created_at: T0 },
+            { spec: minimalSpec('added_too') },
+          ],
+        },
+        { mode: 'replace' },
+      );
+      const { events } = await registry.changes({ since });
+      expect(events.map((event) => [event.revision - since, event.tool_name, event.action])).toEqual([
+        [1, 'new', 'added'],
+        [2, 'keep', 'disabled'],
+        [3, 'bump', 'updated'],
+        [4, 'added_too', 'added'],
+        [5, 'a', 'removed'],
+        [6, 'd', 'removed'],
+      ]);
+    });
+
     it('an import logs what it added, updated and removed, and its report says the revision', async () => {
       const registry = await open();
       await registry.registerMany([minimalSpec('keep', { version: '1' }), minimalSpec('bump', { version: '1' }), minimalSpec('gone')]);

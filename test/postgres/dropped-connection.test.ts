@@ -200,8 +200,8 @@ for (const cache of [true, false]) {
         'other@1:false',
       ]);
       const events = (await registry.changes({ since })).events.map((event) => `${event.action} ${event.tool_name}@${event.version}`);
-      // (One statement logs its updates before its additions.)
-      expect(events).toEqual(['updated kept@3', 'added a-new@1', 'disabled other@1']);
+      // In the order of the batch, as every store logs it (migration 0004).
+      expect(events).toEqual(['added a-new@1', 'updated kept@3', 'disabled other@1']);
       await until(() => watched.length >= 3, 'the watch to see the three changes');
       stop.abort();
       await watching;
@@ -355,7 +355,7 @@ describe('PostgreSQL registry, the reply to COMMIT lost', () => {
           listening.releaseReplies();
           const seen = await picture(registry, names, since);
           expect(seen.got).toEqual(['1', '2', '1']);
-          // One commit's events, consecutive (a statement logs its updates before its additions).
+          // One commit's events, consecutive.
           expect(seen.events.map((event) => event.replace(/^\d+ /, '')).sort()).toEqual(['added c-1@1', 'added c-2@1', 'updated kept@2']);
           expect(seen.events.map((event) => Number.parseInt(event, 10))).toEqual([since + 1, since + 2, since + 3]);
           const fresh = await openPostgresToolRegistry({ connectionString: db.url(), schema });

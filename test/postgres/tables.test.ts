@@ -114,7 +114,7 @@ describe('PostgreSQL store queries', () => {
     await db.transaction().execute((trx) => writeTools(trx, schema, [tool('a', 1), tool('b', 2), tool('c', 3)]));
     expect(await db.transaction().execute((trx) => writeEnabled(trx, 'b', false))).toBe(true);
     expect(await db.transaction().execute((trx) => writeEnabled(trx, 'nope', false))).toBe(false);
-    expect(await db.transaction().execute((trx) => deleteTools(trx, ['a', 'nope']))).toEqual(['a']);
+    expect(await db.transaction().execute((trx) => deleteTools(trx, schema, ['a', 'nope']))).toEqual(['a']);
     expect([...(await readTools(db)).keys()].sort()).toEqual(['b', 'c']);
     expect((await readRegistrations(db, { includeDisabled: false })).map((row) => row.tool_name)).toEqual(['c']);
     const page = await readChanges(db, schema, 3, 10);

@@ -270,7 +270,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       } else {
         onlyPuts = false;
         const names = (run as Extract<StoreChange, { kind: 'delete' }>[]).map((one) => one.toolName);
-        const deleted = new Set(await deleteTools(trx, names));
+        const deleted = new Set(await deleteTools(trx, this.#engine.schema, names));
         for (const name of names) {
           found.push(deleted.has(name));
           after.set(name, undefined);

@@ -202,13 +202,14 @@ export async function writeEnabled(trx: Db, toolName: string, enabled: boolean):
   return result.numUpdatedRows > 0n;
 }
 
-/** Deletes these registrations (their history stays); returns the names that were there. */
-export async function deleteTools(trx: Db, names: readonly string[]): Promise<string[]> {
+/**
+ * Deletes these registrations (their history stays) and logs each one that was there as
+ * `removed`, in the order of `names` (migration 0004's tool_registry_delete); returns the
+ * names that were there.
+ */
+export async function deleteTools(trx: Db, schema: string, names: readonly string[]): Promise<string[]> {
   if (names.length === 0) return [];
-  const rows = await trx
-    .deleteFrom('tool_registrations')
-    .where('tool_name', '=', sql<string>`ANY(${[...names]}::text[])`)
-    .returning('tool_name')
-    .execute();
-  return rows.map((row) => row.tool_name);
+  // Raw SQL is not rewritten by withSchema: name the schema.
+  const { rows } = await sql<{ removed_name: string }>`SELECT removed_name FROM ${sql.id(schema, 'tool_registry_delete')}(${[...names]}::text[])`.execute(trx);
+  return rows.map((row) => row.removed_name);
 }
