@@ -430,7 +430,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const since = countOption('changes', 'since', given.since, 0);
     const limit = countOption('changes', 'limit', given.limit, 1000);
     const page = await this._changes(since, limit);
-    checkCursor(since, page.oldestRevision, page.revision);
+    // limit 0 asks for the revision alone (how a consumer reads it before resyncing from a
+    // snapshot): no event is asked for, so none can have expired.
+    if (limit > 0) checkCursor(since, page.oldestRevision, page.revision);
     return Object.freeze({ revision: page.revision, events: page.events.slice() });
   }
 

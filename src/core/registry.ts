@@ -176,8 +176,10 @@ export interface ToolRegistry extends AsyncDisposable {
    * The committed changes after revision `since` (default 0), oldest first, at most `limit`
    * (default 1000), from every connection and process, with the current revision. The log
    * is bounded (at least the last 10,000 changes, or one per tool when there are more tools).
+   * `limit: 0` returns the current revision alone and never throws CHANGES_EXPIRED: read
+   * the revision that way before resyncing from a snapshot.
    * @throws CHANGES_EXPIRED (with `context.oldest_revision`) when `since` is older than the
-   *   log retains: resync from a snapshot.
+   *   log retains (and `limit` is above 0): resync from a snapshot.
    */
   changes(options?: ChangesOptions): Promise<ChangesPage>;
 

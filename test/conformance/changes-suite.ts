@@ -355,6 +355,9 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(page.revision).toBe(12_000);
       const watching = registry.watch({ since: 0 })[Symbol.asyncIterator]();
       await expectCode(watching.next(), 'CHANGES_EXPIRED');
+      // limit 0 asks for no events, only the revision: how a consumer reads it before resyncing.
+      expect(await registry.changes({ limit: 0 })).toEqual({ revision: 12_000, events: [] });
+      expect(await registry.changes({ since: 0, limit: 0 })).toEqual({ revision: 12_000, events: [] });
     });
   });
 
