@@ -23,20 +23,35 @@ export interface InvokeOptions<Context = unknown> {
 /** setTimeout's limit: a longer delay would fire at once. */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 /**
- * The handler's options when nothing can abort the call (no caller signal, no timeout): the
- * handler gets a signal of its own, made the first time it reads `signal`. A shared
- * never-aborted signal would collect every call's listeners; an AbortController made for
- * every call would cost more than the rest of invoke. A class, because an object literal
- * with a getter is several times slower to create (V8).
+ * The handler's `signal` when nothing can abort the call (no caller signal, no timeout): a
+ * signal of its own, made the first time the handler reads it, then kept as a plain value. A
+ * shared never-aborted signal would collect every call's listeners; an AbortController made
+ * for every call would cost several times the rest of invoke. One descriptor object for every
+ * call: defining it costs one defineProperty, no closure.
+ */
+const LAZY_SIGNAL: PropertyDescriptor = {
+  get(this: object): AbortSignal {
+    const signal = new AbortController().signal;
+    Object.defineProperty(this, 'signal', { value: signal, enumerable: true, writable: false, configurable: false });
+    return signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/**
+ * The handler's options when nothing can abort the call. `signal` is an own enumerable
+ * property like `context` and `tool_name` (a getter on a prototype would be lost by a spread
+ * `{ ...options }` and missed by a deep equality check), in the documented order.
  */
 class QuietCallOptions implements ToolHandlerOptions {
-  #signal: AbortSignal | undefined;
-  constructor(
-    readonly context: unknown,
-    readonly tool_name: string,
-  ) {}
-  get signal(): AbortSignal {
-    return (this.#signal ??= new AbortController().signal);
+  declare readonly context: unknown;
+  declare readonly signal: AbortSignal;
+  declare readonly tool_name: string;
+  constructor(context: unknown, toolName: string) {
+    this.context = context;
+    Object.defineProperty(this, 'signal', LAZY_SIGNAL);
+    this.tool_name = toolName;
   }
 }
 

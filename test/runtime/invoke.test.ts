@@ -54,6 +54,24 @@ describe.each([
     expect(result).toEqual({ success: true, data: { echoed: { q: 'cats', limit: 10, filters: { lang: 'en' } } }, execution_time_ms: expect.any(Number) });
   });
 
+  it('the call options are exactly { context, signal, tool_name }, own properties a spread keeps, whatever the options', async () => {
+    const seen: ToolHandlerOptions[] = [];
+    const tool = defineTool({ name: 'opts', input_schema: {}, handler: (_args, options) => { seen.push(options); return 1; } });
+    const set = make([tool]);
+    const context = { user: 'u1' };
+    await set.invoke('opts', {});
+    await set.invoke('opts', {}, { context });
+    await set.invoke('opts', {}, { context, signal: new AbortController().signal });
+    await set.invoke('opts', {}, { context, timeoutMs: 1000 });
+    expect(seen).toHaveLength(4);
+    for (const [index, options] of seen.entries()) {
+      expect(Object.keys(options).sort()).toEqual(['context', 'signal', 'tool_name']);
+      const spread = { ...options };
+      expect(spread).toEqual({ context: index === 0 ? undefined : context, signal: expect.any(AbortSignal), tool_name: 'opts' });
+      expect(spread.signal).toBe(options.signal);
+    }
+  });
+
   it('gives every call its own signal when nothing can abort it (listeners never pile up on a shared one)', async () => {
     const signals: AbortSignal[] = [];
     const tool = defineTool({ name: 't', input_schema: {}, handler: (_args, { signal }) => { signals.push(signal); signals.push(signal); return 1; } });
