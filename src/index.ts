@@ -45,7 +45,7 @@ export { canonicalJson } from './core/canonical.js';
 export { fingerprintOf } from './core/validation.js';
 export { planImport } from './core/rules.js';
 export { InMemoryToolRegistry } from './stores/memory/in-memory-tool-registry.js';
-export type { InMemoryToolRegistryOptions } from './stores/memory/in-memory-tool-registry.js';
+export type { InMemoryToolRegistryOptions, InMemoryStatus } from './stores/memory/in-memory-tool-registry.js';
 export { openSqliteToolRegistry } from './stores/sqlite/sqlite-tool-registry.js';
 export type {
   SqliteToolRegistry,

@@ -206,6 +206,23 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(page.events.every((event) => isDeepFrozen(event))).toBe(true);
     });
 
+    it('status() shows the current revision and the counts, as changes() does (every store has it)', async () => {
+      const registry = await open();
+      const status = (registry as ToolRegistry & { status?: () => Promise<{ revision: number; tools: number; enabled: number; disabled: number; specHistory: number; readonly: boolean }> }).status;
+      expect(typeof status).toBe('function');
+      const read = () => (status as NonNullable<typeof status>).call(registry);
+      expect(await read()).toMatchObject({ revision: 0, tools: 0, enabled: 0, disabled: 0, specHistory: 0, readonly: false });
+      await registry.registerMany([minimalSpec('a', { version: '1' }), minimalSpec('b')]);
+      await registry.register(minimalSpec('a', { version: '2' }));
+      await registry.setEnabled('b', false);
+      const after = await read();
+      expect(after).toMatchObject({ revision: 4, tools: 2, enabled: 1, disabled: 1, specHistory: 3, readonly: false });
+      expect(after.revision).toBe(await revisionOf(registry));
+      expect(Object.isFrozen(after)).toBe(true);
+      await registry.close();
+      await expectCode(read(), 'REGISTRY_CLOSED');
+    });
+
     it('writes that change nothing get no revision', async () => {
       const registry = await open();
       await registry.register(minimalSpec('t', { version: '1' }));

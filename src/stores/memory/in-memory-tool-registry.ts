@@ -1,4 +1,5 @@
 import { compareCodePoints } from '../../core/canonical.js';
+import { RegistryClosedError } from '../../core/errors.js';
 import type { ToolRegistration } from '../../core/contracts.js';
 import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
@@ -8,6 +9,19 @@ import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 
 export type InMemoryToolRegistryOptions = RegistryOptions;
+
+/** What the memory store's `status()` reports: the counts and the revision the other stores' `status()` report too. */
+export interface InMemoryStatus {
+  readonly tools: number;
+  readonly enabled: number;
+  readonly disabled: number;
+  /** The store-wide revision (0 before the first change), as `changes()` reports it. */
+  readonly revision: number;
+  /** Distinct specs ever stored under a current or former name. */
+  readonly specHistory: number;
+  /** Always `false`: a memory store is never read-only. */
+  readonly readonly: false;
+}
 
 interface Entry {
   readonly record: ToolRecord;
@@ -52,6 +66,19 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
 
   constructor(options: InMemoryToolRegistryOptions = {}) {
     super(options);
+  }
+
+  /**
+   * The counts and the current revision (as the SQLite and PostgreSQL stores' `status()`
+   * report them; a memory store has no migrations, file or connection to report).
+   * @throws REGISTRY_CLOSED after `close()`
+   */
+  async status(): Promise<InMemoryStatus> {
+    if (this.closed) throw new RegistryClosedError('status');
+    const enabled = this._list(false).length;
+    let specHistory = 0;
+    for (const rows of this.#history.values()) specHistory += rows.length;
+    return Object.freeze({ tools: this.#entries.size, enabled, disabled: this.#entries.size - enabled, revision: this.#revision, specHistory, readonly: false });
   }
 
   protected _find(toolName: string): ToolRecord | undefined {
