@@ -75,6 +75,7 @@ export type {
   ExportOptions,
   ToolLike,
   ToolSetLike,
+  ToolBoxLike,
   McpRevision,
   McpExportOptions,
   OpenAIExportOptions,

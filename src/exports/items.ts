@@ -6,7 +6,7 @@ import { ToolSpec } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
 import type { RegistryIssue } from '../core/issues.js';
-import type { ExportItems, ToolSetLike } from './types.js';
+import type { ExportItems, ToolBoxLike, ToolSetLike } from './types.js';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -14,6 +14,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isToolSetLike(value: unknown): value is ToolSetLike {
   return isObject(value) && !Array.isArray(value) && typeof value.tools === 'function';
+}
+
+/** A turn's `ToolBox` (by shape: `all()` returns its current tools in insertion order). */
+function isToolBoxLike(value: unknown): value is ToolBoxLike {
+  return isObject(value) && !Array.isArray(value) && typeof value.all === 'function';
 }
 
 /**
@@ -44,8 +49,12 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
     const tools = items.tools();
     if (!Array.isArray(tools)) throw new TypeError(`${caller}: the tool set's tools() did not return an array`);
     list = tools;
+  } else if (isToolBoxLike(items)) {
+    const tools = items.all();
+    if (!Array.isArray(tools)) throw new TypeError(`${caller}: the tool box's all() did not return an array`);
+    list = tools;
   } else {
-    throw new TypeError(`${caller}: expected an array of tools, specs or registrations, or a tool set`);
+    throw new TypeError(`${caller}: expected an array of tools, specs or registrations, a tool set or a tool box`);
   }
   const specs: ToolSpec[] = [];
   const issues: RegistryIssue[] = [];

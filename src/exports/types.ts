@@ -2,6 +2,7 @@
 import type { JsonObject, JsonValue, ToolRegistration, ToolSpec, ToolSpecInput } from '../core/contracts.js';
 import type { Tool } from '../runtime/define-tool.js';
 import type { ToolSet } from '../runtime/tool-set.js';
+import type { ToolBox } from '../runtime/tool-box.js';
 
 /** The providers `lintTools` knows. `gemini` is the JSON Schema mode (`parametersJsonSchema`), `gemini-openapi` the `parameters` subset. */
 export type LintProvider = 'mcp' | 'openai' | 'anthropic' | 'gemini' | 'gemini-openapi';
@@ -42,10 +43,15 @@ export interface ToolSetLike {
   tools(): readonly ToolLike[];
 }
 
+/** Anything shaped like a `ToolBox`: `all()` returns its current tools in insertion order. */
+export interface ToolBoxLike {
+  all(): readonly ToolLike[];
+}
+
 /** What exporters and `lintTools` take: runtime tools, specs or registrations (disabled ones are left out). */
 export type ExportItem = Tool | ToolLike | ToolSpec | ToolSpecInput | ToolRegistration;
-/** A list of items, or a tool set. */
-export type ExportItems = readonly ExportItem[] | ToolSet | ToolSetLike;
+/** A list of items, a tool set (tools in name order) or a turn's tool box (in insertion order). */
+export type ExportItems = readonly ExportItem[] | ToolSet | ToolSetLike | ToolBox | ToolBoxLike;
 
 /** Options of `lintTools`. */
 export interface LintOptions {
