@@ -72,7 +72,7 @@ describe('export', () => {
     await registry.setEnabled('a', true);
     // Past revision 11,000 with more tools than the log's 10,000 entries, pruning keeps one entry per tool: a's first two go.
     await registry.registerMany(Array.from({ length: 11_000 }, (_, i) => spec(`t${i}`)));
-    await expect(registry.changes({ since: 0, limit: 0 })).rejects.toMatchObject({ code: 'CHANGES_EXPIRED' });
+    await expect(registry.changes({ since: 0, limit: 1 })).rejects.toMatchObject({ code: 'CHANGES_EXPIRED' });
     await registry.close();
     const printed = runCli(['--db', db, 'export'], { cwd });
     expect({ code: printed.code, error: errorCode(printed.stderr) }).toEqual({ code: 0, error: undefined });
@@ -80,6 +80,10 @@ describe('export', () => {
     const written = runCli(['--db', db, 'export', '--out', join(cwd, 'snap.json')], { cwd });
     expect({ code: written.code, error: errorCode(written.stderr) }).toEqual({ code: 0, error: undefined });
     expect(readFileSync(join(cwd, 'snap.json'), 'utf8')).toBe(printed.stdout);
+    // The revision to follow the feed from after this resync: changes --limit 0 prints it however far the log was pruned.
+    const revision = runCli(['--db', db, 'changes', '--limit', '0', '--json'], { cwd });
+    expect({ code: revision.code, error: errorCode(revision.stderr) }).toEqual({ code: 0, error: undefined });
+    expect(JSON.parse(revision.stdout)).toEqual({ revision: 11_003, events: [] });
   });
 
   it('--out interrupted (SIGINT) while it writes leaves no temporary file, and the file is whole or absent', async () => {

@@ -152,7 +152,8 @@ describe('a file migrated from 0003 with many log entries that are not events (m
       );
       const oldestRevision = oldest ?? revision + 1;
       return cases.map(([since, limit]): Outcome =>
-        since + 1 < oldestRevision
+        // limit 0 asks for the revision alone and is never CHANGES_EXPIRED (docs/changes.md).
+        since + 1 < oldestRevision && limit > 0
           ? { code: 'CHANGES_EXPIRED', oldest_revision: oldestRevision }
           : { revision, events: limit === 0 ? [] : (events.all(since, limit) as ChangeEvent[]) },
       );
@@ -185,7 +186,8 @@ describe('a file migrated from 0003 with many log entries that are not events (m
       [LEGACY + 3, 'removed'],
       [LEGACY + 4, 'added'],
     ]);
-    expect(expected[0]).toEqual({ code: 'CHANGES_EXPIRED', oldest_revision: LEGACY + 1 });
+    expect(expected[cases.findIndex(([since, limit]) => since === 0 && limit === 1)]).toEqual({ code: 'CHANGES_EXPIRED', oldest_revision: LEGACY + 1 });
+    expect(expected[cases.findIndex(([since, limit]) => since === 0 && limit === 0)]).toEqual({ revision: LEGACY + 4, events: [] });
 
     const registry = await openSqliteToolRegistry({ filename: file });
     const actual: Outcome[] = [];
