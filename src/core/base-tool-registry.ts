@@ -250,8 +250,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return this.#closed;
   }
 
-  #assertOpen(method: string): void {
-    if (this.#closed) throw new RegistryClosedError(method);
+  /** `toolName`: what the call named, when it names one tool (a string), for `context.tool_name`. */
+  #assertOpen(method: string, toolName?: unknown): void {
+    if (this.#closed) throw new RegistryClosedError(method, typeof toolName === 'string' ? toolName : undefined);
   }
 
   /**
@@ -265,11 +266,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration> {
-    this.#assertOpen('register');
+    const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
+    this.#assertOpen('register', toolName);
     const expected = expectedVersionOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
     // stored spec is that valid spec, answered from a read; nothing is written.
-    const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     if (typeof toolName === 'string' && !this._writesPending()) {
       const read = this._read(
         { names: [toolName] },
@@ -363,13 +364,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async get(toolName: string): Promise<ToolRegistration | undefined> {
-    this.#assertOpen('get');
+    this.#assertOpen('get', toolName);
     assertToolName('get', toolName);
     return this._get(toolName);
   }
 
   async has(toolName: string): Promise<boolean> {
-    this.#assertOpen('has');
+    this.#assertOpen('has', toolName);
     assertToolName('has', toolName);
     return (await this._find(toolName)) !== undefined;
   }
@@ -387,7 +388,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async setEnabled(toolName: string, enabled: boolean, options?: WriteOptions): Promise<ToolRegistration> {
-    this.#assertOpen('setEnabled');
+    this.#assertOpen('setEnabled', toolName);
     assertToolName('setEnabled', toolName);
     if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
     const expected = expectedVersionOf('setEnabled', options);
@@ -406,7 +407,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async remove(toolName: string, options?: WriteOptions): Promise<boolean> {
-    this.#assertOpen('remove');
+    this.#assertOpen('remove', toolName);
     assertToolName('remove', toolName);
     const expected = expectedVersionOf('remove', options);
     return this._write('remove', {
@@ -419,7 +420,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async history(toolName: string): Promise<HistoryEntry[]> {
-    this.#assertOpen('history');
+    this.#assertOpen('history', toolName);
     assertToolName('history', toolName);
     return (await this._history(toolName)).slice();
   }

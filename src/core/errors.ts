@@ -103,10 +103,12 @@ export class SchemaTooNewError extends ToolRegistryError {
   }
 }
 
-/** The registry was closed; every method after `close()` throws this. */
+/** The registry was closed; every method after `close()` throws this (`context.tool_name`: the one tool the call named). */
 export class RegistryClosedError extends ToolRegistryError {
-  constructor(method: string) {
-    super('REGISTRY_CLOSED', `cannot call ${method}(): the registry is closed`, { context: { method } });
+  constructor(method: string, toolName?: string) {
+    super('REGISTRY_CLOSED', `cannot call ${method}(${toolName === undefined ? '' : JSON.stringify(toolName)}): the registry is closed`, {
+      context: toolName === undefined ? { method } : { method, tool_name: toolName },
+    });
   }
 }
 

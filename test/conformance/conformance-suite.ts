@@ -23,6 +23,7 @@ import {
   fullSpec,
   isDeepFrozen,
   minimalSpec,
+  toolNamedBy,
 } from '../support/registry-helpers.js';
 import type { RegistryMethod } from '../support/registry-helpers.js';
 import type { StoreHarness } from './stores.js';
@@ -1168,6 +1169,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         await registry.close();
         const error = await expectCode(callEveryMethod[method](registry), 'REGISTRY_CLOSED');
         expect(error.context.method).toBe(method);
+        expect(error.context.tool_name).toBe(toolNamedBy[method]);
       });
     }
 
