@@ -207,6 +207,19 @@ describe('readonly: true', () => {
     expect(dumpDatabase(file)).toEqual(before);
   });
 
+  it('READ_ONLY names the tool a write named (context.tool_name), as every error where a tool is involved does', async () => {
+    const file = temp.file('ro-names.db');
+    await seeded(file);
+    const registry = await open({ filename: file, readonly: true });
+    expect((await expectCode(registry.register(minimalSpec('new_one')), 'READ_ONLY')).context).toMatchObject({ method: 'register', tool_name: 'new_one' });
+    expect((await expectCode(registry.setEnabled('search', false), 'READ_ONLY')).context).toMatchObject({ method: 'setEnabled', tool_name: 'search' });
+    expect((await expectCode(registry.remove('search'), 'READ_ONLY')).context).toMatchObject({ method: 'remove', tool_name: 'search' });
+    // Storage that refuses the write (a read-only handle): the same context, SQLite's error as cause.
+    const handle = await open({ database: rawConnection(file, { readonly: true }) });
+    const refused = await expectCode(handle.setEnabled('search', false), 'READ_ONLY');
+    expect(refused.context).toMatchObject({ method: 'setEnabled', tool_name: 'search' });
+  });
+
   it('a missing file is an error and is not created', async () => {
     const file = temp.file('missing.db');
     const error = await openSqliteToolRegistry({ filename: file, readonly: true }).catch((e: unknown) => e);
