@@ -261,8 +261,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    *   (path `created_at`) for an invalid Date or a year outside 0000-9999, which has no
    *   such form and would not import back
    */
-  protected now(): string {
-    return clockTime(this.#clock());
+  protected now(toolName?: string): string {
+    return clockTime(this.#clock(), toolName);
   }
 
   async register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration> {
@@ -293,7 +293,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       decide: (view) => {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
-        const one = this.#decideRegistration(current, prepared, () => this.now());
+        const one = this.#decideRegistration(current, prepared, (toolName) => this.now(toolName));
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
@@ -321,7 +321,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       scope: { names },
       decide: (view) => {
         let createdAt: string | undefined;
-        const now = (): string => (createdAt ??= this.now());
+        const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
         const decisions = prepared.map((one, index) => this.#decideRegistration(view.find(one.tool_name), one, now, `[${index}]`));
         return {
@@ -340,13 +340,14 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   #decideRegistration(
     current: ToolRecord | undefined,
     prepared: PreparedSpec,
-    now: () => string,
+    /** The time of the write, asked by the tool that needs it (named by a bad clock's error). */
+    now: (toolName: string) => string,
     path?: string,
   ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
     const decision = decideRegistration(current, prepared, path);
     if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
     const enabled = decision.action === 'replace' ? decision.enabled : true;
-    const createdAt = now();
+    const createdAt = now(prepared.tool_name);
     const registration = makeRegistration(prepared.spec, enabled, createdAt);
     const tool: StoredTool = {
       record: {
@@ -510,7 +511,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         const plan = importPlan(view.records(), entries, mode);
         if (plan.firstConflict !== undefined) throw plan.firstConflict;
         return {
-          changes: importChanges(snapshot, entries, plan, () => this.now(), sameTurn),
+          changes: importChanges(snapshot, entries, plan, (toolName) => this.now(toolName), sameTurn),
           result: (applied) => importReport(plan, false, applied.revision()),
         };
       },
@@ -529,8 +530,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 }
 
-/** The ISO text of a clock's reading; see `BaseToolRegistry.now()`. */
-function clockTime(time: unknown): string {
+/** The ISO text of a clock's reading, for a write of `toolName`; see `BaseToolRegistry.now()`. */
+function clockTime(time: unknown, toolName: string | undefined): string {
   if (!(time instanceof Date)) throw new TypeError(`clock() must return a Date, got ${previewValue(time)}`);
   const ms = time.getTime();
   // Year 0000 to 9999: what toISOString writes as four digits (and ISO 8601 without an expanded year).
@@ -539,7 +540,7 @@ function clockTime(time: unknown): string {
     const message = `clock() returned ${shown}; created_at needs a valid date in the years 0000 to 9999`;
     throw new ValidationError(`invalid created_at from the registry's clock: ${message}`, [
       Object.freeze({ code: 'custom', message, path: Object.freeze(['created_at']), pathText: 'created_at' }),
-    ], { path: 'created_at' });
+    ], toolName === undefined ? { path: 'created_at' } : { tool_name: toolName, path: 'created_at' });
   }
   // Writes of one batch mostly fall in the same millisecond: its text is formatted once.
   if (ms !== lastClockMs) {
@@ -578,7 +579,7 @@ function* importChanges(
   snapshot: unknown,
   entries: readonly PreparedImportEntry[],
   plan: ImportPlan,
-  now: () => string,
+  now: (toolName: string) => string,
   sameTurn: () => boolean,
 ): Generator<StoreChange, void, undefined> {
   let writtenAt: string | undefined;
@@ -593,7 +594,7 @@ function* importChanges(
         record: { tool_name, version, fingerprint, enabled, created_at },
         json: snapshotEntryJson(snapshot, index, entry, !sameTurn()),
         // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
-        firstRegisteredAt: (writtenAt ??= now()),
+        firstRegisteredAt: (writtenAt ??= now(tool_name)),
       },
     };
   }

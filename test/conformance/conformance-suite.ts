@@ -1050,9 +1050,12 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     ])('a clock that returns %s is VALIDATION_FAILED at created_at, never a raw RangeError, and nothing is stored', async (_what, date) => {
       const registry = await openWithClock(() => new Date(date.getTime()));
       const error = await expectCode(registry.register(minimalSpec('timed')), 'VALIDATION_FAILED');
-      expect(error.context.path).toBe('created_at');
+      expect(error.context).toMatchObject({ path: 'created_at', tool_name: 'timed' });
       expect((error as ValidationError).issues.map((issue) => issue.pathText)).toEqual(['created_at']);
-      await expectCode(registry.registerMany([minimalSpec('timed')]), 'VALIDATION_FAILED');
+      const batch = await expectCode(registry.registerMany([minimalSpec('timed')]), 'VALIDATION_FAILED');
+      expect(batch.context.tool_name).toBe('timed');
+      const imported = await expectCode(registry.importSnapshot({ tools: [{ spec: minimalSpec('timed'), created_at: null }] }), 'VALIDATION_FAILED');
+      expect(imported.context.tool_name).toBe('timed');
       expect(await registry.has('timed')).toBe(false);
     });
 
