@@ -76,6 +76,19 @@ console.log(JSON.stringify({ registration, code, parsed: ToolSpec.parse({ tool_n
     });
   });
 
+  // Node 20.19+ loads an ES module from require(); the exports map must then offer a
+  // condition that require() matches, or a CommonJS service cannot use the package at all.
+  it.runIf(process.features.require_module)('loads with require() from a CommonJS project', () => {
+    writeFileSync(
+      join(project, 'memory.cjs'),
+      `const { InMemoryToolRegistry, VersionConflictError } = require('tool-registry');
+new InMemoryToolRegistry().register({ tool_name: 'search', input_schema: {}, output_schema: {} })
+  .then((registration) => console.log(JSON.stringify([registration.spec.tool_name, typeof VersionConflictError])));
+`,
+    );
+    expect(JSON.parse(run('node', ['--no-warnings', 'memory.cjs'], project))).toEqual(['search', 'function']);
+  });
+
   it('exports tools to the providers from "tool-registry" (no provider SDK installed)', () => {
     writeFileSync(
       join(project, 'exports.mjs'),
