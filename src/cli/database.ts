@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { ToolRegistryError } from '../core/errors.js';
 import { openPostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
 import type { PostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
+import { isConnectionFailure } from '../stores/postgres/connections.js';
 import { shippedMigrations } from '../stores/postgres/migrations.js';
 import { openSqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
 import type { SqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
@@ -139,16 +140,14 @@ const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|FULL|CANTOPEN|READONLY|PERM)
  */
 const SERVER_FAILURE = /^(08|53|57|58|XX00[12])/;
 
-/** node-postgres' own errors for a connection that ended or never answered (no SQLSTATE). */
-const CONNECTION_LOST = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH)$/;
 
 /** The code to name in the message when `error` is the database failing (not our statement), else undefined. */
 function storageFailureCode(database: string, error: Error): string | undefined {
   const code = (error as { code?: unknown }).code;
   if (!isPostgresUrl(database)) return typeof code === 'string' && FILE_FAILURE.test(code) ? code : undefined;
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return SERVER_FAILURE.test(code) ? `SQLSTATE ${code}` : undefined;
-  if (typeof code === 'string' && CONNECTION_LOST.test(code)) return code;
-  return /^Connection terminated\b/.test(error.message) ? 'connection lost' : undefined;
+  if (!isConnectionFailure(error)) return undefined;
+  return typeof code === 'string' ? code : 'connection lost';
 }
 
 /**

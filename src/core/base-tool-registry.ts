@@ -3,7 +3,7 @@
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { RegistryClosedError, ToolNotFoundError, ValidationError } from './errors.js';
+import { RegistryClosedError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -186,6 +186,27 @@ function optionsObject(method: string, options: unknown): Record<string, unknown
 
 /** Events per page while `watch` catches up. */
 const WATCH_PAGE = 1000;
+/** A watch whose read of the log failed for a while reads again after this, doubling... */
+const WATCH_RETRY_FIRST_MS = 100;
+/** ...up to this (the PostgreSQL listener's reconnect backoff has the same bounds). */
+const WATCH_RETRY_MAX_MS = 5000;
+
+/**
+ * Resolves after `ms`, or at once when `signal` aborts. The timer keeps the process alive: a
+ * watch waiting out a server restart may be all the process is doing (`tool-registry watch`).
+ */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 export abstract class BaseToolRegistry implements ToolRegistry {
   #closed = false;
@@ -239,6 +260,15 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    * process), or when `signal` aborts. Must cost next to nothing while it waits.
    */
   protected abstract _waitForChange(revision: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Whether a watch whose read of the change log failed with `error` waits and reads again
+   * instead of ending: the storage is unavailable for a while (a lock held past the busy
+   * timeout; for a server, the connection or the server going away), the read itself is fine.
+   * The watch keeps its cursor, so no event is lost or repeated. Every store: `STORAGE_BUSY`.
+   */
+  protected _isTransient(error: unknown): boolean {
+    return error instanceof ToolRegistryError && error.code === 'STORAGE_BUSY';
+  }
 
   /** Aborted by close(): ends every watch. */
   readonly #closing = new AbortController();
@@ -469,8 +499,18 @@ export abstract class BaseToolRegistry implements ToolRegistry {
 
   async *#follow(since: number, stop: AbortSignal): AsyncGenerator<ChangeEvent, void, undefined> {
     let cursor = since;
+    let failures = 0;
     while (!stop.aborted && !this.#closed) {
-      const page = await this._changes(cursor, WATCH_PAGE);
+      let page: ChangeLogPage;
+      try {
+        page = await this._changes(cursor, WATCH_PAGE);
+        failures = 0;
+      } catch (error) {
+        if (stop.aborted || this.#closed) return;
+        if (!this._isTransient(error)) throw error;
+        await pause(Math.min(WATCH_RETRY_MAX_MS, WATCH_RETRY_FIRST_MS * 2 ** failures++), stop);
+        continue;
+      }
       if (stop.aborted || this.#closed) return;
       checkCursor(cursor, page.oldestRevision, page.revision);
       for (const event of page.events) {

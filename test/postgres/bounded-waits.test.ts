@@ -107,3 +107,43 @@ describe.each([true, false])('PostgreSQL store, cache %s: waits are bounded by b
     60_000,
   );
 });
+
+describe('PostgreSQL store: a watch waits out STORAGE_BUSY', () => {
+  it("a DBA's lock on the change log past busyTimeoutMs: the watch keeps its place and delivers once it is released", async () => {
+    const pool = db.pool({ max: 6 });
+    const schema = db.schema();
+    const registry = await seeded(pool, schema, true);
+    const since = (await registry.changes({ limit: 0 })).revision;
+    const dba = db.pool({ max: 1 });
+    const locker = await dba.connect();
+    await locker.query('BEGIN');
+    await locker.query(`LOCK TABLE ${schema}.tool_changes IN ACCESS EXCLUSIVE MODE`);
+    const controller = new AbortController();
+    const seen: string[] = [];
+    let ended: unknown = null;
+    // Started while the lock is held: its first read of the log is STORAGE_BUSY.
+    const watching = (async () => {
+      try {
+        for await (const event of registry.watch({ since, signal: controller.signal })) seen.push(event.tool_name);
+      } catch (error) {
+        ended = error;
+      }
+    })();
+    try {
+      // Several busy timeouts long: the watch read, timed out, and reads again.
+      await new Promise((resolve) => setTimeout(resolve, BUSY_MS * 4));
+      expect(await outcome(registry.changes({ since }))).toBe('STORAGE_BUSY');
+      expect(ended).toBe(null);
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    await registry.register(minimalSpec('after_lock'));
+    const deadline = Date.now() + GIVE_UP_MS;
+    while (!seen.includes('after_lock') && ended === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([ended, seen]).toEqual([null, ['after_lock']]);
+    controller.abort();
+    await watching;
+    await registry.close();
+  }, 60_000);
+});

@@ -9,3 +9,6 @@ export interface TestPostgresServer {
 
 /** Starts (or reuses, from TOOL_REGISTRY_TEST_PG_URL) the run's server; `durable` keeps fsync on. */
 export function startTestPostgres(options?: { readonly durable?: boolean }): Promise<TestPostgresServer>;
+
+/** A TCP port nobody listens on right now, on 127.0.0.1. */
+export function freePort(): Promise<number>;

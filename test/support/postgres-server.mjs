@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 /** A TCP port nobody listens on right now, on 127.0.0.1. */
-async function freePort() {
+export async function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -12,6 +12,26 @@
 import type { PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
 
+/**
+ * SQLSTATEs of the connection or the server going away, never of a statement: connection
+ * exception (class 08), `admin_shutdown`, `crash_shutdown` and `cannot_connect_now` (57P01-03:
+ * a restart, a server still recovering) and `too_many_connections` (53300).
+ */
+const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+/** node-postgres' errors for a socket that ended, was refused or never answered (no SQLSTATE). */
+const SOCKET_FAILURE = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
+
+/**
+ * Whether `error` says the connection to the server failed (refused, cut, the server shutting
+ * down or restarting), as opposed to a statement failing: the next connection may well work.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') return CONNECTION_SQLSTATE.test(code) || SOCKET_FAILURE.test(code);
+  return /^Connection terminated\b/.test(error.message);
+}
+
 /** No connection of the pool became free in time (the store turns it into STORAGE_BUSY). */
 export class CheckoutTimeoutError extends Error {
   constructor(waitMs: number, pool: pg.Pool) {

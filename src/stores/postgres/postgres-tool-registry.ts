@@ -14,6 +14,7 @@ import { changeAction } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { renamedBusy } from './busy.js';
+import { isConnectionFailure } from './connections.js';
 import { PostgresEngine } from './engine.js';
 import type { PostgresEngineStatus } from './engine.js';
 import {
@@ -299,6 +300,11 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
     return this.#engine.waitForChange(revision, signal);
+  }
+
+  /** A watch also waits out the server going away (a restart, a failover, a cut connection). */
+  protected override _isTransient(error: unknown): boolean {
+    return super._isTransient(error) || isConnectionFailure(error);
   }
 
   protected async _close(): Promise<void> {
