@@ -3,7 +3,7 @@
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { RegistryClosedError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
+import { RegistryClosedError, StorageBusyError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -184,6 +184,21 @@ function optionsObject(method: string, options: unknown): Record<string, unknown
   return options as Record<string, unknown>;
 }
 
+/**
+ * `pending`, where a STORAGE_BUSY it rejects with becomes the call's own: `context.operation`
+ * the method that waited and `context.tool_name` the tool it named. A store may share one
+ * error among calls (a group-commit batch that never got its lock rejects every call in it)
+ * or name the read it was doing; any other error passes unchanged.
+ */
+function busyOfCall<T>(pending: Promise<T>, method: string, toolName: string): Promise<T> {
+  return pending.catch((error: unknown) => {
+    if (!(error instanceof StorageBusyError) || (error.context.operation === method && error.context.tool_name === toolName)) throw error;
+    // The store's message starts with the operation it names; the call's name replaces it.
+    const message = `${method}(${JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
+    throw new StorageBusyError(message, { ...error.context, operation: method, tool_name: toolName }, error.cause);
+  });
+}
+
 /** Events per page while `watch` catches up. */
 const WATCH_PAGE = 1000;
 /** A watch whose read of the log failed for a while reads again after this, doubling... */
@@ -314,11 +329,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       );
       // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
       // write below would be queued behind calls made after this one.
-      const unchanged = read instanceof Promise ? await read : read;
+      const unchanged = read instanceof Promise ? await busyOfCall(read, 'register', toolName) : read;
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
-    return this._write('register', {
+    const written = this._write('register', {
       scope: { names: [prepared.tool_name] },
       decide: (view) => {
         const current = view.find(prepared.tool_name);
@@ -327,6 +342,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
+    return busyOfCall(written, 'register', prepared.tool_name);
   }
 
   async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
@@ -397,13 +413,15 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   async get(toolName: string): Promise<ToolRegistration | undefined> {
     this.#assertOpen('get', toolName);
     assertToolName('get', toolName);
-    return this._get(toolName);
+    const found = this._get(toolName);
+    return found instanceof Promise ? busyOfCall(found, 'get', toolName) : found;
   }
 
   async has(toolName: string): Promise<boolean> {
     this.#assertOpen('has', toolName);
     assertToolName('has', toolName);
-    return (await this._find(toolName)) !== undefined;
+    const found = this._find(toolName);
+    return (found instanceof Promise ? await busyOfCall(found, 'has', toolName) : found) !== undefined;
   }
 
   async listAll(options: ListOptions = {}): Promise<ToolRegistration[]> {
@@ -423,7 +441,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     assertToolName('setEnabled', toolName);
     if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
     const expected = expectedVersionOf('setEnabled', options);
-    return this._write('setEnabled', {
+    const written = this._write('setEnabled', {
       scope: { names: [toolName] },
       decide: (view) => {
         const current = view.find(toolName);
@@ -435,25 +453,27 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         };
       },
     });
+    return busyOfCall(written, 'setEnabled', toolName);
   }
 
   async remove(toolName: string, options?: WriteOptions): Promise<boolean> {
     this.#assertOpen('remove', toolName);
     assertToolName('remove', toolName);
     const expected = expectedVersionOf('remove', options);
-    return this._write('remove', {
+    const written = this._write('remove', {
       scope: { names: [toolName] },
       decide: (view) => {
         if (expected !== undefined) checkExpectedVersion(toolName, view.find(toolName), expected);
         return { changes: [{ kind: 'delete', toolName }], result: (applied) => applied.found[0] === true };
       },
     });
+    return busyOfCall(written, 'remove', toolName);
   }
 
   async history(toolName: string): Promise<HistoryEntry[]> {
     this.#assertOpen('history', toolName);
     assertToolName('history', toolName);
-    return (await this._history(toolName)).slice();
+    return (await busyOfCall(this._history(toolName), 'history', toolName)).slice();
   }
 
   async changes(options?: ChangesOptions): Promise<ChangesPage> {

@@ -278,6 +278,32 @@ describe('locking', () => {
     expect(await registry.has('blocked')).toBe(false);
   });
 
+  it('calls that share a batch which never got the lock each get their own STORAGE_BUSY: their method and tool', async () => {
+    const file = temp.file('busy-batch.db');
+    const registry = await open({ filename: file, busyTimeoutMs: 100 });
+    await registry.registerMany([minimalSpec('present'), minimalSpec('other')]);
+    const locker = rawConnection(file);
+    locker.exec('BEGIN IMMEDIATE');
+    let errors: unknown[];
+    try {
+      // Started in one turn: one group-commit batch, led by the register.
+      errors = await Promise.all(
+        [registry.register(minimalSpec('blocked')), registry.setEnabled('present', false), registry.remove('other')].map((call) =>
+          call.then(() => 'resolved', (error: unknown) => error),
+        ),
+      );
+    } finally {
+      locker.exec('ROLLBACK');
+    }
+    expect(errors.map((error) => [(error as StorageBusyError).code, (error as StorageBusyError).context])).toEqual([
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'register', tool_name: 'blocked', busy_timeout_ms: 100 })],
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'setEnabled', tool_name: 'present', busy_timeout_ms: 100 })],
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'remove', tool_name: 'other', busy_timeout_ms: 100 })],
+    ]);
+    expect((errors[1] as Error).message).toMatch(/^setEnabled\("present"\): /);
+    expect(((errors[2] as Error).cause as { code?: string }).code).toBe('SQLITE_BUSY');
+  });
+
   it.each([true, false])('an identical register takes no lock, also for a tool this registry never read (cache %s)', async (cache) => {
     const file = temp.file(`identical-${cache}.db`);
     const writer = await open({ filename: file });
