@@ -3,7 +3,7 @@
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { RegistryClosedError, StorageBusyError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
+import { ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -185,17 +185,23 @@ function optionsObject(method: string, options: unknown): Record<string, unknown
 }
 
 /**
- * `pending`, where a STORAGE_BUSY it rejects with becomes the call's own: `context.operation`
- * the method that waited and `context.tool_name` the tool it named. A store may share one
- * error among calls (a group-commit batch that never got its lock rejects every call in it)
- * or name the read it was doing; any other error passes unchanged.
+ * `pending`, where the error it rejects with becomes the call's own when a store could not
+ * tell which call it was: STORAGE_BUSY gets `context.operation` the method that waited and
+ * `context.tool_name` the tool it named (a group-commit batch that never got its lock rejects
+ * every call in it with one error; a store may name the read it was doing), READ_ONLY gets
+ * the tool. Any other error passes unchanged. One place for every store.
  */
-function busyOfCall<T>(pending: Promise<T>, method: string, toolName: string): Promise<T> {
+function errorOfCall<T>(pending: Promise<T>, method: string, toolName: string): Promise<T> {
   return pending.catch((error: unknown) => {
-    if (!(error instanceof StorageBusyError) || (error.context.operation === method && error.context.tool_name === toolName)) throw error;
-    // The store's message starts with the operation it names; the call's name replaces it.
-    const message = `${method}(${JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
-    throw new StorageBusyError(message, { ...error.context, operation: method, tool_name: toolName }, error.cause);
+    if (error instanceof StorageBusyError && (error.context.operation !== method || error.context.tool_name !== toolName)) {
+      // The store's message starts with the operation it names; the call's name replaces it.
+      const message = `${method}(${JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
+      throw new StorageBusyError(message, { ...error.context, operation: method, tool_name: toolName }, error.cause);
+    }
+    if (error instanceof ReadOnlyError && error.context.tool_name === undefined) {
+      throw new ReadOnlyError(method, { cause: error.cause, toolName });
+    }
+    throw error;
   });
 }
 
@@ -329,7 +335,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       );
       // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
       // write below would be queued behind calls made after this one.
-      const unchanged = read instanceof Promise ? await busyOfCall(read, 'register', toolName) : read;
+      const unchanged = read instanceof Promise ? await errorOfCall(read, 'register', toolName) : read;
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
@@ -342,7 +348,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
-    return busyOfCall(written, 'register', prepared.tool_name);
+    return errorOfCall(written, 'register', prepared.tool_name);
   }
 
   async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
@@ -414,14 +420,14 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     this.#assertOpen('get', toolName);
     assertToolName('get', toolName);
     const found = this._get(toolName);
-    return found instanceof Promise ? busyOfCall(found, 'get', toolName) : found;
+    return found instanceof Promise ? errorOfCall(found, 'get', toolName) : found;
   }
 
   async has(toolName: string): Promise<boolean> {
     this.#assertOpen('has', toolName);
     assertToolName('has', toolName);
     const found = this._find(toolName);
-    return (found instanceof Promise ? await busyOfCall(found, 'has', toolName) : found) !== undefined;
+    return (found instanceof Promise ? await errorOfCall(found, 'has', toolName) : found) !== undefined;
   }
 
   async listAll(options: ListOptions = {}): Promise<ToolRegistration[]> {
@@ -453,7 +459,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         };
       },
     });
-    return busyOfCall(written, 'setEnabled', toolName);
+    return errorOfCall(written, 'setEnabled', toolName);
   }
 
   async remove(toolName: string, options?: WriteOptions): Promise<boolean> {
@@ -467,13 +473,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         return { changes: [{ kind: 'delete', toolName }], result: (applied) => applied.found[0] === true };
       },
     });
-    return busyOfCall(written, 'remove', toolName);
+    return errorOfCall(written, 'remove', toolName);
   }
 
   async history(toolName: string): Promise<HistoryEntry[]> {
     this.#assertOpen('history', toolName);
     assertToolName('history', toolName);
-    return (await busyOfCall(this._history(toolName), 'history', toolName)).slice();
+    return (await errorOfCall(this._history(toolName), 'history', toolName)).slice();
   }
 
   async changes(options?: ChangesOptions): Promise<ChangesPage> {

@@ -618,14 +618,13 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
-    // The one tool the write names, for the error's context.tool_name.
-    const toolName = 'names' in plan.scope && plan.scope.names.length === 1 ? plan.scope.names[0] : undefined;
-    if (this.#readonly) throw new ReadOnlyError(method, { toolName });
+    // The core adds the tool a single-tool call named (context.tool_name).
+    if (this.#readonly) throw new ReadOnlyError(method);
     try {
       return await this.#writeNow(method, plan);
     } catch (error) {
       // SQLite opens a file it may not write read-only without a word; its first write then fails.
-      throw isReadOnlyStorage(error) ? new ReadOnlyError(method, { cause: error, toolName }) : error;
+      throw isReadOnlyStorage(error) ? new ReadOnlyError(method, { cause: error }) : error;
     }
   }
 
