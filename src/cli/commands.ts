@@ -489,7 +489,7 @@ export async function verifyCommand(context: CliContext, options: { json?: boole
     }
     if (options.json !== true) {
       const checks = isPostgresUrl(context.database) ? '' : 'the integrity check passed and ';
-      print(context, `ok: ${checks}${plural(report.checkedTools, 'tool')} meet the contracts\n`);
+      print(context, `ok: ${checks}${plural(report.checkedTools, 'tool')} ${report.checkedTools === 1 ? 'meets' : 'meet'} the contracts\n`);
     }
   });
 }

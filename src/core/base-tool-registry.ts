@@ -3,7 +3,7 @@
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { RegistryClosedError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
+import { ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -184,6 +184,27 @@ function optionsObject(method: string, options: unknown): Record<string, unknown
   return options as Record<string, unknown>;
 }
 
+/**
+ * `pending`, where the error it rejects with becomes the call's own when a store could not
+ * tell which call it was: STORAGE_BUSY gets `context.operation` the method that waited and
+ * `context.tool_name` the tool it named (a group-commit batch that never got its lock rejects
+ * every call in it with one error; a store may name the read it was doing), READ_ONLY gets
+ * the tool. Any other error passes unchanged. One place for every store.
+ */
+function errorOfCall<T>(pending: Promise<T>, method: string, toolName: string): Promise<T> {
+  return pending.catch((error: unknown) => {
+    if (error instanceof StorageBusyError && (error.context.operation !== method || error.context.tool_name !== toolName)) {
+      // The store's message starts with the operation it names; the call's name replaces it.
+      const message = `${method}(${JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
+      throw new StorageBusyError(message, { ...error.context, operation: method, tool_name: toolName }, error.cause);
+    }
+    if (error instanceof ReadOnlyError && error.context.tool_name === undefined) {
+      throw new ReadOnlyError(method, { cause: error.cause, toolName });
+    }
+    throw error;
+  });
+}
+
 /** Events per page while `watch` catches up. */
 const WATCH_PAGE = 1000;
 /** A watch whose read of the log failed for a while reads again after this, doubling... */
@@ -280,8 +301,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return this.#closed;
   }
 
-  #assertOpen(method: string): void {
-    if (this.#closed) throw new RegistryClosedError(method);
+  /** `toolName`: what the call named, when it names one tool (a string), for `context.tool_name`. */
+  #assertOpen(method: string, toolName?: unknown): void {
+    if (this.#closed) throw new RegistryClosedError(method, typeof toolName === 'string' ? toolName : undefined);
   }
 
   /**
@@ -290,16 +312,16 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    *   (path `created_at`) for an invalid Date or a year outside 0000-9999, which has no
    *   such form and would not import back
    */
-  protected now(): string {
-    return clockTime(this.#clock());
+  protected now(toolName?: string): string {
+    return clockTime(this.#clock(), toolName);
   }
 
   async register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration> {
-    this.#assertOpen('register');
+    const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
+    this.#assertOpen('register', toolName);
     const expected = expectedVersionOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
     // stored spec is that valid spec, answered from a read; nothing is written.
-    const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     if (typeof toolName === 'string' && !this._writesPending()) {
       const read = this._read(
         { names: [toolName] },
@@ -313,19 +335,20 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       );
       // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
       // write below would be queued behind calls made after this one.
-      const unchanged = read instanceof Promise ? await read : read;
+      const unchanged = read instanceof Promise ? await errorOfCall(read, 'register', toolName) : read;
       if (unchanged !== undefined) return unchanged;
     }
     const prepared = parseSpec(spec);
-    return this._write('register', {
+    const written = this._write('register', {
       scope: { names: [prepared.tool_name] },
       decide: (view) => {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
-        const one = this.#decideRegistration(current, prepared, () => this.now());
+        const one = this.#decideRegistration(current, prepared, (toolName) => this.now(toolName));
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
+    return errorOfCall(written, 'register', prepared.tool_name);
   }
 
   async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
@@ -350,7 +373,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       scope: { names },
       decide: (view) => {
         let createdAt: string | undefined;
-        const now = (): string => (createdAt ??= this.now());
+        const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
         const decisions = prepared.map((one, index) => this.#decideRegistration(view.find(one.tool_name), one, now, `[${index}]`));
         return {
@@ -369,13 +392,14 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   #decideRegistration(
     current: ToolRecord | undefined,
     prepared: PreparedSpec,
-    now: () => string,
+    /** The time of the write, asked by the tool that needs it (named by a bad clock's error). */
+    now: (toolName: string) => string,
     path?: string,
   ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
     const decision = decideRegistration(current, prepared, path);
     if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
     const enabled = decision.action === 'replace' ? decision.enabled : true;
-    const createdAt = now();
+    const createdAt = now(prepared.tool_name);
     const registration = makeRegistration(prepared.spec, enabled, createdAt);
     const tool: StoredTool = {
       record: {
@@ -393,15 +417,17 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async get(toolName: string): Promise<ToolRegistration | undefined> {
-    this.#assertOpen('get');
+    this.#assertOpen('get', toolName);
     assertToolName('get', toolName);
-    return this._get(toolName);
+    const found = this._get(toolName);
+    return found instanceof Promise ? errorOfCall(found, 'get', toolName) : found;
   }
 
   async has(toolName: string): Promise<boolean> {
-    this.#assertOpen('has');
+    this.#assertOpen('has', toolName);
     assertToolName('has', toolName);
-    return (await this._find(toolName)) !== undefined;
+    const found = this._find(toolName);
+    return (found instanceof Promise ? await errorOfCall(found, 'has', toolName) : found) !== undefined;
   }
 
   async listAll(options: ListOptions = {}): Promise<ToolRegistration[]> {
@@ -417,11 +443,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async setEnabled(toolName: string, enabled: boolean, options?: WriteOptions): Promise<ToolRegistration> {
-    this.#assertOpen('setEnabled');
+    this.#assertOpen('setEnabled', toolName);
     assertToolName('setEnabled', toolName);
     if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
     const expected = expectedVersionOf('setEnabled', options);
-    return this._write('setEnabled', {
+    const written = this._write('setEnabled', {
       scope: { names: [toolName] },
       decide: (view) => {
         const current = view.find(toolName);
@@ -433,25 +459,27 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         };
       },
     });
+    return errorOfCall(written, 'setEnabled', toolName);
   }
 
   async remove(toolName: string, options?: WriteOptions): Promise<boolean> {
-    this.#assertOpen('remove');
+    this.#assertOpen('remove', toolName);
     assertToolName('remove', toolName);
     const expected = expectedVersionOf('remove', options);
-    return this._write('remove', {
+    const written = this._write('remove', {
       scope: { names: [toolName] },
       decide: (view) => {
         if (expected !== undefined) checkExpectedVersion(toolName, view.find(toolName), expected);
         return { changes: [{ kind: 'delete', toolName }], result: (applied) => applied.found[0] === true };
       },
     });
+    return errorOfCall(written, 'remove', toolName);
   }
 
   async history(toolName: string): Promise<HistoryEntry[]> {
-    this.#assertOpen('history');
+    this.#assertOpen('history', toolName);
     assertToolName('history', toolName);
-    return (await this._history(toolName)).slice();
+    return (await errorOfCall(this._history(toolName), 'history', toolName)).slice();
   }
 
   async changes(options?: ChangesOptions): Promise<ChangesPage> {
@@ -551,7 +579,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         const plan = importPlan(view.records(), entries, mode);
         if (plan.firstConflict !== undefined) throw plan.firstConflict;
         return {
-          changes: importChanges(snapshot, entries, plan, () => this.now(), sameTurn),
+          changes: importChanges(snapshot, entries, plan, (toolName) => this.now(toolName), sameTurn),
           result: (applied) => importReport(plan, false, applied.revision()),
         };
       },
@@ -570,8 +598,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 }
 
-/** The ISO text of a clock's reading; see `BaseToolRegistry.now()`. */
-function clockTime(time: unknown): string {
+/** The ISO text of a clock's reading, for a write of `toolName`; see `BaseToolRegistry.now()`. */
+function clockTime(time: unknown, toolName: string | undefined): string {
   if (!(time instanceof Date)) throw new TypeError(`clock() must return a Date, got ${previewValue(time)}`);
   const ms = time.getTime();
   // Year 0000 to 9999: what toISOString writes as four digits (and ISO 8601 without an expanded year).
@@ -580,7 +608,7 @@ function clockTime(time: unknown): string {
     const message = `clock() returned ${shown}; created_at needs a valid date in the years 0000 to 9999`;
     throw new ValidationError(`invalid created_at from the registry's clock: ${message}`, [
       Object.freeze({ code: 'custom', message, path: Object.freeze(['created_at']), pathText: 'created_at' }),
-    ], { path: 'created_at' });
+    ], toolName === undefined ? { path: 'created_at' } : { tool_name: toolName, path: 'created_at' });
   }
   // Writes of one batch mostly fall in the same millisecond: its text is formatted once.
   if (ms !== lastClockMs) {
@@ -619,7 +647,7 @@ function* importChanges(
   snapshot: unknown,
   entries: readonly PreparedImportEntry[],
   plan: ImportPlan,
-  now: () => string,
+  now: (toolName: string) => string,
   sameTurn: () => boolean,
 ): Generator<StoreChange, void, undefined> {
   let writtenAt: string | undefined;
@@ -634,7 +662,7 @@ function* importChanges(
         record: { tool_name, version, fingerprint, enabled, created_at },
         json: snapshotEntryJson(snapshot, index, entry, !sameTurn()),
         // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
-        firstRegisteredAt: (writtenAt ??= now()),
+        firstRegisteredAt: (writtenAt ??= now(tool_name)),
       },
     };
   }

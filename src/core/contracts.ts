@@ -203,14 +203,27 @@ function isTextOrNull(value: unknown): value is string | null {
   return value === null || (typeof value === 'string' && isWellFormed(value));
 }
 
+const DATE_TIME_MESSAGE = 'must be an ISO 8601 date-time with Z or a numeric offset, such as 2025-01-31T12:00:00+00:00';
+const isoDateTime = z.iso.datetime({ offset: true });
+/**
+ * An offset with seconds, and microseconds after them, which `isoformat()` writes for a zone
+ * whose offset is not whole minutes (local mean time before 1900, such as +05:53:28 for
+ * Kolkata); zod's ISO check knows hours and minutes only.
+ */
+const SECONDS_OFFSET = /^(.+)[+-]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?$/;
+
+function isIsoDateTime(text: string): boolean {
+  if (isoDateTime.safeParse(text).success) return true;
+  const match = SECONDS_OFFSET.exec(text);
+  return match !== null && isoDateTime.safeParse(`${match[1] as string}Z`).success;
+}
+
 /**
  * An ISO 8601 date-time with `Z` or a numeric offset and any number of fractional digits,
- * as Python's `isoformat()` writes it. Kept verbatim, never reformatted.
+ * as Python's `isoformat()` writes it (an offset with seconds included). Kept verbatim, never
+ * reformatted.
  */
-export const IsoDateTime = z.iso.datetime({
-  offset: true,
-  error: 'must be an ISO 8601 date-time with Z or a numeric offset, such as 2025-01-31T12:00:00+00:00',
-});
+export const IsoDateTime = z.string({ error: DATE_TIME_MESSAGE }).refine(isIsoDateTime, { error: DATE_TIME_MESSAGE });
 
 /** A stored tool: its spec, whether it is enabled, and when this spec was registered. */
 export const ToolRegistration = z.strictObject({

@@ -103,10 +103,12 @@ export class SchemaTooNewError extends ToolRegistryError {
   }
 }
 
-/** The registry was closed; every method after `close()` throws this. */
+/** The registry was closed; every method after `close()` throws this (`context.tool_name`: the one tool the call named). */
 export class RegistryClosedError extends ToolRegistryError {
-  constructor(method: string) {
-    super('REGISTRY_CLOSED', `cannot call ${method}(): the registry is closed`, { context: { method } });
+  constructor(method: string, toolName?: string) {
+    super('REGISTRY_CLOSED', `cannot call ${method}(${toolName === undefined ? '' : JSON.stringify(toolName)}): the registry is closed`, {
+      context: toolName === undefined ? { method } : { method, tool_name: toolName },
+    });
   }
 }
 
@@ -122,13 +124,18 @@ export class ReadOnlyError extends ToolRegistryError {
   /**
    * Without `cause`: the registry was opened read-only. With `cause` (the store's own error):
    * the storage refused the write, such as a SQLite file this process may not write.
+   * `toolName`: the one tool the write named (`context.tool_name`).
    */
-  constructor(method: string, options: { cause?: unknown } = {}) {
+  constructor(method: string, options: { cause?: unknown; toolName?: string } = {}) {
     const why =
       options.cause === undefined
         ? 'the registry was opened read-only'
         : `the database cannot be written by this process (${options.cause instanceof Error ? options.cause.message : String(options.cause)})`;
-    super('READ_ONLY', `cannot call ${method}(): ${why}`, { context: { method }, cause: options.cause });
+    const call = `${method}(${options.toolName === undefined ? '' : JSON.stringify(options.toolName)})`;
+    super('READ_ONLY', `cannot call ${call}: ${why}`, {
+      context: options.toolName === undefined ? { method } : { method, tool_name: options.toolName },
+      cause: options.cause,
+    });
   }
 }
 

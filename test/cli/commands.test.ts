@@ -218,7 +218,10 @@ describe('status, verify, migrate', () => {
     const { cwd, db } = seeded();
     const result = runCli(['verify'], { cwd });
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^ok: /);
+    expect(result.stdout).toBe('ok: the integrity check passed and 3 tools meet the contracts\n');
+    expect(runCli(['remove', 'calc'], { cwd }).code).toBe(0);
+    expect(runCli(['remove', 'search'], { cwd }).code).toBe(0);
+    expect(runCli(['verify'], { cwd }).stdout).toBe('ok: the integrity check passed and 1 tool meets the contracts\n');
     const json = runCli(['verify', '--json'], { cwd });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.verify())));

@@ -23,6 +23,7 @@ import {
   fullSpec,
   isDeepFrozen,
   minimalSpec,
+  toolNamedBy,
 } from '../support/registry-helpers.js';
 import type { RegistryMethod } from '../support/registry-helpers.js';
 import type { StoreHarness } from './stores.js';
@@ -1049,9 +1050,12 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     ])('a clock that returns %s is VALIDATION_FAILED at created_at, never a raw RangeError, and nothing is stored', async (_what, date) => {
       const registry = await openWithClock(() => new Date(date.getTime()));
       const error = await expectCode(registry.register(minimalSpec('timed')), 'VALIDATION_FAILED');
-      expect(error.context.path).toBe('created_at');
+      expect(error.context).toMatchObject({ path: 'created_at', tool_name: 'timed' });
       expect((error as ValidationError).issues.map((issue) => issue.pathText)).toEqual(['created_at']);
-      await expectCode(registry.registerMany([minimalSpec('timed')]), 'VALIDATION_FAILED');
+      const batch = await expectCode(registry.registerMany([minimalSpec('timed')]), 'VALIDATION_FAILED');
+      expect(batch.context.tool_name).toBe('timed');
+      const imported = await expectCode(registry.importSnapshot({ tools: [{ spec: minimalSpec('timed'), created_at: null }] }), 'VALIDATION_FAILED');
+      expect(imported.context.tool_name).toBe('timed');
       expect(await registry.has('timed')).toBe(false);
     });
 
@@ -1168,6 +1172,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         await registry.close();
         const error = await expectCode(callEveryMethod[method](registry), 'REGISTRY_CLOSED');
         expect(error.context.method).toBe(method);
+        expect(error.context.tool_name).toBe(toolNamedBy[method]);
       });
     }
 

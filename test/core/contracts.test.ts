@@ -89,11 +89,26 @@ describe('ToolRegistration', () => {
     '2024-05-01T10:00:00.123456+02:00',
     '2025-01-31T12:00:00.5-05:30',
     '2025-01-31T12:00:00.000Z',
+    // isoformat() of a zone whose offset is not whole minutes (local mean time): seconds, microseconds.
+    '1880-01-01T00:00:00+05:53:28',
+    '1880-01-01T00:00:00.000001-00:01:15.250000',
   ])('accepts created_at %j and keeps it verbatim', (created_at) => {
     expect(ToolRegistration.parse({ spec: minimalSpec('t'), created_at }).created_at).toBe(created_at);
   });
 
-  it.each(['2025-01-31T12:00:00', '2025-01-31', 'yesterday', '', '2025-13-01T00:00:00Z', '2025-01-31 12:00:00Z'])(
+  it.each([
+    '2025-01-31T12:00:00',
+    '2025-01-31',
+    'yesterday',
+    '',
+    '2025-13-01T00:00:00Z',
+    '2025-01-31 12:00:00Z',
+    '2025-01-31T12:00:00-0800',
+    '2025-02-30T12:00:00+05:53:28',
+    '2025-01-31T12:00:00+24:00:00',
+    '2025-01-31T12:00:00+05:60:00',
+    '2025-01-31T12:00:00Z:00:00',
+  ])(
     'refuses created_at %j',
     (created_at) => {
       expect(ToolRegistration.safeParse({ spec: minimalSpec('t'), created_at }).success).toBe(false);

@@ -63,9 +63,9 @@ describe.each([true, false])('PostgreSQL store, cache %s: waits are bounded by b
       expect(outcomes).toEqual(Object.fromEntries(Object.keys(outcomes).map((call) => [call, fromMemory.includes(call) ? 'ok' : 'STORAGE_BUSY'])));
       const busy = await registry.register(minimalSpec('other')).catch((error: unknown) => error);
       // Named after the call, also when its first read (the identical-spec check) is what waited.
-      expect(busy).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'register', busy_timeout_ms: BUSY_MS } });
+      expect(busy).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'register', tool_name: 'other', busy_timeout_ms: BUSY_MS } });
       // A read that goes to the database is named after its method, as SQLite names it.
-      if (!cache) expect(await registry.get('kept').catch((error: unknown) => error)).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'get' } });
+      if (!cache) expect(await registry.get('kept').catch((error: unknown) => error)).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'get', tool_name: 'kept' } });
     } finally {
       for (const client of held) client.release();
     }

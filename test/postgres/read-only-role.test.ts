@@ -9,14 +9,15 @@ import { useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
 
-async function expectWritesReadOnly(connectionString: string, schema: string): Promise<void> {
-  const registry = await openPostgresToolRegistry({ connectionString, schema });
+async function expectWritesReadOnly(connectionString: string, schema: string, readonly = false): Promise<void> {
+  const registry = await openPostgresToolRegistry({ connectionString, schema, readonly });
   try {
     expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['t']);
-    await expectCode(registry.register(minimalSpec('other')), 'READ_ONLY');
+    // A write that names one tool says which (context.tool_name), as on SQLite.
+    expect((await expectCode(registry.register(minimalSpec('other')), 'READ_ONLY')).context).toMatchObject({ method: 'register', tool_name: 'other' });
     await expectCode(registry.registerMany([minimalSpec('other')]), 'READ_ONLY');
-    await expectCode(registry.setEnabled('t', false), 'READ_ONLY');
-    await expectCode(registry.remove('t'), 'READ_ONLY');
+    expect((await expectCode(registry.setEnabled('t', false), 'READ_ONLY')).context).toMatchObject({ method: 'setEnabled', tool_name: 't' });
+    expect((await expectCode(registry.remove('t'), 'READ_ONLY')).context).toMatchObject({ method: 'remove', tool_name: 't' });
     await expectCode(registry.importSnapshot({ tools: [] }, { mode: 'replace' }), 'READ_ONLY');
     expect((await registry.listAll()).map((tool) => [tool.spec.tool_name, tool.enabled])).toEqual([['t', true]]);
   } finally {
@@ -42,6 +43,14 @@ describe('PostgreSQL storage that refuses writes', () => {
     } finally {
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
     }
+  });
+
+  it('a registry opened with readonly: true: every write is READ_ONLY and names its tool, nothing changes', async () => {
+    const schema = db.schema();
+    const owner = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    await owner.register(minimalSpec('t'));
+    await owner.close();
+    await expectWritesReadOnly(db.url(), schema, true);
   });
 
   it('read-only transactions (default_transaction_read_only, as on a standby): every write is READ_ONLY', async () => {

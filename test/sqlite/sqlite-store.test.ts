@@ -207,6 +207,19 @@ describe('readonly: true', () => {
     expect(dumpDatabase(file)).toEqual(before);
   });
 
+  it('READ_ONLY names the tool a write named (context.tool_name), as every error where a tool is involved does', async () => {
+    const file = temp.file('ro-names.db');
+    await seeded(file);
+    const registry = await open({ filename: file, readonly: true });
+    expect((await expectCode(registry.register(minimalSpec('new_one')), 'READ_ONLY')).context).toMatchObject({ method: 'register', tool_name: 'new_one' });
+    expect((await expectCode(registry.setEnabled('search', false), 'READ_ONLY')).context).toMatchObject({ method: 'setEnabled', tool_name: 'search' });
+    expect((await expectCode(registry.remove('search'), 'READ_ONLY')).context).toMatchObject({ method: 'remove', tool_name: 'search' });
+    // Storage that refuses the write (a read-only handle): the same context, SQLite's error as cause.
+    const handle = await open({ database: rawConnection(file, { readonly: true }) });
+    const refused = await expectCode(handle.setEnabled('search', false), 'READ_ONLY');
+    expect(refused.context).toMatchObject({ method: 'setEnabled', tool_name: 'search' });
+  });
+
   it('a missing file is an error and is not created', async () => {
     const file = temp.file('missing.db');
     const error = await openSqliteToolRegistry({ filename: file, readonly: true }).catch((e: unknown) => e);
@@ -263,6 +276,32 @@ describe('locking', () => {
     }
     expect(await registry.register(minimalSpec('after'))).toMatchObject({ enabled: true });
     expect(await registry.has('blocked')).toBe(false);
+  });
+
+  it('calls that share a batch which never got the lock each get their own STORAGE_BUSY: their method and tool', async () => {
+    const file = temp.file('busy-batch.db');
+    const registry = await open({ filename: file, busyTimeoutMs: 100 });
+    await registry.registerMany([minimalSpec('present'), minimalSpec('other')]);
+    const locker = rawConnection(file);
+    locker.exec('BEGIN IMMEDIATE');
+    let errors: unknown[];
+    try {
+      // Started in one turn: one group-commit batch, led by the register.
+      errors = await Promise.all(
+        [registry.register(minimalSpec('blocked')), registry.setEnabled('present', false), registry.remove('other')].map((call) =>
+          call.then(() => 'resolved', (error: unknown) => error),
+        ),
+      );
+    } finally {
+      locker.exec('ROLLBACK');
+    }
+    expect(errors.map((error) => [(error as StorageBusyError).code, (error as StorageBusyError).context])).toEqual([
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'register', tool_name: 'blocked', busy_timeout_ms: 100 })],
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'setEnabled', tool_name: 'present', busy_timeout_ms: 100 })],
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'remove', tool_name: 'other', busy_timeout_ms: 100 })],
+    ]);
+    expect((errors[1] as Error).message).toMatch(/^setEnabled\("present"\): /);
+    expect(((errors[2] as Error).cause as { code?: string }).code).toBe('SQLITE_BUSY');
   });
 
   it.each([true, false])('an identical register takes no lock, also for a tool this registry never read (cache %s)', async (cache) => {

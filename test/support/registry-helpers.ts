@@ -108,6 +108,20 @@ export const callEveryMethod: Record<RegistryMethod, (registry: ToolRegistry) =>
   },
 };
 
+/**
+ * The one tool each call of `callEveryMethod` names, which its errors carry as
+ * `context.tool_name` (DESIGN: "wherever a tool is involved"); calls naming no tool, or
+ * several, are left out.
+ */
+export const toolNamedBy: Partial<Record<RegistryMethod, string>> = {
+  register: 'after_close',
+  get: 'present',
+  has: 'present',
+  setEnabled: 'present',
+  remove: 'present',
+  history: 'present',
+};
+
 /** Collects events from `registry.watch(options)` until `count` arrived (then stops the watch). */
 export async function collectEvents(
   registry: ToolRegistry,

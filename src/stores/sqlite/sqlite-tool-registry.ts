@@ -618,6 +618,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
+    // The core adds the tool a single-tool call named (context.tool_name).
     if (this.#readonly) throw new ReadOnlyError(method);
     try {
       return await this.#writeNow(method, plan);
