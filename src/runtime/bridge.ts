@@ -1,9 +1,10 @@
 // The bridge between the persistent registry (specs, enabled flags) and the tools in code.
-import { canonicalJson, fingerprintOfCanonical } from '../core/canonical.js';
+import { canonicalJson, compareCodePoints, fingerprintOfCanonical } from '../core/canonical.js';
 import type { ToolRegistration } from '../core/contracts.js';
 import { SpecMismatchError } from '../core/errors.js';
 import { previewValue } from '../core/issues.js';
 import type { ToolRegistry } from '../core/registry.js';
+import { collectTools } from './collect-tools.js';
 import { internalsOf } from './define-tool.js';
 import type { Tool } from './define-tool.js';
 import { compilePolicy } from './policy.js';
@@ -46,7 +47,11 @@ function assertRegistry(method: string, registry: unknown): asserts registry is 
  */
 export async function publishTools(registry: ToolRegistry, tools: ToolSource): Promise<ToolRegistration[]> {
   assertRegistry('publishTools', registry);
-  return registry.registerMany(toolsOf('publishTools', tools).map((tool) => tool.spec));
+  // In the caller's order (a box's insertion order), so that an error's `context.path`
+  // (`[1]`) indexes what was given; collectTools checks each is a Tool and names are unique.
+  const given = tools instanceof ToolSet ? tools.tools() : collectTools('publishTools()', ToolBox.isToolBox(tools) ? tools.all() : tools);
+  const registrations = await registry.registerMany(given.map((tool) => tool.spec));
+  return registrations.sort((a, b) => compareCodePoints(a.spec.tool_name, b.spec.tool_name));
 }
 
 /**

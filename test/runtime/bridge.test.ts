@@ -47,7 +47,8 @@ describe.each(selectedStores())('bridge on the %s store', (_store, harness) => {
     withRegistry(async (registry) => {
       const s = search();
       const registrations = await publishTools(registry, [s, calc]);
-      expect(registrations.map((r) => r.spec.tool_name).sort()).toEqual(['calc', 'search']);
+      // In name order, whatever the order given.
+      expect(registrations.map((r) => r.spec.tool_name)).toEqual(['calc', 'search']);
       expect((await registry.get('search'))?.spec).toEqual(s.spec);
       expect((await registry.get('calc'))?.enabled).toBe(true);
       // Publishing again is a no-op; a ToolSet and a ToolBox are accepted too.
@@ -61,7 +62,10 @@ describe.each(selectedStores())('bridge on the %s store', (_store, harness) => {
       await publishTools(registry, [search()]);
       const changed = search('1.0.0', 'a new description');
       await expect(publishTools(registry, [calc, changed])).rejects.toBeInstanceOf(VersionConflictError);
-      await expect(publishTools(registry, [calc, changed])).rejects.toMatchObject({ code: 'VERSION_CONFLICT', context: { tool_name: 'search' } });
+      await expect(publishTools(registry, [calc, changed])).rejects.toMatchObject({ code: 'VERSION_CONFLICT', context: { tool_name: 'search', path: '[1]' } });
+      // context.path is the tool's index in what the caller gave, not in name order.
+      await expect(publishTools(registry, [changed, calc])).rejects.toMatchObject({ code: 'VERSION_CONFLICT', context: { tool_name: 'search', path: '[0]' } });
+      await expect(publishTools(registry, new ToolBox([changed, calc]))).rejects.toMatchObject({ context: { path: '[0]' } });
       expect(await registry.get('calc')).toBeUndefined();
       expect((await registry.get('search'))?.spec.description).toBe('search the web');
       // With a version bump the deploy goes through.
