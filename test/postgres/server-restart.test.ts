@@ -63,6 +63,9 @@ describe('PostgreSQL server crash and restart under open registries', () => {
   it('calls fail fast while it is down, nothing is half-written, and everything works again without a reopen', async () => {
     const writer = await openPostgresToolRegistry({ connectionString: url });
     const reader: PostgresToolRegistry = await openPostgresToolRegistry({ connectionString: url });
+    // The command's process, ended in `finally` too: a `watch` waits out a lost server, so one
+    // left behind by a failed assertion would retry a server that is gone, forever.
+    let command: ChildProcess | undefined;
     try {
       await writer.register(minimalSpec('before'));
       expect((await reader.get('before'))?.spec.tool_name).toBe('before');
@@ -85,10 +88,11 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       const seen = watch.seen;
       // And an operator's `tool-registry watch` in a process of its own.
       const start = (await writer.changes({ limit: 0 })).revision;
-      const command = spawn(process.execPath, [CLI, '--db', url, 'watch', '--since', String(start)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const watching = spawn(process.execPath, [CLI, '--db', url, 'watch', '--since', String(start)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      command = watching;
       let printed = '';
-      command.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
-      const commandExit = new Promise<number | null>((resolve) => command.on('exit', (code) => resolve(code)));
+      watching.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+      const commandExit = new Promise<number | null>((resolve) => watching.on('exit', (code) => resolve(code)));
       const printedNames = (): string[] => printed.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as ChangeEvent).tool_name);
 
       // The watch has read where it starts (an error in that first read would end it: the
@@ -120,7 +124,7 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect([watch.ended, lateWatch.ended]).toEqual([null, null]);
-      expect(command.exitCode).toBe(null);
+      expect(watching.exitCode).toBe(null);
 
       await server.start();
       await until(async () => (await writer.register(minimalSpec('after')).then(() => true, () => false)), 'a write after the restart');
@@ -145,11 +149,12 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       expect([watch.ended, lateWatch.ended]).toEqual([null, null]);
       await until(() => printedNames().includes('listened'), 'the command to print the writes after the restart');
       expect(printedNames()).toEqual(seen);
-      command.kill('SIGINT');
+      watching.kill('SIGINT');
       expect(await commandExit).toBe(0);
       controller.abort();
       await Promise.all([watch.done, lateWatch.done]);
     } finally {
+      if (command !== undefined && command.exitCode === null && command.signalCode === null) command.kill('SIGKILL');
       await writer.close();
       await reader.close();
     }
