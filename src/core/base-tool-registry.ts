@@ -491,7 +491,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     // limit 0 asks for the revision alone (how a consumer reads it before resyncing from a
     // snapshot): no event is asked for, so none can have expired.
     if (limit > 0) checkCursor(since, page.oldestRevision, page.revision);
-    return Object.freeze({ revision: page.revision, events: page.events.slice() });
+    // A page is an object handed out, so deeply frozen, its list of events included (as an import report's plan).
+    return Object.freeze({ revision: page.revision, events: Object.freeze(page.events.slice()) });
   }
 
   watch(options?: WatchOptions): AsyncIterable<ChangeEvent> {

@@ -201,8 +201,9 @@ export function defineChangesSuite(harness: StoreHarness): void {
         expect(Object.keys(event)).toEqual(['revision', 'tool_name', 'action', 'version', 'at']);
         expect(event.at).toMatch(ISO_UTC);
       }
-      // The page and its events are frozen; the list is a fresh array each call.
+      // The page is deeply frozen, its list of events too (an object handed out, as an import report).
       expect(Object.isFrozen(page)).toBe(true);
+      expect(Object.isFrozen(page.events)).toBe(true);
       expect(page.events.every((event) => isDeepFrozen(event))).toBe(true);
     });
 
