@@ -71,7 +71,7 @@ export interface ChangesPage {
   /** The store's current revision when the page was read (events beyond the page may exist: ask again from the last event's revision). */
   readonly revision: number;
   /** Events after `since`, oldest first, at most `limit`. */
-  readonly events: ChangeEvent[];
+  readonly events: readonly ChangeEvent[];
 }
 
 export interface WatchOptions {
