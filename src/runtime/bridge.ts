@@ -70,19 +70,23 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
   if (typeof options !== 'object' || options === null) throw new TypeError('loadToolSet(): options must be an object');
   const list = toolsOf('loadToolSet', tools);
   const policy = options.policy === undefined ? undefined : compilePolicy(options.policy);
-  const registrations = await Promise.all(list.map((tool) => registry.get(tool.name)));
+  // One read of every registration, disabled ones included: one consistent view in every
+  // store, so a commit that lands meanwhile (an import that disables one tool and enables
+  // another) is seen for all the tools or for none. With the read cache it is a copy of what
+  // is in memory; without it, the store reads every row (docs/runtime.md).
+  const stored = new Map((await registry.listAll({ includeDisabled: true })).map((registration) => [registration.spec.tool_name, registration]));
   const excluded: ExcludedTool[] = [];
   const kept: Tool[] = [];
-  list.forEach((tool, index) => {
-    const registration = registrations[index];
+  list.forEach((tool) => {
+    const registration = stored.get(tool.name);
     if (registration === undefined) {
       excluded.push({ tool_name: tool.name, reason: 'not_registered' });
       return;
     }
     const code = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
-    const stored = canonicalJson(registration.spec);
-    if (stored !== code.canonical) {
-      const registryFingerprint = fingerprintOfCanonical(stored);
+    const storedJson = canonicalJson(registration.spec);
+    if (storedJson !== code.canonical) {
+      const registryFingerprint = fingerprintOfCanonical(storedJson);
       throw new SpecMismatchError(
         `tool ${JSON.stringify(tool.name)}: the registry holds another spec (version ${JSON.stringify(registration.spec.version)}, fingerprint ${registryFingerprint.slice(0, 12)}) than the code (version ${JSON.stringify(tool.spec.version)}, fingerprint ${code.fingerprint.slice(0, 12)}); publish the code's tools (with a new version) or deploy the matching code`,
         {

@@ -154,6 +154,35 @@ describe.each(selectedStores())('bridge on the %s store', (_store, harness) => {
       expect(set.size).toBe(0);
       expect(set.excluded).toEqual([]);
     }));
+
+  it('loadToolSet reads the registry in one call (one consistent view for every tool), disabled tools included', () =>
+    withRegistry(async (registry) => {
+      await publishTools(registry, [search(), calc, notes]);
+      await registry.setEnabled('calc', false);
+      const calls: string[] = [];
+      // The real store, with its method calls recorded.
+      const recorded = new Proxy(registry, {
+        get(target, key, receiver) {
+          const value: unknown = Reflect.get(target, key, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            calls.push(`${String(key)}(${JSON.stringify(args)})`);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const set = await loadToolSet(recorded, [search(), calc, notes]);
+      expect(calls).toEqual(['listAll([{"includeDisabled":true}])']);
+      expect(set.list()).toEqual(['notes', 'search']);
+      expect(set.excluded).toEqual([{ tool_name: 'calc', reason: 'disabled' }]);
+    }));
+
+  it('loadToolSet on a closed registry is REGISTRY_CLOSED, with tools or without', async () => {
+    const registry = await open();
+    await registry.close();
+    await expect(loadToolSet(registry, [calc])).rejects.toMatchObject({ code: 'REGISTRY_CLOSED' });
+    await expect(loadToolSet(registry, [])).rejects.toMatchObject({ code: 'REGISTRY_CLOSED' });
+  });
 });
 
 describe('bridge misuse', () => {
