@@ -1,6 +1,8 @@
 // The dedicated LISTEN connection against the real server: wake-ups from the change log's
 // trigger, reconnect with resync after pg_terminate_backend, retries when the server is not
 // there, nothing left behind after close().
+import { createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { changeChannel } from '../../src/stores/postgres/identifiers.js';
@@ -117,6 +119,30 @@ describe('PostgreSQL change listener', () => {
     await sleep(150);
     expect(seen.events.length).toBe(attempts);
     expect(seen.events.every((event) => event === 'disconnect')).toBe(true);
+  });
+
+  it('close() while a connection is still being set up returns (a server that accepts and never answers)', async () => {
+    // pg's client.connect() never settles when end() comes before the server's answer, so a
+    // close() that waited for the connecting loop hung for good (seen when an engine closed
+    // while its listener reconnected).
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const url = new URL(db.url());
+    url.port = String((silent.address() as AddressInfo).port);
+    const seen = recorder();
+    const listener = new ChangeListener({ connection: { connectionString: url.toString() }, channel: 'silent', ...seen.callbacks });
+    const started = listener.start();
+    try {
+      await until(() => sockets.length === 1, 'the listener to connect');
+      const closed = await Promise.race([listener.close().then(() => 'closed'), sleep(5_000, 'still waiting')]);
+      expect(closed).toBe('closed');
+      expect(await started).toBe(false);
+      expect(listener.listening).toBe(false);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('close() ends the listening connection on the server', async () => {

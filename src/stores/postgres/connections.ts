@@ -29,7 +29,8 @@ export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return CONNECTION_SQLSTATE.test(code) || SOCKET_FAILURE.test(code);
-  return /^Connection terminated\b/.test(error.message);
+  // pg's own words for a connection that ended, and for a client used after its connection failed.
+  return /^(Connection terminated\b|Client has encountered a connection error\b)/.test(error.message);
 }
 
 /** No connection of the pool became free in time (the store turns it into STORAGE_BUSY). */

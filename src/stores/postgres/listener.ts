@@ -111,7 +111,9 @@ export class ChangeListener {
       if (message.channel !== this.#options.channel) return;
       callSafely(() => this.#options.onNotify(message.payload ?? ''));
     });
-    await client.connect();
+    // pg's connect() never settles when end() comes before the server answered (close()
+    // during a reconnect): stop waiting for it when the listener stops.
+    await untilStopped(client.connect(), this.#stop.signal);
     const listenedAt = performance.now();
     await client.query(`LISTEN ${quoteIdentifier(this.#options.channel)}`);
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
@@ -175,6 +177,17 @@ export class ChangeListener {
     }
     await this.#loop;
   }
+}
+
+/** `pending`, or a rejection as soon as `signal` aborts (`pending` is then left to settle unobserved). */
+function untilStopped<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  pending.catch(() => {});
+  if (signal.aborted) return Promise.reject(new Error('the listener was closed'));
+  return new Promise<T>((resolve, reject) => {
+    const stop = (): void => reject(new Error('the listener was closed'));
+    signal.addEventListener('abort', stop, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }
 
 function callSafely(callback: () => void): void {
