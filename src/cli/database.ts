@@ -140,7 +140,6 @@ const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|FULL|CANTOPEN|READONLY|PERM)
  */
 const SERVER_FAILURE = /^(08|53|57|58|XX00[12])/;
 
-
 /** The code to name in the message when `error` is the database failing (not our statement), else undefined. */
 function storageFailureCode(database: string, error: Error): string | undefined {
   const code = (error as { code?: unknown }).code;

@@ -2,8 +2,9 @@
 // the registry is open, applies the registration rule and the import plan, and hands the
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ToolRegistryError, ValidationError } from './errors.js';
+import { ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -212,23 +213,6 @@ const WATCH_RETRY_FIRST_MS = 100;
 /** ...up to this (the PostgreSQL listener's reconnect backoff has the same bounds). */
 const WATCH_RETRY_MAX_MS = 5000;
 
-/**
- * Resolves after `ms`, or at once when `signal` aborts. The timer keeps the process alive: a
- * watch waiting out a server restart may be all the process is doing (`tool-registry watch`).
- */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 export abstract class BaseToolRegistry implements ToolRegistry {
   #closed = false;
   readonly #clock: () => Date;
@@ -288,7 +272,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    * The watch keeps its cursor, so no event is lost or repeated. Every store: `STORAGE_BUSY`.
    */
   protected _isTransient(error: unknown): boolean {
-    return error instanceof ToolRegistryError && error.code === 'STORAGE_BUSY';
+    return error instanceof StorageBusyError;
   }
 
   /** Aborted by close(): ends every watch. */
@@ -537,7 +521,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       } catch (error) {
         if (stop.aborted || this.#closed) return;
         if (!this._isTransient(error)) throw error;
-        await pause(Math.min(WATCH_RETRY_MAX_MS, WATCH_RETRY_FIRST_MS * 2 ** failures++), stop);
+        // A timer that keeps the process alive: a watch waiting out a server restart may be all
+        // the process is doing (`tool-registry watch`). An abort ends the wait early.
+        await sleep(Math.min(WATCH_RETRY_MAX_MS, WATCH_RETRY_FIRST_MS * 2 ** failures++), undefined, { signal: stop }).catch(() => {});
         continue;
       }
       if (stop.aborted || this.#closed) return;
