@@ -24,6 +24,11 @@ function isStorableVersion(text: string): boolean {
   return isWellFormed(text) && hasNoNul(text);
 }
 
+/** A refinement's message that also shows the offending value (zod leaves it out of custom issues). */
+function withValue(message: string): (issue: { readonly input?: unknown }) => string {
+  return (issue) => `${message} (got ${previewValue(issue.input)})`;
+}
+
 function hasNoNul(text: string): boolean {
   return !text.includes('\u0000');
 }
@@ -46,7 +51,7 @@ export function findJsonProblems(root: unknown): JsonProblem[] {
     if (problems.length >= 20) return;
     switch (typeof value) {
       case 'string':
-        if (!isWellFormed(value)) report(LONE_SURROGATE_MESSAGE);
+        if (!isWellFormed(value)) report(`${LONE_SURROGATE_MESSAGE} (got ${previewValue(value)})`);
         return;
       case 'boolean':
         return;
@@ -87,7 +92,7 @@ export function findJsonProblems(root: unknown): JsonProblem[] {
       if (Object.getOwnPropertySymbols(value).length > 0) report('not a JSON value: an object with symbol keys');
       for (const key of Object.keys(value)) {
         path.push(key);
-        if (!isWellFormed(key)) report(`the key ${LONE_SURROGATE_MESSAGE}`);
+        if (!isWellFormed(key)) report(`the key ${LONE_SURROGATE_MESSAGE} (got ${previewValue(key)})`);
         walk((value as Record<string, unknown>)[key]);
         path.pop();
       }
@@ -136,9 +141,9 @@ export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) 
 });
 
 /** A string of well-formed Unicode. */
-const Text = z.string().refine(isWellFormed, { error: LONE_SURROGATE_MESSAGE });
+const Text = z.string().refine(isWellFormed, { error: withValue(LONE_SURROGATE_MESSAGE) });
 /** A version: well-formed Unicode without U+0000 (`isStorableVersion`). */
-const VersionText = Text.refine(hasNoNul, { error: NUL_MESSAGE });
+const VersionText = Text.refine(hasNoNul, { error: withValue(NUL_MESSAGE) });
 
 /** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
 export const ToolSpec = z.strictObject({
@@ -149,7 +154,7 @@ export const ToolSpec = z.strictObject({
   description: Text.nullable().default(null),
   input_schema: JsonObjectSchema,
   output_schema: JsonObjectSchema,
-  tags: z.array(z.string().min(1, { error: 'must be a non-empty string' }).refine(isWellFormed, { error: LONE_SURROGATE_MESSAGE })).default([]),
+  tags: z.array(z.string().min(1, { error: 'must be a non-empty string' }).refine(isWellFormed, { error: withValue(LONE_SURROGATE_MESSAGE) })).default([]),
 });
 export type ToolSpec = z.output<typeof ToolSpec>;
 /** What `register` accepts: defaults may be left out. */
@@ -223,7 +228,7 @@ function isIsoDateTime(text: string): boolean {
  * as Python's `isoformat()` writes it (an offset with seconds included). Kept verbatim, never
  * reformatted.
  */
-export const IsoDateTime = z.string({ error: DATE_TIME_MESSAGE }).refine(isIsoDateTime, { error: DATE_TIME_MESSAGE });
+export const IsoDateTime = z.string({ error: DATE_TIME_MESSAGE }).refine(isIsoDateTime, { error: withValue(DATE_TIME_MESSAGE) });
 
 /** A stored tool: its spec, whether it is enabled, and when this spec was registered. */
 export const ToolRegistration = z.strictObject({

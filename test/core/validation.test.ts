@@ -130,6 +130,24 @@ describe('parseSpec', () => {
   });
 });
 
+describe('messages name the offending value (DESIGN: "Messages say what was wrong and with what value")', () => {
+  // Audit of issue 12 / DESIGN.md: refinements (custom issues) left the value out of the message.
+  it('a bad created_at in a snapshot, a lone surrogate and a NUL in the version', () => {
+    const date = thrown(() => parseSnapshot({ tools: [{ spec: minimalSpec('s'), created_at: 'next tuesday' }] })) as SnapshotInvalidError;
+    expect(date.code).toBe('SNAPSHOT_INVALID');
+    expect(date.message).toContain('"next tuesday"');
+    expect(date.issues[0]?.message).toContain('"next tuesday"');
+    const surrogate = thrown(() => parseSpec({ ...minimalSpec('u'), description: 'bad \ud800' })) as ValidationError;
+    expect(surrogate.code).toBe('VALIDATION_FAILED');
+    expect(surrogate.message).toContain(JSON.stringify('bad \ud800'));
+    const schemaSurrogate = thrown(() => parseSpec({ ...minimalSpec('u'), input_schema: { title: 'x \udc00' } })) as ValidationError;
+    expect(schemaSurrogate.message).toContain(JSON.stringify('x \udc00'));
+    const nul = thrown(() => parseSpec({ ...minimalSpec('n'), version: '1\u0000' })) as ValidationError;
+    expect(nul.code).toBe('VALIDATION_FAILED');
+    expect(nul.message).toContain(JSON.stringify('1\u0000'));
+  });
+});
+
 describe('parseSpecs', () => {
   it('prepares a batch in order; [] is fine', () => {
     expect(parseSpecs([])).toEqual([]);
