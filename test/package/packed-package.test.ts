@@ -52,6 +52,24 @@ describe('the packed npm package', () => {
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
   });
 
+  it('every relative link in the shipped Markdown resolves to a file the package ships', () => {
+    // The docs travel with the package (npm shows README.md; docs/ is installed): a link to a
+    // file of the repository that the package leaves out is dead for every user of it.
+    const shipped = new Set(files);
+    const dead: string[] = [];
+    for (const file of files.filter((path) => path.endsWith('.md'))) {
+      const text = readFileSync(join(project, 'node_modules', 'tool-registry', file), 'utf8')
+        .replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1/gm, '')
+        .replace(/`[^`\n]*`/g, '');
+      for (const [, target] of text.matchAll(/\]\(([^)\s#]*)(?:#[^)\s]*)?\)/g)) {
+        if (target === undefined || target === '' || /^[a-z]+:/i.test(target)) continue;
+        const path = join(dirname(file), decodeURIComponent(target)).replace(/\/$/, '');
+        if (!shipped.has(path) && !files.some((shippedFile) => shippedFile.startsWith(`${path}/`))) dead.push(`${file} -> ${target}`);
+      }
+    }
+    expect(dead).toEqual([]);
+  });
+
   it('imports InMemoryToolRegistry and the contracts from "tool-registry"', () => {
     writeFileSync(
       join(project, 'memory.mjs'),
