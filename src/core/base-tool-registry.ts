@@ -192,12 +192,13 @@ function optionsObject(method: string, options: unknown): Record<string, unknown
  * every call in it with one error; a store may name the read it was doing), READ_ONLY gets
  * the tool. Any other error passes unchanged. One place for every store.
  */
-function errorOfCall<T>(pending: Promise<T>, method: string, toolName: string): Promise<T> {
+function errorOfCall<T>(pending: Promise<T>, method: string, toolName: string | undefined): Promise<T> {
   return pending.catch((error: unknown) => {
     if (error instanceof StorageBusyError && (error.context.operation !== method || error.context.tool_name !== toolName)) {
       // The store's message starts with the operation it names; the call's name replaces it.
-      const message = `${method}(${JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
-      throw new StorageBusyError(message, { ...error.context, operation: method, tool_name: toolName }, error.cause);
+      const message = `${method}(${toolName === undefined ? '' : JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
+      const { tool_name: _batchNeighbour, ...context } = error.context;
+      throw new StorageBusyError(message, toolName === undefined ? { ...context, operation: method } : { ...context, operation: method, tool_name: toolName }, error.cause);
     }
     if (error instanceof ReadOnlyError && error.context.tool_name === undefined) {
       throw new ReadOnlyError(method, { cause: error.cause, toolName });
@@ -353,7 +354,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       const unchanged = read instanceof Promise ? await read : read;
       if (unchanged !== undefined) return unchanged;
     }
-    return this._write('registerMany', {
+    // A batch that never got the lock fails with the first call's STORAGE_BUSY: named as this call.
+    const written = this._write('registerMany', {
       scope: { names },
       decide: (view) => {
         let createdAt: string | undefined;
@@ -366,6 +368,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         };
       },
     });
+    return errorOfCall(written, 'registerMany', undefined);
   }
 
   /**

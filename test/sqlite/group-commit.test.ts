@@ -186,6 +186,40 @@ describe('group commit', () => {
     db.close();
   });
 
+  it('a batch that never gets the lock fails each call with STORAGE_BUSY naming that call: registerMany too, without a tool_name', async () => {
+    // Regression (audit of issue 12): registerMany batched behind a register said operation 'register', tool_name of the other call.
+    const file = temp.file('busy-batch.db');
+    const registry = await openSqliteToolRegistry({ filename: file, busyTimeoutMs: 100 });
+    await registry.registerMany([minimalSpec('x'), minimalSpec('y')]);
+    const blocker = new Database(file);
+    blocker.exec('BEGIN IMMEDIATE');
+    try {
+      const settled = await Promise.allSettled([
+        registry.register(minimalSpec('a')),
+        registry.registerMany([minimalSpec('m'), minimalSpec('n')]),
+        registry.setEnabled('x', false),
+        registry.remove('y'),
+      ]);
+      const contexts = settled.map((result) => {
+        expect(result.status).toBe('rejected');
+        const error = (result as PromiseRejectedResult).reason as { code: string; context: Record<string, unknown> };
+        expect(error.code).toBe('STORAGE_BUSY');
+        return [error.context.operation, error.context.tool_name];
+      });
+      expect(contexts).toEqual([
+        ['register', 'a'],
+        ['registerMany', undefined],
+        ['setEnabled', 'x'],
+        ['remove', 'y'],
+      ]);
+    } finally {
+      blocker.exec('ROLLBACK');
+      blocker.close();
+    }
+    expect((await registry.listAll()).map((r) => r.spec.tool_name)).toEqual(['x', 'y']);
+    await registry.close();
+  });
+
   it('writes queued before close() still commit; after close() they fail with REGISTRY_CLOSED', async () => {
     const file = temp.file('close.db');
     const registry = await openSqliteToolRegistry({ filename: file });
