@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -68,6 +69,26 @@ describe('the packed npm package', () => {
       }
     }
     expect(dead).toEqual([]);
+  });
+
+  it('every module the shipped declarations import has its types installed with the package', () => {
+    // A strict TypeScript consumer (skipLibCheck off, the default) type-checks our .d.ts files:
+    // a dependency without types of its own needs its @types package as a dependency, not a
+    // devDependency, or the consumer gets TS7016 (and the option's type silently becomes any).
+    // Resolved as TypeScript does, and only types inside the consumer's project count.
+    const installed = join(project, 'node_modules');
+    const options = { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext };
+    const untyped = new Set<string>();
+    for (const file of files.filter((path) => path.endsWith('.d.ts'))) {
+      const containing = join(installed, 'tool-registry', file);
+      for (const [, specifier] of readFileSync(containing, 'utf8').matchAll(/from '([^'.][^']*)'/g)) {
+        if (specifier === undefined || specifier.startsWith('node:')) continue;
+        const resolved = ts.resolveModuleName(specifier, containing, options, ts.sys, undefined, undefined, ts.ModuleKind.ESNext).resolvedModule;
+        const typed = resolved !== undefined && resolved.extension.startsWith('.d.') && ts.sys.realpath!(resolved.resolvedFileName).startsWith(ts.sys.realpath!(installed));
+        if (!typed) untyped.add(`${file}: ${specifier}`);
+      }
+    }
+    expect([...untyped]).toEqual([]);
   });
 
   it('imports InMemoryToolRegistry and the contracts from "tool-registry"', () => {
