@@ -139,14 +139,15 @@ const FILE_FAILURE = /^SQLITE_(CORRUPT|NOTADB|IOERR|FULL|CANTOPEN|READONLY|PERM)
  * error (58) and data corrupted (XX001, XX002).
  */
 const SERVER_FAILURE = /^(08|53|57|58|XX00[12])/;
+const SQLSTATE = /^[0-9A-Z]{5}$/;
 
 /** The code to name in the message when `error` is the database failing (not our statement), else undefined. */
-function storageFailureCode(database: string, error: Error): string | undefined {
+export function storageFailureCode(database: string, error: Error): string | undefined {
   const code = (error as { code?: unknown }).code;
   if (!isPostgresUrl(database)) return typeof code === 'string' && FILE_FAILURE.test(code) ? code : undefined;
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return SERVER_FAILURE.test(code) ? `SQLSTATE ${code}` : undefined;
-  if (!isConnectionFailure(error)) return undefined;
-  return typeof code === 'string' ? code : 'connection lost';
+  // A lost connection first: node's EPIPE has the shape of a SQLSTATE (five capitals) but is none.
+  if (isConnectionFailure(error)) return typeof code !== 'string' ? 'connection lost' : SERVER_FAILURE.test(code) ? `SQLSTATE ${code}` : code;
+  return typeof code === 'string' && SQLSTATE.test(code) && SERVER_FAILURE.test(code) ? `SQLSTATE ${code}` : undefined;
 }
 
 /**

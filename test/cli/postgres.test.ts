@@ -45,11 +45,12 @@ describe('tool-registry --db postgres://', () => {
     expect(first.stdout).toContain('applied 0002_generic_plans');
     expect(first.stdout).toContain('applied 0003_tools_view_nul');
     expect(first.stdout).toContain('applied 0004_batch_order');
+    expect(first.stdout).toContain('applied 0005_write_if');
     const again = runCli(['migrate', '--db', db], { cwd });
     expect(again.stdout).toMatch(/0 new/);
     const status = runCli(['status', '--json', '--db', db], { cwd });
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ schema: 'cli_migrate', tools: 0, revision: 0, appliedMigrations: ['0001_init', '0002_generic_plans', '0003_tools_view_nul', '0004_batch_order'] });
+    expect(JSON.parse(status.stdout)).toMatchObject({ schema: 'cli_migrate', tools: 0, revision: 0, appliedMigrations: ['0001_init', '0002_generic_plans', '0003_tools_view_nul', '0004_batch_order', '0005_write_if'] });
     expect(runCli(['status', '--db', db], { cwd }).stdout).toMatch(/^schema:\s+cli_migrate$/m);
     const verify = runCli(['verify', '--db', db], { cwd });
     expect(verify.code, verify.stderr).toBe(0);

@@ -97,12 +97,15 @@ export function kyselyPool(pool: pg.Pool, waitMs: () => number): PostgresPool {
       let broken = false;
       const guarded = {
         query: async (sql: string, parameters: readonly unknown[]) => {
-          if (!/^rollback$/i.test(sql)) return client.query(sql, [...parameters]);
+          const rollback = /^rollback$/i.test(sql);
           try {
             return await client.query(sql, [...parameters]);
-          } catch {
-            broken = true;
-            return { command: 'ROLLBACK', rowCount: 0, rows: [] } satisfies PostgresQueryResult<never>;
+          } catch (error) {
+            // A statement outside a transaction has no ROLLBACK to find the connection gone:
+            // its own failure says so (the server's FATAL can come before the socket closes).
+            if (rollback || isConnectionFailure(error)) broken = true;
+            if (rollback) return { command: 'ROLLBACK', rowCount: 0, rows: [] } satisfies PostgresQueryResult<never>;
+            throw error;
           }
         },
         release: (destroy?: boolean) => client.release(destroy === true || broken),

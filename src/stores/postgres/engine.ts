@@ -218,21 +218,44 @@ export class PostgresEngine<T> {
    * caller tells the cache what it wrote.
    */
   async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[]) => Promise<R>): Promise<R> {
-    if (this.readonly) throw new ReadOnlyError(operation);
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
+    return this.#writing(operation, (lockTimeoutMs) =>
+      this.db.transaction().execute(async (trx) => {
+        if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+        const rows = await lockAndRead(trx, this.schema, lockTimeoutMs(), names === undefined, names ?? ('names' in scope ? scope.names : []));
+        return work(trx, rows);
+      }),
+    );
+  }
+
+  /**
+   * Whether a write of `names` may be sent as one statement (`writeInOneStatement`): few
+   * enough names to lock one by one, and no statement timeout (a statement cannot bound itself).
+   */
+  canWriteInOneStatement(names: readonly string[]): boolean {
+    return names.length <= MAX_NAME_LOCKS && this.statementTimeoutMs === undefined;
+  }
+
+  /**
+   * Runs `work`, a single statement that takes its own locks (lock waits bounded by the
+   * milliseconds it is given), outside a transaction: it commits when it returns, one round
+   * trip. Waits, retries, STORAGE_BUSY, READ_ONLY and the cache as for `write`.
+   */
+  async writeInOneStatement<R>(operation: string, work: (db: Db, lockTimeoutMs: number) => Promise<R>): Promise<R> {
+    return this.#writing(operation, (lockTimeoutMs) => this.db.connection().execute((connection) => work(connection, lockTimeoutMs())));
+  }
+
+  /** What every write shares: one attempt at a time until it is not busy, within busyTimeoutMs. */
+  async #writing<R>(operation: string, attempt: (lockTimeoutMs: () => number) => Promise<R>): Promise<R> {
+    if (this.readonly) throw new ReadOnlyError(operation);
     if (this.#revisionReads.size > 0) await Promise.allSettled([...this.#revisionReads]);
     const deadline = performance.now() + this.busyTimeoutMs;
+    // What is left after waiting for a connection bounds the lock waits.
+    const lockTimeoutMs = (): number => deadline - performance.now();
     try {
       return await this.#timed(operation, () =>
         this.#deadline.run(deadline, () =>
-          retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () =>
-            this.db.transaction().execute(async (trx) => {
-              if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
-              // What is left after waiting for a connection bounds the lock waits.
-              const rows = await lockAndRead(trx, this.schema, deadline - performance.now(), names === undefined, names ?? ('names' in scope ? scope.names : []));
-              return work(trx, rows);
-            }),
-          ),
+          retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () => attempt(lockTimeoutMs)),
         ),
       );
     } catch (error) {

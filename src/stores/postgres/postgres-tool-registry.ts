@@ -7,7 +7,7 @@ import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WritePlan } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
 import { RegistryClosedError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { changeAction } from '../../core/rules.js';
@@ -27,6 +27,7 @@ import {
   readTools,
   writeEnabled,
   writeTools,
+  writeToolsIf,
 } from './tables.js';
 import type { Db, Head, RegistrationRow, ToolRow, ToolWrite } from './tables.js';
 
@@ -86,9 +87,27 @@ function toRegistration(row: RegistrationRow): ToolRegistrationType {
 /** Puts written in one round trip at most: an import's texts are built and sent a chunk at a time. */
 const PUT_CHUNK = 1000;
 
-function toWrite(change: Extract<StoreChange, { kind: 'put' }>): ToolWrite {
+function toWrite(change: PutChange): ToolWrite {
   const { record, json, firstRegisteredAt } = change.tool;
   return { ...record, spec_json: json, first_registered_at: firstRegisteredAt };
+}
+
+type PutChange = Extract<StoreChange, { kind: 'put' }>;
+
+/**
+ * Records in `after` the rows that `puts` leave (the text of a spec a tool already shows is
+ * kept) and returns how many log entries they wrote (one per tool whose readers see a change).
+ */
+function rowsAfterPuts(puts: readonly PutChange[], before: ReadonlyMap<string, ToolRow | RegistrationRow>, after: Map<string, RegistrationRow | undefined>): number {
+  let entries = 0;
+  for (const put of puts) {
+    const record = put.tool.record;
+    const previous = before.get(record.tool_name);
+    const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === record.fingerprint ? previous.spec_json : put.tool.json;
+    after.set(record.tool_name, { ...record, spec_json: text });
+    if (changeAction(previous === undefined ? undefined : toRecord(previous), record) !== undefined) entries++;
+  }
+  return entries;
 }
 
 /** A view of what a write or read loaded: rows by name (with spec text unless loaded for `all`). */
@@ -189,6 +208,8 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
+    const fromCache = await this.#writeFromCache(method, plan);
+    if (fromCache !== undefined) return fromCache.result;
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
     let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined> } | undefined;
     const result = await this.#engine.write(method, lock, async (trx, locked) => {
@@ -219,6 +240,52 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       else cache.invalidate();
     }
     return result;
+  }
+
+  /**
+   * A write decided on the read cache's rows and sent as one statement that writes only if
+   * those rows are still current (migration 0005): one round trip instead of four. Only for
+   * puts of named tools (register, registerMany) with the cache caught up. `undefined` when
+   * it does not apply or wrote nothing: then the write runs under its locks the usual way, so
+   * an error (a conflict, a failed precondition) is always decided on rows read under the
+   * locks, never on a cache that may be behind.
+   */
+  async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | undefined> {
+    if (!('names' in plan.scope) || !this.#engine.canWriteInOneStatement(plan.scope.names) || this.#engine.readonly) return undefined;
+    const cache = await this.#cache(method);
+    if (cache === undefined) return undefined;
+    const before = new Map<string, RegistrationRow | undefined>();
+    for (const name of plan.scope.names) before.set(name, cache.row(name));
+    const known = new Map<string, RegistrationRow>();
+    for (const [name, row] of before) if (row !== undefined) known.set(name, row);
+    const view = viewOf(known, Number.NaN);
+    let decision: WriteDecision<T>;
+    let puts: PutChange[];
+    try {
+      decision = plan.decide(view);
+      const changes = [...decision.changes];
+      if (changes.length === 0 || changes.length > PUT_CHUNK || !changes.every((change): change is PutChange => change.kind === 'put')) return undefined;
+      puts = changes;
+    } catch {
+      return undefined;
+    }
+    const head = await this.#engine.writeInOneStatement(method, (db, lockTimeoutMs) =>
+      writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite)),
+    );
+    if (head === undefined) return undefined;
+    const after = new Map<string, RegistrationRow | undefined>();
+    // Committed: the cache learns of it before anything else can throw.
+    cache.ownWrite(rowsAfterPuts(puts, known, after), head, after);
+    const result = decision.result({
+      found: puts.map(() => true),
+      revision: () => head.revision,
+      get: (toolName) => {
+        if (!after.has(toolName)) return view.get(toolName);
+        const row = after.get(toolName);
+        return row === undefined ? undefined : toRegistration(row);
+      },
+    });
+    return { result };
   }
 
   /**
@@ -256,18 +323,10 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         next = iterator.next();
       }
       if (change.kind === 'put') {
-        const puts = run as Extract<StoreChange, { kind: 'put' }>[];
+        const puts = run as PutChange[];
         head = await writeTools(trx, this.#engine.schema, puts.map(toWrite));
-        for (const put of puts) {
-          const record = put.tool.record;
-          const previous = before.get(record.tool_name);
-          // The text of a spec the tool already shows is kept.
-          const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === record.fingerprint ? previous.spec_json : put.tool.json;
-          after.set(record.tool_name, { ...record, spec_json: text });
-          // The log's triggers write an entry when anything a reader sees changed.
-          if (changeAction(previous === undefined ? undefined : toRecord(previous), record) !== undefined) entries++;
-          found.push(true);
-        }
+        entries += rowsAfterPuts(puts, before, after);
+        for (let i = 0; i < puts.length; i++) found.push(true);
       } else {
         onlyPuts = false;
         const names = (run as Extract<StoreChange, { kind: 'delete' }>[]).map((one) => one.toolName);

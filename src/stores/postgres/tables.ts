@@ -165,19 +165,50 @@ export async function readHistory(db: Db, toolName: string): Promise<{ fingerpri
 
 // --- writes ---------------------------------------------------------------------------
 
+/** The write functions' `specs` argument: [[tool_name, fingerprint, version, spec_json, first_registered_at], ...]. */
+function specRowsOf(tools: readonly ToolWrite[]): string {
+  return JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.version, t.spec_json, t.first_registered_at]));
+}
+
+/** The write functions' `registrations` argument: [[tool_name, fingerprint, enabled, created_at], ...]. */
+function registrationRowsOf(tools: readonly ToolWrite[]): string {
+  return JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.enabled, t.created_at]));
+}
+
 /**
  * Writes tools in one round trip whatever their number (migration 0001's tool_registry_write:
  * the rows travel as two JSON parameters, so no 65,535-parameter limit and no per-value
  * escaping in JavaScript). Returns the head after the write.
  */
 export async function writeTools(trx: Db, schema: string, tools: readonly ToolWrite[]): Promise<Omit<Head, 'generation'>> {
-  const specRows = JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.version, t.spec_json, t.first_registered_at]));
-  const registrationRows = JSON.stringify(tools.map((t) => [t.tool_name, t.fingerprint, t.enabled, t.created_at]));
   // Raw SQL is not rewritten by withSchema: name the schema.
-  const { rows } = await sql<{ revision: string; token: string }>`SELECT revision, token FROM ${sql.id(schema, 'tool_registry_write')}(${specRows}::json, ${registrationRows}::json)`.execute(trx);
+  const { rows } = await sql<{ revision: string; token: string }>`SELECT revision, token FROM ${sql.id(schema, 'tool_registry_write')}(${specRowsOf(tools)}::json, ${registrationRowsOf(tools)}::json)`.execute(trx);
   const head = rows[0];
   if (head === undefined) throw new Error('tool_registry_write returned no head');
   return { revision: safeInteger(head.revision, 'head revision'), token: head.token };
+}
+
+/**
+ * The one-round-trip write (migration 0005's tool_registry_write_if): takes the locks of
+ * `expected`'s names (lock waits bounded by `lockTimeoutMs`) and writes `tools` only if each
+ * name's current row is still the one given (`undefined`: no registration). Sent outside a
+ * transaction, it commits when it returns. `undefined` when a row differed and nothing was written.
+ */
+export async function writeToolsIf(
+  db: Db,
+  schema: string,
+  lockTimeoutMs: number,
+  expected: ReadonlyMap<string, RegistrationRow | undefined>,
+  tools: readonly ToolWrite[],
+): Promise<Omit<Head, 'generation'> | undefined> {
+  const expectedRows = JSON.stringify(
+    Array.from(expected, ([name, row]) => (row === undefined ? [name, null] : [name, row.fingerprint, row.enabled, row.created_at, row.spec_json])),
+  );
+  const { rows } = await sql<{ written: boolean; revision: string | null; token: string | null }>`SELECT written, revision, token FROM ${sql.id(schema, 'tool_registry_write_if')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${expectedRows}::json, ${specRowsOf(tools)}::json, ${registrationRowsOf(tools)}::json)`.execute(db);
+  const outcome = rows[0];
+  if (outcome === undefined) throw new Error('tool_registry_write_if returned nothing');
+  if (!outcome.written || outcome.revision === null || outcome.token === null) return undefined;
+  return { revision: safeInteger(outcome.revision, 'head revision'), token: outcome.token };
 }
 
 /**

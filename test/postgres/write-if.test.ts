@@ -1,0 +1,190 @@
+// A write decided on the read cache and sent as one statement (migration 0005,
+// tool_registry_write_if): one round trip when the cache is current; when another writer got
+// there first, the statement writes nothing and the write is decided again under its locks.
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import type { PostgresToolRegistry } from '../../src/index.js';
+import { useFileDatabase } from './helpers.js';
+
+const database = useFileDatabase();
+
+function spec(name: string, version: string, description = `Tool ${name} ${version}.`) {
+  return { tool_name: name, version, description, input_schema: { type: 'object' }, output_schema: {}, tags: [] };
+}
+
+/** A pool whose clients record the text of every statement they send. */
+function countingPool(): { pool: pg.Pool; statements: string[] } {
+  const pool = database.pool();
+  const statements: string[] = [];
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const first = args[0];
+      statements.push(typeof first === 'string' ? first : String((first as { text?: unknown }).text));
+      return query(...args);
+    };
+  });
+  return { pool, statements };
+}
+
+async function open(pool: pg.Pool, schema: string, cache = true): Promise<PostgresToolRegistry> {
+  const registry = await openPostgresToolRegistry({ pool, schema, cache });
+  // The cache answers once its listener is confirmed.
+  await registry.listAll();
+  return registry;
+}
+
+/**
+ * A hand edit that fires no trigger (session_replication_role = replica): no log entry, no
+ * notification, so an instance's cache cannot know of it. The surest way to a cache behind.
+ */
+async function silentlyRegister(schema: string, name: string, version: string, enabled: boolean): Promise<void> {
+  const client = new pg.Client({ connectionString: database.url() });
+  await client.connect();
+  try {
+    const json = JSON.stringify(spec(name, version, 'Written by hand.'));
+    const fingerprint = 'f'.repeat(64);
+    await client.query('SET session_replication_role = replica');
+    await client.query(`INSERT INTO ${schema}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ($1, $2, $3, $4, '2026-01-01T00:00:00.000Z')`, [
+      name,
+      fingerprint,
+      version,
+      json,
+    ]);
+    await client.query(`INSERT INTO ${schema}.tool_registrations (tool_name, fingerprint, enabled, created_at) VALUES ($1, $2, $3, '2026-01-01T00:00:00.000Z')`, [
+      name,
+      fingerprint,
+      enabled,
+    ]);
+  } finally {
+    await client.end();
+  }
+}
+
+const writeIfCalls = (statements: readonly string[]) => statements.filter((text) => text.includes('tool_registry_write_if')).length;
+const lockedWrites = (statements: readonly string[]) => statements.filter((text) => text.includes('tool_registry_lock')).length;
+
+describe('PostgreSQL: a write in one round trip from a current cache', () => {
+  it('registers a new tool, and a new version of one, with one statement each when the cache is current', async () => {
+    const { pool, statements } = countingPool();
+    const registry = await open(pool, database.schema());
+    try {
+      statements.length = 0;
+      await registry.register(spec('search', '1.0.0'));
+      expect(statements.filter((text) => !/^(LISTEN|SELECT 1)/.test(text))).toHaveLength(1);
+      expect(writeIfCalls(statements)).toBe(1);
+      await registry.setEnabled('search', false);
+      statements.length = 0;
+      const updated = await registry.register(spec('search', '2.0.0'));
+      expect(writeIfCalls(statements)).toBe(1);
+      expect(lockedWrites(statements)).toBe(0);
+      // The rule ran on the cached row: the disabled flag carries over.
+      expect(updated.enabled).toBe(false);
+      expect((await registry.changes()).events.map(({ tool_name, action, version }) => [tool_name, action, version])).toEqual([
+        ['search', 'added', '1.0.0'],
+        ['search', 'disabled', '1.0.0'],
+        ['search', 'updated', '2.0.0'],
+      ]);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('a cache that missed a write decides nothing: the statement writes nothing and the rule runs again under the locks', async () => {
+    const { pool, statements } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    try {
+      await registry.register(spec('known', '1.0.0'));
+      await silentlyRegister(schema, 'hidden', '1.0.0', false);
+      // The cache does not know the tool, so it would decide "added, enabled".
+      expect(await registry.has('hidden')).toBe(false);
+
+      statements.length = 0;
+      await expect(registry.register(spec('hidden', '1.0.0'))).rejects.toMatchObject({ code: 'VERSION_CONFLICT', context: { tool_name: 'hidden' } });
+      expect(writeIfCalls(statements)).toBe(1);
+      expect(lockedWrites(statements)).toBe(1);
+
+      // Another version replaces it and keeps the hand-written disabled flag.
+      const replaced = await registry.register(spec('hidden', '2.0.0'));
+      expect(replaced.enabled).toBe(false);
+      expect((await registry.get('hidden'))?.spec.version).toBe('2.0.0');
+      const rows = await pool.query(`SELECT tool_name, enabled FROM ${schema}.tool_registrations ORDER BY tool_name`);
+      expect(rows.rows).toEqual([
+        { tool_name: 'hidden', enabled: false },
+        { tool_name: 'known', enabled: true },
+      ]);
+      // One event for the replace; the hand edit logged none.
+      expect((await registry.changes()).events.map(({ tool_name, action }) => [tool_name, action])).toEqual([
+        ['known', 'added'],
+        ['hidden', 'updated'],
+      ]);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('a row that differs only in its enabled flag, created_at or spec text is a differing row too', async () => {
+    const schema = database.schema();
+    const registry = await open(database.pool(), schema);
+    const admin = new pg.Client({ connectionString: database.url() });
+    await admin.connect();
+    try {
+      await registry.register(spec('tool', '1.0.0'));
+      await admin.query('SET session_replication_role = replica');
+      // Disabled behind the cache's back: a register of 2.0.0 keeps it disabled.
+      await admin.query(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'tool'`);
+      expect((await registry.register(spec('tool', '2.0.0'))).enabled).toBe(false);
+      // created_at changed behind its back: a batch that keeps the tool (identical) and adds
+      // another answers with the stored row, not the cached one.
+      await admin.query(`UPDATE ${schema}.tool_registrations SET created_at = '2020-01-01T00:00:00.000Z' WHERE tool_name = 'tool'`);
+      const [kept] = await registry.registerMany([spec('tool', '2.0.0'), spec('other', '1.0.0')]);
+      expect(kept?.created_at).toBe('2020-01-01T00:00:00.000Z');
+      // The same spec in another key order (the same fingerprint): the stored text is the answer.
+      const reordered = JSON.stringify(Object.fromEntries(Object.entries(spec('tool', '2.0.0')).reverse()));
+      await admin.query(`UPDATE ${schema}.tool_specs SET spec_json = $1 WHERE tool_name = 'tool' AND version = '2.0.0'`, [reordered]);
+      const [again] = await registry.registerMany([spec('tool', '2.0.0'), spec('third', '1.0.0')]);
+      expect(Object.keys(again?.spec ?? {})).toEqual(Object.keys(JSON.parse(reordered) as object));
+    } finally {
+      await admin.end();
+      await registry.close();
+    }
+  });
+
+  it('registerMany of new tools is one statement, and all or nothing when one of them is behind the cache', async () => {
+    const { pool, statements } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    try {
+      statements.length = 0;
+      await registry.registerMany([spec('a', '1'), spec('b', '1'), spec('c', '1')]);
+      expect(writeIfCalls(statements)).toBe(1);
+      expect(lockedWrites(statements)).toBe(0);
+
+      await silentlyRegister(schema, 'e', '1', true);
+      await expect(registry.registerMany([spec('d', '1'), spec('e', '1'), spec('f', '1')])).rejects.toMatchObject({ code: 'VERSION_CONFLICT', context: { tool_name: 'e' } });
+      const names = await pool.query(`SELECT tool_name FROM ${schema}.tool_registrations ORDER BY tool_name`);
+      expect(names.rows.map((row: { tool_name: string }) => row.tool_name)).toEqual(['a', 'b', 'c', 'e']);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('without a cache, or with a statement timeout, a write takes the locked way', async () => {
+    for (const options of [{ cache: false }, { cache: true, statementTimeoutMs: 10_000 }]) {
+      const { pool, statements } = countingPool();
+      const registry = await openPostgresToolRegistry({ pool, schema: database.schema(), ...options });
+      try {
+        await registry.listAll();
+        statements.length = 0;
+        await registry.register(spec('tool', '1.0.0'));
+        expect(writeIfCalls(statements), JSON.stringify(options)).toBe(0);
+        expect(lockedWrites(statements), JSON.stringify(options)).toBe(1);
+        expect((await registry.get('tool'))?.spec.version).toBe('1.0.0');
+      } finally {
+        await registry.close();
+      }
+    }
+  });
+});
