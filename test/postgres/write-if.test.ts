@@ -74,7 +74,10 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
       await registry.register(spec('search', '1.0.0'));
       expect(statements.filter((text) => !/^(LISTEN|SELECT 1)/.test(text))).toHaveLength(1);
       expect(writeIfCalls(statements)).toBe(1);
+      statements.length = 0;
       await registry.setEnabled('search', false);
+      // setEnabled and remove keep the locked way.
+      expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([0, 1]);
       statements.length = 0;
       const updated = await registry.register(spec('search', '2.0.0'));
       expect(writeIfCalls(statements)).toBe(1);

@@ -84,6 +84,9 @@ function toRegistration(row: RegistrationRow): ToolRegistrationType {
   return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at);
 }
 
+/** The methods whose writes may go as one statement (`#writeFromCache`): those that put tools by name. */
+const ONE_STATEMENT_METHODS: ReadonlySet<string> = new Set(['register', 'registerMany']);
+
 /** Puts written in one round trip at most: an import's texts are built and sent a chunk at a time. */
 const PUT_CHUNK = 1000;
 
@@ -251,7 +254,10 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
    * locks, never on a cache that may be behind.
    */
   async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | undefined> {
-    if (!('names' in plan.scope) || !this.#engine.canWriteInOneStatement(plan.scope.names) || this.#engine.readonly) return undefined;
+    // Only the writes that decide puts: setEnabled and remove neither pay for a cache that
+    // has to catch up first nor decide twice.
+    if (!ONE_STATEMENT_METHODS.has(method) || !('names' in plan.scope) || this.#engine.readonly) return undefined;
+    if (!this.#engine.canWriteInOneStatement(plan.scope.names)) return undefined;
     const cache = await this.#cache(method);
     if (cache === undefined) return undefined;
     const before = new Map<string, RegistrationRow | undefined>();
