@@ -76,8 +76,8 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
       expect(writeIfCalls(statements)).toBe(1);
       statements.length = 0;
       await registry.setEnabled('search', false);
-      // setEnabled and remove keep the locked way.
-      expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([0, 1]);
+      // A switch is one statement too; remove keeps the locked way.
+      expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([1, 0]);
       statements.length = 0;
       const updated = await registry.register(spec('search', '2.0.0'));
       expect(writeIfCalls(statements)).toBe(1);
@@ -149,6 +149,39 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
       await admin.query(`UPDATE ${schema}.tool_specs SET spec_json = $1 WHERE tool_name = 'tool' AND version = '2.0.0'`, [reordered]);
       const [again] = await registry.registerMany([spec('tool', '2.0.0'), spec('third', '1.0.0')]);
       expect(Object.keys(again?.spec ?? {})).toEqual(Object.keys(JSON.parse(reordered) as object));
+    } finally {
+      await admin.end();
+      await registry.close();
+    }
+  });
+
+  it('setEnabled from a cache behind: a tool the cache lacks, and a flag switched behind its back, are decided under the locks', async () => {
+    const { pool, statements } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    const admin = new pg.Client({ connectionString: database.url() });
+    await admin.connect();
+    try {
+      await silentlyRegister(schema, 'unseen', '1.0.0', false);
+      // The cache says TOOL_NOT_FOUND; under the locks the tool is there.
+      statements.length = 0;
+      expect((await registry.setEnabled('unseen', true)).enabled).toBe(true);
+      expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([0, 1]);
+
+      await registry.register(spec('tool', '1.0.0'));
+      await admin.query('SET session_replication_role = replica');
+      await admin.query(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'tool'`);
+      // The cache would switch it off; it is off already: nothing is written, no event.
+      const before = (await registry.changes()).revision;
+      statements.length = 0;
+      expect((await registry.setEnabled('tool', false)).enabled).toBe(false);
+      expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([1, 1]);
+      expect((await registry.changes({ since: before })).events).toEqual([]);
+      const rows = await admin.query(`SELECT tool_name, enabled FROM ${schema}.tool_registrations ORDER BY tool_name`);
+      expect(rows.rows).toEqual([
+        { tool_name: 'tool', enabled: false },
+        { tool_name: 'unseen', enabled: true },
+      ]);
     } finally {
       await admin.end();
       await registry.close();

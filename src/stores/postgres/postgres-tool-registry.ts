@@ -84,8 +84,23 @@ function toRegistration(row: RegistrationRow): ToolRegistrationType {
   return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at);
 }
 
-/** The methods whose writes may go as one statement (`#writeFromCache`): those that put tools by name. */
-const ONE_STATEMENT_METHODS: ReadonlySet<string> = new Set(['register', 'registerMany']);
+/** The methods whose writes may go as one statement (`#writeFromCache`): those that put tools, or switch them, by name. */
+const ONE_STATEMENT_METHODS: ReadonlySet<string> = new Set(['register', 'registerMany', 'setEnabled']);
+
+/**
+ * A change as the one-statement write sends it: a put as it is; a switch of `enabled` as a put
+ * of the tool's current row with the new flag (the write function keeps the spec row the tool
+ * points at, and logs `enabled`/`disabled` for a flag alone); a delete cannot be sent (undefined).
+ */
+function asPut(change: StoreChange, rows: ReadonlyMap<string, RegistrationRow>): PutChange | undefined {
+  if (change.kind === 'put') return change;
+  if (change.kind !== 'enable') return undefined;
+  const row = rows.get(change.toolName);
+  if (row === undefined) return undefined;
+  const record: ToolRecord = { tool_name: row.tool_name, version: row.version, fingerprint: row.fingerprint, enabled: change.enabled, created_at: row.created_at };
+  // The spec row exists (the registration points at it), so firstRegisteredAt is not written.
+  return { kind: 'put', tool: { record, json: row.spec_json, firstRegisteredAt: new Date().toISOString() } };
+}
 
 /** Puts written in one round trip at most: an import's texts are built and sent a chunk at a time. */
 const PUT_CHUNK = 1000;
@@ -248,14 +263,14 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   /**
    * A write decided on the read cache's rows and sent as one statement that writes only if
    * those rows are still current (migration 0005): one round trip instead of four. Only for
-   * puts of named tools (register, registerMany) with the cache caught up. `undefined` when
-   * it does not apply or wrote nothing: then the write runs under its locks the usual way, so
-   * an error (a conflict, a failed precondition) is always decided on rows read under the
-   * locks, never on a cache that may be behind.
+   * puts and switches of named tools (register, registerMany, setEnabled) with the cache
+   * caught up. `undefined` when it does not apply or wrote nothing: then the write runs under
+   * its locks the usual way, so an error (a conflict, a failed precondition, an unknown tool)
+   * is always decided on rows read under the locks, never on a cache that may be behind.
    */
   async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | undefined> {
-    // Only the writes that decide puts: setEnabled and remove neither pay for a cache that
-    // has to catch up first nor decide twice.
+    // Only the writes that decide puts or switches: remove neither pays for a cache that has
+    // to catch up first nor decides twice.
     if (!ONE_STATEMENT_METHODS.has(method) || !('names' in plan.scope) || this.#engine.readonly) return undefined;
     if (!this.#engine.canWriteInOneStatement(plan.scope.names)) return undefined;
     const cache = await this.#cache(method);
@@ -270,8 +285,10 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     try {
       decision = plan.decide(view);
       const changes = [...decision.changes];
-      if (changes.length === 0 || changes.length > PUT_CHUNK || !changes.every((change): change is PutChange => change.kind === 'put')) return undefined;
-      puts = changes;
+      if (changes.length === 0 || changes.length > PUT_CHUNK) return undefined;
+      const asPuts = changes.map((change) => asPut(change, known));
+      if (!asPuts.every((change): change is PutChange => change !== undefined)) return undefined;
+      puts = asPuts;
     } catch {
       return undefined;
     }
