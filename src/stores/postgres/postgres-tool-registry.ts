@@ -84,6 +84,8 @@ function toRegistration(row: RegistrationRow): ToolRegistrationType {
   return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at);
 }
 
+type PutChange = Extract<StoreChange, { kind: 'put' }>;
+
 /** The methods whose writes may go as one statement (`#writeFromCache`): those that put tools, or switch them, by name. */
 const ONE_STATEMENT_METHODS: ReadonlySet<string> = new Set(['register', 'registerMany', 'setEnabled']);
 
@@ -109,8 +111,6 @@ function toWrite(change: PutChange): ToolWrite {
   const { record, json, firstRegisteredAt } = change.tool;
   return { ...record, spec_json: json, first_registered_at: firstRegisteredAt };
 }
-
-type PutChange = Extract<StoreChange, { kind: 'put' }>;
 
 /**
  * Records in `after` the rows that `puts` leave (the text of a spec a tool already shows is
