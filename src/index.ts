@@ -1,5 +1,6 @@
 // The public API of tool-registry. Everything not exported here is internal.
-export { ToolSpec, ToolRegistration, ToolRegistrySnapshot, TOOL_NAME_PATTERN } from './core/contracts.js';
+export { ToolSpec, ToolRegistration, ToolRegistrySnapshot } from './core/public-contracts.js';
+export { TOOL_NAME_PATTERN } from './core/contracts.js';
 export type {
   JsonObject,
   JsonValue,
