@@ -207,6 +207,68 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     }
   });
 
+  it('three instances racing on five tools: the rule holds, every cache ends equal to the database, the log replays to it', async () => {
+    const schema = database.schema();
+    const registries = await Promise.all([0, 1, 2].map(() => open(database.pool(), schema)));
+    // A seeded generator: the same calls in every run (their interleaving is the server's).
+    let seed = 12345;
+    // mulberry32
+    const random = (n: number): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+    };
+    const refused = new Map<string, number>();
+    const call = async (registry: PostgresToolRegistry): Promise<void> => {
+      const name = ['a', 'b', 'c', 'd', 'e'][random(5)] as string;
+      const kind = random(10);
+      try {
+        if (kind < 6) await registry.register(spec(name, String(random(4)), `variant ${random(3)}`));
+        else if (kind < 9) await registry.setEnabled(name, random(2) === 0);
+        else await registry.remove(name);
+      } catch (error) {
+        const code = (error as { code?: string }).code ?? String(error);
+        refused.set(code, (refused.get(code) ?? 0) + 1);
+      }
+    };
+    try {
+      for (let round = 0; round < 100; round++) await Promise.all(registries.flatMap((registry) => [call(registry), call(registry)]));
+      expect([...refused.keys()].filter((code) => code !== 'VERSION_CONFLICT' && code !== 'TOOL_NOT_FOUND')).toEqual([]);
+      const fresh = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false });
+      try {
+        const truth = await fresh.listAll({ includeDisabled: true });
+        for (const registry of registries) {
+          // Each cache catches up on the others' last commits, then shows what the database holds.
+          await expect.poll(() => registry.listAll({ includeDisabled: true }), { timeout: 5000 }).toEqual(truth);
+        }
+        const { events } = await fresh.changes({ since: 0, limit: 10_000 });
+        expect(events.map((event) => event.revision)).toEqual(events.map((_, index) => index + 1));
+        const replayed = new Map<string, { version: string | null; enabled: boolean }>();
+        let sameVersionReplacements = 0;
+        for (const event of events) {
+          const before = replayed.get(event.tool_name);
+          if (event.action === 'removed') replayed.delete(event.tool_name);
+          else if (event.action === 'added') replayed.set(event.tool_name, { version: event.version, enabled: true });
+          else if (event.action === 'updated') {
+            // Rule 4: the same version with another spec is a conflict, never a replacement.
+            if (before?.version === event.version) sameVersionReplacements++;
+            replayed.set(event.tool_name, { version: event.version, enabled: before?.enabled ?? true });
+          } else replayed.set(event.tool_name, { version: event.version, enabled: event.action === 'enabled' });
+        }
+        expect(sameVersionReplacements).toBe(0);
+        expect(Object.fromEntries(replayed)).toEqual(
+          Object.fromEntries(truth.map((registration) => [registration.spec.tool_name, { version: registration.spec.version, enabled: registration.enabled }])),
+        );
+        expect(events.length).toBeGreaterThan(100);
+      } finally {
+        await fresh.close();
+      }
+    } finally {
+      await Promise.all(registries.map((registry) => registry.close()));
+    }
+  });
+
   it('without a cache, or with a statement timeout, a write takes the locked way', async () => {
     for (const options of [{ cache: false }, { cache: true, statementTimeoutMs: 10_000 }]) {
       const { pool, statements } = countingPool();
