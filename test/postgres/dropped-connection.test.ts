@@ -362,6 +362,13 @@ describe('PostgreSQL registry, the reply to COMMIT lost', () => {
           expect(error).not.toBeInstanceOf(ToolRegistryError);
           expect((error as { code?: unknown }).code).toBeUndefined();
           expectNoCheckedOutConnection(pool);
+          // The server may still be finishing the cut COMMIT when the client sees the cut:
+          // wait until another connection sees it, then the registry must show all of it.
+          const observer = db.pool({ max: 1 });
+          await until(
+            async () => ((await observer.query(`SELECT 1 FROM ${schema}.tool_registrations WHERE tool_name = 'c-1'`)).rowCount ?? 0) > 0,
+            'the cut COMMIT to be visible',
+          );
           expect(await Promise.all(names.map(async (name) => (await registry.get(name))?.spec.version ?? null))).toEqual(['1', '2', '1']);
           listening.releaseReplies();
           const seen = await picture(registry, names, since);
