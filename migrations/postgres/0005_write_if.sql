@@ -4,10 +4,10 @@
 -- A write has been four round trips: BEGIN, tool_registry_lock (the locks, then the current
 -- rows), tool_registry_write, COMMIT; the core decides between the second and the third. An
 -- instance whose read cache holds the current rows can decide before it asks, and send the
--- decision with the rows it was made from: tool_registry_write_if takes the same locks,
--- compares the rows it finds with those, and writes only when they are equal. Sent as a
--- statement of its own, its transaction commits when it returns: one round trip. When a row
--- differs (another instance wrote since the cache last caught up) it writes nothing and says
+-- decision with the rows it was made from: tool_registry_write_if takes the locks and reads
+-- the rows through tool_registry_lock, compares them with those, and writes only when they
+-- are equal. Sent as a statement of its own, its transaction commits when it returns: one
+-- round trip. When a row differs (another instance wrote since the cache last caught up) it writes nothing and says
 -- so, and the store makes the write the four-round-trip way.
 
 -- expected: [[tool_name, fingerprint, enabled, created_at, spec_json], ...], one entry per
@@ -18,24 +18,22 @@ CREATE FUNCTION tool_registry_write_if(lock_timeout_ms integer, expected json, s
 RETURNS TABLE (written boolean, revision bigint, token text)
 LANGUAGE plpgsql SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-  one text;
+  current_rows json;
 BEGIN
-  -- The locks of tool_registry_lock: the writers' lock shared, then each name's in name order.
-  PERFORM set_config('lock_timeout', lock_timeout_ms::text || 'ms', true);
-  PERFORM pg_advisory_xact_lock_shared(hashtextextended('tool-registry ' || current_schema() || ' writers', 0));
-  FOR one IN SELECT DISTINCT e->>0 AS n FROM json_array_elements(expected) AS e ORDER BY n LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended('tool-registry ' || current_schema() || ' tool ' || one, 0));
-  END LOOP;
+  -- The locks and the read of tool_registry_lock (one place for both): the current rows of
+  -- the names, read after their locks are held.
+  SELECT coalesce(json_agg(l), '[]') INTO current_rows
+  FROM tool_registry_lock(lock_timeout_ms, false, ARRAY(SELECT e->>0 FROM json_array_elements(expected) AS e)) AS l;
   IF EXISTS (
     SELECT 1
     FROM json_array_elements(expected) AS e
-    LEFT JOIN tool_registrations AS r ON r.tool_name = e->>0
-    LEFT JOIN tool_specs AS s ON s.tool_name = r.tool_name AND s.fingerprint = r.fingerprint
+    LEFT JOIN json_to_recordset(current_rows) AS r (tool_name text, fingerprint text, enabled boolean, created_at text, spec_json text)
+      ON r.tool_name = e->>0
     WHERE (e->>1) IS DISTINCT FROM r.fingerprint
        OR (r.tool_name IS NOT NULL
            AND ((e->>2)::boolean IS DISTINCT FROM r.enabled
                 OR (e->>3) IS DISTINCT FROM r.created_at
-                OR (e->>4) IS DISTINCT FROM s.spec_json))
+                OR (e->>4) IS DISTINCT FROM r.spec_json))
   ) THEN
     RETURN QUERY SELECT false, NULL::bigint, NULL::text;
     RETURN;
