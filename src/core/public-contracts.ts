@@ -1,9 +1,10 @@
 // The data contracts as the package exports them: the schemas of contracts.ts, whose output is
 // a deeply frozen copy ("zod, strict, deeply frozen"). `.overwrite` keeps each a ZodObject, so
-// `.shape`, `.extend` and `.pick` work as before. A copy, not the parsed value frozen in place:
-// zod hands back the caller's own schema objects (`input_schema`), which must stay theirs.
-// The core validates with the unfrozen schemas (a copy there would cost every register) and
-// freezes what the registry hands out itself.
+// `.shape` and `.extend` work as before; zod refuses `.pick`, `.omit`, `.partial` and `.merge`
+// on a schema with such a step (build those from `.shape`). A copy, not the parsed value
+// frozen in place: zod hands back the caller's own schema objects (`input_schema`), which must
+// stay theirs. The core validates with the unfrozen schemas (a copy there would cost every
+// register) and freezes what the registry hands out itself.
 import type { z } from 'zod';
 import { frozenJsonCopy } from './canonical.js';
 import * as contracts from './contracts.js';

@@ -39,27 +39,28 @@ async function open(pool: pg.Pool, schema: string, cache = true): Promise<Postgr
  * A hand edit that fires no trigger (session_replication_role = replica): no log entry, no
  * notification, so an instance's cache cannot know of it. The surest way to a cache behind.
  */
-async function silentlyRegister(schema: string, name: string, version: string, enabled: boolean): Promise<void> {
+async function silently(sql: string, values: unknown[] = []): Promise<void> {
   const client = new pg.Client({ connectionString: database.url() });
   await client.connect();
   try {
-    const json = JSON.stringify(spec(name, version, 'Written by hand.'));
-    const fingerprint = 'f'.repeat(64);
     await client.query('SET session_replication_role = replica');
-    await client.query(`INSERT INTO ${schema}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ($1, $2, $3, $4, '2026-01-01T00:00:00.000Z')`, [
-      name,
-      fingerprint,
-      version,
-      json,
-    ]);
-    await client.query(`INSERT INTO ${schema}.tool_registrations (tool_name, fingerprint, enabled, created_at) VALUES ($1, $2, $3, '2026-01-01T00:00:00.000Z')`, [
-      name,
-      fingerprint,
-      enabled,
-    ]);
+    await client.query(sql, values);
   } finally {
     await client.end();
   }
+}
+
+/** A tool registered by a silent hand edit. */
+async function silentlyRegister(schema: string, name: string, version: string, enabled: boolean): Promise<void> {
+  const fingerprint = 'f'.repeat(64);
+  const json = JSON.stringify(spec(name, version, 'Written by hand.'));
+  await silently(`INSERT INTO ${schema}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ($1, $2, $3, $4, '2026-01-01T00:00:00.000Z')`, [
+    name,
+    fingerprint,
+    version,
+    json,
+  ]);
+  await silently(`INSERT INTO ${schema}.tool_registrations (tool_name, fingerprint, enabled, created_at) VALUES ($1, $2, $3, '2026-01-01T00:00:00.000Z')`, [name, fingerprint, enabled]);
 }
 
 const writeIfCalls = (statements: readonly string[]) => statements.filter((text) => text.includes('tool_registry_write_if')).length;
@@ -131,26 +132,22 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
   it('a row that differs only in its enabled flag, created_at or spec text is a differing row too', async () => {
     const schema = database.schema();
     const registry = await open(database.pool(), schema);
-    const admin = new pg.Client({ connectionString: database.url() });
-    await admin.connect();
     try {
       await registry.register(spec('tool', '1.0.0'));
-      await admin.query('SET session_replication_role = replica');
       // Disabled behind the cache's back: a register of 2.0.0 keeps it disabled.
-      await admin.query(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'tool'`);
+      await silently(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'tool'`);
       expect((await registry.register(spec('tool', '2.0.0'))).enabled).toBe(false);
       // created_at changed behind its back: a batch that keeps the tool (identical) and adds
       // another answers with the stored row, not the cached one.
-      await admin.query(`UPDATE ${schema}.tool_registrations SET created_at = '2020-01-01T00:00:00.000Z' WHERE tool_name = 'tool'`);
+      await silently(`UPDATE ${schema}.tool_registrations SET created_at = '2020-01-01T00:00:00.000Z' WHERE tool_name = 'tool'`);
       const [kept] = await registry.registerMany([spec('tool', '2.0.0'), spec('other', '1.0.0')]);
       expect(kept?.created_at).toBe('2020-01-01T00:00:00.000Z');
       // The same spec in another key order (the same fingerprint): the stored text is the answer.
       const reordered = JSON.stringify(Object.fromEntries(Object.entries(spec('tool', '2.0.0')).reverse()));
-      await admin.query(`UPDATE ${schema}.tool_specs SET spec_json = $1 WHERE tool_name = 'tool' AND version = '2.0.0'`, [reordered]);
+      await silently(`UPDATE ${schema}.tool_specs SET spec_json = $1 WHERE tool_name = 'tool' AND version = '2.0.0'`, [reordered]);
       const [again] = await registry.registerMany([spec('tool', '2.0.0'), spec('third', '1.0.0')]);
       expect(Object.keys(again?.spec ?? {})).toEqual(Object.keys(JSON.parse(reordered) as object));
     } finally {
-      await admin.end();
       await registry.close();
     }
   });
@@ -159,8 +156,6 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     const { pool, statements } = countingPool();
     const schema = database.schema();
     const registry = await open(pool, schema);
-    const admin = new pg.Client({ connectionString: database.url() });
-    await admin.connect();
     try {
       await silentlyRegister(schema, 'unseen', '1.0.0', false);
       // The cache says TOOL_NOT_FOUND; under the locks the tool is there.
@@ -169,21 +164,19 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
       expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([0, 1]);
 
       await registry.register(spec('tool', '1.0.0'));
-      await admin.query('SET session_replication_role = replica');
-      await admin.query(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'tool'`);
+      await silently(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'tool'`);
       // The cache would switch it off; it is off already: nothing is written, no event.
       const before = (await registry.changes()).revision;
       statements.length = 0;
       expect((await registry.setEnabled('tool', false)).enabled).toBe(false);
       expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([1, 1]);
       expect((await registry.changes({ since: before })).events).toEqual([]);
-      const rows = await admin.query(`SELECT tool_name, enabled FROM ${schema}.tool_registrations ORDER BY tool_name`);
+      const rows = await pool.query(`SELECT tool_name, enabled FROM ${schema}.tool_registrations ORDER BY tool_name`);
       expect(rows.rows).toEqual([
         { tool_name: 'tool', enabled: false },
         { tool_name: 'unseen', enabled: true },
       ]);
     } finally {
-      await admin.end();
       await registry.close();
     }
   });

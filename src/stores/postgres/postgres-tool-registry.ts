@@ -128,6 +128,15 @@ function rowsAfterPuts(puts: readonly PutChange[], before: ReadonlyMap<string, T
   return entries;
 }
 
+/** A tool's registration after a write: as the write left it (`after`), else as the view saw it. */
+function registrationAfter(view: StoreReader, after: ReadonlyMap<string, RegistrationRow | undefined>): (toolName: string) => ToolRegistrationType | undefined {
+  return (toolName) => {
+    if (!after.has(toolName)) return view.get(toolName);
+    const row = after.get(toolName);
+    return row === undefined ? undefined : toRegistration(row);
+  };
+}
+
 /** A view of what a write or read loaded: rows by name (with spec text unless loaded for `all`). */
 function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: number): StoreReader {
   const built = new Map<string, ToolRegistrationType>();
@@ -242,11 +251,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       return decision.result({
         found: applied.found,
         revision: () => revision,
-        get: (toolName) => {
-          if (!after.has(toolName)) return view.get(toolName);
-          const row = after.get(toolName);
-          return row === undefined ? undefined : toRegistration(row);
-        },
+        get: registrationAfter(view, after),
       });
     });
     const cache = this.#engine.cache;
@@ -285,7 +290,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     try {
       decision = plan.decide(view);
       const changes = [...decision.changes];
-      if (changes.length === 0 || changes.length > PUT_CHUNK) return undefined;
+      if (changes.length === 0) return undefined;
       const asPuts = changes.map((change) => asPut(change, known));
       if (!asPuts.every((change): change is PutChange => change !== undefined)) return undefined;
       puts = asPuts;
@@ -302,11 +307,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     const result = decision.result({
       found: puts.map(() => true),
       revision: () => head.revision,
-      get: (toolName) => {
-        if (!after.has(toolName)) return view.get(toolName);
-        const row = after.get(toolName);
-        return row === undefined ? undefined : toRegistration(row);
-      },
+      get: registrationAfter(view, after),
     });
     return { result };
   }
