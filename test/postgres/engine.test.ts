@@ -39,6 +39,21 @@ describe('PostgreSQL engine', () => {
     await expect(PostgresEngine.open({ pool: {} as pg.Pool, convert })).rejects.toThrow(/pool must be a pg Pool/);
   });
 
+  it('refuses a system schema name (the reserved pg_ prefix, information_schema) with a TypeError, before connecting', async () => {
+    // Nothing listens on port 1: a check made after connecting would fail with ECONNREFUSED instead.
+    const nowhere = 'postgres://127.0.0.1:1/nothing';
+    for (const schema of ['pg_tools', 'pg_catalog', 'pg_temp', 'pg_', 'information_schema']) {
+      const error = await PostgresEngine.open({ connectionString: nowhere, schema, convert }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as { code?: unknown }).code).toBeUndefined();
+      expect((error as Error).message).toMatch(/^schema /);
+      expect((error as Error).message).toContain(JSON.stringify(schema));
+    }
+    // PostgreSQL's rule is case-sensitive and our names are quoted: PG_... is an ordinary schema.
+    const engine = await open(`PG_${database.schema()}`);
+    await engine.close();
+  });
+
   it("a caller's pool stays open after close(), and its error handler is removed again", async () => {
     const pool = new pg.Pool({ connectionString: database.url() });
     try {

@@ -4,11 +4,21 @@
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Checks the `schema` option: a plain identifier of at most 63 bytes (PostgreSQL's limit). */
+/**
+ * Checks the `schema` option, before anything connects: a plain identifier of at most 63
+ * bytes (PostgreSQL's limit) that names no system schema. PostgreSQL reserves the `pg_`
+ * prefix (CREATE SCHEMA refuses it, 42939; the check is case-sensitive, as our quoted names
+ * are) and `information_schema` is the server's own: the registry's tables would land in it.
+ */
 export function checkSchemaName(schema: unknown): string {
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema) || schema.length > 63) {
     throw new TypeError(
       `schema must be an identifier of 1-63 characters (letters, digits, _; not starting with a digit), got ${JSON.stringify(schema)}`,
+    );
+  }
+  if (schema.startsWith('pg_') || schema === 'information_schema') {
+    throw new TypeError(
+      `schema must not name a system schema (PostgreSQL reserves the pg_ prefix and information_schema), got ${JSON.stringify(schema)}`,
     );
   }
   return schema;
