@@ -60,7 +60,7 @@ function actions(events: readonly ChangeEvent[]) {
 }
 
 export function defineChangesSuite(harness: StoreHarness): void {
-  const { clock, open, restart } = useSuiteRegistries(harness);
+  const { clock, open, restart, track } = useSuiteRegistries(harness);
 
   async function revisionOf(registry: ToolRegistry): Promise<number> {
     return (await registry.changes({ limit: 0 })).revision;
@@ -480,6 +480,27 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(Object.keys(history[0] ?? {})).toEqual(['spec', 'fingerprint', 'first_registered_at']);
       expect(isDeepFrozen(history)).toBe(false); // a fresh array...
       expect(history.every((entry) => isDeepFrozen(entry))).toBe(true); // ...of frozen entries
+    });
+
+    it('orders by first_registered_at, not by when a write landed, when instances have skewed clocks', async () => {
+      const ahead = await open();
+      const behind = await harness.peer(ahead);
+      if (behind !== ahead) track(behind);
+      // One clock read by both instances, set before each write: the one ahead (T2) writes
+      // first, the one behind (T1) later; a third spec gets T0 from the first instance again.
+      clock.set(T2);
+      await ahead.register(minimalSpec('skewed', { version: '1' }));
+      clock.set(T1);
+      await behind.register(minimalSpec('skewed', { version: '2' }));
+      clock.set(T0);
+      await ahead.register(minimalSpec('skewed', { version: '3' }));
+      for (const registry of [ahead, behind]) {
+        expect((await registry.history('skewed')).map((entry) => [entry.spec.version, entry.first_registered_at])).toEqual([
+          ['3', T0],
+          ['2', T1],
+          ['1', T2],
+        ]);
+      }
     });
 
     it('is [] for a name never registered, and exact (case-sensitive)', async () => {

@@ -153,12 +153,17 @@ export async function readChanges(db: Db, schema: string, since: number, limit: 
   return { head, sinceToken: first.since_token ?? undefined, oldestRevision, changes };
 }
 
-/** Every spec stored under the name, oldest first. */
+/**
+ * Every spec stored under the name, oldest first: by first_registered_at (ISO text in UTC,
+ * compared byte by byte), ties in the order stored, as every store orders it. Not by storage
+ * order alone: instances whose clocks differ store in another order than their times say.
+ */
 export async function readHistory(db: Db, toolName: string): Promise<{ fingerprint: string; spec_json: string; first_registered_at: string }[]> {
   return db
     .selectFrom('tool_specs')
     .select(['fingerprint', 'spec_json', 'first_registered_at'])
     .where('tool_name', '=', toolName)
+    .orderBy(sql`first_registered_at COLLATE "C"`)
     .orderBy('stored_order')
     .execute();
 }
