@@ -4,7 +4,7 @@
 // fetch, and make each write atomic.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ValidationError } from './errors.js';
+import { ChangesExpiredError, ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -50,6 +50,22 @@ export interface ChangeLogPage {
   readonly oldestRevision: number;
   /** Events after the cursor, oldest first, at most the limit; frozen. */
   readonly events: readonly ChangeEvent[];
+  /**
+   * Read for a watch (`follow` given) by a store whose log can be replaced under a reader (a
+   * restored backup or dump; change-log-mark.ts): the mark of the position the page ends at
+   * (its last event when it holds `limit` events, else `revision`), and whether the log no
+   * longer holds the position `follow.mark` named at the cursor. A memory store leaves both out.
+   */
+  readonly mark?: string;
+  readonly replaced?: boolean;
+}
+
+/** How a watch reads the change log (`_changes`' third argument; `changes()` gives none). */
+export interface FollowRead {
+  /** The mark of the watch's cursor, from the page it came from; undefined before the first page. */
+  readonly mark: string | undefined;
+  /** Aborts when the watch ends: a store that must wait before it can read stops waiting. */
+  readonly signal: AbortSignal;
 }
 
 /** Reads inside one consistent view of the store. */
@@ -257,8 +273,12 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   protected abstract _close(): Promise<void>;
   /** Every distinct spec stored under the name, oldest first (frozen entries). */
   protected abstract _history(toolName: string): Promise<readonly HistoryEntry[]>;
-  /** Up to `limit` events after `since`, with the revision and the oldest retained one, in one view. */
-  protected abstract _changes(since: number, limit: number): Promise<ChangeLogPage>;
+  /**
+   * Up to `limit` events after `since`, with the revision and the oldest retained one, in one
+   * view. For a watch (`follow`): committed events only (never a transaction still open on
+   * the store's connection), and the page's marks (`ChangeLogPage.mark`).
+   */
+  protected abstract _changes(since: number, limit: number, follow?: FollowRead): Promise<ChangeLogPage>;
   /** The current revision, read now (a store that must ask its server returns a promise). */
   protected abstract _revision(): number | Promise<number>;
   /**
@@ -515,11 +535,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
 
   async *#follow(since: number, stop: AbortSignal): AsyncGenerator<ChangeEvent, void, undefined> {
     let cursor = since;
+    /** The log position at the cursor, as the store marked it (see `FollowRead`). */
+    let mark: string | undefined;
     let failures = 0;
     while (!stop.aborted && !this.#closed) {
       let page: ChangeLogPage;
       try {
-        page = await this._changes(cursor, WATCH_PAGE);
+        page = await this._changes(cursor, WATCH_PAGE, { mark, signal: stop });
         failures = 0;
       } catch (error) {
         if (stop.aborted || this.#closed) return;
@@ -530,7 +552,12 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         continue;
       }
       if (stop.aborted || this.#closed) return;
+      // A log that no longer holds the cursor's position, or ends before it, is not the log
+      // this watch followed (a restored backup or dump): its revisions are handed out again
+      // for other changes, and following it by number would skip them silently.
+      if (page.replaced === true || cursor > page.revision) throw new ChangesExpiredError(cursor, page.oldestRevision, page.revision, true);
       checkCursor(cursor, page.oldestRevision, page.revision);
+      mark = page.mark;
       for (const event of page.events) {
         cursor = event.revision;
         yield event;

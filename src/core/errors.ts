@@ -160,12 +160,16 @@ export class PreconditionFailedError extends ToolRegistryError {
  * `oldest_revision - 1` or later is served), `context.since` the cursor given.
  */
 export class ChangesExpiredError extends ToolRegistryError {
-  constructor(since: number, oldestRevision: number, revision: number) {
+  /** `replaced`: the log no longer holds the position `since` named (a restored backup or dump); `context.replaced` is then true. */
+  constructor(since: number, oldestRevision: number, revision: number, replaced = false) {
     super(
       'CHANGES_EXPIRED',
-      `changes since revision ${since} are no longer in the change log (it keeps revisions ${oldestRevision} to ${revision}); ` +
-        `resync from a snapshot and continue from the revision it reflects`,
-      { context: { since, oldest_revision: oldestRevision, revision } },
+      replaced
+        ? `the change log was replaced since revision ${since} (a restored backup or dump; it now ends at revision ${revision}); ` +
+            `resync from a snapshot and continue from the revision it reflects`
+        : `changes since revision ${since} are no longer in the change log (it keeps revisions ${oldestRevision} to ${revision}); ` +
+            `resync from a snapshot and continue from the revision it reflects`,
+      { context: replaced ? { since, oldest_revision: oldestRevision, revision, replaced: true } : { since, oldest_revision: oldestRevision, revision } },
     );
   }
 }

@@ -444,6 +444,34 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(await done).toEqual([]);
     });
 
+    it('a cursor beyond the log (the log it came from was replaced, as by a restore) ends with CHANGES_EXPIRED, never a silent gap', async () => {
+      const registry = await open();
+      await registry.register(minimalSpec('a'));
+      // Revision 3 was never reached here: following it by number would wait for revision 4 and deliver nothing before it.
+      const error = await expectCode(registry.watch({ since: 3 })[Symbol.asyncIterator]().next(), 'CHANGES_EXPIRED');
+      expect(error.context).toMatchObject({ since: 3, revision: 1, replaced: true });
+      // changes() answers the same cursor with the revision, which tells the same.
+      expect(await registry.changes({ since: 3 })).toEqual({ revision: 1, events: [] });
+    });
+
+    it('a write that fails and is undone is never delivered; the next commit is, once, with the next revision', async () => {
+      const registry = await open();
+      await registry.register(minimalSpec('kept', { version: '1' }));
+      const iterator = registry.watch()[Symbol.asyncIterator]();
+      const first = iterator.next();
+      // One batch: a new tool, then a conflict that undoes it.
+      const conflicting = { ...minimalSpec('kept', { version: '1' }), description: 'another spec, same version' };
+      await expectCode(registry.registerMany([minimalSpec('ghost'), conflicting]), 'VERSION_CONFLICT');
+      await registry.register(minimalSpec('real'));
+      await registry.register(minimalSpec('after'));
+      const second = await iterator.next();
+      expect([(await first).value, second.value].map((event: ChangeEvent) => [event.revision, event.tool_name])).toEqual([
+        [2, 'real'],
+        [3, 'after'],
+      ]);
+      await iterator.return?.();
+    });
+
     it('bad options are a plain TypeError at the call', async () => {
       const registry = await open();
       expect(() => registry.watch({ since: -1 })).toThrow(TypeError);

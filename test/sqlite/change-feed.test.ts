@@ -3,6 +3,7 @@
 // test/conformance/changes-suite.ts; with real processes (watchers, writers, conditional races)
 // in test/support/feed-processes.ts, run by feed-processes.test.ts and conditional-processes.test.ts.
 import { spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../src/index.js';
@@ -225,6 +226,77 @@ describe('a file migrated from 0003 with many log entries that are not events (m
       visited = 0;
       await expectCode(registry.changes({ since: 0 }), 'CHANGES_EXPIRED');
       expect(visited).toBeLessThanOrEqual(6);
+    } finally {
+      await registry.close();
+      db.close();
+    }
+  });
+});
+
+describe('a watch over a restored file and over the caller\'s own transaction (issue 28, items 1 and 3)', () => {
+  it('a backup restored onto the live file under a running watch ends it with CHANGES_EXPIRED (replaced), never a silent gap', async () => {
+    const file = temp.file('restored.db');
+    const copy = temp.file('restored-copy.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    try {
+      await registry.registerMany([minimalSpec('a'), minimalSpec('b'), minimalSpec('c')]);
+      const live = new Database(file);
+      await live.backup(copy); // at revision 3
+      live.close();
+      await registry.register(minimalSpec('x'));
+      await registry.register(minimalSpec('y'));
+      const iterator = registry.watch()[Symbol.asyncIterator](); // from revision 5
+      const next = iterator.next();
+      // Its first read (at revision 5, marked) is done before the restore: a few turns.
+      for (let turn = 0; turn < 3; turn++) await new Promise(setImmediate);
+      const restorer = new Database(copy);
+      await restorer.backup(file); // the log is back at revision 3...
+      restorer.close();
+      // ...and hands 4, 5 and 6 out again: following by number alone delivered only f.
+      for (const name of ['d', 'e', 'f']) await registry.register(minimalSpec(name));
+      const error = await expectCode(next, 'CHANGES_EXPIRED');
+      expect(error.context).toMatchObject({ since: 5, revision: 6, replaced: true });
+      // Resync as the error says: the revision, then the feed from there.
+      const { revision } = await registry.changes({ limit: 0 });
+      const resumed = registry.watch({ since: revision })[Symbol.asyncIterator]();
+      await registry.register(minimalSpec('g'));
+      expect((await resumed.next()).value).toMatchObject({ revision: 7, tool_name: 'g', action: 'added' });
+      await resumed.return?.();
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it("a watch over the caller's own transaction on its handle delivers only committed events: a rolled-back register never, the next ones once", async () => {
+    const db = new Database(':memory:');
+    const registry = await openSqliteToolRegistry({ database: db });
+    try {
+      const running = registry.watch({ since: 0 })[Symbol.asyncIterator]();
+      const runningFirst = running.next();
+      await new Promise(setImmediate);
+      db.exec('BEGIN IMMEDIATE');
+      await registry.register(minimalSpec('ghost'));
+      // Started inside the transaction: from the revision of the call, and from 0.
+      const fromCall = registry.watch()[Symbol.asyncIterator]();
+      const fromZero = registry.watch({ since: 0 })[Symbol.asyncIterator]();
+      const firsts = [runningFirst, fromCall.next(), fromZero.next()];
+      // Every watch gets its chance to look while the transaction is open: the poller looks
+      // at once when a watch begins to wait, and within 50 ms of a change.
+      for (let turn = 0; turn < 3; turn++) await new Promise(setImmediate);
+      await sleep(120);
+      db.exec('ROLLBACK');
+      await registry.register(minimalSpec('real'));
+      await registry.register(minimalSpec('after'));
+      for (const [index, iterator] of [running, fromCall, fromZero].entries()) {
+        const first = await firsts[index];
+        const second = await iterator.next();
+        expect([first.value, second.value].map((event: ChangeEvent) => [event.revision, event.tool_name])).toEqual([
+          [1, 'real'],
+          [2, 'after'],
+        ]);
+        await iterator.return?.();
+      }
+      expect((await registry.changes()).events.map((event) => event.tool_name)).toEqual(['real', 'after']);
     } finally {
       await registry.close();
       db.close();

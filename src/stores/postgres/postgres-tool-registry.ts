@@ -7,7 +7,8 @@ import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
-import type { ChangeLogPage, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
+import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { RegistryClosedError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { changeAction } from '../../core/rules.js';
@@ -369,12 +370,19 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     return rows.map((row) => Object.freeze({ spec: materializeSpec(row.spec_json), fingerprint: row.fingerprint, first_registered_at: row.first_registered_at }));
   }
 
-  protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
+  protected async _changes(since: number, limit: number, follow?: FollowRead): Promise<ChangeLogPage> {
     const page = await this.#engine.read((trx) => readChanges(trx, this.#engine.schema, since, limit), 'changes');
     const events = page.changes.map(
       ({ revision, tool_name, action, version, at }): ChangeEvent => Object.freeze({ revision, tool_name, action, version, at }),
     );
-    return { revision: page.head.revision, oldestRevision: page.oldestRevision, events };
+    const read = { revision: page.head.revision, oldestRevision: page.oldestRevision, events };
+    if (follow === undefined) return read;
+    // A watch's marks (core/change-log-mark.ts): the schema's generation and the token of the
+    // entry at a revision (the head's token is its newest entry's; revision 0 has no entry).
+    const { generation } = page.head;
+    const last = page.changes.at(-1);
+    const endToken = last !== undefined && page.changes.length === limit ? last.token : page.head.revision > 0 ? page.head.token : undefined;
+    return { ...read, mark: logMark(generation, endToken), replaced: logReplaced(follow.mark, since, generation, page.sinceToken) };
   }
 
   protected _revision(): Promise<number> {

@@ -2,15 +2,17 @@
 // every write one BEGIN IMMEDIATE transaction retried asynchronously while the lock is busy.
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreStatus, StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
-import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
+import type { ChangeLogPage, FollowRead, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
+import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
-import type { ChangeAction, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import type { ChangeAction, ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { materializeSpec } from '../../core/validation.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
@@ -272,6 +274,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #writes = 0;
   /** Whether any connection committed since the last look (the watch poller's). */
   readonly #commitMarks: () => CommitMarks;
+  /** Watches started inside the caller's transaction, waiting for it to end (`_revision`). */
+  readonly #starts = new Set<() => void>();
   /** Watches waiting for a commit past their revision, and the poller's state. */
   readonly #waiting = new Set<Waiter>();
   #pollTimer: NodeJS.Timeout | undefined;
@@ -481,13 +485,54 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     return this.#sql.head.get()?.revision ?? 0;
   }
 
-  protected _revision(): number {
+  protected _revision(): number | Promise<number> {
+    if (this.#db.inTransaction) return this.#revisionAfterCallersTransaction();
     // Synchronous (watch() reads it at the call); WAL readers are never locked out.
     try {
       return this.#head();
     } catch (error) {
       if (isBusyError(error)) throw storageBusy('watch', 0, 1, error);
       throw error;
+    }
+  }
+
+  /**
+   * A watch started inside a transaction the caller opened on its handle: this connection
+   * sees that transaction's own changes, which a ROLLBACK takes back (their revisions are
+   * handed out again), so the feed starts at the revision once the transaction has ended:
+   * read when the next write through this registry is called, or at the next look (every
+   * 50 ms), whichever comes first.
+   */
+  #revisionAfterCallersTransaction(): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const start = (): void => {
+        this.#starts.delete(start);
+        clearTimeout(timer);
+        if (this.closed) return resolve(0); // the watch ends at once
+        try {
+          resolve(this._revision());
+        } catch (error) {
+          reject(error as Error);
+        }
+      };
+      const look = (): void => {
+        if (this.closed || !this.#db.inTransaction) start();
+        else timer = setTimeout(look, WATCH_POLL_MS);
+      };
+      this.#starts.add(start);
+      timer = setTimeout(look, WATCH_POLL_MS);
+    });
+  }
+
+  /**
+   * Resolves once no transaction is open on the connection (the caller's own, on its handle:
+   * the store's own never outlive a synchronous call), or when `signal` aborts or the registry
+   * closes. Looked at every 50 ms: a transaction of the caller's sends no event when it ends.
+   */
+  async #afterCallersTransaction(signal: AbortSignal | undefined): Promise<void> {
+    while (this.#db.inTransaction && signal?.aborted !== true && !this.closed) {
+      await sleep(WATCH_POLL_MS, undefined, signal === undefined ? {} : { signal }).catch(() => {});
     }
   }
 
@@ -498,28 +543,49 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     );
   }
 
-  protected async _changes(since: number, limit: number): Promise<ChangeLogPage> {
+  protected async _changes(since: number, limit: number, follow?: FollowRead): Promise<ChangeLogPage> {
     this.#assertOpen('changes');
-    return this.#whileBusy('changes', () =>
-      // One read transaction: the revision, the oldest event and the page agree.
-      this.#inTransaction(this.#beginRead, () => {
-        const { revision, oldest } = this.#sql.revisions.get() ?? { revision: null, oldest: null };
-        const head = revision ?? 0;
-        const events =
-          limit === 0
-            ? []
-            : this.#sql.events.all({ since, limit }).map((row) =>
-                Object.freeze({
-                  revision: row.revision,
-                  tool_name: row.tool_name,
-                  action: row.action as ChangeAction,
-                  version: row.version,
-                  at: row.at ?? '',
-                }),
-              );
-        return { revision: head, oldestRevision: oldest ?? head + 1, events };
-      }),
-    );
+    // One read transaction: the revision, the oldest event, the page and its marks agree.
+    if (follow === undefined) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, undefined)));
+    for (;;) {
+      // A watch delivers committed events only: inside the caller's transaction on its handle
+      // this connection would read that transaction's changes, which a ROLLBACK takes back.
+      await this.#afterCallersTransaction(follow.signal);
+      this.#assertOpen('changes');
+      if (follow.signal.aborted) return { revision: since, oldestRevision: since + 1, events: [] };
+      // A busy read is retried after a wait, in which the caller may have begun a transaction: then wait for it first.
+      const page = await this.#whileBusy('changes', () =>
+        this.#db.inTransaction ? undefined : this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, follow)),
+      );
+      if (page !== undefined) return page;
+    }
+  }
+
+  #changesPage(since: number, limit: number, follow: FollowRead | undefined): ChangeLogPage {
+    const { revision, oldest } = this.#sql.revisions.get() ?? { revision: null, oldest: null };
+    const head = revision ?? 0;
+    const events =
+      limit === 0
+        ? []
+        : this.#sql.events.all({ since, limit }).map((row) =>
+            Object.freeze({
+              revision: row.revision,
+              tool_name: row.tool_name,
+              action: row.action as ChangeAction,
+              version: row.version,
+              at: row.at ?? '',
+            }),
+          );
+    const page = { revision: head, oldestRevision: oldest ?? head + 1, events };
+    if (follow === undefined) return page;
+    const atSince = this.#sql.markAt.get({ revision: since });
+    const end = events.length === limit && limit > 0 ? (events.at(-1) as ChangeEvent).revision : head;
+    const atEnd = end === since ? atSince : this.#sql.markAt.get({ revision: end });
+    return {
+      ...page,
+      mark: logMark(atEnd?.generation, atEnd?.token),
+      replaced: logReplaced(follow.mark, since, atSince?.generation, atSince?.token),
+    };
   }
 
   /**
@@ -629,6 +695,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   #writeNow<T>(method: string, plan: WritePlan<T>): T | Promise<T> {
+    // Watches started inside the caller's transaction, which has ended: they start before this write.
+    if (this.#starts.size > 0 && !this.#db.inTransaction) for (const start of [...this.#starts]) start();
     // Read, decide and apply synchronously inside one BEGIN IMMEDIATE transaction: nothing is awaited inside.
     const work = (): T => {
       // An import writes chunk by chunk to bound its memory: it is not followed tool by tool
@@ -742,6 +810,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     clearTimeout(this.#pollTimer);
     this.#files?.close();
     for (const waiter of [...this.#waiting]) waiter.wake();
+    for (const start of [...this.#starts]) start();
     this.#cache?.clear();
     if (!this.#owned) {
       releaseHandle(this.#db);

@@ -121,6 +121,13 @@ const compiledStatements = once(() => {
           .as('oldest'),
       ]),
     ),
+    /** The log's generation (migration 0003) and the token of its entry at a revision: a watch's mark (core/change-log-mark.ts). */
+    markAt: compileStatement((p: { revision: number }) =>
+      queries.selectNoFrom((eb) => [
+        eb.selectFrom('tool_changes_generation').select('generation').limit(1).as('generation'),
+        eb.selectFrom('tool_changes').select('token').where('revision', '=', p.revision).as('token'),
+      ]),
+    ),
     /** The current revision. */
     head: compileStatement(() => queries.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('revision'))),
     /** Inserts or replaces the current registration. */
