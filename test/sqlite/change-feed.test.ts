@@ -246,7 +246,8 @@ describe('a watch over a restored file and over the caller\'s own transaction (i
       await registry.register(minimalSpec('x'));
       await registry.register(minimalSpec('y'));
       const iterator = registry.watch()[Symbol.asyncIterator](); // from revision 5
-      const next = iterator.next();
+      // Handled from now on: the watch may end before the last register below has returned.
+      const failed = expectCode(iterator.next(), 'CHANGES_EXPIRED');
       // Its first read (at revision 5, marked) is done before the restore: a few turns.
       for (let turn = 0; turn < 3; turn++) await new Promise(setImmediate);
       const restorer = new Database(copy);
@@ -254,8 +255,8 @@ describe('a watch over a restored file and over the caller\'s own transaction (i
       restorer.close();
       // ...and hands 4, 5 and 6 out again: following by number alone delivered only f.
       for (const name of ['d', 'e', 'f']) await registry.register(minimalSpec(name));
-      const error = await expectCode(next, 'CHANGES_EXPIRED');
-      expect(error.context).toMatchObject({ since: 5, revision: 6, replaced: true });
+      const error = await failed;
+      expect(error.context).toMatchObject({ since: 5, replaced: true });
       // Resync as the error says: the revision, then the feed from there.
       const { revision } = await registry.changes({ limit: 0 });
       const resumed = registry.watch({ since: revision })[Symbol.asyncIterator]();
