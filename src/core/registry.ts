@@ -188,7 +188,9 @@ export interface ToolRegistry extends AsyncDisposable {
    * at the call), then each new commit's events as they happen, in any process, each exactly
    * once and in order. Ends (without error) when `signal` aborts or the registry is closed.
    * Idle, it costs a timer (SQLite: a `data_version` probe every 50 ms; memory: nothing).
-   * Iterating throws CHANGES_EXPIRED when it falls further behind than the log retains.
+   * Iterating throws CHANGES_EXPIRED when it falls further behind than the log retains, or
+   * when the log it follows was replaced (a restored backup or dump: `context.replaced`).
+   * Over a caller's SQLite handle, only committed events: it waits out a transaction open on it.
    */
   watch(options?: WatchOptions): AsyncIterable<ChangeEvent>;
 
