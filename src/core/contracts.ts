@@ -33,13 +33,20 @@ function hasNoNul(text: string): boolean {
   return !text.includes('\u0000');
 }
 
-/** The largest integer every JSON reader holds exactly (RFC 8785, I-JSON: 2^53 - 1). */
+/**
+ * The largest integer every JSON reader holds exactly (RFC 8785, I-JSON: 2^53 - 1): the
+ * bound on numbers in a new spec. A registration a store holds (a snapshot entry, a stored
+ * row) may hold any finite number: see `StoredJsonObjectSchema`.
+ */
 export const MAX_EXACT_INTEGER = Number.MAX_SAFE_INTEGER;
 
 type JsonProblem = { path: (string | number)[]; message: string };
 
-/** Walks a value and reports every place that is not JSON the contracts accept; shared references are fine, cycles are not. */
-export function findJsonProblems(root: unknown): JsonProblem[] {
+/**
+ * Walks a value and reports every place that is not JSON the contracts accept (numbers up to
+ * `maxMagnitude`); shared references are fine, cycles are not.
+ */
+export function findJsonProblems(root: unknown, maxMagnitude: number = MAX_EXACT_INTEGER): JsonProblem[] {
   const problems: JsonProblem[] = [];
   const ancestors = new Set<object>();
   // One path array, pushed and popped as the walk goes; copied only into a problem.
@@ -57,7 +64,7 @@ export function findJsonProblems(root: unknown): JsonProblem[] {
         return;
       case 'number':
         if (!Number.isFinite(value)) report(`not a JSON value: ${previewValue(value)}`);
-        else if (Math.abs(value) > MAX_EXACT_INTEGER) {
+        else if (Math.abs(value) > maxMagnitude) {
           // Every double this large is an integer; beyond 2^53 - 1 readers round it (JSON text
           // such as 18446744073709551615 arrives here already rounded to 18446744073709552000).
           report(`${value} is beyond the integers JSON holds exactly (±${MAX_EXACT_INTEGER}, RFC 8785 / I-JSON); write it as a string`);
@@ -122,23 +129,36 @@ export function parseWithSchemaTexts<T>(parse: () => T): { readonly result: T; r
   }
 }
 
-/** A plain JSON object (an `input_schema` or `output_schema`). */
-export const JsonObjectSchema = z.custom<JsonObject>().superRefine((value, ctx) => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    ctx.addIssue({ code: 'custom', message: `expected a JSON object, got ${previewValue(value)}`, input: value });
-    return;
-  }
-  // One plain walk accepts the common case, a valid schema, and writes its canonical text;
-  // only what it refuses is walked again to say what is wrong and where.
-  const text = acceptedCanonicalJson(value, MAX_JSON_DEPTH, MAX_EXACT_INTEGER);
-  if (text !== undefined) {
-    schemaTexts?.set(value, text);
-    return;
-  }
-  for (const problem of findJsonProblems(value)) {
-    ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path, input: value });
-  }
-});
+/** A plain JSON object whose numbers are at most `maxMagnitude`. */
+function jsonObjectSchema(maxMagnitude: number) {
+  return z.custom<JsonObject>().superRefine((value, ctx) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({ code: 'custom', message: `expected a JSON object, got ${previewValue(value)}`, input: value });
+      return;
+    }
+    // One plain walk accepts the common case, a valid schema, and writes its canonical text;
+    // only what it refuses is walked again to say what is wrong and where.
+    const text = acceptedCanonicalJson(value, MAX_JSON_DEPTH, maxMagnitude);
+    if (text !== undefined) {
+      schemaTexts?.set(value, text);
+      return;
+    }
+    for (const problem of findJsonProblems(value, maxMagnitude)) {
+      ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path, input: value });
+    }
+  });
+}
+
+/** A plain JSON object (an `input_schema` or `output_schema` of a new spec): numbers within ±(2^53 - 1). */
+export const JsonObjectSchema = jsonObjectSchema(MAX_EXACT_INTEGER);
+
+/**
+ * A schema as a store holds it (in a registration, a snapshot, a stored row): any finite
+ * number. The first releases stored numbers beyond ±(2^53 - 1), and a restore must take back
+ * what a store holds; every finite double reads back from its JSON text as the same double
+ * (docs/contract.md, "Numbers beyond ±(2^53 - 1)").
+ */
+export const StoredJsonObjectSchema = jsonObjectSchema(Infinity);
 
 /** A string of well-formed Unicode. */
 const Text = z.string().refine(isWellFormed, { error: withValue(LONE_SURROGATE_MESSAGE) });
@@ -157,6 +177,8 @@ export const ToolSpec = z.strictObject({
   tags: z.array(z.string().min(1, { error: 'must be a non-empty string' }).refine(isWellFormed, { error: withValue(LONE_SURROGATE_MESSAGE) })).default([]),
 });
 export type ToolSpec = z.output<typeof ToolSpec>;
+/** A spec as a store holds it: a `ToolSpec` whose schemas may hold any finite number (`StoredJsonObjectSchema`). */
+const StoredToolSpec = ToolSpec.extend({ input_schema: StoredJsonObjectSchema, output_schema: StoredJsonObjectSchema });
 /** What `register` accepts: defaults may be left out. */
 export type ToolSpecInput = z.input<typeof ToolSpec>;
 
@@ -172,7 +194,11 @@ export const SPEC_FIELDS: ReadonlySet<string> = new Set(SPEC_FIELD_ORDER);
  * valid": the caller then runs zod, which stays the validator of record and says what is
  * wrong. It accepts only what zod accepts (test/core/contracts.test.ts checks both agree).
  */
-export function acceptToolSpec(input: unknown): { readonly data: ToolSpec; readonly schemaTexts: Map<object, string> } | undefined {
+export function acceptToolSpec(
+  input: unknown,
+  /** The bound on numbers: a new spec's (the default), or `Infinity` for a spec a store holds (`StoredToolSpec`). */
+  maxMagnitude: number = MAX_EXACT_INTEGER,
+): { readonly data: ToolSpec; readonly schemaTexts: Map<object, string> } | undefined {
   if (!isPlainRecord(input)) return undefined;
   // zod's strict check walks the keys with for...in (inherited enumerable ones included).
   for (const key in input) if (!SPEC_FIELDS.has(key)) return undefined;
@@ -189,7 +215,7 @@ export function acceptToolSpec(input: unknown): { readonly data: ToolSpec; reado
   const schemaTexts = new Map<object, string>();
   for (const schema of [inputSchema, outputSchema]) {
     if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return undefined;
-    const text = acceptedCanonicalJson(schema, MAX_JSON_DEPTH, MAX_EXACT_INTEGER);
+    const text = acceptedCanonicalJson(schema, MAX_JSON_DEPTH, maxMagnitude);
     if (text === undefined) return undefined;
     schemaTexts.set(schema, text);
   }
@@ -232,7 +258,7 @@ export const IsoDateTime = z.string({ error: DATE_TIME_MESSAGE }).refine(isIsoDa
 
 /** A stored tool: its spec, whether it is enabled, and when this spec was registered. */
 export const ToolRegistration = z.strictObject({
-  spec: ToolSpec,
+  spec: StoredToolSpec,
   enabled: z.boolean().default(true),
   created_at: IsoDateTime.nullable().default(null),
 });
@@ -248,7 +274,7 @@ export function acceptToolRegistration(
   if (!isPlainRecord(input)) return undefined;
   for (const key in input) if (!REGISTRATION_KEYS.has(key)) return undefined;
   const { spec, enabled = true, created_at: createdAt = null } = input;
-  const accepted = acceptToolSpec(spec);
+  const accepted = acceptToolSpec(spec, Infinity);
   if (accepted === undefined || typeof enabled !== 'boolean') return undefined;
   if (createdAt !== null && !IsoDateTime.safeParse(createdAt).success) return undefined;
   return { data: { spec: accepted.data, enabled, created_at: createdAt as string | null }, schemaTexts: accepted.schemaTexts };

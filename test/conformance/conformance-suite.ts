@@ -1626,9 +1626,39 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       ['a tag with a lone surrogate', { tools: [entry(minimalSpec('s', { tags: ['ok', 'x\uD83D'] }))] }, 'tools[0].spec.tags[1]'],
       ['a schema string with a lone surrogate', { tools: [entry(minimalSpec('s', { output_schema: { title: 'a\uDFFFb' } }))] }, 'tools[0].spec.output_schema.title'],
       ['a version with U+0000', { tools: [entry(minimalSpec('s', { version: '\u0000' }))] }, 'tools[0].spec.version'],
-      // Issue 13, item 3: an integer no JSON reader holds exactly (what JSON.parse makes of 18446744073709551615).
-      ['an integer beyond 2^53 - 1', { tools: [entry(minimalSpec('s', { input_schema: { maximum: 2 ** 64 } }))] }, 'tools[0].spec.input_schema.maximum'],
+      // Issue 13, item 3 (integers beyond 2^53 - 1) is a rule for new specs only: an import is
+      // a restore and takes back every finite number a store holds (the case below).
+      ['Infinity in a schema', { tools: [entry(minimalSpec('s', { input_schema: { maximum: Infinity } }))] }, 'tools[0].spec.input_schema.maximum'],
     ];
+
+    // Issue 28, item 8: the first releases stored numbers beyond ±(2^53 - 1) in schemas; later
+    // ones refused them, so such a store's own export could not be imported back.
+    it('takes back numbers beyond ±(2^53 - 1) that a store holds (a restore), while register still refuses them in a new spec', async () => {
+      let registry = await open();
+      const big = minimalSpec('big', {
+        version: '1',
+        input_schema: { type: 'object', properties: { n: { type: 'integer', maximum: 1e21, minimum: -(2 ** 64) } } },
+        output_schema: { type: 'number', maximum: Number.MAX_VALUE, multipleOf: 2 ** 53 },
+      });
+      await expectCode(registry.register(big), 'VALIDATION_FAILED');
+      for (const mode of ['merge', 'replace'] as const) {
+        const report = await registry.importSnapshot({ tools: [entry(big)] }, { mode });
+        expect(report.conflicts).toBe(0);
+      }
+      registry = await restart(registry);
+      const exported = await registry.exportSnapshot();
+      expect(exported.tools[0]?.spec.input_schema).toEqual(big.input_schema);
+      expect(exported.tools[0]?.spec.output_schema).toEqual(big.output_schema);
+      // What the export writes, an import takes back: as objects, and as the JSON text a file holds.
+      const again = await open();
+      expect((await again.importSnapshot(exported, { mode: 'replace' })).added).toBe(1);
+      expect((await again.importSnapshot(JSON.parse(JSON.stringify(exported)), { mode: 'replace' })).unchanged).toBe(1);
+      expect(await again.exportSnapshot()).toEqual(exported);
+      // The identical spec re-registered (a service redeploying it) is answered from the store.
+      expect(await registry.register(big)).toEqual(exported.tools[0]);
+      // A new version with the same numbers is a new spec: refused as before.
+      await expectCode(registry.register({ ...big, version: '2' }), 'VALIDATION_FAILED');
+    });
 
     it.each(invalid)('SNAPSHOT_INVALID for %s', async (_label, snapshot, path) => {
       const start = await withState();

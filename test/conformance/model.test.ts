@@ -103,25 +103,28 @@ const identity = (value: unknown): string =>
       : JSON.stringify(value);
 
 const wellFormed = (text: string): boolean => !/\p{Cs}/u.test(text);
-const jsonOk = (value: unknown): boolean =>
+/** JSON the contracts accept, numbers up to `max`: ±(2^53 - 1) in a new spec, any finite one in a snapshot (issue 28, item 8). */
+const jsonOk = (value: unknown, max: number): boolean =>
   typeof value === 'string'
     ? wellFormed(value)
     : typeof value === 'number'
-      ? Math.abs(value) <= 2 ** 53 - 1
+      ? Number.isFinite(value) && Math.abs(value) <= max
       : Array.isArray(value)
-        ? value.every(jsonOk)
+        ? value.every((item) => jsonOk(item, max))
         : value !== null && typeof value === 'object'
-          ? Object.entries(value).every(([key, item]) => wellFormed(key) && jsonOk(item))
+          ? Object.entries(value).every(([key, item]) => wellFormed(key) && jsonOk(item, max))
           : true;
 
-function specOk(spec: Spec): boolean {
+/** Whether a spec is valid: to register (the default), or in a snapshot (`imported`). */
+function specOk(spec: Spec, imported = false): boolean {
+  const max = imported ? Infinity : 2 ** 53 - 1;
   return (
     /^[A-Za-z0-9_.-]{1,128}$/.test(spec.tool_name) &&
     (spec.version == null || wellFormed(spec.version)) &&
     (spec.description == null || wellFormed(spec.description)) &&
     (spec.tags ?? []).every((tag) => tag !== '' && wellFormed(tag)) &&
-    jsonOk(spec.input_schema) &&
-    jsonOk(spec.output_schema)
+    jsonOk(spec.input_schema, max) &&
+    jsonOk(spec.output_schema, max)
   );
 }
 
@@ -161,7 +164,7 @@ class ReferenceModel {
   }
 
   registerMany(specs: Spec[]) {
-    if (!specs.every(specOk)) throw new Refused('VALIDATION_FAILED');
+    if (!specs.every((spec) => specOk(spec))) throw new Refused('VALIDATION_FAILED');
     if (new Set(specs.map((spec) => spec.tool_name)).size < specs.length) throw new Refused('DUPLICATE_TOOL');
     const next = new Map(this.tools);
     let time: string | undefined;
@@ -187,7 +190,7 @@ class ReferenceModel {
   }
 
   import(entries: Entry[], mode: 'merge' | 'replace', dryRun: boolean) {
-    const valid = entries.every((entry) => specOk(entry.spec) && (entry.created_at ?? null) !== 'yesterday');
+    const valid = entries.every((entry) => specOk(entry.spec, true) && (entry.created_at ?? null) !== 'yesterday');
     if (!valid) throw new Refused('SNAPSHOT_INVALID');
     if (new Set(entries.map((entry) => entry.spec.tool_name)).size < entries.length) throw new Refused('DUPLICATE_TOOL');
     const counts = { added: 0, updated: 0, unchanged: 0, removed: 0, conflicts: 0 };

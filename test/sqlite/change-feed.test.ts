@@ -289,7 +289,7 @@ describe('a watch over a restored file and over the caller\'s own transaction (i
       await registry.register(minimalSpec('real'));
       await registry.register(minimalSpec('after'));
       for (const [index, iterator] of [running, fromCall, fromZero].entries()) {
-        const first = await firsts[index];
+        const first = await (firsts[index] as Promise<IteratorResult<ChangeEvent>>);
         const second = await iterator.next();
         expect([first.value, second.value].map((event: ChangeEvent) => [event.revision, event.tool_name])).toEqual([
           [1, 'real'],

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openSqliteToolRegistry, StorageBusyError } from '../../src/index.js';
+import { canonicalJson, fingerprintOf, openSqliteToolRegistry, StorageBusyError } from '../../src/index.js';
 import type { SqliteToolRegistry, SqliteToolRegistryOptions } from '../../src/index.js';
 import { expectCode, expectPlainTypeError, fullSpec, manualClock, minimalSpec } from '../support/registry-helpers.js';
 import { dumpDatabase, LATEST, SHIPPED, tempFolder } from './helpers.js';
@@ -611,5 +611,31 @@ describe('a file that is not a database', () => {
     expect(error).toBeInstanceOf(Error);
     expect((error as Error & { cause?: { code?: string } }).cause?.code).toBe('SQLITE_NOTADB');
     expect(readFileSync(file, 'utf8')).toBe(text);
+  });
+});
+
+describe('a file the first releases wrote, with numbers beyond ±(2^53 - 1) in a schema (issue 28, item 8)', () => {
+  it('verify() passes it, and its own export imports back, as objects and as JSON text', async () => {
+    const file = temp.file('old.db');
+    const registry = await open({ filename: file });
+    await registry.register(minimalSpec('old', { version: '1' }));
+    // What the first releases stored: the spec text with 1e21, its fingerprint, the registration pointing at it.
+    const spec = { tool_name: 'old', version: '2', description: null, input_schema: { type: 'integer', maximum: 1e21 }, output_schema: { type: 'object' }, tags: [] };
+    const db = rawConnection(file);
+    db.transaction(() => {
+      db.prepare("INSERT INTO tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ('old', ?, '2', ?, '2024-01-01T00:00:00.000Z')").run(
+        fingerprintOf(canonicalJson(spec)),
+        JSON.stringify(spec),
+      );
+      db.prepare("UPDATE tool_registrations SET fingerprint = ? WHERE tool_name = 'old'").run(fingerprintOf(canonicalJson(spec)));
+    })();
+    expect(await registry.verify()).toMatchObject({ ok: true, problems: [] });
+    const exported = await registry.exportSnapshot();
+    expect(exported.tools[0]?.spec.input_schema).toEqual({ type: 'integer', maximum: 1e21 });
+    const restored = await open({ filename: temp.file('restored.db') });
+    expect((await restored.importSnapshot(exported, { mode: 'replace' })).added).toBe(1);
+    expect((await restored.importSnapshot(JSON.parse(JSON.stringify(exported)))).unchanged).toBe(1);
+    expect(await restored.exportSnapshot()).toEqual(exported);
+    expect((await restored.verify()).ok).toBe(true);
   });
 });

@@ -1,8 +1,10 @@
-// A watch over a PostgreSQL schema that a dump is restored into (issue 28, item 1): the
-// restored log hands the same revisions out again for other changes, so following it by
-// number alone skips them. The behaviour every store shares is in the conformance suite.
+// Restores on PostgreSQL (issue 28). Item 1: a watch over a schema that a dump is restored
+// into; the restored log hands the same revisions out again for other changes, so following
+// it by number alone skips them. Item 8: a schema the first releases wrote, with numbers
+// beyond ±(2^53 - 1) in a spec: verify() and a restore of its own export. The behaviour every
+// store shares is in the conformance suite.
 import { describe, expect, it } from 'vitest';
-import { openPostgresToolRegistry } from '../../src/index.js';
+import { canonicalJson, fingerprintOf, openPostgresToolRegistry } from '../../src/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { useFileDatabase } from './helpers.js';
 
@@ -53,6 +55,42 @@ describe('PostgreSQL: a watch over a restored dump', () => {
       ]);
     } finally {
       await registry.close();
+    }
+  });
+});
+
+describe('PostgreSQL: a schema the first releases wrote, with numbers beyond ±(2^53 - 1) in a schema', () => {
+  it('verify() passes it, and its own export imports back, as objects and as JSON text', async () => {
+    const schema = database.schema();
+    const pool = database.pool();
+    const registry = await openPostgresToolRegistry({ connectionString: database.url(), schema });
+    const restored = await openPostgresToolRegistry({ connectionString: database.url(), schema: database.schema() });
+    try {
+      await registry.register(minimalSpec('old', { version: '1' }));
+      const spec = { tool_name: 'old', version: '2', description: null, input_schema: { type: 'integer', maximum: 1e21 }, output_schema: { type: 'object' }, tags: [] };
+      const fingerprint = fingerprintOf(canonicalJson(spec));
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query(
+          `INSERT INTO ${schema}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ('old', $1, '2', $2, '2024-01-01T00:00:00.000Z')`,
+          [fingerprint, JSON.stringify(spec)],
+        );
+        await client.query(`UPDATE ${schema}.tool_registrations SET fingerprint = $1 WHERE tool_name = 'old'`, [fingerprint]);
+        await client.query('COMMIT');
+      } finally {
+        client.release();
+      }
+      expect(await registry.verify()).toMatchObject({ ok: true, problems: [] });
+      const exported = await registry.exportSnapshot();
+      expect(exported.tools[0]?.spec.input_schema).toEqual({ type: 'integer', maximum: 1e21 });
+      expect((await restored.importSnapshot(exported, { mode: 'replace' })).added).toBe(1);
+      expect((await restored.importSnapshot(JSON.parse(JSON.stringify(exported)))).unchanged).toBe(1);
+      expect(await restored.exportSnapshot()).toEqual(exported);
+      expect((await restored.verify()).ok).toBe(true);
+    } finally {
+      await registry.close();
+      await restored.close();
     }
   });
 });
