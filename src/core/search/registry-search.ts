@@ -234,22 +234,19 @@ export class RegistrySearchIndex {
   }
 
   async #rebuild(source: IndexSource, head: number): Promise<void> {
-    const read = source.read(
-      { all: true },
-      (reader) => {
-        const docs: [string, Doc][] = [];
-        for (const name of reader.records().keys()) {
-          const doc = docOf(reader, name);
-          if (doc !== undefined) docs.push([name, doc]);
-        }
-        return { docs, revision: reader.revision() };
-      },
-      'search',
-    );
+    // Two reads: the names (a store may read every tool without its spec text, as an import
+    // plan does), then their registrations. A tool added in between is in the log after the
+    // first read's revision, which the index does not pass, so the next search adds it.
+    const listed = source.read({ all: true }, (reader) => ({ names: [...reader.records().keys()], revision: reader.revision() }), 'search');
+    const { names, revision: listedAt } = listed instanceof Promise ? await listed : listed;
+    const read = source.read({ names }, (reader) => ({ docs: names.map((name) => docOf(reader, name)), revision: reader.revision() }), 'search');
     const { docs, revision } = read instanceof Promise ? await read : read;
     this.#index.clear();
-    for (const [name, doc] of docs) this.#index.set(name, doc, doc.registration.spec);
-    this.#revision = Math.min(head, revision);
+    names.forEach((name, index) => {
+      const doc = docs[index];
+      if (doc !== undefined) this.#index.set(name, doc, doc.registration.spec);
+    });
+    this.#revision = Math.min(head, listedAt, revision);
   }
 
   #put(name: string, doc: Doc | undefined): void {
