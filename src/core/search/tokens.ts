@@ -26,7 +26,7 @@ const IDENTIFIER = /[\p{L}\p{M}\p{N}]+(?:[_.-]+[\p{L}\p{M}\p{N}]+)*/gu;
 /** camelCase and digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
 const CAMEL = /\p{Lu}+(?![\p{Ll}])|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}]+/gu;
 // The same three for pure ASCII text (nearly all tool text), where they are several times faster.
-const ASCII_TEXT = /^[\x00-\x7f]*$/;
+const NON_ASCII = /[^\p{ASCII}]/u;
 const ASCII_WORD_RE = /[A-Za-z0-9]+/g;
 const ASCII_IDENTIFIER = /[A-Za-z0-9]+(?:[_.-]+[A-Za-z0-9]+)*/g;
 const ASCII_CAMEL = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
@@ -74,7 +74,7 @@ export interface TokenOptions {
 /** The raw words of `text` (NFKC, split, not yet folded), with identifier parts added. */
 function words(text: string, identifiers: boolean, out: string[]): void {
   // ASCII is its own NFKC form.
-  const ascii = ASCII_TEXT.test(text);
+  const ascii = !NON_ASCII.test(text);
   const normal = ascii ? text : text.normalize('NFKC');
   if (!identifiers) {
     const word = ascii ? ASCII_WORD_RE : WORD;
