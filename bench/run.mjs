@@ -23,6 +23,7 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
+import { searchWorkloads } from './search.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -425,6 +426,8 @@ const STEPS = [
       log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
     }
   }],
+  // Search (issue 26): ToolE quality against plain BM25, search and index-update speed, index memory (bench/search.mjs).
+  ['search', ({ quick }) => searchWorkloads({ record, log, quick })],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
 ];

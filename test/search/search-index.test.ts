@@ -28,10 +28,12 @@ function spec(name: string, next: () => number) {
 }
 
 describe('tokenize', () => {
-  it('splits identifiers at _ . - and camelCase, keeping the joined word', () => {
-    expect(tokenize('GitHubCreateIssue', { stemming: false })).toEqual(['git', 'hub', 'create', 'issue', 'githubcreateissue']);
-    expect(tokenize('github.search-repos', { stemming: false })).toEqual(['github', 'search', 'repos', 'githubsearchrepos']);
-    expect(tokenize('getHTTPResponse2', { stemming: false })).toEqual(['get', 'http', 'response', '2', 'gethttpresponse2']);
+  it('splits identifiers at _ . - and camelCase, keeping a short camelCase word whole (not stemmed)', () => {
+    expect(tokenize('GitHub_search', { stemming: false })).toEqual(['git', 'hub', 'search', 'github']);
+    expect(tokenize('YouTubeVideos')).toEqual(['tube', 'video', 'youtubevideos']); // "you" is a stop word
+    expect(tokenize('GitHubCreateIssue', { stemming: false })).toEqual(['git', 'hub', 'create', 'issue']);
+    expect(tokenize('github.search-repos', { stemming: false })).toEqual(['github', 'search', 'repos']);
+    expect(tokenize('getHTTPResponse2', { stemming: false })).toEqual(['get', 'http', 'response', '2']);
   });
 
   it('applies NFKC and case folding, then the Porter stemmer to English words', () => {

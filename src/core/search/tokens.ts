@@ -71,8 +71,16 @@ export interface TokenOptions {
   readonly stemming?: boolean;
 }
 
-/** The raw words of `text` (NFKC, split, not yet folded), with identifier parts added. */
-function words(text: string, identifiers: boolean, out: string[]): void {
+/** camelCase words of at most this many parts are also kept whole ("GitHub" -> github). */
+const MAX_JOINED_PARTS = 3;
+
+/**
+ * The raw words of `text` (NFKC, split, not yet folded) into `out`; with `identifiers`, a
+ * camelCase word of 2-3 parts also goes whole into `joined` ("GitHub" -> git, hub + github;
+ * "YouTubeVideo" -> you, tube, video + youtubevideo). Longer ones, and words joined by
+ * `_ . -`, are not kept whole: such a term is one tool's alone and nobody types it.
+ */
+function words(text: string, identifiers: boolean, out: string[], joined: string[]): void {
   // ASCII is its own NFKC form.
   const ascii = !NON_ASCII.test(text);
   const normal = ascii ? text : text.normalize('NFKC');
@@ -86,27 +94,30 @@ function words(text: string, identifiers: boolean, out: string[]): void {
   const camel = ascii ? ASCII_CAMEL : CAMEL;
   identifier.lastIndex = 0;
   for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
-    const start = out.length;
     for (const piece of match[0].split(SEPARATORS)) {
+      const start = out.length;
       camel.lastIndex = 0;
       for (let part = camel.exec(piece); part !== null; part = camel.exec(piece)) out.push(part[0]);
+      const parts = out.length - start;
+      if (parts > 1 && parts <= MAX_JOINED_PARTS) joined.push(piece);
     }
-    // The whole identifier as one term too ("GitHub" -> git, hub, github; "get_user" -> get, user, getuser).
-    if (out.length - start > 1) out.push(out.slice(start).join(''));
   }
 }
 
 /**
- * The terms of `text`, in order, repeats kept (term frequency counts them).
+ * The terms of `text`, repeats kept (term frequency counts them): its words folded,
+ * stop words dropped, stemmed; then the whole camelCase words (folded, not stemmed).
  * Deterministic: the same text always gives the same terms.
  */
 export function tokenize(text: string, options: TokenOptions = {}): string[] {
   const { identifiers = true, stopWords = true, stemming = true } = options;
   const raw: string[] = [];
-  words(text, identifiers, raw);
+  const joined: string[] = [];
+  words(text, identifiers, raw, joined);
   const folded = raw.map(foldCase);
   const kept = stopWords ? folded.filter((word) => !STOP_WORDS.has(word)) : folded;
   const chosen = kept.length === 0 ? folded : kept;
   if (stemming) for (let index = 0; index < chosen.length; index++) chosen[index] = stem(chosen[index] as string);
+  for (const word of joined) chosen.push(foldCase(word));
   return chosen;
 }
