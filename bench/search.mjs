@@ -11,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { InMemoryToolRegistry } from '../dist/index.js';
 import { SearchIndex } from '../dist/core/search/search-index.js';
 import { measure } from './lib/measure.mjs';
+import { random } from './lib/random.mjs';
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const TOOLE_PATH = join('shared', 'benchmarks', 'tool-selection', 'metatool-toole.json');
@@ -121,17 +124,6 @@ export async function toolEQuality({ log = () => {} } = {}) {
 
 // --- speed -----------------------------------------------------------------------------
 
-/** Deterministic pseudo-random numbers. */
-function random(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'ze', 'po', 'da', 'fe', 'gu', 'hi', 'jo', 'be', 'cu', 'ri', 'wa', 'xo'];
 /** A vocabulary of 5,000 made-up words, drawn by a Zipf law (s = 1): a few words are very common. */
@@ -199,13 +191,13 @@ function indexMemory(count) {
 async function memoryChild(count) {
   const specs = syntheticSpecs(count);
   const jsonBytes = specs.reduce((sum, spec) => sum + Buffer.byteLength(JSON.stringify(spec)), 0);
-  global.gc();
-  global.gc();
+  globalThis.gc();
+  globalThis.gc();
   const before = process.memoryUsage().heapUsed;
   const index = new SearchIndex();
   for (const spec of specs) index.set(spec.tool_name, spec, spec);
-  global.gc();
-  global.gc();
+  globalThis.gc();
+  globalThis.gc();
   const after = process.memoryUsage().heapUsed;
   check(index.size === count, 'every spec indexed');
   process.stdout.write(JSON.stringify({ count, jsonBytes, indexBytes: after - before }));
