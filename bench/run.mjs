@@ -23,6 +23,8 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
+import { searchWorkloads } from './search.mjs';
+import { random } from './lib/random.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -44,17 +46,6 @@ function record(id, workload, contender, stats, extra = {}) {
   log(`${workload} | ${contender}: median ${stats.median_us.toFixed(2)} us (${stats.samples} samples)`);
 }
 
-/** Deterministic pseudo-random numbers, so every run reads the same names. */
-function random(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A cycling sequence of names: `size` random picks out of `count` tools. */
 function cycle(names) {
@@ -425,6 +416,8 @@ const STEPS = [
       log(`${result.workload} | ${result.contender}: ${result.peak_growth_bytes === undefined ? `median ${(result.median_us / 1000).toFixed(1)} ms` : `heap growth ${result.peak_growth_bytes} bytes`}`);
     }
   }],
+  // Search (issue 26): ToolE quality against plain BM25, search and index-update speed, index memory (bench/search.mjs).
+  ['search', ({ quick }) => searchWorkloads({ record, log, quick })],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
 ];

@@ -127,3 +127,19 @@ export type { ToolPolicy, PermissionCheck, PermissionSubject } from './runtime/p
 export { READ_FS, WRITE_FS, NET_HTTP, EXEC_SHELL, READ_ENV, DB_READ, DB_WRITE, PERMISSION_NAME_PATTERN } from './runtime/permissions.js';
 export { publishTools, loadToolSet } from './runtime/bridge.js';
 export type { ToolSource, LoadToolSetOptions } from './runtime/bridge.js';
+
+// Discovery (issue 26): search, keyset pages, tool search for agents, deferred loading.
+export type {
+  DiscoveryMethods,
+  SearchOptions,
+  SearchResult,
+  SearchPage,
+  ListPageOptions,
+  ListPageResult,
+  EmbedFunction,
+} from './core/registry.js';
+export { toolSearchTool } from './runtime/tool-search-tool.js';
+export type { ToolSearchToolOptions, ToolSearchOutput } from './runtime/tool-search-tool.js';
+export type { ToolSearchHit } from './runtime/tool-set.js';
+export { toAnthropicToolReferences } from './exports/index.js';
+export type { DeferLoadingOptions, AnthropicToolSearchTool, AnthropicToolReference, OpenAIToolSearchTool } from './exports/index.js';

@@ -5,6 +5,7 @@ import type { ImportMode } from '../core/registry.js';
 import type { LintProvider } from '../exports/types.js';
 import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
+import type { SearchCommandOptions } from './search.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 
@@ -80,7 +81,7 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, get, history, changes, watch, export, lint, status, verify) never create or migrate the database.\n`,
+        `Read-only commands (list, search, get, history, changes, watch, export, lint, status, verify) never create or migrate the database.\n`,
     );
 
   const context = (command?: Command): CliContext => ({
@@ -116,6 +117,18 @@ export function buildProgram(io: CliIO): Command {
     .option('--json', "print the library's listAll() array as JSON")
     .action(async (options: { all?: boolean; tag: string[]; json?: boolean }, cmd: Command) =>
       (await commands()).listCommand(context(cmd), options),
+    );
+
+  // Issue 26: search (src/cli/search.ts).
+  command('search')
+    .description('the enabled tools (all with --all) that best match QUERY, best first')
+    .argument('<query>', 'what the tool should do, in words')
+    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
+    .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseRevision)
+    .option('--all', 'include disabled tools')
+    .option('--json', "print the library's search() page as JSON")
+    .action(async (query: string, options: SearchCommandOptions, cmd: Command) =>
+      (await import('./search.js')).searchCommand(context(cmd), query, options),
     );
 
   command('get')

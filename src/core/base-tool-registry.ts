@@ -15,13 +15,18 @@ import type {
   ImportOptions,
   ImportReport,
   ListOptions,
+  ListPageOptions,
+  ListPageResult,
   RegistryOptions,
+  SearchOptions,
+  SearchPage,
   ToolRegistry,
   WatchOptions,
   WriteOptions,
 } from './registry.js';
 import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
+import { filterOf, listPageOf, parseListPage, parseSearch, RegistrySearchIndex, tagsOf } from './search/registry-search.js';
 import { makeRegistration, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson } from './validation.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
@@ -446,7 +451,47 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (typeof includeDisabled !== 'boolean') {
       throw new TypeError(`listAll(): includeDisabled must be a boolean, got ${typeof includeDisabled}`);
     }
-    return (await this._list(includeDisabled)).slice();
+    const tags = tagsOf('listAll', options.tags);
+    const listed = await this._list(includeDisabled);
+    return tags.length === 0 ? listed.slice() : listed.filter(filterOf(true, tags));
+  }
+
+  // --- discovery (issue 26): search and keyset pages, the same in every store ---------
+
+  /** The search index, built at the first search and kept current from the change log. */
+  readonly #search = new RegistrySearchIndex();
+
+  /**
+   * The revision the search index compares with before each search: a store whose reads come
+   * from a cache with its own position (PostgreSQL) returns that position, so that a search
+   * costs no round trip while nothing changed. Default: `_revision()`.
+   */
+  protected _searchRevision(): number | Promise<number> {
+    return this._revision();
+  }
+
+  async search(query: string, options?: SearchOptions): Promise<SearchPage> {
+    this.#assertOpen('search');
+    const parsed = parseSearch(query, options);
+    await errorOfCall(
+      this.#search.refresh({
+        revision: () => this._searchRevision(),
+        changes: (since, limit) => this._changes(since, limit),
+        read: (scope, work, operation) => this._read(scope, work, operation),
+      }),
+      'search',
+      undefined,
+    );
+    this.#assertOpen('search');
+    const page = await this.#search.search(parsed);
+    return Object.freeze({ results: Object.freeze(page.results.slice()) as SearchPage['results'], next_cursor: page.next_cursor });
+  }
+
+  async listPage(options?: ListPageOptions): Promise<ListPageResult> {
+    this.#assertOpen('listPage');
+    const parsed = parseListPage(options);
+    const listed = await errorOfCall(Promise.resolve(this._list(parsed.includeDisabled)), 'listPage', undefined);
+    return listPageOf(listed, parsed);
   }
 
   async setEnabled(toolName: string, enabled: boolean, options?: WriteOptions): Promise<ToolRegistration> {
@@ -607,6 +652,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
+    this.#search.clear();
     await this._close();
   }
 

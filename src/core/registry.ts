@@ -105,6 +105,79 @@ export interface WriteOptions {
 export interface ListOptions {
   /** Also list disabled tools. Default `false`. */
   readonly includeDisabled?: boolean;
+  /** Only tools carrying every one of these tags (exact, case-sensitive). Default: no filter. */
+  readonly tags?: readonly string[];
+}
+
+// --- Discovery (issue 26): search and keyset pages -------------------------------------
+
+/** The user's embedder for optional semantic ranking: one vector per text (all of one length). */
+export type EmbedFunction = (texts: string[]) => Promise<readonly (readonly number[])[]> | readonly (readonly number[])[];
+
+export interface SearchOptions {
+  /** Results per page, 1-1000. Default 10. */
+  readonly limit?: number;
+  /** Only tools carrying every one of these tags. */
+  readonly tags?: readonly string[];
+  /** Also search disabled tools. Default `false`. */
+  readonly includeDisabled?: boolean;
+  /** A `next_cursor` of the previous page of the same query and filters. */
+  readonly cursor?: string | null;
+  /**
+   * Semantic ranking: the ranking by term (BM25F) and the ranking by cosine similarity of
+   * `embed`'s vectors are fused by reciprocal rank fusion (docs/search.md). Tools' vectors
+   * are cached per spec fingerprint; the query is embedded on each call.
+   */
+  readonly embed?: EmbedFunction;
+}
+
+/** One search result: the registration and its score (higher is better; comparable within one query only). */
+export interface SearchResult {
+  readonly registration: ToolRegistration;
+  readonly score: number;
+}
+
+/** A page of search results, best first (ties by `tool_name`). */
+export interface SearchPage {
+  readonly results: readonly SearchResult[];
+  /** Opaque; pass it as `cursor` for the next page. `null` on the last page. */
+  readonly next_cursor: string | null;
+}
+
+export interface ListPageOptions extends ListOptions {
+  /** Registrations per page, 1-1000. Default 100. */
+  readonly limit?: number;
+  /** A `next_cursor` of the previous page. */
+  readonly cursor?: string | null;
+}
+
+/** A keyset page of registrations by `tool_name`. */
+export interface ListPageResult {
+  readonly registrations: readonly ToolRegistration[];
+  /** Opaque; pass it as `cursor` for the next page. `null` on the last page. */
+  readonly next_cursor: string | null;
+}
+
+/** What issue 26 adds to every registry. */
+export interface DiscoveryMethods {
+  /**
+   * The tools that best match `query`, ranked by BM25F over the name (split at `_ . -` and
+   * camelCase), description, tags and the input schema's property names and descriptions,
+   * after NFKC, case folding and English stemming; ties by `tool_name`. A tool matching no
+   * term of the query is not a result (a query without terms has none). Every store returns
+   * the same results and scores for the same tools; writes of other processes are seen as
+   * soon as `get` sees them. Pages: `next_cursor`, keyed by (score, name).
+   * @throws VALIDATION_FAILED (`context.path` `limit` or `cursor`) for a limit outside 1-1000
+   *   or a cursor this registry did not hand out for this query; STORAGE_BUSY
+   */
+  search(query: string, options?: SearchOptions): Promise<SearchPage>;
+
+  /**
+   * A page of current registrations by `tool_name` (code-point order), after the cursor's
+   * name: tools added or removed between pages never shift or repeat one.
+   * @throws VALIDATION_FAILED (`context.path` `limit` or `cursor`); STORAGE_BUSY
+   */
+  listPage(options?: ListPageOptions): Promise<ListPageResult>;
 }
 
 /**
@@ -114,7 +187,7 @@ export interface ListOptions {
  * `REGISTRY_CLOSED` (`watch` throws it at the call). Wrong argument types (a number for a name)
  * are a plain `TypeError`.
  */
-export interface ToolRegistry extends AsyncDisposable {
+export interface ToolRegistry extends AsyncDisposable, DiscoveryMethods {
   /**
    * Registers a spec by the registration rule:
    * a new name is stored enabled with `created_at` now; the identical spec (canonical JSON
@@ -147,7 +220,7 @@ export interface ToolRegistry extends AsyncDisposable {
   /** Whether this exact name is registered (enabled or not). */
   has(toolName: string): Promise<boolean>;
 
-  /** Current registrations sorted by `tool_name` in code-point order; disabled ones only when asked. */
+  /** Current registrations sorted by `tool_name` in code-point order; disabled ones only when asked; `tags` filters. */
   listAll(options?: ListOptions): Promise<ToolRegistration[]>;
 
   /**

@@ -3,11 +3,11 @@
 // object) and the structured-outputs / strict-tool-use docs (the supported JSON Schema
 // subset and the per-request complexity limits).
 import type { JsonObject, JsonValue, ToolSpec } from '../core/contracts.js';
-import { checkBoolean, exportWith } from './findings.js';
+import { checkBoolean, deferLoadingOf, exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
 import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
 import type { RuleHit } from './schema.js';
-import type { AnthropicExportOptions, AnthropicTool, ExportItems, ObjectJsonSchema } from './types.js';
+import type { AnthropicExportOptions, AnthropicTool, AnthropicToolReference, AnthropicToolSearchTool, ExportItems, ObjectJsonSchema } from './types.js';
 
 const WHO = 'Anthropic';
 /** Tool names: a-z, A-Z, 0-9, underscores and dashes, at most 64. */
@@ -180,15 +180,48 @@ export const anthropicRules: ProviderRules = {
  * The tools as Anthropic custom tools: `{ name, description, input_schema }`, plus
  * `strict: true` when asked (and then the strict rules apply). `description` is left out
  * when null. Schemas are copied with their key order, never changed.
+ * With `deferLoading` (tool search; docs/providers/anthropic.md), the tools carry
+ * `defer_loading: true` (but those in `keep`) and Anthropic's tool search tool comes last.
  * @throws PROVIDER_INCOMPATIBLE with every error finding in `context.findings`, unless `onIncompatible: 'skip'`
  */
-export function toAnthropicTools(items: ExportItems, options: AnthropicExportOptions = {}): AnthropicTool[] {
+export function toAnthropicTools(items: ExportItems, options?: AnthropicExportOptions & { deferLoading?: false }): AnthropicTool[];
+export function toAnthropicTools(items: ExportItems, options: AnthropicExportOptions): (AnthropicTool | AnthropicToolSearchTool)[];
+export function toAnthropicTools(items: ExportItems, options: AnthropicExportOptions = {}): (AnthropicTool | AnthropicToolSearchTool)[] {
   const strict = checkBoolean('toAnthropicTools', 'strict', options.strict);
-  return exportWith('toAnthropicTools', items, options, anthropicRules, { strict, revision: '2025-11-25' }, (spec) => {
+  const defer = deferLoadingOf('toAnthropicTools', options.deferLoading, ['bm25', 'regex', 'client'] as const, 'bm25');
+  const tools = exportWith('toAnthropicTools', items, options, anthropicRules, { strict, revision: '2025-11-25' }, (spec) => {
     const input_schema = copyJson(spec.input_schema) as ObjectJsonSchema;
     const tool: AnthropicTool =
       spec.description === null ? { name: spec.tool_name, input_schema } : { name: spec.tool_name, description: spec.description, input_schema };
     if (strict) tool.strict = true;
+    if (defer !== undefined && !defer.keep.has(spec.tool_name)) tool.defer_loading = true;
     return tool;
+  });
+  if (defer === undefined || defer.toolSearch === 'client') return tools;
+  const search: AnthropicToolSearchTool =
+    defer.toolSearch === 'bm25'
+      ? { type: 'tool_search_tool_bm25_20251119', name: 'tool_search_tool_bm25' }
+      : { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' };
+  return [...tools, search];
+}
+
+/**
+ * Client-side tool search for Anthropic: the `tool_reference` blocks to put in the
+ * `tool_result` of your own search tool, one per tool found (their definitions, sent with
+ * `defer_loading: true`, are then loaded). Takes tool names, `toolSearchTool`'s output
+ * (`{ tools }`) or a `registry.search` page (`{ results }`).
+ */
+export function toAnthropicToolReferences(
+  found: readonly string[] | { readonly tools: readonly { readonly name: string }[] } | { readonly results: readonly { readonly registration: { readonly spec: { readonly tool_name: string } } }[] },
+): AnthropicToolReference[] {
+  let names: readonly unknown[];
+  if (Array.isArray(found)) names = found;
+  else if (typeof found === 'object' && found !== null && Array.isArray((found as { tools?: unknown }).tools)) names = (found as { tools: { name: unknown }[] }).tools.map((tool) => tool?.name);
+  else if (typeof found === 'object' && found !== null && Array.isArray((found as { results?: unknown }).results)) {
+    names = (found as { results: { registration?: { spec?: { tool_name?: unknown } } }[] }).results.map((result) => result?.registration?.spec?.tool_name);
+  } else throw new TypeError('toAnthropicToolReferences(): give tool names, a toolSearchTool output or a search page');
+  return names.map((name, index) => {
+    if (typeof name !== 'string') throw new TypeError(`toAnthropicToolReferences(): the tool name at [${index}] is not a string`);
+    return { type: 'tool_reference', tool_name: name };
   });
 }

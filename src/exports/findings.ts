@@ -87,3 +87,21 @@ export function checkBoolean(caller: string, name: string, value: unknown): bool
   if (typeof value !== 'boolean') throw new TypeError(`${caller}: ${name} must be a boolean, got ${JSON.stringify(value)}`);
   return value;
 }
+
+/** The resolved `deferLoading` option: off, or which names stay loaded and the search tool. */
+export function deferLoadingOf<Search extends string>(
+  caller: string,
+  value: unknown,
+  searches: readonly Search[],
+  fallback: Search,
+): { readonly keep: ReadonlySet<string>; readonly toolSearch: Search } | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return { keep: new Set(), toolSearch: fallback };
+  if (typeof value !== 'object' || value === null) throw new TypeError(`${caller}: deferLoading must be a boolean or an object, got ${JSON.stringify(value)}`);
+  const { keep = [], toolSearch = fallback } = value as { keep?: unknown; toolSearch?: unknown };
+  if (!Array.isArray(keep) || keep.some((name) => typeof name !== 'string')) throw new TypeError(`${caller}: deferLoading.keep must be an array of tool names`);
+  if (!searches.includes(toolSearch as Search)) {
+    throw new TypeError(`${caller}: deferLoading.toolSearch must be ${searches.map((one) => `'${one}'`).join(' or ')}, got ${JSON.stringify(toolSearch)}`);
+  }
+  return { keep: new Set(keep as string[]), toolSearch: toolSearch as Search };
+}

@@ -1,7 +1,7 @@
 // The exports' public surface; src/index.ts re-exports it.
 export { toMcpTools } from './mcp.js';
 export { toOpenAITools } from './openai.js';
-export { toAnthropicTools } from './anthropic.js';
+export { toAnthropicTools, toAnthropicToolReferences } from './anthropic.js';
 export { toGeminiTools } from './gemini.js';
 export { toAiSdkTools } from './ai-sdk.js';
 export { lintTools } from './lint.js';

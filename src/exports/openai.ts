@@ -3,12 +3,12 @@
 // 1,024-character descriptions) and the Structured Outputs guide (strict mode: the supported
 // subset, formats, 5,000 properties, 10 levels of nesting, 1,000 enum values).
 import type { JsonObject } from '../core/contracts.js';
-import { checkBoolean, exportWith } from './findings.js';
+import { checkBoolean, deferLoadingOf, exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
 import { tooManyTools } from './rule-set.js';
 import { copyJson, isObjectSchema, isSchemaObject, pointerTo, resolveLocalRef, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
 import type { RuleHit, SchemaNode } from './schema.js';
-import type { ExportItems, ObjectJsonSchema, OpenAIChatTool, OpenAIExportOptions, OpenAIResponsesTool } from './types.js';
+import type { ExportItems, ObjectJsonSchema, OpenAIChatTool, OpenAIExportOptions, OpenAIResponsesTool, OpenAIToolSearchTool } from './types.js';
 
 const WHO = 'OpenAI';
 /** Function names: a-z, A-Z, 0-9, underscores and dashes, at most 64. */
@@ -169,16 +169,25 @@ function parametersOf(schema: JsonObject, strict: boolean): ObjectJsonSchema {
  * @throws PROVIDER_INCOMPATIBLE with every error finding in `context.findings`, unless `onIncompatible: 'skip'`
  */
 export function toOpenAITools(items: ExportItems, options?: OpenAIExportOptions & { api?: 'chat' }): OpenAIChatTool[];
-export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions & { api: 'responses' }): OpenAIResponsesTool[];
-export function toOpenAITools(items: ExportItems, options?: OpenAIExportOptions): OpenAIChatTool[] | OpenAIResponsesTool[];
-export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions = {}): OpenAIChatTool[] | OpenAIResponsesTool[] {
+export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions & { api: 'responses'; deferLoading?: false }): OpenAIResponsesTool[];
+export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions & { api: 'responses' }): (OpenAIResponsesTool | OpenAIToolSearchTool)[];
+export function toOpenAITools(items: ExportItems, options?: OpenAIExportOptions): OpenAIChatTool[] | (OpenAIResponsesTool | OpenAIToolSearchTool)[];
+export function toOpenAITools(items: ExportItems, options: OpenAIExportOptions = {}): OpenAIChatTool[] | (OpenAIResponsesTool | OpenAIToolSearchTool)[] {
   const api = options.api ?? 'chat';
   if (api !== 'chat' && api !== 'responses') throw new TypeError(`toOpenAITools: api must be 'chat' or 'responses', got ${JSON.stringify(api)}`);
   const strict = checkBoolean('toOpenAITools', 'strict', options.strict);
-  return exportWith('toOpenAITools', items, options, openaiRules, { strict, revision: '2025-11-25' }, (spec) => {
+  const defer = deferLoadingOf('toOpenAITools', options.deferLoading, ['hosted', 'none'] as const, 'hosted');
+  if (defer !== undefined && api !== 'responses') throw new TypeError("toOpenAITools: deferLoading needs api: 'responses' (tool search is a Responses API tool)");
+  const tools = exportWith('toOpenAITools', items, options, openaiRules, { strict, revision: '2025-11-25' }, (spec) => {
     const parameters = parametersOf(spec.input_schema, strict);
     const named = spec.description === null ? { name: spec.tool_name } : { name: spec.tool_name, description: spec.description };
-    if (api === 'responses') return { type: 'function', ...named, parameters, strict } satisfies OpenAIResponsesTool;
+    if (api === 'responses') {
+      const tool: OpenAIResponsesTool = { type: 'function', ...named, parameters, strict };
+      if (defer !== undefined && !defer.keep.has(spec.tool_name)) tool.defer_loading = true;
+      return tool;
+    }
     return { type: 'function', function: { ...named, parameters, strict } } satisfies OpenAIChatTool;
   }) as OpenAIChatTool[] | OpenAIResponsesTool[];
+  if (defer === undefined || defer.toolSearch === 'none') return tools;
+  return [...(tools as OpenAIResponsesTool[]), { type: 'tool_search' }];
 }

@@ -82,11 +82,48 @@ export interface OpenAIExportOptions extends ExportOptions {
   readonly api?: 'chat' | 'responses';
   /** Structured Outputs for function calls; default false. Always emitted as a boolean. */
   readonly strict?: boolean;
+  /**
+   * Tool search (issue 26; Responses API only): `true` marks every function
+   * `defer_loading: true` and adds `{ "type": "tool_search" }`; an object may `keep` tools
+   * loaded, or leave the search tool out (`toolSearch: 'none'`).
+   */
+  readonly deferLoading?: boolean | DeferLoadingOptions<'hosted' | 'none'>;
 }
 
 export interface AnthropicExportOptions extends ExportOptions {
   /** Strict tool use: adds `strict: true` to every tool and runs the strict rules; default false. */
   readonly strict?: boolean;
+  /**
+   * Tool search (issue 26): `true` marks every tool `defer_loading: true` and adds Anthropic's
+   * BM25 tool search tool (`tool_search_tool_bm25_20251119`); an object chooses: `keep` names
+   * tools sent loaded (your own search tool, say), `toolSearch` the server tool (`'bm25'`,
+   * `'regex'`) or `'client'` (none: your tool answers with `toAnthropicToolReferences`).
+   */
+  readonly deferLoading?: boolean | DeferLoadingOptions<'bm25' | 'regex' | 'client'>;
+}
+
+/** Which tools stay loaded, and which search tool is added (issue 26). */
+export interface DeferLoadingOptions<Search extends string> {
+  /** Names of tools sent without `defer_loading` (the model sees them from the start). */
+  readonly keep?: readonly string[];
+  /** The search tool added after the tools. */
+  readonly toolSearch?: Search;
+}
+
+/** Anthropic's server-side tool search tools (`BetaToolSearchToolBm25_20251119` and the regex one). */
+export type AnthropicToolSearchTool =
+  | { type: 'tool_search_tool_bm25_20251119'; name: 'tool_search_tool_bm25' }
+  | { type: 'tool_search_tool_regex_20251119'; name: 'tool_search_tool_regex' };
+
+/** A `tool_reference` content block of a `tool_result`: loads a deferred tool. */
+export interface AnthropicToolReference {
+  type: 'tool_reference';
+  tool_name: string;
+}
+
+/** OpenAI's hosted tool search tool of the Responses API. */
+export interface OpenAIToolSearchTool {
+  type: 'tool_search';
 }
 
 export interface GeminiExportOptions extends ExportOptions {
@@ -118,6 +155,8 @@ export interface OpenAIResponsesTool {
   description?: string;
   parameters: ObjectJsonSchema;
   strict: boolean;
+  /** Set with `deferLoading`: the model sees the name and description until a search loads it. */
+  defer_loading?: true;
 }
 
 /** A custom tool of the Anthropic Messages API (`Tool` of `@anthropic-ai/sdk`). */
@@ -126,6 +165,8 @@ export interface AnthropicTool {
   description?: string;
   input_schema: ObjectJsonSchema;
   strict?: true;
+  /** Set with `deferLoading`: left out of the prompt until a tool search loads it. */
+  defer_loading?: true;
 }
 
 /** One Gemini function declaration; a tool without parameters has neither parameters field. */

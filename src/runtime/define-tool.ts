@@ -235,3 +235,15 @@ export function defineTool(definition: ToolDefinition<never, unknown>): Tool<nev
   internals.set(tool, Object.freeze({ checkInput, checkOutput, canonical, fingerprint: fingerprintOfCanonical(canonical), argsCopier: new ArgsCopier() }));
   return tool;
 }
+
+/**
+ * The same tool, ephemeral (pruned from a ToolBox when its turn is acknowledged): a frozen
+ * copy sharing the compiled schemas. An ephemeral tool comes back as it is.
+ */
+export function ephemeralCopy<Args, Context>(tool: Tool<Args, Context>): Tool<Args, Context> {
+  assertTool(tool, 'ephemeralCopy(): tool');
+  if (tool.ephemeral) return tool;
+  const copy = Object.freeze({ ...tool, ephemeral: true });
+  internals.set(copy, internalsOf(tool) as ToolInternals);
+  return copy;
+}

@@ -7,7 +7,16 @@ import type { InvokeOptions } from './invoke.js';
 import { checkCompiled, compilePolicy } from './policy.js';
 import type { ToolPolicy } from './policy.js';
 import { ToolBox } from './tool-box.js';
+import { SearchIndex, topHits } from '../core/search/search-index.js';
+import { tokenize } from '../core/search/tokens.js';
 import type { ToolResult } from './tool-result.js';
+
+/** One result of `ToolSet.search`. */
+export interface ToolSearchHit {
+  readonly tool: Tool;
+  /** BM25F score (higher is better), the same ranking as `registry.search`. */
+  readonly score: number;
+}
 
 /** A tool `loadToolSet` left out, and why. */
 export interface ExcludedTool {
@@ -39,6 +48,8 @@ function nameArgument(method: string, name: unknown): string {
  */
 export class ToolSet {
   readonly #tools: ReadonlyMap<string, Tool>;
+  /** Built at the first search (the set never changes, so once). */
+  #index: SearchIndex<Tool> | undefined;
 
   /**
    * @param tools Tools made by `defineTool` (any iterable; the order does not matter).
@@ -91,6 +102,23 @@ export class ToolSet {
     const allowed = new ToolSet(this.tools().filter((tool) => checkCompiled(compiled, tool).allowed));
     const excluded = excludedBySet.get(this);
     return excluded === undefined ? allowed : recordExcluded(allowed, excluded);
+  }
+
+  /**
+   * The `k` tools that best match `query` (default 10), best first, ties by name: the ranking of
+   * `registry.search` (BM25F over name, description, tags and input-schema text; docs/search.md).
+   * A tool matching no term of the query is left out.
+   * @throws TypeError for a non-string query or a `k` that is not an integer from 1 to 1000
+   */
+  search(query: string, k = 10): ToolSearchHit[] {
+    if (typeof query !== 'string') throw new TypeError(`ToolSet.search(): query must be a string, got ${previewValue(query)}`);
+    if (!Number.isInteger(k) || k < 1 || k > 1000) throw new TypeError(`ToolSet.search(): k must be an integer from 1 to 1000, got ${previewValue(k)}`);
+    if (this.#index === undefined) {
+      const index = new SearchIndex<Tool>();
+      for (const tool of this.#tools.values()) index.set(tool.name, tool, tool.spec);
+      this.#index = index;
+    }
+    return topHits(this.#index.match(tokenize(query)), k).page.map((hit) => Object.freeze({ tool: hit.item, score: hit.score }));
   }
 
   /** A fresh, mutable `ToolBox` for one agent turn, holding this set's tools (in name order). */

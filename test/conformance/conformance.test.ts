@@ -2,6 +2,7 @@
 import { afterAll, describe } from 'vitest';
 import { defineChangesSuite } from './changes-suite.js';
 import { defineConformanceSuite } from './conformance-suite.js';
+import { defineSearchSuite } from './search-suite.js';
 import { selectedStores } from './stores.js';
 
 describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
@@ -10,4 +11,5 @@ describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
   });
   defineConformanceSuite(harness);
   defineChangesSuite(harness);
+  defineSearchSuite(harness);
 });

@@ -102,6 +102,8 @@ export const callEveryMethod: Record<RegistryMethod, (registry: ToolRegistry) =>
   importSnapshot: (registry) => registry.importSnapshot({ tools: [] }),
   history: (registry) => registry.history('present'),
   changes: (registry) => registry.changes({ since: 0, limit: 10 }),
+  search: (registry) => registry.search('present'),
+  listPage: (registry) => registry.listPage({ limit: 10 }),
   // An already-aborted signal: the iteration ends at once while open, and the call rejects after close.
   watch: async (registry) => {
     for await (const event of registry.watch({ since: 0, signal: AbortSignal.abort() })) void event;

@@ -389,6 +389,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     return this.#engine.revision();
   }
 
+  /** Search (issue 26): the read cache's position while it may answer, so an idle search costs no round trip. */
+  protected override async _searchRevision(): Promise<number> {
+    const cache = await this.#cache('search');
+    return cache !== undefined ? cache.revision : this.#engine.revision();
+  }
+
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
     return this.#engine.waitForChange(revision, signal);
   }

@@ -1,0 +1,44 @@
+// `tool-registry search "QUERY"` (issue 26): the library's registry.search on the command line.
+import type { SearchPage } from '../index.js';
+import type { CliContext } from './commands.js';
+import { withRegistry } from './database.js';
+import { cell, formatTable, toJson } from './output.js';
+
+export interface SearchCommandOptions {
+  readonly tag: readonly string[];
+  readonly limit?: number;
+  readonly all?: boolean;
+  readonly json?: boolean;
+}
+
+/** Descriptions are cut to this many characters in the table (`--json` has them whole). */
+const DESCRIPTION_WIDTH = 60;
+
+function shortDescription(description: string | null): string {
+  if (description === null) return '-';
+  const line = description.replace(/\s+/g, ' ').trim();
+  return cell(line.length > DESCRIPTION_WIDTH ? `${line.slice(0, DESCRIPTION_WIDTH - 1)}…` : line);
+}
+
+/** The table of `search`: rank, score, name, enabled, description. */
+export function formatSearchPage(page: SearchPage): string {
+  return formatTable(
+    ['#', 'SCORE', 'NAME', 'ENABLED', 'DESCRIPTION'],
+    page.results.map((result, index) => [
+      String(index + 1),
+      result.score.toFixed(4),
+      cell(result.registration.spec.tool_name),
+      result.registration.enabled ? 'yes' : 'no',
+      shortDescription(result.registration.spec.description),
+    ]),
+  );
+}
+
+export async function searchCommand(context: CliContext, query: string, options: SearchCommandOptions): Promise<void> {
+  await withRegistry(context.database, 'readonly', async (registry) => {
+    const page = await registry.search(query, { tags: options.tag, limit: options.limit ?? 10, includeDisabled: options.all === true });
+    if (options.json === true) context.stdout.write(toJson(page));
+    else if (page.results.length > 0) context.stdout.write(formatSearchPage(page));
+    else context.stdout.write(`no ${options.all === true ? '' : 'enabled '}tools match ${JSON.stringify(query)}\n`);
+  });
+}

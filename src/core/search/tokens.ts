@@ -1,0 +1,123 @@
+// Search tokens: one function turns text (a query, a description, a tool name) into the
+// terms the index stores and the query looks up, so both sides always agree.
+// NFKC first (full-width and compatibility forms become their plain letters), then words of
+// letters, marks and digits; identifiers are split at `_ . -` and camelCase (each part is a
+// term, and so is the whole word, so "GitHub" is found by "github" and by "hub"); then case
+// folding and, for plain English words, the Porter stemmer of the `stemmer` package.
+import { stemmer } from 'stemmer';
+
+/**
+ * A generic English stop-word list (the classic Lucene/Snowball short list with the
+ * pronouns and auxiliaries people put in requests); nothing in it comes from any data set.
+ * A query made only of stop words keeps them, so it still finds what it names.
+ */
+const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with ' +
+    'i me my we our you your he she him her his its them what which who whom do does did can could would should shall may might must ' +
+    'am been being have has had having so than too very just also about any all some how when where why please want need'
+  ).split(' '),
+);
+
+/** A word of letters, combining marks and digits; `_ . -` and everything else separate words. */
+const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+/** An identifier as written: words joined by `_ . -` (split again at camelCase). */
+const IDENTIFIER = /[\p{L}\p{M}\p{N}]+(?:[_.-]+[\p{L}\p{M}\p{N}]+)*/gu;
+/** camelCase and digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
+const CAMEL = /\p{Lu}+(?![\p{Ll}])|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}]+/gu;
+// The same three for pure ASCII text (nearly all tool text), where they are several times faster.
+const NON_ASCII = /[^\p{ASCII}]/u;
+const ASCII_WORD_RE = /[A-Za-z0-9]+/g;
+const ASCII_IDENTIFIER = /[A-Za-z0-9]+(?:[_.-]+[A-Za-z0-9]+)*/g;
+const ASCII_CAMEL = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
+const SEPARATORS = /[_.-]+/;
+const ASCII_WORD = /^[a-z]+$/;
+
+/**
+ * Unicode case folding as JavaScript offers it: upper then lower case folds the special
+ * cases (`ß` -> `ss`, final sigma) that lower case alone keeps apart.
+ */
+export function foldCase(text: string): string {
+  const lower = text.toLowerCase();
+  // Pure ASCII (nearly all tool text) folds by lower case alone.
+  for (let index = 0; index < lower.length; index++) {
+    if (lower.charCodeAt(index) > 127) return lower.toUpperCase().toLowerCase();
+  }
+  return lower;
+}
+
+const stems = new Map<string, string>();
+const MAX_STEMS = 50_000;
+
+/** The Porter stem of a plain English word (others are kept as they are); memoized. */
+function stem(word: string): string {
+  if (!ASCII_WORD.test(word) || word.length < 3) return word;
+  let found = stems.get(word);
+  if (found === undefined) {
+    found = stemmer(word);
+    if (stems.size >= MAX_STEMS) stems.clear();
+    stems.set(word, found);
+  }
+  return found;
+}
+
+/** How words are turned into terms. */
+export interface TokenOptions {
+  /** Split identifiers at `_ . -` and camelCase (names, property names, queries). Default true. */
+  readonly identifiers?: boolean;
+  /** Drop stop words (kept when they are all the text has). Default true. */
+  readonly stopWords?: boolean;
+  /** Porter-stem English words. Default true. */
+  readonly stemming?: boolean;
+}
+
+/** camelCase words of at most this many parts are also kept whole ("GitHub" -> github). */
+const MAX_JOINED_PARTS = 3;
+
+/**
+ * The raw words of `text` (NFKC, split, not yet folded) into `out`; with `identifiers`, a
+ * camelCase word of 2-3 parts also goes whole into `joined` ("GitHub" -> git, hub + github;
+ * "YouTubeVideo" -> you, tube, video + youtubevideo). Longer ones, and words joined by
+ * `_ . -`, are not kept whole: such a term is one tool's alone and nobody types it.
+ */
+function words(text: string, identifiers: boolean, out: string[], joined: string[]): void {
+  // ASCII is its own NFKC form.
+  const ascii = !NON_ASCII.test(text);
+  const normal = ascii ? text : text.normalize('NFKC');
+  if (!identifiers) {
+    const word = ascii ? ASCII_WORD_RE : WORD;
+    word.lastIndex = 0;
+    for (let match = word.exec(normal); match !== null; match = word.exec(normal)) out.push(match[0]);
+    return;
+  }
+  const identifier = ascii ? ASCII_IDENTIFIER : IDENTIFIER;
+  const camel = ascii ? ASCII_CAMEL : CAMEL;
+  identifier.lastIndex = 0;
+  for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
+    for (const piece of match[0].split(SEPARATORS)) {
+      const start = out.length;
+      camel.lastIndex = 0;
+      for (let part = camel.exec(piece); part !== null; part = camel.exec(piece)) out.push(part[0]);
+      const parts = out.length - start;
+      if (parts > 1 && parts <= MAX_JOINED_PARTS) joined.push(piece);
+    }
+  }
+}
+
+/**
+ * The terms of `text`, repeats kept (term frequency counts them): its words folded,
+ * stop words dropped, stemmed; then the whole camelCase words (folded, not stemmed).
+ * Deterministic: the same text always gives the same terms.
+ */
+export function tokenize(text: string, options: TokenOptions = {}): string[] {
+  const { identifiers = true, stopWords = true, stemming = true } = options;
+  const raw: string[] = [];
+  const joined: string[] = [];
+  words(text, identifiers, raw, joined);
+  const folded = raw.map(foldCase);
+  const kept = stopWords ? folded.filter((word) => !STOP_WORDS.has(word)) : folded;
+  const chosen = kept.length === 0 ? folded : kept;
+  if (stemming) for (let index = 0; index < chosen.length; index++) chosen[index] = stem(chosen[index] as string);
+  for (const word of joined) chosen.push(foldCase(word));
+  return chosen;
+}

@@ -1,0 +1,327 @@
+// Conformance, issue 26 (discovery): search, listPage and listAll's tags, the same in every
+// store. Each store's results and scores are compared with the memory store's for the same
+// tools in the same test, so "identical in every store" is checked, not assumed.
+import { describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry } from '../../src/index.js';
+import type { SearchPage, ToolRegistry, ToolSpecInput } from '../../src/index.js';
+import { expectCode, expectPlainTypeError, isDeepFrozen } from '../support/registry-helpers.js';
+import type { StoreHarness } from './stores.js';
+import { useSuiteRegistries } from './suite-registries.js';
+
+function tool(name: string, description: string | null, extra: Partial<ToolSpecInput> = {}): ToolSpecInput {
+  return { tool_name: name, description, input_schema: { type: 'object' }, output_schema: {}, ...extra };
+}
+
+/** A small catalogue: names in several styles, schemas with described properties, tags. */
+export const CATALOGUE: readonly ToolSpecInput[] = [
+  tool('get_weather', 'Current weather conditions and a forecast for a city.', {
+    tags: ['weather', 'read'],
+    input_schema: { type: 'object', properties: { city: { type: 'string', description: 'City name, such as Paris' }, units: { enum: ['metric', 'imperial'] } } },
+  }),
+  tool('weatherAlerts', 'Severe weather warnings issued for a region.', { tags: ['weather'] }),
+  tool('send_email', 'Send an e-mail message to one or more recipients.', {
+    tags: ['mail', 'write'],
+    input_schema: { type: 'object', properties: { to: { type: 'array', items: { type: 'string' } }, subject: { type: 'string' }, body: { type: 'string', description: 'The message text' } } },
+  }),
+  tool('search_emails', 'Find e-mails in the inbox by sender, subject or words.', { tags: ['mail', 'read'] }),
+  tool('GitHubCreateIssue', 'Open an issue in a GitHub repository.', { tags: ['github', 'write'] }),
+  tool('github.search-repos', 'Search repositories on GitHub by keyword.', { tags: ['github', 'read'] }),
+  tool('translate_text', 'Translate text between languages.', {
+    input_schema: { type: 'object', properties: { text: { type: 'string' }, targetLanguage: { type: 'string', description: 'ISO 639 code of the language to translate into' } } },
+  }),
+  tool('convert_currency', 'Convert an amount of money from one currency to another at today’s rate.', { tags: ['finance'] }),
+  tool('stock_quote', 'Latest stock price of a ticker symbol.', { tags: ['finance', 'read'] }),
+  tool('odd_letters', 'Ｃａｌｃｕｌａｔｅ the STRAẞE distance.', { tags: ['ＦｕｌｌＷｉｄｔｈ'] }),
+  tool('no_description', null, { input_schema: { type: 'object', properties: { calendar_id: { type: 'string' } } } }),
+  tool('book_flight', 'Book a flight ticket between two airports.', { tags: ['travel', 'write'] }),
+];
+
+const QUERIES = [
+  'what is the weather in Paris?',
+  'weather',
+  'send an email to my boss',
+  'emails',
+  'github issue',
+  'repo search',
+  'translate into German',
+  'target language',
+  'money conversion',
+  'stocks',
+  'fullwidth calculate strasse',
+  'calendar',
+  'flights',
+  'the',
+  'zzz nothing matches this',
+  '',
+];
+
+function names(page: SearchPage): string[] {
+  return page.results.map((result) => result.registration.spec.tool_name);
+}
+
+function ranked(page: SearchPage): [string, number][] {
+  return page.results.map((result) => [result.registration.spec.tool_name, result.score]);
+}
+
+/** A deterministic toy embedder: letter-trigram counts hashed into 32 dimensions. */
+export function toyEmbed(texts: string[]): number[][] {
+  return texts.map((text) => {
+    const vector = new Array<number>(32).fill(0);
+    const folded = ` ${text.toLowerCase().replace(/[^a-z]+/g, ' ')} `;
+    for (let index = 0; index + 3 <= folded.length; index++) {
+      let hash = 7;
+      for (let offset = 0; offset < 3; offset++) hash = (hash * 31 + folded.charCodeAt(index + offset)) % 1_000_003;
+      vector[hash % 32] = (vector[hash % 32] as number) + 1;
+    }
+    return vector;
+  });
+}
+
+export function defineSearchSuite(harness: StoreHarness): void {
+  const { open, restart, track } = useSuiteRegistries(harness);
+
+  /** The memory store holding the same tools, registered the same way: the reference. */
+  async function reference(specs: readonly ToolSpecInput[]): Promise<ToolRegistry> {
+    const registry = new InMemoryToolRegistry();
+    track(registry);
+    await registry.registerMany(specs);
+    return registry;
+  }
+
+  describe('search (issue 26)', () => {
+    it('returns the same results and scores as the memory store, for every query', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      const memory = await reference(CATALOGUE);
+      for (const query of QUERIES) {
+        expect(ranked(await registry.search(query, { limit: 50 })), query).toEqual(ranked(await memory.search(query, { limit: 50 })));
+      }
+    });
+
+    it('ranks by name, description, tags and schema text, with stemming, splitting and folding', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      expect(names(await registry.search('what is the weather in Paris?')).slice(0, 2)).toEqual(['get_weather', 'weatherAlerts']);
+      // Stemming: "emails" finds "e-mail"/"email"; the name's words weigh most.
+      expect(names(await registry.search('emails'))).toEqual(expect.arrayContaining(['search_emails', 'send_email']));
+      // camelCase and `. -` are split; the joined word also matches.
+      expect(names(await registry.search('github issue'))[0]).toBe('GitHubCreateIssue');
+      expect(names(await registry.search('repos'))).toEqual(['github.search-repos']);
+      // A property name (camelCase) and a property description are searched.
+      expect(names(await registry.search('target language'))[0]).toBe('translate_text');
+      expect(names(await registry.search('calendar'))).toEqual(['no_description']);
+      // NFKC (full-width letters) and case folding (ẞ -> ss).
+      expect(names(await registry.search('fullwidth calculate strasse'))).toEqual(['odd_letters']);
+      expect(names(await registry.search('flights'))).toEqual(['book_flight']);
+    });
+
+    it('leaves out tools that match no term; a query without terms has no results', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      expect((await registry.search('zzz nothing matches this')).results).toEqual([]);
+      expect(await registry.search('   ')).toEqual({ results: [], next_cursor: null });
+      for (const result of (await registry.search('weather', { limit: 100 })).results) {
+        expect(JSON.stringify(result.registration.spec).toLowerCase()).toContain('weather');
+      }
+    });
+
+    it('orders ties by tool_name', async () => {
+      const registry = await open();
+      await registry.registerMany(['tie_c', 'tie_a', 'tie_b'].map((name) => tool(name, 'identical words here')));
+      const page = await registry.search('identical words');
+      expect(names(page)).toEqual(['tie_a', 'tie_b', 'tie_c']);
+      expect(new Set(page.results.map((result) => result.score)).size).toBe(1);
+    });
+
+    it('filters by tags (every tag given) and leaves disabled tools out unless asked', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      expect(names(await registry.search('weather', { tags: ['weather', 'read'] }))).toEqual(['get_weather']);
+      expect(names(await registry.search('weather', { tags: ['nope'] }))).toEqual([]);
+      await registry.setEnabled('get_weather', false);
+      expect(names(await registry.search('weather'))).toEqual(['weatherAlerts']);
+      expect(names(await registry.search('weather', { includeDisabled: true }))).toContain('get_weather');
+    });
+
+    it('hands out frozen results whose registrations equal get()', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      const page = await registry.search('email');
+      expect(isDeepFrozen(page)).toBe(true);
+      for (const result of page.results) expect(result.registration).toEqual(await registry.get(result.registration.spec.tool_name));
+    });
+
+    it('pages with next_cursor through exactly the results of one large page', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      const all = ranked(await registry.search('weather email github search', { limit: 100 }));
+      expect(all.length).toBeGreaterThan(4);
+      const walked: [string, number][] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: SearchPage = await registry.search('weather email github search', { limit: 2, cursor });
+        walked.push(...ranked(page));
+        cursor = page.next_cursor;
+        pages++;
+      } while (cursor !== null);
+      expect(walked).toEqual(all);
+      expect(pages).toBe(Math.ceil(all.length / 2));
+    });
+
+    it('refuses bad limits, cursors and argument types', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      for (const limit of [0, -1, 1.5, 1001]) {
+        const error = await expectCode(registry.search('weather', { limit }), 'VALIDATION_FAILED');
+        expect(error.context.path).toBe('limit');
+      }
+      for (const cursor of ['not a cursor', 'e30', 'WyJwIiwiYSJd']) {
+        const error = await expectCode(registry.search('weather', { cursor }), 'VALIDATION_FAILED');
+        expect(error.context.path).toBe('cursor');
+        expect(error.message).toContain(JSON.stringify(cursor));
+      }
+      const first = await registry.search('weather', { limit: 1 });
+      expect(first.next_cursor).not.toBeNull();
+      // A cursor belongs to its query and filters.
+      await expectCode(registry.search('email', { cursor: first.next_cursor }), 'VALIDATION_FAILED');
+      await expectCode(registry.search('weather', { cursor: first.next_cursor, includeDisabled: true }), 'VALIDATION_FAILED');
+      await expectPlainTypeError(registry.search(42 as unknown as string));
+      await expectPlainTypeError(registry.search('weather', { limit: '5' as unknown as number }));
+      await expectPlainTypeError(registry.search('weather', { tags: [1] as unknown as string[] }));
+      await expectPlainTypeError(registry.search('weather', { includeDisabled: 'yes' as unknown as boolean }));
+    });
+
+    it('follows every write: register, a new version, disable, remove, import', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      expect(names(await registry.search('telescope'))).toEqual([]);
+      await registry.register(tool('star_gazer', 'Point the telescope at a star.', { version: '1' }));
+      expect(names(await registry.search('telescope'))).toEqual(['star_gazer']);
+      await registry.register(tool('star_gazer', 'Point the binoculars at a planet.', { version: '2' }));
+      expect(names(await registry.search('telescope'))).toEqual([]);
+      expect(names(await registry.search('binoculars'))).toEqual(['star_gazer']);
+      await registry.setEnabled('star_gazer', false);
+      expect(names(await registry.search('binoculars'))).toEqual([]);
+      await registry.setEnabled('star_gazer', true);
+      expect(names(await registry.search('binoculars'))).toEqual(['star_gazer']);
+      await registry.remove('star_gazer');
+      expect(names(await registry.search('binoculars'))).toEqual([]);
+      await registry.importSnapshot({ tools: [{ spec: tool('only_one', 'a lonely telescope'), enabled: true, created_at: null }] }, { mode: 'replace' });
+      expect(names(await registry.search('telescope weather email'))).toEqual(['only_one']);
+      // And the scores are the memory store's for the same final tools.
+      const memory = await reference([tool('only_one', 'a lonely telescope')]);
+      expect(ranked(await registry.search('telescope'))).toEqual(ranked(await memory.search('telescope')));
+    });
+
+    it("sees another connection's writes as soon as get() does, and survives a restart", async () => {
+      let registry = await open();
+      await registry.registerMany(CATALOGUE);
+      expect(names(await registry.search('telescope'))).toEqual([]);
+      const peer = await harness.peer(registry);
+      if (peer !== registry) track(peer);
+      await peer.register(tool('star_gazer', 'Point the telescope at a star.'));
+      await peer.remove('book_flight');
+      // A cache coherent by notification may take a moment: wait until get() sees the writes.
+      const deadline = Date.now() + 10_000;
+      while (((await registry.get('star_gazer')) === undefined || (await registry.has('book_flight'))) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(names(await registry.search('telescope'))).toEqual(['star_gazer']);
+      expect(names(await registry.search('flight'))).toEqual([]);
+      const before = ranked(await registry.search('weather email telescope', { limit: 50 }));
+      registry = await restart(registry);
+      expect(ranked(await registry.search('weather email telescope', { limit: 50 }))).toEqual(before);
+    });
+
+    it('fuses an embedder by reciprocal rank fusion, caching tool vectors per fingerprint', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      const calls: string[][] = [];
+      const embed = (texts: string[]): number[][] => {
+        calls.push(texts);
+        return toyEmbed(texts);
+      };
+      const plain = await registry.search('weather email github', { limit: 50 });
+      const fused = await registry.search('weather email github', { limit: 50, embed });
+      // The same tools (those matching a term), scored by RRF: at most 2 / (60 + 1).
+      expect([...names(fused)].sort()).toEqual([...names(plain)].sort());
+      for (const result of fused.results) expect(result.score).toBeLessThanOrEqual(2 / 61);
+      expect(calls).toHaveLength(1);
+      expect(calls[0]?.[0]).toBe('weather email github');
+      expect(calls[0]?.length).toBe(plain.results.length + 1);
+      // Cached: the next search embeds only its query.
+      await registry.search('weather email github', { embed });
+      expect(calls[1]).toEqual(['weather email github']);
+      // The memory store fuses to the same scores.
+      const memory = await reference(CATALOGUE);
+      expect(ranked(fused)).toEqual(ranked(await memory.search('weather email github', { limit: 50, embed: toyEmbed })));
+      await expectPlainTypeError(registry.search('weather', { embed: () => [[1, 2]] }));
+    });
+  });
+
+  describe('listPage and listAll with tags (issue 26)', () => {
+    it('listAll keeps returning an array, filtered by every tag given', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      const read = await registry.listAll({ tags: ['read'] });
+      expect(Array.isArray(read)).toBe(true);
+      expect(read.map((registration) => registration.spec.tool_name)).toEqual(['get_weather', 'github.search-repos', 'search_emails', 'stock_quote']);
+      expect((await registry.listAll({ tags: ['finance', 'read'] })).map((registration) => registration.spec.tool_name)).toEqual(['stock_quote']);
+      await registry.setEnabled('stock_quote', false);
+      expect(await registry.listAll({ tags: ['finance', 'read'] })).toEqual([]);
+      expect((await registry.listAll({ tags: ['finance', 'read'], includeDisabled: true })).length).toBe(1);
+      await expectPlainTypeError(registry.listAll({ tags: [3] as unknown as string[] }));
+    });
+
+    it('walks every registration by name in keyset pages', async () => {
+      const registry = await open();
+      await registry.registerMany(CATALOGUE);
+      const all = (await registry.listAll()).map((registration) => registration.spec.tool_name);
+      const walked: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Awaited<ReturnType<ToolRegistry['listPage']>> = await registry.listPage({ limit: 5, cursor });
+        expect(page.registrations.length).toBeLessThanOrEqual(5);
+        walked.push(...page.registrations.map((registration) => registration.spec.tool_name));
+        cursor = page.next_cursor;
+      } while (cursor !== null);
+      expect(walked).toEqual(all);
+      const tagged = await registry.listPage({ tags: ['write'], limit: 2 });
+      expect(tagged.registrations.map((registration) => registration.spec.tool_name)).toEqual(['GitHubCreateIssue', 'book_flight']);
+      const rest = await registry.listPage({ tags: ['write'], limit: 2, cursor: tagged.next_cursor });
+      expect(rest).toEqual({ registrations: [expect.objectContaining({ enabled: true })], next_cursor: null });
+      expect(rest.registrations[0]?.spec.tool_name).toBe('send_email');
+    });
+
+    it('stays stable while tools are added and removed between pages', async () => {
+      const registry = await open();
+      await registry.registerMany(['b', 'd', 'f', 'h', 'j'].map((name) => tool(name, null)));
+      const first = await registry.listPage({ limit: 2 });
+      expect(first.registrations.map((registration) => registration.spec.tool_name)).toEqual(['b', 'd']);
+      // Before the cursor (a), at it (d removed), and after it (e, g added; f removed).
+      await registry.registerMany(['a', 'e', 'g'].map((name) => tool(name, null)));
+      await registry.remove('d');
+      await registry.remove('f');
+      const second = await registry.listPage({ limit: 2, cursor: first.next_cursor });
+      expect(second.registrations.map((registration) => registration.spec.tool_name)).toEqual(['e', 'g']);
+      const third = await registry.listPage({ limit: 2, cursor: second.next_cursor });
+      expect(third.registrations.map((registration) => registration.spec.tool_name)).toEqual(['h', 'j']);
+      expect(third.next_cursor).toBeNull();
+    });
+
+    it('refuses bad limits and cursors, naming them', async () => {
+      const registry = await open();
+      for (const limit of [0, 1001, 2.5]) expect((await expectCode(registry.listPage({ limit }), 'VALIDATION_FAILED')).context.path).toBe('limit');
+      const error = await expectCode(registry.listPage({ cursor: '%%%' }), 'VALIDATION_FAILED');
+      expect(error.context.path).toBe('cursor');
+      expect(error.message).toContain('"%%%"');
+      await registry.registerMany(CATALOGUE);
+      const search = await registry.search('weather', { limit: 1 });
+      // A search cursor is not a list cursor.
+      await expectCode(registry.listPage({ cursor: search.next_cursor }), 'VALIDATION_FAILED');
+      await expectPlainTypeError(registry.listPage({ limit: '3' as unknown as number }));
+      await expectPlainTypeError(registry.listPage({ cursor: 5 as unknown as string }));
+    });
+  });
+}

@@ -1,0 +1,101 @@
+// The core search index and its tokens (issue 26): an index updated write by write ranks
+// exactly as one built from scratch over the same tools; tokens are split, folded and stemmed.
+import { describe, expect, it } from 'vitest';
+import { SearchIndex, topHits } from '../../src/core/search/search-index.js';
+import { tokenize } from '../../src/core/search/tokens.js';
+
+const WORDS = ['weather', 'forecast', 'email', 'send', 'search', 'repos', 'github', 'issue', 'city', 'price', 'stock', 'translate', 'flight', 'book', 'alert'];
+
+/** A seeded generator (mulberry32): the same sequence on every run. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function spec(name: string, next: () => number) {
+  const pick = (count: number) => Array.from({ length: count }, () => WORDS[Math.floor(next() * WORDS.length)] as string);
+  return {
+    tool_name: name,
+    description: pick(1 + Math.floor(next() * 12)).join(' '),
+    tags: pick(Math.floor(next() * 3)),
+    input_schema: { type: 'object', properties: Object.fromEntries(pick(Math.floor(next() * 3)).map((word) => [word, { type: 'string', description: pick(3).join(' ') }])) },
+  };
+}
+
+describe('tokenize', () => {
+  it('splits identifiers at _ . - and camelCase, keeping a short camelCase word whole (not stemmed)', () => {
+    expect(tokenize('GitHub_search', { stemming: false })).toEqual(['git', 'hub', 'search', 'github']);
+    expect(tokenize('YouTubeVideos')).toEqual(['tube', 'video', 'youtubevideos']); // "you" is a stop word
+    expect(tokenize('GitHubCreateIssue', { stemming: false })).toEqual(['git', 'hub', 'create', 'issue']);
+    expect(tokenize('github.search-repos', { stemming: false })).toEqual(['github', 'search', 'repos']);
+    expect(tokenize('getHTTPResponse2', { stemming: false })).toEqual(['get', 'http', 'response', '2']);
+  });
+
+  it('applies NFKC and case folding, then the Porter stemmer to English words', () => {
+    expect(tokenize('Ｆｏｒｅｃａｓｔｓ')).toEqual(['forecast']);
+    expect(tokenize('STRAẞE', { stemming: false })).toEqual(['strasse']);
+    expect(tokenize('running searches', { identifiers: false })).toEqual(['run', 'search']);
+    expect(tokenize('Café')).toEqual(['café']);
+  });
+
+  it('drops stop words unless they are all the text has', () => {
+    expect(tokenize('what is the weather in Paris?')).toEqual(['weather', 'pari']);
+    expect(tokenize('the')).toEqual(['the']);
+    expect(tokenize('   ')).toEqual([]);
+  });
+});
+
+describe('SearchIndex', () => {
+  it('updated write by write, ranks exactly as an index built from scratch (sweeps included)', () => {
+    const next = random(26);
+    const live = new Map<string, ReturnType<typeof spec>>();
+    const index = new SearchIndex<string>();
+    const queries = [['weather', 'forecast'], ['email'], ['github', 'issue', 'book'], ['price', 'stock', 'alert', 'citi']].map((words) => words.flatMap((word) => tokenize(word)));
+    for (let step = 0; step < 3000; step++) {
+      const name = `tool_${Math.floor(next() * 300)}`;
+      if (next() < 0.3) {
+        index.delete(name);
+        live.delete(name);
+      } else {
+        const made = spec(name, next);
+        index.set(name, name, { ...made, description: made.description });
+        live.set(name, made);
+      }
+      if (step % 500 === 499) {
+        const fresh = new SearchIndex<string>();
+        for (const name of [...live.keys()].sort()) fresh.set(name, name, live.get(name) as ReturnType<typeof spec>);
+        expect(index.size).toBe(live.size);
+        for (const terms of queries) {
+          const ranked = (hits: { name: string; score: number }[]) => topHits(hits, 1000).page.map((hit) => [hit.name, hit.score]);
+          expect(ranked(index.match(terms))).toEqual(ranked(fresh.match(terms)));
+        }
+      }
+    }
+  });
+
+  it('swaps the item without re-indexing when the spec is unchanged', () => {
+    const index = new SearchIndex<{ enabled: boolean }>();
+    const one = { tool_name: 'a', description: 'weather', tags: [], input_schema: {} };
+    index.set('a', { enabled: true }, one);
+    index.set('a', { enabled: false }, { ...one, description: 'ignored' }, () => true);
+    expect(index.match(['weather']).map((hit) => hit.item)).toEqual([{ enabled: false }]);
+    index.set('a', { enabled: false }, { ...one, description: 'email' }, () => false);
+    expect(index.match(['weather'])).toEqual([]);
+  });
+
+  it('pages by (score, name) with topHits', () => {
+    const hits = [
+      { name: 'b', score: 1 },
+      { name: 'a', score: 1 },
+      { name: 'c', score: 2 },
+      { name: 'd', score: 0.5 },
+    ];
+    expect(topHits(hits, 2)).toEqual({ page: [hits[2], hits[1]], more: true });
+    expect(topHits(hits, 2, { name: 'a', score: 1 })).toEqual({ page: [hits[0], hits[3]], more: false });
+  });
+});
