@@ -1,5 +1,5 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
-import type { ToolRegistration } from '../core/contracts.js';
+import type { ToolRegistration, ToolRegistrySnapshot } from '../core/contracts.js';
 import type { ChangeEvent, HistoryEntry, ImportStep } from '../core/registry.js';
 import { canonicalJson } from '../core/canonical.js';
 import type { LintFinding } from '../exports/types.js';
@@ -120,7 +120,7 @@ export function formatPlan(steps: readonly ImportStep[]): string {
  * is exactly `toJson(snapshot)`.
  */
 export function writeSnapshotJson(
-  snapshot: { readonly tools: readonly ToolRegistration[] },
+  snapshot: ToolRegistrySnapshot,
   write: (text: string) => void,
   progress: Progress,
 ): void {
