@@ -127,3 +127,15 @@ export type { ToolPolicy, PermissionCheck, PermissionSubject } from './runtime/p
 export { READ_FS, WRITE_FS, NET_HTTP, EXEC_SHELL, READ_ENV, DB_READ, DB_WRITE, PERMISSION_NAME_PATTERN } from './runtime/permissions.js';
 export { publishTools, loadToolSet } from './runtime/bridge.js';
 export type { ToolSource, LoadToolSetOptions } from './runtime/bridge.js';
+
+// Versions with meaning (issue 27): deprecation, version policies, schema comparison, check and diff.
+export { Deprecation } from './core/public-contracts.js';
+export type { DeprecationInput } from './core/contracts.js';
+export type { RegistrationOptions } from './core/registry.js';
+export { VersionDowngradeError, CompatibilityFailedError } from './core/errors.js';
+export { compareSchemas, compareToolSchemas, SCHEMA_DIFFERENCE_TYPES } from './core/schema-compare.js';
+export type { SchemaComparison, SchemaDifference, SchemaDifferenceType, ToolSchemas } from './core/schema-compare.js';
+export { DEFAULT_POLICY, VERSION_ORDERS, COMPATIBILITY_POLICIES, isSemVer } from './core/versions.js';
+export type { RegistryPolicy, RegistryPolicyInput, VersionOrder, CompatibilityPolicy } from './core/versions.js';
+export { checkSpecs, diffVersions } from './core/check.js';
+export type { CheckReport, CheckResult, VersionDiff } from './core/check.js';
