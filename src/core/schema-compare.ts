@@ -174,6 +174,16 @@ const HANDLED: ReadonlySet<string> = new Set([
   '$ref',
   '$defs',
   'definitions',
+  // Compared with the object and array keywords (as undecidable when they change).
+  'patternProperties',
+  'propertyNames',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
+  'unevaluatedProperties',
+  'minContains',
+  'maxContains',
+  'unevaluatedItems',
 ]);
 
 /** Lower bounds: a larger value narrows. Upper bounds: a smaller value narrows. */
