@@ -3,6 +3,7 @@ import { afterAll, describe } from 'vitest';
 import { defineChangesSuite } from './changes-suite.js';
 import { defineConformanceSuite } from './conformance-suite.js';
 import { selectedStores } from './stores.js';
+import { defineVersionsSuite } from './versions-suite.js';
 
 describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
   afterAll(async () => {
@@ -10,4 +11,5 @@ describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
   });
   defineConformanceSuite(harness);
   defineChangesSuite(harness);
+  defineVersionsSuite(harness);
 });

@@ -271,7 +271,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     const fromCache = await this.#writeFromCache(method, plan);
     if (fromCache !== undefined) return fromCache.result;
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
-    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined> } | undefined;
+    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined>; onlyPuts: boolean } | undefined;
     const result = await this.#engine.write(method, lock, async (trx, locked, storedPolicy) => {
       const policy = policyOf(storedPolicy);
       this.#knownPolicy = policy;
@@ -286,7 +286,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       const decision = plan.decide(view);
       const after = new Map<string, RegistrationRow | undefined>();
       const applied = await this.#apply(trx, decision.changes, rows, after);
-      written = { entries: applied.entries, head: applied.head, after };
+      written = { entries: applied.entries, head: applied.head, after, onlyPuts: applied.onlyPuts };
       const revision = plan.needsRevision === true ? (applied.head?.revision ?? (await readHead(trx)).revision) : Number.NaN;
       return decision.result({
         found: applied.found,
@@ -296,9 +296,10 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     });
     const cache = this.#engine.cache;
     if (cache !== undefined && written !== undefined) {
-      const { entries, head, after } = written;
+      const { entries, head, after, onlyPuts } = written;
       // Nothing written: nothing to tell. Puts alone report the head: the cache takes the rows.
-      if (entries === 0 && after.size === 0) return result;
+      // (A deprecation an import changed leaves no row in `after`: the cache catches up on it.)
+      if (entries === 0 && after.size === 0 && onlyPuts) return result;
       if (head !== undefined) cache.ownWrite(entries, head, after);
       else cache.invalidate();
     }
@@ -364,7 +365,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     changes: Iterable<StoreChange>,
     before: ReadonlyMap<string, ToolRow | RegistrationRow>,
     after: Map<string, RegistrationRow | undefined>,
-  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined }> {
+  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined; onlyPuts: boolean }> {
     const found: boolean[] = [];
     let head: Omit<Head, 'generation'> | undefined;
     let entries = 0;
@@ -420,7 +421,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         }
       }
     }
-    return { found, entries, head: onlyPuts ? head : undefined };
+    return { found, entries, head: onlyPuts ? head : undefined, onlyPuts };
   }
 
   protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
