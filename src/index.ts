@@ -143,3 +143,15 @@ export type { ToolSearchToolOptions, ToolSearchOutput } from './runtime/tool-sea
 export type { ToolSearchHit } from './runtime/tool-set.js';
 export { toAnthropicToolReferences } from './exports/index.js';
 export type { DeferLoadingOptions, AnthropicToolSearchTool, AnthropicToolReference, OpenAIToolSearchTool } from './exports/index.js';
+
+// Versions with meaning (issue 27): deprecation, version policies, schema comparison, check and diff.
+export { Deprecation } from './core/public-contracts.js';
+export type { DeprecationInput } from './core/contracts.js';
+export type { RegistrationOptions } from './core/registry.js';
+export { VersionDowngradeError, CompatibilityFailedError } from './core/errors.js';
+export { compareSchemas, compareToolSchemas, SCHEMA_DIFFERENCE_TYPES } from './core/schema-compare.js';
+export type { SchemaComparison, SchemaDifference, SchemaDifferenceType, ToolSchemas } from './core/schema-compare.js';
+export { DEFAULT_POLICY, VERSION_ORDERS, COMPATIBILITY_POLICIES, isSemVer } from './core/versions.js';
+export type { RegistryPolicy, RegistryPolicyInput, VersionOrder, CompatibilityPolicy } from './core/versions.js';
+export { checkSpecs, diffVersions } from './core/check.js';
+export type { CheckReport, CheckResult, VersionDiff } from './core/check.js';

@@ -4,8 +4,11 @@ import { ToolRegistryError } from '../core/errors.js';
 import type { RegistryIssue } from '../core/issues.js';
 
 /** Codes the command adds to the library's. */
-/** `LINT_FAILED`: `lint` found an error finding (exit 1). `USAGE`: a combination of arguments the command cannot carry out (exit 2, like a usage error). */
-export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED' | 'USAGE' | 'LINT_FAILED';
+/**
+ * `LINT_FAILED`: `lint` found an error finding (exit 1). `CHECK_FAILED`: `check` found a spec
+ * `register` would refuse (exit 1). `USAGE`: a combination of arguments the command cannot carry out (exit 2, like a usage error).
+ */
+export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED' | 'USAGE' | 'LINT_FAILED' | 'CHECK_FAILED';
 
 /** Exit codes: 0 success, 1 a registry error, 2 a usage error. */
 export const EXIT_OK = 0;

@@ -1,5 +1,5 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
-import type { ToolRegistration } from '../core/contracts.js';
+import type { ToolRegistration, ToolRegistrySnapshot } from '../core/contracts.js';
 import type { ChangeEvent, HistoryEntry, ImportStep } from '../core/registry.js';
 import { canonicalJson } from '../core/canonical.js';
 import type { LintFinding } from '../exports/types.js';
@@ -63,14 +63,22 @@ export function formatFields(fields: readonly (readonly [string, string])[]): st
   return fields.map(([key, value]) => `${`${key}:`.padEnd(keyWidth)}  ${value}`.trimEnd()).join('\n') + '\n';
 }
 
-/** The table of `list`: name, version, enabled, created_at, tags. */
+/** The DEPRECATED cell of `list`: `-`, `yes`, or `yes (sunset …)`. */
+function deprecatedCell(registration: ToolRegistration): string {
+  const { deprecation } = registration;
+  if (deprecation === null) return '-';
+  return deprecation.sunset === null ? 'yes' : `yes (sunset ${cell(deprecation.sunset)})`;
+}
+
+/** The table of `list`: name, version, enabled, deprecated, created_at, tags. */
 export function formatRegistrations(registrations: readonly ToolRegistration[]): string {
   return formatTable(
-    ['NAME', 'VERSION', 'ENABLED', 'CREATED_AT', 'TAGS'],
+    ['NAME', 'VERSION', 'ENABLED', 'DEPRECATED', 'CREATED_AT', 'TAGS'],
     registrations.map((registration) => [
       cell(registration.spec.tool_name),
       nullable(registration.spec.version),
       registration.enabled ? 'yes' : 'no',
+      deprecatedCell(registration),
       nullable(registration.created_at),
       tagsCell(registration.spec.tags),
     ]),
@@ -93,6 +101,13 @@ export function formatRegistration(registration: ToolRegistration): string {
       ['version', nullable(spec.version)],
       ['enabled', registration.enabled ? 'yes' : 'no'],
       ['created_at', nullable(registration.created_at)],
+      ...(registration.deprecation === null
+        ? []
+        : ([
+            ['deprecated', cell(registration.deprecation.message)],
+            ['replacement', nullable(registration.deprecation.replacement)],
+            ['sunset', nullable(registration.deprecation.sunset)],
+          ] as const)),
       ['description', nullable(spec.description)],
       ['tags', tagsCell(spec.tags)],
     ]) +
@@ -120,7 +135,7 @@ export function formatPlan(steps: readonly ImportStep[]): string {
  * is exactly `toJson(snapshot)`.
  */
 export function writeSnapshotJson(
-  snapshot: { readonly tools: readonly ToolRegistration[] },
+  snapshot: ToolRegistrySnapshot,
   write: (text: string) => void,
   progress: Progress,
 ): void {
@@ -190,6 +205,6 @@ export function formatHistoryEntry(entry: HistoryEntry, isCurrent: boolean): str
 export function formatChanges(events: readonly ChangeEvent[]): string {
   return formatTable(
     ['REVISION', 'AT', 'ACTION', 'NAME', 'VERSION'],
-    events.map((event) => [String(event.revision), cell(event.at), event.action, cell(event.tool_name), nullable(event.version)]),
+    events.map((event) => [String(event.revision), cell(event.at), event.rollback === true ? `${event.action} (rollback)` : event.action, cell(event.tool_name), nullable(event.version)]),
   );
 }

@@ -8,6 +8,7 @@ import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
+import { defineVersionCommands } from './versions-program.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -81,7 +82,7 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, search, get, history, changes, watch, export, lint, status, verify) never create or migrate the database.\n`,
+        `Read-only commands (list, search, get, history, changes, watch, export, lint, status, verify, policy, diff, check) never create or migrate the database.\n`,
     );
 
   const context = (command?: Command): CliContext => ({
@@ -249,6 +250,7 @@ export function buildProgram(io: CliIO): Command {
     .description('create the database or apply pending migrations')
     .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
+  defineVersionCommands({ command, expectation, expectedVersion, context });
   return program;
 }
 

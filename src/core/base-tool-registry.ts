@@ -3,7 +3,7 @@
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
+import type { Deprecation, DeprecationInput, ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
 import { ChangesExpiredError, ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
@@ -17,6 +17,7 @@ import type {
   ListOptions,
   ListPageOptions,
   ListPageResult,
+  RegistrationOptions,
   RegistryOptions,
   SearchOptions,
   SearchPage,
@@ -24,10 +25,12 @@ import type {
   WatchOptions,
   WriteOptions,
 } from './registry.js';
-import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan } from './rules.js';
+import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan, sameDeprecation } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { filterOf, listPageOf, parseListPage, parseSearch, RegistrySearchIndex, tagsOf } from './search/registry-search.js';
-import { makeRegistration, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson } from './validation.js';
+import { makeRegistration, parseDeprecation, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson, snapshotRegistration } from './validation.js';
+import { checkPolicies, parsePolicyInput } from './versions.js';
+import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
 
 
@@ -45,6 +48,8 @@ export interface StoredTool {
   readonly firstRegisteredAt: string;
   /** The frozen registration, when the core already built it (register); else the store builds it on demand. */
   readonly registration?: ToolRegistration;
+  /** A rollback to a lower SemVer (`allowDowngrade`): the store marks the `updated` event `rollback`. */
+  readonly rollback?: boolean;
 }
 
 /** A page of the change log as a store reads it, in one consistent view. */
@@ -81,6 +86,8 @@ export interface StoreReader {
   records(): ReadonlyMap<string, ToolRecord>;
   /** The store-wide revision in this view (inside a write: including the write's own changes). */
   revision(): number;
+  /** The registry's policies in this view (inside a write: read in the write's atomic step). */
+  policy(): RegistryPolicy;
 }
 
 /** Writes inside one atomic step; a throw inside the step undoes all of it (a synchronous store's writer). */
@@ -88,6 +95,10 @@ export interface StoreWriter extends StoreReader {
   /** Inserts the tool or replaces its current spec, `enabled` and `created_at`; logs the change. */
   put(tool: StoredTool): void;
   setEnabled(toolName: string, enabled: boolean): void;
+  /** Sets or lifts (null) the deprecation of a current tool; logs the change. */
+  setDeprecation(toolName: string, deprecation: Deprecation | null): void;
+  /** Stores the registry's policies. */
+  setPolicy(policy: RegistryPolicy): void;
   /** `true` when the tool was there. */
   delete(toolName: string): boolean;
 }
@@ -105,6 +116,10 @@ export type StoreScope = { readonly names: readonly string[] } | { readonly all:
 export type StoreChange =
   | { readonly kind: 'put'; readonly tool: StoredTool }
   | { readonly kind: 'enable'; readonly toolName: string; readonly enabled: boolean }
+  /** A current tool's deprecation set or lifted (null); a put leaves the deprecation as it was (`record.deprecation`). */
+  | { readonly kind: 'deprecate'; readonly toolName: string; readonly deprecation: Deprecation | null }
+  /** The registry's policies (a plan with this change has the scope `{ all: true }`). */
+  | { readonly kind: 'policy'; readonly policy: RegistryPolicy }
   | { readonly kind: 'delete'; readonly toolName: string };
 
 /** What a store reports back after applying a write's changes, inside the same atomic step. */
@@ -153,6 +168,12 @@ export function runPlanSync<T>(writer: StoreWriter, plan: WritePlan<T>): T {
       found.push(true);
     } else if (change.kind === 'delete') {
       found.push(writer.delete(change.toolName));
+    } else if (change.kind === 'deprecate') {
+      writer.setDeprecation(change.toolName, change.deprecation);
+      found.push(true);
+    } else if (change.kind === 'policy') {
+      writer.setPolicy(change.policy);
+      found.push(true);
     } else {
       // The decision saw the tool (setEnabled throws TOOL_NOT_FOUND first), in this same transaction.
       writer.setEnabled(change.toolName, change.enabled);
@@ -326,10 +347,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return clockTime(this.#clock(), toolName);
   }
 
-  async register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration> {
+  async register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     this.#assertOpen('register', toolName);
     const expected = expectedVersionOf('register', options);
+    const allowDowngrade = allowDowngradeOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
     // stored spec is that valid spec, answered from a read; nothing is written.
     if (typeof toolName === 'string' && !this._writesPending()) {
@@ -354,16 +376,17 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       decide: (view) => {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
-        const one = this.#decideRegistration(current, prepared, (toolName) => this.now(toolName));
+        const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), allowDowngrade);
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
     return errorOfCall(written, 'register', prepared.tool_name);
   }
 
-  async registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]> {
+  async registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade'>): Promise<ToolRegistration[]> {
     this.#assertOpen('registerMany');
     if (!Array.isArray(specs)) throw new TypeError(`registerMany(): specs must be an array, got ${typeof specs}`);
+    const allowDowngrade = allowDowngradeOf('registerMany', options);
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);
@@ -386,7 +409,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         let createdAt: string | undefined;
         const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
-        const decisions = prepared.map((one, index) => this.#decideRegistration(view.find(one.tool_name), one, now, `[${index}]`));
+        const decisions = prepared.map((one, index) => this.#decideRegistration(view, view.find(one.tool_name), one, now, allowDowngrade, `[${index}]`));
         return {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
           result: (applied) => decisions.map((one) => one.result(applied)),
@@ -402,17 +425,27 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    * the result.
    */
   #decideRegistration(
+    view: StoreReader,
     current: ToolRecord | undefined,
     prepared: PreparedSpec,
     /** The time of the write, asked by the tool that needs it (named by a bad clock's error). */
     now: (toolName: string) => string,
+    allowDowngrade: boolean,
     path?: string,
   ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
     const decision = decideRegistration(current, prepared, path);
     if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
+    // The policies, read in this write's atomic step; the stored spec is loaded only when one needs it.
+    const policy = view.policy();
+    const { rollback } = checkPolicies(policy, current === undefined ? undefined : { get spec() { return getOrFail(view, prepared.tool_name).spec; } }, prepared.spec, {
+      allowDowngrade,
+      ...(path === undefined ? {} : { path }),
+    });
     const enabled = decision.action === 'replace' ? decision.enabled : true;
+    // A new version keeps the tool's deprecation, as it keeps `enabled`.
+    const deprecation = current?.deprecation ?? null;
     const createdAt = now(prepared.tool_name);
-    const registration = makeRegistration(prepared.spec, enabled, createdAt);
+    const registration = makeRegistration(prepared.spec, enabled, createdAt, deprecation);
     const tool: StoredTool = {
       record: {
         tool_name: prepared.tool_name,
@@ -420,10 +453,12 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         fingerprint: prepared.fingerprint,
         enabled,
         created_at: createdAt,
+        deprecation,
       },
       json: prepared.json,
       firstRegisteredAt: createdAt,
       registration,
+      ...(rollback ? { rollback } : {}),
     };
     return { change: { kind: 'put', tool }, result: () => registration };
   }
@@ -499,19 +534,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     assertToolName('setEnabled', toolName);
     if (typeof enabled !== 'boolean') throw new TypeError(`setEnabled(): enabled must be a boolean, got ${typeof enabled}`);
     const expected = expectedVersionOf('setEnabled', options);
-    const written = this._write('setEnabled', {
-      scope: { names: [toolName] },
-      decide: (view) => {
-        const current = view.find(toolName);
-        checkExpectedVersion(toolName, current, expected);
-        if (current === undefined) throw new ToolNotFoundError(toolName);
-        return {
-          changes: current.enabled === enabled ? [] : [{ kind: 'enable', toolName, enabled }],
-          result: (applied) => getOrFail(applied, toolName),
-        };
-      },
-    });
-    return errorOfCall(written, 'setEnabled', toolName);
+    return this.#changeTool('setEnabled', toolName, expected, (current) => (current.enabled === enabled ? [] : [{ kind: 'enable', toolName, enabled }]));
   }
 
   async remove(toolName: string, options?: WriteOptions): Promise<boolean> {
@@ -526,6 +549,71 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       },
     });
     return errorOfCall(written, 'remove', toolName);
+  }
+
+  async deprecate(toolName: string, deprecation: DeprecationInput, options?: WriteOptions): Promise<ToolRegistration> {
+    this.#assertOpen('deprecate', toolName);
+    assertToolName('deprecate', toolName);
+    const expected = expectedVersionOf('deprecate', options);
+    const parsed = parseDeprecation(toolName, deprecation);
+    return this.#writeDeprecation('deprecate', toolName, parsed, expected);
+  }
+
+  async undeprecate(toolName: string, options?: WriteOptions): Promise<ToolRegistration> {
+    this.#assertOpen('undeprecate', toolName);
+    assertToolName('undeprecate', toolName);
+    const expected = expectedVersionOf('undeprecate', options);
+    return this.#writeDeprecation('undeprecate', toolName, null, expected);
+  }
+
+  #writeDeprecation(method: string, toolName: string, deprecation: Deprecation | null, expected: string | null | undefined): Promise<ToolRegistration> {
+    return this.#changeTool(method, toolName, expected, (current) =>
+      sameDeprecation(current.deprecation, deprecation) ? [] : [{ kind: 'deprecate', toolName, deprecation }],
+    );
+  }
+
+  /**
+   * A write of one registered tool's state (setEnabled, deprecate, undeprecate): the
+   * precondition, TOOL_NOT_FOUND, then the changes `change` asks for given the current record
+   * (none: nothing is written), and the registration after.
+   */
+  #changeTool(method: string, toolName: string, expected: string | null | undefined, change: (current: ToolRecord) => StoreChange[]): Promise<ToolRegistration> {
+    const written = this._write(method, {
+      scope: { names: [toolName] },
+      decide: (view) => {
+        const current = view.find(toolName);
+        checkExpectedVersion(toolName, current, expected);
+        if (current === undefined) throw new ToolNotFoundError(toolName);
+        return { changes: change(current), result: (applied) => getOrFail(applied, toolName) };
+      },
+    });
+    return errorOfCall(written, method, toolName);
+  }
+
+  async setPolicy(policy: RegistryPolicyInput): Promise<RegistryPolicy> {
+    this.#assertOpen('setPolicy');
+    const given = parsePolicyInput(policy);
+    // The whole registry's scope: a store with locks serializes it with every write, so no
+    // write decides under the old policies after this one committed.
+    return errorOfCall(
+      this._write('setPolicy', {
+        scope: { all: true },
+        decide: (view) => {
+          const current = view.policy();
+          const next: RegistryPolicy = Object.freeze({ ...current, ...given });
+          const unchanged = next.versionOrder === current.versionOrder && next.compatibility === current.compatibility;
+          return { changes: unchanged ? [] : [{ kind: 'policy', policy: next }], result: () => next };
+        },
+      }),
+      'setPolicy',
+      undefined,
+    );
+  }
+
+  async getPolicy(): Promise<RegistryPolicy> {
+    this.#assertOpen('getPolicy');
+    const read = this._read({ names: [] }, (reader) => reader.policy(), 'getPolicy');
+    return read instanceof Promise ? errorOfCall(read, 'getPolicy', undefined) : read;
   }
 
   async history(toolName: string): Promise<HistoryEntry[]> {
@@ -618,7 +706,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
 
   async exportSnapshot(): Promise<ToolRegistrySnapshot> {
     this.#assertOpen('exportSnapshot');
-    return Object.freeze({ tools: Object.freeze((await this._list(true)).slice()) as ToolRegistration[] });
+    // A deprecation is written only when set: a snapshot without any stays readable by the Python registry.
+    return Object.freeze({ tools: Object.freeze((await this._list(true)).map(snapshotRegistration)) as ToolRegistrySnapshot['tools'] });
   }
 
   async importSnapshot(snapshot: unknown, options?: ImportOptions): Promise<ImportReport> {
@@ -640,8 +729,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         const entries = parseSnapshot(snapshot);
         const plan = importPlan(view.records(), entries, mode);
         if (plan.firstConflict !== undefined) throw plan.firstConflict;
+        if (mode === 'merge') checkImportPolicies(view, snapshot, entries, plan);
         return {
-          changes: importChanges(snapshot, entries, plan, (toolName) => this.now(toolName), sameTurn),
+          changes: importChanges(view.records(), snapshot, entries, plan, (toolName) => this.now(toolName), sameTurn),
           result: (applied) => importReport(plan, false, applied.revision()),
         };
       },
@@ -707,6 +797,7 @@ function sameTurnFlag(): () => boolean {
  * after the caller's code may have run is validated again (`snapshotEntryJson`).
  */
 function* importChanges(
+  current: ReadonlyMap<string, ToolRecord>,
   snapshot: unknown,
   entries: readonly PreparedImportEntry[],
   plan: ImportPlan,
@@ -719,17 +810,54 @@ function* importChanges(
     if (action !== 'add' && action !== 'update') continue;
     const entry = entries[index] as PreparedImportEntry;
     const { tool_name, version, fingerprint, enabled, created_at } = entry;
-    yield {
-      kind: 'put',
-      tool: {
-        record: { tool_name, version, fingerprint, enabled, created_at },
-        json: snapshotEntryJson(snapshot, index, entry, !sameTurn()),
-        // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
-        firstRegisteredAt: (writtenAt ??= now(tool_name)),
-      },
-    };
+    const existing = current.get(tool_name);
+    const registrationChanges = existing === undefined || existing.fingerprint !== fingerprint || existing.enabled !== enabled || existing.created_at !== created_at;
+    // The put keeps the deprecation the tool has (none when new); a separate change sets the snapshot's.
+    const kept = existing?.deprecation ?? null;
+    if (registrationChanges) {
+      yield {
+        kind: 'put',
+        tool: {
+          record: { tool_name, version, fingerprint, enabled, created_at, deprecation: kept },
+          json: snapshotEntryJson(snapshot, index, entry, !sameTurn()),
+          // The snapshot's created_at is kept verbatim; the history records when the import wrote it.
+          firstRegisteredAt: (writtenAt ??= now(tool_name)),
+        },
+      };
+    }
+    if (!sameDeprecation(kept, entry.deprecation)) yield { kind: 'deprecate', toolName: tool_name, deprecation: entry.deprecation };
   }
   for (const toolName of plan.removals) yield { kind: 'delete', toolName };
+}
+
+/**
+ * A merge import obeys the `compatibility` policy for each tool it moves to another spec (an
+ * entry that changes only `enabled`, `created_at` or the deprecation is not judged).
+ * @throws COMPATIBILITY_FAILED or VALIDATION_FAILED (path `tools[i]`), naming the first entry refused
+ */
+function checkImportPolicies(view: StoreReader, snapshot: unknown, entries: readonly PreparedImportEntry[], plan: ImportPlan): void {
+  const policy = view.policy();
+  if (policy.compatibility === 'none') return;
+  const onlyCompatibility: RegistryPolicy = Object.freeze({ versionOrder: 'any', compatibility: policy.compatibility });
+  entries.forEach((entry, index) => {
+    if (plan.actions[index] !== 'update') return;
+    const existing = view.find(entry.tool_name);
+    if (existing === undefined || existing.fingerprint === entry.fingerprint) return;
+    const spec = (snapshot as { tools: { spec: Record<string, unknown> }[] }).tools[index]?.spec as Record<string, unknown>;
+    checkPolicies(onlyCompatibility, getOrFail(view, entry.tool_name), {
+      tool_name: entry.tool_name,
+      version: entry.version,
+      input_schema: spec.input_schema,
+      output_schema: spec.output_schema,
+    }, { allowDowngrade: false, path: entry.path });
+  });
+}
+
+/** `allowDowngrade` of register's or registerMany's options (default false). */
+function allowDowngradeOf(method: string, options: unknown): boolean {
+  const { allowDowngrade = false } = optionsObject(method, options) as RegistrationOptions;
+  if (typeof allowDowngrade !== 'boolean') throw new TypeError(`${method}(): allowDowngrade must be a boolean, got ${typeof allowDowngrade}`);
+  return allowDowngrade;
 }
 
 /** The frozen report of an import; only a dry run carries the per-tool plan. */

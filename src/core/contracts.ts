@@ -256,11 +256,60 @@ function isIsoDateTime(text: string): boolean {
  */
 export const IsoDateTime = z.string({ error: DATE_TIME_MESSAGE }).refine(isIsoDateTime, { error: withValue(DATE_TIME_MESSAGE) });
 
-/** A stored tool: its spec, whether it is enabled, and when this spec was registered. */
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const SUNSET_MESSAGE = 'must be an ISO 8601 date (2026-12-31) or date-time with Z or a numeric offset';
+
+/** An ISO 8601 calendar date (`YYYY-MM-DD`) that exists. */
+function isIsoDate(text: string): boolean {
+  const match = ISO_DATE.exec(text);
+  if (match === null) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(2000, month - 1, day));
+  date.setUTCFullYear(year);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
+/** When a tool stops being offered: an ISO 8601 date (from its start, UTC) or date-time. Kept verbatim. */
+export const Sunset = z.string({ error: SUNSET_MESSAGE }).refine((text) => isIsoDate(text) || isIsoDateTime(text), { error: withValue(SUNSET_MESSAGE) });
+
+/**
+ * Why a tool should no longer be used (issue 27): a message for people and models, the tool
+ * to use instead, and when it stops being offered. Unknown fields are an error.
+ */
+export const Deprecation = z.strictObject({
+  message: Text.min(1, { error: 'must be a non-empty string' }),
+  replacement: z
+    .string()
+    .regex(TOOL_NAME_PATTERN, { error: 'must be a tool name: 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' })
+    .nullable()
+    .default(null),
+  sunset: Sunset.nullable().default(null),
+});
+export type Deprecation = z.output<typeof Deprecation>;
+export type DeprecationInput = z.input<typeof Deprecation>;
+
+/**
+ * The first moment a sunset date-time or date (its start, UTC) has passed, in ms since the
+ * epoch; `undefined` for text that is neither.
+ */
+export function sunsetTime(sunset: string): number | undefined {
+  if (isIsoDate(sunset)) return Date.parse(`${sunset}T00:00:00Z`);
+  const ms = Date.parse(sunset);
+  if (!Number.isNaN(ms)) return ms;
+  // An offset with seconds (isoformat() before 1900): seconds dropped, as Date.parse cannot read them.
+  const match = /^(.+[+-]\d{2}:\d{2}):\d{2}(\.\d+)?$/.exec(sunset);
+  return match === null ? undefined : Date.parse(match[1] as string);
+}
+
+/**
+ * A stored tool: its spec, whether it is enabled, when this spec was registered, and its
+ * deprecation (`null`: not deprecated).
+ */
 export const ToolRegistration = z.strictObject({
   spec: StoredToolSpec,
   enabled: z.boolean().default(true),
   created_at: IsoDateTime.nullable().default(null),
+  deprecation: Deprecation.nullable().default(null),
 });
 export type ToolRegistration = z.output<typeof ToolRegistration>;
 export type ToolRegistrationInput = z.input<typeof ToolRegistration>;
@@ -273,16 +322,24 @@ export function acceptToolRegistration(
 ): { readonly data: ToolRegistration; readonly schemaTexts: Map<object, string> } | undefined {
   if (!isPlainRecord(input)) return undefined;
   for (const key in input) if (!REGISTRATION_KEYS.has(key)) return undefined;
-  const { spec, enabled = true, created_at: createdAt = null } = input;
+  const { spec, enabled = true, created_at: createdAt = null, deprecation = null } = input;
   const accepted = acceptToolSpec(spec, Infinity);
   if (accepted === undefined || typeof enabled !== 'boolean') return undefined;
   if (createdAt !== null && !IsoDateTime.safeParse(createdAt).success) return undefined;
-  return { data: { spec: accepted.data, enabled, created_at: createdAt as string | null }, schemaTexts: accepted.schemaTexts };
+  // A deprecated entry is rare in a snapshot: zod checks it.
+  if (deprecation !== null) return undefined;
+  return { data: { spec: accepted.data, enabled, created_at: createdAt as string | null, deprecation: null }, schemaTexts: accepted.schemaTexts };
 }
+
+/**
+ * A registration as a snapshot holds it: `deprecation` is written only when set (a snapshot
+ * without deprecations stays readable by the Python registry), so it may be left out.
+ */
+export const SnapshotRegistration = ToolRegistration.extend({ deprecation: Deprecation.nullable().optional() });
 
 /** The whole registry as data: the wire format of export and import. */
 export const ToolRegistrySnapshot = z.strictObject({
-  tools: z.array(ToolRegistration),
+  tools: z.array(SnapshotRegistration),
 });
 export type ToolRegistrySnapshot = z.output<typeof ToolRegistrySnapshot>;
 export type ToolRegistrySnapshotInput = z.input<typeof ToolRegistrySnapshot>;

@@ -14,7 +14,9 @@ export type ToolRegistryErrorCode =
   | 'PRECONDITION_FAILED'
   | 'CHANGES_EXPIRED'
   | 'PROVIDER_INCOMPATIBLE'
-  | 'SPEC_MISMATCH';
+  | 'SPEC_MISMATCH'
+  | 'VERSION_DOWNGRADE'
+  | 'COMPATIBILITY_FAILED';
 
 /** Machine-readable details of an error; `tool_name` is set wherever a tool is involved. */
 export interface ToolRegistryErrorContext {
@@ -205,5 +207,37 @@ export class SpecMismatchError extends ToolRegistryError {
     },
   ) {
     super('SPEC_MISMATCH', message, { context });
+  }
+}
+
+/**
+ * Under the policy `versionOrder: 'semver'`, a version lower (by SemVer precedence) than the
+ * stored one, without `allowDowngrade: true`; nothing was changed. `context.version` is the
+ * refused version, `context.current_version` the stored one.
+ */
+export class VersionDowngradeError extends ToolRegistryError {
+  constructor(message: string, context: ToolRegistryErrorContext & { tool_name: string; version: string; current_version: string }) {
+    super('VERSION_DOWNGRADE', message, { context });
+  }
+}
+
+/**
+ * Under the policy `compatibility: 'backward'` (or `'semver-major'` without a major bump), a
+ * new version whose schemas would break callers or consumers; nothing was changed.
+ * `context.differences` lists every difference (`{ type, path, before, after, breaking }`,
+ * paths from the spec: `/input_schema/properties/x`), `context.policy` the policy that refused it.
+ */
+export class CompatibilityFailedError extends ToolRegistryError {
+  constructor(
+    message: string,
+    context: ToolRegistryErrorContext & {
+      tool_name: string;
+      version: string | null;
+      current_version: string | null;
+      policy: string;
+      differences: readonly unknown[];
+    },
+  ) {
+    super('COMPATIBILITY_FAILED', message, { context });
   }
 }

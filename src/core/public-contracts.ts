@@ -20,3 +20,7 @@ export type ToolRegistration = z.output<typeof ToolRegistration>;
 /** The whole registry as data: the wire format of export and import. The output is deeply frozen. */
 export const ToolRegistrySnapshot = contracts.ToolRegistrySnapshot.overwrite(frozenJsonCopy);
 export type ToolRegistrySnapshot = z.output<typeof ToolRegistrySnapshot>;
+
+/** A tool's deprecation (`message`, `replacement`, `sunset`), as a registration carries it. The output is deeply frozen. */
+export const Deprecation = contracts.Deprecation.overwrite(frozenJsonCopy);
+export type Deprecation = z.output<typeof Deprecation>;

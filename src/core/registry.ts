@@ -1,4 +1,5 @@
-import type { ToolRegistration, ToolRegistrySnapshot, ToolSpec, ToolSpecInput } from './contracts.js';
+import type { DeprecationInput, ToolRegistration, ToolRegistrySnapshot, ToolSpec, ToolSpecInput } from './contracts.js';
+import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
 
 /** `merge` (default) leaves unnamed tools alone; `replace` makes the registry equal to the snapshot. */
 export type ImportMode = 'merge' | 'replace';
@@ -41,8 +42,11 @@ export interface ImportReport {
   readonly revision: number;
 }
 
-/** What a change did to a tool. `updated`: its spec or `created_at` changed (an import may also flip `enabled`). */
-export type ChangeAction = 'added' | 'updated' | 'enabled' | 'disabled' | 'removed';
+/**
+ * What a change did to a tool. `updated`: its spec or `created_at` changed (an import may also
+ * flip `enabled`). `deprecated`: a deprecation was set or changed; `undeprecated`: it was lifted.
+ */
+export type ChangeAction = 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | 'deprecated' | 'undeprecated';
 
 /** One committed change to one tool, as the change feed (`changes`, `watch`) reports it. */
 export interface ChangeEvent {
@@ -57,6 +61,8 @@ export interface ChangeEvent {
    * option); in SQLite stamped per statement, so one commit's events may differ by milliseconds.
    */
   readonly at: string;
+  /** Present (`true`) on an `updated` event that rolled the tool back to a lower SemVer (`allowDowngrade`). */
+  readonly rollback?: true;
 }
 
 export interface ChangesOptions {
@@ -100,6 +106,16 @@ export interface WriteOptions {
    * write are one atomic step.
    */
   readonly expectedVersion?: string | null;
+}
+
+/** Options of `register` and `registerMany`. */
+export interface RegistrationOptions extends WriteOptions {
+  /**
+   * Under the policy `versionOrder: 'semver'`, accept a version lower than the stored one (a
+   * rollback: its change event is `updated` with `rollback: true`). Default `false`.
+   * (`expectedVersion` applies to `register` only.)
+   */
+  readonly allowDowngrade?: boolean;
 }
 
 export interface ListOptions {
@@ -199,10 +215,11 @@ export interface ToolRegistry extends AsyncDisposable, DiscoveryMethods {
    * another key order writes nothing and keeps the stored text.
    * With `expectedVersion`, the rule runs only if the stored version is the expected one
    * (`null`: the name must not be registered); the identical spec is still checked.
+   * The registry's policies (`getPolicy()`) apply to rules 1 and 3, read in the same atomic step.
    * @throws VALIDATION_FAILED (with every issue and its path), VERSION_CONFLICT,
-   *   PRECONDITION_FAILED, STORAGE_BUSY
+   *   PRECONDITION_FAILED, VERSION_DOWNGRADE, COMPATIBILITY_FAILED, STORAGE_BUSY
    */
-  register(spec: ToolSpecInput, options?: WriteOptions): Promise<ToolRegistration>;
+  register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration>;
 
   /**
    * Registers several specs all-or-nothing, each by the registration rule, in one atomic
@@ -210,9 +227,11 @@ export interface ToolRegistry extends AsyncDisposable, DiscoveryMethods {
    * Every invalid spec is reported in one `VALIDATION_FAILED` with paths like `[2].version`;
    * a name given twice is `DUPLICATE_TOOL`; one conflict (`context.path` `[2]`) changes
    * nothing. A batch of only identical specs writes nothing. An empty batch returns `[]`.
-   * @throws VALIDATION_FAILED, DUPLICATE_TOOL, VERSION_CONFLICT, STORAGE_BUSY
+   * The policies apply to each spec (one refusal, `context.path` `[2]`, changes nothing).
+   * @throws VALIDATION_FAILED, DUPLICATE_TOOL, VERSION_CONFLICT, VERSION_DOWNGRADE,
+   *   COMPATIBILITY_FAILED, STORAGE_BUSY
    */
-  registerMany(specs: readonly ToolSpecInput[]): Promise<ToolRegistration[]>;
+  registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade'>): Promise<ToolRegistration[]>;
 
   /** The registration of exactly this name (case-sensitive), or `undefined`. */
   get(toolName: string): Promise<ToolRegistration | undefined>;
@@ -273,14 +292,46 @@ export interface ToolRegistry extends AsyncDisposable, DiscoveryMethods {
   /**
    * Imports a snapshot all-or-nothing. `merge`: named tools become exactly the snapshot's
    * (spec, `enabled`, `created_at`), a same-version different-spec entry is a conflict.
-   * `replace`: the registry becomes the snapshot (a restore; conflicts allowed).
+   * `replace`: the registry becomes the snapshot (a restore; conflicts allowed). A `merge` also
+   * obeys the `compatibility` policy for each tool it changes to another spec.
    * @throws SNAPSHOT_INVALID (with paths like `tools[3].spec.version`), DUPLICATE_TOOL,
-   *   VERSION_CONFLICT (with `context.path`), STORAGE_BUSY
+   *   VERSION_CONFLICT (with `context.path`), COMPATIBILITY_FAILED, STORAGE_BUSY
    */
   importSnapshot(snapshot: unknown, options?: ImportOptions): Promise<ImportReport>;
 
   /** Releases the store. Idempotent. A caller's own database handle is left open. */
   close(): Promise<void>;
+
+  // --- versions with meaning (issue 27): deprecation and the registry's policies -----------
+
+  /**
+   * Marks a tool deprecated (or changes its deprecation): `message` (required), `replacement`
+   * (a tool name) and `sunset` (an ISO 8601 date or date-time, after which `loadToolSet`
+   * leaves the tool out). The tool keeps working; the deprecation survives new versions, export
+   * and import, and goes with `remove`. Setting the same deprecation writes nothing.
+   * Change event `deprecated`.
+   * @throws VALIDATION_FAILED (paths `message`, `replacement`, `sunset`), TOOL_NOT_FOUND,
+   *   PRECONDITION_FAILED, STORAGE_BUSY
+   */
+  deprecate(toolName: string, deprecation: DeprecationInput, options?: WriteOptions): Promise<ToolRegistration>;
+
+  /**
+   * Lifts a tool's deprecation; a tool not deprecated is returned unchanged (nothing written).
+   * Change event `undeprecated`.
+   * @throws TOOL_NOT_FOUND, PRECONDITION_FAILED, STORAGE_BUSY
+   */
+  undeprecate(toolName: string, options?: WriteOptions): Promise<ToolRegistration>;
+
+  /**
+   * Sets the registry's policies (the ones given; the others are kept), stored in the
+   * registry itself so that every process and instance obeys them from its next write.
+   * Returns the policies now in force.
+   * @throws VALIDATION_FAILED for an unknown policy or value (nothing changes), STORAGE_BUSY
+   */
+  setPolicy(policy: RegistryPolicyInput): Promise<RegistryPolicy>;
+
+  /** The registry's policies: `{ versionOrder: 'any', compatibility: 'none' }` until set. */
+  getPolicy(): Promise<RegistryPolicy>;
 }
 
 /** Options every store takes. */

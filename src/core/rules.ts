@@ -2,7 +2,7 @@
 // decisions are made. Stores only make them atomic.
 import { compareCodePoints } from './canonical.js';
 import { ChangesExpiredError, PreconditionFailedError, VersionConflictError } from './errors.js';
-import type { ToolRegistrationInput, ToolRegistrySnapshotInput } from './contracts.js';
+import type { Deprecation, ToolRegistrationInput, ToolRegistrySnapshotInput } from './contracts.js';
 import type { ChangeAction, ImportMode, ImportStep } from './registry.js';
 import { parseSnapshot } from './validation.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
@@ -14,6 +14,15 @@ export interface ToolRecord {
   readonly fingerprint: string;
   readonly enabled: boolean;
   readonly created_at: string | null;
+  /** The tool's deprecation (null: not deprecated); frozen. */
+  readonly deprecation: Deprecation | null;
+}
+
+/** Whether two deprecations are the same (both null, or equal fields). */
+export function sameDeprecation(a: Deprecation | null, b: Deprecation | null): boolean {
+  if (a === b) return true;
+  if (a === null || b === null) return false;
+  return a.message === b.message && a.replacement === b.replacement && a.sunset === b.sunset;
 }
 
 export type RegistrationDecision =
@@ -109,7 +118,8 @@ export function importPlan(
     } else if (
       existing.fingerprint === entry.fingerprint &&
       existing.enabled === entry.enabled &&
-      existing.created_at === entry.created_at
+      existing.created_at === entry.created_at &&
+      sameDeprecation(existing.deprecation, entry.deprecation)
     ) {
       action = 'unchanged';
       counts.unchanged++;
@@ -215,13 +225,16 @@ export function checkExpectedVersion(
 /**
  * What a change to one tool is called in the change feed, from its record before and after
  * (undefined: absent); `undefined` when nothing a reader sees changed. The SQLite store's
- * triggers (migration 0004) compute the same thing in SQL.
+ * triggers (migrations 0004 and 0006) compute the same thing in SQL. A write changes either
+ * the registration (spec, `created_at`, `enabled`) or the deprecation, never both at once:
+ * an import that changes both logs two changes.
  */
 export function changeAction(before: ToolRecord | undefined, after: ToolRecord | undefined): ChangeAction | undefined {
   if (before === undefined) return after === undefined ? undefined : 'added';
   if (after === undefined) return 'removed';
   if (before.fingerprint !== after.fingerprint || before.created_at !== after.created_at) return 'updated';
   if (before.enabled !== after.enabled) return after.enabled ? 'enabled' : 'disabled';
+  if (!sameDeprecation(before.deprecation, after.deprecation)) return after.deprecation === null ? 'undeprecated' : 'deprecated';
   return undefined;
 }
 

@@ -3,6 +3,27 @@
 // spec's canonical JSON, and the row's name and version are the spec's.
 import { canonicalJson, fingerprintOfCanonical } from './canonical.js';
 import { ToolRegistration } from './contracts.js';
+import type { Deprecation } from './contracts.js';
+import { makeDeprecation } from './validation.js';
+
+/** A deprecation as the SQL stores read it beside a tool's row (migration 0006; all null: none). */
+export interface DeprecationColumns {
+  readonly dep_message: string | null;
+  readonly dep_replacement: string | null;
+  readonly dep_sunset: string | null;
+}
+
+/** The deprecation of a row's columns (null: none). */
+export function deprecationOfColumns(row: DeprecationColumns): Deprecation | null {
+  return row.dep_message === null ? null : makeDeprecation(row.dep_message, row.dep_replacement, row.dep_sunset);
+}
+
+/** A deprecation as a row's columns. */
+export function deprecationColumns(deprecation: Deprecation | null): DeprecationColumns {
+  return deprecation === null
+    ? { dep_message: null, dep_replacement: null, dep_sunset: null }
+    : { dep_message: deprecation.message, dep_replacement: deprecation.replacement, dep_sunset: deprecation.sunset };
+}
 
 /** A current tool as a store keeps it. */
 export interface StoredRow {

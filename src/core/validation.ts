@@ -1,7 +1,8 @@
 import { canonicalJson, deepFreeze, fingerprintOfCanonical, frozenJsonCopy, isPlainRecord, jsonEquals } from './canonical.js';
 import { z } from 'zod';
-import type { ToolSpecInput } from './contracts.js';
+import type { Deprecation, ToolSpecInput } from './contracts.js';
 import {
+  Deprecation as DeprecationSchema,
   acceptToolRegistration,
   acceptToolSpec,
   parseWithSchemaTexts,
@@ -40,6 +41,8 @@ export interface PreparedSpec {
 export interface PreparedImportEntry extends Omit<PreparedSpec, 'canonical' | 'json' | 'spec'> {
   readonly enabled: boolean;
   readonly created_at: string | null;
+  /** Frozen; null when the entry has none. */
+  readonly deprecation: Deprecation | null;
   readonly path: string;
 }
 
@@ -109,9 +112,40 @@ export function materializeSpec(json: string): ToolSpec {
   return deepFreeze(JSON.parse(json) as ToolSpec);
 }
 
-/** A frozen registration in contract field order. */
-export function makeRegistration(spec: ToolSpec, enabled: boolean, createdAt: string | null): ToolRegistration {
-  return Object.freeze({ spec, enabled, created_at: createdAt });
+/** A frozen registration in contract field order (`deprecation` must be frozen already, or null). */
+export function makeRegistration(spec: ToolSpec, enabled: boolean, createdAt: string | null, deprecation: Deprecation | null): ToolRegistration {
+  return Object.freeze({ spec, enabled, created_at: createdAt, deprecation });
+}
+
+/** A frozen deprecation in contract field order, from stored fields (a store's row). */
+export function makeDeprecation(message: string, replacement: string | null, sunset: string | null): Deprecation {
+  return Object.freeze({ message, replacement, sunset });
+}
+
+/**
+ * Validates what `deprecate()` was given (defaults applied, frozen).
+ * @throws VALIDATION_FAILED naming every bad field (`message`, `replacement`, `sunset`)
+ */
+export function parseDeprecation(toolName: string, input: unknown): Deprecation {
+  const result = DeprecationSchema.safeParse(input);
+  if (!result.success) {
+    const issues = toRegistryIssues(result.error.issues);
+    throw new ValidationError(`invalid deprecation of tool ${JSON.stringify(toolName)}: ${describeIssues(issues, input)}`, issues, {
+      tool_name: toolName,
+      path: (issues[0] as RegistryIssue).pathText,
+    });
+  }
+  const { message, replacement, sunset } = result.data;
+  return makeDeprecation(message, replacement, sunset);
+}
+
+/**
+ * A registration as a snapshot writes it: `deprecation` only when set, so a snapshot without
+ * deprecations stays readable by the Python registry.
+ */
+export function snapshotRegistration(registration: ToolRegistration): ToolRegistration | Omit<ToolRegistration, 'deprecation'> {
+  if (registration.deprecation !== null) return registration;
+  return Object.freeze({ spec: registration.spec, enabled: registration.enabled, created_at: registration.created_at });
 }
 
 /**
@@ -272,6 +306,10 @@ function prepareSnapshotEntry({ registration, schemaTexts }: CheckedSnapshotEntr
     fingerprint: fingerprintOfCanonical(canonicalSpecJson(spec, schemaTexts)),
     enabled: registration.enabled,
     created_at: registration.created_at,
+    deprecation:
+      registration.deprecation === null || registration.deprecation === undefined
+        ? null
+        : makeDeprecation(registration.deprecation.message, registration.deprecation.replacement, registration.deprecation.sunset),
     path,
   };
 }

@@ -62,7 +62,7 @@ export function exportWith<T>(
   if (onIncompatible !== 'throw' && onIncompatible !== 'skip') {
     throw new TypeError(`${caller}: onIncompatible must be 'throw' or 'skip', got ${JSON.stringify(onIncompatible)}`);
   }
-  const specs = specsOf(items, caller);
+  const specs = specsOf(items, caller, options.deprecated ?? 'annotate');
   const perTool = toolFindings(specs, rules, context);
   const kept: ToolSpec[] = [];
   const toolErrors: LintFinding[] = [];

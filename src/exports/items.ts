@@ -36,13 +36,37 @@ function isDeeplyFrozen(value: unknown): boolean {
   return true;
 }
 
+/** What an export does with a deprecated registration: say so in the description (default), export it as is, or leave it out. */
+export type DeprecatedExport = 'annotate' | 'keep' | 'omit';
+
+/** The deprecation an item carries (a registration's), or undefined. */
+export function deprecationOfItem(item: unknown): { message: string; replacement: string | null; sunset: string | null } | undefined {
+  if (!isObject(item) || !('deprecation' in item)) return undefined;
+  const deprecation = item.deprecation;
+  if (!isObject(deprecation) || typeof deprecation.message !== 'string') return undefined;
+  const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+  return { message: deprecation.message, replacement: text(deprecation.replacement), sunset: text(deprecation.sunset) };
+}
+
+/** The line an export adds to a deprecated tool's description. */
+export function deprecatedLine(deprecation: { message: string; replacement: string | null; sunset: string | null }): string {
+  const instead = deprecation.replacement === null ? '' : ` Use ${deprecation.replacement} instead.`;
+  const sunset = deprecation.sunset === null ? '' : ` It will be removed after ${deprecation.sunset}.`;
+  return `Deprecated: ${deprecation.message}${instead}${sunset}`;
+}
+
+function annotated(spec: ToolSpec, deprecation: { message: string; replacement: string | null; sunset: string | null }): ToolSpec {
+  const line = deprecatedLine(deprecation);
+  return deepFreeze({ ...spec, description: spec.description === null || spec.description === '' ? line : `${spec.description}\n\n${line}` });
+}
+
 /**
  * The enabled specs of `items`, in the given order, each validated with the `ToolSpec`
  * contract (defaults applied). A disabled registration is left out: a model must not see it.
  * @throws VALIDATION_FAILED naming every bad field by path (`[2].spec.input_schema`);
  *   TypeError when `items` is neither a list nor a tool set.
  */
-export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
+export function specsOf(items: ExportItems, caller: string, deprecated: DeprecatedExport = 'keep'): ToolSpec[] {
   let list: readonly unknown[];
   if (Array.isArray(items)) list = items;
   else if (isToolSetLike(items)) {
@@ -56,6 +80,9 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
   } else {
     throw new TypeError(`${caller}: expected an array of tools, specs or registrations, a tool set or a tool box`);
   }
+  if (deprecated !== 'annotate' && deprecated !== 'keep' && deprecated !== 'omit') {
+    throw new TypeError(`${caller}: deprecated must be 'annotate', 'keep' or 'omit', got ${JSON.stringify(deprecated)}`);
+  }
   const specs: ToolSpec[] = [];
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
@@ -63,6 +90,11 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
     const item = list[index];
     let input: unknown = item;
     const prefix: (string | number)[] = [index];
+    const deprecation = deprecationOfItem(item);
+    if (deprecation !== undefined && deprecated === 'omit') continue;
+    const push = (spec: ToolSpec): void => {
+      specs.push(deprecation !== undefined && deprecated === 'annotate' ? annotated(spec, deprecation) : spec);
+    };
     if (isObject(item) && 'spec' in item) {
       // A runtime Tool (spec + handler) or a registration (spec + enabled). Any item that
       // says `enabled: false` stays out, a registration joined with its handler included.
@@ -78,13 +110,13 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
     }
     const known = isObject(input) ? validated.get(input) : undefined;
     if (known !== undefined) {
-      specs.push(known);
+      push(known);
       continue;
     }
     const result = ToolSpec.safeParse(input);
     if (result.success) {
       if (isObject(input) && isDeeplyFrozen(input)) validated.set(input, deepFreeze(result.data));
-      specs.push(result.data);
+      push(result.data);
       continue;
     }
     if (issues.length === 0 && isObject(input) && typeof input.tool_name === 'string') firstBadName = input.tool_name;

@@ -2,7 +2,7 @@
 import { anthropicRules } from './anthropic.js';
 import { checkBoolean, requestFindings, toolFindings } from './findings.js';
 import { geminiOpenApiRules, geminiRules } from './gemini.js';
-import { specsOf } from './items.js';
+import { deprecatedLine, deprecationOfItem, specsOf } from './items.js';
 import { mcpRules } from './mcp.js';
 import { openaiRules } from './openai.js';
 import type { ProviderRules, RuleContext } from './rule-set.js';
@@ -29,6 +29,19 @@ function checkProviders(providers: unknown): readonly LintProvider[] {
   return providers as LintProvider[];
 }
 
+/** A warning per deprecated registration among `items` (by tool name): agents should move off it. */
+function deprecatedFindings(items: ExportItems): Map<string, { tool_name: string; message: string }> {
+  const found = new Map<string, { tool_name: string; message: string }>();
+  const list: readonly unknown[] = Array.isArray(items) ? items : [];
+  for (const item of list) {
+    const deprecation = deprecationOfItem(item);
+    const name = (item as { spec?: { tool_name?: unknown } }).spec?.tool_name;
+    if (deprecation === undefined || typeof name !== 'string') continue;
+    found.set(name, { tool_name: name, message: `the tool is deprecated; exports say so in its description (${deprecatedLine(deprecation)})` });
+  }
+  return found;
+}
+
 /**
  * Checks tools against the rules of each provider and returns every finding, in provider
  * order, then tool order, each provider's request-level findings last. Disabled
@@ -45,9 +58,14 @@ export function lintTools(items: ExportItems, options: LintOptions = {}): LintFi
   const specs = specsOf(items, 'lintTools');
   const context: RuleContext = { strict, revision };
   const findings: LintFinding[] = [];
+  const deprecated = deprecatedFindings(items);
   for (const provider of providers) {
     const rules = RULES[provider];
-    for (const list of toolFindings(specs, rules, context)) findings.push(...list);
+    toolFindings(specs, rules, context).forEach((list, index) => {
+      findings.push(...list);
+      const warning = deprecated.get((specs[index] as (typeof specs)[number]).tool_name);
+      if (warning !== undefined) findings.push({ tool_name: warning.tool_name, provider, path: 'deprecation', rule: 'deprecated', severity: 'warning', message: warning.message });
+    });
     findings.push(...requestFindings(specs, rules, context));
   }
   return findings;

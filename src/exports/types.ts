@@ -67,6 +67,12 @@ export interface LintOptions {
 export interface ExportOptions {
   /** `'throw'` (default): `PROVIDER_INCOMPATIBLE`; `'skip'`: leave those tools out (`lintTools` says why). */
   readonly onIncompatible?: 'throw' | 'skip';
+  /**
+   * A deprecated registration (issue 27): `'annotate'` (default) adds a line `Deprecated: …`
+   * (the message, the replacement, the sunset) to its description; `'keep'` exports it as
+   * registered; `'omit'` leaves it out.
+   */
+  readonly deprecated?: 'annotate' | 'keep' | 'omit';
 }
 
 /** The MCP revisions the exporter knows. */

@@ -1,6 +1,7 @@
 // The bridge between the persistent registry (specs, enabled flags) and the tools in code.
 import { canonicalJson, compareCodePoints, fingerprintOfCanonical } from '../core/canonical.js';
-import type { ToolRegistration } from '../core/contracts.js';
+import { sunsetTime } from '../core/contracts.js';
+import type { Deprecation, ToolRegistration } from '../core/contracts.js';
 import { SpecMismatchError } from '../core/errors.js';
 import { previewValue } from '../core/issues.js';
 import type { ToolRegistry } from '../core/registry.js';
@@ -10,7 +11,7 @@ import type { Tool } from './define-tool.js';
 import { compilePolicy } from './policy.js';
 import type { ToolPolicy } from './policy.js';
 import { ToolBox } from './tool-box.js';
-import { ToolSet, recordExcluded } from './tool-set.js';
+import { ToolSet, recordDeprecations, recordExcluded } from './tool-set.js';
 import type { ExcludedTool } from './tool-set.js';
 
 /** Tools as the bridge takes them: an array (or iterable) of Tools, a ToolSet or a ToolBox. */
@@ -19,6 +20,8 @@ export type ToolSource = Iterable<Tool> | ToolSet | ToolBox;
 export interface LoadToolSetOptions {
   /** Also keep only the tools this policy allows (they are not listed in `excluded`). */
   readonly policy?: ToolPolicy;
+  /** What time it is, for deprecations' `sunset`. Default `() => new Date()`. */
+  readonly clock?: () => Date;
 }
 
 function toolsOf(method: string, source: ToolSource): Tool[] {
@@ -54,11 +57,20 @@ export async function publishTools(registry: ToolRegistry, tools: ToolSource): P
   return registrations.sort((a, b) => compareCodePoints(a.spec.tool_name, b.spec.tool_name));
 }
 
+/** Whether a deprecation's sunset has passed at `now` (ms): from then on the tool is not offered. */
+function isSunset(deprecation: Deprecation | null, now: number): boolean {
+  if (deprecation === null || deprecation.sunset === null) return false;
+  const at = sunsetTime(deprecation.sunset);
+  return at !== undefined && now >= at;
+}
+
 /**
  * A `ToolSet` of the tools the registry says may run: registered, enabled, and with the
  * stored spec canonically identical to the code's. A disabled tool and a tool never
  * published are left out and listed in the set's `excluded` (`disabled`,
- * `not_registered`), sorted by name. With `policy`, the set is also filtered by it.
+ * `not_registered`), sorted by name; so is a deprecated tool whose `sunset` has passed
+ * (`sunset`). A deprecated tool before its sunset is kept: `invoke` works and its result
+ * carries `deprecated`. With `policy`, the set is also filtered by it.
  * @throws SPEC_MISMATCH when a stored spec differs from the code's (checked before the
  *   enabled flag: code and registry must agree even on a disabled tool; the first such tool
  *   by name, with `context.tool_name`, `code_fingerprint`, `registry_fingerprint`,
@@ -70,6 +82,8 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
   if (typeof options !== 'object' || options === null) throw new TypeError('loadToolSet(): options must be an object');
   const list = toolsOf('loadToolSet', tools);
   const policy = options.policy === undefined ? undefined : compilePolicy(options.policy);
+  const clock = options.clock ?? (() => new Date());
+  if (typeof clock !== 'function') throw new TypeError('loadToolSet(): clock must be a function');
   // One read of every registration, disabled ones included: one consistent view in every
   // store, so a commit that lands meanwhile (an import that disables one tool and enables
   // another) is seen for all the tools or for none. With the read cache it is a copy of what
@@ -77,6 +91,8 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
   const stored = new Map((await registry.listAll({ includeDisabled: true })).map((registration) => [registration.spec.tool_name, registration]));
   const excluded: ExcludedTool[] = [];
   const kept: Tool[] = [];
+  const deprecations = new Map<string, Deprecation>();
+  const now = clock().getTime();
   list.forEach((tool) => {
     const registration = stored.get(tool.name);
     if (registration === undefined) {
@@ -98,10 +114,14 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
         },
       );
     }
-    if (registration.enabled) kept.push(tool);
-    else excluded.push({ tool_name: tool.name, reason: 'disabled' });
+    if (!registration.enabled) excluded.push({ tool_name: tool.name, reason: 'disabled' });
+    else if (isSunset(registration.deprecation, now)) excluded.push({ tool_name: tool.name, reason: 'sunset' });
+    else {
+      kept.push(tool);
+      if (registration.deprecation !== null) deprecations.set(tool.name, registration.deprecation);
+    }
   });
-  const set = new ToolSet(kept);
+  const set = recordDeprecations(new ToolSet(kept), deprecations);
   const allowed = policy === undefined ? set : set.forPolicy(options.policy as ToolPolicy);
   return recordExcluded(allowed, excluded);
 }

@@ -1,3 +1,4 @@
+import type { Deprecation } from '../core/contracts.js';
 import { performance } from 'node:perf_hooks';
 
 /**
@@ -31,6 +32,8 @@ export interface ToolSuccess<Data = unknown> {
   readonly data: Data;
   /** Wall time of the whole `invoke`, from `performance.now()` (monotonic), in milliseconds. */
   readonly execution_time_ms: number;
+  /** The registry's deprecation of the tool, when the set came from `loadToolSet` and the tool is deprecated. */
+  readonly deprecated?: Deprecation;
 }
 
 /** An invocation that did not succeed. */
@@ -42,6 +45,8 @@ export interface ToolFailure {
   /** Every schema problem; present for `INVALID_ARGUMENTS` and `INVALID_OUTPUT` only. */
   readonly issues?: readonly ToolResultIssue[];
   readonly execution_time_ms: number;
+  /** As on a success: the tool's deprecation, when it is deprecated. */
+  readonly deprecated?: Deprecation;
 }
 
 /**

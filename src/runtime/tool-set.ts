@@ -1,4 +1,5 @@
 import { compareCodePoints } from '../core/canonical.js';
+import type { Deprecation } from '../core/contracts.js';
 import { previewValue } from '../core/issues.js';
 import { collectTools } from './collect-tools.js';
 import type { Tool } from './define-tool.js';
@@ -21,13 +22,24 @@ export interface ToolSearchHit {
 /** A tool `loadToolSet` left out, and why. */
 export interface ExcludedTool {
   readonly tool_name: string;
-  /** `disabled`: an operator disabled it; `not_registered`: it was never published. */
-  readonly reason: 'disabled' | 'not_registered';
+  /**
+   * `disabled`: an operator disabled it; `not_registered`: it was never published; `sunset`:
+   * it is deprecated and its sunset has passed (issue 27).
+   */
+  readonly reason: 'disabled' | 'not_registered' | 'sunset';
 }
 
 const NOTHING_EXCLUDED: readonly ExcludedTool[] = Object.freeze([]);
 // Kept beside the set (not a constructor option) so the public constructor stays `new ToolSet(tools)`.
 const excludedBySet = new WeakMap<ToolSet, readonly ExcludedTool[]>();
+
+const deprecationsBySet = new WeakMap<ToolSet, ReadonlyMap<string, Deprecation>>();
+
+/** Records the registry's deprecations of the tools in `set` (what `invoke` reports); internal to the runtime. */
+export function recordDeprecations(set: ToolSet, deprecations: ReadonlyMap<string, Deprecation>): ToolSet {
+  if (deprecations.size > 0) deprecationsBySet.set(set, deprecations);
+  return set;
+}
 
 /** Records what `loadToolSet` left out of `set`; internal to the runtime. */
 export function recordExcluded(set: ToolSet, excluded: readonly ExcludedTool[]): ToolSet {
@@ -100,6 +112,8 @@ export class ToolSet {
   forPolicy(policy: ToolPolicy): ToolSet {
     const compiled = compilePolicy(policy);
     const allowed = new ToolSet(this.tools().filter((tool) => checkCompiled(compiled, tool).allowed));
+    const deprecations = deprecationsBySet.get(this);
+    if (deprecations !== undefined) recordDeprecations(allowed, deprecations);
     const excluded = excludedBySet.get(this);
     return excluded === undefined ? allowed : recordExcluded(allowed, excluded);
   }
@@ -134,7 +148,17 @@ export class ToolSet {
    * VALIDATION_FAILED for an invalid `policy`.
    */
   invoke(name: string, args?: unknown, options?: InvokeOptions): Promise<ToolResult> {
-    return invokeTool(typeof name === 'string' ? this.#tools.get(name) : undefined, name, args, options);
+    const tool = typeof name === 'string' ? this.#tools.get(name) : undefined;
+    const result = invokeTool(tool, name, args, options);
+    const deprecation = tool === undefined ? undefined : deprecationsBySet.get(this)?.get(tool.name);
+    // A deprecated tool still runs; its result says so (the caller should move off it).
+    return deprecation === undefined ? result : result.then((done) => Object.freeze({ ...done, deprecated: deprecation }));
+  }
+
+  /** The registry's deprecation of a tool in this set (`loadToolSet` records them), or `null`. */
+  deprecation(name: string): Deprecation | null {
+    if (typeof name !== 'string') nameArgument('deprecation', name);
+    return deprecationsBySet.get(this)?.get(name) ?? null;
   }
 
   /** The tools in name order. */

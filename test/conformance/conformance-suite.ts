@@ -95,7 +95,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
     it('stores the spec enabled, with created_at from the clock', async () => {
       const registry = await open();
       const registration = await registry.register(fullSpec('search'));
-      expect(registration).toEqual({ spec: fullSpec('search'), enabled: true, created_at: T0 });
+      expect(registration).toEqual({ spec: fullSpec('search'), enabled: true, created_at: T0, deprecation: null });
       expect(await registry.get('search')).toEqual(registration);
       await expectSurvivesRestart(registry);
     });
@@ -187,7 +187,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       registry = await restart(registry);
       clock.set(T1);
       const again = await registry.register(fullSpec('search'));
-      expect(again).toEqual({ spec: fullSpec('search'), enabled: false, created_at: T0 });
+      expect(again).toEqual({ spec: fullSpec('search'), enabled: false, created_at: T0, deprecation: null });
       expect(await registry.listAll()).toEqual([]);
     });
 
@@ -245,7 +245,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.register(fullSpec('search', '1'));
       clock.set(T1);
       const replaced = await registry.register(fullSpec('search', '2'));
-      expect(replaced).toEqual({ spec: fullSpec('search', '2'), enabled: true, created_at: T1 });
+      expect(replaced).toEqual({ spec: fullSpec('search', '2'), enabled: true, created_at: T1, deprecation: null });
       registry = await expectSurvivesRestart(registry);
       expect(await registry.listAll()).toEqual([replaced]);
     });
@@ -265,7 +265,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.register(fullSpec('search', null));
       clock.set(T1);
       const replaced = await registry.register(fullSpec('search', '1'));
-      expect(replaced).toEqual({ spec: fullSpec('search', '1'), enabled: true, created_at: T1 });
+      expect(replaced).toEqual({ spec: fullSpec('search', '1'), enabled: true, created_at: T1, deprecation: null });
     });
 
     it('replaces "1" by unversioned (null)', async () => {
@@ -273,7 +273,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.register(fullSpec('search', '1'));
       clock.set(T1);
       const replaced = await registry.register(fullSpec('search', null));
-      expect(replaced).toEqual({ spec: fullSpec('search', null), enabled: true, created_at: T1 });
+      expect(replaced).toEqual({ spec: fullSpec('search', null), enabled: true, created_at: T1, deprecation: null });
     });
 
     it('treats versions that differ only in case as different versions', async () => {
@@ -291,7 +291,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.setEnabled('search', false);
       clock.set(T1);
       const replaced = await registry.register(fullSpec('search', '2'));
-      expect(replaced).toEqual({ spec: fullSpec('search', '2'), enabled: false, created_at: T1 });
+      expect(replaced).toEqual({ spec: fullSpec('search', '2'), enabled: false, created_at: T1, deprecation: null });
       registry = await expectSurvivesRestart(registry);
       expect(await registry.get('search')).toEqual(replaced);
       expect(await registry.listAll()).toEqual([]);
@@ -522,11 +522,11 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.register(fullSpec('search'));
       clock.set(T1);
       const off = await registry.setEnabled('search', false);
-      expect(off).toEqual({ spec: fullSpec('search'), enabled: false, created_at: T0 });
+      expect(off).toEqual({ spec: fullSpec('search'), enabled: false, created_at: T0, deprecation: null });
       registry = await expectSurvivesRestart(registry);
       expect(await registry.get('search')).toEqual(off);
       const on = await registry.setEnabled('search', true);
-      expect(on).toEqual({ spec: fullSpec('search'), enabled: true, created_at: T0 });
+      expect(on).toEqual({ spec: fullSpec('search'), enabled: true, created_at: T0, deprecation: null });
       registry = await expectSurvivesRestart(registry);
       expect(await registry.get('search')).toEqual(on);
     });
@@ -603,7 +603,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.remove('search');
       clock.set(T1);
       const again = await registry.register({ ...fullSpec('search', '1'), tags: ['other'] });
-      expect(again).toEqual({ spec: { ...fullSpec('search', '1'), tags: ['other'] }, enabled: true, created_at: T1 });
+      expect(again).toEqual({ spec: { ...fullSpec('search', '1'), tags: ['other'] }, enabled: true, created_at: T1, deprecation: null });
     });
   });
 
@@ -692,7 +692,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(() => {
         (registration.spec.input_schema as Record<string, unknown>).type = 'string';
       }).toThrow(TypeError);
-      expect(await registry.get('search')).toEqual({ spec: fullSpec('search'), enabled: true, created_at: T0 });
+      expect(await registry.get('search')).toEqual({ spec: fullSpec('search'), enabled: true, created_at: T0, deprecation: null });
     });
   });
 
@@ -948,7 +948,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect((await registry.setEnabled('a', true)).created_at).toBe(PY_TIME);
       expect((await registry.register(fullSpec('b'))).created_at).toBeNull();
       registry = await restart(registry);
-      expect(await registry.get('a')).toEqual({ spec: fullSpec('a'), enabled: true, created_at: PY_TIME });
+      expect(await registry.get('a')).toEqual({ spec: fullSpec('a'), enabled: true, created_at: PY_TIME, deprecation: null });
       expect((await registry.get('b'))?.created_at).toBeNull();
       expect((await registry.register(fullSpec('a', '2'))).created_at).toBe(T2);
     });
@@ -991,7 +991,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       const registry = await open();
       const all = await peers(registry, 4);
       const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (all[i % all.length] as ToolRegistry).register(fullSpec('same'))));
-      for (const result of results) expect(result).toEqual({ spec: fullSpec('same'), enabled: true, created_at: T0 });
+      for (const result of results) expect(result).toEqual({ spec: fullSpec('same'), enabled: true, created_at: T0, deprecation: null });
       expect(await registry.listAll()).toHaveLength(1);
     });
 
@@ -1081,9 +1081,9 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       clock.set(T1);
       const result = await registry.registerMany([fullSpec('zeta'), fullSpec('same', '1'), fullSpec('bumped', '2')]);
       expect(result).toEqual([
-        { spec: fullSpec('zeta'), enabled: true, created_at: T1 },
-        { spec: fullSpec('same', '1'), enabled: true, created_at: T0 },
-        { spec: fullSpec('bumped', '2'), enabled: false, created_at: T1 },
+        { spec: fullSpec('zeta'), enabled: true, created_at: T1, deprecation: null },
+        { spec: fullSpec('same', '1'), enabled: true, created_at: T0, deprecation: null },
+        { spec: fullSpec('bumped', '2'), enabled: false, created_at: T1, deprecation: null },
       ]);
       expect(result.every((registration) => isDeepFrozen(registration))).toBe(true);
       registry = await expectSurvivesRestart(registry);
@@ -1268,11 +1268,12 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       });
       expect(report).toEqual({ added: 2, updated: 0, unchanged: 0, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await expectSurvivesRestart(registry);
-      expect(await registry.get('a')).toEqual({ spec: fullSpec('a'), enabled: true, created_at: PY_TIME });
+      expect(await registry.get('a')).toEqual({ spec: fullSpec('a'), enabled: true, created_at: PY_TIME, deprecation: null });
       expect(await registry.get('b')).toEqual({
         spec: fullSpec('b'),
         enabled: false,
         created_at: '2025-01-31T12:00:00.5-05:30',
+        deprecation: null,
       });
     });
 
@@ -1290,6 +1291,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         spec: { ...minimalSpec('a'), version: null, description: null, tags: [] },
         enabled: true,
         created_at: null,
+        deprecation: null,
       });
     });
 
@@ -1313,7 +1315,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       });
       expect(report).toEqual({ added: 0, updated: 1, unchanged: 0, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
       registry = await restart(registry);
-      expect(await registry.get('search')).toEqual({ spec: fullSpec('search', '2'), enabled: true, created_at: PY_TIME });
+      expect(await registry.get('search')).toEqual({ spec: fullSpec('search', '2'), enabled: true, created_at: PY_TIME, deprecation: null });
     });
 
     it('updates enabled alone when only enabled differs', async () => {
@@ -1439,7 +1441,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       const report = await registry.importSnapshot({ tools: [entry(restored, false, PY_TIME)] }, { mode: 'replace' });
       expect(report).toMatchObject({ updated: 1, conflicts: 0 });
       registry = await restart(registry);
-      expect(await registry.get('search')).toEqual({ spec: restored, enabled: false, created_at: PY_TIME });
+      expect(await registry.get('search')).toEqual({ spec: restored, enabled: false, created_at: PY_TIME, deprecation: null });
     });
 
     it('with an empty snapshot removes everything', async () => {

@@ -4,6 +4,7 @@ import { defineChangesSuite } from './changes-suite.js';
 import { defineConformanceSuite } from './conformance-suite.js';
 import { defineSearchSuite } from './search-suite.js';
 import { selectedStores } from './stores.js';
+import { defineVersionsSuite } from './versions-suite.js';
 
 describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
   afterAll(async () => {
@@ -12,4 +13,5 @@ describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
   defineConformanceSuite(harness);
   defineChangesSuite(harness);
   defineSearchSuite(harness);
+  defineVersionsSuite(harness);
 });

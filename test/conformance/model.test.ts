@@ -136,7 +136,7 @@ class ReferenceModel {
   constructor(readonly now: () => string) {}
 
   #registration(tool: Tool) {
-    return { spec: tool.spec, enabled: tool.enabled, created_at: tool.created_at };
+    return { spec: tool.spec, enabled: tool.enabled, created_at: tool.created_at, deprecation: null };
   }
 
   #sorted(): Tool[] {
@@ -212,7 +212,8 @@ class ReferenceModel {
   }
 
   export() {
-    return { tools: this.#sorted().map((tool) => this.#registration(tool)) };
+    // A snapshot writes `deprecation` only when set (never, here).
+    return { tools: this.#sorted().map((tool) => ({ spec: tool.spec, enabled: tool.enabled, created_at: tool.created_at })) };
   }
 
   listAll(includeDisabled: boolean) {

@@ -7,6 +7,8 @@ import type { ChangeEvent, HistoryEntry, RegistryOptions } from '../../core/regi
 import { CHANGE_LOG_TRIM_EVERY, changeAction, changeLogRetained } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
+import { DEFAULT_POLICY } from '../../core/versions.js';
+import type { RegistryPolicy } from '../../core/versions.js';
 
 export type InMemoryToolRegistryOptions = RegistryOptions;
 
@@ -35,6 +37,7 @@ interface PendingChange {
   readonly version: string | null;
   /** How many tools there were right after the change. */
   readonly tools: number;
+  readonly rollback?: true;
 }
 
 /** One distinct spec stored under a name; `entry` is built on first read. */
@@ -63,6 +66,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
   /** Sorted lists, rebuilt lazily after a write. */
   #sortedAll: ToolRegistration[] | undefined;
   #sortedEnabled: ToolRegistration[] | undefined;
+  #policy: RegistryPolicy = DEFAULT_POLICY;
 
   constructor(options: InMemoryToolRegistryOptions = {}) {
     super(options);
@@ -146,7 +150,8 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     const undo = new Map<string, Entry | undefined>();
     const undoHistory = new Map<string, HistoryRow[] | undefined>();
     const pending: PendingChange[] = [];
-    const set = (name: string, entry: Entry | undefined): void => {
+    let policyBefore: RegistryPolicy | undefined;
+    const set = (name: string, entry: Entry | undefined, rollback = false): void => {
       const before = this.#entries.get(name);
       if (!undo.has(name)) undo.set(name, before);
       this.#sortedAll = undefined;
@@ -155,7 +160,8 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
       const action = changeAction(before?.record, entry?.record);
       if (action !== undefined) {
         // The tool count right after this change: the log's bound depends on it (as in SQLite's trigger).
-        pending.push({ tool_name: name, action, version: (entry ?? before)?.record.version ?? null, tools: this.#entries.size });
+        const change: PendingChange = { tool_name: name, action, version: (entry ?? before)?.record.version ?? null, tools: this.#entries.size };
+        pending.push(rollback && action === 'updated' ? { ...change, rollback: true } : change);
       }
     };
     const writer: StoreWriter = {
@@ -174,16 +180,28 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
         const registration =
           tool.registration !== undefined && json === tool.json
             ? tool.registration
-            : makeRegistration(materializeSpec(json), tool.record.enabled, tool.record.created_at);
-        set(name, { record: tool.record, registration });
+            : makeRegistration(materializeSpec(json), tool.record.enabled, tool.record.created_at, tool.record.deprecation);
+        set(name, { record: tool.record, registration }, tool.rollback === true);
       },
       setEnabled: (toolName, enabled) => {
         const entry = this.#entries.get(toolName);
         if (entry === undefined) return;
         set(toolName, {
           record: { ...entry.record, enabled },
-          registration: makeRegistration(entry.registration.spec, enabled, entry.registration.created_at),
+          registration: makeRegistration(entry.registration.spec, enabled, entry.registration.created_at, entry.registration.deprecation),
         });
+      },
+      setDeprecation: (toolName, deprecation) => {
+        const entry = this.#entries.get(toolName);
+        if (entry === undefined) return;
+        set(toolName, {
+          record: { ...entry.record, deprecation },
+          registration: makeRegistration(entry.registration.spec, entry.registration.enabled, entry.registration.created_at, deprecation),
+        });
+      },
+      setPolicy: (policy) => {
+        policyBefore ??= this.#policy;
+        this.#policy = policy;
       },
       delete: (toolName) => {
         if (!this.#entries.has(toolName)) return false;
@@ -196,6 +214,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
       result = runPlanSync(writer, plan);
     } catch (error) {
       for (const [name, entry] of undo) this.#assign(name, entry);
+      if (policyBefore !== undefined) this.#policy = policyBefore;
       for (const [name, rows] of undoHistory) {
         if (rows === undefined) this.#history.delete(name);
         else this.#history.set(name, rows);
@@ -238,7 +257,8 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     const at = new Date().toISOString();
     for (const change of pending) {
       const revision = ++this.#revision;
-      this.#log.push(Object.freeze({ revision, tool_name: change.tool_name, action: change.action, version: change.version, at }));
+      const event: ChangeEvent = { revision, tool_name: change.tool_name, action: change.action, version: change.version, at };
+      this.#log.push(Object.freeze(change.rollback === true ? { ...event, rollback: true } : event));
       if (revision % CHANGE_LOG_TRIM_EVERY === 0) {
         const keepFrom = revision - changeLogRetained(change.tools) + 1;
         const drop = this.#log.findIndex((event) => event.revision >= keepFrom);
@@ -265,6 +285,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
       get: (toolName) => this.#entries.get(toolName)?.registration,
       records: () => this.#records,
       revision,
+      policy: () => this.#policy,
     };
   }
 }

@@ -15,7 +15,7 @@ import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
-import { beginBoundedRead, lockAndRead, readHead, setStatementTimeout } from './tables.js';
+import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow } from './tables.js';
 
 export interface EngineOptions<T> {
@@ -34,6 +34,8 @@ export interface EngineOptions<T> {
 
 /** What a write locks: these names (shared writers' lock plus one lock per name), or everything (an import). */
 export type WriteScope = { readonly names: readonly string[] } | { readonly exclusive: true };
+
+const NO_DEPRECATION = Object.freeze({ dep_message: null, dep_replacement: null, dep_sunset: null });
 
 /** More names than this in one write take the writers' lock exclusively instead of one lock each. */
 const MAX_NAME_LOCKS = 64;
@@ -217,13 +219,18 @@ export class PostgresEngine<T> {
    * next answer (a lost COMMIT acknowledgement may still have committed); after a success the
    * caller tells the cache what it wrote.
    */
-  async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[]) => Promise<R>): Promise<R> {
+  async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[], policy: readonly [string, string][]) => Promise<R>): Promise<R> {
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
     return this.#writing(operation, (lockTimeoutMs) =>
       this.db.transaction().execute(async (trx) => {
         if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
-        const rows = await lockAndRead(trx, this.schema, lockTimeoutMs(), names === undefined, names ?? ('names' in scope ? scope.names : []));
-        return work(trx, rows);
+        const lockedNames = names ?? ('names' in scope ? scope.names : []);
+        const locked = await lockAndRead(trx, this.schema, lockTimeoutMs(), names === undefined, lockedNames);
+        // Read after the locks are held (READ COMMITTED: a fresh snapshot): the policies and
+        // the locked tools' deprecations (migration 0006), in one more round trip.
+        const { policy, deprecations } = await readPolicyAndDeprecations(trx, lockedNames);
+        const rows = locked.map((row) => ({ ...row, ...(deprecations.get(row.tool_name) ?? NO_DEPRECATION) }));
+        return work(trx, rows, policy);
       }),
     );
   }

@@ -13,7 +13,10 @@ import { RegistryClosedError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { changeAction } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
+import { deprecationColumns, deprecationOfColumns as deprecationOf } from '../../core/stored-row.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
+import { DEFAULT_POLICY, policyOf } from '../../core/versions.js';
+import type { RegistryPolicy } from '../../core/versions.js';
 import { renamedBusy } from './busy.js';
 import { isConnectionFailure } from './connections.js';
 import { PostgresEngine } from './engine.js';
@@ -24,9 +27,13 @@ import {
   readHead,
   readHistory,
   readRegistration,
+  readPolicyAndDeprecations,
   readRegistrations,
   readTools,
+  markRollbacks,
+  writeDeprecation,
   writeEnabled,
+  writePolicy,
   writeTools,
   writeToolsIf,
 } from './tables.js';
@@ -78,11 +85,17 @@ export interface PostgresToolRegistry extends ToolRegistry {
 }
 
 function toRecord(row: ToolRow): ToolRecord {
-  return { tool_name: row.tool_name, version: row.version, fingerprint: row.fingerprint, enabled: row.enabled, created_at: row.created_at };
+  return { tool_name: row.tool_name, version: row.version, fingerprint: row.fingerprint, enabled: row.enabled, created_at: row.created_at, deprecation: deprecationOf(row) };
+}
+
+/** A record with its spec text, as the row a store read would give. */
+function rowOf(record: ToolRecord, specJson: string): RegistrationRow {
+  const { tool_name, version, fingerprint, enabled, created_at } = record;
+  return { tool_name, version, fingerprint, enabled, created_at, spec_json: specJson, ...deprecationColumns(record.deprecation) };
 }
 
 function toRegistration(row: RegistrationRow): ToolRegistrationType {
-  return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at);
+  return makeRegistration(materializeSpec(row.spec_json), row.enabled, row.created_at, deprecationOf(row));
 }
 
 type PutChange = Extract<StoreChange, { kind: 'put' }>;
@@ -96,11 +109,12 @@ const ONE_STATEMENT_METHODS: ReadonlySet<string> = new Set(['register', 'registe
  * points at, and logs `enabled`/`disabled` for a flag alone); a delete cannot be sent (undefined).
  */
 function asPut(change: StoreChange, rows: ReadonlyMap<string, RegistrationRow>): PutChange | undefined {
-  if (change.kind === 'put') return change;
+  // A rollback's log entry is marked after the write, in its transaction: the usual way.
+  if (change.kind === 'put') return change.tool.rollback === true ? undefined : change;
   if (change.kind !== 'enable') return undefined;
   const row = rows.get(change.toolName);
   if (row === undefined) return undefined;
-  const record: ToolRecord = { tool_name: row.tool_name, version: row.version, fingerprint: row.fingerprint, enabled: change.enabled, created_at: row.created_at };
+  const record: ToolRecord = { ...toRecord(row), enabled: change.enabled };
   // The spec row exists (the registration points at it), so firstRegisteredAt is not written.
   return { kind: 'put', tool: { record, json: row.spec_json, firstRegisteredAt: new Date().toISOString() } };
 }
@@ -110,7 +124,7 @@ const PUT_CHUNK = 1000;
 
 function toWrite(change: PutChange): ToolWrite {
   const { record, json, firstRegisteredAt } = change.tool;
-  return { ...record, spec_json: json, first_registered_at: firstRegisteredAt };
+  return { ...rowOf(record, json), first_registered_at: firstRegisteredAt };
 }
 
 /**
@@ -123,7 +137,7 @@ function rowsAfterPuts(puts: readonly PutChange[], before: ReadonlyMap<string, T
     const record = put.tool.record;
     const previous = before.get(record.tool_name);
     const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === record.fingerprint ? previous.spec_json : put.tool.json;
-    after.set(record.tool_name, { ...record, spec_json: text });
+    after.set(record.tool_name, rowOf(record, text));
     if (changeAction(previous === undefined ? undefined : toRecord(previous), record) !== undefined) entries++;
   }
   return entries;
@@ -139,7 +153,7 @@ function registrationAfter(view: StoreReader, after: ReadonlyMap<string, Registr
 }
 
 /** A view of what a write or read loaded: rows by name (with spec text unless loaded for `all`). */
-function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: number): StoreReader {
+function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: number, policy: RegistryPolicy): StoreReader {
   const built = new Map<string, ToolRegistrationType>();
   return {
     find: (toolName) => {
@@ -156,11 +170,18 @@ function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: 
     },
     records: () => new Map([...rows].map(([name, row]) => [name, toRecord(row)])),
     revision: () => revision,
+    policy: () => policy,
   };
 }
 
 class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolRegistry {
   readonly #engine: PostgresEngine<ToolRegistrationType>;
+  /**
+   * The policies as this instance last read them: what a write decided on the read cache
+   * assumes. The one-statement write compares them with the stored ones under its locks and
+   * writes nothing when they differ (then the write reads them again, the usual way).
+   */
+  #knownPolicy: RegistryPolicy = DEFAULT_POLICY;
 
   constructor(engine: PostgresEngine<ToolRegistrationType>, options: RegistryOptions) {
     super(options);
@@ -219,10 +240,22 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       } else {
         for (const name of cache.names()) rows.set(name, cache.row(name) as RegistrationRow);
       }
-      return work(viewOf(rows, cache.revision));
+      // Reads never decide under the policies (getPolicy reads them from the database itself).
+      return work(viewOf(rows, cache.revision, this.#knownPolicy));
     }
     const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true), operation);
-    return work(viewOf(rows, revision));
+    return work(viewOf(rows, revision, this.#knownPolicy));
+  }
+
+  async #readPolicy(trx: Db): Promise<RegistryPolicy> {
+    const { policy } = await readPolicyAndDeprecations(trx, []);
+    this.#knownPolicy = policyOf(policy);
+    return this.#knownPolicy;
+  }
+
+  override async getPolicy(): Promise<RegistryPolicy> {
+    this.#assertOpen('getPolicy');
+    return this.#engine.read((trx) => this.#readPolicy(trx), 'getPolicy');
   }
 
   /** The rows of a scope (with spec text for named tools) and, if asked, the revision, in the caller's transaction. */
@@ -239,15 +272,22 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     const fromCache = await this.#writeFromCache(method, plan);
     if (fromCache !== undefined) return fromCache.result;
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
-    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined> } | undefined;
-    const result = await this.#engine.write(method, lock, async (trx, locked) => {
+    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined>; onlyPuts: boolean } | undefined;
+    const result = await this.#engine.write(method, lock, async (trx, locked, storedPolicy) => {
+      const policy = policyOf(storedPolicy);
+      this.#knownPolicy = policy;
+      // An import judged by the compatibility policy needs the stored specs; otherwise the records do.
       const rows: Map<string, ToolRow | RegistrationRow> =
-        'names' in plan.scope ? new Map(locked.map((row) => [row.tool_name, row])) : await readTools(trx);
-      const view = viewOf(rows, Number.NaN);
+        'names' in plan.scope
+          ? new Map(locked.map((row) => [row.tool_name, row]))
+          : policy.compatibility !== 'none' && method === 'importSnapshot'
+            ? new Map((await readRegistrations(trx, { includeDisabled: true })).map((row) => [row.tool_name, row]))
+            : await readTools(trx);
+      const view = viewOf(rows, Number.NaN, policy);
       const decision = plan.decide(view);
       const after = new Map<string, RegistrationRow | undefined>();
       const applied = await this.#apply(trx, decision.changes, rows, after);
-      written = { entries: applied.entries, head: applied.head, after };
+      written = { entries: applied.entries, head: applied.head, after, onlyPuts: applied.onlyPuts };
       const revision = plan.needsRevision === true ? (applied.head?.revision ?? (await readHead(trx)).revision) : Number.NaN;
       return decision.result({
         found: applied.found,
@@ -257,9 +297,10 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     });
     const cache = this.#engine.cache;
     if (cache !== undefined && written !== undefined) {
-      const { entries, head, after } = written;
+      const { entries, head, after, onlyPuts } = written;
       // Nothing written: nothing to tell. Puts alone report the head: the cache takes the rows.
-      if (entries === 0 && after.size === 0) return result;
+      // (A deprecation an import changed leaves no row in `after`: the cache catches up on it.)
+      if (entries === 0 && after.size === 0 && onlyPuts) return result;
       if (head !== undefined) cache.ownWrite(entries, head, after);
       else cache.invalidate();
     }
@@ -285,7 +326,8 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     for (const name of plan.scope.names) before.set(name, cache.row(name));
     const known = new Map<string, RegistrationRow>();
     for (const [name, row] of before) if (row !== undefined) known.set(name, row);
-    const view = viewOf(known, Number.NaN);
+    const policy = this.#knownPolicy;
+    const view = viewOf(known, Number.NaN, policy);
     let decision: WriteDecision<T>;
     let puts: PutChange[];
     try {
@@ -299,7 +341,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       return undefined;
     }
     const head = await this.#engine.writeInOneStatement(method, (db, lockTimeoutMs) =>
-      writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite)),
+      writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), policy),
     );
     if (head === undefined) return undefined;
     const after = new Map<string, RegistrationRow | undefined>();
@@ -324,7 +366,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     changes: Iterable<StoreChange>,
     before: ReadonlyMap<string, ToolRow | RegistrationRow>,
     after: Map<string, RegistrationRow | undefined>,
-  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined }> {
+  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined; onlyPuts: boolean }> {
     const found: boolean[] = [];
     let head: Omit<Head, 'generation'> | undefined;
     let entries = 0;
@@ -333,6 +375,23 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     let next = iterator.next();
     while (next.done !== true) {
       const change: StoreChange = next.value;
+      if (change.kind === 'deprecate') {
+        onlyPuts = false;
+        await writeDeprecation(trx, change.toolName, change.deprecation);
+        found.push(true);
+        const row: ToolRow | RegistrationRow | undefined = after.has(change.toolName) ? after.get(change.toolName) : before.get(change.toolName);
+        if (row !== undefined && 'spec_json' in row) after.set(change.toolName, { ...(row as RegistrationRow), ...deprecationColumns(change.deprecation) });
+        next = iterator.next();
+        continue;
+      }
+      if (change.kind === 'policy') {
+        onlyPuts = false;
+        await writePolicy(trx, change.policy);
+        this.#knownPolicy = change.policy;
+        found.push(true);
+        next = iterator.next();
+        continue;
+      }
       if (change.kind === 'enable') {
         onlyPuts = false;
         found.push(await writeEnabled(trx, change.toolName, change.enabled));
@@ -351,6 +410,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         const puts = run as PutChange[];
         head = await writeTools(trx, this.#engine.schema, puts.map(toWrite));
         entries += rowsAfterPuts(puts, before, after);
+        await markRollbacks(trx, puts.filter((put) => put.tool.rollback === true).map((put) => put.tool.record.tool_name));
         for (let i = 0; i < puts.length; i++) found.push(true);
       } else {
         onlyPuts = false;
@@ -362,7 +422,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         }
       }
     }
-    return { found, entries, head: onlyPuts ? head : undefined };
+    return { found, entries, head: onlyPuts ? head : undefined, onlyPuts };
   }
 
   protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
@@ -373,7 +433,8 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   protected async _changes(since: number, limit: number, follow?: FollowRead): Promise<ChangeLogPage> {
     const page = await this.#engine.read((trx) => readChanges(trx, this.#engine.schema, since, limit), 'changes');
     const events = page.changes.map(
-      ({ revision, tool_name, action, version, at }): ChangeEvent => Object.freeze({ revision, tool_name, action, version, at }),
+      ({ revision, tool_name, action, version, at, rollback }): ChangeEvent =>
+        Object.freeze(rollback ? { revision, tool_name, action, version, at, rollback: true as const } : { revision, tool_name, action, version, at }),
     );
     const read = { revision: page.head.revision, oldestRevision: page.oldestRevision, events };
     if (follow === undefined) return read;

@@ -37,11 +37,27 @@ export interface ToolChangesTable {
   /** xid8 as text. */
   xid: string;
   tool_name: string;
-  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed';
+  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | 'deprecated' | 'undeprecated';
   version: string | null;
   at: string;
   /** The head's token after the statement that logged this change. */
   token: string;
+  /** Migration 0006: true on an `updated` entry that rolled the tool back to a lower version. */
+  rollback: boolean | null;
+}
+
+/** Migration 0006: one row per deprecated current tool. */
+export interface ToolDeprecationsTable {
+  tool_name: string;
+  message: string;
+  replacement: string | null;
+  sunset: string | null;
+}
+
+/** Migration 0006: the registry's policies, one row per policy set. */
+export interface ToolRegistryPolicyTable {
+  name: string;
+  value: string;
 }
 
 export interface SchemaMigrationsTable {
@@ -58,6 +74,9 @@ export interface ToolsView {
   description: string | null;
   tags: unknown;
   fingerprint: string;
+  deprecation_message: string | null;
+  deprecation_replacement: string | null;
+  deprecation_sunset: string | null;
 }
 
 export interface PostgresSchema {
@@ -67,4 +86,6 @@ export interface PostgresSchema {
   tool_changes: ToolChangesTable;
   schema_migrations: SchemaMigrationsTable;
   tools: ToolsView;
+  tool_deprecations: ToolDeprecationsTable;
+  tool_registry_policy: ToolRegistryPolicyTable;
 }

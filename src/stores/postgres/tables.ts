@@ -3,6 +3,7 @@
 // these functions read what a decision needs, lock, and write.
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import type { DeprecationColumns } from '../../core/stored-row.js';
 import { safeInteger } from './integers.js';
 import type { PostgresSchema, ToolChangesTable } from './schema.js';
 
@@ -10,7 +11,7 @@ import type { PostgresSchema, ToolChangesTable } from './schema.js';
 export type Db = Kysely<PostgresSchema>;
 
 /** What the rule needs to know about a current tool (no spec text). */
-export interface ToolRow {
+export interface ToolRow extends DeprecationColumns {
   readonly tool_name: string;
   readonly version: string | null;
   readonly fingerprint: string;
@@ -51,12 +52,87 @@ export async function beginBoundedRead(db: Db, lockTimeoutMs: number, statementT
 
 // --- reads ----------------------------------------------------------------------------
 
-const toolColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'] as const;
+const toolColumns = [
+  'r.tool_name',
+  's.version',
+  'r.fingerprint',
+  'r.enabled',
+  'r.created_at',
+  'd.message as dep_message',
+  'd.replacement as dep_replacement',
+  'd.sunset as dep_sunset',
+] as const;
 
 function current(db: Db) {
   return db
     .selectFrom('tool_registrations as r')
-    .innerJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'));
+    .innerJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
+    .leftJoin('tool_deprecations as d', 'd.tool_name', 'r.tool_name');
+}
+
+/** The stored policies (name, value), and the deprecations of `names` (every tool's when `names` is undefined), in one statement. */
+export async function readPolicyAndDeprecations(
+  db: Db,
+  names: readonly string[] | undefined,
+): Promise<{ policy: [string, string][]; deprecations: Map<string, Pick<ToolRow, 'dep_message' | 'dep_replacement' | 'dep_sunset'>> }> {
+  let deprecations = db.selectFrom('tool_deprecations').select([sql.lit('d').as('kind'), 'tool_name as a', 'message as b', 'replacement as c', 'sunset as e']);
+  if (names !== undefined) deprecations = deprecations.where('tool_name', '=', sql<string>`ANY(${[...names]}::text[])`);
+  const rows = await db
+    .selectFrom('tool_registry_policy')
+    .select([sql.lit('p').as('kind'), 'name as a', 'value as b', sql<string | null>`NULL::text`.as('c'), sql<string | null>`NULL::text`.as('e')])
+    .unionAll(deprecations)
+    .execute();
+  const policy: [string, string][] = [];
+  const found = new Map<string, Pick<ToolRow, 'dep_message' | 'dep_replacement' | 'dep_sunset'>>();
+  for (const row of rows) {
+    if (row.kind === 'p') policy.push([row.a, row.b]);
+    else found.set(row.a, { dep_message: row.b, dep_replacement: row.c, dep_sunset: row.e });
+  }
+  return { policy, deprecations: found };
+}
+
+/** Sets (upserts) or lifts (null) a tool's deprecation; migration 0006's triggers log it. */
+export async function writeDeprecation(
+  trx: Db,
+  toolName: string,
+  deprecation: { readonly message: string; readonly replacement: string | null; readonly sunset: string | null } | null,
+): Promise<void> {
+  if (deprecation === null) {
+    await trx.deleteFrom('tool_deprecations').where('tool_name', '=', toolName).execute();
+    return;
+  }
+  const { message, replacement, sunset } = deprecation;
+  await trx
+    .insertInto('tool_deprecations')
+    .values({ tool_name: toolName, message, replacement, sunset })
+    .onConflict((conflict) =>
+      conflict.column('tool_name').doUpdateSet((eb) => ({ message: eb.ref('excluded.message'), replacement: eb.ref('excluded.replacement'), sunset: eb.ref('excluded.sunset') })),
+    )
+    .execute();
+}
+
+/** Stores the registry's policies (under the writers' lock held exclusively). */
+export async function writePolicy(trx: Db, policy: { readonly versionOrder: string; readonly compatibility: string }): Promise<void> {
+  await trx
+    .insertInto('tool_registry_policy')
+    .values([
+      { name: 'versionOrder', value: policy.versionOrder },
+      { name: 'compatibility', value: policy.compatibility },
+    ])
+    .onConflict((conflict) => conflict.column('name').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+    .execute();
+}
+
+/** Marks this transaction's `updated` log entries of these tools as rollbacks. */
+export async function markRollbacks(trx: Db, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  await trx
+    .updateTable('tool_changes')
+    .set({ rollback: true })
+    .where('xid', '=', sql<string>`pg_current_xact_id()`)
+    .where('action', '=', 'updated')
+    .where('tool_name', '=', sql<string>`ANY(${[...names]}::text[])`)
+    .execute();
 }
 
 /** The current rows of these names (all current tools when `names` is undefined), by name. */
@@ -105,6 +181,7 @@ export interface ChangeRow {
   readonly version: string | null;
   readonly at: string;
   readonly token: string;
+  readonly rollback: boolean;
 }
 
 export interface ChangesRead {
@@ -132,12 +209,13 @@ export async function readChanges(db: Db, schema: string, since: number, limit: 
     version: string | null;
     at: string | null;
     c_token: string | null;
+    rollback: boolean | null;
   }>`SELECT h.revision, h.token, h.generation, (SELECT min(revision) FROM ${table('tool_changes')}) AS oldest,
          (SELECT token FROM ${table('tool_changes')} WHERE revision = ${since}) AS since_token,
-         c.revision AS c_revision, c.tool_name, c.action, c.version, c.at, c.token AS c_token
+         c.revision AS c_revision, c.tool_name, c.action, c.version, c.at, c.token AS c_token, c.rollback
        FROM ${table('tool_registry_head')} AS h
        LEFT JOIN LATERAL (
-         SELECT revision, tool_name, action, version, at, token FROM ${table('tool_changes')}
+         SELECT revision, tool_name, action, version, at, token, rollback FROM ${table('tool_changes')}
          WHERE revision > ${since} ORDER BY revision LIMIT ${limit}
        ) AS c ON true
        ORDER BY c.revision`.execute(db);
@@ -147,7 +225,7 @@ export async function readChanges(db: Db, schema: string, since: number, limit: 
   const changes: ChangeRow[] = [];
   for (const row of rows) {
     if (row.c_revision === null || row.tool_name === null || row.action === null || row.at === null || row.c_token === null) continue;
-    changes.push({ revision: safeInteger(row.c_revision, 'tool_changes.revision'), tool_name: row.tool_name, action: row.action, version: row.version, at: row.at, token: row.c_token });
+    changes.push({ revision: safeInteger(row.c_revision, 'tool_changes.revision'), tool_name: row.tool_name, action: row.action, version: row.version, at: row.at, token: row.c_token, rollback: row.rollback === true });
   }
   const oldestRevision = first.oldest === null ? head.revision + 1 : safeInteger(first.oldest, 'oldest revision');
   return { head, sinceToken: first.since_token ?? undefined, oldestRevision, changes };
@@ -205,11 +283,17 @@ export async function writeToolsIf(
   lockTimeoutMs: number,
   expected: ReadonlyMap<string, RegistrationRow | undefined>,
   tools: readonly ToolWrite[],
+  policy: { readonly versionOrder: string; readonly compatibility: string },
 ): Promise<Omit<Head, 'generation'> | undefined> {
   const expectedRows = JSON.stringify(
-    Array.from(expected, ([name, row]) => (row === undefined ? [name, null] : [name, row.fingerprint, row.enabled, row.created_at, row.spec_json])),
+    Array.from(expected, ([name, row]) =>
+      row === undefined
+        ? [name, null]
+        : [name, row.fingerprint, row.enabled, row.created_at, row.spec_json, row.dep_message, row.dep_replacement, row.dep_sunset],
+    ),
   );
-  const { rows } = await sql<{ written: boolean; revision: string | null; token: string | null }>`SELECT written, revision, token FROM ${sql.id(schema, 'tool_registry_write_if')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${expectedRows}::json, ${specRowsOf(tools)}::json, ${registrationRowsOf(tools)}::json)`.execute(db);
+  const policyJson = JSON.stringify({ versionOrder: policy.versionOrder, compatibility: policy.compatibility });
+  const { rows } = await sql<{ written: boolean; revision: string | null; token: string | null }>`SELECT written, revision, token FROM ${sql.id(schema, 'tool_registry_write_if')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${expectedRows}::json, ${specRowsOf(tools)}::json, ${registrationRowsOf(tools)}::json, ${policyJson}::json)`.execute(db);
   const outcome = rows[0];
   if (outcome === undefined) throw new Error('tool_registry_write_if returned nothing');
   if (!outcome.written || outcome.revision === null || outcome.token === null) return undefined;
@@ -227,8 +311,8 @@ export async function lockAndRead(
   lockTimeoutMs: number,
   exclusive: boolean,
   names: readonly string[],
-): Promise<RegistrationRow[]> {
-  const { rows } = await sql<RegistrationRow>`SELECT * FROM ${sql.id(schema, 'tool_registry_lock')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${exclusive}, ${[...names]}::text[])`.execute(trx);
+): Promise<Omit<RegistrationRow, 'dep_message' | 'dep_replacement' | 'dep_sunset'>[]> {
+  const { rows } = await sql<Omit<RegistrationRow, 'dep_message' | 'dep_replacement' | 'dep_sunset'>>`SELECT * FROM ${sql.id(schema, 'tool_registry_lock')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${exclusive}, ${[...names]}::text[])`.execute(trx);
   return rows;
 }
 

@@ -15,9 +15,12 @@ import type { SqliteSchema } from './schema.js';
 import { compareCodePoints } from '../../core/canonical.js';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { StoredTool, StoreReader } from '../../core/base-tool-registry.js';
+import type { Deprecation } from '../../core/contracts.js';
 import type { ToolRecord } from '../../core/rules.js';
+import { sameDeprecation } from '../../core/rules.js';
 import { makeRegistration } from '../../core/validation.js';
 import { compileStatement, once, prepareAll, queries } from './statement.js';
+import { deprecationColumns } from '../../core/stored-row.js';
 import { prepareCommitMarks, toRecord, toRegistration } from './statements.js';
 import type { ToolRow } from './statements.js';
 
@@ -136,7 +139,19 @@ const compiledLog = once(() => ({
       )
       .leftJoin('tool_registrations as r', 'r.tool_name', 'c.tool_name')
       .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
-      .select(['c.tool_name as changed', 'r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at', 's.spec_json']),
+      .leftJoin('tool_deprecations as d', 'd.tool_name', 'r.tool_name')
+      .select([
+        'c.tool_name as changed',
+        'r.tool_name',
+        's.version',
+        'r.fingerprint',
+        'r.enabled',
+        'r.created_at',
+        's.spec_json',
+        'd.message as dep_message',
+        'd.replacement as dep_replacement',
+        'd.sunset as dep_sunset',
+      ]),
   ),
   // Inside the store's own write transaction, first and last: the log's head (and, first,
   // the generation; last, total_changes() with the write's own changes).
@@ -224,7 +239,7 @@ export class OwnWrite {
     this.#set(
       name,
       registration === undefined
-        ? { record, row: { ...record, enabled: record.enabled ? 1 : 0, spec_json: tool.json }, registration: undefined }
+        ? { record, row: { ...record, enabled: record.enabled ? 1 : 0, spec_json: tool.json, ...deprecationColumns(record.deprecation) }, registration: undefined }
         : { record, row: undefined, registration },
     );
   }
@@ -241,7 +256,23 @@ export class OwnWrite {
       name,
       entry.registration === undefined
         ? { record, row: { ...(entry.row as ToolRow), enabled: enabled ? 1 : 0 }, registration: undefined }
-        : { record, row: undefined, registration: makeRegistration(entry.registration.spec, enabled, entry.registration.created_at) },
+        : { record, row: undefined, registration: makeRegistration(entry.registration.spec, enabled, entry.registration.created_at, entry.registration.deprecation) },
+    );
+  }
+
+  setDeprecation(name: string, deprecation: Deprecation | null, row: () => ToolRow | undefined): void {
+    const entry = this.entry(name);
+    if (entry === undefined) {
+      const written = row();
+      this.#set(name, written === undefined ? undefined : entryOf(written));
+      return;
+    }
+    const record = { ...entry.record, deprecation };
+    this.#set(
+      name,
+      entry.registration === undefined
+        ? { record, row: { ...(entry.row as ToolRow), ...deprecationColumns(deprecation) }, registration: undefined }
+        : { record, row: undefined, registration: makeRegistration(entry.registration.spec, entry.record.enabled, entry.registration.created_at, deprecation) },
     );
   }
 
@@ -469,7 +500,8 @@ export class SqliteReadCache {
         known !== undefined &&
         known.record.fingerprint === row.fingerprint &&
         known.record.enabled === (row.enabled === 1) &&
-        known.record.created_at === row.created_at;
+        known.record.created_at === row.created_at &&
+        sameDeprecation(known.record.deprecation, toRecord(row).deprecation);
       entries.set(row.tool_name, same ? known : entryOf(row));
       names.push(row.tool_name);
     }
@@ -511,7 +543,7 @@ export class SqliteReadCache {
   }
 
   /** A reader over the cache (call `sync()` first). */
-  reader(): Omit<StoreReader, 'revision'> {
+  reader(): Omit<StoreReader, 'revision' | 'policy'> {
     return {
       find: (name) => this.find(name),
       get: (name) => this.get(name),

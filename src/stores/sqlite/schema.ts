@@ -35,6 +35,10 @@ export interface ToolsView {
   /** JSON array as text. */
   tags: string;
   fingerprint: string;
+  /** Migration 0006: the deprecation's fields (NULL: not deprecated). */
+  deprecation_message: string | null;
+  deprecation_replacement: string | null;
+  deprecation_sunset: string | null;
 }
 
 /** The change log (migrations 0002 and 0003): one row per change of a tool. */
@@ -45,11 +49,27 @@ export interface ToolChangesTable {
   /** Random per entry: tells a reader whether this is the entry it saw at this revision (0003). */
   token: string;
   /** Migration 0004: what happened; NULL for an entry that is not an event (written before 0004, or by hand). */
-  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | null;
+  action: 'added' | 'updated' | 'enabled' | 'disabled' | 'removed' | 'deprecated' | 'undeprecated' | null;
   /** The tool's version after the change (`removed`: the version removed). */
   version: string | null;
   /** Commit time, ISO 8601 UTC from SQLite's clock. */
   at: string | null;
+  /** Migration 0006: 1 on an `updated` entry that rolled the tool back to a lower version. */
+  rollback: number | null;
+}
+
+/** Migration 0006: one row per deprecated current tool. */
+export interface ToolDeprecationsTable {
+  tool_name: string;
+  message: string;
+  replacement: string | null;
+  sunset: string | null;
+}
+
+/** Migration 0006: the registry's policies, one row per policy set. */
+export interface ToolRegistryPolicyTable {
+  name: string;
+  value: string;
 }
 
 /** One row: a random value chosen when the database's change log began (0003). */
@@ -79,5 +99,7 @@ export interface SqliteSchema {
   tool_changes: ToolChangesTable;
   tool_changes_generation: ToolChangesGenerationTable;
   tool_changes_feed_start: ToolChangesFeedStartTable;
+  tool_deprecations: ToolDeprecationsTable;
+  tool_registry_policy: ToolRegistryPolicyTable;
   sqlite_master: SqliteMasterTable;
 }

@@ -14,6 +14,8 @@ import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { ChangeAction, ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import { materializeSpec } from '../../core/validation.js';
+import { policyOf } from '../../core/versions.js';
+import type { RegistryPolicy } from '../../core/versions.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy, storageBusy, SYNC_BUSY_TIMEOUT_MS } from './busy.js';
 import { isDamagedFile, isReadOnlyStorage } from './file-errors.js';
@@ -310,7 +312,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       ? new SqliteReadCache(db, { row: (toolName) => sql.findRow.get({ tool_name: toolName }), rows: () => sql.rows.iterate() })
       : undefined;
     this.#cache = cache;
-    this.#cachedReader = cache === undefined ? undefined : { ...cache.reader(), revision: () => this.#head() };
+    this.#cachedReader = cache === undefined ? undefined : { ...cache.reader(), revision: () => this.#head(), policy: () => this.#policy() };
     // With the cache on, each batch transaction the store opens itself is followed, and its
     // changes are applied to the cache once it committed: the next read has nothing to catch up on.
     const observer: BatchObserver | undefined =
@@ -462,7 +464,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       // A lone register of a new tool saves two statements and a read transaction.
       const name = 'names' in scope && scope.names.length === 1 ? (scope.names[0] as string) : undefined;
       if (name !== undefined && this.#cache?.holds(name) !== true && this.#sql.registered.get({ tool_name: name }) === undefined) {
-        return work({ find: () => undefined, get: () => undefined, records: () => this.#records(), revision: () => this.#head() });
+        return work({ find: () => undefined, get: () => undefined, records: () => this.#records(), revision: () => this.#head(), policy: () => this.#policy() });
       }
       if (this.#cache?.sync()) return work(this.#cachedReader as StoreReader);
       return this.#inTransaction(this.#beginRead, () =>
@@ -471,6 +473,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           get: (toolName) => this.#getNow(toolName),
           records: () => this.#records(),
           revision: () => this.#head(),
+          policy: () => this.#policy(),
         }),
       );
     });
@@ -478,6 +481,11 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   #assertOpen(operation: string): void {
     if (this.closed) throw new RegistryClosedError(operation);
+  }
+
+  /** The registry's policies, read now (inside a write: in its transaction). */
+  #policy(): RegistryPolicy {
+    return policyOf(this.#sql.policy.all().map((row) => [row.name, row.value] as const));
   }
 
   /** The current revision: the newest change-log entry (0 before the first). */
@@ -574,6 +582,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
               action: row.action as ChangeAction,
               version: row.version,
               at: row.at ?? '',
+              ...(row.rollback === 1 ? { rollback: true as const } : {}),
             }),
           );
     const page = { revision: head, oldestRevision: oldest ?? head + 1, events };
@@ -762,6 +771,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       get: own === undefined ? (toolName) => this.#getNow(toolName) : (toolName) => own.get(toolName),
       records: () => this.#records(),
       revision: () => this.#head(),
+      policy: () => this.#policy(),
       put: (tool: StoredTool) => {
         this.#writes++;
         const { record } = tool;
@@ -785,7 +795,19 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           enabled: record.enabled ? 1 : 0,
           created_at: record.created_at,
         });
+        if (tool.rollback === true) sql.markRollback.run({ tool_name: record.tool_name });
         own?.put(tool, textKept, () => row(record.tool_name));
+      },
+      setDeprecation: (toolName, deprecation) => {
+        this.#writes++;
+        if (deprecation === null) sql.deleteDeprecation.run({ tool_name: toolName });
+        else sql.upsertDeprecation.run({ tool_name: toolName, ...deprecation });
+        own?.setDeprecation(toolName, deprecation, () => row(toolName));
+      },
+      setPolicy: (policy) => {
+        this.#writes++;
+        sql.setPolicy.run({ name: 'versionOrder', value: policy.versionOrder });
+        sql.setPolicy.run({ name: 'compatibility', value: policy.compatibility });
       },
       setEnabled: (toolName, enabled) => {
         this.#writes++;

@@ -3,6 +3,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { ToolRegistration } from '../../core/contracts.js';
 import type { ToolRecord } from '../../core/rules.js';
+import { deprecationOfColumns as deprecationOf } from '../../core/stored-row.js';
+import type { DeprecationColumns } from '../../core/stored-row.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { expressionBuilder, sql } from 'kysely';
 import type { SqliteSchema } from './schema.js';
@@ -44,8 +46,18 @@ const compiledStatements = once(() => {
       .selectFrom('tool_registrations as r')
       .innerJoin('tool_specs as s', (join) =>
         join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'),
-      );
-  const recordColumns = ['r.tool_name', 's.version', 'r.fingerprint', 'r.enabled', 'r.created_at'] as const;
+      )
+      .leftJoin('tool_deprecations as d', 'd.tool_name', 'r.tool_name');
+  const recordColumns = [
+    'r.tool_name',
+    's.version',
+    'r.fingerprint',
+    'r.enabled',
+    'r.created_at',
+    'd.message as dep_message',
+    'd.replacement as dep_replacement',
+    'd.sunset as dep_sunset',
+  ] as const;
   const rowColumns = [...recordColumns, 's.spec_json'] as const;
   return {
     /** Whether a tool of this name is registered (one key lookup, no row read). */
@@ -56,7 +68,9 @@ const compiledStatements = once(() => {
     findRecord: compileStatement((p: ToolName) => current().select(recordColumns).where('r.tool_name', '=', p.tool_name)),
     /** What `get` returns of one current tool, and no more (each column read is a string made). */
     findRegistration: compileStatement((p: ToolName) =>
-      current().select(['s.spec_json', 'r.enabled', 'r.created_at']).where('r.tool_name', '=', p.tool_name),
+      current()
+        .select(['s.spec_json', 'r.enabled', 'r.created_at', 'd.message as dep_message', 'd.replacement as dep_replacement', 'd.sunset as dep_sunset'])
+        .where('r.tool_name', '=', p.tool_name),
     ),
     /** Every current tool by name (SQLite's BINARY order, which is code-point order). */
     rows: compileStatement(() => current().select(rowColumns).orderBy('r.tool_name')),
@@ -103,7 +117,7 @@ const compiledStatements = once(() => {
     events: compileStatement((p: { since: number; limit: number }) =>
       queries
         .selectFrom('tool_changes')
-        .select(['revision', 'tool_name', 'action', 'version', 'at'])
+        .select(['revision', 'tool_name', 'action', 'version', 'at', 'rollback'])
         .where((eb) => eb('revision', '>', eb.fn<number>('max', [eb.val(p.since), feedStart])))
         .where('action', 'is not', null)
         .orderBy('revision')
@@ -147,6 +161,37 @@ const compiledStatements = once(() => {
     setEnabled: compileStatement((p: { tool_name: string; enabled: 0 | 1 }) =>
       queries.updateTable('tool_registrations').set({ enabled: p.enabled }).where('tool_name', '=', p.tool_name),
     ),
+    /** Sets a tool's deprecation (its change is logged by migration 0006's triggers). */
+    upsertDeprecation: compileStatement((p: { tool_name: string; message: string; replacement: string | null; sunset: string | null }) =>
+      queries
+        .insertInto('tool_deprecations')
+        .values({ tool_name: p.tool_name, message: p.message, replacement: p.replacement, sunset: p.sunset })
+        .onConflict((conflict) =>
+          conflict.column('tool_name').doUpdateSet((eb) => ({
+            message: eb.ref('excluded.message'),
+            replacement: eb.ref('excluded.replacement'),
+            sunset: eb.ref('excluded.sunset'),
+          })),
+        ),
+    ),
+    deleteDeprecation: compileStatement((p: ToolName) => queries.deleteFrom('tool_deprecations').where('tool_name', '=', p.tool_name)),
+    /** The stored policies (migration 0006): one row per policy set. */
+    policy: compileStatement(() => queries.selectFrom('tool_registry_policy').select(['name', 'value'])),
+    setPolicy: compileStatement((p: { name: string; value: string }) =>
+      queries
+        .insertInto('tool_registry_policy')
+        .values({ name: p.name, value: p.value })
+        .onConflict((conflict) => conflict.column('name').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') }))),
+    ),
+    /** Marks the newest log entry, this tool's `updated` just logged by a put, a rollback. */
+    markRollback: compileStatement((p: ToolName) =>
+      queries
+        .updateTable('tool_changes')
+        .set({ rollback: 1 })
+        .where('tool_name', '=', p.tool_name)
+        .where('action', '=', 'updated')
+        .where('revision', '=', (eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('r'))),
+    ),
     deleteRegistration: compileStatement((p: ToolName) => queries.deleteFrom('tool_registrations').where('tool_name', '=', p.tool_name)),
     /** Counts for status(). */
     counts: compileStatement(() =>
@@ -171,7 +216,7 @@ export function prepareStatements(db: BetterSqlite3.Database) {
 export type Statements = ReturnType<typeof prepareStatements>;
 
 /** The columns of a current tool, as `findRow` and `rows` return them. */
-export interface ToolRow {
+export interface ToolRow extends DeprecationColumns {
   readonly tool_name: string;
   readonly version: string | null;
   readonly fingerprint: string;
@@ -188,10 +233,11 @@ export function toRecord(row: Omit<ToolRow, 'spec_json'>): ToolRecord {
     fingerprint: row.fingerprint,
     enabled: row.enabled === 1,
     created_at: row.created_at,
+    deprecation: deprecationOf(row),
   };
 }
 
 /** A current-tool row as the frozen registration handed to callers. */
-export function toRegistration(row: Pick<ToolRow, 'spec_json' | 'enabled' | 'created_at'>): ToolRegistration {
-  return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at);
+export function toRegistration(row: Pick<ToolRow, 'spec_json' | 'enabled' | 'created_at' | 'dep_message' | 'dep_replacement' | 'dep_sunset'>): ToolRegistration {
+  return makeRegistration(materializeSpec(row.spec_json), row.enabled === 1, row.created_at, deprecationOf(row));
 }

@@ -1,0 +1,178 @@
+// compareSchemas is sound: for random schema pairs it judges compatible, every value the old
+// schema accepts is accepted by the new one (inputs: callers keep working), checked with ajv;
+// and for outputs (compareToolSchemas), every value the new output schema allows was allowed
+// before. The pairs are a random schema and a random chain of edits of it, so that both
+// verdicts occur often.
+import Ajv2020 from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compareSchemas, compareToolSchemas } from '../../src/index.js';
+
+type Schema = Record<string, unknown>;
+const NAMES = ['a', 'b', 'c', 'd'];
+const EXTRA = ['a', 'b', 'c', 'd', 'e'];
+
+const ajv = new Ajv2020.default({ strict: false, allErrors: false, validateFormats: false });
+const validate = (schema: Schema, value: unknown): boolean => ajv.validate(schema, value) as boolean;
+
+const bound = fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined });
+
+function withBounds(base: Schema, low: string, high: string, lo: number | undefined, hi: number | undefined): Schema {
+  const out = { ...base };
+  if (lo !== undefined) out[low] = lo;
+  if (hi !== undefined) out[high] = Math.max(hi, lo ?? 0);
+  return out;
+}
+
+const leafArb: fc.Arbitrary<Schema> = fc.oneof(
+  fc.tuple(bound, bound).map(([lo, hi]) => withBounds({ type: 'string' }, 'minLength', 'maxLength', lo, hi)),
+  fc.tuple(bound, bound).map(([lo, hi]) => withBounds({ type: 'integer' }, 'minimum', 'maximum', lo, hi)),
+  fc.tuple(bound, bound).map(([lo, hi]) => withBounds({ type: 'number' }, 'minimum', 'maximum', lo, hi)),
+  fc.constant({ type: 'boolean' }),
+  fc.constant({ type: ['string', 'null'] }),
+  fc.subarray(['x', 'y', 'z', 1, 2], { minLength: 1 }).map((values) => ({ enum: values })),
+);
+
+const schemaArb: fc.Arbitrary<Schema> = fc.letrec<{ schema: Schema }>((tie) => ({
+  schema: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leafArb,
+    fc
+      .tuple(fc.dictionary(fc.constantFrom(...NAMES), tie('schema'), { maxKeys: 3 }), fc.boolean(), fc.subarray(NAMES))
+      .map(([properties, closed, required]) => ({
+        type: 'object',
+        properties,
+        required: required.filter((name) => name in properties),
+        ...(closed ? { additionalProperties: false } : {}),
+      })),
+    fc.tuple(tie('schema'), bound).map(([items, max]) => ({ type: 'array', items, ...(max === undefined ? {} : { maxItems: max }) })),
+  ),
+})).schema;
+
+/** One edit of a schema, anywhere in it: what a tool's next version might change. */
+function editArb(schema: Schema): fc.Arbitrary<Schema> {
+  const edits: fc.Arbitrary<Schema>[] = [];
+  const set = (key: string, value: unknown): Schema => ({ ...schema, [key]: value });
+  const drop = (key: string): Schema => {
+    const { [key]: _gone, ...rest } = schema;
+    return rest;
+  };
+  for (const key of ['minLength', 'maxLength', 'minimum', 'maximum', 'maxItems']) {
+    if (key in schema) {
+      edits.push(fc.constant(drop(key)), fc.integer({ min: 0, max: 6 }).map((n) => set(key, n)));
+    }
+  }
+  if (schema.type === 'string') edits.push(fc.integer({ min: 0, max: 6 }).map((n) => set('maxLength', n)));
+  if (schema.type === 'integer') edits.push(fc.constant(set('type', 'number')), fc.integer({ min: 0, max: 6 }).map((n) => set('minimum', n)));
+  if (schema.type === 'number') edits.push(fc.constant(set('type', 'integer')));
+  if (typeof schema.type === 'string') edits.push(fc.constant(set('type', [schema.type, 'null'])), fc.constant(set('type', 'string')));
+  if (Array.isArray(schema.type)) edits.push(fc.constant(set('type', 'string')));
+  if (Array.isArray(schema.enum)) {
+    const values = schema.enum as unknown[];
+    edits.push(fc.constantFrom('x', 'y', 'z', 1, 2, 3).map((v) => set('enum', values.includes(v) ? values : [...values, v])));
+    if (values.length > 1) edits.push(fc.nat(values.length - 1).map((i) => set('enum', values.filter((_, j) => j !== i))));
+  }
+  if (schema.type === 'object') {
+    const properties = schema.properties as Record<string, Schema>;
+    const required = schema.required as string[];
+    edits.push(fc.constant('additionalProperties' in schema ? drop('additionalProperties') : set('additionalProperties', false)));
+    edits.push(fc.tuple(fc.constantFrom(...NAMES), leafArb).map(([name, sub]) => set('properties', { ...properties, [name]: sub })));
+    for (const name of Object.keys(properties)) {
+      const { [name]: _gone, ...rest } = properties;
+      edits.push(fc.constant({ ...schema, properties: rest, required: required.filter((n) => n !== name) }));
+      edits.push(editArb(properties[name] as Schema).map((sub) => set('properties', { ...properties, [name]: sub })));
+      edits.push(fc.constant(set('required', required.includes(name) ? required.filter((n) => n !== name) : [...required, name])));
+    }
+  }
+  if (schema.type === 'array') edits.push(editArb(schema.items as Schema).map((items) => set('items', items)));
+  edits.push(fc.constant(schema));
+  return fc.oneof(...edits);
+}
+
+const pairArb: fc.Arbitrary<[Schema, Schema]> = schemaArb.chain((before) =>
+  fc
+    .integer({ min: 1, max: 3 })
+    .chain((n) => {
+      let after: fc.Arbitrary<Schema> = fc.constant(before);
+      for (let i = 0; i < n; i++) after = after.chain(editArb);
+      return after;
+    })
+    .map((after): [Schema, Schema] => [before, after]),
+);
+
+/** Values a schema of this grammar accepts (mostly; each is checked with ajv before use). */
+function valueArb(schema: Schema): fc.Arbitrary<unknown> {
+  if (Array.isArray(schema.enum)) return fc.constantFrom(...(schema.enum as unknown[]));
+  const type = schema.type;
+  if (Array.isArray(type)) return fc.oneof(fc.constant(null), fc.string({ maxLength: 4 }));
+  // An edit may leave a minimum above the maximum: such a schema accepts nothing (ajv filters).
+  const int = (lo: unknown, hi: unknown) => {
+    const min = typeof lo === 'number' ? lo : -3;
+    return fc.integer({ min, max: Math.max(min, typeof hi === 'number' ? hi : 9) });
+  };
+  switch (type) {
+    case 'string':
+      return fc.string({ minLength: (schema.minLength as number) ?? 0, maxLength: Math.max((schema.minLength as number) ?? 0, (schema.maxLength as number) ?? 8) });
+    case 'integer':
+      return int(schema.minimum, schema.maximum);
+    case 'number':
+      return fc.oneof(int(schema.minimum, schema.maximum), int(schema.minimum, schema.maximum).map((n) => n + 0.5));
+    case 'boolean':
+      return fc.boolean();
+    case 'array':
+      return fc.array(valueArb(schema.items as Schema), { maxLength: (schema.maxItems as number) ?? 3 });
+    case 'object': {
+      const properties = schema.properties as Record<string, Schema>;
+      const listed = Object.fromEntries(Object.entries(properties).map(([name, sub]) => [name, valueArb(sub)]));
+      const known = fc.record(listed, { requiredKeys: schema.required as string[] });
+      if (schema.additionalProperties === false) return known;
+      // An open object: any value under names it does not list (the names an edit may add).
+      const extra = fc.dictionary(fc.constantFrom(...EXTRA.filter((name) => !(name in properties))), fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.constant(null)), { maxKeys: 2 });
+      return fc.tuple(known, extra).map(([a, b]) => ({ ...b, ...a }));
+    }
+    default:
+      return fc.anything();
+  }
+}
+
+describe('compareSchemas is sound (fast-check + ajv)', () => {
+  it('inputs: when a pair is judged compatible, every value the old schema accepts, the new one accepts', () => {
+    let compatible = 0;
+    let incompatible = 0;
+    fc.assert(
+      fc.property(pairArb.chain(([before, after]) => fc.tuple(fc.constant(before), fc.constant(after), fc.array(valueArb(before), { minLength: 1, maxLength: 8 }))), ([before, after, values]) => {
+        const verdict = compareSchemas(before, after);
+        if (!verdict.compatible) {
+          incompatible++;
+          return;
+        }
+        compatible++;
+        for (const value of values) {
+          if (!validate(before, value)) continue;
+          expect({ before, after, value, accepted: validate(after, value) }).toMatchObject({ accepted: true });
+        }
+      }),
+      { numRuns: 300, seed: 27 },
+    );
+    // Both verdicts occurred often enough for the property to mean something.
+    expect(compatible).toBeGreaterThan(50);
+    expect(incompatible).toBeGreaterThan(50);
+  });
+
+  it('outputs: when a new version is judged compatible, every output the new schema allows, the old one allowed', () => {
+    let compatible = 0;
+    fc.assert(
+      fc.property(pairArb.chain(([before, after]) => fc.tuple(fc.constant(before), fc.constant(after), fc.array(valueArb(after), { minLength: 1, maxLength: 8 }))), ([before, after, values]) => {
+        const verdict = compareToolSchemas({ input_schema: {}, output_schema: before }, { input_schema: {}, output_schema: after });
+        if (!verdict.compatible) return;
+        compatible++;
+        for (const value of values) {
+          if (!validate(after, value)) continue;
+          expect({ before, after, value, allowedBefore: validate(before, value) }).toMatchObject({ allowedBefore: true });
+        }
+      }),
+      { numRuns: 300, seed: 72 },
+    );
+    expect(compatible).toBeGreaterThan(50);
+  });
+});

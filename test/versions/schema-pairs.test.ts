@@ -1,0 +1,209 @@
+// compareSchemas: a table of schema pairs, each with the verdict and the differences the JSON
+// Schema specification (draft 2020-12, Validation and Core; draft-07 where it differs) makes
+// the answer: does `after` accept every instance `before` accepted? One test per pair.
+import { describe, expect, it } from 'vitest';
+import { compareSchemas, compareToolSchemas, SCHEMA_DIFFERENCE_TYPES } from '../../src/index.js';
+
+type Breaking = boolean | 'undecidable';
+/** [what, before, after, compatible, [type, path, breaking][]] */
+type Pair = [string, unknown, unknown, boolean, [string, string, Breaking][]];
+
+const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: 'object', properties, ...extra });
+const closed = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => obj(properties, { additionalProperties: false, ...extra });
+
+const PAIRS: Pair[] = [
+  // --- identity and boolean schemas (2020-12 §4.3.2) ---
+  ['identical schemas', obj({ a: { type: 'string' } }), obj({ a: { type: 'string' } }), true, []],
+  ['same schema, other key order', { type: 'string', minLength: 1 }, { minLength: 1, type: 'string' }, true, []],
+  ['true to {}', true, {}, true, []],
+  ['false to true', false, true, true, [['schema-changed', '', false]]],
+  ['true to false', true, false, false, [['schema-changed', '', true]]],
+  ['a schema to true', { type: 'string' }, true, true, [['schema-changed', '', false]]],
+  ['true to a typed schema', true, { type: 'string' }, false, [['type-removed', '/type', true]]],
+  ['a schema to false', { type: 'string' }, false, false, [['schema-changed', '', true]]],
+  ['false to a schema', false, { type: 'number' }, true, [['schema-changed', '', false]]],
+  // --- type (Validation §6.1.1) ---
+  ['string to number', { type: 'string' }, { type: 'number' }, false, [['type-removed', '/type', true], ['type-added', '/type', false]]],
+  ['string to [string, null]', { type: 'string' }, { type: ['string', 'null'] }, true, [['type-added', '/type', false]]],
+  ['[string, null] to string', { type: ['string', 'null'] }, { type: 'string' }, false, [['type-removed', '/type', true]]],
+  ['integer to number (integers are numbers)', { type: 'integer' }, { type: 'number' }, true, [['type-added', '/type', false]]],
+  ['number to integer', { type: 'number' }, { type: 'integer' }, false, [['type-removed', '/type', true]]],
+  ['no type to object', {}, { type: 'object' }, false, [['type-removed', '/type', true]]],
+  ['object to no type', { type: 'object' }, {}, true, [['type-added', '/type', false]]],
+  ['type list reordered', { type: ['null', 'string'] }, { type: ['string', 'null'] }, true, []],
+  ['[number, integer] to number', { type: ['number', 'integer'] }, { type: 'number' }, true, []],
+  ['boolean to [boolean, string]', { type: 'boolean' }, { type: ['boolean', 'string'] }, true, [['type-added', '/type', false]]],
+  ['array to object', { type: 'array' }, { type: 'object' }, false, [['type-removed', '/type', true], ['type-added', '/type', false]]],
+  // --- properties (§10.3.2.1) and additionalProperties (§10.3.2.3) ---
+  ['property added to a closed object', closed({ a: { type: 'string' } }), closed({ a: { type: 'string' }, b: { type: 'number' } }), true, [['property-added', '/properties/b', false]]],
+  ['property added to an open object narrows what b may hold', obj({ a: { type: 'string' } }), obj({ a: { type: 'string' }, b: { type: 'number' } }), false, [['property-added', '/properties/b', true]]],
+  ['property added to an open object with an empty schema', obj({}), obj({ b: {} }), true, [['property-added', '/properties/b', false]]],
+  ['property added to an open object with true', obj({}), obj({ b: true }), true, [['property-added', '/properties/b', false]]],
+  ['property removed from an open object', obj({ a: { type: 'string' }, b: { type: 'number' } }), obj({ a: { type: 'string' } }), true, [['property-removed', '/properties/b', false]]],
+  ['property removed from a closed object', closed({ a: { type: 'string' }, b: { type: 'number' } }), closed({ a: { type: 'string' } }), false, [['property-removed', '/properties/b', true]]],
+  ['property added where additionalProperties is a wider schema', obj({}, { additionalProperties: { type: ['string', 'number'] } }), obj({ b: { type: 'string' } }, { additionalProperties: { type: ['string', 'number'] } }), false, [['property-added', '/properties/b', true]]],
+  ['property added where additionalProperties is the same schema', obj({}, { additionalProperties: { type: 'string' } }), obj({ b: { type: 'string' } }, { additionalProperties: { type: 'string' } }), true, [['property-added', '/properties/b', false]]],
+  ['property type widened', obj({ a: { type: 'string' } }), obj({ a: { type: ['string', 'null'] } }), true, [['type-added', '/properties/a/type', false]]],
+  ['property type narrowed', obj({ a: { type: ['string', 'null'] } }), obj({ a: { type: 'string' } }), false, [['type-removed', '/properties/a/type', true]]],
+  ['additionalProperties true to false', obj({ a: {} }), obj({ a: {} }, { additionalProperties: false }), false, [['additional-properties-changed', '/additionalProperties', true]]],
+  ['additionalProperties false to true', closed({ a: {} }), obj({ a: {} }), true, [['additional-properties-changed', '/additionalProperties', false]]],
+  ['additionalProperties absent to true', obj({}), obj({}, { additionalProperties: true }), true, [['additional-properties-changed', '/additionalProperties', false]]],
+  ['additionalProperties schema narrowed', obj({}, { additionalProperties: { type: ['string', 'null'] } }), obj({}, { additionalProperties: { type: 'string' } }), false, [['additional-properties-changed', '/additionalProperties', true]]],
+  ['additionalProperties schema widened', obj({}, { additionalProperties: { type: 'string' } }), obj({}, { additionalProperties: {} }), true, [['additional-properties-changed', '/additionalProperties', false]]],
+  ['additionalProperties false to a schema', closed({}), obj({}, { additionalProperties: { type: 'string' } }), true, [['additional-properties-changed', '/additionalProperties', false]]],
+  ['a property name with / and ~ in the pointer', obj({ 'a/b~c': { type: 'string' } }), obj({ 'a/b~c': { type: 'number' } }), false, [['type-removed', '/properties/a~1b~0c/type', true], ['type-added', '/properties/a~1b~0c/type', false]]],
+  ['patternProperties changed', obj({}, { patternProperties: { '^x': { type: 'string' } } }), obj({}, { patternProperties: { '^x': { type: 'number' } } }), false, [['keyword-changed', '/patternProperties', 'undecidable']]],
+  ['property added beside patternProperties', obj({}, { patternProperties: { '^x': {} } }), obj({ xa: { type: 'string' } }, { patternProperties: { '^x': {} } }), false, [['property-added', '/properties/xa', 'undecidable']]],
+  // --- required (§6.5.3) ---
+  ['required added', obj({ a: { type: 'string' } }), obj({ a: { type: 'string' } }, { required: ['a'] }), false, [['required-added', '/required', true]]],
+  ['required removed', obj({ a: { type: 'string' } }, { required: ['a'] }), obj({ a: { type: 'string' } }), true, [['required-removed', '/required', false]]],
+  ['required reordered', obj({ a: {}, b: {} }, { required: ['a', 'b'] }), obj({ a: {}, b: {} }, { required: ['b', 'a'] }), true, []],
+  ['one required swapped for another', obj({ a: {}, b: {} }, { required: ['a'] }), obj({ a: {}, b: {} }, { required: ['b'] }), false, [['required-added', '/required', true], ['required-removed', '/required', false]]],
+  ['required added with a new optional property on a closed object', closed({ a: {} }), closed({ a: {}, b: {} }, { required: ['b'] }), false, [['property-added', '/properties/b', false], ['required-added', '/required', true]]],
+  // --- enum (§6.1.2) and const (§6.1.3) ---
+  ['enum widened', { enum: ['a', 'b'] }, { enum: ['a', 'b', 'c'] }, true, [['enum-value-added', '/enum', false]]],
+  ['enum narrowed', { enum: ['a', 'b', 'c'] }, { enum: ['a', 'b'] }, false, [['enum-value-removed', '/enum', true]]],
+  ['enum reordered', { enum: ['a', 'b'] }, { enum: ['b', 'a'] }, true, []],
+  ['enum added', { type: 'string' }, { type: 'string', enum: ['a'] }, false, [['enum-added', '/enum', true]]],
+  ['enum removed', { type: 'string', enum: ['a'] }, { type: 'string' }, true, [['enum-removed', '/enum', false]]],
+  ['enum value swapped', { enum: [1, 2] }, { enum: [1, 3] }, false, [['enum-value-removed', '/enum', true], ['enum-value-added', '/enum', false]]],
+  ['enum of objects compared as JSON', { enum: [{ a: 1, b: 2 }] }, { enum: [{ b: 2, a: 1 }] }, true, []],
+  ['const changed', { const: 'a' }, { const: 'b' }, false, [['const-changed', '/const', true]]],
+  ['const added', { type: 'string' }, { type: 'string', const: 'x' }, false, [['const-added', '/const', true]]],
+  ['const removed', { type: 'string', const: 'x' }, { type: 'string' }, true, [['const-removed', '/const', false]]],
+  ['const to an enum holding it', { const: 'a' }, { enum: ['a', 'b'] }, true, [['enum-value-added', '/enum', false]]],
+  ['enum to a const it held', { enum: ['a', 'b'] }, { const: 'a' }, false, [['enum-value-removed', '/const', true]]],
+  ['const null kept', { const: null }, { const: null }, true, []],
+  ['enum of integers to type integer', { enum: [1, 2] }, { type: 'integer' }, true, [['enum-removed', '/enum', false]]],
+  ['enum with a string to type integer', { enum: [1, 'a'] }, { type: 'integer' }, false, [['type-removed', '/type', true], ['enum-removed', '/enum', false]]],
+  // --- numeric bounds (§6.2) ---
+  ['maximum lowered', { type: 'number', maximum: 10 }, { type: 'number', maximum: 5 }, false, [['bound-tightened', '/maximum', true]]],
+  ['maximum raised', { type: 'number', maximum: 5 }, { type: 'number', maximum: 10 }, true, [['bound-loosened', '/maximum', false]]],
+  ['maximum added', { type: 'number' }, { type: 'number', maximum: 10 }, false, [['bound-tightened', '/maximum', true]]],
+  ['maximum removed', { type: 'number', maximum: 10 }, { type: 'number' }, true, [['bound-loosened', '/maximum', false]]],
+  ['minimum raised', { type: 'integer', minimum: 0 }, { type: 'integer', minimum: 1 }, false, [['bound-tightened', '/minimum', true]]],
+  ['minimum lowered', { type: 'integer', minimum: 1 }, { type: 'integer', minimum: 0 }, true, [['bound-loosened', '/minimum', false]]],
+  ['exclusiveMinimum added (draft 2020-12 and draft-07: a number)', { type: 'number' }, { type: 'number', exclusiveMinimum: 0 }, false, [['bound-tightened', '/exclusiveMinimum', true]]],
+  ['exclusiveMaximum raised', { type: 'number', exclusiveMaximum: 1 }, { type: 'number', exclusiveMaximum: 2 }, true, [['bound-loosened', '/exclusiveMaximum', false]]],
+  ['exclusiveMinimum as a draft-04 boolean is undecidable', { type: 'number', minimum: 0 }, { type: 'number', minimum: 0, exclusiveMinimum: true }, false, [['keyword-changed', '/exclusiveMinimum', 'undecidable']]],
+  ['multipleOf 4 to 2 (every multiple of 4 is one of 2)', { type: 'integer', multipleOf: 4 }, { type: 'integer', multipleOf: 2 }, true, [['multiple-of-changed', '/multipleOf', false]]],
+  ['multipleOf 2 to 4', { type: 'integer', multipleOf: 2 }, { type: 'integer', multipleOf: 4 }, false, [['multiple-of-changed', '/multipleOf', true]]],
+  ['multipleOf 2 to 3', { type: 'integer', multipleOf: 2 }, { type: 'integer', multipleOf: 3 }, false, [['multiple-of-changed', '/multipleOf', true]]],
+  ['multipleOf added', { type: 'number' }, { type: 'number', multipleOf: 0.5 }, false, [['multiple-of-changed', '/multipleOf', true]]],
+  ['multipleOf removed', { type: 'number', multipleOf: 0.5 }, { type: 'number' }, true, [['multiple-of-changed', '/multipleOf', false]]],
+  ['a numeric bound on a string schema does not apply', { type: 'string' }, { type: 'string', maximum: 3 }, true, []],
+  // --- string bounds (§6.3) ---
+  ['maxLength lowered', { type: 'string', maxLength: 10 }, { type: 'string', maxLength: 5 }, false, [['bound-tightened', '/maxLength', true]]],
+  ['maxLength raised', { type: 'string', maxLength: 5 }, { type: 'string', maxLength: 10 }, true, [['bound-loosened', '/maxLength', false]]],
+  ['minLength added', { type: 'string' }, { type: 'string', minLength: 1 }, false, [['bound-tightened', '/minLength', true]]],
+  ['minLength removed', { type: 'string', minLength: 1 }, { type: 'string' }, true, [['bound-loosened', '/minLength', false]]],
+  ['pattern changed is undecidable', { type: 'string', pattern: '^a' }, { type: 'string', pattern: '^[ab]' }, false, [['pattern-changed', '/pattern', 'undecidable']]],
+  ['pattern added', { type: 'string' }, { type: 'string', pattern: '^a' }, false, [['pattern-added', '/pattern', true]]],
+  ['pattern removed', { type: 'string', pattern: '^a' }, { type: 'string' }, true, [['pattern-removed', '/pattern', false]]],
+  ['format added', { type: 'string' }, { type: 'string', format: 'email' }, false, [['format-added', '/format', true]]],
+  ['format changed is undecidable', { type: 'string', format: 'date' }, { type: 'string', format: 'date-time' }, false, [['format-changed', '/format', 'undecidable']]],
+  ['format removed', { type: 'string', format: 'uri' }, { type: 'string' }, true, [['format-removed', '/format', false]]],
+  // --- arrays: items (2020-12 §10.3.1.2), prefixItems (§10.3.1.1), draft-07 tuples ---
+  ['items type narrowed', { type: 'array', items: { type: ['string', 'number'] } }, { type: 'array', items: { type: 'string' } }, false, [['type-removed', '/items/type', true]]],
+  ['items type widened', { type: 'array', items: { type: 'string' } }, { type: 'array', items: { type: ['string', 'number'] } }, true, [['type-added', '/items/type', false]]],
+  ['items added', { type: 'array' }, { type: 'array', items: { type: 'string' } }, false, [['items-changed', '/items', true]]],
+  ['items removed', { type: 'array', items: { type: 'string' } }, { type: 'array' }, true, [['items-changed', '/items', false]]],
+  ['maxItems lowered', { type: 'array', maxItems: 3 }, { type: 'array', maxItems: 2 }, false, [['bound-tightened', '/maxItems', true]]],
+  ['minItems lowered', { type: 'array', minItems: 2 }, { type: 'array', minItems: 1 }, true, [['bound-loosened', '/minItems', false]]],
+  ['uniqueItems added', { type: 'array' }, { type: 'array', uniqueItems: true }, false, [['unique-items-added', '/uniqueItems', true]]],
+  ['uniqueItems removed', { type: 'array', uniqueItems: true }, { type: 'array' }, true, [['unique-items-removed', '/uniqueItems', false]]],
+  ['prefixItems item narrowed (2020-12)', { type: 'array', prefixItems: [{ type: ['string', 'null'] }] }, { type: 'array', prefixItems: [{ type: 'string' }] }, false, [['type-removed', '/prefixItems/0/type', true]]],
+  ['draft-07 tuple item widened', { type: 'array', items: [{ type: 'string' }] }, { type: 'array', items: [{ type: ['string', 'null'] }] }, true, [['type-added', '/items/0/type', false]]],
+  ['draft-07 additionalItems false added', { type: 'array', items: [{ type: 'string' }] }, { type: 'array', items: [{ type: 'string' }], additionalItems: false }, false, [['items-changed', '/additionalItems', true]]],
+  ['2020-12 items false after prefixItems', { type: 'array', prefixItems: [{}] }, { type: 'array', prefixItems: [{}], items: false }, false, [['items-changed', '/items', true]]],
+  ['nested array of objects, property narrowed', { type: 'array', items: obj({ n: { type: 'number' } }) }, { type: 'array', items: obj({ n: { type: 'integer' } }) }, false, [['type-removed', '/items/properties/n/type', true]]],
+  ['contains added', { type: 'array' }, { type: 'array', contains: { type: 'string' } }, false, [['keyword-changed', '/contains', true]]],
+  // --- anyOf / oneOf / allOf (§10.2.1) and not (§10.2.1.4) ---
+  ['anyOf branch added', { anyOf: [{ type: 'string' }] }, { anyOf: [{ type: 'string' }, { type: 'number' }] }, true, [['branch-added', '/anyOf/1', false]]],
+  ['anyOf branch removed', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'string' }] }, false, [['branch-removed', '/anyOf/1', true]]],
+  ['anyOf branches reordered', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'number' }, { type: 'string' }] }, true, []],
+  ['anyOf branch removed but covered by another', { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'string' }] }, { anyOf: [{ type: 'string' }] }, true, [['branch-removed', '/anyOf/0', false]]],
+  ['anyOf branch narrowed', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'string', maxLength: 2 }, { type: 'number' }] }, false, [['bound-tightened', '/anyOf/0/maxLength', true]]],
+  ['allOf branch added', { allOf: [{ type: 'object' }] }, { allOf: [{ type: 'object' }, { required: ['a'] }] }, false, [['branch-added', '/allOf/1', true]]],
+  ['allOf branch removed', { allOf: [{ type: 'object' }, { required: ['a'] }] }, { allOf: [{ type: 'object' }] }, true, [['branch-removed', '/allOf/1', false]]],
+  ['allOf added around the same schema', { type: 'string' }, { type: 'string', allOf: [{ minLength: 1 }] }, false, [['branch-added', '/allOf', true]]],
+  ['oneOf of disjoint types gains a disjoint branch', { oneOf: [{ type: 'string' }, { type: 'number' }] }, { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] }, true, [['branch-added', '/oneOf/2', false]]],
+  ['oneOf gains an overlapping branch (a value may match two)', { oneOf: [{ type: 'string' }, { type: 'number' }] }, { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'string', minLength: 1 }] }, false, [['branch-added', '/oneOf/2', 'undecidable']]],
+  ['oneOf with a discriminator gains a variant', { oneOf: [obj({ kind: { const: 'a' } }, { required: ['kind'] })] }, { oneOf: [obj({ kind: { const: 'a' } }, { required: ['kind'] }), obj({ kind: { const: 'b' } }, { required: ['kind'] })] }, true, [['branch-added', '/oneOf/1', false]]],
+  ['oneOf removed', { oneOf: [{ type: 'string' }, { type: 'number' }] }, {}, true, [['branch-removed', '/oneOf', false]]],
+  ['not added', { type: 'string' }, { type: 'string', not: { const: '' } }, false, [['not-changed', '/not', true]]],
+  ['not removed', { type: 'string', not: { const: '' } }, { type: 'string' }, true, [['not-changed', '/not', false]]],
+  ['not widened (refuses more)', { not: { type: 'string', maxLength: 1 } }, { not: { type: 'string' } }, false, [['not-changed', '/not', true]]],
+  ['not narrowed (refuses less)', { not: { type: 'string' } }, { not: { type: 'string', maxLength: 1 } }, true, [['not-changed', '/not', false]]],
+  // --- local $ref (Core §8.2.3.1), draft 2020-12 $defs and draft-07 definitions ---
+  ['$ref target narrowed ($defs)', { $defs: { s: { type: ['string', 'null'] } }, $ref: '#/$defs/s' }, { $defs: { s: { type: 'string' } }, $ref: '#/$defs/s' }, false, [['type-removed', '/$defs/s/type', true]]],
+  ['$ref target widened (draft-07 definitions)', { definitions: { s: { type: 'string' } }, $ref: '#/definitions/s' }, { definitions: { s: {} }, $ref: '#/definitions/s' }, true, [['type-added', '/definitions/s/type', false]]],
+  ['$ref inlined with the same schema', obj({ a: { $ref: '#/$defs/s' } }, { $defs: { s: { type: 'string' } } }), obj({ a: { type: 'string' } }), true, []],
+  ['inline schema moved behind a $ref and narrowed', obj({ a: { type: 'string' } }), obj({ a: { $ref: '#/$defs/s' } }, { $defs: { s: { type: 'string', maxLength: 3 } } }), false, [['bound-tightened', '/$defs/s/maxLength', true]]],
+  ['recursive $ref: a required field deep in the tree', { $defs: { n: obj({ next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' }, { $defs: { n: obj({ next: { $ref: '#/$defs/n' }, v: {} }, { required: ['v'] }) }, $ref: '#/$defs/n' }, false, [['property-added', '/$defs/n/properties/v', false], ['required-added', '/$defs/n/required', true]]],
+  ['recursive $ref unchanged', { $defs: { n: obj({ next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' }, { $defs: { n: obj({ next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' }, true, []],
+  ['a remote $ref is undecidable', obj({ a: { $ref: 'https://example.com/a.json' } }), obj({ a: { $ref: 'https://example.com/b.json' } }), false, [['ref-unresolved', '/properties/a', 'undecidable']]],
+  ['a $ref to a missing target is undecidable', obj({ a: { $ref: '#/$defs/x' } }), obj({ a: { $ref: '#/$defs/y' } }, { $defs: {} }), false, [['ref-unresolved', '/properties/a', 'undecidable']]],
+  // --- nesting and annotations ---
+  ['deeply nested narrowing', obj({ a: obj({ b: obj({ c: obj({ d: { type: 'number' } }) }) }) }), obj({ a: obj({ b: obj({ c: obj({ d: { type: 'integer' } }) }) }) }), false, [['type-removed', '/properties/a/properties/b/properties/c/properties/d/type', true]]],
+  ['deeply nested widening', obj({ a: obj({ b: { type: 'string', maxLength: 3 } }) }), obj({ a: obj({ b: { type: 'string' } }) }), true, [['bound-loosened', '/properties/a/properties/b/maxLength', false]]],
+  ['description changed', { type: 'string', description: 'old' }, { type: 'string', description: 'new' }, true, [['annotation-changed', '/description', false]]],
+  ['title, default and examples changed', { type: 'number', title: 'a', default: 1, examples: [1] }, { type: 'number', title: 'b', default: 2, examples: [2] }, true, [['annotation-changed', '/title', false], ['annotation-changed', '/default', false], ['annotation-changed', '/examples', false]]],
+  ['$schema changed (draft-07 to 2020-12)', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'string' }, { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'string' }, true, [['annotation-changed', '/$schema', false]]],
+  ['an unknown assertion keyword changed is undecidable', { type: 'object', dependentRequired: { a: ['b'] } }, { type: 'object', dependentRequired: { a: ['c'] } }, false, [['keyword-changed', '/dependentRequired', 'undecidable']]],
+  ['if/then/else changed is undecidable', { if: { type: 'string' }, then: { minLength: 1 } }, { if: { type: 'string' }, then: { minLength: 2 } }, false, [['keyword-changed', '/then', 'undecidable']]],
+  ['a realistic tool input: optional filter added to a closed object', closed({ query: { type: 'string', minLength: 1 }, limit: { type: 'integer', maximum: 50 } }, { required: ['query'] }), closed({ query: { type: 'string', minLength: 1 }, limit: { type: 'integer', maximum: 100 }, filter: { type: 'string' } }, { required: ['query'] }), true, [['bound-loosened', '/properties/limit/maximum', false], ['property-added', '/properties/filter', false]]],
+];
+
+describe('compareSchemas: schema pairs from the JSON Schema specification', () => {
+  it('has at least 100 pairs', () => {
+    expect(PAIRS.length).toBeGreaterThanOrEqual(100);
+  });
+
+  it.each(PAIRS)('%s', (_what, before, after, compatible, expected) => {
+    const result = compareSchemas(before, after);
+    expect(result.differences.map((d) => [d.type, d.path, d.breaking])).toEqual(expected);
+    expect(result.compatible).toBe(compatible);
+    for (const difference of result.differences) expect(SCHEMA_DIFFERENCE_TYPES).toContain(difference.type);
+  });
+});
+
+describe('compareSchemas: the answer', () => {
+  it('is deeply frozen and leaves the given schemas alone', () => {
+    const before = obj({ a: { type: 'string' } });
+    const after = obj({ a: { type: 'number' } });
+    const result = compareSchemas(before, after);
+    expect(Object.isFrozen(result) && Object.isFrozen(result.differences) && Object.isFrozen(result.differences[0])).toBe(true);
+    expect(Object.isFrozen(before) || Object.isFrozen(after.properties.a)).toBe(false);
+  });
+
+  it('is a TypeError for something that is not a schema', () => {
+    expect(() => compareSchemas('string', {})).toThrow(TypeError);
+    expect(() => compareSchemas({}, [])).toThrow(TypeError);
+    expect(() => compareSchemas(null, {})).toThrow(TypeError);
+  });
+});
+
+describe('compareToolSchemas: inputs must not narrow, outputs must not widen', () => {
+  const spec = (input: unknown, output: unknown) => ({ input_schema: input, output_schema: output });
+
+  it('a wider output breaks consumers; a narrower one does not', () => {
+    const wider = compareToolSchemas(spec({}, { type: 'string' }), spec({}, { type: ['string', 'null'] }));
+    expect(wider.compatible).toBe(false);
+    expect(wider.differences).toMatchObject([{ type: 'type-added', path: '/output_schema/type', breaking: true }]);
+    const narrower = compareToolSchemas(spec({}, { type: ['string', 'null'] }), spec({}, { type: 'string' }));
+    expect(narrower.compatible).toBe(true);
+    expect(narrower.differences).toMatchObject([{ type: 'type-removed', path: '/output_schema/type', breaking: false }]);
+  });
+
+  it('a new required input field breaks callers; paths start at /input_schema', () => {
+    const result = compareToolSchemas(spec(obj({ a: {} }), {}), spec(obj({ a: {} }, { required: ['a'] }), {}));
+    expect(result.differences).toMatchObject([{ type: 'required-added', path: '/input_schema/required', breaking: true }]);
+  });
+
+  it('an undecidable output change counts as breaking', () => {
+    const result = compareToolSchemas(spec({}, { type: 'string', pattern: 'a' }), spec({}, { type: 'string', pattern: 'b' }));
+    expect(result.compatible).toBe(false);
+    expect(result.differences[0]?.breaking).toBe('undecidable');
+  });
+});
