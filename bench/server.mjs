@@ -7,7 +7,8 @@ import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
+import { clearInterval, setInterval } from 'node:timers';
 import autocannon from 'autocannon';
 import { openSqliteToolRegistry } from '../dist/index.js';
 
