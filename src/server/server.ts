@@ -305,8 +305,22 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const url = new URL(c.req.url);
     const query = parseQuery(route, url);
     const body = route.body === undefined ? undefined : await parseBody(c.req.raw);
-    const signal = AbortSignal.any([c.req.raw.signal, shutdownController.signal]);
-    const context: RouteContext = { request: c.req.raw, registry, namespace, params, query, body, token, signal, heartbeatMs };
+    let signal: AbortSignal | undefined;
+    const request = c.req.raw;
+    const context: RouteContext = {
+      request,
+      registry,
+      namespace,
+      params,
+      query,
+      body,
+      token,
+      heartbeatMs,
+      // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
+      get signal() {
+        return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
+      },
+    };
     return route.handle(context);
   };
 

@@ -353,6 +353,57 @@ describe('tokens', () => {
   });
 });
 
+describe('mounts (the MCP endpoint) and the console', () => {
+  it('a mount gets the namespace, its registry and the token with its policy, after the same checks as every route', async () => {
+    const file = join(folder, 'mount-tokens.json');
+    const agent = (await createToken(file, { name: 'agent', scopes: ['read'], namespaces: ['team_a'], policy: { persona: 'support', allowed_tools: ['lookup'] } })).secret;
+    const writer = (await createToken(file, { name: 'writer', scopes: ['write'] })).secret;
+    const seen: { namespace: string; token: unknown; path: string; method: string; tools: number }[] = [];
+    const mounted = await start({
+      registries: memoryNamespaces(),
+      tokens: tokenFileVerifier(file),
+      mounts: {
+        mcp: {
+          handle: async (request, context) => {
+            seen.push({ namespace: context.namespace, token: context.token, path: new URL(request.url).pathname, method: request.method, tools: (await context.registry.listAll()).length });
+            return new Response('{"jsonrpc":"2.0"}', { status: 200, headers: { 'content-type': 'application/json' } });
+          },
+        },
+      },
+      console: { root: folder },
+    });
+    try {
+      const admin = (await createToken(file, { name: 'admin', scopes: ['admin', 'write'] })).secret;
+      expect((await mounted.call('PUT', '/v1/namespaces/team_a', { token: admin })).status).toBe(201);
+      await mounted.call('PUT', '/v1/namespaces/team_a/tools/lookup', { body: spec('lookup'), token: admin });
+      expect((await mounted.call('POST', '/v1/namespaces/team_a/mcp', { raw: '{}', token: agent })).status).toBe(200);
+      expect(seen.at(-1)).toEqual({
+        namespace: 'team_a',
+        token: { name: 'agent', scopes: ['read'], namespaces: ['team_a'], policy: { persona: 'support', allowed_tools: ['lookup'] } },
+        path: '/v1/namespaces/team_a/mcp',
+        method: 'POST',
+        tools: 1,
+      });
+      expectProblem(await mounted.call('POST', '/mcp', { raw: '{}' }), 'UNAUTHORIZED', 401);
+      expectProblem(await mounted.call('POST', '/mcp', { raw: '{}', token: agent }), 'NAMESPACE_NOT_FOUND', 404);
+      expectProblem(await mounted.call('GET', '/mcp', { token: writer }), 'FORBIDDEN', 403);
+      expect(seen).toHaveLength(1);
+      // The console's static files: no token, nothing outside the folder, /v1 stays the API's.
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(join(folder, 'index.html'), '<!doctype html><title>console</title>');
+      const page = await fetch(`${mounted.url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await page.text()).toContain('<title>console</title>');
+      expect((await fetch(`${mounted.url}/v1/tools`)).status).toBe(401);
+      expect((await rawRequest(mounted.url, 'GET', '/%2e%2e/%2e%2e/etc/passwd')).status).toBe(400);
+      expect((await fetch(`${mounted.url}/missing.js`)).status).toBe(401);
+    } finally {
+      await mounted.close();
+    }
+  });
+});
+
 describe('every error code: its status and problem body', () => {
   it('the library codes from real failures', async () => {
     const v = expectProblem(await api.call('PUT', '/v1/tools/bad', { body: { tool_name: 'bad', input_schema: 5, output_schema: {} } }), 'VALIDATION_FAILED', 400);
