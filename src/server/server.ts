@@ -11,7 +11,6 @@ import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
 import type { NamespaceSource } from './namespaces.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
-import { json } from './route-table.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { REGISTRY_ROUTES } from './routes.js';
 import { SERVICE_ROUTES } from './service-routes.js';
@@ -485,4 +484,3 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   };
 }
 
-export { json };
