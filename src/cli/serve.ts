@@ -47,7 +47,13 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
   if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir);
   const database = resolveDatabase(options.db, env);
   if (isPostgresUrl(database)) {
-    const { connectionString, schema } = postgresTarget(database);
+    let target: { connectionString: string; schema: string | undefined };
+    try {
+      target = postgresTarget(database);
+    } catch (error) {
+      throw new CliError('USAGE', `--db is not a valid PostgreSQL URL: ${(error as Error).message}`, { cause: error });
+    }
+    const { connectionString, schema } = target;
     return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }) });
   }
   return singleNamespace(() => openSqliteToolRegistry({ filename: database }));
