@@ -25,6 +25,7 @@ import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
 import { searchWorkloads } from './search.mjs';
 import { random } from './lib/random.mjs';
+import { serverWorkloads } from './server.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -420,6 +421,8 @@ const STEPS = [
   ['search', ({ quick }) => searchWorkloads({ record, log, quick })],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
+  // The HTTP server under 64 keep-alive clients vs a bare node:http handler, and an RSS soak (bench/server.mjs).
+  ['server', () => serverWorkloads({ record, log })],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 

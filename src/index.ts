@@ -155,3 +155,26 @@ export { DEFAULT_POLICY, VERSION_ORDERS, COMPATIBILITY_POLICIES, isSemVer } from
 export type { RegistryPolicy, RegistryPolicyInput, VersionOrder, CompatibilityPolicy } from './core/versions.js';
 export { checkSpecs, diffVersions } from './core/check.js';
 export type { CheckReport, CheckResult, VersionDiff } from './core/check.js';
+
+// The server (issue 23): the registry over HTTP, its tokens and namespaces (src/server/).
+export { LINT_PROVIDERS } from './exports/index.js';
+export { createToolRegistryServer } from './server/server.js';
+export type { ToolRegistryServer, ToolRegistryServerOptions, Mount, MountContext, RequestLogEntry } from './server/server.js';
+export { listen } from './server/listen.js';
+export type { ListenOptions, ListeningServer } from './server/listen.js';
+export { DEFAULT_NAMESPACE, memoryNamespaces, fixedNamespaces, singleNamespace, sqliteNamespaces, postgresNamespaces } from './server/namespaces.js';
+export type { NamespaceSource } from './server/namespaces.js';
+export {
+  createToken,
+  listTokens,
+  revokeToken,
+  tokenVerifier,
+  tokenFileVerifier,
+  hashToken,
+  TOKEN_SCOPES,
+  NAMESPACE_PATTERN,
+} from './server/tokens.js';
+export type { TokenScope, StoredToken, AuthenticatedToken, TokenVerifier, CreateTokenOptions } from './server/tokens.js';
+export { PROBLEM_STATUS } from './server/problems.js';
+export { defaultConsoleRoot } from './server/console-root.js';
+export type { ProblemBody, ServerErrorCode } from './server/problems.js';

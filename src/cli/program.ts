@@ -9,6 +9,7 @@ import type { SearchCommandOptions } from './search.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
+import { registerServeCommands } from './serve-commands.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -251,6 +252,7 @@ export function buildProgram(io: CliIO): Command {
     .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
   defineVersionCommands({ command, expectation, expectedVersion, context });
+  registerServeCommands(program, io);
   return program;
 }
 
