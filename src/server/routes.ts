@@ -4,6 +4,9 @@ import { z } from 'zod';
 import {
   LINT_PROVIDERS,
   ToolNotFoundError,
+  ToolRegistryError,
+  checkSpecs,
+  diffVersions,
   fingerprintOf,
   lintTools,
   toAiSdkTools,
@@ -12,13 +15,15 @@ import {
   toMcpTools,
   toOpenAITools,
 } from '../index.js';
-import type { LintProvider, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
 import { json } from './route-table.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import {
   AnyJsonSchema,
   ChangesPageSchema,
+  CheckReportSchema,
+  DeprecationRequestSchema,
   HistorySchema,
   ImportReportSchema,
   LintResultSchema,
@@ -28,6 +33,7 @@ import {
   ToolPageSchema,
   ToolRegistrationSchema,
   ToolSpecSchema,
+  VersionDiffSchema,
   WriteResultSchema,
   parseBoolean,
   queryBoolean,
@@ -41,6 +47,9 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const TOOL_PAGE_MAX = 1000;
 const TOOL_PAGE_DEFAULT = 100;
+/** search()'s default page. */
+const SEARCH_PAGE_DEFAULT = 10;
+const SEARCH_QUERY_MAX = 1000;
 export const CHANGES_PAGE_MAX = 10_000;
 
 const expectedVersionQuery = z
@@ -61,14 +70,24 @@ function actionOf(before: ToolRegistration | undefined, after: ToolRegistration)
     : 'updated';
 }
 
-function encodeCursor(name: string): string {
-  return Buffer.from(name, 'utf8').toString('base64url');
+const allowDowngradeQuery = queryBoolean(
+  'Under the policy versionOrder semver, accept a version lower than the stored one (a rollback; 409 VERSION_DOWNGRADE otherwise).',
+);
+
+function registrationOptions(context: RouteContext): RegistrationOptions {
+  return parseBoolean(context.query.allow_downgrade as string | undefined, false) ? { ...expectation(context), allowDowngrade: true } : expectation(context);
 }
 
-function decodeCursor(cursor: string): string {
-  const name = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (name === '' || encodeCursor(name) !== cursor) throw new HttpProblem('BAD_REQUEST', `cursor ${JSON.stringify(cursor)} is not a cursor this server gave out`, { context: { parameter: 'cursor' } });
-  return name;
+/** A page cursor the registry refused is the request's fault: a 400 naming the parameter, as every bad query parameter. */
+async function paging<T>(cursor: string | undefined, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof ToolRegistryError && error.code === 'VALIDATION_FAILED' && error.context.path === 'cursor') {
+      throw new HttpProblem('BAD_REQUEST', `cursor ${JSON.stringify(cursor)} is not a cursor this server gave out for this query`, { context: { parameter: 'cursor' } });
+    }
+    throw error;
+  }
 }
 
 function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], strict: boolean, onIncompatible: 'throw' | 'skip'): unknown {
@@ -93,15 +112,20 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     method: 'get',
     path: '/v1/tools',
     operationId: 'listTools',
-    summary: 'List tools, sorted by name, a page at a time',
+    summary: 'List tools, sorted by name, a page at a time; with q, search them',
     tag: 'tools',
     scope: 'read',
     namespaced: true,
     query: z.object({
+      q: z
+        .string()
+        .max(SEARCH_QUERY_MAX)
+        .optional()
+        .meta({ description: "Search: the tools matching the query's terms, best first (ties by name), with their `scores` (the registry's search())." }),
       include_disabled: queryBoolean('Also list disabled tools (default false).'),
       tag: z.union([z.string(), z.array(z.string())]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
-      limit: queryCount(`At most this many tools (default ${TOOL_PAGE_DEFAULT})`, TOOL_PAGE_MAX),
-      cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page.' }),
+      limit: queryCount(`At most this many tools (default ${TOOL_PAGE_DEFAULT}; with q, ${SEARCH_PAGE_DEFAULT})`, TOOL_PAGE_MAX),
+      cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page (of the same q and filters).' }),
     }),
     repeatable: ['tag'],
     responses: { 200: { description: 'A page of tools.', schema: ToolPageSchema } },
@@ -109,15 +133,17 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     handle: async ({ registry, query }) => {
       const includeDisabled = parseBoolean(query.include_disabled as string | undefined, false);
       const tags = (query.tag as string[] | undefined) ?? [];
-      const limit = query.limit === undefined ? TOOL_PAGE_DEFAULT : Number(query.limit);
-      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor as string);
-      let tools = await registry.listAll({ includeDisabled });
-      if (tags.length > 0) tools = tools.filter((r) => tags.every((tag) => r.spec.tags.includes(tag)));
-      if (after !== undefined) tools = tools.filter((r) => r.spec.tool_name > after);
-      const page = tools.slice(0, limit);
-      const last = page.at(-1);
-      const next = tools.length > limit && last !== undefined ? encodeCursor(last.spec.tool_name) : null;
-      return json({ tools: page, next_cursor: next });
+      const q = query.q as string | undefined;
+      const cursor = query.cursor as string | undefined;
+      const limit = query.limit === undefined ? (q === undefined ? TOOL_PAGE_DEFAULT : SEARCH_PAGE_DEFAULT) : Number(query.limit);
+      if (limit === 0) return json(q === undefined ? { tools: [], next_cursor: null } : { tools: [], scores: [], next_cursor: null });
+      const options = { includeDisabled, tags, limit, ...(cursor === undefined ? {} : { cursor }) };
+      if (q === undefined) {
+        const page = await paging(cursor, () => registry.listPage(options));
+        return json({ tools: page.registrations, next_cursor: page.next_cursor });
+      }
+      const page = await paging(cursor, () => registry.search(q, options));
+      return json({ tools: page.results.map((r) => r.registration), scores: page.results.map((r) => r.score), next_cursor: page.next_cursor });
     },
   },
   {
@@ -128,14 +154,16 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     tag: 'tools',
     scope: 'write',
     namespaced: true,
+    query: z.object({ allow_downgrade: allowDowngradeQuery }),
     body: { schema: z.array(ToolSpecSchema), description: 'An array of ToolSpecs.' },
     responses: { 200: { description: 'Each registration in the given order, with what happened to it.', schema: ManyResultSchema } },
-    errors: ['VALIDATION_FAILED', 'DUPLICATE_TOOL', 'VERSION_CONFLICT', 'STORAGE_BUSY'],
-    handle: async ({ registry, body }) => {
+    errors: ['VALIDATION_FAILED', 'DUPLICATE_TOOL', 'VERSION_CONFLICT', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'STORAGE_BUSY'],
+    handle: async (context) => {
+      const { registry, body } = context;
       if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
       const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
       const before = await Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined)));
-      const after = await registry.registerMany(body as ToolSpecInput[]);
+      const after = await registry.registerMany(body as ToolSpecInput[], registrationOptions(context));
       return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
     },
   },
@@ -163,14 +191,14 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     tag: 'tools',
     scope: 'write',
     namespaced: true,
-    query: z.object({ expected_version: expectedVersionQuery }),
+    query: z.object({ expected_version: expectedVersionQuery, allow_downgrade: allowDowngradeQuery }),
     headers: { 'if-none-match': '`*`: the tool must not exist yet (412 otherwise).' },
     body: { schema: ToolSpecSchema, description: 'A ToolSpec whose tool_name is the path name.' },
     responses: {
       200: { description: 'Updated or unchanged.', schema: WriteResultSchema },
       201: { description: 'Added.', schema: WriteResultSchema },
     },
-    errors: ['VALIDATION_FAILED', 'VERSION_CONFLICT', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
+    errors: ['VALIDATION_FAILED', 'VERSION_CONFLICT', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
     handle: async (context) => {
       const { registry, params, body, request } = context;
       const name = params.name as string;
@@ -184,7 +212,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       if (ifNoneMatch !== null && ifNoneMatch.trim() !== '*') {
         throw new HttpProblem('BAD_REQUEST', `If-None-Match takes only *, got ${JSON.stringify(ifNoneMatch)}`, { context: { header: 'If-None-Match' } });
       }
-      const options = expectation(context);
+      const options = registrationOptions(context);
       if (ifNoneMatch !== null) {
         if (options.expectedVersion !== undefined) throw new HttpProblem('BAD_REQUEST', 'If-None-Match: * and expected_version cannot be used together');
         Object.assign(options, { expectedVersion: null });
@@ -234,6 +262,73 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     responses: { 200: { description: 'The history ([] for a name never registered).', schema: HistorySchema } },
     errors: [],
     handle: async ({ registry, params }) => json({ history: await registry.history(params.name as string) }),
+  },
+  {
+    method: 'post',
+    path: '/v1/tools/{name}/deprecate',
+    operationId: 'deprecateTool',
+    summary: 'Deprecate a tool (or change its deprecation); it keeps working until its sunset',
+    tag: 'versions',
+    scope: 'write',
+    namespaced: true,
+    query: z.object({ expected_version: expectedVersionQuery }),
+    body: { schema: DeprecationRequestSchema, description: '`{ message, replacement?, sunset? }`.' },
+    responses: { 200: { description: 'The registration with its deprecation.', schema: ToolRegistrationSchema } },
+    errors: ['VALIDATION_FAILED', 'TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
+    handle: async (context) => json(await context.registry.deprecate(context.params.name as string, context.body as DeprecationInput, expectation(context))),
+  },
+  {
+    method: 'post',
+    path: '/v1/tools/{name}/undeprecate',
+    operationId: 'undeprecateTool',
+    summary: "Lift a tool's deprecation (a tool not deprecated is answered unchanged)",
+    tag: 'versions',
+    scope: 'write',
+    namespaced: true,
+    query: z.object({ expected_version: expectedVersionQuery }),
+    responses: { 200: { description: 'The registration, its deprecation null.', schema: ToolRegistrationSchema } },
+    errors: ['TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
+    handle: async (context) => json(await context.registry.undeprecate(context.params.name as string, expectation(context))),
+  },
+  {
+    method: 'get',
+    path: '/v1/tools/{name}/diff',
+    operationId: 'diffTool',
+    summary: 'How two versions of a tool differ: the schema differences and whether they break callers or consumers',
+    tag: 'versions',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({
+      from: z.string().optional().meta({ description: 'The version to compare from (default: the spec stored just before `to`).' }),
+      to: z.string().optional().meta({ description: 'The version to compare to (default: the current spec).' }),
+    }),
+    responses: { 200: { description: "The library's diffVersions().", schema: VersionDiffSchema } },
+    errors: ['TOOL_NOT_FOUND'],
+    handle: async ({ registry, params, query }) =>
+      json(
+        await diffVersions(registry, params.name as string, {
+          ...(query.from === undefined ? {} : { from: query.from as string }),
+          ...(query.to === undefined ? {} : { to: query.to as string }),
+        }),
+      ),
+  },
+  {
+    method: 'post',
+    path: '/v1/check',
+    operationId: 'checkSpecs',
+    summary: 'What registering a spec (or an array, as POST /v1/tools) would do, by the rule and the policies; changes nothing',
+    tag: 'versions',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({ allow_downgrade: allowDowngradeQuery }),
+    body: {
+      schema: z.union([ToolSpecSchema, z.array(ToolSpecSchema)]),
+      description: 'A ToolSpec or an array of them. An invalid spec is not a 400: it is a result `refused` with its VALIDATION_FAILED.',
+    },
+    responses: { 200: { description: 'The report: `ok` false when one spec would be refused (each result says why).', schema: CheckReportSchema } },
+    errors: [],
+    handle: async ({ registry, query, body }) =>
+      json(await checkSpecs(registry, body, { allowDowngrade: parseBoolean(query.allow_downgrade as string | undefined, false) })),
   },
   {
     method: 'get',
@@ -358,7 +453,10 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     query: z.object({ include_disabled: queryBoolean('Also the disabled tools (default false).') }),
     responses: { 200: { description: "The seed's ToolRegistrySnapshot.", schema: SnapshotSchema } },
     errors: [],
-    handle: async ({ registry, query }) =>
-      json({ tools: await registry.listAll({ includeDisabled: parseBoolean(query.include_disabled as string | undefined, false) }) }),
+    handle: async ({ registry, query }) => {
+      const tools = await registry.listAll({ includeDisabled: parseBoolean(query.include_disabled as string | undefined, false) });
+      // As a snapshot writes them: `deprecation` only when set, so the Python registry reads it (extra fields forbidden).
+      return json({ tools: tools.map(({ deprecation, ...rest }) => (deprecation === null ? rest : { ...rest, deprecation })) });
+    },
   },
 ];

@@ -1,7 +1,7 @@
 // The wire contracts of the HTTP API as zod schemas: the routes document themselves with these
 // (the OpenAPI document is generated from them) and the tests check every response against it.
 import { z } from 'zod';
-import { ToolRegistration, ToolRegistrySnapshot, ToolSpec } from '../index.js';
+import { Deprecation, SCHEMA_DIFFERENCE_TYPES, ToolRegistration, ToolRegistrySnapshot, ToolSpec } from '../index.js';
 
 export const ToolSpecSchema = ToolSpec.meta({ id: 'ToolSpec', description: 'A tool specification (snake_case, strict).' });
 export const ToolRegistrationSchema = ToolRegistration.meta({ id: 'ToolRegistration', description: 'A stored tool.' });
@@ -18,10 +18,14 @@ export const WriteResultSchema = z
 export const ToolPageSchema = z
   .object({
     tools: z.array(ToolRegistrationSchema),
+    scores: z
+      .array(z.number())
+      .optional()
+      .meta({ description: 'With `q` only: `scores[i]` is the search score of `tools[i]` (higher is better; comparable within one query only).' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
   })
   .strict()
-  .meta({ id: 'ToolPage' });
+  .meta({ id: 'ToolPage', description: 'A page of tools: by name, or with `q` best first (ties by name) with their `scores`.' });
 
 export const ManyResultSchema = z.object({ tools: z.array(WriteResultSchema) }).strict().meta({ id: 'ManyResult' });
 
@@ -46,9 +50,10 @@ export const ChangeEventSchema = z
   .object({
     revision: z.number().int().min(0),
     tool_name: z.string(),
-    action: z.enum(['added', 'updated', 'enabled', 'disabled', 'removed']),
+    action: z.enum(['added', 'updated', 'enabled', 'disabled', 'removed', 'deprecated', 'undeprecated']),
     version: z.string().nullable(),
     at: z.string(),
+    rollback: z.literal(true).optional().meta({ description: 'On an `updated` event that rolled the tool back to a lower SemVer (`allow_downgrade`).' }),
   })
   .strict()
   .meta({ id: 'ChangeEvent' });
@@ -83,6 +88,54 @@ export const ImportReportSchema = z
   })
   .strict()
   .meta({ id: 'ImportReport', description: "The library's import report (`plan` on a dry run)." });
+
+export const DeprecationRequestSchema = Deprecation.meta({
+  id: 'Deprecation',
+  description: '`message` (required), `replacement` (a tool name) and `sunset` (an ISO 8601 date or date-time).',
+});
+
+export const SchemaDifferenceSchema = z
+  .object({
+    type: z.enum(SCHEMA_DIFFERENCE_TYPES as unknown as [string, ...string[]]),
+    path: z.string().meta({ description: 'A JSON Pointer into the new schema.' }),
+    before: z.unknown(),
+    after: z.unknown(),
+    breaking: z.union([z.boolean(), z.literal('undecidable')]),
+  })
+  .strict()
+  .meta({ id: 'SchemaDifference' });
+
+export const VersionDiffSchema = z
+  .object({
+    tool_name: z.string(),
+    from: z.object({ version: z.string().nullable(), fingerprint: z.string() }).strict(),
+    to: z.object({ version: z.string().nullable(), fingerprint: z.string() }).strict(),
+    compatible: z.boolean(),
+    differences: z.array(SchemaDifferenceSchema),
+  })
+  .strict()
+  .meta({ id: 'VersionDiff', description: "The library's diffVersions(): how two specs of a tool differ." });
+
+export const CheckReportSchema = z
+  .object({
+    ok: z.boolean().meta({ description: 'true when register (or registerMany) would accept every spec.' }),
+    results: z.array(
+      z
+        .object({
+          tool_name: z.string().nullable(),
+          path: z.string(),
+          action: z.enum(['add', 'update', 'unchanged', 'refused']),
+          from_version: z.string().nullable().optional(),
+          to_version: z.string().nullable().optional(),
+          rollback: z.literal(true).optional(),
+          differences: z.array(SchemaDifferenceSchema),
+          error: z.object({ code: z.string(), message: z.string(), context: z.record(z.string(), z.unknown()) }).strict().optional(),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .meta({ id: 'CheckReport', description: "The library's checkSpecs(): what register would do with each spec, nothing changed." });
 
 export const LintFindingSchema = z
   .object({
