@@ -8,7 +8,7 @@ import type { InvokeOptions } from './invoke.js';
 import { checkCompiled, compilePolicy } from './policy.js';
 import type { ToolPolicy } from './policy.js';
 import { ToolBox } from './tool-box.js';
-import { SearchIndex, topHits } from '../core/search/search-index.js';
+import { SearchIndex } from '../core/search/search-index.js';
 import { tokenize } from '../core/search/tokens.js';
 import type { ToolResult } from './tool-result.js';
 
@@ -132,7 +132,7 @@ export class ToolSet {
       for (const tool of this.#tools.values()) index.set(tool.name, tool, tool.spec);
       this.#index = index;
     }
-    return topHits(this.#index.match(tokenize(query)), k).page.map((hit) => Object.freeze({ tool: hit.item, score: hit.score }));
+    return this.#index.top(tokenize(query), k).page.map((hit) => Object.freeze({ tool: hit.item, score: hit.score }));
   }
 
   /** A fresh, mutable `ToolBox` for one agent turn, holding this set's tools (in name order). */

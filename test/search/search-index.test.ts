@@ -73,6 +73,10 @@ describe('SearchIndex', () => {
         for (const terms of queries) {
           const ranked = (hits: { name: string; score: number }[]) => topHits(hits, 1000).page.map((hit) => [hit.name, hit.score]);
           expect(ranked(index.match(terms))).toEqual(ranked(fresh.match(terms)));
+          // top() selects the same page as sorting every match, with and without a cursor.
+          const all = topHits(index.match(terms), 1000).page;
+          expect(index.top(terms, 7).page).toEqual(all.slice(0, 7));
+          if (all.length > 8) expect(index.top(terms, 3, () => true, all[4]).page).toEqual(all.slice(5, 8));
         }
       }
     }

@@ -265,18 +265,25 @@ export class RegistrySearchIndex {
 
   /** One page of results (call `refresh` first). */
   async search(parsed: ParsedSearch): Promise<{ results: SearchResult[]; next_cursor: string | null }> {
-    const hits = this.#index.match(parsed.terms, (doc) => parsed.accept(doc.registration));
-    let ranked: Hit<Doc>[] = hits;
-    if (parsed.embed !== undefined) {
+    const accept = (doc: Doc): boolean => parsed.accept(doc.registration);
+    let selected: { page: Hit<Doc>[]; more: boolean };
+    if (parsed.embed === undefined) {
+      selected = this.#index.top(parsed.terms, parsed.limit, accept, parsed.after);
+    } else {
+      const hits = this.#index.match(parsed.terms, accept);
       const scores = await fuse(
         hits.map((hit) => ({ name: hit.name, score: hit.score, fingerprint: hit.item.fingerprint, text: () => embeddingText(hit.item.registration.spec) })),
         parsed.query,
         parsed.embed,
       );
-      ranked = hits.map((hit, index) => ({ name: hit.name, item: hit.item, score: scores[index] as number }));
       this.#pruneVectors(parsed.embed);
+      selected = topHits(
+        hits.map((hit, index) => ({ name: hit.name, item: hit.item, score: scores[index] as number })),
+        parsed.limit,
+        parsed.after,
+      );
     }
-    const { page, more } = topHits(ranked, parsed.limit, parsed.after);
+    const { page, more } = selected;
     const last = page.at(-1);
     return {
       results: page.map((hit) => Object.freeze({ registration: hit.item.registration, score: hit.score })),

@@ -10,6 +10,7 @@ import { FIELDS, FIELD_WEIGHTS } from './fields.js';
 import { specTerms } from './fields.js';
 
 const FIELD_COUNT = FIELDS.length;
+const EMPTY = new Int32Array(0);
 /** Per-field term counts are packed 6 bits each into one small integer (capped at 63). */
 const TF_BITS = 6;
 const TF_MAX = (1 << TF_BITS) - 1;
@@ -46,8 +47,12 @@ export class SearchIndex<T> {
   #lengths: number[] = [];
   #free: number[] = [];
   readonly #termId = new Map<string, number>();
-  /** Per term: [slot, packed counts, slot, packed counts, ...], dead slots included until swept. */
-  #postings: number[][] = [];
+  /**
+   * Per term: [slot, packed counts, slot, packed counts, ...] in a growable Int32Array (half
+   * the memory of a JS array of numbers), its used length in `#used`; dead slots included until swept.
+   */
+  #postings: Int32Array[] = [];
+  #used: number[] = [];
   /** Per term: live tools holding it. */
   #df: number[] = [];
   readonly #totalLength = new Array<number>(FIELD_COUNT).fill(0);
@@ -114,10 +119,20 @@ export class SearchIndex<T> {
       if (id === undefined) {
         id = this.#postings.length;
         this.#termId.set(term, id);
-        this.#postings.push([]);
+        this.#postings.push(EMPTY);
+        this.#used.push(0);
         this.#df.push(0);
       }
-      (this.#postings[id] as number[]).push(slot, packed);
+      const used = this.#used[id] as number;
+      let list = this.#postings[id] as Int32Array;
+      if (used + 2 > list.length) {
+        const grown = new Int32Array(Math.max(2, list.length * 2));
+        grown.set(list);
+        this.#postings[id] = list = grown;
+      }
+      list[used] = slot;
+      list[used + 1] = packed;
+      this.#used[id] = used + 2;
       this.#df[id] = (this.#df[id] as number) + 1;
       ids[index++] = id;
     }
@@ -157,6 +172,7 @@ export class SearchIndex<T> {
     this.#dying = [];
     this.#termId.clear();
     this.#postings = [];
+    this.#used = [];
     this.#df = [];
     this.#totalLength.fill(0);
     this.#live = 0;
@@ -169,15 +185,18 @@ export class SearchIndex<T> {
     const touched = new Set<number>();
     for (const slot of this.#dying) for (const id of this.#termsOf[slot] as Int32Array) touched.add(id);
     for (const id of touched) {
-      const list = this.#postings[id] as number[];
+      const list = this.#postings[id] as Int32Array;
+      const used = this.#used[id] as number;
       let kept = 0;
-      for (let index = 0; index < list.length; index += 2) {
+      for (let index = 0; index < used; index += 2) {
         const slot = list[index] as number;
         if (this.#names[slot] === undefined) continue;
         list[kept++] = slot;
         list[kept++] = list[index + 1] as number;
       }
-      list.length = kept;
+      this.#used[id] = kept;
+      // Shrunk when mostly empty, so a list that once was long does not keep its memory.
+      if (kept * 4 < list.length) this.#postings[id] = kept === 0 ? EMPTY : list.slice(0, kept * 2);
     }
     for (const slot of this.#dying) {
       this.#termsOf[slot] = undefined;
@@ -188,11 +207,8 @@ export class SearchIndex<T> {
     this.#dying = [];
   }
 
-  /**
-   * Every live tool that has at least one of `terms` and that `accept` lets through, with its
-   * BM25F score (unsorted). A term given twice counts once.
-   */
-  match(terms: readonly string[], accept: (item: T) => boolean = () => true): Hit<T>[] {
+  /** Scores every live tool holding a term into `#scores`; returns the slots touched (scores > 0). */
+  #score(terms: readonly string[]): number[] {
     const ids: number[] = [];
     for (const term of new Set(terms)) {
       const id = this.#termId.get(term);
@@ -202,6 +218,7 @@ export class SearchIndex<T> {
     const slots = this.#names.length;
     if (this.#scores.length < slots) this.#scores = new Float64Array(Math.max(slots, this.#scores.length * 2));
     const scores = this.#scores;
+    const names = this.#names;
     const touched: number[] = [];
     const count = this.#live;
     // Per field: 1 / average length (0 when the field is empty everywhere).
@@ -210,14 +227,15 @@ export class SearchIndex<T> {
     for (const id of ids) {
       const df = this.#df[id] as number;
       const idf = Math.log(1 + (count - df + 0.5) / (df + 0.5));
-      const list = this.#postings[id] as number[];
-      for (let index = 0; index < list.length; index += 2) {
+      const list = this.#postings[id] as Int32Array;
+      const used = this.#used[id] as number;
+      for (let index = 0; index < used; index += 2) {
         const slot = list[index] as number;
-        if (this.#names[slot] === undefined) continue;
-        const packed = list[index + 1] as number;
+        if (names[slot] === undefined) continue;
+        let packed = list[index + 1] as number;
         let tf = 0;
-        for (let field = 0; field < FIELD_COUNT; field++) {
-          const raw = (packed >> (field * TF_BITS)) & TF_MAX;
+        for (let field = 0; packed !== 0; field++, packed >>>= TF_BITS) {
+          const raw = packed & TF_MAX;
           if (raw === 0) continue;
           const b = BS[field] as number;
           const norm = 1 - b + b * (lengths[slot * FIELD_COUNT + field] as number) * (inverseAverage[field] as number);
@@ -227,6 +245,17 @@ export class SearchIndex<T> {
         scores[slot] = (scores[slot] as number) + (idf * tf) / (K1 + tf);
       }
     }
+    return touched;
+  }
+
+  /**
+   * Every live tool that has at least one of `terms` and that `accept` lets through, with its
+   * BM25F score (unsorted). A term given twice counts once.
+   */
+  match(terms: readonly string[], accept: (item: T) => boolean = () => true): Hit<T>[] {
+    const touched = this.#score(terms);
+    // Read after scoring: #score may have grown the scratch array.
+    const scores = this.#scores;
     const hits: Hit<T>[] = [];
     for (const slot of touched) {
       const item = this.#items[slot] as T;
@@ -234,6 +263,44 @@ export class SearchIndex<T> {
       scores[slot] = 0;
     }
     return hits;
+  }
+
+  /**
+   * The first `limit` matches in ranking order after `after` (when given), and whether more
+   * follow: `topHits(match(terms, accept), limit, after)` without a Hit for every match.
+   */
+  top(terms: readonly string[], limit: number, accept: (item: T) => boolean = () => true, after?: RankKey): { page: Hit<T>[]; more: boolean } {
+    const touched = this.#score(terms);
+    // Read after scoring: #score may have grown the scratch array.
+    const scores = this.#scores;
+    const names = this.#names;
+    const keep = limit + 1;
+    // The best `keep` slots so far, best first; a candidate is compared with the worst kept first.
+    const best: number[] = [];
+    const before = (a: number, b: number): boolean => {
+      const sa = scores[a] as number;
+      const sb = scores[b] as number;
+      return sa !== sb ? sa > sb : compareCodePoints(names[a] as string, names[b] as string) < 0;
+    };
+    for (const slot of touched) {
+      if (after !== undefined && compareHits({ score: scores[slot] as number, name: names[slot] as string }, after) <= 0) continue;
+      if (best.length === keep && !before(slot, best[keep - 1] as number)) continue;
+      if (!accept(this.#items[slot] as T)) continue;
+      let low = 0;
+      let high = best.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (before(best[middle] as number, slot)) low = middle + 1;
+        else high = middle;
+      }
+      best.splice(low, 0, slot);
+      if (best.length > keep) best.pop();
+    }
+    const more = best.length > limit;
+    if (more) best.pop();
+    const page = best.map((slot) => ({ name: names[slot] as string, item: this.#items[slot] as T, score: scores[slot] as number }));
+    for (const slot of touched) scores[slot] = 0;
+    return { page, more };
   }
 }
 
