@@ -26,6 +26,7 @@ import { coreWorkloads } from './core.mjs';
 import { searchWorkloads } from './search.mjs';
 import { random } from './lib/random.mjs';
 import { serverWorkloads } from './server.mjs';
+import { versionsWorkloads } from './versions.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -404,6 +405,8 @@ const STEPS = [
   ['runtime', () => runtimeWorkloads(record)],
   // The core's CPU per spec (validation, canonical JSON, hashing) against JSON.stringify (bench/core.mjs).
   ['core', ({ quick }) => coreWorkloads({ record, rounds: quick ? 1 : 4 })],
+  // compareSchemas of 200-property schemas, and register under compatibility 'backward' (bench/versions.mjs).
+  ['versions', ({ quick }) => versionsWorkloads({ record, rounds: quick ? 1 : 4 })],
   ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
   ['writes', writeWorkloads],
   ['keyv', keyvWorkloads],

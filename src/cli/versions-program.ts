@@ -1,6 +1,7 @@
 // The command lines of issue 27's commands (deprecate, undeprecate, policy, diff, check),
 // registered on the program by one call in program.ts.
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
 import type { CompatibilityPolicy, RegistryPolicyInput, VersionOrder } from '../index.js';
 import type { CliContext } from './commands.js';
 import type * as Versions from './versions.js';

@@ -4,7 +4,7 @@
 // unknown). Conservative on purpose: it never calls a change compatible that lets a value
 // the old schema accepted fail the new one (test/core/schema-compare.property.test.ts checks
 // this with ajv), but it may call breaking a change that a closer look would allow.
-import { canonicalJson } from './canonical.js';
+import { canonicalJson, jsonEquals } from './canonical.js';
 
 /** Every kind of difference `compareSchemas` reports (docs/versions.md describes each). */
 export type SchemaDifferenceType =
@@ -223,10 +223,11 @@ function token(key: string | number): string {
   return String(key).replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** Equal as JSON (key order ignored), or both absent. A walk, not two canonical texts: it stops at the first difference. */
 function same(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  return canonicalJson(a) === canonicalJson(b);
+  return jsonEquals(a, b);
 }
 
 function combine(a: Effect, b: Effect): Effect {

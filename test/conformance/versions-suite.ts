@@ -2,7 +2,7 @@
 // codes, identical in every store: through restarts, another instance over the same storage,
 // export and import, the change feed and history.
 import { describe, expect, it } from 'vitest';
-import type { ChangeEvent, ToolRegistry } from '../../src/index.js';
+import type { ChangeEvent, JsonObject, ToolRegistry } from '../../src/index.js';
 import { expectCode, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
 import type { StoreHarness } from './stores.js';
 import { useSuiteRegistries } from './suite-registries.js';
@@ -10,7 +10,7 @@ import { useSuiteRegistries } from './suite-registries.js';
 const T1 = '2025-02-01T12:30:00.000Z';
 
 /** A tool whose input takes `properties` (closed) and whose output is a string. */
-function tool(name: string, version: string | null, properties: Record<string, unknown> = { q: { type: 'string' } }, required: string[] = []) {
+function tool(name: string, version: string | null, properties: JsonObject = { q: { type: 'string' } }, required: string[] = []) {
   return {
     tool_name: name,
     version,

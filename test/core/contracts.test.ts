@@ -18,6 +18,8 @@ import {
   PreconditionFailedError,
   ChangesExpiredError,
   SpecMismatchError,
+  VersionDowngradeError,
+  CompatibilityFailedError,
   RegistryClosedError,
   SchemaTooNewError,
   SnapshotInvalidError,
@@ -155,6 +157,8 @@ describe('errors', () => {
       code_version: '1',
       registry_version: '1',
     }),
+    VERSION_DOWNGRADE: new VersionDowngradeError('lower', { tool_name: 't', version: '1.0.0', current_version: '2.0.0' }),
+    COMPATIBILITY_FAILED: new CompatibilityFailedError('breaks', { tool_name: 't', version: '2', current_version: '1', policy: 'backward', differences: [] }),
   };
 
   it.each(Object.entries(examples))('%s: code, name, base class and a frozen context', (code, error) => {

@@ -13,7 +13,7 @@ const PY = '2025-01-31T12:00:00.123456+00:00';
 
 function recordOf(spec: ToolSpecInput, enabled = true, created_at: string | null = T0): ToolRecord {
   const prepared = parseSpec(spec);
-  return Object.freeze({ tool_name: prepared.tool_name, version: prepared.version, fingerprint: prepared.fingerprint, enabled, created_at });
+  return Object.freeze({ tool_name: prepared.tool_name, version: prepared.version, fingerprint: prepared.fingerprint, enabled, created_at, deprecation: null });
 }
 
 function storeOf(...records: ToolRecord[]): ReadonlyMap<string, ToolRecord> {

@@ -322,9 +322,9 @@ describe('materializeSpec and makeRegistration', () => {
 
   it('makes a frozen registration in field order', () => {
     const spec = materializeSpec(parseSpec(fullSpec('t')).canonical);
-    const registration = makeRegistration(spec, false, null);
-    expect(Object.keys(registration)).toEqual(['spec', 'enabled', 'created_at']);
-    expect(registration).toEqual({ spec, enabled: false, created_at: null });
+    const registration = makeRegistration(spec, false, null, null);
+    expect(Object.keys(registration)).toEqual(['spec', 'enabled', 'created_at', 'deprecation']);
+    expect(registration).toEqual({ spec, enabled: false, created_at: null, deprecation: null });
     expect(isDeepFrozen(registration)).toBe(true);
   });
 });

@@ -157,7 +157,7 @@ describe('inputs', () => {
     expect(error.code).toBe('VALIDATION_FAILED');
     expect(error.context.path).toBe('[1].input_schema');
     expect(error.context.tool_name).toBe('b');
-    const inRegistration = caught(() => lintTools([{ spec: { ...tool('c'), extra: 1 } as never, enabled: true, created_at: null }]));
+    const inRegistration = caught(() => lintTools([{ spec: { ...tool('c'), extra: 1 } as never, enabled: true, created_at: null, deprecation: null }]));
     expect(inRegistration.code).toBe('VALIDATION_FAILED');
     expect(inRegistration.context.path).toBe('[0].spec');
   });

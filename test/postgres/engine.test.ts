@@ -21,6 +21,9 @@ function tool(name: string, n = 1): ToolWrite {
     enabled: true,
     created_at: null,
     first_registered_at: 'now',
+    dep_message: null,
+    dep_replacement: null,
+    dep_sunset: null,
   };
 }
 

@@ -30,7 +30,7 @@ const inSnapshot = <R>(work: (trx: Db) => Promise<R>): Promise<R> =>
 const fp = (n: number): string => n.toString(16).padStart(64, '0');
 function tool(name: string, n: number): ToolWrite {
   const spec_json = JSON.stringify({ tool_name: name, version: String(n) });
-  return { tool_name: name, version: String(n), fingerprint: fp(n), spec_json, enabled: true, created_at: null, first_registered_at: 'now' };
+  return { tool_name: name, version: String(n), fingerprint: fp(n), spec_json, enabled: true, created_at: null, first_registered_at: 'now', dep_message: null, dep_replacement: null, dep_sunset: null };
 }
 
 /** Another instance's write: its own transaction on the pool. */

@@ -43,6 +43,9 @@ function tool(name: string, n: number, extra: Partial<ToolWrite> = {}): ToolWrit
     enabled: true,
     created_at: '2026-01-01T00:00:00.000Z',
     first_registered_at: '2026-01-01T00:00:00.000Z',
+    dep_message: null,
+    dep_replacement: null,
+    dep_sunset: null,
     ...extra,
   };
 }

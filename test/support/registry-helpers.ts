@@ -108,6 +108,10 @@ export const callEveryMethod: Record<RegistryMethod, (registry: ToolRegistry) =>
   watch: async (registry) => {
     for await (const event of registry.watch({ since: 0, signal: AbortSignal.abort() })) void event;
   },
+  deprecate: (registry) => registry.deprecate('present', { message: 'gone' }),
+  undeprecate: (registry) => registry.undeprecate('present'),
+  setPolicy: (registry) => registry.setPolicy({ versionOrder: 'semver' }),
+  getPolicy: (registry) => registry.getPolicy(),
 };
 
 /**
@@ -122,6 +126,8 @@ export const toolNamedBy: Partial<Record<RegistryMethod, string>> = {
   setEnabled: 'present',
   remove: 'present',
   history: 'present',
+  deprecate: 'present',
+  undeprecate: 'present',
 };
 
 /** Collects events from `registry.watch(options)` until `count` arrived (then stops the watch). */
