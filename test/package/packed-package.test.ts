@@ -50,6 +50,8 @@ describe('the packed npm package', () => {
     expect(files).toContain('CHANGELOG.md');
     // README links into docs/: they ship with it, so the links work in an installed package.
     expect(files).toContain('docs/contract.md');
+    // The console's static files, served by `tool-registry serve` from the installed package.
+    for (const file of ['index.html', 'app.js', 'api.js', 'dom.js', 'diff.js', 'schema.js', 'console.css']) expect(files).toContain(`console/${file}`);
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
   });
 
