@@ -202,7 +202,7 @@ async function toolsScreen(main, route, signal) {
       h('td', {}, versionText(spec.version)),
       h('td', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
       h('td', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
-      h('td', {}, formatTime(registration.created_at)),
+      h('td', { class: 'nowrap' }, formatTime(registration.created_at)),
       showDeprecation ? h('td', {}, deprecationText(registration.deprecation) || '—') : null);
     return { registration, row };
   });
