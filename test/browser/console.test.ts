@@ -13,6 +13,12 @@ import type { ToolSpecInput } from '../../src/index.js';
 import { CLI, ROOT, childEnv, runCli, writeJson } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
 
+// What the callbacks of page.evaluate() use in the page (this project's TypeScript has no DOM library).
+interface PageElement { readonly id: string; readonly textContent: string | null; readonly scrollWidth: number }
+declare const window: { readonly innerWidth: number };
+declare const document: { readonly documentElement: PageElement; readonly activeElement: PageElement | null };
+declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const IMAGES = join(ROOT, 'docs', 'images');
 const WIDTHS = [
@@ -93,7 +99,7 @@ async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses an inline script tag.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
   const results = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: unknown) => Promise<AxeResults> } }).axe;
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<AxeResults> } }).axe;
     return axe.run(document, { resultTypes: ['violations'] });
   });
   // Proof that it ran: the rules that passed are listed too.
