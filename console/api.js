@@ -24,7 +24,9 @@ export class ApiError extends Error {
   }
 }
 
+/** @param {Record<string, string>} [extra] @returns {Record<string, string>} */
 function headers(extra = {}) {
+  /** @type {Record<string, string>} */
   const result = { Accept: 'application/json', ...extra };
   const token = storedToken();
   if (token !== null) result.Authorization = `Bearer ${token}`;
@@ -57,10 +59,13 @@ async function body(response) {
 }
 
 /**
- * One API call. `body` is JSON-encoded unless it is a string (an uploaded file is sent as
+ * One API call. `json` is JSON-encoded unless it is a string (an uploaded file is sent as
  * its own text, so its key order reaches the server as written).
+ * @param {string} path
+ * @param {{ method?: string, json?: unknown, signal?: AbortSignal }} [options]
  */
 export async function call(path, { method = 'GET', json, signal } = {}) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, headers: headers(), signal, cache: 'no-store' };
   if (json !== undefined) {
     init.headers['Content-Type'] = 'application/json';

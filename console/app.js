@@ -99,7 +99,7 @@ function updateChrome(route) {
   const nav = document.getElementById('nav');
   nav.hidden = !signedIn;
   for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import']]) {
-    const link = document.getElementById(id);
+    const link = /** @type {HTMLAnchorElement} */ (document.getElementById(id));
     link.href = href(route.namespace, [target]);
     if (route.screen === target) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
