@@ -618,6 +618,12 @@ async function render() {
   try {
     if (state.identity === null) await loadIdentity(controller.signal);
     if (controller.signal.aborted) return;
+    const allowed = state.identity?.namespaces;
+    if (Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
+      // A token bound to other namespaces sees no `default`: open its first one instead.
+      location.replace(href(allowed[0], [route.screen === 'changes' || route.screen === 'import' ? route.screen : 'tools']));
+      return;
+    }
     updateChrome(route);
     if (state.identity === null) return signInScreen(main);
     if (route.screen === 'tools' && route.name !== undefined && !route.extra) await toolScreen(main, route, controller.signal);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteToolRegistry } from '../../src/index.js';
+import { createToken, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { CLI, ROOT, childEnv, runCli, writeJson } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
@@ -54,12 +54,6 @@ async function stop(server: Server | undefined): Promise<void> {
   const exited = new Promise((resolve) => server.child.once('exit', resolve));
   server.child.kill('SIGTERM');
   await exited;
-}
-
-function createToken(tokens: string, name: string, scopes: string, cwd: string): string {
-  const result = runCli(['token', 'create', '--name', name, '--scopes', scopes, '--tokens', tokens], { cwd });
-  expect(result.code, result.stderr).toBe(0);
-  return result.stdout.trim().split('\n').at(-1) as string;
 }
 
 function tool(name: string, version: string, extra: Partial<ToolSpecInput> = {}): ToolSpecInput {
@@ -151,8 +145,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await registry.register(tool('old_report', '0.1.0', { tags: ['legacy'], description: 'A report nobody reads.' }));
     await registry.setEnabled('weather', false);
     await registry.close();
-    operatorToken = createToken(tokens, 'operator', 'read,write', dir);
-    readerToken = createToken(tokens, 'auditor', 'read', dir);
+    operatorToken = (await createToken(tokens, { name: 'operator', scopes: ['read', 'write'] })).secret;
+    readerToken = (await createToken(tokens, { name: 'auditor', scopes: ['read'] })).secret;
     [server, open, browser] = await Promise.all([
       serve(['--db', db, '--tokens', tokens], dir),
       serve(['--data-dir', join(dir, 'open')], dir),
@@ -230,17 +224,18 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     const feed = watcher.locator('ol.feed li');
     const before = await feed.count();
 
+    // The tool the first test opened, in another context: disable it.
     const page = await user(operatorToken);
-    await page.goto(at('#/tools/fetch_page'));
-    await page.getByRole('heading', { level: 1, name: 'fetch_page' }).waitFor();
+    await page.goto(at('#/tools/search'));
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
     await page.getByRole('button', { name: 'Disable', exact: true }).click();
-    await page.getByText('Disabled fetch_page.').waitFor();
+    await page.getByText('Disabled search.').waitFor();
     expect(await page.getByRole('button', { name: 'Enable', exact: true }).count()).toBe(1);
 
     await expect.poll(() => feed.count()).toBe(before + 1);
-    expect(await feed.first().innerText()).toMatch(/#\d+ fetch_page disabled 2\.0\.0$/);
-    await feed.first().getByRole('link', { name: 'fetch_page' }).click();
-    await watcher.getByRole('heading', { level: 1, name: 'fetch_page' }).waitFor();
+    expect(await feed.first().innerText()).toMatch(/#\d+ search disabled 1\.1\.0$/);
+    await feed.first().getByRole('link', { name: 'search' }).click();
+    await watcher.getByRole('heading', { level: 1, name: 'search' }).waitFor();
     expect(await watcher.locator('.facts').innerText()).toMatch(/Disabled/);
     expect([...(errors.get(watcher) ?? []), ...(errors.get(page) ?? [])]).toEqual([]);
   });
@@ -254,19 +249,21 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     const cli = runCli(['register', file, '--db', db], { cwd: dir });
     expect(cli.code, cli.stderr).toBe(0);
 
-    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
     const alert = page.getByRole('alert').filter({ hasText: 'Nothing was changed' });
     await alert.waitFor();
     expect(await alert.innerText()).toContain('search is no longer at version 1.1.0');
-    // Nothing was written: the new version stays enabled.
+    // Nothing was written: the new version stays disabled (a new version keeps the flag).
     const now = await page.evaluate(async (token) => {
       const response = await fetch('/v1/tools/search', { headers: { Authorization: `Bearer ${token}` } });
       return response.json() as Promise<{ enabled: boolean; spec: { version: string } }>;
     }, operatorToken);
-    expect(now).toMatchObject({ enabled: true, spec: { version: '1.2.0' } });
+    expect(now).toMatchObject({ enabled: false, spec: { version: '1.2.0' } });
     // Reload shows the new version; the action then goes through.
     await page.getByRole('button', { name: 'Reload' }).click();
     await page.locator('.facts').getByText('1.2.0').waitFor();
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await page.getByText('Enabled search.').waitFor();
     // The refused write is the one error the browser logs (as every failed request).
     expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 412')]);
   });
