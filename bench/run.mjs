@@ -23,6 +23,7 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
+import { serverWorkloads } from './server.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -427,6 +428,8 @@ const STEPS = [
   }],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
+  // The HTTP server under 64 keep-alive clients vs a bare node:http handler, and an RSS soak (bench/server.mjs).
+  ['server', () => serverWorkloads({ record, log })],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 

@@ -83,15 +83,16 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
     server: http,
     close() {
       closing ??= (async () => {
-        // New connections are refused; requests that still arrive on open connections get 503.
+        // New connections are refused; requests that still arrive on open connections are
+        // answered 503 SHUTTING_DOWN with Connection: close (nothing written) rather than cut.
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
         server.shutdown();
-        http.closeIdleConnections();
         let timer: NodeJS.Timeout | undefined;
         await Promise.race([server.drained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)))]);
         clearTimeout(timer);
-        // Answered requests are flushed; what is left (event streams ended, idle keep-alives) is cut.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // Requests already on the wire get a moment to be read and refused; then idle
+        // keep-alive connections are closed, and whatever is left is cut a second later.
+        await new Promise<void>((resolve) => setTimeout(resolve, 50));
         http.closeIdleConnections();
         const cut = setTimeout(() => http.closeAllConnections(), 1_000);
         await stopped;
