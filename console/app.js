@@ -177,12 +177,13 @@ function matches(registration, text) {
   return text.toLowerCase().split(/\s+/).filter((word) => word !== '').every((word) => haystack.includes(word));
 }
 
-function deprecationText(deprecation) {
-  if (!deprecation) return '';
+/** A deprecation as text with a link to its replacement: "message; use X; sunset D". */
+function deprecationView(namespace, deprecation) {
+  if (!deprecation) return '—';
   const parts = [deprecation.message ?? 'Deprecated'];
-  if (deprecation.replacement) parts.push(`use ${deprecation.replacement}`);
-  if (deprecation.sunset) parts.push(`sunset ${deprecation.sunset}`);
-  return parts.join('; ');
+  if (deprecation.replacement) parts.push('; use ', h('a', { href: href(namespace, ['tools', deprecation.replacement]) }, deprecation.replacement));
+  if (deprecation.sunset) parts.push(`; sunset ${deprecation.sunset}`);
+  return h('span', { class: 'deprecation' }, parts);
 }
 
 async function toolsScreen(main, route, signal) {
@@ -203,7 +204,7 @@ async function toolsScreen(main, route, signal) {
       h('td', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
       h('td', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
       h('td', { class: 'nowrap' }, formatTime(registration.created_at)),
-      showDeprecation ? h('td', {}, deprecationText(registration.deprecation) || '—') : null);
+      showDeprecation ? h('td', {}, deprecationView(route.namespace, registration.deprecation)) : null);
     return { registration, row };
   });
   const table = h('table', { class: 'tools' },
@@ -448,7 +449,7 @@ async function toolScreen(main, route, signal) {
       h('dt', {}, 'State'), h('dd', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
       h('dt', {}, 'Created'), h('dd', {}, formatTime(registration.created_at)),
       h('dt', {}, 'Tags'), h('dd', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
-      registration.deprecation ? [h('dt', {}, 'Deprecation'), h('dd', {}, deprecationText(registration.deprecation))] : null));
+      registration.deprecation ? [h('dt', {}, 'Deprecation'), h('dd', {}, deprecationView(route.namespace, registration.deprecation))] : null));
     parts.push(h('p', { class: 'description' }, spec.description ?? 'No description.'));
     if (canWrite()) parts.push(actionsSection(route, registration, rerender));
     parts.push(h('section', { 'aria-labelledby': 'spec' },

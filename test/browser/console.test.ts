@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createToken, openSqliteToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, createToken, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { CLI, ROOT, childEnv, runCli, writeJson } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
@@ -74,6 +74,12 @@ function tool(name: string, version: string, extra: Partial<ToolSpecInput> = {})
     ...extra,
   };
 }
+
+/** Deprecation on registrations (issue 27, branch "versions"): the console shows a column once the library has it. */
+interface Deprecating {
+  deprecate(name: string, deprecation: { message: string; replacement?: string; sunset?: string }): Promise<unknown>;
+}
+const deprecations = 'deprecate' in InMemoryToolRegistry.prototype;
 
 /** Everything a page logs as an error, and every uncaught exception, with the URL it happened at. */
 function watchErrors(page: Page, errors: string[]): void {
@@ -144,6 +150,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await registry.register(tool('weather', '0.3.0', { tags: ['forecast'], description: 'The weather for a city.' }));
     await registry.register(tool('old_report', '0.1.0', { tags: ['legacy'], description: 'A report nobody reads.' }));
     await registry.setEnabled('weather', false);
+    if (deprecations) await (registry as unknown as Deprecating).deprecate('weather', { message: 'Superseded by the forecast service.', replacement: 'fetch_page', sunset: '2026-12-31' });
     await registry.close();
     operatorToken = (await createToken(tokens, { name: 'operator', scopes: ['read', 'write'] })).secret;
     readerToken = (await createToken(tokens, { name: 'auditor', scopes: ['read'] })).secret;
@@ -412,6 +419,18 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.context().close();
     }
     expect(report).toEqual([]);
+  });
+
+  it.skipIf(!deprecations)(`shows a deprecation column when a registration carries one${deprecations ? '' : ' [SKIPPED: this library has no deprecate() yet]'}`, async () => {
+    const page = await user(operatorToken);
+    await page.goto(at('#/tools'));
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    expect(await page.locator('table.tools thead th').allInnerTexts()).toEqual(['Name', 'Version', 'Enabled', 'Tags', 'Created', 'Deprecation']);
+    const weather = page.locator('table.tools tbody tr').filter({ hasText: 'weather' });
+    expect(await weather.locator('td').last().innerText()).toBe('Superseded by the forecast service.; use fetch_page; sunset 2026-12-31');
+    await weather.getByRole('link', { name: 'fetch_page' }).click();
+    await page.getByRole('heading', { level: 1, name: 'fetch_page' }).waitFor();
+    expect(errors.get(page)).toEqual([]);
   });
 
   it('is reachable by keyboard: tab to the filter, type, and open a tool with Enter', async () => {
