@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, createToken, openSqliteToolRegistry } from '../../src/index.js';
-import type { ToolSpecInput } from '../../src/index.js';
+import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
 import { CLI, ROOT, childEnv, runCli, writeJson } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
 
@@ -73,6 +73,16 @@ function tool(name: string, version: string, extra: Partial<ToolSpecInput> = {})
     tags: [],
     ...extra,
   };
+}
+
+/** The registration stored in the file now (read-only, in this process), or undefined. */
+async function stored(db: string, name: string): Promise<ToolRegistration | undefined> {
+  const registry = await openSqliteToolRegistry({ filename: db, readonly: true });
+  try {
+    return await registry.get(name);
+  } finally {
+    await registry.close();
+  }
 }
 
 /** Deprecation on registrations (issue 27, branch "versions"): the console shows a column once the library has it. */
@@ -150,7 +160,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await registry.register(tool('weather', '0.3.0', { tags: ['forecast'], description: 'The weather for a city.' }));
     await registry.register(tool('old_report', '0.1.0', { tags: ['legacy'], description: 'A report nobody reads.' }));
     await registry.setEnabled('weather', false);
-    if (deprecations) await (registry as unknown as Deprecating).deprecate('weather', { message: 'Superseded by the forecast service.', replacement: 'fetch_page', sunset: '2026-12-31' });
+    if (deprecations) await (registry as unknown as Deprecating).deprecate('fetch_page', { message: 'Superseded by search.', replacement: 'search', sunset: '2026-12-31' });
     await registry.close();
     operatorToken = (await createToken(tokens, { name: 'operator', scopes: ['read', 'write'] })).secret;
     readerToken = (await createToken(tokens, { name: 'auditor', scopes: ['read'] })).secret;
@@ -196,7 +206,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(new URL(page.url()).hash).toBe('#/tools?show=disabled');
     await page.getByLabel('Show').selectOption('all');
 
-    await page.getByRole('link', { name: 'search', exact: true }).click();
+    await page.locator('table.tools tbody th').getByRole('link', { name: 'search', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
     expect(new URL(page.url()).hash).toMatch(/^#\/tools\/search/);
     // The input schema, readably: each property with its type, whether required, its description.
@@ -284,14 +294,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
-    expect((await runCli(['get', 'old_report', '--db', db, '--json'], { cwd: dir })).code).toBe(0);
+    expect(await stored(db, 'old_report')).toBeDefined();
 
     await page.getByRole('button', { name: 'Remove', exact: true }).click();
     await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
     await page.getByText('Removed old_report. Its history is kept.').waitFor();
     await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
     expect(await page.getByRole('link', { name: 'old_report' }).count()).toBe(0);
-    expect(runCli(['get', 'old_report', '--db', db], { cwd: dir }).code).toBe(1);
+    expect(await stored(db, 'old_report')).toBeUndefined();
   });
 
   it('imports a snapshot: upload, the dry-run plan, then confirm', async () => {
@@ -313,12 +323,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       expect.stringMatching(/^weather\s+update\s+0\.3\.0\s+0\.4\.0$/),
     ]);
     // The dry run wrote nothing.
-    expect(runCli(['get', 'translate', '--db', db], { cwd: dir }).code).toBe(1);
+    expect(await stored(db, 'translate')).toBeUndefined();
 
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
-    const weather = JSON.parse(runCli(['get', 'weather', '--db', db, '--json'], { cwd: dir }).stdout) as { enabled: boolean; spec: { version: string } };
-    expect(weather).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
+    expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
   });
 
   it('shows a read-only token no write controls, and the server refuses its forged write (403)', async () => {
@@ -382,31 +391,36 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       report.push(...(await axeViolations(page)).map((violation) => `${where}: ${violation}`));
       await page.screenshot({ path: join(IMAGES, `console-${name}-${width.name}.png`), ...screenshot });
     };
+    // One page for every screen and both widths (axe is compiled once per page: the slow part).
+    const page = await user(undefined, WIDTHS[0]);
+    const response = await page.goto(at(''));
+    // Strict CSP: scripts and styles from the console's own files only (an inline one would be refused and logged).
+    expect(response?.headers()['content-security-policy']).toMatch(/default-src 'none'.*script-src 'self'.*style-src 'self'/);
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     for (const width of WIDTHS) {
-      // Signed out: the sign-in form. Its whoami without a token is answered 401: the one error allowed.
-      const signIn = await user(undefined, width);
-      const response = await signIn.goto(at(''));
-      // Strict CSP: scripts and styles from the console's own files only (an inline one would be refused and logged).
-      expect(response?.headers()['content-security-policy']).toMatch(/default-src 'none'.*script-src 'self'.*style-src 'self'/);
-      await signIn.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-      await check(signIn, 'sign-in', width);
-      expect(errors.get(signIn)).toEqual([expect.stringContaining('the server responded with a status of 401')]);
-      await signIn.context().close();
-
-      const page = await user(operatorToken, width);
-      for (const screen of screens) {
-        await page.goto(at(screen.path));
-        await page.getByRole('heading', { level: 1, name: screen.heading }).waitFor();
-        if (screen.name === 'changes') await page.getByText('Live: following new changes.').waitFor();
-        if (screen.name === 'import') {
-          await page.getByLabel('Snapshot file').setInputFiles({
-            name: 'snapshot.json',
-            mimeType: 'application/json',
-            buffer: Buffer.from(JSON.stringify({ tools: [{ spec: tool('summarize', '1.0.0'), enabled: true, created_at: null }] })),
-          });
-          await page.getByRole('button', { name: 'Plan import' }).click();
-          await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
-        }
+      await page.setViewportSize(width);
+      await check(page, 'sign-in', width);
+    }
+    // Signed out, whoami is answered 401: the one error allowed on any screen.
+    expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 401')]);
+    errors.get(page)?.splice(0);
+    await page.getByLabel('Token', { exact: true }).fill(operatorToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    for (const screen of screens) {
+      await page.goto(at(screen.path));
+      await page.getByRole('heading', { level: 1, name: screen.heading }).waitFor();
+      if (screen.name === 'changes') await page.getByText('Live: following new changes.').waitFor();
+      if (screen.name === 'import') {
+        await page.getByLabel('Snapshot file').setInputFiles({
+          name: 'snapshot.json',
+          mimeType: 'application/json',
+          buffer: Buffer.from(JSON.stringify({ tools: [{ spec: tool('summarize', '1.0.0'), enabled: true, created_at: null }] })),
+        });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
+      }
+      for (const width of WIDTHS) {
+        await page.setViewportSize(width);
         await check(page, screen.name, width);
         if (screen.name === 'tool') {
           await page.getByRole('button', { name: 'Remove', exact: true }).click();
@@ -415,9 +429,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
           await page.getByRole('button', { name: 'Cancel' }).click();
         }
       }
-      report.push(...(errors.get(page) ?? []).map((error) => `at ${width.width}px: console: ${error}`));
-      await page.context().close();
     }
+    report.push(...(errors.get(page) ?? []).map((error) => `console: ${error}`));
     expect(report).toEqual([]);
   });
 
@@ -426,10 +439,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.goto(at('#/tools'));
     await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
     expect(await page.locator('table.tools thead th').allInnerTexts()).toEqual(['Name', 'Version', 'Enabled', 'Tags', 'Created', 'Deprecation']);
-    const weather = page.locator('table.tools tbody tr').filter({ hasText: 'weather' });
-    expect(await weather.locator('td').last().innerText()).toBe('Superseded by the forecast service.; use fetch_page; sunset 2026-12-31');
-    await weather.getByRole('link', { name: 'fetch_page' }).click();
-    await page.getByRole('heading', { level: 1, name: 'fetch_page' }).waitFor();
+    const row = page.locator('table.tools tbody tr').filter({ hasText: 'fetch_page' });
+    expect(await row.locator('td').last().innerText()).toBe('Superseded by search.; use search; sunset 2026-12-31');
+    await row.getByRole('link', { name: 'search', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
     expect(errors.get(page)).toEqual([]);
   });
 
