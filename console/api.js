@@ -146,7 +146,8 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
       }
     } catch (error) {
       if (signal.aborted) return;
-      if (error instanceof ApiError && (error.status === 401 || error.status === 403 || error.status === 404)) {
+      // Not worth retrying: no access, or the feed moved past our revision (410: reload the screen).
+      if (error instanceof ApiError && [401, 403, 404, 410].includes(error.status)) {
         onState('failed', error);
         return;
       }
