@@ -11,7 +11,6 @@ import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
 import type { NamespaceSource } from './namespaces.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
-import { json } from './route-table.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { REGISTRY_ROUTES } from './routes.js';
 import { SERVICE_ROUTES } from './service-routes.js';
@@ -305,8 +304,22 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const url = new URL(c.req.url);
     const query = parseQuery(route, url);
     const body = route.body === undefined ? undefined : await parseBody(c.req.raw);
-    const signal = AbortSignal.any([c.req.raw.signal, shutdownController.signal]);
-    const context: RouteContext = { request: c.req.raw, registry, namespace, params, query, body, token, signal, heartbeatMs };
+    let signal: AbortSignal | undefined;
+    const request = c.req.raw;
+    const context: RouteContext = {
+      request,
+      registry,
+      namespace,
+      params,
+      query,
+      body,
+      token,
+      heartbeatMs,
+      // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
+      get signal() {
+        return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
+      },
+    };
     return route.handle(context);
   };
 
@@ -471,4 +484,3 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   };
 }
 
-export { json };
