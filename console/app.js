@@ -188,6 +188,7 @@ function deprecationView(namespace, deprecation) {
 
 async function toolsScreen(main, route, signal) {
   const tools = await callAll(`${base(route.namespace)}/tools`, { include_disabled: 'true' }, 'tools', signal);
+  if (signal.aborted) return; // another screen was asked for meanwhile
   const showDeprecation = tools.some((registration) => registration.deprecation);
   const filter = h('input', { id: 'filter', type: 'search', value: route.params.get('q') ?? '', 'aria-describedby': 'filter-hint', autocomplete: 'off' });
   const which = h('select', { id: 'show' },
