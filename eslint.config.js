@@ -17,4 +17,13 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
+  {
+    // The console's pages run in the browser: plain ES modules, no build step.
+    files: ['console/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['document', 'window', 'location', 'history', 'sessionStorage', 'fetch', 'URLSearchParams', 'TextDecoderStream', 'AbortController', 'Node', 'setTimeout', 'clearTimeout'].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

@@ -15,6 +15,13 @@ const TYPES: Readonly<Record<string, string>> = {
   '.woff2': 'font/woff2',
 };
 
+/**
+ * The console's Content-Security-Policy: its own scripts, styles and API only; no inline
+ * script or style, nothing from another origin, no framing (docs/console.md).
+ */
+export const CONSOLE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 /** The file under `root` for a URL path (`/` and folders: their index.html), or undefined when there is none. */
 export async function serveStatic(root: string, pathname: string, headOnly: boolean): Promise<Response | undefined> {
   let decoded: string;
@@ -39,6 +46,8 @@ export async function serveStatic(root: string, pathname: string, headOnly: bool
       'content-length': String(info.size),
       'x-content-type-options': 'nosniff',
       'cache-control': 'no-cache',
+      'content-security-policy': CONSOLE_CSP,
+      'referrer-policy': 'no-referrer',
     };
     return new Response(headOnly ? null : await readFile(file), { status: 200, headers });
   } catch {

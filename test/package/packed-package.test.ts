@@ -1,6 +1,6 @@
 // Installs the packed tarball into a fresh project, as a user would, and drives it from
 // there: the exports map, the shipped migrations and the bin must all work outside the repo.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -50,6 +50,8 @@ describe('the packed npm package', () => {
     expect(files).toContain('CHANGELOG.md');
     // README links into docs/: they ship with it, so the links work in an installed package.
     expect(files).toContain('docs/contract.md');
+    // The console's static files, served by `tool-registry serve` from the installed package.
+    for (const file of ['index.html', 'app.js', 'api.js', 'dom.js', 'diff.js', 'schema.js', 'console.css']) expect(files).toContain(`console/${file}`);
     expect(files.filter((file) => file.startsWith('src/') || file.startsWith('test/'))).toEqual([]);
   });
 
@@ -188,5 +190,31 @@ console.log(JSON.stringify([await set.invoke('mail', { to: 'a@example.com' }), (
     const bin = join(project, 'node_modules/.bin/tool-registry');
     const out = run(bin, ['--db', join(project, 'installed.db'), 'list', '--json'], project);
     expect((JSON.parse(out) as { spec: { tool_name: string } }[]).map((r) => r.spec.tool_name)).toEqual(['fetch']);
+  });
+
+  it('serves the console from the installed package at /', async () => {
+    const bin = join(project, 'node_modules/.bin/tool-registry');
+    const child = spawn(bin, ['serve', '--db', join(project, 'installed.db'), '--port', '0'], { cwd: project, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const url = await new Promise<string>((found, failed) => {
+        let out = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          out += chunk;
+          const match = /^listening on (\S+)\n/.exec(out);
+          if (match) found(match[1] as string);
+        });
+        child.on('exit', (code) => failed(new Error(`serve exited with ${String(code)}`)));
+      });
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toBe(readFileSync(join(project, 'node_modules/tool-registry/console/index.html'), 'utf8'));
+      expect((await fetch(`${url}/app.js`)).headers.get('content-type')).toContain('text/javascript');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((done) => child.once('exit', done));
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
   });
 });

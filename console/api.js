@@ -1,0 +1,163 @@
+// The console's only way to the registry: the HTTP API, with the bearer token from this
+// tab's session storage. Tokens never go into a URL (a navigation cannot carry a header).
+
+const TOKEN_KEY = 'tool-registry.token';
+
+export function storedToken() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function storeToken(token) {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** A response that was not 2xx, with the RFC 9457 problem body when there is one. */
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail ?? problem?.title ?? `HTTP ${status}`);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = problem?.code ?? null;
+    this.context = problem?.context ?? {};
+    this.problem = problem ?? null;
+  }
+}
+
+/** @param {Record<string, string>} [extra] @returns {Record<string, string>} */
+function headers(extra = {}) {
+  /** @type {Record<string, string>} */
+  const result = { Accept: 'application/json', ...extra };
+  const token = storedToken();
+  if (token !== null) result.Authorization = `Bearer ${token}`;
+  return result;
+}
+
+/** The URL prefix of a namespace's routes: `default` is the unprefixed `/v1`. */
+export function base(namespace) {
+  return namespace === 'default' ? '/v1' : `/v1/namespaces/${encodeURIComponent(namespace)}`;
+}
+
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) search.append(key, String(one));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+async function body(response) {
+  const text = await response.text();
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { detail: text };
+  }
+}
+
+/**
+ * One API call. `json` is JSON-encoded unless it is a string (an uploaded file is sent as
+ * its own text, so its key order reaches the server as written).
+ * @param {string} path
+ * @param {{ method?: string, json?: unknown, signal?: AbortSignal }} [options]
+ */
+export async function call(path, { method = 'GET', json, signal } = {}) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
+  const init = { method, headers: headers(), signal, cache: 'no-store' };
+  if (json !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = typeof json === 'string' ? json : JSON.stringify(json);
+  }
+  const response = await fetch(path, init);
+  const data = await body(response);
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+/** Every page of a cursor-paged list (`next_cursor` until null). */
+export async function callAll(path, params, key, signal) {
+  const items = [];
+  let cursor;
+  do {
+    const page = await call(path + query({ ...params, cursor }), { signal });
+    items.push(...page[key]);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  return items;
+}
+
+/** Parses a text/event-stream body into `{ id, event, data }` messages. */
+async function* events(stream) {
+  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let message = { id: null, event: 'message', data: [] };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    const lines = buffer.split(/\r\n|\r|\n/);
+    buffer = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '') {
+        if (message.data.length > 0) yield { id: message.id, event: message.event, data: message.data.join('\n') };
+        message = { id: null, event: 'message', data: [] };
+        continue;
+      }
+      if (line.startsWith(':')) continue; // a heartbeat comment
+      const colon = line.indexOf(':');
+      const field = colon === -1 ? line : line.slice(0, colon);
+      let value = colon === -1 ? '' : line.slice(colon + 1);
+      if (value.startsWith(' ')) value = value.slice(1);
+      if (field === 'data') message.data.push(value);
+      else if (field === 'id') message.id = value;
+      else if (field === 'event') message.event = value;
+    }
+  }
+}
+
+/**
+ * The live change feed, read with fetch so the bearer header goes along (EventSource cannot
+ * send one). Calls `onEvent` with each change event after `since`, reconnects with
+ * `Last-Event-ID` (1 s, doubling to 15 s) and reports `live`/`reconnecting` to `onState`,
+ * until `signal` aborts.
+ */
+export async function follow(namespace, since, { signal, onEvent, onState }) {
+  let last = since;
+  let delay = 1000;
+  while (!signal.aborted) {
+    try {
+      const response = await fetch(`${base(namespace)}/changes${query({ since: last })}`, {
+        headers: headers({ Accept: 'text/event-stream', 'Last-Event-ID': String(last) }),
+        signal,
+        cache: 'no-store',
+      });
+      if (!response.ok) throw new ApiError(response.status, await body(response));
+      onState('live');
+      delay = 1000;
+      for await (const message of events(response.body)) {
+        const event = JSON.parse(message.data);
+        if (typeof event?.revision !== 'number' || typeof event.tool_name !== 'string') continue;
+        if (event.revision <= last) continue;
+        last = event.revision;
+        onEvent(event);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      // Not worth retrying: no access, or the feed moved past our revision (410: reload the screen).
+      if (error instanceof ApiError && [401, 403, 404, 410].includes(error.status)) {
+        onState('failed', error);
+        return;
+      }
+    }
+    if (signal.aborted) return;
+    onState('reconnecting');
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+    delay = Math.min(delay * 2, 15000);
+  }
+}

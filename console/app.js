@@ -1,0 +1,652 @@
+// The operator console: hash-routed screens over the HTTP API. Every screen has a URL
+// (#/tools, #/tools/NAME, #/changes, #/import; #/ns/NS/… for another namespace), so a
+// link can be shared; the token never goes into one.
+import { ApiError, base, call, callAll, follow, query, storeToken, storedToken } from './api.js';
+import { sideBySide } from './diff.js';
+import { formatTime, h, scroller, versionText } from './dom.js';
+import { schemaView } from './schema.js';
+
+const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
+const FEED_BACKLOG = 100;
+const TOOL_CHANGES_WINDOW = 1000;
+
+const state = {
+  /** GET /v1/whoami, or null while signed out. */
+  identity: null,
+  /** Namespace names this token sees (GET /v1/namespaces), or null when unknown. */
+  namespaces: null,
+  signInMessage: null,
+  /** A message to show once on the next screen (after an action moved us there). */
+  flash: null,
+};
+
+let screen = null; // the AbortController of the screen on show
+let firstRender = true;
+
+// ---------------------------------------------------------------- routes
+
+function parseRoute() {
+  const raw = location.hash.replace(/^#/, '');
+  const [path, search = ''] = raw.split('?');
+  let segments;
+  try {
+    segments = path.split('/').filter((part) => part !== '').map((part) => decodeURIComponent(part));
+  } catch {
+    segments = ['not-found'];
+  }
+  let namespace = 'default';
+  if (segments[0] === 'ns' && segments.length >= 2) namespace = segments.splice(0, 2)[1];
+  return { namespace, screen: segments[0] ?? 'tools', name: segments[1], extra: segments.length > 2, params: new URLSearchParams(search) };
+}
+
+function href(namespace, parts, params) {
+  const prefix = namespace === 'default' ? '#' : `#/ns/${encodeURIComponent(namespace)}`;
+  const search = params ? params.toString() : '';
+  return `${prefix}/${parts.map((part) => encodeURIComponent(part)).join('/')}${search === '' ? '' : `?${search}`}`;
+}
+
+/** Changes the URL of the screen on show (filters, the compared versions) without a new render. */
+function replaceHash(target) {
+  history.replaceState(null, '', target);
+}
+
+function toolPath(namespace, name) {
+  return `${base(namespace)}/tools/${encodeURIComponent(name)}`;
+}
+
+// ---------------------------------------------------------------- identity
+
+function canWrite() {
+  return (state.identity?.scopes ?? []).includes('write');
+}
+
+async function loadIdentity(signal) {
+  try {
+    state.identity = await call('/v1/whoami', { signal });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      state.identity = null;
+      if (storedToken() !== null) {
+        storeToken(null);
+        state.signInMessage = 'That token was not accepted. Check it and sign in again.';
+      }
+      return;
+    }
+    throw error;
+  }
+  try {
+    const data = await call('/v1/namespaces', { signal });
+    const list = Array.isArray(data) ? data : data?.namespaces ?? [];
+    state.namespaces = list.map((entry) => (typeof entry === 'string' ? entry : entry.name)).filter((name) => typeof name === 'string');
+  } catch (error) {
+    if (signal.aborted) throw error;
+    state.namespaces = null; // the switch stays hidden; the rest works
+  }
+}
+
+function signOut(message = null) {
+  storeToken(null);
+  state.identity = null;
+  state.namespaces = null;
+  state.signInMessage = message;
+  void render();
+}
+
+// ---------------------------------------------------------------- chrome
+
+function updateChrome(route) {
+  const signedIn = state.identity !== null;
+  const nav = document.getElementById('nav');
+  nav.hidden = !signedIn;
+  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import']]) {
+    const link = /** @type {HTMLAnchorElement} */ (document.getElementById(id));
+    link.href = href(route.namespace, [target]);
+    if (route.screen === target) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  document.getElementById('nav-import').parentElement.hidden = !canWrite();
+
+  const session = document.getElementById('session');
+  session.replaceChildren();
+  if (!signedIn) return;
+  const namespaces = state.namespaces ?? [];
+  if (namespaces.length > 1) {
+    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [route.screen === 'import' || route.screen === 'changes' ? route.screen : 'tools']); } },
+      namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
+    session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select));
+  }
+  if (state.identity.token !== null && state.identity.token !== undefined) {
+    const scopes = (state.identity.scopes ?? []).join(', ');
+    session.append(
+      h('p', { class: 'who' }, 'Signed in as ', h('strong', {}, state.identity.token), scopes === '' ? '' : ` (${scopes})`),
+      h('button', { type: 'button', class: 'secondary', onclick: () => signOut() }, 'Sign out'),
+    );
+  }
+}
+
+function heading(text) {
+  return h('h1', { tabindex: '-1' }, text);
+}
+
+function show(main, title, ...children) {
+  document.title = `${title} · Tool registry`;
+  const flash = state.flash;
+  state.flash = null;
+  main.replaceChildren(...(flash ? [h('p', { class: 'notice', role: 'status' }, flash)] : []), ...children.flat());
+  if (!firstRender) main.querySelector('h1')?.focus();
+  firstRender = false;
+}
+
+function problemText(error) {
+  if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
+  return error.code ? `${error.message} (${error.code})` : error.message;
+}
+
+// ---------------------------------------------------------------- sign-in
+
+function signInScreen(main) {
+  const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-hint' });
+  const message = h('p', { id: 'sign-in-error', class: 'error', role: 'alert' }, state.signInMessage ?? '');
+  state.signInMessage = null;
+  const form = h('form', { class: 'sign-in', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    const token = input.value.trim();
+    if (token === '') {
+      message.textContent = 'Enter a token.';
+      input.focus();
+      return;
+    }
+    storeToken(token);
+    void render();
+  } },
+  h('div', { class: 'field' },
+    h('label', { for: 'token' }, 'Token'),
+    h('p', { id: 'token-hint', class: 'hint' }, 'A token made with tool-registry token create. It stays in this tab only.'),
+    input),
+  h('button', { type: 'submit' }, 'Sign in'),
+  message);
+  show(main, 'Sign in', heading('Sign in'), h('p', {}, 'This registry needs a token to be read.'), form);
+}
+
+// ---------------------------------------------------------------- tools
+
+function matches(registration, text) {
+  if (text === '') return true;
+  const spec = registration.spec;
+  const haystack = [spec.tool_name, spec.description ?? '', ...(spec.tags ?? [])].join('\n').toLowerCase();
+  return text.toLowerCase().split(/\s+/).filter((word) => word !== '').every((word) => haystack.includes(word));
+}
+
+/** A deprecation as text with a link to its replacement: "message; use X; sunset D". */
+function deprecationView(namespace, deprecation) {
+  if (!deprecation) return '—';
+  const parts = [deprecation.message ?? 'Deprecated'];
+  if (deprecation.replacement) parts.push('; use ', h('a', { href: href(namespace, ['tools', deprecation.replacement]) }, deprecation.replacement));
+  if (deprecation.sunset) parts.push(`; sunset ${deprecation.sunset}`);
+  return h('span', { class: 'deprecation' }, parts);
+}
+
+async function toolsScreen(main, route, signal) {
+  const tools = await callAll(`${base(route.namespace)}/tools`, { include_disabled: 'true' }, 'tools', signal);
+  if (signal.aborted) return; // another screen was asked for meanwhile
+  const showDeprecation = tools.some((registration) => registration.deprecation);
+  const filter = h('input', { id: 'filter', type: 'search', value: route.params.get('q') ?? '', 'aria-describedby': 'filter-hint', autocomplete: 'off' });
+  const which = h('select', { id: 'show' },
+    h('option', { value: 'all' }, 'All tools'),
+    h('option', { value: 'enabled' }, 'Enabled only'),
+    h('option', { value: 'disabled' }, 'Disabled only'));
+  which.value = ['enabled', 'disabled'].includes(route.params.get('show')) ? route.params.get('show') : 'all';
+  const count = h('p', { role: 'status', class: 'count' });
+  const rows = tools.map((registration) => {
+    const spec = registration.spec;
+    const row = h('tr', {},
+      h('th', { scope: 'row' }, h('a', { href: href(route.namespace, ['tools', spec.tool_name]) }, spec.tool_name)),
+      h('td', {}, versionText(spec.version)),
+      h('td', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
+      h('td', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
+      h('td', { class: 'nowrap' }, formatTime(registration.created_at)),
+      showDeprecation ? h('td', {}, deprecationView(route.namespace, registration.deprecation)) : null);
+    return { registration, row };
+  });
+  const table = h('table', { class: 'tools' },
+    h('caption', { class: 'visually-hidden' }, 'Tools'),
+    h('thead', {}, h('tr', {},
+      ['Name', 'Version', 'Enabled', 'Tags', 'Created', ...(showDeprecation ? ['Deprecation'] : [])].map((title) => h('th', { scope: 'col' }, title)))),
+    h('tbody', {}, rows.map((entry) => entry.row)));
+  const empty = h('p', { hidden: true }, 'No tool matches.');
+
+  const apply = () => {
+    let shown = 0;
+    for (const { registration, row } of rows) {
+      const visible = matches(registration, filter.value.trim()) &&
+        (which.value === 'all' || (which.value === 'enabled') === registration.enabled);
+      row.hidden = !visible;
+      if (visible) shown += 1;
+    }
+    count.textContent = `Showing ${shown} of ${tools.length} tool${tools.length === 1 ? '' : 's'}.`;
+    empty.hidden = shown > 0 || tools.length === 0;
+    const params = new URLSearchParams();
+    if (filter.value.trim() !== '') params.set('q', filter.value.trim());
+    if (which.value !== 'all') params.set('show', which.value);
+    replaceHash(href(route.namespace, ['tools'], params));
+  };
+  filter.addEventListener('input', apply);
+  which.addEventListener('change', apply);
+
+  const controls = h('form', { class: 'filters', role: 'search', onsubmit: (event) => event.preventDefault() },
+    h('div', { class: 'field' },
+      h('label', { for: 'filter' }, 'Filter tools'),
+      h('p', { id: 'filter-hint', class: 'hint' }, 'Matches name, description and tags.'),
+      filter),
+    h('div', { class: 'field' }, h('label', { for: 'show' }, 'Show'), which));
+  show(main, 'Tools',
+    heading(route.namespace === 'default' ? 'Tools' : `Tools in ${route.namespace}`),
+    controls,
+    count,
+    tools.length === 0 ? h('p', {}, 'No tools are registered yet.') : scroller('Tools table', table),
+    empty);
+  apply();
+}
+
+// ---------------------------------------------------------------- one tool
+
+function listOf(data, key) {
+  return Array.isArray(data) ? data : data?.[key] ?? [];
+}
+
+/** The change feed's events about one tool, from its last TOOL_CHANGES_WINDOW revisions. */
+async function toolChanges(namespace, name, signal) {
+  const head = await call(`${base(namespace)}/changes${query({ limit: 0 })}`, { signal });
+  let since = Math.max(0, head.revision - TOOL_CHANGES_WINDOW);
+  let page;
+  try {
+    page = await call(`${base(namespace)}/changes${query({ since, limit: TOOL_CHANGES_WINDOW })}`, { signal });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'CHANGES_EXPIRED') throw error;
+    since = Math.max(0, (error.context.oldest_revision ?? 1) - 1);
+    page = await call(`${base(namespace)}/changes${query({ since, limit: TOOL_CHANGES_WINDOW })}`, { signal });
+  }
+  return page.events.filter((event) => event.tool_name === name).reverse();
+}
+
+async function lintFor(namespace, name, signal) {
+  return Promise.all(LINT_PROVIDERS.map(async (provider) => {
+    try {
+      const data = await call(`${base(namespace)}/lint${query({ provider })}`, { signal });
+      return { provider, findings: listOf(data, 'findings').filter((finding) => finding.tool_name === name) };
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return { provider, error };
+    }
+  }));
+}
+
+function changeItem(namespace, event, withLink) {
+  return h('li', { class: `change ${event.action}` },
+    h('time', { datetime: event.at }, formatTime(event.at)),
+    ' ',
+    h('span', { class: 'revision' }, `#${event.revision}`),
+    ' ',
+    withLink ? h('a', { href: href(namespace, ['tools', event.tool_name]) }, event.tool_name) : null,
+    withLink ? ' ' : null,
+    h('span', { class: 'action' }, event.action),
+    ' ',
+    h('span', { class: 'muted' }, versionText(event.version)));
+}
+
+function diffView(older, newer, olderLabel, newerLabel) {
+  const rows = sideBySide(JSON.stringify(older.spec, null, 2), JSON.stringify(newer.spec, null, 2));
+  const changed = rows.filter((row) => row.kind !== 'same').length;
+  const cell = (line, kind, side) => {
+    if (line === null) return [h('td', { class: 'number' }), h('td', { class: 'line empty' })];
+    const text = kind === 'same' ? line.text : h(side === 'left' ? 'del' : 'ins', {}, line.text);
+    return [h('td', { class: 'number' }, String(line.number)), h('td', { class: `line ${kind === 'same' ? 'same' : side === 'left' ? 'removed' : 'added'}` }, text)];
+  };
+  const table = h('table', { class: 'diff' },
+    h('caption', {}, `Spec ${olderLabel} (left) against ${newerLabel} (right): ${changed === 0 ? 'identical' : `${changed} line${changed === 1 ? '' : 's'} differ`}`),
+    h('thead', {}, h('tr', {},
+      h('th', { scope: 'col', class: 'number' }, 'Line'), h('th', { scope: 'col' }, olderLabel),
+      h('th', { scope: 'col', class: 'number' }, 'Line'), h('th', { scope: 'col' }, newerLabel))),
+    h('tbody', {}, rows.map((row) => h('tr', { class: row.kind }, cell(row.left, row.kind, 'left'), cell(row.right, row.kind, 'right')))));
+  return scroller('Side-by-side diff', table);
+}
+
+function historySection(route, history) {
+  const label = (entry, index) => `${index + 1}: ${versionText(entry.spec.version)}`;
+  const table = scroller('Versions', h('table', {},
+    h('caption', { class: 'visually-hidden' }, 'Versions'),
+    h('thead', {}, h('tr', {}, ['#', 'Version', 'First registered', 'Fingerprint'].map((title) => h('th', { scope: 'col' }, title)))),
+    h('tbody', {}, history.map((entry, index) => h('tr', {},
+      h('td', {}, String(index + 1)),
+      h('td', {}, versionText(entry.spec.version)),
+      h('td', {}, formatTime(entry.first_registered_at)),
+      h('td', {}, h('code', { title: entry.fingerprint }, (entry.fingerprint ?? '').slice(0, 12))))))));
+  const parts = [h('h2', { id: 'history' }, 'History'), table];
+  if (history.length < 2) {
+    parts.push(h('p', {}, 'Only one version so far: nothing to compare.'));
+    return h('section', { 'aria-labelledby': 'history' }, parts);
+  }
+  const pick = (key, fallback) => {
+    const value = Number(route.params.get(key));
+    return Number.isInteger(value) && value >= 1 && value <= history.length ? value - 1 : fallback;
+  };
+  const options = (selected) => history.map((entry, index) => h('option', { value: String(index), selected: index === selected }, label(entry, index)));
+  const from = h('select', { id: 'diff-from' }, options(pick('from', history.length - 2)));
+  const to = h('select', { id: 'diff-to' }, options(pick('to', history.length - 1)));
+  const output = h('div', { class: 'diff-output' });
+  const update = () => {
+    const a = Number(from.value);
+    const b = Number(to.value);
+    output.replaceChildren(diffView(history[a], history[b], label(history[a], a), label(history[b], b)));
+    const params = new URLSearchParams({ from: String(a + 1), to: String(b + 1) });
+    replaceHash(href(route.namespace, ['tools', route.name], params));
+  };
+  from.addEventListener('change', update);
+  to.addEventListener('change', update);
+  update();
+  parts.push(
+    h('h3', {}, 'Compare two versions'),
+    h('div', { class: 'filters' },
+      h('div', { class: 'field' }, h('label', { for: 'diff-from' }, 'From version'), from),
+      h('div', { class: 'field' }, h('label', { for: 'diff-to' }, 'To version'), to)),
+    output);
+  return h('section', { 'aria-labelledby': 'history' }, parts);
+}
+
+function lintSection(registration, results) {
+  const parts = [h('h2', { id: 'lint' }, 'Lint by provider')];
+  if (registration && !registration.enabled) parts.push(h('p', { class: 'hint' }, 'The lint covers enabled tools only; enable this tool to see its findings.'));
+  parts.push(h('dl', { class: 'lint' }, results.flatMap((result) => [
+    h('dt', {}, result.provider),
+    h('dd', {}, result.error
+      ? h('span', { class: 'error' }, `Could not lint: ${problemText(result.error)}`)
+      : result.findings.length === 0
+        ? 'No findings.'
+        : h('ul', {}, result.findings.map((finding) => h('li', { class: finding.severity },
+          h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, finding.path || '/'), ': ', finding.message)))),
+  ])));
+  return h('section', { 'aria-labelledby': 'lint' }, parts);
+}
+
+/** `?expected_version=V`: the write happens only if the tool still has the version shown. */
+function expected(version) {
+  return query({ expected_version: version === null ? undefined : version });
+}
+
+function preconditionMessage(name, version) {
+  return `Nothing was changed: ${name} is no longer at version ${versionText(version)}. Someone registered a new version or removed it after this page was loaded. Reload to see its current state, then try again.`;
+}
+
+function actionsSection(route, registration, rerender) {
+  const name = registration.spec.tool_name;
+  const version = registration.spec.version;
+  const alert = h('div', { class: 'error', role: 'alert' });
+  const failed = (error) => {
+    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    alert.replaceChildren();
+    if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
+      alert.append(h('p', {}, preconditionMessage(name, version)), h('button', { type: 'button', class: 'secondary', onclick: rerender }, 'Reload'));
+    } else if (error instanceof ApiError && error.status === 403) {
+      alert.append(h('p', {}, 'Your token may not change tools: it needs the write scope.'));
+    } else {
+      alert.append(h('p', {}, `The change failed: ${problemText(error)}`));
+    }
+  };
+  const switchTo = async (enable) => {
+    try {
+      await call(`${toolPath(route.namespace, name)}/${enable ? 'enable' : 'disable'}${expected(version)}`, { method: 'POST' });
+      state.flash = `${enable ? 'Enabled' : 'Disabled'} ${name}.`;
+      rerender();
+    } catch (error) {
+      failed(error);
+    }
+  };
+  const dialog = h('dialog', { 'aria-labelledby': 'remove-title', 'aria-describedby': 'remove-text' });
+  const removeNow = async () => {
+    dialog.close();
+    try {
+      await call(`${toolPath(route.namespace, name)}${expected(version)}`, { method: 'DELETE' });
+      state.flash = `Removed ${name}. Its history is kept.`;
+      location.hash = href(route.namespace, ['tools']);
+    } catch (error) {
+      failed(error);
+    }
+  };
+  dialog.append(
+    h('h2', { id: 'remove-title' }, `Remove ${name}?`),
+    h('p', { id: 'remove-text' }, `Version ${versionText(version)} stops being listed and agents stop seeing it. Its history and changes are kept.`),
+    h('div', { class: 'actions' },
+      h('button', { type: 'button', class: 'danger', onclick: removeNow }, 'Remove'),
+      h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel')));
+  return h('section', { 'aria-labelledby': 'actions', class: 'actions-box' },
+    h('h2', { id: 'actions' }, 'Actions'),
+    h('div', { class: 'actions' },
+      registration.enabled
+        ? h('button', { type: 'button', onclick: () => switchTo(false) }, 'Disable')
+        : h('button', { type: 'button', onclick: () => switchTo(true) }, 'Enable'),
+      h('button', { type: 'button', class: 'danger', onclick: () => dialog.showModal() }, 'Remove')),
+    alert,
+    dialog);
+}
+
+async function toolScreen(main, route, signal) {
+  const name = route.name;
+  const path = toolPath(route.namespace, name);
+  const [registration, history, changes, lint] = await Promise.all([
+    call(path, { signal }).catch((error) => (error instanceof ApiError && error.status === 404 ? null : Promise.reject(error))),
+    call(`${path}/history`, { signal }).then((data) => listOf(data, 'history')),
+    toolChanges(route.namespace, name, signal),
+    lintFor(route.namespace, name, signal),
+  ]);
+  if (signal.aborted) return;
+  const rerender = () => void render();
+  const parts = [heading(name)];
+  if (registration === null) {
+    parts.push(h('p', { class: 'notice' }, history.length === 0 ? 'No tool of this name was ever registered.' : 'This tool is not registered now (it was removed). Its history and changes follow.'));
+  } else {
+    const spec = registration.spec;
+    parts.push(h('dl', { class: 'facts' },
+      h('dt', {}, 'Version'), h('dd', {}, versionText(spec.version)),
+      h('dt', {}, 'State'), h('dd', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
+      h('dt', {}, 'Created'), h('dd', {}, formatTime(registration.created_at)),
+      h('dt', {}, 'Tags'), h('dd', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
+      registration.deprecation ? [h('dt', {}, 'Deprecation'), h('dd', {}, deprecationView(route.namespace, registration.deprecation))] : null));
+    parts.push(h('p', { class: 'description' }, spec.description ?? 'No description.'));
+    if (canWrite()) parts.push(actionsSection(route, registration, rerender));
+    parts.push(h('section', { 'aria-labelledby': 'spec' },
+      h('h2', { id: 'spec' }, 'Spec'),
+      schemaView('Input schema', spec.input_schema, 'input-schema'),
+      schemaView('Output schema', spec.output_schema, 'output-schema'),
+      h('details', {}, h('summary', {}, 'The spec as JSON'), scroller('Spec JSON', h('pre', {}, JSON.stringify(spec, null, 2))))));
+  }
+  if (history.length > 0) parts.push(historySection(route, history));
+  parts.push(h('section', { 'aria-labelledby': 'tool-changes' },
+    h('h2', { id: 'tool-changes' }, 'Changes'),
+    changes.length === 0 ? h('p', {}, `No changes in the last ${TOOL_CHANGES_WINDOW} revisions.`) : h('ul', { class: 'changes' }, changes.map((event) => changeItem(route.namespace, event, false)))));
+  if (registration !== null) parts.push(lintSection(registration, lint));
+  show(main, name, parts);
+}
+
+// ---------------------------------------------------------------- changes
+
+async function changesScreen(main, route, signal) {
+  const feed = `${base(route.namespace)}/changes`;
+  const head = await call(`${feed}${query({ limit: 0 })}`, { signal });
+  let page;
+  try {
+    page = await call(`${feed}${query({ since: Math.max(0, head.revision - FEED_BACKLOG), limit: FEED_BACKLOG })}`, { signal });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.code !== 'CHANGES_EXPIRED') throw error;
+    page = await call(`${feed}${query({ since: Math.max(0, (error.context.oldest_revision ?? 1) - 1), limit: FEED_BACKLOG })}`, { signal });
+  }
+  if (signal.aborted) return;
+  const list = h('ol', { class: 'changes feed', 'aria-live': 'polite', 'aria-relevant': 'additions' },
+    [...page.events].reverse().map((event) => changeItem(route.namespace, event, true)));
+  const empty = h('p', { hidden: page.events.length > 0 }, 'No changes yet.');
+  const status = h('p', { class: 'feed-state', role: 'status' }, 'Connecting…');
+  show(main, 'Changes',
+    heading('Changes'),
+    h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
+    status, empty, list);
+  const since = page.events.length > 0 ? page.events[page.events.length - 1].revision : page.revision;
+  void follow(route.namespace, Math.max(since, head.revision), {
+    signal,
+    onEvent: (event) => {
+      empty.hidden = true;
+      list.prepend(changeItem(route.namespace, event, true));
+    },
+    onState: (feedState, error) => {
+      status.className = `feed-state ${feedState}`;
+      status.textContent = feedState === 'live' ? 'Live: following new changes.'
+        : feedState === 'reconnecting' ? 'Reconnecting to the live feed…'
+          : `The live feed stopped: ${problemText(error)}`;
+    },
+  });
+}
+
+// ---------------------------------------------------------------- import
+
+function planTable(report) {
+  const plan = report.plan ?? [];
+  return scroller('Import plan', h('table', {},
+    h('caption', {}, `Plan: ${report.added} to add, ${report.updated} to update, ${report.unchanged} unchanged, ${report.removed} to remove, ${report.conflicts} in conflict`),
+    h('thead', {}, h('tr', {}, ['Tool', 'Action', 'From version', 'To version'].map((title) => h('th', { scope: 'col' }, title)))),
+    h('tbody', {}, plan.map((step) => h('tr', { class: step.action },
+      h('th', { scope: 'row' }, step.tool_name),
+      h('td', {}, step.action),
+      h('td', {}, 'from_version' in step ? versionText(step.from_version) : '—'),
+      h('td', {}, 'to_version' in step ? versionText(step.to_version) : '—'))))));
+}
+
+function importScreen(main, route) {
+  if (!canWrite()) {
+    show(main, 'Import', heading('Import'), h('p', {}, 'Importing needs a token with the write scope; this one can only read.'));
+    return;
+  }
+  const file = h('input', { id: 'snapshot-file', type: 'file', accept: 'application/json,.json', required: true, 'aria-describedby': 'snapshot-hint' });
+  const mode = h('select', { id: 'import-mode', 'aria-describedby': 'mode-hint' },
+    h('option', { value: 'merge' }, 'Merge'),
+    h('option', { value: 'replace' }, 'Replace'));
+  const alert = h('div', { class: 'error', role: 'alert' });
+  const result = h('div', { class: 'plan', role: 'status' });
+  let planned = null; // { text, mode, report }
+
+  const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
+  const fail = (error) => {
+    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    alert.replaceChildren(h('p', {}, error instanceof ApiError && error.status === 403
+      ? 'Your token may not import: it needs the write scope.'
+      : `The import failed: ${problemText(error)}`));
+  };
+  const confirm = async () => {
+    alert.replaceChildren();
+    try {
+      // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
+      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.text });
+      if (JSON.stringify(again.plan) !== JSON.stringify(planned.report.plan)) {
+        planned = { ...planned, report: again };
+        result.replaceChildren(planView(again));
+        alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
+        return;
+      }
+      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.text });
+      planned = null;
+      result.replaceChildren(h('p', { class: 'notice' },
+        `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}). `,
+        h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')));
+    } catch (error) {
+      if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
+        alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
+      } else fail(error);
+    }
+  };
+  const planView = (report) => h('div', {},
+    h('h2', { id: 'plan' }, 'Dry run'),
+    planTable(report),
+    report.conflicts > 0
+      ? h('p', { class: 'error' }, `${report.conflicts} tool${report.conflicts === 1 ? ' has' : 's have'} a version conflict (same version, different spec): the import would be refused. Fix the snapshot and plan again.`)
+      : h('div', { class: 'actions' },
+        h('button', { type: 'button', onclick: confirm }, 'Import'),
+        h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); } }, 'Cancel')));
+
+  const form = h('form', { class: 'import', novalidate: true, onsubmit: async (event) => {
+    event.preventDefault();
+    alert.replaceChildren();
+    result.replaceChildren();
+    const chosen = file.files?.[0];
+    if (!chosen) {
+      alert.replaceChildren(h('p', {}, 'Choose a snapshot file first.'));
+      file.focus();
+      return;
+    }
+    const text = await chosen.text();
+    try {
+      const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: text });
+      planned = { text, mode: mode.value, report };
+      result.replaceChildren(planView(report));
+    } catch (error) {
+      fail(error);
+    }
+  } },
+  h('div', { class: 'field' },
+    h('label', { for: 'snapshot-file' }, 'Snapshot file'),
+    h('p', { id: 'snapshot-hint', class: 'hint' }, 'A JSON snapshot, { "tools": [...] }, as tool-registry export writes it.'),
+    file),
+  h('div', { class: 'field' },
+    h('label', { for: 'import-mode' }, 'Mode'),
+    h('p', { id: 'mode-hint', class: 'hint' }, 'Merge leaves tools the snapshot does not name alone; replace makes the registry equal to the snapshot.'),
+    mode),
+  h('button', { type: 'submit' }, 'Plan import'));
+  show(main, 'Import',
+    heading('Import'),
+    h('p', {}, 'Upload a snapshot and review what it would change. Nothing is written until you confirm.'),
+    form, alert, result);
+}
+
+// ---------------------------------------------------------------- the loop
+
+function errorScreen(main, error) {
+  show(main, 'Error', heading('Something went wrong'),
+    h('p', { class: 'error' }, problemText(error)),
+    h('button', { type: 'button', onclick: () => void render() }, 'Try again'));
+}
+
+async function render() {
+  screen?.abort();
+  const controller = new AbortController();
+  screen = controller;
+  const main = document.getElementById('main');
+  const route = parseRoute();
+  try {
+    if (state.identity === null) await loadIdentity(controller.signal);
+    if (controller.signal.aborted) return;
+    const allowed = state.identity?.namespaces;
+    if (Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
+      // A token bound to other namespaces sees no `default`: open its first one instead.
+      location.replace(href(allowed[0], [route.screen === 'changes' || route.screen === 'import' ? route.screen : 'tools']));
+      return;
+    }
+    updateChrome(route);
+    if (state.identity === null) return signInScreen(main);
+    if (route.screen === 'tools' && route.name !== undefined && !route.extra) await toolScreen(main, route, controller.signal);
+    else if (route.screen === 'tools' && route.name === undefined) await toolsScreen(main, route, controller.signal);
+    else if (route.screen === 'changes' && route.name === undefined) await changesScreen(main, route, controller.signal);
+    else if (route.screen === 'import' && route.name === undefined) importScreen(main, route);
+    else show(main, 'Not found', heading('Not found'), h('p', {}, 'No screen has this address. '), h('a', { href: href(route.namespace, ['tools']) }, 'Go to the tools'));
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (error instanceof ApiError && error.status === 404 && route.namespace !== 'default') {
+      show(main, 'Not found', heading('Not found'), h('p', {}, `No namespace ${route.namespace} that this token may see.`));
+      return;
+    }
+    errorScreen(main, error);
+  }
+}
+
+document.getElementById('skip-link').addEventListener('click', (event) => {
+  event.preventDefault();
+  document.getElementById('main').focus();
+});
+window.addEventListener('hashchange', () => void render());
+void render();

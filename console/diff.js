@@ -1,0 +1,69 @@
+// A line diff (longest common subsequence) of two texts, as rows for a side-by-side view.
+// Specs are small; past MAX_CELLS the diff falls back to one block replaced by the other.
+
+const MAX_CELLS = 4_000_000;
+
+/** Rows of `{ kind: 'same' | 'changed' | 'removed' | 'added', left, right }` (line objects or null). */
+export function sideBySide(oldText, newText) {
+  const a = oldText.split('\n');
+  const b = newText.split('\n');
+  const ops = a.length * b.length > MAX_CELLS ? fallback(a, b) : lcsOps(a, b);
+  const rows = [];
+  let removed = [];
+  let added = [];
+  const flush = () => {
+    const count = Math.max(removed.length, added.length);
+    for (let index = 0; index < count; index += 1) {
+      const left = removed[index] ?? null;
+      const right = added[index] ?? null;
+      rows.push({ kind: left && right ? 'changed' : left ? 'removed' : 'added', left, right });
+    }
+    removed = [];
+    added = [];
+  };
+  for (const op of ops) {
+    if (op.kind === 'same') {
+      flush();
+      rows.push({ kind: 'same', left: op.left, right: op.right });
+    } else if (op.kind === 'removed') removed.push(op.left);
+    else added.push(op.right);
+  }
+  flush();
+  return rows;
+}
+
+function lcsOps(a, b) {
+  const n = a.length;
+  const m = b.length;
+  // lengths[i][j]: the LCS of a[i..] and b[j..]
+  const lengths = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i -= 1) {
+    for (let j = m - 1; j >= 0; j -= 1) {
+      lengths[i][j] = a[i] === b[j] ? lengths[i + 1][j + 1] + 1 : Math.max(lengths[i + 1][j], lengths[i][j + 1]);
+    }
+  }
+  const ops = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[i] === b[j]) {
+      ops.push({ kind: 'same', left: { number: i + 1, text: a[i] }, right: { number: j + 1, text: b[j] } });
+      i += 1;
+      j += 1;
+    } else if (j < m && (i === n || lengths[i][j + 1] >= lengths[i + 1][j])) {
+      ops.push({ kind: 'added', right: { number: j + 1, text: b[j] } });
+      j += 1;
+    } else {
+      ops.push({ kind: 'removed', left: { number: i + 1, text: a[i] } });
+      i += 1;
+    }
+  }
+  return ops;
+}
+
+function fallback(a, b) {
+  return [
+    ...a.map((text, index) => ({ kind: 'removed', left: { number: index + 1, text } })),
+    ...b.map((text, index) => ({ kind: 'added', right: { number: index + 1, text } })),
+  ];
+}

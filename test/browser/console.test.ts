@@ -1,0 +1,465 @@
+// The operator console in a real browser: Debian's chromium driven by playwright-core, over
+// `tool-registry serve` on a real socket, with real tokens, and the command writing to the same
+// SQLite file meanwhile. One browser for the file; each user is a fresh context.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry, createToken, openSqliteToolRegistry } from '../../src/index.js';
+import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
+import { CLI, ROOT, childEnv, runCli, writeJson } from '../cli/helpers.js';
+import { chromiumMissing, launchChromium } from '../support/chromium.js';
+
+// What the callbacks of page.evaluate() use in the page (this project's TypeScript has no DOM library).
+interface PageElement { readonly id: string; readonly textContent: string | null; readonly scrollWidth: number }
+declare const window: { readonly innerWidth: number };
+declare const document: { readonly documentElement: PageElement; readonly activeElement: PageElement | null };
+declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+
+const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
+const IMAGES = join(ROOT, 'docs', 'images');
+const WIDTHS = [
+  { name: 'wide', width: 1280, height: 900 },
+  { name: 'narrow', width: 390, height: 844 },
+] as const;
+
+interface Server {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stderr(): string;
+}
+
+/** `tool-registry serve … --port 0`; resolves with the URL of its first stdout line. */
+function serve(args: readonly string[], cwd: string): Promise<Server> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { cwd, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`serve exited with ${String(code)} before listening: ${stderr}`)));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /^listening on (http:\/\/\S+)\n/.exec(stdout);
+      if (match) resolve({ child, url: match[1] as string, stderr: () => stderr });
+    });
+  });
+}
+
+async function stop(server: Server | undefined): Promise<void> {
+  if (server === undefined || server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+function tool(name: string, version: string, extra: Partial<ToolSpecInput> = {}): ToolSpecInput {
+  return {
+    tool_name: name,
+    version,
+    description: `The ${name} tool.`,
+    input_schema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'What to look for.' },
+        limit: { type: 'integer', minimum: 1, description: 'At most this many results.' },
+      },
+      required: ['query'],
+    },
+    output_schema: { type: 'object', properties: { results: { type: 'array', items: { type: 'string' } } } },
+    tags: [],
+    ...extra,
+  };
+}
+
+/** The registration stored in the file now (read-only, in this process), or undefined. */
+async function stored(db: string, name: string): Promise<ToolRegistration | undefined> {
+  const registry = await openSqliteToolRegistry({ filename: db, readonly: true });
+  try {
+    return await registry.get(name);
+  } finally {
+    await registry.close();
+  }
+}
+
+/** Deprecation on registrations (issue 27, branch "versions"): the console shows a column once the library has it. */
+interface Deprecating {
+  deprecate(name: string, deprecation: { message: string; replacement?: string; sunset?: string }): Promise<unknown>;
+}
+const deprecations = 'deprecate' in InMemoryToolRegistry.prototype;
+
+/** Everything a page logs as an error, and every uncaught exception, with the URL it happened at. */
+function watchErrors(page: Page, errors: string[]): void {
+  page.on('console', (message: ConsoleMessage) => {
+    if (message.type() === 'error') errors.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => errors.push(`${page.url()}: uncaught ${error.message}`));
+}
+
+interface AxeResults {
+  violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
+  passes: unknown[];
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the console's CSP (rightly) refuses an inline script tag.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const results = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<AxeResults> } }).axe;
+    return axe.run(document, { resultTypes: ['violations'] });
+  });
+  // Proof that it ran: the rules that passed are listed too.
+  expect(results.passes.length).toBeGreaterThan(10);
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+}
+
+describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiumMissing ? ` [SKIPPED: ${chromiumMissing}]` : ''}`, () => {
+  let dir: string;
+  let db: string;
+  let server: Server | undefined;
+  let open: Server | undefined;
+  let browser: Browser;
+  let operatorToken: string;
+  let readerToken: string;
+  const errors = new Map<Page, string[]>();
+  const contexts: BrowserContext[] = [];
+
+  /** A new browser context (a new user), with errors watched; `token` is put in its session storage as if signed in. */
+  async function user(token?: string, width: (typeof WIDTHS)[number] = WIDTHS[0]): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: width.width, height: width.height } });
+    contexts.push(context);
+    if (token !== undefined) {
+      await context.addInitScript((value) => {
+        if (sessionStorage.getItem('tool-registry.token') === null) sessionStorage.setItem('tool-registry.token', value);
+      }, token);
+    }
+    const page = await context.newPage();
+    errors.set(page, []);
+    watchErrors(page, errors.get(page) as string[]);
+    return page;
+  }
+
+  function at(path: string, base = server?.url): string {
+    return `${base as string}/${path}`;
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tool-registry-console-'));
+    db = join(dir, 'registry.db');
+    const tokens = join(dir, 'tokens.json');
+    const registry = await openSqliteToolRegistry({ filename: db, clock: () => new Date('2026-01-15T09:30:00Z') });
+    await registry.register(tool('search', '1.0.0', { tags: ['web', 'read'] }));
+    await registry.register(tool('search', '1.1.0', { tags: ['web', 'read'], description: 'Search the web, newest first.' }));
+    await registry.register(tool('fetch_page', '2.0.0', { tags: ['web'], description: 'Fetch one page as text.' }));
+    await registry.register(tool('weather', '0.3.0', { tags: ['forecast'], description: 'The weather for a city.' }));
+    await registry.register(tool('old_report', '0.1.0', { tags: ['legacy'], description: 'A report nobody reads.' }));
+    await registry.setEnabled('weather', false);
+    if (deprecations) await (registry as unknown as Deprecating).deprecate('fetch_page', { message: 'Superseded by search.', replacement: 'search', sunset: '2026-12-31' });
+    await registry.close();
+    operatorToken = (await createToken(tokens, { name: 'operator', scopes: ['read', 'write'] })).secret;
+    readerToken = (await createToken(tokens, { name: 'auditor', scopes: ['read'] })).secret;
+    [server, open, browser] = await Promise.all([
+      serve(['--db', db, '--tokens', tokens], dir),
+      serve(['--data-dir', join(dir, 'open')], dir),
+      launchChromium(),
+    ]);
+    mkdirSync(IMAGES, { recursive: true });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const context of contexts) await context.close().catch(() => undefined);
+    await browser?.close();
+    await Promise.all([stop(server), stop(open)]);
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('signs in with a token, filters the tools, opens one and diffs two of its versions', async () => {
+    const page = await user();
+    await page.goto(at(''));
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+    await page.getByLabel('Token', { exact: true }).fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That token was not accepted').waitFor();
+
+    await page.getByLabel('Token', { exact: true }).fill(operatorToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    const rows = page.locator('table.tools tbody tr:visible');
+    expect(await rows.count()).toBe(4);
+    expect(await page.getByText('Signed in as operator').count()).toBe(1);
+    expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(operatorToken);
+
+    // The filter box matches names, descriptions and tags; the URL keeps the filter.
+    await page.getByLabel('Filter tools').fill('web');
+    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringMatching(/^fetch_page/), expect.stringMatching(/^search/)]);
+    await page.getByLabel('Filter tools').fill('newest');
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByLabel('Filter tools').fill('');
+    await page.getByLabel('Show').selectOption('disabled');
+    await expect.poll(() => rows.allTextContents()).toEqual([expect.stringMatching(/^weather0\.3\.0Disabledforecast/)]);
+    expect(new URL(page.url()).hash).toBe('#/tools?show=disabled');
+    await page.getByLabel('Show').selectOption('all');
+
+    await page.locator('table.tools tbody th').getByRole('link', { name: 'search', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
+    expect(new URL(page.url()).hash).toMatch(/^#\/tools\/search/);
+    // The input schema, readably: each property with its type, whether required, its description.
+    const input = page.getByRole('table', { name: 'Input schema: properties' });
+    expect(await input.locator('tbody tr').allInnerTexts()).toEqual([
+      expect.stringMatching(/^query\s+string\s+required\s+What to look for\.$/),
+      expect.stringMatching(/^limit\s+integer \(minimum 1\)\s+optional\s+At most this many results\.$/),
+    ]);
+
+    // History: the two versions, the newest pair compared by default; the shared URL names both.
+    await page.getByLabel('From version').selectOption({ label: '1: 1.0.0' });
+    await page.getByLabel('To version').selectOption({ label: '2: 1.1.0' });
+    const diff = page.locator('table.diff');
+    await expect.poll(() => diff.locator('td.removed').allTextContents()).toEqual([
+      '  "version": "1.0.0",',
+      '  "description": "The search tool.",',
+    ]);
+    expect(await diff.locator('td.added').allTextContents()).toEqual([
+      '  "version": "1.1.0",',
+      '  "description": "Search the web, newest first.",',
+    ]);
+    expect(new URL(page.url()).hash).toBe('#/tools/search?from=1&to=2');
+    // Compared the other way round, the sides swap: the link works as shared.
+    await page.goto(at('#/tools/search?from=2&to=1'));
+    await expect.poll(() => page.locator('table.diff td.removed').first().textContent()).toBe('  "version": "1.1.0",');
+  });
+
+  it('disables a tool, and a second browser sees the change arrive in its live feed', async () => {
+    const watcher = await user(operatorToken);
+    await watcher.goto(at('#/changes'));
+    await watcher.getByText('Live: following new changes.').waitFor();
+    const feed = watcher.locator('ol.feed li');
+    const before = await feed.count();
+
+    // The tool the first test opened, in another context: disable it.
+    const page = await user(operatorToken);
+    await page.goto(at('#/tools/search'));
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    await page.getByText('Disabled search.').waitFor();
+    expect(await page.getByRole('button', { name: 'Enable', exact: true }).count()).toBe(1);
+
+    await expect.poll(() => feed.count()).toBe(before + 1);
+    expect(await feed.first().innerText()).toMatch(/#\d+ search disabled 1\.1\.0$/);
+    await feed.first().getByRole('link', { name: 'search' }).click();
+    await watcher.getByRole('heading', { level: 1, name: 'search' }).waitFor();
+    expect(await watcher.locator('.facts').innerText()).toMatch(/Disabled/);
+    expect([...(errors.get(watcher) ?? []), ...(errors.get(page) ?? [])]).toEqual([]);
+  });
+
+  it('refuses an action on a tool the command changed meanwhile, with the precondition message', async () => {
+    const page = await user(operatorToken);
+    await page.goto(at('#/tools/search'));
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
+    // While the page shows 1.1.0, an operator deploys 1.2.0 with the command, on the same file.
+    const file = writeJson(join(dir, 'search-1.2.0.json'), tool('search', '1.2.0', { tags: ['web', 'read'] }));
+    const cli = runCli(['register', file, '--db', db], { cwd: dir });
+    expect(cli.code, cli.stderr).toBe(0);
+
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Nothing was changed' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('search is no longer at version 1.1.0');
+    // Nothing was written: the new version stays disabled (a new version keeps the flag).
+    const now = await page.evaluate(async (token) => {
+      const response = await fetch('/v1/tools/search', { headers: { Authorization: `Bearer ${token}` } });
+      return response.json() as Promise<{ enabled: boolean; spec: { version: string } }>;
+    }, operatorToken);
+    expect(now).toMatchObject({ enabled: false, spec: { version: '1.2.0' } });
+    // Reload shows the new version; the action then goes through.
+    await page.getByRole('button', { name: 'Reload' }).click();
+    await page.locator('.facts').getByText('1.2.0').waitFor();
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    await page.getByText('Enabled search.').waitFor();
+    // The refused write is the one error the browser logs (as every failed request).
+    expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 412')]);
+  });
+
+  it('removes a tool only after confirmation', async () => {
+    const page = await user(operatorToken);
+    await page.goto(at('#/tools/old_report'));
+    await page.getByRole('heading', { level: 1, name: 'old_report' }).waitFor();
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Remove old_report?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await stored(db, 'old_report')).toBeDefined();
+
+    await page.getByRole('button', { name: 'Remove', exact: true }).click();
+    await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
+    await page.getByText('Removed old_report. Its history is kept.').waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    expect(await page.getByRole('link', { name: 'old_report' }).count()).toBe(0);
+    expect(await stored(db, 'old_report')).toBeUndefined();
+  });
+
+  it('imports a snapshot: upload, the dry-run plan, then confirm', async () => {
+    const page = await user(operatorToken);
+    await page.goto(at('#/import'));
+    await page.getByRole('heading', { level: 1, name: 'Import' }).waitFor();
+    const snapshot = {
+      tools: [
+        { spec: tool('translate', '1.0.0', { tags: ['text'] }), enabled: true, created_at: '2026-02-01T00:00:00Z' },
+        { spec: tool('weather', '0.4.0', { tags: ['forecast'] }), enabled: true, created_at: '2026-02-01T00:00:00Z' },
+      ],
+    };
+    await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(snapshot)) });
+    await page.getByRole('button', { name: 'Plan import' }).click();
+    const plan = page.getByRole('table', { name: /^Plan: 1 to add, 1 to update, 0 unchanged, 0 to remove, 0 in conflict$/ });
+    await plan.waitFor();
+    expect(await plan.locator('tbody tr').allInnerTexts()).toEqual([
+      expect.stringMatching(/^translate\s+add\s+—\s+1\.0\.0$/),
+      expect.stringMatching(/^weather\s+update\s+0\.3\.0\s+0\.4\.0$/),
+    ]);
+    // The dry run wrote nothing.
+    expect(await stored(db, 'translate')).toBeUndefined();
+
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
+    expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
+  });
+
+  it('shows a read-only token no write controls, and the server refuses its forged write (403)', async () => {
+    const page = await user(readerToken);
+    await page.goto(at('#/tools/search'));
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
+    expect(await page.getByText('Signed in as auditor (read)').count()).toBe(1);
+    for (const name of ['Enable', 'Disable', 'Remove', 'Import']) {
+      expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    }
+    expect(await page.getByRole('link', { name: 'Import' }).isVisible()).toBe(false);
+    await page.goto(at('#/import'));
+    await page.getByText('Importing needs a token with the write scope').waitFor();
+    expect(await page.locator('input, button[type=submit]').count()).toBe(0);
+
+    const forged = await page.evaluate(async () => {
+      const token = sessionStorage.getItem('tool-registry.token') as string;
+      const response = await fetch('/v1/tools/search/disable', { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+      return { status: response.status, type: response.headers.get('content-type') };
+    });
+    expect(forged).toEqual({ status: 403, type: expect.stringContaining('application/problem+json') });
+    expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 403')]);
+  });
+
+  it('needs no sign-in on a server without tokens, and switches namespaces there', async () => {
+    const base = open?.url as string;
+    for (const [path, body] of [
+      ['v1/namespaces/team', undefined],
+      ['v1/tools/alpha', tool('alpha', '1.0.0')],
+      ['v1/namespaces/team/tools/beta', tool('beta', '1.0.0')],
+    ] as const) {
+      const response = await fetch(`${base}/${path}`, { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      expect(response.status, `${path}: ${await response.text()}`).toBeLessThan(300);
+    }
+    const page = await user();
+    await page.goto(at('', base));
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    expect(await page.getByLabel('Token').count()).toBe(0);
+    expect(await page.locator('table.tools tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^alpha/)]);
+    await page.getByLabel('Namespace').selectOption('team');
+    await page.getByRole('heading', { level: 1, name: 'Tools in team' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/ns/team/tools');
+    expect(await page.locator('table.tools tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^beta/)]);
+    await page.getByRole('link', { name: 'beta' }).click();
+    await page.getByRole('heading', { level: 1, name: 'beta' }).waitFor();
+    expect(errors.get(page)).toEqual([]);
+  });
+
+  it('every screen, at 1280 and 390 px: no console errors, no serious or critical axe violation, a screenshot', async () => {
+    const screens = [
+      { name: 'tools', path: '#/tools', heading: 'Tools' },
+      { name: 'tool', path: '#/tools/search?from=2&to=3', heading: 'search' },
+      { name: 'changes', path: '#/changes', heading: 'Changes' },
+      { name: 'import', path: '#/import', heading: 'Import' },
+    ];
+    const report: string[] = [];
+    const check = async (page: Page, name: string, width: (typeof WIDTHS)[number], screenshot: { fullPage: boolean } = { fullPage: true }) => {
+      const where = `${name} at ${width.width}px`;
+      // Nothing sticks out sideways: the page itself never scrolls horizontally.
+      if (!(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth))) report.push(`${where}: the page scrolls sideways`);
+      report.push(...(await axeViolations(page)).map((violation) => `${where}: ${violation}`));
+      await page.screenshot({ path: join(IMAGES, `console-${name}-${width.name}.png`), ...screenshot });
+    };
+    // One page for every screen and both widths (axe is compiled once per page: the slow part).
+    const page = await user(undefined, WIDTHS[0]);
+    const response = await page.goto(at(''));
+    // Strict CSP: scripts and styles from the console's own files only (an inline one would be refused and logged).
+    expect(response?.headers()['content-security-policy']).toMatch(/default-src 'none'.*script-src 'self'.*style-src 'self'/);
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    for (const width of WIDTHS) {
+      await page.setViewportSize(width);
+      await check(page, 'sign-in', width);
+    }
+    // Signed out, whoami is answered 401: the one error allowed on any screen.
+    expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 401')]);
+    errors.get(page)?.splice(0);
+    await page.getByLabel('Token', { exact: true }).fill(operatorToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    for (const screen of screens) {
+      await page.goto(at(screen.path));
+      await page.getByRole('heading', { level: 1, name: screen.heading }).waitFor();
+      if (screen.name === 'changes') await page.getByText('Live: following new changes.').waitFor();
+      if (screen.name === 'import') {
+        await page.getByLabel('Snapshot file').setInputFiles({
+          name: 'snapshot.json',
+          mimeType: 'application/json',
+          buffer: Buffer.from(JSON.stringify({ tools: [{ spec: tool('summarize', '1.0.0'), enabled: true, created_at: null }] })),
+        });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
+      }
+      for (const width of WIDTHS) {
+        await page.setViewportSize(width);
+        await check(page, screen.name, width);
+        if (screen.name === 'tool') {
+          await page.getByRole('button', { name: 'Remove', exact: true }).click();
+          await page.getByRole('dialog').waitFor();
+          await check(page, 'remove', width, { fullPage: false });
+          await page.getByRole('button', { name: 'Cancel' }).click();
+        }
+      }
+    }
+    report.push(...(errors.get(page) ?? []).map((error) => `console: ${error}`));
+    expect(report).toEqual([]);
+  });
+
+  it.skipIf(!deprecations)(`shows a deprecation column when a registration carries one${deprecations ? '' : ' [SKIPPED: this library has no deprecate() yet]'}`, async () => {
+    const page = await user(operatorToken);
+    await page.goto(at('#/tools'));
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    expect(await page.locator('table.tools thead th').allInnerTexts()).toEqual(['Name', 'Version', 'Enabled', 'Tags', 'Created', 'Deprecation']);
+    const row = page.locator('table.tools tbody tr').filter({ hasText: 'fetch_page' });
+    expect(await row.locator('td').last().innerText()).toBe('Superseded by search.; use search; sunset 2026-12-31');
+    await row.getByRole('link', { name: 'search', exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
+    expect(errors.get(page)).toEqual([]);
+  });
+
+  it('is reachable by keyboard: tab to the filter, type, and open a tool with Enter', async () => {
+    const page = await user(operatorToken);
+    await page.goto(at('#/tools'));
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    const focused = async () => page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent || '');
+    for (let tab = 0; tab < 12 && (await focused()) !== 'filter'; tab += 1) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('filter');
+    await page.keyboard.type('fetch');
+    await page.keyboard.press('Tab'); // the Show select
+    await page.keyboard.press('Tab'); // the scrollable table
+    await page.keyboard.press('Tab'); // the first visible tool link
+    expect(await focused()).toBe('fetch_page');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'fetch_page' }).waitFor();
+    expect(await focused()).toBe('fetch_page'); // focus moved to the new screen's heading
+  });
+});

@@ -1,0 +1,38 @@
+// The console's side-by-side diff (console/diff.js is plain browser JavaScript with no DOM use,
+// so it runs here as it runs in the page).
+import { describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .js module of the console, without declarations
+import { sideBySide } from '../../console/diff.js';
+
+interface Line { number: number; text: string }
+interface Row { kind: 'same' | 'changed' | 'removed' | 'added'; left: Line | null; right: Line | null }
+const diff = sideBySide as (a: string, b: string) => Row[];
+const show = (rows: Row[]) => rows.map((row) => `${row.kind} ${row.left?.number ?? '-'}:${row.left?.text ?? ''} | ${row.right?.number ?? '-'}:${row.right?.text ?? ''}`);
+
+describe('sideBySide', () => {
+  it('keeps common lines side by side and pairs a replaced line with its replacement', () => {
+    expect(show(diff('a\nb\nc', 'a\nB\nc'))).toEqual(['same 1:a | 1:a', 'changed 2:b | 2:B', 'same 3:c | 3:c']);
+  });
+
+  it('shows a line only removed or only added on its own side, numbering each side on its own', () => {
+    expect(show(diff('a\nb\nc', 'a\nc\nd'))).toEqual(['same 1:a | 1:a', 'removed 2:b | -:', 'same 3:c | 2:c', 'added -: | 3:d']);
+  });
+
+  it('pairs a block of removed lines with the block that replaced it, the longer side left over', () => {
+    expect(show(diff('x\n1\n2\n3\ny', 'x\nA\ny'))).toEqual(['same 1:x | 1:x', 'changed 2:1 | 2:A', 'removed 3:2 | -:', 'removed 4:3 | -:', 'same 5:y | 3:y']);
+  });
+
+  it('finds identical texts identical, and a wholly new text all changed', () => {
+    expect(diff('a\nb', 'a\nb').every((row) => row.kind === 'same')).toBe(true);
+    expect(diff('a', 'b').map((row) => row.kind)).toEqual(['changed']);
+  });
+
+  it('keeps every line of both sides, in order, on a larger random edit', () => {
+    const before = Array.from({ length: 200 }, (_, i) => `line ${i % 17}`);
+    const after = before.filter((_, i) => i % 7 !== 0).map((line, i) => (i % 11 === 0 ? `${line}!` : line));
+    const rows = diff(before.join('\n'), after.join('\n'));
+    expect(rows.flatMap((row) => (row.left ? [row.left.text] : []))).toEqual(before);
+    expect(rows.flatMap((row) => (row.right ? [row.right.text] : []))).toEqual(after);
+    for (const row of rows.filter((one) => one.kind === 'same')) expect(row.left?.text).toBe(row.right?.text);
+  });
+});
