@@ -127,3 +127,9 @@ export type { ToolPolicy, PermissionCheck, PermissionSubject } from './runtime/p
 export { READ_FS, WRITE_FS, NET_HTTP, EXEC_SHELL, READ_ENV, DB_READ, DB_WRITE, PERMISSION_NAME_PATTERN } from './runtime/permissions.js';
 export { publishTools, loadToolSet } from './runtime/bridge.js';
 export type { ToolSource, LoadToolSetOptions } from './runtime/bridge.js';
+
+// MCP (issue 24): live tool sets, tool titles and annotations, the MCP shapes they feed.
+export { liveToolSet } from './runtime/live-tool-set.js';
+export type { LiveToolSet, LiveToolSetOptions, LiveToolSetChange } from './runtime/live-tool-set.js';
+export type { ToolAnnotations } from './runtime/define-tool.js';
+export type { McpToolAnnotations } from './exports/index.js';

@@ -39,10 +39,11 @@ function isDeeplyFrozen(value: unknown): boolean {
 /**
  * The enabled specs of `items`, in the given order, each validated with the `ToolSpec`
  * contract (defaults applied). A disabled registration is left out: a model must not see it.
+ * `sources`, when given, receives the item each spec came from (same index).
  * @throws VALIDATION_FAILED naming every bad field by path (`[2].spec.input_schema`);
  *   TypeError when `items` is neither a list nor a tool set.
  */
-export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
+export function specsOf(items: ExportItems, caller: string, sources?: unknown[]): ToolSpec[] {
   let list: readonly unknown[];
   if (Array.isArray(items)) list = items;
   else if (isToolSetLike(items)) {
@@ -79,12 +80,14 @@ export function specsOf(items: ExportItems, caller: string): ToolSpec[] {
     const known = isObject(input) ? validated.get(input) : undefined;
     if (known !== undefined) {
       specs.push(known);
+      sources?.push(item);
       continue;
     }
     const result = ToolSpec.safeParse(input);
     if (result.success) {
       if (isObject(input) && isDeeplyFrozen(input)) validated.set(input, deepFreeze(result.data));
       specs.push(result.data);
+      sources?.push(item);
       continue;
     }
     if (issues.length === 0 && isObject(input) && typeof input.tool_name === 'string') firstBadName = input.tool_name;

@@ -66,15 +66,46 @@ export async function publishTools(registry: ToolRegistry, tools: ToolSource): P
  *   DUPLICATE_TOOL; the store's errors
  */
 export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, options: LoadToolSetOptions = {}): Promise<ToolSet> {
-  assertRegistry('loadToolSet', registry);
-  if (typeof options !== 'object' || options === null) throw new TypeError('loadToolSet(): options must be an object');
-  const list = toolsOf('loadToolSet', tools);
-  const policy = options.policy === undefined ? undefined : compilePolicy(options.policy);
-  // One read of every registration, disabled ones included: one consistent view in every
-  // store, so a commit that lands meanwhile (an import that disables one tool and enables
-  // another) is seen for all the tools or for none. With the read cache it is a copy of what
-  // is in memory; without it, the store reads every row (docs/runtime.md).
-  const stored = new Map((await registry.listAll({ includeDisabled: true })).map((registration) => [registration.spec.tool_name, registration]));
+  const { list, policy } = checkLoadArguments('loadToolSet', registry, tools, options);
+  return deriveToolSet(list, await readRegistrations(registry), policy, 'throw');
+}
+
+/** The checked arguments of `loadToolSet` and `liveToolSet`. */
+export function checkLoadArguments(
+  method: string,
+  registry: unknown,
+  tools: ToolSource,
+  options: LoadToolSetOptions,
+): { list: Tool[]; policy: ToolPolicy | undefined } {
+  assertRegistry(method, registry);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${method}(): options must be an object`);
+  const list = toolsOf(method, tools);
+  if (options.policy !== undefined) compilePolicy(options.policy);
+  return { list, policy: options.policy };
+}
+
+/**
+ * One read of every registration, disabled ones included: one consistent view in every
+ * store, so a commit that lands meanwhile (an import that disables one tool and enables
+ * another) is seen for all the tools or for none. With the read cache it is a copy of what
+ * is in memory; without it, the store reads every row (docs/runtime.md).
+ */
+export async function readRegistrations(registry: ToolRegistry): Promise<Map<string, ToolRegistration>> {
+  return new Map((await registry.listAll({ includeDisabled: true })).map((registration) => [registration.spec.tool_name, registration]));
+}
+
+/**
+ * The derivation `loadToolSet` and `liveToolSet` share: the tools the registrations say may
+ * run, filtered by `policy`, with what was left out in `excluded`. A stored spec that differs
+ * from the code's throws SPEC_MISMATCH (`onMismatch: 'throw'`) or is left out as
+ * `spec_mismatch` (`'exclude'`).
+ */
+export function deriveToolSet(
+  list: readonly Tool[],
+  stored: ReadonlyMap<string, ToolRegistration>,
+  policy: ToolPolicy | undefined,
+  onMismatch: 'throw' | 'exclude',
+): ToolSet {
   const excluded: ExcludedTool[] = [];
   const kept: Tool[] = [];
   list.forEach((tool) => {
@@ -86,6 +117,10 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
     const code = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
     const storedJson = canonicalJson(registration.spec);
     if (storedJson !== code.canonical) {
+      if (onMismatch === 'exclude') {
+        excluded.push({ tool_name: tool.name, reason: 'spec_mismatch' });
+        return;
+      }
       const registryFingerprint = fingerprintOfCanonical(storedJson);
       throw new SpecMismatchError(
         `tool ${JSON.stringify(tool.name)}: the registry holds another spec (version ${JSON.stringify(registration.spec.version)}, fingerprint ${registryFingerprint.slice(0, 12)}) than the code (version ${JSON.stringify(tool.spec.version)}, fingerprint ${code.fingerprint.slice(0, 12)}); publish the code's tools (with a new version) or deploy the matching code`,
@@ -102,6 +137,6 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
     else excluded.push({ tool_name: tool.name, reason: 'disabled' });
   });
   const set = new ToolSet(kept);
-  const allowed = policy === undefined ? set : set.forPolicy(options.policy as ToolPolicy);
+  const allowed = policy === undefined ? set : set.forPolicy(policy);
   return recordExcluded(allowed, excluded);
 }

@@ -12,8 +12,12 @@ import type { ToolResult } from './tool-result.js';
 /** A tool `loadToolSet` left out, and why. */
 export interface ExcludedTool {
   readonly tool_name: string;
-  /** `disabled`: an operator disabled it; `not_registered`: it was never published. */
-  readonly reason: 'disabled' | 'not_registered';
+  /**
+   * `disabled`: an operator disabled it; `not_registered`: it was never published;
+   * `spec_mismatch`: the registry holds another spec than the code (only `liveToolSet`
+   * leaves such a tool out; `loadToolSet` throws SPEC_MISMATCH).
+   */
+  readonly reason: 'disabled' | 'not_registered' | 'spec_mismatch';
 }
 
 const NOTHING_EXCLUDED: readonly ExcludedTool[] = Object.freeze([]);
