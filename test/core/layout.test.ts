@@ -45,7 +45,9 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   runtime: { values: ['core'] },
   // Exports take the runtime's tools and results as input: their types, never its code.
   exports: { values: ['core'], types: ['runtime'] },
-  cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index'] },
+  // The MCP layer uses the library only through its public index, as a user's service would.
+  mcp: { values: ['index'] },
+  cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index', 'mcp'] },
   index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports'] },
 };
 
