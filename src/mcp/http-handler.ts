@@ -144,7 +144,9 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     };
     if (request.signal.aborted) onAbort();
     else request.signal.addEventListener('abort', onAbort, { once: true });
-    if (response.body === null) {
+    // Only a stream (the GET stream of notifications) stays in flight after the answer; a
+    // JSON answer is complete, and passing it on as it is lets the server write it at once.
+    if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
       finish();
       return response;
     }

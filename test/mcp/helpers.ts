@@ -65,7 +65,7 @@ export async function protocolErrorOf(promise: Promise<unknown>): Promise<number
 }
 
 /** The text of a tools/call result's first block. */
-export function textOf(result: { content?: unknown }): string {
-  const [first] = (result.content ?? []) as { type: string; text?: string }[];
+export function textOf(result: object): string {
+  const [first] = ((result as { content?: unknown }).content ?? []) as { type: string; text?: string }[];
   return first?.text ?? '';
 }
