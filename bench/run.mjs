@@ -23,6 +23,7 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
+import { mcpWorkloads } from './mcp.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -427,6 +428,8 @@ const STEPS = [
   }],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
+  // tool-registry mcp against the SDK's McpServer over stdio, and list_changed latency (bench/mcp.mjs).
+  ['mcp', () => mcpWorkloads({ record, log })],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 
