@@ -5,9 +5,10 @@
 // notifications/tools/list_changed (target: under 1 s). `bench/run.mjs` calls mcpWorkloads();
 // `node bench/mcp.mjs` runs only these (after npm run build) and prints the ratios.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { setTimeout } from 'node:timers';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { URL, fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
