@@ -23,6 +23,7 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
+import { serverWorkloads } from './server.mjs';
 import { mcpWorkloads } from './mcp.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -428,6 +429,8 @@ const STEPS = [
   }],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
+  // The HTTP server under 64 keep-alive clients vs a bare node:http handler, and an RSS soak (bench/server.mjs).
+  ['server', () => serverWorkloads({ record, log })],
   // tool-registry mcp against the SDK's McpServer over stdio, and list_changed latency (bench/mcp.mjs).
   ['mcp', () => mcpWorkloads({ record, log })],
 ];

@@ -128,6 +128,29 @@ export { READ_FS, WRITE_FS, NET_HTTP, EXEC_SHELL, READ_ENV, DB_READ, DB_WRITE, P
 export { publishTools, loadToolSet } from './runtime/bridge.js';
 export type { ToolSource, LoadToolSetOptions } from './runtime/bridge.js';
 
+// The server (issue 23): the registry over HTTP, its tokens and namespaces (src/server/).
+export { LINT_PROVIDERS } from './exports/index.js';
+export { createToolRegistryServer } from './server/server.js';
+export type { ToolRegistryServer, ToolRegistryServerOptions, Mount, MountContext, RequestLogEntry } from './server/server.js';
+export { listen } from './server/listen.js';
+export type { ListenOptions, ListeningServer } from './server/listen.js';
+export { DEFAULT_NAMESPACE, memoryNamespaces, fixedNamespaces, singleNamespace, sqliteNamespaces, postgresNamespaces } from './server/namespaces.js';
+export type { NamespaceSource } from './server/namespaces.js';
+export {
+  createToken,
+  listTokens,
+  revokeToken,
+  tokenVerifier,
+  tokenFileVerifier,
+  hashToken,
+  TOKEN_SCOPES,
+  NAMESPACE_PATTERN,
+} from './server/tokens.js';
+export type { TokenScope, StoredToken, AuthenticatedToken, TokenVerifier, CreateTokenOptions } from './server/tokens.js';
+export { PROBLEM_STATUS } from './server/problems.js';
+export { defaultConsoleRoot } from './server/console-root.js';
+export type { ProblemBody, ServerErrorCode } from './server/problems.js';
+
 // MCP (issue 24): live tool sets, tool titles and annotations, the MCP shapes they feed.
 export { liveToolSet } from './runtime/live-tool-set.js';
 export type { LiveToolSet, LiveToolSetOptions, LiveToolSetChange } from './runtime/live-tool-set.js';

@@ -7,6 +7,7 @@ import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
+import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand } from './mcp-command.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
@@ -236,6 +237,8 @@ export function buildProgram(io: CliIO): Command {
   command('migrate')
     .description('create the database or apply pending migrations')
     .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
+
+  registerServeCommands(program, io);
 
   mcpCommand(command('mcp'), context);
 

@@ -45,10 +45,11 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   runtime: { values: ['core'] },
   // Exports take the runtime's tools and results as input: their types, never its code.
   exports: { values: ['core'], types: ['runtime'] },
-  // The MCP layer uses the library only through its public index, as a user's service would.
+  // The server and the MCP layer use the library only through the index, as a user's service would.
+  server: { values: ['index'] },
   mcp: { values: ['index'] },
   cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index', 'mcp'] },
-  index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports'] },
+  index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'server'] },
 };
 
 describe('layout', () => {

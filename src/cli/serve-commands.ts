@@ -1,0 +1,71 @@
+// The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { TokenScope } from '../index.js';
+import type { CliIO } from './program.js';
+import type * as Serve from './serve.js';
+
+/** The token file when `--tokens` is not given (token commands only; serve needs the flag). */
+export const TOKENS_ENV = 'TOOL_REGISTRY_TOKENS';
+export const DEFAULT_TOKENS = './tool-registry-tokens.json';
+const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin'];
+
+const serve = (): Promise<typeof Serve> => import('./serve.js');
+
+function whole(value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`expected a whole number, got ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+function collect(value: string, previous: readonly string[]): string[] {
+  return [...previous, value];
+}
+
+function parseScopes(value: string): TokenScope[] {
+  const scopes = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const wrong = scopes.filter((s) => !SCOPES.includes(s as TokenScope));
+  if (scopes.length === 0 || wrong.length > 0) throw new InvalidArgumentError(`scopes are a comma-separated list of ${SCOPES.join(', ')}, got ${JSON.stringify(value)}`);
+  return scopes as TokenScope[];
+}
+
+/** Adds `serve` and `token` to the program; returns the serve command (others add options to it). */
+export function registerServeCommands(program: Command, io: CliIO): Command {
+  const serveCommand = program
+    .command('serve')
+    .description('serve the registry over HTTP (routes: docs/server.md); SIGTERM/SIGINT stops it gracefully')
+    .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)')
+    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db')
+    .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
+    .option('--port <port>', 'the port (0: a free one)', whole, 8080)
+    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
+    .option('--cors <origin>', 'answer browsers from this origin (* for any)')
+    .option('--no-console', 'do not serve the console pages at /')
+    .option('--max-body <bytes>', 'largest request body (default 1048576)', whole)
+    .option('--drain-timeout <ms>', 'how long a stop lets in-flight requests finish (default 10000)', whole)
+    .action(async (options: Serve.ServeOptions & Record<string, unknown>) => (await serve()).serveCommand(io, options));
+
+  const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');
+  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`);
+
+  withFile(token.command('create'))
+    .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')
+    .requiredOption('--name <name>', 'its name (shown in logs and whoami)')
+    .requiredOption('--scopes <scopes>', 'comma-separated: read, write, admin', parseScopes)
+    .option('--namespace <ns>', 'limit it to this namespace; repeat for several', collect, [])
+    .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey')
+    .action(async (options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }) =>
+      (await serve()).tokenCreateCommand(io, options),
+    );
+
+  withFile(token.command('list'))
+    .description('the tokens in the file: name, scopes, namespaces, policy persona, created (never a secret)')
+    .option('--json', 'print them as JSON (with their SHA-256)')
+    .action(async (options: { tokens?: string; json?: boolean }) => (await serve()).tokenListCommand(io, options));
+
+  withFile(token.command('revoke'))
+    .description('delete a token; a running server refuses it from its next request')
+    .argument('<name>', 'the token name')
+    .action(async (name: string, options: { tokens?: string }) => (await serve()).tokenRevokeCommand(io, name, options));
+
+  return serveCommand;
+}

@@ -1,0 +1,157 @@
+// `tool-registry serve` and `tool-registry token create|list|revoke`: the registry as a service.
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import {
+  createToolRegistryServer,
+  defaultConsoleRoot,
+  createToken,
+  listTokens,
+  listen,
+  openSqliteToolRegistry,
+  postgresNamespaces,
+  revokeToken,
+  singleNamespace,
+  sqliteNamespaces,
+  tokenFileVerifier,
+} from '../index.js';
+import type { NamespaceSource, TokenScope } from '../index.js';
+import { isPostgresUrl, postgresTarget } from './database.js';
+import { resolveDatabase } from './database-path.js';
+import { CliError } from './errors.js';
+import { serveMounts } from './serve-mounts.js';
+import type { CliIO } from './program.js';
+import { DEFAULT_TOKENS, TOKENS_ENV } from './serve-commands.js';
+
+export interface ServeOptions {
+  readonly db?: string;
+  readonly dataDir?: string;
+  readonly host: string;
+  readonly port: number;
+  readonly tokens?: string;
+  readonly cors?: string;
+  readonly console: boolean;
+  readonly maxBody?: number;
+  readonly drainTimeout?: number;
+}
+
+
+export function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1' || host === '[::1]';
+}
+
+function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): NamespaceSource {
+  if (options.dataDir !== undefined && options.db !== undefined) throw new CliError('USAGE', '--db and --data-dir cannot be used together');
+  if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir);
+  const database = resolveDatabase(options.db, env);
+  if (isPostgresUrl(database)) {
+    const { connectionString, schema } = postgresTarget(database);
+    return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }) });
+  }
+  return singleNamespace(() => openSqliteToolRegistry({ filename: database }));
+}
+
+function packageVersion(): Promise<string> {
+  return readFile(new URL('../../package.json', import.meta.url), 'utf8').then((text) => (JSON.parse(text) as { version: string }).version);
+}
+
+/** Serves until SIGTERM or SIGINT, then stops gracefully and resolves. */
+export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>): Promise<void> {
+  if (options.tokens === undefined && !isLoopback(options.host)) {
+    throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
+  }
+  const source = namespacesFor(options, io.env);
+  const consoleRoot = options.console ? defaultConsoleRoot() : undefined;
+  const server = createToolRegistryServer({
+    registries: source,
+    ...(options.tokens === undefined ? {} : { tokens: tokenFileVerifier(options.tokens) }),
+    ...(options.cors === undefined ? {} : { cors: options.cors }),
+    ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
+    ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
+    mounts: await serveMounts(options),
+    version: await packageVersion(),
+    log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
+  });
+  // The default namespace opens (and migrates) before we say we listen: a bad database fails here.
+  try {
+    const registry = await source.open('default');
+    await registry?.changes({ limit: 0 });
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  let running;
+  try {
+    running = await listen(server, { host: options.host, port: options.port, ...(options.drainTimeout === undefined ? {} : { drainTimeoutMs: options.drainTimeout }) });
+  } catch (error) {
+    await server.close();
+    const code = (error as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, { cause: error });
+    throw error;
+  }
+  io.stdout.write(`listening on ${running.url}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off('SIGTERM', stop);
+      process.off('SIGINT', stop);
+      resolve();
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+  await running.close();
+}
+
+export function tokensFile(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag !== undefined) return flag;
+  const fromEnv = env[TOKENS_ENV];
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_TOKENS;
+}
+
+export async function readPolicy(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError('IO_ERROR', `cannot read the policy file ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError('USAGE', `the policy file ${file} is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+export async function tokenCreateCommand(io: CliIO, options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }): Promise<void> {
+  const file = tokensFile(options.tokens, io.env);
+  const policy = options.policy === undefined ? undefined : await readPolicy(options.policy);
+  let created;
+  try {
+    created = await createToken(file, { name: options.name, scopes: options.scopes, namespaces: options.namespace, ...(policy === undefined ? {} : { policy }) });
+  } catch (error) {
+    // A bad name or namespace (TypeError) and a taken name are the user's arguments; a bad policy is VALIDATION_FAILED.
+    if (error instanceof Error && typeof (error as { code?: unknown }).code !== 'string') throw new CliError('USAGE', error.message, { cause: error });
+    throw error;
+  }
+  const where = created.token.namespaces === null ? 'every namespace' : `namespaces ${created.token.namespaces.join(', ')}`;
+  io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${created.token.policy.persona}`}) in ${file}\n`);
+  io.stdout.write(`the token is shown once; store it now:\n${created.secret}\n`);
+}
+
+export async function tokenListCommand(io: CliIO, options: { tokens?: string; json?: boolean }): Promise<void> {
+  const tokens = await listTokens(tokensFile(options.tokens, io.env));
+  if (options.json === true) {
+    io.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
+    return;
+  }
+  for (const t of tokens) {
+    io.stdout.write(`${t.name}\t${t.scopes.join(',')}\t${t.namespaces === null ? '*' : t.namespaces.join(',')}\t${t.policy === null ? '-' : t.policy.persona}\t${t.created_at}\n`);
+  }
+}
+
+export async function tokenRevokeCommand(io: CliIO, name: string, options: { tokens?: string }): Promise<void> {
+  const file = tokensFile(options.tokens, io.env);
+  if (!(await revokeToken(file, name))) throw new CliError('USAGE', `no token named ${JSON.stringify(name)} in ${file}`);
+  io.stdout.write(`revoked token ${name}\n`);
+}

@@ -1,0 +1,10 @@
+// Where `tool-registry serve` finds the console's static pages (the console owns this folder):
+// the package's console/ folder, served at / unless --no-console.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The console's folder in the package, or undefined when this build ships none. */
+export function defaultConsoleRoot(): string | undefined {
+  const root = fileURLToPath(new URL('../../console/', import.meta.url));
+  return existsSync(root) ? root : undefined;
+}

@@ -1,0 +1,105 @@
+// The Node adapter: the web-standard handler on a real socket (node:http through
+// @hono/node-server), with limits, dot-segment refusal and a graceful stop.
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
+import type { ToolRegistryServer } from './server.js';
+
+export interface ListenOptions {
+  /** Default `127.0.0.1`. */
+  readonly host?: string;
+  /** Default 0: a free port. */
+  readonly port?: number;
+  /** How long the request head may take (slow clients). Default 10 s. */
+  readonly headersTimeoutMs?: number;
+  /** How long a whole request (head and body) may take. Default 30 s. */
+  readonly requestTimeoutMs?: number;
+  /** How long `close()` lets in-flight requests finish before cutting them. Default 10 s. */
+  readonly drainTimeoutMs?: number;
+}
+
+/** A server listening on a socket. */
+export interface ListeningServer {
+  /** `http://HOST:PORT` */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly server: Server;
+  /**
+   * The graceful stop: stop accepting, answer new requests on open connections 503, end event
+   * streams, let in-flight requests finish (up to `drainTimeoutMs`), then close the
+   * registries. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** A path segment that is `.` or `..`, plain or percent-encoded (`%2e`), which URL parsing would resolve away. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=\/|\?|#|$)/i;
+
+function refuseDotSegment(res: ServerResponse, rawUrl: string): void {
+  const body = JSON.stringify({
+    type: 'https://tool-registry.dev/problems/bad-request',
+    title: 'The request is malformed',
+    status: 400,
+    detail: `the path ${JSON.stringify(rawUrl.split('?')[0])} has a "." or ".." segment; tool names "." and ".." cannot be addressed in a URL path (use POST /v1/tools or a snapshot import for them)`,
+    code: 'BAD_REQUEST',
+    context: { path: rawUrl.split('?')[0] },
+  });
+  res.writeHead(400, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** Serves `server` on a socket; resolves once it listens. */
+export async function listen(server: ToolRegistryServer, options: ListenOptions = {}): Promise<ListeningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+  const handle = getRequestListener((request) => server.fetch(request));
+  const http = createServer(
+    { headersTimeout: options.headersTimeoutMs ?? 10_000, requestTimeout: options.requestTimeoutMs ?? 30_000, keepAliveTimeout: 5_000 },
+    (req: IncomingMessage, res: ServerResponse) => {
+      const raw = req.url ?? '/';
+      if (DOT_SEGMENT.test(raw.split('?')[0] ?? '')) {
+        refuseDotSegment(res, raw);
+        return;
+      }
+      void handle(req, res);
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const address = http.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${shown}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    server: http,
+    close() {
+      closing ??= (async () => {
+        // New connections are refused; requests that still arrive on open connections are
+        // answered 503 SHUTTING_DOWN with Connection: close (nothing written) rather than cut.
+        const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+        server.shutdown();
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([server.drained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, drainTimeoutMs)))]);
+        clearTimeout(timer);
+        // Requests already on the wire get a moment to be read and refused; then idle
+        // keep-alive connections are closed, and whatever is left is cut a second later.
+        await new Promise<void>((resolve) => setTimeout(resolve, 50));
+        http.closeIdleConnections();
+        const cut = setTimeout(() => http.closeAllConnections(), 1_000);
+        await stopped;
+        clearTimeout(cut);
+        await server.close();
+      })();
+      return closing;
+    },
+  };
+}

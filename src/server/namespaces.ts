@@ -1,0 +1,207 @@
+// Namespaces (tenants): each is its own registry. A source opens them on demand and keeps them
+// open until the server closes: in memory, one SQLite file each in a folder, or one
+// PostgreSQL schema each (so every server of a fleet finds the namespaces another created).
+import { existsSync } from 'node:fs';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
+import type { ToolRegistry } from '../index.js';
+import { NAMESPACE_PATTERN } from './tokens.js';
+
+/** The namespace of the unprefixed routes. */
+export const DEFAULT_NAMESPACE = 'default';
+
+/** Where the server finds each namespace's registry. */
+export interface NamespaceSource {
+  /** The registry of an existing namespace, or undefined (a name that passes the rule but was never created). */
+  open(namespace: string): Promise<ToolRegistry | undefined>;
+  /** Creates the namespace if needed; `created` is false when it existed. */
+  create(namespace: string): Promise<{ registry: ToolRegistry; created: boolean }>;
+  /** Every existing namespace, sorted. */
+  list(): Promise<string[]>;
+  /** Whether `create` can make new namespaces (false: a fixed set). */
+  readonly extensible: boolean;
+  /** Closes every registry the source opened. */
+  close(): Promise<void>;
+}
+
+/** Opens each namespace once, even when requests ask for it concurrently. */
+abstract class CachingSource implements NamespaceSource {
+  readonly #opened = new Map<string, Promise<ToolRegistry | undefined>>();
+  readonly extensible: boolean = true;
+
+  protected abstract exists(namespace: string): Promise<boolean>;
+  protected abstract openRegistry(namespace: string): Promise<ToolRegistry>;
+  abstract list(): Promise<string[]>;
+
+  open(namespace: string): Promise<ToolRegistry | undefined> {
+    return this.#opened.get(namespace) ?? this.#load(namespace, false);
+  }
+
+  /** Opens (or with `create`, makes) the registry once; an absent or failed one is asked again next time. */
+  #load(namespace: string, create: boolean): Promise<ToolRegistry | undefined> {
+    const opening = (async () => (create || (await this.exists(namespace)) ? this.openRegistry(namespace) : undefined))();
+    this.#opened.set(namespace, opening);
+    const forget = (): void => {
+      if (this.#opened.get(namespace) === opening) this.#opened.delete(namespace);
+    };
+    opening.then((registry) => registry === undefined && forget(), forget);
+    return opening;
+  }
+
+  async create(namespace: string): Promise<{ registry: ToolRegistry; created: boolean }> {
+    const existing = await this.open(namespace);
+    if (existing !== undefined) return { registry: existing, created: false };
+    // Another request may have created it meanwhile.
+    const again = this.#opened.get(namespace);
+    const registry = (again !== undefined ? await again : undefined) ?? (await this.#load(namespace, true));
+    return { registry: registry as ToolRegistry, created: again === undefined };
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#opened.values()];
+    this.#opened.clear();
+    await Promise.allSettled(all.map(async (p) => (await p)?.close()));
+  }
+}
+
+/** Namespaces in memory (tests, demos): `default` exists from the start. */
+export function memoryNamespaces(options: { clock?: () => Date } = {}): NamespaceSource {
+  const registries = new Map<string, ToolRegistry>();
+  const make = (): ToolRegistry => new InMemoryToolRegistry(options.clock === undefined ? {} : { clock: options.clock });
+  registries.set(DEFAULT_NAMESPACE, make());
+  return {
+    extensible: true,
+    open: async (ns) => registries.get(ns),
+    create: async (ns) => {
+      const known = registries.get(ns);
+      if (known !== undefined) return { registry: known, created: false };
+      const registry = make();
+      registries.set(ns, registry);
+      return { registry, created: true };
+    },
+    list: async () => [...registries.keys()].sort(),
+    close: async () => {
+      await Promise.allSettled([...registries.values()].map((r) => r.close()));
+    },
+  };
+}
+
+/** A fixed set of registries you opened yourself (they are closed with the server). `default` is required. */
+export function fixedNamespaces(registries: Readonly<Record<string, ToolRegistry>>): NamespaceSource {
+  const map = new Map(Object.entries(registries));
+  if (!map.has(DEFAULT_NAMESPACE)) throw new TypeError(`fixedNamespaces: a registry named ${JSON.stringify(DEFAULT_NAMESPACE)} is required`);
+  for (const name of map.keys()) {
+    if (!NAMESPACE_PATTERN.test(name)) throw new TypeError(`fixedNamespaces: ${JSON.stringify(name)} is not a namespace name`);
+  }
+  return {
+    extensible: false,
+    open: async (ns) => map.get(ns),
+    create: async (ns) => {
+      const known = map.get(ns);
+      if (known === undefined) throw new Error(`no namespace ${ns}`);
+      return { registry: known, created: false };
+    },
+    list: async () => [...map.keys()].sort(),
+    close: async () => {
+      await Promise.allSettled([...map.values()].map((r) => r.close()));
+    },
+  };
+}
+
+class SqliteDirectory extends CachingSource {
+  readonly #directory: string;
+  constructor(directory: string) {
+    super();
+    this.#directory = directory;
+  }
+  #file(ns: string): string {
+    return join(this.#directory, `${ns}.db`);
+  }
+  protected async exists(ns: string): Promise<boolean> {
+    return ns === DEFAULT_NAMESPACE || existsSync(this.#file(ns));
+  }
+  protected async openRegistry(ns: string): Promise<ToolRegistry> {
+    await mkdir(this.#directory, { recursive: true });
+    return openSqliteToolRegistry({ filename: this.#file(ns) });
+  }
+  async list(): Promise<string[]> {
+    let names: string[] = [];
+    try {
+      names = (await readdir(this.#directory)).filter((f) => f.endsWith('.db')).map((f) => f.slice(0, -3));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ENOENT') throw error;
+    }
+    return [...new Set([DEFAULT_NAMESPACE, ...names.filter((n) => NAMESPACE_PATTERN.test(n))])].sort();
+  }
+}
+
+/** One SQLite file per namespace: `DIR/{ns}.db` (`default.db` for the unprefixed routes). */
+export function sqliteNamespaces(directory: string): NamespaceSource {
+  return new SqliteDirectory(directory);
+}
+
+/** One SQLite file (or any single registry opener) as namespace `default` only. */
+export function singleNamespace(open: () => Promise<ToolRegistry>): NamespaceSource {
+  let opened: Promise<ToolRegistry> | undefined;
+  const get = (): Promise<ToolRegistry> => (opened ??= open());
+  return {
+    extensible: false,
+    open: async (ns) => (ns === DEFAULT_NAMESPACE ? get() : undefined),
+    create: async (ns) => {
+      if (ns !== DEFAULT_NAMESPACE) throw new Error(`no namespace ${ns}`);
+      return { registry: await get(), created: false };
+    },
+    list: async () => [DEFAULT_NAMESPACE],
+    close: async () => {
+      if (opened !== undefined) await (await opened.catch(() => undefined))?.close();
+    },
+  };
+}
+
+class PostgresSchemas extends CachingSource {
+  readonly #pool: pg.Pool;
+  readonly #base: string;
+  readonly #ownsPool: boolean;
+  constructor(pool: pg.Pool, base: string, ownsPool: boolean) {
+    super();
+    this.#pool = pool;
+    this.#base = base;
+    this.#ownsPool = ownsPool;
+  }
+  /** The schema of a namespace: the base schema for `default`, `{base}_ns_{ns}` otherwise. */
+  schemaOf(ns: string): string {
+    return ns === DEFAULT_NAMESPACE ? this.#base : `${this.#base}_ns_${ns}`;
+  }
+  protected async exists(ns: string): Promise<boolean> {
+    if (ns === DEFAULT_NAMESPACE) return true;
+    const { rows } = await this.#pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schemaOf(ns)]);
+    return rows.length > 0;
+  }
+  protected openRegistry(ns: string): Promise<ToolRegistry> {
+    return openPostgresToolRegistry({ pool: this.#pool, schema: this.schemaOf(ns) });
+  }
+  async list(): Promise<string[]> {
+    const prefix = `${this.#base}_ns_`;
+    const { rows } = await this.#pool.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
+    const names = rows.map((r) => r.nspname.slice(prefix.length)).filter((n) => NAMESPACE_PATTERN.test(n));
+    return [...new Set([DEFAULT_NAMESPACE, ...names])].sort();
+  }
+  override async close(): Promise<void> {
+    await super.close();
+    if (this.#ownsPool) await this.#pool.end();
+  }
+}
+
+/**
+ * One PostgreSQL schema per namespace over one pool: `default` is `schema` (default
+ * `tool_registry`), namespace `ns` is `{schema}_ns_{ns}`. Every server on the database sees
+ * the namespaces any of them created.
+ */
+export function postgresNamespaces(options: { connectionString: string; schema?: string; maxConnections?: number }): NamespaceSource {
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
+  // An idle client's error (the server restarting) must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  return new PostgresSchemas(pool, options.schema ?? 'tool_registry', true);
+}

@@ -1,0 +1,114 @@
+// The OpenAPI 3.1 document, generated from the route table's zod schemas with zod-openapi:
+// every route (also under /v1/namespaces/{ns}), parameter, body, response and error.
+import { createDocument } from 'zod-openapi';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
+import { z } from 'zod';
+import { PROBLEM_STATUS } from './problems.js';
+import type { RouteDefinition } from './route-table.js';
+import { EXPORT_FORMATS } from './routes.js';
+import { ProblemSchema, namespaceParam, toolNameParam } from './schemas.js';
+
+const PATH_PARAMS: Readonly<Record<string, z.ZodType>> = {
+  name: toolNameParam,
+  ns: namespaceParam,
+  format: z.enum(EXPORT_FORMATS).meta({ description: 'The provider format.' }),
+};
+
+/** The codes every route of a kind may answer besides its own. */
+function commonErrors(route: RouteDefinition, prefixed: boolean): string[] {
+  const codes = ['INTERNAL', 'SHUTTING_DOWN'];
+  if (route.scope !== null) codes.push('UNAUTHORIZED');
+  if (route.scope !== null && route.scope !== 'token') codes.push('FORBIDDEN');
+  if (route.query !== undefined || route.path.includes('{')) codes.push('BAD_REQUEST');
+  if (route.body !== undefined) codes.push('BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND');
+  if (route.namespaced && route.method !== 'get') codes.push('READ_ONLY', 'REGISTRY_CLOSED');
+  return codes;
+}
+
+function problemResponses(codes: readonly string[]): ZodOpenApiResponsesObject {
+  const byStatus = new Map<number, string[]>();
+  for (const code of new Set(codes)) {
+    const status = PROBLEM_STATUS[code]?.status ?? 500;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const headers: Record<string, z.ZodType> = {};
+    if (status === 401) headers['WWW-Authenticate'] = z.string().meta({ description: 'Bearer realm="tool-registry"' });
+    if (status === 405) headers.Allow = z.string().meta({ description: 'The methods the path takes.' });
+    if (status === 503) headers['Retry-After'] = z.string().meta({ description: 'Seconds to wait before retrying.' });
+    responses[String(status) as `${1 | 2 | 3 | 4 | 5}${string}`] = {
+      description: `A problem: ${list.sort().join(', ')}.`,
+      ...(Object.keys(headers).length === 0 ? {} : { headers: z.object(headers) }),
+      content: { 'application/problem+json': { schema: ProblemSchema } },
+    };
+  }
+  return responses;
+}
+
+function operation(route: RouteDefinition, prefixed: boolean, tokens: boolean): ZodOpenApiOperationObject {
+  const fullPath = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+  const pathNames = [...fullPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+  const pathShape = Object.fromEntries(pathNames.map((name) => [name, route.pathParams?.[name] ?? PATH_PARAMS[name] ?? z.string()]));
+  const headerShape = Object.fromEntries(
+    Object.entries(route.headers ?? {}).map(([name, description]) => [name, z.string().optional().meta({ description })]),
+  );
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const [status, doc] of Object.entries(route.responses)) {
+    const content: Record<string, { schema: z.ZodType }> = {};
+    if (doc.schema !== undefined) content[doc.contentType ?? 'application/json'] = { schema: doc.schema };
+    if (route.operationId === 'changes') content['text/event-stream'] = { schema: z.string().meta({ description: 'Server-Sent Events: `id: REVISION`, `event: change`, `data: ChangeEvent`.' }) };
+    responses[status as `${1 | 2 | 3 | 4 | 5}${string}`] = { description: doc.description, ...(Object.keys(content).length === 0 ? {} : { content }) };
+  }
+  Object.assign(responses, problemResponses([...route.errors, ...commonErrors(route, prefixed)]));
+  return {
+    operationId: prefixed ? `${route.operationId}InNamespace` : route.operationId,
+    summary: prefixed ? `${route.summary} (in a namespace)` : route.summary,
+    tags: [route.tag],
+    ...(route.scope === null || !tokens ? { security: [] } : { security: [{ bearer: [] }] }),
+    requestParams: {
+      ...(pathNames.length === 0 ? {} : { path: z.object(pathShape) }),
+      ...(route.query === undefined ? {} : { query: route.query }),
+      ...(Object.keys(headerShape).length === 0 ? {} : { header: z.object(headerShape) }),
+    },
+    ...(route.body === undefined
+      ? {}
+      : { requestBody: { required: true, description: route.body.description, content: { 'application/json': { schema: route.body.schema } } } }),
+    responses,
+  };
+}
+
+export function buildOpenApiDocument(options: { routes: readonly RouteDefinition[]; version: string; tokens: boolean; mounts: readonly string[] }): Record<string, unknown> {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of options.routes) {
+    const copies = route.namespaced ? [false, true] : [false];
+    for (const prefixed of copies) {
+      const path = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+      paths[path] = { ...paths[path], [route.method]: operation(route, prefixed, options.tokens) };
+    }
+  }
+  const document = createDocument(
+    {
+      openapi: '3.1.0',
+      info: {
+        title: 'tool-registry',
+        version: options.version,
+        description:
+          'The tool registry as a service. Every registry route also lives under /v1/namespaces/{ns}; the unprefixed routes are namespace `default`. ' +
+          'Errors are application/problem+json (RFC 9457) with our `code` and `context`.' +
+          (options.mounts.length === 0 ? '' : ` Also mounted (not described here): ${options.mounts.map((m) => `/${m}`).join(', ')}.`),
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from `tool-registry token create`.' } } },
+      ...(options.tokens ? { security: [{ bearer: [] }] } : {}),
+      paths,
+    },
+    {
+      // The contracts' JSON objects (input_schema, output_schema) are zod custom checks: plain objects here.
+      override: (ctx) => {
+        if (ctx.zodSchema._zod.def.type === 'custom' && Object.keys(ctx.jsonSchema).length === 0) ctx.jsonSchema.type = 'object';
+      },
+    },
+  );
+  return document as unknown as Record<string, unknown>;
+}

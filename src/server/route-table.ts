@@ -1,0 +1,66 @@
+// The route table: every route once, with its scope, its parameters, its body and its
+// responses as zod schemas. The Hono app is built from it, and so is the OpenAPI document.
+// A route is thin: parse, call the library, map the result; no rule lives here.
+import type { z } from 'zod';
+import type { ToolRegistry } from '../index.js';
+import type { AuthenticatedToken, TokenScope } from './tokens.js';
+
+export type HttpMethod = 'get' | 'put' | 'post' | 'delete';
+
+/** What a route handler receives: the parsed request and the namespace's registry. */
+export interface RouteContext {
+  readonly request: Request;
+  /** The namespace's registry (routes with `namespaced: false` get the default one). */
+  readonly registry: ToolRegistry;
+  readonly namespace: string;
+  /** Path parameters, decoded and checked (`name` is a valid tool name). */
+  readonly params: Readonly<Record<string, string>>;
+  /** Query parameters checked by the route's `query` schema; repeatable ones as arrays. */
+  readonly query: Readonly<Record<string, string | string[] | undefined>>;
+  /** The parsed JSON body (routes with a `body` only). */
+  readonly body: unknown;
+  readonly token: AuthenticatedToken | null;
+  /** Aborted when the client goes away or the server shuts down. */
+  readonly signal: AbortSignal;
+  /** How often an event stream sends a heartbeat comment. */
+  readonly heartbeatMs: number;
+}
+
+export interface ResponseDoc {
+  readonly description: string;
+  /** The JSON body; absent for a body-less response. */
+  readonly schema?: z.ZodType;
+  /** Default application/json. */
+  readonly contentType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface RouteDefinition {
+  readonly method: HttpMethod;
+  /** OpenAPI path syntax (`/v1/tools/{name}`), without the namespace prefix. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly tag: string;
+  /** The scope a token needs; `token`: any valid token; `null`: no token needed. */
+  readonly scope: TokenScope | 'token' | null;
+  /** Also served under `/v1/namespaces/{ns}` (with the namespace's registry). */
+  readonly namespaced: boolean;
+  readonly query?: z.ZodObject;
+  /** Path parameters beyond `name` and `format` (documented with these schemas). */
+  readonly pathParams?: Readonly<Record<string, z.ZodType>>;
+  /** Query parameters that may be repeated (`?tag=a&tag=b`). */
+  readonly repeatable?: readonly string[];
+  readonly body?: { readonly schema: z.ZodType; readonly description: string };
+  /** Request headers the route reads (documented as parameters). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+  /** The error codes this route itself may answer (beyond the ones every route may). */
+  readonly errors: readonly string[];
+  readonly handle: (context: RouteContext) => Promise<Response>;
+}
+
+/** A JSON response. */
+export function json(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(value), { status, headers: { 'content-type': 'application/json', ...headers } });
+}

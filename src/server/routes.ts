@@ -1,0 +1,364 @@
+// The registry's routes (everything under /v1 that a namespace has). Thin: parse, call the
+// library, map the result. Errors are thrown and answered at one edge (problems.ts).
+import { z } from 'zod';
+import {
+  LINT_PROVIDERS,
+  ToolNotFoundError,
+  fingerprintOf,
+  lintTools,
+  toAiSdkTools,
+  toAnthropicTools,
+  toGeminiTools,
+  toMcpTools,
+  toOpenAITools,
+} from '../index.js';
+import type { LintProvider, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import { HttpProblem } from './problems.js';
+import { json } from './route-table.js';
+import type { RouteContext, RouteDefinition } from './route-table.js';
+import {
+  AnyJsonSchema,
+  ChangesPageSchema,
+  HistorySchema,
+  ImportReportSchema,
+  LintResultSchema,
+  ManyResultSchema,
+  RemovedSchema,
+  SnapshotSchema,
+  ToolPageSchema,
+  ToolRegistrationSchema,
+  ToolSpecSchema,
+  WriteResultSchema,
+  parseBoolean,
+  queryBoolean,
+  queryCount,
+} from './schemas.js';
+import { changeStream, wantsEventStream } from './sse.js';
+
+/** The formats of `GET /v1/exports/{format}`: every exporter of the library. */
+export const EXPORT_FORMATS = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const TOOL_PAGE_MAX = 1000;
+const TOOL_PAGE_DEFAULT = 100;
+export const CHANGES_PAGE_MAX = 10_000;
+
+const expectedVersionQuery = z
+  .string()
+  .optional()
+  .meta({ description: 'Write only if the stored version is exactly this one (412 PRECONDITION_FAILED otherwise).' });
+
+function expectation(context: RouteContext): WriteOptions {
+  const expected = context.query.expected_version as string | undefined;
+  return expected === undefined ? {} : { expectedVersion: expected };
+}
+
+/** What a write did, judged against the registration read just before it. */
+function actionOf(before: ToolRegistration | undefined, after: ToolRegistration): 'added' | 'updated' | 'unchanged' {
+  if (before === undefined) return 'added';
+  return before.created_at === after.created_at && fingerprintOf(before.spec) === fingerprintOf(after.spec) && before.enabled === after.enabled
+    ? 'unchanged'
+    : 'updated';
+}
+
+function encodeCursor(name: string): string {
+  return Buffer.from(name, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const name = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (name === '' || encodeCursor(name) !== cursor) throw new HttpProblem('BAD_REQUEST', `cursor ${JSON.stringify(cursor)} is not a cursor this server gave out`, { context: { parameter: 'cursor' } });
+  return name;
+}
+
+function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], strict: boolean, onIncompatible: 'throw' | 'skip'): unknown {
+  switch (format) {
+    case 'mcp':
+      return toMcpTools(tools, { onIncompatible });
+    case 'openai':
+    case 'openai-responses':
+      return toOpenAITools(tools, { api: format === 'openai' ? 'chat' : 'responses', strict, onIncompatible });
+    case 'anthropic':
+      return toAnthropicTools(tools, { strict, onIncompatible });
+    case 'gemini':
+      return toGeminiTools(tools, { onIncompatible });
+    case 'ai-sdk':
+      return toAiSdkTools(tools, { onIncompatible });
+  }
+}
+
+/** The routes every namespace has (the prefix `/v1/namespaces/{ns}` is added for the namespaced copies). */
+export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
+  {
+    method: 'get',
+    path: '/v1/tools',
+    operationId: 'listTools',
+    summary: 'List tools, sorted by name, a page at a time',
+    tag: 'tools',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({
+      include_disabled: queryBoolean('Also list disabled tools (default false).'),
+      tag: z.union([z.string(), z.array(z.string())]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
+      limit: queryCount(`At most this many tools (default ${TOOL_PAGE_DEFAULT})`, TOOL_PAGE_MAX),
+      cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page.' }),
+    }),
+    repeatable: ['tag'],
+    responses: { 200: { description: 'A page of tools.', schema: ToolPageSchema } },
+    errors: [],
+    handle: async ({ registry, query }) => {
+      const includeDisabled = parseBoolean(query.include_disabled as string | undefined, false);
+      const tags = (query.tag as string[] | undefined) ?? [];
+      const limit = query.limit === undefined ? TOOL_PAGE_DEFAULT : Number(query.limit);
+      const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor as string);
+      let tools = await registry.listAll({ includeDisabled });
+      if (tags.length > 0) tools = tools.filter((r) => tags.every((tag) => r.spec.tags.includes(tag)));
+      if (after !== undefined) tools = tools.filter((r) => r.spec.tool_name > after);
+      const page = tools.slice(0, limit);
+      const last = page.at(-1);
+      const next = tools.length > limit && last !== undefined ? encodeCursor(last.spec.tool_name) : null;
+      return json({ tools: page, next_cursor: next });
+    },
+  },
+  {
+    method: 'post',
+    path: '/v1/tools',
+    operationId: 'registerMany',
+    summary: 'Register several specs, all or nothing',
+    tag: 'tools',
+    scope: 'write',
+    namespaced: true,
+    body: { schema: z.array(ToolSpecSchema), description: 'An array of ToolSpecs.' },
+    responses: { 200: { description: 'Each registration in the given order, with what happened to it.', schema: ManyResultSchema } },
+    errors: ['VALIDATION_FAILED', 'DUPLICATE_TOOL', 'VERSION_CONFLICT', 'STORAGE_BUSY'],
+    handle: async ({ registry, body }) => {
+      if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
+      const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
+      const before = await Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined)));
+      const after = await registry.registerMany(body as ToolSpecInput[]);
+      return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/tools/{name}',
+    operationId: 'getTool',
+    summary: 'One tool',
+    tag: 'tools',
+    scope: 'read',
+    namespaced: true,
+    responses: { 200: { description: 'The registration.', schema: ToolRegistrationSchema } },
+    errors: ['TOOL_NOT_FOUND'],
+    handle: async ({ registry, params }) => {
+      const found = await registry.get(params.name as string);
+      if (found === undefined) throw new ToolNotFoundError(params.name as string);
+      return json(found);
+    },
+  },
+  {
+    method: 'put',
+    path: '/v1/tools/{name}',
+    operationId: 'registerTool',
+    summary: 'Register a spec by the registration rule',
+    tag: 'tools',
+    scope: 'write',
+    namespaced: true,
+    query: z.object({ expected_version: expectedVersionQuery }),
+    headers: { 'if-none-match': '`*`: the tool must not exist yet (412 otherwise).' },
+    body: { schema: ToolSpecSchema, description: 'A ToolSpec whose tool_name is the path name.' },
+    responses: {
+      200: { description: 'Updated or unchanged.', schema: WriteResultSchema },
+      201: { description: 'Added.', schema: WriteResultSchema },
+    },
+    errors: ['VALIDATION_FAILED', 'VERSION_CONFLICT', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
+    handle: async (context) => {
+      const { registry, params, body, request } = context;
+      const name = params.name as string;
+      const given = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { tool_name?: unknown }).tool_name : undefined;
+      if (given !== name) {
+        throw new HttpProblem('BAD_REQUEST', `the body's tool_name ${JSON.stringify(given)} is not the name in the path ${JSON.stringify(name)}`, {
+          context: { tool_name: name, path: 'tool_name' },
+        });
+      }
+      const ifNoneMatch = request.headers.get('if-none-match');
+      if (ifNoneMatch !== null && ifNoneMatch.trim() !== '*') {
+        throw new HttpProblem('BAD_REQUEST', `If-None-Match takes only *, got ${JSON.stringify(ifNoneMatch)}`, { context: { header: 'If-None-Match' } });
+      }
+      const options = expectation(context);
+      if (ifNoneMatch !== null) {
+        if (options.expectedVersion !== undefined) throw new HttpProblem('BAD_REQUEST', 'If-None-Match: * and expected_version cannot be used together');
+        Object.assign(options, { expectedVersion: null });
+      }
+      const before = await registry.get(name);
+      const after = await registry.register(body as ToolSpecInput, options);
+      const action = options.expectedVersion === null ? 'added' : actionOf(before, after);
+      return json({ ...after, action }, action === 'added' ? 201 : 200);
+    },
+  },
+  {
+    method: 'delete',
+    path: '/v1/tools/{name}',
+    operationId: 'removeTool',
+    summary: 'Remove a tool (its history is kept); idempotent',
+    tag: 'tools',
+    scope: 'write',
+    namespaced: true,
+    query: z.object({ expected_version: expectedVersionQuery }),
+    responses: { 200: { description: 'Whether something was removed.', schema: RemovedSchema } },
+    errors: ['PRECONDITION_FAILED', 'STORAGE_BUSY'],
+    handle: async (context) => json({ removed: await context.registry.remove(context.params.name as string, expectation(context)) }),
+  },
+  ...(['enable', 'disable'] as const).map(
+    (verb): RouteDefinition => ({
+      method: 'post',
+      path: `/v1/tools/{name}/${verb}`,
+      operationId: `${verb}Tool`,
+      summary: verb === 'enable' ? 'Enable a tool' : 'Disable a tool (a new version keeps it disabled)',
+      tag: 'tools',
+      scope: 'write',
+      namespaced: true,
+      query: z.object({ expected_version: expectedVersionQuery }),
+      responses: { 200: { description: 'The registration.', schema: ToolRegistrationSchema } },
+      errors: ['TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
+      handle: async (context) => json(await context.registry.setEnabled(context.params.name as string, verb === 'enable', expectation(context))),
+    }),
+  ),
+  {
+    method: 'get',
+    path: '/v1/tools/{name}/history',
+    operationId: 'toolHistory',
+    summary: 'Every distinct spec ever stored under the name, oldest first',
+    tag: 'tools',
+    scope: 'read',
+    namespaced: true,
+    responses: { 200: { description: 'The history ([] for a name never registered).', schema: HistorySchema } },
+    errors: [],
+    handle: async ({ registry, params }) => json({ history: await registry.history(params.name as string) }),
+  },
+  {
+    method: 'get',
+    path: '/v1/changes',
+    operationId: 'changes',
+    summary: 'The change log after a revision; with Accept: text/event-stream, the live feed',
+    tag: 'changes',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({
+      since: queryCount('Events after this revision (default 0; for the stream: default the current revision)', Number.MAX_SAFE_INTEGER),
+      limit: queryCount('At most this many events (default 1000; page only)', CHANGES_PAGE_MAX),
+    }),
+    headers: {
+      accept: '`text/event-stream` for the live feed (Server-Sent Events: `id:` is the revision, a heartbeat comment every 15 s).',
+      'last-event-id': 'The stream resumes after this revision; it wins over `since`.',
+    },
+    responses: {
+      200: { description: 'A page of events (JSON), or the live feed (text/event-stream).', schema: ChangesPageSchema },
+    },
+    errors: ['CHANGES_EXPIRED'],
+    handle: async (context) => {
+      const { registry, query, request } = context;
+      if (wantsEventStream(request)) return changeStream(context);
+      const since = query.since === undefined ? 0 : Number(query.since);
+      const limit = query.limit === undefined ? 1000 : Number(query.limit);
+      return json(await registry.changes({ since, limit }));
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/snapshot',
+    operationId: 'exportSnapshot',
+    summary: 'Every tool, disabled ones too (a ToolRegistrySnapshot)',
+    tag: 'snapshot',
+    scope: 'read',
+    namespaced: true,
+    responses: { 200: { description: 'The snapshot.', schema: SnapshotSchema } },
+    errors: [],
+    handle: async ({ registry }) => json(await registry.exportSnapshot()),
+  },
+  {
+    method: 'post',
+    path: '/v1/snapshot',
+    operationId: 'importSnapshot',
+    summary: 'Import a snapshot all or nothing (dry_run: the plan, nothing written)',
+    tag: 'snapshot',
+    scope: 'write',
+    namespaced: true,
+    query: z.object({
+      mode: z.enum(['merge', 'replace']).optional().meta({ description: 'merge (default) leaves other tools alone; replace restores.' }),
+      dry_run: queryBoolean('Plan only: the report with its plan, nothing written.'),
+    }),
+    body: { schema: SnapshotSchema, description: 'A ToolRegistrySnapshot.' },
+    responses: { 200: { description: 'The import report.', schema: ImportReportSchema } },
+    errors: ['SNAPSHOT_INVALID', 'DUPLICATE_TOOL', 'VERSION_CONFLICT', 'STORAGE_BUSY'],
+    handle: async ({ registry, query, body }) =>
+      json(await registry.importSnapshot(body, { mode: (query.mode as 'merge' | 'replace' | undefined) ?? 'merge', dryRun: parseBoolean(query.dry_run as string | undefined, false) })),
+  },
+  {
+    method: 'get',
+    path: '/v1/exports/{format}',
+    operationId: 'exportTools',
+    summary: 'The enabled tools as a model provider takes them',
+    tag: 'exports',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({
+      strict: queryBoolean('Strict mode (openai, openai-responses, anthropic).'),
+      skip_incompatible: queryBoolean('Leave out the tools the provider would reject instead of answering 422.'),
+    }),
+    responses: { 200: { description: "The provider's tool list.", schema: AnyJsonSchema } },
+    errors: ['PROVIDER_INCOMPATIBLE'],
+    handle: async ({ registry, params, query }) => {
+      const format = params.format as ExportFormat;
+      if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
+        throw new HttpProblem('NOT_FOUND', `no export format ${JSON.stringify(format)}; the formats are ${EXPORT_FORMATS.join(', ')}`, {
+          context: { format, allowed: [...EXPORT_FORMATS] },
+        });
+      }
+      const strict = parseBoolean(query.strict as string | undefined, false);
+      if (strict && !['openai', 'openai-responses', 'anthropic'].includes(format)) {
+        throw new HttpProblem('BAD_REQUEST', `strict applies to openai, openai-responses and anthropic only, not ${format}`, { context: { parameter: 'strict' } });
+      }
+      const skip = parseBoolean(query.skip_incompatible as string | undefined, false);
+      return json(exportAs(format, await registry.listAll(), strict, skip ? 'skip' : 'throw'));
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/lint',
+    operationId: 'lintTools',
+    summary: "The enabled tools against each provider's rules",
+    tag: 'exports',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({
+      provider: z
+        .union([z.enum(LINT_PROVIDERS as [LintProvider, ...LintProvider[]]), z.array(z.enum(LINT_PROVIDERS as [LintProvider, ...LintProvider[]]))])
+        .optional()
+        .meta({ description: 'Only this provider; repeat it for several (default mcp, openai, anthropic, gemini).' }),
+      strict: queryBoolean('Also the strict-mode rules of openai and anthropic.'),
+    }),
+    repeatable: ['provider'],
+    responses: { 200: { description: 'The findings (none: every tool passes).', schema: LintResultSchema } },
+    errors: [],
+    handle: async ({ registry, query }) => {
+      const providers = query.provider as LintProvider[] | undefined;
+      const strict = parseBoolean(query.strict as string | undefined, false);
+      const tools = await registry.listAll();
+      return json({ findings: lintTools(tools, { strict, ...(providers === undefined || providers.length === 0 ? {} : { providers }) }) });
+    },
+  },
+  {
+    method: 'get',
+    path: '/v1/agent/tools',
+    operationId: 'agentTools',
+    summary: "The seed's agent endpoint: exactly a ToolRegistrySnapshot of the enabled (or all) tools",
+    tag: 'agent',
+    scope: 'read',
+    namespaced: true,
+    query: z.object({ include_disabled: queryBoolean('Also the disabled tools (default false).') }),
+    responses: { 200: { description: "The seed's ToolRegistrySnapshot.", schema: SnapshotSchema } },
+    errors: [],
+    handle: async ({ registry, query }) =>
+      json({ tools: await registry.listAll({ includeDisabled: parseBoolean(query.include_disabled as string | undefined, false) }) }),
+  },
+];

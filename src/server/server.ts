@@ -1,0 +1,488 @@
+// The server: a web-standard handler `(Request) => Promise<Response>` over one or more
+// registries (namespaces), built on Hono's router from the route table. Authentication,
+// namespaces, limits and the problem edge live here, once; the routes stay thin.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { TOOL_NAME_PATTERN } from '../index.js';
+import type { ToolRegistry } from '../index.js';
+import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
+import type { NamespaceSource } from './namespaces.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { HttpProblem, knownProblem, problemResponse } from './problems.js';
+import { json } from './route-table.js';
+import type { RouteContext, RouteDefinition } from './route-table.js';
+import { REGISTRY_ROUTES } from './routes.js';
+import { SERVICE_ROUTES } from './service-routes.js';
+import { HEARTBEAT_MS } from './sse.js';
+import { serveStatic } from './static-files.js';
+import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
+import type { AuthenticatedToken, TokenScope, TokenVerifier } from './tokens.js';
+
+/** What a mounted handler (the MCP endpoint) gets besides the request. */
+export interface MountContext {
+  /** The namespace of the request: `default` at `/{mount}`, `ns` at `/v1/namespaces/{ns}/{mount}`. */
+  readonly namespace: string;
+  readonly registry: ToolRegistry;
+  /** The authenticated token; `null` on a server without tokens. */
+  readonly token: AuthenticatedToken | null;
+  /** Aborted when the server shuts down. */
+  readonly signal: AbortSignal;
+}
+
+/** A web-standard handler mounted at `/{name}` and `/v1/namespaces/{ns}/{name}` (and every path below them). */
+export interface Mount {
+  readonly handle: (request: Request, context: MountContext) => Promise<Response>;
+  /** The scope a token needs for every method (default `read`). */
+  readonly scope?: TokenScope;
+  /** Called when the server closes (end sessions); awaited before the registries close. */
+  readonly close?: () => Promise<void>;
+}
+
+/** One line per request (`log` option): never the token itself. */
+export interface RequestLogEntry {
+  readonly time: string;
+  readonly method: string;
+  /** The route's pattern (`/v1/tools/{name}`), or the path when no route matched. */
+  readonly route: string;
+  readonly namespace: string | null;
+  readonly status: number;
+  readonly ms: number;
+  /** The token's name; null without a token. */
+  readonly token: string | null;
+  /** A 500's id (the response carries it), with its error. */
+  readonly error_id?: string;
+  readonly error?: string;
+}
+
+export interface ToolRegistryServerOptions {
+  /**
+   * The registries: one (namespace `default` only), a record of namespace to registry (fixed),
+   * or a `NamespaceSource` (`memoryNamespaces()`, `sqliteNamespaces(dir)`, `postgresNamespaces(...)`).
+   * The server closes them in `close()`.
+   */
+  readonly registries: ToolRegistry | Readonly<Record<string, ToolRegistry>> | NamespaceSource;
+  /** Bearer tokens (`tokenFileVerifier(file)`); absent: no tokens, every request may do everything. */
+  readonly tokens?: TokenVerifier;
+  /** Largest request body in bytes (413 above). Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Deepest JSON nesting of a body (400 deeper). Default 64. */
+  readonly maxJsonDepth?: number;
+  /** Answer browsers from this origin (`*` for any); absent: no CORS headers. */
+  readonly cors?: string;
+  /** Heartbeat of event streams. Default 15 s. */
+  readonly heartbeatMs?: number;
+  /** Extra handlers by path segment, such as `{ mcp: mcpMount }` (`/mcp`, `/v1/namespaces/{ns}/mcp`). */
+  readonly mounts?: Readonly<Record<string, Mount>>;
+  /**
+   * The console: static files from `root` (`/` is `index.html`), or your own `handler`, for GET
+   * and HEAD of every path outside `/v1/`, the mounts, `/healthz`, `/readyz` and `/openapi.json`.
+   * Served without a token (pages hold no data; they call the API with the user's token).
+   */
+  readonly console?: { readonly root?: string; readonly handler?: (request: Request) => Promise<Response> };
+  /** Receives one entry per request. Default: nothing is logged. */
+  readonly log?: (entry: RequestLogEntry) => void;
+  /** The document's `info.version`. */
+  readonly version?: string;
+}
+
+/** The server: a web-standard handler plus its lifecycle. */
+export interface ToolRegistryServer {
+  /** Answers one request; never rejects (a failure is a problem response). */
+  readonly fetch: (request: Request) => Promise<Response>;
+  /** The OpenAPI 3.1 document (generated from the zod contracts). */
+  openapi(): Record<string, unknown>;
+  /** Requests being answered now (event streams not counted once their headers are out). */
+  readonly inFlight: number;
+  /** Stops taking requests (503 SHUTTING_DOWN) and ends every event stream; the registries stay open. */
+  shutdown(): void;
+  /** Resolves when no request is in flight. */
+  drained(): Promise<void>;
+  /** shutdown(), then closes the mounts and every registry. Idempotent. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_MAX_BODY = 1024 * 1024;
+const DEFAULT_MAX_DEPTH = 64;
+
+/** Per-request facts the log line needs, filled in as the request goes. */
+interface RequestFacts {
+  route: string | null;
+  namespace: string | null;
+  token: string | null;
+  errorId?: string;
+  error?: string;
+}
+
+type Env = { Bindings: { facts: RequestFacts } };
+
+function toHonoPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+function isNamespaceSource(value: unknown): value is NamespaceSource {
+  return typeof value === 'object' && value !== null && typeof (value as NamespaceSource).open === 'function' && typeof (value as NamespaceSource).list === 'function';
+}
+
+function isRegistry(value: unknown): value is ToolRegistry {
+  return typeof value === 'object' && value !== null && typeof (value as ToolRegistry).register === 'function' && typeof (value as ToolRegistry).listAll === 'function';
+}
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped). */
+export function jsonDepth(text: string, stopAt: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+      if (deepest > stopAt) return deepest;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return deepest;
+}
+
+/** Reads a body up to `limit` bytes. @throws PAYLOAD_TOO_LARGE past it */
+async function readBody(request: Request, limit: number): Promise<string> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) {
+    throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is ${declared} bytes; the limit is ${limit}`, { context: { limit, length: Number(declared) } });
+  }
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${limit} bytes`, { context: { limit } });
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The bearer secret of a request, or undefined. */
+function bearer(request: Request): string | undefined {
+  const header = request.headers.get('authorization');
+  if (header === null) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? '';
+}
+
+const ALL_SCOPES = TOKEN_SCOPES;
+
+/** Creates the server over `options.registries`. Nothing is listening yet: pass it to `listen()` or call `fetch`. */
+export function createToolRegistryServer(options: ToolRegistryServerOptions): ToolRegistryServer {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createToolRegistryServer: options must be an object');
+  const source: NamespaceSource = isNamespaceSource(options.registries)
+    ? options.registries
+    : isRegistry(options.registries)
+      ? fixedNamespaces({ [DEFAULT_NAMESPACE]: options.registries })
+      : fixedNamespaces(options.registries as Record<string, ToolRegistry>);
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_DEPTH;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const tokens = options.tokens;
+  const mounts = options.mounts ?? {};
+  const shutdownController = new AbortController();
+  let inFlight = 0;
+  let drainWaiters: (() => void)[] = [];
+  let closing: Promise<void> | undefined;
+  let document: Record<string, unknown> | undefined;
+
+  const authenticate = (request: Request, facts: RequestFacts): AuthenticatedToken | null => {
+    if (tokens === undefined) return null;
+    const secret = bearer(request);
+    if (secret === undefined) {
+      throw new HttpProblem('UNAUTHORIZED', 'this server needs a bearer token (Authorization: Bearer TOKEN)', {
+        headers: { 'www-authenticate': 'Bearer realm="tool-registry"' },
+      });
+    }
+    const token = secret === '' ? undefined : tokens.verify(secret);
+    if (token === undefined) {
+      throw new HttpProblem('UNAUTHORIZED', 'the bearer token is not valid (unknown or revoked)', {
+        headers: { 'www-authenticate': 'Bearer realm="tool-registry", error="invalid_token"' },
+      });
+    }
+    facts.token = token.name;
+    return token;
+  };
+
+  const requireScope = (token: AuthenticatedToken | null, scope: TokenScope): void => {
+    if (token !== null && !token.scopes.includes(scope)) {
+      throw new HttpProblem('FORBIDDEN', `the token ${JSON.stringify(token.name)} lacks the ${scope} scope`, { context: { scope, token: token.name } });
+    }
+  };
+
+  /** The namespace's registry, as the token may see it: a namespace it may not reach does not exist (404). */
+  const resolveNamespace = async (namespace: string, token: AuthenticatedToken | null): Promise<ToolRegistry> => {
+    if (!NAMESPACE_PATTERN.test(namespace)) throw new HttpProblem('BAD_REQUEST', namespaceRuleMessage(namespace), { context: { namespace } });
+    const hidden = token !== null && token.namespaces !== null && !token.namespaces.includes(namespace);
+    const registry = hidden ? undefined : await source.open(namespace);
+    if (registry === undefined) throw new HttpProblem('NAMESPACE_NOT_FOUND', `no namespace ${JSON.stringify(namespace)}`, { context: { namespace } });
+    return registry;
+  };
+
+  const checkToolName = (name: string): void => {
+    if (name === '.' || name === '..') {
+      throw new HttpProblem('BAD_REQUEST', `the tool name ${JSON.stringify(name)} cannot be addressed in a URL path (clients and proxies resolve it as a dot segment); use POST /v1/tools or a snapshot import for it`, {
+        context: { tool_name: name, parameter: 'name' },
+      });
+    }
+    if (!TOOL_NAME_PATTERN.test(name)) {
+      throw new HttpProblem('BAD_REQUEST', `${JSON.stringify(name.length > 140 ? `${name.slice(0, 140)}...` : name)} is not a tool name (1-128 of A-Z a-z 0-9 _ - .)`, {
+        context: { parameter: 'name', length: name.length },
+      });
+    }
+  };
+
+  const parseQuery = (route: RouteDefinition, url: URL): Record<string, string | string[] | undefined> => {
+    const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
+    const repeatable = new Set(route.repeatable ?? []);
+    const raw: Record<string, string | string[] | undefined> = {};
+    for (const key of new Set(url.searchParams.keys())) {
+      if (!(key in shape)) {
+        const known = Object.keys(shape);
+        throw new HttpProblem('BAD_REQUEST', `unknown query parameter ${JSON.stringify(key)}${known.length === 0 ? ' (this route takes none)' : `; this route takes ${known.join(', ')}`}`, {
+          context: { parameter: key },
+        });
+      }
+      const values = url.searchParams.getAll(key);
+      if (repeatable.has(key)) raw[key] = values;
+      else if (values.length > 1) throw new HttpProblem('BAD_REQUEST', `query parameter ${JSON.stringify(key)} is given ${values.length} times; give it once`, { context: { parameter: key } });
+      else raw[key] = values[0];
+    }
+    if (route.query === undefined) return raw;
+    const parsed = route.query.safeParse(raw);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
+      const first = issues[0];
+      throw new HttpProblem('BAD_REQUEST', `query parameter ${first?.path ?? ''}: ${first?.message ?? 'invalid'}${first !== undefined && typeof raw[first.path.split('.')[0] ?? ''] === 'string' ? ` (got ${JSON.stringify(raw[first.path.split('.')[0] ?? ''])})` : ''}`, {
+        context: { parameter: first?.path ?? '', issues },
+      });
+    }
+    return raw;
+  };
+
+  const parseBody = async (request: Request): Promise<unknown> => {
+    const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
+      throw new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must be application/json, got ${type === '' ? 'no Content-Type' : JSON.stringify(type)}`, { context: { content_type: type } });
+    }
+    const text = await readBody(request, maxBody);
+    const depth = jsonDepth(text, maxDepth);
+    if (depth > maxDepth) throw new HttpProblem('BAD_REQUEST', `the JSON body nests deeper than ${maxDepth} levels`, { context: { max_depth: maxDepth } });
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new HttpProblem('BAD_REQUEST', `the body is not valid JSON: ${(error as Error).message}`);
+    }
+  };
+
+  const app = new Hono<Env>();
+
+  const onRoute = (route: RouteDefinition, prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
+    const facts = c.env.facts;
+    facts.route = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+    const token = route.scope === null ? null : authenticate(c.req.raw, facts);
+    const params: Record<string, string> = { ...c.req.param() };
+    const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
+    facts.namespace = route.namespaced ? namespace : null;
+    const registry = route.namespaced ? await resolveNamespace(namespace, token) : (undefined as unknown as ToolRegistry);
+    if (route.scope !== null && route.scope !== 'token') requireScope(token, route.scope);
+    if (params.name !== undefined) checkToolName(params.name);
+    const url = new URL(c.req.url);
+    const query = parseQuery(route, url);
+    const body = route.body === undefined ? undefined : await parseBody(c.req.raw);
+    let signal: AbortSignal | undefined;
+    const request = c.req.raw;
+    const context: RouteContext = {
+      request,
+      registry,
+      namespace,
+      params,
+      query,
+      body,
+      token,
+      heartbeatMs,
+      // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
+      get signal() {
+        return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
+      },
+    };
+    return route.handle(context);
+  };
+
+  const serviceRoutes = SERVICE_ROUTES({
+    source,
+    tokensRequired: tokens !== undefined,
+    allScopes: ALL_SCOPES,
+    openapi: () => serverDocument(),
+    resolveNamespace,
+    requireScope,
+  });
+
+  const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
+  for (const route of [...serviceRoutes, ...REGISTRY_ROUTES]) {
+    allRoutes.push({ route, prefixed: false });
+    if (route.namespaced) allRoutes.push({ route, prefixed: true });
+  }
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const { route, prefixed } of allRoutes) {
+    const path = toHonoPath(prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path);
+    app.on(route.method.toUpperCase(), path, onRoute(route, prefixed));
+    const methods = methodsByPath.get(path) ?? new Set<string>();
+    methods.add(route.method.toUpperCase());
+    if (route.method === 'get') methods.add('HEAD');
+    methodsByPath.set(path, methods);
+  }
+
+  // Mounted handlers: every method, the path and everything below it.
+  for (const [name, mount] of Object.entries(mounts)) {
+    if (!/^[a-z][a-z0-9_-]*$/.test(name)) throw new TypeError(`createToolRegistryServer: mount name ${JSON.stringify(name)} must be a lowercase path segment`);
+    const handler = (prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
+      const facts = c.env.facts;
+      facts.route = prefixed ? `/v1/namespaces/{ns}/${name}` : `/${name}`;
+      const token = authenticate(c.req.raw, facts);
+      const namespace = prefixed ? (c.req.param('ns') as string) : DEFAULT_NAMESPACE;
+      facts.namespace = namespace;
+      const registry = await resolveNamespace(namespace, token);
+      requireScope(token, mount.scope ?? 'read');
+      return mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal });
+    };
+    for (const path of [`/${name}`, `/${name}/*`]) app.all(path, handler(false));
+    for (const path of [`/v1/namespaces/:ns/${name}`, `/v1/namespaces/:ns/${name}/*`]) app.all(path, handler(true));
+  }
+
+  // A known path with another method: 405 with Allow.
+  for (const [path, methods] of methodsByPath) {
+    const allow = [...methods].sort().join(', ');
+    app.all(path, (c) => {
+      if (c.req.method === 'OPTIONS' && options.cors !== undefined) return new Response(null, { status: 204, headers: { allow, 'access-control-allow-methods': allow } });
+      throw new HttpProblem('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here; allowed: ${allow}`, { headers: { allow }, context: { allow: [...methods].sort() } });
+    });
+  }
+
+  app.notFound(async (c) => {
+    const method = c.req.method;
+    const path = new URL(c.req.url).pathname;
+    const consoleOptions = options.console;
+    if (consoleOptions !== undefined && (method === 'GET' || method === 'HEAD') && !path.startsWith('/v1/') && path !== '/v1') {
+      c.env.facts.route = 'console';
+      if (consoleOptions.handler !== undefined) return consoleOptions.handler(c.req.raw);
+      if (consoleOptions.root !== undefined) {
+        const served = await serveStatic(consoleOptions.root, path, method === 'HEAD');
+        if (served !== undefined) return served;
+      }
+    }
+    // Unknown paths are answered for token holders only, so the route map is not probed anonymously.
+    authenticate(c.req.raw, c.env.facts);
+    throw new HttpProblem('NOT_FOUND', `no route ${method} ${path}`, { context: { path } });
+  });
+
+  app.onError((error, c) => {
+    const known = knownProblem(error);
+    if (known !== undefined) return known;
+    const errorId = randomUUID();
+    c.env.facts.errorId = errorId;
+    c.env.facts.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    return problemResponse('INTERNAL', `an internal error occurred; quote ${errorId} when reporting it`, { errorId, context: { error_id: errorId } });
+  });
+
+  const serverDocument = (): Record<string, unknown> =>
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, mounts: Object.keys(mounts) }));
+
+  const withCors = (response: Response): Response => {
+    if (options.cors === undefined) return response;
+    try {
+      response.headers.set('access-control-allow-origin', options.cors);
+      response.headers.set('access-control-allow-headers', 'authorization, content-type, if-none-match, last-event-id, mcp-session-id, mcp-protocol-version');
+      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id');
+      if (options.cors !== '*') response.headers.append('vary', 'Origin');
+    } catch {
+      // A response with immutable headers (a fetch passthrough) stays as it is.
+    }
+    return response;
+  };
+
+  const settle = (): void => {
+    if (inFlight === 0) {
+      const waiting = drainWaiters;
+      drainWaiters = [];
+      for (const resolve of waiting) resolve();
+    }
+  };
+
+  const fetch = async (request: Request): Promise<Response> => {
+    const started = performance.now();
+    const facts: RequestFacts = { route: null, namespace: null, token: null };
+    let response: Response;
+    if (shutdownController.signal.aborted) {
+      response = problemResponse('SHUTTING_DOWN', 'the server is shutting down; retry on another instance or after it restarts', { headers: { connection: 'close' } });
+    } else {
+      inFlight++;
+      try {
+        response = await app.fetch(request, { facts });
+      } catch (error) {
+        // Hono answers thrown errors through onError; this is a failure of onError itself.
+        response = knownProblem(error) ?? problemResponse('INTERNAL', 'an internal error occurred');
+      } finally {
+        inFlight--;
+        settle();
+      }
+    }
+    if (options.log !== undefined) {
+      const entry: RequestLogEntry = {
+        time: new Date().toISOString(),
+        method: request.method,
+        route: facts.route ?? new URL(request.url).pathname,
+        namespace: facts.namespace,
+        status: response.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+        token: facts.token,
+        ...(facts.errorId === undefined ? {} : { error_id: facts.errorId, error: facts.error }),
+      };
+      try {
+        options.log(entry);
+      } catch {
+        // A failing logger must not fail the request.
+      }
+    }
+    return withCors(response);
+  };
+
+  return {
+    fetch,
+    openapi: () => serverDocument(),
+    get inFlight() {
+      return inFlight;
+    },
+    shutdown() {
+      shutdownController.abort();
+    },
+    drained() {
+      return inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve));
+    },
+    close() {
+      closing ??= (async () => {
+        shutdownController.abort();
+        await Promise.allSettled(Object.values(mounts).map((m) => m.close?.()));
+        await source.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+export { json };

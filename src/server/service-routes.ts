@@ -1,0 +1,126 @@
+// The routes outside a namespace: who am I, health, readiness, the document, and namespaces.
+import { z } from 'zod';
+import type { ToolRegistry } from '../index.js';
+import { DEFAULT_NAMESPACE } from './namespaces.js';
+import type { NamespaceSource } from './namespaces.js';
+import { HttpProblem } from './problems.js';
+import { json } from './route-table.js';
+import type { RouteDefinition } from './route-table.js';
+import { HealthSchema, NamespaceCreatedSchema, NamespaceListSchema, ReadySchema, WhoamiSchema, namespaceParam } from './schemas.js';
+import { NAMESPACE_PATTERN, namespaceRuleMessage } from './tokens.js';
+import type { AuthenticatedToken, TokenScope } from './tokens.js';
+
+export interface ServiceDependencies {
+  readonly source: NamespaceSource;
+  readonly tokensRequired: boolean;
+  readonly allScopes: readonly TokenScope[];
+  readonly openapi: () => Record<string, unknown>;
+  readonly resolveNamespace: (namespace: string, token: AuthenticatedToken | null) => Promise<ToolRegistry>;
+  readonly requireScope: (token: AuthenticatedToken | null, scope: TokenScope) => void;
+}
+
+export function SERVICE_ROUTES(deps: ServiceDependencies): RouteDefinition[] {
+  return [
+    {
+      method: 'get',
+      path: '/healthz',
+      operationId: 'health',
+      summary: 'The process is alive (no token needed)',
+      tag: 'service',
+      scope: null,
+      namespaced: false,
+      responses: { 200: { description: 'Alive.', schema: HealthSchema } },
+      errors: [],
+      handle: async () => json({ status: 'ok' }),
+    },
+    {
+      method: 'get',
+      path: '/readyz',
+      operationId: 'ready',
+      summary: "The default namespace's store answers",
+      tag: 'service',
+      scope: 'read',
+      namespaced: false,
+      responses: { 200: { description: 'Ready, at this revision.', schema: ReadySchema } },
+      errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED'],
+      handle: async () => {
+        const registry = await deps.resolveNamespace(DEFAULT_NAMESPACE, null);
+        return json({ status: 'ready', revision: (await registry.changes({ limit: 0 })).revision });
+      },
+    },
+    {
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'openapi',
+      summary: 'This document',
+      tag: 'service',
+      scope: 'read',
+      namespaced: false,
+      responses: { 200: { description: 'The OpenAPI 3.1 document.', schema: z.record(z.string(), z.unknown()).meta({ id: 'OpenApiDocument' }) } },
+      errors: [],
+      handle: async () => json(deps.openapi()),
+    },
+    {
+      method: 'get',
+      path: '/v1/whoami',
+      operationId: 'whoami',
+      summary: 'The token of the request: its name, scopes and namespaces',
+      tag: 'service',
+      scope: 'token',
+      namespaced: false,
+      responses: { 200: { description: 'What the token may do.', schema: WhoamiSchema } },
+      errors: [],
+      handle: async ({ token }) =>
+        json(
+          token === null
+            ? { token: null, scopes: [...deps.allScopes], namespaces: null, tokens_required: deps.tokensRequired }
+            : { token: token.name, scopes: [...token.scopes], namespaces: token.namespaces === null ? null : [...token.namespaces], tokens_required: true },
+        ),
+    },
+    {
+      method: 'get',
+      path: '/v1/namespaces',
+      operationId: 'listNamespaces',
+      summary: 'The namespaces the token may reach',
+      tag: 'namespaces',
+      scope: 'read',
+      namespaced: false,
+      responses: { 200: { description: 'Namespace names, sorted.', schema: NamespaceListSchema } },
+      errors: [],
+      handle: async ({ token }) => {
+        const all = await deps.source.list();
+        return json({ namespaces: token === null || token.namespaces === null ? all : all.filter((ns) => token.namespaces?.includes(ns)) });
+      },
+    },
+    {
+      method: 'put',
+      path: '/v1/namespaces/{ns}',
+      operationId: 'createNamespace',
+      summary: 'Create a namespace (idempotent; admin)',
+      tag: 'namespaces',
+      scope: 'admin',
+      namespaced: false,
+      pathParams: { ns: namespaceParam },
+      responses: {
+        200: { description: 'It existed.', schema: NamespaceCreatedSchema },
+        201: { description: 'Created.', schema: NamespaceCreatedSchema },
+      },
+      errors: ['NAMESPACES_UNAVAILABLE'],
+      handle: async ({ params, token }) => {
+        const namespace = params.ns as string;
+        if (!NAMESPACE_PATTERN.test(namespace)) throw new HttpProblem('BAD_REQUEST', namespaceRuleMessage(namespace), { context: { namespace } });
+        if (token !== null && token.namespaces !== null && !token.namespaces.includes(namespace)) {
+          throw new HttpProblem('NAMESPACE_NOT_FOUND', `no namespace ${JSON.stringify(namespace)}`, { context: { namespace } });
+        }
+        if (!deps.source.extensible) {
+          if ((await deps.source.open(namespace)) !== undefined) return json({ namespace, created: false });
+          throw new HttpProblem('NAMESPACES_UNAVAILABLE', `this server serves a fixed set of namespaces (${(await deps.source.list()).join(', ')}); start it with --data-dir DIR or a PostgreSQL URL to create ${JSON.stringify(namespace)}`, {
+            context: { namespace },
+          });
+        }
+        const { created } = await deps.source.create(namespace);
+        return json({ namespace, created }, created ? 201 : 200);
+      },
+    },
+  ];
+}

@@ -1,0 +1,73 @@
+// The change feed as Server-Sent Events: `id:` is the revision, so a client reconnecting with
+// Last-Event-ID (which wins over ?since=) resumes where it stopped, across a server restart too.
+import { HttpProblem } from './problems.js';
+import type { RouteContext } from './route-table.js';
+
+/** Default heartbeat: a comment line that keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+
+export function wantsEventStream(request: Request): boolean {
+  return (request.headers.get('accept') ?? '').toLowerCase().includes('text/event-stream');
+}
+
+function lastEventId(request: Request): number | undefined {
+  const raw = request.headers.get('last-event-id');
+  if (raw === null || raw.trim() === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw.trim())) throw new HttpProblem('BAD_REQUEST', `Last-Event-ID must be a revision (a whole number), got ${JSON.stringify(raw)}`, { context: { header: 'Last-Event-ID' } });
+  return Number(raw.trim());
+}
+
+/** The SSE response for `GET /v1/changes` with `Accept: text/event-stream`. */
+export async function changeStream(context: RouteContext): Promise<Response> {
+  const { registry, query, request, signal } = context;
+  const resumeFrom = lastEventId(request);
+  const since = resumeFrom ?? (query.since === undefined ? (await registry.changes({ limit: 0 })).revision : Number(query.since));
+  // A cursor the log no longer reaches is a 410 now, before the stream starts (the client resyncs).
+  await registry.changes({ since, limit: 1 });
+  const heartbeatMs = context.heartbeatMs;
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const encoder = new TextEncoder();
+  let heartbeat: NodeJS.Timeout | undefined;
+  const body = new ReadableStream<Uint8Array>({
+    async start(controller) {
+      const send = (text: string): void => {
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          stop.abort();
+        }
+      };
+      // The retry hint, and a first line the client can see at once (the stream is live).
+      send(`retry: 1000\n: stream open at revision ${since}\n\n`);
+      heartbeat = setInterval(() => send(': heartbeat\n\n'), heartbeatMs);
+      heartbeat.unref();
+      try {
+        for await (const event of registry.watch({ since, signal: stop.signal })) {
+          send(`id: ${event.revision}\nevent: change\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+      } catch (error) {
+        // Fell behind the log (CHANGES_EXPIRED) or the registry failed: say so, then end; the client reconnects.
+        const code = (error as { code?: unknown }).code;
+        send(`event: error\ndata: ${JSON.stringify({ code: typeof code === 'string' ? code : 'INTERNAL' })}\n\n`);
+      } finally {
+        clearInterval(heartbeat);
+        signal.removeEventListener('abort', onAbort);
+        try {
+          controller.close();
+        } catch {
+          // already closed by a cancel
+        }
+      }
+    },
+    cancel() {
+      clearInterval(heartbeat);
+      stop.abort();
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+  });
+}

@@ -1,0 +1,226 @@
+// Bearer tokens: a random secret shown once, stored only as its SHA-256 in a JSON file with
+// its name, scopes, namespaces and (for MCP sessions) a persona policy.
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { checkToolPermission } from '../index.js';
+import type { ToolPolicy } from '../index.js';
+
+/** What a token may do: `read` (GET), `write` (changes), `admin` (namespaces). */
+export type TokenScope = 'read' | 'write' | 'admin';
+export const TOKEN_SCOPES: readonly TokenScope[] = Object.freeze(['read', 'write', 'admin']);
+
+/** A token's name: shown in logs and `whoami`, never the secret. */
+export const TOKEN_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** One stored token (the file holds these; the secret itself is nowhere). */
+export interface StoredToken {
+  readonly name: string;
+  /** SHA-256 of the secret, lowercase hex. */
+  readonly sha256: string;
+  readonly scopes: readonly TokenScope[];
+  /** The namespaces it may reach; `null`: every namespace. */
+  readonly namespaces: readonly string[] | null;
+  /** The persona policy MCP sessions of this token obey; `null`: none. */
+  readonly policy: ToolPolicy | null;
+  readonly created_at: string;
+}
+
+/** The token a request authenticated with, as routes and mounted handlers see it. */
+export interface AuthenticatedToken {
+  readonly name: string;
+  readonly scopes: readonly TokenScope[];
+  readonly namespaces: readonly string[] | null;
+  readonly policy: ToolPolicy | null;
+}
+
+/** Something that maps a presented secret to its token. */
+export interface TokenVerifier {
+  /** The token whose secret this is, or undefined (unknown or revoked). */
+  verify(secret: string): AuthenticatedToken | undefined;
+}
+
+export interface TokenFileContent {
+  readonly version: 1;
+  readonly tokens: readonly StoredToken[];
+}
+
+export function hashToken(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** A fresh secret: `trg_` and 32 random bytes, base64url. */
+function newSecret(): string {
+  return `trg_${randomBytes(32).toString('base64url')}`;
+}
+
+function fail(file: string, message: string): never {
+  throw new Error(`token file ${file}: ${message}`);
+}
+
+/** Parses and checks a token file's text. @throws Error naming the file and the entry */
+export function parseTokenFile(text: string, file: string): TokenFileContent {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    fail(file, `not JSON (${(error as Error).message})`);
+  }
+  if (typeof data !== 'object' || data === null || (data as { version?: unknown }).version !== 1 || !Array.isArray((data as { tokens?: unknown }).tokens)) {
+    fail(file, 'expected {"version": 1, "tokens": [...]}');
+  }
+  const tokens = (data as { tokens: unknown[] }).tokens.map((entry, i): StoredToken => {
+    const t = entry as Partial<StoredToken>;
+    if (typeof t.name !== 'string' || !TOKEN_NAME_PATTERN.test(t.name)) fail(file, `tokens[${i}].name is not a token name: ${JSON.stringify(t.name)}`);
+    if (typeof t.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(t.sha256)) fail(file, `tokens[${i}].sha256 is not a SHA-256 in hex`);
+    if (!Array.isArray(t.scopes) || !t.scopes.every((s) => TOKEN_SCOPES.includes(s))) fail(file, `tokens[${i}].scopes must list read, write or admin`);
+    if (t.namespaces !== null && (!Array.isArray(t.namespaces) || !t.namespaces.every((n) => typeof n === 'string'))) {
+      fail(file, `tokens[${i}].namespaces must be null or a list of names`);
+    }
+    return Object.freeze({
+      name: t.name,
+      sha256: t.sha256,
+      scopes: Object.freeze([...t.scopes]),
+      namespaces: t.namespaces === null ? null : Object.freeze([...(t.namespaces as string[])]),
+      policy: t.policy === undefined || t.policy === null ? null : (Object.freeze(t.policy) as ToolPolicy),
+      created_at: typeof t.created_at === 'string' ? t.created_at : '',
+    });
+  });
+  return { version: 1, tokens };
+}
+
+async function readTokens(file: string): Promise<readonly StoredToken[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return [];
+    throw error;
+  }
+  return parseTokenFile(text, file).tokens;
+}
+
+async function writeTokens(file: string, tokens: readonly StoredToken[]): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const content: TokenFileContent = { version: 1, tokens };
+  // Whole or not at all, readable by its owner only: the hashes are not secrets, the names and scopes are private.
+  await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+  await rename(temporary, file);
+}
+
+export interface CreateTokenOptions {
+  readonly name: string;
+  readonly scopes: readonly TokenScope[];
+  /** Limit the token to these namespaces; absent or empty: every namespace. */
+  readonly namespaces?: readonly string[];
+  /** A ToolPolicy (as `invoke` takes it), validated. */
+  readonly policy?: unknown;
+  readonly clock?: () => Date;
+}
+
+/**
+ * Adds a token to the file (created if missing) and returns its secret, which is stored nowhere.
+ * @throws TypeError for a bad name, scope or namespace; VALIDATION_FAILED for a bad policy;
+ *   Error when the name is taken
+ */
+export async function createToken(file: string, options: CreateTokenOptions): Promise<{ secret: string; token: StoredToken }> {
+  const { name, scopes } = options;
+  if (typeof name !== 'string' || !TOKEN_NAME_PATTERN.test(name)) {
+    throw new TypeError(`token name must be 1-64 characters of A-Z a-z 0-9 _ . -, got ${JSON.stringify(name)}`);
+  }
+  if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => TOKEN_SCOPES.includes(s))) {
+    throw new TypeError(`scopes must be one or more of read, write, admin, got ${JSON.stringify(scopes)}`);
+  }
+  const namespaces = options.namespaces ?? [];
+  for (const ns of namespaces) {
+    if (typeof ns !== 'string' || !NAMESPACE_PATTERN.test(ns)) throw new TypeError(namespaceRuleMessage(ns));
+  }
+  let policy: ToolPolicy | null = null;
+  if (options.policy !== undefined) {
+    // The runtime's own check validates the policy (VALIDATION_FAILED naming the field).
+    checkToolPermission(options.policy as ToolPolicy, { name: 'x' });
+    policy = options.policy as ToolPolicy;
+  }
+  const tokens = await readTokens(file);
+  if (tokens.some((t) => t.name === name)) throw new Error(`a token named ${JSON.stringify(name)} exists in ${file}; revoke it first or pick another name`);
+  const secret = newSecret();
+  const token: StoredToken = {
+    name,
+    sha256: hashToken(secret),
+    scopes: [...new Set(scopes)],
+    namespaces: namespaces.length === 0 ? null : [...new Set(namespaces)],
+    policy,
+    created_at: (options.clock ?? (() => new Date()))().toISOString(),
+  };
+  await writeTokens(file, [...tokens, token]);
+  return { secret, token };
+}
+
+/** The tokens in the file (none when it does not exist). */
+export function listTokens(file: string): Promise<readonly StoredToken[]> {
+  return readTokens(file);
+}
+
+/** Removes the named token; `true` when it was there. */
+export async function revokeToken(file: string, name: string): Promise<boolean> {
+  const tokens = await readTokens(file);
+  const kept = tokens.filter((t) => t.name !== name);
+  if (kept.length === tokens.length) return false;
+  await writeTokens(file, kept);
+  return true;
+}
+
+function toAuthenticated(token: StoredToken): AuthenticatedToken {
+  return Object.freeze({ name: token.name, scopes: token.scopes, namespaces: token.namespaces, policy: token.policy });
+}
+
+/** A verifier over a fixed list of stored tokens. */
+export function tokenVerifier(tokens: readonly StoredToken[]): TokenVerifier {
+  const byHash = new Map(tokens.map((t) => [t.sha256, toAuthenticated(t)]));
+  return { verify: (secret) => byHash.get(hashToken(secret)) };
+}
+
+/**
+ * A verifier over a token file that follows it: a token created or revoked with the CLI
+ * counts from the next request (the file's size and mtime are checked on every request).
+ * @throws Error when the file exists but is not a token file
+ */
+export function tokenFileVerifier(file: string): TokenVerifier {
+  let stamp = '';
+  let current: TokenVerifier = tokenVerifier([]);
+  const load = (): void => {
+    let info;
+    try {
+      info = statSync(file);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'ENOENT') throw error;
+      stamp = 'missing';
+      current = tokenVerifier([]);
+      return;
+    }
+    const next = `${info.mtimeMs}:${info.size}:${info.ino}`;
+    if (next === stamp) return;
+    current = tokenVerifier(parseTokenFile(readFileSync(file, 'utf8'), file).tokens);
+    stamp = next;
+  };
+  load();
+  return {
+    verify(secret) {
+      try {
+        load();
+      } catch {
+        // A file half-edited by hand: keep the last good tokens rather than lock everyone out.
+      }
+      return current.verify(secret);
+    },
+  };
+}
+
+/** A namespace's name: a lowercase letter, then up to 39 of a-z 0-9 _ (a file name and a PostgreSQL schema suffix as is). */
+export const NAMESPACE_PATTERN = /^[a-z][a-z0-9_]{0,39}$/;
+
+export function namespaceRuleMessage(name: unknown): string {
+  return `a namespace is a lowercase letter then up to 39 of a-z 0-9 _ (such as team_a), got ${JSON.stringify(name)}`;
+}

@@ -1,0 +1,207 @@
+// `tool-registry serve` as a process: the command line (listening line, tokens, the loopback
+// rule, the log), an SSE client resuming with Last-Event-ID across a restart, and SIGTERM
+// during 200 in-flight writes (each committed and answered, or not committed).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import { run } from '../../src/cli/program.js';
+import { startCli } from '../cli/helpers.js';
+import type { RunningCli } from '../cli/helpers.js';
+import { spec } from './helpers.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'tool-registry-serve-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+/** Starts `serve` and waits for its listening line. */
+async function serve(args: readonly string[]): Promise<{ cli: RunningCli; url: string }> {
+  const cli = startCli(['serve', '--port', '0', ...args], { cwd: folder });
+  await cli.lines(1);
+  const match = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(cli.stdout());
+  if (match === null) throw new Error(`serve did not start: ${cli.stdout()} ${cli.stderr()}`);
+  return { cli, url: match[1] as string };
+}
+
+async function stop(cli: RunningCli): Promise<number | null> {
+  cli.child.kill('SIGTERM');
+  return cli.exited;
+}
+
+/** Runs the command in-process (the token commands are not processes under test). */
+async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const sink = (write: (text: string) => void) => new Writable({ write: (chunk, _encoding, done) => (write(String(chunk)), done()) });
+  const code = await run(args, {
+    stdin: Readable.from([]),
+    stdout: sink((text) => (stdout += text)),
+    stderr: sink((text) => (stderr += text)),
+    env: {},
+  });
+  return { code, stdout, stderr };
+}
+
+describe('the command line', () => {
+  it('token create/list/revoke, serve with --tokens: the listening line, one log line per request without the secret, SIGTERM exits 0', async () => {
+    const tokens = join(folder, 'tokens.json');
+    const created = await cli(['token', 'create', '--name', 'deploy', '--scopes', 'read,write', '--namespace', 'default', '--tokens', tokens]);
+    expect(created.code, created.stderr).toBe(0);
+    const secret = created.stdout.trim().split('\n').at(-1) as string;
+    expect(secret).toMatch(/^trg_[A-Za-z0-9_-]{43}$/);
+    const listed = await cli(['token', 'list', '--tokens', tokens]);
+    expect(listed.stdout).toMatch(/^deploy\tread,write\tdefault\t-\t/);
+    expect(listed.stdout + (await cli(['token', 'list', '--json', '--tokens', tokens])).stdout).not.toContain(secret);
+    expect((await cli(['token', 'create', '--name', 'x', '--scopes', 'root', '--tokens', tokens])).code).toBe(2);
+    expect((await cli(['token', 'create', '--name', 'deploy', '--scopes', 'read', '--tokens', tokens])).code).toBe(2);
+    const policyFile = join(folder, 'policy.json');
+    writeFileSync(policyFile, JSON.stringify({ persona: 'support', allowed_tool: ['a'] }));
+    const badPolicy = await cli(['token', 'create', '--name', 'agent', '--scopes', 'read', '--policy', policyFile, '--tokens', tokens]);
+    expect(badPolicy.code).toBe(1);
+    expect(badPolicy.stderr).toMatch(/^error VALIDATION_FAILED: .*allowed_tool/);
+    writeFileSync(policyFile, JSON.stringify({ persona: 'support', allowed_tools: ['get_weather'] }));
+    expect((await cli(['token', 'create', '--name', 'agent', '--scopes', 'read', '--policy', policyFile, '--tokens', tokens])).code).toBe(0);
+    expect((await cli(['token', 'list', '--tokens', tokens])).stdout).toMatch(/^agent\tread\t\*\tsupport\t/m);
+
+    const { cli: server, url } = await serve(['--db', join(folder, 'cli.db'), '--tokens', tokens]);
+    const who = await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(await who.json()).toEqual({ token: 'deploy', scopes: ['read', 'write'], namespaces: ['default'], tokens_required: true });
+    expect((await fetch(`${url}/v1/whoami`)).status).toBe(401);
+    expect((await cli(['token', 'revoke', 'deploy', '--tokens', tokens])).code).toBe(0);
+    expect((await cli(['token', 'revoke', 'deploy', '--tokens', tokens])).code).toBe(2);
+    expect((await fetch(`${url}/v1/whoami`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+    expect(await stop(server)).toBe(0);
+    const log = server.stderr().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(log).toHaveLength(3);
+    expect(log[0]).toMatchObject({ method: 'GET', route: '/v1/whoami', status: 200, token: 'deploy', ms: expect.any(Number) });
+    expect(log[1]).toMatchObject({ status: 401, token: null });
+    expect(server.stderr()).not.toContain(secret);
+    expect(server.stdout().trim().split('\n')).toHaveLength(1);
+  });
+
+  it('refuses a non-loopback --host without --tokens, and --db with --data-dir', async () => {
+    const open = await cli(['serve', '--host', '0.0.0.0', '--port', '0']);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toMatch(/^error USAGE: --host 0\.0\.0\.0 is not a loopback address/);
+    expect((await cli(['serve', '--db', 'a.db', '--data-dir', 'd', '--port', '0'])).code).toBe(2);
+  });
+});
+
+/** A minimal SSE client over fetch: the change events as they come, and whether the stream ended. */
+function sseClient(url: string, lastEventId?: number) {
+  const events: number[] = [];
+  let text = '';
+  const controller = new AbortController();
+  let wake: (() => void) | undefined;
+  const ended = (async () => {
+    const response = await fetch(`${url}/v1/changes`, {
+      headers: { accept: 'text/event-stream', ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) },
+      signal: controller.signal,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      text += decoder.decode(value, { stream: true });
+      const blocks = text.split('\n\n');
+      text = blocks.pop() as string;
+      for (const block of blocks) {
+        const id = /^id: (\d+)$/m.exec(block);
+        if (id !== null) events.push(Number(id[1]));
+        if (block.includes(': stream open')) events.push(-1);
+      }
+      wake?.();
+    }
+  })();
+  return {
+    events: () => events.filter((id) => id >= 0),
+    async until(condition: () => boolean): Promise<void> {
+      while (!condition()) await new Promise<void>((resolve) => (wake = resolve));
+    },
+    opened: () => events.includes(-1),
+    ended,
+    abort: () => controller.abort(),
+  };
+}
+
+describe('SSE across a restart', () => {
+  it('a client resuming with Last-Event-ID after a restart gets every event once, in order', async () => {
+    const db = join(folder, 'sse.db');
+    const first = await serve(['--db', db]);
+    const put = (url: string, name: string) => fetch(`${url}/v1/tools/${name}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec(name)) });
+    const client = sseClient(first.url);
+    await client.until(() => client.opened());
+    for (const name of ['a1', 'a2', 'a3']) expect((await put(first.url, name)).status).toBe(201);
+    await client.until(() => client.events().length === 3);
+    // The stop ends the stream (the client's read finishes), and exit is 0.
+    expect(await stop(first.cli)).toBe(0);
+    await client.ended;
+    const seen = client.events();
+    // Changes while no server runs (another writer on the same file).
+    const writer = await openSqliteToolRegistry({ filename: db });
+    await writer.register(spec('b1'));
+    await writer.register(spec('b2'));
+    await writer.close();
+    const second = await serve(['--db', db]);
+    const resumed = sseClient(second.url, seen.at(-1));
+    await resumed.until(() => resumed.events().length === 2);
+    expect((await put(second.url, 'c1')).status).toBe(201);
+    await resumed.until(() => resumed.events().length === 3);
+    resumed.abort();
+    expect(await stop(second.cli)).toBe(0);
+    const all = [...seen, ...resumed.events()];
+    expect(all).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe('SIGTERM during 200 in-flight writes', () => {
+  it('each write is either committed and answered, or not committed; the file verifies; exit 0', async () => {
+    const db = join(folder, 'drain.db');
+    const { cli, url } = await serve(['--db', db]);
+    const names = Array.from({ length: 200 }, (_, i) => `t${String(i).padStart(3, '0')}`);
+    let answered = 0;
+    let signalled = false;
+    const write = async (name: string): Promise<{ name: string; status: number; code: string | undefined }> => {
+      try {
+        const response = await fetch(`${url}/v1/tools/${name}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec(name)) });
+        const body = (await response.json()) as { code?: string };
+        return { name, status: response.status, code: body.code };
+      } catch (error) {
+        return { name, status: 0, code: String((error as { cause?: { code?: string } }).cause?.code ?? error) };
+      }
+    };
+    const late: Promise<{ name: string; status: number; code: string | undefined }>[] = [];
+    const outcomes = await Promise.all(
+      names.map(async (name) => {
+        const outcome = await write(name);
+        answered++;
+        // Stop once a few writes are answered: the rest are in flight; 50 more follow the signal.
+        if (answered === 10 && !signalled) {
+          signalled = true;
+          cli.child.kill('SIGTERM');
+          for (let i = 0; i < 50; i++) late.push(write(`late${i}`));
+        }
+        return outcome;
+      }),
+    );
+    outcomes.push(...(await Promise.all(late)));
+    expect(signalled).toBe(true);
+    expect(await cli.exited).toBe(0);
+    const registry = await openSqliteToolRegistry({ filename: db });
+    try {
+      const stored = new Set((await registry.listAll()).map((r) => r.spec.tool_name));
+      const wrong = outcomes.filter((o) => (o.status === 201) !== stored.has(o.name));
+      expect(wrong).toEqual([]);
+      // Whatever was not written was told so (503 SHUTTING_DOWN) or never reached the server.
+      for (const o of outcomes.filter((x) => x.status !== 201)) expect(o.status === 503 ? o.code : String(o.status), o.name).toMatch(/^(SHUTTING_DOWN|0)$/);
+      expect((await registry.verify()).ok).toBe(true);
+      expect(outcomes.filter((o) => o.status === 201).length).toBeGreaterThanOrEqual(10);
+      const counts = outcomes.reduce<Record<string, number>>((acc, o) => ({ ...acc, [`${o.status} ${o.status === 201 ? '' : o.code}`]: (acc[`${o.status} ${o.status === 201 ? '' : o.code}`] ?? 0) + 1 }), {});
+      console.log(`SIGTERM during 200 writes: ${JSON.stringify(counts)}`);
+    } finally {
+      await registry.close();
+    }
+  });
+});
