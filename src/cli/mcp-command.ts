@@ -31,3 +31,12 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
     .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
 }
+
+/** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */
+export function serveMcpOptions(serve: Command): Command {
+  return serve
+    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module')
+    .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
+    .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
+    .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive);
+}

@@ -8,7 +8,7 @@ import type * as Commands from './commands.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { registerServeCommands } from './serve-commands.js';
-import { mcpCommand } from './mcp-command.js';
+import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -238,8 +238,7 @@ export function buildProgram(io: CliIO): Command {
     .description('create the database or apply pending migrations')
     .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
-  registerServeCommands(program, io);
-
+  serveMcpOptions(registerServeCommands(program, io));
   mcpCommand(command('mcp'), context);
 
   return program;

@@ -7,3 +7,5 @@ export type { McpStdioOptions, McpStdioSession } from './stdio.js';
 export { createMcpHttpHandler, DEFAULT_SESSION_IDLE_MS } from './http-handler.js';
 export type { McpHttpHandler, McpHttpHandlerOptions, McpRequestContext } from './http-handler.js';
 export { loadToolsModule, ToolsModuleError } from './tools-module.js';
+export { mcpMount } from './mount.js';
+export type { McpMountOptions } from './mount.js';
