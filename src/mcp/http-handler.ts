@@ -5,7 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
-import { createMcpServer } from './tool-server.js';
+import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /** The default time after which a session nobody used is ended: 10 minutes. */
@@ -111,7 +111,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     throw new TypeError('createMcpHttpHandler(): allowedOrigins must be an array of strings');
   }
   // Checked once here (a bad option is the caller's bug, not a failed request).
-  createMcpServer(live, sessionOptions);
+  checkSessionOptions(live, sessionOptions);
   const origins = new Set(allowedOrigins);
   const sessions = new Map<string, Session>();
   let closed = false;
@@ -228,9 +228,14 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         sessions.delete(id as string);
       }
     };
-    await server.connect(transport);
-    const pending = transport.handleRequest(request, { parsedBody: body });
-    const response = await answer(request, pending);
+    let response: Response;
+    try {
+      await server.connect(transport);
+      response = await answer(request, transport.handleRequest(request, { parsedBody: body }));
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
     if (session === undefined) {
       // The initialize failed (a bad request): no session to keep.
       await server.close();

@@ -129,6 +129,23 @@ function unsendable(name: string, error: unknown): CallToolResult {
 }
 
 /**
+ * Checks a session's options (without making a session): the live set, the numbers, and the
+ * policy (VALIDATION_FAILED naming the field). Returns the numbers with their defaults.
+ */
+export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions): { callTimeoutMs: number; pageSize: number } {
+  if (typeof live !== 'object' || live === null || typeof live.current !== 'function' || typeof live.subscribe !== 'function') {
+    throw new TypeError('createMcpServer(): live must be a LiveToolSet (liveToolSet())');
+  }
+  if (typeof options !== 'object' || options === null) throw new TypeError('createMcpServer(): options must be an object');
+  if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new TypeError('createMcpServer(): onWarning must be a function');
+  if (options.policy !== undefined) checkToolPermission(options.policy, { name: 'x' });
+  return {
+    callTimeoutMs: positiveInteger('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
+    pageSize: positiveInteger('pageSize', options.pageSize, DEFAULT_PAGE_SIZE),
+  };
+}
+
+/**
  * One MCP session's server over a live tool set: the SDK's low-level `Server`, not yet
  * connected (`server.connect(transport)`). It declares `tools.listChanged`; `tools/list`
  * gives the tools the session's policy allows, in name order, `pageSize` a page with
@@ -140,14 +157,8 @@ function unsendable(name: string, error: unknown): CallToolResult {
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */
 export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {}): Server {
-  if (typeof live !== 'object' || live === null || typeof live.current !== 'function' || typeof live.subscribe !== 'function') {
-    throw new TypeError('createMcpServer(): live must be a LiveToolSet (liveToolSet())');
-  }
+  const { callTimeoutMs, pageSize } = checkSessionOptions(live, options);
   const { policy, onWarning } = options;
-  const callTimeoutMs = positiveInteger('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS);
-  const pageSize = positiveInteger('pageSize', options.pageSize, DEFAULT_PAGE_SIZE);
-  // Validates the policy now (VALIDATION_FAILED), and keys the shared views by it.
-  if (policy !== undefined) checkToolPermission(policy, { name: 'x' });
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
 
