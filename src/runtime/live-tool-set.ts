@@ -1,6 +1,6 @@
 // loadToolSet kept current: follows the registry's change feed and derives the set again
 // after every commit that touches one of its tools.
-import { ChangesExpiredError } from '../core/errors.js';
+import { ChangesExpiredError, RegistryClosedError } from '../core/errors.js';
 import type { ToolRegistry } from '../core/registry.js';
 import { checkLoadArguments, deriveToolSet, readRegistrations } from './bridge.js';
 import type { LoadToolSetOptions, ToolSource } from './bridge.js';
@@ -139,7 +139,8 @@ class Live implements LiveToolSet {
       }
       // The feed ended: closed by us, or the registry was closed (nothing more will change).
     } catch (error) {
-      if (this.closed) return;
+      // Closed by us, or the registry was closed: nothing more will change.
+      if (this.closed || error instanceof RegistryClosedError) return;
       if (!(error instanceof ChangesExpiredError)) this.#report(error);
       this.#restartLater(error instanceof ChangesExpiredError ? 0 : this.#retryMs);
     }
@@ -171,7 +172,7 @@ class Live implements LiveToolSet {
       this.#retryMs = FIRST_RETRY_MS;
       this.follow(revision);
     } catch (error) {
-      if (this.closed) return;
+      if (this.closed || error instanceof RegistryClosedError) return;
       this.#report(error);
       this.#retryMs = Math.min(this.#retryMs * 2, LAST_RETRY_MS);
       this.#restartLater(this.#retryMs);
@@ -191,7 +192,7 @@ class Live implements LiveToolSet {
           await this.#deriveNow();
         } while (this.#dirty && !this.closed);
       } catch (error) {
-        if (!this.closed) {
+        if (!this.closed && !(error instanceof RegistryClosedError)) {
           this.#report(error);
           this.#restartLater(this.#retryMs);
         }

@@ -29,7 +29,9 @@ async function stats(): Promise<{ sessions: number; heapUsed: number }> {
 }
 
 beforeAll(async () => {
-  server = fork(join(ROOT, 'test', 'fixtures', 'mcp-http-server.mjs'), [db, JSON.stringify(TOKENS), String(IDLE_MS), '300'], {
+  // The default 30 s call timeout: a hanging call of a vanished client must end by its
+  // cancellation, not by the timeout, for its session to go within the wait below.
+  server = fork(join(ROOT, 'test', 'fixtures', 'mcp-http-server.mjs'), [db, JSON.stringify(TOKENS), String(IDLE_MS)], {
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
@@ -89,10 +91,10 @@ describe('MCP over Streamable HTTP: load and leaks', () => {
       }));
     };
     await run(0, 200);
-    await until(async () => (await stats()).sessions === 0, 'the first 200 sessions gone', { timeoutMs: 30_000, pollMs: 100 });
+    await until(async () => (await stats()).sessions === 0, 'the first 200 sessions gone', { timeoutMs: 20_000, pollMs: 100 });
     const warm = await stats();
     await run(200, 1_000);
-    await until(async () => (await stats()).sessions === 0, 'all 1,000 sessions gone', { timeoutMs: 30_000, pollMs: 100 });
+    await until(async () => (await stats()).sessions === 0, 'all 1,000 sessions gone', { timeoutMs: 20_000, pollMs: 100 });
     const after = await stats();
     expect(after.sessions).toBe(0);
     // 800 leaked sessions of even a few KB each would show as megabytes.

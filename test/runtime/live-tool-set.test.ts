@@ -88,6 +88,18 @@ describe('liveToolSet (memory store)', () => {
     await registry.close();
   });
 
+  it('closing the registry ends it quietly, even with a derivation in flight', async () => {
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const errors: unknown[] = [];
+    const live = await liveToolSet(registry, tools, { onError: (error) => errors.push(error) });
+    await registry.setEnabled('calc', false);
+    await registry.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(errors).toEqual([]);
+    await live.close();
+  });
+
   it('one commit that changes several tools is heard as one change', async () => {
     const registry = new InMemoryToolRegistry();
     await publishTools(registry, tools);
