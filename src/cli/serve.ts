@@ -1,4 +1,5 @@
 // `tool-registry serve` and `tool-registry token create|list|revoke`: the registry as a service.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import {
@@ -46,7 +47,13 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
   if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir);
   const database = resolveDatabase(options.db, env);
   if (isPostgresUrl(database)) {
-    const { connectionString, schema } = postgresTarget(database);
+    let target: { connectionString: string; schema: string | undefined };
+    try {
+      target = postgresTarget(database);
+    } catch (error) {
+      throw new CliError('USAGE', `--db is not a valid PostgreSQL URL: ${(error as Error).message}`, { cause: error });
+    }
+    const { connectionString, schema } = target;
     return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }) });
   }
   return singleNamespace(() => openSqliteToolRegistry({ filename: database }));
@@ -61,11 +68,21 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   if (options.tokens === undefined && !isLoopback(options.host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
   }
+  let tokens;
+  if (options.tokens !== undefined) {
+    // A misspelt --tokens would otherwise start a server that refuses every request.
+    if (!existsSync(options.tokens)) throw new CliError('USAGE', `the token file ${options.tokens} does not exist; create a token first (tool-registry token create --tokens ${options.tokens} ...)`);
+    try {
+      tokens = tokenFileVerifier(options.tokens);
+    } catch (error) {
+      throw new CliError('IO_ERROR', (error as Error).message, { cause: error });
+    }
+  }
   const source = namespacesFor(options, io.env);
   const consoleRoot = options.console ? defaultConsoleRoot() : undefined;
   const server = createToolRegistryServer({
     registries: source,
-    ...(options.tokens === undefined ? {} : { tokens: tokenFileVerifier(options.tokens) }),
+    ...(tokens === undefined ? {} : { tokens }),
     ...(options.cors === undefined ? {} : { cors: options.cors }),
     ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
     ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),

@@ -12,7 +12,6 @@ export type ServerErrorCode =
   | 'NAMESPACE_NOT_FOUND'
   | 'NAMESPACES_UNAVAILABLE'
   | 'METHOD_NOT_ALLOWED'
-  | 'NOT_ACCEPTABLE'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'SHUTTING_DOWN'
@@ -46,7 +45,6 @@ export const PROBLEM_STATUS: Readonly<Record<string, { readonly status: number; 
   NAMESPACE_NOT_FOUND: { status: 404, title: 'No such namespace' },
   NAMESPACES_UNAVAILABLE: { status: 409, title: 'This server serves one namespace only' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
-  NOT_ACCEPTABLE: { status: 406, title: 'Not acceptable' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The body must be application/json' },
   SHUTTING_DOWN: { status: 503, title: 'The server is shutting down' },

@@ -10,7 +10,7 @@ export type HttpMethod = 'get' | 'put' | 'post' | 'delete';
 /** What a route handler receives: the parsed request and the namespace's registry. */
 export interface RouteContext {
   readonly request: Request;
-  /** The namespace's registry (routes with `namespaced: false` get the default one). */
+  /** The namespace's registry; routes with `namespaced: false` must not use it (they resolve what they need). */
   readonly registry: ToolRegistry;
   readonly namespace: string;
   /** Path parameters, decoded and checked (`name` is a valid tool name). */

@@ -11,10 +11,9 @@ import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
 import type { NamespaceSource } from './namespaces.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
-import { json } from './route-table.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { REGISTRY_ROUTES } from './routes.js';
-import { SERVICE_ROUTES } from './service-routes.js';
+import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
 import { serveStatic } from './static-files.js';
 import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
@@ -267,10 +266,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const parsed = route.query.safeParse(raw);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
-      const first = issues[0];
-      throw new HttpProblem('BAD_REQUEST', `query parameter ${first?.path ?? ''}: ${first?.message ?? 'invalid'}${first !== undefined && typeof raw[first.path.split('.')[0] ?? ''] === 'string' ? ` (got ${JSON.stringify(raw[first.path.split('.')[0] ?? ''])})` : ''}`, {
-        context: { parameter: first?.path ?? '', issues },
-      });
+      const first = issues[0] as { path: string; message: string };
+      const name = first.path.split('.')[0] as string;
+      const given = typeof raw[name] === 'string' ? ` (got ${JSON.stringify(raw[name])})` : '';
+      throw new HttpProblem('BAD_REQUEST', `query parameter ${name}: ${first.message}${given}`, { context: { parameter: name, issues } });
     }
     return raw;
   };
@@ -324,7 +323,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return route.handle(context);
   };
 
-  const serviceRoutes = SERVICE_ROUTES({
+  const services = serviceRoutes({
     source,
     tokensRequired: tokens !== undefined,
     allScopes: ALL_SCOPES,
@@ -334,7 +333,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
-  for (const route of [...serviceRoutes, ...REGISTRY_ROUTES]) {
+  for (const route of [...services, ...REGISTRY_ROUTES]) {
     allRoutes.push({ route, prefixed: false });
     if (route.namespaced) allRoutes.push({ route, prefixed: true });
   }
@@ -485,4 +484,3 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   };
 }
 
-export { json };

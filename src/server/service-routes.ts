@@ -19,7 +19,8 @@ export interface ServiceDependencies {
   readonly requireScope: (token: AuthenticatedToken | null, scope: TokenScope) => void;
 }
 
-export function SERVICE_ROUTES(deps: ServiceDependencies): RouteDefinition[] {
+/** The routes outside a namespace, over the server's namespaces and tokens. */
+export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
   return [
     {
       method: 'get',

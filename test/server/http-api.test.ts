@@ -1,7 +1,7 @@
 // The HTTP API in-process over a real socket: every route, the seed's /v1/agent/tools, every
 // error code's status and problem body, tokens, two namespaces, the bad-input list, and the
 // OpenAPI document (valid, every documented route answers, every response here matches it).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,6 +14,7 @@ import {
   createToken,
   memoryNamespaces,
   openSqliteToolRegistry,
+  sqliteNamespaces,
   tokenFileVerifier,
 } from '../../src/index.js';
 import type { ToolRegistry } from '../../src/index.js';
@@ -229,6 +230,42 @@ describe('namespaces', () => {
       expect((await fixed.call('PUT', '/v1/namespaces/default')).body).toEqual({ namespace: 'default', created: false });
     } finally {
       await fixed.close();
+    }
+  });
+});
+
+describe('namespaces in SQLite files, and CORS', () => {
+  it('--data-dir: DIR/{ns}.db per namespace, found again by a new server; CORS headers only with cors', async () => {
+    const directory = join(folder, 'data');
+    const first = await start({ registries: sqliteNamespaces(directory), cors: 'https://console.example' });
+    try {
+      expect((await first.call('PUT', '/v1/namespaces/team_a')).status).toBe(201);
+      expect((await first.call('PUT', '/v1/namespaces/team_a/tools/lookup', { body: spec('lookup') })).status).toBe(201);
+      expect(existsSync(join(directory, 'team_a.db'))).toBe(true);
+      const preflight = await fetch(`${first.url}/v1/tools/lookup`, { method: 'OPTIONS', headers: { origin: 'https://console.example', 'access-control-request-method': 'PUT' } });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://console.example');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('PUT');
+      expect((await first.call('GET', '/v1/tools')).headers.get('access-control-allow-origin')).toBe('https://console.example');
+    } finally {
+      await first.close();
+    }
+    // A namespace file a newer release migrated: its routes answer SCHEMA_TOO_NEW (500), the others work.
+    const newer = await openSqliteToolRegistry({ filename: join(directory, 'newer.db') });
+    await newer.close();
+    const raw = new Database(join(directory, 'newer.db'));
+    raw.exec("INSERT INTO schema_migrations VALUES ('9999_from_the_future', '2030-01-01T00:00:00.000Z')");
+    raw.close();
+    const second = await start({ registries: sqliteNamespaces(directory) });
+    try {
+      expectProblem(await second.call('GET', '/v1/namespaces/newer/tools'), 'SCHEMA_TOO_NEW', 500);
+      expect((await second.call('GET', '/v1/namespaces')).body).toEqual({ namespaces: ['default', 'newer', 'team_a'] });
+      expect((await second.call('GET', '/v1/namespaces/team_a/tools/lookup')).status).toBe(200);
+      const plain = await second.call('GET', '/v1/tools');
+      expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+      expect((await fetch(`${second.url}/v1/tools`, { method: 'OPTIONS' })).status).toBe(405);
+    } finally {
+      await second.close();
     }
   });
 });
@@ -485,10 +522,9 @@ describe('every error code: its status and problem body', () => {
   });
 
   it('every code of the table was answered above, except those no route can reach', () => {
-    // SCHEMA_TOO_NEW fails the open (serve refuses to start); SPEC_MISMATCH comes from the
-    // runtime's bridge; VERSION_DOWNGRADE and COMPATIBILITY_FAILED belong to the version policies
-    // (a later issue); NOT_ACCEPTABLE is reserved.
-    const unreachable = ['SCHEMA_TOO_NEW', 'SPEC_MISMATCH', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'NOT_ACCEPTABLE'];
+    // SPEC_MISMATCH comes from the runtime's bridge; VERSION_DOWNGRADE and COMPATIBILITY_FAILED
+    // belong to the version policies (a later issue).
+    const unreachable = ['SPEC_MISMATCH', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED'];
     const missing = Object.keys(PROBLEM_STATUS).filter((code) => !codesSeen.has(code) && !unreachable.includes(code));
     expect(missing).toEqual([]);
     for (const [code, status] of codesSeen) expect(PROBLEM_STATUS[code]?.status, code).toBe(status);

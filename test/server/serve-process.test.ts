@@ -80,11 +80,18 @@ describe('the command line', () => {
     expect(server.stdout().trim().split('\n')).toHaveLength(1);
   });
 
-  it('refuses a non-loopback --host without --tokens, and --db with --data-dir', async () => {
+  it('refuses a non-loopback --host without --tokens, --db with --data-dir, and a missing or broken token file', async () => {
     const open = await cli(['serve', '--host', '0.0.0.0', '--port', '0']);
     expect(open.code).toBe(2);
     expect(open.stderr).toMatch(/^error USAGE: --host 0\.0\.0\.0 is not a loopback address/);
     expect((await cli(['serve', '--db', 'a.db', '--data-dir', 'd', '--port', '0'])).code).toBe(2);
+    const missing = await cli(['serve', '--port', '0', '--tokens', join(folder, 'no-such-tokens.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^error USAGE: the token file .* does not exist/);
+    writeFileSync(join(folder, 'broken-tokens.json'), '{"version":1,"tokens":[{"name":"x"}]}');
+    const broken = await cli(['serve', '--port', '0', '--tokens', join(folder, 'broken-tokens.json')]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/^error IO_ERROR: token file .*tokens\[0\]\.sha256/);
   });
 });
 
