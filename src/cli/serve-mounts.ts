@@ -1,12 +1,12 @@
 // The extra handlers `tool-registry serve` mounts beside the routes: with --tools MODULE, the
 // MCP endpoint at /mcp and /v1/namespaces/{ns}/mcp.
 import type { Mount } from '../index.js';
-import { mcpMount } from '../mcp/index.js';
-import { readToolsModule } from './mcp-run.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {
   if (typeof options.tools !== 'string') return {};
+  // Loaded only when asked for: the MCP SDK is not needed to serve the HTTP API.
+  const [{ mcpMount }, { readToolsModule }] = await Promise.all([import('../mcp/index.js'), import('./mcp-run.js')]);
   const tools = await readToolsModule(options.tools);
   const number = (name: string): { [key: string]: number } => (typeof options[name] === 'number' ? { [name]: options[name] } : {});
   return {
