@@ -27,6 +27,7 @@ import { searchWorkloads } from './search.mjs';
 import { random } from './lib/random.mjs';
 import { serverWorkloads } from './server.mjs';
 import { versionsWorkloads } from './versions.mjs';
+import { mcpWorkloads } from './mcp.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -426,6 +427,8 @@ const STEPS = [
   ['postgres', () => postgresWorkloads({ record, log })],
   // The HTTP server under 64 keep-alive clients vs a bare node:http handler, and an RSS soak (bench/server.mjs).
   ['server', () => serverWorkloads({ record, log })],
+  // tool-registry mcp against the SDK's McpServer over stdio, and list_changed latency (bench/mcp.mjs).
+  ['mcp', () => mcpWorkloads({ record, log })],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 

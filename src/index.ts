@@ -178,3 +178,9 @@ export type { TokenScope, StoredToken, AuthenticatedToken, TokenVerifier, Create
 export { PROBLEM_STATUS } from './server/problems.js';
 export { defaultConsoleRoot } from './server/console-root.js';
 export type { ProblemBody, ServerErrorCode } from './server/problems.js';
+
+// MCP (issue 24): live tool sets, tool titles and annotations, the MCP shapes they feed.
+export { liveToolSet } from './runtime/live-tool-set.js';
+export type { LiveToolSet, LiveToolSetOptions, LiveToolSetChange } from './runtime/live-tool-set.js';
+export type { ToolAnnotations } from './runtime/define-tool.js';
+export type { McpToolAnnotations } from './exports/index.js';

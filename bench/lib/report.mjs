@@ -35,6 +35,8 @@ export const TARGETS = [
   { id: 'pg-register-new', workload: 'PostgreSQL `register` new tool', ours: 'pg.register.ours', base: 'pg.register.raw', baseline: 'raw pg transaction: SELECT check + INSERT', max: 1.5 },
   { id: 'pg-import-time', workload: 'PostgreSQL `importSnapshot` 100k tools, time', ours: 'pg.import.ours', base: 'pg.import.raw', baseline: 'raw pg bulk INSERT … SELECT FROM unnest', max: 1.5 },
   { id: 'server-reads', workload: 'HTTP `GET /v1/tools/{name}`, 64 keep-alive clients, time per request at full throughput', ours: 'server.reads.ours', base: 'server.reads.bare', baseline: 'bare node:http handler answering the same cached JSON', max: 2 },
+  { id: 'mcp-list', workload: 'MCP `tools/list` of 1,000 tools over stdio (every page)', ours: 'mcp.list.ours', base: 'mcp.list.base', baseline: "the MCP SDK's own McpServer serving the same tools", max: 1.2 },
+  { id: 'mcp-call', workload: 'MCP `tools/call` of a trivial handler over stdio', ours: 'mcp.call.ours', base: 'mcp.call.base', baseline: "the MCP SDK's own McpServer serving the same tools", max: 1.2 },
 ];
 
 /** Further ratios without a target, reported for context. */

@@ -10,6 +10,7 @@ import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { registerServeCommands } from './serve-commands.js';
+import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -252,7 +253,8 @@ export function buildProgram(io: CliIO): Command {
     .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
   defineVersionCommands({ command, expectation, expectedVersion, context });
-  registerServeCommands(program, io);
+  serveMcpOptions(registerServeCommands(program, io));
+  mcpCommand(command('mcp'), context);
   return program;
 }
 

@@ -46,7 +46,7 @@ function incompatible(caller: string, rules: ProviderRules, errors: readonly Lin
 
 /**
  * The loop of every exporter: validated enabled specs, the provider's findings, then
- * `build` for each tool it accepts. With `onIncompatible: 'skip'` a tool with an error is
+ * `build` for each tool it accepts (with the item it came from). With `onIncompatible: 'skip'` a tool with an error is
  * left out; a request-level error (too many tools) is still thrown, because leaving out
  * arbitrary tools to fit would be a silent choice.
  */
@@ -56,20 +56,24 @@ export function exportWith<T>(
   options: ExportOptions,
   rules: ProviderRules,
   context: RuleContext,
-  build: (spec: ToolSpec) => T,
+  build: (spec: ToolSpec, source: unknown) => T,
 ): T[] {
   const onIncompatible = options.onIncompatible ?? 'throw';
   if (onIncompatible !== 'throw' && onIncompatible !== 'skip') {
     throw new TypeError(`${caller}: onIncompatible must be 'throw' or 'skip', got ${JSON.stringify(onIncompatible)}`);
   }
-  const specs = specsOf(items, caller, options.deprecated ?? 'annotate');
+  const sources: unknown[] = [];
+  const specs = specsOf(items, caller, options.deprecated ?? 'annotate', sources);
   const perTool = toolFindings(specs, rules, context);
   const kept: ToolSpec[] = [];
+  const keptSources: unknown[] = [];
   const toolErrors: LintFinding[] = [];
   specs.forEach((spec, index) => {
     const errors = (perTool[index] as LintFinding[]).filter((found) => found.severity === 'error');
-    if (errors.length === 0) kept.push(spec);
-    else toolErrors.push(...errors);
+    if (errors.length === 0) {
+      kept.push(spec);
+      keptSources.push(sources[index]);
+    } else toolErrors.push(...errors);
   });
   if (toolErrors.length > 0 && onIncompatible === 'throw') {
     const requestErrors = requestFindings(specs, rules, context).filter((found) => found.severity === 'error');
@@ -77,7 +81,7 @@ export function exportWith<T>(
   }
   const requestErrors = requestFindings(kept, rules, context).filter((found) => found.severity === 'error');
   if (requestErrors.length > 0) throw incompatible(caller, rules, requestErrors);
-  return kept.map(build);
+  return kept.map((spec, index) => build(spec, keptSources[index]));
 }
 
 

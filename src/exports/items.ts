@@ -63,10 +63,11 @@ function annotated(spec: ToolSpec, deprecation: { message: string; replacement: 
 /**
  * The enabled specs of `items`, in the given order, each validated with the `ToolSpec`
  * contract (defaults applied). A disabled registration is left out: a model must not see it.
+ * `sources`, when given, receives the item each spec came from (same index).
  * @throws VALIDATION_FAILED naming every bad field by path (`[2].spec.input_schema`);
  *   TypeError when `items` is neither a list nor a tool set.
  */
-export function specsOf(items: ExportItems, caller: string, deprecated: DeprecatedExport = 'keep'): ToolSpec[] {
+export function specsOf(items: ExportItems, caller: string, deprecated: DeprecatedExport = 'keep', sources?: unknown[]): ToolSpec[] {
   let list: readonly unknown[];
   if (Array.isArray(items)) list = items;
   else if (isToolSetLike(items)) {
@@ -94,6 +95,7 @@ export function specsOf(items: ExportItems, caller: string, deprecated: Deprecat
     if (deprecation !== undefined && deprecated === 'omit') continue;
     const push = (spec: ToolSpec): void => {
       specs.push(deprecation !== undefined && deprecated === 'annotate' ? annotated(spec, deprecation) : spec);
+      sources?.push(item);
     };
     if (isObject(item) && 'spec' in item) {
       // A runtime Tool (spec + handler) or a registration (spec + enabled). Any item that

@@ -7,7 +7,7 @@ import { exportWith } from './findings.js';
 import type { ProviderRules } from './rule-set.js';
 import { copyJson, isSchemaObject, pointerTo, rootTypeObject } from './schema.js';
 import type { RuleHit } from './schema.js';
-import type { ExportItems, McpExportOptions, McpRevision, McpTool, ObjectJsonSchema } from './types.js';
+import type { ExportItems, McpExportOptions, McpRevision, McpTool, McpToolAnnotations, ObjectJsonSchema } from './types.js';
 
 /** The tool-name rule of the MCP specification of 2025-11-25. */
 export const MCP_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
@@ -81,7 +81,7 @@ export const mcpRules: ProviderRules = {
     const input = rootTypeObject(spec.input_schema, 'input_schema', `${WHO} (the client SDK rejects the whole tools/list otherwise)`);
     if (input !== undefined) hits.push(input);
     hits.push(...rootShapeRules(spec.input_schema, 'input_schema'));
-    if (hasOutputSchema(spec.output_schema)) {
+    if (hasOutputSchema(spec.output_schema) && !(context.omitNonObjectOutput === true && spec.output_schema.type !== 'object')) {
       const output = rootTypeObject(spec.output_schema, 'output_schema', `${WHO} (outputSchema)`);
       if (output !== undefined) hits.push(output);
       hits.push(...rootShapeRules(spec.output_schema, 'output_schema'));
@@ -100,10 +100,31 @@ export const mcpRules: ProviderRules = {
   },
 };
 
+const ANNOTATIONS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/** A runtime Tool's `title` and `annotations` (read by shape; specs and registrations have none). */
+function toolMetadata(source: unknown): { title?: string; annotations?: McpToolAnnotations } {
+  if (typeof source !== 'object' || source === null) return {};
+  const { title, annotations } = source as { title?: unknown; annotations?: unknown };
+  const out: { title?: string; annotations?: McpToolAnnotations } = {};
+  if (typeof title === 'string') out.title = title;
+  if (typeof annotations === 'object' && annotations !== null) {
+    const hints: McpToolAnnotations = {};
+    for (const key of ANNOTATIONS) {
+      const value = (annotations as Record<string, unknown>)[key];
+      if (typeof value === 'boolean') hints[key] = value;
+    }
+    if (Object.keys(hints).length > 0) out.annotations = hints;
+  }
+  return out;
+}
+
 /**
- * The tools as entries of an MCP `tools/list` result: `{ name, description?, inputSchema,
- * outputSchema? }`. `description` is left out when null, `outputSchema` when the spec's
- * `output_schema` is `{}`. Schemas are copied with their key order, never changed.
+ * The tools as entries of an MCP `tools/list` result: `{ name, title?, description?,
+ * inputSchema, outputSchema?, annotations? }`. `description` is left out when null,
+ * `outputSchema` when the spec's `output_schema` is `{}` (or, with `nonObjectOutputSchema:
+ * 'omit'`, not an object schema); `title` and `annotations` come from runtime Tools that have
+ * them. Schemas are copied with their key order, never changed.
  * @throws PROVIDER_INCOMPATIBLE with every error finding in `context.findings`, unless `onIncompatible: 'skip'`
  */
 export function toMcpTools(items: ExportItems, options: McpExportOptions = {}): McpTool[] {
@@ -111,11 +132,23 @@ export function toMcpTools(items: ExportItems, options: McpExportOptions = {}): 
   if (revision !== '2025-11-25' && revision !== '2025-06-18') {
     throw new TypeError(`toMcpTools: revision must be '2025-11-25' or '2025-06-18', got ${JSON.stringify(revision)}`);
   }
-  return exportWith('toMcpTools', items, options, mcpRules, { strict: false, revision: revision as McpRevision }, (spec) => {
+  const nonObject = options.nonObjectOutputSchema ?? 'error';
+  if (nonObject !== 'error' && nonObject !== 'omit') {
+    throw new TypeError(`toMcpTools: nonObjectOutputSchema must be 'error' or 'omit', got ${JSON.stringify(nonObject)}`);
+  }
+  const context = { strict: false, revision: revision as McpRevision, omitNonObjectOutput: nonObject === 'omit' };
+  return exportWith('toMcpTools', items, options, mcpRules, context, (spec, source) => {
     const inputSchema = copyJson(spec.input_schema) as ObjectJsonSchema;
-    const tool: McpTool =
-      spec.description === null ? { name: spec.tool_name, inputSchema } : { name: spec.tool_name, description: spec.description, inputSchema };
-    if (hasOutputSchema(spec.output_schema)) tool.outputSchema = copyJson(spec.output_schema) as ObjectJsonSchema;
+    const { title, annotations } = toolMetadata(source);
+    // Built in the order the MCP specification lists the fields.
+    const tool = { name: spec.tool_name } as McpTool;
+    if (title !== undefined) tool.title = title;
+    if (spec.description !== null) tool.description = spec.description;
+    tool.inputSchema = inputSchema;
+    if (hasOutputSchema(spec.output_schema) && !(nonObject === 'omit' && spec.output_schema.type !== 'object')) {
+      tool.outputSchema = copyJson(spec.output_schema) as ObjectJsonSchema;
+    }
+    if (annotations !== undefined) tool.annotations = annotations;
     return tool;
   });
 }

@@ -7,6 +7,8 @@ import type { LintProvider, McpRevision } from './types.js';
 export interface RuleContext {
   readonly strict: boolean;
   readonly revision: McpRevision;
+  /** MCP only: an output schema whose root is not `type: "object"` is left out instead of refused. */
+  readonly omitNonObjectOutput?: boolean;
 }
 
 /** One provider's rules. `request` findings get `tool_name: null` unless they name a tool. */

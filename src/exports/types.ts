@@ -81,6 +81,20 @@ export type McpRevision = '2025-11-25' | '2025-06-18';
 export interface McpExportOptions extends ExportOptions {
   /** Default `'2025-11-25'`. */
   readonly revision?: McpRevision;
+  /**
+   * An `output_schema` whose root is not `type: "object"` (MCP's `outputSchema` must be one):
+   * `'error'` (default) refuses the tool; `'omit'` exports it without `outputSchema`, so a
+   * client takes its results as text (what the MCP server does).
+   */
+  readonly nonObjectOutputSchema?: 'error' | 'omit';
+}
+
+/** MCP's `ToolAnnotations`: behaviour hints a client may show or use (never for safety). */
+export interface McpToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
 }
 
 export interface OpenAIExportOptions extends ExportOptions {
@@ -143,9 +157,13 @@ export type ObjectJsonSchema = { type: 'object'; [key: string]: JsonValue };
 /** One entry of an MCP `tools/list` result. */
 export interface McpTool {
   name: string;
+  /** A runtime Tool's `title`, when it has one. */
+  title?: string;
   description?: string;
   inputSchema: ObjectJsonSchema;
   outputSchema?: ObjectJsonSchema;
+  /** A runtime Tool's `annotations`, when it has any. */
+  annotations?: McpToolAnnotations;
 }
 
 /** A Chat Completions tool (`ChatCompletionTool` of the `openai` package). */

@@ -65,6 +65,21 @@ function isSunset(deprecation: Deprecation | null, now: number): boolean {
 }
 
 /**
+ * The earliest sunset after `now` (ms) among the stored registrations of `list`'s tools, or
+ * undefined: the moment a live set must derive again although nothing was committed.
+ */
+export function nextSunset(list: readonly Tool[], stored: ReadonlyMap<string, ToolRegistration>, now: number): number | undefined {
+  let next: number | undefined;
+  for (const tool of list) {
+    const sunset = stored.get(tool.name)?.deprecation?.sunset;
+    if (sunset === undefined || sunset === null) continue;
+    const at = sunsetTime(sunset);
+    if (at !== undefined && at > now && (next === undefined || at < next)) next = at;
+  }
+  return next;
+}
+
+/**
  * A `ToolSet` of the tools the registry says may run: registered, enabled, and with the
  * stored spec canonically identical to the code's. A disabled tool and a tool never
  * published are left out and listed in the set's `excluded` (`disabled`,
@@ -78,21 +93,53 @@ function isSunset(deprecation: Deprecation | null, now: number): boolean {
  *   DUPLICATE_TOOL; the store's errors
  */
 export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, options: LoadToolSetOptions = {}): Promise<ToolSet> {
-  assertRegistry('loadToolSet', registry);
-  if (typeof options !== 'object' || options === null) throw new TypeError('loadToolSet(): options must be an object');
-  const list = toolsOf('loadToolSet', tools);
-  const policy = options.policy === undefined ? undefined : compilePolicy(options.policy);
+  const { list, policy, clock } = checkLoadArguments('loadToolSet', registry, tools, options);
+  return deriveToolSet(list, await readRegistrations(registry), policy, 'throw', clock().getTime());
+}
+
+/** The checked arguments of `loadToolSet` and `liveToolSet`. */
+export function checkLoadArguments(
+  method: string,
+  registry: unknown,
+  tools: ToolSource,
+  options: LoadToolSetOptions,
+): { list: Tool[]; policy: ToolPolicy | undefined; clock: () => Date } {
+  assertRegistry(method, registry);
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${method}(): options must be an object`);
+  const list = toolsOf(method, tools);
+  if (options.policy !== undefined) compilePolicy(options.policy);
   const clock = options.clock ?? (() => new Date());
-  if (typeof clock !== 'function') throw new TypeError('loadToolSet(): clock must be a function');
-  // One read of every registration, disabled ones included: one consistent view in every
-  // store, so a commit that lands meanwhile (an import that disables one tool and enables
-  // another) is seen for all the tools or for none. With the read cache it is a copy of what
-  // is in memory; without it, the store reads every row (docs/runtime.md).
-  const stored = new Map((await registry.listAll({ includeDisabled: true })).map((registration) => [registration.spec.tool_name, registration]));
+  if (typeof clock !== 'function') throw new TypeError(`${method}(): clock must be a function`);
+  return { list, policy: options.policy, clock };
+}
+
+/**
+ * One read of every registration, disabled ones included: one consistent view in every
+ * store, so a commit that lands meanwhile (an import that disables one tool and enables
+ * another) is seen for all the tools or for none. With the read cache it is a copy of what
+ * is in memory; without it, the store reads every row (docs/runtime.md).
+ */
+export async function readRegistrations(registry: ToolRegistry): Promise<Map<string, ToolRegistration>> {
+  return new Map((await registry.listAll({ includeDisabled: true })).map((registration) => [registration.spec.tool_name, registration]));
+}
+
+/**
+ * The derivation `loadToolSet` and `liveToolSet` share: the tools the registrations say may
+ * run, filtered by `policy`, with what was left out in `excluded`. A stored spec that differs
+ * from the code's throws SPEC_MISMATCH (`onMismatch: 'throw'`) or is left out as
+ * `spec_mismatch` (`'exclude'`). A deprecated tool whose sunset is at or before `now` (ms) is
+ * left out as `sunset`.
+ */
+export function deriveToolSet(
+  list: readonly Tool[],
+  stored: ReadonlyMap<string, ToolRegistration>,
+  policy: ToolPolicy | undefined,
+  onMismatch: 'throw' | 'exclude',
+  now: number,
+): ToolSet {
   const excluded: ExcludedTool[] = [];
   const kept: Tool[] = [];
   const deprecations = new Map<string, Deprecation>();
-  const now = clock().getTime();
   list.forEach((tool) => {
     const registration = stored.get(tool.name);
     if (registration === undefined) {
@@ -102,6 +149,10 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
     const code = internalsOf(tool) as NonNullable<ReturnType<typeof internalsOf>>;
     const storedJson = canonicalJson(registration.spec);
     if (storedJson !== code.canonical) {
+      if (onMismatch === 'exclude') {
+        excluded.push({ tool_name: tool.name, reason: 'spec_mismatch' });
+        return;
+      }
       const registryFingerprint = fingerprintOfCanonical(storedJson);
       throw new SpecMismatchError(
         `tool ${JSON.stringify(tool.name)}: the registry holds another spec (version ${JSON.stringify(registration.spec.version)}, fingerprint ${registryFingerprint.slice(0, 12)}) than the code (version ${JSON.stringify(tool.spec.version)}, fingerprint ${code.fingerprint.slice(0, 12)}); publish the code's tools (with a new version) or deploy the matching code`,
@@ -122,6 +173,6 @@ export async function loadToolSet(registry: ToolRegistry, tools: ToolSource, opt
     }
   });
   const set = recordDeprecations(new ToolSet(kept), deprecations);
-  const allowed = policy === undefined ? set : set.forPolicy(options.policy as ToolPolicy);
+  const allowed = policy === undefined ? set : set.forPolicy(policy);
   return recordExcluded(allowed, excluded);
 }

@@ -35,12 +35,31 @@ export type JsonSchemaObject = { readonly [key: string]: unknown };
 /** A zod 4 schema (classic or mini); converted with `z.toJSONSchema`. */
 export type ZodSchema = z.core.$ZodType;
 
+/**
+ * Hints about a tool's behaviour, as MCP names them (`ToolAnnotations`). Hints only: a client
+ * must not rely on them for safety. Served to MCP clients; not part of the stored spec.
+ */
+export interface ToolAnnotations {
+  /** The tool changes nothing in its environment. */
+  readonly readOnlyHint?: boolean;
+  /** When it does change something, the change may be destructive (not only additive). */
+  readonly destructiveHint?: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  readonly idempotentHint?: boolean;
+  /** It reaches an open world (the web, other services) rather than a closed domain. */
+  readonly openWorldHint?: boolean;
+}
+
 /** What `defineTool` accepts. Unknown fields are refused. */
 export interface ToolDefinition<Args = Record<string, unknown>, Context = unknown> {
   /** The tool name: 1-128 of `A-Z a-z 0-9 _ - .` (the MCP rule); becomes `spec.tool_name`. */
   readonly name: string;
   readonly version?: string | null;
   readonly description?: string | null;
+  /** A human-readable name for user interfaces (MCP `title`); not part of the stored spec. */
+  readonly title?: string;
+  /** Behaviour hints for clients (MCP `annotations`); not part of the stored spec. */
+  readonly annotations?: ToolAnnotations;
   /** A JSON Schema object, or a zod schema (then `spec.input_schema` is `z.toJSONSchema(schema)`). */
   readonly input_schema: JsonSchemaObject | ZodSchema;
   /** Default `{}` (accepts any output). A JSON Schema object or a zod schema. */
@@ -65,6 +84,10 @@ export interface Tool<Args = Record<string, unknown>, Context = unknown> {
   /** A valid, deeply frozen `ToolSpec` (`tool_name` = `name`). */
   readonly spec: ToolSpec;
   readonly permissions: ToolPermissions;
+  /** The definition's `title`, or `null`. */
+  readonly title: string | null;
+  /** The definition's `annotations` (a frozen copy; `{}` when none were given). */
+  readonly annotations: ToolAnnotations;
   readonly ephemeral: boolean;
   readonly onCollision: CollisionPolicy;
   // Method syntax on purpose: a Tool<{ q: string }> is then usable where a Tool is expected.
@@ -113,6 +136,15 @@ const Definition = z.strictObject({
   name: z.string().regex(TOOL_NAME_PATTERN, { error: 'must be 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' }),
   version: z.string().nullable().optional(),
   description: z.string().nullable().optional(),
+  title: z.string().min(1, { error: 'must be a non-empty string' }).optional(),
+  annotations: z
+    .strictObject({
+      readOnlyHint: z.boolean().optional(),
+      destructiveHint: z.boolean().optional(),
+      idempotentHint: z.boolean().optional(),
+      openWorldHint: z.boolean().optional(),
+    })
+    .optional(),
   input_schema: JsonObjectSchema,
   output_schema: JsonObjectSchema.optional(),
   tags: z.array(z.string().min(1, { error: 'must be a non-empty string' })).optional(),
@@ -228,6 +260,8 @@ export function defineTool(definition: ToolDefinition<never, unknown>): Tool<nev
     name: value.name,
     spec,
     permissions: Object.freeze({ required: unique(value.permissions?.required), optional: unique(value.permissions?.optional) }),
+    title: value.title ?? null,
+    annotations: Object.freeze({ ...value.annotations }),
     handler: value.handler as Tool<never, unknown>['handler'],
     ephemeral: value.ephemeral ?? false,
     onCollision: value.onCollision ?? 'throw',

@@ -24,9 +24,11 @@ export interface ExcludedTool {
   readonly tool_name: string;
   /**
    * `disabled`: an operator disabled it; `not_registered`: it was never published; `sunset`:
-   * it is deprecated and its sunset has passed (issue 27).
+   * it is deprecated and its sunset has passed (issue 27); `spec_mismatch`: the registry holds
+   * another spec than the code (only `liveToolSet` leaves such a tool out; `loadToolSet` throws
+   * SPEC_MISMATCH).
    */
-  readonly reason: 'disabled' | 'not_registered' | 'sunset';
+  readonly reason: 'disabled' | 'not_registered' | 'sunset' | 'spec_mismatch';
 }
 
 const NOTHING_EXCLUDED: readonly ExcludedTool[] = Object.freeze([]);

@@ -45,9 +45,10 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   runtime: { values: ['core'] },
   // Exports take the runtime's tools and results as input: their types, never its code.
   exports: { values: ['core'], types: ['runtime'] },
-  // The server uses the library only through the index, as a user's service would.
+  // The server and the MCP layer use the library only through the index, as a user's service would.
   server: { values: ['index'] },
-  cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index'] },
+  mcp: { values: ['index'] },
+  cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index', 'mcp'] },
   index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'server'] },
 };
 

@@ -2,7 +2,7 @@
 // official SDK's own zod schemas.
 import { CallToolResultSchema, ListToolsResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { toAnthropicToolResult, toMcpCallToolResult, toMcpTools, toOpenAIToolOutput } from '../../src/index.js';
+import { defineTool, toAnthropicToolResult, toMcpCallToolResult, toMcpTools, toOpenAIToolOutput } from '../../src/index.js';
 import type { ToolResult } from '../../src/index.js';
 import { cleanSchema, tool } from './helpers.js';
 
@@ -24,6 +24,27 @@ describe('toMcpTools through ListToolsResultSchema', () => {
     const raw = [{ name: 'a', inputSchema: { type: 'string' } }];
     expect(ListToolsResultSchema.safeParse({ tools: raw }).success).toBe(false);
     expect(() => toMcpTools([tool('a', { type: 'string' })])).toThrow(expect.objectContaining({ code: 'PROVIDER_INCOMPATIBLE' }));
+  });
+});
+
+describe('toMcpTools with runtime tools: title, annotations, a non-object output schema', () => {
+  const input = { type: 'object', properties: { q: { type: 'string' } } };
+  const titled = defineTool({ name: 'search', title: 'Search', description: 'd', annotations: { readOnlyHint: true, openWorldHint: true }, input_schema: input, handler: () => 1 });
+  const listing = defineTool({ name: 'list', input_schema: input, output_schema: { type: 'array', items: { type: 'string' } }, handler: () => [] });
+
+  it('carries title and annotations in the order MCP lists the fields, and the SDK parses them', () => {
+    const [tool] = toMcpTools([titled]);
+    expect(Object.keys(tool ?? {})).toEqual(['name', 'title', 'description', 'inputSchema', 'annotations']);
+    expect(tool).toMatchObject({ title: 'Search', annotations: { readOnlyHint: true, openWorldHint: true } });
+    expect(ListToolsResultSchema.parse({ tools: [tool] }).tools).toEqual([tool]);
+    expect(Object.keys(toMcpTools([titled.spec])[0] ?? {})).toEqual(['name', 'description', 'inputSchema']);
+  });
+
+  it("an output schema that is not an object schema: refused by default, left out with nonObjectOutputSchema 'omit'", () => {
+    expect(() => toMcpTools([listing])).toThrow(expect.objectContaining({ code: 'PROVIDER_INCOMPATIBLE' }));
+    const [tool] = toMcpTools([listing], { nonObjectOutputSchema: 'omit' });
+    expect(tool).toEqual({ name: 'list', inputSchema: input });
+    expect(() => toMcpTools([listing], { nonObjectOutputSchema: 'drop' as never })).toThrow(TypeError);
   });
 });
 

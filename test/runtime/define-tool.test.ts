@@ -56,11 +56,25 @@ describe('defineTool', () => {
     expect(tool.permissions).toEqual({ required: [], optional: [] });
     expect(tool.ephemeral).toBe(false);
     expect(tool.onCollision).toBe('throw');
+    expect(tool.title).toBeNull();
+    expect(tool.annotations).toEqual({});
     expect(tool.handler).toBe(handler);
-    for (const value of [tool, tool.spec, tool.spec.input_schema, tool.spec.tags, tool.permissions, tool.permissions.required]) {
+    for (const value of [tool, tool.annotations, tool.spec, tool.spec.input_schema, tool.spec.tags, tool.permissions, tool.permissions.required]) {
       expect(Object.isFrozen(value)).toBe(true);
     }
     expect(Object.isFrozen((tool.spec.input_schema as { properties: object }).properties)).toBe(true);
+  });
+
+  it('keeps title and annotations on the Tool (a frozen copy), out of the spec', () => {
+    const annotations = { readOnlyHint: true, openWorldHint: false };
+    const tool = defineTool({ name: 'search', title: 'Search the web', annotations, input_schema: schema, handler });
+    expect(tool.title).toBe('Search the web');
+    expect(tool.annotations).toEqual(annotations);
+    expect(tool.annotations).not.toBe(annotations);
+    expect(Object.isFrozen(tool.annotations)).toBe(true);
+    expect(Object.isFrozen(annotations)).toBe(false);
+    expect(Object.keys(tool.spec)).not.toContain('title');
+    expect(defineTool({ name: 'search', input_schema: schema, handler }).spec).toEqual(tool.spec);
   });
 
   it('keeps every given field', () => {
@@ -142,6 +156,9 @@ describe('defineTool', () => {
     ['a non-boolean ephemeral', { name: 't', input_schema: schema, handler, ephemeral: 'yes' }, ['ephemeral']],
     ['an empty tag', { name: 't', input_schema: schema, handler, tags: [''] }, ['tags[0]']],
     ['a numeric version', { name: 't', input_schema: schema, handler, version: 1 }, ['version']],
+    ['an empty title', { name: 't', input_schema: schema, handler, title: '' }, ['title']],
+    ['a non-boolean annotation', { name: 't', input_schema: schema, handler, annotations: { readOnlyHint: 'yes' } }, ['annotations.readOnlyHint']],
+    ['an unknown annotation', { name: 't', input_schema: schema, handler, annotations: { safe: true } }, ['annotations.safe']],
   ])('refuses %s with VALIDATION_FAILED naming the field', (_label, definition, expected) => {
     const error = failure(() => defineTool(definition as never));
     expect(error.code).toBe('VALIDATION_FAILED');

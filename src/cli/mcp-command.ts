@@ -1,0 +1,42 @@
+// `tool-registry mcp`: the command's wiring (light: --help loads nothing else); mcp-run.ts does the work.
+import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import type { CliContext } from './commands.js';
+
+/** The options of `mcp`, as commander parses them. */
+export interface McpCommandOptions {
+  readonly tools: string;
+  readonly publish?: boolean;
+  readonly policy?: string;
+  readonly callTimeoutMs?: number;
+  readonly pageSize?: number;
+}
+
+/** A duration or a count on the command line: a whole number > 0. */
+export function parsePositive(value: string): number {
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) === 0) {
+    throw new InvalidArgumentError(`expected a whole number > 0, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/** Adds the options and the action of `mcp` to `command` (made by program.ts with its --db). */
+export function mcpCommand(command: Command, context: (cmd: Command) => CliContext): Command {
+  return command
+    .description('serve the tools of a module to one MCP client over stdio (what Claude Desktop or Cursor runs), kept current from the registry')
+    .requiredOption('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports')
+    .option('--publish', 'publish the tools first (publishTools); otherwise they must already be published')
+    .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows')
+    .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
+    .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
+    .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
+}
+
+/** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */
+export function serveMcpOptions(serve: Command): Command {
+  return serve
+    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module')
+    .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
+    .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
+    .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive);
+}

@@ -1,0 +1,76 @@
+// `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
+import { readFile } from 'node:fs/promises';
+import { liveToolSet, publishTools } from '../index.js';
+import type { ToolPolicy } from '../index.js';
+import { loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
+import type { CliContext } from './commands.js';
+import { openReadOnly, openReadWrite } from './database.js';
+import { CliError, describeSystemError } from './errors.js';
+import type { McpCommandOptions } from './mcp-command.js';
+
+/** Reads `--policy FILE` as JSON; liveToolSet validates it (VALIDATION_FAILED names the field). */
+export async function readPolicyFile(file: string): Promise<ToolPolicy> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError('IO_ERROR', `cannot read the policy file ${file}: ${describeSystemError(error)}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as ToolPolicy;
+  } catch (error) {
+    throw new CliError('USAGE', `the policy file ${file} is not JSON: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
+export async function readToolsModule(path: string): Promise<Awaited<ReturnType<typeof loadToolsModule>>> {
+  try {
+    return await loadToolsModule(path);
+  } catch (error) {
+    if (error instanceof ToolsModuleError) throw new CliError('USAGE', error.message, { cause: error });
+    throw error;
+  }
+}
+
+function line(context: CliContext, text: string): void {
+  context.stderr.write(`tool-registry mcp: ${text}\n`);
+}
+
+export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
+  const tools = await readToolsModule(options.tools);
+  const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
+  const registry = options.publish === true ? await openReadWrite(context.database) : await openReadOnly(context.database);
+  try {
+    if (options.publish === true) await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools, {
+      ...(policy === undefined ? {} : { policy }),
+      onError: (error) => line(context, `cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
+    });
+    try {
+      const excluded = live.current().excluded;
+      if (excluded.length > 0) line(context, `not served now: ${excluded.map((entry) => `${entry.tool_name} (${entry.reason})`).join(', ')}`);
+      const session = await serveMcpStdio(live, {
+        stdin: context.stdin,
+        stdout: context.stdout,
+        ...(policy === undefined ? {} : { policy }),
+        ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
+        ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+        onWarning: (message) => line(context, message),
+      });
+      const stop = (): void => void session.close();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      try {
+        await session.closed;
+      } finally {
+        process.removeListener('SIGINT', stop);
+        process.removeListener('SIGTERM', stop);
+      }
+    } finally {
+      await live.close();
+    }
+  } finally {
+    await registry.close();
+  }
+}

@@ -1,0 +1,283 @@
+// MCP over Streamable HTTP as a web-standard handler (Request in, Response out): one SDK
+// transport and one Server per session, kept in a map, ended by DELETE or by idleness.
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { LiveToolSet, ToolPolicy } from '../index.js';
+import { checkSessionOptions, createMcpServer } from './tool-server.js';
+import type { McpServerOptions } from './tool-server.js';
+
+/** The default time after which a session nobody used is ended: 10 minutes. */
+export const DEFAULT_SESSION_IDLE_MS = 600_000;
+/** The largest POST body read (the SDK transport's own default). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** Options of `createMcpHttpHandler`; the session options apply to every session. */
+export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> {
+  /** A session with no request for this long (none in flight, no notification stream open) is ended. Default 600,000 (10 min). */
+  readonly sessionIdleMs?: number;
+  /**
+   * Origins (`https://app.example`) whose browser requests are served besides the handler's
+   * own origin; a request with any other `Origin` header is refused with 403 (DNS rebinding).
+   * Requests without `Origin` (non-browser clients) are served.
+   */
+  readonly allowedOrigins?: readonly string[];
+}
+
+/** Who is asking: decided by the caller (the server's bearer token), never by the handler. */
+export interface McpRequestContext {
+  /** The persona the session opened by this request lists and may call. Ignored for an existing session (it keeps its own). */
+  readonly policy?: ToolPolicy;
+  /**
+   * Who opened the session (a token's id): later requests for the session must come from
+   * the same principal, else they are answered as for an unknown session (404).
+   */
+  readonly principal?: string;
+}
+
+/** An MCP endpoint: hand it every request for its path (POST, GET, DELETE). */
+export interface McpHttpHandler {
+  handle(request: Request, context?: McpRequestContext): Promise<Response>;
+  /** Open sessions. */
+  readonly sessionCount: number;
+  /** Ends every session and refuses new ones (503). */
+  close(): Promise<void>;
+}
+
+interface Session {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly principal: string | undefined;
+  inFlight: number;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+function rpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+/** Reads a POST body as JSON within the size limit; a Response for what cannot be read. */
+async function readBody(request: Request): Promise<{ body: unknown } | Response> {
+  const declared = Number(request.headers.get('content-length') ?? '0');
+  if (declared > MAX_BODY_BYTES) return rpcError(413, -32000, `Request body over ${MAX_BODY_BYTES} bytes`);
+  let text: string;
+  try {
+    text = await request.text();
+  } catch {
+    return rpcError(400, -32700, 'Parse error: the body could not be read');
+  }
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) return rpcError(413, -32000, `Request body over ${MAX_BODY_BYTES} bytes`);
+  try {
+    return { body: JSON.parse(text) as unknown };
+  } catch {
+    return rpcError(400, -32700, 'Parse error: the body is not JSON');
+  }
+}
+
+function messagesOf(body: unknown): unknown[] {
+  return Array.isArray(body) ? body : [body];
+}
+
+function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolean {
+  const origin = request.headers.get('origin');
+  if (origin === null) return true;
+  if (allowed.has(origin)) return true;
+  try {
+    return origin === new URL(request.url).origin;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A Streamable HTTP endpoint over a live tool set, as a web-standard handler: mount
+ * `handle` at a path of any server (Hono, node:http through @hono/node-server, a worker).
+ * POST `initialize` without `Mcp-Session-Id` opens a session (one SDK transport and one
+ * `createMcpServer` with the context's `policy`); its id comes back in `Mcp-Session-Id`;
+ * later POSTs carry it; GET opens the stream that carries `notifications/tools/list_changed`;
+ * DELETE ends the session. A session idle for `sessionIdleMs` is ended. A client that goes
+ * away in the middle of a call (its request aborted) cancels the call. POST responses are
+ * JSON (`enableJsonResponse`). Authentication is the caller's: pass `policy` and `principal`.
+ */
+export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerOptions = {}): McpHttpHandler {
+  const { sessionIdleMs = DEFAULT_SESSION_IDLE_MS, allowedOrigins = [], ...sessionOptions } = options;
+  if (typeof sessionIdleMs !== 'number' || !Number.isSafeInteger(sessionIdleMs) || sessionIdleMs <= 0) {
+    throw new TypeError(`createMcpHttpHandler(): sessionIdleMs must be a whole number > 0, got ${JSON.stringify(sessionIdleMs)}`);
+  }
+  if (!Array.isArray(allowedOrigins) || allowedOrigins.some((origin) => typeof origin !== 'string')) {
+    throw new TypeError('createMcpHttpHandler(): allowedOrigins must be an array of strings');
+  }
+  // Checked once here (a bad option is the caller's bug, not a failed request).
+  checkSessionOptions(live, sessionOptions);
+  const origins = new Set(allowedOrigins);
+  const sessions = new Map<string, Session>();
+  let closed = false;
+
+  const expire = (session: Session): void => {
+    if (session.idleTimer !== undefined) clearTimeout(session.idleTimer);
+    session.idleTimer = setTimeout(() => {
+      session.idleTimer = undefined;
+      if (session.inFlight === 0) void session.transport.close();
+    }, sessionIdleMs);
+    session.idleTimer.unref?.();
+  };
+
+  /** Counts a request as in flight until its response ends (a stream: until it closes) or its client goes away. */
+  const track = (session: Session, request: Request, response: Response, requestIds: readonly RequestId[]): Response => {
+    let done = false;
+    const finish = (): void => {
+      if (done) return;
+      done = true;
+      request.signal.removeEventListener('abort', onAbort);
+      session.inFlight -= 1;
+      if (session.inFlight === 0 && sessions.has(session.transport.sessionId ?? '')) expire(session);
+    };
+    const onAbort = (): void => {
+      // The client went away: stop its calls (the Server aborts each handler's signal).
+      for (const requestId of requestIds) {
+        session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client went away' } });
+      }
+      finish();
+    };
+    if (request.signal.aborted) onAbort();
+    else request.signal.addEventListener('abort', onAbort, { once: true });
+    // Only a stream (the GET stream of notifications) stays in flight after the answer; a
+    // JSON answer is complete, and passing it on as it is lets the server write it at once.
+    if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      finish();
+      return response;
+    }
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: ended, value } = await reader.read();
+          if (ended) {
+            controller.close();
+            finish();
+          } else controller.enqueue(value);
+        } catch (error) {
+          controller.error(error);
+          finish();
+        }
+      },
+      cancel(reason) {
+        finish();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+
+  /** Waits for the transport's answer, or answers at once when the client has gone away meanwhile. */
+  const answer = (request: Request, pending: Promise<Response>): Promise<Response> => {
+    if (request.signal.aborted) return Promise.resolve(new Response(null, { status: 499 }));
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => resolve(new Response(null, { status: 499 }));
+      request.signal.addEventListener('abort', onAbort, { once: true });
+      pending.then(
+        (response) => {
+          request.signal.removeEventListener('abort', onAbort);
+          resolve(response);
+        },
+        (error: unknown) => {
+          request.signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  };
+
+  const handleSession = async (session: Session, request: Request, parsedBody: unknown): Promise<Response> => {
+    session.inFlight += 1;
+    if (session.idleTimer !== undefined) {
+      clearTimeout(session.idleTimer);
+      session.idleTimer = undefined;
+    }
+    const requestIds = parsedBody === undefined ? [] : messagesOf(parsedBody).filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
+    let response: Response;
+    try {
+      const pending = session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      response = await answer(request, pending);
+    } catch (error) {
+      track(session, request, new Response(null), requestIds);
+      throw error;
+    }
+    return track(session, request, response, requestIds);
+  };
+
+  const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
+    const server = createMcpServer(live, { ...sessionOptions, ...(context.policy === undefined ? {} : { policy: context.policy }) });
+    let session: Session | undefined;
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        session = { transport, principal: context.principal, inFlight: 0, idleTimer: undefined };
+        sessions.set(id, session);
+      },
+    });
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      const known = id === undefined ? undefined : sessions.get(id);
+      if (known !== undefined) {
+        if (known.idleTimer !== undefined) clearTimeout(known.idleTimer);
+        sessions.delete(id as string);
+      }
+    };
+    let response: Response;
+    try {
+      await server.connect(transport);
+      response = await answer(request, transport.handleRequest(request, { parsedBody: body }));
+    } catch (error) {
+      await server.close();
+      throw error;
+    }
+    if (session === undefined) {
+      // The initialize failed (a bad request): no session to keep.
+      await server.close();
+      return response;
+    }
+    expire(session);
+    return response;
+  };
+
+  return {
+    get sessionCount() {
+      return sessions.size;
+    },
+
+    async handle(request: Request, context: McpRequestContext = {}): Promise<Response> {
+      if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
+      if (!isOriginAllowed(request, origins)) return rpcError(403, -32000, `Forbidden: Origin ${JSON.stringify(request.headers.get('origin'))} is not allowed`);
+      const id = request.headers.get('mcp-session-id');
+      let body: unknown;
+      if (request.method === 'POST') {
+        const read = await readBody(request);
+        if (read instanceof Response) return read;
+        body = read.body;
+      }
+      if (id !== null) {
+        const session = sessions.get(id);
+        if (session === undefined || session.principal !== context.principal) return rpcError(404, -32001, 'Session not found');
+        return handleSession(session, request, body);
+      }
+      if (request.method === 'POST' && messagesOf(body).some((message) => isInitializeRequest(message as JSONRPCMessage))) {
+        return open(request, body, context);
+      }
+      if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
+        return new Response(null, { status: 405, headers: { allow: 'GET, POST, DELETE' } });
+      }
+      return rpcError(400, -32000, 'Bad Request: no Mcp-Session-Id header (open a session with an initialize request first)');
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      await Promise.all([...sessions.values()].map((session) => session.transport.close()));
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,11 @@
+// The MCP layer's public surface (`tool-registry/mcp`): a live tool set served to MCP clients
+// over stdio or Streamable HTTP. It uses the library only through the package's index.
+export { createMcpServer, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_PAGE_SIZE } from './tool-server.js';
+export type { McpServerOptions } from './tool-server.js';
+export { serveMcpStdio } from './stdio.js';
+export type { McpStdioOptions, McpStdioSession } from './stdio.js';
+export { createMcpHttpHandler, DEFAULT_SESSION_IDLE_MS } from './http-handler.js';
+export type { McpHttpHandler, McpHttpHandlerOptions, McpRequestContext } from './http-handler.js';
+export { loadToolsModule, ToolsModuleError } from './tools-module.js';
+export { mcpMount } from './mount.js';
+export type { McpMountOptions } from './mount.js';

@@ -1,0 +1,64 @@
+// `--tools MODULE`: the tools an ES module exports.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ToolSet } from '../index.js';
+import type { Tool } from '../index.js';
+
+/** A tools module that cannot be loaded or exports no tools; `message` says which and why. */
+export class ToolsModuleError extends Error {
+  readonly code = 'TOOLS_MODULE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ToolsModuleError';
+  }
+}
+
+function looksLikeTool(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && 'spec' in value && typeof (value as { handler?: unknown }).handler === 'function';
+}
+
+function looksLikeToolSet(value: unknown): value is { tools(): unknown[] } {
+  return typeof value === 'object' && value !== null && typeof (value as ToolSet).tools === 'function' && typeof (value as ToolSet).resolve === 'function';
+}
+
+/** The tools of `candidates` as one ToolSet; a forged or foreign Tool is named. */
+function toolSetOf(where: string, candidates: readonly unknown[]): ToolSet {
+  try {
+    return new ToolSet(candidates as Tool[]);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    throw new ToolsModuleError(
+      `${where}: ${error.message}. Tools must come from defineTool() of the same tool-registry package this command runs ` +
+        `(install tool-registry in the project and run its own command, e.g. npx tool-registry)`,
+      { cause: error },
+    );
+  }
+}
+
+/**
+ * The tools an ES module exports: its default export when that is an array of Tools or a
+ * ToolSet, else every named export that is a Tool. `path` is a file path, relative to the
+ * working folder or absolute. Returns them as a ToolSet (names unique, in name order).
+ * @throws ToolsModuleError (`code` TOOLS_MODULE) when the file is missing, fails to load or
+ *   exports no tools; DUPLICATE_TOOL when two share a name
+ */
+export async function loadToolsModule(path: string): Promise<ToolSet> {
+  if (typeof path !== 'string' || path === '') throw new TypeError('loadToolsModule(): path must be a non-empty string');
+  const file = resolve(path);
+  if (!existsSync(file)) throw new ToolsModuleError(`the tools module ${file} does not exist`);
+  let namespace: Record<string, unknown>;
+  try {
+    namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new ToolsModuleError(`cannot load the tools module ${file}: ${(error as Error).message ?? String(error)}`, { cause: error });
+  }
+  const given = namespace.default;
+  if (Array.isArray(given)) return toolSetOf(`${file}: the default export`, given);
+  if (looksLikeToolSet(given)) return toolSetOf(`${file}: the default export`, given.tools());
+  const named = Object.entries(namespace).filter(([name, value]) => name !== 'default' && looksLikeTool(value));
+  if (named.length === 0) {
+    throw new ToolsModuleError(`the tools module ${file} exports no tools: export an array of tools (or a ToolSet) as default, or each tool by name`);
+  }
+  return toolSetOf(`${file}: the named exports (${named.map(([name]) => name).join(', ')})`, named.map(([, value]) => value));
+}

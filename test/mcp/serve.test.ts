@@ -1,0 +1,139 @@
+// MCP over Streamable HTTP through `tool-registry serve --tools MODULE` (a spawned server, one
+// for the file), driven by the SDK's own Client: bearer tokens with persona policies, /mcp and
+// /v1/namespaces/{ns}/mcp, governance by another process, Origin, DELETE.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createToken, openSqliteToolRegistry } from '../../src/index.js';
+import type { ToolSpecInput } from '../../src/index.js';
+import { CLI, childEnv, runCliAsync } from '../cli/helpers.js';
+import { TOOLS_MODULE, listAll, protocolErrorOf, textOf, watch } from './helpers.js';
+import type { Watched } from './helpers.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'tool-registry-mcp-serve-'));
+const db = join(folder, 'tools.db');
+const tokensFile = join(folder, 'tokens.json');
+const secrets: Record<string, string> = {};
+let server: ChildProcess;
+let base: string;
+
+type Connected = Watched & { transport: StreamableHTTPClientTransport };
+
+async function connect(token: string, path = '/mcp'): Promise<Connected> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}${path}`), { requestInit: { headers: { authorization: `Bearer ${secrets[token] ?? token}` } } });
+  const client = new Client({ name: `test-${token}`, version: '1.0.0' });
+  const watched = watch(client);
+  await client.connect(transport);
+  return { ...watched, transport };
+}
+
+async function end(...sessions: Connected[]): Promise<void> {
+  for (const session of sessions) {
+    await session.transport.terminateSession();
+    await session.client.close();
+  }
+}
+
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const post = (headers: Record<string, string>, body: unknown = initialize, path = '/mcp') =>
+  fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+
+beforeAll(async () => {
+  // The tools are published in the namespace first (serve serves what is published).
+  const tools = (await import(TOOLS_MODULE)) as Record<string, { spec?: ToolSpecInput }>;
+  const registry = await openSqliteToolRegistry({ filename: db });
+  await registry.registerMany(Object.values(tools).flatMap((tool) => (tool.spec === undefined ? [] : [tool.spec])));
+  await registry.close();
+  const made = [
+    ['admin', ['read']],
+    ['reader', ['read'], { persona: 'reader', allowed_permissions: ['READ_FS'], allowed_tools: ['echo', 'read_notes'] }],
+    ['crawler', ['read'], { persona: 'crawler', allowed_permissions: ['NET_HTTP'], allowed_tools: ['search', 'boom'] }],
+    ['writer', ['write']],
+  ] as const;
+  for (const [name, scopes, policy] of made) {
+    secrets[name] = (await createToken(tokensFile, { name, scopes: [...scopes], ...(policy === undefined ? {} : { policy }) })).secret;
+  }
+  server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--tokens', tokensFile, '--port', '0', '--no-console', '--tools', TOOLS_MODULE, '--call-timeout-ms', '300', '--page-size', '4', '--cors', 'https://allowed.example'], {
+    cwd: folder,
+    env: childEnv(),
+    // Its request log goes to stderr: kept out of the test output.
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  server.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  while (!/listening on (http:\/\/\S+)/.test(out)) await once(server.stdout as NodeJS.ReadableStream, 'data');
+  base = (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
+}, 60_000);
+
+afterAll(async () => {
+  if (server !== undefined && server.exitCode === null) {
+    server.kill('SIGTERM');
+    await once(server, 'exit');
+  }
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe('tool-registry serve --tools (Streamable HTTP)', () => {
+  it('list (in pages) -> call -> result; invalid arguments, a throwing and a hanging handler, an unknown tool', async () => {
+    const admin = await connect('admin');
+    expect(admin.client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
+    const { tools, pages } = await listAll(admin.client);
+    expect(tools.map((tool) => tool.name)).toEqual(['boom', 'echo', 'hang', 'listing', 'read_notes', 'search']);
+    expect(pages).toEqual([4, 2]);
+    expect(tools.find((tool) => tool.name === 'echo')).toMatchObject({ title: 'Echo', annotations: { readOnlyHint: true } });
+    expect(await admin.client.callTool({ name: 'echo', arguments: { text: 'hi' } })).toEqual({ content: [{ type: 'text', text: '{"text":"hi"}' }], structuredContent: { text: 'hi' } });
+    expect(textOf(await admin.client.callTool({ name: 'echo', arguments: {} }))).toMatch(/^INVALID_ARGUMENTS: /);
+    expect(await admin.client.callTool({ name: 'boom', arguments: {} })).toEqual({ content: [{ type: 'text', text: "TOOL_FAILED: Tool 'boom' failed: kaboom" }], isError: true });
+    expect(textOf(await admin.client.callTool({ name: 'hang', arguments: {} }))).toMatch(/^TIMEOUT: Tool 'hang' did not finish within 300 ms/);
+    expect(await protocolErrorOf(admin.client.callTool({ name: 'nope', arguments: {} }))).toBe(-32602);
+    // The same endpoint per namespace.
+    const namespaced = await connect('admin', '/v1/namespaces/default/mcp');
+    expect((await listAll(namespaced.client)).tools).toHaveLength(6);
+    await end(admin, namespaced);
+  });
+
+  it("the server's tokens: none is 401, one without read is 403; two personas never list or call each other's tools, nor use each other's session", async () => {
+    expect((await post({})).status).toBe(401);
+    expect((await post({ authorization: `Bearer ${secrets.writer}` })).status).toBe(403);
+    const reader = await connect('reader');
+    const crawler = await connect('crawler');
+    expect((await listAll(reader.client)).tools.map((tool) => tool.name)).toEqual(['echo', 'read_notes']);
+    expect((await listAll(crawler.client)).tools.map((tool) => tool.name)).toEqual(['boom', 'search']);
+    for (const name of ['search', 'boom']) expect(await protocolErrorOf(reader.client.callTool({ name, arguments: {} }))).toBe(-32602);
+    for (const name of ['echo', 'read_notes']) expect(await protocolErrorOf(crawler.client.callTool({ name, arguments: { text: 'x' } }))).toBe(-32602);
+    const stolen = await post({ authorization: `Bearer ${secrets.crawler}`, 'mcp-session-id': reader.transport.sessionId as string }, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    expect(stolen.status).toBe(404);
+    await end(reader, crawler);
+  });
+
+  it('refuses a foreign Origin (403), serves the --cors one; DELETE ends a session', async () => {
+    const admin = { authorization: `Bearer ${secrets.admin}` };
+    expect((await post({ ...admin, origin: 'https://evil.example' })).status).toBe(403);
+    const allowed = await post({ ...admin, origin: 'https://allowed.example' });
+    expect(allowed.status).toBe(200);
+    const id = allowed.headers.get('mcp-session-id') as string;
+    const remove = () => fetch(`${base}/mcp`, { method: 'DELETE', headers: { ...admin, 'mcp-session-id': id } });
+    expect((await remove()).status).toBe(200);
+    expect((await remove()).status).toBe(404);
+  });
+
+  it('disable from another process: every session hears list_changed on its GET stream, the tool is gone, enable brings it back', async () => {
+    const admin = await connect('admin');
+    const reader = await connect('reader');
+    const [a, r] = [admin.changes(), reader.changes()];
+    expect((await runCliAsync(['disable', 'echo', '--db', db], { cwd: folder })).code).toBe(0);
+    await Promise.all([admin.changedAfter(a), reader.changedAfter(r)]);
+    expect((await listAll(reader.client)).tools.map((tool) => tool.name)).toEqual(['read_notes']);
+    expect(await protocolErrorOf(admin.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
+    expect((await runCliAsync(['enable', 'echo', '--db', db], { cwd: folder })).code).toBe(0);
+    await Promise.all([admin.changedAfter(a + 1), reader.changedAfter(r + 1)]);
+    expect((await reader.client.callTool({ name: 'echo', arguments: { text: 'back' } })).structuredContent).toEqual({ text: 'back' });
+    await end(admin, reader);
+  });
+});

@@ -1,0 +1,117 @@
+// createMcpServer in-process (the SDK's Client over its InMemoryTransport, a memory registry):
+// what a session lists as the set changes, pages across a change, tools MCP cannot carry,
+// cancellation, and option checks. The processes and sockets are in stdio/serve/http-load tests.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry, defineTool, liveToolSet, publishTools } from '../../src/index.js';
+import type { LiveToolSet, Tool } from '../../src/index.js';
+import { createMcpHttpHandler, createMcpServer } from '../../src/mcp/index.js';
+import type { McpServerOptions } from '../../src/mcp/index.js';
+import { until } from '../support/waiting.js';
+
+const object = { type: 'object' };
+const named = (name: string, extra: Partial<Parameters<typeof defineTool>[0]> = {}): Tool =>
+  defineTool({ name, version: '1', input_schema: object, handler: () => ({ name }), ...extra } as Parameters<typeof defineTool>[0]);
+
+async function session(live: LiveToolSet, options: McpServerOptions = {}) {
+  const server = createMcpServer(live, options);
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 't', version: '1' });
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    changes += 1;
+  });
+  await client.connect(clientSide);
+  return { client, changes: () => changes };
+}
+
+describe('createMcpServer', () => {
+  it('tells each session only about changes to what it lists', async () => {
+    const tools = [named('a'), named('b', { permissions: { required: ['NET_HTTP'] } })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const all = await session(live);
+    const persona = await session(live, { policy: { persona: 'p' } }); // no permissions: only a
+    expect((await persona.client.listTools()).tools.map((tool) => tool.name)).toEqual(['a']);
+    const heard = (count: number) => new Promise<void>((resolve) => {
+      let seen = 0;
+      const stop = live.subscribe(() => {
+        if (++seen === count) {
+          stop();
+          resolve();
+        }
+      });
+    });
+    let next = heard(1);
+    await registry.setEnabled('b', false);
+    await next;
+    await until(() => all.changes() === 1, 'the first session told');
+    next = heard(1);
+    await registry.setEnabled('a', false);
+    await next;
+    await until(() => all.changes() === 2 && persona.changes() === 1, 'both sessions told');
+    expect(persona.changes()).toBe(1); // b's disable was not its business
+    await live.close();
+    await registry.close();
+  });
+
+  it('pages continue after the last name across a change; a tool MCP clients would reject is not served, said once', async () => {
+    const warnings: string[] = [];
+    const tools = ['a', 'b', 'c', 'd', 'e'].map((name) => named(name));
+    const bad = defineTool({ name: 'bad', version: '1', input_schema: { type: 'string' }, handler: () => 1 });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [...tools, bad]);
+    const live = await liveToolSet(registry, [...tools, bad]);
+    const { client } = await session(live, { pageSize: 2, onWarning: (message) => warnings.push(message) });
+    const first = await client.listTools();
+    expect(first.tools.map((tool) => tool.name)).toEqual(['a', 'b']);
+    const changed = new Promise((resolve) => live.subscribe(resolve));
+    await registry.setEnabled('c', false);
+    await changed;
+    const second = await client.listTools({ cursor: first.nextCursor as string });
+    expect(second.tools.map((tool) => tool.name)).toEqual(['d', 'e']);
+    expect(second.nextCursor).toBeUndefined();
+    await client.listTools();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/"bad" is not served over MCP/);
+    await expect(client.callTool({ name: 'bad', arguments: {} })).rejects.toMatchObject({ code: -32602 });
+    await live.close();
+  });
+
+  it("a client's cancellation aborts the handler's signal", async () => {
+    let aborted: unknown;
+    const waits = defineTool({
+      name: 'waits',
+      version: '1',
+      input_schema: object,
+      handler: (_args, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve((aborted = signal.reason)))),
+    });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [waits]);
+    const live = await liveToolSet(registry, [waits]);
+    const { client } = await session(live);
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'waits', arguments: {} }, undefined, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort('enough');
+    await expect(call).rejects.toThrow();
+    await until(() => aborted !== undefined, 'the handler aborted');
+    await live.close();
+  });
+
+  it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
+    const registry = new InMemoryToolRegistry();
+    const live = await liveToolSet(registry, []);
+    expect(() => createMcpServer({} as never)).toThrow(TypeError);
+    expect(() => createMcpServer(live, { callTimeoutMs: 0 })).toThrow(TypeError);
+    expect(() => createMcpServer(live, { pageSize: 1.5 })).toThrow(TypeError);
+    expect(() => createMcpServer(live, { policy: { persona: 'x', allowed_tool: [] } as never })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+    expect(() => createMcpHttpHandler(live, { sessionIdleMs: -1 })).toThrow(TypeError);
+    expect(() => createMcpHttpHandler(live, { allowedOrigins: 'x' as never })).toThrow(TypeError);
+    await live.close();
+  });
+});
