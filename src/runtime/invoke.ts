@@ -6,7 +6,7 @@ import { internalsOf } from './define-tool.js';
 import type { Tool, ToolHandlerOptions } from './define-tool.js';
 import { checkCompiled, compilePolicy } from './policy.js';
 import type { CompiledPolicy, ToolPolicy } from './policy.js';
-import { failure, now, success } from './tool-result.js';
+import { failure, jsonIssue, now, success } from './tool-result.js';
 import type { ToolResult, ToolResultIssue } from './tool-result.js';
 
 /** Options of `invoke`. Anything else than these types is a TypeError (misuse). */
@@ -200,7 +200,11 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
     const wrong = checkOutput === undefined ? undefined : checkSafely(checkOutput, data);
     if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that fails its output_schema: ${describe(wrong)}`, started, wrong);
     try {
-      return success(data, started);
+      // What a model is shown is JSON: a value JSON would change or cannot carry is refused.
+      const objects: object[] = [];
+      const issue = jsonIssue(data, objects);
+      if (issue !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that is not JSON data: ${describe([issue])}`, started, [issue]);
+      return success(data, started, objects);
     } catch (error) {
       // A value that cannot be frozen (a proxy refusing it, process.env) or read (a getter that throws).
       return failure('TOOL_FAILED', `Tool '${name}' returned a value that cannot be frozen: ${messageOf(error)}`, started);

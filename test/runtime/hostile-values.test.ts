@@ -100,9 +100,13 @@ describe.each([
       ['(async) an object whose getter throws', async () => ({ get x(): never { throw new Error('getter'); } })],
       ['a proxy that cannot be frozen', () => new Proxy({}, { preventExtensions: () => false })],
       ['(async) a proxy that cannot be frozen', async () => new Proxy({}, { preventExtensions: () => false })],
-      ['process.env (which cannot be frozen)', () => process.env],
     ])('TOOL_FAILED when the handler returns %s', async (_label, handler) => {
       expect(codeOf(await invoke(handler, options()))).toBe('TOOL_FAILED');
+    });
+
+    it('INVALID_OUTPUT when the handler returns process.env (not JSON data: a prototype of its own; it cannot be frozen either)', async () => {
+      expect(codeOf(await invoke(() => process.env, options()))).toBe('INVALID_OUTPUT');
+      expect(Object.isFrozen(process.env)).toBe(false);
     });
 
     // A native promise is followed through the intrinsic `then`: what it settles with decides,
