@@ -23,6 +23,7 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
+import { writeScaleWorkloads } from './write-scale.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -414,6 +415,8 @@ const STEPS = [
   ['core', ({ quick }) => coreWorkloads({ record, rounds: quick ? 1 : 4 })],
   ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
   ['writes', writeWorkloads],
+  // 64 concurrent registers on files of 100, 10,000 and 100,000 tools against 64 plain transactions (bench/write-scale.mjs).
+  ['write-scale', ({ quick }) => writeScaleWorkloads({ record, folder, rounds: quick ? 1 : 4 })],
   ['keyv', keyvWorkloads],
   ['snapshots', snapshotWorkloads],
   ['exports', ({ quick }) => exportsWorkloads({ record, log, rounds: quick ? 1 : 4 })],
