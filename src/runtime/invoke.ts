@@ -206,7 +206,7 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
       if (issue !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that is not JSON data: ${describe([issue])}`, started, [issue]);
       return success(data, started, objects);
     } catch (error) {
-      // A value that cannot be frozen (a proxy refusing it, process.env) or read (a getter that throws).
+      // A value that cannot be frozen (a proxy refusing it) or read (a getter that throws, a revoked proxy).
       return failure('TOOL_FAILED', `Tool '${name}' returned a value that cannot be frozen: ${messageOf(error)}`, started);
     }
   };
