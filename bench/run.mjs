@@ -28,6 +28,7 @@ import { random } from './lib/random.mjs';
 import { serverWorkloads } from './server.mjs';
 import { versionsWorkloads } from './versions.mjs';
 import { mcpWorkloads } from './mcp.mjs';
+import { writeScaleWorkloads } from './write-scale.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const SIZES = QUICK ? [1_000, 10_000] : [1_000, 10_000, 100_000, 1_000_000];
@@ -410,6 +411,8 @@ const STEPS = [
   ['versions', ({ quick }) => versionsWorkloads({ record, rounds: quick ? 1 : 4 })],
   ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
   ['writes', writeWorkloads],
+  // 64 concurrent registers on files of 100, 10,000 and 100,000 tools against 64 plain transactions (bench/write-scale.mjs).
+  ['write-scale', ({ quick }) => writeScaleWorkloads({ record, folder, rounds: quick ? 1 : 4 })],
   ['keyv', keyvWorkloads],
   ['snapshots', snapshotWorkloads],
   ['exports', ({ quick }) => exportsWorkloads({ record, log, rounds: quick ? 1 : 4 })],

@@ -1,8 +1,5 @@
 // What each command does, given a parsed command line. The wiring is in program.ts.
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { canonicalJson } from '../core/canonical.js';
 import type { ToolRegistration, ToolSpecInput } from '../core/contracts.js';
 import { ToolNotFoundError, ToolRegistryError } from '../core/errors.js';
@@ -12,7 +9,7 @@ import { parseSnapshot, parseSpec, parseSpecs } from '../core/validation.js';
 import { lintTools, toAiSdkTools, toAnthropicTools, toGeminiTools, toMcpTools, toOpenAITools } from '../exports/index.js';
 import type { LintFinding, LintProvider } from '../exports/types.js';
 import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
-import { CliError, describeSystemError } from './errors.js';
+import { CliError } from './errors.js';
 import { readJsonInput } from './input.js';
 import {
   cell,
@@ -27,6 +24,7 @@ import {
   toJson,
   writeSnapshotJson,
 } from './output.js';
+import { outTarget, writeFileAtomically } from './out-file.js';
 import { createProgress } from './progress.js';
 
 /** What every command needs from the process. */
@@ -193,81 +191,9 @@ export async function removeCommand(context: CliContext, name: string, write: Wr
   });
 }
 
-const HELD_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-
-/**
- * Writes the file whole or not at all: a temporary file beside it, synced, then renamed.
- * Ctrl-C (or SIGTERM, SIGHUP) while it writes would end the process with the temporary file
- * half-written and left behind; the signal is held until the file is renamed into place,
- * then takes effect (the process still ends by it).
- */
-async function writeFileAtomically(path: string, produce: (write: (text: string) => void) => void): Promise<void> {
-  let received: NodeJS.Signals | undefined;
-  const hold = (signal: NodeJS.Signals): void => {
-    received ??= signal;
-  };
-  for (const signal of HELD_SIGNALS) process.on(signal, hold);
-  try {
-    writeWhole(path, produce);
-  } finally {
-    // A signal that came during the synchronous write is read in the loop's next poll phase:
-    // the first immediate may run before it, the second runs after it.
-    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
-    for (const signal of HELD_SIGNALS) process.off(signal, hold);
-  }
-  if (received !== undefined) process.kill(process.pid, received);
-}
-
-function writeWhole(path: string, produce: (write: (text: string) => void) => void): void {
-  const temporary = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  let fd: number | undefined;
-  try {
-    fd = openSync(temporary, 'wx');
-    const handle = fd;
-    produce((text) => {
-      writeSync(handle, text);
-    });
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temporary, path);
-  } catch (error) {
-    if (fd !== undefined) closeSync(fd);
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // It was never created, or the rename already moved it.
-    }
-    throw new CliError('IO_ERROR', `cannot write ${path}: ${describeSystemError(error)}`, { cause: error });
-  }
-}
-
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-
-/**
- * `--out` replaces its file: it must never be a SQLite database (`--out tools.db` typed for
- * `--db tools.db` would swap the registry for its JSON). A file that is missing or
- * unreadable is left to the write to report.
- */
-async function refuseDatabaseOut(out: string): Promise<void> {
-  const header = Buffer.alloc(SQLITE_HEADER.length);
-  try {
-    const handle = await open(out, 'r');
-    try {
-      await handle.read(header, 0, header.length, 0);
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return;
-  }
-  if (header.equals(SQLITE_HEADER)) {
-    throw new CliError('IO_ERROR', `refusing to write ${out}: it is a SQLite database file, and --out replaces the file (did you mean --db?)`);
-  }
-}
-
 export async function exportCommand(context: CliContext, options: { out?: string }): Promise<void> {
-  if (options.out !== undefined) await refuseDatabaseOut(options.out);
+  // Checked before anything is read: a refused --out costs nothing.
+  if (options.out !== undefined) outTarget(options.out);
   await withRegistry(context.database, 'readonly', async (registry) => {
     // Progress and the JSON on one terminal would garble each other.
     const toTerminal = options.out === undefined && context.stdout.isTTY === true;
@@ -336,7 +262,8 @@ export async function providerExportCommand(
   context: CliContext,
   options: { out?: string; format: ExportFormat; strict?: boolean; skipIncompatible?: boolean },
 ): Promise<void> {
-  if (options.out !== undefined) await refuseDatabaseOut(options.out);
+  // Checked before anything is read: a refused --out costs nothing.
+  if (options.out !== undefined) outTarget(options.out);
   await withRegistry(context.database, 'readonly', async (registry) => {
     const tools = await registry.listAll();
     const strict = options.strict === true;

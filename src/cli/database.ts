@@ -1,7 +1,6 @@
 // Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
 import { ToolRegistryError } from '../core/errors.js';
-import { openPostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
 import type { PostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
 import { isConnectionFailure } from '../stores/postgres/connections.js';
 import { shippedMigrations } from '../stores/postgres/migrations.js';
@@ -50,6 +49,8 @@ async function openPostgres(database: string, readonly: boolean): Promise<Postgr
   }
   const { connectionString, schema } = target;
   try {
+    // Loaded here: node-postgres costs every SQLite command tens of milliseconds to load.
+    const { openPostgresToolRegistry } = await import('../stores/postgres/postgres-tool-registry.js');
     // One command, one read: no cache to keep coherent.
     return await openPostgresToolRegistry({ connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (error) {

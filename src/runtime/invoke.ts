@@ -1,11 +1,12 @@
 // One invocation, shared by ToolSet and ToolBox: options, lookup, policy, arguments,
 // handler, output, each failure returned as a frozen ToolResult.
+import { types } from 'node:util';
 import { previewValue } from '../core/issues.js';
 import { internalsOf } from './define-tool.js';
 import type { Tool, ToolHandlerOptions } from './define-tool.js';
 import { checkCompiled, compilePolicy } from './policy.js';
 import type { CompiledPolicy, ToolPolicy } from './policy.js';
-import { failure, now, success } from './tool-result.js';
+import { failure, jsonIssue, now, success } from './tool-result.js';
 import type { ToolResult, ToolResultIssue } from './tool-result.js';
 
 /** Options of `invoke`. Anything else than these types is a TypeError (misuse). */
@@ -130,6 +131,35 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
+/** Promise.prototype.then as the module found it: a handler's promise may carry a `then` of its own. */
+const promiseThen = Promise.prototype.then;
+
+/**
+ * A native promise with no own properties and Promise.prototype as its prototype: the intrinsic
+ * `then` on it returns a native Promise (its species is Promise). Neither check can run code of
+ * the handler's (a native promise is never a proxy).
+ */
+function isPlainPromise(value: unknown): boolean {
+  return types.isPromise(value) && Object.getPrototypeOf(value) === Promise.prototype && Reflect.ownKeys(value as object).length === 0;
+}
+
+/**
+ * Calls `onValue` or `onError` once the handler's value settles; never throws. A native
+ * promise is followed through the intrinsic `then`, so a `then` or `constructor` replaced on
+ * it (one that throws, returns undefined or never calls back) is never called; any other
+ * thenable is adopted the way `await` adopts it (its own `then`, called later).
+ */
+function follow(value: PromiseLike<unknown>, onValue: (data: unknown) => void, onError: (error: unknown) => void): void {
+  try {
+    // The reactions are on `value` itself; the promise `then` derives (of the value's species,
+    // perhaps the handler's own class) is ignored: it settles with what they return, never a rejection.
+    Reflect.apply(promiseThen, types.isPromise(value) ? value : Promise.resolve(value), [onValue, onError]);
+  } catch (error) {
+    // A promise whose species constructor throws: it cannot be followed.
+    onError(error);
+  }
+}
+
 /**
  * Invokes `tool` (looked up by `name`; `undefined` when there is none). Resolves to a
  * frozen ToolResult for every tool-level failure; rejects only for misuse (TypeError) and
@@ -170,9 +200,13 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
     const wrong = checkOutput === undefined ? undefined : checkSafely(checkOutput, data);
     if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that fails its output_schema: ${describe(wrong)}`, started, wrong);
     try {
-      return success(data, started);
+      // What a model is shown is JSON: a value JSON would change or cannot carry is refused.
+      const objects: object[] = [];
+      const issue = jsonIssue(data, objects);
+      if (issue !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that is not JSON data: ${describe([issue])}`, started, [issue]);
+      return success(data, started, objects);
     } catch (error) {
-      // A value that cannot be frozen (a proxy refusing it, process.env) or read (a getter that throws).
+      // A value that cannot be frozen (a proxy refusing it) or read (a getter that throws, a revoked proxy).
       return failure('TOOL_FAILED', `Tool '${name}' returned a value that cannot be frozen: ${messageOf(error)}`, started);
     }
   };
@@ -181,16 +215,19 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
   const controller = timeoutMs === undefined ? undefined : new AbortController();
   const call = handlerOptions(context, controller?.signal ?? signal, name);
   let value: unknown;
-  let pending: Promise<unknown> | undefined;
   try {
     value = tool.handler(copy as Record<string, unknown>, call);
-    // Reading `then` (a getter, a revoked proxy) and Promise.resolve (a promise's `constructor`) can throw too.
-    if (isThenable(value)) pending = Promise.resolve(value);
+    // Reading `then` (a getter, a revoked proxy) can throw too; a native promise's is never read.
+    if (!types.isPromise(value) && !isThenable(value)) return Promise.resolve(finish(value));
   } catch (error) {
     return Promise.resolve(failed(error));
   }
-  if (pending === undefined) return Promise.resolve(finish(value));
-  if (controller === undefined && signal === undefined) return pending.then(finish, failed);
+  const pending = value as PromiseLike<unknown>;
+  // A plain native promise (nothing of its own, the usual case) is followed by one `then`.
+  if (controller === undefined && signal === undefined) {
+    if (isPlainPromise(pending)) return Reflect.apply(promiseThen, pending, [finish, failed]) as Promise<ToolResult>;
+    return new Promise<ToolResult>((resolve) => follow(pending, (data) => resolve(finish(data)), (error) => resolve(failed(error))));
+  }
   return new Promise<ToolResult>((resolve) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;
@@ -216,7 +253,8 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     }
-    pending.then(
+    follow(
+      pending,
       (data) => settle(() => finish(data)),
       (error: unknown) => settle(() => failed(error)),
     );

@@ -70,7 +70,8 @@ export function constrains(schema: JsonObject): boolean {
 
 const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly']);
 
-function escapePointer(key: string): string {
+/** One token of a JSON Pointer (RFC 6901): `~` becomes `~0`, `/` becomes `~1`. */
+export function escapePointer(key: string): string {
   return key.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 

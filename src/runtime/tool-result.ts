@@ -1,5 +1,7 @@
 import type { Deprecation } from '../core/contracts.js';
 import { performance } from 'node:perf_hooks';
+import { hasPlainPrototype } from '../core/canonical.js';
+import { escapePointer } from './schema-validator.js';
 
 /**
  * The monotonic clock of `execution_time_ms`: `performance.now()`, taken from perf_hooks and
@@ -28,7 +30,7 @@ export interface ToolResultIssue {
 /** A handler's value, validated against `output_schema` when that schema constrains anything. */
 export interface ToolSuccess<Data = unknown> {
   readonly success: true;
-  /** The handler's value, deeply frozen in place. */
+  /** The handler's value: JSON data (undefined included), deeply frozen in place. */
   readonly data: Data;
   /** Wall time of the whole `invoke`, from `performance.now()` (monotonic), in milliseconds. */
   readonly execution_time_ms: number;
@@ -65,26 +67,73 @@ export function failure(code: ToolResultCode, error: string, started: number, is
   );
 }
 
-export function success<Data>(data: Data, started: number): ToolSuccess<Data> {
-  return Object.freeze({ success: true, data: freezeValue(data), execution_time_ms: now() - started });
+/**
+ * A handler's value as a success, deeply frozen in place; the caller checked it with
+ * `jsonIssue` first (a value that cannot be frozen throws here).
+ */
+export function success<Data>(data: Data, started: number, objects: readonly object[]): ToolSuccess<Data> {
+  for (const object of objects) Object.freeze(object);
+  return Object.freeze({ success: true, data, execution_time_ms: now() - started });
 }
+
+/** The kind of a value that is not JSON data, for a message: `a Map`, `a Uint8Array`, `an instance of Point`. */
+function kindOf(value: object): string {
+  const tag = Object.prototype.toString.call(value).slice(8, -1);
+  if (tag !== 'Object') return `a ${tag}`;
+  const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+  return typeof name === 'string' && name !== '' ? `an instance of ${name}` : 'an object with a prototype of its own';
+}
+
+const TO_ISO = ' (return date.toISOString() for a date)';
 
 /**
- * Freezes a handler's value and everything reachable from it. Unlike the core's JSON-only
- * deepFreeze it tolerates what handlers return: cycles (a WeakSet of visited objects) and
- * typed arrays (which cannot be frozen and are left as they are).
+ * Why a handler's value is not JSON data, as one issue at its JSON Pointer, or undefined
+ * when it is; then `objects` holds every object and array in it, for `success` to freeze.
+ * JSON data: null, booleans, strings, finite numbers, arrays of JSON data and objects whose
+ * prototype is Object.prototype or null with JSON data (or undefined, which JSON leaves
+ * out) under their enumerable string keys; the value itself may be undefined (a handler that
+ * returns nothing). Anything JSON would change (a Map or Set becomes `{}`, a Date a string,
+ * NaN null) or cannot carry (a cycle, a BigInt, a function) is an issue. May throw (a getter
+ * that throws, a revoked proxy): the caller turns that into TOOL_FAILED.
  */
-function freezeValue<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) freezeObject(value, new WeakSet());
-  return value;
-}
-
-function freezeObject(value: object, seen: WeakSet<object>): void {
-  if (seen.has(value) || ArrayBuffer.isView(value)) return;
-  seen.add(value);
-  Object.freeze(value);
-  for (const key of Object.keys(value)) {
-    const item = (value as Record<string, unknown>)[key];
-    if (typeof item === 'object' && item !== null) freezeObject(item, seen);
-  }
+export function jsonIssue(value: unknown, objects: object[]): ToolResultIssue | undefined {
+  // 1: on the path from the root (a cycle if met again); 2: checked (met again, it is shared, not a cycle).
+  const states = new Map<object, 1 | 2>();
+  const visit = (item: unknown, inArray: boolean): ToolResultIssue | undefined => {
+    switch (typeof item) {
+      case 'string':
+      case 'boolean':
+        return undefined;
+      case 'number':
+        return Number.isFinite(item) ? undefined : { path: '', message: `is ${String(item)}, which JSON cannot carry (it would be null)` };
+      case 'undefined':
+        return inArray ? { path: '', message: 'is undefined, which JSON cannot carry in an array (it would be null)' } : undefined;
+      case 'object':
+        break;
+      default:
+        return { path: '', message: `is a ${typeof item}, not JSON data` };
+    }
+    if (item === null) return undefined;
+    const state = states.get(item);
+    if (state === 2) return undefined;
+    if (state === 1) return { path: '', message: 'refers back to an object that contains it (a cycle), which JSON cannot carry' };
+    const array = Array.isArray(item);
+    if (!array && !hasPlainPrototype(item)) {
+      return { path: '', message: `is ${kindOf(item)}, not JSON data${item instanceof Date ? TO_ISO : ''}` };
+    }
+    states.set(item, 1);
+    const keys = Object.keys(item);
+    for (const key of keys) {
+      const issue = visit((item as Record<string, unknown>)[key], array);
+      if (issue !== undefined) return { path: `/${escapePointer(key)}${issue.path}`, message: issue.message };
+    }
+    // An array's holes are not among its keys.
+    if (array && keys.length !== (item as unknown[]).length) {
+      return { path: '', message: 'has holes, which JSON cannot carry (they would be null)' };
+    }
+    states.set(item, 2);
+    objects.push(item);
+    return undefined;
+  };
+  return visit(value, false);
 }

@@ -1,17 +1,18 @@
-// Runs the one conformance suite against every store in the record (or those in STORES).
-import { afterAll, describe } from 'vitest';
-import { defineChangesSuite } from './changes-suite.js';
-import { defineConformanceSuite } from './conformance-suite.js';
-import { defineSearchSuite } from './search-suite.js';
-import { selectedStores } from './stores.js';
-import { defineVersionsSuite } from './versions-suite.js';
+// Runs the one conformance suite against every store in the record (or those in STORES): the
+// in-process stores here; each PostgreSQL store in a file of its own, run in parallel
+// (conformance-postgres.test.ts, conformance-postgres-nocache.test.ts).
+import { describe, expect, it } from 'vitest';
+import { runConformance } from './conformance-run.js';
+import { storeHarnesses } from './stores.js';
+import type { StoreName } from './stores.js';
 
-describe.each(selectedStores())('conformance: %s store', (_name, harness) => {
-  afterAll(async () => {
-    await harness.cleanup?.();
+const HERE: StoreName[] = ['memory', 'sqlite-memory', 'sqlite-file', 'sqlite-file-nocache'];
+const ELSEWHERE: StoreName[] = ['postgres', 'postgres-nocache'];
+
+describe('the conformance files', () => {
+  it('run every store of the record, each in one file', () => {
+    expect([...HERE, ...ELSEWHERE].sort()).toEqual(Object.keys(storeHarnesses).sort());
   });
-  defineConformanceSuite(harness);
-  defineChangesSuite(harness);
-  defineSearchSuite(harness);
-  defineVersionsSuite(harness);
 });
+
+runConformance(HERE);

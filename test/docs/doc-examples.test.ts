@@ -4,12 +4,12 @@
 // blocks marked `sh test` run in bash with the `tool-registry` command on PATH. Each block
 // runs on its own in a fresh, empty working folder and must exit 0; examples check their
 // own claims with node:assert.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
 import { createTestDatabase } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
@@ -58,8 +58,28 @@ function markdownFiles(): string[] {
   return files.sort();
 }
 
+/** Runs a command to its end (killed after 120 s), as spawnSync would, without blocking the other examples. */
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
 const folders: string[] = [];
+
+beforeAll(() => {
+  mkdirSync(BIN, { recursive: true });
+  const shim = join(BIN, 'tool-registry');
+  writeFileSync(shim, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'dist', 'cli', 'main.js'))} "$@"\n`);
+  chmodSync(shim, 0o755);
+});
 
 const databases: TestDatabase[] = [];
 
@@ -83,16 +103,14 @@ describe('documentation examples', () => {
     expect(examples.length).toBeGreaterThan(0);
   });
 
-  it.for(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
+  // Concurrent: each example runs in its own process and folder, and most of their time is
+  // process start-up and fsync, so a few at once share the two cores well.
+  it.concurrent.for(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
     '%s runs',
     { timeout: 150_000 },
     async ([, example], context) => {
       // Operator one-liners need the sqlite3 shell: skipped, with the reason, where there is none.
       if (example.kind === 'sh' && /(^|[\s;|&(])sqlite3\s/m.test(example.code)) skipWithoutSqlite3(context);
-      mkdirSync(BIN, { recursive: true });
-      const shim = join(BIN, 'tool-registry');
-      writeFileSync(shim, `#!/bin/sh\nexec node ${JSON.stringify(join(ROOT, 'dist', 'cli', 'main.js'))} "$@"\n`);
-      chmodSync(shim, 0o755);
       const cwd = mkdtempSync(join(tmpdir(), 'tool-registry-doc-'));
       folders.push(cwd);
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
@@ -108,11 +126,11 @@ describe('documentation examples', () => {
       if (example.kind === 'js') {
         const script = join(SCRIPTS, `${name}.mjs`);
         writeFileSync(script, example.code);
-        result = spawnSync(process.execPath, [script], { cwd, env, encoding: 'utf8', timeout: 120_000 });
+        result = await run(process.execPath, [script], cwd, env);
       } else {
-        result = spawnSync('bash', ['-euo', 'pipefail', '-c', example.code], { cwd, env, encoding: 'utf8', timeout: 120_000 });
+        result = await run('bash', ['-euo', 'pipefail', '-c', example.code], cwd, env);
       }
-      expect(result.status, `${example.file}:${example.line}\n${result.stdout}\n${result.stderr}`).toBe(0);
+      context.expect(result.status, `${example.file}:${example.line}\n${result.stdout}\n${result.stderr}`).toBe(0);
     },
   );
 });

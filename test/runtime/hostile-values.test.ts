@@ -100,9 +100,37 @@ describe.each([
       ['(async) an object whose getter throws', async () => ({ get x(): never { throw new Error('getter'); } })],
       ['a proxy that cannot be frozen', () => new Proxy({}, { preventExtensions: () => false })],
       ['(async) a proxy that cannot be frozen', async () => new Proxy({}, { preventExtensions: () => false })],
-      ['process.env (which cannot be frozen)', () => process.env],
     ])('TOOL_FAILED when the handler returns %s', async (_label, handler) => {
       expect(codeOf(await invoke(handler, options()))).toBe('TOOL_FAILED');
+    });
+
+    it('INVALID_OUTPUT when the handler returns process.env (not JSON data: a prototype of its own; it cannot be frozen either)', async () => {
+      expect(codeOf(await invoke(() => process.env, options()))).toBe('INVALID_OUTPUT');
+      expect(Object.isFrozen(process.env)).toBe(false);
+    });
+
+    // A native promise is followed through the intrinsic `then`: what it settles with decides,
+    // whatever `then` or `constructor` was put on it.
+    const withThen = (promise: Promise<unknown>, then: unknown): Promise<unknown> => Object.assign(promise, { then });
+    it.each<[string, Handler, string]>([
+      ['a promise whose then throws', () => withThen(Promise.resolve(42), () => { throw new Error('hostile then'); }), 'success'],
+      ['a promise whose then returns undefined', () => withThen(Promise.resolve(42), () => undefined), 'success'],
+      ['a promise whose then never calls back and returns a thenable', () => withThen(Promise.resolve(42), () => ({ then: () => undefined })), 'success'],
+      ['a rejected promise whose then returns undefined', () => withThen(Promise.reject(new Error('no')), () => undefined), 'TOOL_FAILED'],
+      ['a promise whose then getter throws', () => Object.defineProperty(Promise.resolve(42), 'then', { get(): never { throw new Error('then getter'); } }), 'success'],
+      ['a promise whose species constructor throws', () => Object.assign(Promise.resolve(42), { constructor: { [Symbol.species]: function () { throw new Error('species'); } } }), 'TOOL_FAILED'],
+      ['a Promise subclass whose then throws', () => {
+        class Hostile extends Promise<unknown> {
+          override then(): never {
+            throw new Error('subclass then');
+          }
+        }
+        return Hostile.resolve(42);
+      }, 'success'],
+    ])('a result when the handler returns %s', async (_label, handler, expected) => {
+      const out = await invoke(handler, options());
+      expect(codeOf(out)).toBe(expected);
+      if ('result' in out && out.result.success) expect(out.result.data).toBe(42);
     });
 
     it('INVALID_OUTPUT when checking the output throws (a cycle against a recursive output_schema)', async () => {

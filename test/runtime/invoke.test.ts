@@ -196,13 +196,51 @@ describe.each([
     }
   });
 
-  it('freezes output with cycles and typed arrays without failing', async () => {
-    const cyclic: Record<string, unknown> = { bytes: new Uint8Array([1, 2]) };
-    cyclic.self = cyclic;
-    const tool = defineTool({ name: 't', input_schema: {}, handler: () => cyclic });
+  it('a success is JSON data, deeply frozen in place: shared objects are fine, every object is frozen', async () => {
+    const shared = { n: 1 };
+    const data = { a: shared, b: [shared, { c: null }], d: undefined, e: 'x', f: true, g: -0.5 };
+    const tool = defineTool({ name: 't', input_schema: {}, handler: () => data });
     const result = await make([tool]).invoke('t', {});
-    expect(result.success).toBe(true);
-    expect(Object.isFrozen(cyclic)).toBe(true);
+    expect(result).toMatchObject({ success: true });
+    expect(result.success && result.data).toBe(data);
+    for (const object of [data, shared, data.b, data.b[1]]) expect(Object.isFrozen(object)).toBe(true);
+  });
+
+  // A result goes to a model as JSON: what JSON would change (a Map or Set becomes {}, a Date a
+  // string, NaN null) or cannot carry (a cycle, a BigInt) is INVALID_OUTPUT, with the path of
+  // the first such value, and the handler's value is left unfrozen (issue 28, defect 6).
+  it.each<[string, () => unknown, string, RegExp]>([
+    ['a Map', () => new Map([['k', 1]]), '', /is a Map, not JSON data/],
+    ['a Set inside an object', () => ({ tags: new Set(['a']) }), '/tags', /is a Set/],
+    ['a Date', () => ({ at: new Date(0) }), '/at', /is a Date, not JSON data \(return date\.toISOString\(\)/],
+    ['a class instance', () => ({ list: [new (class Point { x = 1; })()] }), '/list/0', /an instance of Point/],
+    ['a typed array', () => ({ bytes: new Uint8Array([1, 2]) }), '/bytes', /is a Uint8Array/],
+    ['a RegExp (key with / and ~)', () => ({ 'a/b~c': /x/ }), '/a~1b~0c', /is a RegExp/],
+    ['NaN', () => ({ n: NaN }), '/n', /is NaN/],
+    ['Infinity', () => [Infinity], '/0', /is Infinity/],
+    ['a BigInt', () => ({ n: 1n }), '/n', /is a bigint/],
+    ['a function', () => ({ toJSON: () => 1 }), '/toJSON', /is a function/],
+    ['a symbol', () => Symbol('s'), '', /is a symbol/],
+    ['undefined in an array', () => [1, undefined], '/1', /undefined/],
+    ['an array with holes', () => [1, , 3], '', /holes/], // eslint-disable-line no-sparse-arrays
+    ['a cycle', () => {
+      const data: Record<string, unknown> = { list: [] };
+      (data.list as unknown[]).push(data);
+      return data;
+    }, '/list/0', /a cycle/],
+  ])('INVALID_OUTPUT for %s, nothing frozen', async (_label, handler, path, message) => {
+    const value = handler();
+    const tool = defineTool({ name: 't', input_schema: {}, handler: () => value });
+    const result = failed(await make([tool]).invoke('t', {}));
+    expect(result.code).toBe('INVALID_OUTPUT');
+    expect(result.issues).toEqual([{ path, message: expect.stringMatching(message) }]);
+    expect(result.error).toMatch(/Tool 't' returned output that is not JSON data/);
+    if (typeof value === 'object' && value !== null) expect(Object.isFrozen(value)).toBe(false);
+    if (value instanceof Map) {
+      // Before, a "deeply frozen" success carried a Map that could still be changed.
+      value.set('k', 2);
+      expect(value.get('k')).toBe(2);
+    }
   });
 
   it('a hanging handler is cut off by timeoutMs (TIMEOUT), and its signal is aborted', async () => {

@@ -313,6 +313,13 @@ export class SqliteReadCache {
   readonly #absent = new Set<string>();
   /** Sorted names of every tool, once the cache holds every tool. */
   #names: string[] | undefined;
+  /**
+   * Changes not yet put into `#names` and the lists (undefined: removed), merged by the next
+   * read of a list: patching the sorted lists costs time that grows with the number of
+   * tools, which a write must not pay (64 concurrent registers took 3 ms with 100 tools
+   * cached, 28 ms with 100,000).
+   */
+  #unlisted = new Map<string, Entry | undefined>();
   #all: ToolRegistration[] | undefined;
   #enabled: ToolRegistration[] | undefined;
 
@@ -452,7 +459,7 @@ export class SqliteReadCache {
       if (entry === undefined) this.#entries.delete(name);
       else this.#entries.set(name, entry);
     }
-    if (this.#names !== undefined) this.#patchLists(changed);
+    if (this.#names !== undefined) for (const [name, entry] of changed) this.#unlisted.set(name, entry);
   }
 
   /** Brings the sorted names and the lists built from them up to date. */
@@ -490,7 +497,14 @@ export class SqliteReadCache {
   }
 
   #loadAll(): string[] {
-    if (this.#names !== undefined) return this.#names;
+    if (this.#names !== undefined) {
+      if (this.#unlisted.size > 0) {
+        const changed = this.#unlisted;
+        this.#unlisted = new Map();
+        this.#patchLists(changed);
+      }
+      return this.#names as string[];
+    }
     const entries = new Map<string, Entry>();
     const names: string[] = [];
     for (const row of this.#source.rows()) {
@@ -556,6 +570,7 @@ export class SqliteReadCache {
     this.#entries = new Map();
     this.#absent.clear();
     this.#names = undefined;
+    this.#unlisted = new Map();
     this.#all = undefined;
     this.#enabled = undefined;
   }

@@ -1,0 +1,4 @@
+// The conformance suite on the PostgreSQL store (its read cache on); see conformance.test.ts.
+import { runConformance } from './conformance-run.js';
+
+runConformance(['postgres']);
