@@ -88,12 +88,12 @@ describe('list', () => {
     const result = runCli(['list'], { cwd });
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+ENABLED\s+CREATED_AT\s+TAGS$/);
+    expect(lines[0]).toMatch(/^NAME\s+VERSION\s+ENABLED\s+DEPRECATED\s+CREATED_AT\s+TAGS$/);
     expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(['search', 'weather']);
     // Aligned: every column starts at the same offset in every row.
     const versionColumn = (lines[0] as string).indexOf('VERSION');
     for (const line of lines.slice(1)) expect(line.slice(versionColumn - 2, versionColumn)).toBe('  ');
-    expect(lines.find((line) => line.startsWith('weather'))).toMatch(/weather\s+1\.0\.0\s+yes\s+\d{4}-\S+Z\s+demo, http$/);
+    expect(lines.find((line) => line.startsWith('weather'))).toMatch(/weather\s+1\.0\.0\s+yes\s+-\s+\d{4}-\S+Z\s+demo, http$/);
   });
 
   it('--all includes disabled tools', () => {

@@ -46,7 +46,7 @@ describe('the exported contracts', () => {
     expect([extended.owner, deeplyFrozen(extended)]).toEqual(['search-team', true]);
     // zod refuses pick, omit, partial and merge on a schema with a check (the frozen copy is one).
     expect(z.strictObject(ToolSpec.shape).pick({ tool_name: true }).parse({ tool_name: 'a' })).toEqual({ tool_name: 'a' });
-    expect(Object.keys(ToolRegistration.shape)).toEqual(['spec', 'enabled', 'created_at']);
+    expect(Object.keys(ToolRegistration.shape)).toEqual(['spec', 'enabled', 'created_at', 'deprecation']);
     expect(Object.keys(ToolRegistrySnapshot.shape)).toEqual(['tools']);
   });
 });

@@ -477,6 +477,9 @@ describe('schema and history', () => {
         description: null,
         tags: '[]',
         fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+        deprecation_message: null,
+        deprecation_replacement: null,
+        deprecation_sunset: null,
       },
       {
         tool_name: 'search',
@@ -486,6 +489,9 @@ describe('schema and history', () => {
         description: 'Searches the web (search)',
         tags: '["web","search"]',
         fingerprint: expect.stringMatching(/^[0-9a-f]{64}$/),
+        deprecation_message: null,
+        deprecation_replacement: null,
+        deprecation_sunset: null,
       },
     ]);
   });

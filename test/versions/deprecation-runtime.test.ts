@@ -1,0 +1,58 @@
+// A deprecation where tools are used: loadToolSet keeps a deprecated tool until its sunset
+// (invoke works and says so) and leaves it out after (excluded: sunset); exports add a
+// `Deprecated:` line by default, keep or omit on request; lintTools warns.
+import { describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry, defineTool, lintTools, loadToolSet, publishTools, toMcpTools, toOpenAITools } from '../../src/index.js';
+
+const tools = [
+  defineTool({ name: 'old', version: '1', description: 'Looks things up.', input_schema: { type: 'object' }, handler: () => 'old' }),
+  defineTool({ name: 'find', version: '1', input_schema: { type: 'object' }, handler: () => 'find' }),
+];
+
+async function registry() {
+  const registry = new InMemoryToolRegistry();
+  await publishTools(registry, tools);
+  await registry.deprecate('old', { message: 'use find', replacement: 'find', sunset: '2026-06-01' });
+  return registry;
+}
+
+describe('loadToolSet and invoke', () => {
+  it('before the sunset: kept, invoke works and its result carries the deprecation; a tool not deprecated carries none', async () => {
+    const set = await loadToolSet(await registry(), tools, { clock: () => new Date('2026-05-31T23:59:59.999Z') });
+    expect(set.list()).toEqual(['find', 'old']);
+    const result = await set.invoke('old', {});
+    expect(result).toMatchObject({ success: true, data: 'old', deprecated: { message: 'use find', replacement: 'find', sunset: '2026-06-01' } });
+    expect(Object.isFrozen(result)).toBe(true);
+    expect('deprecated' in (await set.invoke('find', {}))).toBe(false);
+    expect(set.deprecation('old')?.replacement).toBe('find');
+    expect(set.forPolicy({ persona: 'p', allowed_tools: ['old'] }).deprecation('old')?.message).toBe('use find');
+  });
+
+  it('from the sunset (a date: its start, UTC) on: left out, excluded with reason sunset; a disabled tool stays "disabled"', async () => {
+    const reg = await registry();
+    const set = await loadToolSet(reg, tools, { clock: () => new Date('2026-06-01T00:00:00.000Z') });
+    expect(set.list()).toEqual(['find']);
+    expect(set.excluded).toEqual([{ tool_name: 'old', reason: 'sunset' }]);
+    await reg.setEnabled('old', false);
+    expect((await loadToolSet(reg, tools, { clock: () => new Date('2027-01-01T00:00:00Z') })).excluded).toEqual([{ tool_name: 'old', reason: 'disabled' }]);
+  });
+});
+
+describe('exports and lint', () => {
+  it('annotate (default) adds the Deprecated line; keep exports as registered; omit leaves the tool out', async () => {
+    const registrations = await (await registry()).listAll();
+    const annotated = toMcpTools(registrations).find((tool) => tool.name === 'old');
+    expect(annotated?.description).toBe('Looks things up.\n\nDeprecated: use find Use find instead. It will be removed after 2026-06-01.');
+    expect(toMcpTools(registrations, { deprecated: 'keep' }).find((tool) => tool.name === 'old')?.description).toBe('Looks things up.');
+    expect(toOpenAITools(registrations, { deprecated: 'omit' }).map((tool) => tool.function.name)).toEqual(['find']);
+    expect(() => toMcpTools(registrations, { deprecated: 'hide' as never })).toThrow(TypeError);
+  });
+
+  it('lintTools warns once per provider about a deprecated tool', async () => {
+    const findings = lintTools(await (await registry()).listAll(), { providers: ['mcp', 'openai'] }).filter((found) => found.rule === 'deprecated');
+    expect(findings.map((found) => [found.tool_name, found.provider, found.severity])).toEqual([
+      ['old', 'mcp', 'warning'],
+      ['old', 'openai', 'warning'],
+    ]);
+  });
+});
