@@ -18,8 +18,8 @@ it('the tools view has one row per current tool with the documented columns, and
     const { rows } = await database.pool().query(`SELECT * FROM "${schema}".tools ORDER BY tool_name`);
     const fingerprint = async (name: string) => (await registry.history(name)).at(-1)?.fingerprint;
     expect(rows).toEqual([
-      { tool_name: 'nul', version: null, enabled: true, created_at: '2026-01-01T00:00:00.000Z', description: 'a\uFFFDb \\ufffd c', tags: ['x\uFFFD'], fingerprint: await fingerprint('nul') },
-      { tool_name: 'plain', version: '1', enabled: false, created_at: '2026-01-01T00:00:00.000Z', description: 'Searches.', tags: ['a'], fingerprint: await fingerprint('plain') },
+      { tool_name: 'nul', version: null, enabled: true, created_at: '2026-01-01T00:00:00.000Z', description: 'a\uFFFDb \\ufffd c', tags: ['x\uFFFD'], fingerprint: await fingerprint('nul'), deprecation_message: null, deprecation_replacement: null, deprecation_sunset: null },
+      { tool_name: 'plain', version: '1', enabled: false, created_at: '2026-01-01T00:00:00.000Z', description: 'Searches.', tags: ['a'], fingerprint: await fingerprint('plain'), deprecation_message: null, deprecation_replacement: null, deprecation_sunset: null },
     ]);
     // The store itself returns the description exactly.
     expect((await registry.get('nul'))?.spec.description).toBe('a\u0000b \\u0000 c');
