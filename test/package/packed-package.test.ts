@@ -111,6 +111,7 @@ console.log(JSON.stringify({ registration, code, parsed: ToolSpec.parse({ tool_n
         spec: { tool_name: 'search', version: null, description: null, input_schema: {}, output_schema: {}, tags: [] },
         enabled: true,
         created_at: '2025-01-01T00:00:00.000Z',
+        deprecation: null,
       },
       code: 'VERSION_CONFLICT',
       parsed: { tool_name: 'x', version: null, description: null, input_schema: {}, output_schema: {}, tags: [] },

@@ -80,7 +80,8 @@ describe('PostgreSQL change log', () => {
       );
       await client.query(`UPDATE ${schema}.tool_specs SET spec_json = '{"old":true}' WHERE fingerprint = $1`, [FP(2)]);
       await client.query(`UPDATE ${schema}.tool_specs SET tool_name = 'c' WHERE tool_name = 'a' AND fingerprint = $1`, [FP(2)]);
-      await client.query(`TRUNCATE ${schema}.tool_registrations`);
+      // CASCADE: tool_deprecations refers to the registrations (PostgreSQL refuses a TRUNCATE without it).
+      await client.query(`TRUNCATE ${schema}.tool_registrations CASCADE`);
     } finally {
       client.release();
     }

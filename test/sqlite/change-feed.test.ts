@@ -211,6 +211,8 @@ describe('a file migrated from 0003 with many log entries that are not events (m
     // The store's statements name tool_changes unqualified, so on this handle a temp view
     // stands in for the table and counts every row a query reads from it.
     db.exec('CREATE TEMP VIEW tool_changes AS SELECT * FROM main.tool_changes WHERE visited()');
+    // The store prepares its rollback mark (an UPDATE of its newest entry) at open: let the view take it.
+    db.exec('CREATE TEMP TRIGGER tool_changes_mark INSTEAD OF UPDATE ON tool_changes BEGIN UPDATE main.tool_changes SET rollback = NEW.rollback WHERE revision = OLD.revision; END');
     const registry = await openSqliteToolRegistry({ database: db });
     try {
       // The count sees a scan when there is one.
