@@ -82,6 +82,28 @@ describe('SearchIndex', () => {
     }
   });
 
+  it('searched after every write (norms kept between searches), scores exactly as an index built from scratch', () => {
+    const next = random(62);
+    const live = new Map<string, ReturnType<typeof spec>>();
+    const index = new SearchIndex<string>();
+    const terms = ['weather', 'email', 'github', 'stock'].flatMap((word) => tokenize(word));
+    const ranked = (hits: { name: string; score: number }[]) => topHits(hits, 1000).page.map((hit) => [hit.name, hit.score]);
+    for (let step = 0; step < 200; step++) {
+      const name = `tool_${Math.floor(next() * 60)}`;
+      if (next() < 0.3) {
+        index.delete(name);
+        live.delete(name);
+      } else {
+        const made = spec(name, next);
+        index.set(name, name, made);
+        live.set(name, made);
+      }
+      const fresh = new SearchIndex<string>();
+      for (const [key, made] of live) fresh.set(key, key, made);
+      expect(ranked(index.match(terms))).toEqual(ranked(fresh.match(terms)));
+    }
+  });
+
   it('swaps the item without re-indexing when the spec is unchanged', () => {
     const index = new SearchIndex<{ enabled: boolean }>();
     const one = { tool_name: 'a', description: 'weather', tags: [], input_schema: {} };
