@@ -65,23 +65,8 @@ export class SearchIndex<T> {
   /** Scratch for one `set`: term ids in first-occurrence order, and per term id its packed counts (0 between calls). */
   #order: number[] = [];
   #packedOf: number[] = [];
-  /**
-   * Per slot and field: its BM25F length norm, valid while the slot's `#normEpoch` equals
-   * `#epoch`; every change of lengths or live count starts a new epoch (0 is never valid).
-   */
-  #norms = new Float64Array(0);
-  #normEpoch = new Int32Array(0);
-  #epoch = 1;
   /** Scratch per slot for one query. */
   #scores = new Float64Array(0);
-
-  /** Every slot's norms must be computed again (after 2^31 epochs, every slot is marked so). */
-  #newEpoch(): void {
-    if (++this.#epoch === 0x7fffffff) {
-      this.#epoch = 1;
-      this.#normEpoch.fill(0);
-    }
-  }
 
   /** Live tools. */
   get size(): number {
@@ -164,7 +149,6 @@ export class SearchIndex<T> {
       this.#df[id] = (this.#df[id] as number) + 1;
       ids[index] = id;
     }
-    this.#newEpoch();
     this.#termsOf[slot] = ids;
     this.#entries += ids.length;
     this.#slotOf.set(name, slot);
@@ -177,7 +161,6 @@ export class SearchIndex<T> {
     if (slot === undefined) return false;
     this.#slotOf.delete(name);
     this.#live--;
-    this.#newEpoch();
     const ids = this.#termsOf[slot] as Int32Array;
     for (const id of ids) this.#df[id] = (this.#df[id] as number) - 1;
     for (let field = 0; field < FIELD_COUNT; field++) {
@@ -205,7 +188,6 @@ export class SearchIndex<T> {
     this.#used = [];
     this.#df = [];
     this.#packedOf = [];
-    this.#newEpoch();
     this.#totalLength.fill(0);
     this.#live = 0;
     this.#deadEntries = 0;
@@ -256,19 +238,6 @@ export class SearchIndex<T> {
     // Per field: 1 / average length (0 when the field is empty everywhere).
     const inverseAverage = this.#totalLength.map((total) => (total === 0 ? 0 : count / total));
     const lengths = this.#lengths;
-    // Each slot's field norms, computed once per slot (not once per query term) and kept
-    // until a write changes the statistics they depend on (the same expression: same bits).
-    if (this.#normEpoch.length < slots) {
-      const epochs = new Int32Array(Math.max(slots, this.#normEpoch.length * 2));
-      const norms = new Float64Array(epochs.length * FIELD_COUNT);
-      epochs.set(this.#normEpoch);
-      norms.set(this.#norms);
-      this.#normEpoch = epochs;
-      this.#norms = norms;
-    }
-    const epoch = this.#epoch;
-    const normEpoch = this.#normEpoch;
-    const norms = this.#norms;
     for (const id of ids) {
       const df = this.#df[id] as number;
       const idf = Math.log(1 + (count - df + 0.5) / (df + 0.5));
@@ -277,20 +246,14 @@ export class SearchIndex<T> {
       for (let index = 0; index < used; index += 2) {
         const slot = list[index] as number;
         if (names[slot] === undefined) continue;
-        const base = slot * FIELD_COUNT;
-        if (normEpoch[slot] !== epoch) {
-          normEpoch[slot] = epoch;
-          for (let field = 0; field < FIELD_COUNT; field++) {
-            const b = BS[field] as number;
-            norms[base + field] = 1 - b + b * (lengths[base + field] as number) * (inverseAverage[field] as number);
-          }
-        }
         let packed = list[index + 1] as number;
         let tf = 0;
         for (let field = 0; packed !== 0; field++, packed >>>= TF_BITS) {
           const raw = packed & TF_MAX;
           if (raw === 0) continue;
-          tf += ((WEIGHTS[field] as number) * raw) / (norms[base + field] as number);
+          const b = BS[field] as number;
+          const norm = 1 - b + b * (lengths[slot * FIELD_COUNT + field] as number) * (inverseAverage[field] as number);
+          tf += ((WEIGHTS[field] as number) * raw) / norm;
         }
         if (scores[slot] === 0) touched.push(slot);
         scores[slot] = (scores[slot] as number) + (idf * tf) / (K1 + tf);
