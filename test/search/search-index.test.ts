@@ -27,6 +27,18 @@ function spec(name: string, next: () => number) {
   };
 }
 
+/** One random write: the tool removed (3 times in 10) or given a new spec, in the index and in `live`. */
+function write(name: string, next: () => number, index: SearchIndex<string>, live: Map<string, ReturnType<typeof spec>>): void {
+  if (next() < 0.3) {
+    index.delete(name);
+    live.delete(name);
+  } else {
+    const made = spec(name, next);
+    index.set(name, name, { ...made, description: made.description });
+    live.set(name, made);
+  }
+}
+
 describe('tokenize', () => {
   it('splits identifiers at _ . - and camelCase, keeping a short camelCase word whole (not stemmed)', () => {
     expect(tokenize('GitHub_search', { stemming: false })).toEqual(['git', 'hub', 'search', 'github']);
@@ -57,15 +69,7 @@ describe('SearchIndex', () => {
     const index = new SearchIndex<string>();
     const queries = [['weather', 'forecast'], ['email'], ['github', 'issue', 'book'], ['price', 'stock', 'alert', 'citi']].map((words) => words.flatMap((word) => tokenize(word)));
     for (let step = 0; step < 3000; step++) {
-      const name = `tool_${Math.floor(next() * 300)}`;
-      if (next() < 0.3) {
-        index.delete(name);
-        live.delete(name);
-      } else {
-        const made = spec(name, next);
-        index.set(name, name, { ...made, description: made.description });
-        live.set(name, made);
-      }
+      write(`tool_${Math.floor(next() * 300)}`, next, index, live);
       if (step % 500 === 499) {
         const fresh = new SearchIndex<string>();
         for (const name of [...live.keys()].sort()) fresh.set(name, name, live.get(name) as ReturnType<typeof spec>);
@@ -79,6 +83,20 @@ describe('SearchIndex', () => {
           if (all.length > 8) expect(index.top(terms, 3, () => true, all[4]).page).toEqual(all.slice(5, 8));
         }
       }
+    }
+  });
+
+  it('searched after every write (norms kept between searches), scores exactly as an index built from scratch', () => {
+    const next = random(62);
+    const live = new Map<string, ReturnType<typeof spec>>();
+    const index = new SearchIndex<string>();
+    const terms = ['weather', 'email', 'github', 'stock'].flatMap((word) => tokenize(word));
+    const ranked = (hits: { name: string; score: number }[]) => topHits(hits, 1000).page.map((hit) => [hit.name, hit.score]);
+    for (let step = 0; step < 200; step++) {
+      write(`tool_${Math.floor(next() * 60)}`, next, index, live);
+      const fresh = new SearchIndex<string>();
+      for (const [key, made] of live) fresh.set(key, key, made);
+      expect(ranked(index.match(terms))).toEqual(ranked(fresh.match(terms)));
     }
   });
 

@@ -62,6 +62,9 @@ export class SearchIndex<T> {
   #entries = 0;
   /** Slots dead but not yet free (their postings are still in the lists). */
   #dying: number[] = [];
+  /** Scratch for one `set`: term ids in first-occurrence order, and per term id its packed counts (0 between calls). */
+  #order: number[] = [];
+  #packedOf: number[] = [];
   /** Scratch per slot for one query. */
   #scores = new Float64Array(0);
 
@@ -96,12 +99,28 @@ export class SearchIndex<T> {
     }
     this.delete(name);
     const fields = specTerms(spec);
-    const counts = new Map<string, number>();
+    // Per-tool counts in scratch arrays indexed by term id (no Map of strings per tool): the
+    // ids in the order their terms first occur, and each id's packed per-field counts.
+    const order = this.#order;
+    const packedOf = this.#packedOf;
+    let distinct = 0;
     for (let field = 0; field < FIELD_COUNT; field++) {
       const shift = field * TF_BITS;
-      for (const term of fields[field] as string[]) {
-        const packed = counts.get(term) ?? 0;
-        if (((packed >> shift) & TF_MAX) < TF_MAX) counts.set(term, packed + (1 << shift));
+      const terms = fields[field] as string[];
+      for (let at = 0; at < terms.length; at++) {
+        const term = terms[at] as string;
+        let id = this.#termId.get(term);
+        if (id === undefined) {
+          id = this.#postings.length;
+          this.#termId.set(term, id);
+          this.#postings.push(EMPTY);
+          this.#used.push(0);
+          this.#df.push(0);
+          packedOf.push(0);
+        }
+        const packed = packedOf[id] as number;
+        if (packed === 0) order[distinct++] = id;
+        if (((packed >> shift) & TF_MAX) < TF_MAX) packedOf[id] = packed + (1 << shift);
       }
     }
     const slot = this.#free.pop() ?? this.#names.length;
@@ -112,17 +131,11 @@ export class SearchIndex<T> {
       this.#lengths[slot * FIELD_COUNT + field] = length;
       this.#totalLength[field] = (this.#totalLength[field] as number) + length;
     }
-    const ids = new Int32Array(counts.size);
-    let index = 0;
-    for (const [term, packed] of counts) {
-      let id = this.#termId.get(term);
-      if (id === undefined) {
-        id = this.#postings.length;
-        this.#termId.set(term, id);
-        this.#postings.push(EMPTY);
-        this.#used.push(0);
-        this.#df.push(0);
-      }
+    const ids = new Int32Array(distinct);
+    for (let index = 0; index < distinct; index++) {
+      const id = order[index] as number;
+      const packed = packedOf[id] as number;
+      packedOf[id] = 0;
       const used = this.#used[id] as number;
       let list = this.#postings[id] as Int32Array;
       if (used + 2 > list.length) {
@@ -134,7 +147,7 @@ export class SearchIndex<T> {
       list[used + 1] = packed;
       this.#used[id] = used + 2;
       this.#df[id] = (this.#df[id] as number) + 1;
-      ids[index++] = id;
+      ids[index] = id;
     }
     this.#termsOf[slot] = ids;
     this.#entries += ids.length;
@@ -174,6 +187,7 @@ export class SearchIndex<T> {
     this.#postings = [];
     this.#used = [];
     this.#df = [];
+    this.#packedOf = [];
     this.#totalLength.fill(0);
     this.#live = 0;
     this.#deadEntries = 0;

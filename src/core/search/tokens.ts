@@ -51,13 +51,13 @@ const MAX_STEMS = 50_000;
 
 /** The Porter stem of a plain English word (others are kept as they are); memoized. */
 function stem(word: string): string {
-  if (!ASCII_WORD.test(word) || word.length < 3) return word;
+  // The memo first: it holds only words the test below lets through.
   let found = stems.get(word);
-  if (found === undefined) {
-    found = stemmer(word);
-    if (stems.size >= MAX_STEMS) stems.clear();
-    stems.set(word, found);
-  }
+  if (found !== undefined) return found;
+  if (word.length < 3 || !ASCII_WORD.test(word)) return word;
+  found = stemmer(word);
+  if (stems.size >= MAX_STEMS) stems.clear();
+  stems.set(word, found);
   return found;
 }
 
@@ -114,10 +114,18 @@ export function tokenize(text: string, options: TokenOptions = {}): string[] {
   const raw: string[] = [];
   const joined: string[] = [];
   words(text, identifiers, raw, joined);
-  const folded = raw.map(foldCase);
-  const kept = stopWords ? folded.filter((word) => !STOP_WORDS.has(word)) : folded;
-  const chosen = kept.length === 0 ? folded : kept;
-  if (stemming) for (let index = 0; index < chosen.length; index++) chosen[index] = stem(chosen[index] as string);
+  // One pass: folded, stop words dropped, stemmed; a second only when all were stop words.
+  const chosen: string[] = [];
+  for (let index = 0; index < raw.length; index++) {
+    const word = foldCase(raw[index] as string);
+    if (!stopWords || !STOP_WORDS.has(word)) chosen.push(stemming ? stem(word) : word);
+  }
+  if (chosen.length === 0) {
+    for (let index = 0; index < raw.length; index++) {
+      const word = foldCase(raw[index] as string);
+      chosen.push(stemming ? stem(word) : word);
+    }
+  }
   for (const word of joined) chosen.push(foldCase(word));
   return chosen;
 }
