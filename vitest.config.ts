@@ -1,11 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Files that need a module graph of their own: they replace a module (`vi.mock`), a global
+ * (`vi.stubGlobal`) or the timers (`vi.useFakeTimers` in the watch harness) for the whole file.
+ */
+const ISOLATED = [
+  'test/sqlite/watch-poll.test.ts',
+  'test/sqlite/watch-poll-fallback.test.ts',
+  'test/sqlite/watch-poll-silent.test.ts',
+  'test/exports/oracle-gemini.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Builds dist/ when src/ is newer, so tests that spawn the built package never run stale code;
-    // and one PostgreSQL server per run (embedded, or TOOL_REGISTRY_TEST_PG_URL): files inject its URL.
-    globalSetup: ['test/global-setup.ts', 'test/support/postgres-global-setup.ts'],
     // Files in parallel. Vitest's default is one worker per core less one: a single worker on
     // 2 cores, so every file waited for the one before it while most of them wait on child
     // processes, fsync or a server. Three share 2 cores well (docs/testing.md).
@@ -17,5 +24,23 @@ export default defineConfig({
     // STORES=memory,sqlite-memory narrows the conformance run for a quick local loop.
     reporters: ['default', 'json'],
     outputFile: { json: '.tmp/vitest-results.json' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: ISOLATED,
+          // One module graph per worker, not per file: importing the library, zod, Kysely and
+          // ajv again for each of ~110 files cost more than the in-process tests themselves
+          // (docs/testing.md). A file must leave no global change behind (the rules there).
+          isolate: false,
+          // Builds dist/ when src/ is newer, so tests that spawn the built package never run stale code;
+          // and one PostgreSQL server per run (embedded, or TOOL_REGISTRY_TEST_PG_URL): files inject its URL.
+          globalSetup: ['test/global-setup.ts', 'test/support/postgres-global-setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'isolated', include: ISOLATED } },
+    ],
   },
 });

@@ -10,8 +10,10 @@ import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-c
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, createToken, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
-import { CLI, ROOT, childEnv, runCli, writeJson } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, runCli, writeJson, useChildProcessTimeout } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
+
+useChildProcessTimeout();
 
 // What the callbacks of page.evaluate() use in the page (this project's TypeScript has no DOM library).
 interface PageElement { readonly id: string; readonly textContent: string | null; readonly scrollWidth: number }
@@ -263,7 +265,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('heading', { level: 1, name: 'search' }).waitFor();
     // While the page shows 1.1.0, an operator deploys 1.2.0 with the command, on the same file.
     const file = writeJson(join(dir, 'search-1.2.0.json'), tool('search', '1.2.0', { tags: ['web', 'read'] }));
-    const cli = runCli(['register', file, '--db', db], { cwd: dir });
+    const cli = await runCli(['register', file, '--db', db], { cwd: dir });
     expect(cli.code, cli.stderr).toBe(0);
 
     await page.getByRole('button', { name: 'Enable', exact: true }).click();

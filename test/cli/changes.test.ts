@@ -1,8 +1,10 @@
 // The command's history, get --version, changes, watch and conditional writes (issue 11).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 import type { CliResult } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
@@ -18,37 +20,37 @@ describe('conditional writes on the command line', () => {
     const v1 = writeJson(join(cwd, 'v1.json'), spec('deploy', '1.4.0'));
     const v2 = writeJson(join(cwd, 'v2.json'), spec('deploy', '2.0.0'));
     const v3 = writeJson(join(cwd, 'v3.json'), spec('deploy', '3.0.0'));
-    ok(runCli(['register', v1, '--expect-absent'], { cwd }));
-    const absent = runCli(['register', v2, '--expect-absent'], { cwd });
+    ok(await runCli(['register', v1, '--expect-absent'], { cwd }));
+    const absent = await runCli(['register', v2, '--expect-absent'], { cwd });
     expect([absent.code, errorCode(absent.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
-    ok(runCli(['register', v2, '--expect-version', '1.4.0'], { cwd }));
-    const stale = runCli(['register', v3, '--expect-version', '1.4.0'], { cwd });
+    ok(await runCli(['register', v2, '--expect-version', '1.4.0'], { cwd }));
+    const stale = await runCli(['register', v3, '--expect-version', '1.4.0'], { cwd });
     expect([stale.code, errorCode(stale.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
-    const wrongDisable = runCli(['disable', 'deploy', '--expect-version', '1.4.0'], { cwd });
+    const wrongDisable = await runCli(['disable', 'deploy', '--expect-version', '1.4.0'], { cwd });
     expect([wrongDisable.code, errorCode(wrongDisable.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
-    ok(runCli(['disable', 'deploy', '--expect-version', '2.0.0'], { cwd }));
-    ok(runCli(['enable', 'deploy', '--expect-version', '2.0.0'], { cwd }));
-    const wrongRemove = runCli(['remove', 'deploy', '--expect-absent'], { cwd });
+    ok(await runCli(['disable', 'deploy', '--expect-version', '2.0.0'], { cwd }));
+    ok(await runCli(['enable', 'deploy', '--expect-version', '2.0.0'], { cwd }));
+    const wrongRemove = await runCli(['remove', 'deploy', '--expect-absent'], { cwd });
     expect([wrongRemove.code, errorCode(wrongRemove.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
     expect(await withLibrary(db, async (registry) => (await registry.get('deploy'))?.spec.version)).toBe('2.0.0');
-    ok(runCli(['remove', 'deploy', '--expect-version', '2.0.0'], { cwd }));
+    ok(await runCli(['remove', 'deploy', '--expect-version', '2.0.0'], { cwd }));
     expect(await withLibrary(db, (registry) => registry.has('deploy'))).toBe(false);
   });
 
-  it('both flags together, or a condition on an array of specs, is a usage error (exit 2) that writes nothing', () => {
+  it('both flags together, or a condition on an array of specs, is a usage error (exit 2) that writes nothing', async () => {
     const cwd = tempDir();
     const one = writeJson(join(cwd, 'one.json'), spec('one'));
     const many = writeJson(join(cwd, 'many.json'), [spec('a'), spec('b')]);
-    const both = runCli(['register', one, '--expect-absent', '--expect-version', '1'], { cwd });
+    const both = await runCli(['register', one, '--expect-absent', '--expect-version', '1'], { cwd });
     expect([both.code, errorCode(both.stderr)]).toEqual([2, 'USAGE']);
-    const array = runCli(['register', many, '--expect-absent'], { cwd });
+    const array = await runCli(['register', many, '--expect-absent'], { cwd });
     expect([array.code, errorCode(array.stderr)]).toEqual([2, 'USAGE']);
-    expect(runCli(['list'], { cwd }).code).toBe(1); // still no database
+    expect((await runCli(['list'], { cwd })).code).toBe(1); // still no database
   });
 
   it('five processes race one conditional switch: exactly one wins', async () => {
     const cwd = tempDir();
-    ok(runCli(['register', writeJson(join(cwd, 'v1.json'), spec('deploy', '1'))], { cwd }));
+    ok(await runCli(['register', writeJson(join(cwd, 'v1.json'), spec('deploy', '1'))], { cwd }));
     const files = Array.from({ length: 5 }, (_, i) => writeJson(join(cwd, `v2-${i}.json`), spec('deploy', `2.${i}`)));
     const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], { cwd })));
     expect(results.filter((result) => result.code === 0)).toHaveLength(1);
@@ -64,30 +66,30 @@ describe('history, get --version, changes and status', () => {
     const db = join(cwd, 'tool-registry.db');
     // Keys deliberately unsorted: the command prints them as registered.
     const v1 = { output_schema: { type: 'object' }, tool_name: 'weather', input_schema: { type: 'object', properties: { q: { type: 'string' } } }, version: '1' };
-    ok(runCli(['register', writeJson(join(cwd, 'v1.json'), v1)], { cwd }));
-    ok(runCli(['register', writeJson(join(cwd, 'v2.json'), { ...v1, version: '2' })], { cwd }));
-    ok(runCli(['disable', 'weather'], { cwd }));
-    ok(runCli(['remove', 'weather'], { cwd }));
-    const history = ok(runCli(['history', 'weather', '--json'], { cwd }));
+    ok(await runCli(['register', writeJson(join(cwd, 'v1.json'), v1)], { cwd }));
+    ok(await runCli(['register', writeJson(join(cwd, 'v2.json'), { ...v1, version: '2' })], { cwd }));
+    ok(await runCli(['disable', 'weather'], { cwd }));
+    ok(await runCli(['remove', 'weather'], { cwd }));
+    const history = ok(await runCli(['history', 'weather', '--json'], { cwd }));
     expect(JSON.parse(history.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.history('weather'))));
-    expect(ok(runCli(['history', 'weather'], { cwd })).stdout).toMatch(/^VERSION +FINGERPRINT +FIRST_REGISTERED_AT +CURRENT\n1 .*\n2 /);
-    const old = ok(runCli(['get', 'weather', '--version', '1', '--json'], { cwd }));
+    expect(ok(await runCli(['history', 'weather'], { cwd })).stdout).toMatch(/^VERSION +FINGERPRINT +FIRST_REGISTERED_AT +CURRENT\n1 .*\n2 /);
+    const old = ok(await runCli(['get', 'weather', '--version', '1', '--json'], { cwd }));
     expect(old.stdout).toBe(`${JSON.stringify(JSON.parse(history.stdout)[0], null, 2)}\n`);
     expect(Object.keys((JSON.parse(old.stdout) as { spec: object }).spec)).toEqual(['output_schema', 'tool_name', 'input_schema', 'version', 'description', 'tags']);
-    const missing = runCli(['get', 'weather', '--version', '9'], { cwd });
+    const missing = await runCli(['get', 'weather', '--version', '9'], { cwd });
     expect([missing.code, errorCode(missing.stderr)]).toEqual([1, 'TOOL_NOT_FOUND']);
-    const unknown = runCli(['history', 'nothing'], { cwd });
+    const unknown = await runCli(['history', 'nothing'], { cwd });
     expect([unknown.code, errorCode(unknown.stderr)]).toEqual([1, 'TOOL_NOT_FOUND']);
-    const changes = ok(runCli(['changes', '--json'], { cwd }));
+    const changes = ok(await runCli(['changes', '--json'], { cwd }));
     expect(JSON.parse(changes.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.changes())));
-    const table = ok(runCli(['changes', '--since', '2'], { cwd })).stdout;
+    const table = ok(await runCli(['changes', '--since', '2'], { cwd })).stdout;
     expect(table).toMatch(/^REVISION +AT +ACTION +NAME +VERSION\n3 .* disabled +weather +2\n4 .* removed +weather +2\nrevision: 4\n$/);
-    expect(ok(runCli(['changes', '--since', '4'], { cwd })).stdout).toBe('no changes after revision 4 (current revision 4)\n');
+    expect(ok(await runCli(['changes', '--since', '4'], { cwd })).stdout).toBe('no changes after revision 4 (current revision 4)\n');
     // --limit 0: the current revision alone, not "no changes" (there are four after 0).
-    expect(ok(runCli(['changes', '--limit', '0'], { cwd })).stdout).toBe('revision: 4\n');
-    expect(JSON.parse(ok(runCli(['status', '--json'], { cwd })).stdout)).toMatchObject({ revision: 4 });
-    expect(ok(runCli(['status'], { cwd })).stdout).toMatch(/^revision: +4$/m);
-    const bad = runCli(['changes', '--since', '-1'], { cwd });
+    expect(ok(await runCli(['changes', '--limit', '0'], { cwd })).stdout).toBe('revision: 4\n');
+    expect(JSON.parse(ok(await runCli(['status', '--json'], { cwd })).stdout)).toMatchObject({ revision: 4 });
+    expect(ok(await runCli(['status'], { cwd })).stdout).toMatch(/^revision: +4$/m);
+    const bad = await runCli(['changes', '--since', '-1'], { cwd });
     expect([bad.code, errorCode(bad.stderr)]).toEqual([2, 'USAGE']);
   });
 });
@@ -96,7 +98,7 @@ describe('watch', () => {
   it('prints one JSON event per line as other processes commit, and exits 0 on SIGINT and SIGTERM', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'tool-registry.db');
-    ok(runCli(['register', writeJson(join(cwd, 'first.json'), spec('first'))], { cwd }));
+    ok(await runCli(['register', writeJson(join(cwd, 'first.json'), spec('first'))], { cwd }));
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       const watch = startCli(['watch', '--since', '0'], { cwd });
       try {

@@ -3,8 +3,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 import { shippedMigrations } from '../../src/stores/sqlite/migrations.js';
+
+useChildProcessTimeout();
 
 /** What status() reports as the schema version: the newest shipped migration. */
 const LATEST_MIGRATION = shippedMigrations().at(-1)!.name;
@@ -12,15 +14,15 @@ const LATEST_MIGRATION = shippedMigrations().at(-1)!.name;
 const tempDir = useTempDir();
 
 /** A folder with tool-registry.db holding weather (1.0.0, tags demo/http), calc (unversioned, disabled) and search. */
-function seeded(): { cwd: string; db: string } {
+async function seeded(): Promise<{ cwd: string; db: string }> {
   const cwd = tempDir();
   const file = writeJson(join(cwd, 'tools.json'), [
     spec('weather', '1.0.0', { tags: ['demo', 'http'] }),
     spec('calc', null, { tags: ['demo'] }),
     spec('search', '2', { tags: ['http'] }),
   ]);
-  expect(runCli(['register', file], { cwd }).code).toBe(0);
-  expect(runCli(['disable', 'calc'], { cwd }).code).toBe(0);
+  expect((await runCli(['register', file], { cwd })).code).toBe(0);
+  expect((await runCli(['disable', 'calc'], { cwd })).code).toBe(0);
   return { cwd, db: join(cwd, 'tool-registry.db') };
 }
 
@@ -29,19 +31,19 @@ describe('register', () => {
     const cwd = tempDir();
     const db = join(cwd, 'tool-registry.db');
     const file = writeJson(join(cwd, 'one.json'), spec('weather', '1.0.0'));
-    const first = runCli(['register', file], { cwd });
+    const first = await runCli(['register', file], { cwd });
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(/^added weather 1\.0\.0/);
     const stored = await withLibrary(db, (registry) => registry.get('weather'));
     expect(stored?.spec).toEqual(plain({ ...spec('weather', '1.0.0') }));
 
-    const again = runCli(['register', file], { cwd });
+    const again = await runCli(['register', file], { cwd });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^unchanged weather/);
     expect(await withLibrary(db, (registry) => registry.get('weather'))).toEqual(stored);
 
     writeJson(file, spec('weather', '1.1.0'));
-    const replaced = runCli(['register', file], { cwd });
+    const replaced = await runCli(['register', file], { cwd });
     expect(replaced.code).toBe(0);
     expect(replaced.stdout).toMatch(/^replaced weather 1\.0\.0 -> 1\.1\.0/);
     expect((await withLibrary(db, (registry) => registry.get('weather')))?.spec.version).toBe('1.1.0');
@@ -49,7 +51,7 @@ describe('register', () => {
 
   it('registers an array from standard input', async () => {
     const cwd = tempDir();
-    const result = runCli(['register', '-'], { cwd, input: JSON.stringify([spec('a'), spec('b', null)]) });
+    const result = await runCli(['register', '-'], { cwd, input: JSON.stringify([spec('a'), spec('b', null)]) });
     expect(result.code).toBe(0);
     expect(result.stdout.trim().split('\n')).toHaveLength(2);
     const names = await withLibrary(join(cwd, 'tool-registry.db'), async (registry) =>
@@ -59,9 +61,9 @@ describe('register', () => {
   });
 
   it('refuses a same-version different spec with VERSION_CONFLICT and changes nothing', async () => {
-    const { cwd, db } = seeded();
+    const { cwd, db } = await seeded();
     const before = await withLibrary(db, (registry) => registry.exportSnapshot());
-    const result = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('weather', '1.0.0', { description: 'changed' })) });
+    const result = await runCli(['register', '-'], { cwd, input: JSON.stringify(spec('weather', '1.0.0', { description: 'changed' })) });
     expect(result.code).toBe(1);
     expect(errorCode(result.stderr)).toBe('VERSION_CONFLICT');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -70,11 +72,11 @@ describe('register', () => {
 });
 
 describe('register with control characters in the version', () => {
-  it('says added / replaced with them escaped, as the tables do (no raw terminal escapes)', () => {
+  it('says added / replaced with them escaped, as the tables do (no raw terminal escapes)', async () => {
     const cwd = tempDir();
     const red = '1\u001b[31mRED\u001b[0m';
     for (const version of [red, `${red}2`]) {
-      const result = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('painted', version)) });
+      const result = await runCli(['register', '-'], { cwd, input: JSON.stringify(spec('painted', version)) });
       expect(result.code).toBe(0);
       expect(result.stdout).not.toContain('\u001b');
       expect(result.stdout).toContain('\\u001b[31m');
@@ -83,9 +85,9 @@ describe('register with control characters in the version', () => {
 });
 
 describe('list', () => {
-  it('prints an aligned table of the enabled tools', () => {
-    const { cwd } = seeded();
-    const result = runCli(['list'], { cwd });
+  it('prints an aligned table of the enabled tools', async () => {
+    const { cwd } = await seeded();
+    const result = await runCli(['list'], { cwd });
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^NAME\s+VERSION\s+ENABLED\s+DEPRECATED\s+CREATED_AT\s+TAGS$/);
@@ -96,9 +98,9 @@ describe('list', () => {
     expect(lines.find((line) => line.startsWith('weather'))).toMatch(/weather\s+1\.0\.0\s+yes\s+-\s+\d{4}-\S+Z\s+demo, http$/);
   });
 
-  it('--all includes disabled tools', () => {
-    const { cwd } = seeded();
-    const lines = runCli(['list', '--all'], { cwd }).stdout.trimEnd().split('\n').slice(1);
+  it('--all includes disabled tools', async () => {
+    const { cwd } = await seeded();
+    const lines = (await runCli(['list', '--all'], { cwd })).stdout.trimEnd().split('\n').slice(1);
     expect(lines.map((line) => line.split(/\s+/).slice(0, 3))).toEqual([
       ['calc', '-', 'no'],
       ['search', '2', 'yes'],
@@ -107,9 +109,9 @@ describe('list', () => {
   });
 
   it('--json prints exactly listAll(), with and without --all', async () => {
-    const { cwd, db } = seeded();
-    const enabled = runCli(['list', '--json'], { cwd });
-    const all = runCli(['list', '--all', '--json'], { cwd });
+    const { cwd, db } = await seeded();
+    const enabled = await runCli(['list', '--json'], { cwd });
+    const all = await runCli(['list', '--all', '--json'], { cwd });
     expect(enabled.code).toBe(0);
     expect(JSON.parse(enabled.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.listAll())));
     expect(JSON.parse(all.stdout)).toEqual(
@@ -118,24 +120,24 @@ describe('list', () => {
     expect(all.stdout).toBe(`${JSON.stringify(await withLibrary(db, (registry) => registry.listAll({ includeDisabled: true })), null, 2)}\n`);
   });
 
-  it('--tag filters by tag; repeated, every tag must match', () => {
-    const { cwd } = seeded();
-    const names = (args: string[]): string[] =>
-      (JSON.parse(runCli(['list', ...args, '--json'], { cwd }).stdout) as { spec: { tool_name: string } }[]).map(
+  it('--tag filters by tag; repeated, every tag must match', async () => {
+    const { cwd } = await seeded();
+    const names = async (args: string[]): Promise<string[]> =>
+      (JSON.parse((await runCli(['list', ...args, '--json'], { cwd })).stdout) as { spec: { tool_name: string } }[]).map(
         (tool) => tool.spec.tool_name,
       );
-    expect(names(['--tag', 'demo'])).toEqual(['weather']);
-    expect(names(['--all', '--tag', 'demo'])).toEqual(['calc', 'weather']);
-    expect(names(['--tag', 'demo', '--tag', 'http'])).toEqual(['weather']);
-    expect(names(['--tag', 'nope'])).toEqual([]);
-    const none = runCli(['list', '--tag', 'nope'], { cwd });
+    expect(await names(['--tag', 'demo'])).toEqual(['weather']);
+    expect(await names(['--all', '--tag', 'demo'])).toEqual(['calc', 'weather']);
+    expect(await names(['--tag', 'demo', '--tag', 'http'])).toEqual(['weather']);
+    expect(await names(['--tag', 'nope'])).toEqual([]);
+    const none = await runCli(['list', '--tag', 'nope'], { cwd });
     expect(none.code).toBe(0);
     expect(none.stdout).toMatch(/^no enabled tools tagged "nope"/);
   });
-  it('keeps one row per tool when a tag holds control characters (shown escaped)', () => {
+  it('keeps one row per tool when a tag holds control characters (shown escaped)', async () => {
     const cwd = tempDir();
-    expect(runCli(['register', '-'], { cwd, input: JSON.stringify(spec('odd', '1', { tags: ['two\nlines', 'tab\there'] })) }).code).toBe(0);
-    const lines = runCli(['list'], { cwd }).stdout.trimEnd().split('\n');
+    expect((await runCli(['register', '-'], { cwd, input: JSON.stringify(spec('odd', '1', { tags: ['two\nlines', 'tab\there'] })) })).code).toBe(0);
+    const lines = (await runCli(['list'], { cwd })).stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatch(/two\\nlines, tab\\there$/);
   });
@@ -143,22 +145,22 @@ describe('list', () => {
 
 describe('get', () => {
   it('prints the registration with its schemas, and --json prints exactly get()', async () => {
-    const { cwd, db } = seeded();
-    const human = runCli(['get', 'weather'], { cwd });
+    const { cwd, db } = await seeded();
+    const human = await runCli(['get', 'weather'], { cwd });
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(/^name:\s+weather$/m);
     expect(human.stdout).toMatch(/^version:\s+1\.0\.0$/m);
     // Keys in the order they were registered (issue 11), not sorted.
     expect(human.stdout).toMatch(/^input_schema:\n {2}\{\n {4}"type"/m);
-    const json = runCli(['get', 'calc', '--json'], { cwd });
+    const json = await runCli(['get', 'calc', '--json'], { cwd });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.get('calc'))));
   });
 
-  it('exits 1 with TOOL_NOT_FOUND for an unknown name (names are case-sensitive)', () => {
-    const { cwd } = seeded();
+  it('exits 1 with TOOL_NOT_FOUND for an unknown name (names are case-sensitive)', async () => {
+    const { cwd } = await seeded();
     for (const name of ['nope', 'Weather']) {
-      const result = runCli(['get', name, '--json'], { cwd });
+      const result = await runCli(['get', name, '--json'], { cwd });
       expect(result.code).toBe(1);
       expect(errorCode(result.stderr)).toBe('TOOL_NOT_FOUND');
       expect(result.stdout).toBe('');
@@ -168,33 +170,33 @@ describe('get', () => {
 
 describe('enable, disable, remove', () => {
   it('disable and enable change the flag, and say when it was already so', async () => {
-    const { cwd, db } = seeded();
-    expect(runCli(['disable', 'weather'], { cwd }).stdout).toMatch(/^disabled weather/);
+    const { cwd, db } = await seeded();
+    expect((await runCli(['disable', 'weather'], { cwd })).stdout).toMatch(/^disabled weather/);
     expect((await withLibrary(db, (registry) => registry.get('weather')))?.enabled).toBe(false);
-    expect(runCli(['disable', 'weather'], { cwd }).stdout).toMatch(/already disabled/);
-    const enabled = runCli(['enable', 'weather'], { cwd });
+    expect((await runCli(['disable', 'weather'], { cwd })).stdout).toMatch(/already disabled/);
+    const enabled = await runCli(['enable', 'weather'], { cwd });
     expect(enabled.code).toBe(0);
     expect(enabled.stdout).toMatch(/^enabled weather/);
     expect((await withLibrary(db, (registry) => registry.get('weather')))?.enabled).toBe(true);
-    expect(runCli(['enable', 'weather'], { cwd }).stdout).toMatch(/already enabled/);
+    expect((await runCli(['enable', 'weather'], { cwd })).stdout).toMatch(/already enabled/);
   });
 
-  it('enable and disable of an unknown name exit 1 with TOOL_NOT_FOUND', () => {
-    const { cwd } = seeded();
+  it('enable and disable of an unknown name exit 1 with TOOL_NOT_FOUND', async () => {
+    const { cwd } = await seeded();
     for (const command of ['enable', 'disable']) {
-      const result = runCli([command, 'nope'], { cwd });
+      const result = await runCli([command, 'nope'], { cwd });
       expect(result.code).toBe(1);
       expect(errorCode(result.stderr)).toBe('TOOL_NOT_FOUND');
     }
   });
 
   it('remove exits 0 whether or not the tool was there, and says which', async () => {
-    const { cwd, db } = seeded();
-    const removed = runCli(['remove', 'search'], { cwd });
+    const { cwd, db } = await seeded();
+    const removed = await runCli(['remove', 'search'], { cwd });
     expect(removed.code).toBe(0);
     expect(removed.stdout).toMatch(/^removed search/);
     expect(await withLibrary(db, (registry) => registry.has('search'))).toBe(false);
-    const again = runCli(['remove', 'search'], { cwd });
+    const again = await runCli(['remove', 'search'], { cwd });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^nothing removed/);
   });
@@ -202,43 +204,43 @@ describe('enable, disable, remove', () => {
 
 describe('status, verify, migrate', () => {
   it('status --json is the library status(); the human form names the same facts', async () => {
-    const { cwd, db } = seeded();
-    const json = runCli(['--db', db, 'status', '--json'], { cwd });
+    const { cwd, db } = await seeded();
+    const json = await runCli(['--db', db, 'status', '--json'], { cwd });
     expect(json.code).toBe(0);
     const status = JSON.parse(json.stdout) as Record<string, unknown>;
     expect(status).toEqual(plain(await withLibrary(db, (registry) => registry.status())));
     expect(status).toMatchObject({ tools: 3, enabled: 2, disabled: 1, journalMode: 'wal', schemaVersion: LATEST_MIGRATION });
-    const human = runCli(['status'], { cwd });
+    const human = await runCli(['status'], { cwd });
     expect(human.stdout).toMatch(new RegExp(`^schema version:\\s+${LATEST_MIGRATION}$`, 'm'));
     expect(human.stdout).toMatch(/^tools:\s+3 \(2 enabled, 1 disabled\)$/m);
     expect(human.stdout).toMatch(/^journal mode:\s+wal$/m);
   });
 
   it('verify exits 0 on a sound file, --json prints the library report', async () => {
-    const { cwd, db } = seeded();
-    const result = runCli(['verify'], { cwd });
+    const { cwd, db } = await seeded();
+    const result = await runCli(['verify'], { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('ok: the integrity check passed and 3 tools meet the contracts\n');
-    expect(runCli(['remove', 'calc'], { cwd }).code).toBe(0);
-    expect(runCli(['remove', 'search'], { cwd }).code).toBe(0);
-    expect(runCli(['verify'], { cwd }).stdout).toBe('ok: the integrity check passed and 1 tool meets the contracts\n');
-    const json = runCli(['verify', '--json'], { cwd });
+    expect((await runCli(['remove', 'calc'], { cwd })).code).toBe(0);
+    expect((await runCli(['remove', 'search'], { cwd })).code).toBe(0);
+    expect((await runCli(['verify'], { cwd })).stdout).toBe('ok: the integrity check passed and 1 tool meets the contracts\n');
+    const json = await runCli(['verify', '--json'], { cwd });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual(plain(await withLibrary(db, (registry) => registry.verify())));
   });
 
   it('verify exits 1 with VERIFY_FAILED and lists the problems of a damaged file', async () => {
-    const { cwd, db } = seeded();
+    const { cwd, db } = await seeded();
     const raw = new Database(db);
     raw.prepare("UPDATE tool_registrations SET created_at = 'last tuesday' WHERE tool_name = 'search'").run();
     raw.close();
-    const result = runCli(['verify'], { cwd });
+    const result = await runCli(['verify'], { cwd });
     expect(result.code).toBe(1);
     expect(errorCode(result.stderr)).toBe('VERIFY_FAILED');
     const details = result.stderr.trimEnd().split('\n').slice(1);
     expect(details.length).toBeGreaterThan(0);
     expect(details.some((line) => /^ {2}contract search: /.test(line))).toBe(true);
-    const json = runCli(['verify', '--json'], { cwd });
+    const json = await runCli(['verify', '--json'], { cwd });
     expect(json.code).toBe(1);
     expect(errorCode(json.stderr)).toBe('VERIFY_FAILED');
     const report = JSON.parse(json.stdout) as { ok: boolean };
@@ -249,14 +251,14 @@ describe('status, verify, migrate', () => {
   it('migrate creates a new file and reports the applied migrations; again it applies none', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'fresh.db');
-    const first = runCli(['--db', db, 'migrate'], { cwd });
+    const first = await runCli(['--db', db, 'migrate'], { cwd });
     expect(first.code).toBe(0);
     expect(existsSync(db)).toBe(true);
     expect(first.stdout).toMatch(/^created /m);
     expect(first.stdout).toMatch(/^applied 0001_init$/m);
     const status = await withLibrary(db, (registry) => registry.status());
     expect(status.appliedMigrations).toContain('0001_init');
-    const second = runCli(['--db', db, 'migrate'], { cwd });
+    const second = await runCli(['--db', db, 'migrate'], { cwd });
     expect(second.code).toBe(0);
     expect(second.stdout).not.toMatch(/^(created|applied) /m);
     expect(second.stdout).toMatch(/0 new/);
@@ -264,14 +266,14 @@ describe('status, verify, migrate', () => {
 });
 
 describe('registry errors from the store', () => {
-  it('a database migrated by a newer release is SCHEMA_TOO_NEW for reads, writes and migrate, and stays untouched', () => {
-    const { cwd, db } = seeded();
+  it('a database migrated by a newer release is SCHEMA_TOO_NEW for reads, writes and migrate, and stays untouched', async () => {
+    const { cwd, db } = await seeded();
     const raw = new Database(db);
     raw.prepare("INSERT INTO schema_migrations (name, applied_at) VALUES ('9999_from_the_future', '2030-01-01T00:00:00Z')").run();
     raw.close();
     const before = sha256(db);
     for (const args of [['list'], ['status', '--json'], ['migrate'], ['remove', 'weather'], ['register', '-']]) {
-      const result = runCli(args, { cwd, input: JSON.stringify(spec('x')) });
+      const result = await runCli(args, { cwd, input: JSON.stringify(spec('x')) });
       expect(result.code, args.join(' ')).toBe(1);
       expect(errorCode(result.stderr)).toBe('SCHEMA_TOO_NEW');
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
@@ -280,11 +282,11 @@ describe('registry errors from the store', () => {
   });
 
   it('a write while another connection holds the write lock is STORAGE_BUSY, exit 1, no stack', async () => {
-    const { cwd, db } = seeded();
+    const { cwd, db } = await seeded();
     const holder = new Database(db);
     holder.exec('BEGIN IMMEDIATE');
     try {
-      const result = runCli(['disable', 'weather'], { cwd });
+      const result = await runCli(['disable', 'weather'], { cwd });
       expect(result.code).toBe(1);
       expect(errorCode(result.stderr)).toBe('STORAGE_BUSY');
       expect(result.stderr.trim().split('\n')).toHaveLength(1);

@@ -7,12 +7,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { damagePages } from '../support/damaged-file.js';
-import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson } from './helpers.js';
+import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
 /** A database of `count` tools with long descriptions, so it spans many pages. */
-function bigDatabase(cwd: string, count = 2000): string {
+async function bigDatabase(cwd: string, count = 2000): Promise<string> {
   const tools = Array.from({ length: count }, (_, i) => ({
     spec: spec(`tool_${i}`, '1', { description: 'x'.repeat(200) }),
     enabled: true,
@@ -20,31 +22,31 @@ function bigDatabase(cwd: string, count = 2000): string {
   }));
   writeJson(join(cwd, 'big.json'), { tools });
   const db = join(cwd, 'big.db');
-  expect(runCli(['--db', db, 'import', 'big.json'], { cwd }).code).toBe(0);
+  expect((await runCli(['--db', db, 'import', 'big.json'], { cwd })).code).toBe(0);
   return db;
 }
 
 describe('a database damaged after it was created', () => {
-  it('list, get, status, export, register and import are IO_ERROR, exit 1, one line, no stack', () => {
+  it('list, get, status, export, register and import are IO_ERROR, exit 1, one line, no stack', async () => {
     const cwd = tempDir();
-    const db = bigDatabase(cwd);
+    const db = await bigDatabase(cwd);
     damagePages(db);
     writeJson(join(cwd, 'one.json'), spec('one'));
     for (const args of [['list'], ['list', '--json'], ['status'], ['status', '--json'], ['export'], ['register', 'one.json'], ['import', 'big.json']]) {
-      const result = runCli(['--db', db, ...args], { cwd });
+      const result = await runCli(['--db', db, ...args], { cwd });
       expect({ args, code: result.code, error: errorCode(result.stderr) }).toEqual({ args, code: 1, error: 'IO_ERROR' });
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
   });
 
-  it('verify reports the damage as a problem: VERIFY_FAILED (exit 1), and --json says ok: false', () => {
+  it('verify reports the damage as a problem: VERIFY_FAILED (exit 1), and --json says ok: false', async () => {
     const cwd = tempDir();
-    const db = bigDatabase(cwd);
+    const db = await bigDatabase(cwd);
     damagePages(db);
-    const text = runCli(['--db', db, 'verify'], { cwd });
+    const text = await runCli(['--db', db, 'verify'], { cwd });
     expect(text.code).toBe(1);
     expect(errorCode(text.stderr)).toBe('VERIFY_FAILED');
-    const json = runCli(['--db', db, 'verify', '--json'], { cwd });
+    const json = await runCli(['--db', db, 'verify', '--json'], { cwd });
     expect(json.code).toBe(1);
     const report = JSON.parse(json.stdout) as { ok: boolean; problems: { kind: string }[] };
     expect(report.ok).toBe(false);
@@ -72,10 +74,10 @@ function runWithoutWriteAccess(args: readonly string[], cwd: string, db: string,
 }
 
 describe('a database file this process may not write', () => {
-  it('reads work; register, enable, disable, remove and import are READ_ONLY (exit 1, no stack) and change nothing', () => {
+  it('reads work; register, enable, disable, remove and import are READ_ONLY (exit 1, no stack) and change nothing', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'tools.db');
-    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) }).code).toBe(0);
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) })).code).toBe(0);
     const snapshot = JSON.stringify({ tools: [{ spec: spec('other'), enabled: true, created_at: null }] });
     const before = sha256(db);
     expect(runWithoutWriteAccess(['list', '--json'], cwd, db, '').code).toBe(0);
@@ -97,23 +99,23 @@ describe('a database file this process may not write', () => {
 });
 
 describe('a --db URL that is not one', () => {
-  it('a malformed postgres:// URL or a bad ?schema= is a usage error (exit 2), also from TOOL_REGISTRY_DB', () => {
+  it('a malformed postgres:// URL or a bad ?schema= is a usage error (exit 2), also from TOOL_REGISTRY_DB', async () => {
     const cwd = tempDir();
     // A schema given twice is ambiguous: which registry was meant must not be guessed.
     for (const url of ['postgres://bad url', 'postgres://u:p@127.0.0.1:1/db?schema=a-b', 'postgresql://[::1', 'postgres://u:p@127.0.0.1:1/db?schema=a&schema=b']) {
-      const viaFlag = runCli(['--db', url, 'list'], { cwd });
+      const viaFlag = await runCli(['--db', url, 'list'], { cwd });
       expect({ url, code: viaFlag.code, error: errorCode(viaFlag.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
-      const viaEnv = runCli(['register', '-'], { cwd, input: JSON.stringify(spec('x')), env: { TOOL_REGISTRY_DB: url } });
+      const viaEnv = await runCli(['register', '-'], { cwd, input: JSON.stringify(spec('x')), env: { TOOL_REGISTRY_DB: url } });
       expect({ url, code: viaEnv.code, error: errorCode(viaEnv.stderr) }).toEqual({ url, code: 2, error: 'USAGE' });
     }
   });
 });
 
 describe('standard output that cannot be written', () => {
-  it.skipIf(!existsSync('/dev/full'))('export > a full disk (/dev/full) is IO_ERROR, exit 1, one line, no stack', () => {
+  it.skipIf(!existsSync('/dev/full'))('export > a full disk (/dev/full) is IO_ERROR, exit 1, one line, no stack', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'tools.db');
-    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) }).code).toBe(0);
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) })).code).toBe(0);
     for (const args of [['export'], ['list', '--json'], ['export', '--format', 'mcp']]) {
       const full = openSync('/dev/full', 'w');
       try {
@@ -128,20 +130,20 @@ describe('standard output that cannot be written', () => {
 });
 
 describe('a row edited by hand so that it breaks the contract', () => {
-  it('list, get and history still print it (exit 0); verify names it (VERIFY_FAILED)', () => {
+  it('list, get and history still print it (exit 0); verify names it (VERIFY_FAILED)', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'tools.db');
     const tools = [spec('broken', '1', { tags: ['a'] }), spec('fine')];
-    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(tools) }).code).toBe(0);
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(tools) })).code).toBe(0);
     // What an operator might write with the sqlite3 shell: a spec without most of its fields.
     const handle = new Database(db);
     handle.prepare(`UPDATE tool_specs SET spec_json = '{"tool_name":"broken","tags":"a"}' WHERE tool_name = 'broken'`).run();
     handle.close();
     for (const args of [['list'], ['list', '--all'], ['get', 'broken'], ['get', 'fine'], ['history', 'broken'], ['list', '--json']]) {
-      const result = runCli(['--db', db, ...args], { cwd });
+      const result = await runCli(['--db', db, ...args], { cwd });
       expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
     }
-    const verify = runCli(['--db', db, 'verify'], { cwd });
+    const verify = await runCli(['--db', db, 'verify'], { cwd });
     expect({ code: verify.code, error: errorCode(verify.stderr) }).toEqual({ code: 1, error: 'VERIFY_FAILED' });
   });
 });

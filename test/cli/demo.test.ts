@@ -2,7 +2,9 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, childEnv, useTempDir, withLibrary } from './helpers.js';
+import { ROOT, childEnv, useTempDir, withLibrary, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 

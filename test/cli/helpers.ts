@@ -1,12 +1,16 @@
-// Runs the BUILT command as a subprocess, as an operator would, in throwaway folders.
+// Runs the command in throwaway folders: in this process through the CLI's own entry
+// (`run(argv, io)`, what the bin calls) for what a command does, and as a subprocess of the
+// BUILT package for what only a process shows (exit status, signals, pipes, races).
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, vi } from 'vitest';
+import { run } from '../../src/cli/program.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolSpecInput } from '../../src/index.js';
 import { countWaiter } from '../support/waiting.js';
@@ -14,9 +18,15 @@ import { countWaiter } from '../support/waiting.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 
-// Each test starts several node processes (about half a second each, more on a busy
-// machine); the demo test starts over twenty. The global 30 s is too tight for them.
-vi.setConfig({ testTimeout: 180_000 });
+/**
+ * Gives this file's tests 180 s: a test may start several node processes (about half a
+ * second each, more on a busy machine); the demo test starts over twenty. Called at the top
+ * of each file: with one module graph per worker (vitest.config.ts) this module is evaluated
+ * once, and the timeout is set per file.
+ */
+export function useChildProcessTimeout(): void {
+  vi.setConfig({ testTimeout: 180_000 });
+}
 
 if (!existsSync(CLI)) {
   throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
@@ -43,7 +53,48 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export function runCli(args: readonly string[], options: RunOptions): CliResult {
+/** Collects what a command writes to one of its streams. */
+class Collected extends Writable {
+  readonly #chunks: Buffer[] = [];
+  override _write(chunk: Buffer | string, _encoding: BufferEncoding, done: () => void): void {
+    this.#chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    done();
+  }
+  text(): string {
+    return Buffer.concat(this.#chunks).toString('utf8');
+  }
+}
+
+/** One in-process command at a time: each runs in its own working folder (process.chdir). */
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs the command in this process, as the bin does (`run(argv, io)` with the process's
+ * streams), in `options.cwd`, with the child environment `runCli` would give a process. A
+ * command costs milliseconds here against about half a second of CPU for a `node` process
+ * (docs/testing.md); `spawnCli` runs the built bin where the process itself is under test.
+ */
+export function runCli(args: readonly string[], options: RunOptions): Promise<CliResult> {
+  const running = inProcessQueue.then(async () => {
+    const stdout = new Collected();
+    const stderr = new Collected();
+    const input = options.input ?? '';
+    const stdin = Readable.from(input.length === 0 ? [] : [Buffer.isBuffer(input) ? input : Buffer.from(input, 'utf8')]);
+    const before = process.cwd();
+    process.chdir(options.cwd);
+    try {
+      const code = await run(args, { stdin, stdout, stderr, env: childEnv(options.env) });
+      return { code, stdout: stdout.text(), stderr: stderr.text() };
+    } finally {
+      process.chdir(before);
+    }
+  });
+  inProcessQueue = running.catch(() => {});
+  return running;
+}
+
+/** Runs the BUILT command as a subprocess (stdin from `options.input`) and waits for its exit. */
+export function spawnCli(args: readonly string[], options: RunOptions): CliResult {
   const result = spawnSync(process.execPath, [CLI, ...args], {
     cwd: options.cwd,
     input: options.input ?? '',
@@ -55,7 +106,7 @@ export function runCli(args: readonly string[], options: RunOptions): CliResult 
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Runs the command asynchronously, so several can run at once (standard input empty). */
+/** Runs the BUILT command as a subprocess asynchronously, so several can run at once (standard input empty). */
 export function runCliAsync(args: readonly string[], options: Omit<RunOptions, 'input'>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });

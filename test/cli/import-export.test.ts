@@ -5,57 +5,59 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
-import { CLI, childEnv, errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { CLI, childEnv, errorCode, plain, runCli, sha256, spec, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
 /** A database `name` in `cwd` holding `tools` (registered), with `disabled` disabled. */
-function database(cwd: string, name: string, tools: unknown[], disabled: string[] = []): string {
+async function database(cwd: string, name: string, tools: unknown[], disabled: string[] = []): Promise<string> {
   const db = join(cwd, name);
-  expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(tools) }).code).toBe(0);
-  for (const tool of disabled) expect(runCli(['--db', db, 'disable', tool], { cwd }).code).toBe(0);
+  expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(tools) })).code).toBe(0);
+  for (const tool of disabled) expect((await runCli(['--db', db, 'disable', tool], { cwd })).code).toBe(0);
   return db;
 }
 
 describe('export', () => {
   it('prints the library snapshot as 2-space JSON on stdout', async () => {
     const cwd = tempDir();
-    const db = database(cwd, 'a.db', [spec('b', null, { tags: ['x', 'x'] }), spec('a')], ['b']);
-    const result = runCli(['--db', db, 'export'], { cwd });
+    const db = await database(cwd, 'a.db', [spec('b', null, { tags: ['x', 'x'] }), spec('a')], ['b']);
+    const result = await runCli(['--db', db, 'export'], { cwd });
     expect(result.code).toBe(0);
     const snapshot = await withLibrary(db, (registry) => registry.exportSnapshot());
     expect(result.stdout).toBe(`${JSON.stringify(snapshot, null, 2)}\n`);
     expect(snapshot.tools.map((tool) => [tool.spec.tool_name, tool.enabled])).toEqual([['a', true], ['b', false]]);
   });
 
-  it('of an empty registry is {"tools": []}', () => {
+  it('of an empty registry is {"tools": []}', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'empty.db');
-    expect(runCli(['--db', db, 'migrate'], { cwd }).code).toBe(0);
-    const result = runCli(['--db', db, 'export'], { cwd });
+    expect((await runCli(['--db', db, 'migrate'], { cwd })).code).toBe(0);
+    const result = await runCli(['--db', db, 'export'], { cwd });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ tools: [] });
   });
 
-  it('--out writes the same JSON to a file and leaves no temporary file', () => {
+  it('--out writes the same JSON to a file and leaves no temporary file', async () => {
     const cwd = tempDir();
-    const db = database(cwd, 'a.db', [spec('a'), spec('b')]);
+    const db = await database(cwd, 'a.db', [spec('a'), spec('b')]);
     const out = join(cwd, 'snap.json');
-    const result = runCli(['--db', db, 'export', '--out', out], { cwd });
+    const result = await runCli(['--db', db, 'export', '--out', out], { cwd });
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^exported 2 tools to /);
-    expect(readFileSync(out, 'utf8')).toBe(runCli(['--db', db, 'export'], { cwd }).stdout);
+    expect(readFileSync(out, 'utf8')).toBe((await runCli(['--db', db, 'export'], { cwd })).stdout);
     expect(readdirSync(cwd).filter((name) => !name.startsWith('a.db')).sort()).toEqual(['snap.json']);
   });
 
   it('--out naming a SQLite database (the one exported, or another) is IO_ERROR and leaves it intact', async () => {
     const cwd = tempDir();
-    const db = database(cwd, 'a.db', [spec('a')]);
-    const other = database(cwd, 'b.db', [spec('b')]);
+    const db = await database(cwd, 'a.db', [spec('a')]);
+    const other = await database(cwd, 'b.db', [spec('b')]);
     const before = { a: sha256(db), b: sha256(other) };
     for (const format of [[], ['--format', 'mcp']]) {
       for (const out of [db, other, 'a.db']) {
-        const result = runCli(['--db', db, 'export', ...format, '--out', out], { cwd });
+        const result = await runCli(['--db', db, 'export', ...format, '--out', out], { cwd });
         expect({ out, code: result.code, error: errorCode(result.stderr) }).toEqual({ out, code: 1, error: 'IO_ERROR' });
       }
     }
@@ -74,14 +76,14 @@ describe('export', () => {
     await registry.registerMany(Array.from({ length: 11_000 }, (_, i) => spec(`t${i}`)));
     await expect(registry.changes({ since: 0, limit: 1 })).rejects.toMatchObject({ code: 'CHANGES_EXPIRED' });
     await registry.close();
-    const printed = runCli(['--db', db, 'export'], { cwd });
+    const printed = await runCli(['--db', db, 'export'], { cwd });
     expect({ code: printed.code, error: errorCode(printed.stderr) }).toEqual({ code: 0, error: undefined });
     expect((JSON.parse(printed.stdout) as { tools: unknown[] }).tools).toHaveLength(11_001);
-    const written = runCli(['--db', db, 'export', '--out', join(cwd, 'snap.json')], { cwd });
+    const written = await runCli(['--db', db, 'export', '--out', join(cwd, 'snap.json')], { cwd });
     expect({ code: written.code, error: errorCode(written.stderr) }).toEqual({ code: 0, error: undefined });
     expect(readFileSync(join(cwd, 'snap.json'), 'utf8')).toBe(printed.stdout);
     // The revision to follow the feed from after this resync: changes --limit 0 prints it however far the log was pruned.
-    const revision = runCli(['--db', db, 'changes', '--limit', '0', '--json'], { cwd });
+    const revision = await runCli(['--db', db, 'changes', '--limit', '0', '--json'], { cwd });
     expect({ code: revision.code, error: errorCode(revision.stderr) }).toEqual({ code: 0, error: undefined });
     expect(JSON.parse(revision.stdout)).toEqual({ revision: 11_003, events: [] });
   });
@@ -91,7 +93,7 @@ describe('export', () => {
     const db = join(cwd, 'big.db');
     const tools = Array.from({ length: 60_000 }, (_, i) => ({ spec: spec(`tool_${i}`, '1', { description: 'x'.repeat(100) }) }));
     writeJson(join(cwd, 'big.json'), { tools });
-    expect(runCli(['--db', db, 'import', 'big.json'], { cwd }).code).toBe(0);
+    expect((await runCli(['--db', db, 'import', 'big.json'], { cwd })).code).toBe(0);
     const out = join(cwd, 'out', 'snap.json');
     mkdirSync(join(cwd, 'out'));
     const child = spawn(process.execPath, [CLI, '--db', db, 'export', '--out', out], { cwd, env: childEnv(), stdio: 'ignore' });
@@ -103,13 +105,13 @@ describe('export', () => {
     // The interrupt is not lost: the command ends by it, once the file is whole or gone.
     expect(await exited).toBe('SIGINT');
     expect(readdirSync(join(cwd, 'out')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-    if (existsSync(out)) expect(readFileSync(out, 'utf8')).toBe(runCli(['--db', db, 'export'], { cwd }).stdout);
+    if (existsSync(out)) expect(readFileSync(out, 'utf8')).toBe((await runCli(['--db', db, 'export'], { cwd })).stdout);
   });
 
-  it('--out into a folder that does not exist is IO_ERROR', () => {
+  it('--out into a folder that does not exist is IO_ERROR', async () => {
     const cwd = tempDir();
-    const db = database(cwd, 'a.db', [spec('a')]);
-    const result = runCli(['--db', db, 'export', '--out', join(cwd, 'missing', 'snap.json')], { cwd });
+    const db = await database(cwd, 'a.db', [spec('a')]);
+    const result = await runCli(['--db', db, 'export', '--out', join(cwd, 'missing', 'snap.json')], { cwd });
     expect(result.code).toBe(1);
     expect(errorCode(result.stderr)).toBe('IO_ERROR');
     expect(existsSync(join(cwd, 'missing'))).toBe(false);
@@ -119,37 +121,37 @@ describe('export', () => {
 describe('import', () => {
   it('round trip: export from one file, import into another, export again: identical', async () => {
     const cwd = tempDir();
-    const source = database(cwd, 'source.db', [spec('a'), spec('b', null), spec('c', '3', { tags: ['t'] })], ['b']);
+    const source = await database(cwd, 'source.db', [spec('a'), spec('b', null), spec('c', '3', { tags: ['t'] })], ['b']);
     const out = join(cwd, 'snap.json');
-    expect(runCli(['--db', source, 'export', '--out', out], { cwd }).code).toBe(0);
+    expect((await runCli(['--db', source, 'export', '--out', out], { cwd })).code).toBe(0);
     const target = join(cwd, 'target.db');
-    const imported = runCli(['--db', target, 'import', out], { cwd });
+    const imported = await runCli(['--db', target, 'import', out], { cwd });
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/^imported \(merge\): 3 added, 0 updated, 0 unchanged, 0 removed$/m);
-    expect(runCli(['--db', target, 'export'], { cwd }).stdout).toBe(readFileSync(out, 'utf8'));
+    expect((await runCli(['--db', target, 'export'], { cwd })).stdout).toBe(readFileSync(out, 'utf8'));
     // created_at and enabled come across verbatim.
     expect(await withLibrary(target, (registry) => registry.exportSnapshot())).toEqual(
       await withLibrary(source, (registry) => registry.exportSnapshot()),
     );
     // Importing the same snapshot again changes nothing.
-    const again = runCli(['--db', target, 'import', out, '--json'], { cwd });
+    const again = await runCli(['--db', target, 'import', out, '--json'], { cwd });
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ added: 0, updated: 0, unchanged: 3, removed: 0, conflicts: 0, dryRun: false, revision: expect.any(Number) });
   });
 
   it('from standard input', async () => {
     const cwd = tempDir();
-    const source = database(cwd, 'source.db', [spec('a'), spec('b')]);
-    const snapshot = runCli(['--db', source, 'export'], { cwd }).stdout;
+    const source = await database(cwd, 'source.db', [spec('a'), spec('b')]);
+    const snapshot = (await runCli(['--db', source, 'export'], { cwd })).stdout;
     const target = join(cwd, 'target.db');
-    const result = runCli(['--db', target, 'import', '-'], { cwd, input: snapshot });
+    const result = await runCli(['--db', target, 'import', '-'], { cwd, input: snapshot });
     expect(result.code).toBe(0);
     expect(await withLibrary(target, async (registry) => (await registry.listAll()).length)).toBe(2);
   });
 
   it('--dry-run prints the plan, leaves the file byte-for-byte unchanged, and --json is the library report', async () => {
     const cwd = tempDir();
-    const target = database(cwd, 'target.db', [spec('keep'), spec('old', '1'), spec('gone')]);
+    const target = await database(cwd, 'target.db', [spec('keep'), spec('old', '1'), spec('gone')]);
     const snapshot = {
       tools: [
         { spec: spec('new'), enabled: true, created_at: '2025-01-31T12:00:00+00:00' },
@@ -160,7 +162,7 @@ describe('import', () => {
     const file = writeJson(join(cwd, 'snap.json'), snapshot);
     const before = sha256(target);
     for (const mode of ['merge', 'replace']) {
-      const human = runCli(['--db', target, 'import', file, '--dry-run', '--mode', mode], { cwd });
+      const human = await runCli(['--db', target, 'import', file, '--dry-run', '--mode', mode], { cwd });
       expect(human.code).toBe(0);
       const rows = human.stdout.split('\n').slice(1).filter((line) => /^(add|update|unchanged|remove|conflict) /.test(line));
       const plan = rows.map((line) => line.split(/\s+/).slice(0, 2).join(' '));
@@ -170,7 +172,7 @@ describe('import', () => {
           : ['remove gone', 'unchanged keep', 'add new', 'update old'],
       );
       expect(human.stdout).toMatch(/nothing was written/);
-      const json = runCli(['--db', target, 'import', file, '--dry-run', '--mode', mode, '--json'], { cwd });
+      const json = await runCli(['--db', target, 'import', file, '--dry-run', '--mode', mode, '--json'], { cwd });
       expect(json.code).toBe(0);
       expect(JSON.parse(json.stdout)).toEqual(
         plain(await withLibrary(target, (registry) => registry.importSnapshot(snapshot, { mode: mode as 'merge', dryRun: true }))),
@@ -182,7 +184,7 @@ describe('import', () => {
   it('--dry-run against a database that does not exist plans against an empty registry and creates nothing', async () => {
     const cwd = tempDir();
     const file = writeJson(join(cwd, 'snap.json'), { tools: [{ spec: spec('a') }, { spec: spec('b') }] });
-    const result = runCli(['--db', join(cwd, 'new.db'), 'import', file, '--dry-run', '--json'], { cwd });
+    const result = await runCli(['--db', join(cwd, 'new.db'), 'import', file, '--dry-run', '--json'], { cwd });
     expect(result.code).toBe(0);
     await using empty = new InMemoryToolRegistry();
     expect(JSON.parse(result.stdout)).toEqual(plain(await empty.importSnapshot(JSON.parse(readFileSync(file, 'utf8')), { dryRun: true })));
@@ -191,24 +193,24 @@ describe('import', () => {
 
   it('a conflict: --dry-run shows it and exits 1; the real import exits 1 and changes nothing', async () => {
     const cwd = tempDir();
-    const target = database(cwd, 'target.db', [spec('a', '1'), spec('b')]);
+    const target = await database(cwd, 'target.db', [spec('a', '1'), spec('b')]);
     const file = writeJson(join(cwd, 'snap.json'), {
       tools: [{ spec: spec('new') }, { spec: spec('a', '1', { description: 'changed' }) }],
     });
     const before = await withLibrary(target, (registry) => registry.exportSnapshot());
     const hash = sha256(target);
-    const dry = runCli(['--db', target, 'import', file, '--dry-run'], { cwd });
+    const dry = await runCli(['--db', target, 'import', file, '--dry-run'], { cwd });
     expect(dry.code).toBe(1);
     expect(errorCode(dry.stderr)).toBe('VERSION_CONFLICT');
     expect(dry.stdout).toMatch(/^conflict\s+a\s+tools\[1\]/m);
     expect(sha256(target)).toBe(hash);
-    const real = runCli(['--db', target, 'import', file], { cwd });
+    const real = await runCli(['--db', target, 'import', file], { cwd });
     expect(real.code).toBe(1);
     expect(errorCode(real.stderr)).toBe('VERSION_CONFLICT');
     expect(real.stderr).toMatch(/tools\[1\]/);
     expect(await withLibrary(target, (registry) => registry.exportSnapshot())).toEqual(before);
     // replace is a restore: the same snapshot goes through.
-    const replace = runCli(['--db', target, 'import', file, '--mode', 'replace'], { cwd });
+    const replace = await runCli(['--db', target, 'import', file, '--mode', 'replace'], { cwd });
     expect(replace.code).toBe(0);
     expect(replace.stdout).toMatch(/1 added, 1 updated, 0 unchanged, 1 removed/);
     expect(await withLibrary(target, async (registry) => (await registry.listAll()).map((tool) => tool.spec.tool_name))).toEqual([
@@ -219,10 +221,10 @@ describe('import', () => {
 
   it('a snapshot naming a tool twice is DUPLICATE_TOOL and changes nothing', async () => {
     const cwd = tempDir();
-    const target = database(cwd, 'target.db', [spec('a')]);
+    const target = await database(cwd, 'target.db', [spec('a')]);
     const hash = sha256(target);
     const file = writeJson(join(cwd, 'snap.json'), { tools: [{ spec: spec('x') }, { spec: spec('x', '2') }] });
-    const result = runCli(['--db', target, 'import', file], { cwd });
+    const result = await runCli(['--db', target, 'import', file], { cwd });
     expect(result.code).toBe(1);
     expect(errorCode(result.stderr)).toBe('DUPLICATE_TOOL');
     expect(sha256(target)).toBe(hash);

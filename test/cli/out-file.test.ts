@@ -8,7 +8,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outTarget, writeFileAtomically } from '../../src/cli/out-file.js';
-import { errorCode, runCli, runCliAsync, spec, useTempDir } from './helpers.js';
+import { errorCode, runCli, runCliAsync, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
@@ -90,7 +92,7 @@ describe('tool-registry export --out', () => {
   it('writes through a link; refuses a FIFO (at once, never waiting for a reader), a link to one and a device node; each in every format', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'a.db');
-    expect(runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify([spec('a')]) }).code).toBe(0);
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify([spec('a')]) })).code).toBe(0);
     writeFileSync(join(cwd, 'target.json'), 'old');
     symlinkSync('target.json', join(cwd, 'link'));
     mkfifo(join(cwd, 'fifo'));

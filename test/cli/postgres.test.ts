@@ -12,7 +12,9 @@ import type { TestDatabase } from '../support/postgres.js';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import { migrate as migratePostgres, shippedMigrations as postgresMigrations } from '../../src/stores/postgres/migrations.js';
 import { migrate as migrateSqlite, shippedMigrations as sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
-import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, writeJson } from './helpers.js';
+import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
@@ -32,13 +34,13 @@ function pgUrl(schema = uniqueName('cli')): string {
 }
 
 describe('tool-registry --db postgres://', () => {
-  it('read-only commands refuse a schema that does not exist; migrate creates it once; status and verify report it', () => {
+  it('read-only commands refuse a schema that does not exist; migrate creates it once; status and verify report it', async () => {
     const cwd = tempDir();
     const db = pgUrl('cli_migrate');
-    const missing = runCli(['status', '--db', db], { cwd });
+    const missing = await runCli(['status', '--db', db], { cwd });
     expect(missing.code).toBe(1);
     expect(errorCode(missing.stderr)).toBe('DATABASE_NOT_FOUND');
-    const first = runCli(['migrate', '--db', db], { cwd });
+    const first = await runCli(['migrate', '--db', db], { cwd });
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/^created schema cli_migrate in postgres:\/\/postgres:\*\*\*@/);
     expect(first.stdout).toContain('applied 0001_init');
@@ -46,43 +48,43 @@ describe('tool-registry --db postgres://', () => {
     expect(first.stdout).toContain('applied 0003_tools_view_nul');
     expect(first.stdout).toContain('applied 0004_batch_order');
     expect(first.stdout).toContain('applied 0005_write_if');
-    const again = runCli(['migrate', '--db', db], { cwd });
+    const again = await runCli(['migrate', '--db', db], { cwd });
     expect(again.stdout).toMatch(/0 new/);
-    const status = runCli(['status', '--json', '--db', db], { cwd });
+    const status = await runCli(['status', '--json', '--db', db], { cwd });
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ schema: 'cli_migrate', tools: 0, revision: 0, appliedMigrations: ['0001_init', '0002_generic_plans', '0003_tools_view_nul', '0004_batch_order', '0005_write_if', '0006_versions'] });
-    expect(runCli(['status', '--db', db], { cwd }).stdout).toMatch(/^schema:\s+cli_migrate$/m);
-    const verify = runCli(['verify', '--db', db], { cwd });
+    expect((await runCli(['status', '--db', db], { cwd })).stdout).toMatch(/^schema:\s+cli_migrate$/m);
+    const verify = await runCli(['verify', '--db', db], { cwd });
     expect(verify.code, verify.stderr).toBe(0);
     expect(verify.stdout).toMatch(/^ok: 0 tools meet the contracts/);
   });
 
-  it('every kind of command works through TOOL_REGISTRY_DB', () => {
+  it('every kind of command works through TOOL_REGISTRY_DB', async () => {
     const cwd = tempDir();
     const env = { TOOL_REGISTRY_DB: pgUrl() };
     const spec = { tool_name: 'search', version: '1', input_schema: { type: 'object', properties: { q: { type: 'string' } } }, output_schema: {} };
     writeFileSync(join(cwd, 'spec.json'), JSON.stringify(spec));
     writeFileSync(join(cwd, 'spec2.json'), JSON.stringify({ ...spec, version: '2' }));
-    const ok = (args: string[]) => {
-      const result = runCli(args, { cwd, env });
+    const ok = async (args: string[]) => {
+      const result = await runCli(args, { cwd, env });
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
       return result.stdout;
     };
-    ok(['register', 'spec.json']);
-    ok(['disable', 'search']);
-    ok(['register', 'spec2.json']);
-    expect(JSON.parse(ok(['get', 'search', '--json'])).spec.input_schema).toEqual(spec.input_schema);
-    expect(ok(['list', '--all'])).toContain('search');
-    expect(ok(['history', 'search'])).toContain('2');
-    expect(ok(['changes', '--json'])).toContain('"disabled"');
-    ok(['enable', 'search']);
-    ok(['remove', 'search']);
-    const conflict = runCli(['register', 'spec.json', '--expect-version', '7'], { cwd, env });
+    await ok(['register', 'spec.json']);
+    await ok(['disable', 'search']);
+    await ok(['register', 'spec2.json']);
+    expect(JSON.parse(await ok(['get', 'search', '--json'])).spec.input_schema).toEqual(spec.input_schema);
+    expect(await ok(['list', '--all'])).toContain('search');
+    expect(await ok(['history', 'search'])).toContain('2');
+    expect(await ok(['changes', '--json'])).toContain('"disabled"');
+    await ok(['enable', 'search']);
+    await ok(['remove', 'search']);
+    const conflict = await runCli(['register', 'spec.json', '--expect-version', '7'], { cwd, env });
     expect(errorCode(conflict.stderr)).toBe('PRECONDITION_FAILED');
-    ok(['verify']);
+    await ok(['verify']);
   });
 
-  it('a snapshot moves SQLite -> PostgreSQL -> export with identical bytes', () => {
+  it('a snapshot moves SQLite -> PostgreSQL -> export with identical bytes', async () => {
     const cwd = tempDir();
     const file = join(cwd, 'source.db');
     const specs = [
@@ -90,15 +92,15 @@ describe('tool-registry --db postgres://', () => {
       { output_schema: {}, input_schema: { type: 'object' }, tool_name: 'alpha' },
     ];
     writeFileSync(join(cwd, 'specs.json'), JSON.stringify(specs));
-    expect(runCli(['register', 'specs.json', '--db', file], { cwd }).code).toBe(0);
-    expect(runCli(['disable', 'zeta', '--db', file], { cwd }).code).toBe(0);
-    const fromSqlite = runCli(['export', '--db', file], { cwd });
+    expect((await runCli(['register', 'specs.json', '--db', file], { cwd })).code).toBe(0);
+    expect((await runCli(['disable', 'zeta', '--db', file], { cwd })).code).toBe(0);
+    const fromSqlite = await runCli(['export', '--db', file], { cwd });
     expect(fromSqlite.code, fromSqlite.stderr).toBe(0);
     writeFileSync(join(cwd, 'snapshot.json'), fromSqlite.stdout);
     const db = pgUrl();
-    const imported = runCli(['import', 'snapshot.json', '--mode', 'replace', '--db', db], { cwd });
+    const imported = await runCli(['import', 'snapshot.json', '--mode', 'replace', '--db', db], { cwd });
     expect(imported.code, imported.stderr).toBe(0);
-    const fromPostgres = runCli(['export', '--db', db], { cwd });
+    const fromPostgres = await runCli(['export', '--db', db], { cwd });
     expect(fromPostgres.code, fromPostgres.stderr).toBe(0);
     expect(fromPostgres.stdout).toBe(readFileSync(join(cwd, 'snapshot.json'), 'utf8'));
     expect(JSON.parse(fromPostgres.stdout).tools).toHaveLength(2);
@@ -107,15 +109,15 @@ describe('tool-registry --db postgres://', () => {
   it('five processes race one conditional switch: exactly one wins, four PRECONDITION_FAILED', async () => {
     const cwd = tempDir();
     const env = { TOOL_REGISTRY_DB: pgUrl() };
-    expect(runCli(['register', writeJson(join(cwd, 'v1.json'), spec('deploy', '1'))], { cwd, env }).code).toBe(0);
+    expect((await runCli(['register', writeJson(join(cwd, 'v1.json'), spec('deploy', '1'))], { cwd, env })).code).toBe(0);
     const files = Array.from({ length: 5 }, (_, i) => writeJson(join(cwd, `v2-${i}.json`), spec('deploy', `2.${i}`)));
     const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], { cwd, env })));
     const winners = results.filter((result) => result.code === 0);
     expect(winners).toHaveLength(1);
     expect(results.filter((result) => result.code !== 0).map((result) => errorCode(result.stderr))).toEqual(Array(4).fill('PRECONDITION_FAILED'));
-    const current = JSON.parse(runCli(['get', 'deploy', '--json'], { cwd, env }).stdout) as { spec: { version: string } };
+    const current = JSON.parse((await runCli(['get', 'deploy', '--json'], { cwd, env })).stdout) as { spec: { version: string } };
     expect(`2.${results.findIndex((result) => result.code === 0)}`).toBe(current.spec.version);
-    const feed = JSON.parse(runCli(['changes', '--json'], { cwd, env }).stdout) as { events: { action: string }[] };
+    const feed = JSON.parse((await runCli(['changes', '--json'], { cwd, env })).stdout) as { events: { action: string }[] };
     expect(feed.events.map((event) => event.action)).toEqual(['added', 'updated']);
   });
 
@@ -134,7 +136,7 @@ describe('tool-registry --db postgres://', () => {
         await registry.close();
       }
     };
-    expect(runCli(['register', writeJson(join(cwd, 'first.json'), spec('first'))], { cwd, env }).code).toBe(0);
+    expect((await runCli(['register', writeJson(join(cwd, 'first.json'), spec('first'))], { cwd, env })).code).toBe(0);
     const others = ['a', 'b', 'c'];
     const files = others.map((name) => writeJson(join(cwd, `${name}.json`), spec(name)));
     // Each round: three processes at once, then two in turn; the watch prints everything since 0.
@@ -171,7 +173,7 @@ describe('tool-registry --db postgres://', () => {
     const cwd = tempDir();
     const schema = uniqueName('cli_cut');
     const db = pgUrl(schema);
-    expect(runCli(['migrate', '--db', db], { cwd }).code).toBe(0);
+    expect((await runCli(['migrate', '--db', db], { cwd })).code).toBe(0);
     writeJson(join(cwd, 'snapshot.json'), { tools: [{ spec: spec('cut'), enabled: true, created_at: null }] });
     const holder = new pg.Client({ connectionString: database.url });
     // Not the holder: inside its transaction pg_stat_activity stays as it first read it.
@@ -196,7 +198,7 @@ describe('tool-registry --db postgres://', () => {
       expect(result.code).toBe(1);
       expect(errorCode(result.stderr)).toBe('IO_ERROR');
       expect(result.stderr).not.toMatch(/^\s+at /m);
-      expect(JSON.parse(runCli(['list', '--all', '--json', '--db', db], { cwd }).stdout)).toEqual([]);
+      expect(JSON.parse((await runCli(['list', '--all', '--json', '--db', db], { cwd })).stdout)).toEqual([]);
     } finally {
       await Promise.all([holder.end(), watcher.end()]);
     }
@@ -208,14 +210,14 @@ describe('tool-registry --db postgres://', () => {
     const cwd = tempDir();
     const schema = uniqueName('cli_old');
     const db = pgUrl(schema);
-    expect(runCli(['migrate', '--db', db], { cwd }).code).toBe(0);
+    expect((await runCli(['migrate', '--db', db], { cwd })).code).toBe(0);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
       const last = (await client.query<{ name: string }>(`DELETE FROM ${schema}.schema_migrations WHERE name = (SELECT max(name) FROM ${schema}.schema_migrations) RETURNING name`)).rows;
       expect(last).toHaveLength(1);
       for (const command of [['list'], ['status', '--json'], ['export']]) {
-        const result = runCli([...command, '--db', db], { cwd });
+        const result = await runCli([...command, '--db', db], { cwd });
         expect(result.code, command.join(' ')).toBe(1);
         expect(errorCode(result.stderr), command.join(' ')).toBe('IO_ERROR');
       }
@@ -224,7 +226,7 @@ describe('tool-registry --db postgres://', () => {
       // An empty schema (a DBA made it for the registry) holds no registry yet: DATABASE_NOT_FOUND.
       const empty = uniqueName('cli_empty');
       await client.query(`CREATE SCHEMA ${empty}`);
-      expect(errorCode(runCli(['list', '--db', pgUrl(empty)], { cwd }).stderr)).toBe('DATABASE_NOT_FOUND');
+      expect(errorCode((await runCli(['list', '--db', pgUrl(empty)], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
     } finally {
       await client.end();
     }
@@ -245,7 +247,7 @@ describe('tool-registry --db postgres://', () => {
     await migratePostgres({ pool, schema, busyTimeoutMs: 5000, migrations: postgresMigrations().slice(0, -1) });
     await pool.end();
     for (const [target, last] of [[file, sqliteLast], [pgUrl(schema), postgresLast]] as const) {
-      const result = runCli(['migrate', '--db', target], { cwd });
+      const result = await runCli(['migrate', '--db', target], { cwd });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout.split('\n').filter((line) => line.startsWith('applied ') || line.startsWith('created '))).toEqual([`applied ${last}`]);
       expect(result.stdout).toMatch(/, 1 new\)$/m);

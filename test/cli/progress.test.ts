@@ -4,7 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROGRESS_MIN_TOOLS } from '../../src/cli/progress.js';
-import { CLI, childEnv, runCli, useTempDir, writeJson } from './helpers.js';
+import { CLI, childEnv, runCli, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
@@ -38,19 +40,19 @@ const count = PROGRESS_MIN_TOOLS + 500;
 const CLEAR = '\r\u001b[2K';
 
 describe(`progress (${count} tools)`, () => {
-  it('stays silent when stderr is not a terminal: import and export write nothing to stderr', () => {
+  it('stays silent when stderr is not a terminal: import and export write nothing to stderr', async () => {
     const cwd = tempDir();
     const file = writeJson(join(cwd, 'big.json'), snapshotOf(count));
-    const imported = runCli(['import', file], { cwd });
+    const imported = await runCli(['import', file], { cwd });
     expect(imported.code).toBe(0);
     expect(imported.stderr).toBe('');
-    const dry = runCli(['import', file, '--dry-run', '--json'], { cwd });
+    const dry = await runCli(['import', file, '--dry-run', '--json'], { cwd });
     expect(dry.code).toBe(0);
     expect(dry.stderr).toBe('');
-    const exported = runCli(['export', '--out', join(cwd, 'out.json')], { cwd });
+    const exported = await runCli(['export', '--out', join(cwd, 'out.json')], { cwd });
     expect(exported.code).toBe(0);
     expect(exported.stderr).toBe('');
-    const toStdout = runCli(['export'], { cwd });
+    const toStdout = await runCli(['export'], { cwd });
     expect(toStdout.stderr).toBe('');
     expect(JSON.parse(toStdout.stdout)).toEqual(JSON.parse(readFileSync(file, 'utf8')));
   });
@@ -74,10 +76,10 @@ describe(`progress (${count} tools)`, () => {
     expect(JSON.parse(toTerminal.output)).toEqual(JSON.parse(readFileSync(file, 'utf8')));
   });
 
-  it('export into a pipe that closes early ends quietly with exit 0', () => {
+  it('export into a pipe that closes early ends quietly with exit 0', async () => {
     const cwd = tempDir();
     const file = writeJson(join(cwd, 'big.json'), snapshotOf(count));
-    expect(runCli(['import', file], { cwd }).code).toBe(0);
+    expect((await runCli(['import', file], { cwd })).code).toBe(0);
     const quoted = [process.execPath, CLI, 'export'].map((arg) => `'${arg}'`).join(' ');
     // pipefail: the exit code is the command's, not head's.
     const result = spawnSync('bash', ['-o', 'pipefail', '-c', `${quoted} | head -c 10 >/dev/null`], {

@@ -2,24 +2,26 @@
 // the library's search() page; tags, --all, --limit and its usage errors.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorCode, plain, runCli, useTempDir, withLibrary, writeJson } from './helpers.js';
+import { errorCode, plain, runCli, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 import { CATALOGUE } from '../conformance/search-suite.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
 describe('search', () => {
   it('prints the best tools as a table, with --json exactly the library’s page, and refuses bad limits', async () => {
     const cwd = tempDir();
-    expect(runCli(['register', writeJson(join(cwd, 'tools.json'), CATALOGUE)], { cwd }).code).toBe(0);
-    expect(runCli(['disable', 'weatherAlerts'], { cwd }).code).toBe(0);
-    const table = runCli(['search', 'what is the weather in Paris?'], { cwd });
+    expect((await runCli(['register', writeJson(join(cwd, 'tools.json'), CATALOGUE)], { cwd })).code).toBe(0);
+    expect((await runCli(['disable', 'weatherAlerts'], { cwd })).code).toBe(0);
+    const table = await runCli(['search', 'what is the weather in Paris?'], { cwd });
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^#\s+SCORE\s+NAME\s+ENABLED\s+DESCRIPTION$/);
     expect(lines.slice(1).map((line) => line.split(/\s+/)[2])).toEqual(['get_weather']);
     expect(lines[1]).toMatch(/^1\s+\d\.\d{4}\s+get_weather\s+yes\s+Current weather conditions/);
 
-    const json = runCli(['search', 'weather email', '--all', '--limit', '3', '--tag', 'read', '--json'], { cwd });
+    const json = await runCli(['search', 'weather email', '--all', '--limit', '3', '--tag', 'read', '--json'], { cwd });
     expect(json.code).toBe(0);
     const page = await withLibrary(join(cwd, 'tool-registry.db'), (registry) =>
       registry.search('weather email', { includeDisabled: true, limit: 3, tags: ['read'] }),
@@ -27,15 +29,15 @@ describe('search', () => {
     expect(JSON.parse(json.stdout)).toEqual(plain(page));
     expect(page.results.length).toBeGreaterThan(0);
 
-    const withAll = runCli(['search', 'weather', '--all'], { cwd }).stdout;
+    const withAll = (await runCli(['search', 'weather', '--all'], { cwd })).stdout;
     expect(withAll).toMatch(/weatherAlerts\s+no/);
-    expect(runCli(['search', 'zzz'], { cwd }).stdout).toBe('no enabled tools match "zzz"\n');
+    expect((await runCli(['search', 'zzz'], { cwd })).stdout).toBe('no enabled tools match "zzz"\n');
 
     // A limit out of range is the library's VALIDATION_FAILED; not a number, a usage error.
-    const zero = runCli(['search', 'weather', '--limit', '0'], { cwd });
+    const zero = await runCli(['search', 'weather', '--limit', '0'], { cwd });
     expect(zero.code).toBe(1);
     expect(errorCode(zero.stderr)).toBe('VALIDATION_FAILED');
-    const word = runCli(['search', 'weather', '--limit', 'ten'], { cwd });
+    const word = await runCli(['search', 'weather', '--limit', 'ten'], { cwd });
     expect(word.code).toBe(2);
     expect(errorCode(word.stderr)).toBe('USAGE');
   });

@@ -2,34 +2,36 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, errorCode, runCli, useTempDir } from './helpers.js';
+import { ROOT, errorCode, runCli, useTempDir, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
 const COMMANDS = ['list', 'get', 'history', 'changes', 'watch', 'register', 'enable', 'disable', 'remove', 'export', 'lint', 'import', 'status', 'verify', 'migrate'];
 
 describe('usage', () => {
-  it('--help prints every command on stdout and exits 0', () => {
-    const result = runCli(['--help'], { cwd: tempDir() });
+  it('--help prints every command on stdout and exits 0', async () => {
+    const result = await runCli(['--help'], { cwd: tempDir() });
     expect(result.code).toBe(0);
     for (const command of COMMANDS) expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     expect(result.stdout).toMatch(/--db <path>/);
     expect(result.stdout).toMatch(/TOOL_REGISTRY_DB/);
   });
 
-  it('help COMMAND and COMMAND --help print that command and exit 0', () => {
+  it('help COMMAND and COMMAND --help print that command and exit 0', async () => {
     const cwd = tempDir();
     for (const args of [['help', 'import'], ['import', '--help']]) {
-      const result = runCli(args, { cwd });
+      const result = await runCli(args, { cwd });
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^Usage: tool-registry import \[options\] <file>/);
       expect(result.stdout).toMatch(/--dry-run/);
     }
   });
 
-  it('--version prints the package version and exits 0', () => {
+  it('--version prints the package version and exits 0', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    const result = runCli(['--version'], { cwd: tempDir() });
+    const result = await runCli(['--version'], { cwd: tempDir() });
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(version);
   });
@@ -44,18 +46,18 @@ describe('usage', () => {
     ['a --mode other than merge or replace', ['import', 'x.json', '--mode', 'upsert']],
     ['--db without a value', ['list', '--db']],
     ['--out without a value', ['export', '--out']],
-  ])('%s exits 2 with the help text on stderr', (_what, args) => {
+  ])('%s exits 2 with the help text on stderr', async (_what, args) => {
     const cwd = tempDir();
-    const result = runCli(args, { cwd });
+    const result = await runCli(args, { cwd });
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^Usage: tool-registry/m);
     if (args.length > 0) expect(errorCode(result.stderr)).toBe('USAGE');
   });
 
-  it('a usage error touches nothing: the mode is checked before the input is read', () => {
+  it('a usage error touches nothing: the mode is checked before the input is read', async () => {
     const cwd = tempDir();
-    const result = runCli(['import', '-', '--mode', 'upsert'], { cwd, input: '{"tools": []}' });
+    const result = await runCli(['import', '-', '--mode', 'upsert'], { cwd, input: '{"tools": []}' });
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(/^error (?!USAGE)/m);
   });

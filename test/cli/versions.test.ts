@@ -8,7 +8,9 @@ import type { ToolRegistry } from '../../src/index.js';
 import { expectCode } from '../support/registry-helpers.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
-import { errorCode, runCli, useTempDir, writeJson } from './helpers.js';
+import { errorCode, runCli, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+
+useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
@@ -22,67 +24,67 @@ function tool(version: string, required: string[] = []) {
 }
 
 describe('tool-registry deprecate, undeprecate, policy, diff, check (SQLite file)', () => {
-  it('deprecates and shows it in list and get; undeprecates; the feed has both', () => {
+  it('deprecates and shows it in list and get; undeprecates; the feed has both', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'r.db');
     writeJson(join(cwd, 'v1.json'), tool('1.0.0'));
-    expect(runCli(['register', 'v1.json', '--db', db], { cwd }).code).toBe(0);
-    const deprecated = runCli(['deprecate', 'search', '--message', 'use find', '--replacement', 'find', '--sunset', '2030-01-01', '--db', db], { cwd });
+    expect((await runCli(['register', 'v1.json', '--db', db], { cwd })).code).toBe(0);
+    const deprecated = await runCli(['deprecate', 'search', '--message', 'use find', '--replacement', 'find', '--sunset', '2030-01-01', '--db', db], { cwd });
     expect(deprecated.code).toBe(0);
-    const list = runCli(['list', '--db', db], { cwd }).stdout;
+    const list = (await runCli(['list', '--db', db], { cwd })).stdout;
     expect(list.split('\n')[0]).toMatch(/\bDEPRECATED\b/);
     expect(list).toContain('yes (sunset 2030-01-01)');
-    const json = JSON.parse(runCli(['get', 'search', '--json', '--db', db], { cwd }).stdout) as { deprecation: unknown };
+    const json = JSON.parse((await runCli(['get', 'search', '--json', '--db', db], { cwd })).stdout) as { deprecation: unknown };
     expect(json.deprecation).toEqual({ message: 'use find', replacement: 'find', sunset: '2030-01-01' });
-    expect(errorCode(runCli(['deprecate', 'search', '--message', 'm', '--sunset', 'soon', '--db', db], { cwd }).stderr)).toBe('VALIDATION_FAILED');
-    expect(runCli(['deprecate', 'search', '--db', db], { cwd }).code).toBe(2);
-    expect(runCli(['undeprecate', 'search', '--db', db], { cwd }).code).toBe(0);
-    const changes = JSON.parse(runCli(['changes', '--json', '--db', db], { cwd }).stdout) as { events: { action: string }[] };
+    expect(errorCode((await runCli(['deprecate', 'search', '--message', 'm', '--sunset', 'soon', '--db', db], { cwd })).stderr)).toBe('VALIDATION_FAILED');
+    expect((await runCli(['deprecate', 'search', '--db', db], { cwd })).code).toBe(2);
+    expect((await runCli(['undeprecate', 'search', '--db', db], { cwd })).code).toBe(0);
+    const changes = JSON.parse((await runCli(['changes', '--json', '--db', db], { cwd })).stdout) as { events: { action: string }[] };
     expect(changes.events.map((event) => event.action)).toEqual(['added', 'deprecated', 'undeprecated']);
   });
 
-  it('policy shows and sets; an unknown value is a usage error and changes nothing; check and diff report without writing', () => {
+  it('policy shows and sets; an unknown value is a usage error and changes nothing; check and diff report without writing', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'r.db');
     writeJson(join(cwd, 'v1.json'), tool('1.0.0'));
     writeJson(join(cwd, 'v2-breaking.json'), tool('1.1.0', ['q']));
     writeJson(join(cwd, 'v2-ok.json'), { ...tool('1.1.0'), description: 'compatible' });
-    runCli(['register', 'v1.json', '--db', db], { cwd });
-    expect(runCli(['policy', 'set', '--compatibility', 'backward', '--db', db], { cwd }).code).toBe(0);
-    expect(runCli(['policy', 'set', '--version-order', 'calver', '--db', db], { cwd }).code).toBe(2);
-    expect(runCli(['policy', 'set', '--db', db], { cwd }).code).toBe(2);
-    expect(JSON.parse(runCli(['policy', '--json', '--db', db], { cwd }).stdout)).toEqual({ versionOrder: 'any', compatibility: 'backward' });
-    const refused = runCli(['check', 'v2-breaking.json', '--json', '--db', db], { cwd });
+    await runCli(['register', 'v1.json', '--db', db], { cwd });
+    expect((await runCli(['policy', 'set', '--compatibility', 'backward', '--db', db], { cwd })).code).toBe(0);
+    expect((await runCli(['policy', 'set', '--version-order', 'calver', '--db', db], { cwd })).code).toBe(2);
+    expect((await runCli(['policy', 'set', '--db', db], { cwd })).code).toBe(2);
+    expect(JSON.parse((await runCli(['policy', '--json', '--db', db], { cwd })).stdout)).toEqual({ versionOrder: 'any', compatibility: 'backward' });
+    const refused = await runCli(['check', 'v2-breaking.json', '--json', '--db', db], { cwd });
     expect(refused.code).toBe(1);
     const report = JSON.parse(refused.stdout) as { ok: boolean; results: { action: string; error?: { code: string } }[] };
     expect(report.ok).toBe(false);
     expect(report.results[0]).toMatchObject({ action: 'refused', error: { code: 'COMPATIBILITY_FAILED' } });
-    expect(runCli(['check', 'v2-ok.json', '--db', db], { cwd }).code).toBe(0);
-    expect(runCli(['check', 'missing.json', '--db', db], { cwd }).code).toBe(1);
-    expect(runCli(['check', '--db', db], { cwd }).code).toBe(2);
+    expect((await runCli(['check', 'v2-ok.json', '--db', db], { cwd })).code).toBe(0);
+    expect((await runCli(['check', 'missing.json', '--db', db], { cwd })).code).toBe(1);
+    expect((await runCli(['check', '--db', db], { cwd })).code).toBe(2);
     // check changed nothing.
-    expect(JSON.parse(runCli(['get', 'search', '--json', '--db', db], { cwd }).stdout).spec.version).toBe('1.0.0');
-    runCli(['policy', 'set', '--compatibility', 'none', '--db', db], { cwd });
-    expect(runCli(['register', 'v2-breaking.json', '--db', db], { cwd }).code).toBe(0);
-    const diff = runCli(['diff', 'search', '--json', '--db', db], { cwd });
+    expect(JSON.parse((await runCli(['get', 'search', '--json', '--db', db], { cwd })).stdout).spec.version).toBe('1.0.0');
+    await runCli(['policy', 'set', '--compatibility', 'none', '--db', db], { cwd });
+    expect((await runCli(['register', 'v2-breaking.json', '--db', db], { cwd })).code).toBe(0);
+    const diff = await runCli(['diff', 'search', '--json', '--db', db], { cwd });
     expect(diff.code).toBe(0);
     expect(JSON.parse(diff.stdout)).toMatchObject({ from: { version: '1.0.0' }, to: { version: '1.1.0' }, compatible: false, differences: [{ type: 'required-added', path: '/input_schema/required' }] });
-    expect(runCli(['diff', 'search', '--from', '1.1.0', '--to', '1.0.0', '--db', db], { cwd }).stdout).toMatch(/compatible/);
-    expect(errorCode(runCli(['diff', 'search', '--from', '9.9.9', '--db', db], { cwd }).stderr)).toBe('TOOL_NOT_FOUND');
+    expect((await runCli(['diff', 'search', '--from', '1.1.0', '--to', '1.0.0', '--db', db], { cwd })).stdout).toMatch(/compatible/);
+    expect(errorCode((await runCli(['diff', 'search', '--from', '9.9.9', '--db', db], { cwd })).stderr)).toBe('TOOL_NOT_FOUND');
   });
 });
 
 /** A policy set by the command (another process) binds this process's open registry at its next write. */
 async function policyBindsAnotherProcess(registry: ToolRegistry, db: string, cwd: string): Promise<void> {
   await registry.register(tool('2.0.0'));
-  expect(runCli(['policy', 'set', '--version-order', 'semver', '--compatibility', 'backward', '--db', db], { cwd }).code).toBe(0);
+  expect((await runCli(['policy', 'set', '--version-order', 'semver', '--compatibility', 'backward', '--db', db], { cwd })).code).toBe(0);
   await expectCode(registry.register(tool('1.9.0')), 'VERSION_DOWNGRADE');
   await expectCode(registry.register(tool('2.1.0', ['q'])), 'COMPATIBILITY_FAILED');
   expect(await registry.getPolicy()).toEqual({ versionOrder: 'semver', compatibility: 'backward' });
   // And the other way: this process lifts them, the command's register obeys.
   await registry.setPolicy({ versionOrder: 'any', compatibility: 'none' });
   writeJson(join(cwd, 'down.json'), tool('1.0.0', ['q']));
-  expect(runCli(['register', 'down.json', '--db', db], { cwd }).code).toBe(0);
+  expect((await runCli(['register', 'down.json', '--db', db], { cwd })).code).toBe(0);
   expect((await registry.get('search'))?.spec.version).toBe('1.0.0');
 }
 

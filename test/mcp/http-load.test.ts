@@ -11,8 +11,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../cli/helpers.js';
+import { ROOT, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
+
+useChildProcessTimeout();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-mcp-http-'));
 const db = join(folder, 'tools.db');

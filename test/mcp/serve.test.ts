@@ -12,9 +12,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToken, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
-import { CLI, childEnv, runCliAsync } from '../cli/helpers.js';
+import { CLI, childEnv, runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { TOOLS_MODULE, listAll, protocolErrorOf, textOf, watch } from './helpers.js';
 import type { Watched } from './helpers.js';
+
+useChildProcessTimeout();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-mcp-serve-'));
 const db = join(folder, 'tools.db');

@@ -5,10 +5,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliAsync } from '../cli/helpers.js';
+import { runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { HAS_SQLITE3, NEEDS_SQLITE3, SQLITE3 } from '../support/sqlite3-shell.js';
 import { TOOLS_MODULE, connectStdio, listAll, protocolErrorOf, textOf } from './helpers.js';
 import type { Watched } from './helpers.js';
+
+useChildProcessTimeout();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-mcp-stdio-'));
 const db = join(folder, 'tools.db');

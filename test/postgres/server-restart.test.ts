@@ -17,7 +17,9 @@ import type { ChangeEvent, PostgresToolRegistry } from '../../src/index.js';
 import { freePort } from '../support/postgres-server.mjs';
 import { minimalSpec } from '../support/registry-helpers.js';
 import { until } from '../support/waiting.js';
-import { CLI } from '../cli/helpers.js';
+import { CLI, useChildProcessTimeout } from '../cli/helpers.js';
+
+useChildProcessTimeout();
 
 let folder: string;
 let server: EmbeddedPostgres;

@@ -15,8 +15,10 @@ import {
   publishTools,
 } from '../../src/index.js';
 import type { Tool, ToolRegistry } from '../../src/index.js';
-import { runCli, useTempDir } from '../cli/helpers.js';
+import { runCli, useTempDir, useChildProcessTimeout } from '../cli/helpers.js';
 import { selectedStores } from '../conformance/stores.js';
+
+useChildProcessTimeout();
 
 const search = (version = '1.0.0', description = 'search the web') =>
   defineTool({
@@ -203,7 +205,7 @@ describe('loadToolSet after an operator ran `tool-registry disable`', () => {
     try {
       await publishTools(registry, [s, calc]);
       expect((await loadToolSet(registry, [s, calc])).list()).toEqual(['calc', 'search']);
-      const disabled = runCli(['disable', 'search', '--db', file], { cwd: temp() });
+      const disabled = await runCli(['disable', 'search', '--db', file], { cwd: temp() });
       expect(disabled.code, disabled.stderr).toBe(0);
       const set = await loadToolSet(registry, [s, calc]);
       expect(set.resolve('search')).toBeNull();

@@ -7,9 +7,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, NET_HTTP, defineTool, liveToolSet, loadToolSet, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import type { LiveToolSetChange, ToolSet } from '../../src/index.js';
-import { runCliAsync } from '../cli/helpers.js';
+import { runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { SQLITE3, NEEDS_SQLITE3, HAS_SQLITE3 } from '../support/sqlite3-shell.js';
 import { until } from '../support/waiting.js';
+
+useChildProcessTimeout();
 
 const object = { type: 'object', properties: { q: { type: 'string' } } };
 const search = defineTool({ name: 'search', version: '1', input_schema: object, permissions: { required: [NET_HTTP] }, handler: () => 'hits' });

@@ -2,11 +2,13 @@
 // SSE clients (the delay is measured and printed, not asserted against the clock: the
 // store's own coherence test holds the 1 s bound), and a namespace one creates the other finds.
 import { afterAll, describe, expect, it } from 'vitest';
-import { startCli } from '../cli/helpers.js';
+import { startCli, useChildProcessTimeout } from '../cli/helpers.js';
 import type { RunningCli } from '../cli/helpers.js';
 import { useFileDatabase } from '../postgres/helpers.js';
 import { until } from '../support/waiting.js';
 import { spec } from './helpers.js';
+
+useChildProcessTimeout();
 
 const db = useFileDatabase();
 const running: RunningCli[] = [];

@@ -8,9 +8,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { run } from '../../src/cli/program.js';
-import { startCli } from '../cli/helpers.js';
+import { startCli, useChildProcessTimeout } from '../cli/helpers.js';
 import type { RunningCli } from '../cli/helpers.js';
 import { spec } from './helpers.js';
+
+useChildProcessTimeout();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-serve-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
