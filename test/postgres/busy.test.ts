@@ -63,6 +63,11 @@ describe('PostgreSQL busy handling', () => {
     await pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY, on_call boolean NOT NULL)`);
     await pool.query(`INSERT INTO ${table} VALUES (1, true), (2, true)`);
     let failures = 0;
+    // Both first attempts read before either writes (a barrier, not a sleep: on a loaded
+    // machine one transaction could otherwise commit before the other began, and no failure occur).
+    let read = 0;
+    let bothRead!: () => void;
+    const barrier = new Promise<void>((resolve) => (bothRead = resolve));
     // Write skew: each takes itself off call if someone else is on call; SERIALIZABLE lets only one do so at a time.
     const offCall = (id: number) =>
       withClient(pool, (client) =>
@@ -70,7 +75,8 @@ describe('PostgreSQL busy handling', () => {
           try {
             await client.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
             const { rows } = await client.query(`SELECT count(*) AS n FROM ${table} WHERE on_call`);
-            await new Promise((resolve) => setTimeout(resolve, 50));
+            if (++read === 2) bothRead();
+            await barrier;
             if (safeInteger(rows[0].n, 'count') > 1) await client.query(`UPDATE ${table} SET on_call = false WHERE id = $1`, [id]);
             await client.query('COMMIT');
           } catch (error) {

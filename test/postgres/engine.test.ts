@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { PostgresEngine } from '../../src/stores/postgres/engine.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
 import type { RegistrationRow, ToolWrite } from '../../src/stores/postgres/tables.js';
+import { until } from '../support/waiting.js';
 import { SHIPPED, useFileDatabase } from './helpers.js';
 
 const database = useFileDatabase();
@@ -180,13 +181,17 @@ describe('PostgreSQL engine', () => {
     const watcher = await open(schema);
     const writer = await open(schema);
     try {
+      // While its listener is up, a waiter wakes only by a notification (or an own write): the
+      // poll does not read the revision then. So waking proves the notification, with no clock.
+      await until(() => watcher.listener?.listening === true, 'the watcher to listen');
       const stop = new AbortController();
-      const waiting = watcher.waitForChange(0, stop.signal).then(() => performance.now());
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const committed = performance.now();
+      let woke = false;
+      const waiting = watcher.waitForChange(0, stop.signal).then(() => (woke = true));
+      expect(woke).toBe(false);
       await writer.write('register', { names: ['w'] }, (trx) => writeTools(trx, schema, [tool('w')]));
-      const woke = await waiting;
-      expect(woke - committed).toBeLessThan(200);
+      await waiting;
+      expect(woke).toBe(true);
+      expect(watcher.listener?.listening).toBe(true);
       expect(await watcher.revision()).toBe(1);
       const aborted = new AbortController();
       const idle = watcher.waitForChange(1, aborted.signal);

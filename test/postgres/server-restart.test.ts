@@ -143,7 +143,9 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       // The listener comes back (capped backoff), and the watch delivers what came after.
       await until(async () => (await reader.status()).listening, 'the reader to listen again');
       await writer.register(minimalSpec('listened'));
-      expect((await reader.get('listened'))?.spec.tool_name).toBe('listened');
+      // Listening again, the reader's cache answers: another instance's write reaches it with
+      // the notification, not at once (the bound is test/postgres/coherence.test.ts's).
+      await until(async () => (await reader.get('listened'))?.spec.tool_name === 'listened', 'the reader to see the write');
       await until(() => seen.includes('after') && seen.includes('listened'), 'the watch to deliver the writes after the restart');
       await until(() => lateWatch.seen.includes('listened'), 'the late watch to deliver');
       // The late watch delivers exactly what came after its revision, in order.
