@@ -2,13 +2,41 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, errorCode, runCli, useTempDir, useChildProcessTimeout } from './helpers.js';
+import { ROOT, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
 const COMMANDS = ['list', 'get', 'history', 'changes', 'watch', 'register', 'enable', 'disable', 'remove', 'export', 'lint', 'import', 'status', 'verify', 'migrate'];
+
+describe('the built bin', () => {
+  // The other CLI tests run the command in-process (runCli): here the bin itself, as a process,
+  // gives the same exit codes, output and error lines for a success (0), a registry error (1)
+  // and a usage error (2), reading standard input from a pipe.
+  it('exits 0, 1 and 2 with the output the in-process command gives', async () => {
+    const cwd = tempDir();
+    const cases: [string[], string | undefined, number][] = [
+      [['register', '-'], JSON.stringify(spec('weather')), 0],
+      [['list', '--json'], undefined, 0],
+      [['enable', 'no_such_tool'], undefined, 1],
+      [['import', 'missing.json', '--mode', 'upsert'], undefined, 2],
+    ];
+    for (const [args, input, code] of cases) {
+      const spawned = spawnCli(args, { cwd, ...(input === undefined ? {} : { input }) });
+      expect({ args, code: spawned.code }).toEqual({ args, code });
+      if (args[0] === 'register') continue; // registered now: the in-process run would say "unchanged"
+      const inProcess = await runCli(args, { cwd, ...(input === undefined ? {} : { input }) });
+      expect({ args, code: inProcess.code, stdout: inProcess.stdout, stderr: inProcess.stderr }).toEqual({
+        args,
+        code,
+        stdout: spawned.stdout,
+        stderr: spawned.stderr,
+      });
+    }
+    expect(errorCode(spawnCli(['enable', 'no_such_tool'], { cwd }).stderr)).toBe('TOOL_NOT_FOUND');
+  });
+});
 
 describe('usage', () => {
   it('--help prints every command on stdout and exits 0', async () => {
