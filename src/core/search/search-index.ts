@@ -12,6 +12,8 @@ import { FIELDS, FIELD_WEIGHTS } from './fields.js';
 import { specTerms } from './fields.js';
 
 const FIELD_COUNT = FIELDS.length;
+/** What of a spec is indexed. */
+export type IndexedSpec = Pick<ToolSpec, 'tool_name' | 'description' | 'tags' | 'input_schema'>;
 const EMPTY = new Int32Array(0);
 /** Per-field term counts are packed 6 bits each into one small integer (capped at 63). */
 const TF_BITS = 6;
@@ -104,7 +106,7 @@ export class SearchIndex<T> {
    * Adds the tool, or replaces the one of the same name. When `unchanged(old)` says the old
    * item has the same spec (an enable or disable), only the item is swapped: nothing is re-indexed.
    */
-  set(name: string, item: T, spec: Pick<ToolSpec, 'tool_name' | 'description' | 'tags' | 'input_schema'>, unchanged?: (old: T) => boolean): void {
+  set(name: string, item: T, spec: IndexedSpec, unchanged?: (old: T) => boolean): void {
     const existing = this.#slotOf.get(name);
     if (existing !== undefined && unchanged?.(this.#items[existing] as T) === true) {
       this.#items[existing] = item;
@@ -112,40 +114,10 @@ export class SearchIndex<T> {
     }
     this.delete(name);
     const fields = specTerms(spec);
-    // Per-tool counts in scratch arrays indexed by term id (no Map of strings per tool): the
-    // ids in the order their terms first occur, and each id's packed per-field counts.
+    const distinct = this.#count(fields);
+    const slot = this.#place(name, item, fields);
     const order = this.#order;
     const packedOf = this.#packedOf;
-    let distinct = 0;
-    for (let field = 0; field < FIELD_COUNT; field++) {
-      const shift = field * TF_BITS;
-      const terms = fields[field] as string[];
-      for (let at = 0; at < terms.length; at++) {
-        const term = terms[at] as string;
-        let id = this.#termId.get(term);
-        if (id === undefined) {
-          id = this.#postings.length;
-          this.#termId.set(term, id);
-          this.#postings.push(EMPTY);
-          this.#used.push(0);
-          this.#df.push(0);
-          this.#boundTf.push(0);
-          this.#boundEpoch.push(-1);
-          packedOf.push(0);
-        }
-        const packed = packedOf[id] as number;
-        if (packed === 0) order[distinct++] = id;
-        if (((packed >> shift) & TF_MAX) < TF_MAX) packedOf[id] = packed + (1 << shift);
-      }
-    }
-    const slot = this.#names.length;
-    this.#names[slot] = name;
-    this.#items[slot] = item;
-    for (let field = 0; field < FIELD_COUNT; field++) {
-      const length = (fields[field] as string[]).length;
-      this.#lengths[slot * FIELD_COUNT + field] = length;
-      this.#totalLength[field] = (this.#totalLength[field] as number) + length;
-    }
     const ids = new Int32Array(distinct);
     for (let index = 0; index < distinct; index++) {
       const id = order[index] as number;
@@ -171,8 +143,110 @@ export class SearchIndex<T> {
     }
     this.#termsOf[slot] = ids;
     this.#entries += ids.length;
+  }
+
+  /**
+   * Replaces everything with these tools (names distinct): the index `clear()` and `set` one
+   * by one would give, built in two passes so that each posting list is allocated once at its
+   * final size (no growing and copying per tool, far less garbage).
+   */
+  build(tools: Iterable<{ readonly name: string; readonly item: T; readonly spec: IndexedSpec }>): void {
+    this.clear();
+    const order = this.#order;
+    const packedOf = this.#packedOf;
+    // Pass 1: every tool's (term id, packed counts) pairs, one after the other; per slot where its pairs start.
+    let ids = new Int32Array(1024);
+    let packs = new Int32Array(1024);
+    const starts: number[] = [0];
+    let total = 0;
+    for (const { name, item, spec } of tools) {
+      if (this.#slotOf.has(name)) throw new Error(`internal: SearchIndex.build() given ${JSON.stringify(name)} twice`);
+      const fields = specTerms(spec);
+      const distinct = this.#count(fields);
+      this.#place(name, item, fields);
+      if (total + distinct > ids.length) {
+        const size = Math.max(ids.length * 2, total + distinct);
+        const grownIds = new Int32Array(size);
+        grownIds.set(ids);
+        ids = grownIds;
+        const grownPacks = new Int32Array(size);
+        grownPacks.set(packs);
+        packs = grownPacks;
+      }
+      for (let index = 0; index < distinct; index++) {
+        const id = order[index] as number;
+        ids[total] = id;
+        packs[total++] = packedOf[id] as number;
+        packedOf[id] = 0;
+        this.#df[id] = (this.#df[id] as number) + 1;
+      }
+      starts.push(total);
+    }
+    // Pass 2: each list at its size, filled in slot order; each slot's term ids a view of one shared array.
+    for (let id = 0; id < this.#postings.length; id++) this.#postings[id] = new Int32Array((this.#df[id] as number) * 2);
+    const allIds = ids.slice(0, total);
+    for (let slot = 0; slot < this.#names.length; slot++) {
+      const start = starts[slot] as number;
+      const end = starts[slot + 1] as number;
+      for (let index = start; index < end; index++) {
+        const id = allIds[index] as number;
+        const used = this.#used[id] as number;
+        const list = this.#postings[id] as Int32Array;
+        list[used] = slot;
+        list[used + 1] = packs[index] as number;
+        this.#used[id] = used + 2;
+      }
+      this.#termsOf[slot] = allIds.subarray(start, end);
+    }
+    this.#entries = total;
+  }
+
+  /**
+   * Counts one tool's terms in scratch arrays indexed by term id (no Map of strings per tool):
+   * `#order` gets the ids in the order their terms first occur, `#packedOf` each id's packed
+   * per-field counts (the caller sets them back to 0). New terms get ids. Returns how many ids.
+   */
+  #count(fields: readonly string[][]): number {
+    const order = this.#order;
+    const packedOf = this.#packedOf;
+    let distinct = 0;
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const shift = field * TF_BITS;
+      const terms = fields[field] as string[];
+      for (let at = 0; at < terms.length; at++) {
+        const term = terms[at] as string;
+        let id = this.#termId.get(term);
+        if (id === undefined) {
+          id = this.#postings.length;
+          this.#termId.set(term, id);
+          this.#postings.push(EMPTY);
+          this.#used.push(0);
+          this.#df.push(0);
+          this.#boundTf.push(0);
+          this.#boundEpoch.push(-1);
+          packedOf.push(0);
+        }
+        const packed = packedOf[id] as number;
+        if (packed === 0) order[distinct++] = id;
+        if (((packed >> shift) & TF_MAX) < TF_MAX) packedOf[id] = packed + (1 << shift);
+      }
+    }
+    return distinct;
+  }
+
+  /** Gives a new tool the next slot: its name, item and field lengths. */
+  #place(name: string, item: T, fields: readonly string[][]): number {
+    const slot = this.#names.length;
+    this.#names[slot] = name;
+    this.#items[slot] = item;
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const length = (fields[field] as string[]).length;
+      this.#lengths[slot * FIELD_COUNT + field] = length;
+      this.#totalLength[field] = (this.#totalLength[field] as number) + length;
+    }
     this.#slotOf.set(name, slot);
     this.#live++;
+    return slot;
   }
 
   /** Removes the tool; `true` when it was there. */
