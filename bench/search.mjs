@@ -14,6 +14,7 @@ import { measure } from './lib/measure.mjs';
 import { random } from './lib/random.mjs';
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const TOOLE_PATH = join('shared', 'benchmarks', 'tool-selection', 'metatool-toole.json');
@@ -182,25 +183,37 @@ function syntheticQueries(count, seed = 62) {
   return Array.from({ length: count }, () => Array.from({ length: 2 + Math.floor(next() * 4) }, mixed).join(' '));
 }
 
-/** The index's heap for `count` specs, measured in a child with --expose-gc; and the specs' JSON bytes. */
+/**
+ * The index's memory for `count` specs, measured in children with --expose-gc: built in one go
+ * as the first search builds it, and grown tool by tool by `set`; and the specs' JSON bytes.
+ */
 function indexMemory(count) {
-  const output = execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory', String(count)], { encoding: 'utf8' });
-  return JSON.parse(output);
+  const child = (mode) => JSON.parse(execFileSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--memory', String(count), mode], { encoding: 'utf8' }));
+  const built = child('build');
+  const grown = child('set');
+  return { count, jsonBytes: built.jsonBytes, indexBytes: built.bytes, heapBytes: built.heapBytes, grownBytes: grown.bytes, grownHeapBytes: grown.heapBytes };
 }
 
-async function memoryChild(count) {
+/**
+ * The JS heap and the ArrayBuffer memory (the posting lists' typed arrays live outside the
+ * heap once past a few dozen bytes) that the index adds.
+ */
+async function memoryChild(count, mode) {
   const specs = syntheticSpecs(count);
   const jsonBytes = specs.reduce((sum, spec) => sum + Buffer.byteLength(JSON.stringify(spec)), 0);
   globalThis.gc();
   globalThis.gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = process.memoryUsage();
   const index = new SearchIndex();
-  for (const spec of specs) index.set(spec.tool_name, spec, spec);
+  if (mode === 'build') index.build(specs.map((spec) => ({ name: spec.tool_name, item: spec, spec })));
+  else for (const spec of specs) index.set(spec.tool_name, spec, spec);
   globalThis.gc();
   globalThis.gc();
-  const after = process.memoryUsage().heapUsed;
-  check(index.size === count, 'every spec indexed');
-  process.stdout.write(JSON.stringify({ count, jsonBytes, indexBytes: after - before }));
+  const after = process.memoryUsage();
+  // Read after the measurement, so that neither is collected before it.
+  check(index.size === count && specs.length === count, 'every spec indexed');
+  const heapBytes = after.heapUsed - before.heapUsed;
+  process.stdout.write(JSON.stringify({ jsonBytes, heapBytes, bytes: heapBytes + after.arrayBuffers - before.arrayBuffers }));
 }
 
 /** Every search workload; `record(id, workload, contender, stats, extra)` as bench/run.mjs takes it. */
@@ -220,16 +233,21 @@ export async function searchWorkloads({ record, log = () => {}, quick = false })
     const specs = syntheticSpecs(count);
     const registry = new InMemoryToolRegistry();
     for (let start = 0; start < specs.length; start += 5000) await registry.registerMany(specs.slice(start, start + 5000));
+    // Wall time, and the process's CPU time (all its threads, GC included): on a shared machine
+    // the wall time of one build swings with the load, its CPU time much less.
     let started = performance.now();
+    const cpuAtStart = process.cpuUsage();
     await registry.search('warm up');
     const buildMs = performance.now() - started;
-    log(`search index of ${label} tools built in ${buildMs.toFixed(0)} ms (first search)`);
+    const cpu = process.cpuUsage(cpuAtStart);
+    const buildCpuMs = (cpu.user + cpu.system) / 1000;
+    log(`search index of ${label} tools built in ${buildMs.toFixed(0)} ms (first search; ${buildCpuMs.toFixed(0)} ms of CPU; load ${loadavg()[0].toFixed(2)})`);
     let q = 0;
     let found = 0;
     const search = async () => {
       found += (await registry.search(queries[q++ % queries.length])).results.length;
     };
-    record(`search.query.${count}`, `search, ${label} tools (2-5 word queries, limit 10)`, 'registry.search (memory store)', await measure(search, { async: true, batch: 1, time: quick ? 300 : 2000 }), { index_build_ms: buildMs });
+    record(`search.query.${count}`, `search, ${label} tools (2-5 word queries, limit 10)`, 'registry.search (memory store)', await measure(search, { async: true, batch: 1, time: quick ? 300 : 2000 }), { index_build_ms: buildMs, index_build_cpu_ms: buildCpuMs });
     check(found > 0, 'searches found tools');
     // The baseline of the same run: listing every tool (what a caller without search reads).
     record(`search.listAll.${count}`, `search, ${label} tools (2-5 word queries, limit 10)`, 'baseline: listAll() (memory store)', await measure(() => registry.listAll(), { async: true, batch: 1, time: quick ? 300 : 1000 }));
@@ -258,15 +276,20 @@ export async function searchWorkloads({ record, log = () => {}, quick = false })
     };
     record(`search.index-set.${count}`, `one write's index update, ${label} tools`, 'SearchIndex.set (re-index one tool)', await measure(replace, { time: quick ? 300 : 1000 }));
     const memory = indexMemory(count);
-    record(`search.memory.${count}`, `index memory, ${label} tools`, 'heap of the index / JSON of the specs', { median_us: Number.NaN, samples: 1 }, { ...memory, ratio: memory.indexBytes / memory.jsonBytes });
-    log(`index memory, ${label} tools: ${(memory.indexBytes / 1e6).toFixed(1)} MB for ${(memory.jsonBytes / 1e6).toFixed(1)} MB of spec JSON (${(memory.indexBytes / memory.jsonBytes).toFixed(2)}x)`);
+    record(`search.memory.${count}`, `index memory, ${label} tools`, 'heap + ArrayBuffers of the index / JSON of the specs', { median_us: Number.NaN, samples: 1 }, { ...memory, ratio: memory.indexBytes / memory.jsonBytes, grown_ratio: memory.grownBytes / memory.jsonBytes });
+    const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+    log(
+      `index memory, ${label} tools (heap + ArrayBuffers): built at the first search ${mb(memory.indexBytes)} (heap alone ${mb(memory.heapBytes)}), ` +
+        `grown tool by tool ${mb(memory.grownBytes)} (heap alone ${mb(memory.grownHeapBytes)}), for ${mb(memory.jsonBytes)} of spec JSON ` +
+        `(${(memory.indexBytes / memory.jsonBytes).toFixed(2)}x, ${(memory.grownBytes / memory.jsonBytes).toFixed(2)}x)`,
+    );
   }
 }
 
 // Standalone: `npm run build && node bench/search.mjs` prints every figure.
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv[2] === '--memory') {
-    await memoryChild(Number(process.argv[3]));
+    await memoryChild(Number(process.argv[3]), process.argv[4]);
   } else {
     await searchWorkloads({
       record: (id, workload, contender, stats, extra = {}) => {

@@ -73,10 +73,15 @@ describe('SearchIndex', () => {
       if (step % 500 === 499) {
         const fresh = new SearchIndex<string>();
         for (const name of [...live.keys()].sort()) fresh.set(name, name, live.get(name) as ReturnType<typeof spec>);
+        // And built in one go (as the first search builds it), in another order.
+        const built = new SearchIndex<string>();
+        built.build([...live].reverse().map(([name, made]) => ({ name, item: name, spec: made })));
         expect(index.size).toBe(live.size);
+        expect(built.size).toBe(live.size);
         for (const terms of queries) {
           const ranked = (hits: { name: string; score: number }[]) => topHits(hits, 1000).page.map((hit) => [hit.name, hit.score]);
           expect(ranked(index.match(terms))).toEqual(ranked(fresh.match(terms)));
+          expect(ranked(built.match(terms))).toEqual(ranked(fresh.match(terms)));
           // top() selects the same page as sorting every match, with and without a cursor.
           const all = topHits(index.match(terms), 1000).page;
           expect(index.top(terms, 7).page).toEqual(all.slice(0, 7));

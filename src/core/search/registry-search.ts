@@ -241,11 +241,12 @@ export class RegistrySearchIndex {
     const { names, revision: listedAt } = listed instanceof Promise ? await listed : listed;
     const read = source.read({ names }, (reader) => ({ docs: names.map((name) => docOf(reader, name)), revision: reader.revision() }), 'search');
     const { docs, revision } = read instanceof Promise ? await read : read;
-    this.#index.clear();
+    const tools: { name: string; item: Doc; spec: ToolRegistration['spec'] }[] = [];
     names.forEach((name, index) => {
       const doc = docs[index];
-      if (doc !== undefined) this.#index.set(name, doc, doc.registration.spec);
+      if (doc !== undefined) tools.push({ name, item: doc, spec: doc.registration.spec });
     });
+    this.#index.build(tools);
     this.#revision = Math.min(head, listedAt, revision);
   }
 

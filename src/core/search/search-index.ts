@@ -1,15 +1,19 @@
 // An inverted index over tool specs, ranked by BM25F, updated one tool at a time.
-// Each tool has a slot; each term a posting list of (slot, packed per-field counts). A
-// removed or replaced tool's slot is marked dead and skipped; its postings are swept out
-// when dead ones outnumber live ones, so a write costs its own terms, never the index.
-// Scores depend only on integer statistics (counts, lengths, document frequencies), summed in
-// query-term order: the same tools give bit-identical scores whatever order they came in.
+// Each tool has a slot; each term a posting list of (slot, packed per-field counts) in slot
+// order (a new or replaced tool takes the next slot; slots are never reused, only renumbered
+// in order when swept). A removed or replaced tool's slot is marked dead and skipped; its
+// postings are swept out when dead ones outnumber live ones, so a write costs its own terms,
+// never the index. Scores depend only on integer statistics (counts, lengths, document
+// frequencies), summed in query-term order: the same tools give bit-identical scores whatever
+// order they came in. `top` prunes with MaxScore over per-term upper bounds (see `top`).
 import { compareCodePoints } from '../canonical.js';
 import type { ToolSpec } from '../contracts.js';
 import { FIELDS, FIELD_WEIGHTS } from './fields.js';
 import { specTerms } from './fields.js';
 
 const FIELD_COUNT = FIELDS.length;
+/** What of a spec is indexed. */
+export type IndexedSpec = Pick<ToolSpec, 'tool_name' | 'description' | 'tags' | 'input_schema'>;
 const EMPTY = new Int32Array(0);
 /** Per-field term counts are packed 6 bits each into one small integer (capped at 63). */
 const TF_BITS = 6;
@@ -18,6 +22,10 @@ const TF_MAX = (1 << TF_BITS) - 1;
 const K1 = 1.2;
 const WEIGHTS = FIELDS.map((field) => FIELD_WEIGHTS[field].weight);
 const BS = FIELDS.map((field) => FIELD_WEIGHTS[field].b);
+/** Relative headroom on every upper bound, far above the rounding of a few float additions. */
+const SLACK = 1 + 1e-9;
+/** The reference averages are taken anew once the current ones drift this far (bounds loosen by as much). */
+const MAX_DRIFT = 1.1;
 
 /** A scored tool. */
 export interface Hit<T> {
@@ -45,7 +53,6 @@ export class SearchIndex<T> {
   #termsOf: (Int32Array | undefined)[] = [];
   /** Per slot and field: the field's length in terms. */
   #lengths: number[] = [];
-  #free: number[] = [];
   readonly #termId = new Map<string, number>();
   /**
    * Per term: [slot, packed counts, slot, packed counts, ...] in a growable Int32Array (half
@@ -60,8 +67,16 @@ export class SearchIndex<T> {
   /** Posting entries of dead slots not yet swept, and all entries. */
   #deadEntries = 0;
   #entries = 0;
-  /** Slots dead but not yet free (their postings are still in the lists). */
-  #dying: number[] = [];
+  /**
+   * Per term: the largest BM25F term frequency of a tool holding it, computed with the field
+   * averages `#reference` (an upper bound: a removed tool's share stays until the next sweep),
+   * valid while `#boundEpoch[id] === #epoch`; otherwise computed again when a query needs it.
+   */
+  #boundTf: number[] = [];
+  #boundEpoch: number[] = [];
+  #epoch = 0;
+  /** Per field: the 1 / average length the bounds were computed with; undefined: none yet. */
+  #reference: number[] | undefined;
   /** Scratch for one `set`: term ids in first-occurrence order, and per term id its packed counts (0 between calls). */
   #order: number[] = [];
   #packedOf: number[] = [];
@@ -91,7 +106,7 @@ export class SearchIndex<T> {
    * Adds the tool, or replaces the one of the same name. When `unchanged(old)` says the old
    * item has the same spec (an enable or disable), only the item is swapped: nothing is re-indexed.
    */
-  set(name: string, item: T, spec: Pick<ToolSpec, 'tool_name' | 'description' | 'tags' | 'input_schema'>, unchanged?: (old: T) => boolean): void {
+  set(name: string, item: T, spec: IndexedSpec, unchanged?: (old: T) => boolean): void {
     const existing = this.#slotOf.get(name);
     if (existing !== undefined && unchanged?.(this.#items[existing] as T) === true) {
       this.#items[existing] = item;
@@ -99,38 +114,10 @@ export class SearchIndex<T> {
     }
     this.delete(name);
     const fields = specTerms(spec);
-    // Per-tool counts in scratch arrays indexed by term id (no Map of strings per tool): the
-    // ids in the order their terms first occur, and each id's packed per-field counts.
+    const distinct = this.#count(fields);
+    const slot = this.#place(name, item, fields);
     const order = this.#order;
     const packedOf = this.#packedOf;
-    let distinct = 0;
-    for (let field = 0; field < FIELD_COUNT; field++) {
-      const shift = field * TF_BITS;
-      const terms = fields[field] as string[];
-      for (let at = 0; at < terms.length; at++) {
-        const term = terms[at] as string;
-        let id = this.#termId.get(term);
-        if (id === undefined) {
-          id = this.#postings.length;
-          this.#termId.set(term, id);
-          this.#postings.push(EMPTY);
-          this.#used.push(0);
-          this.#df.push(0);
-          packedOf.push(0);
-        }
-        const packed = packedOf[id] as number;
-        if (packed === 0) order[distinct++] = id;
-        if (((packed >> shift) & TF_MAX) < TF_MAX) packedOf[id] = packed + (1 << shift);
-      }
-    }
-    const slot = this.#free.pop() ?? this.#names.length;
-    this.#names[slot] = name;
-    this.#items[slot] = item;
-    for (let field = 0; field < FIELD_COUNT; field++) {
-      const length = (fields[field] as string[]).length;
-      this.#lengths[slot * FIELD_COUNT + field] = length;
-      this.#totalLength[field] = (this.#totalLength[field] as number) + length;
-    }
     const ids = new Int32Array(distinct);
     for (let index = 0; index < distinct; index++) {
       const id = order[index] as number;
@@ -148,11 +135,118 @@ export class SearchIndex<T> {
       this.#used[id] = used + 2;
       this.#df[id] = (this.#df[id] as number) + 1;
       ids[index] = id;
+      // A term whose bound is current keeps it current: raised to this tool's frequency if higher.
+      if (this.#boundEpoch[id] === this.#epoch) {
+        const tf = this.#tf(slot, packed, this.#reference as number[]);
+        if (tf > (this.#boundTf[id] as number)) this.#boundTf[id] = tf;
+      }
     }
     this.#termsOf[slot] = ids;
     this.#entries += ids.length;
+  }
+
+  /**
+   * Replaces everything with these tools (names distinct): the index `clear()` and `set` one
+   * by one would give, built in two passes so that each posting list is allocated once at its
+   * final size (no growing and copying per tool, far less garbage).
+   */
+  build(tools: Iterable<{ readonly name: string; readonly item: T; readonly spec: IndexedSpec }>): void {
+    this.clear();
+    const order = this.#order;
+    const packedOf = this.#packedOf;
+    // Pass 1: every tool's (term id, packed counts) pairs, one after the other; per slot where its pairs start.
+    let ids = new Int32Array(1024);
+    let packs = new Int32Array(1024);
+    const starts: number[] = [0];
+    let total = 0;
+    for (const { name, item, spec } of tools) {
+      if (this.#slotOf.has(name)) throw new Error(`internal: SearchIndex.build() given ${JSON.stringify(name)} twice`);
+      const fields = specTerms(spec);
+      const distinct = this.#count(fields);
+      this.#place(name, item, fields);
+      if (total + distinct > ids.length) {
+        const size = Math.max(ids.length * 2, total + distinct);
+        const grownIds = new Int32Array(size);
+        grownIds.set(ids);
+        ids = grownIds;
+        const grownPacks = new Int32Array(size);
+        grownPacks.set(packs);
+        packs = grownPacks;
+      }
+      for (let index = 0; index < distinct; index++) {
+        const id = order[index] as number;
+        ids[total] = id;
+        packs[total++] = packedOf[id] as number;
+        packedOf[id] = 0;
+        this.#df[id] = (this.#df[id] as number) + 1;
+      }
+      starts.push(total);
+    }
+    // Pass 2: each list at its size, filled in slot order; each slot's term ids a view of one shared array.
+    for (let id = 0; id < this.#postings.length; id++) this.#postings[id] = new Int32Array((this.#df[id] as number) * 2);
+    const allIds = ids.slice(0, total);
+    for (let slot = 0; slot < this.#names.length; slot++) {
+      const start = starts[slot] as number;
+      const end = starts[slot + 1] as number;
+      for (let index = start; index < end; index++) {
+        const id = allIds[index] as number;
+        const used = this.#used[id] as number;
+        const list = this.#postings[id] as Int32Array;
+        list[used] = slot;
+        list[used + 1] = packs[index] as number;
+        this.#used[id] = used + 2;
+      }
+      this.#termsOf[slot] = allIds.subarray(start, end);
+    }
+    this.#entries = total;
+  }
+
+  /**
+   * Counts one tool's terms in scratch arrays indexed by term id (no Map of strings per tool):
+   * `#order` gets the ids in the order their terms first occur, `#packedOf` each id's packed
+   * per-field counts (the caller sets them back to 0). New terms get ids. Returns how many ids.
+   */
+  #count(fields: readonly string[][]): number {
+    const order = this.#order;
+    const packedOf = this.#packedOf;
+    let distinct = 0;
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const shift = field * TF_BITS;
+      const terms = fields[field] as string[];
+      for (let at = 0; at < terms.length; at++) {
+        const term = terms[at] as string;
+        let id = this.#termId.get(term);
+        if (id === undefined) {
+          id = this.#postings.length;
+          this.#termId.set(term, id);
+          this.#postings.push(EMPTY);
+          this.#used.push(0);
+          this.#df.push(0);
+          this.#boundTf.push(0);
+          this.#boundEpoch.push(-1);
+          packedOf.push(0);
+        }
+        const packed = packedOf[id] as number;
+        if (packed === 0) order[distinct++] = id;
+        if (((packed >> shift) & TF_MAX) < TF_MAX) packedOf[id] = packed + (1 << shift);
+      }
+    }
+    return distinct;
+  }
+
+  /** Gives a new tool the next slot: its name, item and field lengths. */
+  #place(name: string, item: T, fields: readonly string[][]): number {
+    const slot = this.#names.length;
+    this.#names[slot] = name;
+    this.#items[slot] = item;
+    for (let field = 0; field < FIELD_COUNT; field++) {
+      const length = (fields[field] as string[]).length;
+      this.#lengths[slot * FIELD_COUNT + field] = length;
+      this.#totalLength[field] = (this.#totalLength[field] as number) + length;
+    }
     this.#slotOf.set(name, slot);
     this.#live++;
+    return slot;
   }
 
   /** Removes the tool; `true` when it was there. */
@@ -169,7 +263,6 @@ export class SearchIndex<T> {
     this.#names[slot] = undefined;
     this.#items[slot] = undefined;
     this.#deadEntries += ids.length;
-    this.#dying.push(slot);
     if (this.#deadEntries > 1024 && this.#deadEntries * 2 > this.#entries) this.#sweep();
     return true;
   }
@@ -181,12 +274,13 @@ export class SearchIndex<T> {
     this.#items = [];
     this.#termsOf = [];
     this.#lengths = [];
-    this.#free = [];
-    this.#dying = [];
     this.#termId.clear();
     this.#postings = [];
     this.#used = [];
     this.#df = [];
+    this.#boundTf = [];
+    this.#boundEpoch = [];
+    this.#reference = undefined;
     this.#packedOf = [];
     this.#totalLength.fill(0);
     this.#live = 0;
@@ -194,17 +288,39 @@ export class SearchIndex<T> {
     this.#entries = 0;
   }
 
-  /** Takes dead slots' entries out of every posting list touched, and frees the slots. */
+  /**
+   * Takes dead slots' entries out of every posting list and renumbers the live slots in their
+   * order (so lists stay in slot order); the bounds are computed anew when next needed.
+   */
   #sweep(): void {
-    const touched = new Set<number>();
-    for (const slot of this.#dying) for (const id of this.#termsOf[slot] as Int32Array) touched.add(id);
-    for (const id of touched) {
+    const slots = this.#names.length;
+    const renumbered = new Int32Array(slots);
+    let live = 0;
+    for (let slot = 0; slot < slots; slot++) {
+      const name = this.#names[slot];
+      if (name === undefined) {
+        renumbered[slot] = -1;
+        continue;
+      }
+      renumbered[slot] = live;
+      this.#names[live] = name;
+      this.#items[live] = this.#items[slot];
+      this.#termsOf[live] = this.#termsOf[slot];
+      for (let field = 0; field < FIELD_COUNT; field++) this.#lengths[live * FIELD_COUNT + field] = this.#lengths[slot * FIELD_COUNT + field] as number;
+      this.#slotOf.set(name, live);
+      live++;
+    }
+    this.#names.length = live;
+    this.#items.length = live;
+    this.#termsOf.length = live;
+    this.#lengths.length = live * FIELD_COUNT;
+    for (let id = 0; id < this.#postings.length; id++) {
       const list = this.#postings[id] as Int32Array;
       const used = this.#used[id] as number;
       let kept = 0;
       for (let index = 0; index < used; index += 2) {
-        const slot = list[index] as number;
-        if (this.#names[slot] === undefined) continue;
+        const slot = renumbered[list[index] as number] as number;
+        if (slot < 0) continue;
         list[kept++] = slot;
         list[kept++] = list[index + 1] as number;
       }
@@ -212,22 +328,46 @@ export class SearchIndex<T> {
       // Shrunk when mostly empty, so a list that once was long does not keep its memory.
       if (kept * 4 < list.length) this.#postings[id] = kept === 0 ? EMPTY : list.slice(0, kept * 2);
     }
-    for (const slot of this.#dying) {
-      this.#termsOf[slot] = undefined;
-      this.#free.push(slot);
-    }
     this.#entries -= this.#deadEntries;
     this.#deadEntries = 0;
-    this.#dying = [];
+    // Removed tools no longer hold any bound up: every bound is computed anew when next needed.
+    this.#reference = undefined;
+    this.#epoch++;
   }
 
-  /** Scores every live tool holding a term into `#scores`; returns the slots touched (scores > 0). */
-  #score(terms: readonly string[]): number[] {
+  /** The BM25F term frequency of one posting: per field, weight × count / length norm. */
+  #tf(slot: number, packed: number, inverseAverage: readonly number[]): number {
+    const lengths = this.#lengths;
+    let tf = 0;
+    for (let field = 0; packed !== 0; field++, packed >>>= TF_BITS) {
+      const raw = packed & TF_MAX;
+      if (raw === 0) continue;
+      const b = BS[field] as number;
+      const norm = 1 - b + b * (lengths[slot * FIELD_COUNT + field] as number) * (inverseAverage[field] as number);
+      tf += ((WEIGHTS[field] as number) * raw) / norm;
+    }
+    return tf;
+  }
+
+  /** Per field: 1 / average length (0 when the field is empty everywhere). */
+  #inverseAverage(): number[] {
+    const count = this.#live;
+    return this.#totalLength.map((total) => (total === 0 ? 0 : count / total));
+  }
+
+  /** The query's distinct terms held by a live tool, as term ids in query order. */
+  #ids(terms: readonly string[]): number[] {
     const ids: number[] = [];
     for (const term of new Set(terms)) {
       const id = this.#termId.get(term);
       if (id !== undefined && (this.#df[id] as number) > 0) ids.push(id);
     }
+    return ids;
+  }
+
+  /** Scores every live tool holding a term into `#scores`; returns the slots touched (scores > 0). */
+  #score(terms: readonly string[]): number[] {
+    const ids = this.#ids(terms);
     if (ids.length === 0 || this.#live === 0) return [];
     const slots = this.#names.length;
     if (this.#scores.length < slots) this.#scores = new Float64Array(Math.max(slots, this.#scores.length * 2));
@@ -235,26 +375,15 @@ export class SearchIndex<T> {
     const names = this.#names;
     const touched: number[] = [];
     const count = this.#live;
-    // Per field: 1 / average length (0 when the field is empty everywhere).
-    const inverseAverage = this.#totalLength.map((total) => (total === 0 ? 0 : count / total));
-    const lengths = this.#lengths;
+    const inverseAverage = this.#inverseAverage();
     for (const id of ids) {
-      const df = this.#df[id] as number;
-      const idf = Math.log(1 + (count - df + 0.5) / (df + 0.5));
+      const idf = idfOf(count, this.#df[id] as number);
       const list = this.#postings[id] as Int32Array;
       const used = this.#used[id] as number;
       for (let index = 0; index < used; index += 2) {
         const slot = list[index] as number;
         if (names[slot] === undefined) continue;
-        let packed = list[index + 1] as number;
-        let tf = 0;
-        for (let field = 0; packed !== 0; field++, packed >>>= TF_BITS) {
-          const raw = packed & TF_MAX;
-          if (raw === 0) continue;
-          const b = BS[field] as number;
-          const norm = 1 - b + b * (lengths[slot * FIELD_COUNT + field] as number) * (inverseAverage[field] as number);
-          tf += ((WEIGHTS[field] as number) * raw) / norm;
-        }
+        const tf = this.#tf(slot, list[index + 1] as number, inverseAverage);
         if (scores[slot] === 0) touched.push(slot);
         scores[slot] = (scores[slot] as number) + (idf * tf) / (K1 + tf);
       }
@@ -280,42 +409,197 @@ export class SearchIndex<T> {
   }
 
   /**
+   * Per query term (ids in query order): an upper bound of its contribution to any live tool's
+   * score, with `idfs` its idf. The bound is the term's largest frequency under the reference
+   * averages, scaled by how far the current averages drifted below them (a field's length
+   * norm shrinks at most by that ratio), through BM25's saturation, with headroom for rounding.
+   */
+  #bounds(ids: readonly number[], idfs: Float64Array, inverseAverage: readonly number[]): Float64Array {
+    let reference = this.#reference;
+    let drift = 1;
+    if (reference !== undefined) {
+      for (let field = 0; field < FIELD_COUNT; field++) {
+        const now = inverseAverage[field] as number;
+        if (now > 0) drift = Math.max(drift, (reference[field] as number) / now);
+      }
+    }
+    if (reference === undefined || drift > MAX_DRIFT) {
+      // New reference averages: every term's bound is computed anew when a query needs it.
+      this.#reference = reference = inverseAverage.slice();
+      this.#epoch++;
+      drift = 1;
+    }
+    const bounds = new Float64Array(ids.length);
+    for (let at = 0; at < ids.length; at++) {
+      const id = ids[at] as number;
+      if (this.#boundEpoch[id] !== this.#epoch) {
+        const list = this.#postings[id] as Int32Array;
+        const used = this.#used[id] as number;
+        let most = 0;
+        for (let index = 0; index < used; index += 2) {
+          const slot = list[index] as number;
+          if (this.#names[slot] === undefined) continue;
+          most = Math.max(most, this.#tf(slot, list[index + 1] as number, reference));
+        }
+        this.#boundTf[id] = most;
+        this.#boundEpoch[id] = this.#epoch;
+      }
+      const tf = (this.#boundTf[id] as number) * drift * SLACK;
+      bounds[at] = (((idfs[at] as number) * tf) / (K1 + tf)) * SLACK;
+    }
+    return bounds;
+  }
+
+  /**
    * The first `limit` matches in ranking order after `after` (when given), and whether more
-   * follow: `topHits(match(terms, accept), limit, after)` without a Hit for every match.
+   * follow: exactly `topHits(match(terms, accept), limit, after)` without scoring every match.
+   *
+   * MaxScore, document at a time over the slot-ordered posting lists: it keeps the best
+   * `limit + 1` accepted matches after the cursor; once it holds that many, the worst one's
+   * score θ is a bar every later tool must reach. The terms whose upper bounds add up to less
+   * than θ (the lowest bounds first: the common words) are "non-essential": a tool holding
+   * only those cannot reach θ and is never looked at; a tool of an essential term looks up the
+   * non-essential ones (a galloping search in their lists) only while its bound can still
+   * reach θ. A tool that is kept gets its score summed in query-term order as `match` sums it,
+   * so scores, ties and cursors are bit for bit the same; a skipped tool scored below θ, so it
+   * could not be among the best `limit + 1`, and `more` (whether a tool beyond the page exists)
+   * is decided by those alone.
    */
   top(terms: readonly string[], limit: number, accept: (item: T) => boolean = () => true, after?: RankKey): { page: Hit<T>[]; more: boolean } {
-    const touched = this.#score(terms);
-    // Read after scoring: #score may have grown the scratch array.
-    const scores = this.#scores;
+    const ids = this.#ids(terms);
+    if (ids.length === 0 || this.#live === 0) return { page: [], more: false };
+    const m = ids.length;
+    const count = this.#live;
+    const inverseAverage = this.#inverseAverage();
     const names = this.#names;
-    const keep = limit + 1;
-    // The best `keep` slots so far, best first; a candidate is compared with the worst kept first.
-    const best: number[] = [];
-    const before = (a: number, b: number): boolean => {
-      const sa = scores[a] as number;
-      const sb = scores[b] as number;
-      return sa !== sb ? sa > sb : compareCodePoints(names[a] as string, names[b] as string) < 0;
+    const idfs = new Float64Array(m);
+    for (let at = 0; at < m; at++) idfs[at] = idfOf(count, this.#df[ids[at] as number] as number);
+    const bounds = this.#bounds(ids, idfs, inverseAverage);
+    // Query terms by bound, lowest first; below[j]: the sum of the bounds of the first j.
+    const byBound = Array.from({ length: m }, (_, at) => at).sort((a, b) => (bounds[a] as number) - (bounds[b] as number));
+    const below = new Float64Array(m + 1);
+    for (let j = 0; j < m; j++) below[j + 1] = ((below[j] as number) + (bounds[byBound[j] as number] as number)) * SLACK;
+    const lists = ids.map((id) => this.#postings[id] as Int32Array);
+    const ends = ids.map((id) => this.#used[id] as number);
+    const at = new Int32Array(m);
+    // Per query term: the current tool's share, and whether it holds the term.
+    const shares = new Float64Array(m);
+    const holds = new Uint8Array(m);
+    /** Records the share of a query term in the tool at `slot` (its posting's packed counts), as `#score` computes it. */
+    const take = (term: number, slot: number, packed: number): number => {
+      const tf = this.#tf(slot, packed, inverseAverage);
+      const share = ((idfs[term] as number) * tf) / (K1 + tf);
+      shares[term] = share;
+      holds[term] = 1;
+      return share;
     };
-    for (const slot of touched) {
-      if (after !== undefined && compareHits({ score: scores[slot] as number, name: names[slot] as string }, after) <= 0) continue;
-      if (best.length === keep && !before(slot, best[keep - 1] as number)) continue;
+    const keep = limit + 1;
+    // The best `keep` tools so far, best first.
+    const bestSlots: number[] = [];
+    const bestScores: number[] = [];
+    /** Whether (score, slot) ranks before the kept tool at `rank`. */
+    const before = (score: number, slot: number, rank: number): boolean => {
+      const other = bestScores[rank] as number;
+      return score !== other ? score > other : compareCodePoints(names[slot] as string, names[bestSlots[rank] as number] as string) < 0;
+    };
+    let theta = -1;
+    // byBound[0 .. essential - 1] are the non-essential terms.
+    let essential = 0;
+    for (;;) {
+      let slot = 0x7fffffff;
+      for (let j = essential; j < m; j++) {
+        const term = byBound[j] as number;
+        const index = at[term] as number;
+        if (index < (ends[term] as number)) slot = Math.min(slot, (lists[term] as Int32Array)[index] as number);
+      }
+      if (slot === 0x7fffffff) break;
+      const alive = names[slot] !== undefined;
+      let partial = 0;
+      for (let j = essential; j < m; j++) {
+        const term = byBound[j] as number;
+        const list = lists[term] as Int32Array;
+        const index = at[term] as number;
+        holds[term] = 0;
+        if (index < (ends[term] as number) && list[index] === slot) {
+          at[term] = index + 2;
+          if (alive) partial += take(term, slot, list[index + 1] as number);
+        }
+      }
+      if (!alive) continue;
+      let reached = true;
+      for (let j = essential - 1; j >= 0; j--) {
+        if ((partial + (below[j + 1] as number)) * SLACK < theta) {
+          reached = false;
+          break;
+        }
+        const term = byBound[j] as number;
+        const list = lists[term] as Int32Array;
+        const index = seek(list, at[term] as number, ends[term] as number, slot);
+        at[term] = index;
+        holds[term] = 0;
+        if (index < (ends[term] as number) && list[index] === slot) partial += take(term, slot, list[index + 1] as number);
+      }
+      if (!reached) continue;
+      // The score as `match` sums it: from 0, in query-term order.
+      let score = 0;
+      for (let term = 0; term < m; term++) if (holds[term] === 1) score += shares[term] as number;
+      if (after !== undefined && compareHits({ score, name: names[slot] as string }, after) <= 0) continue;
+      if (bestSlots.length === keep && !before(score, slot, keep - 1)) continue;
       if (!accept(this.#items[slot] as T)) continue;
       let low = 0;
-      let high = best.length;
+      let high = bestSlots.length;
       while (low < high) {
         const middle = (low + high) >>> 1;
-        if (before(best[middle] as number, slot)) low = middle + 1;
-        else high = middle;
+        if (before(score, slot, middle)) high = middle;
+        else low = middle + 1;
       }
-      best.splice(low, 0, slot);
-      if (best.length > keep) best.pop();
+      bestSlots.splice(low, 0, slot);
+      bestScores.splice(low, 0, score);
+      if (bestSlots.length > keep) {
+        bestSlots.pop();
+        bestScores.pop();
+      }
+      if (bestSlots.length === keep) {
+        theta = bestScores[keep - 1] as number;
+        while (essential < m && (below[essential + 1] as number) < theta) essential++;
+      }
     }
-    const more = best.length > limit;
-    if (more) best.pop();
-    const page = best.map((slot) => ({ name: names[slot] as string, item: this.#items[slot] as T, score: scores[slot] as number }));
-    for (const slot of touched) scores[slot] = 0;
+    const more = bestSlots.length > limit;
+    if (more) {
+      bestSlots.pop();
+      bestScores.pop();
+    }
+    const page = bestSlots.map((slot, rank) => ({ name: names[slot] as string, item: this.#items[slot] as T, score: bestScores[rank] as number }));
     return { page, more };
   }
+}
+
+/** BM25's idf of a term held by `df` of `count` tools. */
+function idfOf(count: number, df: number): number {
+  return Math.log(1 + (count - df + 0.5) / (df + 0.5));
+}
+
+/** In a [slot, counts, ...] list sorted by slot: the index of the first entry at or after `from` whose slot is ≥ `slot` (`end` if none); galloping. */
+function seek(list: Int32Array, from: number, end: number, slot: number): number {
+  if (from >= end || (list[from] as number) >= slot) return from;
+  // Entries are pairs: search over pair numbers. list[low * 2] < slot holds throughout.
+  let low = from >>> 1;
+  const last = (end >>> 1) - 1;
+  let step = 1;
+  let high = low + step;
+  while (high <= last && (list[high * 2] as number) < slot) {
+    low = high;
+    step *= 2;
+    high = low + step;
+  }
+  if (high > last) high = last + 1;
+  // The first pair in (low, high] whose slot is ≥ `slot` (high = last + 1: none).
+  while (low + 1 < high) {
+    const middle = (low + high) >>> 1;
+    if ((list[middle * 2] as number) < slot) low = middle;
+    else high = middle;
+  }
+  return high * 2;
 }
 
 /**
