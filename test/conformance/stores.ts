@@ -5,6 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { PostgresToolRegistryOptions, ToolRegistry } from '../../src/index.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
@@ -71,16 +72,27 @@ export function fileBackedHarness(
 
 /**
  * A harness for the PostgreSQL store on the run's server: one database for the test file
- * (created at the first `open()`, dropped by `cleanup()`), a new schema per `open()`;
- * `restart()` and `peer()` open the same schema again (a peer is another instance: its own
- * pool, listener and cache).
+ * (created at the first `open()`, dropped by `cleanup()`), a new schema per `open()`.
+ * `open()` and `restart()` hand the store the file's one pool (the `pool` option: `close()`
+ * leaves it open), so a registry does not pay for a connection of its own: a connection costs
+ * the server a process (~25-35 ms of CPU on this 2-core machine), and a registry on its own pool
+ * opens at least two. Each registry still has its own listener (its own LISTEN connection)
+ * and cache. `peer()` opens the same schema again as another instance with its own pool,
+ * listener and cache (`connectionString`), so the concurrency cases also run the store's own pool.
  */
 export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}): StoreHarness {
   let database: TestDatabase | undefined;
+  let pool: pg.Pool | undefined;
   const opened = new WeakMap<ToolRegistry, { schema: string; options: HarnessOptions }>();
-  const openSchema = async (schema: string, options: HarnessOptions): Promise<ToolRegistry> => {
+  const openSchema = async (schema: string, options: HarnessOptions, ownPool: boolean): Promise<ToolRegistry> => {
     database ??= await createTestDatabase();
-    const registry = await openPostgresToolRegistry({ connectionString: database.url, schema, ...extra, ...options });
+    if (pool === undefined) {
+      pool = new pg.Pool({ connectionString: database.url, max: 20 });
+      // An idle connection the server ends (a test that terminates backends) must not crash the run.
+      pool.on('error', () => {});
+    }
+    const connection = ownPool ? { connectionString: database.url } : { pool };
+    const registry = await openPostgresToolRegistry({ ...connection, schema, ...extra, ...options });
     opened.set(registry, { schema, options });
     return registry;
   };
@@ -90,17 +102,19 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
     return found;
   };
   return {
-    open: (options = {}) => openSchema(uniqueName('conformance'), options),
+    open: (options = {}) => openSchema(uniqueName('conformance'), options, false),
     async restart(registry) {
       const { schema, options } = where(registry, 'restart');
       await registry.close();
-      return openSchema(schema, options);
+      return openSchema(schema, options, false);
     },
     async peer(registry) {
       const { schema, options } = where(registry, 'peer');
-      return openSchema(schema, options);
+      return openSchema(schema, options, true);
     },
     async cleanup() {
+      await pool?.end();
+      pool = undefined;
       await database?.drop();
       database = undefined;
     },

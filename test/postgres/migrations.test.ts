@@ -80,6 +80,35 @@ describe('PostgreSQL migrations', () => {
     expect(await migrate({ pool, schema, busyTimeoutMs: 300 })).toEqual(SHIPPED);
   });
 
+  it('a current schema costs one query; each pending file one transaction of three round trips', async () => {
+    const pool = db.pool();
+    const schema = db.schema();
+    const sent: string[] = [];
+    // Counts what migrate() sends on the connections it checks out of the pool.
+    const counting = new Proxy(pool, {
+      get(target, property, receiver) {
+        if (property !== 'connect') return Reflect.get(target, property, receiver) as unknown;
+        return async () => {
+          const client = await target.connect();
+          const query = client.query.bind(client) as (text: string) => Promise<unknown>;
+          return Object.assign(Object.create(client) as typeof client, {
+            query: (text: string, ...rest: unknown[]) => {
+              sent.push(text);
+              return (query as (...args: unknown[]) => Promise<unknown>)(text, ...rest);
+            },
+          });
+        };
+      },
+    });
+    expect(await migrate({ pool: counting, schema, busyTimeoutMs: 5000 })).toEqual(SHIPPED);
+    // One look (no table yet), then per file: lock and look, create and read, apply and commit.
+    expect(sent).toHaveLength(1 + 3 * SHIPPED.length);
+    expect(sent.filter((text) => text.startsWith('BEGIN'))).toHaveLength(SHIPPED.length);
+    sent.length = 0;
+    expect(await migrate({ pool: counting, schema, busyTimeoutMs: 5000 })).toEqual([]);
+    expect(sent).toEqual([`SELECT name FROM "${schema}".schema_migrations ORDER BY name`]);
+  });
+
   it('a failing migration is rolled back and named; the ones before it stay applied', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'tool-registry-pg-migrations-'));
     try {

@@ -175,8 +175,10 @@ export class PostgresEngine<T> {
       convert: options.convert,
     });
     try {
+      // The LISTEN connection does not need the schema: it connects while the schema is checked.
+      const listening = engine.listener?.start();
       await engine.#prepareSchema();
-      await engine.listener?.start();
+      await listening;
       return engine;
     } catch (error) {
       await engine.close();

@@ -6,7 +6,7 @@ import { readMigrationFiles } from '../../core/migration-files.js';
 import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { SchemaTooNewError } from '../../core/errors.js';
-import { retryWhileBusy, storageBusy } from './busy.js';
+import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
 
@@ -26,15 +26,19 @@ export function readMigrations(folder: URL): readonly Migration[] {
   return readMigrationFiles(folder, 'PostgreSQL');
 }
 
-/** Names of the migrations recorded in the schema, in name order ([] when it has none yet). */
+/** SQLSTATEs of a missing schema (3F000) or table (42P01): nothing recorded yet. */
+const MISSING_RELATION: ReadonlySet<string | undefined> = new Set(['3F000', '42P01']);
+
+/** Names of the migrations recorded in the schema, in name order ([] when it has none yet). One round trip. */
 export async function appliedMigrations(client: pg.ClientBase, schema: string): Promise<string[]> {
-  const table = await client.query<{ found: string | null }>(
-    `SELECT to_regclass(format('%I.schema_migrations', $1::text))::text AS found`,
-    [schema],
-  );
-  if (table.rows[0]?.found == null) return [];
-  const rows = await client.query<{ name: string }>(`SELECT name FROM ${quoteIdentifier(schema)}.schema_migrations ORDER BY name`);
-  return rows.rows.map((row) => row.name);
+  try {
+    const rows = await client.query<{ name: string }>(`SELECT name FROM ${quoteIdentifier(schema)}.schema_migrations ORDER BY name`);
+    return rows.rows.map((row) => row.name);
+  } catch (error) {
+    // Outside a transaction (open, status), a failed statement leaves the connection as it was.
+    if (MISSING_RELATION.has(sqlState(error))) return [];
+    throw error;
+  }
 }
 
 /** Throws SCHEMA_TOO_NEW when the schema records a migration unknown to this release. */
@@ -79,6 +83,7 @@ export interface MigrateOptions {
  * re-reads what is applied, so instances racing on a new database wait for each other and
  * find the work done. A schema that records an unknown migration is refused (SCHEMA_TOO_NEW)
  * before anything changes. Waiting for the lock past `busyTimeoutMs` is STORAGE_BUSY.
+ * A current schema costs one query; each pending file three round trips.
  * @returns the names applied by this call
  */
 export async function migrate(options: MigrateOptions): Promise<string[]> {
@@ -93,46 +98,74 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
     if (pendingMigrations(before, migrations).length === 0) return [];
     const appliedNow: string[] = [];
     for (;;) {
-      const next = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'migrate' }, (remainingMs) =>
-        inTransaction(client, () => applyNext(client, schema, migrations, remainingMs)),
+      const step = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'migrate' }, (remainingMs) =>
+        applyNext(client, schema, migrations, remainingMs),
       );
-      if (next === undefined) return appliedNow;
-      appliedNow.push(next);
+      if (step.applied !== undefined) appliedNow.push(step.applied);
+      if (step.pendingAfter === 0) return appliedNow;
     }
   } finally {
     client.release();
   }
 }
 
-/** One transaction: lock, create what is missing, apply the next pending migration. */
+/** Results of a multi-statement query, one per statement (node-postgres gives one unwrapped for a single statement). */
+function resultsOf(result: pg.QueryResult | pg.QueryResult[]): pg.QueryResult[] {
+  return Array.isArray(result) ? result : [result];
+}
+
+/**
+ * One transaction: lock, create what is missing, apply the next pending migration; returns
+ * what it applied and how many were still pending after it. Statements without parameters go
+ * as one message each step (the simple protocol runs them in order, and stops at the first
+ * error): three round trips instead of one per statement.
+ */
 async function applyNext(
   client: pg.ClientBase,
   schema: string,
   migrations: readonly Migration[],
   lockTimeoutMs: number,
-): Promise<string | undefined> {
+): Promise<{ applied: string | undefined; pendingAfter: number }> {
   const quoted = quoteIdentifier(schema);
-  await client.query(`SELECT set_config('lock_timeout', $1, true)`, [`${lockTimeoutMs}ms`]);
-  await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [lockKeys.migrate(schema)]);
-  // Checked before CREATE: CREATE SCHEMA needs the CREATE privilege even when the schema exists.
-  const exists = await client.query(`SELECT 1 FROM pg_namespace WHERE nspname = $1`, [schema]);
-  if (exists.rowCount === 0) await client.query(`CREATE SCHEMA ${quoted}`);
-  await client.query(`SELECT set_config('search_path', $1, true)`, [quoted]);
-  await client.query(
-    `CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-  );
-  const applied = await appliedMigrations(client, schema);
-  assertKnown(applied, migrations, schema);
-  const migration = pendingMigrations(applied, migrations)[0];
-  if (migration === undefined) return undefined;
+  const key = client.escapeLiteral(lockKeys.migrate(schema));
+  const literal = client.escapeLiteral(schema);
   try {
-    // No parameters: the simple protocol runs every statement of the file.
-    await client.query(migration.sql);
+    // The lock before anything else; the schema is looked up after it (a statement of its own: a snapshot taken after the lock).
+    const locked = resultsOf(
+      await client.query(
+        `BEGIN; SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'; ` +
+          `SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)); ` +
+          `SELECT 1 FROM pg_namespace WHERE nspname = ${literal}`,
+      ),
+    );
+    // Checked before CREATE: CREATE SCHEMA needs the CREATE privilege even when the schema exists.
+    const exists = (locked.at(-1)?.rowCount ?? 0) > 0;
+    const prepared = resultsOf(
+      await client.query(
+        `${exists ? '' : `CREATE SCHEMA ${quoted}; `}SET LOCAL search_path = ${quoted}; ` +
+          `CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now()); ` +
+          `SELECT name FROM ${quoted}.schema_migrations ORDER BY name`,
+      ),
+    );
+    const applied = (prepared.at(-1)?.rows ?? []).map((row: { name: string }) => row.name);
+    assertKnown(applied, migrations, schema);
+    const pending = pendingMigrations(applied, migrations);
+    const migration = pending[0];
+    if (migration === undefined) {
+      await client.query('COMMIT');
+      return { applied: undefined, pendingAfter: 0 };
+    }
+    try {
+      // No parameters: the simple protocol runs every statement of the file, then records it and commits.
+      await client.query(`${migration.sql}\n;\nINSERT INTO ${quoted}.schema_migrations (name) VALUES (${client.escapeLiteral(migration.name)}); COMMIT`);
+    } catch (error) {
+      throw new MigrationFailedError(migration.name, error);
+    }
+    return { applied: migration.name, pendingAfter: pending.length - 1 };
   } catch (error) {
-    throw new MigrationFailedError(migration.name, error);
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
   }
-  await client.query(`INSERT INTO ${quoted}.schema_migrations (name) VALUES ($1)`, [migration.name]);
-  return migration.name;
 }
 
 /** Runs `work` in BEGIN … COMMIT on `client`, rolling back when it throws. */
