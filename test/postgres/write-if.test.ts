@@ -260,7 +260,8 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     } finally {
       await Promise.all(registries.map((registry) => registry.close()));
     }
-  });
+    // 600 writes racing on three pools passed the default 30 s on a loaded machine.
+  }, 120_000);
 
   it('without a cache, or with a statement timeout, a write takes the locked way', async () => {
     for (const options of [{ cache: false }, { cache: true, statementTimeoutMs: 10_000 }]) {
