@@ -14,10 +14,16 @@ import { specTerms } from './fields.js';
 const FIELD_COUNT = FIELDS.length;
 /** What of a spec is indexed. */
 export type IndexedSpec = Pick<ToolSpec, 'tool_name' | 'description' | 'tags' | 'input_schema'>;
-const EMPTY = new Int32Array(0);
+const EMPTY: Int32Array = new Int32Array(0);
 /** Per-field term counts are packed 6 bits each into one small integer (capped at 63). */
 const TF_BITS = 6;
 const TF_MAX = (1 << TF_BITS) - 1;
+/**
+ * A posting list of at most this many elements is a view into a shared chunk (a typed array of
+ * its own costs about 240 bytes beside its data, a view about 116); longer ones have their own.
+ */
+const SMALL = 64;
+const CHUNK = 16384;
 /** BM25's term-frequency saturation. */
 const K1 = 1.2;
 const WEIGHTS = FIELDS.map((field) => FIELD_WEIGHTS[field].weight);
@@ -49,19 +55,30 @@ export class SearchIndex<T> {
   readonly #slotOf = new Map<string, number>();
   #names: (string | undefined)[] = [];
   #items: (T | undefined)[] = [];
-  /** Per slot: its term ids (each once), to undo its document frequencies on removal. */
-  #termsOf: (Int32Array | undefined)[] = [];
-  /** Per slot and field: the field's length in terms. */
-  #lengths: number[] = [];
+  /**
+   * Per slot: its term ids (each once), to undo its document frequencies on removal: slot s's
+   * are `#termPool[#termStart[s] .. #termStart[s + 1]]` (one array for all slots, not one per slot).
+   */
+  #termPool = EMPTY;
+  #termStart: Int32Array = new Int32Array(1);
+  /** Per slot and field: the field's length in terms (4 bytes each, not a JS array's 8). */
+  #lengths = EMPTY;
   readonly #termId = new Map<string, number>();
   /**
    * Per term: [slot, packed counts, slot, packed counts, ...] in a growable Int32Array (half
    * the memory of a JS array of numbers), its used length in `#used`; dead slots included until swept.
    */
   #postings: Int32Array[] = [];
-  #used: number[] = [];
-  /** Per term: live tools holding it. */
-  #df: number[] = [];
+  /** Per term (typed arrays, capacity `#termCapacity`): used length of its posting list, live tools holding it. */
+  #used = EMPTY;
+  #df = EMPTY;
+  #termCapacity = 0;
+  /** The chunks small posting lists are taken from (each's index by its buffer), and how much of the last is taken. */
+  #chunks: Int32Array[] = [];
+  readonly #chunkIndex = new Map<ArrayBufferLike, number>();
+  #chunkUsed = CHUNK;
+  /** Per length (≤ SMALL): the room small lists grew out of, as chunk index × CHUNK + offset, taken again first. */
+  #free: number[][] = [];
   readonly #totalLength = new Array<number>(FIELD_COUNT).fill(0);
   #live = 0;
   /** Posting entries of dead slots not yet swept, and all entries. */
@@ -72,14 +89,14 @@ export class SearchIndex<T> {
    * averages `#reference` (an upper bound: a removed tool's share stays until the next sweep),
    * valid while `#boundEpoch[id] === #epoch`; otherwise computed again when a query needs it.
    */
-  #boundTf: number[] = [];
-  #boundEpoch: number[] = [];
+  #boundTf: Float64Array = new Float64Array(0);
+  #boundEpoch = EMPTY;
   #epoch = 0;
   /** Per field: the 1 / average length the bounds were computed with; undefined: none yet. */
   #reference: number[] | undefined;
   /** Scratch for one `set`: term ids in first-occurrence order, and per term id its packed counts (0 between calls). */
   #order: number[] = [];
-  #packedOf: number[] = [];
+  #packedOf = EMPTY;
   /** Scratch per slot for one query. */
   #scores = new Float64Array(0);
 
@@ -118,31 +135,29 @@ export class SearchIndex<T> {
     const slot = this.#place(name, item, fields);
     const order = this.#order;
     const packedOf = this.#packedOf;
-    const ids = new Int32Array(distinct);
+    const start = this.#termStart[slot] as number;
+    if (start + distinct > this.#termPool.length) this.#termPool = grow(this.#termPool, start + distinct);
+    const ids = this.#termPool;
     for (let index = 0; index < distinct; index++) {
       const id = order[index] as number;
       const packed = packedOf[id] as number;
       packedOf[id] = 0;
       const used = this.#used[id] as number;
       let list = this.#postings[id] as Int32Array;
-      if (used + 2 > list.length) {
-        const grown = new Int32Array(Math.max(2, list.length * 2));
-        grown.set(list);
-        this.#postings[id] = list = grown;
-      }
+      if (used + 2 > list.length) this.#postings[id] = list = this.#grown(list, used + 2);
       list[used] = slot;
       list[used + 1] = packed;
       this.#used[id] = used + 2;
       this.#df[id] = (this.#df[id] as number) + 1;
-      ids[index] = id;
+      ids[start + index] = id;
       // A term whose bound is current keeps it current: raised to this tool's frequency if higher.
       if (this.#boundEpoch[id] === this.#epoch) {
         const tf = this.#tf(slot, packed, this.#reference as number[]);
         if (tf > (this.#boundTf[id] as number)) this.#boundTf[id] = tf;
       }
     }
-    this.#termsOf[slot] = ids;
-    this.#entries += ids.length;
+    this.#termStart[slot + 1] = start + distinct;
+    this.#entries += distinct;
   }
 
   /**
@@ -153,17 +168,16 @@ export class SearchIndex<T> {
   build(tools: Iterable<{ readonly name: string; readonly item: T; readonly spec: IndexedSpec }>): void {
     this.clear();
     const order = this.#order;
-    const packedOf = this.#packedOf;
     // Pass 1: every tool's (term id, packed counts) pairs, one after the other; per slot where its pairs start.
     let ids = new Int32Array(1024);
     let packs = new Int32Array(1024);
-    const starts: number[] = [0];
     let total = 0;
     for (const { name, item, spec } of tools) {
       if (this.#slotOf.has(name)) throw new Error(`internal: SearchIndex.build() given ${JSON.stringify(name)} twice`);
       const fields = specTerms(spec);
       const distinct = this.#count(fields);
-      this.#place(name, item, fields);
+      const slot = this.#place(name, item, fields);
+      this.#termStart[slot + 1] = total + distinct;
       if (total + distinct > ids.length) {
         const size = Math.max(ids.length * 2, total + distinct);
         const grownIds = new Int32Array(size);
@@ -173,6 +187,8 @@ export class SearchIndex<T> {
         grownPacks.set(packs);
         packs = grownPacks;
       }
+      // Read after #count, which may have grown it.
+      const packedOf = this.#packedOf;
       for (let index = 0; index < distinct; index++) {
         const id = order[index] as number;
         ids[total] = id;
@@ -180,11 +196,11 @@ export class SearchIndex<T> {
         packedOf[id] = 0;
         this.#df[id] = (this.#df[id] as number) + 1;
       }
-      starts.push(total);
     }
-    // Pass 2: each list at its size, filled in slot order; each slot's term ids a view of one shared array.
-    for (let id = 0; id < this.#postings.length; id++) this.#postings[id] = new Int32Array((this.#df[id] as number) * 2);
+    // Pass 2: each list at its size, filled in slot order; the slots' term ids kept at their size.
+    for (let id = 0; id < this.#postings.length; id++) this.#postings[id] = this.#allocate((this.#df[id] as number) * 2);
     const allIds = ids.slice(0, total);
+    const starts = this.#termStart;
     for (let slot = 0; slot < this.#names.length; slot++) {
       const start = starts[slot] as number;
       const end = starts[slot + 1] as number;
@@ -196,8 +212,10 @@ export class SearchIndex<T> {
         list[used + 1] = packs[index] as number;
         this.#used[id] = used + 2;
       }
-      this.#termsOf[slot] = allIds.subarray(start, end);
     }
+    this.#termPool = allIds;
+    this.#termStart = this.#termStart.slice(0, this.#names.length + 1);
+    this.#lengths = this.#lengths.slice(0, this.#names.length * FIELD_COUNT);
     this.#entries = total;
   }
 
@@ -208,7 +226,7 @@ export class SearchIndex<T> {
    */
   #count(fields: readonly string[][]): number {
     const order = this.#order;
-    const packedOf = this.#packedOf;
+    let packedOf = this.#packedOf;
     let distinct = 0;
     for (let field = 0; field < FIELD_COUNT; field++) {
       const shift = field * TF_BITS;
@@ -220,11 +238,17 @@ export class SearchIndex<T> {
           id = this.#postings.length;
           this.#termId.set(term, id);
           this.#postings.push(EMPTY);
-          this.#used.push(0);
-          this.#df.push(0);
-          this.#boundTf.push(0);
-          this.#boundEpoch.push(-1);
-          packedOf.push(0);
+          if (id === this.#termCapacity) {
+            this.#termCapacity = Math.max(64, Math.ceil(id * 1.25));
+            this.#used = resized(this.#used, this.#termCapacity);
+            this.#df = resized(this.#df, this.#termCapacity);
+            const boundTf = new Float64Array(this.#termCapacity);
+            boundTf.set(this.#boundTf);
+            this.#boundTf = boundTf;
+            this.#boundEpoch = resized(this.#boundEpoch, this.#termCapacity);
+            this.#packedOf = packedOf = resized(packedOf, this.#termCapacity);
+          }
+          this.#boundEpoch[id] = -1;
         }
         const packed = packedOf[id] as number;
         if (packed === 0) order[distinct++] = id;
@@ -234,11 +258,57 @@ export class SearchIndex<T> {
     return distinct;
   }
 
+  /**
+   * A posting list of `length` elements (its contents unspecified: every caller fills what it
+   * uses): a view into a chunk when small, room a list grew out of if there is some.
+   */
+  #allocate(length: number): Int32Array {
+    if (length > SMALL) return new Int32Array(length);
+    const free = this.#free[length];
+    const code = free?.pop();
+    if (code !== undefined) {
+      const start = code % CHUNK;
+      return (this.#chunks[(code - start) / CHUNK] as Int32Array).subarray(start, start + length);
+    }
+    if (this.#chunkUsed + length > CHUNK) {
+      const chunk = new Int32Array(CHUNK);
+      this.#chunkIndex.set(chunk.buffer, this.#chunks.length);
+      this.#chunks.push(chunk);
+      this.#chunkUsed = 0;
+    }
+    const start = this.#chunkUsed;
+    this.#chunkUsed = start + length;
+    return (this.#chunks[this.#chunks.length - 1] as Int32Array).subarray(start, start + length);
+  }
+
+  /** `list` copied into a larger one of at least `need` elements (see `grow`); a small list's old room is kept for reuse. */
+  #grown(list: Int32Array, need: number): Int32Array {
+    const length = list.length;
+    const grown = this.#allocate(Math.max(need, length < SMALL ? Math.max(4, length * 2) : length + (length >> 3) * 2));
+    grown.set(list);
+    if (length > 0 && length <= SMALL) {
+      const chunk = this.#chunkIndex.get(list.buffer) as number;
+      (this.#free[length] ??= []).push(chunk * CHUNK + list.byteOffset / 4);
+    }
+    return grown;
+  }
+
+  /** Forgets every chunk: small lists allocated after this go to new ones. */
+  #dropChunks(): void {
+    this.#chunks = [];
+    this.#chunkIndex.clear();
+    this.#chunkUsed = CHUNK;
+    this.#free = [];
+  }
+
   /** Gives a new tool the next slot: its name, item and field lengths. */
   #place(name: string, item: T, fields: readonly string[][]): number {
     const slot = this.#names.length;
     this.#names[slot] = name;
     this.#items[slot] = item;
+    if ((slot + 1) * FIELD_COUNT > this.#lengths.length) this.#lengths = grow(this.#lengths, (slot + 1) * FIELD_COUNT);
+    if (slot + 2 > this.#termStart.length) this.#termStart = grow(this.#termStart, slot + 2);
+    this.#termStart[slot + 1] = this.#termStart[slot] as number;
     for (let field = 0; field < FIELD_COUNT; field++) {
       const length = (fields[field] as string[]).length;
       this.#lengths[slot * FIELD_COUNT + field] = length;
@@ -255,14 +325,16 @@ export class SearchIndex<T> {
     if (slot === undefined) return false;
     this.#slotOf.delete(name);
     this.#live--;
-    const ids = this.#termsOf[slot] as Int32Array;
-    for (const id of ids) this.#df[id] = (this.#df[id] as number) - 1;
+    const start = this.#termStart[slot] as number;
+    const end = this.#termStart[slot + 1] as number;
+    const pool = this.#termPool;
+    for (let index = start; index < end; index++) this.#df[pool[index] as number] = (this.#df[pool[index] as number] as number) - 1;
     for (let field = 0; field < FIELD_COUNT; field++) {
       this.#totalLength[field] = (this.#totalLength[field] as number) - (this.#lengths[slot * FIELD_COUNT + field] as number);
     }
     this.#names[slot] = undefined;
     this.#items[slot] = undefined;
-    this.#deadEntries += ids.length;
+    this.#deadEntries += end - start;
     if (this.#deadEntries > 1024 && this.#deadEntries * 2 > this.#entries) this.#sweep();
     return true;
   }
@@ -272,16 +344,19 @@ export class SearchIndex<T> {
     this.#slotOf.clear();
     this.#names = [];
     this.#items = [];
-    this.#termsOf = [];
-    this.#lengths = [];
+    this.#termPool = EMPTY;
+    this.#termStart = new Int32Array(1);
+    this.#lengths = EMPTY;
     this.#termId.clear();
     this.#postings = [];
-    this.#used = [];
-    this.#df = [];
-    this.#boundTf = [];
-    this.#boundEpoch = [];
+    this.#used = EMPTY;
+    this.#df = EMPTY;
+    this.#boundTf = new Float64Array(0);
+    this.#boundEpoch = EMPTY;
+    this.#termCapacity = 0;
+    this.#dropChunks();
     this.#reference = undefined;
-    this.#packedOf = [];
+    this.#packedOf = EMPTY;
     this.#totalLength.fill(0);
     this.#live = 0;
     this.#deadEntries = 0;
@@ -295,7 +370,10 @@ export class SearchIndex<T> {
   #sweep(): void {
     const slots = this.#names.length;
     const renumbered = new Int32Array(slots);
+    const pool = this.#termPool;
+    const starts = this.#termStart;
     let live = 0;
+    let kept = 0;
     for (let slot = 0; slot < slots; slot++) {
       const name = this.#names[slot];
       if (name === undefined) {
@@ -305,19 +383,29 @@ export class SearchIndex<T> {
       renumbered[slot] = live;
       this.#names[live] = name;
       this.#items[live] = this.#items[slot];
-      this.#termsOf[live] = this.#termsOf[slot];
+      // Slot `slot`'s term ids move down to `kept` (reading starts[slot + 1] before it is overwritten).
+      const start = starts[slot] as number;
+      const end = starts[slot + 1] as number;
+      pool.copyWithin(kept, start, end);
+      starts[live] = kept;
+      kept += end - start;
+      starts[live + 1] = kept;
       for (let field = 0; field < FIELD_COUNT; field++) this.#lengths[live * FIELD_COUNT + field] = this.#lengths[slot * FIELD_COUNT + field] as number;
       this.#slotOf.set(name, live);
       live++;
     }
     this.#names.length = live;
     this.#items.length = live;
-    this.#termsOf.length = live;
-    this.#lengths.length = live * FIELD_COUNT;
+    // Trimmed to their size: a set after the sweep grows them again (by a quarter).
+    this.#termPool = pool.slice(0, kept);
+    this.#termStart = starts.slice(0, live + 1);
+    this.#lengths = this.#lengths.slice(0, live * FIELD_COUNT);
+    // Small lists move to new chunks, so the old chunks (with the room lists grew out of) are freed.
+    this.#dropChunks();
     for (let id = 0; id < this.#postings.length; id++) {
       const list = this.#postings[id] as Int32Array;
       const used = this.#used[id] as number;
-      let kept = 0;
+      kept = 0;
       for (let index = 0; index < used; index += 2) {
         const slot = renumbered[list[index] as number] as number;
         if (slot < 0) continue;
@@ -325,8 +413,10 @@ export class SearchIndex<T> {
         list[kept++] = list[index + 1] as number;
       }
       this.#used[id] = kept;
-      // Shrunk when mostly empty, so a list that once was long does not keep its memory.
-      if (kept * 4 < list.length) this.#postings[id] = kept === 0 ? EMPTY : list.slice(0, kept * 2);
+      // Small lists moved; a long one shrunk when a quarter or more is empty, so a list that once was long does not keep its memory.
+      if (kept === 0) this.#postings[id] = EMPTY;
+      else if (kept <= SMALL || kept + (kept >> 2) < list.length) this.#postings[id] = this.#allocate(kept);
+      if (kept > 0 && this.#postings[id] !== list) (this.#postings[id] as Int32Array).set(list.subarray(0, kept));
     }
     this.#entries -= this.#deadEntries;
     this.#deadEntries = 0;
@@ -572,6 +662,25 @@ export class SearchIndex<T> {
     const page = bestSlots.map((slot, rank) => ({ name: names[slot] as string, item: this.#items[slot] as T, score: bestScores[rank] as number }));
     return { page, more };
   }
+}
+
+/**
+ * `array` copied into a larger one of at least `need` elements: twice the size while small, a
+ * quarter more once large (little unused room in a list grown one posting at a time, at a few
+ * more copies per element).
+ */
+function grow(array: Int32Array, need: number): Int32Array {
+  const length = array.length;
+  const grown = new Int32Array(Math.max(need, length < 64 ? Math.max(4, length * 2) : length + (length >> 3) * 2));
+  grown.set(array);
+  return grown;
+}
+
+/** `array` copied into one of `length` elements. */
+function resized(array: Int32Array, length: number): Int32Array {
+  const copy = new Int32Array(length);
+  copy.set(array.subarray(0, Math.min(length, array.length)));
+  return copy;
 }
 
 /** BM25's idf of a term held by `df` of `count` tools. */
