@@ -1,37 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer } from 'vitest/node';
-import type { TestSpecification } from 'vitest/node';
-
-/**
- * The longest files, longest first (a quiet run's times in docs/testing.md). Without a cache
- * of earlier durations (a fresh clone, CI) vitest starts the largest files first, and the
- * PostgreSQL conformance files, three lines each, came last: 90 s with one worker busy at the
- * end of the run. Started first, they overlap the rest.
- */
-const LONGEST_FIRST = [
-  'test/docs/doc-examples.test.ts',
-  'test/conformance/conformance-postgres-nocache.test.ts',
-  'test/conformance/conformance-postgres.test.ts',
-  'test/conformance/conformance.test.ts',
-  'test/postgres/change-feed.test.ts',
-  'test/cli/demo.test.ts',
-  'test/postgres/processes.test.ts',
-  'test/sqlite/processes.test.ts',
-  'test/browser/console.test.ts',
-  'test/conformance/model.test.ts',
-];
-
-class LongestFirstSequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const rank = (file: TestSpecification): number => {
-      const index = LONGEST_FIRST.findIndex((name) => file.moduleId.endsWith(name));
-      return index === -1 ? LONGEST_FIRST.length : index;
-    };
-    // A stable sort: the listed files first, in their order; the rest as vitest orders them.
-    return sorted.map((file, order) => ({ file, order })).sort((a, b) => rank(a.file) - rank(b.file) || a.order - b.order).map(({ file }) => file);
-  }
-}
 
 /**
  * Files that need a module graph of their own: they replace a module (`vi.mock`), a global
@@ -55,7 +22,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // STORES=memory,sqlite-memory narrows the conformance run for a quick local loop.
-    sequence: { sequencer: LongestFirstSequencer },
     reporters: ['default', 'json'],
     outputFile: { json: '.tmp/vitest-results.json' },
     projects: [
