@@ -13,6 +13,7 @@ import { afterEach, vi } from 'vitest';
 import { run } from '../../src/cli/program.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolSpecInput } from '../../src/index.js';
+import { runToEnd } from '../support/spawned.js';
 import { countWaiter } from '../support/waiting.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -108,15 +109,7 @@ export function spawnCli(args: readonly string[], options: RunOptions): CliResul
 
 /** Runs the BUILT command as a subprocess asynchronously, so several can run at once (standard input empty). */
 export function runCliAsync(args: readonly string[], options: Omit<RunOptions, 'input'>): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runToEnd(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env) });
 }
 
 /** A command that keeps running (watch): its output so far, a wait for its first lines, its exit. */

@@ -4,12 +4,12 @@
 // blocks marked `sh test` run in bash with the `tool-registry` command on PATH. Each block
 // runs on its own in a fresh, empty working folder and must exit 0; examples check their
 // own claims with node:assert.
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runToEnd } from '../support/spawned.js';
 import { skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
 import { createTestDatabase } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
@@ -59,16 +59,8 @@ function markdownFiles(): string[] {
 }
 
 /** Runs a command to its end (killed after 120 s), as spawnSync would, without blocking the other examples. */
-function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv) {
+  return runToEnd(command, args, { cwd, env, timeout: 120_000 });
 }
 
 const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
@@ -130,7 +122,7 @@ describe('documentation examples', () => {
       } else {
         result = await run('bash', ['-euo', 'pipefail', '-c', example.code], cwd, env);
       }
-      context.expect(result.status, `${example.file}:${example.line}\n${result.stdout}\n${result.stderr}`).toBe(0);
+      context.expect(result.code, `${example.file}:${example.line}\n${result.stdout}\n${result.stderr}`).toBe(0);
     },
   );
 });
