@@ -19,13 +19,13 @@ async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Pro
   }
 }
 
-/** One attempt: in a transaction with lock_timeout = the time left, lock row `first` then row `second` of `table`. */
-function lockInOrder(client: pg.ClientBase, table: string, first: number, second: number, pauseMs: number) {
+/** One attempt: in a transaction with lock_timeout = the time left, lock row `first`, wait for `locked`, then lock row `second` of `table`. */
+function lockInOrder(client: pg.ClientBase, table: string, first: number, second: number, locked: () => Promise<void>) {
   return (remainingMs: number) =>
     inTransaction(client, async () => {
       await client.query(`SELECT set_config('lock_timeout', $1, true)`, [`${remainingMs}ms`]);
       await client.query(`UPDATE ${table} SET n = n + 1 WHERE id = $1`, [first]);
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      await locked();
       await client.query(`UPDATE ${table} SET n = n + 1 WHERE id = $1`, [second]);
     });
 }
@@ -37,9 +37,18 @@ describe('PostgreSQL busy handling', () => {
     await pool.query(`CREATE TABLE ${table} (id int PRIMARY KEY, n int NOT NULL)`);
     await pool.query(`INSERT INTO ${table} VALUES (1, 0), (2, 0)`);
     let deadlocks = 0;
+    // Each writer's first lock is taken before either asks for its second (a barrier, not a
+    // 100 ms pause: on a loaded machine one writer could otherwise finish before the other began).
+    let firstLocks = 0;
+    let bothLocked!: () => void;
+    const barrier = new Promise<void>((resolve) => (bothLocked = resolve));
+    const locked = (): Promise<void> => {
+      if (++firstLocks === 2) bothLocked();
+      return barrier;
+    };
     const run = (first: number, second: number) =>
       withClient(pool, async (client) => {
-        const attempt = lockInOrder(client, table, first, second, 100);
+        const attempt = lockInOrder(client, table, first, second, locked);
         return retryWhileBusy({ timeoutMs: 10_000, operation: 'test' }, async (remaining) => {
           try {
             return await attempt(remaining);
