@@ -172,7 +172,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       launchChromium(),
     ]);
     mkdirSync(IMAGES, { recursive: true });
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);

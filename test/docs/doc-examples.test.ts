@@ -58,9 +58,9 @@ function markdownFiles(): string[] {
   return files.sort();
 }
 
-/** Runs a command to its end (killed after 120 s), as spawnSync would, without blocking the other examples. */
+/** Runs a command to its end (killed after 240 s), as spawnSync would, without blocking the other examples. */
 function run(command: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv) {
-  return runToEnd(command, args, { cwd, env, timeout: 120_000 });
+  return runToEnd(command, args, { cwd, env, timeout: 240_000 });
 }
 
 const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
@@ -99,7 +99,7 @@ describe('documentation examples', () => {
   // process start-up and fsync, so a few at once share the two cores well.
   it.concurrent.for(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
     '%s runs',
-    { timeout: 150_000 },
+    { timeout: 300_000 },
     async ([, example], context) => {
       // Operator one-liners need the sqlite3 shell: skipped, with the reason, where there is none.
       if (example.kind === 'sh' && /(^|[\s;|&(])sqlite3\s/m.test(example.code)) skipWithoutSqlite3(context);

@@ -39,7 +39,7 @@ beforeAll(async () => {
   });
   const [line] = (await once(server.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
   url = new URL(`http://127.0.0.1:${(JSON.parse(line.toString()) as { port: number }).port}/mcp`);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   server?.disconnect();

@@ -71,7 +71,7 @@ beforeAll(async () => {
   server.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   while (!/listening on (http:\/\/\S+)/.test(out)) await once(server.stdout as NodeJS.ReadableStream, 'data');
   base = (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   if (server !== undefined && server.exitCode === null) {

@@ -22,7 +22,7 @@ beforeAll(async () => {
   writeFileSync(join(folder, 'reader.json'), JSON.stringify({ persona: 'reader', allowed_permissions: ['READ_FS'], allowed_tools: ['echo', 'read_notes', 'search'] }));
   admin = await connectStdio(['--tools', TOOLS_MODULE, '--db', db, '--publish', '--call-timeout-ms', '300', '--page-size', '2'], folder);
   reader = await connectStdio(['--tools', TOOLS_MODULE, '--db', db, '--policy', 'reader.json'], folder);
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await admin?.client.close();

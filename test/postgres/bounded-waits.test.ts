@@ -153,5 +153,5 @@ describe('PostgreSQL store: a watch waits out STORAGE_BUSY', () => {
     controller.abort();
     await watching;
     await registry.close();
-  }, 60_000);
+  }, 180_000);
 });

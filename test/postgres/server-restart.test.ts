@@ -46,7 +46,7 @@ beforeAll(async () => {
   await server.initialise();
   await server.start();
   url = `postgres://postgres:restart@127.0.0.1:${port}/postgres`;
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await server?.stop();
@@ -162,5 +162,5 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       await writer.close();
       await reader.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -62,5 +62,5 @@ describe('an import of several chunks', () => {
       expect((await registry.status()).tools).toBe(BEFORE);
       await registry.close();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -34,9 +34,14 @@ describe('SIGKILL during the first migration of a new file', () => {
     for (let kill = 0; kill < KILLS; kill++) {
       const prefix = join(dir, `kill${kill}`);
       const worker = spawnScript(LOOP, { prefix });
-      await worker.next('ready');
-      // Let it migrate a few files whole, then kill it at a moment that varies from run to run.
-      await new Promise((resolve) => setTimeout(resolve, 40 + kill * 7));
+      // Let it migrate two files whole and time the second, then kill it at a point of the
+      // third that moves through that time from kill to kill. A fixed delay after start-up
+      // once landed before the first file existed on a loaded machine.
+      await worker.next('file', (message) => message.index === 1);
+      const second = performance.now();
+      await worker.next('file', (message) => message.index === 2);
+      const perFile = performance.now() - second;
+      await new Promise((resolve) => setTimeout(resolve, (perFile * (kill + 0.5)) / KILLS));
       worker.child.kill('SIGKILL');
       expect((await worker.exited).signal).toBe('SIGKILL');
 
@@ -63,5 +68,5 @@ describe('SIGKILL during the first migration of a new file', () => {
     // The kills must have landed inside a migration run at least once (fewer than all
     // recorded in the newest file), or this test proved nothing about it.
     expect(found.some((count) => count < SHIPPED.length), `migrations recorded at each kill: ${found.join(', ')}`).toBe(true);
-  }, 60_000);
+  }, 180_000);
 });

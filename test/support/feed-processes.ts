@@ -36,7 +36,7 @@ export interface ProcessStore {
  * below the tests' timeout, so that a feed that loses events fails on what it delivered.
  */
 const WATCH_DEADLINE_MS = 25_000;
-const TIMEOUT = { timeout: 60_000 };
+const TIMEOUT = { timeout: 180_000 };
 
 /** Three writeMix processes at once, each over its own two names. */
 const WRITERS = 3;

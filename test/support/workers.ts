@@ -9,14 +9,16 @@ export interface WorkerMessage {
   /** 'ready', 'done', or a step a worker reports on the way (such as 'importing'). */
   readonly event: string;
   readonly ok?: boolean;
+  /** Which one of a repeated event this is (such as the file a loop starts). */
+  readonly index?: number;
   readonly result?: unknown;
   readonly error?: { name?: string; code?: string; context?: Record<string, unknown>; message: string; causeCode?: string };
 }
 
 export interface Worker {
   readonly child: ChildProcess;
-  /** Resolves with the first message of this event (rejects if the child exits first). */
-  next(event: WorkerMessage['event']): Promise<WorkerMessage>;
+  /** Resolves with the first message of this event that `where` accepts (rejects if the child exits first). */
+  next(event: WorkerMessage['event'], where?: (message: WorkerMessage) => boolean): Promise<WorkerMessage>;
   /** Resolves when the process has exited, with its exit code and signal. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly stderr: () => string;
@@ -26,13 +28,13 @@ export interface Worker {
 export function spawnScript(script: string, job: Record<string, unknown>, nodeFlags: readonly string[] = []): Worker {
   const child = spawn(process.execPath, [...nodeFlags, script, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] });
   const messages: WorkerMessage[] = [];
-  const waiters: { event: string; resolve: (m: WorkerMessage) => void; reject: (e: Error) => void }[] = [];
+  const waiters: { event: string; where: (m: WorkerMessage) => boolean; resolve: (m: WorkerMessage) => void; reject: (e: Error) => void }[] = [];
   let stderr = '';
   let buffer = '';
   let ended = false;
   const flush = () => {
     for (const waiter of [...waiters]) {
-      const found = messages.find((m) => m.event === waiter.event);
+      const found = messages.find((m) => m.event === waiter.event && waiter.where(m));
       if (found !== undefined) {
         waiters.splice(waiters.indexOf(waiter), 1);
         waiter.resolve(found);
@@ -65,9 +67,9 @@ export function spawnScript(script: string, job: Record<string, unknown>, nodeFl
     child,
     exited,
     stderr: () => stderr,
-    next: (event) =>
+    next: (event, where = () => true) =>
       new Promise((resolve, reject) => {
-        waiters.push({ event, resolve, reject });
+        waiters.push({ event, where, resolve, reject });
         flush();
       }),
   };
