@@ -1,5 +1,4 @@
 // The `tool-registry` command line: commander wiring, exit codes, and error printing.
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { ImportMode } from '../core/registry.js';
 import type { LintProvider } from '../exports/types.js';
@@ -11,6 +10,7 @@ import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
+import { packageVersion } from '../package-files.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -21,11 +21,6 @@ export interface CliIO {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
-}
-
-function packageVersion(): string {
-  const url = new URL('../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
 }
 
 function collect(value: string, previous: readonly string[]): string[] {

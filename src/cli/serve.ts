@@ -20,6 +20,7 @@ import { isPostgresUrl, postgresTarget } from './database.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
 import { serveMounts } from './serve-mounts.js';
+import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
 import { DEFAULT_TOKENS, TOKENS_ENV } from './serve-commands.js';
 
@@ -59,10 +60,6 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
   return singleNamespace(() => openSqliteToolRegistry({ filename: database }));
 }
 
-function packageVersion(): Promise<string> {
-  return readFile(new URL('../../package.json', import.meta.url), 'utf8').then((text) => (JSON.parse(text) as { version: string }).version);
-}
-
 /** Serves until SIGTERM or SIGINT, then stops gracefully and resolves. */
 export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>): Promise<void> {
   if (options.tokens === undefined && !isLoopback(options.host)) {
@@ -87,7 +84,7 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
     ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
     mounts: await serveMounts(options),
-    version: await packageVersion(),
+    version: packageVersion(),
     log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
   });
   // The default namespace opens (and migrates) before we say we listen: a bad database fails here.

@@ -1,11 +1,11 @@
 // One MCP session over a live tool set: the SDK's low-level Server (raw JSON Schema as it is),
 // tools/list in name order with cursors, tools/call through invoke, list_changed pushed live.
-import { readFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ListToolsResult, Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, checkToolPermission, toMcpCallToolResult, toMcpTools } from '../index.js';
 import type { LiveToolSet, McpTool, Tool, ToolPolicy, ToolSet } from '../index.js';
+import { packageVersion } from '../package-files.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -22,15 +22,6 @@ export interface McpServerOptions {
   readonly pageSize?: number;
   /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool. */
   readonly onWarning?: (message: string) => void;
-}
-
-function packageVersion(): string {
-  try {
-    const url = new URL('../../package.json', import.meta.url);
-    return (JSON.parse(readFileSync(url, 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
 }
 
 const SERVER_INFO = Object.freeze({ name: 'tool-registry', version: packageVersion() });

@@ -2,9 +2,10 @@
 // the package's console/ folder, served at / unless --no-console.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { packageFile } from '../package-files.js';
 
 /** The console's folder in the package, or undefined when this build ships none. */
 export function defaultConsoleRoot(): string | undefined {
-  const root = fileURLToPath(new URL('../../console/', import.meta.url));
+  const root = fileURLToPath(packageFile('console/'));
   return existsSync(root) ? root : undefined;
 }

@@ -30,7 +30,7 @@ export function useChildProcessTimeout(): void {
 }
 
 if (!existsSync(CLI)) {
-  throw new Error(`${CLI} is missing: build first (npm run build, or npx tsc -p tsconfig.json)`);
+  throw new Error(`${CLI} is missing: build first (npm run build)`);
 }
 
 export interface CliResult {

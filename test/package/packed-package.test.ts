@@ -93,6 +93,54 @@ describe('the packed npm package', () => {
     expect([...untyped]).toEqual([]);
   });
 
+  it('its entry points are bundles: they import only the dependencies left external, and load none of the inlined ones', () => {
+    // rolldown.config.mjs inlines Kysely, hono, ajv and the rest: a process that imported the
+    // library used to load about 470 files before it did anything (README, "Development").
+    const external = ['better-sqlite3', 'pg', 'zod', 'zod-openapi', '@modelcontextprotocol/sdk'];
+    const shipped = join(project, 'node_modules', 'tool-registry');
+    const bundled = files.filter((path) => /^dist\/(index\.js|mcp\/index\.js|cli\/main\.js|chunks\/.*\.js)$/.test(path));
+    expect(bundled.length).toBeGreaterThan(3);
+    const imported = new Set<string>();
+    for (const file of bundled) {
+      // Static imports (`from "x"`), dynamic ones (`import("x")`) and bare `import "x"`, of packages.
+      const statements = /(?:^|[\s}])from\s*["']([@a-z][\w@/.:-]*)["']|\bimport\s*\(\s*["']([@a-z][\w@/.:-]*)["']\s*\)|^import\s*["']([@a-z][\w@/.:-]*)["']/gm;
+      for (const match of readFileSync(join(shipped, file), 'utf8').matchAll(statements)) {
+        const specifier = (match[1] ?? match[2] ?? match[3])!;
+        if (!specifier.startsWith('node:')) imported.add(specifier.replace(/^((@[^/]+\/)?[^/]+).*$/, '$1'));
+      }
+    }
+    expect([...imported].filter((name) => !external.includes(name))).toEqual([]);
+    // And at run time: the files a process loads to open a SQLite store and list it.
+    writeFileSync(
+      join(project, 'loaded.mjs'),
+      `import { register } from 'node:module';
+import { MessageChannel } from 'node:worker_threads';
+// A module hook that reports each ES module loaded, and require() reports the CommonJS ones.
+const { port1, port2 } = new MessageChannel();
+const loaded = new Set();
+port1.on('message', (url) => loaded.add(url));
+port1.unref();
+const hook = 'let port; export function initialize(data) { port = data.port; } export async function load(url, context, next) { port.postMessage(url); return next(url, context); }';
+register('data:text/javascript,' + encodeURIComponent(hook), { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
+const { openSqliteToolRegistry } = await import('tool-registry');
+const registry = await openSqliteToolRegistry({ filename: 'loaded.db' });
+await registry.listAll();
+await registry.close();
+await new Promise((resolve) => setTimeout(resolve, 50));
+const { createRequire } = await import('node:module');
+const required = Object.keys(createRequire(import.meta.url).cache);
+console.log(JSON.stringify([...loaded, ...required]));
+`,
+    );
+    const loaded = JSON.parse(run('node', ['loaded.mjs'], project)) as string[];
+    const packages = new Set(loaded.map((url) => /node_modules\/((@[^/]+\/)?[^/]+)\//.exec(url)?.[1]).filter((name) => name !== undefined));
+    const dependencies = Object.keys((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies);
+    const inlined = dependencies.filter((name) => !external.includes(name) && !name.startsWith('@types/'));
+    expect(inlined).toContain('kysely');
+    expect([...packages].filter((name) => inlined.includes(name!))).toEqual([]);
+    expect(packages.has('tool-registry') && packages.has('better-sqlite3')).toBe(true);
+  });
+
   it('imports InMemoryToolRegistry and the contracts from "tool-registry"', () => {
     writeFileSync(
       join(project, 'memory.mjs'),

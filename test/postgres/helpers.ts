@@ -68,7 +68,7 @@ export function tempFolder(): { file: (name: string) => string; cleanup: () => v
 
 /** Starts one PostgreSQL worker per job, releases them at once, returns each "done" message. */
 export async function racePgWorkers(jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   const temp = tempFolder();
   try {
     return await raceScripts(WORKER, temp.file('go'), jobs, onSpawn);
@@ -79,7 +79,7 @@ export async function racePgWorkers(jobs: readonly Record<string, unknown>[], on
 
 /** Starts one PostgreSQL worker on `job` (no start file: it runs as soon as it is ready). */
 export function spawnPgWorker(job: Record<string, unknown>): Worker {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   return spawnScript(WORKER, job);
 }
 

@@ -28,7 +28,7 @@ function spec(name: string, version: string | null = '1.0.0', description = `the
 
 /** Runs test/fixtures/cache-writer.mjs in another process; returns once it has committed and exited. */
 function inAnotherProcess(file: string, operations: unknown[]): unknown[] {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   const out = execFileSync(process.execPath, [WRITER, file, JSON.stringify(operations)], { encoding: 'utf8' });
   return JSON.parse(out) as unknown[];
 }
@@ -432,7 +432,7 @@ describe('catch-up is proportional to what changed (issue 13, item 4)', () => {
   });
 
   it('a 1 MB tool changed 1,000 times by another connection is fetched once: the catch-up fits in a 96 MB heap', () => {
-    if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+    if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
     const child = fileURLToPath(new URL('../fixtures/catch-up-memory.mjs', import.meta.url));
     const out = execFileSync(process.execPath, ['--max-old-space-size=96', child, file, '1000'], { encoding: 'utf8' });
     const result = JSON.parse(out) as { enabled: boolean; descriptionLength: number; grewMiB: number };

@@ -49,7 +49,7 @@ export function tempFolder(): { folder: string; file: (name: string) => string; 
 
 /** Runs the SQLite worker on `job`; `nodeFlags` go to node itself (such as a heap limit). */
 export function spawnWorker(job: Record<string, unknown>, nodeFlags: readonly string[] = []): Worker {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   return spawnScript(WORKER, job, nodeFlags);
 }
 
@@ -58,7 +58,7 @@ export function spawnWorker(job: Record<string, unknown>, nodeFlags: readonly st
  * once through a start file, and returns each one's "done" message in job order.
  */
 export function raceWorkers(goFile: string, jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npx tsc -p tsconfig.json)`);
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   return raceScripts(WORKER, goFile, jobs, onSpawn);
 }
 

@@ -21,7 +21,7 @@ describe('the migration provider', () => {
 
   it('is found the same way from dist/ (the installed layout)', async () => {
     const dist = new URL('../../dist/stores/sqlite/migrations.js', import.meta.url);
-    expect(existsSync(dist), 'build first (npx tsc -p tsconfig.json)').toBe(true);
+    expect(existsSync(dist), 'build first (npm run build)').toBe(true);
     const module = (await import(dist.href)) as { MIGRATIONS_FOLDER: URL };
     expect(fileURLToPath(module.MIGRATIONS_FOLDER)).toBe(fileURLToPath(MIGRATIONS_FOLDER));
   });

@@ -1,8 +1,9 @@
-// Plain-SQL migrations for PostgreSQL: the provider reads migrations/postgres/ next to the
-// package root (resolved from this module's URL), the runner applies what is missing, each
+// Plain-SQL migrations for PostgreSQL: the provider reads the package's migrations/postgres/,
+// the runner applies what is missing, each
 // file in its own transaction, under a transaction-scoped advisory lock taken before
 // anything is created, so N instances starting together apply each file exactly once.
 import { readMigrationFiles } from '../../core/migration-files.js';
+import { packageFile } from '../../package-files.js';
 import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { SchemaTooNewError } from '../../core/errors.js';
@@ -11,7 +12,7 @@ import { CheckoutTimeoutError, checkOut } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
 
 /** The folder of the shipped PostgreSQL migrations. */
-export const MIGRATIONS_FOLDER = new URL('../../../migrations/postgres/', import.meta.url);
+export const MIGRATIONS_FOLDER = packageFile('migrations/postgres/');
 
 let shipped: readonly Migration[] | undefined;
 

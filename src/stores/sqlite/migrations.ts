@@ -1,5 +1,6 @@
-// Plain-SQL migrations: the provider reads migrations/sqlite/ next to the package root
-// (two levels above src/sqlite and dist/sqlite alike), the runner applies what is missing.
+// Plain-SQL migrations: the provider reads the package's migrations/sqlite/, the runner
+// applies what is missing.
+import { packageFile } from '../../package-files.js';
 import { readMigrationFiles } from '../../core/migration-files.js';
 import type { Migration } from '../../core/migration-files.js';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -7,8 +8,8 @@ import { SchemaTooNewError } from '../../core/errors.js';
 import { isBusyError, retryWhileBusy } from './busy.js';
 import { compileStatement, once, queries } from './statement.js';
 
-/** The folder of the shipped SQLite migrations, resolved from this module's own URL. */
-export const MIGRATIONS_FOLDER = new URL('../../../migrations/sqlite/', import.meta.url);
+/** The folder of the shipped SQLite migrations. */
+export const MIGRATIONS_FOLDER = packageFile('migrations/sqlite/');
 
 let shipped: readonly Migration[] | undefined;
 
