@@ -12,7 +12,7 @@ import { shippedMigrations } from '../../src/stores/postgres/migrations.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
 import type { ProcessStore } from '../support/feed-processes.js';
-import { killWorkersAfterEach, raceScripts, spawnScript } from '../support/workers.js';
+import { killWorkersAfterEach, raceScripts, runPooled, spawnScript } from '../support/workers.js';
 import type { Worker, WorkerMessage } from '../support/workers.js';
 
 const WORKER = fileURLToPath(new URL('../fixtures/pg-worker.mjs', import.meta.url));
@@ -66,7 +66,7 @@ export function tempFolder(): { file: (name: string) => string; cleanup: () => v
   return { file: (name) => join(folder, name), cleanup: () => rmSync(folder, { recursive: true, force: true }) };
 }
 
-/** Starts one PostgreSQL worker per job, releases them at once, returns each "done" message. */
+/** Runs each job on its own PostgreSQL worker process (pooled: see raceScripts), releases them at once, returns each "done" message. */
 export async function racePgWorkers(jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   const temp = tempFolder();
@@ -104,7 +104,7 @@ export function usePgProcessStore(db: FileDatabase): ProcessStore {
       return { url: db.url(), schema };
     },
     open: (at, options = {}) => openPostgresToolRegistry({ connectionString: at.url as string, schema: at.schema as string, ...options }),
-    spawn: (job) => track(spawnPgWorker(job)),
+    spawn: (job) => track(runPooled(WORKER, job)),
     race: (jobs) => racePgWorkers(jobs, track),
   };
 }

@@ -10,7 +10,7 @@ import { afterEach, beforeEach } from 'vitest';
 import { shippedMigrations } from '../../src/stores/sqlite/migrations.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { ProcessStore } from '../support/feed-processes.js';
-import { killWorkersAfterEach, raceScripts, spawnScript } from '../support/workers.js';
+import { killWorkersAfterEach, raceScripts, runPooled, spawnScript } from '../support/workers.js';
 import type { Worker, WorkerMessage } from '../support/workers.js';
 
 export type { Worker, WorkerMessage };
@@ -54,7 +54,7 @@ export function spawnWorker(job: Record<string, unknown>, nodeFlags: readonly st
 }
 
 /**
- * Starts `jobs` as SQLite workers, waits until every one is ready, then releases them at
+ * Runs `jobs` on SQLite worker processes, one each (pooled: see raceScripts), waits until every one is ready, then releases them at
  * once through a start file, and returns each one's "done" message in job order.
  */
 export function raceWorkers(goFile: string, jobs: readonly Record<string, unknown>[], onSpawn?: (worker: Worker) => void): Promise<WorkerMessage[]> {
@@ -78,7 +78,7 @@ export function useSqliteProcessStore(): ProcessStore {
       return { file, openFirst: true };
     },
     open: (at, options = {}) => openSqliteToolRegistry({ filename: at.file as string, ...options }),
-    spawn: (job) => track(spawnWorker(job)),
+    spawn: (job) => track(runPooled(WORKER, job)),
     race: (jobs) => raceWorkers(temp.file(`go-${++files}`), jobs, track),
   };
 }
