@@ -1,7 +1,7 @@
 // Runs the one conformance suite against the given stores (those of them that STORES selects).
 // The stores are split over three files (conformance*.test.ts) so that vitest runs them in
 // parallel: the PostgreSQL stores, a server round trip per statement, take most of the time.
-import { afterAll, describe, it } from 'vitest';
+import { afterAll, afterEach, describe, it } from 'vitest';
 import { defineChangesSuite } from './changes-suite.js';
 import { defineConformanceSuite } from './conformance-suite.js';
 import { defineSearchSuite } from './search-suite.js';
@@ -19,6 +19,9 @@ export function runConformance(stores: readonly StoreName[]): void {
     return;
   }
   describe.each(selected)('conformance: %s store', (_name, harness) => {
+    afterEach(async () => {
+      await harness.recycle?.();
+    });
     afterAll(async () => {
       await harness.cleanup?.();
     });
