@@ -95,6 +95,21 @@ describe('documentation examples', () => {
     expect(examples.length).toBeGreaterThan(0);
   });
 
+  // bash -e does not stop at a failure left of && (or ||): `test "$status" = 1 && grep ...`
+  // checked only the grep. A check stands on a line of its own.
+  it('no shell example chains commands with &&, where a failure before the last one goes unnoticed', () => {
+    const chained = examples
+      .filter((example) => example.kind === 'sh')
+      .flatMap((example) =>
+        example.code
+          .split('\n')
+          .map((line, index) => ({ line: line.replace(/(^|\s)#.*$/, ''), at: `${example.file}:${example.line + 1 + index}` }))
+          .filter(({ line }) => line.includes('&&'))
+          .map(({ at, line }) => `${at}: ${line.trim()}`),
+      );
+    expect(chained).toEqual([]);
+  });
+
   // Concurrent: each example runs in its own process and folder, and most of their time is
   // process start-up and fsync, so a few at once share the two cores well.
   it.concurrent.for(examples.map((example) => [`${example.file}:${example.line}`, example] as const))(
