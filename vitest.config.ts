@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { LongFilesFirst } from './test/support/sequencer.js';
 
 /**
  * Files that need a module graph of their own: they replace a module (`vi.mock`), a global
@@ -20,8 +19,6 @@ export default defineConfig({
     maxWorkers: 3,
     // it.concurrent tests of one file (the doc examples): a few processes at once, not one per example.
     maxConcurrency: 3,
-    // The conformance runners and the doc examples first: small files that run long.
-    sequence: { sequencer: LongFilesFirst },
     // A test's timeout only catches a hang, so it is generous: on a loaded CI machine a test
     // runs 2-5 times slower than on a quiet one (a 6.7 s test took over 30 s), and a tight
     // bound made slowness a failure. A test that promises a bound asserts it itself.
