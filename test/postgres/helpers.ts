@@ -105,6 +105,7 @@ export function usePgProcessStore(db: FileDatabase): ProcessStore {
     },
     open: (at, options = {}) => openPostgresToolRegistry({ connectionString: at.url as string, schema: at.schema as string, ...options }),
     spawn: (job) => track(runPooled(WORKER, job)),
+    spawnProcess: (job) => track(spawnPgWorker(job)),
     race: (jobs) => racePgWorkers(jobs, track),
   };
 }

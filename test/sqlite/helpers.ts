@@ -79,6 +79,7 @@ export function useSqliteProcessStore(): ProcessStore {
     },
     open: (at, options = {}) => openSqliteToolRegistry({ filename: at.file as string, ...options }),
     spawn: (job) => track(runPooled(WORKER, job)),
+    spawnProcess: (job) => track(spawnWorker(job)),
     race: (jobs) => raceWorkers(temp.file(`go-${++files}`), jobs, track),
   };
 }
