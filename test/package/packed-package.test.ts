@@ -139,6 +139,8 @@ console.log(JSON.stringify([...loaded, ...required]));
     expect(inlined).toContain('kysely');
     expect([...packages].filter((name) => inlined.includes(name!))).toEqual([]);
     expect(packages.has('tool-registry') && packages.has('better-sqlite3')).toBe(true);
+    // node-postgres is loaded by the first PostgreSQL store, not by the import (src/stores/postgres/driver.ts).
+    expect(packages.has('pg')).toBe(false);
   });
 
   it('imports InMemoryToolRegistry and the contracts from "tool-registry"', () => {

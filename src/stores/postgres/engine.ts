@@ -4,13 +4,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut, kyselyPool } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
+import { nodePostgres } from './driver.js';
 import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
@@ -145,7 +146,7 @@ export class PostgresEngine<T> {
     if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) {
       throw new TypeError(`openPostgresToolRegistry(): connectionString must be a non-empty string, got ${describe(connectionString)}`);
     }
-    if (pool !== undefined && !(pool instanceof pg.Pool)) {
+    if (pool !== undefined && !(pool instanceof nodePostgres().Pool)) {
       throw new TypeError(`openPostgresToolRegistry(): pool must be a pg Pool, got ${describe(pool)}`);
     }
     const schema = checkSchemaName(options.schema ?? 'tool_registry');
@@ -157,7 +158,7 @@ export class PostgresEngine<T> {
     if (listen !== undefined && (typeof listen !== 'string' || listen === '')) {
       throw new TypeError(`openPostgresToolRegistry(): listenConnectionString must be a non-empty string, got ${describe(listen)}`);
     }
-    const ownPool = pool === undefined ? new pg.Pool({ connectionString }) : undefined;
+    const ownPool = pool === undefined ? new (nodePostgres().Pool)({ connectionString }) : undefined;
     // A pool without an 'error' listener crashes the process when an idle connection dies.
     ownPool?.on('error', () => {});
     const thePool = pool ?? (ownPool as pg.Pool);

@@ -5,7 +5,8 @@
 // log, because notifications sent while disconnected are gone. A notification is only a
 // wake-up: what changed is always read from the log.
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import type pg from 'pg';
+import { nodePostgres } from './driver.js';
 import { quoteIdentifier } from './identifiers.js';
 
 export interface ChangeListenerOptions {
@@ -101,7 +102,7 @@ export class ChangeListener {
 
   /** Connects and LISTENs; `lost` settles (with the cause) when the connection is lost. */
   async #connect(): Promise<{ lost: Promise<unknown> }> {
-    const client = new pg.Client({ ...this.#options.connection, keepAlive: true });
+    const client = new (nodePostgres().Client)({ ...this.#options.connection, keepAlive: true });
     this.#client = client;
     let markLost!: (error: unknown) => void;
     const lost = new Promise<unknown>((resolve) => (markLost = resolve));
