@@ -1,10 +1,10 @@
-// The harness record itself: STORES narrowing and the file-backed harness helper.
+// The harness record itself: STORES narrowing, the file-backed harness helper, and the PostgreSQL harness's recycle.
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { ToolRegistry } from '../../src/index.js';
-import { fileBackedHarness, selectedStores, storeHarnesses } from './stores.js';
+import { fileBackedHarness, postgresHarness, selectedStores, storeHarnesses } from './stores.js';
 
 describe('selectedStores', () => {
   it('runs every store when STORES is unset or empty', () => {
@@ -56,5 +56,30 @@ describe('fileBackedHarness', () => {
     await reopened.close();
     await harness.cleanup?.();
     expect(existsSync(dirname(calls[0]?.filename ?? ''))).toBe(false);
+  });
+});
+
+describe('postgresHarness', () => {
+  it('recycle reuses a case’s schema as fresh, and after cleanup forgets what was opened on the dropped database', async () => {
+    const harness = postgresHarness();
+    try {
+      const first = await harness.open();
+      await first.register({ tool_name: 'left_behind', input_schema: {}, output_schema: {} });
+      const firstSchema = (await first.status()) as { schema?: string };
+      await harness.recycle!();
+      const second = await harness.open();
+      expect(((await second.status()) as { schema?: string }).schema).toBe(firstSchema.schema);
+      expect(await second.listAll({ includeDisabled: true })).toEqual([]);
+      expect((await second.changes()).revision).toBe(0);
+      // The model test opens without recycling, then cleans up (the database is dropped); the
+      // harness is shared by the files of a worker, so the next file's recycle must not reach
+      // for that schema on the new database.
+      await harness.cleanup!();
+      const third = await harness.open();
+      await harness.recycle!();
+      expect(await third.has('anything').catch((error: unknown) => (error as { code?: string }).code)).toBe('REGISTRY_CLOSED');
+    } finally {
+      await harness.cleanup!();
+    }
   });
 });

@@ -162,6 +162,10 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
       }
     },
     async cleanup() {
+      // The harness is one object per store for the whole worker (files share modules): what
+      // another file opened on the database dropped below (the model test, which does not
+      // recycle) must not be recycled by the next file on a new one.
+      openedInTest.clear();
       reusable.length = 0;
       await pool?.end();
       pool = undefined;
