@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
-import type { ToolRegistry } from '../../src/index.js';
+import type { PostgresStatus, ToolRegistry } from '../../src/index.js';
 import { fileBackedHarness, postgresHarness, selectedStores, storeHarnesses } from './stores.js';
 
 describe('selectedStores', () => {
@@ -65,10 +65,12 @@ describe('postgresHarness', () => {
     try {
       const first = await harness.open();
       await first.register({ tool_name: 'left_behind', input_schema: {}, output_schema: {} });
-      const firstSchema = (await first.status()) as { schema?: string };
+      // The harness hands out PostgreSQL registries, whose status() names the schema.
+      const schemaOf = async (registry: ToolRegistry) => ((await (registry as unknown as { status(): Promise<PostgresStatus> }).status()).schema);
+      const firstSchema = await schemaOf(first);
       await harness.recycle!();
       const second = await harness.open();
-      expect(((await second.status()) as { schema?: string }).schema).toBe(firstSchema.schema);
+      expect(await schemaOf(second)).toBe(firstSchema);
       expect(await second.listAll({ includeDisabled: true })).toEqual([]);
       expect((await second.changes()).revision).toBe(0);
       // The model test opens without recycling, then cleans up (the database is dropped); the
