@@ -4,10 +4,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { ToolRegistry } from '../index.js';
+import { nodePostgres } from '../node-postgres.js';
 import { NAMESPACE_PATTERN } from './tokens.js';
 
 /** The namespace of the unprefixed routes. */
@@ -201,9 +201,7 @@ class PostgresSchemas extends CachingSource {
  * the namespaces any of them created.
  */
 export function postgresNamespaces(options: { connectionString: string; schema?: string; maxConnections?: number }): NamespaceSource {
-  // Loaded here, not when the library is imported (see src/stores/postgres/driver.ts).
-  const { Pool } = createRequire(import.meta.url)('pg') as typeof pg;
-  const pool = new Pool({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
+  const pool = new (nodePostgres().Pool)({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
   // An idle client's error (the server restarting) must not crash the process; the next query reports it.
   pool.on('error', () => {});
   return new PostgresSchemas(pool, options.schema ?? 'tool_registry', true);

@@ -29,16 +29,17 @@ function relativeImports(file: string, text: string): { target: string; typeOnly
   return found;
 }
 
-/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, or package-files. */
+/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files or node-postgres. */
 function layerOf(path: string): string {
   const [top, second] = path.split('/');
   if (top === 'stores') return `stores/${second}`;
-  return /^(index|package-files)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
+  return /^(index|package-files|node-postgres)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
 }
 
 // Any layer may read the package's own files (package.json, migrations/, console/) through
-// src/package-files.ts, which imports nothing of ours: that is packaging, not use of the library.
-const EVERY_LAYER = ['package-files'];
+// src/package-files.ts, and load node-postgres on first use through src/node-postgres.ts: both
+// import nothing of ours, and are packaging, not use of the library.
+const EVERY_LAYER = ['package-files', 'node-postgres'];
 
 /** What each layer may import (besides itself); `types` may be imported for their types only. */
 const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
@@ -55,6 +56,7 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index', 'mcp'] },
   index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'server'] },
   'package-files': { values: [] },
+  'node-postgres': { values: [] },
 };
 
 describe('layout', () => {

@@ -116,17 +116,20 @@ describe('the packed npm package', () => {
       `import { register } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 // A module hook that reports each ES module loaded, and require() reports the CommonJS ones.
+// The hook answers "flush" after every URL it sent before (one port keeps the order), so the
+// list is whole when the answer comes.
 const { port1, port2 } = new MessageChannel();
 const loaded = new Set();
-port1.on('message', (url) => loaded.add(url));
-port1.unref();
-const hook = 'let port; export function initialize(data) { port = data.port; } export async function load(url, context, next) { port.postMessage(url); return next(url, context); }';
+let flushed;
+port1.on('message', (message) => (message === 'flushed' ? flushed() : loaded.add(message)));
+const hook = 'let port; export function initialize(data) { port = data.port; port.on("message", () => port.postMessage("flushed")); port.unref(); } export async function load(url, context, next) { port.postMessage(url); return next(url, context); }';
 register('data:text/javascript,' + encodeURIComponent(hook), { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
 const { openSqliteToolRegistry } = await import('tool-registry');
 const registry = await openSqliteToolRegistry({ filename: 'loaded.db' });
 await registry.listAll();
 await registry.close();
-await new Promise((resolve) => setTimeout(resolve, 50));
+await new Promise((resolve) => { flushed = resolve; port1.postMessage('flush'); });
+port1.close();
 const { createRequire } = await import('node:module');
 const required = Object.keys(createRequire(import.meta.url).cache);
 console.log(JSON.stringify([...loaded, ...required]));
@@ -139,7 +142,7 @@ console.log(JSON.stringify([...loaded, ...required]));
     expect(inlined).toContain('kysely');
     expect([...packages].filter((name) => inlined.includes(name!))).toEqual([]);
     expect(packages.has('tool-registry') && packages.has('better-sqlite3')).toBe(true);
-    // node-postgres is loaded by the first PostgreSQL store, not by the import (src/stores/postgres/driver.ts).
+    // node-postgres is loaded by the first PostgreSQL store, not by the import (src/node-postgres.ts).
     expect(packages.has('pg')).toBe(false);
   });
 

@@ -11,7 +11,7 @@ import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut, kyselyPool } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
-import { nodePostgres } from './driver.js';
+import { nodePostgres } from '../../node-postgres.js';
 import { ChangeListener } from './listener.js';
 import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';

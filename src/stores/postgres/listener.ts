@@ -6,7 +6,7 @@
 // wake-up: what changed is always read from the log.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { nodePostgres } from './driver.js';
+import { nodePostgres } from '../../node-postgres.js';
 import { quoteIdentifier } from './identifiers.js';
 
 export interface ChangeListenerOptions {
