@@ -30,10 +30,6 @@ export default function setup(): void {
   const stale = staleSources();
   if (stale.length === 0) return;
   process.stderr.write(`building dist/ first: ${stale.length} source file(s) are newer than their output\n`);
-  // npm run build's two steps: tsc, then the bundles over its output (rolldown.config.mjs).
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'rolldown', 'bin', 'cli.mjs'), '-c', 'rolldown.config.mjs'], { cwd: ROOT, stdio: 'ignore' });
+  // The package's own build (tsc, then the bundles), so that its steps are written down once.
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
 }

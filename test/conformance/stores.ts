@@ -76,8 +76,25 @@ export function fileBackedHarness(
 }
 
 /**
+ * The tables of a store's schema and how `recycle` empties each, in an order the foreign keys
+ * allow; the one-row head goes back to revision 0 with new tokens, as a fresh schema starts.
+ * A table missing here makes `recycle` throw (a new migration's table must be added); null
+ * keeps a table as it is (the applied migrations).
+ */
+const RESET_STATEMENTS: Record<string, string | null> = {
+  tool_deprecations: 'DELETE FROM %s.tool_deprecations',
+  tool_registrations: 'DELETE FROM %s.tool_registrations',
+  tool_specs: 'DELETE FROM %s.tool_specs',
+  tool_changes: 'DELETE FROM %s.tool_changes',
+  tool_registry_policy: 'DELETE FROM %s.tool_registry_policy',
+  tool_registry_head: 'UPDATE %s.tool_registry_head SET revision = 0, token = gen_random_uuid()::text, generation = gen_random_uuid()::text',
+  schema_migrations: null,
+};
+
+/**
  * A harness for the PostgreSQL store on the run's server: one database for the test file
- * (created at the first `open()`, dropped by `cleanup()`), a new schema per `open()`.
+ * (created at the first `open()`, dropped by `cleanup()`), a new schema per `open()` unless
+ * `recycle()` emptied one that an earlier case used.
  * `open()` and `restart()` hand the store the file's one pool (the `pool` option: `close()`
  * leaves it open), so a registry does not pay for a connection of its own: a connection costs
  * the server a process (~25-35 ms of CPU on this 2-core machine), and a registry on its own pool
@@ -85,21 +102,6 @@ export function fileBackedHarness(
  * and cache. `peer()` opens the same schema again as another instance with its own pool,
  * listener and cache (`connectionString`), so the concurrency cases also run the store's own pool.
  */
-/**
- * The tables of a store's schema and how `recycle` empties each, in an order the foreign keys
- * allow; the one-row head goes back to revision 0 with new tokens, as a fresh schema starts.
- * A table missing here makes `recycle` throw (a new migration's table must be added).
- */
-const RESET_STATEMENTS: Record<string, string> = {
-  tool_deprecations: 'DELETE FROM %s.tool_deprecations',
-  tool_registrations: 'DELETE FROM %s.tool_registrations',
-  tool_specs: 'DELETE FROM %s.tool_specs',
-  tool_changes: 'DELETE FROM %s.tool_changes',
-  tool_registry_policy: 'DELETE FROM %s.tool_registry_policy',
-  tool_registry_head: 'UPDATE %s.tool_registry_head SET revision = 0, token = gen_random_uuid()::text, generation = gen_random_uuid()::text',
-  schema_migrations: '',
-};
-
 export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}): StoreHarness {
   let database: TestDatabase | undefined;
   let pool: pg.Pool | undefined;
@@ -150,7 +152,7 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
           const quoted = `"${schema}"`;
           await client.query('BEGIN');
           await client.query("SET LOCAL lock_timeout = '5s'");
-          for (const statement of Object.values(RESET_STATEMENTS)) if (statement !== '') await client.query(statement.replace('%s', quoted));
+          for (const statement of Object.values(RESET_STATEMENTS)) if (statement !== null) await client.query(statement.replace('%s', quoted));
           await client.query('COMMIT');
           reusable.push(schema);
         } catch (error) {

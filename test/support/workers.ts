@@ -114,30 +114,28 @@ interface PooledProcess {
   readonly exited: Promise<Exit>;
   /** The job it runs now, if any. */
   job: JobMessages | undefined;
-  gone: boolean;
 }
 
 /** Idle worker processes, by script. */
 const idle = new Map<string, PooledProcess[]>();
 
-function startPooled(script: string): PooledProcess {
+/** Starts a worker that joins `idleList` after each job's "done", and leaves it when it exits. */
+function startPooled(script: string, idleList: PooledProcess[]): PooledProcess {
   const child = spawn(process.execPath, [script, '--serve'], { stdio: ['pipe', 'pipe', 'pipe'] });
   const pooled: PooledProcess = {
     child,
     job: undefined,
-    gone: false,
+    // No output comes after 'close', so a "done" here is always of a live process.
     stderr: readLines(child, (message) => {
       const job = pooled.job;
       job?.add(message);
-      if (message.event === 'done' && job !== undefined && !pooled.gone) {
+      if (message.event === 'done' && job !== undefined) {
         pooled.job = undefined;
-        idle.get(script)?.push(pooled);
+        idleList.push(pooled);
       }
     }),
     exited: exitOf(child).then((exit) => {
-      pooled.gone = true;
-      const list = idle.get(script) ?? [];
-      if (list.includes(pooled)) list.splice(list.indexOf(pooled), 1);
+      if (idleList.includes(pooled)) idleList.splice(idleList.indexOf(pooled), 1);
       pooled.job?.end(`exited (${exit.signal ?? exit.code}); stderr: ${pooled.stderr()}`);
       return exit;
     }),
@@ -156,7 +154,8 @@ function startPooled(script: string): PooledProcess {
  */
 export function runPooled(script: string, job: Record<string, unknown>): Worker {
   if (!idle.has(script)) idle.set(script, []);
-  const pooled = idle.get(script)!.pop() ?? startPooled(script);
+  const idleList = idle.get(script)!;
+  const pooled = idleList.pop() ?? startPooled(script, idleList);
   const messages = new JobMessages();
   pooled.job = messages;
   pooled.child.stdin!.write(`${JSON.stringify(job)}\n`);
