@@ -93,4 +93,39 @@ describe('PostgreSQL listenConnectionString', () => {
       await a.close();
     }
   });
+
+  it('with the cache off, the LISTEN connection opens with the first watch(), not with the open', async () => {
+    const schema = db.schema();
+    const admin = db.pool();
+    // B's listener is the only connection named tr-lazy-listen (its pool's are tr-b-pool).
+    const listeners = async (): Promise<number> =>
+      Number((await admin.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'tr-lazy-listen'")).rows[0]?.n);
+    const a = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    const pool = db.pool({ max: 2, application_name: 'tr-b-pool' });
+    const b = await openPostgresToolRegistry({ pool, schema, cache: false, listenConnectionString: withAppName(db.url(), 'tr-lazy-listen') });
+    try {
+      await b.register(minimalSpec('own', { version: '1' }));
+      expect(await versionOf(b, 'own')).toBe('1');
+      expect(await b.status()).toMatchObject({ cache: false, listening: false, listenerPid: null });
+      expect(await listeners()).toBe(0);
+
+      const stop = new AbortController();
+      const watched: string[] = [];
+      const since = (await b.changes()).revision;
+      const watching = (async () => {
+        for await (const event of b.watch({ since, signal: stop.signal })) watched.push(`${event.action} ${event.tool_name}@${event.version}`);
+      })();
+      await until(async () => (await b.status()).listening, "B's listener to connect for the watch");
+      expect(await listeners()).toBe(1);
+      await a.register(minimalSpec('t', { version: '1' }));
+      await until(() => watched.length >= 1, "B's watch to see A's commit");
+      expect(watched).toEqual(['added t@1']);
+      stop.abort();
+      await watching;
+    } finally {
+      await b.close();
+      await a.close();
+    }
+    await until(async () => (await listeners()) === 0, "B's listener to close");
+  });
 });

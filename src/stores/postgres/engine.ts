@@ -66,6 +66,15 @@ function optionalBoolean(name: string, value: unknown, fallback: boolean): boole
   return value;
 }
 
+/**
+ * The deadline (performance.now()) of the call in progress, for its pool check-outs. One for
+ * the module, not one per engine: on Node 20 every enabled AsyncLocalStorage stays in a
+ * process-wide list that each new promise walks (an init hook), so an instance per engine made
+ * every promise of the process slower with each registry ever opened, closed ones included
+ * (about half a test worker's CPU after a few hundred opens).
+ */
+const callDeadline = new AsyncLocalStorage<number>();
+
 export class PostgresEngine<T> {
   readonly schema: string;
   readonly db: Db;
@@ -80,11 +89,11 @@ export class PostgresEngine<T> {
     // An idle connection the server ended: the pool drops it and opens another when needed.
   };
   readonly #waiters = new Set<() => void>();
-  /** The deadline (performance.now()) of the call in progress, for its pool check-outs. */
-  readonly #deadline = new AsyncLocalStorage<number>();
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
+  /** The listener's first connection, once something needed it (see #listen). */
+  #listenerStarted: Promise<boolean> | undefined;
 
   private constructor(init: {
     schema: string;
@@ -176,8 +185,10 @@ export class PostgresEngine<T> {
       convert: options.convert,
     });
     try {
-      // The LISTEN connection does not need the schema: it connects while the schema is checked.
-      const listening = engine.listener?.start();
+      // The read cache needs the LISTEN connection from the start; without the cache only a
+      // waiter (watch()) does, and a command or a worker that never watches costs the server
+      // one process less (#listen). It connects while the schema is checked.
+      const listening = cache ? engine.#listen() : undefined;
       await engine.#prepareSchema();
       await listening;
       return engine;
@@ -264,7 +275,7 @@ export class PostgresEngine<T> {
     const lockTimeoutMs = (): number => deadline - performance.now();
     try {
       return await this.#timed(operation, () =>
-        this.#deadline.run(deadline, () =>
+        callDeadline.run(deadline, () =>
           retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () => attempt(lockTimeoutMs)),
         ),
       );
@@ -288,7 +299,7 @@ export class PostgresEngine<T> {
   async read<R>(work: (trx: Db) => Promise<R>, operation = 'read'): Promise<R> {
     const deadline = performance.now() + this.busyTimeoutMs;
     return this.#timed(operation, () =>
-      this.#deadline.run(deadline, () =>
+      callDeadline.run(deadline, () =>
         // By hand rather than Kysely's transaction(): the BEGIN and the limits share one round
         // trip, so a one-statement read costs three (an uncached get measured 4 with Kysely's).
         this.db.connection().execute(async (connection) => {
@@ -310,7 +321,7 @@ export class PostgresEngine<T> {
 
   /** What is left of the current call's time (busyTimeoutMs outside a call), for a pool check-out. */
   #timeLeft(): number {
-    const deadline = this.#deadline.getStore();
+    const deadline = callDeadline.getStore();
     return deadline === undefined ? this.busyTimeoutMs : Math.max(1, deadline - performance.now());
   }
 
@@ -352,6 +363,9 @@ export class PostgresEngine<T> {
    */
   async waitForChange(revision: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
+    // Without the cache the listener starts with the first waiter; until it is up, this polls
+    // (and its first connect wakes every waiter).
+    void this.#listen();
     const woken = new Promise<void>((resolve) => {
       const done = (): void => {
         this.#waiters.delete(done);
@@ -375,6 +389,13 @@ export class PostgresEngine<T> {
         return;
       }
     }
+  }
+
+  /** Starts the listener once (and never after close()); resolves as ChangeListener.start() does. */
+  #listen(): Promise<boolean> | undefined {
+    if (this.listener === undefined || this.#closed) return undefined;
+    this.#listenerStarted ??= this.listener.start();
+    return this.#listenerStarted;
   }
 
   #wake(): void {
