@@ -19,7 +19,7 @@ const CHECKS = [
   ['typecheck', 'tsc', ['-p', 'tsconfig.check.json']],
   ['typecheck (console)', 'tsc', ['-p', 'tsconfig.console.json']],
 ];
-const CHECK_PRIORITY = 10;
+const CHECK_PRIORITY = 19;
 
 /** Runs a package binary; resolves with its exit code (1 when it could not start). */
 function run(bin, args, options) {
