@@ -1,8 +1,8 @@
 // `npm test` after the build: vitest, with the static checks (eslint, and tsc over src/, the
-// tests and the console) run beside it rather than before it. Why: the checks cost about 40 s
-// of CPU and were 35 s of wall time in a row before vitest, while vitest leaves part of the
-// two cores idle as its files wait on processes, fsync and servers. The checks run at a lower
-// priority, so they take that idle time rather than the tests' (docs/testing.md).
+// tests and the console) run beside it rather than before it. Why: eslint and tsc are
+// single-threaded, so in a row before vitest they kept one of the two cores busy for about
+// 35 s and left the other idle; beside vitest every core stays busy (docs/testing.md). The
+// checks run at the lowest priority, so they take what CPU the tests leave.
 //
 // Every step runs to its end, and the exit status is the first failure's: a lint error does
 // not hide a failing test, nor the reverse. A check's output is printed whole when it ends,
