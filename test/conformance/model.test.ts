@@ -323,10 +323,9 @@ async function compare(ops: Op[], harness: StoreHarness): Promise<void> {
 /**
  * Runs per store, and how long their sequences are (fast-check's `size`: 'small' makes 1-12
  * operations, 6 on average; 'medium' 1-111, about 50). A store that is cheap to open runs
- * many short sequences. The PostgreSQL stores, where an open costs the server connections
- * (and a fresh schema's migrations, ~0.2-0.3 s of CPU, before `recycle` could reuse an emptied
- * one), run fewer, longer ones that explore
- * more operations, from deeper states (more tools, restarts with data): 25 medium runs made
+ * many short sequences. The PostgreSQL stores, where an open costs the server a connection
+ * and the first run a fresh schema's migrations (~0.2-0.3 s of CPU; later runs reuse it,
+ * emptied by `recycle`), run fewer, longer ones that explore more operations, from deeper states (more tools, restarts with data): 25 medium runs made
  * 942-1,566 operations (median 1,181) over ten seeds, where 150 small runs made 869-965
  * (median 906), for 25 opens instead of 150. SQLite files: 60 short runs, as before.
  */
