@@ -119,6 +119,8 @@ export class PostgresEngine<T> {
       this.listener = new ChangeListener({
         connection: init.listenConfig,
         channel: changeChannel(init.schema),
+        // The registries on one pool share one LISTEN connection (one server process).
+        shareKey: init.pool,
         heartbeatMs: HEARTBEAT_MS,
         onNotify: (payload) => {
           cache?.notified(payload);

@@ -4,6 +4,10 @@
 // capped, jittered backoff, and every (re)connect tells the owner to resync from the change
 // log, because notifications sent while disconnected are gone. A notification is only a
 // wake-up: what changed is always read from the log.
+//
+// Listeners given the same `shareKey` (the registries on one pool) share one connection,
+// LISTENing on each of their channels: a server that opens many namespaces on one pool holds
+// one LISTEN connection, not one per namespace (each is a server process).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { nodePostgres } from '../../node-postgres.js';
@@ -13,6 +17,11 @@ export interface ChangeListenerOptions {
   /** How to open the dedicated connection (a connection string, or a pool's settings). */
   readonly connection: pg.ClientConfig;
   readonly channel: string;
+  /**
+   * Listeners with the same key, connection string and heartbeat share one connection (the
+   * store passes its pool). Without a key the listener has a connection of its own.
+   */
+  readonly shareKey?: object;
   /** A `SELECT 1` this often proves the connection alive; one that takes as long fails it. Default 1000. */
   readonly heartbeatMs?: number;
   /** First and longest wait between reconnect attempts. Default 100 and 5000 ms. */
@@ -25,71 +34,190 @@ export interface ChangeListenerOptions {
   readonly onDisconnect: (error: unknown) => void;
 }
 
+/** One LISTEN on a channel, over a connection it may share with other listeners. */
 export class ChangeListener {
-  readonly #options: ChangeListenerOptions;
-  readonly #heartbeatMs: number;
-  readonly #stop = new AbortController();
-  #client: pg.Client | undefined;
-  #listening = false;
-  #confirmedAt = Number.NEGATIVE_INFINITY;
-  #backendPid: number | undefined;
-  #loop: Promise<void> | undefined;
+  readonly options: ChangeListenerOptions;
+  #connection: ListenConnection | undefined;
+  #closed = false;
+  /** When this listener's LISTEN took effect on the current connection; undefined while not listening. */
+  listenedAt: number | undefined;
 
   constructor(options: ChangeListenerOptions) {
-    this.#options = options;
-    this.#heartbeatMs = options.heartbeatMs ?? 1000;
+    this.options = options;
   }
 
-  /** Whether the connection is up and LISTENing now. */
+  /** Whether the connection is up and LISTENing on this listener's channel now. */
   get listening(): boolean {
-    return this.#listening;
+    return this.listenedAt !== undefined && this.#connection?.up === true;
   }
 
   /**
-   * `performance.now()` when a heartbeat that then succeeded was sent (or LISTEN began): every
-   * commit before that moment has been notified to this listener, give or take the server's
-   * signal delivery. `-Infinity` while not listening.
+   * `performance.now()` when a heartbeat that then succeeded was sent (or this LISTEN began):
+   * every commit before that moment has been notified to this listener, give or take the
+   * server's signal delivery. `-Infinity` while not listening.
    */
   get confirmedAt(): number {
-    return this.#listening ? this.#confirmedAt : Number.NEGATIVE_INFINITY;
+    if (!this.listening) return Number.NEGATIVE_INFINITY;
+    return Math.max(this.listenedAt as number, (this.#connection as ListenConnection).heartbeatAt);
   }
 
   /** The server process id of the listening connection (for pg_stat_activity), while listening. */
   get backendPid(): number | undefined {
-    return this.#listening ? this.#backendPid : undefined;
+    return this.listening ? this.#connection?.backendPid : undefined;
   }
 
   /**
-   * Starts listening and keeps at it until close(). Resolves `true` once the first connection
-   * listens, `false` if the first attempt failed (it keeps retrying in the background).
+   * Starts listening and keeps at it until close(). Resolves `true` once the connection
+   * listens on the channel, `false` if its attempt failed (it keeps retrying in the background).
    */
   start(): Promise<boolean> {
-    if (this.#loop !== undefined) throw new Error('ChangeListener.start(): already started');
-    return new Promise((resolve) => {
-      this.#loop = this.#run(resolve);
-    });
+    if (this.#connection !== undefined) throw new Error('ChangeListener.start(): already started');
+    if (this.#closed) return Promise.resolve(false);
+    this.#connection = ListenConnection.for(this.options);
+    return this.#connection.add(this);
   }
 
-  async #run(firstAttempt: (listening: boolean) => void): Promise<void> {
+  /** Stops listening (closing the connection when no other listener uses it); no reconnect after this. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#connection?.remove(this);
+  }
+}
+
+/** Connections shared by key, then by connection string and heartbeat. */
+const shared = new WeakMap<object, Map<string, ListenConnection>>();
+
+/** One dedicated connection LISTENing on the channels of its listeners. */
+class ListenConnection {
+  readonly #options: ChangeListenerOptions;
+  readonly #heartbeatMs: number;
+  readonly #forget: () => void;
+  readonly #listeners = new Set<ChangeListener>();
+  readonly #stop = new AbortController();
+  /** Listeners whose start() waits for the connection attempt in progress. */
+  #waiting: { listener: ChangeListener; resolve: (listening: boolean) => void }[] = [];
+  /** The channels LISTENed on the current client, with when their LISTEN began. */
+  #channels = new Map<string, Promise<number>>();
+  #client: pg.Client | undefined;
+  #state: 'idle' | 'connecting' | 'up' | 'waiting' = 'idle';
+  #loop: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  backendPid: number | undefined;
+  heartbeatAt = Number.NEGATIVE_INFINITY;
+
+  static for(options: ChangeListenerOptions): ListenConnection {
+    const key = options.shareKey;
+    if (key === undefined) return new ListenConnection(options, () => {});
+    let byConfig = shared.get(key);
+    if (byConfig === undefined) shared.set(key, (byConfig = new Map()));
+    const config = `${options.heartbeatMs ?? 1000} ${options.connection.connectionString ?? ''}`;
+    const found = byConfig.get(config);
+    if (found !== undefined && found.#closing === undefined) return found;
+    const connection = new ListenConnection(options, () => {
+      if (byConfig.get(config) === connection) byConfig.delete(config);
+    });
+    byConfig.set(config, connection);
+    return connection;
+  }
+
+  private constructor(options: ChangeListenerOptions, forget: () => void) {
+    this.#options = options;
+    this.#heartbeatMs = options.heartbeatMs ?? 1000;
+    this.#forget = forget;
+  }
+
+  get up(): boolean {
+    return this.#state === 'up';
+  }
+
+  add(listener: ChangeListener): Promise<boolean> {
+    this.#listeners.add(listener);
+    switch (this.#state) {
+      case 'idle':
+        this.#loop = this.#run();
+        return this.#waitForAttempt(listener);
+      case 'connecting':
+        return this.#waitForAttempt(listener);
+      case 'waiting':
+        // Between attempts: the next connect listens on this channel too, and says so with onConnect.
+        return Promise.resolve(false);
+      case 'up':
+        return this.#join(listener);
+    }
+  }
+
+  #waitForAttempt(listener: ChangeListener): Promise<boolean> {
+    return new Promise((resolve) => this.#waiting.push({ listener, resolve }));
+  }
+
+  /** LISTENs for a listener that comes while the connection is up. */
+  async #join(listener: ChangeListener): Promise<boolean> {
+    const client = this.#client as pg.Client;
+    const joinedAt = performance.now();
+    try {
+      const listenedAt = await this.#listenOn(client, listener.options.channel);
+      if (this.#client !== client || !this.#listeners.has(listener)) return false;
+      listener.listenedAt = Math.max(listenedAt, joinedAt);
+    } catch {
+      // The connection is failing: the loop reconnects, listens on every channel and calls onConnect.
+      return false;
+    }
+    callSafely(listener.options.onConnect);
+    return true;
+  }
+
+  /** LISTEN on `channel` once per client; resolves with when it began. */
+  #listenOn(client: pg.Client, channel: string): Promise<number> {
+    let listening = this.#channels.get(channel);
+    if (listening === undefined) {
+      const began = performance.now();
+      listening = client.query(`LISTEN ${quoteIdentifier(channel)}`).then(() => began);
+      this.#channels.set(channel, listening);
+      listening.catch(() => this.#channels.delete(channel));
+    }
+    return listening;
+  }
+
+  async remove(listener: ChangeListener): Promise<void> {
+    if (!this.#listeners.delete(listener)) return;
+    listener.listenedAt = undefined;
+    for (const waiting of this.#waiting.filter((entry) => entry.listener === listener)) waiting.resolve(false);
+    this.#waiting = this.#waiting.filter((entry) => entry.listener !== listener);
+    if (this.#listeners.size === 0) {
+      this.#closing ??= this.#close();
+      return this.#closing;
+    }
+    const channel = listener.options.channel;
+    const client = this.#client;
+    if (client !== undefined && ![...this.#listeners].some((other) => other.options.channel === channel) && this.#channels.delete(channel)) {
+      // Best effort: a failing connection is the loop's to handle.
+      await client.query(`UNLISTEN ${quoteIdentifier(channel)}`).catch(() => {});
+    }
+  }
+
+  async #run(): Promise<void> {
     const initial = this.#options.reconnectMs?.initial ?? 100;
     const max = this.#options.reconnectMs?.max ?? 5000;
     let delay = initial;
     while (!this.#stop.signal.aborted) {
+      this.#state = 'connecting';
       let lost: Promise<unknown> | undefined;
       try {
         ({ lost } = await this.#connect());
         delay = initial;
       } catch (error) {
         this.#teardown();
-        if (!this.#stop.signal.aborted) this.#options.onDisconnect(error);
+        this.#state = 'waiting';
+        this.#settleWaiting(false);
+        if (!this.#stop.signal.aborted) for (const listener of [...this.#listeners]) callSafely(() => listener.options.onDisconnect(error));
       }
-      firstAttempt(lost !== undefined);
       if (lost !== undefined) {
-        callSafely(this.#options.onConnect);
         const error = await lost;
         this.#teardown();
+        this.#state = 'waiting';
         if (this.#stop.signal.aborted) return;
-        callSafely(() => this.#options.onDisconnect(error));
+        for (const listener of [...this.#listeners]) callSafely(() => listener.options.onDisconnect(error));
       }
       try {
         await sleep(delay * (0.5 + Math.random()), undefined, { signal: this.#stop.signal });
@@ -100,28 +228,51 @@ export class ChangeListener {
     }
   }
 
-  /** Connects and LISTENs; `lost` settles (with the cause) when the connection is lost. */
+  #settleWaiting(listening: boolean): void {
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const entry of waiting) entry.resolve(listening);
+  }
+
+  /**
+   * Connects and LISTENs on every listener's channel, then (in the same turn) marks the
+   * connection up, settles the waiting start()s and calls every onConnect. `lost` settles
+   * (with the cause) when the connection is lost.
+   */
   async #connect(): Promise<{ lost: Promise<unknown> }> {
     const client = new (nodePostgres().Client)({ ...this.#options.connection, keepAlive: true });
     this.#client = client;
+    this.#channels = new Map();
     let markLost!: (error: unknown) => void;
     const lost = new Promise<unknown>((resolve) => (markLost = resolve));
     client.on('error', (error) => markLost(error));
     client.on('end', () => markLost(new Error('the listener connection ended')));
     client.on('notification', (message) => {
-      if (message.channel !== this.#options.channel) return;
-      callSafely(() => this.#options.onNotify(message.payload ?? ''));
+      for (const listener of [...this.#listeners]) {
+        if (listener.options.channel === message.channel && listener.listenedAt !== undefined) {
+          callSafely(() => listener.options.onNotify(message.payload ?? ''));
+        }
+      }
     });
     // pg's connect() never settles when end() comes before the server answered (close()
     // during a reconnect): stop waiting for it when the listener stops.
     await untilStopped(client.connect(), this.#stop.signal);
-    const listenedAt = performance.now();
-    await client.query(`LISTEN ${quoteIdentifier(this.#options.channel)}`);
     const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-    this.#backendPid = rows[0]?.pid;
-    this.#confirmedAt = listenedAt;
-    this.#listening = true;
+    // Listeners may come while a LISTEN is under way: listen until every one's channel is covered.
+    const listenedAt = new Map<ChangeListener, number>();
+    for (;;) {
+      const pending = [...this.#listeners].filter((listener) => !listenedAt.has(listener));
+      if (pending.length === 0) break;
+      for (const listener of pending) listenedAt.set(listener, await this.#listenOn(client, listener.options.channel));
+    }
+    if (this.#stop.signal.aborted) throw new Error('the listener was closed');
+    this.backendPid = rows[0]?.pid;
+    this.heartbeatAt = Number.NEGATIVE_INFINITY;
+    for (const [listener, at] of listenedAt) if (this.#listeners.has(listener)) listener.listenedAt = at;
+    this.#state = 'up';
     this.#heartbeat(client, markLost);
+    this.#settleWaiting(true);
+    for (const listener of [...this.#listeners]) callSafely(listener.options.onConnect);
     return { lost };
   }
 
@@ -143,7 +294,7 @@ export class ChangeListener {
         ]);
         timeout.abort();
         if (answer === true) {
-          this.#confirmedAt = Math.max(this.#confirmedAt, sent);
+          this.heartbeatAt = Math.max(this.heartbeatAt, sent);
         } else {
           markLost(answer === false ? new Error(`the listener connection did not answer a heartbeat within ${this.#heartbeatMs} ms`) : answer);
           return;
@@ -155,7 +306,9 @@ export class ChangeListener {
 
   /** Forgets the current connection and closes its socket without waiting for the server. */
   #teardown(): void {
-    this.#listening = false;
+    if (this.#state === 'up') this.#state = 'waiting';
+    for (const listener of this.#listeners) listener.listenedAt = undefined;
+    this.#channels = new Map();
     const client = this.#client;
     this.#client = undefined;
     if (client === undefined) return;
@@ -164,11 +317,13 @@ export class ChangeListener {
     client.connection.stream.destroy();
   }
 
-  /** Stops listening and closes the connection; no reconnect after this. */
-  async close(): Promise<void> {
+  /** The last listener left: stop, and close the connection. */
+  async #close(): Promise<void> {
+    this.#forget();
     this.#stop.abort();
+    this.#settleWaiting(false);
     const client = this.#client;
-    this.#listening = false;
+    this.#state = 'waiting';
     if (client !== undefined) {
       this.#client = undefined;
       client.on('error', () => {});
