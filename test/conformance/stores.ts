@@ -98,8 +98,9 @@ const RESET_STATEMENTS: Record<string, string | null> = {
  * `open()` and `restart()` hand the store the file's one pool (the `pool` option: `close()`
  * leaves it open), so a registry does not pay for a connection of its own: a connection costs
  * the server a process (~25-35 ms of CPU on this 2-core machine), and a registry on its own pool
- * opens at least two. The registries on that pool share one LISTEN connection, which outlives
- * a case's close by a second, so the next case reuses it; each has its own cache. `peer()` opens the same schema again as another instance with its own pool,
+ * opens at least two. The registries open at once on that pool share one LISTEN connection
+ * (a case's registries are closed before the next case, so each case still opens one); each
+ * has its own cache. `peer()` opens the same schema again as another instance with its own pool,
  * listener and cache (`connectionString`), so the concurrency cases also run the store's own pool.
  */
 export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}): StoreHarness {

@@ -88,13 +88,6 @@ export class ChangeListener {
 /** Connections shared by key, then by connection string and heartbeat. */
 const shared = new WeakMap<object, Map<string, ListenConnection>>();
 
-/**
- * How long a shared connection stays after its last listener closed: a registry reopened on
- * the pool meanwhile (a restart, a namespace opened again) reuses it instead of costing the
- * server a new process. Meanwhile it does not keep the process alive.
- */
-const LINGER_MS = 1000;
-
 /** One dedicated connection LISTENing on the channels of its listeners. */
 class ListenConnection {
   readonly #options: ChangeListenerOptions;
@@ -110,8 +103,6 @@ class ListenConnection {
   #state: 'idle' | 'connecting' | 'up' | 'waiting' = 'idle';
   #loop: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
-  /** While no listener uses the connection: the timer that closes it. */
-  #linger: NodeJS.Timeout | undefined;
   backendPid: number | undefined;
   heartbeatAt = Number.NEGATIVE_INFINITY;
 
@@ -142,11 +133,6 @@ class ListenConnection {
 
   add(listener: ChangeListener): Promise<boolean> {
     this.#listeners.add(listener);
-    if (this.#linger !== undefined) {
-      clearTimeout(this.#linger);
-      this.#linger = undefined;
-      holdsProcess(this.#client, true);
-    }
     switch (this.#state) {
       case 'idle':
         this.#loop = this.#run();
@@ -199,17 +185,8 @@ class ListenConnection {
     for (const waiting of this.#waiting.filter((entry) => entry.listener === listener)) waiting.resolve(false);
     this.#waiting = this.#waiting.filter((entry) => entry.listener !== listener);
     if (this.#listeners.size === 0) {
-      if (this.#options.shareKey === undefined || this.#state !== 'up') {
-        this.#closing ??= this.#close();
-        return this.#closing;
-      }
-      // Shared and up: stay a moment for the next registry on the pool, without holding the process.
-      holdsProcess(this.#client, false);
-      this.#linger = setTimeout(() => {
-        this.#linger = undefined;
-        if (this.#listeners.size === 0) this.#closing ??= this.#close();
-      }, LINGER_MS).unref();
-      return;
+      this.#closing ??= this.#close();
+      return this.#closing;
     }
     const channel = listener.options.channel;
     const client = this.#client;
@@ -240,11 +217,6 @@ class ListenConnection {
         this.#teardown();
         this.#state = 'waiting';
         if (this.#stop.signal.aborted) return;
-        if (this.#listeners.size === 0) {
-          // Lost while lingering: nobody needs it again.
-          this.#closing ??= this.#close();
-          return;
-        }
         for (const listener of [...this.#listeners]) callSafely(() => listener.options.onDisconnect(error));
       }
       try {
@@ -348,8 +320,6 @@ class ListenConnection {
   /** The last listener left: stop, and close the connection. */
   async #close(): Promise<void> {
     this.#forget();
-    clearTimeout(this.#linger);
-    this.#linger = undefined;
     this.#stop.abort();
     this.#settleWaiting(false);
     const client = this.#client;
@@ -374,13 +344,6 @@ function untilStopped<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', stop, { once: true });
     pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
   });
-}
-
-/** Whether the client's socket keeps the process alive (a net or TLS socket has ref()/unref()). */
-function holdsProcess(client: pg.Client | undefined, hold: boolean): void {
-  const socket = client?.connection.stream as { ref?: () => void; unref?: () => void } | undefined;
-  if (hold) socket?.ref?.();
-  else socket?.unref?.();
 }
 
 function callSafely(callback: () => void): void {
