@@ -169,13 +169,14 @@ class ListenConnection {
 
   /** LISTEN on `channel` once per client; resolves with when it began. */
   #listenOn(client: pg.Client, channel: string): Promise<number> {
-    let listening = this.#channels.get(channel);
-    if (listening === undefined) {
-      const began = performance.now();
-      listening = client.query(`LISTEN ${quoteIdentifier(channel)}`).then(() => began);
-      this.#channels.set(channel, listening);
-      listening.catch(() => this.#channels.delete(channel));
-    }
+    const channels = this.#channels;
+    const known = channels.get(channel);
+    if (known !== undefined) return known;
+    const began = performance.now();
+    const listening = client.query(`LISTEN ${quoteIdentifier(channel)}`).then(() => began);
+    channels.set(channel, listening);
+    // A failed LISTEN is tried again by the next listener (on this client's map, not a newer one's).
+    listening.catch(() => channels.get(channel) === listening && channels.delete(channel));
     return listening;
   }
 
