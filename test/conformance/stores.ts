@@ -102,8 +102,9 @@ const RESET_STATEMENTS: Record<string, string | null> = {
  * the server a process (~25-35 ms of CPU on this 2-core machine), and a registry on its own pool
  * opens at least two. The registries on that pool share one LISTEN connection, which a
  * listener of the harness's own holds open for the file (the store closes it with the last
- * registry on it, so each case would open one); each registry has its own cache. `peer()` opens the same schema again as another instance with its own pool,
- * listener and cache (`connectionString`), so the concurrency cases also run the store's own pool.
+ * registry on it, so each case would open one); each registry has its own cache. `peer()`
+ * opens the same schema again as another instance with its own pool, listener and cache
+ * (`connectionString`), so the concurrency cases also run the store's own pool.
  */
 export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}): StoreHarness {
   let database: TestDatabase | undefined;
