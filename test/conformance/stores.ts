@@ -8,8 +8,6 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { PostgresToolRegistryOptions, ToolRegistry } from '../../src/index.js';
-import { HEARTBEAT_MS } from '../../src/stores/postgres/engine.js';
-import { ChangeListener } from '../../src/stores/postgres/listener.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
 
@@ -101,7 +99,7 @@ const RESET_STATEMENTS: Record<string, string | null> = {
  * leaves it open), so a registry does not pay for a connection of its own: a connection costs
  * the server a process (~25-35 ms of CPU on this 2-core machine), and a registry on its own pool
  * opens at least two. The registries on that pool share one LISTEN connection, which a
- * listener of the harness's own holds open for the file (the store closes it with the last
+ * registry of the harness's own holds open for the file (the store closes it with the last
  * registry on it, so each case would open one); each registry has its own cache. `peer()`
  * opens the same schema again as another instance with its own pool, listener and cache
  * (`connectionString`), so the concurrency cases also run the store's own pool.
@@ -109,7 +107,7 @@ const RESET_STATEMENTS: Record<string, string | null> = {
 export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}): StoreHarness {
   let database: TestDatabase | undefined;
   let pool: pg.Pool | undefined;
-  let keeper: ChangeListener | undefined;
+  let keeper: ToolRegistry | undefined;
   const opened = new WeakMap<ToolRegistry, { schema: string; options: HarnessOptions }>();
   // A fresh schema's migrations cost about 75 ms of server CPU, most of a conformance case:
   // after each case its schemas are emptied to the state migrations leave, and reused.
@@ -121,18 +119,8 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
       pool = new pg.Pool({ connectionString: database.url, max: 20 });
       // An idle connection the server ends (a test that terminates backends) must not crash the run.
       pool.on('error', () => {});
-      // Joins the pool's shared LISTEN connection as a registry's listener does (same pool,
-      // settings and heartbeat), on a channel nothing sends to, and holds it for the file.
-      keeper = new ChangeListener({
-        connection: { ...pool.options },
-        channel: 'conformance_keeper',
-        shareKey: pool,
-        heartbeatMs: HEARTBEAT_MS,
-        onNotify: () => {},
-        onConnect: () => {},
-        onDisconnect: () => {},
-      });
-      await keeper.start();
+      // A registry on a schema of its own, open for the file: it holds the pool's shared LISTEN connection.
+      keeper = await openPostgresToolRegistry({ pool, schema: uniqueName('keeper') });
     }
     const connection = ownPool ? { connectionString: database.url } : { pool };
     const registry = await openPostgresToolRegistry({ ...connection, schema, ...extra, ...options });
@@ -186,7 +174,7 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
       // recycle) must not be recycled by the next file on a new one.
       openedInTest.clear();
       reusable.length = 0;
-      // Before the database goes: a listener keeps reconnecting.
+      // Before the database goes: its listener would keep reconnecting.
       await keeper?.close();
       keeper = undefined;
       await pool?.end();

@@ -3,6 +3,7 @@
 // instead of one per registry. Each registry's cache still hears only its own schema's
 // commits, all of them resync after the shared connection is killed, and the connection
 // goes when the last registry on it closes.
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry, postgresNamespaces } from '../../src/index.js';
 import type { PostgresToolRegistry } from '../../src/index.js';
@@ -15,8 +16,8 @@ const db = useFileDatabase();
 const versionOf = async (registry: PostgresToolRegistry, name: string): Promise<string | null | undefined> => (await registry.get(name))?.spec.version;
 
 /** The backends of this database with this application_name. */
-async function backends(admin: { query: (sql: string, values: unknown[]) => Promise<{ rows: { pid: number }[] }> }, appName: string): Promise<number[]> {
-  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid', [appName]);
+async function backends(admin: pg.Pool, appName: string): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid', [appName]);
   return rows.map((row) => row.pid);
 }
 

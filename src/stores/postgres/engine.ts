@@ -42,7 +42,7 @@ const NO_DEPRECATION = Object.freeze({ dep_message: null, dep_replacement: null,
 const MAX_NAME_LOCKS = 64;
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 /** The listener's heartbeat; the cache's staleness bound is twice this. */
-export const HEARTBEAT_MS = 500;
+const HEARTBEAT_MS = 500;
 /** How often a watch looks at the log while no listener is up. */
 const POLL_MS = 250;
 

@@ -102,7 +102,6 @@ class ListenConnection {
   #client: pg.Client | undefined;
   #state: 'idle' | 'connecting' | 'up' | 'waiting' = 'idle';
   #loop: Promise<void> | undefined;
-  #closing: Promise<void> | undefined;
   backendPid: number | undefined;
   heartbeatAt = Number.NEGATIVE_INFINITY;
 
@@ -112,8 +111,9 @@ class ListenConnection {
     let byConfig = shared.get(key);
     if (byConfig === undefined) shared.set(key, (byConfig = new Map()));
     const config = `${options.heartbeatMs ?? 1000} ${options.connection.connectionString ?? ''}`;
+    // A closing connection has left the map already (#close).
     const found = byConfig.get(config);
-    if (found !== undefined && found.#closing === undefined) return found;
+    if (found !== undefined) return found;
     const connection = new ListenConnection(options, () => {
       if (byConfig.get(config) === connection) byConfig.delete(config);
     });
@@ -185,10 +185,7 @@ class ListenConnection {
     listener.listenedAt = undefined;
     for (const waiting of this.#waiting.filter((entry) => entry.listener === listener)) waiting.resolve(false);
     this.#waiting = this.#waiting.filter((entry) => entry.listener !== listener);
-    if (this.#listeners.size === 0) {
-      this.#closing ??= this.#close();
-      return this.#closing;
-    }
+    if (this.#listeners.size === 0) return this.#close();
     const channel = listener.options.channel;
     const client = this.#client;
     if (client !== undefined && ![...this.#listeners].some((other) => other.options.channel === channel) && this.#channels.delete(channel)) {
@@ -243,7 +240,6 @@ class ListenConnection {
   async #connect(): Promise<{ lost: Promise<unknown> }> {
     const client = new (nodePostgres().Client)({ ...this.#options.connection, keepAlive: true });
     this.#client = client;
-    this.#channels = new Map();
     let markLost!: (error: unknown) => void;
     const lost = new Promise<unknown>((resolve) => (markLost = resolve));
     client.on('error', (error) => markLost(error));
@@ -307,7 +303,6 @@ class ListenConnection {
 
   /** Forgets the current connection and closes its socket without waiting for the server. */
   #teardown(): void {
-    if (this.#state === 'up') this.#state = 'waiting';
     for (const listener of this.#listeners) listener.listenedAt = undefined;
     this.#channels = new Map();
     const client = this.#client;
