@@ -154,10 +154,12 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
     }
     if (signal.aborted) return;
     onState('reconnecting');
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, delay);
-      signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-    });
+    await /** @type {Promise<void>} */ (
+      new Promise((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+      })
+    );
     delay = Math.min(delay * 2, 15000);
   }
 }
