@@ -12,15 +12,16 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 let project: string;
 let files: string[];
 
-function run(command: string, args: string[], cwd: string, input?: string, env: NodeJS.ProcessEnv = process.env): string {
-  return execFileSync(command, args, { cwd, encoding: 'utf8', input, env, stdio: ['pipe', 'pipe', 'pipe'] });
+function run(command: string, args: string[], cwd: string, input?: string): string {
+  return execFileSync(command, args, { cwd, encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
-/** npm's environment: the certificates the run took from its processes (vitest.config.ts) go back, as npm may reach the registry. */
-const npmEnv: NodeJS.ProcessEnv = {
-  ...process.env,
-  ...(process.env.TOOL_REGISTRY_TEST_EXTRA_CA_CERTS === undefined ? {} : { NODE_EXTRA_CA_CERTS: process.env.TOOL_REGISTRY_TEST_EXTRA_CA_CERTS }),
-};
+/** `npm install` in the project, given back the certificates the run took from its processes (vitest.config.ts): it may reach the registry. */
+function npmInstall(args: string[]): void {
+  const certificates = process.env.TOOL_REGISTRY_TEST_EXTRA_CA_CERTS;
+  const env = certificates === undefined ? process.env : { ...process.env, NODE_EXTRA_CA_CERTS: certificates };
+  execFileSync('npm', ['install', ...args], { cwd: project, env, stdio: ['pipe', 'pipe', 'pipe'] });
+}
 
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'tool-registry-pack-'));
@@ -34,9 +35,9 @@ beforeAll(() => {
   // Dependencies come from the npm cache that `npm ci` filled; the native addon is copied
   // from this checkout instead of being compiled again (minutes on a 2-core machine).
   try {
-    run('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], project, undefined, npmEnv);
+    npmInstall(['--offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball]);
   } catch {
-    run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball], project, undefined, npmEnv);
+    npmInstall(['--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', tarball]);
   }
   const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
   mkdirSync(dirname(join(project, addon)), { recursive: true });
