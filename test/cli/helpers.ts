@@ -71,20 +71,18 @@ let inProcessQueue: Promise<unknown> = Promise.resolve();
 
 /**
  * Runs the command in this process, as the bin does (`run(argv, io)` with the process's
- * streams), in `options.cwd`, with the child environment `runCli` would give a process. A
- * command costs milliseconds here against about half a second of CPU for a `node` process
- * (docs/testing.md); `spawnCli` runs the built bin where the process itself is under test.
+ * streams), in `cwd`, with exactly the environment `env`. A command costs milliseconds here
+ * against about half a second of CPU for a `node` process (docs/testing.md).
  */
-export function runCli(args: readonly string[], options: RunOptions): Promise<CliResult> {
+export function runInProcess(args: readonly string[], cwd: string, input: string | Buffer, env: NodeJS.ProcessEnv): Promise<CliResult> {
   const running = inProcessQueue.then(async () => {
     const stdout = new Collected();
     const stderr = new Collected();
-    const input = options.input ?? '';
     const stdin = Readable.from(input.length === 0 ? [] : [Buffer.isBuffer(input) ? input : Buffer.from(input, 'utf8')]);
     const before = process.cwd();
-    process.chdir(options.cwd);
+    process.chdir(cwd);
     try {
-      const code = await run(args, { stdin, stdout, stderr, env: childEnv(options.env) });
+      const code = await run(args, { stdin, stdout, stderr, env });
       return { code, stdout: stdout.text(), stderr: stderr.text() };
     } finally {
       process.chdir(before);
@@ -92,6 +90,15 @@ export function runCli(args: readonly string[], options: RunOptions): Promise<Cl
   });
   inProcessQueue = running.catch(() => {});
   return running;
+}
+
+/**
+ * Runs the command in this process (`runInProcess`) in `options.cwd`, with the child
+ * environment `spawnCli` would give a process; `spawnCli` runs the built bin where the
+ * process itself is under test.
+ */
+export function runCli(args: readonly string[], options: RunOptions): Promise<CliResult> {
+  return runInProcess(args, options.cwd, options.input ?? '', childEnv(options.env));
 }
 
 /** Runs the BUILT command as a subprocess (stdin from `options.input`) and waits for its exit. */
