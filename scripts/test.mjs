@@ -1,9 +1,8 @@
 // `npm test` after the build: vitest, with the static checks (`npm run lint` and `npm run
-// typecheck`, as package.json defines them) run beside it rather than before it. Why: eslint
-// and tsc are single-threaded, so in a row before vitest they kept one of the two cores busy
-// for about 35 s and left the other idle; beside vitest every core stays busy
-// (docs/testing.md). The checks run at the lowest priority, so they take what CPU the tests
-// leave.
+// typecheck`, as package.json defines them) run beside it rather than before it. Why: tsc is
+// single-threaded, so in a row before vitest it kept one of the two cores busy and left the
+// other idle; beside vitest every core stays busy (docs/testing.md). The checks run at the
+// lowest priority, so they take what CPU the tests leave.
 //
 // Every step runs to its end, and the exit status is the first failure's: a lint error does
 // not hide a failing test, nor the reverse. A check's output is printed whole when it ends,
@@ -36,7 +35,7 @@ async function check(script) {
   const code = await run('npm', ['run', '--silent', script], ['ignore', 'pipe', 'pipe'], (child) => {
     child.once('spawn', () => {
       try {
-        // The priority is inherited by what npm starts (eslint, tsc).
+        // The priority is inherited by what npm starts (oxlint, tsc).
         setPriority(child.pid, CHECK_PRIORITY);
       } catch {
         // Some sandboxes refuse renice: the check then runs at the normal priority.

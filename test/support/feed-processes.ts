@@ -258,7 +258,7 @@ export function conditionalProcessTests(store: ProcessStore): void {
       expect(winners).toHaveLength(1);
       const losers = results.filter((result) => !result.ok);
       expectPreconditionFailed(losers);
-      const version = (winners[0]?.result as ToolRegistration).spec.version;
+      const version = (winners[0]!.result as ToolRegistration).spec.version;
       for (const loser of losers) expect(loser.error?.context).toMatchObject({ actual: version, exists: true });
       await withRegistry(store, at, async (registry) => {
         expect(JSON.parse(JSON.stringify(await registry.get('deploy')))).toEqual(winners[0]?.result);
