@@ -69,7 +69,6 @@ function client(args: string[], options: { input?: string; env?: Record<string, 
 }
 
 describe('a command through the socket', () => {
-
   it('reads standard input, works in the client folder and gives back output and exit code', async () => {
     const spec = { tool_name: 'echo', version: '1.0.0', input_schema: {}, output_schema: {} };
     const registered = await client(['register', '-'], { input: JSON.stringify(spec) });
