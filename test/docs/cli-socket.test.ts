@@ -2,12 +2,13 @@
 // shim sends the commands that run until a signal to the built bin and the others to this
 // process, and a command run through the socket gets the client's arguments, working
 // folder, environment and standard input, and gives back its output and exit code.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../cli/helpers.js';
+import { runToEnd } from '../support/spawned.js';
 import { serveCliOverSocket, toolRegistryShim } from './cli-socket.js';
 import type { CliSocket } from './cli-socket.js';
 
@@ -56,31 +57,22 @@ function client(args: string[], options: { input?: string; env?: Record<string, 
   const env: NodeJS.ProcessEnv = { ...process.env, TOOL_REGISTRY_TEST_CLI_SOCKET: socket.path };
   delete env.TOOL_REGISTRY_DB;
   Object.assign(env, options.env);
-  const child = spawn(process.execPath, [CLIENT, ...args], { cwd: folder, env });
-  child.stdin.end(options.input ?? '');
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+  return runToEnd(process.execPath, [CLIENT, ...args], { cwd: folder, env, input: options.input ?? '' });
 }
 
 describe('a command through the socket', () => {
   it('reads standard input, works in the client folder and gives back output and exit code', async () => {
     const spec = { tool_name: 'echo', version: '1.0.0', input_schema: {}, output_schema: {} };
     const registered = await client(['register', '-'], { input: JSON.stringify(spec) });
-    expect([registered.status, registered.stdout, registered.stderr]).toEqual([0, 'added echo 1.0.0\n', '']);
+    expect([registered.code, registered.stdout, registered.stderr]).toEqual([0, 'added echo 1.0.0\n', '']);
     expect(existsSync(join(folder, 'tool-registry.db'))).toBe(true);
 
     const listed = await client(['list', '--json']);
-    expect(listed.status).toBe(0);
+    expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { spec: { tool_name: string } }[]).map((tool) => tool.spec.tool_name)).toEqual(['echo']);
 
     const refused = await client(['enable', 'no_such_tool']);
-    expect(refused.status).toBe(1);
+    expect(refused.code).toBe(1);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toMatch(/^error TOOL_NOT_FOUND: /);
   });
@@ -88,13 +80,13 @@ describe('a command through the socket', () => {
   it("uses the client's environment, not this process's", async () => {
     const other = join(folder, 'other.db');
     const migrated = await client(['migrate'], { env: { TOOL_REGISTRY_DB: other } });
-    expect(migrated.status, migrated.stderr).toBe(0);
+    expect(migrated.code, migrated.stderr).toBe(0);
     expect(existsSync(other)).toBe(true);
   });
 
   it('fails with the reason when there is no socket to reach', async () => {
     const result = await client(['list'], { env: { TOOL_REGISTRY_TEST_CLI_SOCKET: join(folder, 'nobody.sock') } });
-    expect(result.status).toBe(70);
+    expect(result.code).toBe(70);
     expect(result.stderr).toMatch(/^cli-client: connect ENOENT/);
   });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runInProcess } from '../cli/helpers.js';
 
 /** What the client sends: one JSON line. Standard input is base64, read whole by the client. */
-export interface CliRequest {
+interface CliRequest {
   readonly argv: string[];
   readonly cwd: string;
   readonly env: Record<string, string>;
@@ -20,7 +20,7 @@ export interface CliRequest {
 }
 
 /** What it gets back: one JSON line; the client writes the two streams and exits with `code`. */
-export interface CliAnswer {
+interface CliAnswer {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;

@@ -10,10 +10,17 @@ export interface Finished {
   readonly stderr: string;
 }
 
-/** Spawns `command` with standard input closed and resolves when it has exited and its streams closed. */
-export function runToEnd(command: string, args: readonly string[], options: Omit<SpawnOptions, 'stdio'>): Promise<Finished> {
+/**
+ * Spawns `command` with standard input closed (or holding `input`) and resolves when it has
+ * exited and its streams closed.
+ */
+export function runToEnd(command: string, args: readonly string[], options: Omit<SpawnOptions, 'stdio'> & { input?: string }): Promise<Finished> {
+  const { input, ...spawnOptions } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { ...spawnOptions, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    // A process that exits without reading its input must not fail the test with EPIPE.
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
