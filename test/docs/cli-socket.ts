@@ -1,113 +1,141 @@
-// The doc examples' `tool-registry` commands, run in the test's own process: the shim on
-// the examples' PATH starts test/fixtures/cli-client.mjs, which sends one request over a
-// Unix socket and prints the answer. Why: the examples run about ninety commands, each a
-// `node` process of about half a second of CPU, against milliseconds for the same `run()`
-// here (docs/testing.md). The bin's own process behaviour (exit status, signals, pipes) is
-// tested in test/cli with the built bin, by the demo and by the packed package.
-import { mkdtempSync, rmSync } from 'node:fs';
+// The doc examples' `tool-registry` commands, run in the test's own process: the shim on the
+// examples' PATH is a bash script that hands each command to this process over a TCP
+// connection on 127.0.0.1 and prints the answer. Why: the examples run about ninety
+// commands, each a `node` process of about half a second of CPU, against milliseconds for
+// the same `run()` here; and the shim is bash, not a node client, because even a node that
+// only connects costs about 0.1 s of CPU (docs/testing.md). The bin's own process behaviour
+// (exit status, signals, pipes) is tested in test/cli with the built bin, by the demo and by
+// the packed package.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInProcess } from '../cli/helpers.js';
 
-/** What the client sends: one JSON line. Standard input is base64, read whole by the client. */
-interface CliRequest {
-  readonly argv: string[];
-  readonly cwd: string;
-  readonly env: Record<string, string>;
-  readonly stdin: string;
-}
-
-/** What it gets back: one JSON line; the client writes the two streams and exits with `code`. */
-interface CliAnswer {
-  readonly code: number;
+/** What a command gave: its exit code and its two streams. */
+interface CliOutcome {
+  readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
 }
 
-export interface CliSocket {
-  /** The socket's path: the client reads it from TOOL_REGISTRY_TEST_CLI_SOCKET. */
-  readonly path: string;
+/** Runs one command as the bin would: `runInProcess` unless a test gives its own. */
+export type CliRunner = (argv: string[], cwd: string, stdin: Buffer, env: NodeJS.ProcessEnv) => Promise<CliOutcome>;
+
+export interface CliServer {
+  /** The port on 127.0.0.1: the shim reads it from TOOL_REGISTRY_TEST_CLI_PORT. */
+  readonly port: number;
   close(): Promise<void>;
 }
 
-/** Reads one newline-terminated JSON request from the socket. */
-function readRequest(socket: Socket): Promise<CliRequest> {
+/** Resolves with the next newline-terminated line the socket sends. */
+function readLine(socket: Socket): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    let text = '';
     const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      if (!chunk.includes(0x0a)) return;
+      text += chunk.toString('utf8');
+      const newline = text.indexOf('\n');
+      if (newline < 0) return;
       socket.off('data', onData);
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as CliRequest);
-      } catch (error) {
-        reject(error as Error);
-      }
+      resolve(text.slice(0, newline));
     };
     socket.on('data', onData);
     socket.once('error', reject);
-    socket.once('end', () => reject(new Error('the client closed the socket before its request ended')));
+    socket.once('end', () => reject(new Error('the shim closed the connection before its request ended')));
   });
 }
 
-async function answer(socket: Socket): Promise<void> {
-  let reply: CliAnswer;
-  try {
-    const request = await readRequest(socket);
-    const result = await runInProcess(request.argv, request.cwd, Buffer.from(request.stdin, 'base64'), request.env);
-    reply = { code: result.code ?? 1, stdout: result.stdout, stderr: result.stderr };
-  } catch (error) {
-    // A fault of this harness, not of the command: the example fails and says so.
-    reply = { code: 70, stdout: '', stderr: `doc-examples CLI socket: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n` };
-  }
-  socket.end(`${JSON.stringify(reply)}\n`);
+/** NUL-separated fields (`printf '%s\0'`, `env -0`), each ended by a NUL. */
+function fields(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return text === '' ? [] : text.slice(0, -1).split('\0');
 }
 
-/** Listens on a fresh socket under the system temp folder (a Unix socket path must stay short). */
-export async function serveCliOverSocket(): Promise<CliSocket> {
-  const folder = mkdtempSync(join(tmpdir(), 'tool-registry-cli-socket-'));
-  const path = join(folder, 'cli.sock');
+/**
+ * One command: the shim gets a fresh folder, writes its arguments, working folder, environment
+ * and standard input there and says `go`; the command's output goes back as two files and its
+ * exit code as a line. The folder goes when the connection closes, that is when the shim exits.
+ */
+async function answer(socket: Socket, runner: CliRunner): Promise<void> {
+  const folder = mkdtempSync(join(tmpdir(), 'tool-registry-cli-'));
+  socket.once('close', () => rmSync(folder, { recursive: true, force: true }));
+  socket.write(`${folder}\n`);
+  let outcome: CliOutcome;
+  try {
+    await readLine(socket);
+    const env: NodeJS.ProcessEnv = {};
+    for (const entry of fields(join(folder, 'env'))) {
+      const equals = entry.indexOf('=');
+      if (equals > 0) env[entry.slice(0, equals)] = entry.slice(equals + 1);
+    }
+    const cwd = readFileSync(join(folder, 'cwd'), 'utf8').replace(/\n$/, '');
+    outcome = await runner(fields(join(folder, 'argv')), cwd, readFileSync(join(folder, 'stdin')), env);
+  } catch (error) {
+    // A fault of this harness, not of the command: the example fails and says so.
+    outcome = { code: 70, stdout: '', stderr: `doc-examples CLI server: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n` };
+  }
+  writeFileSync(join(folder, 'stdout'), outcome.stdout);
+  writeFileSync(join(folder, 'stderr'), outcome.stderr);
+  socket.write(`${outcome.code ?? 1}\n`);
+}
+
+/** Listens on 127.0.0.1 and a free port; each connection is one command. */
+export async function serveCli(runner: CliRunner = runInProcess): Promise<CliServer> {
   const server = createServer((socket) => {
     socket.on('error', () => {});
-    void answer(socket);
+    void answer(socket, runner);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => resolve());
+    server.listen(0, '127.0.0.1', () => resolve());
   });
-  return {
-    path,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => {
-          rmSync(folder, { recursive: true, force: true });
-          resolve();
-        });
-      }),
-  };
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the CLI server has no port');
+  return { port: address.port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 /**
  * The examples' `tool-registry`: the command (the first argument that is not an option or
  * --db's value) serve, watch or mcp runs the built bin, as it must run until a signal; any
- * other goes to this process through the client.
+ * other goes to the test's process (serveCli) through bash's /dev/tcp. Exit 70 when that
+ * cannot be reached. External programs per command: env and three cat.
  */
-export function toolRegistryShim(bin: string, client: string): string {
-  return [
-    '#!/bin/sh',
-    'skip=',
-    'for arg in "$@"; do',
-    '  if [ -n "$skip" ]; then skip=; continue; fi',
-    '  case $arg in',
-    '    --db) skip=1 ;;',
-    '    -*) ;;',
-    `    serve|watch|mcp) exec node ${JSON.stringify(bin)} "$@" ;;`,
-    '    *) break ;;',
-    '  esac',
-    'done',
-    `exec node ${JSON.stringify(client)} "$@"`,
-    '',
-  ].join('\n');
+export function toolRegistryShim(bin: string): string {
+  return `#!/bin/bash
+skip=
+for arg in "$@"; do
+  if [ -n "$skip" ]; then skip=; continue; fi
+  case $arg in
+    --db) skip=1 ;;
+    -*) ;;
+    serve|watch|mcp) exec node ${JSON.stringify(bin)} "$@" ;;
+    *) break ;;
+  esac
+done
+if [ -z "\${TOOL_REGISTRY_TEST_CLI_PORT:-}" ]; then
+  echo 'tool-registry shim: TOOL_REGISTRY_TEST_CLI_PORT is not set' >&2
+  exit 70
+fi
+if ! { exec 3<>"/dev/tcp/127.0.0.1/$TOOL_REGISTRY_TEST_CLI_PORT"; } 2>/dev/null; then
+  echo "tool-registry shim: nothing listens on 127.0.0.1:$TOOL_REGISTRY_TEST_CLI_PORT" >&2
+  exit 70
+fi
+if ! IFS= read -r folder <&3; then
+  echo 'tool-registry shim: the test process closed the connection' >&2
+  exit 70
+fi
+cat >"$folder/stdin"
+if [ $# -gt 0 ]; then printf '%s\\0' "$@"; fi >"$folder/argv"
+pwd -P >"$folder/cwd"
+env -0 >"$folder/env"
+echo go >&3
+if ! IFS= read -r code <&3; then
+  echo 'tool-registry shim: the test process did not answer' >&2
+  exit 70
+fi
+cat "$folder/stdout"
+cat "$folder/stderr" >&2
+exit "$code"
+`;
 }

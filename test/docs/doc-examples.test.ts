@@ -4,8 +4,8 @@
 // blocks marked `sh test` run in bash with a `tool-registry` command on PATH. Each block
 // runs on its own in a fresh, empty working folder and must exit 0; examples check their
 // own claims with node:assert. That `tool-registry` runs a one-shot command in this test's
-// process, through the CLI's own run() (./cli-socket.ts: about ninety commands, half a
-// second of CPU each as processes); serve, watch and mcp, which run until a signal, start
+// process, through the CLI's own run() (./cli-socket.ts, a bash shim: about ninety
+// commands, half a second of CPU each as processes); serve, watch and mcp, which run until a signal, start
 // the built bin.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,8 @@ import { runToEnd } from '../support/spawned.js';
 import { skipWithoutSqlite3 } from '../support/sqlite3-shell.js';
 import { createTestDatabase } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
-import { serveCliOverSocket, toolRegistryShim } from './cli-socket.js';
-import type { CliSocket } from './cli-socket.js';
+import { serveCli, toolRegistryShim } from './cli-socket.js';
+import type { CliServer } from './cli-socket.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the package folder, so that `import 'tool-registry'` resolves to this package.
@@ -70,20 +70,20 @@ function run(command: string, args: readonly string[], cwd: string, env: NodeJS.
 
 const examples = markdownFiles().flatMap((path) => extractExamples(relative(ROOT, path), readFileSync(path, 'utf8')));
 const folders: string[] = [];
-let cliSocket: CliSocket | undefined;
+let cliServer: CliServer | undefined;
 
 beforeAll(async () => {
   mkdirSync(BIN, { recursive: true });
   const shim = join(BIN, 'tool-registry');
-  writeFileSync(shim, toolRegistryShim(join(ROOT, 'dist', 'cli', 'main.js'), join(ROOT, 'test', 'fixtures', 'cli-client.mjs')));
+  writeFileSync(shim, toolRegistryShim(join(ROOT, 'dist', 'cli', 'main.js')));
   chmodSync(shim, 0o755);
-  cliSocket = await serveCliOverSocket();
+  cliServer = await serveCli();
 });
 
 const databases: TestDatabase[] = [];
 
 afterAll(async () => {
-  await cliSocket?.close();
+  await cliServer?.close();
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
   await Promise.all(databases.map((database) => database.drop()));
 });
@@ -129,7 +129,7 @@ describe('documentation examples', () => {
       const cwd = mkdtempSync(join(tmpdir(), 'tool-registry-doc-'));
       folders.push(cwd);
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
-      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, TOOL_REGISTRY_TEST_CLI_SOCKET: cliSocket?.path };
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, TOOL_REGISTRY_TEST_CLI_PORT: String(cliServer?.port) };
       delete env.TOOL_REGISTRY_DB;
       // An example that uses PostgreSQL gets an empty database of its own on the run's server.
       if (example.code.includes('DATABASE_URL')) {
