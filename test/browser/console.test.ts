@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, createToken, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
 import { CLI, ROOT, childEnv, runCli, writeJson, useChildProcessTimeout } from '../cli/helpers.js';
@@ -173,6 +173,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     ]);
     mkdirSync(IMAGES, { recursive: true });
   }, 180_000);
+
+  // A test's pages close with it: left open, each kept its live feed and re-rendered on every
+  // change the later tests made (docs/testing.md).
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close().catch(() => undefined);
+  });
 
   afterAll(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
