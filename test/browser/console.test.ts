@@ -181,7 +181,6 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
   });
 
   afterAll(async () => {
-    for (const context of contexts) await context.close().catch(() => undefined);
     await browser?.close();
     await Promise.all([stop(server), stop(open)]);
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });

@@ -12,16 +12,10 @@ import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInProcess } from '../cli/helpers.js';
-
-/** What a command gave: its exit code and its two streams. */
-interface CliOutcome {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+import type { CliResult } from '../cli/helpers.js';
 
 /** Runs one command as the bin would: `runInProcess` unless a test gives its own. */
-export type CliRunner = (argv: string[], cwd: string, stdin: Buffer, env: NodeJS.ProcessEnv) => Promise<CliOutcome>;
+export type CliRunner = (argv: string[], cwd: string, stdin: Buffer, env: NodeJS.ProcessEnv) => Promise<CliResult>;
 
 export interface CliServer {
   /** The port on 127.0.0.1: the shim reads it from TOOL_REGISTRY_TEST_CLI_PORT. */
@@ -61,7 +55,7 @@ async function answer(socket: Socket, runner: CliRunner): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'tool-registry-cli-'));
   socket.once('close', () => rmSync(folder, { recursive: true, force: true }));
   socket.write(`${folder}\n`);
-  let outcome: CliOutcome;
+  let outcome: CliResult;
   try {
     await readLine(socket);
     const env: NodeJS.ProcessEnv = {};

@@ -3,10 +3,10 @@
 // package by its name (`tool-registry`, the built dist/ via the package's self-reference),
 // blocks marked `sh test` run in bash with a `tool-registry` command on PATH. Each block
 // runs on its own in a fresh, empty working folder and must exit 0; examples check their
-// own claims with node:assert. That `tool-registry` runs a one-shot command in this test's
-// process, through the CLI's own run() (./cli-socket.ts, a bash shim: about ninety
-// commands, half a second of CPU each as processes); serve, watch and mcp, which run until a signal, start
-// the built bin.
+// own claims with node:assert. That `tool-registry` is a bash shim (./cli-socket.ts) that
+// runs a one-shot command in this test's process, through the CLI's own run(): about ninety
+// commands, half a second of CPU each as processes. serve, watch and mcp, which run until a
+// signal, start the built bin.
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
