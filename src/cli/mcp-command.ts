@@ -10,6 +10,8 @@ export interface McpCommandOptions {
   readonly policy?: string;
   readonly callTimeoutMs?: number;
   readonly pageSize?: number;
+  readonly maxResultBytes?: number;
+  readonly maxMessageBytes?: number;
 }
 
 /** A duration or a count on the command line: a whole number > 0. */
@@ -29,6 +31,8 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows')
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
+    .option('--max-result-bytes <bytes>', 'a tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
+    .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive)
     .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
 }
 

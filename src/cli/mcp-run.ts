@@ -33,6 +33,9 @@ export async function readToolsModule(path: string): Promise<Awaited<ReturnType<
   }
 }
 
+/** How long a handler may run on after the session ended and aborted its call (the process ends within 2 s). */
+const EXIT_GRACE_MS = 1_000;
+
 function line(context: CliContext, text: string): void {
   context.stderr.write(`tool-registry mcp: ${text}\n`);
 }
@@ -56,6 +59,8 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
         ...(policy === undefined ? {} : { policy }),
         ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
         ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+        ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
+        ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
         onWarning: (message) => line(context, message),
       });
       const stop = (): void => void session.close();
@@ -66,6 +71,15 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
       } finally {
         process.removeListener('SIGINT', stop);
         process.removeListener('SIGTERM', stop);
+        // The session's end aborted the calls still running (their signal). A handler that
+        // ignores its signal must not keep the process: when this process serves its own
+        // stdio, it ends at the latest EXIT_GRACE_MS later (the event loop may end it sooner).
+        if (context.stdout === process.stdout) {
+          setTimeout(() => {
+            line(context, `a tool handler was still running ${EXIT_GRACE_MS} ms after its call was aborted; exiting without it`);
+            process.exit();
+          }, EXIT_GRACE_MS).unref();
+        }
       }
     } finally {
       await live.close();

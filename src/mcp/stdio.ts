@@ -1,13 +1,27 @@
-// MCP over stdio: one session on the process's standard input and output.
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+// MCP over stdio: one session on the process's standard input and output. The transport is our
+// own, not the SDK's StdioServerTransport: that one answers nothing to a line it cannot parse
+// (a garbage line, an object id, "jsonrpc":"1.0", a batch: the client waits forever) and ends
+// the session silently on a line over 10 MiB. This one answers every such line as JSON-RPC 2.0
+// says, and skips an over-long line with an error reply, the session going on.
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveToolSet } from '../index.js';
-import { createMcpServer } from './tool-server.js';
+import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
+
+/**
+ * The default bound of one message the client sends (one line): 4 MiB. A longer line is
+ * skipped up to its end, unread, with an error reply (-32600, id null) and a warning.
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /** Options of `serveMcpStdio`: the session's, and the streams (default: the process's). */
 export interface McpStdioOptions extends McpServerOptions {
   readonly stdin?: NodeJS.ReadableStream;
   readonly stdout?: NodeJS.WritableStream;
+  /** The longest line (one JSON-RPC message) read from `stdin`, in bytes. Default 4 MiB (`DEFAULT_MAX_MESSAGE_BYTES`). */
+  readonly maxMessageBytes?: number;
 }
 
 /** A running stdio session. */
@@ -17,15 +31,229 @@ export interface McpStdioSession {
   close(): Promise<void>;
 }
 
+/** The revisions of MCP that have JSON-RPC batches: 2025-03-26 added them, 2025-06-18 removed them. */
+const BATCH_REVISIONS = new Set(['2025-03-26']);
+type Id = string | number;
+
+function isId(value: unknown): value is Id {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function errorReply(id: Id | null, code: number, message: string): object {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** What is wrong with a JSON value that is not a JSON-RPC 2.0 message, in a few words. */
+function whyInvalid(value: unknown): string {
+  if (!isObject(value)) return `a message must be a JSON object, got ${value === null ? 'null' : typeof value}`;
+  if (value.jsonrpc !== '2.0') return `"jsonrpc" must be "2.0", got ${JSON.stringify(value.jsonrpc) ?? 'nothing'}`;
+  if ('id' in value && !isId(value.id)) return `"id" must be a string or an integer, got ${JSON.stringify(value.id)}`;
+  if (!('method' in value)) return 'a request needs a "method"';
+  if (typeof value.method !== 'string') return `"method" must be a string, got ${JSON.stringify(value.method)}`;
+  if ('params' in value && !isObject(value.params)) return '"params" must be an object';
+  const extra = Object.keys(value).filter((key) => !['jsonrpc', 'id', 'method', 'params'].includes(key));
+  return extra.length > 0 ? `unknown members ${extra.map((key) => JSON.stringify(key)).join(', ')}` : 'not a JSON-RPC 2.0 request or notification';
+}
+
+/** A batch being answered (MCP 2025-03-26): the ids still owed a response, and the responses so far. */
+interface Batch {
+  readonly pending: Set<Id>;
+  readonly replies: object[];
+}
+
+/** Newline-delimited JSON-RPC on two streams, every line answered (see the header). */
+class StdioLines implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  readonly #stdin: NodeJS.ReadableStream;
+  readonly #stdout: NodeJS.WritableStream;
+  readonly #maxBytes: number;
+  readonly #warn: (message: string) => void;
+  readonly #decoder = new TextDecoder('utf-8', { fatal: true });
+  /** The current line so far, and its length; `#skipping` while the rest of an over-long line goes by. */
+  #parts: Buffer[] = [];
+  #size = 0;
+  #skipping = false;
+  #closed = false;
+  /** The id of the `initialize` request, and the revision its answer agreed. */
+  #initializeId: Id | undefined;
+  #revision: string | undefined;
+  readonly #batches = new Map<Id, Batch>();
+
+  constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, warn: (message: string) => void) {
+    this.#stdin = stdin;
+    this.#stdout = stdout;
+    this.#maxBytes = maxBytes;
+    this.#warn = warn;
+  }
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    const data = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    let start = 0;
+    while (start < data.length && !this.#closed) {
+      const end = data.indexOf(0x0a, start);
+      const piece = data.subarray(start, end === -1 ? data.length : end);
+      if (!this.#skipping) {
+        this.#size += piece.length;
+        if (this.#size > this.#maxBytes) this.#tooLong();
+        else this.#parts.push(piece);
+      }
+      if (end === -1) return;
+      start = end + 1;
+      if (this.#skipping) this.#skipping = false;
+      else this.#line(this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts));
+      this.#parts = [];
+      this.#size = 0;
+    }
+  };
+
+  readonly #onError = (error: Error): void => {
+    this.onerror?.(error);
+  };
+
+  readonly #onEnd = (): void => {
+    void this.close();
+  };
+
+  async start(): Promise<void> {
+    this.#stdin.on('data', this.#onData);
+    this.#stdin.on('error', this.#onError);
+    // The client is gone when our input ends (the SDK's transport did not notice).
+    this.#stdin.once('end', this.#onEnd);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stdin.off('data', this.#onData);
+    this.#stdin.off('error', this.#onError);
+    this.#stdin.off('end', this.#onEnd);
+    if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
+    this.#parts = [];
+    this.onclose?.();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const reply = message as { id?: unknown; result?: { protocolVersion?: unknown } };
+    if (isId(reply.id) && !('method' in message)) {
+      if (reply.id === this.#initializeId && typeof reply.result?.protocolVersion === 'string') this.#revision = reply.result.protocolVersion;
+      const batch = this.#batches.get(reply.id);
+      if (batch !== undefined) {
+        this.#batches.delete(reply.id);
+        batch.pending.delete(reply.id);
+        batch.replies.push(message);
+        return batch.pending.size === 0 ? this.#write(batch.replies) : Promise.resolve();
+      }
+    }
+    return this.#write(message);
+  }
+
+  #write(value: unknown): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      if (this.#stdout.write(`${JSON.stringify(value)}\n`)) resolve();
+      else this.#stdout.once('drain', resolve);
+    });
+  }
+
+  #tooLong(): void {
+    this.#skipping = true;
+    this.#parts = [];
+    this.#size = 0;
+    const text = `a message (line) over ${this.#maxBytes} bytes was skipped unread (the limit is maxMessageBytes, --max-message-bytes)`;
+    this.#warn(text);
+    void this.#write(errorReply(null, -32600, `Invalid Request: ${text}`));
+  }
+
+  /** One complete line: answered when it is not a message, else passed to the session. */
+  #line(bytes: Buffer): void {
+    let text: string;
+    try {
+      text = this.#decoder.decode(bytes);
+    } catch {
+      void this.#write(errorReply(null, -32700, 'Parse error: the line is not UTF-8 text'));
+      return;
+    }
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim() === '') return; // an empty line carries nothing to answer
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      void this.#write(errorReply(null, -32700, `Parse error: ${(error as Error).message}`));
+      return;
+    }
+    if (!Array.isArray(value)) {
+      const refusal = this.#message(value);
+      if (refusal !== undefined) void this.#write(refusal);
+      return;
+    }
+    if (value.length === 0) {
+      void this.#write(errorReply(null, -32600, 'Invalid Request: an empty batch'));
+      return;
+    }
+    if (this.#revision === undefined || !BATCH_REVISIONS.has(this.#revision)) {
+      const session = this.#revision === undefined ? 'before initialize' : `in a session of MCP ${this.#revision}`;
+      void this.#write(errorReply(null, -32600, `Invalid Request: JSON-RPC batches are not accepted ${session} (MCP 2025-06-18 removed them; only 2025-03-26 has them): send one message per line`));
+      return;
+    }
+    const batch: Batch = { pending: new Set(), replies: [] };
+    // The ids owed a response first: a request answered at once must find its batch.
+    for (const item of value) {
+      if (!isObject(item) || !isId(item.id) || item.method === 'initialize' || typeof item.method !== 'string' || !JSONRPCMessageSchema.safeParse(item).success) continue;
+      batch.pending.add(item.id);
+      this.#batches.set(item.id, batch);
+    }
+    for (const item of value) {
+      const refusal = isObject(item) && isId(item.id) && item.method === 'initialize' ? errorReply(item.id, -32600, 'Invalid Request: initialize must not be part of a batch') : this.#message(item);
+      if (refusal !== undefined) batch.replies.push(refusal);
+    }
+    if (batch.pending.size === 0 && batch.replies.length > 0) void this.#write(batch.replies);
+  }
+
+  /** Passes a JSON-RPC message on; for anything else, the error reply (undefined: nothing to answer). */
+  #message(value: unknown): object | undefined {
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (parsed.success) {
+      const message = parsed.data;
+      if ('method' in message && 'id' in message && message.method === 'initialize') this.#initializeId = message.id;
+      this.onmessage?.(message);
+      return undefined;
+    }
+    // A malformed response from the client: JSON-RPC never answers a response.
+    if (isObject(value) && !('method' in value) && ('result' in value || 'error' in value)) {
+      this.#warn(`a malformed response from the client was ignored: ${whyInvalid(value)}`);
+      return undefined;
+    }
+    const id = isObject(value) && isId(value.id) ? value.id : null;
+    return errorReply(id, -32600, `Invalid Request: ${whyInvalid(value)}`);
+  }
+}
+
 /**
  * Serves one MCP session over standard input and output (what Claude Desktop, Cursor and
- * other clients spawn). Nothing else may write to `stdout`: it carries the protocol.
+ * other clients spawn). Nothing else may write to `stdout`: it carries the protocol. Every
+ * line is answered as JSON-RPC 2.0 says: not JSON is -32700 (id null), not a message is
+ * -32600; a batch is answered in a session of MCP 2025-03-26 and refused (-32600) in later
+ * revisions, which removed batches; a line over `maxMessageBytes` is skipped with a -32600
+ * reply and `onWarning`. The session ends when `stdin` ends or on `close()`: the calls still
+ * running are aborted (their handler's signal).
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */
 export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions = {}): Promise<McpStdioSession> {
-  const { stdin = process.stdin, stdout = process.stdout, ...sessionOptions } = options;
+  const { stdin = process.stdin, stdout = process.stdout, maxMessageBytes, ...sessionOptions } = options;
+  checkSessionOptions(live, sessionOptions);
+  if (maxMessageBytes !== undefined && (typeof maxMessageBytes !== 'number' || !Number.isSafeInteger(maxMessageBytes) || maxMessageBytes <= 0)) {
+    throw new TypeError(`serveMcpStdio(): maxMessageBytes must be a whole number > 0, got ${JSON.stringify(maxMessageBytes)}`);
+  }
   const server = createMcpServer(live, sessionOptions);
-  const transport = new StdioServerTransport(stdin as never, stdout as never);
+  const warn = (message: string): void => sessionOptions.onWarning?.(message);
+  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, warn);
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => {
     ended = resolve;
@@ -33,14 +261,8 @@ export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions 
   const previous = server.onclose;
   server.onclose = () => {
     previous?.();
-    stdin.off('end', onEnd);
     ended();
   };
-  // The SDK's transport does not notice the end of its input: the client is gone then.
-  const onEnd = (): void => {
-    void server.close();
-  };
-  stdin.once('end', onEnd);
   await server.connect(transport);
   return { closed, close: () => server.close() };
 }

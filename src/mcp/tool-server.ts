@@ -2,15 +2,26 @@
 // tools/list in name order with cursors, tools/call through invoke, list_changed pushed live.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, ListToolsResult, Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCRequest, ListToolsResult, Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, checkToolPermission, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { LiveToolSet, McpTool, Tool, ToolPolicy, ToolSet } from '../index.js';
+import type { Deprecation, LiveToolSet, McpTool, Tool, ToolPolicy, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 /** The default number of tools in one `tools/list` page. */
 export const DEFAULT_PAGE_SIZE = 500;
+/**
+ * The default bound of one `tools/call` result: the bytes of its JSON-RPC result, so the text
+ * and `structuredContent` both count. 4 MiB, well under the 10 MiB line the SDK's stdio
+ * client reads (a bigger line ends its session).
+ */
+export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
+/**
+ * The `_meta` key of a deprecated tool's call result: `{ message, replacement, sunset }`, the
+ * registry's deprecation (a prefix of our own, as the MCP specification's `_meta` rules ask).
+ */
+export const DEPRECATION_META_KEY = 'tool-registry/deprecation';
 
 /** Options of an MCP session (`createMcpServer`). */
 export interface McpServerOptions {
@@ -20,37 +31,51 @@ export interface McpServerOptions {
   readonly callTimeoutMs?: number;
   /** Tools per `tools/list` page; more come with `nextCursor`. Default 500. */
   readonly pageSize?: number;
+  /**
+   * A `tools/call` result whose JSON is longer than this many bytes (text and
+   * `structuredContent` both counted) is replaced by an `isError` result saying so; the
+   * session goes on. Default 4 MiB (`DEFAULT_MAX_RESULT_BYTES`).
+   */
+  readonly maxResultBytes?: number;
   /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool. */
   readonly onWarning?: (message: string) => void;
 }
 
 const SERVER_INFO = Object.freeze({ name: 'tool-registry', version: packageVersion() });
 
-/** Each tool's `tools/list` entry, built once; `null` for a tool MCP clients would reject. */
-const entries = new WeakMap<Tool, SdkTool | null>();
+/** Each tool's `tools/list` entry, built once per deprecation; `null` for a tool MCP clients would reject. */
+const entries = new WeakMap<Tool, { readonly deprecation: Deprecation | null; readonly entry: SdkTool | null }>();
 /** Each set's view for a policy (by the policy's canonical JSON), built once per set. */
 const views = new WeakMap<ToolSet, Map<string, ServedView>>();
 
 /** What one policy sees of one set: the tools it lists (servable, in name order) and their entries. */
 interface ServedView {
+  readonly set: ToolSet;
   readonly tools: readonly Tool[];
   readonly names: readonly string[];
   readonly entries: readonly SdkTool[];
   readonly byName: ReadonlyMap<string, Tool>;
 }
 
-function entryOf(tool: Tool, onWarning: ((message: string) => void) | undefined): SdkTool | null {
+function sameDeprecation(a: Deprecation | null, b: Deprecation | null): boolean {
+  return a === b || (a !== null && b !== null && a.message === b.message && a.replacement === b.replacement && a.sunset === b.sunset);
+}
+
+function entryOf(tool: Tool, deprecation: Deprecation | null, onWarning: ((message: string) => void) | undefined): SdkTool | null {
   const known = entries.get(tool);
-  if (known !== undefined) return known;
+  if (known !== undefined && sameDeprecation(known.deprecation, deprecation)) return known.entry;
   let entry: SdkTool | null;
   try {
-    const [listed] = toMcpTools([tool], { nonObjectOutputSchema: 'omit' }) as (McpTool & SdkTool)[];
+    // A deprecated tool's description says so, in the exports' words (toMcpTools annotates a
+    // registration-like item that carries its deprecation).
+    const item = deprecation === null ? tool : { spec: tool.spec, title: tool.title, annotations: tool.annotations, deprecation };
+    const [listed] = toMcpTools([item as Tool], { nonObjectOutputSchema: 'omit' }) as (McpTool & SdkTool)[];
     entry = listed ?? null;
   } catch (error) {
     entry = null;
-    onWarning?.(`tool ${JSON.stringify(tool.name)} is not served over MCP: ${(error as Error).message}`);
+    if (known === undefined) onWarning?.(`tool ${JSON.stringify(tool.name)} is not served over MCP: ${(error as Error).message}`);
   }
-  entries.set(tool, entry);
+  entries.set(tool, { deprecation, entry });
   return entry;
 }
 
@@ -62,18 +87,22 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
   const tools: Tool[] = [];
   const listed: SdkTool[] = [];
   for (const tool of policy === undefined ? set : set.forPolicy(policy)) {
-    const entry = entryOf(tool, onWarning);
+    const entry = entryOf(tool, set.deprecation(tool.name), onWarning);
     if (entry === null) continue;
     tools.push(tool);
     listed.push(entry);
   }
-  const view: ServedView = { tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])) };
+  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])) };
   perPolicy.set(policyKey, view);
   return view;
 }
 
+/** Whether two views list the same tools, deprecated alike. */
 function sameTools(a: ServedView, b: ServedView): boolean {
-  return a.tools.length === b.tools.length && a.tools.every((tool, index) => tool === b.tools[index]);
+  return (
+    a.tools.length === b.tools.length &&
+    a.tools.every((tool, index) => tool === b.tools[index] && sameDeprecation(a.set.deprecation(tool.name), b.set.deprecation(tool.name)))
+  );
 }
 
 /**
@@ -119,11 +148,45 @@ function unsendable(name: string, error: unknown): CallToolResult {
   return { content: [{ type: 'text', text: `TOOL_FAILED: Tool '${name}' returned a value that cannot be sent: ${(error as Error).message}` }], isError: true };
 }
 
+/** A result over the session's bound: the call failed (the session goes on), and the model learns why. */
+function tooLarge(name: string, bytes: number, limit: number): CallToolResult {
+  const text = `TOOL_FAILED: Tool '${name}' returned ${bytes} bytes (text and structuredContent together), over this server's limit of ${limit} bytes (maxResultBytes); ask for less`;
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+/** A value for a message: JSON, cut short. */
+function shown(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/**
+ * The params of a request checked by the SDK's schema, or -32602 with a readable message
+ * (the SDK's own check answers -32603 with a dump of zod's issues).
+ */
+function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown): { success: true; data: { params?: T } } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } } }): T | undefined {
+  const { method, params } = request;
+  const invalid = (problem: string): Error => protocolError(ErrorCode.InvalidParams, `Invalid params of ${method}: ${problem}`);
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) throw invalid(`params must be an object, got ${shown(params)}`);
+  const given = (params ?? {}) as Record<string, unknown>;
+  if (method === 'tools/call') {
+    if (typeof given.name !== 'string') throw invalid(`"name" must be a tool's name (a string), got ${shown(given.name)}`);
+    const args = given.arguments;
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw invalid(`"arguments" must be an object, got ${shown(args)}`);
+  }
+  if (given.cursor !== undefined && typeof given.cursor !== 'string') throw invalid(`"cursor" must be a string, got ${shown(given.cursor)}`);
+  const parsed = schema.safeParse(request);
+  if (!parsed.success) {
+    throw invalid(parsed.error.issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; '));
+  }
+  return parsed.data.params;
+}
+
 /**
  * Checks a session's options (without making a session): the live set, the numbers, and the
  * policy (VALIDATION_FAILED naming the field). Returns the numbers with their defaults.
  */
-export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions): { callTimeoutMs: number; pageSize: number } {
+export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions): { callTimeoutMs: number; pageSize: number; maxResultBytes: number } {
   if (typeof live !== 'object' || live === null || typeof live.current !== 'function' || typeof live.subscribe !== 'function') {
     throw new TypeError('createMcpServer(): live must be a LiveToolSet (liveToolSet())');
   }
@@ -133,6 +196,7 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
   return {
     callTimeoutMs: positiveInteger('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
     pageSize: positiveInteger('pageSize', options.pageSize, DEFAULT_PAGE_SIZE),
+    maxResultBytes: positiveInteger('maxResultBytes', options.maxResultBytes, DEFAULT_MAX_RESULT_BYTES),
   };
 }
 
@@ -140,47 +204,72 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
  * One MCP session's server over a live tool set: the SDK's low-level `Server`, not yet
  * connected (`server.connect(transport)`). It declares `tools.listChanged`; `tools/list`
  * gives the tools the session's policy allows, in name order, `pageSize` a page with
- * `nextCursor`; `tools/call` runs `invoke` under the policy with `callTimeoutMs`, and maps the
- * result (success: `structuredContent` for object data plus the JSON as text; failure:
- * `isError` with the code and issues). A tool the session does not see (unknown, disabled,
- * not allowed) is the protocol error -32602. After each change of the live set that changes
- * what this session lists, the client gets `notifications/tools/list_changed`.
+ * `nextCursor`, a deprecated tool's description saying so; `tools/call` runs `invoke` under
+ * the policy with `callTimeoutMs`, and maps the result (success: `structuredContent` for
+ * object data plus the JSON as text; failure: `isError` with the code and issues; a result
+ * over `maxResultBytes`: `isError` saying so; a deprecated tool's result carries the
+ * deprecation in `_meta['tool-registry/deprecation']`). A call checks the registry first
+ * (`LiveToolSet.latest()`): a tool disabled, removed or sunset by any process before the
+ * call is refused although the change feed has not brought it yet. A tool the session does
+ * not see (unknown, disabled, not allowed) is the protocol error -32602, as are invalid
+ * params (a readable message); a request before `initialize` is -32600. After each change
+ * of the live set that changes what this session lists (or a listed tool's deprecation),
+ * the client gets `notifications/tools/list_changed`.
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */
 export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {}): Server {
-  const { callTimeoutMs, pageSize } = checkSessionOptions(live, options);
+  const { callTimeoutMs, pageSize, maxResultBytes } = checkSessionOptions(live, options);
   const { policy, onWarning } = options;
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
 
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
 
-  server.setRequestHandler(ListToolsRequestSchema, (request): ListToolsResult => {
+  const listTools = (request: JSONRPCRequest): ListToolsResult => {
+    const params = paramsOf(request, ListToolsRequestSchema);
     const view = current();
-    const cursor = request.params?.cursor;
+    const cursor = params?.cursor;
     const start = cursor === undefined ? 0 : firstAfter(view.names, decodeCursor(cursor));
     const end = Math.min(start + pageSize, view.entries.length);
     const page: ListToolsResult = { tools: start === 0 && end === view.entries.length ? (view.entries as SdkTool[]) : view.entries.slice(start, end) };
     if (end < view.entries.length) page.nextCursor = encodeCursor(view.names[end - 1] as string);
     return page;
-  });
+  };
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params;
-    // Looked up in the newest set: a tool disabled a moment ago is unknown now.
-    const set = live.current();
-    if (!viewOf(set, policy, policyKey, onWarning).byName.has(name)) throw protocolError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    const result = await set.invoke(name, request.params.arguments ?? {}, {
-      timeoutMs: callTimeoutMs,
-      signal: extra.signal,
-      ...(policy === undefined ? {} : { policy }),
-    });
+  const callTool = async (request: JSONRPCRequest, signal: AbortSignal): Promise<CallToolResult> => {
+    const params = paramsOf(request, CallToolRequestSchema) as { name: string; arguments?: Record<string, unknown> };
+    const { name } = params;
+    // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
+    const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+    if (!viewOf(set, policy, policyKey, onWarning).byName.has(name)) {
+      const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
+      throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
+    }
+    const result = await set.invoke(name, params.arguments ?? {}, { timeoutMs: callTimeoutMs, signal, ...(policy === undefined ? {} : { policy }) });
+    let out: CallToolResult;
     try {
-      return toMcpCallToolResult(result) as CallToolResult;
+      out = toMcpCallToolResult(result) as CallToolResult;
     } catch (error) {
       return unsendable(name, error);
     }
-  });
+    if (result.deprecated !== undefined) {
+      const { message, replacement, sunset } = result.deprecated;
+      out._meta = { [DEPRECATION_META_KEY]: { message, replacement, sunset } };
+    }
+    // The bytes the result takes in its JSON-RPC message (JSON escapes included).
+    const bytes = Buffer.byteLength(JSON.stringify(out), 'utf8');
+    return bytes > maxResultBytes ? tooLarge(name, bytes, maxResultBytes) : out;
+  };
+
+  // tools/list and tools/call are answered here rather than through setRequestHandler: the
+  // SDK parses a request's params before a handler sees them and answers a bad one with
+  // -32603 and zod's raw issues; here it is -32602 with a readable message.
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== 'tools/list' && request.method !== 'tools/call') throw protocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
+    // The SDK records the client at `initialize`; before it, only ping is answered.
+    if (server.getClientVersion() === undefined) throw protocolError(ErrorCode.InvalidRequest, `${request.method} before initialize: the session is not initialized`);
+    return request.method === 'tools/list' ? listTools(request) : callTool(request, extra.signal);
+  };
 
   // What the client was last told it can list; a change elsewhere in the set says nothing.
   let announced = current();

@@ -14,6 +14,20 @@ export class ToolsModuleError extends Error {
   }
 }
 
+/** What a module threw, in one readable line: an Error's name and message, anything else (`throw null`, `throw 42`) as its JSON. */
+function describeThrown(error: unknown): string {
+  if (!(error instanceof Error)) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(error);
+    } catch {
+      // A value JSON cannot show (a cycle, a BigInt): its type says enough.
+    }
+    return `it threw ${text ?? typeof error} (not an Error)`;
+  }
+  return `${error.name}: ${error.message}`;
+}
+
 function looksLikeTool(value: unknown): boolean {
   return typeof value === 'object' && value !== null && 'spec' in value && typeof (value as { handler?: unknown }).handler === 'function';
 }
@@ -51,11 +65,19 @@ export async function loadToolsModule(path: string): Promise<ToolSet> {
   try {
     namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new ToolsModuleError(`cannot load the tools module ${file}: ${(error as Error).message ?? String(error)}`, { cause: error });
+    throw new ToolsModuleError(`cannot load the tools module ${file}: ${describeThrown(error)}`, { cause: error });
   }
   const given = namespace.default;
   if (Array.isArray(given)) return toolSetOf(`${file}: the default export`, given);
-  if (looksLikeToolSet(given)) return toolSetOf(`${file}: the default export`, given.tools());
+  if (looksLikeToolSet(given)) {
+    let tools: unknown[];
+    try {
+      tools = given.tools();
+    } catch (error) {
+      throw new ToolsModuleError(`the tools module ${file}: the default export's tools() failed: ${describeThrown(error)}`, { cause: error });
+    }
+    return toolSetOf(`${file}: the default export`, tools);
+  }
   const named = Object.entries(namespace).filter(([name, value]) => name !== 'default' && looksLikeTool(value));
   if (named.length === 0) {
     throw new ToolsModuleError(`the tools module ${file} exports no tools: export an array of tools (or a ToolSet) as default, or each tool by name`);

@@ -2,6 +2,7 @@
 // after every commit that touches one of its tools.
 import { ChangesExpiredError, RegistryClosedError } from '../core/errors.js';
 import type { ToolRegistration } from '../core/contracts.js';
+import { sameDeprecation } from '../core/rules.js';
 import type { ToolRegistry } from '../core/registry.js';
 import { checkLoadArguments, deriveToolSet, nextSunset, readRegistrations } from './bridge.js';
 import type { LoadToolSetOptions, ToolSource } from './bridge.js';
@@ -31,6 +32,15 @@ export interface LiveToolSetChange {
 export interface LiveToolSet extends AsyncDisposable {
   /** The current set: frozen, never changed; a change gives a new one. */
   current(): ToolSet;
+  /**
+   * `current()` caught up with the registry now: reads the registry's revision (one small
+   * read, no rows) and, when a commit landed that the set does not reflect yet or a sunset
+   * has passed, derives the set first (listeners hear the change as usual). What a server
+   * asks at call time, so that a tool disabled, removed or sunset a moment ago, by any
+   * process, does not run while the change feed is still on its way.
+   * @throws the store's errors when the registry cannot be read
+   */
+  latest(): Promise<ToolSet>;
   /** The registry revision `current()` reflects (at least). */
   readonly revision: number;
   /** Whether `close()` was called. */
@@ -50,12 +60,12 @@ const LAST_RETRY_MS = 30_000;
 /** setTimeout's longest delay; a sunset further away is waited for in steps. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-/** Whether two sets hold the same tools and exclude the same ones for the same reasons. */
+/** Whether two sets hold the same tools, deprecated alike, and exclude the same ones for the same reasons. */
 function sameSet(a: ToolSet, b: ToolSet): boolean {
   const tools = a.tools();
   const others = b.tools();
   if (tools.length !== others.length || a.excluded.length !== b.excluded.length) return false;
-  if (tools.some((tool, index) => tool !== others[index])) return false;
+  if (tools.some((tool, index) => tool !== others[index] || !sameDeprecation(a.deprecation(tool.name), b.deprecation(tool.name)))) return false;
   return a.excluded.every((entry, index) => entry.tool_name === b.excluded[index]?.tool_name && entry.reason === b.excluded[index]?.reason);
 }
 
@@ -85,6 +95,8 @@ class Live implements LiveToolSet {
   readonly #clock: () => Date;
   /** Derives again at the next sunset: a deprecated tool leaves the set then, with no commit to wake us. */
   #sunsetTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When that sunset is (ms), or Infinity. */
+  #sunsetAt = Number.POSITIVE_INFINITY;
 
   constructor(
     registry: ToolRegistry,
@@ -107,6 +119,18 @@ class Live implements LiveToolSet {
   }
 
   current(): ToolSet {
+    return this.#set;
+  }
+
+  async latest(): Promise<ToolSet> {
+    if (this.closed) return this.#set;
+    const { revision } = await this.#registry.changes({ limit: 0 });
+    if (revision <= this.#revision && this.#clock().getTime() < this.#sunsetAt) return this.#set;
+    this.#seen = Math.max(this.#seen, revision);
+    // Joins the derivation running (it derives once more) or starts one; it ends reflecting `revision`.
+    this.#schedule();
+    await this.#deriving;
+    if (this.#revision < revision && !this.closed) throw new Error(`liveToolSet: cannot derive the set at revision ${revision} (the registry could not be read)`);
     return this.#set;
   }
 
@@ -223,6 +247,7 @@ class Live implements LiveToolSet {
     if (this.#sunsetTimer !== undefined) clearTimeout(this.#sunsetTimer);
     this.#sunsetTimer = undefined;
     const at = nextSunset(this.#tools, stored, now);
+    this.#sunsetAt = at ?? Number.POSITIVE_INFINITY;
     if (at === undefined || this.closed) return;
     this.#sunsetTimer = setTimeout(() => {
       this.#sunsetTimer = undefined;

@@ -4,6 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { CLI, ROOT, childEnv } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
@@ -68,4 +70,66 @@ export async function protocolErrorOf(promise: Promise<unknown>): Promise<number
 export function textOf(result: object): string {
   const [first] = ((result as { content?: unknown }).content ?? []) as { type: string; text?: string }[];
   return first?.text ?? '';
+}
+
+/** A JSON-RPC reply as a raw stdio client reads it. */
+export interface RawReply {
+  readonly id: string | number | null;
+  readonly result?: Record<string, unknown>;
+  readonly error?: { code: number; message: string };
+}
+
+/** `tool-registry mcp` spoken to line by line, without the SDK: for what the SDK's client would never send. */
+export interface RawStdio {
+  readonly child: ChildProcess;
+  /** Writes one line: a string as it is, anything else as its JSON. */
+  send(message: unknown): void;
+  /** Waits for the reply with this id. */
+  reply(id: string | number): Promise<RawReply>;
+  /** Waits until `count` replies with id null came, and returns them all, in order. */
+  nullReplies(count: number): Promise<RawReply[]>;
+  /** Every line of stdout so far, parsed (an array for a batch's answer). */
+  lines(): unknown[];
+  stderr(): string;
+  /** Its exit code (null when a signal ended it). */
+  readonly exited: Promise<number | null>;
+}
+
+/** Spawns `tool-registry mcp ARGS` in `cwd` with its stdio as pipes. */
+export function spawnRawStdio(args: readonly string[], cwd: string): RawStdio {
+  const child = spawn(process.execPath, [CLI, 'mcp', ...args], { cwd, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines: unknown[] = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    const complete = pending.split('\n');
+    pending = complete.pop() ?? '';
+    for (const line of complete) lines.push(JSON.parse(line));
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // The child may be gone before a write lands (the tests that end it).
+  child.stdin.on('error', () => undefined);
+  const replies = (): RawReply[] => lines.filter((line): line is RawReply => typeof line === 'object' && line !== null && !Array.isArray(line) && 'id' in line);
+  return {
+    child,
+    send: (message) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
+    reply: async (id) => {
+      await until(() => replies().some((reply) => reply.id === id), `the reply to request ${JSON.stringify(id)}`, { timeoutMs: 10_000 });
+      return replies().find((reply) => reply.id === id) as RawReply;
+    },
+    nullReplies: async (count) => {
+      const nulls = (): RawReply[] => replies().filter((reply) => reply.id === null);
+      await until(() => nulls().length >= count, `${count} replies with id null`, { timeoutMs: 10_000 });
+      return nulls();
+    },
+    lines: () => lines.slice(),
+    stderr: () => stderr,
+    exited: new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code))),
+  };
+}
+
+/** The initialize request of a raw client, at `revision`. */
+export function initializeRequest(id: number, revision = '2025-11-25'): object {
+  return { jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: revision, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 }

@@ -1,0 +1,170 @@
+// `tool-registry mcp` against a hostile or careless client (issue 40): huge results, malformed
+// lines, batches, an over-long line, a call before initialize, a handler that ignores its
+// abort signal when the client leaves, calls racing a disable by another process, and
+// deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
+// to line by line (what the SDK's client would never send), each ended by a test.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { until } from '../support/waiting.js';
+import { connectStdio, initializeRequest, listAll, protocolErrorOf, spawnRawStdio, textOf } from './helpers.js';
+import type { RawStdio, Watched } from './helpers.js';
+
+useChildProcessTimeout();
+
+const TOOLS = join(ROOT, 'test', 'fixtures', 'mcp-edge-tools.mjs');
+const folder = mkdtempSync(join(tmpdir(), 'tool-registry-mcp-edges-'));
+const db = join(folder, 'tools.db');
+const args = ['--tools', TOOLS, '--db', db, '--publish'];
+let client: Watched;
+let raw: RawStdio;
+let raw2025: RawStdio;
+
+beforeAll(async () => {
+  // Published once first: the raw children then start on a registry that already holds the tools.
+  client = await connectStdio(args, folder);
+  raw = spawnRawStdio(args.slice(0, -1), folder);
+  raw2025 = spawnRawStdio(args.slice(0, -1), folder);
+}, 120_000);
+
+afterAll(async () => {
+  await client?.client.close();
+  for (const child of [raw, raw2025]) if (child?.child.exitCode === null) child.child.kill();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+const call = (id: number, name: string, callArgs: unknown = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: callArgs } });
+
+describe('tool-registry mcp (stdio) against hostile input', () => {
+  it('a result over 4 MiB (text and structuredContent together) is an isError result naming the limit; the session goes on', async () => {
+    // 3 MiB of data goes out twice: over the bound, under the 10 MiB line that ended the session before.
+    const big = await client.client.callTool({ name: 'big', arguments: { bytes: 3 * 1024 * 1024 } });
+    expect(big.isError).toBe(true);
+    expect(big.structuredContent).toBeUndefined();
+    expect(textOf(big)).toMatch(/^TOOL_FAILED: Tool 'big' returned \d+ bytes \(text and structuredContent together\), over this server's limit of 4194304 bytes \(maxResultBytes\)/);
+    const small = await client.client.callTool({ name: 'big', arguments: { bytes: 1024 } });
+    expect(small.isError).toBeUndefined();
+    expect((await client.client.callTool({ name: 'echo', arguments: { text: 'still here' } })).structuredContent).toEqual({ text: 'still here' });
+  });
+
+  it('answers every malformed line as JSON-RPC says, refuses calls before initialize, and skips an over-long line', async () => {
+    // Before initialize: refused, and the handler never ran.
+    raw.send(call(1, 'stubborn'));
+    expect((await raw.reply(1)).error?.code).toBe(-32600);
+    raw.send('this is not JSON');
+    raw.send('{"jsonrpc":"2.0","id":2,"method":"ping"');
+    raw.send({ jsonrpc: '2.0', id: { not: 'an id' }, method: 'ping' });
+    raw.send({ jsonrpc: '1.0', id: 3, method: 'ping' });
+    expect((await raw.reply(3)).error).toEqual({ code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"' });
+
+    raw.send(initializeRequest(4, '2025-06-18'));
+    expect((await raw.reply(4)).result?.protocolVersion).toBe('2025-06-18');
+    raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    // 2025-06-18 removed batches: refused as a whole, saying so.
+    raw.send([{ jsonrpc: '2.0', id: 5, method: 'ping' }]);
+    // Invalid params: -32602 saying what is wrong (it was -32603 with zod's raw issues).
+    raw.send(call(6, 'echo', 'x'));
+    expect((await raw.reply(6)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "arguments" must be an object, got "x"' });
+    // 11 MB on one line: skipped with a reply and a line on stderr; the session goes on.
+    raw.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"${'x'.repeat(11_000_000)}"}}`);
+    raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
+    expect((await raw.reply(8)).result).toEqual({});
+
+    const nulls = await raw.nullReplies(5);
+    expect(nulls.map((reply) => reply.error?.code)).toEqual([-32700, -32700, -32600, -32600, -32600]);
+    expect(nulls[2]?.error?.message).toBe('Invalid Request: "id" must be a string or an integer, got {"not":"an id"}');
+    expect(nulls[3]?.error?.message).toMatch(/batches are not accepted in a session of MCP 2025-06-18/);
+    expect(nulls[4]?.error?.message).toMatch(/over 4194304 bytes was skipped/);
+    expect(raw.lines().some((line) => (line as { id?: unknown }).id === 7)).toBe(false);
+    expect(raw.stderr()).toMatch(/^tool-registry mcp: a message \(line\) over 4194304 bytes was skipped/m);
+    expect(raw.stderr()).not.toMatch(/stubborn: started/);
+  });
+
+  it('answers a batch in a session of MCP 2025-03-26, which has them', async () => {
+    raw2025.send(initializeRequest(1, '2025-03-26'));
+    expect((await raw2025.reply(1)).result?.protocolVersion).toBe('2025-03-26');
+    raw2025.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    raw2025.send([{ jsonrpc: '2.0', id: 2, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, call(3, 'echo', { text: 'b' }), 42]);
+    await until(() => raw2025.lines().some(Array.isArray), 'the answer to the batch', { timeoutMs: 10_000 });
+    const answer = raw2025.lines().find(Array.isArray) as { id: unknown; result?: unknown; error?: { code: number } }[];
+    expect(answer).toHaveLength(3);
+    expect(answer.find((reply) => reply.id === 2)?.result).toEqual({});
+    expect(answer.find((reply) => reply.id === 3)?.result).toEqual({ content: [{ type: 'text', text: '{"text":"b"}' }], structuredContent: { text: 'b' } });
+    expect(answer.find((reply) => reply.id === null)?.error?.code).toBe(-32600);
+  });
+
+  it('SIGTERM, and stdin closed: the call in flight is aborted and the process exits without waiting for its handler', async () => {
+    raw.send(call(9, 'stubborn'));
+    raw2025.send(call(4, 'stubborn'));
+    await until(() => raw.stderr().includes('stubborn: started') && raw2025.stderr().includes('stubborn: started'), 'both stubborn calls running');
+    const started = performance.now();
+    raw.child.kill('SIGTERM');
+    raw2025.child.stdin.end();
+    const [signalled, closed] = await Promise.all([raw.exited, raw2025.exited]);
+    // The handlers would have written "finished" after 15 s, before an exit that waited for them.
+    console.log(`mcp exit after SIGTERM / stdin closed, a handler ignoring its signal: ${Math.round(performance.now() - started)} ms`);
+    for (const [child, code] of [[raw, signalled], [raw2025, closed]] as const) {
+      expect(code).toBe(0);
+      expect(child.stderr()).toContain('stubborn: aborted');
+      expect(child.stderr()).not.toContain('stubborn: finished');
+      expect(child.stderr()).toMatch(/^tool-registry mcp: a tool handler was still running 1000 ms after its call was aborted; exiting without it$/m);
+    }
+  });
+
+  it('deprecate and undeprecate from another process: list_changed, the description says so, call results carry it in _meta', async () => {
+    const before = client.changes();
+    expect((await runCli(['deprecate', 'legacy', '--message', 'Retired.', '--replacement', 'echo', '--db', db], { cwd: folder })).code).toBe(0);
+    await client.changedAfter(before);
+    const listed = (await listAll(client.client)).tools.find((tool) => tool.name === 'legacy');
+    expect(listed?.description).toBe('Old tool\n\nDeprecated: Retired. Use echo instead.');
+    const deprecated = await client.client.callTool({ name: 'legacy', arguments: {} });
+    expect(deprecated.structuredContent).toEqual({ old: true });
+    expect(deprecated._meta).toEqual({ 'tool-registry/deprecation': { message: 'Retired.', replacement: 'echo', sunset: null } });
+
+    const deprecatedSeen = client.changes();
+    expect((await runCli(['undeprecate', 'legacy', '--db', db], { cwd: folder })).code).toBe(0);
+    await client.changedAfter(deprecatedSeen);
+    expect((await listAll(client.client)).tools.find((tool) => tool.name === 'legacy')?.description).toBe('Old tool');
+    expect((await client.client.callTool({ name: 'legacy', arguments: {} }))._meta).toBeUndefined();
+  });
+
+  it('calls racing a disable by another process: once the disable has returned, no call runs', async () => {
+    let returned = false;
+    const disabling = runCli(['disable', 'echo', '--db', db], { cwd: folder }).then((result) => {
+      returned = true;
+      return result;
+    });
+    const outcomes: { after: boolean; outcome: string | number | undefined }[] = [];
+    while (outcomes.filter((entry) => entry.after).length < 20) {
+      const after = returned;
+      const outcome = await client.client.callTool({ name: 'echo', arguments: { text: 'x' } }).then(
+        () => 'ran',
+        (error: { code?: number }) => error.code,
+      );
+      outcomes.push({ after, outcome });
+    }
+    expect((await disabling).code).toBe(0);
+    expect(outcomes.filter((entry) => entry.after).map((entry) => entry.outcome)).toEqual(Array(20).fill(-32602));
+    expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
+  });
+
+  it('a tools module that fails to load (throws null, a syntax error, a missing file) is a usage error without a stack', async () => {
+    writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
+    writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
+    const outcomes = [];
+    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
+    const [thrown, syntax, missing] = outcomes;
+    for (const outcome of outcomes) {
+      expect(outcome.code).toBe(2);
+      expect(outcome.stdout).toBe('');
+      expect(outcome.stderr).not.toMatch(/^\s+at /m);
+      expect(outcome.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(thrown?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*throws-null\.mjs: it threw null \(not an Error\)$/m);
+    // In this process vitest's loader parses the module (RolldownError); the bin says "SyntaxError: Unexpected token '='".
+    expect(syntax?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*syntax\.mjs: \w*Error: \S.*$/m);
+    expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
+  });
+});
