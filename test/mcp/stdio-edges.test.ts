@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { openSqliteToolRegistry } from '../../src/index.js';
 import { until } from '../support/waiting.js';
 import { connectStdio, initializeRequest, listAll, protocolErrorOf, spawnRawStdio, textOf } from './helpers.js';
 import type { RawStdio, Watched } from './helpers.js';
@@ -101,7 +102,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     await until(() => raw.stderr().includes('stubborn: started') && raw2025.stderr().includes('stubborn: started'), 'both stubborn calls running');
     const started = performance.now();
     raw.child.kill('SIGTERM');
-    raw2025.child.stdin.end();
+    raw2025.child.stdin?.end();
     const [signalled, closed] = await Promise.all([raw.exited, raw2025.exited]);
     // The handlers would have written "finished" after 15 s, before an exit that waited for them.
     console.log(`mcp exit after SIGTERM / stdin closed, a handler ignoring its signal: ${Math.round(performance.now() - started)} ms`);
@@ -130,22 +131,24 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect((await client.client.callTool({ name: 'legacy', arguments: {} }))._meta).toBeUndefined();
   });
 
-  it('calls racing a disable by another process: once the disable has returned, no call runs', async () => {
-    let returned = false;
-    const disabling = runCli(['disable', 'echo', '--db', db], { cwd: folder }).then((result) => {
-      returned = true;
-      return result;
+  it('calls racing a disable by another process: once the disable has committed, no call runs', async () => {
+    // This process disables (the child is another process): the commit's return is the sharpest "after".
+    const registry = await openSqliteToolRegistry({ filename: db });
+    let committed = false;
+    const disabling = registry.setEnabled('echo', false).then(() => {
+      committed = true;
     });
     const outcomes: { after: boolean; outcome: string | number | undefined }[] = [];
     while (outcomes.filter((entry) => entry.after).length < 20) {
-      const after = returned;
+      const after = committed;
       const outcome = await client.client.callTool({ name: 'echo', arguments: { text: 'x' } }).then(
         () => 'ran',
         (error: { code?: number }) => error.code,
       );
       outcomes.push({ after, outcome });
     }
-    expect((await disabling).code).toBe(0);
+    await disabling;
+    await registry.close();
     expect(outcomes.filter((entry) => entry.after).map((entry) => entry.outcome)).toEqual(Array(20).fill(-32602));
     expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
   });

@@ -122,6 +122,27 @@ describe('liveToolSet (memory store)', () => {
     await live.close();
   });
 
+  it('latest() catches up at call time: a sunset passed on its clock, with no timer fired; a deprecation alone is a change', async () => {
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [search, calc]);
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    await registry.deprecate('calc', { message: 'use search', sunset: '2030-01-01T01:00:00Z' });
+    const live = await liveToolSet(registry, tools, { clock: () => new Date(now) });
+    const heard: LiveToolSetChange[] = [];
+    live.subscribe((change) => heard.push(change));
+    expect(await live.latest()).toBe(live.current());
+    // The sunset timer waits an hour of real time; the clock says it has passed.
+    now += 2 * 3600_000;
+    expect(view(await live.latest())).toEqual({ tools: ['search'], excluded: ['calc:sunset', 'notes:not_registered'] });
+    expect(heard).toHaveLength(1);
+    // Deprecating a tool changes no tool in or out: still a change, as listeners must say so.
+    await registry.deprecate('search', { message: 'going away' });
+    await until(() => heard.length >= 2, 'the deprecation heard');
+    expect(live.current().deprecation('search')?.message).toBe('going away');
+    expect(heard[1]?.previous.deprecation('search')).toBeNull();
+    await live.close();
+  });
+
   it('one commit that changes several tools is heard as one change', async () => {
     const registry = new InMemoryToolRegistry();
     await publishTools(registry, tools);
