@@ -42,5 +42,6 @@ export function serveMcpOptions(serve: Command): Command {
     .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module')
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
-    .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive);
+    .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)
+    .option('--max-result-bytes <bytes>', 'an MCP tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive);
 }

@@ -103,12 +103,25 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('a result over maxResultBytes (any transport: HTTP sessions too) is an isError result naming the limit', async () => {
+    const tools = [named('small'), defineTool({ name: 'large', version: '1', input_schema: object, handler: () => ({ blob: 'x'.repeat(100) }) })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const { client } = await session(live, { maxResultBytes: 150 });
+    const large = await client.callTool({ name: 'large', arguments: {} });
+    expect(large).toEqual({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^TOOL_FAILED: Tool 'large' returned \d+ bytes .* over this server's limit of 150 bytes \(maxResultBytes\)/) }] });
+    expect((await client.callTool({ name: 'small', arguments: {} })).structuredContent).toEqual({ name: 'small' });
+    await live.close();
+  });
+
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
     const registry = new InMemoryToolRegistry();
     const live = await liveToolSet(registry, []);
     expect(() => createMcpServer({} as never)).toThrow(TypeError);
     expect(() => createMcpServer(live, { callTimeoutMs: 0 })).toThrow(TypeError);
     expect(() => createMcpServer(live, { pageSize: 1.5 })).toThrow(TypeError);
+    expect(() => createMcpServer(live, { maxResultBytes: 0 })).toThrow(TypeError);
     expect(() => createMcpServer(live, { policy: { persona: 'x', allowed_tool: [] } as never })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
     expect(() => createMcpHttpHandler(live, { sessionIdleMs: -1 })).toThrow(TypeError);
     expect(() => createMcpHttpHandler(live, { allowedOrigins: 'x' as never })).toThrow(TypeError);
