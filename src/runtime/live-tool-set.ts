@@ -55,6 +55,8 @@ export interface LiveToolSet extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/** Up to this many commits of other tools since the set's revision are read rather than deriving the set again (`latest()`). */
+const OTHERS_CHECKED = 100;
 const FIRST_RETRY_MS = 1_000;
 const LAST_RETRY_MS = 30_000;
 /** setTimeout's longest delay; a sunset further away is waited for in steps. */
@@ -125,13 +127,33 @@ class Live implements LiveToolSet {
   async latest(): Promise<ToolSet> {
     if (this.closed) return this.#set;
     const { revision } = await this.#registry.changes({ limit: 0 });
-    if (revision <= this.#revision && this.#clock().getTime() < this.#sunsetAt) return this.#set;
+    const sunsetPassed = this.#clock().getTime() >= this.#sunsetAt;
+    if (revision <= this.#revision && !sunsetPassed) return this.#set;
+    if (!sunsetPassed && (await this.#othersOnly(revision))) return this.#set;
     this.#seen = Math.max(this.#seen, revision);
     // Joins the derivation running (it derives once more) or starts one; it ends reflecting `revision`.
     this.#schedule();
     await this.#deriving;
     if (this.#revision < revision && !this.closed) throw new Error(`liveToolSet: cannot derive the set at revision ${revision} (the registry could not be read)`);
     return this.#set;
+  }
+
+  /**
+   * Whether the few commits since the set's revision, up to `revision`, touched none of its
+   * tools (a busy registry's other tools): then the set reflects `revision` as it is.
+   */
+  async #othersOnly(revision: number): Promise<boolean> {
+    const since = this.#revision;
+    if (revision - since > OTHERS_CHECKED) return false;
+    try {
+      const page = await this.#registry.changes({ since, limit: OTHERS_CHECKED });
+      // A full page may stop short of the newest commits: only a page with room to spare is complete.
+      if (page.events.length >= OTHERS_CHECKED || page.revision < revision || page.events.some((event) => this.#names.has(event.tool_name))) return false;
+      this.#revision = Math.max(this.#revision, page.revision);
+      return true;
+    } catch {
+      return false; // an expired cursor, a restore: derive instead
+    }
   }
 
   get revision(): number {

@@ -131,6 +131,10 @@ describe('liveToolSet (memory store)', () => {
     const heard: LiveToolSetChange[] = [];
     live.subscribe((change) => heard.push(change));
     expect(await live.latest()).toBe(live.current());
+    // A commit of a tool the set does not hold: the same set, at the registry's revision.
+    await registry.register({ tool_name: 'other', input_schema: object, output_schema: {} });
+    expect(await live.latest()).toBe(live.current());
+    expect(live.revision).toBe((await registry.changes({ limit: 0 })).revision);
     // The sunset timer waits an hour of real time; the clock says it has passed.
     now += 2 * 3600_000;
     expect(view(await live.latest())).toEqual({ tools: ['search'], excluded: ['calc:sunset', 'notes:not_registered'] });
