@@ -110,17 +110,22 @@ export function spawnRawStdio(args: readonly string[], cwd: string): RawStdio {
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   // The child may be gone before a write lands (the tests that end it).
   child.stdin.on('error', () => undefined);
+  // A generous deadline (a loaded machine starts a node process in seconds); a failure shows the child's stderr.
+  const waitFor = (condition: () => boolean, what: string): Promise<void> =>
+    until(condition, what, { timeoutMs: 60_000 }).catch((error: Error) => {
+      throw new Error(`${error.message}; the child's stderr: ${JSON.stringify(stderr)}`);
+    });
   const replies = (): RawReply[] => lines.filter((line): line is RawReply => typeof line === 'object' && line !== null && !Array.isArray(line) && 'id' in line);
   return {
     child,
     send: (message) => child.stdin.write(`${typeof message === 'string' ? message : JSON.stringify(message)}\n`),
     reply: async (id) => {
-      await until(() => replies().some((reply) => reply.id === id), `the reply to request ${JSON.stringify(id)}`, { timeoutMs: 10_000 });
+      await waitFor(() => replies().some((reply) => reply.id === id), `the reply to request ${JSON.stringify(id)}`);
       return replies().find((reply) => reply.id === id) as RawReply;
     },
     nullReplies: async (count) => {
       const nulls = (): RawReply[] => replies().filter((reply) => reply.id === null);
-      await until(() => nulls().length >= count, `${count} replies with id null`, { timeoutMs: 10_000 });
+      await waitFor(() => nulls().length >= count, `${count} replies with id null`);
       return nulls();
     },
     lines: () => lines.slice(),

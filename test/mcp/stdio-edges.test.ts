@@ -28,6 +28,9 @@ beforeAll(async () => {
   client = await connectStdio(args, folder);
   raw = spawnRawStdio(args.slice(0, -1), folder);
   raw2025 = spawnRawStdio(args.slice(0, -1), folder);
+  // Both serving: ping is answered before initialize.
+  for (const child of [raw, raw2025]) child.send({ jsonrpc: '2.0', id: 'ready', method: 'ping' });
+  await Promise.all([raw.reply('ready'), raw2025.reply('ready')]);
 }, 120_000);
 
 afterAll(async () => {
@@ -88,7 +91,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect((await raw2025.reply(1)).result?.protocolVersion).toBe('2025-03-26');
     raw2025.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     raw2025.send([{ jsonrpc: '2.0', id: 2, method: 'ping' }, { jsonrpc: '2.0', method: 'notifications/initialized' }, call(3, 'echo', { text: 'b' }), 42]);
-    await until(() => raw2025.lines().some(Array.isArray), 'the answer to the batch', { timeoutMs: 10_000 });
+    await until(() => raw2025.lines().some(Array.isArray), 'the answer to the batch', { timeoutMs: 60_000 });
     const answer = raw2025.lines().find(Array.isArray) as { id: unknown; result?: unknown; error?: { code: number } }[];
     expect(answer).toHaveLength(3);
     expect(answer.find((reply) => reply.id === 2)?.result).toEqual({});
@@ -99,7 +102,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
   it('SIGTERM, and stdin closed: the call in flight is aborted and the process exits without waiting for its handler', async () => {
     raw.send(call(9, 'stubborn'));
     raw2025.send(call(4, 'stubborn'));
-    await until(() => raw.stderr().includes('stubborn: started') && raw2025.stderr().includes('stubborn: started'), 'both stubborn calls running');
+    await until(() => raw.stderr().includes('stubborn: started') && raw2025.stderr().includes('stubborn: started'), 'both stubborn calls running', { timeoutMs: 60_000 });
     raw.child.kill('SIGTERM');
     raw2025.child.stdin?.end();
     const [signalled, closed] = await Promise.all([raw.exited, raw2025.exited]);
