@@ -59,6 +59,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect((await raw.reply(1)).error?.code).toBe(-32600);
     raw.send('this is not JSON');
     raw.send('{"jsonrpc":"2.0","id":2,"method":"ping"');
+    raw.child.stdin?.write(Buffer.from([0x22, 0xff, 0x22, 0x0a])); // "\xff": not UTF-8, refused rather than read as U+FFFD
     raw.send({ jsonrpc: '2.0', id: { not: 'an id' }, method: 'ping' });
     raw.send({ jsonrpc: '1.0', id: 3, method: 'ping' });
     expect((await raw.reply(3)).error).toEqual({ code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"' });
@@ -76,11 +77,12 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
     expect((await raw.reply(8)).result).toEqual({});
 
-    const nulls = await raw.nullReplies(5);
-    expect(nulls.map((reply) => reply.error?.code)).toEqual([-32700, -32700, -32600, -32600, -32600]);
-    expect(nulls[2]?.error?.message).toBe('Invalid Request: "id" must be a string or an integer, got {"not":"an id"}');
-    expect(nulls[3]?.error?.message).toMatch(/batches are not accepted in a session of MCP 2025-06-18/);
-    expect(nulls[4]?.error?.message).toMatch(/over 4194304 bytes was skipped/);
+    const nulls = await raw.nullReplies(6);
+    expect(nulls.map((reply) => reply.error?.code)).toEqual([-32700, -32700, -32700, -32600, -32600, -32600]);
+    expect(nulls[2]?.error?.message).toBe('Parse error: the line is not UTF-8 text');
+    expect(nulls[3]?.error?.message).toBe('Invalid Request: "id" must be a string or an integer, got {"not":"an id"}');
+    expect(nulls[4]?.error?.message).toMatch(/batches are not accepted in a session of MCP 2025-06-18/);
+    expect(nulls[5]?.error?.message).toMatch(/over 4194304 bytes was skipped/);
     expect(raw.lines().some((line) => (line as { id?: unknown }).id === 7)).toBe(false);
     expect(raw.stderr()).toMatch(/^tool-registry mcp: a message \(line\) over 4194304 bytes was skipped/m);
     expect(raw.stderr()).not.toMatch(/stubborn: started/);
