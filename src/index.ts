@@ -1,4 +1,6 @@
-// The public API of tool-registry. Everything not exported here is internal.
+// The public API of tool-registry. Everything not exported here is internal. The MCP layer
+// and the server are entries of their own (tool-registry/mcp, tool-registry/server): they
+// stand on this one, and nothing here imports them.
 export { ToolSpec, ToolRegistration, ToolRegistrySnapshot } from './core/public-contracts.js';
 export { TOOL_NAME_PATTERN } from './core/contracts.js';
 export type {
@@ -43,7 +45,8 @@ export {
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
 export { canonicalJson } from './core/canonical.js';
-export { fingerprintOf } from './core/validation.js';
+export { fingerprintOf, validateSpecs, validateSnapshot } from './core/validation.js';
+export { inexactNumberIssues } from './core/json-text.js';
 export { planImport } from './core/rules.js';
 export { InMemoryToolRegistry } from './stores/memory/in-memory-tool-registry.js';
 export type { InMemoryToolRegistryOptions, InMemoryStatus } from './stores/memory/in-memory-tool-registry.js';
@@ -96,6 +99,7 @@ export type {
   OpenAIResponsesToolOutput,
 } from './exports/index.js';
 export { openPostgresToolRegistry } from './stores/postgres/postgres-tool-registry.js';
+export { isConnectionFailure } from './stores/postgres/connections.js';
 export type {
   PostgresToolRegistry,
   PostgresToolRegistryOptions,
@@ -156,28 +160,9 @@ export type { RegistryPolicy, RegistryPolicyInput, VersionOrder, CompatibilityPo
 export { checkSpecs, diffVersions } from './core/check.js';
 export type { CheckReport, CheckResult, VersionDiff } from './core/check.js';
 
-// The server (issue 23): the registry over HTTP, its tokens and namespaces (src/server/).
+// The server (issue 23) is an entry of its own: 'tool-registry/server' (src/server/index.ts).
+// LINT_PROVIDERS names the providers `lintTools` and the server's lint route know.
 export { LINT_PROVIDERS } from './exports/index.js';
-export { createToolRegistryServer } from './server/server.js';
-export type { ToolRegistryServer, ToolRegistryServerOptions, Mount, MountContext, RequestLogEntry } from './server/server.js';
-export { listen } from './server/listen.js';
-export type { ListenOptions, ListeningServer } from './server/listen.js';
-export { DEFAULT_NAMESPACE, memoryNamespaces, fixedNamespaces, singleNamespace, sqliteNamespaces, postgresNamespaces } from './server/namespaces.js';
-export type { NamespaceSource } from './server/namespaces.js';
-export {
-  createToken,
-  listTokens,
-  revokeToken,
-  tokenVerifier,
-  tokenFileVerifier,
-  hashToken,
-  TOKEN_SCOPES,
-  NAMESPACE_PATTERN,
-} from './server/tokens.js';
-export type { TokenScope, StoredToken, AuthenticatedToken, TokenVerifier, CreateTokenOptions } from './server/tokens.js';
-export { PROBLEM_STATUS } from './server/problems.js';
-export { defaultConsoleRoot } from './server/console-root.js';
-export type { ProblemBody, ServerErrorCode } from './server/problems.js';
 
 // MCP (issue 24): live tool sets, tool titles and annotations, the MCP shapes they feed.
 export { liveToolSet } from './runtime/live-tool-set.js';

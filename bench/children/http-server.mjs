@@ -3,7 +3,8 @@
 // node:http handler answering GET /v1/tools/{name} with the same registrations' cached JSON.
 // Sends { url } once listening; answers 'rss' with its resident set size.
 import { createServer } from 'node:http';
-import { createToolRegistryServer, listen, openSqliteToolRegistry } from '../../dist/index.js';
+import { openSqliteToolRegistry } from '../../dist/index.js';
+import { createToolRegistryServer, listen } from '../../dist/server/index.js';
 
 const [kind, file, count] = process.argv.slice(2);
 const registry = await openSqliteToolRegistry({ filename: file });

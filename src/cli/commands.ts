@@ -1,13 +1,20 @@
 // What each command does, given a parsed command line. The wiring is in program.ts.
 import { stat } from 'node:fs/promises';
-import { canonicalJson } from '../core/canonical.js';
-import type { ToolRegistration, ToolSpecInput } from '../core/contracts.js';
-import { ToolNotFoundError, ToolRegistryError } from '../core/errors.js';
-import { InMemoryToolRegistry } from '../stores/memory/in-memory-tool-registry.js';
-import type { ChangeEvent, ImportMode, ImportReport, WriteOptions } from '../core/registry.js';
-import { parseSnapshot, parseSpec, parseSpecs } from '../core/validation.js';
-import { lintTools, toAiSdkTools, toAnthropicTools, toGeminiTools, toMcpTools, toOpenAITools } from '../exports/index.js';
-import type { LintFinding, LintProvider } from '../exports/types.js';
+import {
+  InMemoryToolRegistry,
+  ToolNotFoundError,
+  ToolRegistryError,
+  canonicalJson,
+  lintTools,
+  toAiSdkTools,
+  toAnthropicTools,
+  toGeminiTools,
+  toMcpTools,
+  toOpenAITools,
+  validateSnapshot,
+  validateSpecs,
+} from '../index.js';
+import type { ChangeEvent, ImportMode, ImportReport, LintFinding, LintProvider, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
 import { CliError } from './errors.js';
 import { readJsonInput } from './input.js';
@@ -157,7 +164,7 @@ export async function registerCommand(context: CliContext, source: string, write
     throw new CliError('USAGE', '--expect-version and --expect-absent apply to one spec, not to an array of specs');
   }
   // Validate before the database is opened, so bad input never creates or touches a file.
-  const specs = Array.isArray(input) ? parseSpecs(input) : [parseSpec(input)];
+  const specs = validateSpecs(input);
   await withRegistry(context.database, 'readwrite', async (registry) => {
     // Read only to say what happened; the decision itself is made atomically by the registry.
     const before = new Map<string, ToolRegistration | undefined>();
@@ -335,7 +342,7 @@ export async function importCommand(
 ): Promise<void> {
   const input = await readJsonInput(source, 'snapshot', context.stdin);
   // Validate before the database is opened, so bad input never creates or touches a file.
-  const entries = parseSnapshot(input);
+  const entries = validateSnapshot(input);
   const dryRun = options.dryRun === true;
   const progress = createProgress(context.stderr, entries.length);
   progress.update(`${dryRun ? 'planning the import of' : 'importing'} ${entries.length} tools ...`, true);

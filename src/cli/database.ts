@@ -1,11 +1,7 @@
 // Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
-import { ToolRegistryError } from '../core/errors.js';
-import type { PostgresToolRegistry } from '../stores/postgres/postgres-tool-registry.js';
-import { isConnectionFailure } from '../stores/postgres/connections.js';
-import { shippedMigrations } from '../stores/postgres/migrations.js';
-import { openSqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
-import type { SqliteToolRegistry } from '../stores/sqlite/sqlite-tool-registry.js';
+import { ToolRegistryError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
+import type { PostgresToolRegistry, SqliteToolRegistry } from '../index.js';
 import { CliError, describeSystemError } from './errors.js';
 
 /** A registry the command opened: SQLite (a file) or PostgreSQL (a URL). */
@@ -49,8 +45,7 @@ async function openPostgres(database: string, readonly: boolean): Promise<Postgr
   }
   const { connectionString, schema } = target;
   try {
-    // Loaded here: node-postgres costs every SQLite command tens of milliseconds to load.
-    const { openPostgresToolRegistry } = await import('../stores/postgres/postgres-tool-registry.js');
+    // node-postgres is loaded by the first PostgreSQL store (src/node-postgres.ts), never by a SQLite command.
     // One command, one read: no cache to keep coherent.
     return await openPostgresToolRegistry({ connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (error) {
@@ -62,7 +57,8 @@ async function openPostgres(database: string, readonly: boolean): Promise<Postgr
       const where = `the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}`;
       // No registry there at all is the missing file's case; one an older release migrated
       // is the old file's case (IO_ERROR, naming what is missing), as for SQLite.
-      if (pending.length === shippedMigrations().length) {
+      // Migrations apply in order from 0001: the first one pending means none was applied.
+      if (pending.some((name) => typeof name === 'string' && name.startsWith('0001_'))) {
         throw new CliError(
           'DATABASE_NOT_FOUND',
           `${where} does not exist or holds no registry; read-only commands never create one (run "tool-registry migrate" or register a tool first)`,

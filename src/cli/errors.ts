@@ -1,7 +1,8 @@
 // Errors the command itself raises, and how every error is printed: `error CODE: message`
 // on one line, then the details (zod issues with their paths) one per line.
-import { ToolRegistryError } from '../core/errors.js';
-import type { RegistryIssue } from '../core/issues.js';
+// The library is imported only when an error may be one of its own: `--help`, `--version` and
+// usage errors start without loading it.
+import type { RegistryIssue } from '../index.js';
 
 /** Codes the command adds to the library's. */
 /**
@@ -47,18 +48,20 @@ function issueLines(issues: readonly RegistryIssue[]): string[] {
 }
 
 /** The lines to print on stderr for an error, and its exit code. */
-export function describeError(error: unknown): { lines: string[]; exitCode: number } {
+export async function describeError(error: unknown): Promise<{ lines: string[]; exitCode: number }> {
+  if (error instanceof CliError) {
+    return {
+      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...error.details.map((line) => `  ${oneLine(line)}`)],
+      exitCode: error.code === 'USAGE' ? EXIT_USAGE : EXIT_ERROR,
+    };
+  }
+  // A registry error was thrown by the library, so it is loaded already: this import costs nothing then.
+  const { ToolRegistryError } = await import('../index.js');
   if (error instanceof ToolRegistryError) {
     const issues = (error as { issues?: readonly RegistryIssue[] }).issues ?? [];
     return {
       lines: [`error ${error.code}: ${oneLine(error.message)}`, ...issueLines(issues), ...findingLines(error.context.findings)],
       exitCode: EXIT_ERROR,
-    };
-  }
-  if (error instanceof CliError) {
-    return {
-      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...error.details.map((line) => `  ${oneLine(line)}`)],
-      exitCode: error.code === 'USAGE' ? EXIT_USAGE : EXIT_ERROR,
     };
   }
   // A bug or an environment failure we did not foresee: the stack helps whoever reports it.

@@ -1,9 +1,7 @@
 // Reads the JSON a command is given: a file, or `-` for standard input.
 import { readFile } from 'node:fs/promises';
-import { SnapshotInvalidError, ValidationError } from '../core/errors.js';
-import { formatPath } from '../core/issues.js';
-import type { RegistryIssue } from '../core/issues.js';
-import { inexactNumbers } from '../core/json-text.js';
+import { SnapshotInvalidError, ValidationError, inexactNumberIssues } from '../index.js';
+import type { RegistryIssue } from '../index.js';
 import { CliError, describeSystemError } from './errors.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -54,16 +52,8 @@ export async function readJsonInput(source: string, kind: InputKind, stdin: Node
     const message = `${inputName(source)} is not JSON: ${reason}`;
     throw kind === 'spec' ? new ValidationError(message, []) : new SnapshotInvalidError(message, []);
   }
-  const inexact = inexactNumbers(text);
-  if (inexact.length > 0) {
-    const issues: RegistryIssue[] = inexact.map(({ path, token }) =>
-      Object.freeze({
-        code: 'custom',
-        message: `the number ${token} cannot be kept exactly (a double holds ${String(Number(token))}); write it as a string`,
-        path: Object.freeze([...path]),
-        pathText: formatPath(path),
-      }),
-    );
+  const issues = inexactNumberIssues(text);
+  if (issues.length > 0) {
     const first = issues[0] as RegistryIssue;
     const message = `${inputName(source)}: ${first.pathText}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`;
     const context = { path: first.pathText };

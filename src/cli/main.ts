@@ -3,12 +3,12 @@
 import { CliError, EXIT_ERROR, describeError, describeSystemError } from './errors.js';
 import { run } from './program.js';
 
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+process.stdout.on('error', async (error: NodeJS.ErrnoException) => {
   // `tool-registry list | head` closes the pipe early; that is not an error.
   if (error.code === 'EPIPE') process.exit(0);
   // `export > file` on a full disk: the output is incomplete, and the operator must know it.
   const failure = new CliError('IO_ERROR', `cannot write standard output: ${describeSystemError(error)}`, { cause: error });
-  process.stderr.write(`${describeError(failure).lines.join('\n')}\n`);
+  process.stderr.write(`${(await describeError(failure)).lines.join('\n')}\n`);
   process.exit(EXIT_ERROR);
 });
 

@@ -1,8 +1,6 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
-import type { ToolRegistration, ToolRegistrySnapshot } from '../core/contracts.js';
-import type { ChangeEvent, HistoryEntry, ImportStep } from '../core/registry.js';
-import { canonicalJson } from '../core/canonical.js';
-import type { LintFinding } from '../exports/types.js';
+import { canonicalJson } from '../index.js';
+import type { ChangeEvent, HistoryEntry, ImportStep, LintFinding, ToolRegistration, ToolRegistrySnapshot } from '../index.js';
 import type { Progress } from './progress.js';
 
 /** JSON as the command prints it: 2-space indent and a final newline. */

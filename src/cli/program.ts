@@ -1,7 +1,6 @@
 // The `tool-registry` command line: commander wiring, exit codes, and error printing.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import type { ImportMode } from '../core/registry.js';
-import type { LintProvider } from '../exports/types.js';
+import type { ImportMode, LintProvider } from '../index.js';
 import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
@@ -264,7 +263,7 @@ export async function run(argv: readonly string[], io: CliIO): Promise<number> {
       // --help, `help CMD` and --version end here too (exit code 0); commander has printed everything.
       return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
-    const { lines, exitCode } = describeError(error);
+    const { lines, exitCode } = await describeError(error);
     io.stderr.write(lines.map((line) => `${line}\n`).join(''));
     return exitCode;
   }

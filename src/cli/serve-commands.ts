@@ -1,7 +1,7 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { TokenScope } from '../index.js';
+import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
 import type * as Serve from './serve.js';
 

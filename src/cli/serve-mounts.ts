@@ -1,6 +1,6 @@
 // The extra handlers `tool-registry serve` mounts beside the routes: with --tools MODULE, the
 // MCP endpoint at /mcp and /v1/namespaces/{ns}/mcp.
-import type { Mount } from '../index.js';
+import type { Mount } from '../server/index.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {

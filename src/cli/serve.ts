@@ -2,20 +2,20 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
+import { openSqliteToolRegistry } from '../index.js';
 import {
   createToolRegistryServer,
   defaultConsoleRoot,
   createToken,
   listTokens,
   listen,
-  openSqliteToolRegistry,
   postgresNamespaces,
   revokeToken,
   singleNamespace,
   sqliteNamespaces,
   tokenFileVerifier,
-} from '../index.js';
-import type { NamespaceSource, TokenScope } from '../index.js';
+} from '../server/index.js';
+import type { NamespaceSource, TokenScope } from '../server/index.js';
 import { isPostgresUrl, postgresTarget } from './database.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';

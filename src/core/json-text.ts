@@ -2,6 +2,8 @@
 // 18446744073709551615 to 18446744073709552000 and reads 1e400 as Infinity. Such a number
 // is refused with its path rather than stored altered (RFC 8785 takes JSON numbers as
 // IEEE 754 doubles; I-JSON warns that larger integers are not exact).
+import { formatPath } from './issues.js';
+import type { RegistryIssue } from './issues.js';
 
 /** One number token of a JSON text whose value a double does not hold as written. */
 export interface InexactNumber {
@@ -86,4 +88,23 @@ export function inexactNumbers(text: string): InexactNumber[] {
     }
   }
   return found;
+}
+
+/**
+ * The numbers of a JSON text that `JSON.parse` would change (`18446744073709551615` read as
+ * `18446744073709552000`, `1e400` as `Infinity`), as issues naming each one's place
+ * (`pathText` such as `input_schema.maximum`), so that such input can be refused rather than
+ * stored altered, as the command refuses it. Empty when every number is exact. Call it
+ * after `JSON.parse(text)` succeeded; a text without a long number or an exponent costs one
+ * regular-expression test.
+ */
+export function inexactNumberIssues(text: string): RegistryIssue[] {
+  return inexactNumbers(text).map(({ path, token }) =>
+    Object.freeze({
+      code: 'custom',
+      message: `the number ${token} cannot be kept exactly (a double holds ${String(Number(token))}); write it as a string`,
+      path: Object.freeze([...path]),
+      pathText: formatPath(path),
+    }),
+  );
 }

@@ -227,6 +227,29 @@ export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
 }
 
 /**
+ * Checks specs as `register` (one spec) or `registerMany` (an array) would, without a
+ * registry: for refusing bad input before a database is opened or a request is sent.
+ * @returns the specs as they would be registered (defaults applied, the caller's key order,
+ *   deeply frozen), in the given order
+ * @throws VALIDATION_FAILED naming every bad field and value (in an array, prefixed with the
+ *   index: `[2].version`); DUPLICATE_TOOL for a name an array gives twice
+ */
+export function validateSpecs(input: unknown): ToolSpec[] {
+  return (Array.isArray(input) ? parseSpecs(input) : [parseSpec(input)]).map((prepared) => prepared.spec);
+}
+
+/**
+ * Checks a snapshot as `importSnapshot` would, without a registry: for refusing bad input
+ * before a database is opened or a request is sent.
+ * @returns the snapshot's tool names, in its order
+ * @throws SNAPSHOT_INVALID naming every bad entry's path (`tools[3].spec.version`);
+ *   DUPLICATE_TOOL for a name given twice
+ */
+export function validateSnapshot(input: unknown): string[] {
+  return parseSnapshot(input).map((entry) => entry.tool_name);
+}
+
+/**
  * Validates a whole snapshot for `importSnapshot`: `SNAPSHOT_INVALID` with every issue's
  * path (`tools[3].spec.version`), or `DUPLICATE_TOOL` for a name given twice.
  */

@@ -1,7 +1,9 @@
 // The MCP endpoint as a mount of the HTTP server (`serve --tools MODULE`): one live tool set
 // and one Streamable HTTP handler per namespace, sessions opened with the request's token.
 import { liveToolSet } from '../index.js';
-import type { LiveToolSet, Mount, MountContext, ToolRegistry, ToolSet } from '../index.js';
+import type { LiveToolSet, ToolRegistry, ToolSet } from '../index.js';
+// The server's mount contract, types only: tool-registry/mcp loads no server code (src/server/index.ts).
+import type { Mount, MountContext } from '../server/index.js';
 import { createMcpHttpHandler } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 

@@ -4,7 +4,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, createToolRegistryServer, tokenVerifier } from '../../src/index.js';
+import { InMemoryToolRegistry } from '../../src/index.js';
+import { createToolRegistryServer, tokenVerifier } from '../../src/server/index.js';
 import { defaultConsoleRoot } from '../../src/server/console-root.js';
 import { CONSOLE_CSP } from '../../src/server/static-files.js';
 

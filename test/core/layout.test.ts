@@ -1,6 +1,9 @@
 // The layout's arrows (README.md, "Development"): the core imports nothing of ours, each store
-// imports the core only (never another store), runtime and exports stand on the core, and
-// nothing imports the command. Read from the import statements of src/.
+// imports the core only (never another store), runtime and exports stand on the core, the index
+// (src/index.ts) stands on those, and the server, the MCP layer and the command use the library
+// only through the package's entries ('tool-registry', 'tool-registry/server',
+// 'tool-registry/mcp'), as a user's service would. Nothing imports the command, and no arrow
+// closes a circle. Read from the import statements of src/.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,13 +54,20 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   // Exports take the runtime's tools and results as input: their types, never its code.
   exports: { values: ['core'], types: ['runtime'] },
   // The server and the MCP layer use the library only through the index, as a user's service would.
+  // The server knows nothing of MCP; the MCP layer's mount implements the server's `Mount`,
+  // so it imports the server entry's types (never its code: tool-registry/mcp loads no server).
   server: { values: ['index'] },
-  mcp: { values: ['index'] },
-  cli: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'index', 'mcp'] },
-  index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports', 'server'] },
+  mcp: { values: ['index'], types: ['server'] },
+  // The command composes the three entries.
+  cli: { values: ['index', 'server', 'mcp'] },
+  // The library's public API: nothing above it (no server, no MCP, no command).
+  index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports'] },
   'package-files': { values: [] },
   'node-postgres': { values: [] },
 };
+
+/** The layers that are package entries of their own: another layer may import only the entry file. */
+const ENTRIES: Record<string, string> = { server: 'server/index.js', mcp: 'mcp/index.js' };
 
 describe('layout', () => {
   const files = sourceFiles(SRC);
@@ -85,5 +95,39 @@ describe('layout', () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('the server, the MCP layer and the command reach each other only through the entries (tool-registry/server, tool-registry/mcp)', () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const from = layerOf(relative(SRC, file));
+      for (const { target } of relativeImports(file, readFileSync(file, 'utf8'))) {
+        const to = layerOf(target);
+        const entry = ENTRIES[to];
+        if (to !== from && entry !== undefined && target !== entry) wrong.push(`${relative(SRC, file)} imports ${target}, not ${entry}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('no circle: the layers the imports connect form no cycle (the index imported the server, which imported the index)', () => {
+    const edges = new Map<string, Set<string>>();
+    for (const file of files) {
+      const from = layerOf(relative(SRC, file));
+      for (const { target } of relativeImports(file, readFileSync(file, 'utf8'))) {
+        const to = layerOf(target);
+        if (to !== from) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+      }
+    }
+    const circles: string[] = [];
+    const visit = (layer: string, path: string[]): void => {
+      if (path.includes(layer)) {
+        circles.push([...path.slice(path.indexOf(layer)), layer].join(' -> '));
+        return;
+      }
+      for (const next of edges.get(layer) ?? []) visit(next, [...path, layer]);
+    };
+    for (const layer of edges.keys()) visit(layer, []);
+    expect(circles).toEqual([]);
   });
 });

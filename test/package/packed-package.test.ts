@@ -23,6 +23,19 @@ function npmInstall(args: string[]): void {
   execFileSync('npm', ['install', ...args], { cwd: project, env, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
+/** The files of the installed package that loading `entry` loads: its static relative imports, followed. */
+function staticClosure(packageDir: string, entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(join(packageDir, file), 'utf8');
+    for (const match of text.matchAll(/^(?:import|export)\b[^'"]*?(?:from\s*)?["'](\.[^"']+)["']/gm)) visit(join(dirname(file), match[1]!));
+  };
+  visit(entry);
+  return seen;
+}
+
 beforeAll(() => {
   project = mkdtempSync(join(tmpdir(), 'tool-registry-pack-'));
   // dist/ was built by `pretest`; --ignore-scripts keeps pack from rebuilding it under other tests' feet.
@@ -105,7 +118,7 @@ describe('the packed npm package', () => {
     // library used to load about 470 files before it did anything (README, "Development").
     const external = ['better-sqlite3', 'pg', 'zod', 'zod-openapi', '@modelcontextprotocol/sdk'];
     const shipped = join(project, 'node_modules', 'tool-registry');
-    const bundled = files.filter((path) => /^dist\/(index\.js|mcp\/index\.js|cli\/main\.js|chunks\/.*\.js)$/.test(path));
+    const bundled = files.filter((path) => /^dist\/(index\.js|mcp\/index\.js|server\/index\.js|cli\/main\.js|chunks\/.*\.js)$/.test(path));
     expect(bundled.length).toBeGreaterThan(3);
     const imported = new Set<string>();
     for (const file of bundled) {
@@ -151,6 +164,34 @@ console.log(JSON.stringify([...loaded, ...required]));
     expect(packages.has('tool-registry') && packages.has('better-sqlite3')).toBe(true);
     // node-postgres is loaded by the first PostgreSQL store, not by the import (src/node-postgres.ts).
     expect(packages.has('pg')).toBe(false);
+    // The server is an entry of its own (tool-registry/server): the library loads none of its
+    // code, nor zod-openapi, which only the server's OpenAPI document needs.
+    expect(packages.has('zod-openapi')).toBe(false);
+    const ours = new Set(loaded.filter((url) => url.includes('/node_modules/tool-registry/dist/')).map((url) => url.replace(/^.*\/node_modules\/tool-registry\//, '')));
+    const serverOnly = [...staticClosure(shipped, 'dist/server/index.js')].filter((file) => !staticClosure(shipped, 'dist/index.js').has(file));
+    expect(serverOnly.length).toBeGreaterThan(1);
+    expect(serverOnly.filter((file) => ours.has(file))).toEqual([]);
+    // tool-registry/mcp implements the server's Mount with types only: its bundle loads no server code.
+    expect([...staticClosure(shipped, 'dist/mcp/index.js')].filter((file) => serverOnly.includes(file))).toEqual([]);
+  });
+
+  it('serves the HTTP API from "tool-registry/server"; "tool-registry" no longer exports the server', () => {
+    writeFileSync(
+      join(project, 'server.mjs'),
+      `import * as library from 'tool-registry';
+import { createToolRegistryServer, listen, createToken, DEFAULT_NAMESPACE } from 'tool-registry/server';
+import { mcpMount } from 'tool-registry/mcp';
+const registry = new library.InMemoryToolRegistry();
+await registry.register({ tool_name: 'search', input_schema: {}, output_schema: {} });
+const server = createToolRegistryServer({ registries: registry, mounts: { mcp: mcpMount(new library.ToolSet([])) } });
+const listening = await listen(server, { port: 0 });
+const tools = await (await fetch(listening.url + '/v1/tools')).json();
+await listening.close();
+const moved = ['createToolRegistryServer', 'listen', 'createToken', 'defaultConsoleRoot', 'sqliteNamespaces'].filter((name) => name in library);
+console.log(JSON.stringify({ names: tools.tools.map((t) => t.spec.tool_name), moved, token: typeof createToken, namespace: DEFAULT_NAMESPACE }));
+`,
+    );
+    expect(JSON.parse(run('node', ['server.mjs'], project))).toEqual({ names: ['search'], moved: [], token: 'function', namespace: 'default' });
   });
 
   it('imports InMemoryToolRegistry and the contracts from "tool-registry"', () => {

@@ -5,7 +5,8 @@
 // goes when the last registry on it closes.
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openPostgresToolRegistry, postgresNamespaces } from '../../src/index.js';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import { postgresNamespaces } from '../../src/server/index.js';
 import type { PostgresToolRegistry } from '../../src/index.js';
 import { minimalSpec } from '../support/registry-helpers.js';
 import { until } from '../support/waiting.js';

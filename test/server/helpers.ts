@@ -3,8 +3,8 @@
 import { request as httpRequest } from 'node:http';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
-import { createToolRegistryServer, listen } from '../../src/index.js';
-import type { ListeningServer, ToolRegistryServer, ToolRegistryServerOptions } from '../../src/index.js';
+import { createToolRegistryServer, listen } from '../../src/server/index.js';
+import type { ListeningServer, ToolRegistryServer, ToolRegistryServerOptions } from '../../src/server/index.js';
 
 export interface Reply {
   readonly status: number;

@@ -7,16 +7,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  InMemoryToolRegistry,
-  PROBLEM_STATUS,
-  ToolRegistrySnapshot,
-  createToken,
-  memoryNamespaces,
-  openSqliteToolRegistry,
-  sqliteNamespaces,
-  tokenFileVerifier,
-} from '../../src/index.js';
+import { InMemoryToolRegistry, ToolRegistrySnapshot, openSqliteToolRegistry } from '../../src/index.js';
+import { PROBLEM_STATUS, createToken, memoryNamespaces, sqliteNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import type { ToolRegistry } from '../../src/index.js';
 import { documentChecker, rawRequest, recorded, spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
@@ -374,14 +366,14 @@ describe('tokens', () => {
   it('a token created or revoked in the file counts from the next request', async () => {
     const late = (await createToken(file, { name: 'late', scopes: ['read'] })).secret;
     expect((await secured.call('GET', '/v1/whoami', { token: late })).status).toBe(200);
-    const { revokeToken } = await import('../../src/index.js');
+    const { revokeToken } = await import('../../src/server/index.js');
     expect(await revokeToken(file, 'late')).toBe(true);
     expect((await secured.call('GET', '/v1/whoami', { token: late })).status).toBe(401);
   });
 
   it('a policy is validated when the token is made, and stored with it', async () => {
     await expect(createToken(file, { name: 'bad_policy', scopes: ['read'], policy: { persona: 'x', allowed_tool: ['a'] } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-    const { listTokens } = await import('../../src/index.js');
+    const { listTokens } = await import('../../src/server/index.js');
     expect((await listTokens(file)).map((t) => t.name)).not.toContain('bad_policy');
     await createToken(file, { name: 'agent', scopes: ['read'], policy: { persona: 'support', allowed_tools: ['get_weather'] } });
     expect((await listTokens(file)).find((t) => t.name === 'agent')?.policy).toEqual({ persona: 'support', allowed_tools: ['get_weather'] });

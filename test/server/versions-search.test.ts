@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, PROBLEM_STATUS, createToken, diffVersions, tokenFileVerifier } from '../../src/index.js';
+import { InMemoryToolRegistry, diffVersions } from '../../src/index.js';
+import { PROBLEM_STATUS, createToken, tokenFileVerifier } from '../../src/server/index.js';
 import { documentChecker, recorded, spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
 
