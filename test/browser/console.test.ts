@@ -618,8 +618,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
           const link = span.querySelector('a').getBoundingClientRect();
           return { sameLine: Math.abs(use.top - link.top) < 2, use: use.left, link: link.left };
         })()`)) as { sameLine: boolean; use: number; link: number };
-        expect(drawn.sameLine).toBe(true);
-        expect(drawn.link).toBeGreaterThan(drawn.use);
+        if (!drawn.sameLine || drawn.link <= drawn.use) report.push(`${where}: the replacement's link is drawn before "; use" (${JSON.stringify(drawn)})`);
       }
     }
     expect(report).toEqual([]);
