@@ -577,7 +577,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
 
   // Issue 40: hostile registry text, addresses the API cannot serve, an unreachable server, a revoked token.
 
-  it('isolates every registry text (a U+202E reverses nothing after it) and wraps every cell at 1280 and 390 px: 128-character names, long tags, a 100 KB description', async () => {
+  it("isolates every registry text (a U+202E reverses nothing after it), wraps every cell at 1280 and 390 px (128-character names, long tags, a 100 KB description), and diffs two versions side by side led by the API's verdict", async () => {
     const page = await user();
     const report: string[] = [];
     const screens = [
@@ -622,11 +622,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       }
     }
     expect(report).toEqual([]);
-  });
-
-  it("diffs two versions side by side within the page, led by the API's verdict and each difference", async () => {
-    const page = await user();
+    // The comparison: the API's verdict and each difference first, then both sides within the page.
     await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
+    await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();
     const verdict = page.locator('.verdict');
     await verdict.waitFor();
     const api = (await (await fetch(`${open?.url as string}/v1/namespaces/hostile/tools/evolving/diff?from=1.0.0&to=2.0.0`)).json()) as {
@@ -657,7 +655,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await page.locator('table.diff td.removed').filter({ hasText: '1111111111' }).count()).toBe(1);
   });
 
-  it('says "Not found" with the reason for addresses the API cannot serve, and "not linted (disabled)" for a disabled tool', async () => {
+  it('says "Not found" with the reason for addresses the API cannot serve, "not linted (disabled)" for a disabled tool, and reads the list 1,000 at a time', async () => {
     const page = await user();
     const requested: string[] = [];
     page.on('request', (request) => requested.push(new URL(request.url()).pathname));
@@ -691,10 +689,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('heading', { level: 1, name: 'sleepy' }).waitFor();
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
     expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (disabled)'));
-  });
 
-  it('lists the tools in pages of up to 1,000, and says an import over the body limit is over it, naming --max-body and tool-registry import', async () => {
-    const page = await user();
+    // 1,001 tools: two pages of up to 1,000.
     const pages: URL[] = [];
     page.on('request', (request) => {
       const url = new URL(request.url());
@@ -704,31 +700,17 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByText('Showing 1001 of 1001 tools.').waitFor();
     expect(pages.map((url) => url.searchParams.get('limit'))).toEqual(['1000', '1000']);
 
-    await page.goto(at('#/ns/many/import', open?.url));
-    await page.getByRole('heading', { level: 1, name: 'Import' }).waitFor();
-    // An exported snapshot of 3,000 tools, past the default 1 MiB.
-    const snapshot = { tools: Array.from({ length: 3000 }, (_, index) => ({ spec: tool(`bulk_${index}`, '1.0.0'), enabled: true, created_at: null })) };
-    const buffer = Buffer.from(JSON.stringify(snapshot));
-    expect(buffer.length).toBeGreaterThan(1024 * 1024);
-    await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer });
-    await page.getByRole('button', { name: 'Plan import' }).click();
-    const alert = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
-    await alert.waitFor();
-    const said = await alert.innerText();
-    expect(said).toContain("over this server's body limit of 1,048,576 bytes");
-    expect(said).toContain(`${buffer.length.toLocaleString('en')} bytes`);
-    expect(said).toContain('--max-body');
-    expect(said).toContain('tool-registry import');
   });
 
-  it('says it cannot reach a stopped server and retries; a revoked token whose stream is cut is signed out, not live', async () => {
+  it('says it cannot reach a stopped server and retries; an import over the body limit names --max-body and tool-registry import; a revoked token whose stream is cut is signed out, not live', async () => {
     const tokens = join(dir, 'live-tokens.json');
-    const secret = (await createToken(tokens, { name: 'engineer', scopes: ['read'] })).secret;
+    const secret = (await createToken(tokens, { name: 'engineer', scopes: ['read', 'write'] })).secret;
     const root = defaultConsoleRoot() as string;
     const start = async (port = 0): Promise<ListeningServer> => {
       const registry = new InMemoryToolRegistry();
       await registry.register(tool('alpha', '1.0.0'));
-      return listen(createToolRegistryServer({ registries: registry, tokens: tokenFileVerifier(tokens), console: { root } }), { port, drainTimeoutMs: 100 });
+      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024 };
+      return listen(createToolRegistryServer(options), { port, drainTimeoutMs: 100 });
     };
     let live = await start();
     const port = live.port;
@@ -743,6 +725,22 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByRole('heading', { level: 1, name: 'Cannot reach the server' }).waitFor();
       live = await start(port);
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+
+      // A snapshot over the server's body limit (--max-body; 64 KiB here, 1 MiB by default): the console says what to do.
+      await page.evaluate(() => { location.hash = '#/import'; });
+      await page.getByRole('heading', { level: 1, name: 'Import' }).waitFor();
+      const snapshot = { tools: Array.from({ length: 200 }, (_, index) => ({ spec: tool(`bulk_${index}`, '1.0.0'), enabled: true, created_at: null })) };
+      const buffer = Buffer.from(JSON.stringify(snapshot));
+      expect(buffer.length).toBeGreaterThan(64 * 1024);
+      await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer });
+      await page.getByRole('button', { name: 'Plan import' }).click();
+      const alert = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
+      await alert.waitFor();
+      const said = await alert.innerText();
+      expect(said).toContain(`the snapshot (${buffer.length.toLocaleString('en')} bytes) is over this server's body limit of 65,536 bytes`);
+      expect(said).toContain('--max-body');
+      expect(said).toContain('tool-registry import');
+
       await page.evaluate(() => { location.hash = '#/changes'; });
       await page.getByText('Live: following new changes.').waitFor();
       // The token is revoked and its stream cut (here by a restart): the reconnect's 401 signs the page out.
