@@ -3,7 +3,7 @@
 // link can be shared; the token never goes into one.
 import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
 import { hunks, sideBySide } from './diff.js';
-import { box, formatTime, h, isolated, jsonText, text, versionText } from './dom.js';
+import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
 import { schemaView } from './schema.js';
 
 const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
@@ -150,10 +150,10 @@ function show(main, title, ...children) {
   firstRender = false;
 }
 
-/** An error as text (its detail may quote registry text: put it in with text()). */
+/** An error as text; its detail may quote registry text, so bidi controls show as escapes (and it goes in with text()). */
 function problemText(error) {
-  if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
-  return error.code ? `${error.message} (${error.code})` : error.message;
+  if (!(error instanceof ApiError)) return visibleControls(error instanceof Error ? error.message : String(error));
+  return visibleControls(error.code ? `${error.message} (${error.code})` : error.message);
 }
 
 const UNREACHABLE = 'Cannot reach the server, retrying…';
@@ -426,7 +426,7 @@ function lintSection(registration, results) {
         : result.findings.length === 0
           ? 'No findings.'
           : h('ul', {}, result.findings.map((finding) => h('li', { class: finding.severity },
-            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(finding.path || '/')), ': ', text(finding.message))))),
+            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(finding.path || '/')), ': ', text(visibleControls(finding.message)))))),
   ])));
   return h('section', { 'aria-labelledby': 'lint' }, parts);
 }
@@ -703,7 +703,7 @@ function errorScreen(main, error) {
 
 function notFoundScreen(main, route, reason) {
   show(main, 'Not found', heading('Not found'),
-    h('p', { class: 'reason' }, 'Not found: ', text(reason)),
+    h('p', { class: 'reason' }, 'Not found: ', text(visibleControls(reason))),
     h('p', {}, h('a', { href: href(SCREENS.includes(route.screen) && NAMESPACE.test(route.namespace) ? route.namespace : 'default', ['tools']) }, 'Go to the tools')));
 }
 

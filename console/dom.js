@@ -39,10 +39,15 @@ export function isolated(value) {
 
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
+/** Bidi controls shown as `\uXXXX` escapes: for text the server wrote around registry text (a lint message, a problem's detail). */
+export function visibleControls(value) {
+  return String(value).replace(BIDI_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** JSON for reading (`indent` spaces, 0 for one line) with bidi controls shown as `\uXXXX` escapes: the same JSON, visibly. */
 export function jsonText(value, indent = 2) {
   if (value === undefined) return 'nothing';
-  return JSON.stringify(value, null, indent).replace(BIDI_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return visibleControls(JSON.stringify(value, null, indent));
 }
 
 /** A box around a table (its border); the table itself wraps to the page's width. */
