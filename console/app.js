@@ -740,7 +740,6 @@ async function render() {
   try {
     if (state.identity === null) await loadIdentity(controller.signal);
     if (controller.signal.aborted) return;
-    retryDelay = 1000;
     const wrong = unknownAddress(route);
     const allowed = state.identity?.namespaces;
     if (wrong === null && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
@@ -749,7 +748,10 @@ async function render() {
       return;
     }
     updateChrome(route);
-    if (state.identity === null) return signInScreen(main);
+    if (state.identity === null) {
+      retryDelay = 1000;
+      return signInScreen(main);
+    }
     if (wrong !== null) throw new NotFound(wrong);
     if (route.screen === 'tools' && route.name !== undefined) await toolScreen(main, route, controller.signal);
     else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
@@ -759,6 +761,7 @@ async function render() {
   } catch (error) {
     if (controller.signal.aborted) return;
     if (error instanceof UnreachableError) return unreachableScreen(main, controller.signal);
+    retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
     if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
