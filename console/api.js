@@ -33,9 +33,34 @@ function headers(extra = {}) {
   return result;
 }
 
+/** The server could not be reached at all (a network error, not an HTTP status). */
+export class UnreachableError extends Error {
+  constructor(cause) {
+    super('cannot reach the server', { cause });
+    this.name = 'UnreachableError';
+  }
+}
+
+/**
+ * Why a path segment cannot go into a URL: `.` and `..` (plain or percent-encoded, which the
+ * browser's URL parser resolves away: `/v1/tools/.` would fetch the list), or null when it can.
+ */
+export function unaddressable(segment) {
+  return segment === '.' || segment === '..'
+    ? `a URL path cannot name ${JSON.stringify(segment)}: browsers resolve "." and ".." segments away, so the HTTP API cannot serve this name (the command can: tool-registry show, disable, remove…)`
+    : null;
+}
+
+/** One path segment, percent-encoded; a `.` or `..` segment is refused rather than sent to another resource. */
+export function segment(value) {
+  const reason = unaddressable(value);
+  if (reason !== null) throw new TypeError(reason);
+  return encodeURIComponent(value);
+}
+
 /** The URL prefix of a namespace's routes: `default` is the unprefixed `/v1`. */
 export function base(namespace) {
-  return namespace === 'default' ? '/v1' : `/v1/namespaces/${encodeURIComponent(namespace)}`;
+  return namespace === 'default' ? '/v1' : `/v1/namespaces/${segment(namespace)}`;
 }
 
 export function query(params) {
@@ -46,6 +71,16 @@ export function query(params) {
   }
   const text = search.toString();
   return text === '' ? '' : `?${text}`;
+}
+
+/** fetch(), with a network failure (server stopped, connection refused) as an UnreachableError. */
+async function reach(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    throw new UnreachableError(error);
+  }
 }
 
 async function body(response) {
@@ -71,18 +106,21 @@ export async function call(path, { method = 'GET', json, signal } = {}) {
     init.headers['Content-Type'] = 'application/json';
     init.body = typeof json === 'string' ? json : JSON.stringify(json);
   }
-  const response = await fetch(path, init);
+  const response = await reach(path, init);
   const data = await body(response);
   if (!response.ok) throw new ApiError(response.status, data);
   return data;
 }
 
-/** Every page of a cursor-paged list (`next_cursor` until null). */
+/** The largest page the API serves (`limit` of GET /v1/tools). */
+export const PAGE_MAX = 1000;
+
+/** Every page of a cursor-paged list (`next_cursor` until null), PAGE_MAX at a time. */
 export async function callAll(path, params, key, signal) {
   const items = [];
   let cursor;
   do {
-    const page = await call(path + query({ ...params, cursor }), { signal });
+    const page = await call(path + query({ ...params, limit: PAGE_MAX, cursor }), { signal });
     items.push(...page[key]);
     cursor = page.next_cursor ?? undefined;
   } while (cursor !== undefined);
@@ -121,15 +159,17 @@ async function* events(stream) {
 /**
  * The live change feed, read with fetch so the bearer header goes along (EventSource cannot
  * send one). Calls `onEvent` with each change event after `since`, reconnects with
- * `Last-Event-ID` (1 s, doubling to 15 s) and reports `live`/`reconnecting` to `onState`,
- * until `signal` aborts.
+ * `Last-Event-ID` (1 s, doubling to 15 s) and reports `live`, `reconnecting` (the stream
+ * ended), `unreachable` (no answer from the server) or `failed` (an answer not worth retrying:
+ * 401, 403, 404, 410) to `onState`, until `signal` aborts.
  */
 export async function follow(namespace, since, { signal, onEvent, onState }) {
   let last = since;
   let delay = 1000;
   while (!signal.aborted) {
+    let state = 'reconnecting';
     try {
-      const response = await fetch(`${base(namespace)}/changes${query({ since: last })}`, {
+      const response = await reach(`${base(namespace)}/changes${query({ since: last })}`, {
         headers: headers({ Accept: 'text/event-stream', 'Last-Event-ID': String(last) }),
         signal,
         cache: 'no-store',
@@ -146,14 +186,15 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
       }
     } catch (error) {
       if (signal.aborted) return;
-      // Not worth retrying: no access, or the feed moved past our revision (410: reload the screen).
+      // Not worth retrying: no access (a revoked token: 401), or the feed moved past our revision (410: reload the screen).
       if (error instanceof ApiError && [401, 403, 404, 410].includes(error.status)) {
         onState('failed', error);
         return;
       }
+      if (error instanceof UnreachableError) state = 'unreachable';
     }
     if (signal.aborted) return;
-    onState('reconnecting');
+    onState(state);
     await /** @type {Promise<void>} */ (
       new Promise((resolve) => {
         const timer = setTimeout(resolve, delay);

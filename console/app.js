@@ -1,14 +1,16 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, base, call, callAll, follow, query, storeToken, storedToken } from './api.js';
-import { sideBySide } from './diff.js';
-import { formatTime, h, scroller, versionText } from './dom.js';
+import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
+import { hunks, sideBySide } from './diff.js';
+import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
 import { schemaView } from './schema.js';
 
 const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
 const FEED_BACKLOG = 100;
 const TOOL_CHANGES_WINDOW = 1000;
+const DIFF_CONTEXT = 3;
+const SCREENS = ['tools', 'changes', 'import'];
 
 const state = {
   /** GET /v1/whoami, or null while signed out. */
@@ -22,6 +24,15 @@ const state = {
 
 let screen = null; // the AbortController of the screen on show
 let firstRender = true;
+let retryDelay = 1000; // the next retry after the server could not be reached (1 s, doubling to 15 s)
+
+/** An address the console cannot show: rendered as "Not found" with `reason`. */
+class NotFound extends Error {
+  constructor(reason) {
+    super(reason);
+    this.name = 'NotFound';
+  }
+}
 
 // ---------------------------------------------------------------- routes
 
@@ -29,14 +40,16 @@ function parseRoute() {
   const raw = location.hash.replace(/^#/, '');
   const [path, search = ''] = raw.split('?');
   let segments;
+  let invalid = null;
   try {
     segments = path.split('/').filter((part) => part !== '').map((part) => decodeURIComponent(part));
   } catch {
-    segments = ['not-found'];
+    segments = [];
+    invalid = 'the address has a malformed %-escape.';
   }
   let namespace = 'default';
   if (segments[0] === 'ns' && segments.length >= 2) namespace = segments.splice(0, 2)[1];
-  return { namespace, screen: segments[0] ?? 'tools', name: segments[1], extra: segments.length > 2, params: new URLSearchParams(search) };
+  return { namespace, screen: segments[0] ?? 'tools', name: segments[1], extra: segments.length > 2, invalid, params: new URLSearchParams(search) };
 }
 
 function href(namespace, parts, params) {
@@ -51,7 +64,7 @@ function replaceHash(target) {
 }
 
 function toolPath(namespace, name) {
-  return `${base(namespace)}/tools/${encodeURIComponent(name)}`;
+  return `${base(namespace)}/tools/${segment(name)}`;
 }
 
 // ---------------------------------------------------------------- identity
@@ -118,7 +131,7 @@ function updateChrome(route) {
   if (state.identity.token !== null && state.identity.token !== undefined) {
     const scopes = (state.identity.scopes ?? []).join(', ');
     session.append(
-      h('p', { class: 'who' }, 'Signed in as ', h('strong', {}, state.identity.token), scopes === '' ? '' : ` (${scopes})`),
+      h('p', { class: 'who' }, 'Signed in as ', h('strong', {}, text(state.identity.token)), scopes === '' ? '' : ` (${scopes})`),
       h('button', { type: 'button', class: 'secondary', onclick: () => signOut() }, 'Sign out'),
     );
   }
@@ -129,7 +142,7 @@ function heading(text) {
 }
 
 function show(main, title, ...children) {
-  document.title = `${title} · Tool registry`;
+  document.title = `${isolated(title)} · Tool registry`;
   const flash = state.flash;
   state.flash = null;
   main.replaceChildren(...(flash ? [h('p', { class: 'notice', role: 'status' }, flash)] : []), ...children.flat());
@@ -137,10 +150,13 @@ function show(main, title, ...children) {
   firstRender = false;
 }
 
+/** An error as text; its detail may quote registry text, so bidi controls show as escapes (and it goes in with text()). */
 function problemText(error) {
-  if (!(error instanceof ApiError)) return error instanceof Error ? error.message : String(error);
-  return error.code ? `${error.message} (${error.code})` : error.message;
+  if (!(error instanceof ApiError)) return visibleControls(error instanceof Error ? error.message : String(error));
+  return visibleControls(error.code ? `${error.message} (${error.code})` : error.message);
 }
+
+const UNREACHABLE = 'Cannot reach the server, retrying…';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -177,12 +193,18 @@ function matches(registration, text) {
   return text.toLowerCase().split(/\s+/).filter((word) => word !== '').every((word) => haystack.includes(word));
 }
 
+/** Tags, each isolated from the next, or a dash. */
+function tagsView(tags) {
+  if ((tags ?? []).length === 0) return '—';
+  return tags.flatMap((tag, index) => (index === 0 ? [text(tag)] : [', ', text(tag)]));
+}
+
 /** A deprecation as text with a link to its replacement: "message; use X; sunset D". */
 function deprecationView(namespace, deprecation) {
   if (!deprecation) return '—';
-  const parts = [deprecation.message ?? 'Deprecated'];
-  if (deprecation.replacement) parts.push('; use ', h('a', { href: href(namespace, ['tools', deprecation.replacement]) }, deprecation.replacement));
-  if (deprecation.sunset) parts.push(`; sunset ${deprecation.sunset}`);
+  const parts = [deprecation.message ? text(deprecation.message) : 'Deprecated'];
+  if (deprecation.replacement) parts.push('; use ', h('a', { href: href(namespace, ['tools', deprecation.replacement]) }, text(deprecation.replacement)));
+  if (deprecation.sunset) parts.push('; sunset ', text(deprecation.sunset));
   return h('span', { class: 'deprecation' }, parts);
 }
 
@@ -200,15 +222,15 @@ async function toolsScreen(main, route, signal) {
   const rows = tools.map((registration) => {
     const spec = registration.spec;
     const row = h('tr', {},
-      h('th', { scope: 'row' }, h('a', { href: href(route.namespace, ['tools', spec.tool_name]) }, spec.tool_name)),
-      h('td', {}, versionText(spec.version)),
-      h('td', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
-      h('td', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
-      h('td', { class: 'nowrap' }, formatTime(registration.created_at)),
-      showDeprecation ? h('td', {}, deprecationView(route.namespace, registration.deprecation)) : null);
+      h('th', { scope: 'row' }, h('a', { href: href(route.namespace, ['tools', spec.tool_name]) }, text(spec.tool_name))),
+      h('td', { 'data-label': 'Version' }, text(versionText(spec.version))),
+      h('td', { 'data-label': 'Enabled' }, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
+      h('td', { 'data-label': 'Tags' }, tagsView(spec.tags)),
+      h('td', { 'data-label': 'Created' }, formatTime(registration.created_at)),
+      showDeprecation ? h('td', { 'data-label': 'Deprecation' }, deprecationView(route.namespace, registration.deprecation)) : null);
     return { registration, row };
   });
-  const table = h('table', { class: 'tools' },
+  const table = h('table', { class: 'tools stack' },
     h('caption', { class: 'visually-hidden' }, 'Tools'),
     h('thead', {}, h('tr', {},
       ['Name', 'Version', 'Enabled', 'Tags', 'Created', ...(showDeprecation ? ['Deprecation'] : [])].map((title) => h('th', { scope: 'col' }, title)))),
@@ -243,7 +265,7 @@ async function toolsScreen(main, route, signal) {
     heading(route.namespace === 'default' ? 'Tools' : `Tools in ${route.namespace}`),
     controls,
     count,
-    tools.length === 0 ? h('p', {}, 'No tools are registered yet.') : scroller('Tools table', table),
+    tools.length === 0 ? h('p', {}, 'No tools are registered yet.') : box(table),
     empty);
   apply();
 }
@@ -269,16 +291,16 @@ async function toolChanges(namespace, name, signal) {
   return page.events.filter((event) => event.tool_name === name).reverse();
 }
 
+/** Each provider's lint findings for the tool: one call for every provider (each finding names its provider). */
 async function lintFor(namespace, name, signal) {
-  return Promise.all(LINT_PROVIDERS.map(async (provider) => {
-    try {
-      const data = await call(`${base(namespace)}/lint${query({ provider })}`, { signal });
-      return { provider, findings: listOf(data, 'findings').filter((finding) => finding.tool_name === name) };
-    } catch (error) {
-      if (signal.aborted) throw error;
-      return { provider, error };
-    }
-  }));
+  try {
+    const data = await call(`${base(namespace)}/lint${query({ provider: LINT_PROVIDERS })}`, { signal });
+    const findings = listOf(data, 'findings').filter((finding) => finding.tool_name === name);
+    return LINT_PROVIDERS.map((provider) => ({ provider, findings: findings.filter((finding) => finding.provider === provider) }));
+  } catch (error) {
+    if (signal.aborted || error instanceof UnreachableError) throw error;
+    return LINT_PROVIDERS.map((provider) => ({ provider, error }));
+  }
 }
 
 function changeItem(namespace, event, withLink) {
@@ -287,40 +309,73 @@ function changeItem(namespace, event, withLink) {
     ' ',
     h('span', { class: 'revision' }, `#${event.revision}`),
     ' ',
-    withLink ? h('a', { href: href(namespace, ['tools', event.tool_name]) }, event.tool_name) : null,
+    withLink ? h('a', { href: href(namespace, ['tools', event.tool_name]) }, text(event.tool_name)) : null,
     withLink ? ' ' : null,
     h('span', { class: 'action' }, event.action),
     ' ',
-    h('span', { class: 'muted' }, versionText(event.version)));
+    h('span', { class: 'muted' }, text(versionText(event.version))));
+}
+
+/** The API's verdict on two versions (GET …/diff, compareSchemas's result), or why there is none. */
+async function verdictFor(namespace, older, newer, signal) {
+  if (older.spec.version === null || newer.spec.version === null) return { missing: 'the API compares versions by name, and one of these has none' };
+  const data = await call(`${toolPath(namespace, older.spec.tool_name)}/diff${query({ from: older.spec.version, to: newer.spec.version })}`, { signal });
+  // The route finds the latest spec of each version: a version registered twice may name another spec.
+  if (data.from?.fingerprint !== older.fingerprint || data.to?.fingerprint !== newer.fingerprint) return { missing: 'the API compared other specs of the same versions' };
+  return { diff: data };
+}
+
+const BREAKING = { true: 'breaking', false: 'not breaking', undecidable: 'undecidable (counted as breaking)' };
+
+function verdictView(result, olderLabel, newerLabel) {
+  if (result.error) return h('p', { class: 'error verdict' }, 'No verdict: ', text(problemText(result.error)));
+  if (result.missing) return h('p', { class: 'verdict' }, `No verdict: ${result.missing}.`);
+  const { diff } = result;
+  const count = diff.differences.length;
+  return h('div', { class: `verdict ${diff.compatible ? 'compatible' : 'incompatible'}` },
+    h('p', {}, h('strong', {}, diff.compatible ? 'compatible' : 'not compatible'), ` — ${olderLabel} to ${newerLabel}: `,
+      diff.compatible
+        ? 'every input the old input schema accepted is still accepted, and every output the new output schema allows was allowed before'
+        : 'a caller or a consumer of the old version may break',
+      `; ${count === 0 ? 'no schema differences' : `${count} schema difference${count === 1 ? '' : 's'}`}.`),
+    count === 0 ? null : h('ul', { class: 'differences' }, diff.differences.map((difference) => h('li', { class: difference.breaking === false ? '' : 'breaking' },
+      h('code', {}, text(difference.type)), ' at ', h('code', {}, text(difference.path || '/')), ': ',
+      h('strong', {}, BREAKING[String(difference.breaking)] ?? String(difference.breaking)),
+      ' · before ', h('code', {}, text(jsonText(difference.before, 0))),
+      ' · after ', h('code', {}, text(jsonText(difference.after, 0)))))));
 }
 
 function diffView(older, newer, olderLabel, newerLabel) {
-  const rows = sideBySide(JSON.stringify(older.spec, null, 2), JSON.stringify(newer.spec, null, 2));
+  const rows = sideBySide(jsonText(older.spec), jsonText(newer.spec));
   const changed = rows.filter((row) => row.kind !== 'same').length;
+  if (changed === 0) return h('p', { class: 'diff-same' }, `Spec ${olderLabel} and spec ${newerLabel} are identical.`);
   const cell = (line, kind, side) => {
     if (line === null) return [h('td', { class: 'number' }), h('td', { class: 'line empty' })];
-    const text = kind === 'same' ? line.text : h(side === 'left' ? 'del' : 'ins', {}, line.text);
-    return [h('td', { class: 'number' }, String(line.number)), h('td', { class: `line ${kind === 'same' ? 'same' : side === 'left' ? 'removed' : 'added'}` }, text)];
+    const content = kind === 'same' ? line.text : h(side === 'left' ? 'del' : 'ins', {}, line.text);
+    return [h('td', { class: 'number' }, String(line.number)), h('td', { class: `line ${kind === 'same' ? 'same' : side === 'left' ? 'removed' : 'added'}` }, content)];
   };
-  const table = h('table', { class: 'diff' },
-    h('caption', {}, `Spec ${olderLabel} (left) against ${newerLabel} (right): ${changed === 0 ? 'identical' : `${changed} line${changed === 1 ? '' : 's'} differ`}`),
+  const row = (entry) => entry.kind === 'skipped'
+    ? h('tr', { class: 'skipped' }, h('td', { colspan: '4' }, `⋯ ${entry.count} unchanged line${entry.count === 1 ? '' : 's'}`))
+    : h('tr', { class: entry.kind }, cell(entry.left, entry.kind, 'left'), cell(entry.right, entry.kind, 'right'));
+  return box(h('table', { class: 'diff' },
+    h('caption', {}, `Spec ${olderLabel} (left) against ${newerLabel} (right): ${changed} line${changed === 1 ? '' : 's'} differ, shown with ${DIFF_CONTEXT} lines of context`),
+    h('colgroup', {}, h('col', { class: 'number' }), h('col', {}), h('col', { class: 'number' }), h('col', {})),
     h('thead', {}, h('tr', {},
-      h('th', { scope: 'col', class: 'number' }, 'Line'), h('th', { scope: 'col' }, olderLabel),
-      h('th', { scope: 'col', class: 'number' }, 'Line'), h('th', { scope: 'col' }, newerLabel))),
-    h('tbody', {}, rows.map((row) => h('tr', { class: row.kind }, cell(row.left, row.kind, 'left'), cell(row.right, row.kind, 'right')))));
-  return scroller('Side-by-side diff', table);
+      h('th', { scope: 'col', class: 'number', abbr: 'Line' }, '#'), h('th', { scope: 'col' }, olderLabel),
+      h('th', { scope: 'col', class: 'number', abbr: 'Line' }, '#'), h('th', { scope: 'col' }, newerLabel))),
+    h('tbody', {}, hunks(rows, DIFF_CONTEXT).map(row))));
 }
 
-function historySection(route, history) {
-  const label = (entry, index) => `${index + 1}: ${versionText(entry.spec.version)}`;
-  const table = scroller('Versions', h('table', {},
+function historySection(route, history, screenSignal) {
+  const label = (entry, index) => `${index + 1}: ${isolated(versionText(entry.spec.version))}`;
+  const table = box(h('table', { class: 'history stack' },
     h('caption', { class: 'visually-hidden' }, 'Versions'),
     h('thead', {}, h('tr', {}, ['#', 'Version', 'First registered', 'Fingerprint'].map((title) => h('th', { scope: 'col' }, title)))),
     h('tbody', {}, history.map((entry, index) => h('tr', {},
-      h('td', {}, String(index + 1)),
-      h('td', {}, versionText(entry.spec.version)),
-      h('td', {}, formatTime(entry.first_registered_at)),
-      h('td', {}, h('code', { title: entry.fingerprint }, (entry.fingerprint ?? '').slice(0, 12))))))));
+      h('th', { scope: 'row' }, String(index + 1)),
+      h('td', { 'data-label': 'Version' }, text(versionText(entry.spec.version))),
+      h('td', { 'data-label': 'First registered' }, formatTime(entry.first_registered_at)),
+      h('td', { 'data-label': 'Fingerprint' }, h('code', { title: entry.fingerprint }, (entry.fingerprint ?? '').slice(0, 12))))))));
   const parts = [h('h2', { id: 'history' }, 'History'), table];
   if (history.length < 2) {
     parts.push(h('p', {}, 'Only one version so far: nothing to compare.'));
@@ -334,16 +389,21 @@ function historySection(route, history) {
   const from = h('select', { id: 'diff-from' }, options(pick('from', history.length - 2)));
   const to = h('select', { id: 'diff-to' }, options(pick('to', history.length - 1)));
   const output = h('div', { class: 'diff-output' });
-  const update = () => {
+  let comparing = 0; // the latest comparison asked for: an older one's answer is dropped
+  const update = async () => {
     const a = Number(from.value);
     const b = Number(to.value);
-    output.replaceChildren(diffView(history[a], history[b], label(history[a], a), label(history[b], b)));
     const params = new URLSearchParams({ from: String(a + 1), to: String(b + 1) });
     replaceHash(href(route.namespace, ['tools', route.name], params));
+    const mine = (comparing += 1);
+    const verdict = a === b ? { missing: 'the same version on both sides' } : await verdictFor(route.namespace, history[a], history[b], screenSignal)
+      .catch((error) => ({ error }));
+    if (mine !== comparing || screenSignal.aborted) return;
+    output.replaceChildren(verdictView(verdict, label(history[a], a), label(history[b], b)), diffView(history[a], history[b], label(history[a], a), label(history[b], b)));
   };
-  from.addEventListener('change', update);
-  to.addEventListener('change', update);
-  update();
+  from.addEventListener('change', () => void update());
+  to.addEventListener('change', () => void update());
+  void update();
   parts.push(
     h('h3', {}, 'Compare two versions'),
     h('div', { class: 'filters' },
@@ -355,15 +415,18 @@ function historySection(route, history) {
 
 function lintSection(registration, results) {
   const parts = [h('h2', { id: 'lint' }, 'Lint by provider')];
-  if (registration && !registration.enabled) parts.push(h('p', { class: 'hint' }, 'The lint covers enabled tools only; enable this tool to see its findings.'));
-  parts.push(h('dl', { class: 'lint' }, results.flatMap((result) => [
+  const disabled = !registration.enabled;
+  if (disabled) parts.push(h('p', { class: 'hint' }, 'The lint covers enabled tools only; enable this tool to see its findings.'));
+  parts.push(h('dl', { class: 'lint' }, (disabled ? LINT_PROVIDERS.map((provider) => ({ provider, disabled })) : results).flatMap((result) => [
     h('dt', {}, result.provider),
-    h('dd', {}, result.error
-      ? h('span', { class: 'error' }, `Could not lint: ${problemText(result.error)}`)
-      : result.findings.length === 0
-        ? 'No findings.'
-        : h('ul', {}, result.findings.map((finding) => h('li', { class: finding.severity },
-          h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, finding.path || '/'), ': ', finding.message)))),
+    h('dd', {}, result.disabled
+      ? 'not linted (disabled)'
+      : result.error
+        ? h('span', { class: 'error' }, 'Could not lint: ', text(problemText(result.error)))
+        : result.findings.length === 0
+          ? 'No findings.'
+          : h('ul', {}, result.findings.map((finding) => h('li', { class: finding.severity },
+            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(finding.path || '/')), ': ', text(visibleControls(finding.message)))))),
   ])));
   return h('section', { 'aria-labelledby': 'lint' }, parts);
 }
@@ -374,7 +437,7 @@ function expected(version) {
 }
 
 function preconditionMessage(name, version) {
-  return `Nothing was changed: ${name} is no longer at version ${versionText(version)}. Someone registered a new version or removed it after this page was loaded. Reload to see its current state, then try again.`;
+  return [`Nothing was changed: ${name} is no longer at version `, text(versionText(version)), '. Someone registered a new version or removed it after this page was loaded. Reload to see its current state, then try again.'];
 }
 
 function actionsSection(route, registration, rerender) {
@@ -388,8 +451,10 @@ function actionsSection(route, registration, rerender) {
       alert.append(h('p', {}, preconditionMessage(name, version)), h('button', { type: 'button', class: 'secondary', onclick: rerender }, 'Reload'));
     } else if (error instanceof ApiError && error.status === 403) {
       alert.append(h('p', {}, 'Your token may not change tools: it needs the write scope.'));
+    } else if (error instanceof UnreachableError) {
+      alert.append(h('p', {}, 'Cannot reach the server: the change may not have been made. Reload when the server is back.'));
     } else {
-      alert.append(h('p', {}, `The change failed: ${problemText(error)}`));
+      alert.append(h('p', {}, 'The change failed: ', text(problemText(error))));
     }
   };
   const switchTo = async (enable) => {
@@ -414,7 +479,7 @@ function actionsSection(route, registration, rerender) {
   };
   dialog.append(
     h('h2', { id: 'remove-title' }, `Remove ${name}?`),
-    h('p', { id: 'remove-text' }, `Version ${versionText(version)} stops being listed and agents stop seeing it. Its history and changes are kept.`),
+    h('p', { id: 'remove-text' }, 'Version ', text(versionText(version)), ' stops being listed and agents stop seeing it. Its history and changes are kept.'),
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'danger', onclick: removeNow }, 'Remove'),
       h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel')));
@@ -431,6 +496,8 @@ function actionsSection(route, registration, rerender) {
 
 async function toolScreen(main, route, signal) {
   const name = route.name;
+  const unreachable = unaddressable(name);
+  if (unreachable !== null) throw new NotFound(`${unreachable}.`);
   const path = toolPath(route.namespace, name);
   const [registration, history, changes, lint] = await Promise.all([
     call(path, { signal }).catch((error) => (error instanceof ApiError && error.status === 404 ? null : Promise.reject(error))),
@@ -439,27 +506,30 @@ async function toolScreen(main, route, signal) {
     lintFor(route.namespace, name, signal),
   ]);
   if (signal.aborted) return;
+  if (registration === null && history.length === 0) {
+    throw new NotFound(`no tool named ${JSON.stringify(name)} was ever registered${route.namespace === 'default' ? '' : ` in namespace ${route.namespace}`}.`);
+  }
   const rerender = () => void render();
-  const parts = [heading(name)];
+  const parts = [heading(text(name))];
   if (registration === null) {
-    parts.push(h('p', { class: 'notice' }, history.length === 0 ? 'No tool of this name was ever registered.' : 'This tool is not registered now (it was removed). Its history and changes follow.'));
+    parts.push(h('p', { class: 'notice' }, 'This tool is not registered now (it was removed). Its history and changes follow.'));
   } else {
     const spec = registration.spec;
     parts.push(h('dl', { class: 'facts' },
-      h('dt', {}, 'Version'), h('dd', {}, versionText(spec.version)),
+      h('dt', {}, 'Version'), h('dd', {}, text(versionText(spec.version))),
       h('dt', {}, 'State'), h('dd', {}, h('span', { class: registration.enabled ? 'badge on' : 'badge off' }, registration.enabled ? 'Enabled' : 'Disabled')),
       h('dt', {}, 'Created'), h('dd', {}, formatTime(registration.created_at)),
-      h('dt', {}, 'Tags'), h('dd', {}, (spec.tags ?? []).length === 0 ? '—' : spec.tags.join(', ')),
+      h('dt', {}, 'Tags'), h('dd', {}, tagsView(spec.tags)),
       registration.deprecation ? [h('dt', {}, 'Deprecation'), h('dd', {}, deprecationView(route.namespace, registration.deprecation))] : null));
-    parts.push(h('p', { class: 'description' }, spec.description ?? 'No description.'));
+    parts.push(h('p', { class: 'description' }, spec.description === null || spec.description === undefined ? 'No description.' : text(spec.description)));
     if (canWrite()) parts.push(actionsSection(route, registration, rerender));
     parts.push(h('section', { 'aria-labelledby': 'spec' },
       h('h2', { id: 'spec' }, 'Spec'),
       schemaView('Input schema', spec.input_schema, 'input-schema'),
       schemaView('Output schema', spec.output_schema, 'output-schema'),
-      h('details', {}, h('summary', {}, 'The spec as JSON'), scroller('Spec JSON', h('pre', {}, JSON.stringify(spec, null, 2))))));
+      h('details', {}, h('summary', {}, 'The spec as JSON'), box(h('pre', {}, jsonText(spec))))));
   }
-  if (history.length > 0) parts.push(historySection(route, history));
+  if (history.length > 0) parts.push(historySection(route, history, signal));
   parts.push(h('section', { 'aria-labelledby': 'tool-changes' },
     h('h2', { id: 'tool-changes' }, 'Changes'),
     changes.length === 0 ? h('p', {}, `No changes in the last ${TOOL_CHANGES_WINDOW} revisions.`) : h('ul', { class: 'changes' }, changes.map((event) => changeItem(route.namespace, event, false)))));
@@ -496,10 +566,13 @@ async function changesScreen(main, route, signal) {
       list.prepend(changeItem(route.namespace, event, true));
     },
     onState: (feedState, error) => {
+      // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
+      if (feedState === 'failed' && error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
       status.className = `feed-state ${feedState}`;
-      status.textContent = feedState === 'live' ? 'Live: following new changes.'
+      status.replaceChildren(feedState === 'live' ? 'Live: following new changes.'
         : feedState === 'reconnecting' ? 'Reconnecting to the live feed…'
-          : `The live feed stopped: ${problemText(error)}`;
+          : feedState === 'unreachable' ? UNREACHABLE
+            : ['Not live: the feed stopped: ', text(problemText(error))]);
     },
   });
 }
@@ -508,14 +581,21 @@ async function changesScreen(main, route, signal) {
 
 function planTable(report) {
   const plan = report.plan ?? [];
-  return scroller('Import plan', h('table', {},
+  return box(h('table', { class: 'plan stack' },
     h('caption', {}, `Plan: ${report.added} to add, ${report.updated} to update, ${report.unchanged} unchanged, ${report.removed} to remove, ${report.conflicts} in conflict`),
     h('thead', {}, h('tr', {}, ['Tool', 'Action', 'From version', 'To version'].map((title) => h('th', { scope: 'col' }, title)))),
     h('tbody', {}, plan.map((step) => h('tr', { class: step.action },
-      h('th', { scope: 'row' }, step.tool_name),
-      h('td', {}, step.action),
-      h('td', {}, 'from_version' in step ? versionText(step.from_version) : '—'),
-      h('td', {}, 'to_version' in step ? versionText(step.to_version) : '—'))))));
+      h('th', { scope: 'row' }, text(step.tool_name)),
+      h('td', { 'data-label': 'Action' }, step.action),
+      h('td', { 'data-label': 'From version' }, 'from_version' in step ? text(versionText(step.from_version)) : '—'),
+      h('td', { 'data-label': 'To version' }, 'to_version' in step ? text(versionText(step.to_version)) : '—'))))));
+}
+
+/** A byte count as people read it: 1,048,576 bytes (1 MiB). */
+function bytes(count) {
+  if (count === null || count === undefined) return 'its size';
+  const mib = count / 1048576;
+  return `${count.toLocaleString('en')} bytes${mib >= 0.1 ? ` (${mib.toFixed(mib < 10 ? 1 : 0)} MiB)` : ''}`;
 }
 
 function importScreen(main, route) {
@@ -532,11 +612,21 @@ function importScreen(main, route) {
   let planned = null; // { text, mode, report }
 
   const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
-  const fail = (error) => {
+  const fail = (error, size) => {
     if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (error instanceof ApiError && (error.status === 413 || error.code === 'PAYLOAD_TOO_LARGE')) {
+      const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
+      alert.replaceChildren(
+        h('p', {}, `Nothing was imported: the snapshot (${bytes(size)}) is over this server's body limit${limit === null ? '' : ` of ${bytes(limit)}`}.`),
+        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import FILE'),
+          ' (with the server\'s ', h('code', {}, '--db'), ' or ', h('code', {}, '--data-dir'), '); or restart the server with a larger ',
+          h('code', {}, '--max-body'), ': ', h('code', {}, `tool-registry serve --max-body ${Math.ceil(((size ?? limit ?? 0) + 1) / 1048576) * 1048576}`), ' and the options it runs with.'));
+      return;
+    }
     alert.replaceChildren(h('p', {}, error instanceof ApiError && error.status === 403
       ? 'Your token may not import: it needs the write scope.'
-      : `The import failed: ${problemText(error)}`));
+      : error instanceof UnreachableError ? 'Cannot reach the server: nothing was imported. Try again when it is back.'
+        : ['The import failed: ', text(problemText(error))]));
   };
   const confirm = async () => {
     alert.replaceChildren();
@@ -557,7 +647,7 @@ function importScreen(main, route) {
     } catch (error) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
-      } else fail(error);
+      } else fail(error, planned.size);
     }
   };
   const planView = (report) => h('div', {},
@@ -579,13 +669,13 @@ function importScreen(main, route) {
       file.focus();
       return;
     }
-    const text = await chosen.text();
+    const content = await chosen.text();
     try {
-      const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: text });
-      planned = { text, mode: mode.value, report };
+      const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: content });
+      planned = { text: content, size: chosen.size, mode: mode.value, report };
       result.replaceChildren(planView(report));
     } catch (error) {
-      fail(error);
+      fail(error, chosen.size);
     }
   } },
   h('div', { class: 'field' },
@@ -607,8 +697,38 @@ function importScreen(main, route) {
 
 function errorScreen(main, error) {
   show(main, 'Error', heading('Something went wrong'),
-    h('p', { class: 'error' }, problemText(error)),
+    h('p', { class: 'error' }, text(problemText(error))),
     h('button', { type: 'button', onclick: () => void render() }, 'Try again'));
+}
+
+function notFoundScreen(main, route, reason) {
+  show(main, 'Not found', heading('Not found'),
+    h('p', { class: 'reason' }, 'Not found: ', text(visibleControls(reason))),
+    h('p', {}, h('a', { href: href(SCREENS.includes(route.screen) && NAMESPACE.test(route.namespace) ? route.namespace : 'default', ['tools']) }, 'Go to the tools')));
+}
+
+/** The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does. */
+function unreachableScreen(main, signal) {
+  const delay = retryDelay;
+  retryDelay = Math.min(retryDelay * 2, 15000);
+  show(main, 'Cannot reach the server', heading('Cannot reach the server'),
+    h('p', { class: 'error', role: 'status' }, UNREACHABLE),
+    h('p', {}, `The console tries again in ${Math.round(delay / 1000)} s; it shows this screen until the server answers.`),
+    h('button', { type: 'button', onclick: () => void render() }, 'Try now'));
+  const timer = setTimeout(() => void render(), delay);
+  signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+}
+
+/** A namespace's name, as the server's rule has it (lowercase letter, then up to 39 of a-z 0-9 _). */
+const NAMESPACE = /^[a-z][a-z0-9_]{0,39}$/;
+
+/** Why the console has no screen at this address, or null when it has one. */
+function unknownAddress(route) {
+  if (route.invalid !== null) return route.invalid;
+  if (!NAMESPACE.test(route.namespace)) return `${JSON.stringify(route.namespace)} is not a namespace name (a lowercase letter, then up to 39 of a-z, 0-9 and _).`;
+  const known = (route.screen === 'tools' && !route.extra) || (SCREENS.includes(route.screen) && route.name === undefined);
+  if (known) return null;
+  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes and #/import, each also under #/ns/NAMESPACE/.`;
 }
 
 async function render() {
@@ -620,26 +740,35 @@ async function render() {
   try {
     if (state.identity === null) await loadIdentity(controller.signal);
     if (controller.signal.aborted) return;
+    const wrong = unknownAddress(route);
     const allowed = state.identity?.namespaces;
-    if (Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
+    if (wrong === null && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
       // A token bound to other namespaces sees no `default`: open its first one instead.
       location.replace(href(allowed[0], [route.screen === 'changes' || route.screen === 'import' ? route.screen : 'tools']));
       return;
     }
     updateChrome(route);
-    if (state.identity === null) return signInScreen(main);
-    if (route.screen === 'tools' && route.name !== undefined && !route.extra) await toolScreen(main, route, controller.signal);
-    else if (route.screen === 'tools' && route.name === undefined) await toolsScreen(main, route, controller.signal);
-    else if (route.screen === 'changes' && route.name === undefined) await changesScreen(main, route, controller.signal);
-    else if (route.screen === 'import' && route.name === undefined) importScreen(main, route);
-    else show(main, 'Not found', heading('Not found'), h('p', {}, 'No screen has this address. '), h('a', { href: href(route.namespace, ['tools']) }, 'Go to the tools'));
+    if (state.identity === null) {
+      retryDelay = 1000;
+      return signInScreen(main);
+    }
+    if (wrong !== null) throw new NotFound(wrong);
+    if (route.screen === 'tools' && route.name !== undefined) await toolScreen(main, route, controller.signal);
+    else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
+    else if (route.screen === 'changes') await changesScreen(main, route, controller.signal);
+    else importScreen(main, route);
+    retryDelay = 1000;
   } catch (error) {
     if (controller.signal.aborted) return;
+    if (error instanceof UnreachableError) return unreachableScreen(main, controller.signal);
+    retryDelay = 1000; // the server answered
+    if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
     if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
-    if (error instanceof ApiError && error.status === 404 && route.namespace !== 'default') {
-      show(main, 'Not found', heading('Not found'), h('p', {}, `No namespace ${route.namespace} that this token may see.`));
-      return;
+    if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
+      return notFoundScreen(main, route, `no namespace ${route.namespace} that this token may see.`);
     }
+    // An address the API refuses (400) or has nothing at (404): the reason is the server's.
+    if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return notFoundScreen(main, route, problemText(error));
     errorScreen(main, error);
   }
 }

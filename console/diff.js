@@ -1,4 +1,5 @@
-// A line diff (longest common subsequence) of two texts, as rows for a side-by-side view.
+// A line diff (longest common subsequence) of two texts, as rows for a side-by-side view, and
+// those rows cut down to the changed hunks with their context.
 // Specs are small; past MAX_CELLS the diff falls back to one block replaced by the other.
 
 const MAX_CELLS = 4_000_000;
@@ -66,4 +67,31 @@ function fallback(a, b) {
     ...a.map((text, index) => ({ kind: 'removed', left: { number: index + 1, text } })),
     ...b.map((text, index) => ({ kind: 'added', right: { number: index + 1, text } })),
   ];
+}
+
+/**
+ * The rows around the changes: each run of `same` rows longer than twice `context` keeps
+ * `context` rows on each side of a change and becomes one `{ kind: 'skipped', count }` row.
+ */
+export function hunks(rows, context = 3) {
+  const out = [];
+  let index = 0;
+  while (index < rows.length) {
+    if (rows[index].kind !== 'same') {
+      out.push(rows[index]);
+      index += 1;
+      continue;
+    }
+    let end = index;
+    while (end < rows.length && rows[end].kind === 'same') end += 1;
+    const keepBefore = index === 0 ? 0 : context; // after a change
+    const keepAfter = end === rows.length ? 0 : context; // before a change
+    if (end - index > keepBefore + keepAfter) {
+      out.push(...rows.slice(index, index + keepBefore));
+      out.push({ kind: 'skipped', count: end - index - keepBefore - keepAfter });
+      out.push(...rows.slice(end - keepAfter, end));
+    } else out.push(...rows.slice(index, end));
+    index = end;
+  }
+  return out;
 }

@@ -1,5 +1,6 @@
 // A tiny element builder: text always goes in as text nodes (never HTML), so a tool's
-// description or a problem's detail cannot inject markup.
+// description or a problem's detail cannot inject markup; text from the registry goes in
+// bidi-isolated (`text()`), so a U+202E in it cannot reverse what follows.
 
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -22,9 +23,36 @@ export function append(element, children) {
   return element;
 }
 
-/** A table that scrolls sideways on a narrow screen, reachable by keyboard. */
-export function scroller(label, content) {
-  return h('div', { class: 'scroller', role: 'region', 'aria-label': label, tabindex: '0' }, content);
+/**
+ * Text from the registry (a name, version, tag, description, message, schema text), isolated
+ * as `<bdi>`: its own direction (dir=auto), and nothing in it (U+202E RIGHT-TO-LEFT OVERRIDE,
+ * an unclosed embedding) reaches the text after it.
+ */
+export function text(value) {
+  return h('bdi', {}, value);
+}
+
+/** Text from the registry where no element can go (an `<option>`, the title): FSI … PDI around it. */
+export function isolated(value) {
+  return `\u2068${value}\u2069`;
+}
+
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Bidi controls shown as `\uXXXX` escapes: for text the server wrote around registry text (a lint message, a problem's detail). */
+export function visibleControls(value) {
+  return String(value).replace(BIDI_CONTROLS, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** JSON for reading (`indent` spaces, 0 for one line) with bidi controls shown as `\uXXXX` escapes: the same JSON, visibly. */
+export function jsonText(value, indent = 2) {
+  if (value === undefined) return 'nothing';
+  return visibleControls(JSON.stringify(value, null, indent));
+}
+
+/** A box around a table (its border); the table itself wraps to the page's width. */
+export function box(content) {
+  return h('div', { class: 'box' }, content);
 }
 
 export function formatTime(value) {

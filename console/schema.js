@@ -1,6 +1,6 @@
 // A JSON Schema shown readably: one row per property (nested ones by dotted path), with its
 // type, whether it is required, its description and its constraints.
-import { h, scroller } from './dom.js';
+import { box, h, text } from './dom.js';
 
 const CONSTRAINTS = ['format', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems'];
 const MAX_DEPTH = 8;
@@ -49,24 +49,24 @@ function rows(schema, prefix, depth, out) {
 export function schemaView(title, schema, id) {
   const list = [];
   rows(schema, '', 0, list);
-  const summary = [`Type: ${typeOf(schema)}`];
+  const summary = [`Type: `, text(typeOf(schema))];
   if (schema && typeof schema === 'object') {
-    if (schema.additionalProperties === false) summary.push('no other properties allowed');
-    if (typeof schema.description === 'string') summary.push(schema.description);
+    if (schema.additionalProperties === false) summary.push(' · no other properties allowed');
+    if (typeof schema.description === 'string') summary.push(' · ', text(schema.description));
   }
   const table = list.length === 0
     ? h('p', {}, 'No properties declared.')
-    : scroller(`${title} properties`, h('table', {},
+    : box(h('table', { class: 'schema stack' },
       h('caption', {}, `${title}: properties`),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Property'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Required'), h('th', { scope: 'col' }, 'Description'))),
       h('tbody', {}, list.map((row) => h('tr', {},
-        h('th', { scope: 'row' }, h('code', {}, row.path)),
-        h('td', {}, row.type, row.details.length > 0 ? h('span', { class: 'muted' }, ` (${row.details.join('; ')})`) : null),
-        h('td', {}, row.required ? 'required' : 'optional'),
-        h('td', {}, row.description),
+        h('th', { scope: 'row' }, h('code', {}, text(row.path))),
+        h('td', { 'data-label': 'Type' }, text(row.type), row.details.length > 0 ? h('span', { class: 'muted' }, ' (', text(row.details.join('; ')), ')') : null),
+        h('td', { 'data-label': 'Required' }, row.required ? 'required' : 'optional'),
+        h('td', { 'data-label': 'Description' }, text(row.description)),
       )))));
   return h('section', { 'aria-labelledby': id },
     h('h3', { id }, title),
-    h('p', {}, summary.join(' · ')),
+    h('p', {}, summary),
     table);
 }

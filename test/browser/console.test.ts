@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
-import { createToken } from '../../src/server/index.js';
 import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
+import { createToken, createToolRegistryServer, defaultConsoleRoot, listen, revokeToken, tokenFileVerifier } from '../../src/server/index.js';
+import type { ListeningServer } from '../../src/server/index.js';
 import { CLI, ROOT, childEnv, runCli, writeJson, useChildProcessTimeout } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
 
@@ -21,6 +22,7 @@ interface PageElement { readonly id: string; readonly textContent: string | null
 declare const window: { readonly innerWidth: number };
 declare const document: { readonly documentElement: PageElement; readonly activeElement: PageElement | null };
 declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+declare const location: { hash: string };
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 const IMAGES = join(ROOT, 'docs', 'images');
@@ -122,6 +124,51 @@ async function axeViolations(page: Page): Promise<string[]> {
     .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
 }
 
+// Hostile registry text (issue 40): names of 128 characters, long tags, a 100 KB description
+// without a space, bidi overrides, the names "." and "..".
+const LONG_NAME = 'a_tool_with_a_name_as_long_as_the_rule_allows_'.padEnd(128, 'x');
+const LONG_TAG = `tag-${'y'.repeat(300)}`;
+const HUGE_DESCRIPTION = 'd'.repeat(100_000);
+const RLO = '\u202e';
+
+/** Every text node (of the body) holding a bidi control that is not isolated: no `unicode-bidi: isolate` ancestor, no FSI…PDI around it. */
+const UNISOLATED_BIDI = `(() => {
+  const controls = /[\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/;
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const found = { checked: 0, unisolated: [] };
+  for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+    if (!controls.test(node.data)) continue;
+    found.checked += 1;
+    if (/^[^\\u202a-\\u202e]*[\\u2066-\\u2068][^\\u2069]*[\\u202a-\\u202e][^\\u2069]*\\u2069/.test(node.data)) continue;
+    let isolated = false;
+    for (let element = node.parentElement; element !== null && element !== document.body; element = element.parentElement) {
+      if (['isolate', 'isolate-override', 'plaintext'].includes(getComputedStyle(element).unicodeBidi)) { isolated = true; break; }
+    }
+    if (!isolated) found.unisolated.push(node.parentElement.tagName + ': ' + JSON.stringify(node.data.slice(0, 80)));
+  }
+  return found;
+})()`;
+
+/** Everything that sticks out sideways: the page's own scroll, any element past the viewport's right edge, any box that scrolls or clips sideways (visually hidden ones aside). */
+const SIDEWAYS = `(() => {
+  const width = document.documentElement.clientWidth;
+  const out = [];
+  if (document.documentElement.scrollWidth > window.innerWidth) out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + window.innerWidth);
+  const clipped = (element) => {
+    for (let at = element; at !== null; at = at.parentElement) if (getComputedStyle(at).clip !== 'auto' || at.hidden) return true;
+    return false;
+  };
+  for (const element of document.body.querySelectorAll('*')) {
+    if (element.closest('.skip') || clipped(element)) continue;
+    const box = element.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;
+    const name = element.tagName + (element.className ? '.' + String(element.className).replace(/ /g, '.') : '');
+    if (box.right > width + 1) out.push(name + ' ends at ' + Math.round(box.right) + ' px');
+    if (getComputedStyle(element).overflowX !== 'visible' && element.scrollWidth > element.clientWidth + 1) out.push(name + ' scrolls sideways: ' + element.scrollWidth + ' > ' + element.clientWidth);
+  }
+  return out.slice(0, 10);
+})()`;
+
 describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiumMissing ? ` [SKIPPED: ${chromiumMissing}]` : ''}`, () => {
   let dir: string;
   let db: string;
@@ -175,6 +222,55 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     mkdirSync(IMAGES, { recursive: true });
   }, 180_000);
 
+  /** A call to the server without tokens; fails the test unless it is 2xx. */
+  async function write(path: string, method: string, body?: unknown): Promise<unknown> {
+    const response = await fetch(`${open?.url as string}/${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    expect(response.status, `${method} ${path}: ${text}`).toBeLessThan(300);
+    return text === '' ? null : JSON.parse(text);
+  }
+
+  // Hostile text in namespace `hostile` of the server without tokens; 1,001 tools in `many`.
+  beforeAll(async () => {
+    await Promise.all([write('v1/namespaces/hostile', 'PUT'), write('v1/namespaces/many', 'PUT')]);
+    const long = tool(LONG_NAME, '1.0.0', {
+      tags: [LONG_TAG, 'short'],
+      description: HUGE_DESCRIPTION,
+      input_schema: { type: 'object', properties: { [`p${'q'.repeat(200)}`]: { type: 'string', description: 'r'.repeat(2000) } } },
+    });
+    await write('v1/namespaces/hostile/tools', 'POST', [
+      long,
+      tool('spoof', `1.0${RLO}`, { tags: [`ab${RLO}cd`, 'next'], description: `Reads ${RLO}everything` }),
+      tool('replacement_tool', '1.0.0'),
+      tool('.', '1.0.0'),
+      tool('..', '1.0.0'),
+      tool('sleepy', '1.0.0'),
+      tool('evolving', '1.0.0', { description: `e${'1'.repeat(3000)}` }),
+    ]);
+    const incompatible = (spec: ToolSpecInput) => ({
+      ...spec,
+      version: '2.0.0',
+      input_schema: { ...spec.input_schema, required: ['query', 'limit'] },
+    });
+    await Promise.all([
+      write(`v1/namespaces/hostile/tools/${LONG_NAME}`, 'PUT', incompatible(long)),
+      write('v1/namespaces/hostile/tools/evolving', 'PUT', incompatible(tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` }))),
+      write('v1/namespaces/hostile/tools/spoof/deprecate', 'POST', { message: `Moved${RLO}`, replacement: 'replacement_tool', sunset: '2027-01-01' }),
+      write('v1/namespaces/hostile/tools/sleepy/disable', 'POST'),
+      write('v1/namespaces/many/snapshot?mode=merge', 'POST', {
+        tools: Array.from({ length: 1001 }, (_, index) => ({
+          spec: { tool_name: `t${String(index).padStart(4, '0')}`, input_schema: { type: 'object' }, output_schema: { type: 'object' } },
+          enabled: true,
+          created_at: null,
+        })),
+      }),
+    ]);
+  }, 60_000);
+
   // A test's pages close with it: left open, each kept its live feed and re-rendered on every
   // change the later tests made (docs/testing.md).
   afterEach(async () => {
@@ -225,8 +321,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     ]);
 
     // History: the two versions, the newest pair compared by default; the shared URL names both.
-    await page.getByLabel('From version').selectOption({ label: '1: 1.0.0' });
-    await page.getByLabel('To version').selectOption({ label: '2: 1.1.0' });
+    // (Each option's version is bidi-isolated, FSI … PDI: picked by position.)
+    expect(await page.getByLabel('From version').locator('option').allTextContents()).toEqual(['1: \u20681.0.0\u2069', '2: \u20681.1.0\u2069']);
+    await page.getByLabel('From version').selectOption({ index: 0 });
+    await page.getByLabel('To version').selectOption({ index: 1 });
     const diff = page.locator('table.diff');
     await expect.poll(() => diff.locator('td.removed').allTextContents()).toEqual([
       '  "version": "1.0.0",',
@@ -463,11 +561,190 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await focused()).toBe('filter');
     await page.keyboard.type('fetch');
     await page.keyboard.press('Tab'); // the Show select
-    await page.keyboard.press('Tab'); // the scrollable table
-    await page.keyboard.press('Tab'); // the first visible tool link
+    await page.keyboard.press('Tab'); // the first visible tool link (the table wraps: no scrolling box to stop at)
     expect(await focused()).toBe('fetch_page');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'fetch_page' }).waitFor();
     expect(await focused()).toBe('fetch_page'); // focus moved to the new screen's heading
+  });
+
+  // Issue 40: hostile registry text, addresses the API cannot serve, an unreachable server, a revoked token.
+
+  // One test, one page: a new page costs more than most of what is checked on it (docs/testing.md).
+  it("hostile registry text and addresses: every text bidi-isolated (a U+202E reverses nothing after it) and wrapped at 1280 and 390 px (128-character names, long tags, a 100 KB description); the diff side by side, led by the API's verdict; Not found with the reason; a disabled tool not linted; the list 1,000 at a time", async () => {
+    const page = await user();
+    const report: string[] = [];
+    const screens = [
+      { path: '#/ns/hostile/tools', heading: 'Tools in hostile' },
+      { path: '#/ns/hostile/tools/spoof', heading: 'spoof' },
+      { path: `#/ns/hostile/tools/${LONG_NAME}?from=1&to=2`, heading: LONG_NAME },
+      { path: '#/ns/hostile/changes', heading: 'Changes' },
+      { path: '#/ns/hostile/import', heading: 'Import' },
+    ];
+    for (const screen of screens) {
+      await page.goto(at(screen.path, open?.url));
+      await page.getByRole('heading', { level: 1, name: screen.heading }).waitFor();
+      if (screen.heading === LONG_NAME) await page.locator('table.diff').waitFor();
+      if (screen.heading === 'Changes') await page.getByText('Live: following new changes.').waitFor();
+      if (screen.heading === 'Import') {
+        const snapshot = { tools: [{ spec: tool(`${LONG_NAME.slice(0, 120)}_import`, `2.0${RLO}`, { tags: [LONG_TAG] }), enabled: true, created_at: null }] };
+        await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(snapshot)) });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
+      }
+      const where = screen.path.slice(0, 40);
+      const bidi = (await page.evaluate(UNISOLATED_BIDI)) as { checked: number; unisolated: string[] };
+      if (screen.heading !== LONG_NAME && bidi.checked === 0) report.push(`${where}: no bidi control on the screen to check`);
+      report.push(...bidi.unisolated.map((line) => `${where}: not isolated: ${line}`));
+      for (const width of WIDTHS) {
+        await page.setViewportSize(width);
+        report.push(...((await page.evaluate(SIDEWAYS)) as string[]).map((line) => `${where} at ${width.width}px: ${line}`));
+      }
+      await page.setViewportSize(WIDTHS[0]);
+      if (screen.heading === 'spoof') {
+        // As drawn: "; use" stays left of the replacement's link (not isolated, the override drew "loot_tnemecalper esu ;").
+        const drawn = (await page.evaluate(`(() => {
+          const span = document.querySelector('.facts .deprecation');
+          const node = [...span.childNodes].find((child) => child.nodeType === 3 && child.textContent.includes('use'));
+          const range = document.createRange();
+          range.selectNodeContents(node);
+          const use = range.getBoundingClientRect();
+          const link = span.querySelector('a').getBoundingClientRect();
+          return { sameLine: Math.abs(use.top - link.top) < 2, use: use.left, link: link.left };
+        })()`)) as { sameLine: boolean; use: number; link: number };
+        if (!drawn.sameLine || drawn.link <= drawn.use) report.push(`${where}: the replacement's link is drawn before "; use" (${JSON.stringify(drawn)})`);
+      }
+    }
+    expect(report).toEqual([]);
+    // The comparison: the API's verdict and each difference first, then both sides within the page.
+    await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
+    await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();
+    const verdict = page.locator('.verdict');
+    await verdict.waitFor();
+    const api = (await (await fetch(`${open?.url as string}/v1/namespaces/hostile/tools/evolving/diff?from=1.0.0&to=2.0.0`)).json()) as {
+      compatible: boolean;
+      differences: { type: string; path: string }[];
+    };
+    expect(api.compatible).toBe(false);
+    expect(await verdict.locator('strong').first().innerText()).toBe('not compatible');
+    const listed = await verdict.locator('li').allInnerTexts();
+    expect(listed).toHaveLength(api.differences.length);
+    api.differences.forEach((difference, index) => expect(listed[index]).toContain(`${difference.type} at ${difference.path || '/'}`));
+    // The verdict comes first, then the two sides, both within the page at either width.
+    expect(await page.evaluate(`!!(document.querySelector('.verdict').compareDocumentPosition(document.querySelector('table.diff')) & Node.DOCUMENT_POSITION_FOLLOWING)`)).toBe(true);
+    for (const width of WIDTHS) {
+      await page.setViewportSize(width);
+      const sides = (await page.evaluate(`[...document.querySelectorAll('table.diff td.removed, table.diff td.added')].map((cell) => {
+        const box = cell.getBoundingClientRect();
+        return { kind: cell.classList.contains('added') ? 'added' : 'removed', left: box.left, right: box.right };
+      })`)) as { kind: string; left: number; right: number }[];
+      expect(sides.filter((side) => side.kind === 'removed').length, `${width.width}px`).toBeGreaterThan(0);
+      expect(sides.filter((side) => side.kind === 'added').length, `${width.width}px`).toBeGreaterThan(0);
+      for (const side of sides) expect(side.right, `${side.kind} at ${width.width}px`).toBeLessThanOrEqual(width.width);
+      // Side by side: every new line starts right of where the old lines end.
+      const oldRight = Math.max(...sides.filter((side) => side.kind === 'removed').map((side) => side.right));
+      for (const side of sides.filter((one) => one.kind === 'added')) expect(side.left).toBeGreaterThanOrEqual(oldRight - 1);
+    }
+    // The 3,000-character descriptions are among the changed lines, each wrapped in its half.
+    expect(await page.locator('table.diff td.removed').filter({ hasText: '1111111111' }).count()).toBe(1);
+
+    // Addresses the API cannot serve.
+    await page.setViewportSize(WIDTHS[0]);
+    const requested: string[] = [];
+    page.on('request', (request) => requested.push(new URL(request.url()).pathname));
+    // The tools "." and ".." are listed, and their links open their own screens (not the list, not another tool).
+    await page.goto(at('#/ns/hostile/tools', open?.url));
+    await page.getByRole('heading', { level: 1, name: 'Tools in hostile' }).waitFor();
+    for (const name of ['.', '..']) {
+      requested.splice(0);
+      await page.locator('table.tools tbody th').getByRole('link', { name, exact: true }).click();
+      await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+      expect(new URL(page.url()).hash).toBe(`#/ns/hostile/tools/${name}`);
+      expect(await page.locator('.reason').innerText()).toMatch(/^Not found: a URL path cannot name "\.{1,2}"/);
+      // Nothing was asked of another resource (/tools/ is the list; /tools/./history is the tool "history").
+      expect(requested.filter((path) => path.startsWith('/v1/'))).toEqual([]);
+      await page.goBack();
+      await page.getByRole('heading', { level: 1, name: 'Tools in hostile' }).waitFor();
+    }
+    for (const [path, reason] of [
+      ['#/ns/hostile/tools/nope', /^Not found: no tool named "nope" was ever registered in namespace hostile\.$/],
+      ['#/ns/nowhere/tools', /^Not found: no namespace nowhere that this token may see\.$/],
+      ['#/ns/Bad-Name/tools', /^Not found: "Bad-Name" is not a namespace name/],
+      ['#/tool/search', /^Not found: no screen has the address "#\/tool\/search"/],
+      ['#/tools/search/extra', /^Not found: no screen has the address/],
+      ['#/tools/%E0%A4%A', /^Not found: the address has a malformed %-escape\.$/],
+    ] as const) {
+      await page.goto(at(path, open?.url));
+      await expect.poll(() => page.locator('.reason').textContent().catch(() => ''), { message: path }).toMatch(reason);
+      expect(await page.getByRole('heading', { level: 1 }).innerText(), path).toBe('Not found');
+    }
+    await page.goto(at('#/ns/hostile/tools/sleepy', open?.url));
+    await page.getByRole('heading', { level: 1, name: 'sleepy' }).waitFor();
+    expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
+    expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (disabled)'));
+
+    // 1,001 tools: two pages of up to 1,000.
+    const pages: URL[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/v1/namespaces/many/tools') pages.push(url);
+    });
+    await page.goto(at('#/ns/many/tools', open?.url));
+    await page.getByText('Showing 1001 of 1001 tools.').waitFor();
+    expect(pages.map((url) => url.searchParams.get('limit'))).toEqual(['1000', '1000']);
+
+  });
+
+  it('says it cannot reach a stopped server and retries; an import over the body limit names --max-body and tool-registry import; a revoked token whose stream is cut is signed out, not live', async () => {
+    const tokens = join(dir, 'live-tokens.json');
+    const secret = (await createToken(tokens, { name: 'engineer', scopes: ['read', 'write'] })).secret;
+    const root = defaultConsoleRoot() as string;
+    const start = async (port = 0): Promise<ListeningServer> => {
+      const registry = new InMemoryToolRegistry();
+      await registry.register(tool('alpha', '1.0.0'));
+      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024 };
+      return listen(createToolRegistryServer(options), { port, drainTimeoutMs: 100 });
+    };
+    let live = await start();
+    const port = live.port;
+    try {
+      const page = await user(secret);
+      await page.goto(`${live.url}/#/changes`);
+      await page.getByText('Live: following new changes.').waitFor();
+      // Stopped: the feed says so; a new screen says so too, and comes up once the server is back.
+      await live.close();
+      await page.getByText('Cannot reach the server, retrying…').waitFor();
+      await page.evaluate(() => { location.hash = '#/tools'; });
+      await page.getByRole('heading', { level: 1, name: 'Cannot reach the server' }).waitFor();
+      live = await start(port);
+      await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+
+      // A snapshot over the server's body limit (--max-body; 64 KiB here, 1 MiB by default): the console says what to do.
+      await page.evaluate(() => { location.hash = '#/import'; });
+      await page.getByRole('heading', { level: 1, name: 'Import' }).waitFor();
+      const snapshot = { tools: Array.from({ length: 200 }, (_, index) => ({ spec: tool(`bulk_${index}`, '1.0.0'), enabled: true, created_at: null })) };
+      const buffer = Buffer.from(JSON.stringify(snapshot));
+      expect(buffer.length).toBeGreaterThan(64 * 1024);
+      await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer });
+      await page.getByRole('button', { name: 'Plan import' }).click();
+      const alert = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
+      await alert.waitFor();
+      const said = await alert.innerText();
+      expect(said).toContain(`the snapshot (${buffer.length.toLocaleString('en')} bytes) is over this server's body limit of 65,536 bytes`);
+      expect(said).toContain('--max-body');
+      expect(said).toContain('tool-registry import');
+
+      await page.evaluate(() => { location.hash = '#/changes'; });
+      await page.getByText('Live: following new changes.').waitFor();
+      // The token is revoked and its stream cut (here by a restart): the reconnect's 401 signs the page out.
+      await revokeToken(tokens, 'engineer');
+      await live.close();
+      live = await start(port);
+      await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      expect(await page.getByText('Your token is no longer accepted. Sign in again.').count()).toBe(1);
+      expect(await page.getByText(/^Live/).count()).toBe(0);
+    } finally {
+      await live.close();
+    }
   });
 });

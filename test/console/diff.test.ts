@@ -2,11 +2,12 @@
 // so it runs here as it runs in the page).
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .js module of the console, without declarations
-import { sideBySide } from '../../console/diff.js';
+import { hunks as hunksOf, sideBySide } from '../../console/diff.js';
 
 interface Line { number: number; text: string }
 interface Row { kind: 'same' | 'changed' | 'removed' | 'added'; left: Line | null; right: Line | null }
 const diff = sideBySide as (a: string, b: string) => Row[];
+const hunks = hunksOf as (rows: Row[], context?: number) => (Row | { kind: 'skipped'; count: number })[];
 const show = (rows: Row[]) => rows.map((row) => `${row.kind} ${row.left?.number ?? '-'}:${row.left?.text ?? ''} | ${row.right?.number ?? '-'}:${row.right?.text ?? ''}`);
 
 describe('sideBySide', () => {
@@ -34,5 +35,17 @@ describe('sideBySide', () => {
     expect(rows.flatMap((row) => (row.left ? [row.left.text] : []))).toEqual(before);
     expect(rows.flatMap((row) => (row.right ? [row.right.text] : []))).toEqual(after);
     for (const row of rows.filter((one) => one.kind === 'same')) expect(row.left?.text).toBe(row.right?.text);
+  });
+
+  it('cuts the rows down to the changed hunks, with context on each side and a count of the lines left out', () => {
+    const before = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
+    const after = before.map((line, i) => (i === 9 || i === 24 ? `${line}!` : line));
+    const rows = hunks(diff(before.join('\n'), after.join('\n')), 2);
+    expect(rows.map((row) => (row.kind === 'skipped' ? `skip ${row.count}` : `${row.kind} ${row.left?.number}`))).toEqual([
+      'skip 7', 'same 8', 'same 9', 'changed 10', 'same 11', 'same 12', 'skip 10', 'same 23', 'same 24', 'changed 25', 'same 26', 'same 27', 'skip 3',
+    ]);
+    // A short run between two changes is kept whole; identical texts are one skipped run.
+    expect(hunks(diff('a\nb\nc\nd', 'A\nb\nc\nD'), 1).map((row) => row.kind)).toEqual(['changed', 'same', 'same', 'changed']);
+    expect(hunks(diff('a\nb', 'a\nb'), 3)).toEqual([{ kind: 'skipped', count: 2 }]);
   });
 });
