@@ -42,6 +42,8 @@ export {
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
+export { parseJsonBytes } from './core/json-text.js';
+export type { JsonBytesOptions } from './core/json-text.js';
 export { canonicalJson } from './core/canonical.js';
 export { fingerprintOf } from './core/validation.js';
 export { planImport } from './core/rules.js';
