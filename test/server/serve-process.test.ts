@@ -82,7 +82,7 @@ describe('the command line', () => {
     expect(server.stdout().trim().split('\n')).toHaveLength(1);
   });
 
-  it('refuses a non-loopback --host without --tokens, --db with --data-dir, and a missing or broken token file', async () => {
+  it('refuses a non-loopback --host without --tokens, --db with --data-dir, a missing or broken token file, and a host name that is none', async () => {
     const open = await cli(['serve', '--host', '0.0.0.0', '--port', '0']);
     expect(open.code).toBe(2);
     expect(open.stderr).toMatch(/^error USAGE: --host 0\.0\.0\.0 is not a loopback address/);
@@ -94,6 +94,9 @@ describe('the command line', () => {
     const broken = await cli(['serve', '--port', '0', '--tokens', join(folder, 'broken-tokens.json')]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^error IO_ERROR: token file .*tokens\[0\]\.sha256/);
+    const badHost = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--allowed-hosts', 'registry.test,http://x/y']);
+    expect(badHost.code).toBe(2);
+    expect(badHost.stderr).toMatch(/^error USAGE: --allowed-hosts: .*http:\/\/x\/y/);
   });
 });
 
