@@ -79,13 +79,17 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   const source = namespacesFor(options, io.env);
   const consoleRoot = options.console ? defaultConsoleRoot() : undefined;
   const mounts = await serveMounts(options);
+  // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is checked.
+  const listenName = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
+  const checked = tokens === undefined || options.allowedHosts !== undefined;
+  const allowedHosts = [...(options.allowedHosts ?? []), ...(checked && !['0.0.0.0', '::'].includes(options.host) ? [listenName] : [])];
   let server;
   try {
     server = createToolRegistryServer({
       registries: source,
       ...(tokens === undefined ? {} : { tokens }),
       ...(options.cors === undefined ? {} : { cors: options.cors }),
-      ...(options.allowedHosts === undefined ? {} : { allowedHosts: options.allowedHosts }),
+      ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
       ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
       ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
       mounts,
