@@ -21,7 +21,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 async function serve(args: readonly string[]): Promise<{ cli: RunningCli; url: string }> {
   const cli = startCli(['serve', '--port', '0', ...args], { cwd: folder });
   await cli.lines(1);
-  const match = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(cli.stdout());
+  const match = /^listening on (http:\/\/127\.0\.0\.\d+:\d+)$/m.exec(cli.stdout());
   if (match === null) throw new Error(`serve did not start: ${cli.stdout()} ${cli.stderr()}`);
   return { cli, url: match[1] as string };
 }
@@ -156,7 +156,9 @@ describe('SSE across a restart', () => {
     await writer.register(spec('b1'));
     await writer.register(spec('b2'));
     await writer.close();
-    const second = await serve(['--db', db]);
+    // On another loopback address: without tokens, the address it listens on is one of its Host names.
+    const second = await serve(['--db', db, '--host', '127.0.0.2']);
+    expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
     const resumed = sseClient(second.url, seen.at(-1));
     await resumed.until(() => resumed.events().length === 2);
     expect((await put(second.url, 'c1')).status).toBe(201);
