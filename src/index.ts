@@ -44,6 +44,8 @@ export {
 } from './core/errors.js';
 export type { ToolRegistryErrorCode, ToolRegistryErrorContext } from './core/errors.js';
 export type { RegistryIssue } from './core/issues.js';
+export { parseJsonBytes } from './core/json-text.js';
+export type { JsonBytesOptions } from './core/json-text.js';
 export { canonicalJson } from './core/canonical.js';
 export { fingerprintOf, validateSpecs, validateSnapshot } from './core/validation.js';
 export { inexactNumberIssues } from './core/json-text.js';

@@ -17,6 +17,12 @@ function whole(value: string): number {
   return Number(value);
 }
 
+function hostList(value: string): string[] {
+  const hosts = value.split(',').map((h) => h.trim()).filter((h) => h !== '');
+  if (hosts.length === 0) throw new InvalidArgumentError(`expected comma-separated host names, got ${JSON.stringify(value)}`);
+  return hosts;
+}
+
 function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
 }
@@ -39,6 +45,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--port <port>', 'the port (0: a free one)', whole, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
     .option('--cors <origin>', 'answer browsers from this origin (* for any)')
+    .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] (comma-separated, name or name:port); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
     .option('--max-body <bytes>', 'largest request body (default 1048576)', whole)
     .option('--drain-timeout <ms>', 'how long a stop lets in-flight requests finish (default 10000)', whole)

@@ -15,8 +15,6 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
       ...number('callTimeoutMs'),
       ...number('pageSize'),
       ...number('maxResultBytes'),
-      // Browsers may call from the origin the API answers with --cors (a * does not open MCP to every site).
-      ...(typeof options.cors === 'string' && options.cors !== '*' ? { allowedOrigins: [options.cors] } : {}),
       onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
       onWarning: (message) => process.stderr.write(`tool-registry serve: ${message}\n`),
     }),

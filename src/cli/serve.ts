@@ -31,6 +31,7 @@ export interface ServeOptions {
   readonly port: number;
   readonly tokens?: string;
   readonly cors?: string;
+  readonly allowedHosts?: string[];
   readonly console: boolean;
   readonly maxBody?: number;
   readonly drainTimeout?: number;
@@ -77,16 +78,30 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   }
   const source = namespacesFor(options, io.env);
   const consoleRoot = options.console ? defaultConsoleRoot() : undefined;
-  const server = createToolRegistryServer({
-    registries: source,
-    ...(tokens === undefined ? {} : { tokens }),
-    ...(options.cors === undefined ? {} : { cors: options.cors }),
-    ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
-    ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
-    mounts: await serveMounts(options),
-    version: packageVersion(),
-    log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
-  });
+  const mounts = await serveMounts(options);
+  // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is checked.
+  const listenName = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
+  const checked = tokens === undefined || options.allowedHosts !== undefined;
+  const allowedHosts = [...(options.allowedHosts ?? []), ...(checked && !['0.0.0.0', '::'].includes(options.host) ? [listenName] : [])];
+  let server;
+  try {
+    server = createToolRegistryServer({
+      registries: source,
+      ...(tokens === undefined ? {} : { tokens }),
+      ...(options.cors === undefined ? {} : { cors: options.cors }),
+      ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
+      ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
+      ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
+      mounts,
+      version: packageVersion(),
+      log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
+    });
+  } catch (error) {
+    await source.close();
+    // A host name that is none (the only option the server refuses that the parser did not).
+    if (error instanceof TypeError) throw new CliError('USAGE', `--allowed-hosts: ${error.message}`, { cause: error });
+    throw error;
+  }
   // The default namespace opens (and migrates) before we say we listen: a bad database fails here.
   try {
     const registry = await source.open('default');

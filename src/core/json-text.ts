@@ -2,6 +2,7 @@
 // 18446744073709551615 to 18446744073709552000 and reads 1e400 as Infinity. Such a number
 // is refused with its path rather than stored altered (RFC 8785 takes JSON numbers as
 // IEEE 754 doubles; I-JSON warns that larger integers are not exact).
+import { SnapshotInvalidError, ValidationError } from './errors.js';
 import { formatPath } from './issues.js';
 import type { RegistryIssue } from './issues.js';
 
@@ -107,4 +108,49 @@ export function inexactNumberIssues(text: string): RegistryIssue[] {
       pathText: formatPath(path),
     }),
   );
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** What `parseJsonBytes` is reading, for its messages and its error. */
+export interface JsonBytesOptions {
+  /** The input in messages: `standard input`, a file name, `the body`. */
+  readonly name: string;
+  /** What the text is meant to be: refused as VALIDATION_FAILED (`spec`, the default) or SNAPSHOT_INVALID (`snapshot`). */
+  readonly kind?: 'spec' | 'snapshot';
+}
+
+/**
+ * Parses JSON bytes as the command and the server read their input: refused, never altered.
+ * JSON text is UTF-8 (RFC 8259): bytes that are not (a file saved as Windows-1252 or UTF-16)
+ * are refused rather than read as U+FFFD; a leading byte-order mark is skipped; a number a
+ * double does not hold as written (18446744073709551616, 1e400) is refused with its path.
+ * @throws VALIDATION_FAILED (`kind` `spec`) or SNAPSHOT_INVALID (`snapshot`), with
+ *   `context.path` and `issues` for a number
+ */
+export function parseJsonBytes(bytes: Uint8Array, options: JsonBytesOptions): unknown {
+  const { name, kind = 'spec' } = options;
+  const refuse = (message: string, issues: readonly RegistryIssue[] = [], context: Record<string, unknown> = {}): never => {
+    throw kind === 'spec' ? new ValidationError(message, issues, context) : new SnapshotInvalidError(message, issues, context);
+  };
+  let decoded = '';
+  try {
+    decoded = UTF8.decode(bytes);
+  } catch {
+    refuse(`${name} is not UTF-8 text (JSON must be); save it as UTF-8`);
+  }
+  // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON.parse does not.
+  const text = decoded.replace(/^\uFEFF/, '');
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch (error) {
+    refuse(`${name} is not JSON: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`);
+  }
+  const issues = inexactNumberIssues(text);
+  if (issues.length > 0) {
+    const first = issues[0] as RegistryIssue;
+    refuse(`${name}: ${first.pathText}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, issues, { path: first.pathText });
+  }
+  return value;
 }

@@ -4,13 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /** The default time after which a session nobody used is ended: 10 minutes. */
 export const DEFAULT_SESSION_IDLE_MS = 600_000;
-/** The largest POST body read (the SDK transport's own default). */
+/** The largest POST body read by default (the SDK transport's own default). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** Options of `createMcpHttpHandler`; the session options apply to every session. */
@@ -18,11 +19,15 @@ export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> 
   /** A session with no request for this long (none in flight, no notification stream open) is ended. Default 600,000 (10 min). */
   readonly sessionIdleMs?: number;
   /**
-   * Origins (`https://app.example`) whose browser requests are served besides the handler's
-   * own origin; a request with any other `Origin` header is refused with 403 (DNS rebinding).
-   * Requests without `Origin` (non-browser clients) are served.
+   * Origins (`https://app.example`) whose browser requests are served; a request with any
+   * other `Origin` header is refused with 403 (DNS rebinding, CSRF), its own page's included:
+   * the handler cannot know its own origin (the `Host` header is the attacker's to choose).
+   * Requests without `Origin` (non-browser clients) are served. Mounted in the server
+   * (`mcpMount`), the server's Origin check decides instead.
    */
   readonly allowedOrigins?: readonly string[];
+  /** The largest POST body (413 above). Default 4 MiB; `mcpMount` leaves it to the server's `maxBodyBytes`. */
+  readonly maxBodyBytes?: number;
 }
 
 /** Who is asking: decided by the caller (the server's bearer token), never by the handler. */
@@ -34,6 +39,8 @@ export interface McpRequestContext {
    * the same principal, else they are answered as for an unknown session (404).
    */
   readonly principal?: string;
+  /** The caller checked the request's `Origin` already (the server does, for its mounts): `allowedOrigins` is not consulted. */
+  readonly originChecked?: boolean;
 }
 
 /** An MCP endpoint: hand it every request for its path (POST, GET, DELETE). */
@@ -59,21 +66,25 @@ function rpcError(status: number, code: number, message: string): Response {
   });
 }
 
-/** Reads a POST body as JSON within the size limit; a Response for what cannot be read. */
-async function readBody(request: Request): Promise<{ body: unknown } | Response> {
+/**
+ * Reads a POST body within the size limit as the command reads JSON (UTF-8, every number
+ * exact: an argument of 18446744073709551616 is refused, not rounded); a Response for what
+ * cannot be read.
+ */
+async function readBody(request: Request, limit: number): Promise<{ body: unknown } | Response> {
   const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > MAX_BODY_BYTES) return rpcError(413, -32000, `Request body over ${MAX_BODY_BYTES} bytes`);
-  let text: string;
+  if (declared > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
+  let bytes: Uint8Array;
   try {
-    text = await request.text();
+    bytes = new Uint8Array(await request.arrayBuffer());
   } catch {
     return rpcError(400, -32700, 'Parse error: the body could not be read');
   }
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) return rpcError(413, -32000, `Request body over ${MAX_BODY_BYTES} bytes`);
+  if (bytes.byteLength > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
   try {
-    return { body: JSON.parse(text) as unknown };
-  } catch {
-    return rpcError(400, -32700, 'Parse error: the body is not JSON');
+    return { body: parseJsonBytes(bytes, { name: 'the body' }) };
+  } catch (error) {
+    return rpcError(400, -32700, `Parse error: ${(error as Error).message}`);
   }
 }
 
@@ -83,13 +94,7 @@ function messagesOf(body: unknown): unknown[] {
 
 function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolean {
   const origin = request.headers.get('origin');
-  if (origin === null) return true;
-  if (allowed.has(origin)) return true;
-  try {
-    return origin === new URL(request.url).origin;
-  } catch {
-    return false;
-  }
+  return origin === null || allowed.has(origin);
 }
 
 /**
@@ -103,9 +108,12 @@ function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolea
  * JSON (`enableJsonResponse`). Authentication is the caller's: pass `policy` and `principal`.
  */
 export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerOptions = {}): McpHttpHandler {
-  const { sessionIdleMs = DEFAULT_SESSION_IDLE_MS, allowedOrigins = [], ...sessionOptions } = options;
+  const { sessionIdleMs = DEFAULT_SESSION_IDLE_MS, allowedOrigins = [], maxBodyBytes = MAX_BODY_BYTES, ...sessionOptions } = options;
   if (typeof sessionIdleMs !== 'number' || !Number.isSafeInteger(sessionIdleMs) || sessionIdleMs <= 0) {
     throw new TypeError(`createMcpHttpHandler(): sessionIdleMs must be a whole number > 0, got ${JSON.stringify(sessionIdleMs)}`);
+  }
+  if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
+    throw new TypeError(`createMcpHttpHandler(): maxBodyBytes must be a number > 0, got ${JSON.stringify(maxBodyBytes)}`);
   }
   if (!Array.isArray(allowedOrigins) || allowedOrigins.some((origin) => typeof origin !== 'string')) {
     throw new TypeError('createMcpHttpHandler(): allowedOrigins must be an array of strings');
@@ -252,11 +260,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
 
     async handle(request: Request, context: McpRequestContext = {}): Promise<Response> {
       if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
-      if (!isOriginAllowed(request, origins)) return rpcError(403, -32000, `Forbidden: Origin ${JSON.stringify(request.headers.get('origin'))} is not allowed`);
+      if (context.originChecked !== true && !isOriginAllowed(request, origins)) return rpcError(403, -32000, `Forbidden: Origin ${JSON.stringify(request.headers.get('origin'))} is not allowed`);
       const id = request.headers.get('mcp-session-id');
       let body: unknown;
       if (request.method === 'POST') {
-        const read = await readBody(request);
+        const read = await readBody(request, maxBodyBytes);
         if (read instanceof Response) return read;
         body = read.body;
       }

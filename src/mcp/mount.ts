@@ -7,8 +7,12 @@ import type { Mount, MountContext } from '../server/index.js';
 import { createMcpHttpHandler } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 
-/** Options of `mcpMount`: every namespace's handler gets them. */
-export interface McpMountOptions extends McpHttpHandlerOptions {
+/**
+ * Options of `mcpMount`: every namespace's handler gets them, but for `allowedOrigins` and
+ * `maxBodyBytes`: the server's edges decide those for every route (its own origin and `cors`;
+ * its `maxBodyBytes`).
+ */
+export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOrigins' | 'maxBodyBytes'> {
   /** Hears a namespace's failure to follow its registry (default: a process warning). */
   readonly onError?: (error: unknown, namespace: string) => void;
 }
@@ -28,7 +32,10 @@ interface Endpoint {
  * it. Sessions end with the server.
  */
 export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
-  const { onError, ...handlerOptions } = options;
+  const { onError, ...rest } = options;
+  // Whatever a caller passes (a plain object may carry more than the type): the server decides.
+  const { allowedOrigins: _origins, maxBodyBytes: _limit, ...given } = rest as McpHttpHandlerOptions;
+  const handlerOptions: McpHttpHandlerOptions = { ...given, maxBodyBytes: Number.POSITIVE_INFINITY };
   const endpoints = new Map<string, Promise<Endpoint>>();
   let closed = false;
 
@@ -57,7 +64,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
-      return endpoint.handler.handle(request, token === null ? {} : { principal: token.name, ...(token.policy === null ? {} : { policy: token.policy }) });
+      return endpoint.handler.handle(request, token === null ? { originChecked: true } : { originChecked: true, principal: token.name, ...(token.policy === null ? {} : { policy: token.policy }) });
     },
     async close(): Promise<void> {
       closed = true;

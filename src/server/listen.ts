@@ -34,6 +34,9 @@ export interface ListeningServer {
   close(): Promise<void>;
 }
 
+/** How often node:http looks for connections past their head or request timeout. */
+const CHECK_INTERVAL_MS = 1_000;
+
 /** A path segment that is `.` or `..`, plain or percent-encoded (`%2e`), which URL parsing would resolve away. */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=\/|\?|#|$)/i;
 
@@ -56,7 +59,14 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
   const handle = getRequestListener((request) => server.fetch(request));
   const http = createServer(
-    { headersTimeout: options.headersTimeoutMs ?? 10_000, requestTimeout: options.requestTimeoutMs ?? 30_000, keepAliveTimeout: 5_000 },
+    {
+      headersTimeout: options.headersTimeoutMs ?? 10_000,
+      requestTimeout: options.requestTimeoutMs ?? 30_000,
+      keepAliveTimeout: 5_000,
+      // Node checks both timeouts only this often (default 30 s): a slow client kept its
+      // socket up to 40 s and 60 s. Checked each second, the timeouts are what they say.
+      connectionsCheckingInterval: CHECK_INTERVAL_MS,
+    },
     (req: IncomingMessage, res: ServerResponse) => {
       const raw = req.url ?? '/';
       if (DOT_SEGMENT.test(raw.split('?')[0] ?? '')) {

@@ -14,13 +14,15 @@ const PATH_PARAMS: Readonly<Record<string, z.ZodType>> = {
   format: z.enum(EXPORT_FORMATS).meta({ description: 'The provider format.' }),
 };
 
-/** The codes every route of a kind may answer besides its own. */
+/** The codes every route of a kind may answer besides its own (the edges of server.ts included). */
 function commonErrors(route: RouteDefinition, prefixed: boolean): string[] {
-  const codes = ['INTERNAL', 'SHUTTING_DOWN'];
+  // Any route: a Host the server does not serve, an unknown query parameter, a stop, a failure.
+  const codes = ['INTERNAL', 'SHUTTING_DOWN', 'HOST_NOT_ALLOWED', 'BAD_REQUEST'];
   if (route.scope !== null) codes.push('UNAUTHORIZED');
-  if (route.scope !== null && route.scope !== 'token') codes.push('FORBIDDEN');
-  if (route.query !== undefined || route.path.includes('{')) codes.push('BAD_REQUEST');
-  if (route.body !== undefined) codes.push('BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
+  if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') codes.push('FORBIDDEN');
+  // A method that changes something: a foreign Origin, a body that is not JSON or too large.
+  if (route.method !== 'get') codes.push('ORIGIN_NOT_ALLOWED', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE');
+  if (route.body !== undefined) codes.push(route.body.kind === 'snapshot' ? 'SNAPSHOT_INVALID' : 'VALIDATION_FAILED');
   if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND');
   if (route.namespaced && route.method !== 'get') codes.push('READ_ONLY', 'REGISTRY_CLOSED');
   return codes;
@@ -66,7 +68,7 @@ function operation(route: RouteDefinition, prefixed: boolean, tokens: boolean): 
     operationId: prefixed ? `${route.operationId}InNamespace` : route.operationId,
     summary: prefixed ? `${route.summary} (in a namespace)` : route.summary,
     tags: [route.tag],
-    ...(route.scope === null || !tokens ? { security: [] } : { security: [{ bearer: [] }] }),
+    ...(route.scope === null || !tokens ? { security: [] } : route.scope === 'optional' ? { security: [{}, { bearer: [] }] } : { security: [{ bearer: [] }] }),
     requestParams: {
       ...(pathNames.length === 0 ? {} : { path: z.object(pathShape) }),
       ...(route.query === undefined ? {} : { query: route.query }),

@@ -8,6 +8,8 @@ export type ServerErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
   | 'FORBIDDEN'
+  | 'HOST_NOT_ALLOWED'
+  | 'ORIGIN_NOT_ALLOWED'
   | 'NOT_FOUND'
   | 'NAMESPACE_NOT_FOUND'
   | 'NAMESPACES_UNAVAILABLE'
@@ -41,6 +43,8 @@ export const PROBLEM_STATUS: Readonly<Record<string, { readonly status: number; 
   BAD_REQUEST: { status: 400, title: 'The request is malformed' },
   UNAUTHORIZED: { status: 401, title: 'A valid bearer token is required' },
   FORBIDDEN: { status: 403, title: 'The token lacks the scope' },
+  HOST_NOT_ALLOWED: { status: 403, title: 'The server does not answer for this Host' },
+  ORIGIN_NOT_ALLOWED: { status: 403, title: 'A page of another origin may not do this' },
   NOT_FOUND: { status: 404, title: 'No such route' },
   NAMESPACE_NOT_FOUND: { status: 404, title: 'No such namespace' },
   NAMESPACES_UNAVAILABLE: { status: 409, title: 'This server serves one namespace only' },

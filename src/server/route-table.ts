@@ -42,8 +42,8 @@ export interface RouteDefinition {
   readonly operationId: string;
   readonly summary: string;
   readonly tag: string;
-  /** The scope a token needs; `token`: any valid token; `null`: no token needed. */
-  readonly scope: TokenScope | 'token' | null;
+  /** The scope a token needs; `token`: any valid token; `optional`: a token is read when given (an invalid one is 401); `null`: no token read. */
+  readonly scope: TokenScope | 'token' | 'optional' | null;
   /** Also served under `/v1/namespaces/{ns}` (with the namespace's registry). */
   readonly namespaced: boolean;
   readonly query?: z.ZodObject;
@@ -51,7 +51,8 @@ export interface RouteDefinition {
   readonly pathParams?: Readonly<Record<string, z.ZodType>>;
   /** Query parameters that may be repeated (`?tag=a&tag=b`). */
   readonly repeatable?: readonly string[];
-  readonly body?: { readonly schema: z.ZodType; readonly description: string };
+  /** `kind`: what JSON text the body must be is refused as (VALIDATION_FAILED by default, SNAPSHOT_INVALID). */
+  readonly body?: { readonly schema: z.ZodType; readonly description: string; readonly kind?: 'spec' | 'snapshot' };
   /** Request headers the route reads (documented as parameters). */
   readonly headers?: Readonly<Record<string, string>>;
   readonly responses: Readonly<Record<number, ResponseDoc>>;

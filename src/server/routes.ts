@@ -39,7 +39,7 @@ import {
   queryBoolean,
   queryCount,
 } from './schemas.js';
-import { changeStream, wantsEventStream } from './sse.js';
+import { beyondTheLog, changeStream, wantsEventStream } from './sse.js';
 
 /** The formats of `GET /v1/exports/{format}`: every exporter of the library. */
 export const EXPORT_FORMATS = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'] as const;
@@ -355,7 +355,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       if (wantsEventStream(request)) return changeStream(context);
       const since = query.since === undefined ? 0 : Number(query.since);
       const limit = query.limit === undefined ? 1000 : Number(query.limit);
-      return json(await registry.changes({ since, limit }));
+      return json(beyondTheLog(since, await registry.changes({ since, limit })));
     },
   },
   {
@@ -382,7 +382,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       mode: z.enum(['merge', 'replace']).optional().meta({ description: 'merge (default) leaves other tools alone; replace restores.' }),
       dry_run: queryBoolean('Plan only: the report with its plan, nothing written.'),
     }),
-    body: { schema: SnapshotSchema, description: 'A ToolRegistrySnapshot.' },
+    body: { schema: SnapshotSchema, description: 'A ToolRegistrySnapshot.', kind: 'snapshot' },
     responses: { 200: { description: 'The import report.', schema: ImportReportSchema } },
     errors: ['SNAPSHOT_INVALID', 'DUPLICATE_TOOL', 'VERSION_CONFLICT', 'STORAGE_BUSY'],
     handle: async ({ registry, query, body }) =>
@@ -401,7 +401,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       skip_incompatible: queryBoolean('Leave out the tools the provider would reject instead of answering 422.'),
     }),
     responses: { 200: { description: "The provider's tool list.", schema: AnyJsonSchema } },
-    errors: ['PROVIDER_INCOMPATIBLE'],
+    errors: ['PROVIDER_INCOMPATIBLE', 'NOT_FOUND'],
     handle: async ({ registry, params, query }) => {
       const format = params.format as ExportFormat;
       if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {

@@ -164,7 +164,10 @@ export const WhoamiSchema = z
 export const NamespaceListSchema = z.object({ namespaces: z.array(z.string()) }).strict().meta({ id: 'NamespaceList' });
 export const NamespaceCreatedSchema = z.object({ namespace: z.string(), created: z.boolean() }).strict().meta({ id: 'NamespaceCreated' });
 export const HealthSchema = z.object({ status: z.literal('ok') }).strict().meta({ id: 'Health' });
-export const ReadySchema = z.object({ status: z.literal('ready'), revision: z.number().int() }).strict().meta({ id: 'Ready' });
+export const ReadySchema = z
+  .object({ status: z.literal('ready'), revision: z.number().int().optional().meta({ description: 'Only when the request may read the default namespace.' }) })
+  .strict()
+  .meta({ id: 'Ready' });
 
 export const ProblemSchema = z
   .object({

@@ -5,11 +5,15 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { TOOL_NAME_PATTERN } from '../index.js';
+import { bodyLimit } from 'hono/body-limit';
+import { TOOL_NAME_PATTERN, parseJsonBytes } from '../index.js';
 import type { ToolRegistry } from '../index.js';
+import { hostCheck, parseHostEntry } from './host-check.js';
+import { isJsonType, jsonOnly, mediaType, unsupportedMediaType } from './json-only.js';
 import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
 import type { NamespaceSource } from './namespaces.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { REGISTRY_ROUTES } from './routes.js';
@@ -68,8 +72,19 @@ export interface ToolRegistryServerOptions {
   readonly maxBodyBytes?: number;
   /** Deepest JSON nesting of a body (400 deeper). Default 64. */
   readonly maxJsonDepth?: number;
-  /** Answer browsers from this origin (`*` for any); absent: no CORS headers. */
+  /**
+   * Answer browsers from this origin (`*` for any); absent: no CORS headers. A request with
+   * another `Origin` than this one or the server's own may not change anything (403
+   * ORIGIN_NOT_ALLOWED) nor use a mount; `*` lets every origin write only on a server with
+   * tokens, and never opens the mounts.
+   */
   readonly cors?: string;
+  /**
+   * Host names the server answers besides `localhost`, `127.0.0.1` and `[::1]` (`name` for
+   * any port, `name:port`); any other `Host` is 403 HOST_NOT_ALLOWED (DNS rebinding). The
+   * check is on for a server without tokens, and for one with tokens when this is given.
+   */
+  readonly allowedHosts?: readonly string[];
   /** Heartbeat of event streams. Default 15 s. */
   readonly heartbeatMs?: number;
   /** Extra handlers by path segment, such as `{ mcp: mcpMount }` (`/mcp`, `/v1/namespaces/{ns}/mcp`). */
@@ -104,6 +119,8 @@ export interface ToolRegistryServer {
 
 const DEFAULT_MAX_BODY = 1024 * 1024;
 const DEFAULT_MAX_DEPTH = 64;
+/** What a mount's preflight allows. */
+const MOUNT_METHODS = 'DELETE, GET, OPTIONS, POST';
 
 /** Per-request facts the log line needs, filled in as the request goes. */
 interface RequestFacts {
@@ -148,29 +165,6 @@ export function jsonDepth(text: string, stopAt: number): number {
   return deepest;
 }
 
-/** Reads a body up to `limit` bytes. @throws PAYLOAD_TOO_LARGE past it */
-async function readBody(request: Request, limit: number): Promise<string> {
-  const declared = request.headers.get('content-length');
-  if (declared !== null && Number(declared) > limit) {
-    throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is ${declared} bytes; the limit is ${limit}`, { context: { limit, length: Number(declared) } });
-  }
-  if (request.body === null) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${limit} bytes`, { context: { limit } });
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 /** The bearer secret of a request, or undefined. */
 function bearer(request: Request): string | undefined {
   const header = request.headers.get('authorization');
@@ -191,6 +185,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       : fixedNamespaces(options.registries as Record<string, ToolRegistry>);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_DEPTH;
+  const allowedHosts = options.allowedHosts ?? [];
+  if (!Array.isArray(allowedHosts) || allowedHosts.some((host) => typeof host !== 'string')) throw new TypeError('createToolRegistryServer: allowedHosts must be an array of host names');
+  for (const host of allowedHosts) parseHostEntry(host);
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const tokens = options.tokens;
   const mounts = options.mounts ?? {};
@@ -251,7 +248,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const repeatable = new Set(route.repeatable ?? []);
     const raw: Record<string, string | string[] | undefined> = {};
     for (const key of new Set(url.searchParams.keys())) {
-      if (!(key in shape)) {
+      // Own keys only: `constructor`, `__proto__` and `toString` are in every object.
+      if (!Object.hasOwn(shape, key)) {
         const known = Object.keys(shape);
         throw new HttpProblem('BAD_REQUEST', `unknown query parameter ${JSON.stringify(key)}${known.length === 0 ? ' (this route takes none)' : `; this route takes ${known.join(', ')}`}`, {
           context: { parameter: key },
@@ -274,36 +272,52 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return raw;
   };
 
-  const parseBody = async (request: Request): Promise<unknown> => {
-    const type = (request.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-    if (type !== 'application/json' && !/^application\/[a-z0-9.+-]*\+json$/.test(type)) {
-      throw new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must be application/json, got ${type === '' ? 'no Content-Type' : JSON.stringify(type)}`, { context: { content_type: type } });
-    }
-    const text = await readBody(request, maxBody);
-    const depth = jsonDepth(text, maxDepth);
+  /** The body as the command reads its input (bodyLimit has bounded it): JSON, UTF-8, numbers exact. */
+  const parseBody = async (request: Request, kind: 'spec' | 'snapshot'): Promise<unknown> => {
+    const type = mediaType(request.headers.get('content-type'));
+    if (!isJsonType(type)) throw unsupportedMediaType(type);
+    const bytes = Buffer.from(await request.arrayBuffer());
+    // Structural characters are ASCII, so the depth is counted on the bytes before decoding.
+    const depth = jsonDepth(bytes.toString('latin1'), maxDepth);
     if (depth > maxDepth) throw new HttpProblem('BAD_REQUEST', `the JSON body nests deeper than ${maxDepth} levels`, { context: { max_depth: maxDepth } });
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new HttpProblem('BAD_REQUEST', `the body is not valid JSON: ${(error as Error).message}`);
-    }
+    return parseJsonBytes(bytes, { name: 'the body', kind });
   };
 
   const app = new Hono<Env>();
+  const mountNames = Object.keys(mounts);
+  /** `/{mount}…` or `/v1/namespaces/{ns}/{mount}…`. */
+  const isMount = (path: string): boolean => {
+    const segments = path.split('/');
+    return mountNames.includes((segments[1] === 'v1' && segments[2] === 'namespaces' ? segments[4] : segments[1]) ?? '');
+  };
+  // The edges, before any route, mount or console page: each one small middleware.
+  if (tokens === undefined || allowedHosts.length > 0) app.use('*', hostCheck(allowedHosts));
+  app.use('*', originCheck({ cors: options.cors, tokens: tokens !== undefined, isMount }));
+  app.use('*', jsonOnly());
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBody,
+      onError: () => {
+        // The rest of the body is left unread: the connection cannot carry another request.
+        throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${maxBody} bytes (serve --max-body)`, { context: { limit: maxBody }, headers: { connection: 'close' } });
+      },
+    }),
+  );
 
   const onRoute = (route: RouteDefinition, prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
     const facts = c.env.facts;
     facts.route = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
-    const token = route.scope === null ? null : authenticate(c.req.raw, facts);
+    const token = route.scope === null || (route.scope === 'optional' && bearer(c.req.raw) === undefined) ? null : authenticate(c.req.raw, facts);
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
     facts.namespace = route.namespaced ? namespace : null;
     const registry = route.namespaced ? await resolveNamespace(namespace, token) : (undefined as unknown as ToolRegistry);
-    if (route.scope !== null && route.scope !== 'token') requireScope(token, route.scope);
+    if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
     const url = new URL(c.req.url);
     const query = parseQuery(route, url);
-    const body = route.body === undefined ? undefined : await parseBody(c.req.raw);
+    const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
     let signal: AbortSignal | undefined;
     const request = c.req.raw;
     const context: RouteContext = {
@@ -360,6 +374,15 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       requireScope(token, mount.scope ?? 'read');
       return mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal });
     };
+    // A browser's preflight needs no token: under `cors` it is answered as the API's are.
+    if (options.cors !== undefined) {
+      for (const path of [`/${name}`, `/${name}/*`, `/v1/namespaces/:ns/${name}`, `/v1/namespaces/:ns/${name}/*`]) {
+        app.options(path, (c) => {
+          c.env.facts.route = path.startsWith('/v1/') ? `/v1/namespaces/{ns}/${name}` : `/${name}`;
+          return new Response(null, { status: 204, headers: { allow: MOUNT_METHODS, 'access-control-allow-methods': MOUNT_METHODS } });
+        });
+      }
+    }
     for (const path of [`/${name}`, `/${name}/*`]) app.all(path, handler(false));
     for (const path of [`/v1/namespaces/:ns/${name}`, `/v1/namespaces/:ns/${name}/*`]) app.all(path, handler(true));
   }

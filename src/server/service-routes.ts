@@ -38,15 +38,18 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       method: 'get',
       path: '/readyz',
       operationId: 'ready',
-      summary: "The default namespace's store answers",
+      summary: "The default namespace's store answers (no token needed; its revision only for a token that may read it)",
       tag: 'service',
-      scope: 'read',
+      scope: 'optional',
       namespaced: false,
-      responses: { 200: { description: 'Ready, at this revision.', schema: ReadySchema } },
+      responses: { 200: { description: 'Ready; with the revision when the request may read the default namespace (no tokens, or a read token that reaches it).', schema: ReadySchema } },
       errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED'],
-      handle: async () => {
+      handle: async ({ token }) => {
         const registry = await deps.resolveNamespace(DEFAULT_NAMESPACE, null);
-        return json({ status: 'ready', revision: (await registry.changes({ limit: 0 })).revision });
+        const { revision } = await registry.changes({ limit: 0 });
+        // A probe without a token, or a token that may not read `default`, learns only that the store answers.
+        const mayRead = !deps.tokensRequired || (token !== null && token.scopes.includes('read') && (token.namespaces === null || token.namespaces.includes(DEFAULT_NAMESPACE)));
+        return json(mayRead ? { status: 'ready', revision } : { status: 'ready' });
       },
     },
     {
@@ -106,7 +109,7 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
         200: { description: 'It existed.', schema: NamespaceCreatedSchema },
         201: { description: 'Created.', schema: NamespaceCreatedSchema },
       },
-      errors: ['NAMESPACES_UNAVAILABLE'],
+      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND'],
       handle: async ({ params, token }) => {
         const namespace = params.ns as string;
         if (!NAMESPACE_PATTERN.test(namespace)) throw new HttpProblem('BAD_REQUEST', namespaceRuleMessage(namespace), { context: { namespace } });

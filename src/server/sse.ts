@@ -1,5 +1,7 @@
 // The change feed as Server-Sent Events: `id:` is the revision, so a client reconnecting with
 // Last-Event-ID (which wins over ?since=) resumes where it stopped, across a server restart too.
+import { ChangesExpiredError } from '../index.js';
+import type { ChangesPage } from '../index.js';
 import { HttpProblem } from './problems.js';
 import type { RouteContext } from './route-table.js';
 
@@ -17,13 +19,23 @@ function lastEventId(request: Request): number | undefined {
   return Number(raw.trim());
 }
 
+/**
+ * A cursor beyond the log's end (the log was restored from a backup, or the cursor came from
+ * another registry) can never be served: 410 CHANGES_EXPIRED as an expired one, so the client
+ * resyncs (an EventSource stops reconnecting on a non-200) instead of waiting forever.
+ */
+export function beyondTheLog(since: number, page: ChangesPage): ChangesPage {
+  if (since > page.revision) throw new ChangesExpiredError(since, page.revision, page.revision, true);
+  return page;
+}
+
 /** The SSE response for `GET /v1/changes` with `Accept: text/event-stream`. */
 export async function changeStream(context: RouteContext): Promise<Response> {
   const { registry, query, request, signal } = context;
   const resumeFrom = lastEventId(request);
   const since = resumeFrom ?? (query.since === undefined ? (await registry.changes({ limit: 0 })).revision : Number(query.since));
-  // A cursor the log no longer reaches is a 410 now, before the stream starts (the client resyncs).
-  await registry.changes({ since, limit: 1 });
+  // A cursor the log no longer reaches, or one past its end, is a 410 now, before the stream starts (the client resyncs).
+  beyondTheLog(since, await registry.changes({ since, limit: 1 }));
   const heartbeatMs = context.heartbeatMs;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,7 +63,7 @@ beforeAll(async () => {
   for (const [name, scopes, policy] of made) {
     secrets[name] = (await createToken(tokensFile, { name, scopes: [...scopes], ...(policy === undefined ? {} : { policy }) })).secret;
   }
-  server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--tokens', tokensFile, '--port', '0', '--no-console', '--tools', TOOLS_MODULE, '--call-timeout-ms', '300', '--page-size', '4', '--cors', 'https://allowed.example'], {
+  server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--tokens', tokensFile, '--port', '0', '--no-console', '--tools', TOOLS_MODULE, '--call-timeout-ms', '300', '--page-size', '4', '--cors', 'https://allowed.example', '--allowed-hosts', 'registry.test'], {
     cwd: folder,
     env: childEnv(),
     // Its request log goes to stderr: kept out of the test output.
@@ -115,9 +116,24 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     await end(reader, crawler);
   });
 
-  it('refuses a foreign Origin (403), serves the --cors one; DELETE ends a session', async () => {
+  it('refuses a foreign Origin and, with --allowed-hosts, a foreign Host (403); serves the --cors one, its preflight without a token; DELETE ends a session', async () => {
     const admin = { authorization: `Bearer ${secrets.admin}` };
     expect((await post({ ...admin, origin: 'https://evil.example' })).status).toBe(403);
+    const port = new URL(base).port;
+    for (const [host, status] of [[`evil.example:${port}`, 403], [`registry.test:${port}`, 200], [`localhost:${port}`, 200]] as const) {
+      const answer = await new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify(initialize);
+        const req = httpRequest(`${base}/mcp`, { method: 'POST', headers: { ...admin, host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect([host, answer]).toEqual([host, status]);
+    }
+    const preflight = await fetch(`${base}/mcp`, { method: 'OPTIONS', headers: { origin: 'https://allowed.example', 'access-control-request-method': 'POST' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, 'https://allowed.example']);
     const allowed = await post({ ...admin, origin: 'https://allowed.example' });
     expect(allowed.status).toBe(200);
     const id = allowed.headers.get('mcp-session-id') as string;

@@ -57,11 +57,12 @@ export async function start(options: ToolRegistryServerOptions): Promise<Running
   };
 }
 
-/** A raw request (no URL normalisation by the client: `/v1/tools/..` goes out as written). */
-export function rawRequest(url: string, method: string, path: string): Promise<{ status: number; body: unknown; contentType: string }> {
+/** A raw request (no URL normalisation by the client: `/v1/tools/..` goes out as written; any Host). */
+export function rawRequest(url: string, method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown; contentType: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: hostname, port, method, path }, (res) => {
+    // `headers` may set Host, which fetch() does not let a caller choose.
+    const req = httpRequest({ host: hostname, port, method, path, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -115,7 +116,8 @@ export function documentChecker(document: Record<string, unknown>) {
           wrong.push(`${r.method.toUpperCase()} ${r.path} ${r.status}: content type ${r.contentType} is not documented`);
           continue;
         }
-        const key = `${template} ${r.method} ${r.status} ${r.contentType}`;
+        // Keyed by the schema itself: every problem response shares one ($ref Problem), compiled once.
+        const key = JSON.stringify(schema);
         let validate = compiled.get(key);
         if (validate === undefined) {
           validate = ajv.compile({ ...schema, components });

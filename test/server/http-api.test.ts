@@ -333,14 +333,16 @@ describe('tokens', () => {
   });
   afterAll(() => secured.close());
 
-  it('no token: 401 with WWW-Authenticate on every route but /healthz', async () => {
+  it('no token: 401 with WWW-Authenticate on every route but /healthz and /readyz', async () => {
     const none = await secured.call('GET', '/v1/tools');
     expectProblem(none, 'UNAUTHORIZED', 401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer realm="tool-registry"');
     const wrong = await secured.call('GET', '/v1/tools', { token: 'trg_not-a-token' });
     expectProblem(wrong, 'UNAUTHORIZED', 401);
     expect(wrong.headers.get('www-authenticate')).toContain('invalid_token');
-    for (const path of ['/readyz', '/openapi.json', '/v1/whoami', '/v1/namespaces', '/v1/agent/tools', '/v1/nowhere']) {
+    // /readyz answers a probe without a token, but says nothing a token may not read.
+    expect((await secured.call('GET', '/readyz')).body).toEqual({ status: 'ready' });
+    for (const path of ['/openapi.json', '/v1/whoami', '/v1/namespaces', '/v1/agent/tools', '/v1/nowhere']) {
       expect((await secured.call('GET', path)).status, path).toBe(401);
     }
     expect((await secured.call('GET', '/healthz')).status).toBe(200);
@@ -405,7 +407,7 @@ describe('mounts (the MCP endpoint) and the console', () => {
       const admin = (await createToken(file, { name: 'admin', scopes: ['admin', 'write'] })).secret;
       expect((await mounted.call('PUT', '/v1/namespaces/team_a', { token: admin })).status).toBe(201);
       await mounted.call('PUT', '/v1/namespaces/team_a/tools/lookup', { body: spec('lookup'), token: admin });
-      expect((await mounted.call('POST', '/v1/namespaces/team_a/mcp', { raw: '{}', token: agent })).status).toBe(200);
+      expect((await mounted.call('POST', '/v1/namespaces/team_a/mcp', { body: {}, token: agent })).status).toBe(200);
       expect(seen.at(-1)).toEqual({
         namespace: 'team_a',
         token: { name: 'agent', scopes: ['read'], namespaces: ['team_a'], policy: { persona: 'support', allowed_tools: ['lookup'] } },
@@ -413,8 +415,8 @@ describe('mounts (the MCP endpoint) and the console', () => {
         method: 'POST',
         tools: 1,
       });
-      expectProblem(await mounted.call('POST', '/mcp', { raw: '{}' }), 'UNAUTHORIZED', 401);
-      expectProblem(await mounted.call('POST', '/mcp', { raw: '{}', token: agent }), 'NAMESPACE_NOT_FOUND', 404);
+      expectProblem(await mounted.call('POST', '/mcp', { body: {} }), 'UNAUTHORIZED', 401);
+      expectProblem(await mounted.call('POST', '/mcp', { body: {}, token: agent }), 'NAMESPACE_NOT_FOUND', 404);
       expectProblem(await mounted.call('GET', '/mcp', { token: writer }), 'FORBIDDEN', 403);
       expect(seen).toHaveLength(1);
       // The console's static files: no token, nothing outside the folder, /v1 stays the API's.
@@ -486,7 +488,11 @@ describe('every error code: its status and problem body', () => {
     expectProblem(allowed, 'METHOD_NOT_ALLOWED', 405);
     expect(allowed.headers.get('allow')).toBe('GET, HEAD, POST');
     expectProblem(await api.call('GET', '/v1/nothing-here'), 'NOT_FOUND', 404);
-    expectProblem(await api.call('PUT', '/v1/tools/x', { raw: '{"tool_name":', headers: { 'content-type': 'application/json' } }), 'BAD_REQUEST', 400);
+    expectProblem(await api.call('PUT', '/v1/tools/x', { raw: '{"tool_name":', headers: { 'content-type': 'application/json' } }), 'VALIDATION_FAILED', 400);
+    const rebound = await rawRequest(api.url, 'POST', '/v1/tools/x/disable', { host: 'evil.example' });
+    expect([rebound.status, (rebound.body as { code: string }).code]).toEqual([403, 'HOST_NOT_ALLOWED']);
+    codesSeen.set('HOST_NOT_ALLOWED', 403);
+    expectProblem(await api.call('POST', '/v1/tools/x/disable', { headers: { origin: 'https://evil.example' } }), 'ORIGIN_NOT_ALLOWED', 403);
     expectProblem(await api.call('PUT', '/v1/tools/x', { raw: JSON.stringify(spec('x')), headers: { 'content-type': 'text/plain' } }), 'UNSUPPORTED_MEDIA_TYPE', 415);
     expectProblem(await api.call('PUT', '/v1/tools/x', { raw: Buffer.alloc(2 * 1024 * 1024, 32), headers: { 'content-type': 'application/json' } }), 'PAYLOAD_TOO_LARGE', 413);
     const broken = new InMemoryToolRegistry();

@@ -21,7 +21,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 async function serve(args: readonly string[]): Promise<{ cli: RunningCli; url: string }> {
   const cli = startCli(['serve', '--port', '0', ...args], { cwd: folder });
   await cli.lines(1);
-  const match = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(cli.stdout());
+  const match = /^listening on (http:\/\/127\.0\.0\.\d+:\d+)$/m.exec(cli.stdout());
   if (match === null) throw new Error(`serve did not start: ${cli.stdout()} ${cli.stderr()}`);
   return { cli, url: match[1] as string };
 }
@@ -82,7 +82,7 @@ describe('the command line', () => {
     expect(server.stdout().trim().split('\n')).toHaveLength(1);
   });
 
-  it('refuses a non-loopback --host without --tokens, --db with --data-dir, and a missing or broken token file', async () => {
+  it('refuses a non-loopback --host without --tokens, --db with --data-dir, a missing or broken token file, and a host name that is none', async () => {
     const open = await cli(['serve', '--host', '0.0.0.0', '--port', '0']);
     expect(open.code).toBe(2);
     expect(open.stderr).toMatch(/^error USAGE: --host 0\.0\.0\.0 is not a loopback address/);
@@ -94,6 +94,9 @@ describe('the command line', () => {
     const broken = await cli(['serve', '--port', '0', '--tokens', join(folder, 'broken-tokens.json')]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^error IO_ERROR: token file .*tokens\[0\]\.sha256/);
+    const badHost = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--allowed-hosts', 'registry.test,http://x/y']);
+    expect(badHost.code).toBe(2);
+    expect(badHost.stderr).toMatch(/^error USAGE: --allowed-hosts: .*http:\/\/x\/y/);
   });
 });
 
@@ -153,7 +156,9 @@ describe('SSE across a restart', () => {
     await writer.register(spec('b1'));
     await writer.register(spec('b2'));
     await writer.close();
-    const second = await serve(['--db', db]);
+    // On another loopback address: without tokens, the address it listens on is one of its Host names.
+    const second = await serve(['--db', db, '--host', '127.0.0.2']);
+    expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
     const resumed = sseClient(second.url, seen.at(-1));
     await resumed.until(() => resumed.events().length === 2);
     expect((await put(second.url, 'c1')).status).toBe(201);

@@ -212,7 +212,7 @@ describe('diff, check and the version policies', () => {
       expect(one.body).toMatchObject({ ok: true, results: [{ tool_name: 'geocode', path: '', action: 'update', from_version: '1.2.0', to_version: '1.3.0' }] });
       expect((await main.changes({ limit: 0 })).revision).toBe(revision);
       expectProblem(await api.call('POST', '/v1/check', { body: geo('1.3.0'), token: secrets.writer }), 'FORBIDDEN', 403);
-      expectProblem(await api.call('POST', '/v1/check', { raw: '{', headers: { 'content-type': 'application/json' }, token: rw() }), 'BAD_REQUEST', 400);
+      expectProblem(await api.call('POST', '/v1/check', { raw: '{', headers: { 'content-type': 'application/json' }, token: rw() }), 'VALIDATION_FAILED', 400);
     } finally {
       await main.setPolicy({ compatibility: 'none' });
     }

@@ -1,0 +1,47 @@
+// DNS rebinding: a page on evil.example whose name the attacker points at 127.0.0.1 reaches a
+// loopback server with `Host: evil.example:PORT`. A server without tokens answers only the
+// names it serves (as the MCP SDK's hostHeaderValidation): every route, the mounts and the
+// console, before anything else runs.
+import type { MiddlewareHandler } from 'hono';
+import { HttpProblem } from './problems.js';
+
+/** The names a loopback server serves, always allowed when the check is on. */
+export const LOOPBACK_HOSTS: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
+
+/** An entry of `allowedHosts`: a name (any port) or `name:port`, compared as a URL's host (lowercase, `[v6]`). */
+export function parseHostEntry(entry: string): { readonly hostname: string; readonly port: string | null } {
+  let url: URL;
+  try {
+    url = new URL(`http://${entry}`);
+  } catch {
+    throw new TypeError(`allowedHosts: ${JSON.stringify(entry)} is not a host name (a name, an IP or [IPv6], optionally :port)`);
+  }
+  if (url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '' || entry.trim() === '') {
+    throw new TypeError(`allowedHosts: ${JSON.stringify(entry)} is not a host name (a name, an IP or [IPv6], optionally :port)`);
+  }
+  // URL drops the default port (80): `name:80` is kept as a port to compare.
+  const port = /:(\d+)$/.exec(entry)?.[1] ?? null;
+  return { hostname: url.hostname, port: port === null ? null : String(Number(port)) };
+}
+
+/** Whether a request URL's host (`name[:port]`, the port its scheme's default when absent) is one of `allowed`. */
+export function hostAllowed(url: URL, allowed: readonly { hostname: string; port: string | null }[]): boolean {
+  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
+  return allowed.some((entry) => entry.hostname === url.hostname && (entry.port === null || entry.port === port));
+}
+
+/** 403 HOST_NOT_ALLOWED for a request whose Host is not in `allowed` (the loopback names plus the given ones). */
+export function hostCheck(allowed: readonly string[]): MiddlewareHandler {
+  const entries = [...LOOPBACK_HOSTS, ...allowed].map(parseHostEntry);
+  return async (c, next) => {
+    // The URL's host is the Host header (node:http) or the URL a caller built (in process).
+    const url = new URL(c.req.url);
+    const host = url.host;
+    if (!hostAllowed(url, entries)) {
+      throw new HttpProblem('HOST_NOT_ALLOWED', `this server does not answer for the host ${JSON.stringify(host)} (DNS rebinding); serve --allowed-hosts or the allowedHosts option adds names`, {
+        context: { host },
+      });
+    }
+    await next();
+  };
+}

@@ -1,0 +1,58 @@
+// CSRF and DNS rebinding from a browser: a page of another origin may send a request (a form
+// POST needs no preflight), it only cannot read the answer. A request carrying an `Origin`
+// other than the server's own or the `cors` one may not change anything, nor reach a mount
+// (MCP sessions run tools), whatever the server's tokens (Hono's csrf middleware, widened to
+// every content type).
+import type { MiddlewareHandler } from 'hono';
+import { HttpProblem } from './problems.js';
+
+const SAFE_METHOD = /^(?:GET|HEAD|OPTIONS)$/;
+
+export interface OriginCheckOptions {
+  /** The `cors` origin; `*` counts for the routes (not the mounts) only when `tokens` is true. */
+  readonly cors: string | undefined;
+  readonly tokens: boolean;
+  /** Whether a path is a mount's (checked for every method). */
+  readonly isMount: (path: string) => boolean;
+}
+
+/**
+ * The server's own origin: the one the request was sent to (`Origin`'s host is the request's
+ * host, default ports applied). The host itself was checked first (hostCheck) on a server
+ * without tokens; on one with tokens it is not, and needs no check: a browser never sends a
+ * bearer token on its own, so a page that rebinds a name reaches nothing without one.
+ */
+function sameOrigin(origin: string, requestUrl: string): boolean {
+  let from: URL;
+  try {
+    from = new URL(origin);
+  } catch {
+    return false; // `null` (a sandboxed frame, a file) and garbage
+  }
+  if (from.protocol !== 'http:' && from.protocol !== 'https:') return false;
+  try {
+    return new URL(`${from.protocol}//${new URL(requestUrl).host}`).host === from.host;
+  } catch {
+    return false;
+  }
+}
+
+/** 403 ORIGIN_NOT_ALLOWED for a foreign `Origin` on a method that changes anything, or on a mount. */
+export function originCheck(options: OriginCheckOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const origin = c.req.header('origin');
+    if (origin !== undefined) {
+      const mount = options.isMount(c.req.path);
+      if (mount || !SAFE_METHOD.test(c.req.method)) {
+        const allowed =
+          origin === options.cors || (options.cors === '*' && options.tokens && !mount) || sameOrigin(origin, c.req.url);
+        if (!allowed) {
+          throw new HttpProblem('ORIGIN_NOT_ALLOWED', `a page of ${JSON.stringify(origin)} may not ${mount ? 'use this endpoint' : `${c.req.method} here`}: only the server's own origin${options.cors === undefined || options.cors === '*' ? '' : ` and ${options.cors}`} may (serve --cors ORIGIN)`, {
+            context: { origin },
+          });
+        }
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,350 @@
+// The server's edges against hostile pages and bad input (issue 40), over real sockets: the
+// Host check (DNS rebinding), the Origin check (CSRF), 415 for bodies that are not JSON, the
+// /mcp preflight and body limit, numbers and bytes refused rather than altered, a change
+// cursor beyond the log, unknown query parameters, the timeouts, /readyz, and a sweep of every
+// documented operation through the error cases, each answer held to /openapi.json.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ToolSet, defineTool } from '../../src/index.js';
+import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
+import { mcpMount } from '../../src/mcp/index.js';
+import { documentChecker, recorded, spec, start } from './helpers.js';
+import type { Running } from './helpers.js';
+
+const folder = mkdtempSync(join(tmpdir(), 'tool-registry-edges-'));
+const CORS = 'https://console.example';
+const LIMIT = 64 * 1024;
+/** The tokenless server (loopback, one extra host name, --cors, a small --max-body, /mcp). */
+let open: Running;
+/** The server with tokens. */
+let secured: Running;
+const secrets: Record<string, string> = {};
+let calls = 0;
+
+const tools = new ToolSet([
+  defineTool({ name: 'admin_reset', version: '1', input_schema: { type: 'object' }, handler: () => ({ reset: (calls += 1) }) }),
+  defineTool({ name: 'count', version: '1', input_schema: { type: 'object', properties: { n: { type: 'integer' } } }, handler: ({ n }: { n?: number }) => ({ n }) }),
+]);
+
+beforeAll(async () => {
+  open = await start({ registries: memoryNamespaces(), allowedHosts: ['registry.internal'], cors: CORS, maxBodyBytes: LIMIT, mounts: { mcp: mcpMount(tools) }, console: { root: folder } });
+  await open.server.fetch(new Request('http://localhost/v1/tools', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([...tools.tools()].map((tool) => tool.spec)) }));
+  await open.call('PUT', '/v1/tools/payments', { body: spec('payments') });
+  const file = join(folder, 'tokens.json');
+  for (const [name, scopes, namespaces] of [
+    ['admin', ['read', 'write', 'admin'], []],
+    ['reader', ['read'], []],
+    ['team_admin', ['read', 'write', 'admin'], ['team_a']],
+  ] as const) {
+    secrets[name] = (await createToken(file, { name, scopes: [...scopes], namespaces: [...namespaces] })).secret;
+  }
+  secured = await start({ registries: memoryNamespaces(), tokens: tokenFileVerifier(file), maxBodyBytes: LIMIT });
+  await secured.call('PUT', '/v1/namespaces/team_a', { token: secrets.admin });
+  await secured.call('PUT', '/v1/tools/payments', { body: spec('payments'), token: secrets.admin });
+});
+
+afterAll(async () => {
+  await Promise.all([open?.close(), secured?.close()]);
+  rmSync(folder, { recursive: true, force: true });
+});
+
+interface RawReply {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  readonly body: unknown;
+}
+
+/** A request with any Host (fetch() will not send another) and any bytes; recorded for the document check. */
+function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawReply> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: hostname, port, method, path, headers: { ...(body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        const contentType = (res.headers['content-type'] ?? '').split(';')[0] as string;
+        recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: res.statusCode ?? 0, contentType, body: parsed });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const codeOf = (reply: { body: unknown }): unknown => (reply.body as { code?: unknown } | undefined)?.code;
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'edges', version: '1' } } };
+const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+describe('who may talk to the server', () => {
+  it('without tokens, a Host it does not serve is 403 on every route, /mcp and the console included; its own names and --allowed-hosts are served', async () => {
+    const port = new URL(open.url).port;
+    const evil = { host: `evil.example:${port}` };
+    const before = (await open.call('GET', '/v1/changes?limit=0')).body as { revision: number };
+    for (const [method, path, body] of [
+      ['PUT', '/v1/tools/pwn', JSON.stringify(spec('pwn'))],
+      ['GET', '/v1/snapshot', undefined],
+      ['GET', '/healthz', undefined],
+      ['GET', '/', undefined],
+      ['GET', '/index.html', undefined],
+      ['POST', '/mcp', JSON.stringify(initialize)],
+      ['POST', '/v1/namespaces/default/mcp', JSON.stringify(initialize)],
+    ] as const) {
+      const reply = await raw(open.url, method, path, { ...evil, ...mcpHeaders }, body);
+      expect([method, path, reply.status, codeOf(reply)]).toEqual([method, path, 403, 'HOST_NOT_ALLOWED']);
+      expect(reply.headers['content-type']).toBe('application/problem+json');
+    }
+    expect(((await open.call('GET', '/v1/changes?limit=0')).body as { revision: number }).revision).toBe(before.revision);
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'LOCALHOST', `registry.internal:${port}`]) {
+      expect([host, (await raw(open.url, 'GET', '/v1/snapshot', { host })).status]).toEqual([host, 200]);
+    }
+    // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
+    expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
+    const guarded = createToolRegistryServer({ registries: memoryNamespaces(), tokens: tokenFileVerifier(join(folder, 'tokens.json')), allowedHosts: ['registry.example:443'] });
+    try {
+      const auth = { authorization: `Bearer ${secrets.reader}` };
+      expect((await guarded.fetch(new Request('https://registry.example/v1/tools', { headers: auth }))).status).toBe(200);
+      expect((await guarded.fetch(new Request('http://registry.example:8080/v1/tools', { headers: auth }))).status).toBe(403);
+      expect((await guarded.fetch(new Request('http://evil.example/v1/tools', { headers: auth }))).status).toBe(403);
+    } finally {
+      await guarded.close();
+    }
+    expect(() => createToolRegistryServer({ registries: memoryNamespaces(), allowedHosts: ['http://x/y'] })).toThrow(TypeError);
+  });
+
+  it('a foreign Origin changes nothing and never reaches /mcp, with or without tokens; the own origin and the --cors one do', async () => {
+    const evil = { origin: 'https://evil.example' };
+    const refused = [
+      await open.call('PUT', '/v1/tools/pwn', { body: spec('pwn'), headers: evil }),
+      await open.call('POST', '/v1/tools/payments/disable', { headers: evil }),
+      await open.call('DELETE', '/v1/tools/payments', { headers: { origin: 'null' } }),
+      await open.call('POST', '/v1/tools/payments/disable', { headers: { origin: `http://localhost:1` } }),
+      await open.call('PUT', '/v1/tools/pwn', { body: spec('pwn'), headers: evil, token: secrets.admin }),
+      await secured.call('PUT', '/v1/tools/pwn', { body: spec('pwn'), headers: evil, token: secrets.admin }),
+      await secured.call('POST', '/v1/tools/payments/disable', { headers: { origin: CORS }, token: secrets.admin }),
+      await open.call('POST', '/mcp', { body: initialize, headers: { ...evil, accept: mcpHeaders.accept } }),
+      await open.call('GET', '/mcp', { headers: { ...evil, accept: 'text/event-stream' } }),
+      await open.call('DELETE', '/v1/namespaces/default/mcp', { headers: evil }),
+    ];
+    expect(refused.map((reply) => [reply.status, codeOf(reply)])).toEqual(refused.map(() => [403, 'ORIGIN_NOT_ALLOWED']));
+    expect((await open.call('GET', '/v1/tools/payments')).body).toMatchObject({ enabled: true });
+    expect((await open.call('GET', '/v1/tools/pwn')).status).toBe(404);
+    // Reads are the browser's to guard (no CORS header, no answer for the page).
+    expect((await open.call('GET', '/v1/tools', { headers: evil })).status).toBe(200);
+    const own = await open.call('POST', '/v1/tools/payments/disable', { headers: { origin: open.url } });
+    expect(own.status).toBe(200);
+    const cors = await open.call('POST', '/v1/tools/payments/enable', { headers: { origin: CORS } });
+    expect(cors.status).toBe(200);
+    const session = await open.call('POST', '/mcp', { body: initialize, headers: { origin: CORS, accept: mcpHeaders.accept } });
+    expect(session.status).toBe(200);
+    expect(session.headers.get('mcp-session-id')).toBeTruthy();
+  });
+
+  it('a body that is not JSON is 415 on every route that changes something, before it runs: a cross-site form dies here', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const [method, path] of [
+      ['POST', '/v1/tools/payments/disable'],
+      ['DELETE', '/v1/tools/payments'],
+      ['PUT', '/v1/namespaces/team_x'],
+      ['POST', '/mcp'],
+    ] as const) {
+      const reply = await open.call(method, path, { raw: 'enabled=false', headers: form });
+      expect([method, path, reply.status, codeOf(reply)]).toEqual([method, path, 415, 'UNSUPPORTED_MEDIA_TYPE']);
+    }
+    for (const type of ['multipart/form-data; boundary=x', 'text/plain']) {
+      expect((await open.call('POST', '/v1/tools/payments/disable', { raw: 'x', headers: { 'content-type': type } })).status).toBe(415);
+    }
+    // A body without a Content-Type is refused too; no body at all is fine.
+    expect((await raw(open.url, 'POST', '/v1/tools/payments/disable', {}, 'x')).status).toBe(415);
+    expect((await open.call('GET', '/v1/tools/payments')).body).toMatchObject({ enabled: true });
+    expect((await open.call('POST', '/v1/tools/payments/enable')).status).toBe(200);
+  });
+
+  it('OPTIONS /mcp and /v1/namespaces/{ns}/mcp answer a preflight as the API does under --cors (no token needed)', async () => {
+    for (const server of [open]) {
+      for (const path of ['/mcp', '/v1/namespaces/default/mcp', '/v1/tools']) {
+        const reply = await fetch(`${server.url}${path}`, { method: 'OPTIONS', headers: { origin: CORS, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-session-id' } });
+        expect([path, reply.status]).toEqual([path, 204]);
+        expect(reply.headers.get('access-control-allow-origin')).toBe(CORS);
+        expect(reply.headers.get('access-control-allow-methods')).toContain('POST');
+        expect(reply.headers.get('access-control-allow-headers')).toContain('mcp-session-id');
+      }
+    }
+  });
+
+  it('--max-body applies to /mcp (413 past it), and a body under it is read whole', async () => {
+    const big = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { ...initialize.params, padding: 'x'.repeat(LIMIT) } };
+    const over = await open.call('POST', '/mcp', { body: big, headers: { accept: mcpHeaders.accept } });
+    expect([over.status, codeOf(over)]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    // Chunked (no Content-Length): counted as it comes.
+    const chunked = await fetch(`${open.url}/mcp`, {
+      method: 'POST',
+      headers: mcpHeaders,
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(JSON.stringify(big)));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    await chunked.text();
+  });
+});
+
+describe('bad input refused, never altered', () => {
+  it('an integer beyond 2^53 or bytes that are not UTF-8, in any body: 400 naming the place, nothing written', async () => {
+    const before = ((await open.call('GET', '/v1/changes?limit=0')).body as { revision: number }).revision;
+    const json = { 'content-type': 'application/json' };
+    const snapshot = `{"tools":[{"spec":{"tool_name":"big","version":"1","input_schema":{"type":"integer","maximum":18446744073709551616},"output_schema":{}},"enabled":true,"created_at":null}]}`;
+    const imported = await open.call('POST', '/v1/snapshot', { raw: snapshot, headers: json });
+    expect([imported.status, codeOf(imported)]).toEqual([400, 'SNAPSHOT_INVALID']);
+    expect((imported.body as { context: { path: string } }).context.path).toBe('tools[0].spec.input_schema.maximum');
+    const put = await open.call('PUT', '/v1/tools/big', { raw: '{"tool_name":"big","input_schema":{"type":"number","maximum":1e400},"output_schema":{}}', headers: json });
+    expect([put.status, codeOf(put), (put.body as { context: { path: string } }).context.path]).toEqual([400, 'VALIDATION_FAILED', 'input_schema.maximum']);
+    const latin1 = Buffer.concat([Buffer.from('{"tool_name":"big","description":"caf'), Buffer.from([0xe9]), Buffer.from('","input_schema":{},"output_schema":{}}')]);
+    const bytes = await open.call('PUT', '/v1/tools/big', { raw: latin1, headers: json });
+    expect([bytes.status, codeOf(bytes)]).toEqual([400, 'VALIDATION_FAILED']);
+    expect((bytes.body as { detail: string }).detail).toMatch(/UTF-8/);
+    const deprecation = await open.call('POST', '/v1/tools/payments/deprecate', { raw: '{"message":"old","sunset":"2030-01-01T00:00:00Z","n":9007199254740993}', headers: json });
+    expect([deprecation.status, (deprecation.body as { context: { path: string } }).context.path]).toEqual([400, 'n']);
+    expect(((await open.call('GET', '/v1/changes?limit=0')).body as { revision: number }).revision).toBe(before);
+    // An MCP argument too: refused as a parse error, the tool not called with a rounded number.
+    const session = await open.call('POST', '/mcp', { body: initialize, headers: { accept: mcpHeaders.accept } });
+    const id = session.headers.get('mcp-session-id') as string;
+    const call = await fetch(`${open.url}/mcp`, {
+      method: 'POST',
+      headers: { ...mcpHeaders, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' },
+      body: '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"count","arguments":{"n":18446744073709551616}}}',
+    });
+    expect(call.status).toBe(400);
+    expect(((await call.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('params.arguments.n') });
+  });
+
+  it('Last-Event-ID or since newer than the log (a restored backup): 410 CHANGES_EXPIRED before any stream, so an EventSource stops', async () => {
+    const { revision } = (await open.call('GET', '/v1/changes?limit=0')).body as { revision: number };
+    const stream = await open.call('GET', '/v1/changes', { headers: { accept: 'text/event-stream', 'last-event-id': String(revision + 50) } });
+    expect([stream.status, codeOf(stream), stream.headers.get('content-type')]).toEqual([410, 'CHANGES_EXPIRED', 'application/problem+json']);
+    expect((stream.body as { context: Record<string, unknown> }).context).toMatchObject({ since: revision + 50, revision, replaced: true });
+    const since = await open.call('GET', `/v1/changes?since=${revision + 1}`, { headers: { accept: 'text/event-stream' } });
+    expect([since.status, codeOf(since)]).toEqual([410, 'CHANGES_EXPIRED']);
+    const page = await open.call('GET', `/v1/changes?since=${revision + 1}`);
+    expect([page.status, codeOf(page)]).toEqual([410, 'CHANGES_EXPIRED']);
+    expect((await open.call('GET', `/v1/changes?since=${revision}`)).status).toBe(200);
+  });
+
+  it('an unknown query parameter is 400 whatever its name, Object.prototype members included', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      for (const path of ['/v1/tools', '/healthz', '/v1/tools/payments', '/v1/snapshot']) {
+        const reply = await open.call('GET', `${path}?${name}=1`);
+        expect([path, name, reply.status, codeOf(reply)]).toEqual([path, name, 400, 'BAD_REQUEST']);
+      }
+    }
+  });
+
+  it('the head and request timeouts hold as set (node checked them only every 30 s), and default to 10 s and 30 s', async () => {
+    const server = createToolRegistryServer({ registries: memoryNamespaces() });
+    const listening = await listen(server, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    try {
+      expect(listening.server.headersTimeout).toBe(300);
+      const { port } = new URL(listening.url);
+      const slow = async (head: string): Promise<{ answer: string; ms: number }> => {
+        const started = Date.now();
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.write(head);
+        let answer = '';
+        socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+        await new Promise((resolve) => socket.on('close', resolve));
+        return { answer, ms: Date.now() - started };
+      };
+      // A head that never ends, and a body that never comes: each cut with 408 (a bound the issue asks for, not a speed test).
+      const [head, body] = await Promise.all([
+        slow('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
+        slow('PUT /v1/tools/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'),
+      ]);
+      expect(head.answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(body.answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(Math.max(head.ms, body.ms)).toBeLessThan(15_000);
+    } finally {
+      await listening.close();
+    }
+    const defaults = await listen(createToolRegistryServer({ registries: memoryNamespaces() }));
+    expect([defaults.server.headersTimeout, defaults.server.requestTimeout]).toEqual([10_000, 30_000]);
+    await defaults.close();
+  });
+
+  it('/readyz says nothing a token may not read: its revision only to a token that reaches default (none needed for the status)', async () => {
+    expect((await secured.call('GET', '/readyz')).body).toEqual({ status: 'ready' });
+    expect((await secured.call('GET', '/readyz', { token: secrets.team_admin })).body).toEqual({ status: 'ready' });
+    expect((await secured.call('GET', '/readyz', { token: secrets.reader })).body).toEqual({ status: 'ready', revision: expect.any(Number) });
+    expect((await secured.call('GET', '/readyz', { token: 'trg_revoked' })).status).toBe(401);
+    expect((await open.call('GET', '/readyz')).body).toEqual({ status: 'ready', revision: expect.any(Number) });
+  });
+});
+
+describe('/openapi.json declares every status each route returns', () => {
+  it('a sweep of every operation through the error cases on both servers, each answer documented', async () => {
+    const document = secured.server.openapi();
+    const paths = document.paths as Record<string, Record<string, unknown>>;
+    const values: Record<string, string> = { name: 'payments', ns: 'team_a', format: 'mcp' };
+    const bodies: Record<string, unknown> = { 'put /v1/tools/{name}': spec('payments'), 'post /v1/tools': [spec('payments')], 'post /v1/snapshot': { tools: [] }, 'post /v1/check': spec('payments'), 'post /v1/tools/{name}/deprecate': { message: 'old' } };
+    const json = { 'content-type': 'application/json' };
+    const port = new URL(open.url).port;
+    let operations = 0;
+    for (const [template, methods] of Object.entries(paths)) {
+      for (const method of Object.keys(methods)) {
+        operations++;
+        const M = method.toUpperCase();
+        const path = template.replace(/\{(\w+)\}/g, (_, name: string) => values[name] as string);
+        const body = bodies[`${method} ${template.replace('/v1/namespaces/{ns}', '/v1')}`];
+        const init = body === undefined ? {} : { body };
+        const elsewhere = path.replace('/v1/namespaces/team_a', '/v1/namespaces/nowhere');
+        await secured.call(M, path, { ...init, token: secrets.admin });
+        // The cases at once (each on its own connection); a namespaced copy shares the edges' code, so it gets the namespace cases only.
+        const cases: Promise<unknown>[] = [secured.call(M, path.replace('/v1/namespaces/team_a', '/v1/namespaces/team_b'), { ...init, token: secrets.team_admin })];
+        if (path !== elsewhere) cases.push(secured.call(M, elsewhere, { ...init, token: secrets.admin }));
+        if (!template.startsWith('/v1/namespaces/{ns}/')) {
+          cases.push(secured.call(M, path, init), secured.call(M, path, { ...init, token: secrets.reader }), secured.call(M, `${path}?bogus=1`, { ...init, token: secrets.admin }));
+          cases.push(raw(open.url, M, path, { host: `evil.example:${port}` }));
+          if (method !== 'get') {
+            cases.push(
+              secured.call(M, path, { ...init, token: secrets.admin, headers: { origin: 'https://evil.example' } }),
+              secured.call(M, path, { raw: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' }, token: secrets.admin }),
+              secured.call(M, path, { raw: 'x'.repeat(LIMIT + 1), headers: json, token: secrets.admin }),
+            );
+          }
+          if ((methods[method] as { requestBody?: unknown }).requestBody !== undefined) {
+            for (const text of ['{', '[18446744073709551616]', Buffer.from([0x22, 0xff, 0x22])]) cases.push(secured.call(M, path, { raw: text, headers: json, token: secrets.admin }));
+          }
+        }
+        await Promise.all(cases);
+      }
+    }
+    await secured.call('PUT', '/v1/namespaces/team_z', { token: secrets.team_admin });
+    await secured.call('GET', '/v1/changes?since=999999', { token: secrets.admin });
+    await secured.call('GET', '/v1/exports/cobol', { token: secrets.admin });
+    await secured.call('PUT', '/v1/tools/conflict', { body: spec('conflict'), token: secrets.admin });
+    await secured.call('PUT', '/v1/tools/conflict', { body: spec('conflict', '1', { description: 'other' }), token: secrets.admin });
+    secured.server.shutdown();
+    await secured.call('GET', '/v1/tools', { token: secrets.admin });
+    await secured.call('PUT', '/v1/tools/x', { body: spec('x'), token: secrets.admin });
+    expect(operations).toBeGreaterThan(40);
+    const seen = new Set(recorded.map((r) => r.status));
+    for (const status of [200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503]) expect([...seen], String(status)).toContain(status);
+    // Every answer of this file, both servers' (their documents differ only in security).
+    expect(documentChecker(document).check(recorded)).toEqual([]);
+  });
+});
