@@ -23,7 +23,8 @@ interface Endpoint {
  * a `liveToolSet` of `tools` on its registry (made at the namespace's first request). The
  * server authenticates first (scope `read` opens a session); the token's `policy` decides
  * what its sessions list and may call, and a session answers only to the token that opened
- * it. Sessions end with the server.
+ * it (its id: not another token of the same name). A session counts against the server's
+ * `maxSessions`, and ends when its token is revoked or changed, or with the server.
  */
 export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
   const { onError, ...handlerOptions } = options;
@@ -55,7 +56,9 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
-      return endpoint.handler.handle(request, token === null ? {} : { principal: token.name, ...(token.policy === null ? {} : { policy: token.policy }) });
+      // A session belongs to the token itself (its id), not its name: one created again under the same name is another principal.
+      const admit = context.openSession;
+      return endpoint.handler.handle(request, token === null ? { admit } : { admit, principal: token.id, ...(token.policy === null ? {} : { policy: token.policy }) });
     },
     async close(): Promise<void> {
       closed = true;
