@@ -14,7 +14,7 @@ import type { Running } from './helpers.js';
 /** A real in-memory registry that counts the watchers started on it. */
 class CountingRegistry extends InMemoryToolRegistry {
   watchers = 0;
-  override watch(options?: WatchOptions): AsyncIterableIterator<ChangeEvent> {
+  override watch(options?: WatchOptions): AsyncIterable<ChangeEvent> {
     this.watchers += 1;
     return super.watch(options);
   }
