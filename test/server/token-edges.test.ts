@@ -112,7 +112,12 @@ beforeAll(async () => {
   });
   let out = '';
   server.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  while (!/listening on (http:\/\/\S+)/.test(out)) await once(server.stdout as NodeJS.ReadableStream, 'data');
+  let listening = false;
+  const exited = once(server, 'exit').then(([code]) => {
+    if (!listening) throw new Error(`serve exited (${String(code)}) before listening`);
+  });
+  while (!/listening on (http:\/\/\S+)/.test(out)) await Promise.race([once(server.stdout as NodeJS.ReadableStream, 'data'), exited]);
+  listening = true;
   base = (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
 }, 120_000);
 
