@@ -1,7 +1,7 @@
 // The server's long-lived things (SSE change-feed streams and MCP sessions) as leases: each
 // counts against a server-wide bound and one token's share of it, holds its namespace open,
 // and ends when its token is revoked or edited (checked every 500 ms) or the server stops.
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { HttpProblem } from './problems.js';
 import type { AuthenticatedToken, TokenVerifier } from './tokens.js';
 
@@ -181,20 +181,26 @@ export class Leases {
   }
 }
 
+/** Whether the process holds all but a few of the files it may open (Linux; false where unknown). */
+function nearFileLimit(): boolean {
+  const limit = openFileLimit();
+  if (limit === undefined) return false;
+  try {
+    return readdirSync('/proc/self/fd').length >= limit - 16;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return code === 'EMFILE' || code === 'ENFILE';
+  }
+}
+
 /** Whether a failure is the process (or system) running out of file handles. */
 export function outOfFileHandles(error: unknown): boolean {
   for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (code === 'EMFILE' || code === 'ENFILE') return true;
-    // SQLite says only that it cannot open the file: ask the system whether a file can be opened now.
-    if (code === 'SQLITE_CANTOPEN') {
-      try {
-        closeSync(openSync('/dev/null', 'r'));
-      } catch (probe) {
-        const probeCode = (probe as { code?: unknown }).code;
-        return probeCode === 'EMFILE' || probeCode === 'ENFILE';
-      }
-    }
+    // SQLite says only that it cannot open a file (and has closed what it opened): out of handles
+    // when the process holds nearly all it may.
+    if (code === 'SQLITE_CANTOPEN') return nearFileLimit();
   }
   return false;
 }
