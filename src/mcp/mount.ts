@@ -31,11 +31,27 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
   const endpoints = new Map<string, Promise<Endpoint>>();
   let closed = false;
 
+  const retire = (namespace: string, endpoint: Promise<Endpoint>): void => {
+    if (endpoints.get(namespace) === endpoint) endpoints.delete(namespace);
+    void endpoint.then(
+      (done) => done.handler.close().then(() => done.live.close()),
+      () => {},
+    );
+  };
+
   const endpointFor = (namespace: string, registry: ToolRegistry): Promise<Endpoint> => {
     const known = endpoints.get(namespace);
     if (known !== undefined) return known;
-    const made = (async (): Promise<Endpoint> => {
-      const live = await liveToolSet(registry, tools, onError === undefined ? {} : { onError: (error) => onError(error, namespace) });
+    const made: Promise<Endpoint> = (async (): Promise<Endpoint> => {
+      const live = await liveToolSet(registry, tools, {
+        onError: (error) => {
+          // The server closed the namespace (least recently used, no session held it): this
+          // endpoint is done; the namespace's next request opens it again with a new one.
+          if ((error as { code?: unknown }).code === 'REGISTRY_CLOSED') return retire(namespace, made);
+          if (onError !== undefined) onError(error, namespace);
+          else process.emitWarning(`mcpMount: namespace ${namespace} cannot follow its registry (${(error as Error).message ?? String(error)}); retrying`, 'ToolRegistryWarning');
+        },
+      });
       return { registry, live, handler: createMcpHttpHandler(live, handlerOptions) };
     })();
     endpoints.set(namespace, made);
@@ -51,8 +67,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
       let endpoint = await endpointFor(context.namespace, context.registry);
       if (endpoint.registry !== context.registry) {
         // The namespace was opened again (a new registry object): follow the new one.
-        endpoints.delete(context.namespace);
-        void endpoint.handler.close().then(() => endpoint.live.close());
+        retire(context.namespace, endpoints.get(context.namespace) as Promise<Endpoint>);
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
