@@ -23,6 +23,12 @@ function hostList(value: string): string[] {
   return hosts;
 }
 
+function positive(value: string): number {
+  const n = whole(value);
+  if (n < 1) throw new InvalidArgumentError(`expected a whole number >= 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 function collect(value: string, previous: readonly string[]): string[] {
   return [...previous, value];
 }
@@ -49,6 +55,9 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--no-console', 'do not serve the console pages at /')
     .option('--max-body <bytes>', 'largest request body (default 1048576)', whole)
     .option('--drain-timeout <ms>', 'how long a stop lets in-flight requests finish (default 10000)', whole)
+    .option('--max-streams <n>', 'SSE change-feed streams open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
+    .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
+    .option('--max-open-namespaces <n>', 'namespaces open at once with --data-dir or PostgreSQL; the least recently used idle one is closed (default 64, or a sixteenth of the open-file limit if lower)', positive)
     .action(async (options: Serve.ServeOptions & Record<string, unknown>) => (await serve()).serveCommand(io, options));
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');

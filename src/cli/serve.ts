@@ -35,6 +35,9 @@ export interface ServeOptions {
   readonly console: boolean;
   readonly maxBody?: number;
   readonly drainTimeout?: number;
+  readonly maxStreams?: number;
+  readonly maxSessions?: number;
+  readonly maxOpenNamespaces?: number;
 }
 
 
@@ -46,7 +49,8 @@ export function isLoopback(host: string): boolean {
 
 function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): NamespaceSource {
   if (options.dataDir !== undefined && options.db !== undefined) throw new CliError('USAGE', '--db and --data-dir cannot be used together');
-  if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir);
+  const maxOpen = options.maxOpenNamespaces === undefined ? {} : { maxOpen: options.maxOpenNamespaces };
+  if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir, maxOpen);
   const database = resolveDatabase(options.db, env);
   if (isPostgresUrl(database)) {
     let target: { connectionString: string; schema: string | undefined };
@@ -56,7 +60,7 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
       throw new CliError('USAGE', `--db is not a valid PostgreSQL URL: ${(error as Error).message}`, { cause: error });
     }
     const { connectionString, schema } = target;
-    return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }) });
+    return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }), ...maxOpen });
   }
   return singleNamespace(() => openSqliteToolRegistry({ filename: database }));
 }
@@ -91,6 +95,8 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
       ...(options.cors === undefined ? {} : { cors: options.cors }),
       ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
       ...(options.maxBody === undefined ? {} : { maxBodyBytes: options.maxBody }),
+      ...(options.maxStreams === undefined ? {} : { maxStreams: options.maxStreams }),
+      ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
       ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
       mounts,
       version: packageVersion(),

@@ -41,6 +41,12 @@ export interface McpRequestContext {
   readonly principal?: string;
   /** The caller checked the request's `Origin` already (the server does, for its mounts): `allowedOrigins` is not consulted. */
   readonly originChecked?: boolean;
+  /**
+   * Called before a session opens (the server's `openSession`): may throw to refuse it (a
+   * limit); the session ends when the returned signal aborts (its token was revoked or
+   * changed), and `release` is called when it ends.
+   */
+  readonly admit?: () => { readonly signal: AbortSignal; release(): void };
 }
 
 /** An MCP endpoint: hand it every request for its path (POST, GET, DELETE). */
@@ -218,7 +224,14 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
-    const server = createMcpServer(live, { ...sessionOptions, ...(context.policy === undefined ? {} : { policy: context.policy }) });
+    const lease = context.admit?.();
+    let server;
+    try {
+      server = createMcpServer(live, { ...sessionOptions, ...(context.policy === undefined ? {} : { policy: context.policy }) });
+    } catch (error) {
+      lease?.release();
+      throw error;
+    }
     let session: Session | undefined;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
@@ -228,7 +241,10 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         sessions.set(id, session);
       },
     });
+    const endOnRevoke = (): void => void transport.close();
     transport.onclose = () => {
+      lease?.signal.removeEventListener('abort', endOnRevoke);
+      lease?.release();
       const id = transport.sessionId;
       const known = id === undefined ? undefined : sessions.get(id);
       if (known !== undefined) {
@@ -241,14 +257,19 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       await server.connect(transport);
       response = await answer(request, transport.handleRequest(request, { parsedBody: body }));
     } catch (error) {
+      lease?.release();
       await server.close();
       throw error;
     }
     if (session === undefined) {
       // The initialize failed (a bad request): no session to keep.
+      lease?.release();
       await server.close();
       return response;
     }
+    // Its token revoked or changed: the session ends (its notification stream too); the next request is a 404.
+    if (lease?.signal.aborted === true) void transport.close();
+    else lease?.signal.addEventListener('abort', endOnRevoke, { once: true });
     expire(session);
     return response;
   };

@@ -29,7 +29,8 @@ interface Endpoint {
  * a `liveToolSet` of `tools` on its registry (made at the namespace's first request). The
  * server authenticates first (scope `read` opens a session); the token's `policy` decides
  * what its sessions list and may call, and a session answers only to the token that opened
- * it. Sessions end with the server.
+ * it (its id: not another token of the same name). A session counts against the server's
+ * `maxSessions`, and ends when its token is revoked or changed, or with the server.
  */
 export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
   const { onError, ...rest } = options;
@@ -39,11 +40,27 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
   const endpoints = new Map<string, Promise<Endpoint>>();
   let closed = false;
 
+  const retire = (namespace: string, endpoint: Promise<Endpoint>): void => {
+    if (endpoints.get(namespace) === endpoint) endpoints.delete(namespace);
+    void endpoint.then(
+      (done) => done.handler.close().then(() => done.live.close()),
+      () => {},
+    );
+  };
+
   const endpointFor = (namespace: string, registry: ToolRegistry): Promise<Endpoint> => {
     const known = endpoints.get(namespace);
     if (known !== undefined) return known;
-    const made = (async (): Promise<Endpoint> => {
-      const live = await liveToolSet(registry, tools, onError === undefined ? {} : { onError: (error) => onError(error, namespace) });
+    const made: Promise<Endpoint> = (async (): Promise<Endpoint> => {
+      const live = await liveToolSet(registry, tools, {
+        onError: (error) => {
+          // The server closed the namespace (least recently used, no session held it): this
+          // endpoint is done; the namespace's next request opens it again with a new one.
+          if ((error as { code?: unknown }).code === 'REGISTRY_CLOSED') return retire(namespace, made);
+          if (onError !== undefined) onError(error, namespace);
+          else process.emitWarning(`mcpMount: namespace ${namespace} cannot follow its registry (${(error as Error).message ?? String(error)}); retrying`, 'ToolRegistryWarning');
+        },
+      });
       return { registry, live, handler: createMcpHttpHandler(live, handlerOptions) };
     })();
     endpoints.set(namespace, made);
@@ -59,12 +76,13 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
       let endpoint = await endpointFor(context.namespace, context.registry);
       if (endpoint.registry !== context.registry) {
         // The namespace was opened again (a new registry object): follow the new one.
-        endpoints.delete(context.namespace);
-        void endpoint.handler.close().then(() => endpoint.live.close());
+        retire(context.namespace, endpoints.get(context.namespace) as Promise<Endpoint>);
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
-      return endpoint.handler.handle(request, token === null ? { originChecked: true } : { originChecked: true, principal: token.name, ...(token.policy === null ? {} : { policy: token.policy }) });
+      // A session belongs to the token itself (its id), not its name: one created again under the same name is another principal.
+      const admit = context.openSession;
+      return endpoint.handler.handle(request, token === null ? { originChecked: true, admit } : { originChecked: true, admit, principal: token.id, ...(token.policy === null ? {} : { policy: token.policy }) });
     },
     async close(): Promise<void> {
       closed = true;

@@ -1,6 +1,7 @@
-// Namespaces (tenants): each is its own registry. A source opens them on demand and keeps them
-// open until the server closes: in memory, one SQLite file each in a folder, or one
-// PostgreSQL schema each (so every server of a fleet finds the namespaces another created).
+// Namespaces (tenants): each is its own registry. A source opens them on demand: in memory,
+// one SQLite file each in a folder, or one PostgreSQL schema each (so every server of a fleet
+// finds the namespaces another created). The folder and the schemas keep at most `maxOpen`
+// open, closing the least recently used one that nothing holds.
 import { existsSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ import type pg from 'pg';
 import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
+import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits } from './limits.js';
+import { HttpProblem } from './problems.js';
 import { NAMESPACE_PATTERN } from './tokens.js';
 
 /** The namespace of the unprefixed routes. */
@@ -23,31 +26,92 @@ export interface NamespaceSource {
   list(): Promise<string[]>;
   /** Whether `create` can make new namespaces (false: a fixed set). */
   readonly extensible: boolean;
+  /**
+   * Marks a namespace in use (a request, an event stream, an MCP session) until the returned
+   * function is called: a source that closes idle namespaces never closes one in use.
+   */
+  hold?(namespace: string): () => void;
   /** Closes every registry the source opened. */
   close(): Promise<void>;
 }
 
-/** Opens each namespace once, even when requests ask for it concurrently. */
+/**
+ * Opens each namespace once, even when requests ask for it concurrently, and keeps at most
+ * `maxOpen` open: opening one more closes the least recently used one nothing holds (it is
+ * opened again on its next request); when every open one is held, the new one is refused
+ * (503 CAPACITY_EXCEEDED) rather than going past the bound.
+ */
 abstract class CachingSource implements NamespaceSource {
+  /** In the order of last use: the first is the least recently used. */
   readonly #opened = new Map<string, Promise<ToolRegistry | undefined>>();
+  readonly #ready = new Map<string, ToolRegistry>();
+  readonly #holds = new Map<string, number>();
+  readonly #maxOpen: number;
   readonly extensible: boolean = true;
+
+  constructor(maxOpen = defaultLimits().maxOpenNamespaces) {
+    if (!Number.isSafeInteger(maxOpen) || maxOpen < 1) throw new TypeError(`maxOpen must be a whole number >= 1, got ${JSON.stringify(maxOpen)}`);
+    this.#maxOpen = maxOpen;
+  }
 
   protected abstract exists(namespace: string): Promise<boolean>;
   protected abstract openRegistry(namespace: string): Promise<ToolRegistry>;
   abstract list(): Promise<string[]>;
 
   open(namespace: string): Promise<ToolRegistry | undefined> {
-    return this.#opened.get(namespace) ?? this.#load(namespace, false);
+    const known = this.#opened.get(namespace);
+    if (known === undefined) return this.#load(namespace, false);
+    this.#opened.delete(namespace);
+    this.#opened.set(namespace, known);
+    return known;
+  }
+
+  hold(namespace: string): () => void {
+    this.#holds.set(namespace, (this.#holds.get(namespace) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#holds.get(namespace) ?? 1) - 1;
+      if (left === 0) this.#holds.delete(namespace);
+      else this.#holds.set(namespace, left);
+    };
+  }
+
+  /** Takes the least recently used idle namespaces out (to be closed) until one more fits. @throws HttpProblem when none is idle */
+  #makeRoom(namespace: string): ToolRegistry[] {
+    const closing: ToolRegistry[] = [];
+    while (this.#opened.size - (this.#opened.has(namespace) ? 1 : 0) >= this.#maxOpen) {
+      const idle = [...this.#opened.keys()].find((ns) => this.#ready.has(ns) && !this.#holds.has(ns));
+      if (idle === undefined) {
+        throw new HttpProblem('CAPACITY_EXCEEDED', `the server has ${this.#opened.size} namespaces open, its limit (--max-open-namespaces), and every one is in use; retry later`, {
+          context: { limit: this.#maxOpen, resource: 'namespaces' },
+          headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
+        });
+      }
+      closing.push(this.#ready.get(idle) as ToolRegistry);
+      this.#opened.delete(idle);
+      this.#ready.delete(idle);
+    }
+    return closing;
   }
 
   /** Opens (or with `create`, makes) the registry once; an absent or failed one is asked again next time. */
   #load(namespace: string, create: boolean): Promise<ToolRegistry | undefined> {
-    const opening = (async () => (create || (await this.exists(namespace)) ? this.openRegistry(namespace) : undefined))();
+    const opening = (async () => {
+      // A name that does not exist closes nothing.
+      if (!create && !(await this.exists(namespace))) return undefined;
+      await Promise.allSettled(this.#makeRoom(namespace).map((registry) => registry.close()));
+      return this.openRegistry(namespace);
+    })();
     this.#opened.set(namespace, opening);
     const forget = (): void => {
       if (this.#opened.get(namespace) === opening) this.#opened.delete(namespace);
     };
-    opening.then((registry) => registry === undefined && forget(), forget);
+    opening.then((registry) => {
+      if (registry === undefined) forget();
+      else if (this.#opened.get(namespace) === opening) this.#ready.set(namespace, registry);
+    }, forget);
     return opening;
   }
 
@@ -63,6 +127,7 @@ abstract class CachingSource implements NamespaceSource {
   async close(): Promise<void> {
     const all = [...this.#opened.values()];
     this.#opened.clear();
+    this.#ready.clear();
     await Promise.allSettled(all.map(async (p) => (await p)?.close()));
   }
 }
@@ -113,8 +178,8 @@ export function fixedNamespaces(registries: Readonly<Record<string, ToolRegistry
 
 class SqliteDirectory extends CachingSource {
   readonly #directory: string;
-  constructor(directory: string) {
-    super();
+  constructor(directory: string, maxOpen: number | undefined) {
+    super(maxOpen);
     this.#directory = directory;
   }
   #file(ns: string): string {
@@ -138,9 +203,13 @@ class SqliteDirectory extends CachingSource {
   }
 }
 
-/** One SQLite file per namespace: `DIR/{ns}.db` (`default.db` for the unprefixed routes). */
-export function sqliteNamespaces(directory: string): NamespaceSource {
-  return new SqliteDirectory(directory);
+/**
+ * One SQLite file per namespace: `DIR/{ns}.db` (`default.db` for the unprefixed routes), at
+ * most `maxOpen` open at once (default 64, fewer when the process may open few files; each holds three files: the database, its WAL and
+ * its shared memory).
+ */
+export function sqliteNamespaces(directory: string, options: { maxOpen?: number } = {}): NamespaceSource {
+  return new SqliteDirectory(directory, options.maxOpen);
 }
 
 /** One SQLite file (or any single registry opener) as namespace `default` only. */
@@ -165,8 +234,8 @@ class PostgresSchemas extends CachingSource {
   readonly #pool: pg.Pool;
   readonly #base: string;
   readonly #ownsPool: boolean;
-  constructor(pool: pg.Pool, base: string, ownsPool: boolean) {
-    super();
+  constructor(pool: pg.Pool, base: string, ownsPool: boolean, maxOpen: number | undefined) {
+    super(maxOpen);
     this.#pool = pool;
     this.#base = base;
     this.#ownsPool = ownsPool;
@@ -198,11 +267,11 @@ class PostgresSchemas extends CachingSource {
 /**
  * One PostgreSQL schema per namespace over one pool: `default` is `schema` (default
  * `tool_registry`), namespace `ns` is `{schema}_ns_{ns}`. Every server on the database sees
- * the namespaces any of them created.
+ * the namespaces any of them created. At most `maxOpen` (default 64) are open at once.
  */
-export function postgresNamespaces(options: { connectionString: string; schema?: string; maxConnections?: number }): NamespaceSource {
+export function postgresNamespaces(options: { connectionString: string; schema?: string; maxConnections?: number; maxOpen?: number }): NamespaceSource {
   const pool = new (nodePostgres().Pool)({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
   // An idle client's error (the server restarting) must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  return new PostgresSchemas(pool, options.schema ?? 'tool_registry', true);
+  return new PostgresSchemas(pool, options.schema ?? 'tool_registry', true, options.maxOpen);
 }

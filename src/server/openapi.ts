@@ -23,7 +23,8 @@ function commonErrors(route: RouteDefinition, prefixed: boolean): string[] {
   // A method that changes something: a foreign Origin, a body that is not JSON or too large.
   if (route.method !== 'get') codes.push('ORIGIN_NOT_ALLOWED', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE');
   if (route.body !== undefined) codes.push(route.body.kind === 'snapshot' ? 'SNAPSHOT_INVALID' : 'VALIDATION_FAILED');
-  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND');
+  // A namespace past --max-open-namespaces with every one in use, or no file handle left to open it.
+  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND', 'CAPACITY_EXCEEDED');
   if (route.namespaced && route.method !== 'get') codes.push('READ_ONLY', 'REGISTRY_CLOSED');
   return codes;
 }
@@ -39,7 +40,7 @@ function problemResponses(codes: readonly string[]): ZodOpenApiResponsesObject {
     const headers: Record<string, z.ZodType> = {};
     if (status === 401) headers['WWW-Authenticate'] = z.string().meta({ description: 'Bearer realm="tool-registry"' });
     if (status === 405) headers.Allow = z.string().meta({ description: 'The methods the path takes.' });
-    if (status === 503) headers['Retry-After'] = z.string().meta({ description: 'Seconds to wait before retrying.' });
+    if (status === 503 || status === 429) headers['Retry-After'] = z.string().meta({ description: 'Seconds to wait before retrying.' });
     responses[String(status) as `${1 | 2 | 3 | 4 | 5}${string}`] = {
       description: `A problem: ${list.sort().join(', ')}.`,
       ...(Object.keys(headers).length === 0 ? {} : { headers: z.object(headers) }),

@@ -17,6 +17,8 @@ export type ServerErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'SHUTTING_DOWN'
+  | 'CAPACITY_EXCEEDED'
+  | 'TOKEN_LIMIT_EXCEEDED'
   | 'INTERNAL';
 
 /** Every code a problem body may carry, with its status and title. Later codes: add a row here. */
@@ -52,6 +54,8 @@ export const PROBLEM_STATUS: Readonly<Record<string, { readonly status: number; 
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The body is too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'The body must be application/json' },
   SHUTTING_DOWN: { status: 503, title: 'The server is shutting down' },
+  CAPACITY_EXCEEDED: { status: 503, title: 'The server is at a limit (streams, sessions, namespaces or open files)' },
+  TOKEN_LIMIT_EXCEEDED: { status: 429, title: "The token holds its share of the server's streams or sessions" },
   INTERNAL: { status: 500, title: 'Internal server error' },
 });
 

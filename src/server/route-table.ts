@@ -3,6 +3,7 @@
 // A route is thin: parse, call the library, map the result; no rule lives here.
 import type { z } from 'zod';
 import type { ToolRegistry } from '../index.js';
+import type { Lease } from './limits.js';
 import type { AuthenticatedToken, TokenScope } from './tokens.js';
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete';
@@ -24,6 +25,10 @@ export interface RouteContext {
   readonly signal: AbortSignal;
   /** How often an event stream sends a heartbeat comment. */
   readonly heartbeatMs: number;
+  /** How many bytes an event stream lets queue behind a slow reader before it cuts the stream off. */
+  readonly streamBacklogBytes: number;
+  /** Admits an event stream (counted against the server's limits). @throws HttpProblem 503/429 past a limit */
+  readonly openStream: () => Lease;
 }
 
 export interface ResponseDoc {

@@ -349,7 +349,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     responses: {
       200: { description: 'A page of events (JSON), or the live feed (text/event-stream).', schema: ChangesPageSchema },
     },
-    errors: ['CHANGES_EXPIRED'],
+    errors: ['CHANGES_EXPIRED', 'CAPACITY_EXCEEDED', 'TOKEN_LIMIT_EXCEEDED'],
     handle: async (context) => {
       const { registry, query, request } = context;
       if (wantsEventStream(request)) return changeStream(context);

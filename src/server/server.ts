@@ -19,6 +19,8 @@ import type { RouteContext, RouteDefinition } from './route-table.js';
 import { REGISTRY_ROUTES } from './routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
+import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
+import type { Lease } from './limits.js';
 import { serveStatic } from './static-files.js';
 import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
 import type { AuthenticatedToken, TokenScope, TokenVerifier } from './tokens.js';
@@ -32,6 +34,12 @@ export interface MountContext {
   readonly token: AuthenticatedToken | null;
   /** Aborted when the server shuts down. */
   readonly signal: AbortSignal;
+  /**
+   * Admits a session (counted against `maxSessions` and the token's share of it; it holds
+   * the namespace open). Its signal aborts when the token is revoked or changed: end the
+   * session then. @throws HttpProblem 503 or 429 past a limit (let it propagate)
+   */
+  readonly openSession: () => Lease;
 }
 
 /** A web-standard handler mounted at `/{name}` and `/v1/namespaces/{ns}/{name}` (and every path below them). */
@@ -87,6 +95,15 @@ export interface ToolRegistryServerOptions {
   readonly allowedHosts?: readonly string[];
   /** Heartbeat of event streams. Default 15 s. */
   readonly heartbeatMs?: number;
+  /**
+   * SSE change-feed streams open at once (503 past it; one token: half, rounded up, then 429).
+   * Default 1000, lower when the process may open few files (a quarter of its limit).
+   */
+  readonly maxStreams?: number;
+  /** Sessions of mounts (MCP) open at once, with the same share per token. Default as `maxStreams`. */
+  readonly maxSessions?: number;
+  /** Bytes an event stream lets queue behind a slow reader before cutting it off. Default 1 MiB. */
+  readonly streamBacklogBytes?: number;
   /** Extra handlers by path segment, such as `{ mcp: mcpMount }` (`/mcp`, `/v1/namespaces/{ns}/mcp`). */
   readonly mounts?: Readonly<Record<string, Mount>>;
   /**
@@ -192,6 +209,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const tokens = options.tokens;
   const mounts = options.mounts ?? {};
   const shutdownController = new AbortController();
+  const streamBacklogBytes = options.streamBacklogBytes ?? DEFAULT_STREAM_BACKLOG_BYTES;
+  const hold = (namespace: string): (() => void) => source.hold?.(namespace) ?? (() => {});
+  const defaults = defaultLimits();
+  const leases = new Leases({ maxStreams: options.maxStreams ?? defaults.maxStreams, maxSessions: options.maxSessions ?? defaults.maxSessions, tokens, hold });
   let inFlight = 0;
   let drainWaiters: (() => void)[] = [];
   let closing: Promise<void> | undefined;
@@ -329,12 +350,20 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       body,
       token,
       heartbeatMs,
+      streamBacklogBytes,
+      openStream: () => leases.admit('stream', token, namespace),
       // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
       get signal() {
         return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
       },
     };
-    return route.handle(context);
+    // The namespace stays open (never the least recently used one closed) while its request runs.
+    const release = route.namespaced ? hold(namespace) : undefined;
+    try {
+      return await route.handle(context);
+    } finally {
+      release?.();
+    }
   };
 
   const services = serviceRoutes({
@@ -372,7 +401,12 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       facts.namespace = namespace;
       const registry = await resolveNamespace(namespace, token);
       requireScope(token, mount.scope ?? 'read');
-      return mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal });
+      const release = hold(namespace);
+      try {
+        return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace) });
+      } finally {
+        release();
+      }
     };
     // A browser's preflight needs no token: under `cors` it is answered as the API's are.
     if (options.cors !== undefined) {
@@ -416,6 +450,12 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   app.onError((error, c) => {
     const known = knownProblem(error);
     if (known !== undefined) return known;
+    if (outOfFileHandles(error)) {
+      return problemResponse('CAPACITY_EXCEEDED', 'the server has run out of file handles; retry later', {
+        context: { resource: 'file_handles' },
+        headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
+      });
+    }
     const errorId = randomUUID();
     c.env.facts.errorId = errorId;
     c.env.facts.error = error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -492,6 +532,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     },
     shutdown() {
       shutdownController.abort();
+      leases.abortAll();
     },
     drained() {
       return inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => drainWaiters.push(resolve));
@@ -499,6 +540,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     close() {
       closing ??= (async () => {
         shutdownController.abort();
+        leases.abortAll();
         await Promise.allSettled(Object.values(mounts).map((m) => m.close?.()));
         await source.close();
       })();

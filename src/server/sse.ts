@@ -19,6 +19,8 @@ function lastEventId(request: Request): number | undefined {
   return Number(raw.trim());
 }
 
+const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
 /**
  * A cursor beyond the log's end (the log was restored from a backup, or the cursor came from
  * another registry) can never be served: 410 CHANGES_EXPIRED as an expired one, so the client
@@ -29,57 +31,80 @@ export function beyondTheLog(since: number, page: ChangesPage): ChangesPage {
   return page;
 }
 
-/** The SSE response for `GET /v1/changes` with `Accept: text/event-stream`. */
+/**
+ * The SSE response for `GET /v1/changes` with `Accept: text/event-stream`. `HEAD` answers the
+ * headers only: no stream, no watcher. The stream is a lease of the server (`--max-streams`,
+ * one token's share); it ends when its token is revoked or changed (an `error` event with
+ * code `UNAUTHORIZED` first), and when its reader falls `streamBacklogBytes` behind (cut
+ * off: the client resumes with Last-Event-ID).
+ */
 export async function changeStream(context: RouteContext): Promise<Response> {
   const { registry, query, request, signal } = context;
   const resumeFrom = lastEventId(request);
   const since = resumeFrom ?? (query.since === undefined ? (await registry.changes({ limit: 0 })).revision : Number(query.since));
   // A cursor the log no longer reaches, or one past its end, is a 410 now, before the stream starts (the client resyncs).
   beyondTheLog(since, await registry.changes({ since, limit: 1 }));
+  if (request.method === 'HEAD') return new Response(null, { status: 200, headers: STREAM_HEADERS });
+  const lease = context.openStream();
   const heartbeatMs = context.heartbeatMs;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();
   signal.addEventListener('abort', onAbort, { once: true });
+  lease.signal.addEventListener('abort', onAbort, { once: true });
   const encoder = new TextEncoder();
   let heartbeat: NodeJS.Timeout | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      const send = (text: string): void => {
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async start(controller) {
+        const send = (text: string): void => {
+          if (stop.signal.aborted) return;
+          try {
+            controller.enqueue(encoder.encode(text));
+          } catch {
+            stop.abort();
+          }
+          // The reader is that far behind: stop here; what is queued still goes out, then the end.
+          if ((controller.desiredSize ?? 0) < 0) stop.abort();
+        };
+        // The retry hint, and a first line the client can see at once (the stream is live).
+        send(`retry: 1000\n: stream open at revision ${since}\n\n`);
+        heartbeat = setInterval(() => send(': heartbeat\n\n'), heartbeatMs);
+        heartbeat.unref();
         try {
-          controller.enqueue(encoder.encode(text));
-        } catch {
-          stop.abort();
+          for await (const event of registry.watch({ since, signal: stop.signal })) {
+            send(`id: ${event.revision}\nevent: change\ndata: ${JSON.stringify(event)}\n\n`);
+          }
+        } catch (error) {
+          // Fell behind the log (CHANGES_EXPIRED) or the registry failed: say so, then end; the client reconnects.
+          const code = (error as { code?: unknown }).code;
+          if (!stop.signal.aborted) send(`event: error\ndata: ${JSON.stringify({ code: typeof code === 'string' ? code : 'INTERNAL' })}\n\n`);
+        } finally {
+          clearInterval(heartbeat);
+          signal.removeEventListener('abort', onAbort);
+          lease.signal.removeEventListener('abort', onAbort);
+          if (lease.signal.aborted) {
+            // Its token was revoked or changed: say so (a reconnect with it is a 401 now).
+            try {
+              controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', detail: String((lease.signal.reason as Error | undefined)?.message ?? 'the token changed') })}\n\n`));
+            } catch {
+              // the client went away
+            }
+          }
+          lease.release();
+          try {
+            controller.close();
+          } catch {
+            // already closed by a cancel
+          }
         }
-      };
-      // The retry hint, and a first line the client can see at once (the stream is live).
-      send(`retry: 1000\n: stream open at revision ${since}\n\n`);
-      heartbeat = setInterval(() => send(': heartbeat\n\n'), heartbeatMs);
-      heartbeat.unref();
-      try {
-        for await (const event of registry.watch({ since, signal: stop.signal })) {
-          send(`id: ${event.revision}\nevent: change\ndata: ${JSON.stringify(event)}\n\n`);
-        }
-      } catch (error) {
-        // Fell behind the log (CHANGES_EXPIRED) or the registry failed: say so, then end; the client reconnects.
-        const code = (error as { code?: unknown }).code;
-        send(`event: error\ndata: ${JSON.stringify({ code: typeof code === 'string' ? code : 'INTERNAL' })}\n\n`);
-      } finally {
+      },
+      cancel() {
         clearInterval(heartbeat);
-        signal.removeEventListener('abort', onAbort);
-        try {
-          controller.close();
-        } catch {
-          // already closed by a cancel
-        }
-      }
+        stop.abort();
+        lease.release();
+      },
     },
-    cancel() {
-      clearInterval(heartbeat);
-      stop.abort();
-    },
-  });
-  return new Response(body, {
-    status: 200,
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
-  });
+    new ByteLengthQueuingStrategy({ highWaterMark: context.streamBacklogBytes }),
+  );
+  return new Response(body, { status: 200, headers: STREAM_HEADERS });
 }

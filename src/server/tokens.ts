@@ -2,8 +2,10 @@
 // its name, scopes, namespaces and (for MCP sessions) a persona policy.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { checkToolPermission } from '../index.js';
 import type { ToolPolicy } from '../index.js';
 
@@ -29,6 +31,11 @@ export interface StoredToken {
 
 /** The token a request authenticated with, as routes and mounted handlers see it. */
 export interface AuthenticatedToken {
+  /**
+   * The token itself (its SHA-256): what a stream or session belongs to. A token revoked and
+   * created again under the same name has another id.
+   */
+  readonly id: string;
   readonly name: string;
   readonly scopes: readonly TokenScope[];
   readonly namespaces: readonly string[] | null;
@@ -39,6 +46,12 @@ export interface AuthenticatedToken {
 export interface TokenVerifier {
   /** The token whose secret this is, or undefined (unknown or revoked). */
   verify(secret: string): AuthenticatedToken | undefined;
+  /**
+   * The token with this id as it is now (its scopes, namespaces and policy may have been
+   * edited), or undefined when it was revoked. The server asks it for the tokens of open
+   * streams and sessions (every 500 ms); a verifier without it never ends them.
+   */
+  lookup?(id: string): AuthenticatedToken | undefined;
 }
 
 export interface TokenFileContent {
@@ -110,6 +123,92 @@ async function writeTokens(file: string, tokens: readonly StoredToken[]): Promis
   await rename(temporary, file);
 }
 
+/** How long a token command waits for another one's lock before giving up. */
+const LOCK_WAIT_MS = 10_000;
+/** A lock older than this is stale whoever holds it (an edit takes milliseconds). */
+const LOCK_STALE_MS = 30_000;
+
+/** Whether the lock's holder (`pid@host`) is gone: a process of this host that no longer runs. */
+function holderGone(holder: string): boolean {
+  const [pid, host] = holder.split('@');
+  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'ESRCH';
+  }
+}
+
+/** Removes a stale lock, unless another process replaced it meanwhile (then it is put back). */
+async function breakLock(lock: string, seen: string): Promise<void> {
+  const aside = `${lock}.${process.pid}.${randomBytes(4).toString('hex')}.stale`;
+  try {
+    await rename(lock, aside);
+  } catch {
+    return; // another process broke it first
+  }
+  const taken = await readFile(aside, 'utf8').catch(() => '');
+  if (taken !== seen) await link(aside, lock).catch(() => {}); // a fresh lock: give it back (unless a third took the name)
+  await unlink(aside).catch(() => {});
+}
+
+/**
+ * Runs `work` holding the token file's lock (`FILE.lock`, created with O_EXCL and holding
+ * `pid@host`), so token commands of every process edit the file one at a time and none
+ * loses another's change. A lock whose process is gone, or older than 30 s, is stale and
+ * broken. @throws Error when another process holds the lock for 10 s
+ */
+async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  await mkdir(dirname(file), { recursive: true });
+  const lock = `${file}.lock`;
+  const me = `${process.pid}@${hostname()}`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await open(lock, 'wx', 0o600);
+      try {
+        await handle.writeFile(me);
+      } finally {
+        await handle.close();
+      }
+      break;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+    }
+    const holder = await readFile(lock, 'utf8').catch(() => undefined);
+    const age = await stat(lock).then((info) => Date.now() - info.mtimeMs, () => 0);
+    // An empty lock is one being written this instant: only its age makes it stale.
+    if (holder !== undefined && ((holder !== '' && holderGone(holder)) || age > LOCK_STALE_MS)) {
+      await breakLock(lock, holder);
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the token file ${file} is locked by process ${holder ?? '?'} (${lock}); remove the lock file if no token command is running`);
+    }
+    await sleep(5 + Math.floor(Math.random() * 20));
+  }
+  try {
+    return await work();
+  } finally {
+    await unlink(lock).catch(() => {});
+  }
+}
+
+/**
+ * Reads the token file, hands its tokens to `edit` and writes what it returns, holding the
+ * file's lock throughout: the one way every token command changes the file (atomic: a
+ * temporary file renamed over it; serialized across processes by `FILE.lock`). `edit`
+ * returning undefined writes nothing.
+ */
+export async function updateTokens<T>(file: string, edit: (tokens: readonly StoredToken[]) => { tokens: readonly StoredToken[]; result: T } | { result: T }): Promise<T> {
+  return withFileLock(file, async () => {
+    const outcome = edit(await readTokens(file));
+    if ('tokens' in outcome) await writeTokens(file, outcome.tokens);
+    return outcome.result;
+  });
+}
+
 export interface CreateTokenOptions {
   readonly name: string;
   readonly scopes: readonly TokenScope[];
@@ -143,8 +242,6 @@ export async function createToken(file: string, options: CreateTokenOptions): Pr
     checkToolPermission(options.policy as ToolPolicy, { name: 'x' });
     policy = options.policy as ToolPolicy;
   }
-  const tokens = await readTokens(file);
-  if (tokens.some((t) => t.name === name)) throw new Error(`a token named ${JSON.stringify(name)} exists in ${file}; revoke it first or pick another name`);
   const secret = newSecret();
   const token: StoredToken = {
     name,
@@ -154,8 +251,10 @@ export async function createToken(file: string, options: CreateTokenOptions): Pr
     policy,
     created_at: (options.clock ?? (() => new Date()))().toISOString(),
   };
-  await writeTokens(file, [...tokens, token]);
-  return { secret, token };
+  return updateTokens(file, (tokens) => {
+    if (tokens.some((t) => t.name === name)) throw new Error(`a token named ${JSON.stringify(name)} exists in ${file}; revoke it first or pick another name`);
+    return { tokens: [...tokens, token], result: { secret, token } };
+  });
 }
 
 /** The tokens in the file (none when it does not exist). */
@@ -164,22 +263,21 @@ export function listTokens(file: string): Promise<readonly StoredToken[]> {
 }
 
 /** Removes the named token; `true` when it was there. */
-export async function revokeToken(file: string, name: string): Promise<boolean> {
-  const tokens = await readTokens(file);
-  const kept = tokens.filter((t) => t.name !== name);
-  if (kept.length === tokens.length) return false;
-  await writeTokens(file, kept);
-  return true;
+export function revokeToken(file: string, name: string): Promise<boolean> {
+  return updateTokens(file, (tokens) => {
+    const kept = tokens.filter((t) => t.name !== name);
+    return kept.length === tokens.length ? { result: false } : { tokens: kept, result: true };
+  });
 }
 
 function toAuthenticated(token: StoredToken): AuthenticatedToken {
-  return Object.freeze({ name: token.name, scopes: token.scopes, namespaces: token.namespaces, policy: token.policy });
+  return Object.freeze({ id: token.sha256, name: token.name, scopes: token.scopes, namespaces: token.namespaces, policy: token.policy });
 }
 
 /** A verifier over a fixed list of stored tokens. */
 export function tokenVerifier(tokens: readonly StoredToken[]): TokenVerifier {
   const byHash = new Map(tokens.map((t) => [t.sha256, toAuthenticated(t)]));
-  return { verify: (secret) => byHash.get(hashToken(secret)) };
+  return { verify: (secret) => byHash.get(hashToken(secret)), lookup: (id) => byHash.get(id) };
 }
 
 /**
@@ -206,15 +304,17 @@ export function tokenFileVerifier(file: string): TokenVerifier {
     stamp = next;
   };
   load();
+  const fresh = (): TokenVerifier => {
+    try {
+      load();
+    } catch {
+      // A file half-edited by hand: keep the last good tokens rather than lock everyone out.
+    }
+    return current;
+  };
   return {
-    verify(secret) {
-      try {
-        load();
-      } catch {
-        // A file half-edited by hand: keep the last good tokens rather than lock everyone out.
-      }
-      return current.verify(secret);
-    },
+    verify: (secret) => fresh().verify(secret),
+    lookup: (id) => fresh().lookup?.(id),
   };
 }
 

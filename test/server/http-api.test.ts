@@ -410,7 +410,7 @@ describe('mounts (the MCP endpoint) and the console', () => {
       expect((await mounted.call('POST', '/v1/namespaces/team_a/mcp', { body: {}, token: agent })).status).toBe(200);
       expect(seen.at(-1)).toEqual({
         namespace: 'team_a',
-        token: { name: 'agent', scopes: ['read'], namespaces: ['team_a'], policy: { persona: 'support', allowed_tools: ['lookup'] } },
+        token: { id: expect.stringMatching(/^[0-9a-f]{64}$/), name: 'agent', scopes: ['read'], namespaces: ['team_a'], policy: { persona: 'support', allowed_tools: ['lookup'] } },
         path: '/v1/namespaces/team_a/mcp',
         method: 'POST',
         tools: 1,
@@ -521,8 +521,9 @@ describe('every error code: its status and problem body', () => {
 
   it('every code of the table was answered above, except those no route can reach', () => {
     // SPEC_MISMATCH comes from the runtime's bridge; VERSION_DOWNGRADE and COMPATIBILITY_FAILED
-    // need a registry policy: test/server/versions-search.test.ts answers them.
-    const unreachable = ['SPEC_MISMATCH', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED'];
+    // need a registry policy: test/server/versions-search.test.ts answers them. CAPACITY_EXCEEDED
+    // and TOKEN_LIMIT_EXCEEDED need a server at its limits: test/server/limits.test.ts answers them.
+    const unreachable = ['SPEC_MISMATCH', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'CAPACITY_EXCEEDED', 'TOKEN_LIMIT_EXCEEDED'];
     const missing = Object.keys(PROBLEM_STATUS).filter((code) => !codesSeen.has(code) && !unreachable.includes(code));
     expect(missing).toEqual([]);
     for (const [code, status] of codesSeen) expect(PROBLEM_STATUS[code]?.status, code).toBe(status);

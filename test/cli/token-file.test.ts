@@ -1,0 +1,76 @@
+// The token file under concurrent token commands (issue 40): `token create` and `token revoke`
+// of separate processes at once never lose one another's update (a lock file serializes
+// them, each write is a temporary file renamed over the old one), and a lock left by a
+// process that died is broken.
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hashToken, listTokens } from '../../src/index.js';
+import { until } from '../support/waiting.js';
+import { runCli, startCli, useChildProcessTimeout, useTempDir } from './helpers.js';
+
+useChildProcessTimeout();
+const tempDir = useTempDir();
+
+/** Whether process `pid` has `path` open (Linux: its /proc/PID/fd links). */
+function holdsOpen(pid: number, path: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === path;
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
+
+describe('token create / revoke across processes', () => {
+  it('6 creates released at the same instant and 2 revokes beside them: every create is kept, every revoke holds', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    for (const name of ['old0', 'old1', 'stays']) {
+      expect((await runCli(['token', 'create', '--name', name, '--scopes', 'read', '--tokens', file], { cwd: folder })).code).toBe(0);
+    }
+    // Each create reads its --policy from a FIFO the test holds open for writing: every create
+    // waits there, past its start-up, until the test writes all policies at once, so the six
+    // reach the token file together (without a lock, all but one of their updates were lost).
+    const fifos = [0, 1, 2, 3, 4, 5].map((i) => join(folder, `policy${i}.fifo`));
+    const writers = fifos.map((fifo) => {
+      execFileSync('mkfifo', [fifo]);
+      return openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    });
+    const creates = fifos.map((fifo, i) => startCli(['token', 'create', '--name', `new${i}`, '--scopes', 'read', '--policy', fifo, '--tokens', file], { cwd: folder }));
+    const revokes = [0, 1].map((i) => startCli(['token', 'revoke', `old${i}`, '--tokens', file], { cwd: folder }));
+    await until(() => creates.every((c, i) => holdsOpen(c.child.pid as number, fifos[i] as string)), 'every create reading its policy', { timeoutMs: 90_000 });
+    const policy = JSON.stringify({ persona: 'p', allowed_tools: ['x'] });
+    for (const fd of writers) writeSync(fd, policy);
+    for (const fd of writers) closeSync(fd);
+    const runs = [...creates, ...revokes];
+    const codes = await Promise.all(runs.map((run) => run.exited));
+    expect(runs.map((run, i) => [codes[i], run.stderr()])).toEqual(runs.map(() => [0, '']));
+    const stored = await listTokens(file);
+    expect(stored.map((t) => t.name).sort()).toEqual(['new0', 'new1', 'new2', 'new3', 'new4', 'new5', 'stays']);
+    // Each printed secret is the one stored under its name.
+    for (const [i, create] of creates.entries()) {
+      const secret = create.stdout().trim().split('\n').at(-1) as string;
+      expect(stored.find((t) => t.name === `new${i}`)?.sha256).toBe(hashToken(secret));
+    }
+    expect(readdirSync(folder).filter((f) => !f.endsWith('.fifo')).sort()).toEqual(['tokens.json']);
+  });
+
+  it('a lock left by a process that is gone is broken; the command goes ahead', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    // No process has pid 2^22 + 1 (above Linux's pid_max); the host is this one.
+    writeFileSync(`${file}.lock`, `${2 ** 22 + 1}@${hostname()}`);
+    const created = await runCli(['token', 'create', '--name', 'after', '--scopes', 'read', '--tokens', file], { cwd: folder });
+    expect([created.code, created.stderr]).toEqual([0, '']);
+    expect(existsSync(`${file}.lock`)).toBe(false);
+    expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
+  });
+});
