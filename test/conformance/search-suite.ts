@@ -115,6 +115,19 @@ export function defineSearchSuite(harness: StoreHarness): void {
       expect(names(await registry.search('flights'))).toEqual(['book_flight']);
     });
 
+    it('finds Turkish, emoji-marked and Chinese or Japanese text as a reader would (issue 38)', async () => {
+      const registry = await open();
+      await registry.registerMany([
+        tool('istanbul_weather', 'İstanbul hava durumu.'),
+        tool('rain_radar', '🌧️ Rain radar.'),
+        tool('tokyo_weather', '東京の天気を検索'),
+      ]);
+      expect(names(await registry.search('Istanbul'))).toEqual(['istanbul_weather']);
+      expect(names(await registry.search('ISTANBUL'))).toEqual(['istanbul_weather']);
+      expect(names(await registry.search('❤️'))).toEqual([]);
+      expect(names(await registry.search('天気'))).toEqual(['tokyo_weather']);
+    });
+
     it('leaves out tools that match no term; a query without terms has no results', async () => {
       const registry = await open();
       await registry.registerMany(CATALOGUE);

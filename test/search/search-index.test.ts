@@ -55,6 +55,36 @@ describe('tokenize', () => {
     expect(tokenize('Café')).toEqual(['café']);
   });
 
+  // Issue 38: `Istanbul` did not find "İstanbul", U+FE0F was a term of its own (so `❤️` found
+  // "🌧️"), and a Chinese or Japanese run was one term (so `天気` did not find "東京の天気を検索").
+  it('folds the Turkish İ and ı to i, and leaves other languages folded as before', () => {
+    for (const text of ['İstanbul', 'Istanbul', 'istanbul', 'ıstanbul', 'ISTANBUL', 'İSTANBUL']) expect(tokenize(text), text).toEqual(['istanbul']);
+    expect(tokenize('DİYARBAKIR ılık')).toEqual(['diyarbakir', 'ilik']);
+    expect(tokenize('getİstanbulWeather', { stemming: false })).toEqual(['get', 'istanbul', 'weather', 'getistanbulweather']);
+    expect(tokenize('ΣΊΣΥΦΟΣ')).toEqual(tokenize('σίσυφος'));
+    expect(tokenize('Ärger Straße', { identifiers: false, stemming: false })).toEqual(['ärger', 'strasse']);
+  });
+
+  it('drops variation selectors and format characters; a zero-width space separates words', () => {
+    expect(tokenize('❤️')).toEqual([]);
+    expect(tokenize('🌧️ rain')).toEqual(['rain']);
+    expect(tokenize('👩\u200D💻 coder')).toEqual(['coder']);
+    expect(tokenize('1️⃣')).toEqual(['1⃣']);
+    expect(tokenize('soft\u00ADhyphen')).toEqual(['softhyphen']);
+    expect(tokenize('\u200Fright\u200E to \uFEFFleft')).toEqual(['right', 'left']);
+    expect(tokenize('zero\u200Bwidth')).toEqual(['zero', 'width']);
+    expect(tokenize('葛\u{E0100}飾', { identifiers: false })).toEqual(tokenize('葛飾', { identifiers: false }));
+  });
+
+  it('cuts Chinese, Japanese and Thai runs into words with Intl.Segmenter', () => {
+    expect(tokenize('東京の天気を検索')).toEqual(expect.arrayContaining(['東京', '天気', '検索']));
+    expect(tokenize('天気')).toEqual(['天気']);
+    expect(tokenize('查询北京天气', { identifiers: false })).toEqual(expect.arrayContaining(['北京', '天气']));
+    expect(tokenize('getWeather天気', { stemming: false })).toEqual(['get', 'weather', '天気', 'getweather']);
+    expect(tokenize('서울 날씨')).toEqual(['서울', '날씨']);
+    expect(tokenize('พยากรณ์อากาศ', { identifiers: false })).toEqual(expect.arrayContaining(['อากาศ']));
+  });
+
   it('drops stop words unless they are all the text has', () => {
     expect(tokenize('what is the weather in Paris?')).toEqual(['weather', 'pari']);
     expect(tokenize('the')).toEqual(['the']);
