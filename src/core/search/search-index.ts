@@ -240,6 +240,8 @@ export class SearchIndex<T> {
     this.#termPool = allIds;
     this.#termStart = this.#termStart.slice(0, this.#names.length + 1);
     this.#lengths = this.#lengths.slice(0, this.#names.length * FIELD_COUNT);
+    this.#born = this.#born.slice(0, this.#names.length);
+    this.#died = this.#died.slice(0, this.#names.length);
     this.#entries = total;
   }
 
@@ -438,6 +440,8 @@ export class SearchIndex<T> {
     this.#termPool = pool.slice(0, kept);
     this.#termStart = starts.slice(0, live + 1);
     this.#lengths = this.#lengths.slice(0, live * FIELD_COUNT);
+    this.#born = this.#born.slice(0, live);
+    this.#died = this.#died.slice(0, live);
     // Small lists move to new chunks, so the old chunks (with the room lists grew out of) are freed.
     this.#dropChunks();
     for (let id = 0; id < this.#postings.length; id++) {
@@ -775,9 +779,9 @@ function grow(array: Int32Array, need: number): Int32Array {
   return grown;
 }
 
-/** `array` copied into a larger Float64Array of at least `need` elements (doubled). */
+/** `array` copied into a larger Float64Array of at least `need` elements (a quarter more, as `grow`). */
 function grownFloats(array: Float64Array, need: number): Float64Array {
-  const grown = new Float64Array(Math.max(need, 64, array.length * 2));
+  const grown = new Float64Array(Math.max(need, 64, array.length + (array.length >> 2)));
   grown.set(array);
   return grown;
 }
