@@ -128,22 +128,27 @@ function words(text: string, identifiers: boolean, out: string[], joined: string
   }
   const identifier = ascii ? ASCII_IDENTIFIER : IDENTIFIER;
   const camel = ascii ? ASCII_CAMEL : CAMEL;
-  const pieces: string[] = [];
   identifier.lastIndex = 0;
   for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
     for (const piece of match[0].split(SEPARATORS)) {
-      pieces.length = 0;
-      if (!ascii && UNSPACED.test(piece)) segments(piece, pieces);
-      else pieces.push(piece);
-      for (const word of pieces) {
-        const start = out.length;
-        camel.lastIndex = 0;
-        for (let part = camel.exec(word); part !== null; part = camel.exec(word)) out.push(part[0]);
-        const parts = out.length - start;
-        if (parts > 1 && parts <= MAX_JOINED_PARTS) joined.push(word);
+      if (ascii || !UNSPACED.test(piece)) {
+        camelParts(piece, camel, out, joined);
+        continue;
       }
+      const cut: string[] = [];
+      segments(piece, cut);
+      for (const word of cut) camelParts(word, camel, out, joined);
     }
   }
+}
+
+/** The camelCase parts of `word` into `out`; the word whole into `joined` when it has 2-3 parts. */
+function camelParts(word: string, camel: RegExp, out: string[], joined: string[]): void {
+  const start = out.length;
+  camel.lastIndex = 0;
+  for (let part = camel.exec(word); part !== null; part = camel.exec(word)) out.push(part[0]);
+  const parts = out.length - start;
+  if (parts > 1 && parts <= MAX_JOINED_PARTS) joined.push(word);
 }
 
 /**
