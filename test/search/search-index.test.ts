@@ -145,6 +145,27 @@ describe('SearchIndex', () => {
     expect(index.match(['weather'])).toEqual([]);
   });
 
+  // Issue 38: a later page ranks what the first page ranked, with its statistics.
+  it('ranks a snapshot: added tools left out, a replaced one at its old place and score, one swept out left out', () => {
+    const index = new SearchIndex<string>();
+    const only = (name: string, text: string) => ({ tool_name: name, description: text, tags: [], input_schema: {} });
+    for (let at = 0; at < 10; at++) index.set(`t${at}`, 'v1', only(`t${at}`, 'alpha '.repeat(1 + at)), undefined, 1);
+    const all = index.top(['alpha'], 100).page;
+    const first = index.top(['alpha'], 3);
+    const snapshot = index.snapshot(['alpha'], 1);
+    index.set('added', 'v1', only('added', 'alpha '.repeat(30)), undefined, 2);
+    // t0 ranked last; its new text would rank first.
+    index.set('t0', 'v2', only('t0', 'alpha '.repeat(40)), undefined, 3);
+    const later = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
+    expect(later.page.map((hit) => [hit.name, hit.score])).toEqual(all.slice(3).map((hit) => [hit.name, hit.score]));
+    expect(later.page.at(-1)).toMatchObject({ name: 't0', item: 'v2' });
+    // Dead entries outnumber live ones: the sweep drops t0's old version, so t0 is left out (never twice).
+    for (let at = 0; at < 300; at++) index.set(`filler${at}`, 'f', only(`filler${at}`, 'beta gamma delta epsilon'), undefined, 4);
+    for (let at = 0; at < 300; at++) index.delete(`filler${at}`, 5);
+    const swept = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
+    expect(swept.page.map((hit) => hit.name)).toEqual(all.slice(3, -1).map((hit) => hit.name));
+  });
+
   it('pages by (score, name) with topHits', () => {
     const hits = [
       { name: 'b', score: 1 },
