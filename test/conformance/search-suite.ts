@@ -200,7 +200,7 @@ export function defineSearchSuite(harness: StoreHarness): void {
       const [shownChanged, shownRemoved] = seen;
       const later = all.slice(3).map(([name]) => name);
       // Not yet shown when they are written (two writes between pages: after page 2, 6 are shown...).
-      const [unseenRemoved, unseenChanged, unseenDisabled] = [later[4], later[7], later[9]] as string[];
+      const [unseenRemoved, unseenChanged, unseenDisabled] = [later[4], later[7], later[9]] as [string, string, string];
       const writes: (() => Promise<unknown>)[] = [
         // Added after the first page, above every score and below: not on any page.
         async () => {
