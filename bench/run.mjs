@@ -3,7 +3,9 @@
 // the built package (dist/), as a user imports it: no second TypeScript build to keep in step.
 // BENCH_QUICK=1 shrinks sizes and time budgets for a smoke run, BENCH_ONLY=writes,snapshots
 // runs only those steps (see STEPS); neither writes results unless BENCH_WRITE=1. Bench-only
-// baselines (Keyv) are installed on demand into bench/.deps/ (bench/deps.mjs).
+// baselines (Keyv) are installed on demand into bench/.deps/ (bench/deps.mjs). The search
+// step's ToolE quality reads `--data PATH` (`npm run bench -- --data PATH`) or
+// TOOL_REGISTRY_TOOLE=PATH, and is skipped with a message without it (bench/search.mjs).
 import { URL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { execFileSync, fork } from 'node:child_process';
@@ -23,7 +25,7 @@ import { catchUpWorkloads } from './catch-up.mjs';
 import { postgresWorkloads } from './postgres.mjs';
 import { runtimeWorkloads } from './runtime.mjs';
 import { coreWorkloads } from './core.mjs';
-import { searchWorkloads } from './search.mjs';
+import { searchWorkloads, toolEPath } from './search.mjs';
 import { random } from './lib/random.mjs';
 import { serverWorkloads } from './server.mjs';
 import { versionsWorkloads } from './versions.mjs';
@@ -425,7 +427,7 @@ const STEPS = [
     }
   }],
   // Search (issue 26): ToolE quality against plain BM25, search and index-update speed, index memory (bench/search.mjs).
-  ['search', ({ quick }) => searchWorkloads({ record, log, quick })],
+  ['search', ({ quick }) => searchWorkloads({ record, log, quick, data: toolEPath() })],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
   // The HTTP server under 64 keep-alive clients vs a bare node:http handler, and an RSS soak (bench/server.mjs).

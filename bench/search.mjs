@@ -1,12 +1,11 @@
 // Search (issue 26): quality on MetaTool's ToolE against a plain BM25 over the same text, and
 // speed: search over 10,000 and 100,000 tools, one write's index update, the index's memory.
-// ToolE is read where it lives (`../shared/benchmarks/tool-selection/` beside the repository,
-// or the first ancestor folder holding `shared/benchmarks/...`; BENCH_TOOLE=path overrides);
-// it is never copied here. `bench/run.mjs` calls searchWorkloads();
-// `npm run build && node bench/search.mjs` runs only these and prints every figure.
+// ToolE is not in the repository: give its file with `--data PATH` or TOOL_REGISTRY_TOOLE=PATH
+// (see TOOLE_ORIGIN); without it the quality figures are skipped with a message.
+// `bench/run.mjs` calls searchWorkloads() (and passes `--data` through);
+// `npm run build && node bench/search.mjs [--data PATH]` runs only these and prints every figure.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InMemoryToolRegistry } from '../dist/index.js';
 import { SearchIndex } from '../dist/core/search/search-index.js';
@@ -16,24 +15,26 @@ import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const TOOLE_PATH = join('shared', 'benchmarks', 'tool-selection', 'metatool-toole.json');
+/** Where ToolE comes from: what a user needs to build the file the quality figures read. */
+export const TOOLE_ORIGIN =
+  "MetaTool's ToolE (https://github.com/HowieHwong/MetaTool at commit 35e81bb7576826e980c80fed8f8c0a2b4a1e6fbb, " +
+  'MIT; arXiv:2310.03128): its 199 tools (dataset/plugin_des.json) and 21,047 queries (dataset/data/all_clean_data.csv ' +
+  'and multi_tool_query_golden.json) as one JSON file { tools: [{ name, description, input_schema }], queries: [{ query, relevant }] } ' +
+  '(docs/search.md, "Figures")';
 
 function check(condition, message) {
   if (!condition) throw new Error(`bench sanity check failed: ${message}`);
 }
 
-/** Where ToolE is: BENCH_TOOLE, else `shared/...` in the repository's parent or a further ancestor. */
-export function findToolE() {
-  if (process.env.BENCH_TOOLE) return process.env.BENCH_TOOLE;
-  let folder = dirname(HERE);
-  for (;;) {
-    const parent = dirname(folder);
-    const candidate = join(parent, TOOLE_PATH);
-    if (existsSync(candidate)) return candidate;
-    if (parent === folder) return undefined;
-    folder = parent;
+/** The ToolE file given: `--data PATH` (or `--data=PATH`) in `argv`, else TOOL_REGISTRY_TOOLE; undefined if neither. */
+export function toolEPath(argv = process.argv.slice(2), env = process.env) {
+  const at = argv.findIndex((arg) => arg === '--data' || arg.startsWith('--data='));
+  if (at >= 0) {
+    const path = argv[at] === '--data' ? argv[at + 1] : argv[at].slice('--data='.length);
+    if (path === undefined || path === '') throw new Error('--data needs a path: --data /path/to/metatool-toole.json');
+    return path;
   }
+  return env.TOOL_REGISTRY_TOOLE || undefined;
 }
 
 // --- the plain BM25 baseline, as the data set's README defines it ------------------------
@@ -95,13 +96,17 @@ function score(queries, rank) {
 }
 
 /** ToolE: our search against the plain BM25, over every query. */
-export async function toolEQuality({ log = () => {} } = {}) {
-  const path = findToolE();
+export async function toolEQuality({ log = () => {}, data: path = toolEPath() } = {}) {
   if (path === undefined) {
-    log('ToolE not found beside the repository (shared/benchmarks/tool-selection/); quality skipped');
+    log(`ToolE quality skipped: no data given (--data PATH or TOOL_REGISTRY_TOOLE=PATH). The data: ${TOOLE_ORIGIN}`);
+    return undefined;
+  }
+  if (!existsSync(path)) {
+    log(`ToolE quality skipped: ${path} does not exist. The data: ${TOOLE_ORIGIN}`);
     return undefined;
   }
   const data = JSON.parse(readFileSync(path, 'utf8'));
+  log(`ToolE read from ${path}: ${TOOLE_ORIGIN}`);
   check(data.tools.length === 199 && data.queries.length === 21_047, 'ToolE has 199 tools and 21,047 queries');
   const registry = new InMemoryToolRegistry();
   await registry.registerMany(data.tools.map((tool) => ({ tool_name: tool.name, description: tool.description, input_schema: tool.input_schema, output_schema: {} })));
@@ -217,8 +222,8 @@ async function memoryChild(count, mode) {
 }
 
 /** Every search workload; `record(id, workload, contender, stats, extra)` as bench/run.mjs takes it. */
-export async function searchWorkloads({ record, log = () => {}, quick = false }) {
-  const quality = await toolEQuality({ log });
+export async function searchWorkloads({ record, log = () => {}, quick = false, data = toolEPath() }) {
+  const quality = await toolEQuality({ log, data });
   if (quality !== undefined) {
     for (const [key, label] of [['plain', 'plain BM25 (no stop words, no stemming; name + description)'], ['ours', 'registry.search']]) {
       const q = quality[key];

@@ -182,7 +182,10 @@ export interface DiscoveryMethods {
    * after NFKC, case folding and English stemming; ties by `tool_name`. A tool matching no
    * term of the query is not a result (a query without terms has none). Every store returns
    * the same results and scores for the same tools; writes of other processes are seen as
-   * soon as `get` sees them. Pages: `next_cursor`, keyed by (score, name).
+   * soon as `get` sees them. Pages: `next_cursor` carries the first page's ranking statistics,
+   * so whatever is written between pages, each tool of the first page's ranking that is still
+   * there (and passes the filters) is on exactly one page, added tools are not, and paging ends
+   * (docs/search.md, "Pages under writes").
    * @throws VALIDATION_FAILED (`context.path` `limit` or `cursor`) for a limit outside 1-1000
    *   or a cursor this registry did not hand out for this query; STORAGE_BUSY
    */

@@ -115,6 +115,19 @@ export function defineSearchSuite(harness: StoreHarness): void {
       expect(names(await registry.search('flights'))).toEqual(['book_flight']);
     });
 
+    it('finds Turkish, emoji-marked and Chinese or Japanese text as a reader would (issue 38)', async () => {
+      const registry = await open();
+      await registry.registerMany([
+        tool('istanbul_weather', 'İstanbul hava durumu.'),
+        tool('rain_radar', '🌧️ Rain radar.'),
+        tool('tokyo_weather', '東京の天気を検索'),
+      ]);
+      expect(names(await registry.search('Istanbul'))).toEqual(['istanbul_weather']);
+      expect(names(await registry.search('ISTANBUL'))).toEqual(['istanbul_weather']);
+      expect(names(await registry.search('❤️'))).toEqual([]);
+      expect(names(await registry.search('天気'))).toEqual(['tokyo_weather']);
+    });
+
     it('leaves out tools that match no term; a query without terms has no results', async () => {
       const registry = await open();
       await registry.registerMany(CATALOGUE);
@@ -169,6 +182,83 @@ export function defineSearchSuite(harness: StoreHarness): void {
       expect(pages).toBe(Math.ceil(all.length / 2));
     });
 
+    // Issue 38: the cursor kept only the last (score, name), and every write moves every score
+    // (N, idf, average lengths): pages skipped tools, repeated them, or never ended.
+    it('pages hold while tools are added, removed, changed and disabled between every page', async () => {
+      const registry = await open();
+      // 14 matches of different scores (1-4 "alpha"s, "beta" on some), and 4 tools that match nothing.
+      const matching = Array.from({ length: 14 }, (_, at) =>
+        tool(`pg_${String(at).padStart(2, '0')}`, `${'alpha '.repeat(1 + (at % 4))}${at % 3 === 0 ? 'beta ' : ''}words ${'pad '.repeat(at % 5)}`.trim(), { version: '1' }),
+      );
+      await registry.registerMany([...matching, ...['x1', 'x2', 'x3', 'x4'].map((name) => tool(name, 'nothing in common'))]);
+      const query = 'alpha beta';
+      const all = ranked(await registry.search(query, { limit: 100 }));
+      expect(all).toHaveLength(14);
+      const first = await registry.search(query, { limit: 3 });
+      expect(ranked(first)).toEqual(all.slice(0, 3));
+      const seen = names(first);
+      const [shownChanged, shownRemoved] = seen;
+      const later = all.slice(3).map(([name]) => name);
+      // Not yet shown when they are written (two writes between pages: after page 2, 6 are shown...).
+      const [unseenRemoved, unseenChanged, unseenDisabled] = [later[4], later[7], later[9]] as [string, string, string];
+      const writes: (() => Promise<unknown>)[] = [
+        // Added after the first page, above every score and below: not on any page.
+        async () => {
+          await registry.registerMany([tool('pg_new_top', 'alpha alpha alpha alpha beta beta'), tool('pg_new_low', 'alpha and many other words to make it long')]);
+          // Removed: gone (one already shown, one not yet).
+          await registry.remove(shownRemoved as string);
+        },
+        async () => {
+          await registry.remove(unseenRemoved);
+          // Changed text (a new version): each exactly once, at the place its old text ranked.
+          await registry.register(tool(shownChanged as string, 'alpha', { version: '2' }));
+        },
+        async () => {
+          await registry.register(tool(unseenChanged, 'beta beta alpha alpha alpha alpha', { version: '2' }));
+          // Disabled: left out.
+          await registry.setEnabled(unseenDisabled, false);
+        },
+        // Tools that match nothing, changing N and the average lengths.
+        async () => {
+          await registry.registerMany([tool('y1', 'a long unrelated description of many many words'), tool('y2', 'more')]);
+          await registry.remove('x1');
+        },
+      ];
+      const walked = ranked(first);
+      let cursor = first.next_cursor;
+      let pages = 1;
+      while (cursor !== null) {
+        await writes.shift()?.();
+        const page: SearchPage = await registry.search(query, { limit: 3, cursor });
+        walked.push(...ranked(page));
+        cursor = page.next_cursor;
+        expect(++pages).toBeLessThanOrEqual(5);
+      }
+      // Exactly the first page's ranking (its scores too), less what was removed or disabled.
+      const gone = new Set([unseenRemoved, unseenDisabled]);
+      expect(walked).toEqual(all.filter(([name]) => !gone.has(name)));
+      // Each result is the tool as it is now.
+      const changed = (await registry.search(query, { limit: 100 })).results.find((result) => result.registration.spec.tool_name === unseenChanged);
+      expect(changed?.registration.spec.version).toBe('2');
+    });
+
+    it('pages end while a writer adds a better match after every page', async () => {
+      const registry = await open();
+      await registry.registerMany(Array.from({ length: 20 }, (_, at) => tool(`fc_${String(at).padStart(2, '0')}`, `find ${'the cat '.repeat(1 + (at % 3))}`)));
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: SearchPage = await registry.search('cat', { limit: 4, cursor });
+        seen.push(...names(page));
+        cursor = page.next_cursor;
+        pages++;
+        await registry.register(tool(`fc_new_${pages}`, 'cat cat cat cat'));
+      } while (cursor !== null && pages < 50);
+      expect(pages).toBe(5);
+      expect([...seen].sort()).toEqual(Array.from({ length: 20 }, (_, at) => `fc_${String(at).padStart(2, '0')}`));
+    });
+
     it('refuses bad limits, cursors and argument types', async () => {
       const registry = await open();
       await registry.registerMany(CATALOGUE);
@@ -183,6 +273,16 @@ export function defineSearchSuite(harness: StoreHarness): void {
       }
       const first = await registry.search('weather', { limit: 1 });
       expect(first.next_cursor).not.toBeNull();
+      // Tampered cursors (issue 38): each part is checked, the old format is refused by name.
+      const parts = JSON.parse(Buffer.from(first.next_cursor as string, 'base64url').toString('utf8')) as unknown[];
+      const tampered = (at: number, value: unknown): string => Buffer.from(JSON.stringify(parts.map((part, index) => (index === at ? value : part))), 'utf8').toString('base64url');
+      for (const cursor of [tampered(3, 0), tampered(4, [1, 2]), tampered(5, []), tampered(5, [1e9]), tampered(6, -1), tampered(6, 'x'), tampered(7, 5), Buffer.from(JSON.stringify(['s', parts[1], 1, 'get_weather'])).toString('base64url')]) {
+        const error = await expectCode(registry.search('weather', { cursor }), 'VALIDATION_FAILED');
+        expect(error.context.path).toBe('cursor');
+      }
+      // A cursor is the same in every store for the same tools and writes.
+      const memory = await reference(CATALOGUE);
+      expect(first.next_cursor).toBe((await memory.search('weather', { limit: 1 })).next_cursor);
       // A cursor belongs to its query and filters.
       await expectCode(registry.search('email', { cursor: first.next_cursor }), 'VALIDATION_FAILED');
       await expectCode(registry.search('weather', { cursor: first.next_cursor, includeDisabled: true }), 'VALIDATION_FAILED');

@@ -55,6 +55,36 @@ describe('tokenize', () => {
     expect(tokenize('Café')).toEqual(['café']);
   });
 
+  // Issue 38: `Istanbul` did not find "İstanbul", U+FE0F was a term of its own (so `❤️` found
+  // "🌧️"), and a Chinese or Japanese run was one term (so `天気` did not find "東京の天気を検索").
+  it('folds the Turkish İ and ı to i, and leaves other languages folded as before', () => {
+    for (const text of ['İstanbul', 'Istanbul', 'istanbul', 'ıstanbul', 'ISTANBUL', 'İSTANBUL']) expect(tokenize(text), text).toEqual(['istanbul']);
+    expect(tokenize('DİYARBAKIR ılık')).toEqual(['diyarbakir', 'ilik']);
+    expect(tokenize('getİstanbulWeather', { stemming: false })).toEqual(['get', 'istanbul', 'weather', 'getistanbulweather']);
+    expect(tokenize('ΣΊΣΥΦΟΣ')).toEqual(tokenize('σίσυφος'));
+    expect(tokenize('Ärger Straße', { identifiers: false, stemming: false })).toEqual(['ärger', 'strasse']);
+  });
+
+  it('drops variation selectors and format characters; a zero-width space separates words', () => {
+    expect(tokenize('❤️')).toEqual([]);
+    expect(tokenize('🌧️ rain')).toEqual(['rain']);
+    expect(tokenize('👩\u200D💻 coder')).toEqual(['coder']);
+    expect(tokenize('1️⃣')).toEqual(['1⃣']);
+    expect(tokenize('soft\u00ADhyphen')).toEqual(['softhyphen']);
+    expect(tokenize('\u200Fright\u200E to \uFEFFleft')).toEqual(['right', 'left']);
+    expect(tokenize('zero\u200Bwidth')).toEqual(['zero', 'width']);
+    expect(tokenize('葛\u{E0100}飾', { identifiers: false })).toEqual(tokenize('葛飾', { identifiers: false }));
+  });
+
+  it('cuts Chinese, Japanese and Thai runs into words with Intl.Segmenter', () => {
+    expect(tokenize('東京の天気を検索')).toEqual(expect.arrayContaining(['東京', '天気', '検索']));
+    expect(tokenize('天気')).toEqual(['天気']);
+    expect(tokenize('查询北京天气', { identifiers: false })).toEqual(expect.arrayContaining(['北京', '天气']));
+    expect(tokenize('getWeather天気', { stemming: false })).toEqual(['get', 'weather', '天気', 'getweather']);
+    expect(tokenize('서울 날씨')).toEqual(['서울', '날씨']);
+    expect(tokenize('พยากรณ์อากาศ', { identifiers: false })).toEqual(expect.arrayContaining(['อากาศ']));
+  });
+
   it('drops stop words unless they are all the text has', () => {
     expect(tokenize('what is the weather in Paris?')).toEqual(['weather', 'pari']);
     expect(tokenize('the')).toEqual(['the']);
@@ -113,6 +143,27 @@ describe('SearchIndex', () => {
     expect(index.match(['weather']).map((hit) => hit.item)).toEqual([{ enabled: false }]);
     index.set('a', { enabled: false }, { ...one, description: 'email' }, () => false);
     expect(index.match(['weather'])).toEqual([]);
+  });
+
+  // Issue 38: a later page ranks what the first page ranked, with its statistics.
+  it('ranks a snapshot: added tools left out, a replaced one at its old place and score, one swept out left out', () => {
+    const index = new SearchIndex<string>();
+    const only = (name: string, text: string) => ({ tool_name: name, description: text, tags: [], input_schema: {} });
+    for (let at = 0; at < 10; at++) index.set(`t${at}`, 'v1', only(`t${at}`, 'alpha '.repeat(1 + at)), undefined, 1);
+    const all = index.top(['alpha'], 100).page;
+    const first = index.top(['alpha'], 3);
+    const snapshot = index.snapshot(['alpha'], 1);
+    index.set('added', 'v1', only('added', 'alpha '.repeat(30)), undefined, 2);
+    // t0 ranked last; its new text would rank first.
+    index.set('t0', 'v2', only('t0', 'alpha '.repeat(40)), undefined, 3);
+    const later = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
+    expect(later.page.map((hit) => [hit.name, hit.score])).toEqual(all.slice(3).map((hit) => [hit.name, hit.score]));
+    expect(later.page.at(-1)).toMatchObject({ name: 't0', item: 'v2' });
+    // Dead entries outnumber live ones: the sweep drops t0's old version, so t0 is left out (never twice).
+    for (let at = 0; at < 300; at++) index.set(`filler${at}`, 'f', only(`filler${at}`, 'beta gamma delta epsilon'), undefined, 4);
+    for (let at = 0; at < 300; at++) index.delete(`filler${at}`, 5);
+    const swept = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
+    expect(swept.page.map((hit) => hit.name)).toEqual(all.slice(3, -1).map((hit) => hit.name));
   });
 
   it('pages by (score, name) with topHits', () => {

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SearchIndex, topHits } from '../../src/core/search/search-index.js';
-import type { RankKey } from '../../src/core/search/search-index.js';
+import type { RankKey, RankSnapshot } from '../../src/core/search/search-index.js';
 
 // Words of a few lengths; the first ones are drawn far more often, so some are in most tools
 // (tiny idf, the terms pruning leaves out) and others in a few (the terms it walks).
@@ -72,6 +72,9 @@ describe('SearchIndex.top prunes without changing a result', () => {
       fc.property(fc.constantFrom(0, 40, BASE), fc.boolean(), fc.array(op, { minLength: 20, maxLength: 500, size: 'max' }), (base, bulk, ops) => {
         const index = new SearchIndex<number>();
         const items = new Map<string, number>();
+        // Issue 38: every write at its own revision; each query's snapshot is ranked again later.
+        let revision = 0;
+        const snapshots: { terms: string[]; snapshot: RankSnapshot }[] = [];
         // The base set one by one, or built in one go (as the first search builds the index).
         const tools = baseSpecs.slice(0, base).map((shape, at) => ({ name: `base${at}`, item: at % 16, spec: toolSpec(`base${at}`, shape) }));
         if (bulk) index.build(tools);
@@ -80,10 +83,10 @@ describe('SearchIndex.top prunes without changing a result', () => {
         for (const step of ops) {
           if (step.kind === 'set') {
             const shape = step.shared < 3 ? (sharedSpecs[step.shared] as (typeof sharedSpecs)[number]) : step.spec;
-            index.set(step.name, step.item, toolSpec(step.shared < 3 ? 'shared' : step.name, shape));
+            index.set(step.name, step.item, toolSpec(step.shared < 3 ? 'shared' : step.name, shape), undefined, ++revision);
             items.set(step.name, step.item);
           } else if (step.kind === 'delete') {
-            index.delete(step.name);
+            index.delete(step.name, ++revision);
             items.delete(step.name);
           } else if (step.kind === 'enable') {
             // The item alone changes (as an enable does): nothing is re-indexed.
@@ -105,6 +108,18 @@ describe('SearchIndex.top prunes without changing a result', () => {
             expect(actual.page.map((hit) => hit.item)).toStrictEqual(expected.page.map((hit) => hit.item));
             expect(actual.more).toBe(expected.more);
             if (all.length > step.limit + 1) pruned++;
+            // An earlier query's pages, ranked with its snapshot (the versions current then, its statistics).
+            const terms = [...new Set(step.terms)];
+            snapshots.push({ terms, snapshot: index.snapshot(terms, revision) });
+            if (step.limit % 6 !== 0) continue;
+            const earlier = snapshots[step.mask % snapshots.length] as (typeof snapshots)[number];
+            const matched = index.match(earlier.terms, accept, earlier.snapshot);
+            const from = typeof step.cursor === 'number' ? topHits(matched, step.cursor + 1).page[step.cursor] : undefined;
+            const oldExpected = topHits(matched, step.limit, from);
+            const oldActual = index.top(earlier.terms, step.limit, accept, from, earlier.snapshot);
+            expect(ranked(oldActual.page)).toStrictEqual(ranked(oldExpected.page));
+            expect(oldActual.page.map((hit) => hit.item)).toStrictEqual(oldExpected.page.map((hit) => hit.item));
+            expect(oldActual.more).toBe(oldExpected.more);
           }
         }
         expect(index.size).toBe(items.size);

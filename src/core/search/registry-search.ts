@@ -12,8 +12,8 @@ import { formatPath, previewValue } from '../issues.js';
 import type { ChangeLogPage, StoreReader, StoreScope } from '../base-tool-registry.js';
 import type { ListPageOptions, ListPageResult, SearchOptions, SearchResult } from '../registry.js';
 import { SearchIndex, topHits } from './search-index.js';
-import type { Hit, RankKey } from './search-index.js';
-import { embeddingText } from './fields.js';
+import type { Hit, RankKey, RankSnapshot } from './search-index.js';
+import { embeddingText, FIELDS } from './fields.js';
 import { fuse, vectorCache } from './semantic.js';
 import type { Embed } from './semantic.js';
 import { tokenize } from './tokens.js';
@@ -24,6 +24,11 @@ const DEFAULT_SEARCH_LIMIT = 10;
 const DEFAULT_LIST_LIMIT = 100;
 /** Change-log events read per page while catching up. */
 const CHANGES_PAGE = 1000;
+/**
+ * A query ranks by its first this many distinct terms: a search cursor carries one document
+ * frequency per term, so this bounds its size (with a 128-character name, under 2 KB).
+ */
+export const MAX_QUERY_TERMS = 64;
 
 /** What the index needs of a store: the base registry's hooks. */
 export interface IndexSource {
@@ -95,11 +100,14 @@ function decodeCursor(method: string, cursor: unknown): unknown {
 
 /** The parsed options of `search`. */
 export interface ParsedSearch {
+  /** The query's distinct terms in order (at most MAX_QUERY_TERMS). */
   readonly terms: string[];
   readonly query: string;
   readonly limit: number;
   readonly accept: (registration: ToolRegistration) => boolean;
   readonly after: RankKey | undefined;
+  /** A later page: what the first page ranked with (with `after`). */
+  readonly snapshot: RankSnapshot | undefined;
   /** Ties a cursor to the query and filters it was made for. */
   readonly key: string;
   readonly embed: Embed | undefined;
@@ -117,16 +125,55 @@ export function parseSearch(query: unknown, options: unknown): ParsedSearch {
     .update(JSON.stringify([query, [...tags].sort(), includeDisabled, embed !== undefined]))
     .digest('base64url')
     .slice(0, 12);
+  const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
   let after: RankKey | undefined;
+  let snapshot: RankSnapshot | undefined;
   if (given.cursor !== undefined && given.cursor !== null) {
-    const decoded = decodeCursor('search', given.cursor);
-    if (!Array.isArray(decoded) || decoded[0] !== 's' || typeof decoded[2] !== 'number' || !Number.isFinite(decoded[2]) || typeof decoded[3] !== 'string') {
-      throw invalid('search', 'cursor', given.cursor, 'is not a search cursor this registry handed out');
-    }
-    if (decoded[1] !== key) throw invalid('search', 'cursor', given.cursor, 'was made for another query, tags or includeDisabled');
-    after = { score: decoded[2], name: decoded[3] };
+    ({ after, snapshot } = searchCursorOf(given.cursor, key, terms.length));
   }
-  return { terms: tokenize(query), query, limit, accept: filterOf(includeDisabled, tags), after, key, embed };
+  return { terms, query, limit, accept: filterOf(includeDisabled, tags), after, snapshot, key, embed };
+}
+
+// A search cursor: ['S', key, revision, count, [total length per field], [df per distinct query
+// term], score, name]: the last result's (score, name) and the statistics the first page ranked
+// with (RankSnapshot), so that every later page ranks as the first did.
+const SEARCH_CURSOR = 'S';
+
+function searchCursor(key: string, snapshot: RankSnapshot, last: RankKey): string {
+  return encodeCursor([SEARCH_CURSOR, key, snapshot.revision, snapshot.count, snapshot.totals, snapshot.df, last.score, last.name]);
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+
+function searchCursorOf(cursor: string, key: string, terms: number): { after: RankKey; snapshot: RankSnapshot } {
+  const decoded = decodeCursor('search', cursor);
+  const bad = (why: string): ValidationError => invalid('search', 'cursor', cursor, why);
+  if (!Array.isArray(decoded)) throw bad('is not a search cursor this registry handed out');
+  // Before issue 38 a search cursor was ['s', key, score, name]: it cannot rank as its first page did.
+  if (decoded[0] === 's') throw bad('is a search cursor of an earlier release (start again from the first page)');
+  const [tag, cursorKey, revision, count, totals, df, score, name] = decoded as unknown[];
+  if (
+    decoded.length !== 8 ||
+    tag !== SEARCH_CURSOR ||
+    typeof cursorKey !== 'string' ||
+    !isCount(revision) ||
+    !isCount(count) ||
+    count === 0 ||
+    !Array.isArray(totals) ||
+    totals.length !== FIELDS.length ||
+    !totals.every(isCount) ||
+    !Array.isArray(df) ||
+    !df.every((value) => isCount(value) && value <= count) ||
+    typeof score !== 'number' ||
+    !Number.isFinite(score) ||
+    score < 0 ||
+    typeof name !== 'string' ||
+    name.length > 128
+  ) {
+    throw bad('is not a search cursor this registry handed out');
+  }
+  if (cursorKey !== key || df.length !== terms) throw bad('was made for another query, tags or includeDisabled');
+  return { after: { score, name }, snapshot: { revision, count, totals: totals as number[], df: df as number[] } };
 }
 
 /** The parsed options of `listPage`. */
@@ -207,13 +254,14 @@ export class RegistrySearchIndex {
     const head = await source.revision();
     if (this.#revision >= 0 && head === this.#revision) return;
     if (this.#revision < 0 || head < this.#revision) return this.#rebuild(source, head);
-    const names = new Set<string>();
+    // Each changed tool with the revision of its last change.
+    const names = new Map<string, number>();
     let since = this.#revision;
     for (;;) {
       const page = await source.changes(since, CHANGES_PAGE);
       // Restored to an older state, or the log no longer holds what the index missed: build anew.
       if (page.revision < since || (page.revision > since && page.oldestRevision > since + 1)) return this.#rebuild(source, head);
-      for (const event of page.events) names.add(event.tool_name);
+      for (const event of page.events) names.set(event.tool_name, event.revision);
       if (names.size > Math.max(CHANGES_PAGE, this.#index.size)) return this.#rebuild(source, head);
       since = page.events.at(-1)?.revision ?? since;
       if (page.events.length < CHANGES_PAGE) {
@@ -221,14 +269,16 @@ export class RegistrySearchIndex {
         break;
       }
     }
-    const wanted = [...names];
+    const wanted = [...names.keys()];
     const read = source.read(
       { names: wanted },
       (reader) => ({ docs: wanted.map((name) => docOf(reader, name)), revision: reader.revision() }),
       'search',
     );
     const { docs, revision } = read instanceof Promise ? await read : read;
-    wanted.forEach((name, index) => this.#put(name, docs[index]));
+    // A version is current from its change's revision, never later than what was read (so never
+    // after the index's revision: a first page sees every version it ranks).
+    wanted.forEach((name, index) => this.#put(name, docs[index], Math.min(names.get(name) as number, revision)));
     // Never ahead of what was read (a cache behind the log): the rest is read again next time.
     this.#revision = Math.min(since, revision);
   }
@@ -250,12 +300,12 @@ export class RegistrySearchIndex {
     this.#revision = Math.min(head, listedAt, revision);
   }
 
-  #put(name: string, doc: Doc | undefined): void {
+  #put(name: string, doc: Doc | undefined, revision: number): void {
     if (doc === undefined) {
-      this.#index.delete(name);
+      this.#index.delete(name, revision);
       return;
     }
-    this.#index.set(name, doc, doc.registration.spec, (old) => old.fingerprint === doc.fingerprint);
+    this.#index.set(name, doc, doc.registration.spec, (old) => old.fingerprint === doc.fingerprint, revision);
   }
 
   /** Forgets everything (the registry closed). */
@@ -264,31 +314,41 @@ export class RegistrySearchIndex {
     this.#revision = -1;
   }
 
-  /** One page of results (call `refresh` first). */
+  /**
+   * One page of results (call `refresh` first). A first page ranks with the index's statistics
+   * now; its cursor carries them (and the revision), so every later page of the query ranks the
+   * same tool versions with the same statistics: a tool's score cannot move between pages.
+   */
   async search(parsed: ParsedSearch): Promise<{ results: SearchResult[]; next_cursor: string | null }> {
     const accept = (doc: Doc): boolean => parsed.accept(doc.registration);
     let selected: { page: Hit<Doc>[]; more: boolean };
+    let snapshot = parsed.snapshot;
     if (parsed.embed === undefined) {
-      selected = this.#index.top(parsed.terms, parsed.limit, accept, parsed.after);
+      selected = this.#index.top(parsed.terms, parsed.limit, accept, parsed.after, snapshot);
+      if (selected.more && snapshot === undefined) snapshot = this.#index.snapshot(parsed.terms, this.#revision);
     } else {
-      const hits = this.#index.match(parsed.terms, accept);
+      // Taken before the embedder is awaited (another search may bring the index up to date meanwhile).
+      snapshot ??= this.#index.snapshot(parsed.terms, this.#revision);
+      // Ranks are taken among every version the snapshot holds, before the filters, so that a
+      // tool disabled or removed between pages does not move the others' fused scores.
+      const versions = this.#index.versions(parsed.terms, snapshot);
       const scores = await fuse(
-        hits.map((hit) => ({ name: hit.name, score: hit.score, fingerprint: hit.item.fingerprint, text: () => embeddingText(hit.item.registration.spec) })),
+        versions.map((hit) => ({ name: hit.name, score: hit.score, fingerprint: hit.version.fingerprint, text: () => embeddingText(hit.version.registration.spec) })),
         parsed.query,
         parsed.embed,
       );
       this.#pruneVectors(parsed.embed);
-      selected = topHits(
-        hits.map((hit, index) => ({ name: hit.name, item: hit.item, score: scores[index] as number })),
-        parsed.limit,
-        parsed.after,
-      );
+      const hits: Hit<Doc>[] = [];
+      versions.forEach((hit, index) => {
+        if (hit.item !== undefined && accept(hit.item)) hits.push({ name: hit.name, item: hit.item, score: scores[index] as number });
+      });
+      selected = topHits(hits, parsed.limit, parsed.after);
     }
     const { page, more } = selected;
     const last = page.at(-1);
     return {
       results: page.map((hit) => Object.freeze({ registration: hit.item.registration, score: hit.score })),
-      next_cursor: more && last !== undefined ? encodeCursor(['s', parsed.key, last.score, last.name]) : null,
+      next_cursor: more && last !== undefined && snapshot !== undefined ? searchCursor(parsed.key, snapshot, last) : null,
     };
   }
 

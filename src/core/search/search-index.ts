@@ -46,6 +46,21 @@ export interface RankKey {
   readonly name: string;
 }
 
+/**
+ * What a later page of one query ranks with: the collection statistics of its first page (tool
+ * count, per-field total lengths, each query term's document frequency, in the order of the
+ * distinct terms given to `top`) and the revision they were taken at. Tools are scored with these,
+ * not with today's, so a tool whose text did not change keeps its score; and only the versions
+ * of tools that were current at `revision` are ranked (a tool added or re-registered later is
+ * left out; a re-registered one is ranked by the version it had then, while the index holds it).
+ */
+export interface RankSnapshot {
+  readonly revision: number;
+  readonly count: number;
+  readonly totals: readonly number[];
+  readonly df: readonly number[];
+}
+
 /** Ranking order: higher score first, then name in code-point order. */
 export function compareHits(a: RankKey, b: RankKey): number {
   return a.score !== b.score ? b.score - a.score : compareCodePoints(a.name, b.name);
@@ -53,8 +68,15 @@ export function compareHits(a: RankKey, b: RankKey): number {
 
 export class SearchIndex<T> {
   readonly #slotOf = new Map<string, number>();
+  /** Per slot: the name while the slot is current (undefined once removed or replaced). */
   #names: (string | undefined)[] = [];
-  #items: (T | undefined)[] = [];
+  /** Per slot: the name, current or not (a replaced version is still ranked for the pages of a query begun before). */
+  #slotNames: string[] = [];
+  /** Per slot: the item, kept after the slot is replaced or removed (until swept). */
+  #items: T[] = [];
+  /** Per slot: the revision its version became current at, and the one it stopped at (Infinity: current). */
+  #born: Float64Array = new Float64Array(0);
+  #died: Float64Array = new Float64Array(0);
   /**
    * Per slot: its term ids (each once), to undo its document frequencies on removal: slot s's
    * are `#termPool[#termStart[s] .. #termStart[s + 1]]` (one array for all slots, not one per slot).
@@ -122,17 +144,19 @@ export class SearchIndex<T> {
   /**
    * Adds the tool, or replaces the one of the same name. When `unchanged(old)` says the old
    * item has the same spec (an enable or disable), only the item is swapped: nothing is re-indexed.
+   * `revision`: when this version became current (a `RankSnapshot` before it does not see it).
    */
-  set(name: string, item: T, spec: IndexedSpec, unchanged?: (old: T) => boolean): void {
+  set(name: string, item: T, spec: IndexedSpec, unchanged?: (old: T) => boolean, revision = 0): void {
     const existing = this.#slotOf.get(name);
     if (existing !== undefined && unchanged?.(this.#items[existing] as T) === true) {
       this.#items[existing] = item;
       return;
     }
-    this.delete(name);
+    if (existing !== undefined) revision = Math.max(revision, this.#born[existing] as number);
+    this.delete(name, revision);
     const fields = specTerms(spec);
     const distinct = this.#count(fields);
-    const slot = this.#place(name, item, fields);
+    const slot = this.#place(name, item, fields, revision);
     const order = this.#order;
     const packedOf = this.#packedOf;
     const start = this.#termStart[slot] as number;
@@ -176,7 +200,7 @@ export class SearchIndex<T> {
       if (this.#slotOf.has(name)) throw new Error(`internal: SearchIndex.build() given ${JSON.stringify(name)} twice`);
       const fields = specTerms(spec);
       const distinct = this.#count(fields);
-      const slot = this.#place(name, item, fields);
+      const slot = this.#place(name, item, fields, 0);
       this.#termStart[slot + 1] = total + distinct;
       if (total + distinct > ids.length) {
         const size = Math.max(ids.length * 2, total + distinct);
@@ -216,6 +240,8 @@ export class SearchIndex<T> {
     this.#termPool = allIds;
     this.#termStart = this.#termStart.slice(0, this.#names.length + 1);
     this.#lengths = this.#lengths.slice(0, this.#names.length * FIELD_COUNT);
+    this.#born = this.#born.slice(0, this.#names.length);
+    this.#died = this.#died.slice(0, this.#names.length);
     this.#entries = total;
   }
 
@@ -301,11 +327,18 @@ export class SearchIndex<T> {
     this.#free = [];
   }
 
-  /** Gives a new tool the next slot: its name, item and field lengths. */
-  #place(name: string, item: T, fields: readonly string[][]): number {
+  /** Gives a new tool the next slot: its name, item, field lengths and the revision it is current from. */
+  #place(name: string, item: T, fields: readonly string[][], revision: number): number {
     const slot = this.#names.length;
     this.#names[slot] = name;
+    this.#slotNames[slot] = name;
     this.#items[slot] = item;
+    if (slot >= this.#born.length) {
+      this.#born = grownFloats(this.#born, slot + 1);
+      this.#died = grownFloats(this.#died, slot + 1);
+    }
+    this.#born[slot] = revision;
+    this.#died[slot] = Infinity;
     if ((slot + 1) * FIELD_COUNT > this.#lengths.length) this.#lengths = grow(this.#lengths, (slot + 1) * FIELD_COUNT);
     if (slot + 2 > this.#termStart.length) this.#termStart = grow(this.#termStart, slot + 2);
     this.#termStart[slot + 1] = this.#termStart[slot] as number;
@@ -319,10 +352,11 @@ export class SearchIndex<T> {
     return slot;
   }
 
-  /** Removes the tool; `true` when it was there. */
-  delete(name: string): boolean {
+  /** Removes the tool (at `revision`: a `RankSnapshot` before it still ranks it); `true` when it was there. */
+  delete(name: string, revision = 0): boolean {
     const slot = this.#slotOf.get(name);
     if (slot === undefined) return false;
+    this.#died[slot] = Math.max(revision, this.#born[slot] as number);
     this.#slotOf.delete(name);
     this.#live--;
     const start = this.#termStart[slot] as number;
@@ -333,7 +367,6 @@ export class SearchIndex<T> {
       this.#totalLength[field] = (this.#totalLength[field] as number) - (this.#lengths[slot * FIELD_COUNT + field] as number);
     }
     this.#names[slot] = undefined;
-    this.#items[slot] = undefined;
     this.#deadEntries += end - start;
     if (this.#deadEntries > 1024 && this.#deadEntries * 2 > this.#entries) this.#sweep();
     return true;
@@ -343,7 +376,10 @@ export class SearchIndex<T> {
   clear(): void {
     this.#slotOf.clear();
     this.#names = [];
+    this.#slotNames = [];
     this.#items = [];
+    this.#born = new Float64Array(0);
+    this.#died = new Float64Array(0);
     this.#termPool = EMPTY;
     this.#termStart = new Int32Array(1);
     this.#lengths = EMPTY;
@@ -382,7 +418,10 @@ export class SearchIndex<T> {
       }
       renumbered[slot] = live;
       this.#names[live] = name;
-      this.#items[live] = this.#items[slot];
+      this.#slotNames[live] = name;
+      this.#items[live] = this.#items[slot] as T;
+      this.#born[live] = this.#born[slot] as number;
+      this.#died[live] = Infinity;
       // Slot `slot`'s term ids move down to `kept` (reading starts[slot + 1] before it is overwritten).
       const start = starts[slot] as number;
       const end = starts[slot + 1] as number;
@@ -395,11 +434,14 @@ export class SearchIndex<T> {
       live++;
     }
     this.#names.length = live;
+    this.#slotNames.length = live;
     this.#items.length = live;
     // Trimmed to their size: a set after the sweep grows them again (by a quarter).
     this.#termPool = pool.slice(0, kept);
     this.#termStart = starts.slice(0, live + 1);
     this.#lengths = this.#lengths.slice(0, live * FIELD_COUNT);
+    this.#born = this.#born.slice(0, live);
+    this.#died = this.#died.slice(0, live);
     // Small lists move to new chunks, so the old chunks (with the room lists grew out of) are freed.
     this.#dropChunks();
     for (let id = 0; id < this.#postings.length; id++) {
@@ -439,72 +481,135 @@ export class SearchIndex<T> {
     return tf;
   }
 
-  /** Per field: 1 / average length (0 when the field is empty everywhere). */
-  #inverseAverage(): number[] {
-    const count = this.#live;
-    return this.#totalLength.map((total) => (total === 0 ? 0 : count / total));
-  }
-
-  /** The query's distinct terms held by a live tool, as term ids in query order. */
-  #ids(terms: readonly string[]): number[] {
+  /**
+   * The query's distinct terms held by a live tool (with a snapshot: held by a tool then), as
+   * term ids in query order, with their idfs and the collection's 1 / average field lengths.
+   */
+  #ranking(terms: readonly string[], snapshot: RankSnapshot | undefined): { ids: number[]; idfs: number[]; inverseAverage: number[] } {
     const ids: number[] = [];
-    for (const term of new Set(terms)) {
-      const id = this.#termId.get(term);
-      if (id !== undefined && (this.#df[id] as number) > 0) ids.push(id);
+    const idfs: number[] = [];
+    if (snapshot === undefined) {
+      const count = this.#live;
+      for (const term of new Set(terms)) {
+        const id = this.#termId.get(term);
+        if (id === undefined || (this.#df[id] as number) === 0) continue;
+        ids.push(id);
+        idfs.push(idfOf(count, this.#df[id] as number));
+      }
+      return { ids, idfs, inverseAverage: inverseAverageOf(count, this.#totalLength) };
     }
-    return ids;
+    // The snapshot's terms are the distinct terms, in order, that its document frequencies belong to.
+    terms.forEach((term, at) => {
+      const id = this.#termId.get(term);
+      const df = snapshot.df[at] as number;
+      if (id === undefined || df === 0) return;
+      ids.push(id);
+      idfs.push(idfOf(snapshot.count, df));
+    });
+    return { ids, idfs, inverseAverage: inverseAverageOf(snapshot.count, snapshot.totals) };
   }
 
-  /** Scores every live tool holding a term into `#scores`; returns the slots touched (scores > 0). */
-  #score(terms: readonly string[]): number[] {
-    const ids = this.#ids(terms);
-    if (ids.length === 0 || this.#live === 0) return [];
+  /**
+   * The statistics a query's first page ranks with, for its later pages (`top`'s `snapshot`):
+   * `terms` must be distinct. `revision`: what the index reflects now (the caller knows it).
+   */
+  snapshot(terms: readonly string[], revision: number): RankSnapshot {
+    const df = terms.map((term) => {
+      const id = this.#termId.get(term);
+      return id === undefined ? 0 : (this.#df[id] as number);
+    });
+    return { revision, count: this.#live, totals: this.#totalLength.slice(), df };
+  }
+
+  /** Whether `slot` is ranked: current; with a snapshot, current at its revision and its tool still there. */
+  #visible(slot: number, snapshot: RankSnapshot | undefined): boolean {
+    if (snapshot === undefined) return this.#names[slot] !== undefined;
+    const revision = snapshot.revision;
+    return (this.#born[slot] as number) <= revision && (this.#died[slot] as number) > revision && this.#slotOf.has(this.#slotNames[slot] as string);
+  }
+
+  /** The current item of the tool whose (possibly former) version is at `slot`. */
+  #current(slot: number): T {
+    return this.#items[this.#slotOf.get(this.#slotNames[slot] as string) as number] as T;
+  }
+
+  /**
+   * Scores every ranked slot holding a term into `#scores` (live ones; with a snapshot, the versions
+   * current at its revision, with its statistics; `all`: whether or not their tool is still
+   * there); returns the slots touched (scores > 0).
+   */
+  #score(terms: readonly string[], snapshot: RankSnapshot | undefined, all: boolean): number[] {
+    const { ids, idfs, inverseAverage } = this.#ranking(terms, snapshot);
+    if (ids.length === 0 || this.#names.length === 0) return [];
     const slots = this.#names.length;
     if (this.#scores.length < slots) this.#scores = new Float64Array(Math.max(slots, this.#scores.length * 2));
     const scores = this.#scores;
     const names = this.#names;
+    const born = this.#born;
+    const died = this.#died;
+    const revision = snapshot?.revision ?? 0;
     const touched: number[] = [];
-    const count = this.#live;
-    const inverseAverage = this.#inverseAverage();
-    for (const id of ids) {
-      const idf = idfOf(count, this.#df[id] as number);
+    ids.forEach((id, at) => {
+      const idf = idfs[at] as number;
       const list = this.#postings[id] as Int32Array;
       const used = this.#used[id] as number;
       for (let index = 0; index < used; index += 2) {
         const slot = list[index] as number;
-        if (names[slot] === undefined) continue;
+        if (snapshot === undefined ? names[slot] === undefined : !((born[slot] as number) <= revision && (died[slot] as number) > revision && (all || this.#slotOf.has(this.#slotNames[slot] as string)))) continue;
         const tf = this.#tf(slot, list[index + 1] as number, inverseAverage);
         if (scores[slot] === 0) touched.push(slot);
         scores[slot] = (scores[slot] as number) + (idf * tf) / (K1 + tf);
       }
-    }
+    });
     return touched;
   }
 
   /**
    * Every live tool that has at least one of `terms` and that `accept` lets through, with its
-   * BM25F score (unsorted). A term given twice counts once.
+   * BM25F score (unsorted). A term given twice counts once. With a snapshot (its `terms` distinct):
+   * the tool versions current at its revision whose tools are still there, scored with its
+   * statistics; `item` and `accept` see the tool's current item.
    */
-  match(terms: readonly string[], accept: (item: T) => boolean = () => true): Hit<T>[] {
-    const touched = this.#score(terms);
+  match(terms: readonly string[], accept: (item: T) => boolean = () => true, snapshot?: RankSnapshot): Hit<T>[] {
+    const touched = this.#score(terms, snapshot, false);
     // Read after scoring: #score may have grown the scratch array.
     const scores = this.#scores;
     const hits: Hit<T>[] = [];
     for (const slot of touched) {
-      const item = this.#items[slot] as T;
-      if (accept(item)) hits.push({ name: this.#names[slot] as string, item, score: scores[slot] as number });
+      const item = snapshot === undefined ? (this.#items[slot] as T) : this.#current(slot);
+      if (accept(item)) hits.push({ name: this.#slotNames[slot] as string, item, score: scores[slot] as number });
       scores[slot] = 0;
     }
     return hits;
   }
 
   /**
-   * Per query term (ids in query order): an upper bound of its contribution to any live tool's
-   * score, with `idfs` its idf. The bound is the term's largest frequency under the reference
-   * averages, scaled by how far the current averages drifted below them (a field's length
-   * norm shrinks at most by that ratio), through BM25's saturation, with headroom for rounding.
+   * Like `match` without a filter, for rankings that depend on every match (fusion): every
+   * version current now (or at the snapshot's revision, its tool still there or not) holding a
+   * term, with its own item (`version`) and its tool's current one (`item`; undefined: gone).
    */
-  #bounds(ids: readonly number[], idfs: Float64Array, inverseAverage: readonly number[]): Float64Array {
+  versions(terms: readonly string[], snapshot?: RankSnapshot): (Hit<T | undefined> & { readonly version: T })[] {
+    const touched = this.#score(terms, snapshot, true);
+    const scores = this.#scores;
+    const hits: (Hit<T | undefined> & { readonly version: T })[] = [];
+    for (const slot of touched) {
+      const name = this.#slotNames[slot] as string;
+      const current = this.#slotOf.get(name);
+      hits.push({ name, version: this.#items[slot] as T, item: current === undefined ? undefined : (this.#items[current] as T), score: scores[slot] as number });
+      scores[slot] = 0;
+    }
+    return hits;
+  }
+
+  /**
+   * Per query term (ids in query order): an upper bound of its contribution to any slot's
+   * score (a removed or replaced version's too, for a snapshot's pages), with `idfs` its idf.
+   * The bound is the term's largest frequency under the reference averages, scaled by how far
+   * the averages ranked with drifted below them (a field's length norm shrinks at most by that
+   * ratio), through BM25's saturation, with headroom for rounding. A snapshot's averages never
+   * replace the reference (pages of an old query would make every query compute its bounds anew).
+   */
+  #bounds(ids: readonly number[], idfs: readonly number[], inverseAverage: readonly number[], frozen: boolean): Float64Array {
     let reference = this.#reference;
     let drift = 1;
     if (reference !== undefined) {
@@ -513,11 +618,16 @@ export class SearchIndex<T> {
         if (now > 0) drift = Math.max(drift, (reference[field] as number) / now);
       }
     }
-    if (reference === undefined || drift > MAX_DRIFT) {
+    if (reference === undefined || (drift > MAX_DRIFT && !frozen)) {
       // New reference averages: every term's bound is computed anew when a query needs it.
-      this.#reference = reference = inverseAverage.slice();
+      const now = frozen ? inverseAverageOf(this.#live, this.#totalLength) : inverseAverage;
+      this.#reference = reference = now.slice();
       this.#epoch++;
       drift = 1;
+      for (let field = 0; field < FIELD_COUNT; field++) {
+        const ranked = inverseAverage[field] as number;
+        if (ranked > 0) drift = Math.max(drift, (reference[field] as number) / ranked);
+      }
     }
     const bounds = new Float64Array(ids.length);
     for (let at = 0; at < ids.length; at++) {
@@ -526,11 +636,7 @@ export class SearchIndex<T> {
         const list = this.#postings[id] as Int32Array;
         const used = this.#used[id] as number;
         let most = 0;
-        for (let index = 0; index < used; index += 2) {
-          const slot = list[index] as number;
-          if (this.#names[slot] === undefined) continue;
-          most = Math.max(most, this.#tf(slot, list[index + 1] as number, reference));
-        }
+        for (let index = 0; index < used; index += 2) most = Math.max(most, this.#tf(list[index] as number, list[index + 1] as number, reference));
         this.#boundTf[id] = most;
         this.#boundEpoch[id] = this.#epoch;
       }
@@ -553,18 +659,15 @@ export class SearchIndex<T> {
    * reach θ. A tool that is kept gets its score summed in query-term order as `match` sums it,
    * so scores, ties and cursors are bit for bit the same; a skipped tool scored below θ, so it
    * could not be among the best `limit + 1`, and `more` (whether a tool beyond the page exists)
-   * is decided by those alone.
+   * is decided by those alone. With `snapshot` (its `terms` distinct), the versions current at
+   * its revision whose tools are still there are ranked, with its statistics: `match`'s snapshot.
    */
-  top(terms: readonly string[], limit: number, accept: (item: T) => boolean = () => true, after?: RankKey): { page: Hit<T>[]; more: boolean } {
-    const ids = this.#ids(terms);
+  top(terms: readonly string[], limit: number, accept: (item: T) => boolean = () => true, after?: RankKey, snapshot?: RankSnapshot): { page: Hit<T>[]; more: boolean } {
+    const { ids, idfs, inverseAverage } = this.#ranking(terms, snapshot);
     if (ids.length === 0 || this.#live === 0) return { page: [], more: false };
     const m = ids.length;
-    const count = this.#live;
-    const inverseAverage = this.#inverseAverage();
-    const names = this.#names;
-    const idfs = new Float64Array(m);
-    for (let at = 0; at < m; at++) idfs[at] = idfOf(count, this.#df[ids[at] as number] as number);
-    const bounds = this.#bounds(ids, idfs, inverseAverage);
+    const names = this.#slotNames;
+    const bounds = this.#bounds(ids, idfs, inverseAverage, snapshot !== undefined);
     // Query terms by bound, lowest first; below[j]: the sum of the bounds of the first j.
     const byBound = Array.from({ length: m }, (_, at) => at).sort((a, b) => (bounds[a] as number) - (bounds[b] as number));
     const below = new Float64Array(m + 1);
@@ -603,7 +706,7 @@ export class SearchIndex<T> {
         if (index < (ends[term] as number)) slot = Math.min(slot, (lists[term] as Int32Array)[index] as number);
       }
       if (slot === 0x7fffffff) break;
-      const alive = names[slot] !== undefined;
+      const alive = this.#visible(slot, snapshot);
       let partial = 0;
       for (let j = essential; j < m; j++) {
         const term = byBound[j] as number;
@@ -635,7 +738,7 @@ export class SearchIndex<T> {
       for (let term = 0; term < m; term++) if (holds[term] === 1) score += shares[term] as number;
       if (after !== undefined && compareHits({ score, name: names[slot] as string }, after) <= 0) continue;
       if (bestSlots.length === keep && !before(score, slot, keep - 1)) continue;
-      if (!accept(this.#items[slot] as T)) continue;
+      if (!accept(snapshot === undefined ? (this.#items[slot] as T) : this.#current(slot))) continue;
       let low = 0;
       let high = bestSlots.length;
       while (low < high) {
@@ -659,7 +762,7 @@ export class SearchIndex<T> {
       bestSlots.pop();
       bestScores.pop();
     }
-    const page = bestSlots.map((slot, rank) => ({ name: names[slot] as string, item: this.#items[slot] as T, score: bestScores[rank] as number }));
+    const page = bestSlots.map((slot, rank) => ({ name: names[slot] as string, item: snapshot === undefined ? (this.#items[slot] as T) : this.#current(slot), score: bestScores[rank] as number }));
     return { page, more };
   }
 }
@@ -676,11 +779,23 @@ function grow(array: Int32Array, need: number): Int32Array {
   return grown;
 }
 
+/** `array` copied into a larger Float64Array of at least `need` elements (a quarter more, as `grow`). */
+function grownFloats(array: Float64Array, need: number): Float64Array {
+  const grown = new Float64Array(Math.max(need, 64, array.length + (array.length >> 2)));
+  grown.set(array);
+  return grown;
+}
+
 /** `array` copied into one of `length` elements. */
 function resized(array: Int32Array, length: number): Int32Array {
   const copy = new Int32Array(length);
   copy.set(array.subarray(0, Math.min(length, array.length)));
   return copy;
+}
+
+/** Per field: 1 / average length (0 when the field is empty everywhere). */
+function inverseAverageOf(count: number, totals: readonly number[]): number[] {
+  return totals.map((total) => (total === 0 ? 0 : count / total));
 }
 
 /** BM25's idf of a term held by `df` of `count` tools. */

@@ -1,9 +1,11 @@
 // Search tokens: one function turns text (a query, a description, a tool name) into the
 // terms the index stores and the query looks up, so both sides always agree.
-// NFKC first (full-width and compatibility forms become their plain letters), then words of
-// letters, marks and digits; identifiers are split at `_ . -` and camelCase (each part is a
-// term, and so is the whole word, so "GitHub" is found by "github" and by "hub"); then case
-// folding and, for plain English words, the Porter stemmer of the `stemmer` package.
+// Format characters and variation selectors dropped, NFKC (full-width and compatibility forms
+// become their plain letters), Turkish dotted and dotless i folded to i, then words of
+// letters, marks and digits (runs of scripts written without spaces, such as Chinese and
+// Japanese, cut into words by Intl.Segmenter); identifiers are split at `_ . -` and camelCase
+// (each part is a term, and so is the whole word, so "GitHub" is found by "github" and by
+// "hub"); then case folding and, for plain English words, the Porter stemmer of `stemmer`.
 import { stemmer } from 'stemmer';
 
 /**
@@ -19,12 +21,43 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
-/** A word of letters, combining marks and digits; `_ . -` and everything else separate words. */
-const WORD = /[\p{L}\p{M}\p{N}]+/gu;
+/**
+ * A word: a letter or digit, then letters, combining marks and digits; `_ . -` and everything
+ * else separate words (a mark after a symbol, such as an emoji's keycap, is no word).
+ */
+const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
 /** An identifier as written: words joined by `_ . -` (split again at camelCase). */
-const IDENTIFIER = /[\p{L}\p{M}\p{N}]+(?:[_.-]+[\p{L}\p{M}\p{N}]+)*/gu;
+const IDENTIFIER = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:[_.-]+[\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu;
+/**
+ * Taken out before anything else: format characters (zero-width joiners and non-joiners, soft
+ * hyphens, bidirectional marks, the BOM; a zero-width space separates words) and variation
+ * selectors (text or emoji presentation, Mongolian and ideographic variants), which change how a
+ * character looks, not what it says; and the Turkish İ and ı, which become I and i before case
+ * folding, so `Istanbul`, `istanbul` and `İstanbul` are one word (lower case alone makes İ an i
+ * with a combining dot, and keeps ı apart).
+ */
+const STRIPPED = /[\p{Cf}\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u0130\u0131]/gu;
+function stripped(character: string): string {
+  if (character === '\u0130') return 'I';
+  if (character === '\u0131') return 'i';
+  return character === '\u200B' ? ' ' : '';
+}
+/** Scripts written without spaces between words: a word holding one is cut by Intl.Segmenter. */
+const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
+let segmenter: Intl.Segmenter | undefined;
+
+/**
+ * The words of `word` (letters, marks and digits only) cut by ICU's word boundaries (its
+ * dictionaries for Chinese, Japanese, Thai...): "東京の天気を検索" -> 東京 の 天気 を 検索. The
+ * locale is fixed ("und"), so the cut never depends on the machine's locale.
+ */
+function segments(word: string, out: string[]): void {
+  segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
+  for (const { segment, isWordLike } of segmenter.segment(word)) if (isWordLike === true) out.push(segment);
+}
 /** camelCase and digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
-const CAMEL = /\p{Lu}+(?![\p{Ll}])|\p{Lu}?[\p{Ll}\p{M}]+|\p{N}+|[\p{L}\p{M}]+/gu;
+// A mark stays with the letter or digit before it (`1⃣` is one part, never `1` and a lone mark).
+const CAMEL = /(?:\p{Lu}\p{M}*)+(?![\p{Ll}\p{M}])|(?:\p{Lu}\p{M}*)?[\p{Ll}\p{M}]+|\p{N}[\p{N}\p{M}]*|\p{L}[\p{L}\p{M}]*/gu;
 // The same three for pure ASCII text (nearly all tool text), where they are several times faster.
 const NON_ASCII = /[^\p{ASCII}]/u;
 const ASCII_WORD_RE = /[A-Za-z0-9]+/g;
@@ -81,13 +114,16 @@ const MAX_JOINED_PARTS = 3;
  * `_ . -`, are not kept whole: such a term is one tool's alone and nobody types it.
  */
 function words(text: string, identifiers: boolean, out: string[], joined: string[]): void {
-  // ASCII is its own NFKC form.
+  // ASCII is its own NFKC form and holds nothing to strip or segment.
   const ascii = !NON_ASCII.test(text);
-  const normal = ascii ? text : text.normalize('NFKC');
+  const normal = ascii ? text : text.replace(STRIPPED, stripped).normalize('NFKC').replace(STRIPPED, stripped);
   if (!identifiers) {
     const word = ascii ? ASCII_WORD_RE : WORD;
     word.lastIndex = 0;
-    for (let match = word.exec(normal); match !== null; match = word.exec(normal)) out.push(match[0]);
+    for (let match = word.exec(normal); match !== null; match = word.exec(normal)) {
+      if (!ascii && UNSPACED.test(match[0])) segments(match[0], out);
+      else out.push(match[0]);
+    }
     return;
   }
   const identifier = ascii ? ASCII_IDENTIFIER : IDENTIFIER;
@@ -95,13 +131,24 @@ function words(text: string, identifiers: boolean, out: string[], joined: string
   identifier.lastIndex = 0;
   for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
     for (const piece of match[0].split(SEPARATORS)) {
-      const start = out.length;
-      camel.lastIndex = 0;
-      for (let part = camel.exec(piece); part !== null; part = camel.exec(piece)) out.push(part[0]);
-      const parts = out.length - start;
-      if (parts > 1 && parts <= MAX_JOINED_PARTS) joined.push(piece);
+      if (ascii || !UNSPACED.test(piece)) {
+        camelParts(piece, camel, out, joined);
+        continue;
+      }
+      const cut: string[] = [];
+      segments(piece, cut);
+      for (const word of cut) camelParts(word, camel, out, joined);
     }
   }
+}
+
+/** The camelCase parts of `word` into `out`; the word whole into `joined` when it has 2-3 parts. */
+function camelParts(word: string, camel: RegExp, out: string[], joined: string[]): void {
+  const start = out.length;
+  camel.lastIndex = 0;
+  for (let part = camel.exec(word); part !== null; part = camel.exec(word)) out.push(part[0]);
+  const parts = out.length - start;
+  if (parts > 1 && parts <= MAX_JOINED_PARTS) joined.push(word);
 }
 
 /**
