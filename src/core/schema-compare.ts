@@ -185,6 +185,8 @@ const WALKED: ReadonlySet<string> = new Set([
   '$defs',
   'definitions',
 ]);
+/** The most subschema comparisons one call makes before the rest is undecidable. */
+const CALL_LIMIT = 20_000;
 /** The most values of a small integer range enumerated to compare it with an enum. */
 const RANGE_LIMIT = 64;
 
@@ -330,6 +332,8 @@ type Side = 'before' | 'after';
 class Context {
   readonly #equivalent = new Map<string, boolean>();
   readonly sameRoot: boolean;
+  /** Subschema comparisons so far (CALL_LIMIT). */
+  calls = 0;
 
   constructor(
     readonly before: SchemaDocument,
@@ -340,7 +344,9 @@ class Context {
 
   /** The same documents the other way round (to ask whether a new branch fits an old one). */
   swapped(): Context {
-    return new Context(this.after, this.before);
+    const context = new Context(this.after, this.before);
+    context.calls = this.calls;
+    return context;
   }
 
   doc(side: Side): SchemaDocument {
@@ -531,6 +537,11 @@ class Comparer {
 
   compare(a: Schema, b: Schema, path: string): void {
     if (this.ctx.equivalent(a, b)) return;
+    if (++this.ctx.calls > CALL_LIMIT) {
+      // A pathological schema (refs without end, branches without number): undecidable, never a hang.
+      this.report('keyword-changed', path, a, b, UNDECIDABLE);
+      return;
+    }
     const na = this.ctx.norm(a, 'before');
     const nb = this.ctx.norm(b, 'after');
     if ((na !== a || nb !== b) && this.ctx.equivalent(na, nb)) return;
@@ -557,10 +568,19 @@ class Comparer {
       this.report('ref-unresolved', path, a, b, UNDECIDABLE);
       return;
     }
+    // A ref that leads back to itself without a descent into the value (`A: {$ref: A, ...}`)
+    // never ends, for ajv too: undecidable.
+    const loops = [ownRef(a) ? `before\u0000${nodeKey(fa.target)}` : undefined, ownRef(b) ? `after\u0000${nodeKey(fb.target)}` : undefined];
+    if (loops.some((loop) => loop !== undefined && this.open.get(loop)?.depth === this.depth)) {
+      this.report('ref-unresolved', path, a, b, UNDECIDABLE);
+      return;
+    }
+    for (const loop of loops) if (loop !== undefined) this.open.set(loop, { depth: this.depth, polarity: this.polarity });
     this.open.set(key, { depth: this.depth, polarity: this.polarity });
     const where = ownRef(b) ? (this.ctx.after.pointerOf(fb.target) ?? path) : path;
     this.compare(fa.schema, fb.schema, where);
     this.open.delete(key);
+    for (const loop of loops) if (loop !== undefined) this.open.delete(loop);
     this.#done.add(key);
   }
 
@@ -569,7 +589,8 @@ class Comparer {
    * allOf beside it (draft 2020-12 applies them together).
    */
   #follow(schema: Schema, side: Side): { schema: Schema; target: Schema; key: string } | undefined {
-    if (typeof schema === 'boolean' || !ownRef(schema)) return { schema, target: schema, key: nodeKey(schema) };
+    // A side without a ref is keyed by its text and scope: the nodes normalization makes are new objects each time.
+    if (typeof schema === 'boolean' || !ownRef(schema)) return { schema, target: schema, key: typeof schema === 'boolean' ? String(schema) : `${this.ctx.doc(side).baseOf(schema)}\u0000${canonicalJson(schema)}` };
     if (typeof schema.$ref !== 'string') return undefined;
     const doc = this.ctx.doc(side);
     const target = doc.resolve(schema.$ref, schema);
@@ -745,7 +766,9 @@ class Comparer {
     this.#compareAlternatives(a, b, path);
     this.#compareNot(a.not, b.not, path);
     this.#compareConditional(a, b, path);
-    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const keys = Object.keys(a);
+    for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) keys.push(key);
+    for (const key of keys) {
       if (WALKED.has(key) || !applies(key)) continue;
       if (ANNOTATIONS.has(key)) {
         if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
@@ -839,10 +862,14 @@ class Comparer {
   #compareObjectKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
     const propsA = isObject(a.properties) ? a.properties : {};
     const propsB = isObject(b.properties) ? b.properties : {};
-    for (const name of new Set([...Object.keys(propsA), ...Object.keys(propsB)])) {
-      const where = `${path}/properties/${token(name)}`;
+    const names = Object.keys(propsA);
+    for (const name of Object.keys(propsB)) if (!Object.hasOwn(propsA, name)) names.push(name);
+    for (const name of names) {
       const inA = Object.hasOwn(propsA, name);
       const inB = Object.hasOwn(propsB, name);
+      // Most properties of a new version are the old ones: skip them before building a path.
+      if (inA && inB && this.ctx.equivalent(propsA[name], propsB[name])) continue;
+      const where = `${path}/properties/${token(name)}`;
       if (inA && inB) {
         this.#child(asSchema(propsA[name]), asSchema(propsB[name]), where);
         continue;
@@ -966,6 +993,7 @@ class Comparer {
    * lists are equivalent.
    */
   #compareAlternatives(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    if (a.anyOf === undefined && a.oneOf === undefined && b.anyOf === undefined && b.oneOf === undefined) return;
     const keysA = (['anyOf', 'oneOf'] as const).filter((k) => Array.isArray(a[k]));
     const keysB = (['anyOf', 'oneOf'] as const).filter((k) => Array.isArray(b[k]));
     const pairs: ['anyOf' | 'oneOf' | undefined, 'anyOf' | 'oneOf' | undefined][] =
@@ -1000,6 +1028,9 @@ class Comparer {
         target.report('branch-added', `${where}/${j}`, null, listB[j], covered ? NONE : WIDENS);
       }
       if (target !== this) {
+        // anyOf became a oneOf (or back) over the same branches: a value matching two of them
+        // changes its verdict, so the masked direction is undecidable even with no other difference.
+        if (keyA !== keyB) target.report('keyword-changed', where, a[keyA as string], b[keyB as string], NONE);
         for (const raw of target.out) {
           const effect = { in: maskIn && raw.effect.in === 0 ? 1 : raw.effect.in, out: maskOut && raw.effect.out === 0 ? 1 : raw.effect.out } as Effect;
           this.out.push({ ...raw, effect });

@@ -293,30 +293,33 @@ function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Sc
   if (typeof out.minimum === 'number' && typeof out.exclusiveMinimum === 'number') delete edit()[out.exclusiveMinimum >= out.minimum ? 'minimum' : 'exclusiveMinimum'];
   if (typeof out.maximum === 'number' && typeof out.exclusiveMaximum === 'number') delete edit()[out.exclusiveMaximum <= out.maximum ? 'maximum' : 'exclusiveMaximum'];
   // Keywords that assert nothing.
-  const noop = (key: string, test: (value: unknown) => boolean): void => {
-    if (key in out && test(out[key])) delete edit()[key];
-  };
-  const emptyObject = (v: unknown) => isObject(v) && Object.keys(v).length === 0;
-  noop('minLength', (v) => v === 0);
-  noop('minItems', (v) => v === 0);
-  noop('minProperties', (v) => v === 0);
-  noop('required', (v) => Array.isArray(v) && v.length === 0);
-  noop('properties', emptyObject);
-  noop('patternProperties', emptyObject);
-  noop('dependentRequired', emptyObject);
-  noop('dependentSchemas', emptyObject);
-  noop('uniqueItems', (v) => v === false);
-  noop('pattern', (v) => v === '' || v === '.*');
-  noop('additionalProperties', (v) => isEmptySchema(asSchema(v)) && v !== undefined && (v === true || isObject(v)));
-  noop('propertyNames', (v) => v === true || (isObject(v) && isEmptySchema(v)));
-  if (!Array.isArray(out.items)) noop('items', (v) => v === true || (isObject(v) && isEmptySchema(v)));
-  if (out.contains === undefined) {
-    noop('minContains', () => true);
-    noop('maxContains', () => true);
+  for (const key of Object.keys(out)) {
+    const test = NO_OPS[key];
+    if (test !== undefined && test(out[key], out)) delete edit()[key];
   }
-  if (out.if === undefined) {
-    noop('then', () => true);
-    noop('else', () => true);
-  } else if (out.then === undefined && out.else === undefined) noop('if', () => true);
   return out;
 }
+
+const emptyObject = (v: unknown): boolean => isObject(v) && Object.keys(v).length === 0;
+const acceptsAll = (v: unknown): boolean => v === true || (isObject(v) && isEmptySchema(v));
+/** Keywords that, with these values (and their neighbours), assert nothing. */
+const NO_OPS: Readonly<Record<string, (value: unknown, schema: Record<string, unknown>) => boolean>> = {
+  minLength: (v) => v === 0,
+  minItems: (v) => v === 0,
+  minProperties: (v) => v === 0,
+  required: (v) => Array.isArray(v) && v.length === 0,
+  properties: emptyObject,
+  patternProperties: emptyObject,
+  dependentRequired: emptyObject,
+  dependentSchemas: emptyObject,
+  uniqueItems: (v) => v === false,
+  pattern: (v) => v === '' || v === '.*',
+  additionalProperties: acceptsAll,
+  propertyNames: acceptsAll,
+  items: (v, s) => !Array.isArray(s.items) && acceptsAll(v),
+  minContains: (_, s) => s.contains === undefined,
+  maxContains: (_, s) => s.contains === undefined,
+  then: (_, s) => s.if === undefined,
+  else: (_, s) => s.if === undefined,
+  if: (_, s) => s.then === undefined && s.else === undefined,
+};

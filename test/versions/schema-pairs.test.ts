@@ -207,3 +207,178 @@ describe('compareToolSchemas: inputs must not narrow, outputs must not widen', (
     expect(result.differences[0]?.breaking).toBe('undecidable');
   });
 });
+
+// Issue 38: each reproduced cause of an unsound verdict, with the issue's example. Each was
+// `compatible` (or reported nothing) before the fix.
+describe('compareSchemas: the unsound verdicts of issue 38', () => {
+  const spec = (input: unknown, output: unknown) => ({ input_schema: input, output_schema: output });
+  const outputVerdict = (before: unknown, after: unknown) => compareToolSchemas(spec({}, before), spec({}, after));
+  const item = (idType: string) => ({ type: 'object', properties: { id: { type: idType } }, required: ['id'] });
+  /** The same schema text on both sides around a $ref whose target changes `id` from integer to string. */
+  const withItem = (idType: string, body: Record<string, unknown>) => ({ ...body, $defs: { Item: item(idType) } });
+  const ref = { $ref: '#/$defs/Item' };
+
+  it.each([
+    ['a pydantic Optional (anyOf [$ref, null])', obj({ item: { anyOf: [ref, { type: 'null' }] } })],
+    ['under if/then', { if: { type: 'object' }, then: ref }],
+    ['under patternProperties', obj({}, { patternProperties: { '^item': ref } })],
+    ['under not', { not: ref }],
+    ['under contains', { type: 'array', contains: ref }],
+    ['under unevaluatedProperties', obj({}, { unevaluatedProperties: ref })],
+    ['under items', { type: 'array', items: ref }],
+  ])('1. a $ref in text that is the same on both sides is followed: %s', (_what, body) => {
+    const result = compareSchemas(withItem('integer', body), withItem('string', body));
+    expect(result.compatible).toBe(false);
+    expect(result.differences.length).toBeGreaterThan(0);
+    expect(outputVerdict(withItem('integer', body), withItem('string', body)).compatible).toBe(false);
+  });
+
+  it('1. a $ref whose text is the same on both sides but whose target moved is followed', () => {
+    const before = { properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'integer' } } };
+    const after = { properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'string' } } };
+    expect(compareSchemas(before, after)).toMatchObject({ compatible: false, differences: [{ path: '/$defs/X/type', breaking: true }, { path: '/$defs/X/type' }] });
+  });
+
+  it('2. enum/const do not hide a type widening', () => {
+    expect(outputVerdict({ type: 'string' }, { enum: ['a', 1] }).compatible).toBe(false);
+    const typed = compareSchemas({ type: 'string', enum: ['a', 1] }, { enum: ['a', 1] });
+    expect(typed.differences.map((d) => [d.type, d.breaking])).toEqual([['enum-value-added', false]]);
+    expect(outputVerdict({ type: 'string', enum: ['a', 1] }, { enum: ['a', 1] }).compatible).toBe(false);
+    // 5 was accepted (not a boolean) and is refused now.
+    expect(compareSchemas({ not: { type: 'boolean' } }, { not: { enum: [5] } }).compatible).toBe(false);
+  });
+
+  it.each([
+    [11, 10],
+    [3, 11],
+  ])('3. multipleOf %d -> %d (neither divides the other) breaks inputs and outputs', (before, after) => {
+    const a = { type: 'integer', multipleOf: before };
+    const b = { type: 'integer', multipleOf: after };
+    expect(compareSchemas(a, b).differences).toEqual([expect.objectContaining({ type: 'multiple-of-changed', breaking: true })]);
+    expect(outputVerdict(a, b).compatible).toBe(false);
+  });
+
+  it('4. oneOf branches with a const on a required property are disjoint only under type object', () => {
+    const k = (value: number, typed: boolean) => ({ ...(typed ? { type: 'object' } : {}), properties: { k: { const: value } }, required: ['k'] });
+    // 5 matched the one branch (not an object: properties and required do not apply); now it matches both.
+    expect(compareSchemas({ oneOf: [k(1, false)] }, { oneOf: [k(1, false), k(2, false)] }).compatible).toBe(false);
+    expect(compareSchemas({ oneOf: [k(1, true)] }, { oneOf: [k(1, true), k(2, true)] }).compatible).toBe(true);
+  });
+
+  it('5. inside not, a $ref pair compared elsewhere is compared again, with the direction flipped', () => {
+    const schema = (maxLength: number) => obj({ a: { $ref: '#/$defs/S' }, b: { not: { $ref: '#/$defs/S' } } }, { $defs: { S: { type: 'string', maxLength } } });
+    // S wider: a accepts more, b (not S) accepts less ("abcd" was a valid b, is not now).
+    const result = compareSchemas(schema(3), schema(5));
+    expect(result.compatible).toBe(false);
+    expect(result.differences).toContainEqual(expect.objectContaining({ type: 'not-changed', path: '/properties/b/not', breaking: true }));
+  });
+
+  it('6. under unevaluatedProperties/unevaluatedItems false, removing a property or a prefixItem breaks', () => {
+    expect(compareSchemas(obj({ a: {}, b: {} }, { unevaluatedProperties: false }), obj({ a: {} }, { unevaluatedProperties: false })).compatible).toBe(false);
+    expect(compareSchemas({ type: 'array', prefixItems: [{}, {}], unevaluatedItems: false }, { type: 'array', prefixItems: [{}], unevaluatedItems: false }).compatible).toBe(false);
+    // With an in-place applicator beside it, any change is undecidable.
+    const applied = (props: Record<string, unknown>) => ({ allOf: [{ properties: props }], unevaluatedProperties: false });
+    expect(compareSchemas(applied({ a: {}, b: {} }), applied({ a: {} })).differences).toEqual([expect.objectContaining({ type: 'keyword-changed', breaking: 'undecidable' })]);
+  });
+
+  it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks; 0.3 -> 0.1 is exact)', () => {
+    expect(compareSchemas({ type: 'number', multipleOf: 3 }, { type: 'number', multipleOf: 1.0000000001 }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'number', multipleOf: 1e-7 }, { type: 'number', multipleOf: 3e-8 }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'integer', multipleOf: 12 }, { type: 'integer', multipleOf: 4 }).compatible).toBe(true);
+  });
+
+  it('8. a nested $id scopes the $refs under it', () => {
+    const schema = (inner: string) => ({
+      $defs: {
+        A: { $id: 'https://example.com/a.json', $defs: { B: { type: inner } }, type: 'object', properties: { id: { $ref: '#/$defs/B' } } },
+        B: { type: 'integer' },
+      },
+      $ref: '#/$defs/A',
+    });
+    // The root's B is unchanged; the B that A's ref reaches (A's own) is not.
+    expect(compareSchemas(schema('integer'), schema('string')).compatible).toBe(false);
+    expect(compareSchemas(schema('integer'), schema('integer')).compatible).toBe(true);
+    // An $anchor, and a ref by the nested resource's URI.
+    const anchored = (t: string) => ({ $defs: { X: { $anchor: 'x', type: t } }, properties: { a: { $ref: '#x' }, b: { $ref: 'https://example.com/a.json#/$defs/B' } }, allOf: [{ $defs: { A: { $id: 'https://example.com/a.json', $defs: { B: { type: 'string' } } } } }] });
+    expect(compareSchemas(anchored('integer'), anchored('number')).compatible).toBe(true);
+    expect(compareSchemas(anchored('number'), anchored('integer')).compatible).toBe(false);
+  });
+
+  it('a recursive schema ends, and a ref loop without a descent is undecidable', () => {
+    const list = (t: string) => ({ $defs: { n: obj({ v: { type: t }, next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' });
+    expect(compareSchemas(list('integer'), list('number')).compatible).toBe(true);
+    expect(compareSchemas(list('number'), list('integer')).compatible).toBe(false);
+    const loop = (m: number) => ({ $defs: { a: { $ref: '#/$defs/a', minimum: m } }, $ref: '#/$defs/a' });
+    expect(compareSchemas(loop(1), loop(0)).compatible).toBe(false);
+  });
+});
+
+// Issue 38: changes that break no one, which were refused. Each is compatible in every
+// direction where it holds (equivalent forms: both ways, for inputs and outputs).
+describe('compareSchemas: the safe changes of issue 38 are compatible', () => {
+  const spec = (schema: unknown) => ({ input_schema: schema, output_schema: schema });
+  /** Compatible for inputs and outputs, both ways: the two mean the same. */
+  const equivalent = (a: unknown, b: unknown) => {
+    expect(compareToolSchemas(spec(a), spec(b)).compatible).toBe(true);
+    expect(compareToolSchemas(spec(b), spec(a)).compatible).toBe(true);
+  };
+  /** `after` accepts more: compatible for inputs; the reverse is compatible for outputs. */
+  const widens = (before: unknown, after: unknown) => {
+    expect(compareSchemas(before, after).compatible).toBe(true);
+    expect(compareToolSchemas({ input_schema: {}, output_schema: after }, { input_schema: {}, output_schema: before }).compatible).toBe(true);
+    // ...and not the other way: it is a real widening.
+    expect(compareSchemas(after, before).compatible).toBe(false);
+  };
+  const item = { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] };
+
+  it('a field made nullable with anyOf [S, null] (pydantic Optional), S inline', () => {
+    widens(obj({ n: { type: 'integer', minimum: 1, title: 'N' } }), obj({ n: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }], default: null, title: 'N' } }));
+  });
+  it('a field made nullable with anyOf [$ref, null] (pydantic Optional[Model])', () => {
+    widens(obj({ item: { $ref: '#/$defs/Item' } }, { $defs: { Item: item } }), obj({ item: { anyOf: [{ $ref: '#/$defs/Item' }, { type: 'null' }], default: null } }, { $defs: { Item: item } }));
+  });
+  it('a type array is an anyOf of types', () => equivalent({ type: ['string', 'null'], maxLength: 3 }, { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'null' }] }));
+  it('a one-branch anyOf is its branch', () => equivalent({ anyOf: [{ type: 'string', minLength: 1 }] }, { type: 'string', minLength: 1 }));
+  it('a one-branch allOf is its branch', () => equivalent({ allOf: [item] }, item));
+  it('a one-branch oneOf is its branch', () => equivalent({ oneOf: [{ type: 'integer' }], description: 'n' }, { type: 'integer' }));
+  it('nested allOf flattened', () => {
+    equivalent({ allOf: [{ allOf: [{ type: 'object' }, { required: ['a'] }] }, { properties: { a: { type: 'string' } } }] }, { allOf: [{ type: 'object' }, { required: ['a'] }, { properties: { a: { type: 'string' } } }] });
+    equivalent({ allOf: [{ type: 'object' }, { required: ['a'] }, { properties: { a: { type: 'string' } } }] }, { type: 'object', required: ['a'], properties: { a: { type: 'string' } } });
+  });
+  it('oneOf becomes anyOf over disjoint types', () => {
+    equivalent({ oneOf: [{ type: 'string' }, { type: 'integer' }] }, { anyOf: [{ type: 'string' }, { type: 'integer' }] });
+    equivalent({ oneOf: [{ type: 'string' }, { type: 'object', properties: { a: { $ref: '#/$defs/I' } } }], $defs: { I: item } }, { anyOf: [{ type: 'string' }, { type: 'object', properties: { a: { $ref: '#/$defs/I' } } }], $defs: { I: item } });
+  });
+  it('an enum replaced by the equal integer range', () => equivalent({ enum: [1, 2, 3] }, { type: 'integer', minimum: 1, maximum: 3 }));
+  it('integer maximum 5.5 is 5', () => equivalent({ type: 'integer', maximum: 5.5 }, { type: 'integer', maximum: 5 }));
+  it('minimum 1 is exclusiveMinimum 0 on integers', () => equivalent({ type: 'integer', minimum: 1 }, { type: 'integer', exclusiveMinimum: 0 }));
+  it('multipleOf 1 is integer', () => equivalent({ type: 'number', multipleOf: 1 }, { type: 'integer' }));
+  it('minItems 0 (and other no-op keywords) added', () => {
+    equivalent({ type: 'array', items: { type: 'string' } }, { type: 'array', items: { type: 'string' }, minItems: 0 });
+    equivalent({ type: 'object' }, { type: 'object', required: [], properties: {}, additionalProperties: true, minProperties: 0 });
+  });
+  it('a wider pattern that contains the old one literally', () => {
+    widens({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: '^(old|other)$' });
+    widens({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: '^(?:other|old)$' });
+    widens({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: 'old' });
+    // Not provable literally: undecidable, never compatible.
+    expect(compareSchemas({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: '^o.*$' }).differences).toEqual([expect.objectContaining({ breaking: 'undecidable' })]);
+    // A backreference renumbers inside a new group: not compared.
+    expect(compareSchemas({ type: 'string', pattern: '^(a)\\1$' }, { type: 'string', pattern: '^((a)\\1|b)$' }).compatible).toBe(false);
+  });
+  it('a property removed where additionalProperties still accepts it', () => {
+    expect(compareSchemas(closed({ a: { type: 'string' }, b: { type: 'string' } }, { additionalProperties: { type: 'string' } }), obj({ a: { type: 'string' } }, { additionalProperties: { type: 'string' } })).compatible).toBe(true);
+  });
+  it('a property removed where patternProperties still accepts it', () => {
+    expect(compareSchemas(closed({ x_a: { type: 'string', maxLength: 3 } }, { patternProperties: { '^x_': { type: 'string' } } }), closed({}, { patternProperties: { '^x_': { type: 'string' } } })).compatible).toBe(true);
+    expect(compareSchemas(closed({ y: { type: 'string' } }, { patternProperties: { '^x_': { type: 'string' } } }), closed({}, { patternProperties: { '^x_': { type: 'string' } } })).compatible).toBe(false);
+  });
+  it('a new anyOf branch that only widens', () => {
+    widens({ anyOf: [{ type: 'string', minLength: 1 }, item] }, { anyOf: [{ type: 'string', minLength: 1 }, item, { type: 'array' }] });
+    widens({ type: 'string' }, { anyOf: [{ type: 'string' }, { type: 'array', items: { $ref: '#' } }] });
+  });
+  it('an enum value added, and an enum that the new type covers', () => {
+    widens({ enum: ['a', 'b'] }, { enum: ['a', 'b', 'c'] });
+    widens({ enum: ['a', 'b'] }, { type: 'string' });
+  });
+});
