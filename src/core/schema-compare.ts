@@ -184,6 +184,9 @@ const WALKED: ReadonlySet<string> = new Set([
   'else',
   '$defs',
   'definitions',
+  'dependentRequired',
+  'dependentSchemas',
+  'dependencies',
 ]);
 /** The most subschema comparisons one call makes before the rest is undecidable. */
 const CALL_LIMIT = 20_000;
@@ -862,16 +865,30 @@ class Comparer {
   #compareObjectKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
     const propsA = isObject(a.properties) ? a.properties : {};
     const propsB = isObject(b.properties) ? b.properties : {};
+    const patternsA = isObject(a.patternProperties) ? a.patternProperties : {};
+    const patternsB = isObject(b.patternProperties) ? b.patternProperties : {};
+    const patternKeys = Object.keys(patternsA);
+    for (const key of Object.keys(patternsB)) if (!Object.hasOwn(patternsA, key)) patternKeys.push(key);
+    const patternsKept = patternKeys.every((key) => Object.hasOwn(patternsA, key) && Object.hasOwn(patternsB, key));
     const names = Object.keys(propsA);
     for (const name of Object.keys(propsB)) if (!Object.hasOwn(propsA, name)) names.push(name);
     for (const name of names) {
       const inA = Object.hasOwn(propsA, name);
       const inB = Object.hasOwn(propsB, name);
       // Most properties of a new version are the old ones: skip them before building a path.
-      if (inA && inB && this.ctx.equivalent(propsA[name], propsB[name])) continue;
+      if (inA && inB && patternsKept && this.ctx.equivalent(propsA[name], propsB[name])) continue;
       const where = `${path}/properties/${token(name)}`;
-      if (inA && inB) {
+      if (inA && inB && patternsKept) {
+        // The patterns a name matches are compared once, pattern by pattern, below.
         this.#child(asSchema(propsA[name]), asSchema(propsB[name]), where);
+        continue;
+      }
+      if (inA && inB) {
+        // Patterns came or went: the name's whole schema on each side (its own and its patterns).
+        const before = this.#schemaFor(name, a, 'before');
+        const after = this.#schemaFor(name, b, 'after');
+        if (before === undefined || after === undefined) this.report('keyword-changed', where, propsA[name], propsB[name], UNDECIDABLE);
+        else this.#child(before, after, where);
         continue;
       }
       // The schema a value under this name met before (after): the property's, the patterns
@@ -882,33 +899,76 @@ class Comparer {
       if (inB) this.report('property-added', where, null, propsB[name], effect);
       else this.report('property-removed', where, propsA[name], null, effect);
     }
-    const patternsA = isObject(a.patternProperties) ? a.patternProperties : {};
-    const patternsB = isObject(b.patternProperties) ? b.patternProperties : {};
+    const closedA = a.additionalProperties === false && Object.keys(patternsA).length === 0;
+    const closedB = b.additionalProperties === false && Object.keys(patternsB).length === 0;
     const open = (a.additionalProperties === undefined || a.additionalProperties === true) && (b.additionalProperties === undefined || b.additionalProperties === true);
-    let patternsKept = true;
-    for (const pattern of new Set([...Object.keys(patternsA), ...Object.keys(patternsB)])) {
+    for (const pattern of patternKeys) {
       const where = `${path}/patternProperties/${token(pattern)}`;
       const inA = Object.hasOwn(patternsA, pattern);
       const inB = Object.hasOwn(patternsB, pattern);
-      if (inA && inB) this.#child(asSchema(patternsA[pattern]), asSchema(patternsB[pattern]), where);
-      else {
-        patternsKept = false;
-        // On an open object a pattern is one more conjunct for the names it matches; on a
-        // closed one it also takes those names away from additionalProperties.
-        const effect = !open ? UNDECIDABLE : inB ? NARROWS : WIDENS;
-        this.report('keyword-changed', where, inA ? patternsA[pattern] : null, inB ? patternsB[pattern] : null, effect);
+      if (inA && inB) {
+        this.#child(asSchema(patternsA[pattern]), asSchema(patternsB[pattern]), where);
+        continue;
       }
+      // For the names no `properties` lists (those were judged above): on an open object a
+      // pattern is one more conjunct; where the other side refused every such name
+      // (additionalProperties false, no patterns), a new pattern only adds names (an old one
+      // only took them away); otherwise it also moves names away from additionalProperties.
+      let effect: Effect;
+      if (open) effect = inB ? NARROWS : WIDENS;
+      else if (inB && closedA) effect = WIDENS;
+      else if (inA && closedB) effect = NARROWS;
+      else effect = UNDECIDABLE;
+      this.report('keyword-changed', where, inA ? patternsA[pattern] : null, inB ? patternsB[pattern] : null, effect);
     }
-    if ((patternsKept || open) && !this.ctx.equivalent(a.additionalProperties, b.additionalProperties)) {
+    // additionalProperties: for names that no properties list and no pattern (of either side) matches.
+    if (!this.ctx.equivalent(a.additionalProperties, b.additionalProperties)) {
       const restA = a.additionalProperties === undefined ? true : asSchema(a.additionalProperties);
       const restB = b.additionalProperties === undefined ? true : asSchema(b.additionalProperties);
       const effect = this.relate(restA, restB, `${path}/additionalProperties`, true);
       this.report('additional-properties-changed', `${path}/additionalProperties`, a.additionalProperties, b.additionalProperties, effect);
     }
+    this.#compareDependencies(a, b, path);
     const requiredA = new Set(Array.isArray(a.required) ? (a.required as unknown[]).map(String) : []);
     const requiredB = new Set(Array.isArray(b.required) ? (b.required as unknown[]).map(String) : []);
     for (const name of requiredB) if (!requiredA.has(name)) this.report('required-added', `${path}/required`, null, name, NARROWS);
     for (const name of requiredA) if (!requiredB.has(name)) this.report('required-removed', `${path}/required`, name, null, WIDENS);
+  }
+
+  /**
+   * dependentRequired, dependentSchemas and draft-07 `dependencies`: each name is a conjunct for
+   * the objects that have that property (names required along, or a schema the object meets).
+   */
+  #compareDependencies(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    for (const key of ['dependentRequired', 'dependentSchemas', 'dependencies']) {
+      if (this.ctx.equivalent(a[key], b[key])) continue;
+      const mapA = a[key] === undefined ? {} : a[key];
+      const mapB = b[key] === undefined ? {} : b[key];
+      if (!isObject(mapA) || !isObject(mapB)) {
+        this.report('keyword-changed', `${path}/${key}`, a[key], b[key], UNDECIDABLE);
+        continue;
+      }
+      const names = Object.keys(mapA);
+      for (const name of Object.keys(mapB)) if (!Object.hasOwn(mapA, name)) names.push(name);
+      for (const name of names) {
+        const x = mapA[name];
+        const y = mapB[name];
+        if (this.ctx.equivalent(x, y)) continue;
+        const where = `${path}/${key}/${token(name)}`;
+        const list = (v: unknown): v is unknown[] => Array.isArray(v) && v.every((n) => typeof n === 'string');
+        if ((x === undefined || list(x)) && (y === undefined || list(y)) && key !== 'dependentSchemas') {
+          const before = new Set(x ?? []);
+          const after = new Set(y ?? []);
+          const added = [...after].some((n) => !before.has(n)) || (x === undefined && after.size > 0);
+          const removed = [...before].some((n) => !after.has(n)) || (y === undefined && before.size > 0);
+          this.report('keyword-changed', where, x, y, added && removed ? { in: 2, out: 2 } : added ? NARROWS : removed ? WIDENS : NONE);
+        } else if (key !== 'dependentRequired' && !list(x) && !list(y)) {
+          if (x === undefined) this.report('keyword-changed', where, null, y, NARROWS);
+          else if (y === undefined) this.report('keyword-changed', where, x, null, WIDENS);
+          else this.#child(asSchema(x), asSchema(y), where);
+        } else this.report('keyword-changed', where, x, y, UNDECIDABLE);
+      }
+    }
   }
 
   /**

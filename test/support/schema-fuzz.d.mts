@@ -16,7 +16,9 @@ export interface DirectionStats {
   undecidable: number;
   /** Incompatible verdicts for which a sampled value showed the break (provably right). */
   confirmed: number;
-  /** Compatible verdicts with a counterexample, shrunk (at most maxUnsound). */
+  /** Compatible verdicts with a counterexample. */
+  unsoundCount: number;
+  /** The first of them, shrunk (at most maxUnsound). */
   unsound: Unsound[];
 }
 

@@ -102,6 +102,8 @@ class Gen {
         else if (closing === 1) s.additionalProperties = this.leaf();
         else if (closing === 2) s.unevaluatedProperties = false;
         if (this.chance(0.2)) s.patternProperties = { '^x': this.leaf() };
+        if (this.chance(0.1)) s.dependentRequired = { a: [this.pick(NAMES)] };
+        if (this.chance(0.1)) s.dependentSchemas = { [this.pick(NAMES)]: this.schema(depth - 1) };
         return s;
       }
       case 3: {
@@ -186,7 +188,7 @@ class Gen {
       const inner = JSON.parse(JSON.stringify(wrapper).split(JSON.stringify(s)).join(JSON.stringify(rest)));
       return { ...inner, $defs };
     };
-    switch (this.int(22)) {
+    switch (this.int(23)) {
       case 0:
         return isRoot ? { ...this.schema(2), $defs: s.$defs } : this.schema(2);
       case 1:
@@ -290,6 +292,15 @@ class Gen {
         if (Array.isArray(s.anyOf)) return { ...s, anyOf: [...s.anyOf, this.leaf()] };
         if (Array.isArray(s.oneOf)) return { ...s, oneOf: [...s.oneOf, this.chance(0.5) ? this.leaf() : this.discriminated(3)] };
         return keep({ anyOf: [s, this.leaf()] });
+      case 21: {
+        const key = this.pick(['dependentRequired', 'dependentSchemas']);
+        const map = { ...(s[key] ?? {}) };
+        const name = this.pick(NAMES);
+        if (name in map && this.chance(0.4)) delete map[name];
+        else map[name] = key === 'dependentRequired' ? this.sub(NAMES, 2) : this.leaf();
+        s[key] = map;
+        return s;
+      }
       default:
         if (s.contains !== undefined) delete s.contains;
         else s.contains = this.leaf();
@@ -443,8 +454,8 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
     pairs: 0,
     families: 0,
     compiles: 0,
-    input: { compatible: 0, breaking: 0, undecidable: 0, confirmed: 0, unsound: [] },
-    output: { compatible: 0, breaking: 0, undecidable: 0, confirmed: 0, unsound: [] },
+    input: { compatible: 0, breaking: 0, undecidable: 0, confirmed: 0, unsoundCount: 0, unsound: [] },
+    output: { compatible: 0, breaking: 0, undecidable: 0, confirmed: 0, unsoundCount: 0, unsound: [] },
     compileMs: 0,
     compareMs: 0,
   };
@@ -501,6 +512,7 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
           const counterexample = values.findIndex((_, x) => valid[from][x] === true && valid[to][x] === false);
           if (verdict.compatible) {
             bucket.compatible++;
+            if (counterexample !== -1) bucket.unsoundCount++;
             if (counterexample !== -1 && bucket.unsound.length < maxUnsound) {
               bucket.unsound.push(shrunk(direction, schemas[i], schemas[j], values[counterexample], { compareSchemas, compareToolSchemas, gen }));
             }

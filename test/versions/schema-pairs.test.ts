@@ -150,7 +150,9 @@ const PAIRS: Pair[] = [
   ['description changed', { type: 'string', description: 'old' }, { type: 'string', description: 'new' }, true, [['annotation-changed', '/description', false]]],
   ['title, default and examples changed', { type: 'number', title: 'a', default: 1, examples: [1] }, { type: 'number', title: 'b', default: 2, examples: [2] }, true, [['annotation-changed', '/title', false], ['annotation-changed', '/default', false], ['annotation-changed', '/examples', false]]],
   ['$schema changed (draft-07 to 2020-12)', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'string' }, { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'string' }, true, [['annotation-changed', '/$schema', false]]],
-  ['an unknown assertion keyword changed is undecidable', { type: 'object', dependentRequired: { a: ['b'] } }, { type: 'object', dependentRequired: { a: ['c'] } }, false, [['keyword-changed', '/dependentRequired', 'undecidable']]],
+  ['dependentRequired: another name required along', { type: 'object', dependentRequired: { a: ['b'] } }, { type: 'object', dependentRequired: { a: ['c'] } }, false, [['keyword-changed', '/dependentRequired/a', true]]],
+  ['dependentSchemas: a dependency removed', { type: 'object', dependentSchemas: { a: { required: ['b'] }, c: { required: ['d'] } } }, { type: 'object', dependentSchemas: { a: { required: ['b'] } } }, true, [['keyword-changed', '/dependentSchemas/c', false]]],
+  ['an assertion keyword not modelled changed is undecidable', { type: 'object', propertyNames: { maxLength: 3 } }, { type: 'object', propertyNames: { maxLength: 4 } }, false, [['keyword-changed', '/propertyNames', 'undecidable']]],
   ['then narrowed under the same if (a conjunct of the values the if accepts)', { if: { type: 'string' }, then: { minLength: 1 } }, { if: { type: 'string' }, then: { minLength: 2 } }, false, [['bound-tightened','/then/minLength',true]]],
   ['a realistic tool input: optional filter added to a closed object', closed({ query: { type: 'string', minLength: 1 }, limit: { type: 'integer', maximum: 50 } }, { required: ['query'] }), closed({ query: { type: 'string', minLength: 1 }, limit: { type: 'integer', maximum: 100 }, filter: { type: 'string' } }, { required: ['query'] }), true, [['bound-loosened', '/properties/limit/maximum', false], ['property-added', '/properties/filter', false]]],
 ];
@@ -372,6 +374,12 @@ describe('compareSchemas: the safe changes of issue 38 are compatible', () => {
   it('a property removed where patternProperties still accepts it', () => {
     expect(compareSchemas(closed({ x_a: { type: 'string', maxLength: 3 } }, { patternProperties: { '^x_': { type: 'string' } } }), closed({}, { patternProperties: { '^x_': { type: 'string' } } })).compatible).toBe(true);
     expect(compareSchemas(closed({ y: { type: 'string' } }, { patternProperties: { '^x_': { type: 'string' } } }), closed({}, { patternProperties: { '^x_': { type: 'string' } } })).compatible).toBe(false);
+  });
+  it('a property removed into a pattern added to a closed object', () => {
+    const before = closed({ name: { type: 'string' }, n_1: { type: 'integer' } });
+    expect(compareSchemas(before, closed({ name: { type: 'string' } }, { patternProperties: { '^n_': { type: 'number' } } })).compatible).toBe(true);
+    // The new pattern also applies to a listed property, and narrows it.
+    expect(compareSchemas(closed({ n_1: { type: 'number' } }), closed({ n_1: { type: 'number' } }, { patternProperties: { '^n_': { type: 'integer' } } })).compatible).toBe(false);
   });
   it('a new anyOf branch that only widens', () => {
     widens({ anyOf: [{ type: 'string', minLength: 1 }, item] }, { anyOf: [{ type: 'string', minLength: 1 }, item, { type: 'array' }] });
