@@ -68,7 +68,7 @@ export async function compatFuzzWorkloads({ record, log, quick, lib }) {
   const seed = Number(process.env.COMPAT_FUZZ_SEED ?? 38);
   const pairs = Number(process.env.COMPAT_FUZZ_PAIRS ?? (quick ? 2_000 : 30_000));
   const cpu = process.cpuUsage();
-  const stats = fuzzCompatibility({ seed, pairs, variants: 18, compareSchemas, compareToolSchemas });
+  const stats = fuzzCompatibility({ seed, pairs, variants: 24, compareSchemas, compareToolSchemas });
   const used = process.cpuUsage(cpu);
   const perPair = (used.user + used.system) / stats.pairs;
   const workload = `compareSchemas judged by ajv: ${stats.pairs.toLocaleString('en-US')} generated pairs (seed ${seed}), inputs and outputs`;

@@ -1133,6 +1133,30 @@ function alternativesKey(schema: Record<string, unknown>): 'none' | 'anyOf' | 'o
   return anyOf && oneOf ? 'both' : anyOf ? 'anyOf' : oneOf ? 'oneOf' : 'none';
 }
 
+const frozenDocuments = new WeakMap<object, SchemaDocument>();
+
+/** Whether a value is frozen all the way down (a registry's stored specs are). */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const inner of Object.values(value)) if (!deeplyFrozen(inner)) return false;
+  return true;
+}
+
+/**
+ * The document of a schema. A deeply frozen schema cannot change, so its document (where its
+ * refs lead, its nodes' normal forms) is kept and reused by every later comparison with it.
+ */
+function documentOf(schema: Schema): SchemaDocument {
+  if (typeof schema !== 'object' || !Object.isFrozen(schema)) return new SchemaDocument(schema);
+  let doc = frozenDocuments.get(schema);
+  if (doc === undefined) {
+    doc = new SchemaDocument(schema);
+    if (deeplyFrozen(schema)) frozenDocuments.set(schema, doc);
+  }
+  return doc;
+}
+
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
   if (typeof value === 'boolean' || isObject(value)) return value;
   throw new TypeError(`${method}(): ${name} must be a JSON Schema (an object or a boolean), got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
@@ -1147,7 +1171,7 @@ function breakingOf(effect: Effect, role: Role): boolean | 'undecidable' {
 function differencesOf(before: Schema, after: Schema, role: Role, prefix: string): SchemaDifference[] {
   // The same text is the same schema (its refs resolve alike): nothing to walk.
   if (same(before, after)) return [];
-  const comparer = new Comparer(new Context(new SchemaDocument(before), new SchemaDocument(after)), new Map(), 0, 1);
+  const comparer = new Comparer(new Context(documentOf(before), documentOf(after)), new Map(), 0, 1);
   comparer.compare(before, after, '');
   return comparer.out.map((raw) =>
     Object.freeze({
