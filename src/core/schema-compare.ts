@@ -199,23 +199,26 @@ function same(a: unknown, b: unknown): boolean {
   return jsonEquals(a, b);
 }
 
-const refFlags = new WeakMap<object, boolean>();
-/** Whether a JSON value holds a reference anywhere (then equal texts may still mean different things). */
-function hasRef(value: unknown): boolean {
+/**
+ * Whether a JSON value holds a reference anywhere (then equal texts may still mean different
+ * things). Remembered per document: a caller may change a schema that is not frozen between calls.
+ */
+function hasRef(value: unknown, flags: WeakMap<object, boolean>): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  let flag = refFlags.get(value);
+  let flag = flags.get(value);
   if (flag === undefined) {
     flag = false;
-    if (Array.isArray(value)) flag = value.some(hasRef);
+    if (Array.isArray(value)) flag = value.some((inner) => hasRef(inner, flags));
     else {
-      for (const [key, inner] of Object.entries(value)) {
-        if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef' ? typeof inner === 'string' : !VALUE_KEYWORDS.has(key) && hasRef(inner)) {
+      for (const key of Object.keys(value)) {
+        const inner = (value as Record<string, unknown>)[key];
+        if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef' ? typeof inner === 'string' : !VALUE_KEYWORDS.has(key) && hasRef(inner, flags)) {
           flag = true;
           break;
         }
       }
     }
-    refFlags.set(value, flag);
+    flags.set(value, flag);
   }
   return flag;
 }
@@ -367,7 +370,7 @@ class Context {
    */
   equivalent(a: unknown, b: unknown): boolean {
     if (a === b && this.sameRoot) return true;
-    if (!hasRef(a) && !hasRef(b)) return same(a, b);
+    if (!hasRef(a, this.before.refFlags) && !hasRef(b, this.after.refFlags)) return same(a, b);
     if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
     const key = `${nodeKey(a as Schema)}|${nodeKey(b as Schema)}`;
     let answer = this.#equivalent.get(key);
@@ -384,7 +387,7 @@ class Context {
     if (Array.isArray(x) || Array.isArray(y)) {
       return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => this.#bisimilar(v, y[i], assumed));
     }
-    if (!hasRef(x) && !hasRef(y)) return same(x, y);
+    if (!hasRef(x, this.before.refFlags) && !hasRef(y, this.after.refFlags)) return same(x, y);
     const rx = x as Record<string, unknown>;
     const ry = y as Record<string, unknown>;
     const keys = Object.keys(rx);

@@ -115,6 +115,8 @@ export class SchemaDocument {
   readonly #resolved = new Map<string, Schema | null>();
   readonly #pointers = new WeakMap<object, string>();
   readonly #origins = new WeakMap<object, object>();
+  /** Which nodes hold a `$ref` (schema-compare.ts fills it). */
+  readonly refFlags = new WeakMap<object, boolean>();
   readonly rootBase: string;
 
   constructor(readonly root: Schema) {

@@ -179,6 +179,17 @@ describe('compareSchemas: the answer', () => {
     expect(Object.isFrozen(before) || Object.isFrozen(after.properties.a)).toBe(false);
   });
 
+  it('judges a schema again after its caller changed it (only a frozen schema is remembered)', () => {
+    const before = { description: 'v1', properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'integer' } } };
+    const after = { description: 'v2', properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'integer' } } };
+    expect(compareSchemas(before, after).compatible).toBe(true);
+    after.$defs.X.type = 'string';
+    expect(compareSchemas(before, after).compatible).toBe(false);
+    const frozen = Object.freeze({ ...before, $defs: Object.freeze({ X: Object.freeze({ type: 'integer' }) }) });
+    expect(compareSchemas(frozen, after).compatible).toBe(false);
+    expect(compareSchemas(frozen, before).compatible).toBe(true);
+  });
+
   it('is a TypeError for something that is not a schema', () => {
     expect(() => compareSchemas('string', {})).toThrow(TypeError);
     expect(() => compareSchemas({}, [])).toThrow(TypeError);
