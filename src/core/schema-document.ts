@@ -44,6 +44,9 @@ const SCHEMA_ONE = ['additionalProperties', 'not', 'if', 'then', 'else', 'contai
 const SCHEMA_LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 const SCHEMA_MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 
+/** Keywords of 2019-09 and 2020-12 that draft-07 does not know. */
+const NEWER_KEYWORDS: ReadonlySet<string> = new Set(['prefixItems', 'unevaluatedProperties', 'unevaluatedItems', 'dependentSchemas', 'dependentRequired', 'minContains', 'maxContains', '$dynamicRef', '$recursiveRef']);
+
 /** The base URI of a document without `$id`: refs that leave it (another file) resolve nowhere. */
 const DEFAULT_BASE = 'https://tool-registry.invalid/schema.json';
 
@@ -119,7 +122,16 @@ export class SchemaDocument {
   readonly refFlags = new WeakMap<object, boolean>();
   readonly rootBase: string;
 
+  /**
+   * The draft the runtime validates this document with (`$schema`; none: 2020-12). Draft-07
+   * (and 04, 06) ignores the siblings of a `$ref` and the keywords 2019-09/2020-12 added;
+   * 2019-09 has no `prefixItems`.
+   */
+  readonly draft: '07' | '2019' | '2020';
+
   constructor(readonly root: Schema) {
+    const declared = isObject(root) && typeof root.$schema === 'string' ? root.$schema : '';
+    this.draft = /json-schema\.org\/draft-0[4-7]\/schema/.test(declared) ? '07' : /json-schema\.org\/draft\/2019-09\/schema/.test(declared) ? '2019' : '2020';
     let base = DEFAULT_BASE;
     if (isObject(root) && typeof root.$id === 'string' && !root.$id.startsWith('#')) {
       try {
@@ -171,6 +183,12 @@ export class SchemaDocument {
   pointerOf(node: Schema): string | undefined {
     this.#ensureIndexed();
     return typeof node === 'object' ? this.#pointers.get(node) : undefined;
+  }
+
+  /** Whether this document's draft does not know a keyword (it is an annotation there). */
+  ignores(key: string): boolean {
+    if (this.draft === '2020') return false;
+    return key === 'prefixItems' || (this.draft === '07' && NEWER_KEYWORDS.has(key));
   }
 
   /** The base URI a node's refs resolve against (a node made by the comparison: the one it was made from). */
@@ -238,9 +256,11 @@ export class SchemaDocument {
   validates(schema: Schema, value: unknown, depth = 0): Tri {
     if (typeof schema === 'boolean') return schema;
     if (depth > 64) return undefined;
+    // Draft-07: a $ref's siblings are ignored.
+    if (this.draft === '07' && typeof schema.$ref === 'string') return this.#keyword(schema, '$ref', value, depth);
     let result: Tri = true;
     for (const key of Object.keys(schema)) {
-      if (ANNOTATIONS.has(key) || key === '$defs' || key === 'definitions') continue;
+      if (ANNOTATIONS.has(key) || key === '$defs' || key === 'definitions' || this.ignores(key)) continue;
       result = and(result, this.#keyword(schema, key, value, depth));
       if (result === false) return false;
     }
@@ -325,7 +345,7 @@ export class SchemaDocument {
           for (let i = 0; i < Math.min(k.length, items.length); i++) result = and(result, sub(k[i], items[i]));
           return result;
         }
-        const start = Array.isArray(schema.prefixItems) ? schema.prefixItems.length : 0;
+        const start = Array.isArray(schema.prefixItems) && !this.ignores('prefixItems') ? schema.prefixItems.length : 0;
         let result: Tri = true;
         for (let i = start; i < items.length; i++) result = and(result, sub(k, items[i]));
         return result;

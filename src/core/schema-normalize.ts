@@ -198,6 +198,14 @@ export function normalize(schema: Schema, doc: SchemaDocument): Schema {
 function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Schema {
   let out = schema;
   const edit = (): Record<string, unknown> => (out === schema ? (out = { ...schema }) : out);
+  if (doc.draft !== '2020') {
+    // Keywords the document's draft does not know are annotations there; draft-07 ignores a $ref's siblings.
+    const refOnly = doc.draft === '07' && typeof out.$ref === 'string';
+    for (const key of Object.keys(out)) {
+      if (doc.ignores(key) || (refOnly && key !== '$ref' && !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions')) delete edit()[key];
+    }
+    if (refOnly) return out;
+  }
   if (hasUnevaluated(out)) {
     out = renameUnevaluated(out);
     // Still read by unevaluated*: every annotation of this node counts, leave it as written.

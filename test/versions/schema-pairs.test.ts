@@ -317,6 +317,18 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(anchored('number'), anchored('integer')).compatible).toBe(false);
   });
 
+  it("each document is read in its own draft: draft-07 ignores a $ref's siblings and the keywords of 2020-12", () => {
+    const draft07 = 'http://json-schema.org/draft-07/schema#';
+    const reffed = (schema: string, types: string[]) => ({ $schema: schema, definitions: { A: { type: types } }, $ref: '#/definitions/A', type: 'string' });
+    // Draft-07 validated 5 (type beside $ref is ignored); now A refuses it. In 2020-12, type applies and nothing changes.
+    expect(compareSchemas(reffed(draft07, ['string', 'number']), reffed(draft07, ['string'])).compatible).toBe(false);
+    expect(compareSchemas(reffed('https://json-schema.org/draft/2020-12/schema', ['string', 'number']), reffed('https://json-schema.org/draft/2020-12/schema', ['string'])).compatible).toBe(true);
+    // prefixItems means nothing to draft-07: ['x'] was valid before.
+    const before = { $schema: draft07, type: 'array', prefixItems: [{ type: 'number' }], maxItems: 1 };
+    expect(compareSchemas(before, { $schema: draft07, type: 'array', items: { type: 'number' } }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'array', prefixItems: [{ type: 'number' }], items: false }, { type: 'array', items: { type: 'number' } }).compatible).toBe(true);
+  });
+
   it('a recursive schema ends, and a ref loop without a descent is undecidable', () => {
     const list = (t: string) => ({ $defs: { n: obj({ v: { type: t }, next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' });
     expect(compareSchemas(list('integer'), list('number')).compatible).toBe(true);
