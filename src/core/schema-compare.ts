@@ -980,6 +980,16 @@ class Comparer {
    * `additionalItems` (draft-07 after a tuple).
    */
   #compareArrayKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    // ajv 8 lets an empty array through `contains` when `prefixItems` has typed entries (what
+    // the runtime does, not what the specification says): beside that pair, any change of the
+    // array keywords is undecidable.
+    const quirk = (s: Record<string, unknown>) => s.contains !== undefined && Array.isArray(s.prefixItems) && s.prefixItems.length > 0;
+    if (quirk(a) || quirk(b)) {
+      const keys = ['prefixItems', 'items', 'contains', 'minContains', 'maxContains', 'minItems', 'maxItems', 'additionalItems', 'uniqueItems'];
+      const changed = keys.filter((key) => !this.ctx.equivalent(a[key], b[key]));
+      if (changed.length > 0) this.report('keyword-changed', `${path}/contains`, a.contains, b.contains, UNDECIDABLE);
+      return;
+    }
     const shape = (s: Record<string, unknown>): { prefix: unknown[]; rest: Schema; prefixKey: string; restKey: string } => {
       if (Array.isArray(s.prefixItems)) return { prefix: s.prefixItems, rest: s.items === undefined ? true : asSchema(s.items), prefixKey: 'prefixItems', restKey: 'items' };
       if (Array.isArray(s.items)) {
@@ -1202,15 +1212,18 @@ function comparison(differences: SchemaDifference[]): SchemaComparison {
 
 /**
  * Does `after` accept every value `before` accepted? Compares two JSON Schemas (draft
- * 2020-12 or draft-07, as tools use them: types, properties and `required`,
- * `additionalProperties`, `enum`/`const`, numeric and string bounds, `items`/`prefixItems`,
- * `allOf`/`anyOf`/`oneOf`/`not`, local `$ref`s, nested to any depth) and lists every
- * difference with a JSON Pointer into `after`. A property added to an open object (no
- * `additionalProperties: false`) narrows: the old schema let any value through under that
- * name. What the schemas cannot decide (a changed `pattern`, a keyword this walk does not
- * know) is `'undecidable'` and makes the pair incompatible. Annotations (`description`,
- * `title`, `default`, `examples`…) are reported and never break. The values given are not
- * changed; the answer is deeply frozen.
+ * 2020-12, 2019-09 or draft-07 by their `$schema`) and lists every difference with a JSON
+ * Pointer into `after`. Sound: `compatible: true` (and `breaking: false` on a difference)
+ * only when it is proved, with ajv's meaning of "valid"; `$ref`s are followed wherever
+ * they are reached (with `$id` scopes), `not` swaps the direction, `enum`/`const` are
+ * judged value by value. Equivalent forms compare equal (type arrays and anyOf of types,
+ * one-branch combinators, nested allOf, integer bounds, no-op keywords). A property added to
+ * an open object (no `additionalProperties: false`) narrows: the old schema let any value
+ * through under that name. What the schemas cannot decide (a `pattern` not contained
+ * literally, a changed `if`, a keyword this walk does not know) is `'undecidable'` and makes
+ * the pair incompatible. Annotations (`description`, `title`, `default`, `examples`…) are
+ * reported and never break. The values given are not changed (a deeply frozen schema's
+ * analysis is kept for later calls); the answer is deeply frozen. docs/versions.md has the rules.
  * @throws TypeError when a schema is not an object or a boolean
  */
 export function compareSchemas(before: unknown, after: unknown): SchemaComparison {

@@ -329,6 +329,11 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas({ type: 'array', prefixItems: [{ type: 'number' }], items: false }, { type: 'array', items: { type: 'number' } }).compatible).toBe(true);
   });
 
+  it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
+    const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
+    expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
+  });
+
   it('a recursive schema ends, and a ref loop without a descent is undecidable', () => {
     const list = (t: string) => ({ $defs: { n: obj({ v: { type: t }, next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' });
     expect(compareSchemas(list('integer'), list('number')).compatible).toBe(true);
