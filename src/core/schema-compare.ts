@@ -370,7 +370,10 @@ class Context {
    */
   equivalent(a: unknown, b: unknown): boolean {
     if (a === b && this.sameRoot) return true;
-    if (!hasRef(a, this.before.refFlags) && !hasRef(b, this.after.refFlags)) return same(a, b);
+    // Different texts: not known equivalent (refs of other texts may reach equivalent targets;
+    // the walk finds that out). Equal texts: equivalent unless a ref in them leads elsewhere.
+    if (!same(a, b)) return false;
+    if ((!this.before.anyRef || !hasRef(a, this.before.refFlags)) && (!this.after.anyRef || !hasRef(b, this.after.refFlags))) return true;
     if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
     const key = `${nodeKey(a as Schema)}|${nodeKey(b as Schema)}`;
     let answer = this.#equivalent.get(key);

@@ -120,6 +120,13 @@ export class SchemaDocument {
   readonly #origins = new WeakMap<object, object>();
   /** Which nodes hold a `$ref` (schema-compare.ts fills it). */
   readonly refFlags = new WeakMap<object, boolean>();
+  #anyRef: boolean | undefined;
+
+  /** Whether the document holds a reference anywhere (most tool schemas do not: then no node does). */
+  get anyRef(): boolean {
+    this.#anyRef ??= holdsRef(this.root);
+    return this.#anyRef;
+  }
   readonly rootBase: string;
 
   /**
@@ -465,6 +472,23 @@ export class SchemaDocument {
         return undefined;
     }
   }
+}
+
+function holdsRef(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const inner of value) if (holdsRef(inner)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef') return true;
+    const inner = record[key];
+    if (typeof inner === 'object' && inner !== null && holdsRef(inner)) return true;
+  }
+  return false;
 }
 
 function asSchemaStrict(value: unknown): Schema {
