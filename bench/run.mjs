@@ -29,6 +29,7 @@ import { searchWorkloads, toolEPath } from './search.mjs';
 import { random } from './lib/random.mjs';
 import { serverWorkloads } from './server.mjs';
 import { versionsWorkloads } from './versions.mjs';
+import { compatFuzzWorkloads } from './compat-fuzz.mjs';
 import { mcpWorkloads } from './mcp.mjs';
 import { writeScaleWorkloads } from './write-scale.mjs';
 
@@ -411,6 +412,8 @@ const STEPS = [
   ['core', ({ quick }) => coreWorkloads({ record, rounds: quick ? 1 : 4 })],
   // compareSchemas of 200-property schemas, and register under compatibility 'backward' (bench/versions.mjs).
   ['versions', ({ quick }) => versionsWorkloads({ record, rounds: quick ? 1 : 4 })],
+  // compareSchemas judged by ajv on generated pairs: soundness and permissiveness; agreement with COMPAT_CORPUS when set (bench/compat-fuzz.mjs).
+  ['compat-fuzz', ({ quick }) => compatFuzzWorkloads({ record, log, quick })],
   ['reads', async () => { for (const size of SIZES) await readWorkloads(size); }],
   ['writes', writeWorkloads],
   // 64 concurrent registers on files of 100, 10,000 and 100,000 tools against 64 plain transactions (bench/write-scale.mjs).

@@ -1,10 +1,15 @@
-// Schema comparison (issue 27): does a new JSON Schema accept every value the old one
-// accepted? A walk over both schemas side by side, keyword by keyword, that names each
-// difference with the way it moves the set of accepted values (narrower, wider, both, or
-// unknown). Conservative on purpose: it never calls a change compatible that lets a value
-// the old schema accepted fail the new one (test/core/schema-compare.property.test.ts checks
-// this with ajv), but it may call breaking a change that a closer look would allow.
+// Schema comparison (issues 27 and 38): does a new JSON Schema accept every value the old one
+// accepted (and the reverse, for outputs)? Both schemas are normalized (schema-normalize.ts),
+// then walked side by side, keyword by keyword; each difference carries its effect on both
+// directions, and a direction holds only when every difference proves it does. Sound by
+// construction: `$ref`s are followed on their own side wherever they are reached, `not` swaps
+// the directions, `enum`/`const` and small ranges are judged value by value, and whatever the
+// walk cannot prove is undecidable. test/versions/schema-compare.property.test.ts and
+// bench/compat-fuzz.mjs check it against ajv on generated pairs.
 import { canonicalJson, jsonEquals } from './canonical.js';
+import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, isObject, nodeKey, token } from './schema-document.js';
+import type { JsonType, Schema } from './schema-document.js';
+import { KEYWORD_TYPES, hasUnevaluated, intersects, isEmptySchema, normalize, typeSet } from './schema-normalize.js';
 
 /** Every kind of difference `compareSchemas` reports (docs/versions.md describes each). */
 export type SchemaDifferenceType =
@@ -103,8 +108,33 @@ export interface SchemaComparison {
   readonly differences: readonly SchemaDifference[];
 }
 
-/** How a difference moves the set of accepted values. */
-type Effect = 'narrows' | 'widens' | 'both' | 'none' | 'undecidable';
+/**
+ * How a difference bears on each direction: `in` on "every value `before` accepted, `after`
+ * accepts" (what inputs need), `out` on "every value `after` accepts, `before` accepted" (what
+ * outputs need). 0: it does not stand in the way (proved); 1: cannot tell; 2: it does (a value
+ * shows it, as far as this difference goes). A pair is compatible in a direction only when
+ * every difference is 0 there: each 0 is a proof step, never a guess.
+ */
+type Dir = 0 | 1 | 2;
+interface Effect {
+  readonly in: Dir;
+  readonly out: Dir;
+}
+const NONE: Effect = { in: 0, out: 0 };
+/** Accepts more: inputs keep working, outputs may surprise consumers. */
+const WIDENS: Effect = { in: 0, out: 2 };
+/** Accepts less. */
+const NARROWS: Effect = { in: 2, out: 0 };
+const UNDECIDABLE: Effect = { in: 1, out: 1 };
+
+function combine(a: Effect, b: Effect): Effect {
+  return a.in >= b.in && a.out >= b.out ? a : { in: Math.max(a.in, b.in) as Dir, out: Math.max(a.out, b.out) as Dir };
+}
+
+/** Under `not`, what was accepted is refused: the directions swap. */
+function flip(e: Effect): Effect {
+  return { in: e.out, out: e.in };
+}
 
 /** Which change breaks: inputs must not narrow (callers), outputs must not widen (consumers). */
 type Role = 'input' | 'output';
@@ -117,49 +147,25 @@ interface Raw {
   readonly effect: Effect;
 }
 
-const ALL_TYPES = ['array', 'boolean', 'integer', 'null', 'number', 'object', 'string'] as const;
-type JsonType = (typeof ALL_TYPES)[number];
-
-/** Keywords that say nothing about which values are valid. */
-const ANNOTATIONS: ReadonlySet<string> = new Set([
-  'title',
-  'description',
-  'default',
-  'examples',
-  'example',
-  '$comment',
-  'deprecated',
-  'readOnly',
-  'writeOnly',
-  '$schema',
-  '$id',
-  '$anchor',
-  '$dynamicAnchor',
-  '$vocabulary',
-  'contentMediaType',
-  'contentEncoding',
-  'contentSchema',
-]);
-
-/** Keywords this walk understands (everything else that changes is `keyword-changed`, undecidable). */
-const HANDLED: ReadonlySet<string> = new Set([
+/** Lower bounds: a larger value narrows. Upper bounds: a smaller value narrows. */
+const LOWER_BOUNDS = ['minLength', 'minItems', 'minProperties'] as const;
+const UPPER_BOUNDS = ['maxLength', 'maxItems', 'maxProperties'] as const;
+/** Keywords whose values are data, not schemas (a `$ref` key inside them is not a reference). */
+const VALUE_KEYWORDS: ReadonlySet<string> = new Set(['enum', 'const', 'default', 'examples', 'example', 'required']);
+/** Keywords the walk compares itself; any other assertion that differs is `keyword-changed`, undecidable. */
+const WALKED: ReadonlySet<string> = new Set([
   'type',
   'properties',
-  'required',
+  'patternProperties',
   'additionalProperties',
-  'enum',
-  'const',
+  'required',
   'minimum',
   'maximum',
   'exclusiveMinimum',
   'exclusiveMaximum',
-  'minLength',
-  'maxLength',
-  'minItems',
-  'maxItems',
-  'minProperties',
-  'maxProperties',
   'multipleOf',
+  ...LOWER_BOUNDS,
+  ...UPPER_BOUNDS,
   'pattern',
   'format',
   'uniqueItems',
@@ -167,364 +173,807 @@ const HANDLED: ReadonlySet<string> = new Set([
   'prefixItems',
   'additionalItems',
   'contains',
+  'minContains',
+  'maxContains',
+  'allOf',
   'anyOf',
   'oneOf',
-  'allOf',
   'not',
-  '$ref',
+  'if',
+  'then',
+  'else',
   '$defs',
   'definitions',
-  // Compared with the object and array keywords (as undecidable when they change).
-  'patternProperties',
-  'propertyNames',
   'dependentRequired',
   'dependentSchemas',
   'dependencies',
-  'unevaluatedProperties',
-  'minContains',
-  'maxContains',
-  'unevaluatedItems',
 ]);
+/** The most subschema comparisons one call makes before the rest is undecidable. */
+const CALL_LIMIT = 20_000;
+/** The most values of a small integer range enumerated to compare it with an enum. */
+const RANGE_LIMIT = 64;
 
-/** Lower bounds: a larger value narrows. Upper bounds: a smaller value narrows. */
-const LOWER_BOUNDS = ['minimum', 'exclusiveMinimum', 'minLength', 'minItems', 'minProperties'] as const;
-const UPPER_BOUNDS = ['maximum', 'exclusiveMaximum', 'maxLength', 'maxItems', 'maxProperties'] as const;
-/** The type each bound constrains (it says nothing about values of other types). */
-const BOUND_TYPES: Readonly<Record<string, readonly JsonType[]>> = {
-  minimum: ['number', 'integer'],
-  maximum: ['number', 'integer'],
-  exclusiveMinimum: ['number', 'integer'],
-  exclusiveMaximum: ['number', 'integer'],
-  multipleOf: ['number', 'integer'],
-  minLength: ['string'],
-  maxLength: ['string'],
-  pattern: ['string'],
-  format: ['string'],
-  minItems: ['array'],
-  maxItems: ['array'],
-  uniqueItems: ['array'],
-  minProperties: ['object'],
-  maxProperties: ['object'],
-};
-
-type Schema = boolean | Record<string, unknown>;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function asSchema(value: unknown): Schema {
-  if (typeof value === 'boolean') return value;
-  return isObject(value) ? value : true;
-}
-
-/** A JSON Pointer token (RFC 6901: `~` as `~0`, `/` as `~1`). */
-function token(key: string | number): string {
-  return String(key).replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-/** Equal as JSON (key order ignored), or both absent. A walk, not two canonical texts: it stops at the first difference. */
 function same(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   return jsonEquals(a, b);
 }
 
-function combine(a: Effect, b: Effect): Effect {
-  if (a === b || b === 'none') return a;
-  if (a === 'none') return b;
-  if (a === 'undecidable' || b === 'undecidable') return 'undecidable';
-  return 'both';
-}
-
-/** The JSON type of a value, as a schema's `type` names it (an integral number: integer). */
-function typeOfValue(value: unknown): JsonType {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value as JsonType;
-}
-
-/** A resolver of local `$ref`s (`#`, `#/…` JSON Pointers) against one schema document. */
-class Document {
-  constructor(readonly root: Schema) {}
-
-  /** The schema a local ref points at (with its pointer), or undefined when it cannot be resolved here. */
-  resolve(ref: string): { schema: Schema; pointer: string } | undefined {
-    if (ref === '#') return { schema: this.root, pointer: '' };
-    if (!ref.startsWith('#/')) return undefined;
-    let node: unknown = this.root;
-    for (const part of ref.slice(2).split('/')) {
-      let key: string;
-      try {
-        key = decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~');
-      } catch {
-        return undefined;
+/**
+ * Whether a JSON value holds a reference anywhere (then equal texts may still mean different
+ * things). Remembered per document: a caller may change a schema that is not frozen between calls.
+ */
+function hasRef(value: unknown, flags: WeakMap<object, boolean>): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  let flag = flags.get(value);
+  if (flag === undefined) {
+    flag = false;
+    if (Array.isArray(value)) flag = value.some((inner) => hasRef(inner, flags));
+    else {
+      for (const key of Object.keys(value)) {
+        const inner = (value as Record<string, unknown>)[key];
+        if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef' ? typeof inner === 'string' : !VALUE_KEYWORDS.has(key) && hasRef(inner, flags)) {
+          flag = true;
+          break;
+        }
       }
-      if (Array.isArray(node)) node = node[Number(key)];
-      else if (isObject(node)) node = node[key];
-      else return undefined;
-      if (node === undefined) return undefined;
     }
-    if (typeof node !== 'boolean' && !isObject(node)) return undefined;
-    return { schema: node, pointer: ref.slice(1) };
+    flags.set(value, flag);
   }
+  return flag;
 }
 
-/** The types a schema admits (from `type`, else from its `enum`/`const` values, else all). */
-function typesOf(schema: Schema): Set<JsonType> {
-  if (schema === false) return new Set();
-  if (schema === true) return new Set(ALL_TYPES);
-  const declared = schema.type;
-  let types: Set<JsonType>;
-  if (typeof declared === 'string') types = new Set([declared as JsonType]);
-  else if (Array.isArray(declared)) types = new Set(declared.filter((t): t is JsonType => typeof t === 'string') as JsonType[]);
-  else types = new Set(ALL_TYPES);
-  // 'number' includes the integers.
-  if (types.has('number')) types.add('integer');
-  if ('const' in schema) return intersect(types, new Set([typeOfValue(schema.const)]));
-  if (Array.isArray(schema.enum)) return intersect(types, new Set(schema.enum.map(typeOfValue)));
-  return types;
+function ownRef(schema: Schema): boolean {
+  return typeof schema === 'object' && (typeof schema.$ref === 'string' || schema.$dynamicRef !== undefined || schema.$recursiveRef !== undefined);
 }
 
-function intersect(a: Set<JsonType>, b: Set<JsonType>): Set<JsonType> {
-  const out = new Set<JsonType>();
-  for (const t of b) {
-    if (a.has(t) || (t === 'integer' && a.has('number'))) out.add(t);
-    // A number constant 2.5 under type integer: none; an integer under number: integer.
+function hasFinite(schema: Record<string, unknown>): boolean {
+  return 'const' in schema || 'enum' in schema;
+}
+
+/** A number as an integer times a power of ten, from its shortest decimal text (exact). */
+function decimal(n: number): readonly [bigint, number] | undefined {
+  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(n));
+  if (match === null) return undefined;
+  const fraction = match[2] ?? '';
+  return [BigInt((match[1] as string) + fraction), Number(match[3] ?? 0) - fraction.length];
+}
+
+/** Whether `n / d` is an integer, in exact decimal arithmetic (no tolerance). */
+function divides(d: number, n: number): boolean | undefined {
+  const x = decimal(d);
+  const y = decimal(n);
+  if (x === undefined || y === undefined || x[0] === 0n) return undefined;
+  const e = Math.min(x[1], y[1]);
+  return (y[0] * 10n ** BigInt(y[1] - e)) % (x[0] * 10n ** BigInt(x[1] - e)) === 0n;
+}
+
+interface Alternative {
+  readonly start: boolean;
+  readonly body: string;
+  readonly end: boolean;
+}
+
+/** Splits a regular expression at its top-level `|`, or undefined when its brackets do not balance. */
+function splitTop(text: string): string[] | undefined {
+  const parts: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')') {
+      if (--depth < 0) return undefined;
+    } else if (c === '|' && depth === 0) {
+      parts.push(text.slice(from, i));
+      from = i + 1;
+    }
+  }
+  if (depth !== 0 || inClass) return undefined;
+  parts.push(text.slice(from));
+  return parts;
+}
+
+/** Whether a group opened at 0 closes at the last character (`(…)` or `(?:…)` around everything). */
+function wholeGroup(body: string): string | undefined {
+  const open = body.startsWith('(?:') ? 3 : body.startsWith('(') && !body.startsWith('(?') ? 1 : 0;
+  if (open === 0 || !body.endsWith(')')) return undefined;
+  let depth = 0;
+  let inClass = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i === body.length - 1 ? body.slice(open, -1) : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * A pattern as its top-level alternatives, each with its anchors: `^(?:a|b)$` is `^a$` or `^b$`.
+ * Undefined for a pattern with backreferences (their numbers move when a group is added) or
+ * that does not compile.
+ */
+function alternativesOf(pattern: string): Alternative[] | undefined {
+  if (/\\[1-9]|\\k</.test(pattern) || compilePattern(pattern) === null) return undefined;
+  const top = splitTop(pattern);
+  if (top === undefined) return undefined;
+  const out: Alternative[] = [];
+  for (const alternative of top) {
+    const start = alternative.startsWith('^');
+    let body = start ? alternative.slice(1) : alternative;
+    let backslashes = 0;
+    for (let i = body.length - 2; i >= 0 && body[i] === '\\'; i--) backslashes++;
+    const end = body.endsWith('$') && backslashes % 2 === 0;
+    if (end) body = body.slice(0, -1);
+    const inner = wholeGroup(body);
+    const parts = inner === undefined ? [body] : splitTop(inner);
+    if (parts === undefined) return undefined;
+    for (const part of parts) out.push({ start, body: part, end });
   }
   return out;
 }
 
-function admits(types: Set<JsonType>, any: readonly JsonType[]): boolean {
-  return any.some((t) => types.has(t));
+/**
+ * Whether every string `a` matches, `b` matches: each alternative of `a` is, literally, an
+ * alternative of `b` anchored the same or less (`^(old|other)$` contains `^old$`; `old` contains `^old$`).
+ */
+function patternCovers(a: string, b: string): boolean {
+  if (a === b) return true;
+  const listA = alternativesOf(a);
+  const listB = alternativesOf(b);
+  if (listA === undefined || listB === undefined) return false;
+  return listA.every((x) => listB.some((y) => y.body === x.body && (!y.start || x.start) && (!y.end || x.end)));
 }
 
-/** The walk over two schemas; `seen` stops a pair of recursive `$ref`s from looping. */
-class Comparer {
-  readonly out: Raw[] = [];
-  readonly #seen = new Set<string>();
+type Side = 'before' | 'after';
+
+/** What one comparison shares: both documents, and what is already known about their nodes. */
+class Context {
+  readonly #equivalent = new Map<string, boolean>();
+  readonly sameRoot: boolean;
+  /** Subschema comparisons so far (CALL_LIMIT). */
+  calls = 0;
 
   constructor(
-    readonly before: Document,
-    readonly after: Document,
+    readonly before: SchemaDocument,
+    readonly after: SchemaDocument,
+  ) {
+    this.sameRoot = before.root === after.root;
+  }
+
+  /** The same documents the other way round (to ask whether a new branch fits an old one). */
+  swapped(): Context {
+    const context = new Context(this.after, this.before);
+    context.calls = this.calls;
+    return context;
+  }
+
+  doc(side: Side): SchemaDocument {
+    return side === 'before' ? this.before : this.after;
+  }
+
+  norm(schema: Schema, side: Side): Schema {
+    return normalize(schema, this.doc(side));
+  }
+
+  /**
+   * Whether two nodes mean the same: equal as JSON where neither holds a `$ref`; else equal
+   * keyword by keyword with every `$ref` followed on its own side (targets that differ make
+   * equal texts differ; cycles are assumed equal, as a bisimulation).
+   */
+  equivalent(a: unknown, b: unknown): boolean {
+    if (a === b && this.sameRoot) return true;
+    // Different texts: not known equivalent (refs of other texts may reach equivalent targets;
+    // the walk finds that out). Equal texts: equivalent unless a ref in them leads elsewhere.
+    if (!same(a, b)) return false;
+    if ((!this.before.anyRef || !hasRef(a, this.before.refFlags)) && (!this.after.anyRef || !hasRef(b, this.after.refFlags))) return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+    const key = `${nodeKey(a as Schema)}|${nodeKey(b as Schema)}`;
+    let answer = this.#equivalent.get(key);
+    if (answer === undefined) {
+      answer = this.#bisimilar(a, b, new Set());
+      this.#equivalent.set(key, answer);
+    }
+    return answer;
+  }
+
+  #bisimilar(x: unknown, y: unknown, assumed: Set<string>): boolean {
+    if (x === y && this.sameRoot) return true;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return x === y;
+    if (Array.isArray(x) || Array.isArray(y)) {
+      return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => this.#bisimilar(v, y[i], assumed));
+    }
+    if (!hasRef(x, this.before.refFlags) && !hasRef(y, this.after.refFlags)) return same(x, y);
+    const rx = x as Record<string, unknown>;
+    const ry = y as Record<string, unknown>;
+    const keys = Object.keys(rx);
+    if (keys.length !== Object.keys(ry).length) return false;
+    for (const key of keys) {
+      if (!Object.hasOwn(ry, key)) return false;
+      const vx = rx[key];
+      const vy = ry[key];
+      if (key === '$ref' && typeof vx === 'string' && typeof vy === 'string') {
+        const tx = this.before.resolve(vx, rx);
+        const ty = this.after.resolve(vy, ry);
+        if (tx === undefined || ty === undefined) {
+          // Another document: the same only when the same text resolves against the same base.
+          if (tx !== ty || vx !== vy || this.before.baseOf(rx) !== this.after.baseOf(ry)) return false;
+          continue;
+        }
+        const pair = `${nodeKey(tx)}|${nodeKey(ty)}`;
+        if (assumed.has(pair)) continue;
+        assumed.add(pair);
+        if (!this.#bisimilar(tx, ty, assumed)) return false;
+        continue;
+      }
+      // A dynamic reference depends on the path that reached it: equal only in one document.
+      if ((key === '$dynamicRef' || key === '$recursiveRef') && !this.sameRoot) return false;
+      if (VALUE_KEYWORDS.has(key) ? !same(vx, vy) : !this.#bisimilar(vx, vy, assumed)) return false;
+    }
+    return true;
+  }
+}
+
+/** Whether no value can be valid under two of the schemas (all of one document). */
+function pairwiseDisjoint(list: readonly Schema[], doc: SchemaDocument): boolean {
+  for (let i = 0; i < list.length; i++) {
+    for (let j = i + 1; j < list.length; j++) if (!disjoint(list[i] as Schema, list[j] as Schema, doc, 0)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether no value is valid under both: no type in common; every value of a finite one
+ * refused by the other; or, for two object schemas (`type: 'object'`: else a string is valid
+ * under both), a property both require whose schemas are disjoint (a discriminator).
+ */
+function disjoint(x: Schema, y: Schema, doc: SchemaDocument, depth: number): boolean {
+  if (depth > 8) return false;
+  const follow = (s: Schema): Schema | undefined => {
+    for (let i = 0; i < 8 && typeof s === 'object' && typeof s.$ref === 'string'; i++) {
+      if (Object.keys(s).some((k) => k !== '$ref' && !ANNOTATIONS.has(k))) return s;
+      const target = doc.resolve(s.$ref, s);
+      if (target === undefined) return undefined;
+      s = target;
+    }
+    return s;
+  };
+  const a = follow(x);
+  const b = follow(y);
+  if (a === undefined || b === undefined) return false;
+  if (a === false || b === false) return true;
+  if (a === true || b === true) return false;
+  const ta = typeSet(a);
+  const tb = typeSet(b);
+  if (!intersects(ta, tb)) return true;
+  for (const [one, other] of [
+    [a, b],
+    [b, a],
+  ] as const) {
+    const values = 'const' in one ? [one.const] : Array.isArray(one.enum) ? one.enum : undefined;
+    if (values !== undefined && values.every((v) => doc.validates(one, v) === false || doc.validates(other, v) === false)) return true;
+  }
+  const objectOnly = (t: Set<JsonType>) => [...t].every((type) => type === 'object');
+  if (!objectOnly(ta) || !objectOnly(tb)) return false;
+  const propsA = isObject(a.properties) ? a.properties : {};
+  const propsB = isObject(b.properties) ? b.properties : {};
+  const requiredA = Array.isArray(a.required) ? a.required : [];
+  const requiredB = Array.isArray(b.required) ? b.required : [];
+  for (const name of Object.keys(propsA)) {
+    if (!requiredA.includes(name) || !requiredB.includes(name) || !Object.hasOwn(propsB, name)) continue;
+    if (disjoint(asSchema(propsA[name]), asSchema(propsB[name]), doc, depth + 1)) return true;
+  }
+  return false;
+}
+
+/** The values a schema can accept when they are few: its `enum`/`const`, or its types null/boolean/a small integer range. */
+function candidates(schema: Record<string, unknown>): unknown[] | undefined {
+  if ('const' in schema) return [schema.const];
+  if ('enum' in schema) return Array.isArray(schema.enum) ? schema.enum : undefined;
+  const types = typeSet(schema);
+  if (![...types].every((t) => t === 'null' || t === 'boolean' || t === 'integer')) return undefined;
+  const out: unknown[] = [];
+  if (types.has('null')) out.push(null);
+  if (types.has('boolean')) out.push(false, true);
+  if (types.has('integer')) {
+    const lo = schema.minimum;
+    const hi = schema.maximum;
+    if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isInteger(lo) || !Number.isInteger(hi) || hi - lo >= RANGE_LIMIT) return undefined;
+    for (let n = lo; n <= hi; n++) out.push(n);
+  }
+  return out;
+}
+
+interface Open {
+  readonly depth: number;
+  readonly polarity: number;
+}
+
+/** The walk over two schemas: each difference with its effect on both directions. */
+class Comparer {
+  readonly out: Raw[] = [];
+  /** Pairs of `$ref` targets this comparer compared (and reported) already. */
+  readonly #done = new Set<string>();
+
+  constructor(
+    readonly ctx: Context,
+    /** Pairs being compared further up (a recursive schema): met again after a descent, they are assumed to hold. */
+    readonly open: Map<string, Open>,
+    public depth: number,
+    /** 1 where the pair counts as it is, -1 under `not`: an open pair is only assumed at the polarity it was opened. */
+    readonly polarity: number,
   ) {}
 
   report(type: SchemaDifferenceType, path: string, before: unknown, after: unknown, effect: Effect): void {
     this.out.push({ type, path, before: before === undefined ? null : before, after: after === undefined ? null : after, effect });
   }
 
+  #sub(polarity = this.polarity, descend = false): Comparer {
+    return new Comparer(this.ctx, new Map(this.open), this.depth + (descend ? 1 : 0), polarity);
+  }
+
   /** The combined effect of comparing two subschemas, without reporting their differences. */
-  relate(a: Schema, b: Schema, path: string): Effect {
-    const inner = new Comparer(this.before, this.after);
-    for (const key of this.#seen) inner.#seen.add(key);
+  relate(a: Schema, b: Schema, path: string, descend = false, polarity = this.polarity): Effect {
+    const inner = this.#sub(polarity, descend);
     inner.compare(a, b, path);
-    let effect: Effect = 'none';
+    let effect = NONE;
     for (const one of inner.out) effect = combine(effect, one.effect);
     return effect;
   }
 
+  /** `relate` of a node of `after` with one of `before` (each resolved in its own document). */
+  #relateBack(b: Schema, a: Schema, path: string): Effect {
+    const inner = new Comparer(this.ctx.swapped(), new Map(), this.depth, this.polarity);
+    inner.compare(b, a, path);
+    let effect = NONE;
+    for (const one of inner.out) effect = combine(effect, one.effect);
+    return effect;
+  }
+
+  /** A subschema of the value (a property, an item): recursion through it is well founded. */
+  #child(a: Schema, b: Schema, path: string): void {
+    this.depth++;
+    this.compare(a, b, path);
+    this.depth--;
+  }
+
   compare(a: Schema, b: Schema, path: string): void {
-    if (a === b) return;
-    // Local $refs are followed on each side (also between textually equal schemas: their
-    // $defs may differ); a pair of targets is compared once, so recursive schemas end.
-    const refA = typeof a === 'object' && a.$ref !== undefined;
-    const refB = typeof b === 'object' && b.$ref !== undefined;
-    if (refA || refB) {
-      const resolvedA = this.#follow(a, 'before');
-      const resolvedB = this.#follow(b, 'after');
-      if (resolvedA === undefined || resolvedB === undefined) {
-        if (!same(a, b) || this.before.root !== this.after.root) this.report('ref-unresolved', path, a, b, 'undecidable');
-        return;
-      }
-      const key = `${resolvedA.key}\u0000${resolvedB.key}`;
-      if (this.#seen.has(key)) return;
-      this.#seen.add(key);
-      this.compare(resolvedA.schema, resolvedB.schema, resolvedB.pointer ?? path);
+    if (this.ctx.equivalent(a, b)) return;
+    if (++this.ctx.calls > CALL_LIMIT) {
+      // A pathological schema (refs without end, branches without number): undecidable, never a hang.
+      this.report('keyword-changed', path, a, b, UNDECIDABLE);
       return;
     }
-    if (same(a, b)) return;
-    if (typeof a === 'boolean' || typeof b === 'boolean') {
-      this.#compareBoolean(a, b, path);
+    const na = this.ctx.norm(a, 'before');
+    const nb = this.ctx.norm(b, 'after');
+    if ((na !== a || nb !== b) && this.ctx.equivalent(na, nb)) return;
+    if (ownRef(na) || ownRef(nb)) return this.#followRefs(na, nb, path);
+    if (typeof na === 'boolean' || typeof nb === 'boolean' || isEmptySchema(na) || isEmptySchema(nb)) return this.#compareBoolean(na, nb, path);
+    this.#compareObjects(na, nb, path);
+  }
+
+  /** Both sides with their `$ref` followed (RFC 3986 against the `$id` scopes); each pair once per comparer. */
+  #followRefs(a: Schema, b: Schema, path: string): void {
+    const fa = this.#follow(a, 'before');
+    const fb = this.#follow(b, 'after');
+    if (fa === undefined || fb === undefined) {
+      this.report('ref-unresolved', path, a, b, UNDECIDABLE);
       return;
     }
-    this.#compareObjects(a, b, path);
+    const key = `${fa.key}\u0000${fb.key}`;
+    if (this.#done.has(key)) return;
+    const open = this.open.get(key);
+    if (open !== undefined) {
+      // A recursive schema met again: assumed to hold (coinduction) only after a descent into
+      // the value and at the same polarity; else (under `not`, or a loop without a descent) undecidable.
+      if (open.polarity === this.polarity && this.depth > open.depth) return;
+      this.report('ref-unresolved', path, a, b, UNDECIDABLE);
+      return;
+    }
+    // A ref that leads back to itself without a descent into the value (`A: {$ref: A, ...}`)
+    // never ends, for ajv too: undecidable.
+    const loops = [ownRef(a) ? `before\u0000${nodeKey(fa.target)}` : undefined, ownRef(b) ? `after\u0000${nodeKey(fb.target)}` : undefined];
+    if (loops.some((loop) => loop !== undefined && this.open.get(loop)?.depth === this.depth)) {
+      this.report('ref-unresolved', path, a, b, UNDECIDABLE);
+      return;
+    }
+    for (const loop of loops) if (loop !== undefined) this.open.set(loop, { depth: this.depth, polarity: this.polarity });
+    this.open.set(key, { depth: this.depth, polarity: this.polarity });
+    const where = ownRef(b) ? (this.ctx.after.pointerOf(fb.target) ?? path) : path;
+    this.compare(fa.schema, fb.schema, where);
+    this.open.delete(key);
+    for (const loop of loops) if (loop !== undefined) this.open.delete(loop);
+    this.#done.add(key);
   }
 
   /**
-   * A schema with its `$ref` resolved: the target, merged with the ref's siblings (as allOf:
-   * only when there are none is it exact; siblings beside a ref are compared as allOf branches).
+   * A schema with its `$ref` resolved: the target, with the ref's sibling assertions as an
+   * allOf beside it (draft 2020-12 applies them together).
    */
-  #follow(schema: Schema, side: 'before' | 'after'): { schema: Schema; pointer: string | undefined; key: string } | undefined {
-    if (typeof schema === 'boolean' || schema.$ref === undefined) return { schema, pointer: undefined, key: canonicalJson(schema) };
-    const ref = schema.$ref;
-    if (typeof ref !== 'string') return undefined;
-    const target = (side === 'before' ? this.before : this.after).resolve(ref);
+  #follow(schema: Schema, side: Side): { schema: Schema; target: Schema; key: string } | undefined {
+    // A side without a ref is keyed by its text and scope: the nodes normalization makes are new objects each time.
+    if (typeof schema === 'boolean' || !ownRef(schema)) return { schema, target: schema, key: typeof schema === 'boolean' ? String(schema) : `${this.ctx.doc(side).baseOf(schema)}\u0000${canonicalJson(schema)}` };
+    if (typeof schema.$ref !== 'string') return undefined;
+    const doc = this.ctx.doc(side);
+    const target = doc.resolve(schema.$ref, schema);
     if (target === undefined) return undefined;
-    const { $ref: _ref, ...siblings } = schema;
-    const assertions = Object.keys(siblings).filter((key) => !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions');
-    if (assertions.length === 0) return { schema: target.schema, pointer: target.pointer, key: ref };
     const rest: Record<string, unknown> = {};
-    for (const key of assertions) rest[key] = siblings[key];
-    return { schema: { allOf: [target.schema, rest] }, pointer: target.pointer, key: `${ref}\u0000${canonicalJson(rest)}` };
+    for (const key of Object.keys(schema)) if (key !== '$ref' && !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions') rest[key] = schema[key];
+    if (Object.keys(rest).length === 0) return { schema: target, target, key: nodeKey(target) };
+    const both = { allOf: [target, rest] };
+    doc.adopt(rest, schema);
+    doc.adopt(both, schema);
+    return { schema: both, target, key: `${nodeKey(target)}\u0000${doc.baseOf(schema)}\u0000${canonicalJson(rest)}` };
   }
 
   #compareBoolean(a: Schema, b: Schema, path: string): void {
     // true and {} accept everything; false accepts nothing.
-    const empty = (s: Schema): boolean => s === true || (typeof s === 'object' && Object.keys(s).every((k) => ANNOTATIONS.has(k)));
     if (a === false) {
-      if (b !== false) this.report('schema-changed', path, a, b, 'widens');
+      if (b !== false) this.report('schema-changed', path, a, b, WIDENS);
       return;
     }
     if (b === false) {
-      this.report('schema-changed', path, a, b, 'narrows');
+      this.report('schema-changed', path, a, b, NARROWS);
       return;
     }
-    if (empty(a) && empty(b)) return;
-    if (empty(b)) {
-      this.report('schema-changed', path, a, b, 'widens');
+    if (isEmptySchema(a) && isEmptySchema(b)) {
+      if (typeof a === 'object' && typeof b === 'object') this.#annotations(a, b, path);
+      return;
+    }
+    if (isEmptySchema(b)) {
+      this.report('schema-changed', path, a, b, WIDENS);
       return;
     }
     // a accepts everything, b has assertions: compare as objects ({} against b).
-    this.#compareObjects(a === true ? {} : (a as Record<string, unknown>), b === true ? {} : (b as Record<string, unknown>), path);
+    this.#compareObjects(a === true ? {} : (a as Record<string, unknown>), b as Record<string, unknown>, path);
+  }
+
+  #annotations(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (ANNOTATIONS.has(key) && !same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
+    }
   }
 
   #compareObjects(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
-    const typesA = typesOf(a);
-    const typesB = typesOf(b);
-    this.#compareTypes(a, b, typesA, typesB, path);
+    if (hasUnevaluated(a) || hasUnevaluated(b)) {
+      // What unevaluated* refuses depends on every keyword beside it and in place under it:
+      // only an equivalent schema (checked before) is known to keep it.
+      const key = hasUnevaluated(b) ? (b.unevaluatedProperties !== undefined && b.unevaluatedProperties !== true ? 'unevaluatedProperties' : 'unevaluatedItems') : a.unevaluatedProperties !== undefined && a.unevaluatedProperties !== true ? 'unevaluatedProperties' : 'unevaluatedItems';
+      this.report('keyword-changed', `${path}/${key}`, a[key], b[key], UNDECIDABLE);
+      return;
+    }
+    if ((hasFinite(a) || hasFinite(b)) && this.#compareFinite(a, b, path)) {
+      this.#annotations(a, b, path);
+      return;
+    }
+    const altA = alternativesKey(a);
+    const altB = alternativesKey(b);
+    if (altA === 'none' && altB !== 'none' && altB !== 'both') return this.#distribute(a, b, altB, 'after', path);
+    if (altB === 'none' && altA !== 'none' && altA !== 'both') return this.#distribute(a, b, altA, 'before', path);
+    this.#walk(a, b, path);
+  }
+
+  /**
+   * One side, or both, can take only a few values (`enum`, `const`, booleans, a small integer
+   * range): each is judged under the other schema with the validator, which also covers
+   * every other keyword of both (type widenings hidden by an enum included).
+   */
+  #compareFinite(a: Record<string, unknown>, b: Record<string, unknown>, path: string): boolean {
+    if (('enum' in a && !Array.isArray(a.enum)) || ('enum' in b && !Array.isArray(b.enum))) return false;
+    const valuesA = candidates(a);
+    const valuesB = candidates(b);
+    if (valuesA === undefined && valuesB === undefined) return false;
+    const before = this.ctx.before;
+    const after = this.ctx.after;
+    const where = `${path}/${'const' in b ? 'const' : 'enum' in b || !('const' in a) ? 'enum' : 'const'}`;
+    const found: Raw[] = [];
+    const push = (type: SchemaDifferenceType, at: string, x: unknown, y: unknown, effect: Effect) => found.push({ type, path: at, before: x, after: y, effect });
+    for (const value of valuesA ?? []) {
+      const inA = before.validates(a, value);
+      if (inA === false) continue;
+      const inB = after.validates(b, value);
+      if (inB === true) continue;
+      push('enum-value-removed', where, value, null, inA === true && inB === false ? NARROWS : { in: 1, out: 0 });
+    }
+    for (const value of valuesB ?? []) {
+      const inB = after.validates(b, value);
+      if (inB === false) continue;
+      const inA = before.validates(a, value);
+      if (inA === true) continue;
+      push('enum-value-added', where, null, value, inA === false && inB === true ? WIDENS : { in: 0, out: 1 });
+    }
+    if ('const' in a && 'const' in b && found.length > 0) {
+      let effect = NONE;
+      for (const one of found) effect = combine(effect, one.effect);
+      this.report('const-changed', `${path}/const`, a.const, b.const, effect);
+      return true;
+    }
+    for (const one of found) this.out.push(one);
+    // The other side takes values beyond any list: it is wider (narrower) for certain.
+    if (valuesB === undefined) this.report('const' in a ? 'const-removed' : 'enum-removed', `${path}/${'const' in a ? 'const' : 'enum'}`, 'const' in a ? a.const : a.enum, null, WIDENS);
+    if (valuesA === undefined) this.report('const' in b ? 'const-added' : 'enum-added', `${path}/${'const' in b ? 'const' : 'enum'}`, null, 'const' in b ? b.const : b.enum, NARROWS);
+    return true;
+  }
+
+  /**
+   * One side is a choice (`anyOf`, or `oneOf`) and the other is not: `before ⊆ after` when
+   * `before` fits one branch of `after` (all branches of `before` fit `after`); the other
+   * direction alike. The rest of the choosing schema is folded into each branch. A `oneOf`
+   * whose branches are not provably disjoint (else normalization made it an anyOf) is an
+   * anyOf only on the side that must be contained: where it must contain, undecidable unless
+   * its branches are provably disjoint.
+   */
+  #distribute(a: Record<string, unknown>, b: Record<string, unknown>, key: 'anyOf' | 'oneOf', side: Side, path: string): void {
+    const chooser = side === 'after' ? b : a;
+    const list = (chooser[key] as unknown[]).map(asSchema);
+    const rest: Record<string, unknown> = {};
+    for (const k of Object.keys(chooser)) if (k !== key && !ANNOTATIONS.has(k)) rest[k] = chooser[k];
+    const doc = this.ctx.doc(side);
+    const branches = list.map((branch) => {
+      if (isEmptySchema(rest)) return branch;
+      const both = { allOf: [rest, branch] };
+      doc.adopt(both, chooser);
+      doc.adopt(rest, chooser);
+      return both;
+    });
+    const where = `${path}/${key}`;
+    let effect: { in: Dir; out: Dir };
+    if (side === 'after') {
+      // before ⊆ after: before within some branch; after ⊆ before: every branch within before.
+      effect = { in: 2, out: 0 };
+      branches.forEach((branch, j) => {
+        const e = this.relate(a, branch, `${where}/${j}`);
+        effect = { in: Math.min(effect.in, e.in) as Dir, out: Math.max(effect.out, e.out) as Dir };
+      });
+      if (key === 'oneOf' && effect.in === 0 && !pairwiseDisjoint(list, doc)) effect = { in: 1, out: effect.out };
+      this.report('branch-added', where, null, b[key], effect);
+    } else {
+      effect = { in: 0, out: 2 };
+      branches.forEach((branch, i) => {
+        const e = this.relate(branch, b, `${where}/${i}`);
+        effect = { in: Math.max(effect.in, e.in) as Dir, out: Math.min(effect.out, e.out) as Dir };
+      });
+      if (key === 'oneOf' && effect.out === 0 && !pairwiseDisjoint(list, doc)) effect = { in: effect.in, out: 1 };
+      this.report('branch-removed', where, a[key], null, effect);
+    }
+    this.#annotations(a, b, path);
+  }
+
+  /** Keyword by keyword: each difference is one conjunct of the schema, judged on its own. */
+  #walk(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    const typesA = typeSet(a);
+    const typesB = typeSet(b);
+    const removed = [...typesA].filter((t) => !typesB.has(t));
+    const added = [...typesB].filter((t) => !typesA.has(t));
+    if (removed.length > 0) this.report('type-removed', `${path}/type`, a.type, b.type, NARROWS);
+    if (added.length > 0) this.report('type-added', `${path}/type`, a.type, b.type, WIDENS);
     // Only the types both admit matter for keywords that constrain one type.
-    const both = intersect(typesA, typesB);
-    this.#compareEnum(a, b, path);
-    if (admits(both, ['object'])) this.#compareObjectKeywords(a, b, path);
-    if (admits(both, ['array'])) this.#compareArrayKeywords(a, b, path);
-    for (const key of [...LOWER_BOUNDS, ...UPPER_BOUNDS]) {
-      if (admits(both, BOUND_TYPES[key] as JsonType[])) this.#compareBound(key, a[key], b[key], path);
+    const both = new Set([...typesA].filter((t) => typesB.has(t)));
+    const applies = (key: string): boolean => KEYWORD_TYPES[key] === undefined || intersects(both, KEYWORD_TYPES[key] as readonly JsonType[]);
+    if (applies('properties')) this.#compareObjectKeywords(a, b, path);
+    if (applies('items')) this.#compareArrayKeywords(a, b, path);
+    if (applies('minimum')) {
+      this.#compareNumericBound('lower', a, b, path);
+      this.#compareNumericBound('upper', a, b, path);
+      this.#compareMultipleOf(a.multipleOf, b.multipleOf, path);
     }
-    if (admits(both, ['number', 'integer'])) this.#compareMultipleOf(a.multipleOf, b.multipleOf, path);
-    if (admits(both, ['string'])) {
-      this.#compareAddedRemoved('pattern', a.pattern, b.pattern, path);
-      this.#compareAddedRemoved('format', a.format, b.format, path);
+    for (const key of [...LOWER_BOUNDS, ...UPPER_BOUNDS]) if (applies(key)) this.#compareBound(key, a[key], b[key], path);
+    if (applies('pattern')) this.#comparePattern(a.pattern, b.pattern, path);
+    if (applies('format')) this.#compareFormat(a.format, b.format, path);
+    if (applies('uniqueItems') && (a.uniqueItems === true) !== (b.uniqueItems === true)) {
+      const add = b.uniqueItems === true;
+      this.report(add ? 'unique-items-added' : 'unique-items-removed', `${path}/uniqueItems`, a.uniqueItems, b.uniqueItems, add ? NARROWS : WIDENS);
     }
-    if (admits(both, ['array']) && (a.uniqueItems === true) !== (b.uniqueItems === true)) {
-      const added = b.uniqueItems === true;
-      this.report(added ? 'unique-items-added' : 'unique-items-removed', `${path}/uniqueItems`, a.uniqueItems, b.uniqueItems, added ? 'narrows' : 'widens');
-    }
-    this.#compareBranches('allOf', a.allOf, b.allOf, path);
-    this.#compareBranches('anyOf', a.anyOf, b.anyOf, path);
-    this.#compareBranches('oneOf', a.oneOf, b.oneOf, path);
+    this.#compareAllOf(a.allOf, b.allOf, path);
+    this.#compareAlternatives(a, b, path);
     this.#compareNot(a.not, b.not, path);
-    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (HANDLED.has(key) || same(a[key], b[key])) continue;
-      const where = `${path}/${token(key)}`;
-      if (ANNOTATIONS.has(key)) this.report('annotation-changed', where, a[key], b[key], 'none');
-      else this.report('keyword-changed', where, a[key], b[key], 'undecidable');
+    this.#compareConditional(a, b, path);
+    const keys = Object.keys(a);
+    for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) keys.push(key);
+    for (const key of keys) {
+      if (WALKED.has(key) || !applies(key)) continue;
+      if (ANNOTATIONS.has(key)) {
+        if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
+      } else if (!this.ctx.equivalent(a[key], b[key])) this.report('keyword-changed', `${path}/${token(key)}`, a[key], b[key], UNDECIDABLE);
     }
-  }
-
-  #compareTypes(a: Record<string, unknown>, b: Record<string, unknown>, typesA: Set<JsonType>, typesB: Set<JsonType>, path: string): void {
-    const removed = [...typesA].filter((t) => !typesB.has(t) && !(t === 'integer' && typesB.has('number')));
-    const added = [...typesB].filter((t) => !typesA.has(t) && !(t === 'integer' && typesA.has('number')));
-    // Reported where `type` is (its value as written), once per direction.
-    const where = `${path}/type`;
-    if (removed.length > 0) this.report('type-removed', where, a.type, b.type, 'narrows');
-    // A type the enum or const rules out anyway is not added for real: the enum difference says it.
-    if (added.length > 0 && !('const' in b) && !Array.isArray(b.enum)) this.report('type-added', where, a.type, b.type, 'widens');
-  }
-
-  #compareEnum(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
-    const valuesOf = (s: Record<string, unknown>): unknown[] | undefined => ('const' in s ? [s.const] : Array.isArray(s.enum) ? s.enum : undefined);
-    const before = valuesOf(a);
-    const after = valuesOf(b);
-    if (before === undefined && after === undefined) return;
-    const constKeyword = 'const' in a || 'const' in b;
-    if (before === undefined) {
-      this.report(constKeyword ? 'const-added' : 'enum-added', `${path}/${'const' in b ? 'const' : 'enum'}`, null, 'const' in b ? b.const : b.enum, 'narrows');
-      return;
-    }
-    if (after === undefined) {
-      this.report(constKeyword ? 'const-removed' : 'enum-removed', `${path}/${'const' in a ? 'const' : 'enum'}`, 'const' in a ? a.const : a.enum, null, 'widens');
-      return;
-    }
-    const keys = (values: unknown[]): Set<string> => new Set(values.map((v) => canonicalJson(v)));
-    const keysA = keys(before);
-    const keysB = keys(after);
-    const lost = before.filter((v) => !keysB.has(canonicalJson(v)));
-    const gained = after.filter((v) => !keysA.has(canonicalJson(v)));
-    if (lost.length === 0 && gained.length === 0) return;
-    if ('const' in a && 'const' in b) {
-      this.report('const-changed', `${path}/const`, a.const, b.const, 'both');
-      return;
-    }
-    const where = `${path}/${'enum' in b ? 'enum' : 'const'}`;
-    for (const value of lost) this.report('enum-value-removed', where, value, null, 'narrows');
-    for (const value of gained) this.report('enum-value-added', where, null, value, 'widens');
   }
 
   #compareBound(key: string, a: unknown, b: unknown, path: string): void {
     if (a === b) return;
     const where = `${path}/${key}`;
-    const lower = (LOWER_BOUNDS as readonly string[]).includes(key);
-    if (typeof a !== 'number' && a !== undefined) return this.report('keyword-changed', where, a, b, 'undecidable');
-    if (typeof b !== 'number' && b !== undefined) return this.report('keyword-changed', where, a, b, 'undecidable');
+    const lower = (LOWER_BOUNDS as readonly string[]).includes(key) || key === 'minContains';
+    if ((typeof a !== 'number' && a !== undefined) || (typeof b !== 'number' && b !== undefined)) return this.report('keyword-changed', where, a, b, UNDECIDABLE);
     let tighter: boolean;
     if (a === undefined) tighter = true;
     else if (b === undefined) tighter = false;
     else tighter = lower ? (b as number) > a : (b as number) < a;
-    this.report(tighter ? 'bound-tightened' : 'bound-loosened', where, a, b, tighter ? 'narrows' : 'widens');
+    this.report(tighter ? 'bound-tightened' : 'bound-loosened', where, a, b, tighter ? NARROWS : WIDENS);
+  }
+
+  /** `minimum`/`exclusiveMinimum` (or the upper pair) as one bound: a value and whether it is excluded. */
+  #compareNumericBound(side: 'lower' | 'upper', a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    const [closed, open] = side === 'lower' ? ['minimum', 'exclusiveMinimum'] : ['maximum', 'exclusiveMaximum'];
+    const boundOf = (s: Record<string, unknown>): { key: string; value: number; excluded: boolean } | undefined | null => {
+      if (s[open] !== undefined && typeof s[open] !== 'number') return null;
+      if (s[closed] !== undefined && typeof s[closed] !== 'number') return null;
+      if (typeof s[open] === 'number') return { key: open, value: s[open] as number, excluded: true };
+      if (typeof s[closed] === 'number') return { key: closed, value: s[closed] as number, excluded: false };
+      return undefined;
+    };
+    const x = boundOf(a);
+    const y = boundOf(b);
+    if (x === null || y === null) {
+      // A draft-04 boolean exclusiveMinimum: undecidable when anything about the bound changed.
+      for (const key of [closed, open]) if (!same(a[key], b[key])) this.report('keyword-changed', `${path}/${key}`, a[key], b[key], UNDECIDABLE);
+      return;
+    }
+    if (x === undefined && y === undefined) return;
+    if (x !== undefined && y !== undefined && x.value === y.value && x.excluded === y.excluded) return;
+    const sign = side === 'lower' ? 1 : -1;
+    const tighter = x === undefined || (y !== undefined && (sign * (y.value - x.value) > 0 || (y.value === x.value && y.excluded)));
+    const key = (y ?? x)?.key as string;
+    this.report(tighter ? 'bound-tightened' : 'bound-loosened', `${path}/${key}`, a[key], b[key], tighter ? NARROWS : WIDENS);
   }
 
   #compareMultipleOf(a: unknown, b: unknown, path: string): void {
     if (a === b) return;
     const where = `${path}/multipleOf`;
-    if (b === undefined) return this.report('multiple-of-changed', where, a, b, 'widens');
-    if (a === undefined || typeof a !== 'number' || typeof b !== 'number' || b <= 0 || a <= 0) {
-      return this.report('multiple-of-changed', where, a, b, a === undefined ? 'narrows' : 'undecidable');
-    }
-    // Every multiple of a is a multiple of b exactly when a is a multiple of b.
-    const ratio = a / b;
-    const divides = Math.abs(ratio - Math.round(ratio)) < 1e-9;
-    this.report('multiple-of-changed', where, a, b, divides ? (Math.round(ratio) === 1 ? 'none' : 'widens') : 'narrows');
+    if (b === undefined) return this.report('multiple-of-changed', where, a, b, WIDENS);
+    if (a === undefined) return this.report('multiple-of-changed', where, a, b, NARROWS);
+    if (typeof a !== 'number' || typeof b !== 'number' || a <= 0 || b <= 0) return this.report('multiple-of-changed', where, a, b, UNDECIDABLE);
+    // Every multiple of a is a multiple of b exactly when b divides a (3 and 1.0000000001: neither).
+    const dir = (x: boolean | undefined): Dir => (x === undefined ? 1 : x ? 0 : 2);
+    this.report('multiple-of-changed', where, a, b, { in: dir(divides(b, a)), out: dir(divides(a, b)) });
   }
 
-  #compareAddedRemoved(key: 'pattern' | 'format', a: unknown, b: unknown, path: string): void {
+  #comparePattern(a: unknown, b: unknown, path: string): void {
     if (a === b) return;
-    const where = `${path}/${key}`;
-    if (a === undefined) this.report(`${key}-added` as const, where, a, b, 'narrows');
-    else if (b === undefined) this.report(`${key}-removed` as const, where, a, b, 'widens');
-    else this.report(`${key}-changed` as const, where, a, b, 'undecidable');
+    const where = `${path}/pattern`;
+    if (a === undefined) return this.report('pattern-added', where, a, b, NARROWS);
+    if (b === undefined) return this.report('pattern-removed', where, a, b, WIDENS);
+    if (typeof a !== 'string' || typeof b !== 'string') return this.report('pattern-changed', where, a, b, UNDECIDABLE);
+    this.report('pattern-changed', where, a, b, { in: patternCovers(a, b) ? 0 : 1, out: patternCovers(b, a) ? 0 : 1 });
+  }
+
+  #compareFormat(a: unknown, b: unknown, path: string): void {
+    if (a === b) return;
+    const where = `${path}/format`;
+    if (a === undefined) this.report('format-added', where, a, b, NARROWS);
+    else if (b === undefined) this.report('format-removed', where, a, b, WIDENS);
+    else this.report('format-changed', where, a, b, UNDECIDABLE);
+  }
+
+  /** The schema a property of this name meets: its own and the patterns it matches, else additionalProperties. */
+  #schemaFor(name: string, schema: Record<string, unknown>, side: Side): Schema | undefined {
+    const properties = isObject(schema.properties) ? schema.properties : {};
+    const patterns = isObject(schema.patternProperties) ? schema.patternProperties : {};
+    const parts: Schema[] = [];
+    if (Object.hasOwn(properties, name)) parts.push(asSchema(properties[name]));
+    for (const [pattern, sub] of Object.entries(patterns)) {
+      const regexp = compilePattern(pattern);
+      if (regexp === null) return undefined;
+      if (regexp.test(name)) parts.push(asSchema(sub));
+    }
+    if (parts.length === 0) return schema.additionalProperties === undefined ? true : asSchema(schema.additionalProperties);
+    if (parts.length === 1) return parts[0];
+    const all = { allOf: parts };
+    this.ctx.doc(side).adopt(all, schema);
+    return all;
   }
 
   #compareObjectKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
     const propsA = isObject(a.properties) ? a.properties : {};
     const propsB = isObject(b.properties) ? b.properties : {};
-    const hasPatterns = a.patternProperties !== undefined || b.patternProperties !== undefined;
-    const restA = a.additionalProperties === undefined ? true : asSchema(a.additionalProperties);
-    const restB = b.additionalProperties === undefined ? true : asSchema(b.additionalProperties);
-    for (const name of new Set([...Object.keys(propsA), ...Object.keys(propsB)])) {
-      const where = `${path}/properties/${token(name)}`;
+    const patternsA = isObject(a.patternProperties) ? a.patternProperties : {};
+    const patternsB = isObject(b.patternProperties) ? b.patternProperties : {};
+    const patternKeys = Object.keys(patternsA);
+    for (const key of Object.keys(patternsB)) if (!Object.hasOwn(patternsA, key)) patternKeys.push(key);
+    const patternsKept = patternKeys.every((key) => Object.hasOwn(patternsA, key) && Object.hasOwn(patternsB, key));
+    const names = Object.keys(propsA);
+    for (const name of Object.keys(propsB)) if (!Object.hasOwn(propsA, name)) names.push(name);
+    for (const name of names) {
       const inA = Object.hasOwn(propsA, name);
       const inB = Object.hasOwn(propsB, name);
-      if (inA && inB) {
-        this.compare(asSchema(propsA[name]), asSchema(propsB[name]), where);
+      // Most properties of a new version are the old ones: skip them before building a path.
+      if (inA && inB && patternsKept && this.ctx.equivalent(propsA[name], propsB[name])) continue;
+      const where = `${path}/properties/${token(name)}`;
+      if (inA && inB && patternsKept) {
+        // The patterns a name matches are compared once, pattern by pattern, below.
+        this.#child(asSchema(propsA[name]), asSchema(propsB[name]), where);
         continue;
       }
-      // The schema a value under this name met before (after): the property's, or what
-      // additionalProperties says of names not listed. patternProperties may also apply: undecidable.
-      const effect = hasPatterns ? 'undecidable' : this.relate(inA ? asSchema(propsA[name]) : restA, inB ? asSchema(propsB[name]) : restB, where);
+      if (inA && inB) {
+        // Patterns came or went: the name's whole schema on each side (its own and its patterns).
+        const before = this.#schemaFor(name, a, 'before');
+        const after = this.#schemaFor(name, b, 'after');
+        if (before === undefined || after === undefined) this.report('keyword-changed', where, propsA[name], propsB[name], UNDECIDABLE);
+        else this.#child(before, after, where);
+        continue;
+      }
+      // The schema a value under this name met before (after): the property's, the patterns
+      // it matches, or additionalProperties for a name neither lists.
+      const before = this.#schemaFor(name, a, 'before');
+      const after = this.#schemaFor(name, b, 'after');
+      const effect = before === undefined || after === undefined ? UNDECIDABLE : this.relate(before, after, where, true);
       if (inB) this.report('property-added', where, null, propsB[name], effect);
       else this.report('property-removed', where, propsA[name], null, effect);
     }
-    if (!same(a.additionalProperties, b.additionalProperties)) {
-      const effect = this.relate(restA, restB, `${path}/additionalProperties`);
+    const closedA = a.additionalProperties === false && Object.keys(patternsA).length === 0;
+    const closedB = b.additionalProperties === false && Object.keys(patternsB).length === 0;
+    const open = (a.additionalProperties === undefined || a.additionalProperties === true) && (b.additionalProperties === undefined || b.additionalProperties === true);
+    for (const pattern of patternKeys) {
+      const where = `${path}/patternProperties/${token(pattern)}`;
+      const inA = Object.hasOwn(patternsA, pattern);
+      const inB = Object.hasOwn(patternsB, pattern);
+      if (inA && inB) {
+        this.#child(asSchema(patternsA[pattern]), asSchema(patternsB[pattern]), where);
+        continue;
+      }
+      // For the names no `properties` lists (those were judged above): on an open object a
+      // pattern is one more conjunct; where the other side refused every such name
+      // (additionalProperties false, no patterns), a new pattern only adds names (an old one
+      // only took them away); otherwise it also moves names away from additionalProperties.
+      let effect: Effect;
+      if (open) effect = inB ? NARROWS : WIDENS;
+      else if (inB && closedA) effect = WIDENS;
+      else if (inA && closedB) effect = NARROWS;
+      else effect = UNDECIDABLE;
+      this.report('keyword-changed', where, inA ? patternsA[pattern] : null, inB ? patternsB[pattern] : null, effect);
+    }
+    // additionalProperties: for names that no properties list and no pattern (of either side) matches.
+    if (!this.ctx.equivalent(a.additionalProperties, b.additionalProperties)) {
+      const restA = a.additionalProperties === undefined ? true : asSchema(a.additionalProperties);
+      const restB = b.additionalProperties === undefined ? true : asSchema(b.additionalProperties);
+      const effect = this.relate(restA, restB, `${path}/additionalProperties`, true);
       this.report('additional-properties-changed', `${path}/additionalProperties`, a.additionalProperties, b.additionalProperties, effect);
     }
+    this.#compareDependencies(a, b, path);
     const requiredA = new Set(Array.isArray(a.required) ? (a.required as unknown[]).map(String) : []);
     const requiredB = new Set(Array.isArray(b.required) ? (b.required as unknown[]).map(String) : []);
-    for (const name of requiredB) if (!requiredA.has(name)) this.report('required-added', `${path}/required`, null, name, 'narrows');
-    for (const name of requiredA) if (!requiredB.has(name)) this.report('required-removed', `${path}/required`, name, null, 'widens');
-    for (const key of ['patternProperties', 'propertyNames', 'dependentRequired', 'dependentSchemas', 'dependencies', 'unevaluatedProperties']) {
-      if (!same(a[key], b[key])) this.report('keyword-changed', `${path}/${key}`, a[key], b[key], 'undecidable');
+    for (const name of requiredB) if (!requiredA.has(name)) this.report('required-added', `${path}/required`, null, name, NARROWS);
+    for (const name of requiredA) if (!requiredB.has(name)) this.report('required-removed', `${path}/required`, name, null, WIDENS);
+  }
+
+  /**
+   * dependentRequired, dependentSchemas and draft-07 `dependencies`: each name is a conjunct for
+   * the objects that have that property (names required along, or a schema the object meets).
+   */
+  #compareDependencies(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    for (const key of ['dependentRequired', 'dependentSchemas', 'dependencies']) {
+      if (this.ctx.equivalent(a[key], b[key])) continue;
+      const mapA = a[key] === undefined ? {} : a[key];
+      const mapB = b[key] === undefined ? {} : b[key];
+      if (!isObject(mapA) || !isObject(mapB)) {
+        this.report('keyword-changed', `${path}/${key}`, a[key], b[key], UNDECIDABLE);
+        continue;
+      }
+      const names = Object.keys(mapA);
+      for (const name of Object.keys(mapB)) if (!Object.hasOwn(mapA, name)) names.push(name);
+      for (const name of names) {
+        const x = mapA[name];
+        const y = mapB[name];
+        if (this.ctx.equivalent(x, y)) continue;
+        const where = `${path}/${key}/${token(name)}`;
+        const list = (v: unknown): v is unknown[] => Array.isArray(v) && v.every((n) => typeof n === 'string');
+        if ((x === undefined || list(x)) && (y === undefined || list(y)) && key !== 'dependentSchemas') {
+          const before = new Set(x ?? []);
+          const after = new Set(y ?? []);
+          const added = [...after].some((n) => !before.has(n)) || (x === undefined && after.size > 0);
+          const removed = [...before].some((n) => !after.has(n)) || (y === undefined && before.size > 0);
+          this.report('keyword-changed', where, x, y, added && removed ? { in: 2, out: 2 } : added ? NARROWS : removed ? WIDENS : NONE);
+        } else if (key !== 'dependentRequired' && !list(x) && !list(y)) {
+          if (x === undefined) this.report('keyword-changed', where, null, y, NARROWS);
+          else if (y === undefined) this.report('keyword-changed', where, x, null, WIDENS);
+          else this.#child(asSchema(x), asSchema(y), where);
+        } else this.report('keyword-changed', where, x, y, UNDECIDABLE);
+      }
     }
   }
 
@@ -534,6 +983,16 @@ class Comparer {
    * `additionalItems` (draft-07 after a tuple).
    */
   #compareArrayKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    // ajv 8 lets an empty array through `contains` when `prefixItems` has typed entries (what
+    // the runtime does, not what the specification says): beside that pair, any change of the
+    // array keywords is undecidable.
+    const quirk = (s: Record<string, unknown>) => s.contains !== undefined && Array.isArray(s.prefixItems) && s.prefixItems.length > 0;
+    if (quirk(a) || quirk(b)) {
+      const keys = ['prefixItems', 'items', 'contains', 'minContains', 'maxContains', 'minItems', 'maxItems', 'additionalItems', 'uniqueItems'];
+      const changed = keys.filter((key) => !this.ctx.equivalent(a[key], b[key]));
+      if (changed.length > 0) this.report('keyword-changed', `${path}/contains`, a.contains, b.contains, UNDECIDABLE);
+      return;
+    }
     const shape = (s: Record<string, unknown>): { prefix: unknown[]; rest: Schema; prefixKey: string; restKey: string } => {
       if (Array.isArray(s.prefixItems)) return { prefix: s.prefixItems, rest: s.items === undefined ? true : asSchema(s.items), prefixKey: 'prefixItems', restKey: 'items' };
       if (Array.isArray(s.items)) {
@@ -550,115 +1009,168 @@ class Comparer {
       this.#compareItems(itemA, itemB, `${path}/${shapeB.prefix.length > i ? shapeB.prefixKey : shapeB.restKey}${shapeB.prefix.length > i ? `/${i}` : ''}`);
     }
     this.#compareItems(shapeA.rest, shapeB.rest, `${path}/${shapeB.restKey}`);
-    if (!same(a.contains, b.contains)) {
-      if (a.contains === undefined) this.report('keyword-changed', `${path}/contains`, null, b.contains, 'narrows');
-      else if (b.contains === undefined) this.report('keyword-changed', `${path}/contains`, a.contains, null, 'widens');
-      else {
-        // Every array with an item the old `contains` accepts has one the new accepts when the new accepts more.
-        const effect = this.relate(asSchema(a.contains), asSchema(b.contains), `${path}/contains`);
-        this.report('keyword-changed', `${path}/contains`, a.contains, b.contains, effect === 'widens' || effect === 'none' ? effect : effect === 'narrows' ? 'narrows' : 'undecidable');
-      }
+    const containsSame = this.ctx.equivalent(a.contains, b.contains);
+    if (!containsSame) {
+      const where = `${path}/contains`;
+      if (a.maxContains !== undefined || b.maxContains !== undefined) this.report('keyword-changed', where, a.contains, b.contains, UNDECIDABLE);
+      else if (a.contains === undefined) this.report('keyword-changed', where, null, b.contains, NARROWS);
+      else if (b.contains === undefined) this.report('keyword-changed', where, a.contains, null, WIDENS);
+      // Every array with an item the old `contains` accepts has one the new accepts when the new accepts more.
+      else this.report('keyword-changed', where, a.contains, b.contains, this.relate(asSchema(a.contains), asSchema(b.contains), where, true));
     }
-    for (const key of ['minContains', 'maxContains', 'unevaluatedItems']) {
-      if (!same(a[key], b[key])) this.report('keyword-changed', `${path}/${key}`, a[key], b[key], 'undecidable');
+    for (const key of ['minContains', 'maxContains']) {
+      if (same(a[key], b[key])) continue;
+      if (containsSame) this.#compareBound(key, a[key] ?? (key === 'minContains' ? 1 : undefined), b[key] ?? (key === 'minContains' ? 1 : undefined), path);
+      else this.report('keyword-changed', `${path}/${key}`, a[key], b[key], UNDECIDABLE);
     }
   }
 
   #compareItems(a: Schema, b: Schema, path: string): void {
-    if (same(a, b)) return;
+    if (this.ctx.equivalent(a, b)) return;
     // From "any item" to a schema (or back): one difference for the items as a whole.
-    if (a === true || b === true) this.report('items-changed', path, a === true ? null : a, b === true ? null : b, this.relate(a, b, path));
-    else this.compare(a, b, path);
+    if (isEmptySchema(a) || isEmptySchema(b)) this.report('items-changed', path, a === true ? null : a, b === true ? null : b, this.relate(a, b, path, true));
+    else this.#child(a, b, path);
   }
 
-  #compareBranches(key: 'allOf' | 'anyOf' | 'oneOf', a: unknown, b: unknown, path: string): void {
-    if (same(a, b)) return;
+  /** allOf: each branch is a conjunct; identical branches match wherever they are, the rest by position. */
+  #compareAllOf(a: unknown, b: unknown, path: string): void {
+    if (this.ctx.equivalent(a, b)) return;
+    const where = `${path}/allOf`;
+    if (a === undefined) return this.report('branch-added', where, null, b, NARROWS);
+    if (b === undefined) return this.report('branch-removed', where, a, null, WIDENS);
     const listA = Array.isArray(a) ? a.map(asSchema) : [];
     const listB = Array.isArray(b) ? b.map(asSchema) : [];
-    const where = `${path}/${key}`;
-    if (a === undefined) {
-      // A new combinator constrains (an anyOf with a branch that accepts anything does not).
-      this.report('branch-added', where, null, b, key === 'anyOf' && listB.some((x) => x === true) ? 'none' : 'narrows');
-      return;
-    }
-    if (b === undefined) {
-      this.report('branch-removed', where, a, null, 'widens');
-      return;
-    }
-    // oneOf is anyOf when no value can match two branches; otherwise a wider branch may
-    // overlap another (a value matching two fails) and a narrower one may end an overlap:
-    // any change is undecidable.
-    const anyOf = key === 'anyOf' || (key === 'oneOf' && pairwiseDisjoint(listA) && pairwiseDisjoint(listB));
-    // Identical branches match wherever they are; the rest are compared by position.
-    const keysA = listA.map((x) => canonicalJson(x));
-    const keysB = listB.map((x) => canonicalJson(x));
-    const unmatchedA = listA.map((_, i) => i).filter((i) => !keysB.includes(keysA[i] as string));
-    const unmatchedB = listB.map((_, j) => j).filter((j) => !keysA.includes(keysB[j] as string));
-    const pairs = Math.min(unmatchedA.length, unmatchedB.length);
-    for (let p = 0; p < pairs; p++) {
-      const i = unmatchedA[p] as number;
-      const j = unmatchedB[p] as number;
-      if (key === 'oneOf' && !anyOf) this.report('keyword-changed', `${where}/${j}`, listA[i], listB[j], 'undecidable');
-      else this.compare(listA[i] as Schema, listB[j] as Schema, `${where}/${j}`);
-    }
-    for (const i of unmatchedA.slice(pairs)) {
-      let effect: Effect;
-      if (key === 'allOf') effect = 'widens';
-      else if (!anyOf) effect = 'undecidable';
-      else {
-        // One alternative fewer narrows, unless a remaining branch accepts all it accepted.
-        const covered = listB.some((other, j) => {
-          const relation = this.relate(listA[i] as Schema, other, `${where}/${j}`);
-          return relation === 'none' || relation === 'widens';
-        });
-        effect = covered ? 'none' : 'narrows';
+    const { extraA, extraB, pairs } = this.#match(listA, listB);
+    for (const [i, j] of pairs) this.compare(listA[i] as Schema, listB[j] as Schema, `${where}/${j}`);
+    for (const i of extraA) this.report('branch-removed', `${where}/${i}`, listA[i], null, WIDENS);
+    for (const j of extraB) this.report('branch-added', `${where}/${j}`, null, listB[j], NARROWS);
+  }
+
+  /** Equivalent branches match in any order; the others pair by position. */
+  #match(listA: Schema[], listB: Schema[]): { extraA: number[]; extraB: number[]; pairs: [number, number][] } {
+    const usedB = new Set<number>();
+    const unmatchedA: number[] = [];
+    listA.forEach((x, i) => {
+      const j = listB.findIndex((y, k) => !usedB.has(k) && this.ctx.equivalent(x, y));
+      if (j === -1) unmatchedA.push(i);
+      else usedB.add(j);
+    });
+    const unmatchedB = listB.map((_, j) => j).filter((j) => !usedB.has(j));
+    const count = Math.min(unmatchedA.length, unmatchedB.length);
+    const pairs: [number, number][] = [];
+    for (let p = 0; p < count; p++) pairs.push([unmatchedA[p] as number, unmatchedB[p] as number]);
+    return { extraA: unmatchedA.slice(count), extraB: unmatchedB.slice(count), pairs };
+  }
+
+  /**
+   * anyOf/oneOf on both sides: before ⊆ after when each old branch fits a new one. A oneOf
+   * is an anyOf where it must be contained (`before` for inputs); where it must contain, a
+   * value matching two of its branches fails it, so that direction is undecidable unless the
+   * lists are equivalent.
+   */
+  #compareAlternatives(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    if (a.anyOf === undefined && a.oneOf === undefined && b.anyOf === undefined && b.oneOf === undefined) return;
+    const keysA = (['anyOf', 'oneOf'] as const).filter((k) => Array.isArray(a[k]));
+    const keysB = (['anyOf', 'oneOf'] as const).filter((k) => Array.isArray(b[k]));
+    const pairs: ['anyOf' | 'oneOf' | undefined, 'anyOf' | 'oneOf' | undefined][] =
+      keysA.length === 1 && keysB.length === 1 ? [[keysA[0], keysB[0]]] : [['anyOf', 'anyOf'], ['oneOf', 'oneOf']];
+    for (const [keyA, keyB] of pairs) {
+      const listA = keyA === undefined || !Array.isArray(a[keyA]) ? undefined : (a[keyA] as unknown[]).map(asSchema);
+      const listB = keyB === undefined || !Array.isArray(b[keyB]) ? undefined : (b[keyB] as unknown[]).map(asSchema);
+      if (listA === undefined && listB === undefined) continue;
+      const key = (keyB ?? keyA) as string;
+      const where = `${path}/${key}`;
+      if (listA === undefined) {
+        this.report('branch-added', where, null, b[key], NARROWS);
+        continue;
       }
-      this.report('branch-removed', `${where}/${i}`, listA[i], null, effect);
-    }
-    for (const j of unmatchedB.slice(pairs)) {
-      const effect: Effect = key === 'allOf' ? 'narrows' : anyOf ? 'widens' : 'undecidable';
-      this.report('branch-added', `${where}/${j}`, null, listB[j], effect);
+      if (listB === undefined) {
+        this.report('branch-removed', where, a[key], null, WIDENS);
+        continue;
+      }
+      if (keyA === keyB && this.ctx.equivalent(listA, listB)) continue;
+      const maskIn = keyB === 'oneOf' && !pairwiseDisjoint(listB, this.ctx.after);
+      const maskOut = keyA === 'oneOf' && !pairwiseDisjoint(listA, this.ctx.before);
+      const target = maskIn || maskOut ? this.#sub() : this;
+      const { extraA, extraB, pairs: matched } = target.#match(listA, listB);
+      for (const [i, j] of matched) target.compare(listA[i] as Schema, listB[j] as Schema, `${where}/${j}`);
+      for (const i of extraA) {
+        // One alternative fewer narrows, unless a remaining branch accepts all it accepted.
+        const covered = listB.some((other, j) => this.relate(listA[i] as Schema, other, `${where}/${j}`).in === 0);
+        target.report('branch-removed', `${where}/${i}`, listA[i], null, covered ? NONE : NARROWS);
+      }
+      for (const j of extraB) {
+        const covered = listA.some((other, i) => this.#relateBack(listB[j] as Schema, other, `${path}/${keyA}/${i}`).in === 0);
+        target.report('branch-added', `${where}/${j}`, null, listB[j], covered ? NONE : WIDENS);
+      }
+      if (target !== this) {
+        // anyOf became a oneOf (or back) over the same branches: a value matching two of them
+        // changes its verdict, so the masked direction is undecidable even with no other difference.
+        if (keyA !== keyB) target.report('keyword-changed', where, a[keyA as string], b[keyB as string], NONE);
+        for (const raw of target.out) {
+          const effect = { in: maskIn && raw.effect.in === 0 ? 1 : raw.effect.in, out: maskOut && raw.effect.out === 0 ? 1 : raw.effect.out } as Effect;
+          this.out.push({ ...raw, effect });
+        }
+      }
     }
   }
 
   #compareNot(a: unknown, b: unknown, path: string): void {
-    if (same(a, b)) return;
+    if (this.ctx.equivalent(a, b)) return;
     const where = `${path}/not`;
-    if (a === undefined) return this.report('not-changed', where, null, b, 'narrows');
-    if (b === undefined) return this.report('not-changed', where, a, null, 'widens');
-    // not A accepts all that not B... reversed: the new `not` must refuse less.
-    const effect = this.relate(asSchema(a), asSchema(b), where);
-    const flipped: Effect = effect === 'narrows' ? 'widens' : effect === 'widens' ? 'narrows' : effect;
-    this.report('not-changed', where, a, b, flipped);
+    if (a === undefined) return this.report('not-changed', where, null, b, NARROWS);
+    if (b === undefined) return this.report('not-changed', where, a, null, WIDENS);
+    // not A ⊆ not B exactly when B ⊆ A: the inner comparison with the directions swapped,
+    // in a comparer of its own (a pair compared elsewhere is compared again here).
+    this.report('not-changed', where, a, b, flip(this.relate(asSchema(a), asSchema(b), where, false, -this.polarity)));
+  }
+
+  /** if/then/else: with the same `if`, `then` and `else` are conjuncts on their values; another `if` is undecidable. */
+  #compareConditional(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
+    if (a.if === undefined && b.if === undefined) return;
+    if (a.if === undefined || b.if === undefined) {
+      this.report('keyword-changed', `${path}/if`, a.if, b.if, a.if === undefined ? { in: 1, out: 0 } : { in: 0, out: 1 });
+      return;
+    }
+    if (!this.ctx.equivalent(a.if, b.if)) {
+      this.report('keyword-changed', `${path}/if`, a.if, b.if, UNDECIDABLE);
+      return;
+    }
+    for (const key of ['then', 'else']) {
+      if (!this.ctx.equivalent(a[key], b[key])) this.compare(a[key] === undefined ? true : asSchema(a[key]), b[key] === undefined ? true : asSchema(b[key]), `${path}/${key}`);
+    }
   }
 }
 
-/** Whether no two of the schemas can match one value. */
-function pairwiseDisjoint(list: readonly Schema[]): boolean {
-  for (let i = 0; i < list.length; i++) {
-    for (let j = i + 1; j < list.length; j++) if (!disjointSchemas(list[i] as Schema, list[j] as Schema)) return false;
-  }
+/** Which of anyOf/oneOf a schema has: none, one of them, or both. */
+function alternativesKey(schema: Record<string, unknown>): 'none' | 'anyOf' | 'oneOf' | 'both' {
+  const anyOf = Array.isArray(schema.anyOf);
+  const oneOf = Array.isArray(schema.oneOf);
+  return anyOf && oneOf ? 'both' : anyOf ? 'anyOf' : oneOf ? 'oneOf' : 'none';
+}
+
+const frozenDocuments = new WeakMap<object, SchemaDocument>();
+
+/** Whether a value is frozen all the way down (a registry's stored specs are). */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (!Object.isFrozen(value)) return false;
+  for (const inner of Object.values(value)) if (!deeplyFrozen(inner)) return false;
   return true;
 }
 
-/** Whether no value can match both schemas: different types, or different constants under a required name. */
-function disjointSchemas(a: Schema, b: Schema): boolean {
-  if (a === false || b === false) return true;
-  if (a === true || b === true) return false;
-  if (intersect(typesOf(a), typesOf(b)).size === 0) return true;
-  const propsA = isObject(a.properties) ? a.properties : {};
-  const propsB = isObject(b.properties) ? b.properties : {};
-  const requiredA = Array.isArray(a.required) ? a.required : [];
-  const requiredB = Array.isArray(b.required) ? b.required : [];
-  for (const name of Object.keys(propsA)) {
-    if (!requiredA.includes(name) || !requiredB.includes(name) || !Object.hasOwn(propsB, name)) continue;
-    const valuesOf = (s: unknown): string[] | undefined =>
-      isObject(s) ? ('const' in s ? [canonicalJson(s.const)] : Array.isArray(s.enum) ? s.enum.map((v) => canonicalJson(v)) : undefined) : undefined;
-    const va = valuesOf(propsA[name]);
-    const vb = valuesOf(propsB[name]);
-    if (va !== undefined && vb !== undefined && !va.some((v) => vb.includes(v))) return true;
+/**
+ * The document of a schema. A deeply frozen schema cannot change, so its document (where its
+ * refs lead, its nodes' normal forms) is kept and reused by every later comparison with it.
+ */
+function documentOf(schema: Schema): SchemaDocument {
+  if (typeof schema !== 'object' || !Object.isFrozen(schema)) return new SchemaDocument(schema);
+  let doc = frozenDocuments.get(schema);
+  if (doc === undefined) {
+    doc = new SchemaDocument(schema);
+    if (deeplyFrozen(schema)) frozenDocuments.set(schema, doc);
   }
-  return false;
+  return doc;
 }
 
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
@@ -667,14 +1179,15 @@ function checkSchemaArgument(method: string, name: string, value: unknown): Sche
 }
 
 function breakingOf(effect: Effect, role: Role): boolean | 'undecidable' {
-  if (effect === 'undecidable') return 'undecidable';
-  if (effect === 'both') return true;
-  return role === 'input' ? effect === 'narrows' : effect === 'widens';
+  const dir = role === 'input' ? effect.in : effect.out;
+  return dir === 0 ? false : dir === 2 ? true : 'undecidable';
 }
 
 /** The raw differences of two schemas, with a prefix on every path. */
 function differencesOf(before: Schema, after: Schema, role: Role, prefix: string): SchemaDifference[] {
-  const comparer = new Comparer(new Document(before), new Document(after));
+  // The same text is the same schema (its refs resolve alike): nothing to walk.
+  if (same(before, after)) return [];
+  const comparer = new Comparer(new Context(documentOf(before), documentOf(after)), new Map(), 0, 1);
   comparer.compare(before, after, '');
   return comparer.out.map((raw) =>
     Object.freeze({
@@ -702,15 +1215,18 @@ function comparison(differences: SchemaDifference[]): SchemaComparison {
 
 /**
  * Does `after` accept every value `before` accepted? Compares two JSON Schemas (draft
- * 2020-12 or draft-07, as tools use them: types, properties and `required`,
- * `additionalProperties`, `enum`/`const`, numeric and string bounds, `items`/`prefixItems`,
- * `allOf`/`anyOf`/`oneOf`/`not`, local `$ref`s, nested to any depth) and lists every
- * difference with a JSON Pointer into `after`. A property added to an open object (no
- * `additionalProperties: false`) narrows: the old schema let any value through under that
- * name. What the schemas cannot decide (a changed `pattern`, a keyword this walk does not
- * know) is `'undecidable'` and makes the pair incompatible. Annotations (`description`,
- * `title`, `default`, `examples`…) are reported and never break. The values given are not
- * changed; the answer is deeply frozen.
+ * 2020-12, 2019-09 or draft-07 by their `$schema`) and lists every difference with a JSON
+ * Pointer into `after`. Sound: `compatible: true` (and `breaking: false` on a difference)
+ * only when it is proved, with ajv's meaning of "valid"; `$ref`s are followed wherever
+ * they are reached (with `$id` scopes), `not` swaps the direction, `enum`/`const` are
+ * judged value by value. Equivalent forms compare equal (type arrays and anyOf of types,
+ * one-branch combinators, nested allOf, integer bounds, no-op keywords). A property added to
+ * an open object (no `additionalProperties: false`) narrows: the old schema let any value
+ * through under that name. What the schemas cannot decide (a `pattern` not contained
+ * literally, a changed `if`, a keyword this walk does not know) is `'undecidable'` and makes
+ * the pair incompatible. Annotations (`description`, `title`, `default`, `examples`…) are
+ * reported and never break. The values given are not changed (a deeply frozen schema's
+ * analysis is kept for later calls); the answer is deeply frozen. docs/versions.md has the rules.
  * @throws TypeError when a schema is not an object or a boolean
  */
 export function compareSchemas(before: unknown, after: unknown): SchemaComparison {

@@ -1,12 +1,15 @@
 // compareSchemas is sound: for random schema pairs it judges compatible, every value the old
 // schema accepts is accepted by the new one (inputs: callers keep working), checked with ajv;
 // and for outputs (compareToolSchemas), every value the new output schema allows was allowed
-// before. The pairs are a random schema and a random chain of edits of it, so that both
-// verdicts occur often.
+// before. Two generators: fast-check's (a random schema and a random chain of edits of it,
+// shrunk by fast-check), and issue 38's families of edited schemas with $ref/$defs, a nested
+// $id, combinators, enum/const, multipleOf, unevaluated*, if/then (test/support/schema-fuzz.mjs,
+// also bench/compat-fuzz.mjs): at least 10,000 pairs, seeded, each unsound verdict shrunk.
 import Ajv2020 from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compareSchemas, compareToolSchemas } from '../../src/index.js';
+import { fuzzCompatibility } from '../support/schema-fuzz.mjs';
 
 type Schema = Record<string, unknown>;
 const NAMES = ['a', 'b', 'c', 'd'];
@@ -174,5 +177,20 @@ describe('compareSchemas is sound (fast-check + ajv)', () => {
       { numRuns: 300, seed: 72 },
     );
     expect(compatible).toBeGreaterThan(50);
+  });
+});
+
+describe('compareSchemas is sound on 10,000 generated pairs (issue 38)', () => {
+  it('no compatible verdict, input or output, has a counterexample that ajv finds', () => {
+    const stats = fuzzCompatibility({ seed: 38, pairs: 10_000, variants: 24, compareSchemas, compareToolSchemas });
+    // Each unsound verdict is printed shrunk: { direction, before, after, value }.
+    expect([...stats.input.unsound, ...stats.output.unsound]).toEqual([]);
+    expect(stats.pairs).toBeGreaterThanOrEqual(10_000);
+    // Both verdicts occur often, and most breaking verdicts are shown right by a value.
+    for (const direction of [stats.input, stats.output]) {
+      expect(direction.compatible).toBeGreaterThan(2_000);
+      expect(direction.breaking).toBeGreaterThan(2_000);
+      expect(direction.confirmed).toBeGreaterThan(direction.breaking / 2);
+    }
   });
 });

@@ -29,7 +29,7 @@ const PAIRS: Pair[] = [
   ['integer to number (integers are numbers)', { type: 'integer' }, { type: 'number' }, true, [['type-added', '/type', false]]],
   ['number to integer', { type: 'number' }, { type: 'integer' }, false, [['type-removed', '/type', true]]],
   ['no type to object', {}, { type: 'object' }, false, [['type-removed', '/type', true]]],
-  ['object to no type', { type: 'object' }, {}, true, [['type-added', '/type', false]]],
+  ['object to no type', { type: 'object' }, {}, true, [['schema-changed','',false]]],
   ['type list reordered', { type: ['null', 'string'] }, { type: ['string', 'null'] }, true, []],
   ['[number, integer] to number', { type: ['number', 'integer'] }, { type: 'number' }, true, []],
   ['boolean to [boolean, string]', { type: 'boolean' }, { type: ['boolean', 'string'] }, true, [['type-added', '/type', false]]],
@@ -47,13 +47,13 @@ const PAIRS: Pair[] = [
   ['property type narrowed', obj({ a: { type: ['string', 'null'] } }), obj({ a: { type: 'string' } }), false, [['type-removed', '/properties/a/type', true]]],
   ['additionalProperties true to false', obj({ a: {} }), obj({ a: {} }, { additionalProperties: false }), false, [['additional-properties-changed', '/additionalProperties', true]]],
   ['additionalProperties false to true', closed({ a: {} }), obj({ a: {} }), true, [['additional-properties-changed', '/additionalProperties', false]]],
-  ['additionalProperties absent to true', obj({}), obj({}, { additionalProperties: true }), true, [['additional-properties-changed', '/additionalProperties', false]]],
+  ['additionalProperties absent to true', obj({}), obj({}, { additionalProperties: true }), true, []],
   ['additionalProperties schema narrowed', obj({}, { additionalProperties: { type: ['string', 'null'] } }), obj({}, { additionalProperties: { type: 'string' } }), false, [['additional-properties-changed', '/additionalProperties', true]]],
   ['additionalProperties schema widened', obj({}, { additionalProperties: { type: 'string' } }), obj({}, { additionalProperties: {} }), true, [['additional-properties-changed', '/additionalProperties', false]]],
   ['additionalProperties false to a schema', closed({}), obj({}, { additionalProperties: { type: 'string' } }), true, [['additional-properties-changed', '/additionalProperties', false]]],
   ['a property name with / and ~ in the pointer', obj({ 'a/b~c': { type: 'string' } }), obj({ 'a/b~c': { type: 'number' } }), false, [['type-removed', '/properties/a~1b~0c/type', true], ['type-added', '/properties/a~1b~0c/type', false]]],
-  ['patternProperties changed', obj({}, { patternProperties: { '^x': { type: 'string' } } }), obj({}, { patternProperties: { '^x': { type: 'number' } } }), false, [['keyword-changed', '/patternProperties', 'undecidable']]],
-  ['property added beside patternProperties', obj({}, { patternProperties: { '^x': {} } }), obj({ xa: { type: 'string' } }, { patternProperties: { '^x': {} } }), false, [['property-added', '/properties/xa', 'undecidable']]],
+  ['patternProperties value narrowed', obj({}, { patternProperties: { '^x': { type: 'string' } } }), obj({}, { patternProperties: { '^x': { type: 'number' } } }), false, [['type-removed','/patternProperties/^x/type',true],['type-added','/patternProperties/^x/type',false]]],
+  ['property added beside patternProperties', obj({}, { patternProperties: { '^x': {} } }), obj({ xa: { type: 'string' } }, { patternProperties: { '^x': {} } }), false, [['property-added','/properties/xa',true]]],
   // --- required (§6.5.3) ---
   ['required added', obj({ a: { type: 'string' } }), obj({ a: { type: 'string' } }, { required: ['a'] }), false, [['required-added', '/required', true]]],
   ['required removed', obj({ a: { type: 'string' } }, { required: ['a'] }), obj({ a: { type: 'string' } }), true, [['required-removed', '/required', false]]],
@@ -75,7 +75,7 @@ const PAIRS: Pair[] = [
   ['enum to a const it held', { enum: ['a', 'b'] }, { const: 'a' }, false, [['enum-value-removed', '/const', true]]],
   ['const null kept', { const: null }, { const: null }, true, []],
   ['enum of integers to type integer', { enum: [1, 2] }, { type: 'integer' }, true, [['enum-removed', '/enum', false]]],
-  ['enum with a string to type integer', { enum: [1, 'a'] }, { type: 'integer' }, false, [['type-removed', '/type', true], ['enum-removed', '/enum', false]]],
+  ['enum with a string to type integer', { enum: [1, 'a'] }, { type: 'integer' }, false, [['enum-value-removed','/enum',true],['enum-removed','/enum',false]]],
   // --- numeric bounds (§6.2) ---
   ['maximum lowered', { type: 'number', maximum: 10 }, { type: 'number', maximum: 5 }, false, [['bound-tightened', '/maximum', true]]],
   ['maximum raised', { type: 'number', maximum: 5 }, { type: 'number', maximum: 10 }, true, [['bound-loosened', '/maximum', false]]],
@@ -119,25 +119,25 @@ const PAIRS: Pair[] = [
   ['nested array of objects, property narrowed', { type: 'array', items: obj({ n: { type: 'number' } }) }, { type: 'array', items: obj({ n: { type: 'integer' } }) }, false, [['type-removed', '/items/properties/n/type', true]]],
   ['contains added', { type: 'array' }, { type: 'array', contains: { type: 'string' } }, false, [['keyword-changed', '/contains', true]]],
   // --- anyOf / oneOf / allOf (§10.2.1) and not (§10.2.1.4) ---
-  ['anyOf branch added', { anyOf: [{ type: 'string' }] }, { anyOf: [{ type: 'string' }, { type: 'number' }] }, true, [['branch-added', '/anyOf/1', false]]],
-  ['anyOf branch removed', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'string' }] }, false, [['branch-removed', '/anyOf/1', true]]],
+  ['anyOf branch added', { anyOf: [{ type: 'string' }] }, { anyOf: [{ type: 'string' }, { type: 'number' }] }, true, [['type-added','/type',false]]],
+  ['anyOf branch removed (anyOf of types: a type array)', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'string' }] }, false, [['type-removed','/type',true]]],
   ['anyOf branches reordered', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'number' }, { type: 'string' }] }, true, []],
-  ['anyOf branch removed but covered by another', { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'string' }] }, { anyOf: [{ type: 'string' }] }, true, [['branch-removed', '/anyOf/0', false]]],
-  ['anyOf branch narrowed', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'string', maxLength: 2 }, { type: 'number' }] }, false, [['bound-tightened', '/anyOf/0/maxLength', true]]],
-  ['allOf branch added', { allOf: [{ type: 'object' }] }, { allOf: [{ type: 'object' }, { required: ['a'] }] }, false, [['branch-added', '/allOf/1', true]]],
-  ['allOf branch removed', { allOf: [{ type: 'object' }, { required: ['a'] }] }, { allOf: [{ type: 'object' }] }, true, [['branch-removed', '/allOf/1', false]]],
-  ['allOf added around the same schema', { type: 'string' }, { type: 'string', allOf: [{ minLength: 1 }] }, false, [['branch-added', '/allOf', true]]],
-  ['oneOf of disjoint types gains a disjoint branch', { oneOf: [{ type: 'string' }, { type: 'number' }] }, { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] }, true, [['branch-added', '/oneOf/2', false]]],
-  ['oneOf gains an overlapping branch (a value may match two)', { oneOf: [{ type: 'string' }, { type: 'number' }] }, { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'string', minLength: 1 }] }, false, [['branch-added', '/oneOf/2', 'undecidable']]],
-  ['oneOf with a discriminator gains a variant', { oneOf: [obj({ kind: { const: 'a' } }, { required: ['kind'] })] }, { oneOf: [obj({ kind: { const: 'a' } }, { required: ['kind'] }), obj({ kind: { const: 'b' } }, { required: ['kind'] })] }, true, [['branch-added', '/oneOf/1', false]]],
-  ['oneOf removed', { oneOf: [{ type: 'string' }, { type: 'number' }] }, {}, true, [['branch-removed', '/oneOf', false]]],
+  ['anyOf branch removed but covered by another', { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'string' }] }, { anyOf: [{ type: 'string' }] }, true, [['branch-removed','/anyOf',false]]],
+  ['anyOf branch narrowed', { anyOf: [{ type: 'string' }, { type: 'number' }] }, { anyOf: [{ type: 'string', maxLength: 2 }, { type: 'number' }] }, false, [['bound-tightened','/maxLength',true]]],
+  ['allOf branch added', { allOf: [{ type: 'object' }] }, { allOf: [{ type: 'object' }, { required: ['a'] }] }, false, [['required-added','/required',true]]],
+  ['allOf branch removed', { allOf: [{ type: 'object' }, { required: ['a'] }] }, { allOf: [{ type: 'object' }] }, true, [['required-removed','/required',false]]],
+  ['allOf added around the same schema', { type: 'string' }, { type: 'string', allOf: [{ minLength: 1 }] }, false, [['bound-tightened','/minLength',true]]],
+  ['oneOf of disjoint types gains a disjoint branch', { oneOf: [{ type: 'string' }, { type: 'number' }] }, { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }] }, true, [['type-added','/type',false]]],
+  ['oneOf gains an overlapping branch (a value may match two)', { oneOf: [{ type: 'string' }, { type: 'number' }] }, { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'string', minLength: 1 }] }, false, [['branch-added','/oneOf',true]]],
+  ['oneOf with a discriminator gains a variant', { oneOf: [obj({ kind: { const: 'a' } }, { required: ['kind'] })] }, { oneOf: [obj({ kind: { const: 'a' } }, { required: ['kind'] }), obj({ kind: { const: 'b' } }, { required: ['kind'] })] }, true, [['branch-added','/oneOf',false]]],
+  ['oneOf removed', { oneOf: [{ type: 'string' }, { type: 'number' }] }, {}, true, [['schema-changed','',false]]],
   ['not added', { type: 'string' }, { type: 'string', not: { const: '' } }, false, [['not-changed', '/not', true]]],
   ['not removed', { type: 'string', not: { const: '' } }, { type: 'string' }, true, [['not-changed', '/not', false]]],
   ['not widened (refuses more)', { not: { type: 'string', maxLength: 1 } }, { not: { type: 'string' } }, false, [['not-changed', '/not', true]]],
   ['not narrowed (refuses less)', { not: { type: 'string' } }, { not: { type: 'string', maxLength: 1 } }, true, [['not-changed', '/not', false]]],
   // --- local $ref (Core §8.2.3.1), draft 2020-12 $defs and draft-07 definitions ---
   ['$ref target narrowed ($defs)', { $defs: { s: { type: ['string', 'null'] } }, $ref: '#/$defs/s' }, { $defs: { s: { type: 'string' } }, $ref: '#/$defs/s' }, false, [['type-removed', '/$defs/s/type', true]]],
-  ['$ref target widened (draft-07 definitions)', { definitions: { s: { type: 'string' } }, $ref: '#/definitions/s' }, { definitions: { s: {} }, $ref: '#/definitions/s' }, true, [['type-added', '/definitions/s/type', false]]],
+  ['$ref target widened (draft-07 definitions)', { definitions: { s: { type: 'string' } }, $ref: '#/definitions/s' }, { definitions: { s: {} }, $ref: '#/definitions/s' }, true, [['schema-changed','/definitions/s',false]]],
   ['$ref inlined with the same schema', obj({ a: { $ref: '#/$defs/s' } }, { $defs: { s: { type: 'string' } } }), obj({ a: { type: 'string' } }), true, []],
   ['inline schema moved behind a $ref and narrowed', obj({ a: { type: 'string' } }), obj({ a: { $ref: '#/$defs/s' } }, { $defs: { s: { type: 'string', maxLength: 3 } } }), false, [['bound-tightened', '/$defs/s/maxLength', true]]],
   ['recursive $ref: a required field deep in the tree', { $defs: { n: obj({ next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' }, { $defs: { n: obj({ next: { $ref: '#/$defs/n' }, v: {} }, { required: ['v'] }) }, $ref: '#/$defs/n' }, false, [['property-added', '/$defs/n/properties/v', false], ['required-added', '/$defs/n/required', true]]],
@@ -150,8 +150,10 @@ const PAIRS: Pair[] = [
   ['description changed', { type: 'string', description: 'old' }, { type: 'string', description: 'new' }, true, [['annotation-changed', '/description', false]]],
   ['title, default and examples changed', { type: 'number', title: 'a', default: 1, examples: [1] }, { type: 'number', title: 'b', default: 2, examples: [2] }, true, [['annotation-changed', '/title', false], ['annotation-changed', '/default', false], ['annotation-changed', '/examples', false]]],
   ['$schema changed (draft-07 to 2020-12)', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'string' }, { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'string' }, true, [['annotation-changed', '/$schema', false]]],
-  ['an unknown assertion keyword changed is undecidable', { type: 'object', dependentRequired: { a: ['b'] } }, { type: 'object', dependentRequired: { a: ['c'] } }, false, [['keyword-changed', '/dependentRequired', 'undecidable']]],
-  ['if/then/else changed is undecidable', { if: { type: 'string' }, then: { minLength: 1 } }, { if: { type: 'string' }, then: { minLength: 2 } }, false, [['keyword-changed', '/then', 'undecidable']]],
+  ['dependentRequired: another name required along', { type: 'object', dependentRequired: { a: ['b'] } }, { type: 'object', dependentRequired: { a: ['c'] } }, false, [['keyword-changed', '/dependentRequired/a', true]]],
+  ['dependentSchemas: a dependency removed', { type: 'object', dependentSchemas: { a: { required: ['b'] }, c: { required: ['d'] } } }, { type: 'object', dependentSchemas: { a: { required: ['b'] } } }, true, [['keyword-changed', '/dependentSchemas/c', false]]],
+  ['an assertion keyword not modelled changed is undecidable', { type: 'object', propertyNames: { maxLength: 3 } }, { type: 'object', propertyNames: { maxLength: 4 } }, false, [['keyword-changed', '/propertyNames', 'undecidable']]],
+  ['then narrowed under the same if (a conjunct of the values the if accepts)', { if: { type: 'string' }, then: { minLength: 1 } }, { if: { type: 'string' }, then: { minLength: 2 } }, false, [['bound-tightened','/then/minLength',true]]],
   ['a realistic tool input: optional filter added to a closed object', closed({ query: { type: 'string', minLength: 1 }, limit: { type: 'integer', maximum: 50 } }, { required: ['query'] }), closed({ query: { type: 'string', minLength: 1 }, limit: { type: 'integer', maximum: 100 }, filter: { type: 'string' } }, { required: ['query'] }), true, [['bound-loosened', '/properties/limit/maximum', false], ['property-added', '/properties/filter', false]]],
 ];
 
@@ -175,6 +177,17 @@ describe('compareSchemas: the answer', () => {
     const result = compareSchemas(before, after);
     expect(Object.isFrozen(result) && Object.isFrozen(result.differences) && Object.isFrozen(result.differences[0])).toBe(true);
     expect(Object.isFrozen(before) || Object.isFrozen(after.properties.a)).toBe(false);
+  });
+
+  it('judges a schema again after its caller changed it (only a frozen schema is remembered)', () => {
+    const before = { description: 'v1', properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'integer' } } };
+    const after = { description: 'v2', properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'integer' } } };
+    expect(compareSchemas(before, after).compatible).toBe(true);
+    after.$defs.X.type = 'string';
+    expect(compareSchemas(before, after).compatible).toBe(false);
+    const frozen = Object.freeze({ ...before, $defs: Object.freeze({ X: Object.freeze({ type: 'integer' }) }) });
+    expect(compareSchemas(frozen, after).compatible).toBe(false);
+    expect(compareSchemas(frozen, before).compatible).toBe(true);
   });
 
   it('is a TypeError for something that is not a schema', () => {
@@ -205,5 +218,203 @@ describe('compareToolSchemas: inputs must not narrow, outputs must not widen', (
     const result = compareToolSchemas(spec({}, { type: 'string', pattern: 'a' }), spec({}, { type: 'string', pattern: 'b' }));
     expect(result.compatible).toBe(false);
     expect(result.differences[0]?.breaking).toBe('undecidable');
+  });
+});
+
+// Issue 38: each reproduced cause of an unsound verdict, with the issue's example. Each was
+// `compatible` (or reported nothing) before the fix.
+describe('compareSchemas: the unsound verdicts of issue 38', () => {
+  const spec = (input: unknown, output: unknown) => ({ input_schema: input, output_schema: output });
+  const outputVerdict = (before: unknown, after: unknown) => compareToolSchemas(spec({}, before), spec({}, after));
+  const item = (idType: string) => ({ type: 'object', properties: { id: { type: idType } }, required: ['id'] });
+  /** The same schema text on both sides around a $ref whose target changes `id` from integer to string. */
+  const withItem = (idType: string, body: Record<string, unknown>) => ({ ...body, $defs: { Item: item(idType) } });
+  const ref = { $ref: '#/$defs/Item' };
+
+  it.each([
+    ['a pydantic Optional (anyOf [$ref, null])', obj({ item: { anyOf: [ref, { type: 'null' }] } })],
+    ['under if/then', { if: { type: 'object' }, then: ref }],
+    ['under patternProperties', obj({}, { patternProperties: { '^item': ref } })],
+    ['under not', { not: ref }],
+    ['under contains', { type: 'array', contains: ref }],
+    ['under unevaluatedProperties', obj({}, { unevaluatedProperties: ref })],
+    ['under items', { type: 'array', items: ref }],
+  ])('1. a $ref in text that is the same on both sides is followed: %s', (_what, body) => {
+    const result = compareSchemas(withItem('integer', body), withItem('string', body));
+    expect(result.compatible).toBe(false);
+    expect(result.differences.length).toBeGreaterThan(0);
+    expect(outputVerdict(withItem('integer', body), withItem('string', body)).compatible).toBe(false);
+  });
+
+  it('1. a $ref whose text is the same on both sides but whose target moved is followed', () => {
+    const before = { properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'integer' } } };
+    const after = { properties: { a: { $ref: '#/$defs/X' } }, $defs: { X: { type: 'string' } } };
+    expect(compareSchemas(before, after)).toMatchObject({ compatible: false, differences: [{ path: '/$defs/X/type', breaking: true }, { path: '/$defs/X/type' }] });
+  });
+
+  it('2. enum/const do not hide a type widening', () => {
+    expect(outputVerdict({ type: 'string' }, { enum: ['a', 1] }).compatible).toBe(false);
+    const typed = compareSchemas({ type: 'string', enum: ['a', 1] }, { enum: ['a', 1] });
+    expect(typed.differences.map((d) => [d.type, d.breaking])).toEqual([['enum-value-added', false]]);
+    expect(outputVerdict({ type: 'string', enum: ['a', 1] }, { enum: ['a', 1] }).compatible).toBe(false);
+    // 5 was accepted (not a boolean) and is refused now.
+    expect(compareSchemas({ not: { type: 'boolean' } }, { not: { enum: [5] } }).compatible).toBe(false);
+  });
+
+  it.each([
+    [11, 10],
+    [3, 11],
+  ])('3. multipleOf %d -> %d (neither divides the other) breaks inputs and outputs', (before, after) => {
+    const a = { type: 'integer', multipleOf: before };
+    const b = { type: 'integer', multipleOf: after };
+    expect(compareSchemas(a, b).differences).toEqual([expect.objectContaining({ type: 'multiple-of-changed', breaking: true })]);
+    expect(outputVerdict(a, b).compatible).toBe(false);
+  });
+
+  it('4. oneOf branches with a const on a required property are disjoint only under type object', () => {
+    const k = (value: number, typed: boolean) => ({ ...(typed ? { type: 'object' } : {}), properties: { k: { const: value } }, required: ['k'] });
+    // 5 matched the one branch (not an object: properties and required do not apply); now it matches both.
+    expect(compareSchemas({ oneOf: [k(1, false)] }, { oneOf: [k(1, false), k(2, false)] }).compatible).toBe(false);
+    expect(compareSchemas({ oneOf: [k(1, true)] }, { oneOf: [k(1, true), k(2, true)] }).compatible).toBe(true);
+  });
+
+  it('5. inside not, a $ref pair compared elsewhere is compared again, with the direction flipped', () => {
+    const schema = (maxLength: number) => obj({ a: { $ref: '#/$defs/S' }, b: { not: { $ref: '#/$defs/S' } } }, { $defs: { S: { type: 'string', maxLength } } });
+    // S wider: a accepts more, b (not S) accepts less ("abcd" was a valid b, is not now).
+    const result = compareSchemas(schema(3), schema(5));
+    expect(result.compatible).toBe(false);
+    expect(result.differences).toContainEqual(expect.objectContaining({ type: 'not-changed', path: '/properties/b/not', breaking: true }));
+  });
+
+  it('6. under unevaluatedProperties/unevaluatedItems false, removing a property or a prefixItem breaks', () => {
+    expect(compareSchemas(obj({ a: {}, b: {} }, { unevaluatedProperties: false }), obj({ a: {} }, { unevaluatedProperties: false })).compatible).toBe(false);
+    expect(compareSchemas({ type: 'array', prefixItems: [{}, {}], unevaluatedItems: false }, { type: 'array', prefixItems: [{}], unevaluatedItems: false }).compatible).toBe(false);
+    // With an in-place applicator beside it, any change is undecidable.
+    const applied = (props: Record<string, unknown>) => ({ allOf: [{ properties: props }], unevaluatedProperties: false });
+    expect(compareSchemas(applied({ a: {}, b: {} }), applied({ a: {} })).differences).toEqual([expect.objectContaining({ type: 'keyword-changed', breaking: 'undecidable' })]);
+  });
+
+  it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks; 0.3 -> 0.1 is exact)', () => {
+    expect(compareSchemas({ type: 'number', multipleOf: 3 }, { type: 'number', multipleOf: 1.0000000001 }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'number', multipleOf: 1e-7 }, { type: 'number', multipleOf: 3e-8 }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'integer', multipleOf: 12 }, { type: 'integer', multipleOf: 4 }).compatible).toBe(true);
+  });
+
+  it('8. a nested $id scopes the $refs under it', () => {
+    const schema = (inner: string) => ({
+      $defs: {
+        A: { $id: 'https://example.com/a.json', $defs: { B: { type: inner } }, type: 'object', properties: { id: { $ref: '#/$defs/B' } } },
+        B: { type: 'integer' },
+      },
+      $ref: '#/$defs/A',
+    });
+    // The root's B is unchanged; the B that A's ref reaches (A's own) is not.
+    expect(compareSchemas(schema('integer'), schema('string')).compatible).toBe(false);
+    expect(compareSchemas(schema('integer'), schema('integer')).compatible).toBe(true);
+    // An $anchor, and a ref by the nested resource's URI.
+    const anchored = (t: string) => ({ $defs: { X: { $anchor: 'x', type: t } }, properties: { a: { $ref: '#x' }, b: { $ref: 'https://example.com/a.json#/$defs/B' } }, allOf: [{ $defs: { A: { $id: 'https://example.com/a.json', $defs: { B: { type: 'string' } } } } }] });
+    expect(compareSchemas(anchored('integer'), anchored('number')).compatible).toBe(true);
+    expect(compareSchemas(anchored('number'), anchored('integer')).compatible).toBe(false);
+  });
+
+  it("each document is read in its own draft: draft-07 ignores a $ref's siblings and the keywords of 2020-12", () => {
+    const draft07 = 'http://json-schema.org/draft-07/schema#';
+    const reffed = (schema: string, types: string[]) => ({ $schema: schema, definitions: { A: { type: types } }, $ref: '#/definitions/A', type: 'string' });
+    // Draft-07 validated 5 (type beside $ref is ignored); now A refuses it. In 2020-12, type applies and nothing changes.
+    expect(compareSchemas(reffed(draft07, ['string', 'number']), reffed(draft07, ['string'])).compatible).toBe(false);
+    expect(compareSchemas(reffed('https://json-schema.org/draft/2020-12/schema', ['string', 'number']), reffed('https://json-schema.org/draft/2020-12/schema', ['string'])).compatible).toBe(true);
+    // prefixItems means nothing to draft-07: ['x'] was valid before.
+    const before = { $schema: draft07, type: 'array', prefixItems: [{ type: 'number' }], maxItems: 1 };
+    expect(compareSchemas(before, { $schema: draft07, type: 'array', items: { type: 'number' } }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'array', prefixItems: [{ type: 'number' }], items: false }, { type: 'array', items: { type: 'number' } }).compatible).toBe(true);
+  });
+
+  it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
+    const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
+    expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
+  });
+
+  it('a recursive schema ends, and a ref loop without a descent is undecidable', () => {
+    const list = (t: string) => ({ $defs: { n: obj({ v: { type: t }, next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' });
+    expect(compareSchemas(list('integer'), list('number')).compatible).toBe(true);
+    expect(compareSchemas(list('number'), list('integer')).compatible).toBe(false);
+    const loop = (m: number) => ({ $defs: { a: { $ref: '#/$defs/a', minimum: m } }, $ref: '#/$defs/a' });
+    expect(compareSchemas(loop(1), loop(0)).compatible).toBe(false);
+  });
+});
+
+// Issue 38: changes that break no one, which were refused. Each is compatible in every
+// direction where it holds (equivalent forms: both ways, for inputs and outputs).
+describe('compareSchemas: the safe changes of issue 38 are compatible', () => {
+  const spec = (schema: unknown) => ({ input_schema: schema, output_schema: schema });
+  /** Compatible for inputs and outputs, both ways: the two mean the same. */
+  const equivalent = (a: unknown, b: unknown) => {
+    expect(compareToolSchemas(spec(a), spec(b)).compatible).toBe(true);
+    expect(compareToolSchemas(spec(b), spec(a)).compatible).toBe(true);
+  };
+  /** `after` accepts more: compatible for inputs; the reverse is compatible for outputs. */
+  const widens = (before: unknown, after: unknown) => {
+    expect(compareSchemas(before, after).compatible).toBe(true);
+    expect(compareToolSchemas({ input_schema: {}, output_schema: after }, { input_schema: {}, output_schema: before }).compatible).toBe(true);
+    // ...and not the other way: it is a real widening.
+    expect(compareSchemas(after, before).compatible).toBe(false);
+  };
+  const item = { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] };
+
+  it('a field made nullable with anyOf [S, null] (pydantic Optional), S inline', () => {
+    widens(obj({ n: { type: 'integer', minimum: 1, title: 'N' } }), obj({ n: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }], default: null, title: 'N' } }));
+  });
+  it('a field made nullable with anyOf [$ref, null] (pydantic Optional[Model])', () => {
+    widens(obj({ item: { $ref: '#/$defs/Item' } }, { $defs: { Item: item } }), obj({ item: { anyOf: [{ $ref: '#/$defs/Item' }, { type: 'null' }], default: null } }, { $defs: { Item: item } }));
+  });
+  it('a type array is an anyOf of types', () => equivalent({ type: ['string', 'null'], maxLength: 3 }, { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'null' }] }));
+  it('a one-branch anyOf is its branch', () => equivalent({ anyOf: [{ type: 'string', minLength: 1 }] }, { type: 'string', minLength: 1 }));
+  it('a one-branch allOf is its branch', () => equivalent({ allOf: [item] }, item));
+  it('a one-branch oneOf is its branch', () => equivalent({ oneOf: [{ type: 'integer' }], description: 'n' }, { type: 'integer' }));
+  it('nested allOf flattened', () => {
+    equivalent({ allOf: [{ allOf: [{ type: 'object' }, { required: ['a'] }] }, { properties: { a: { type: 'string' } } }] }, { allOf: [{ type: 'object' }, { required: ['a'] }, { properties: { a: { type: 'string' } } }] });
+    equivalent({ allOf: [{ type: 'object' }, { required: ['a'] }, { properties: { a: { type: 'string' } } }] }, { type: 'object', required: ['a'], properties: { a: { type: 'string' } } });
+  });
+  it('oneOf becomes anyOf over disjoint types', () => {
+    equivalent({ oneOf: [{ type: 'string' }, { type: 'integer' }] }, { anyOf: [{ type: 'string' }, { type: 'integer' }] });
+    equivalent({ oneOf: [{ type: 'string' }, { type: 'object', properties: { a: { $ref: '#/$defs/I' } } }], $defs: { I: item } }, { anyOf: [{ type: 'string' }, { type: 'object', properties: { a: { $ref: '#/$defs/I' } } }], $defs: { I: item } });
+  });
+  it('an enum replaced by the equal integer range', () => equivalent({ enum: [1, 2, 3] }, { type: 'integer', minimum: 1, maximum: 3 }));
+  it('integer maximum 5.5 is 5', () => equivalent({ type: 'integer', maximum: 5.5 }, { type: 'integer', maximum: 5 }));
+  it('minimum 1 is exclusiveMinimum 0 on integers', () => equivalent({ type: 'integer', minimum: 1 }, { type: 'integer', exclusiveMinimum: 0 }));
+  it('multipleOf 1 is integer', () => equivalent({ type: 'number', multipleOf: 1 }, { type: 'integer' }));
+  it('minItems 0 (and other no-op keywords) added', () => {
+    equivalent({ type: 'array', items: { type: 'string' } }, { type: 'array', items: { type: 'string' }, minItems: 0 });
+    equivalent({ type: 'object' }, { type: 'object', required: [], properties: {}, additionalProperties: true, minProperties: 0 });
+  });
+  it('a wider pattern that contains the old one literally', () => {
+    widens({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: '^(old|other)$' });
+    widens({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: '^(?:other|old)$' });
+    widens({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: 'old' });
+    // Not provable literally: undecidable, never compatible.
+    expect(compareSchemas({ type: 'string', pattern: '^old$' }, { type: 'string', pattern: '^o.*$' }).differences).toEqual([expect.objectContaining({ breaking: 'undecidable' })]);
+    // A backreference renumbers inside a new group: not compared.
+    expect(compareSchemas({ type: 'string', pattern: '^(a)\\1$' }, { type: 'string', pattern: '^((a)\\1|b)$' }).compatible).toBe(false);
+  });
+  it('a property removed where additionalProperties still accepts it', () => {
+    expect(compareSchemas(closed({ a: { type: 'string' }, b: { type: 'string' } }, { additionalProperties: { type: 'string' } }), obj({ a: { type: 'string' } }, { additionalProperties: { type: 'string' } })).compatible).toBe(true);
+  });
+  it('a property removed where patternProperties still accepts it', () => {
+    expect(compareSchemas(closed({ x_a: { type: 'string', maxLength: 3 } }, { patternProperties: { '^x_': { type: 'string' } } }), closed({}, { patternProperties: { '^x_': { type: 'string' } } })).compatible).toBe(true);
+    expect(compareSchemas(closed({ y: { type: 'string' } }, { patternProperties: { '^x_': { type: 'string' } } }), closed({}, { patternProperties: { '^x_': { type: 'string' } } })).compatible).toBe(false);
+  });
+  it('a property removed into a pattern added to a closed object', () => {
+    const before = closed({ name: { type: 'string' }, n_1: { type: 'integer' } });
+    expect(compareSchemas(before, closed({ name: { type: 'string' } }, { patternProperties: { '^n_': { type: 'number' } } })).compatible).toBe(true);
+    // The new pattern also applies to a listed property, and narrows it.
+    expect(compareSchemas(closed({ n_1: { type: 'number' } }), closed({ n_1: { type: 'number' } }, { patternProperties: { '^n_': { type: 'integer' } } })).compatible).toBe(false);
+  });
+  it('a new anyOf branch that only widens', () => {
+    widens({ anyOf: [{ type: 'string', minLength: 1 }, item] }, { anyOf: [{ type: 'string', minLength: 1 }, item, { type: 'array' }] });
+    widens({ type: 'string' }, { anyOf: [{ type: 'string' }, { type: 'array', items: { $ref: '#' } }] });
+  });
+  it('an enum value added, and an enum that the new type covers', () => {
+    widens({ enum: ['a', 'b'] }, { enum: ['a', 'b', 'c'] });
+    widens({ enum: ['a', 'b'] }, { type: 'string' });
   });
 });

@@ -1,0 +1,496 @@
+// One JSON Schema document as compareSchemas reads it (issue 38): where each `$ref` leads
+// (RFC 3986 against the `$id` scopes it sits in, `$anchor`s, JSON Pointers), and a small
+// three-valued validator (`true`, `false`, or `undefined` where it cannot tell) that follows
+// ajv's semantics for the keywords it knows. The comparison uses it to judge finite schemas
+// (`enum`, `const`, small integer ranges) value by value, and to prove `oneOf` branches disjoint.
+import { jsonEquals } from './canonical.js';
+
+export type Schema = boolean | Record<string, unknown>;
+export type JsonType = 'array' | 'boolean' | 'integer' | 'null' | 'number' | 'object' | 'string';
+export const ALL_TYPES: readonly JsonType[] = ['array', 'boolean', 'integer', 'null', 'number', 'object', 'string'];
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function asSchema(value: unknown): Schema {
+  if (typeof value === 'boolean') return value;
+  return isObject(value) ? value : true;
+}
+
+/** Keywords that say nothing about which values are valid. */
+export const ANNOTATIONS: ReadonlySet<string> = new Set([
+  'title',
+  'description',
+  'default',
+  'examples',
+  'example',
+  '$comment',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  '$schema',
+  '$id',
+  '$anchor',
+  '$dynamicAnchor',
+  '$vocabulary',
+  'contentMediaType',
+  'contentEncoding',
+  'contentSchema',
+]);
+
+/** Keywords whose value holds one schema, a list of them, or a map of them (what `$id` scopes reach). */
+const SCHEMA_ONE = ['additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems', 'additionalItems', 'items'];
+const SCHEMA_LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
+const SCHEMA_MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
+
+/** Keywords of 2019-09 and 2020-12 that draft-07 does not know. */
+const NEWER_KEYWORDS: ReadonlySet<string> = new Set(['prefixItems', 'unevaluatedProperties', 'unevaluatedItems', 'dependentSchemas', 'dependentRequired', 'minContains', 'maxContains', '$dynamicRef', '$recursiveRef']);
+
+/** The base URI of a document without `$id`: refs that leave it (another file) resolve nowhere. */
+const DEFAULT_BASE = 'https://tool-registry.invalid/schema.json';
+
+function withoutFragment(uri: string): string {
+  const hash = uri.indexOf('#');
+  return hash === -1 ? uri : uri.slice(0, hash);
+}
+
+/** A JSON type of a value, as `type` names it (an integral number: integer). */
+export function typeOfValue(value: unknown): JsonType {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value as JsonType;
+}
+
+/** A JSON Pointer token (RFC 6901: `~` as `~0`, `/` as `~1`). */
+export function token(key: string | number): string {
+  return String(key).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+let nextId = 1;
+const ids = new WeakMap<object, number>();
+/** A stable identity for a schema node (booleans are their own). */
+export function nodeKey(node: Schema): string {
+  if (typeof node === 'boolean') return String(node);
+  let id = ids.get(node);
+  if (id === undefined) {
+    id = nextId++;
+    ids.set(node, id);
+  }
+  return `#${id}`;
+}
+
+const regexps = new Map<string, RegExp | null>();
+/** A `pattern` as ajv compiles it (`u` flag), or null when it does not compile. */
+export function compilePattern(pattern: string): RegExp | null {
+  let compiled = regexps.get(pattern);
+  if (compiled === undefined) {
+    try {
+      compiled = new RegExp(pattern, 'u');
+    } catch {
+      compiled = null;
+    }
+    if (regexps.size > 1000) regexps.clear();
+    regexps.set(pattern, compiled);
+  }
+  return compiled;
+}
+
+type Tri = boolean | undefined;
+
+function and(a: Tri, b: Tri): Tri {
+  if (a === false || b === false) return false;
+  return a === undefined || b === undefined ? undefined : true;
+}
+
+/** A string's length in code points, as ajv counts it. */
+function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+export class SchemaDocument {
+  readonly #bases = new WeakMap<object, string>();
+  readonly #resources = new Map<string, Schema>();
+  readonly #anchors = new Map<string, Schema>();
+  readonly #resolved = new Map<string, Schema | null>();
+  readonly #pointers = new WeakMap<object, string>();
+  readonly #origins = new WeakMap<object, object>();
+  /** Which nodes hold a `$ref` (schema-compare.ts fills it). */
+  readonly refFlags = new WeakMap<object, boolean>();
+  #anyRef: boolean | undefined;
+
+  /** Whether the document holds a reference anywhere (most tool schemas do not: then no node does). */
+  get anyRef(): boolean {
+    this.#anyRef ??= holdsRef(this.root);
+    return this.#anyRef;
+  }
+  readonly rootBase: string;
+
+  /**
+   * The draft the runtime validates this document with (`$schema`; none: 2020-12). Draft-07
+   * (and 04, 06) ignores the siblings of a `$ref` and the keywords 2019-09/2020-12 added;
+   * 2019-09 has no `prefixItems`.
+   */
+  readonly draft: '07' | '2019' | '2020';
+
+  constructor(readonly root: Schema) {
+    const declared = isObject(root) && typeof root.$schema === 'string' ? root.$schema : '';
+    this.draft = /json-schema\.org\/draft-0[4-7]\/schema/.test(declared) ? '07' : /json-schema\.org\/draft\/2019-09\/schema/.test(declared) ? '2019' : '2020';
+    let base = DEFAULT_BASE;
+    if (isObject(root) && typeof root.$id === 'string' && !root.$id.startsWith('#')) {
+      try {
+        base = new URL(root.$id, DEFAULT_BASE).href;
+      } catch {
+        // An $id that is not a URI reference: the default base.
+      }
+    }
+    this.rootBase = base;
+  }
+
+  /** Indexes the document on first use: most comparisons never resolve a ref. */
+  #indexed = false;
+  #ensureIndexed(): void {
+    if (this.#indexed) return;
+    this.#indexed = true;
+    this.#resources.set(withoutFragment(this.rootBase), this.root);
+    this.#index(this.root, this.rootBase, '');
+  }
+
+  #index(node: unknown, base: string, pointer: string): void {
+    if (!isObject(node)) return;
+    if (!this.#pointers.has(node)) this.#pointers.set(node, pointer);
+    if (typeof node.$id === 'string') {
+      if (node.$id.startsWith('#')) this.#anchors.set(withoutFragment(base) + node.$id, node);
+      else {
+        try {
+          base = new URL(node.$id, base).href;
+          this.#resources.set(withoutFragment(base), node);
+        } catch {
+          // Not a URI reference: the scope stays the enclosing one.
+        }
+      }
+    }
+    for (const key of ['$anchor', '$dynamicAnchor']) {
+      if (typeof node[key] === 'string') this.#anchors.set(`${withoutFragment(base)}#${node[key] as string}`, node);
+    }
+    if (!this.#bases.has(node)) this.#bases.set(node, base);
+    for (const key of SCHEMA_ONE) if (isObject(node[key])) this.#index(node[key], base, `${pointer}/${token(key)}`);
+    for (const key of SCHEMA_LIST) {
+      if (Array.isArray(node[key])) (node[key] as unknown[]).forEach((item, i) => this.#index(item, base, `${pointer}/${key}/${i}`));
+    }
+    for (const key of SCHEMA_MAP) {
+      if (isObject(node[key])) for (const [name, value] of Object.entries(node[key])) this.#index(value, base, `${pointer}/${token(key)}/${token(name)}`);
+    }
+  }
+
+  /** The JSON Pointer of a node of this document (undefined for a node the comparison made). */
+  pointerOf(node: Schema): string | undefined {
+    this.#ensureIndexed();
+    return typeof node === 'object' ? this.#pointers.get(node) : undefined;
+  }
+
+  /** Whether this document's draft does not know a keyword (it is an annotation there). */
+  ignores(key: string): boolean {
+    if (this.draft === '2020') return false;
+    return key === 'prefixItems' || (this.draft === '07' && NEWER_KEYWORDS.has(key));
+  }
+
+  /** The base URI a node's refs resolve against (a node made by the comparison: the one it was made from). */
+  baseOf(node: object): string {
+    this.#ensureIndexed();
+    let at: object | undefined = node;
+    for (let i = 0; at !== undefined && i < 100; i++) {
+      const base = this.#bases.get(at);
+      if (base !== undefined) return base;
+      at = this.#origins.get(at);
+    }
+    return this.rootBase;
+  }
+
+  /** Records that a node made from `origin` resolves its refs as `origin` does. */
+  adopt(node: object, origin: object): void {
+    if (node !== origin) this.#origins.set(node, origin);
+  }
+
+  /** Where `ref`, written in `from`, leads in this document, or undefined (another document, or nowhere). */
+  resolve(ref: string, from: object): Schema | undefined {
+    const base = this.baseOf(from);
+    const cacheKey = `${base}\u0000${ref}`;
+    const cached = this.#resolved.get(cacheKey);
+    if (cached !== undefined) return cached === null ? undefined : cached;
+    const found = this.#lookup(ref, base);
+    this.#resolved.set(cacheKey, found ?? null);
+    return found;
+  }
+
+  #lookup(ref: string, base: string): Schema | undefined {
+    let url: URL;
+    try {
+      url = new URL(ref, base);
+    } catch {
+      return undefined;
+    }
+    let fragment: string;
+    try {
+      fragment = decodeURIComponent(url.hash.slice(1));
+    } catch {
+      return undefined;
+    }
+    url.hash = '';
+    const document = url.href;
+    const resource = this.#resources.get(document);
+    if (resource === undefined) return undefined;
+    if (fragment === '') return resource;
+    if (!fragment.startsWith('/')) return this.#anchors.get(`${document}#${fragment}`);
+    let node: unknown = resource;
+    for (const part of fragment.slice(1).split('/')) {
+      const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+      if (Array.isArray(node)) node = node[Number(key)];
+      else if (isObject(node) && Object.hasOwn(node, key)) node = node[key];
+      else return undefined;
+    }
+    return typeof node === 'boolean' || isObject(node) ? node : undefined;
+  }
+
+  /**
+   * Whether `value` is valid under `schema` (a node of this document): `true` or `false` as ajv
+   * (draft 2020-12) decides, `undefined` where a keyword is beyond this validator (`format`,
+   * `unevaluated*`, `$dynamicRef`, keywords it does not know) or refs nest too deep.
+   */
+  validates(schema: Schema, value: unknown, depth = 0): Tri {
+    if (typeof schema === 'boolean') return schema;
+    if (depth > 64) return undefined;
+    // Draft-07: a $ref's siblings are ignored.
+    if (this.draft === '07' && typeof schema.$ref === 'string') return this.#keyword(schema, '$ref', value, depth);
+    let result: Tri = true;
+    for (const key of Object.keys(schema)) {
+      if (ANNOTATIONS.has(key) || key === '$defs' || key === 'definitions' || this.ignores(key)) continue;
+      result = and(result, this.#keyword(schema, key, value, depth));
+      if (result === false) return false;
+    }
+    return result;
+  }
+
+  #keyword(schema: Record<string, unknown>, key: string, value: unknown, depth: number): Tri {
+    const k = schema[key];
+    const type = typeOfValue(value);
+    const num = typeof value === 'number';
+    const str = typeof value === 'string';
+    const arr = Array.isArray(value);
+    const obj = isObject(value);
+    const sub = (s: unknown, v: unknown): Tri => this.validates(asSchemaStrict(s), v, depth + 1);
+    switch (key) {
+      case '$ref': {
+        if (typeof k !== 'string') return undefined;
+        const target = this.resolve(k, schema);
+        return target === undefined ? undefined : this.validates(target, value, depth + 1);
+      }
+      case 'type': {
+        const types = typeof k === 'string' ? [k] : Array.isArray(k) ? k : undefined;
+        if (types === undefined) return undefined;
+        return types.includes(type) || (type === 'integer' && types.includes('number'));
+      }
+      case 'enum':
+        return Array.isArray(k) ? k.some((v) => jsonEquals(v, value)) : undefined;
+      case 'const':
+        return jsonEquals(k, value);
+      case 'minimum':
+      case 'maximum':
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum': {
+        if (!num) return true;
+        if (typeof k !== 'number') return undefined;
+        const v = value as number;
+        return key === 'minimum' ? v >= k : key === 'maximum' ? v <= k : key === 'exclusiveMinimum' ? v > k : v < k;
+      }
+      case 'multipleOf': {
+        if (!num) return true;
+        if (typeof k !== 'number' || k <= 0) return undefined;
+        // ajv's test, exactly: the quotient equals its parseInt.
+        const quotient = (value as number) / k;
+        return quotient === Number.parseInt(String(quotient), 10);
+      }
+      case 'minLength':
+      case 'maxLength':
+        if (!str) return true;
+        if (typeof k !== 'number') return undefined;
+        return key === 'minLength' ? codePoints(value as string) >= k : codePoints(value as string) <= k;
+      case 'pattern': {
+        if (!str) return true;
+        const regexp = typeof k === 'string' ? compilePattern(k) : null;
+        return regexp === null ? undefined : regexp.test(value as string);
+      }
+      case 'minItems':
+      case 'maxItems':
+        if (!arr) return true;
+        if (typeof k !== 'number') return undefined;
+        return key === 'minItems' ? (value as unknown[]).length >= k : (value as unknown[]).length <= k;
+      case 'uniqueItems': {
+        if (!arr || k !== true) return k === true || k === false || !arr ? true : undefined;
+        const items = value as unknown[];
+        for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) if (jsonEquals(items[i], items[j])) return false;
+        return true;
+      }
+      case 'prefixItems':
+      case 'items': {
+        if (!arr) return true;
+        const items = value as unknown[];
+        if (key === 'items' && Array.isArray(k)) {
+          // Draft-07 tuples: additionalItems applies after them.
+          let result: Tri = true;
+          for (let i = 0; i < items.length; i++) {
+            result = and(result, i < k.length ? sub(k[i], items[i]) : schema.additionalItems === undefined ? true : sub(schema.additionalItems, items[i]));
+          }
+          return result;
+        }
+        if (key === 'prefixItems') {
+          if (!Array.isArray(k)) return undefined;
+          let result: Tri = true;
+          for (let i = 0; i < Math.min(k.length, items.length); i++) result = and(result, sub(k[i], items[i]));
+          return result;
+        }
+        const start = Array.isArray(schema.prefixItems) && !this.ignores('prefixItems') ? schema.prefixItems.length : 0;
+        let result: Tri = true;
+        for (let i = start; i < items.length; i++) result = and(result, sub(k, items[i]));
+        return result;
+      }
+      case 'additionalItems':
+        return Array.isArray(schema.items) || !arr ? true : undefined;
+      case 'contains':
+      case 'minContains':
+      case 'maxContains': {
+        if (!arr) return true;
+        // ajv 8 skips `contains` on an empty array beside typed `prefixItems`: not modelled.
+        if (Array.isArray(schema.prefixItems) && schema.prefixItems.length > 0 && !this.ignores('prefixItems')) return undefined;
+        if (key !== 'contains') return true; // judged with `contains`
+        let count = 0;
+        let unknown = false;
+        for (const item of value as unknown[]) {
+          const r = sub(k, item);
+          if (r === true) count++;
+          else if (r === undefined) unknown = true;
+        }
+        const min = schema.minContains === undefined ? 1 : schema.minContains;
+        const max = schema.maxContains;
+        if (typeof min !== 'number' || (max !== undefined && typeof max !== 'number')) return undefined;
+        if (unknown) return undefined;
+        return count >= min && (max === undefined || count <= (max as number));
+      }
+      case 'properties':
+      case 'patternProperties':
+      case 'additionalProperties': {
+        if (!obj) return true;
+        const record = value as Record<string, unknown>;
+        const properties = isObject(schema.properties) ? schema.properties : {};
+        const patterns = isObject(schema.patternProperties) ? schema.patternProperties : {};
+        let result: Tri = true;
+        for (const [name, v] of Object.entries(record)) {
+          if (key === 'properties') {
+            if (Object.hasOwn(properties, name)) result = and(result, sub(properties[name], v));
+            continue;
+          }
+          let matched = false;
+          for (const [pattern, s] of Object.entries(patterns)) {
+            const regexp = compilePattern(pattern);
+            if (regexp === null) return undefined;
+            if (!regexp.test(name)) continue;
+            matched = true;
+            if (key === 'patternProperties') result = and(result, sub(s, v));
+          }
+          if (key === 'additionalProperties' && !matched && !Object.hasOwn(properties, name)) result = and(result, sub(k, v));
+        }
+        return result;
+      }
+      case 'required':
+        if (!obj) return true;
+        return Array.isArray(k) ? k.every((name) => typeof name === 'string' && Object.hasOwn(value as object, name)) : undefined;
+      case 'minProperties':
+      case 'maxProperties': {
+        if (!obj) return true;
+        if (typeof k !== 'number') return undefined;
+        const count = Object.keys(value as object).length;
+        return key === 'minProperties' ? count >= k : count <= k;
+      }
+      case 'propertyNames': {
+        if (!obj) return true;
+        let result: Tri = true;
+        for (const name of Object.keys(value as object)) result = and(result, sub(k, name));
+        return result;
+      }
+      case 'dependentRequired': {
+        if (!obj || !isObject(k)) return obj ? undefined : true;
+        for (const [name, needs] of Object.entries(k)) {
+          if (!Object.hasOwn(value as object, name)) continue;
+          if (!Array.isArray(needs)) return undefined;
+          if (!needs.every((n) => typeof n === 'string' && Object.hasOwn(value as object, n))) return false;
+        }
+        return true;
+      }
+      case 'dependentSchemas': {
+        if (!obj || !isObject(k)) return obj ? undefined : true;
+        let result: Tri = true;
+        for (const [name, s] of Object.entries(k)) if (Object.hasOwn(value as object, name)) result = and(result, sub(s, value));
+        return result;
+      }
+      case 'allOf':
+      case 'anyOf':
+      case 'oneOf': {
+        if (!Array.isArray(k)) return undefined;
+        const results = k.map((s) => sub(s, value));
+        if (key === 'allOf') return results.reduce<Tri>((acc, r) => and(acc, r), true);
+        if (key === 'anyOf') return results.includes(true) ? true : results.includes(undefined) ? undefined : false;
+        const matches = results.filter((r) => r === true).length;
+        if (matches > 1) return false;
+        if (results.includes(undefined)) return undefined;
+        return matches === 1;
+      }
+      case 'not': {
+        const r = sub(k, value);
+        return r === undefined ? undefined : !r;
+      }
+      case 'if': {
+        const condition = sub(k, value);
+        if (condition === undefined) return schema.then === undefined && schema.else === undefined ? true : undefined;
+        const branch = condition ? schema.then : schema.else;
+        return branch === undefined ? true : sub(branch, value);
+      }
+      case 'then':
+      case 'else':
+        return true; // judged with `if`
+      case 'unevaluatedProperties':
+      case 'unevaluatedItems':
+        return k === true || (key === 'unevaluatedProperties' ? !obj : !arr) ? true : undefined;
+      case 'format':
+        return str || num ? undefined : true;
+      case 'dependencies':
+        return obj ? undefined : true;
+      default:
+        // $dynamicRef, $recursiveRef, and keywords this validator does not know.
+        return undefined;
+    }
+  }
+}
+
+function holdsRef(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const inner of value) if (holdsRef(inner)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key === '$ref' || key === '$dynamicRef' || key === '$recursiveRef') return true;
+    const inner = record[key];
+    if (typeof inner === 'object' && inner !== null && holdsRef(inner)) return true;
+  }
+  return false;
+}
+
+function asSchemaStrict(value: unknown): Schema {
+  return typeof value === 'boolean' || isObject(value) ? value : true;
+}
