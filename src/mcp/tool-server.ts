@@ -220,7 +220,11 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
  * the policy with `callTimeoutMs`, and maps the result (success: `structuredContent` for
  * object data plus the JSON as text; failure: `isError` with the code and issues; a result
  * over `maxResultBytes`: `isError` saying so; a deprecated tool's result carries the
- * deprecation in `_meta['tool-registry/deprecation']`). A call checks the registry first
+ * deprecation in `_meta['tool-registry/deprecation']`; data made by `mcpContent` goes as that
+ * `CallToolResult`). It declares `logging` and answers `logging/setLevel`; a handler's
+ * `progress` goes as `notifications/progress` under the request's progress token, its `log`
+ * as `notifications/message` at or above the session's level, its `sample` and `elicit` as
+ * `sampling/createMessage` and `elicitation/create` to this session, related to the call. A call checks the registry first
  * (`LiveToolSet.latest()`): a tool disabled, removed or sunset by any process before the
  * call is refused although the change feed has not brought it yet. A tool the session does
  * not see (unknown, disabled, not allowed) is the protocol error -32602, as are invalid
