@@ -2,8 +2,8 @@
 import type { JsonObject } from '../core/contracts.js';
 import { isPlainRecord } from '../core/canonical.js';
 import type { ToolResult } from '../runtime/tool-result.js';
-import { isMcpContent } from '../runtime/mcp-content.js';
-import type { McpContentBlock } from '../runtime/mcp-content.js';
+import { isMarkedMcpContent } from '../core/mcp-content-mark.js';
+import type { McpContent, McpContentBlock } from '../runtime/mcp-content.js';
 
 /** An MCP `CallToolResult`. */
 export interface McpCallToolResult {
@@ -72,13 +72,17 @@ export function resultText(caller: string, result: ToolResult): string {
 
 /**
  * A `ToolResult` as an MCP `CallToolResult`: `{ content: [{ type: 'text', text }],
- * structuredContent?, isError? }`; data made by `mcpContent` is that `CallToolResult` as it is. `structuredContent` (a copy) only when the data is a
- * plain object, as the protocol requires; `isError: true` for a failure.
+ * structuredContent?, isError? }`. `structuredContent` (a copy) only when the data is a
+ * plain object, as the protocol requires; `isError: true` for a failure. Data made by
+ * `mcpContent` is that `CallToolResult` as it is.
  */
 export function toMcpCallToolResult(result: ToolResult): McpCallToolResult {
   checkResult('toMcpCallToolResult', result);
   // A handler's MCP content goes as it is (a shallow copy the caller may add `_meta` to).
-  if (result.success && isMcpContent(result.data)) return { ...result.data, content: [...result.data.content] } as McpCallToolResult;
+  if (result.success && isMarkedMcpContent(result.data)) {
+    const data = result.data as McpContent;
+    return { ...data, content: [...data.content] } as McpCallToolResult;
+  }
   const text = resultText('toMcpCallToolResult', result);
   const out: McpCallToolResult = { content: [{ type: 'text', text }] };
   if (result.success && isPlainRecord(result.data)) {

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { deepFreeze } from '../core/canonical.js';
 import type { JsonObject } from '../core/contracts.js';
+import { isMarkedMcpContent, markMcpContent } from '../core/mcp-content-mark.js';
 import { jsonIssue } from './tool-result.js';
 
 /** Optional hints on a content block, as MCP names them (`Annotations`). */
@@ -71,8 +72,6 @@ export interface McpContent extends McpContentInput {
   readonly content: readonly McpContentBlock[];
 }
 
-const made = new WeakSet<object>();
-
 // Base64 as MCP carries it (RFC 4648, padded; the SDK's client refuses anything else).
 const base64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, { error: 'must be base64 (RFC 4648, padded)' });
 const meta = z.record(z.string(), z.unknown()).optional();
@@ -125,7 +124,7 @@ function build(input: McpContentInput): McpContent {
   if (issue !== undefined) throw new TypeError(`mcpContent(): ${issue.path === '' ? 'the result' : issue.path} ${issue.message}`);
   // A copy: the caller's objects stay theirs, the result is frozen.
   const copy = deepFreeze(structuredClone(parsed.data)) as McpContent;
-  made.add(copy);
+  markMcpContent(copy);
   return copy;
 }
 
@@ -169,5 +168,5 @@ function encode(data: string | Uint8Array): string {
 
 /** Whether `value` was made by `mcpContent` (a handler's rich MCP result). */
 export function isMcpContent(value: unknown): value is McpContent {
-  return typeof value === 'object' && value !== null && made.has(value);
+  return isMarkedMcpContent(value);
 }
