@@ -127,6 +127,22 @@ export type { ExcludedTool } from './runtime/tool-set.js';
 export { ToolBox } from './runtime/tool-box.js';
 export type { TurnContext, RegisterOptions, MergeOptions } from './runtime/tool-box.js';
 export type { InvokeOptions } from './runtime/invoke.js';
+// Rich MCP results and the call's context (issue 37): content blocks, progress, logs, client requests.
+export { mcpContent, isMcpContent } from './runtime/mcp-content.js';
+export type {
+  McpContent,
+  McpContentInput,
+  McpContentBlock,
+  McpContentAnnotations,
+  McpTextContent,
+  McpImageContent,
+  McpAudioContent,
+  McpEmbeddedResource,
+  McpResourceContents,
+  McpResourceLink,
+} from './runtime/mcp-content.js';
+export { ClientUnavailableError, MCP_LOG_LEVELS } from './runtime/call-context.js';
+export type { McpLogLevel, ProgressReport, LogEntry, SampleParams, SampleResult, ElicitParams, ElicitResult, ToolClient } from './runtime/call-context.js';
 export type { ToolResult, ToolResultCode, ToolResultIssue, ToolSuccess, ToolFailure } from './runtime/tool-result.js';
 export { checkToolPermission } from './runtime/policy.js';
 export type { ToolPolicy, PermissionCheck, PermissionSubject } from './runtime/policy.js';

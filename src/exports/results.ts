@@ -2,12 +2,15 @@
 import type { JsonObject } from '../core/contracts.js';
 import { isPlainRecord } from '../core/canonical.js';
 import type { ToolResult } from '../runtime/tool-result.js';
+import { isMarkedMcpContent } from '../core/mcp-content-mark.js';
+import type { McpContent, McpContentBlock } from '../runtime/mcp-content.js';
 
 /** An MCP `CallToolResult`. */
 export interface McpCallToolResult {
-  content: { type: 'text'; text: string }[];
+  content: McpContentBlock[];
   structuredContent?: JsonObject;
-  isError?: true;
+  isError?: boolean;
+  _meta?: JsonObject;
 }
 
 /** An Anthropic `tool_result` content block. */
@@ -70,10 +73,16 @@ export function resultText(caller: string, result: ToolResult): string {
 /**
  * A `ToolResult` as an MCP `CallToolResult`: `{ content: [{ type: 'text', text }],
  * structuredContent?, isError? }`. `structuredContent` (a copy) only when the data is a
- * plain object, as the protocol requires; `isError: true` for a failure.
+ * plain object, as the protocol requires; `isError: true` for a failure. Data made by
+ * `mcpContent` is that `CallToolResult` as it is.
  */
 export function toMcpCallToolResult(result: ToolResult): McpCallToolResult {
   checkResult('toMcpCallToolResult', result);
+  // A handler's MCP content goes as it is (a shallow copy the caller may add `_meta` to).
+  if (result.success && isMarkedMcpContent(result.data)) {
+    const data = result.data as McpContent;
+    return { ...data, content: [...data.content] } as McpCallToolResult;
+  }
   const text = resultText('toMcpCallToolResult', result);
   const out: McpCallToolResult = { content: [{ type: 'text', text }] };
   if (result.success && isPlainRecord(result.data)) {

@@ -103,6 +103,64 @@ function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolea
   return origin === null || allowed.has(origin);
 }
 
+/** Whether a JSON-RPC message is a response (a result or an error for a request id). */
+function isResponse(message: unknown): boolean {
+  return typeof message === 'object' && message !== null && 'id' in message && ('result' in message || 'error' in message);
+}
+
+/**
+ * A POST's answer (an SSE stream from the SDK's transport) as one JSON body when it carries
+ * only responses, as clients got before calls could talk; once a handler sends anything else
+ * first (progress, a log message, a sampling or elicitation request), the stream as it is,
+ * what was read so far included. A body that is not SSE comes back untouched.
+ */
+async function jsonUnlessStreamed(response: Response): Promise<Response> {
+  if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  const read: Uint8Array[] = [];
+  const responses: unknown[] = [];
+  let pending = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    read.push(value);
+    pending += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = pending.indexOf('\n\n')) !== -1) {
+      const event = pending.slice(0, end);
+      pending = pending.slice(end + 2);
+      const data = event
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      if (data === '') continue;
+      const message: unknown = JSON.parse(data);
+      if (!isResponse(message)) {
+        const body = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (const chunk of read) controller.enqueue(chunk);
+          },
+          async pull(controller) {
+            const next = await reader.read();
+            if (next.done) controller.close();
+            else controller.enqueue(next.value);
+          },
+          cancel: (reason) => reader.cancel(reason),
+        });
+        return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+      }
+      responses.push(message);
+    }
+  }
+  const headers = new Headers(response.headers);
+  headers.set('content-type', 'application/json');
+  headers.delete('cache-control');
+  headers.delete('connection');
+  return new Response(JSON.stringify(responses.length === 1 ? responses[0] : responses), { status: response.status, headers });
+}
+
 /**
  * A Streamable HTTP endpoint over a live tool set, as a web-standard handler: mount
  * `handle` at a path of any server (Hono, node:http through @hono/node-server, a worker).
@@ -111,7 +169,8 @@ function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolea
  * later POSTs carry it; GET opens the stream that carries `notifications/tools/list_changed`;
  * DELETE ends the session. A session idle for `sessionIdleMs` is ended. A client that goes
  * away in the middle of a call (its request aborted) cancels the call. POST responses are
- * JSON (`enableJsonResponse`). Authentication is the caller's: pass `policy` and `principal`.
+ * JSON unless the call sends something first (progress, a log, a request to the client):
+ * then the answer is that call's SSE stream. Authentication is the caller's: pass `policy` and `principal`.
  */
 export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerOptions = {}): McpHttpHandler {
   const { sessionIdleMs = DEFAULT_SESSION_IDLE_MS, allowedOrigins = [], maxBodyBytes = MAX_BODY_BYTES, ...sessionOptions } = options;
@@ -220,7 +279,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       track(session, request, new Response(null), requestIds);
       throw error;
     }
-    return track(session, request, response, requestIds);
+    const tracked = track(session, request, response, requestIds);
+    return request.method === 'POST' ? jsonUnlessStreamed(tracked) : tracked;
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
@@ -235,7 +295,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let session: Session | undefined;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
-      enableJsonResponse: true,
+      // Answers stream (SSE) so a call's progress, logs and requests to the client ride its
+      // own response; jsonUnlessStreamed turns an answer that carries nothing else into JSON.
       onsessioninitialized: (id) => {
         session = { transport, principal: context.principal, inFlight: 0, idleTimer: undefined };
         sessions.set(id, session);
@@ -255,7 +316,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let response: Response;
     try {
       await server.connect(transport);
-      response = await answer(request, transport.handleRequest(request, { parsedBody: body }));
+      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })));
     } catch (error) {
       lease?.release();
       await server.close();

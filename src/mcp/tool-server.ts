@@ -1,10 +1,20 @@
 // One MCP session over a live tool set: the SDK's low-level Server (raw JSON Schema as it is),
 // tools/list in name order with cursors, tools/call through invoke, list_changed pushed live.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, JSONRPCRequest, ListToolsResult, Tool as SdkTool } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalJson, checkToolPermission, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { Deprecation, LiveToolSet, McpTool, Tool, ToolPolicy, ToolSet } from '../index.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CallToolResult,
+  CreateMessageRequestParams,
+  ElicitRequestParams,
+  JSONRPCRequest,
+  ListToolsResult,
+  ServerNotification,
+  ServerRequest,
+  Tool as SdkTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { canonicalJson, checkToolPermission, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
+import type { Deprecation, ElicitResult, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolClient, ToolPolicy, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
@@ -40,6 +50,8 @@ export interface McpServerOptions {
   /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool. */
   readonly onWarning?: (message: string) => void;
 }
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 const SERVER_INFO = Object.freeze({ name: 'tool-registry', version: packageVersion() });
 
@@ -208,7 +220,11 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
  * the policy with `callTimeoutMs`, and maps the result (success: `structuredContent` for
  * object data plus the JSON as text; failure: `isError` with the code and issues; a result
  * over `maxResultBytes`: `isError` saying so; a deprecated tool's result carries the
- * deprecation in `_meta['tool-registry/deprecation']`). A call checks the registry first
+ * deprecation in `_meta['tool-registry/deprecation']`; data made by `mcpContent` goes as that
+ * `CallToolResult`). It declares `logging` and answers `logging/setLevel`; a handler's
+ * `progress` goes as `notifications/progress` under the request's progress token, its `log`
+ * as `notifications/message` at or above the session's level, its `sample` and `elicit` as
+ * `sampling/createMessage` and `elicitation/create` to this session, related to the call. A call checks the registry first
  * (`LiveToolSet.latest()`): a tool disabled, removed or sunset by any process before the
  * call is refused although the change feed has not brought it yet. A tool the session does
  * not see (unknown, disabled, not allowed) is the protocol error -32602, as are invalid
@@ -223,7 +239,13 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
 
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true } } });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true }, logging: {} } });
+  // The session's log level (logging/setLevel); until the client sets one, every message goes.
+  let logLevel = 0;
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logLevel = MCP_LOG_LEVELS.indexOf(request.params.level);
+    return {};
+  });
 
   const listTools = (request: JSONRPCRequest): ListToolsResult => {
     const params = paramsOf(request, ListToolsRequestSchema);
@@ -236,7 +258,29 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     return page;
   };
 
-  const callTool = async (request: JSONRPCRequest, signal: AbortSignal): Promise<CallToolResult> => {
+  /**
+   * What a handler tells or asks during this call, sent on the call's own stream (related to
+   * its request): progress only under the caller's progress token, logs at or above the level.
+   */
+  const channelOf = (request: JSONRPCRequest, extra: Extra): { onProgress?: (report: ProgressReport) => void; onLog: (entry: LogEntry) => void; client: ToolClient } => {
+    const send = (notification: ServerNotification): void => {
+      extra.sendNotification(notification).catch(() => undefined);
+    };
+    const progressToken = (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    const related = (signal: AbortSignal) => ({ relatedRequestId: extra.requestId, signal });
+    return {
+      ...(progressToken === undefined ? {} : { onProgress: (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } }) }),
+      onLog: (entry: LogEntry) => {
+        if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
+      },
+      client: {
+        createMessage: async (params, { signal }) => (await server.createMessage(params as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
+        elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
+      },
+    };
+  };
+
+  const callTool = async (request: JSONRPCRequest, extra: Extra): Promise<CallToolResult> => {
     const params = paramsOf(request, CallToolRequestSchema) as { name: string; arguments?: Record<string, unknown> };
     const { name } = params;
     // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
@@ -245,7 +289,12 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
       throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
     }
-    const result = await set.invoke(name, params.arguments ?? {}, { timeoutMs: callTimeoutMs, signal, ...(policy === undefined ? {} : { policy }) });
+    const result = await set.invoke(name, params.arguments ?? {}, {
+      timeoutMs: callTimeoutMs,
+      signal: extra.signal,
+      ...(policy === undefined ? {} : { policy }),
+      ...channelOf(request, extra),
+    });
     let out: CallToolResult;
     try {
       out = toMcpCallToolResult(result) as CallToolResult;
@@ -254,7 +303,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     }
     if (result.deprecated !== undefined) {
       const { message, replacement, sunset } = result.deprecated;
-      out._meta = { [DEPRECATION_META_KEY]: { message, replacement, sunset } };
+      out._meta = { ...out._meta, [DEPRECATION_META_KEY]: { message, replacement, sunset } };
     }
     // The bytes the result takes in its JSON-RPC message (JSON escapes included).
     const bytes = Buffer.byteLength(JSON.stringify(out), 'utf8');
@@ -268,7 +317,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     if (request.method !== 'tools/list' && request.method !== 'tools/call') throw protocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
     // The SDK records the client at `initialize`; before it, only ping is answered.
     if (server.getClientVersion() === undefined) throw protocolError(ErrorCode.InvalidRequest, `${request.method} before initialize: the session is not initialized`);
-    return request.method === 'tools/list' ? listTools(request) : callTool(request, extra.signal);
+    return request.method === 'tools/list' ? listTools(request) : callTool(request, extra);
   };
 
   // What the client was last told it can list; a change elsewhere in the set says nothing.

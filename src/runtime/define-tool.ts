@@ -9,6 +9,7 @@ import { ArgsCopier } from './copy-args.js';
 import { PERMISSION_NAME_PATTERN } from './permissions.js';
 import { compileSchema, constrains } from './schema-validator.js';
 import type { SchemaCheck } from './schema-validator.js';
+import type { ElicitParams, ElicitResult, McpLogLevel, SampleParams, SampleResult } from './call-context.js';
 
 /** What happens when a tool meets another of the same name in `ToolBox.merge`. */
 export type CollisionPolicy = 'throw' | 'keep' | 'replace';
@@ -27,6 +28,32 @@ export interface ToolHandlerOptions<Context = unknown> {
   readonly signal: AbortSignal;
   /** The name the tool was invoked by. */
   readonly tool_name: string;
+  /**
+   * Reports progress (`progress` rising; `total` when known). Over MCP it is sent as
+   * `notifications/progress` when the caller's request gave a `_meta.progressToken` (else
+   * nothing is sent); in-process it goes to `invoke`'s `onProgress`. A TypeError for a
+   * number that is not finite.
+   */
+  readonly progress: (progress: number, total?: number, message?: string) => void;
+  /**
+   * Logs a message (`data`: any JSON value; `logger` defaults to the tool's name). Over MCP it
+   * is sent as `notifications/message` when `level` is at or above the session's
+   * `logging/setLevel` (every level until the client sets one); in-process it goes to
+   * `invoke`'s `onLog`. A TypeError for an unknown level.
+   */
+  readonly log: (level: McpLogLevel, data: unknown, logger?: string) => void;
+  /**
+   * Asks the calling client for a model's answer (`sampling/createMessage`) and resolves to
+   * it. Over MCP the request goes to the session that made the call; in-process to `invoke`'s
+   * `client`, and without one it rejects with `ClientUnavailableError` (`code`
+   * `'CLIENT_UNAVAILABLE'`). A client without the capability, or an error of the client's, rejects.
+   */
+  readonly sample: (params: SampleParams) => Promise<SampleResult>;
+  /**
+   * Asks the calling client's user for input (`elicitation/create`) and resolves to the
+   * answer (`action`: accept, decline or cancel, and `content`). As `sample` otherwise.
+   */
+  readonly elicit: (params: ElicitParams) => Promise<ElicitResult>;
 }
 
 /** A JSON Schema given as a plain JSON object (checked at `defineTool`). */
@@ -67,7 +94,11 @@ export interface ToolDefinition<Args = Record<string, unknown>, Context = unknow
   readonly tags?: readonly string[];
   /** Permission names (`^[A-Z][A-Z0-9_]*$`); default none. */
   readonly permissions?: { readonly required?: readonly string[]; readonly optional?: readonly string[] };
-  /** Called with a validated copy of the arguments (schema defaults applied). */
+  /**
+   * Called with a validated copy of the arguments (schema defaults applied) and the call's
+   * options (context, signal, progress, log, sample, elicit). Returns JSON data, or MCP content
+   * made with `mcpContent` (text, images, audio, resources).
+   */
   readonly handler: (args: Args, options: ToolHandlerOptions<Context>) => unknown;
   /** Pruned from a `ToolBox` when its turn is acknowledged. Default `false`. */
   readonly ephemeral?: boolean;

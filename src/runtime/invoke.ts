@@ -7,6 +7,10 @@ import type { Tool, ToolHandlerOptions } from './define-tool.js';
 import { checkCompiled, compilePolicy } from './policy.js';
 import type { CompiledPolicy, ToolPolicy } from './policy.js';
 import { failure, jsonIssue, now, success } from './tool-result.js';
+import { isMcpContent } from './mcp-content.js';
+import { logFunction, progressFunction, requestFunctions } from './call-context.js';
+import type { LogEntry, ProgressReport, ToolClient } from './call-context.js';
+import type { McpContent } from './mcp-content.js';
 import type { ToolResult, ToolResultIssue } from './tool-result.js';
 
 /** Options of `invoke`. Anything else than these types is a TypeError (misuse). */
@@ -19,6 +23,15 @@ export interface InvokeOptions<Context = unknown> {
   readonly timeoutMs?: number;
   /** Checked before anything runs: a denied tool is `PERMISSION_DENIED` and its handler is never called. */
   readonly policy?: ToolPolicy;
+  /** Hears the handler's `progress(...)` reports, in order; without it they go nowhere. */
+  readonly onProgress?: (report: ProgressReport) => void;
+  /** Hears the handler's `log(...)` messages (every level); without it they go nowhere. */
+  readonly onLog?: (entry: LogEntry) => void;
+  /**
+   * Answers the handler's `sample(...)` and `elicit(...)`. Without it they reject with
+   * `ClientUnavailableError` (`CLIENT_UNAVAILABLE`). `createMcpServer` gives the calling session.
+   */
+  readonly client?: ToolClient;
 }
 
 /** setTimeout's limit: a longer delay would fire at once. */
@@ -40,6 +53,10 @@ const LAZY_SIGNAL: PropertyDescriptor = {
   configurable: true,
 };
 
+/** progress and log when the caller hears neither: they only check their arguments. */
+const QUIET_PROGRESS = progressFunction(undefined);
+const QUIET_LOG = logFunction(undefined, '');
+
 /**
  * The handler's options when nothing can abort the call. `signal` is an own enumerable
  * property like `context` and `tool_name` (a getter on a prototype would be lost by a spread
@@ -49,15 +66,34 @@ class QuietCallOptions implements ToolHandlerOptions {
   declare readonly context: unknown;
   declare readonly signal: AbortSignal;
   declare readonly tool_name: string;
-  constructor(context: unknown, toolName: string) {
+  declare readonly progress: ToolHandlerOptions['progress'];
+  declare readonly log: ToolHandlerOptions['log'];
+  declare readonly sample: ToolHandlerOptions['sample'];
+  declare readonly elicit: ToolHandlerOptions['elicit'];
+  constructor(context: unknown, toolName: string, checked: CheckedOptions) {
     this.context = context;
     Object.defineProperty(this, 'signal', LAZY_SIGNAL);
     this.tool_name = toolName;
+    this.progress = checked.onProgress === undefined ? QUIET_PROGRESS : progressFunction(checked.onProgress);
+    this.log = checked.onLog === undefined ? QUIET_LOG : logFunction(checked.onLog, toolName);
+    const { sample, elicit } = requestFunctions(checked.client, toolName, () => this.signal);
+    this.sample = sample;
+    this.elicit = elicit;
   }
 }
 
-function handlerOptions(context: unknown, signal: AbortSignal | undefined, name: string): ToolHandlerOptions {
-  return signal === undefined ? new QuietCallOptions(context, name) : { context, signal, tool_name: name };
+function handlerOptions(checked: CheckedOptions, signal: AbortSignal | undefined, name: string): ToolHandlerOptions {
+  if (signal === undefined) return new QuietCallOptions(checked.context, name, checked);
+  const { sample, elicit } = requestFunctions(checked.client, name, () => signal);
+  return {
+    context: checked.context,
+    signal,
+    tool_name: name,
+    progress: checked.onProgress === undefined ? QUIET_PROGRESS : progressFunction(checked.onProgress),
+    log: checked.onLog === undefined ? QUIET_LOG : logFunction(checked.onLog, name),
+    sample,
+    elicit,
+  };
 }
 
 interface CheckedOptions {
@@ -65,9 +101,12 @@ interface CheckedOptions {
   readonly signal: AbortSignal | undefined;
   readonly timeoutMs: number | undefined;
   readonly policy: CompiledPolicy | undefined;
+  readonly onProgress: ((report: ProgressReport) => void) | undefined;
+  readonly onLog: ((entry: LogEntry) => void) | undefined;
+  readonly client: ToolClient | undefined;
 }
 
-const NO_OPTIONS: CheckedOptions = { context: undefined, signal: undefined, timeoutMs: undefined, policy: undefined };
+const NO_OPTIONS: CheckedOptions = { context: undefined, signal: undefined, timeoutMs: undefined, policy: undefined, onProgress: undefined, onLog: undefined, client: undefined };
 
 function isAbortSignal(value: unknown): value is AbortSignal {
   return (
@@ -81,7 +120,12 @@ function isAbortSignal(value: unknown): value is AbortSignal {
 function checkOptions(options: InvokeOptions | undefined): CheckedOptions {
   if (options === undefined) return NO_OPTIONS;
   if (typeof options !== 'object' || options === null) throw new TypeError(`invoke(): options must be an object, got ${previewValue(options)}`);
-  const { context, signal, timeoutMs, policy } = options;
+  const { context, signal, timeoutMs, policy, onProgress, onLog, client } = options;
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError(`invoke(): onProgress must be a function, got ${previewValue(onProgress)}`);
+  if (onLog !== undefined && typeof onLog !== 'function') throw new TypeError(`invoke(): onLog must be a function, got ${previewValue(onLog)}`);
+  if (client !== undefined && (typeof client !== 'object' || client === null || typeof client.createMessage !== 'function' || typeof client.elicitInput !== 'function')) {
+    throw new TypeError(`invoke(): client must have createMessage and elicitInput functions, got ${previewValue(client)}`);
+  }
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`invoke(): signal must be an AbortSignal, got ${previewValue(signal)}`);
   if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))) {
     throw new TypeError(`invoke(): timeoutMs must be a number > 0 and <= ${MAX_TIMEOUT_MS} (or Infinity), got ${previewValue(timeoutMs)}`);
@@ -91,6 +135,9 @@ function checkOptions(options: InvokeOptions | undefined): CheckedOptions {
     signal,
     timeoutMs: timeoutMs === Infinity ? undefined : timeoutMs,
     policy: policy === undefined ? undefined : compilePolicy(policy),
+    onProgress,
+    onLog,
+    client,
   };
 }
 
@@ -175,7 +222,7 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
   } catch (error) {
     return Promise.reject(error);
   }
-  const { context, signal, timeoutMs, policy } = checked;
+  const { signal, timeoutMs, policy } = checked;
   if (signal?.aborted) return Promise.resolve(failure('ABORTED', `Tool '${name}' was not called: the signal was already aborted`, started));
   if (tool === undefined) return Promise.resolve(failure('TOOL_NOT_FOUND', `Tool '${name}' not found`, started));
   if (policy !== undefined) {
@@ -197,6 +244,7 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
 
   // finish and failed never throw: whatever the handler produced ends as a ToolResult.
   const finish = (data: unknown): ToolResult => {
+    if (isMcpContent(data)) return finishContent(data);
     const wrong = checkOutput === undefined ? undefined : checkSafely(checkOutput, data);
     if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned output that fails its output_schema: ${describe(wrong)}`, started, wrong);
     try {
@@ -210,10 +258,21 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
       return failure('TOOL_FAILED', `Tool '${name}' returned a value that cannot be frozen: ${messageOf(error)}`, started);
     }
   };
+  // MCP content (checked and frozen by mcpContent): output_schema judges its structuredContent.
+  const finishContent = (data: McpContent): ToolResult => {
+    if (checkOutput !== undefined && data.isError !== true) {
+      const wrong =
+        data.structuredContent === undefined
+          ? [{ path: '', message: 'is MCP content without structuredContent, which the output_schema asks for' }]
+          : checkSafely(checkOutput, data.structuredContent);
+      if (wrong !== undefined) return failure('INVALID_OUTPUT', `Tool '${name}' returned structuredContent that fails its output_schema: ${describe(wrong)}`, started, wrong);
+    }
+    return success(data, started, []);
+  };
   const failed = (error: unknown): ToolResult => failure('TOOL_FAILED', `Tool '${name}' failed: ${messageOf(error)}`, started);
 
   const controller = timeoutMs === undefined ? undefined : new AbortController();
-  const call = handlerOptions(context, controller?.signal ?? signal, name);
+  const call = handlerOptions(checked, controller?.signal ?? signal, name);
   let value: unknown;
   try {
     value = tool.handler(copy as Record<string, unknown>, call);

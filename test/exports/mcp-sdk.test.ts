@@ -72,7 +72,7 @@ describe('result converters', () => {
     const failure = toMcpCallToolResult(results.failure as ToolResult);
     expect(failure.isError).toBe(true);
     expect(failure.structuredContent).toBeUndefined();
-    expect(failure.content[0]?.text.startsWith('INVALID_ARGUMENTS')).toBe(true);
+    expect((failure.content[0] as { text: string }).text.startsWith('INVALID_ARGUMENTS')).toBe(true);
   });
 
   it('structuredContent is an object even when object data serialises to something else (toJSON)', () => {

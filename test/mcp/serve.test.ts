@@ -86,7 +86,7 @@ afterAll(async () => {
 describe('tool-registry serve --tools (Streamable HTTP)', () => {
   it('list (in pages) -> call -> result; invalid arguments, a throwing and a hanging handler, an unknown tool', async () => {
     const admin = await connect('admin');
-    expect(admin.client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
+    expect(admin.client.getServerCapabilities()).toEqual({ tools: { listChanged: true }, logging: {} });
     const { tools, pages } = await listAll(admin.client);
     expect(tools.map((tool) => tool.name)).toEqual(['boom', 'echo', 'hang', 'listing', 'read_notes', 'search']);
     expect(pages).toEqual([4, 2]);

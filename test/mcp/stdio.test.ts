@@ -32,7 +32,7 @@ afterAll(async () => {
 
 describe('tool-registry mcp (stdio)', () => {
   it('declares tools.listChanged and lists every tool in name order, two a page', async () => {
-    expect(admin.client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
+    expect(admin.client.getServerCapabilities()).toEqual({ tools: { listChanged: true }, logging: {} });
     expect(admin.client.getServerVersion()?.name).toBe('tool-registry');
     const { tools, pages } = await listAll(admin.client);
     expect(tools.map((tool) => tool.name)).toEqual(ALL);

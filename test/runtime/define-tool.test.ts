@@ -14,6 +14,7 @@ import {
   WRITE_FS,
   defineTool,
 } from '../../src/index.js';
+import type { ToolHandlerOptions } from '../../src/index.js';
 
 const handler = (): string => 'ok';
 const schema = { type: 'object', properties: { q: { type: 'string' } } };
@@ -123,7 +124,7 @@ describe('defineTool', () => {
   it('types the handler arguments from a zod schema (checked by the typecheck)', () => {
     const tool = defineTool({ name: 'typed', input_schema: z.object({ q: z.string(), n: z.number().optional() }), handler: ({ q }) => q.toUpperCase() });
     expectTypeOf(tool.handler).parameter(0).toEqualTypeOf<{ q: string; n?: number | undefined }>();
-    expect(tool.handler({ q: 'a' }, { context: undefined, signal: new AbortController().signal, tool_name: 'typed' })).toBe('A');
+    expect(tool.handler({ q: 'a' }, { context: undefined, signal: new AbortController().signal, tool_name: 'typed' } as ToolHandlerOptions)).toBe('A');
   });
 
   it('refuses a zod 3 schema, naming the field', () => {

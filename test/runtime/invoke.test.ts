@@ -54,7 +54,7 @@ describe.each([
     expect(result).toEqual({ success: true, data: { echoed: { q: 'cats', limit: 10, filters: { lang: 'en' } } }, execution_time_ms: expect.any(Number) });
   });
 
-  it('the call options are exactly { context, signal, tool_name }, own properties a spread keeps, whatever the options', async () => {
+  it('the call options are exactly { context, signal, tool_name, progress, log, sample, elicit }, own properties a spread keeps, whatever the options', async () => {
     const seen: ToolHandlerOptions[] = [];
     const tool = defineTool({ name: 'opts', input_schema: {}, handler: (_args, options) => { seen.push(options); return 1; } });
     const set = make([tool]);
@@ -65,9 +65,10 @@ describe.each([
     await set.invoke('opts', {}, { context, timeoutMs: 1000 });
     expect(seen).toHaveLength(4);
     for (const [index, options] of seen.entries()) {
-      expect(Object.keys(options).sort()).toEqual(['context', 'signal', 'tool_name']);
+      expect(Object.keys(options).sort()).toEqual(['context', 'elicit', 'log', 'progress', 'sample', 'signal', 'tool_name']);
       const spread = { ...options };
-      expect(spread).toEqual({ context: index === 0 ? undefined : context, signal: expect.any(AbortSignal), tool_name: 'opts' });
+      const fn = expect.any(Function);
+      expect(spread).toEqual({ context: index === 0 ? undefined : context, signal: expect.any(AbortSignal), tool_name: 'opts', progress: fn, log: fn, sample: fn, elicit: fn });
       expect(spread.signal).toBe(options.signal);
     }
   });

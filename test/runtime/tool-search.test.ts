@@ -6,7 +6,7 @@ import type { BetaToolReferenceBlockParam, BetaToolUnion } from '@anthropic-ai/s
 import type { Tool as OpenAIResponsesToolParam } from 'openai/resources/responses/responses';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolBox, ToolSet, defineTool, toAnthropicToolReferences, toAnthropicTools, toOpenAITools, toolSearchTool } from '../../src/index.js';
-import type { Tool, ToolSearchOutput, ToolSpecInput } from '../../src/index.js';
+import type { Tool, ToolHandlerOptions, ToolSearchOutput, ToolSpecInput } from '../../src/index.js';
 import { CATALOGUE } from '../conformance/search-suite.js';
 
 function toolOf(spec: ToolSpecInput, handler: (args: Record<string, unknown>) => unknown = () => spec.tool_name): Tool {
@@ -97,7 +97,7 @@ describe('toolSearchTool', () => {
     const again = await box.invoke('tool_search', { query: 'send an email' }, { context: { toolBox: box } });
     expect((again as { data: ToolSearchOutput }).data.loaded).toEqual([]);
     // Without a box as context it only answers.
-    const plain = await search.handler({ query: 'weather' }, { context: undefined, signal: new AbortController().signal, tool_name: 'tool_search' });
+    const plain = await search.handler({ query: 'weather' }, { context: undefined, signal: new AbortController().signal, tool_name: 'tool_search' } as ToolHandlerOptions);
     expect((plain as ToolSearchOutput).loaded).toEqual([]);
     expect(box.pruneEphemeral()).toEqual(['send_email', 'search_emails']);
     expect(box.all().map((tool) => tool.name)).toEqual(['tool_search']);
@@ -162,7 +162,7 @@ describe('deferred loading in the exports', () => {
     const search = toolSearchTool(new ToolSet(tools));
     const exported = toAnthropicTools([search, ...tools], { deferLoading: { keep: ['tool_search'], toolSearch: 'client' } });
     expect(exported.map((tool) => [tool.name, 'defer_loading' in tool])).toEqual([['tool_search', false], ['get_weather', true], ['weatherAlerts', true], ['send_email', true]]);
-    const result = await search.handler({ query: 'weather' }, { context: undefined, signal: new AbortController().signal, tool_name: 'tool_search' });
+    const result = await search.handler({ query: 'weather' }, { context: undefined, signal: new AbortController().signal, tool_name: 'tool_search' } as ToolHandlerOptions);
     const references: BetaToolReferenceBlockParam[] = toAnthropicToolReferences(result as ToolSearchOutput);
     expect(references).toEqual((result as ToolSearchOutput).tools.map((tool) => ({ type: 'tool_reference', tool_name: tool.name })));
     expect(references.map((reference) => reference.tool_name).sort()).toEqual(['get_weather', 'weatherAlerts']);
