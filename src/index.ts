@@ -34,6 +34,7 @@ export {
   SchemaTooNewError,
   RegistryClosedError,
   StorageBusyError,
+  StorageUnavailableError,
   ReadOnlyError,
   ProviderIncompatibleError,
   PreconditionFailedError,
