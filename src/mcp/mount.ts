@@ -35,7 +35,9 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
     if (known !== undefined) return known;
     const made = (async (): Promise<Endpoint> => {
       const live = await liveToolSet(registry, tools, onError === undefined ? {} : { onError: (error) => onError(error, namespace) });
-      return { registry, live, handler: createMcpHttpHandler(live, handlerOptions) };
+      const handler = createMcpHttpHandler(live, handlerOptions);
+      handlers.add(handler);
+      return { registry, live, handler };
     })();
     endpoints.set(namespace, made);
     // A failed start (the registry could not be read) is tried again by the next request.
@@ -43,15 +45,21 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
     return made;
   };
 
+  /** Handlers made so far, for their session counts (a namespace's endpoint once it started). */
+  const handlers = new Set<{ readonly sessionCount: number }>();
+
   return {
     scope: 'read',
+    sessionCount: () => [...handlers].reduce((sum, handler) => sum + handler.sessionCount, 0),
     async handle(request: Request, context: MountContext): Promise<Response> {
       if (closed) return new Response(null, { status: 503 });
       let endpoint = await endpointFor(context.namespace, context.registry);
       if (endpoint.registry !== context.registry) {
         // The namespace was opened again (a new registry object): follow the new one.
         endpoints.delete(context.namespace);
-        void endpoint.handler.close().then(() => endpoint.live.close());
+        const replaced = endpoint;
+        handlers.delete(replaced.handler);
+        void replaced.handler.close().then(() => replaced.live.close());
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
@@ -61,6 +69,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
       closed = true;
       const all = await Promise.allSettled(endpoints.values());
       endpoints.clear();
+      handlers.clear();
       await Promise.all(
         all.map(async (settled) => {
           if (settled.status !== 'fulfilled') return;

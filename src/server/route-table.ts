@@ -44,6 +44,8 @@ export interface RouteDefinition {
   readonly tag: string;
   /** The scope a token needs; `token`: any valid token; `null`: no token needed. */
   readonly scope: TokenScope | 'token' | null;
+  /** A request from a loopback address needs no token (GET /metrics: a local scraper); others need `scope`. */
+  readonly loopbackWithoutToken?: boolean;
   /** Also served under `/v1/namespaces/{ns}` (with the namespace's registry). */
   readonly namespaced: boolean;
   readonly query?: z.ZodObject;

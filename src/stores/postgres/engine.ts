@@ -97,6 +97,8 @@ export class PostgresEngine<T> {
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
+  /** Write transactions committed (storeMetrics). */
+  writeBatches = 0;
   /** The listener's first connection, once something needed it (see #listen). */
   #listenerStarted: Promise<boolean> | undefined;
 
@@ -302,7 +304,7 @@ export class PostgresEngine<T> {
     const lockTimeoutMs = (): number => deadline - performance.now();
     let outcome: WriteOutcome | undefined;
     try {
-      return await this.#timed(
+      const result = await this.#timed(
         operation,
         () =>
           callDeadline.run(deadline, async () => {
@@ -322,6 +324,8 @@ export class PostgresEngine<T> {
           }),
         () => outcome,
       );
+      this.writeBatches++;
+      return result;
     } catch (error) {
       // A write that failed may still have committed (a lost COMMIT reply): the cache looks at
       // the log before its next answer. A commit it missed so is after the listener's last

@@ -11,6 +11,7 @@ import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, W
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { RegistryClosedError, StorageUnavailableError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import type { StoreMetrics } from '../../core/store-metrics.js';
 import { changeAction } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { deprecationColumns, deprecationOfColumns as deprecationOf } from '../../core/stored-row.js';
@@ -90,6 +91,8 @@ export interface PostgresToolRegistry extends ToolRegistry {
   status(): Promise<PostgresStatus>;
   /** Checks that every current row's spec parses, meets the contract and has the fingerprint of its canonical form. */
   verify(): Promise<PostgresVerifyReport>;
+  /** Counters since the open: the read cache's hits, misses and reads answered while the database was away, committed write transactions. */
+  storeMetrics(): StoreMetrics;
 }
 
 function toRecord(row: ToolRow): ToolRecord {
@@ -510,6 +513,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   async status(): Promise<PostgresStatus> {
     this.#assertOpen('status');
     return Object.freeze(await this.#engine.status());
+  }
+
+  storeMetrics(): StoreMetrics {
+    const cache = this.#engine.cache?.stats;
+    const writes = { writeBatches: this.#engine.writeBatches };
+    return Object.freeze(cache === undefined ? writes : { cacheHits: cache.hits, cacheMisses: cache.uncachedReads, staleReads: cache.staleReads, ...writes });
   }
 
   async verify(): Promise<PostgresVerifyReport> {
