@@ -310,6 +310,18 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
+    try {
+      return await this.#write(method, plan);
+    } catch (error) {
+      // Unavailable before the write itself was attempted (the cache catching up first): not written.
+      if (error instanceof StorageUnavailableError && error.context.outcome === undefined) {
+        throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
+      }
+      throw error;
+    }
+  }
+
+  async #write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     const fromCache = await this.#writeFromCache(method, plan);
     if (fromCache !== undefined) return fromCache.result;
