@@ -6,8 +6,9 @@
 // 200s from the cache or 503 STORAGE_UNAVAILABLE with Retry-After, never a 500, and everything
 // recovers by itself; `kill -9` of a server in the middle of writes loses nothing acknowledged,
 // and its SSE clients resume on another server with Last-Event-ID. A PostgreSQL server of its
-// own (it is restarted), started once with the three servers; the file takes about 15-25 s,
-// most of it the embedded server's initdb and the three processes' start.
+// own (it is restarted), started once with the three servers. A process-heavy file by nature
+// (three servers, a restarted PostgreSQL): its five tests took 31-35 s at a load average of 19
+// on the two shared cores, and beforeAll (initdb, start, three `serve` starts) about 45 s more.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
