@@ -21,7 +21,8 @@ function commonErrors(route: RouteDefinition, prefixed: boolean): string[] {
   if (route.scope !== null && route.scope !== 'token') codes.push('FORBIDDEN');
   if (route.query !== undefined || route.path.includes('{')) codes.push('BAD_REQUEST');
   if (route.body !== undefined) codes.push('BAD_REQUEST', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE');
-  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND');
+  // A namespace's store (PostgreSQL) that cannot be reached: 503 with Retry-After, on any route that uses it.
+  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND', 'STORAGE_UNAVAILABLE');
   if (route.namespaced && route.method !== 'get') codes.push('READ_ONLY', 'REGISTRY_CLOSED');
   return codes;
 }
