@@ -40,7 +40,8 @@ const streams: EventStream[] = [];
 
 async function serve(): Promise<{ cli: RunningCli; base: string }> {
   const cli = startCli(['serve', '--port', '0', '--db', url, '--no-console', '--tools', TOOLS_MODULE], { cwd: folder });
-  await cli.lines(1);
+  // A generous deadline: three starts at once on a loaded machine took over 30 s once.
+  await cli.lines(1, 150_000);
   const match = /^listening on (http:\/\/\S+)$/m.exec(cli.stdout());
   if (match === null) throw new Error(`serve did not start: ${cli.stderr()}`);
   return { cli, base: match[1] as string };
