@@ -8,8 +8,9 @@
 // and its SSE clients resume on another server with Last-Event-ID. Against the build before
 // (11f879d) the killed-backend and restart tests fail: 500 INTERNAL. A PostgreSQL server of its
 // own (it is restarted), started once with the three servers. A process-heavy file by nature
-// (three servers, a restarted PostgreSQL): its five tests took 31-35 s at a load average of 19
-// on the two shared cores, and beforeAll (initdb, start, three `serve` starts) about 45 s more.
+// (three servers, a restarted PostgreSQL): 28 s alone at a load average of 13 on the two shared
+// cores (the five tests 12 s, beforeAll's initdb, start and three `serve` starts 16 s); 75-100 s
+// at a load average of 19 with a dozen other files running.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
