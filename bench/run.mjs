@@ -28,6 +28,7 @@ import { coreWorkloads } from './core.mjs';
 import { searchWorkloads, toolEPath } from './search.mjs';
 import { random } from './lib/random.mjs';
 import { serverWorkloads } from './server.mjs';
+import { fleetWorkloads } from './fleet.mjs';
 import { versionsWorkloads } from './versions.mjs';
 import { compatFuzzWorkloads } from './compat-fuzz.mjs';
 import { mcpWorkloads } from './mcp.mjs';
@@ -437,6 +438,8 @@ const STEPS = [
   ['server', () => serverWorkloads({ record, log })],
   // tool-registry mcp against the SDK's McpServer over stdio, and list_changed latency (bench/mcp.mjs).
   ['mcp', () => mcpWorkloads({ record, log })],
+  // Three serve processes on one PostgreSQL: a write's propagation to every server's SSE clients (bench/fleet.mjs).
+  ['fleet', () => fleetWorkloads({ record, log })],
 ];
 const ONLY = process.env.BENCH_ONLY?.split(',').filter(Boolean);
 

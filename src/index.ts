@@ -36,6 +36,7 @@ export {
   SchemaTooNewError,
   RegistryClosedError,
   StorageBusyError,
+  StorageUnavailableError,
   ReadOnlyError,
   ProviderIncompatibleError,
   PreconditionFailedError,
@@ -170,6 +171,7 @@ export type { DeferLoadingOptions, AnthropicToolSearchTool, AnthropicToolReferen
 export { Deprecation } from './core/public-contracts.js';
 export type { DeprecationInput } from './core/contracts.js';
 export type { RegistrationOptions } from './core/registry.js';
+export type { StoreMetrics } from './core/store-metrics.js';
 export { VersionDowngradeError, CompatibilityFailedError } from './core/errors.js';
 export { compareSchemas, compareToolSchemas, SCHEMA_DIFFERENCE_TYPES } from './core/schema-compare.js';
 export type { SchemaComparison, SchemaDifference, SchemaDifferenceType, ToolSchemas } from './core/schema-compare.js';

@@ -48,7 +48,8 @@ async function openPostgres(database: string, readonly: boolean): Promise<Postgr
     // node-postgres is loaded by the first PostgreSQL store (src/node-postgres.ts), never by a SQLite command.
     // One command, one read: no cache to keep coherent.
     return await openPostgresToolRegistry({ connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
-  } catch (error) {
+  } catch (caught) {
+    const error = driverError(caught);
     if (error instanceof ToolRegistryError) throw error;
     // The options come from the URL (?schema=): a bad one is the user's value, not a bug.
     if (error instanceof TypeError) throw new CliError('USAGE', `the database URL ${describeDatabase(database)}: ${error.message}`, { cause: error });
@@ -148,11 +149,20 @@ export function storageFailureCode(database: string, error: Error): string | und
 }
 
 /**
+ * The driver's error under a STORAGE_UNAVAILABLE (the server or the connection went away), which
+ * the command reports as IO_ERROR like any failure of its database; anything else as it is.
+ */
+function driverError(error: unknown): unknown {
+  return error instanceof ToolRegistryError && error.code === 'STORAGE_UNAVAILABLE' && error.cause instanceof Error ? error.cause : error;
+}
+
+/**
  * A failure of the database itself, met after it opened (SQLite: pages damaged since, a full
  * disk; PostgreSQL: the connection ended, the server shut down or ran out of space), is
  * IO_ERROR like a database that cannot be opened, on every store; anything else passes unchanged.
  */
-function storageFailure(database: string, error: unknown): unknown {
+function storageFailure(database: string, caught: unknown): unknown {
+  const error = driverError(caught);
   if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
   const code = storageFailureCode(database, error);
   if (code === undefined) return error;

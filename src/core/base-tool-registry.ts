@@ -4,7 +4,7 @@
 // fetch, and make each write atomic.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deprecation, DeprecationInput, ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
-import { ChangesExpiredError, ReadOnlyError, RegistryClosedError, StorageBusyError, ToolNotFoundError, ValidationError } from './errors.js';
+import { ChangesExpiredError, ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError, ToolNotFoundError, ValidationError } from './errors.js';
 import { previewValue } from './issues.js';
 import type {
   ChangeEvent,
@@ -229,18 +229,19 @@ function optionsObject(method: string, options: unknown): Record<string, unknown
 
 /**
  * `pending`, where the error it rejects with becomes the call's own when a store could not
- * tell which call it was: STORAGE_BUSY gets `context.operation` the method that waited and
+ * tell which call it was: STORAGE_BUSY and STORAGE_UNAVAILABLE get `context.operation` the method that waited and
  * `context.tool_name` the tool it named (a group-commit batch that never got its lock rejects
  * every call in it with one error; a store may name the read it was doing), READ_ONLY gets
  * the tool. Any other error passes unchanged. One place for every store.
  */
 function errorOfCall<T>(pending: Promise<T>, method: string, toolName: string | undefined): Promise<T> {
   return pending.catch((error: unknown) => {
-    if (error instanceof StorageBusyError && (error.context.operation !== method || error.context.tool_name !== toolName)) {
+    if ((error instanceof StorageBusyError || error instanceof StorageUnavailableError) && (error.context.operation !== method || error.context.tool_name !== toolName)) {
       // The store's message starts with the operation it names; the call's name replaces it.
       const message = `${method}(${toolName === undefined ? '' : JSON.stringify(toolName)}): ${error.message.replace(/^[^:]*: /, '')}`;
       const { tool_name: _batchNeighbour, ...context } = error.context;
-      throw new StorageBusyError(message, toolName === undefined ? { ...context, operation: method } : { ...context, operation: method, tool_name: toolName }, error.cause);
+      const named = toolName === undefined ? { ...context, operation: method } : { ...context, operation: method, tool_name: toolName };
+      throw error instanceof StorageBusyError ? new StorageBusyError(message, named, error.cause) : new StorageUnavailableError(message, named, error.cause);
     }
     if (error instanceof ReadOnlyError && error.context.tool_name === undefined) {
       throw new ReadOnlyError(method, { cause: error.cause, toolName });
@@ -316,10 +317,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
    * Whether a watch whose read of the change log failed with `error` waits and reads again
    * instead of ending: the storage is unavailable for a while (a lock held past the busy
    * timeout; for a server, the connection or the server going away), the read itself is fine.
-   * The watch keeps its cursor, so no event is lost or repeated. Every store: `STORAGE_BUSY`.
+   * The watch keeps its cursor, so no event is lost or repeated. Every store: `STORAGE_BUSY`
+   * and `STORAGE_UNAVAILABLE`.
    */
   protected _isTransient(error: unknown): boolean {
-    return error instanceof StorageBusyError;
+    return error instanceof StorageBusyError || error instanceof StorageUnavailableError;
   }
 
   /** Aborted by close(): ends every watch. */

@@ -10,6 +10,7 @@ export type ToolRegistryErrorCode =
   | 'SCHEMA_TOO_NEW'
   | 'REGISTRY_CLOSED'
   | 'STORAGE_BUSY'
+  | 'STORAGE_UNAVAILABLE'
   | 'READ_ONLY'
   | 'PRECONDITION_FAILED'
   | 'CHANGES_EXPIRED'
@@ -118,6 +119,22 @@ export class RegistryClosedError extends ToolRegistryError {
 export class StorageBusyError extends ToolRegistryError {
   constructor(message: string, context: ToolRegistryErrorContext = {}, cause?: unknown) {
     super('STORAGE_BUSY', message, { context, cause });
+  }
+}
+
+/**
+ * The storage cannot be reached: the database server is down, restarting or failing over, or
+ * it ended the connection (PostgreSQL: refused or reset connections, `57P01`-`57P03`, class
+ * `08`, a connection that ended without a word). Retry later; the driver's error is `cause`.
+ * `context.operation` is the method; for a write, `context.outcome` says what is known of it:
+ * `'not_written'` (it failed before its commit was sent: nothing of it is stored) or
+ * `'unknown'` (its commit was sent and the answer lost: it is stored whole or not at all; read
+ * to find out, or repeat it: the registration rule makes a repeated write of the same input a
+ * no-op).
+ */
+export class StorageUnavailableError extends ToolRegistryError {
+  constructor(message: string, context: ToolRegistryErrorContext = {}, cause?: unknown) {
+    super('STORAGE_UNAVAILABLE', message, { context, cause });
   }
 }
 

@@ -40,10 +40,16 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
   const endpoints = new Map<string, Promise<Endpoint>>();
   let closed = false;
 
+  /** Handlers made so far, for their session counts (a namespace's endpoint once it started). */
+  const handlers = new Set<{ readonly sessionCount: number }>();
+
   const retire = (namespace: string, endpoint: Promise<Endpoint>): void => {
     if (endpoints.get(namespace) === endpoint) endpoints.delete(namespace);
     void endpoint.then(
-      (done) => done.handler.close().then(() => done.live.close()),
+      (done) => {
+        handlers.delete(done.handler);
+        return done.handler.close().then(() => done.live.close());
+      },
       () => {},
     );
   };
@@ -61,7 +67,9 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
           else process.emitWarning(`mcpMount: namespace ${namespace} cannot follow its registry (${(error as Error).message ?? String(error)}); retrying`, 'ToolRegistryWarning');
         },
       });
-      return { registry, live, handler: createMcpHttpHandler(live, handlerOptions) };
+      const handler = createMcpHttpHandler(live, handlerOptions);
+      handlers.add(handler);
+      return { registry, live, handler };
     })();
     endpoints.set(namespace, made);
     // A failed start (the registry could not be read) is tried again by the next request.
@@ -71,6 +79,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
 
   return {
     scope: 'read',
+    sessionCount: () => [...handlers].reduce((sum, handler) => sum + handler.sessionCount, 0),
     async handle(request: Request, context: MountContext): Promise<Response> {
       if (closed) return new Response(null, { status: 503 });
       let endpoint = await endpointFor(context.namespace, context.registry);
@@ -88,6 +97,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
       closed = true;
       const all = await Promise.allSettled(endpoints.values());
       endpoints.clear();
+      handlers.clear();
       await Promise.all(
         all.map(async (settled) => {
           if (settled.status !== 'fulfilled') return;

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
+import { InMemoryToolRegistry, StorageUnavailableError, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
 import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits } from './limits.js';
@@ -246,7 +246,7 @@ class PostgresSchemas extends CachingSource {
   }
   protected async exists(ns: string): Promise<boolean> {
     if (ns === DEFAULT_NAMESPACE) return true;
-    const { rows } = await this.#pool.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schemaOf(ns)]);
+    const { rows } = await this.#catalog<{ '?column?': number }>('namespaces', 'SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schemaOf(ns)]);
     return rows.length > 0;
   }
   protected openRegistry(ns: string): Promise<ToolRegistry> {
@@ -254,10 +254,23 @@ class PostgresSchemas extends CachingSource {
   }
   async list(): Promise<string[]> {
     const prefix = `${this.#base}_ns_`;
-    const { rows } = await this.#pool.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
+    const { rows } = await this.#catalog<{ nspname: string }>('namespaces', 'SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
     const names = rows.map((r) => r.nspname.slice(prefix.length)).filter((n) => NAMESPACE_PATTERN.test(n));
     return [...new Set([DEFAULT_NAMESPACE, ...names])].sort();
   }
+  /**
+   * A query of the catalog. These fixed statements on pg_namespace fail only when the server
+   * or the connection does: STORAGE_UNAVAILABLE (a 503 with Retry-After), as the store's own
+   * calls are, with the driver's error as cause.
+   */
+  async #catalog<R extends pg.QueryResultRow>(operation: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.#pool.query<R>(text, values);
+    } catch (error) {
+      throw new StorageUnavailableError(`${operation}: the database cannot be reached: ${(error as Error).message ?? String(error)}`, { operation }, error);
+    }
+  }
+
   override async close(): Promise<void> {
     await super.close();
     if (this.#ownsPool) await this.#pool.end();

@@ -23,8 +23,9 @@ function commonErrors(route: RouteDefinition, prefixed: boolean): string[] {
   // A method that changes something: a foreign Origin, a body that is not JSON or too large.
   if (route.method !== 'get') codes.push('ORIGIN_NOT_ALLOWED', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE');
   if (route.body !== undefined) codes.push(route.body.kind === 'snapshot' ? 'SNAPSHOT_INVALID' : 'VALIDATION_FAILED');
-  // A namespace past --max-open-namespaces with every one in use, or no file handle left to open it.
-  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND', 'CAPACITY_EXCEEDED');
+  // A namespace past --max-open-namespaces with every one in use, or no file handle left to open it;
+  // its store (PostgreSQL) that cannot be reached: 503 with Retry-After.
+  if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND', 'CAPACITY_EXCEEDED', 'STORAGE_UNAVAILABLE');
   if (route.namespaced && route.method !== 'get') codes.push('READ_ONLY', 'REGISTRY_CLOSED');
   return codes;
 }

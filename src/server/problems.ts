@@ -41,6 +41,7 @@ export const PROBLEM_STATUS: Readonly<Record<string, { readonly status: number; 
   SCHEMA_TOO_NEW: { status: 500, title: 'The database was migrated by a newer release' },
   REGISTRY_CLOSED: { status: 503, title: 'The registry is closed' },
   STORAGE_BUSY: { status: 503, title: 'The store is busy' },
+  STORAGE_UNAVAILABLE: { status: 503, title: 'The store cannot be reached' },
   // the server's own
   BAD_REQUEST: { status: 400, title: 'The request is malformed' },
   UNAUTHORIZED: { status: 401, title: 'A valid bearer token is required' },
@@ -113,7 +114,7 @@ export function problemResponse(
     ...(extra.errorId === undefined ? {} : { error_id: extra.errorId }),
   };
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...extra.headers };
-  if (code === 'STORAGE_BUSY' || code === 'SHUTTING_DOWN' || code === 'REGISTRY_CLOSED') headers['retry-after'] = String(RETRY_AFTER_SECONDS);
+  if (code === 'STORAGE_BUSY' || code === 'STORAGE_UNAVAILABLE' || code === 'SHUTTING_DOWN' || code === 'REGISTRY_CLOSED') headers['retry-after'] = String(RETRY_AFTER_SECONDS);
   return new Response(JSON.stringify(body), { status, headers });
 }
 

@@ -21,6 +21,8 @@ import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
 import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
+import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
+import { requestIdOf, withRequestId } from './request-id.js';
 import { serveStatic } from './static-files.js';
 import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
 import type { AuthenticatedToken, TokenScope, TokenVerifier } from './tokens.js';
@@ -49,11 +51,15 @@ export interface Mount {
   readonly scope?: TokenScope;
   /** Called when the server closes (end sessions); awaited before the registries close. */
   readonly close?: () => Promise<void>;
+  /** Sessions open now (the MCP endpoint), for GET /metrics. */
+  readonly sessionCount?: () => number;
 }
 
 /** One line per request (`log` option): never the token itself. */
 export interface RequestLogEntry {
   readonly time: string;
+  /** Also the response's `X-Request-Id` (the request's own when it sent an acceptable one). */
+  readonly request_id: string;
   readonly method: string;
   /** The route's pattern (`/v1/tools/{name}`), or the path when no route matched. */
   readonly route: string;
@@ -120,8 +126,12 @@ export interface ToolRegistryServerOptions {
 
 /** The server: a web-standard handler plus its lifecycle. */
 export interface ToolRegistryServer {
-  /** Answers one request; never rejects (a failure is a problem response). */
-  readonly fetch: (request: Request) => Promise<Response>;
+  /**
+   * Answers one request; never rejects (a failure is a problem response). `connection`: where
+   * it came from (`listen()` passes the socket's remote address; GET /metrics needs no token
+   * from a loopback address).
+   */
+  readonly fetch: (request: Request, connection?: { readonly remoteAddress?: string }) => Promise<Response>;
   /** The OpenAPI 3.1 document (generated from the zod contracts). */
   openapi(): Record<string, unknown>;
   /** Requests being answered now (event streams not counted once their headers are out). */
@@ -144,6 +154,7 @@ interface RequestFacts {
   route: string | null;
   namespace: string | null;
   token: string | null;
+  remoteAddress: string | undefined;
   errorId?: string;
   error?: string;
 }
@@ -213,6 +224,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const hold = (namespace: string): (() => void) => source.hold?.(namespace) ?? (() => {});
   const defaults = defaultLimits();
   const leases = new Leases({ maxStreams: options.maxStreams ?? defaults.maxStreams, maxSessions: options.maxSessions ?? defaults.maxSessions, tokens, hold });
+  const metrics = new ServerMetrics(
+    Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.sessionCount === undefined ? [] : [[name, mount.sessionCount]]))),
+  );
   let inFlight = 0;
   let drainWaiters: (() => void)[] = [];
   let closing: Promise<void> | undefined;
@@ -329,11 +343,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const onRoute = (route: RouteDefinition, prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
     const facts = c.env.facts;
     facts.route = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
-    const token = route.scope === null || (route.scope === 'optional' && bearer(c.req.raw) === undefined) ? null : authenticate(c.req.raw, facts);
+    const open = route.scope === null || (route.scope === 'optional' && bearer(c.req.raw) === undefined) || (route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress));
+    const token = open ? null : authenticate(c.req.raw, facts);
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
     facts.namespace = route.namespaced ? namespace : null;
     const registry = route.namespaced ? await resolveNamespace(namespace, token) : (undefined as unknown as ToolRegistry);
+    if (route.namespaced) metrics.sawRegistry(namespace, registry);
     if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
     const url = new URL(c.req.url);
@@ -376,7 +392,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
-  for (const route of [...services, ...REGISTRY_ROUTES]) {
+  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES]) {
     allRoutes.push({ route, prefixed: false });
     if (route.namespaced) allRoutes.push({ route, prefixed: true });
   }
@@ -400,6 +416,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const namespace = prefixed ? (c.req.param('ns') as string) : DEFAULT_NAMESPACE;
       facts.namespace = namespace;
       const registry = await resolveNamespace(namespace, token);
+      metrics.sawRegistry(namespace, registry);
       requireScope(token, mount.scope ?? 'read');
       const release = hold(namespace);
       try {
@@ -486,9 +503,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     }
   };
 
-  const fetch = async (request: Request): Promise<Response> => {
+  const fetch = async (request: Request, connection?: { readonly remoteAddress?: string }): Promise<Response> => {
     const started = performance.now();
-    const facts: RequestFacts = { route: null, namespace: null, token: null };
+    const requestId = requestIdOf(request);
+    const facts: RequestFacts = { route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress };
     let response: Response;
     if (shutdownController.signal.aborted) {
       response = problemResponse('SHUTTING_DOWN', 'the server is shutting down; retry on another instance or after it restarts', { headers: { connection: 'close' } });
@@ -504,14 +522,18 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
         settle();
       }
     }
+    const seconds = (performance.now() - started) / 1000;
+    metrics.observe(request.method, facts.route, response.status, seconds);
+    response = metrics.trackStream(withRequestId(response, requestId), facts.route);
     if (options.log !== undefined) {
       const entry: RequestLogEntry = {
         time: new Date().toISOString(),
+        request_id: requestId,
         method: request.method,
         route: facts.route ?? new URL(request.url).pathname,
         namespace: facts.namespace,
         status: response.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
+        ms: Math.round(seconds * 100_000) / 100,
         token: facts.token,
         ...(facts.errorId === undefined ? {} : { error_id: facts.errorId, error: facts.error }),
       };

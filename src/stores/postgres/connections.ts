@@ -21,6 +21,9 @@ const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
 /** node-postgres' errors for a socket that ended, was refused or never answered (no SQLSTATE). */
 const SOCKET_FAILURE = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
 
+/** node-postgres' words for a statement refused because its client had already failed: it was never sent. */
+const DEAD_BEFORE_SENDING = /^Client has encountered a connection error and is not queryable\b/;
+
 /**
  * Whether `error` says the connection to the server failed (refused, cut, the server shutting
  * down or restarting), as opposed to a statement failing: the next connection may well work.
@@ -30,7 +33,8 @@ export function isConnectionFailure(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') return CONNECTION_SQLSTATE.test(code) || SOCKET_FAILURE.test(code);
   // pg's own words for a connection that ended, and for a client used after its connection failed.
-  return /^(Connection terminated\b|Client has encountered a connection error\b)/.test(error.message);
+  // pg-pool's own connect timeout (connectionTimeoutMillis of a caller's pool) too.
+  return /^(Connection terminated\b|Client has encountered a connection error\b|timeout exceeded when trying to connect\b)/.test(error.message);
 }
 
 /** No connection of the pool became free in time (the store turns it into STORAGE_BUSY). */
@@ -44,42 +48,63 @@ export class CheckoutTimeoutError extends Error {
   }
 }
 
-/** `pool.connect()`, given up after `waitMs` (a connection that arrives later goes straight back). */
-async function connectWithin(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
-  const pending = pool.connect();
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new CheckoutTimeoutError(waitMs, pool)), Math.max(1, waitMs));
-  });
-  try {
-    return await Promise.race([pending, timedOut]);
-  } catch (error) {
-    if (error instanceof CheckoutTimeoutError) pending.then((late) => late.release(), () => {});
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+/** Errors of statements that never reached the server (a refused connect, a client found dead before sending). */
+const notSent = new WeakSet<object>();
+
+/** Marks `error` as the failure of a statement that was never sent; returns it. */
+function markNotSent(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) notSent.add(error);
+  return error;
+}
+
+/**
+ * Whether `error` is known to have happened before anything was sent to the server: the
+ * connection was refused, or the client was already dead when the statement was to be sent
+ * (node-postgres: "not queryable"). A write that failed so did not happen; any other failure
+ * of a write may have committed.
+ */
+export function failedBeforeSending(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && notSent.has(error);
 }
 
 /**
  * Checks a client out of `pool` (waiting at most `waitMs` for one: CheckoutTimeoutError) with
  * an 'error' listener of ours for as long as it is out (the failure reaches the query that was
  * running, and the pool drops a client that can no longer query when it is released). Release
- * it as usual, exactly once.
+ * it as usual, exactly once. The listener is added in pg-pool's callback, synchronously: a new
+ * connection whose server sends its FATAL in the same packet as the end of the handshake (a
+ * `pg_terminate_backend` right after connecting) emits 'error' before a promise continuation
+ * would run, and an 'error' without a listener crashes the process.
  */
-export async function checkOut(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
-  const client = await connectWithin(pool, waitMs);
-  const ignore = (): void => {
-    // The query in flight gets the error; release() hands the dead client back to be dropped.
-  };
-  client.on('error', ignore);
-  // The pool sets a fresh `release` at every check-out: this wrapper lasts for this one.
-  const release = client.release;
-  client.release = (destroy?: Error | boolean): void => {
-    client.off('error', ignore);
-    release(destroy);
-  };
-  return client;
+export function checkOut(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      reject(new CheckoutTimeoutError(waitMs, pool));
+    }, Math.max(1, waitMs));
+    pool.connect((error, client, done) => {
+      clearTimeout(timer);
+      if (error !== undefined && error !== null) {
+        if (!settled) reject(markNotSent(error));
+        settled = true;
+        return;
+      }
+      const checkedOut = client as pg.PoolClient;
+      const ignore = (): void => {
+        // The query in flight gets the error; release() hands the dead client back to be dropped.
+      };
+      checkedOut.on('error', ignore);
+      checkedOut.release = (destroy?: Error | boolean): void => {
+        checkedOut.off('error', ignore);
+        done(destroy);
+      };
+      // A connection that arrives after the wait was given up goes straight back.
+      if (settled) checkedOut.release();
+      else resolve(checkedOut);
+      settled = true;
+    });
+  });
 }
 
 /**
@@ -104,6 +129,7 @@ export function kyselyPool(pool: pg.Pool, waitMs: () => number): PostgresPool {
             // A statement outside a transaction has no ROLLBACK to find the connection gone:
             // its own failure says so (the server's FATAL can come before the socket closes).
             if (rollback || isConnectionFailure(error)) broken = true;
+            if (DEAD_BEFORE_SENDING.test((error as Error).message ?? '')) markNotSent(error);
             if (rollback) return { command: 'ROLLBACK', rowCount: 0, rows: [] } satisfies PostgresQueryResult<never>;
             throw error;
           }

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut, kyselyPool } from './connections.js';
+import { CheckoutTimeoutError, checkOut, failedBeforeSending, isConnectionFailure, kyselyPool } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
@@ -18,6 +18,8 @@ import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow } from './tables.js';
+import { storageUnavailable } from './unavailable.js';
+import type { WriteOutcome } from './unavailable.js';
 
 export interface EngineOptions<T> {
   readonly connectionString?: string;
@@ -27,6 +29,8 @@ export interface EngineOptions<T> {
   readonly statementTimeoutMs?: number;
   readonly readonly?: boolean;
   readonly cache?: boolean;
+  /** While the database cannot be reached, reads may answer from the cache for this long after the listener last confirmed it. */
+  readonly staleIfErrorMs?: number;
   /** Where the LISTEN connection goes, when the pool's server cannot LISTEN (PgBouncer in transaction mode). */
   readonly listenConnectionString?: string;
   /** Builds the cached value of a row. */
@@ -41,6 +45,7 @@ const NO_DEPRECATION = Object.freeze({ dep_message: null, dep_replacement: null,
 /** More names than this in one write take the writers' lock exclusively instead of one lock each. */
 const MAX_NAME_LOCKS = 64;
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+const DEFAULT_STALE_IF_ERROR_MS = 5000;
 /** The listener's heartbeat; the cache's staleness bound is twice this. */
 const HEARTBEAT_MS = 500;
 /** How often a watch looks at the log while no listener is up. */
@@ -92,6 +97,8 @@ export class PostgresEngine<T> {
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
+  /** Write transactions committed (storeMetrics). */
+  writeBatches = 0;
   /** The listener's first connection, once something needed it (see #listen). */
   #listenerStarted: Promise<boolean> | undefined;
 
@@ -104,6 +111,7 @@ export class PostgresEngine<T> {
     statementTimeoutMs: number | undefined;
     listenConfig: pg.ClientConfig | undefined;
     cache: boolean;
+    staleIfErrorMs: number;
     convert: (row: RegistrationRow) => T;
   }) {
     this.schema = init.schema;
@@ -130,7 +138,8 @@ export class PostgresEngine<T> {
           cache?.invalidate();
           this.#wake();
         },
-        onDisconnect: () => cache?.invalidate(),
+        // The loss alone does not keep memory from answering while the database is away (staleIfErrorMs).
+        onDisconnect: () => cache?.invalidate(false),
       });
       if (init.cache) {
         cache = new PostgresReadCache({
@@ -138,6 +147,7 @@ export class PostgresEngine<T> {
           schema: init.schema,
           listener: this.listener,
           stalenessMs: 2 * HEARTBEAT_MS,
+          staleIfErrorMs: init.staleIfErrorMs,
           convert: init.convert,
         });
       }
@@ -165,6 +175,7 @@ export class PostgresEngine<T> {
     const statementTimeoutMs = optionalMs('statementTimeoutMs', options.statementTimeoutMs, undefined);
     const readonly = optionalBoolean('readonly', options.readonly, false);
     const cache = optionalBoolean('cache', options.cache, true);
+    const staleIfErrorMs = optionalMs('staleIfErrorMs', options.staleIfErrorMs, DEFAULT_STALE_IF_ERROR_MS) as number;
     const listen = options.listenConnectionString;
     if (listen !== undefined && (typeof listen !== 'string' || listen === '')) {
       throw new TypeError(`openPostgresToolRegistry(): listenConnectionString must be a non-empty string, got ${describe(listen)}`);
@@ -184,6 +195,7 @@ export class PostgresEngine<T> {
       statementTimeoutMs,
       listenConfig,
       cache,
+      staleIfErrorMs,
       convert: options.convert,
     });
     try {
@@ -196,7 +208,7 @@ export class PostgresEngine<T> {
       return engine;
     } catch (error) {
       await engine.close();
-      throw error;
+      throw isConnectionFailure(error) ? storageUnavailable('open', error) : error;
     }
   }
 
@@ -237,7 +249,7 @@ export class PostgresEngine<T> {
    */
   async write<R>(operation: string, scope: WriteScope, work: (trx: Db, rows: RegistrationRow[], policy: readonly [string, string][]) => Promise<R>): Promise<R> {
     const names = 'names' in scope && scope.names.length <= MAX_NAME_LOCKS ? scope.names : undefined;
-    return this.#writing(operation, (lockTimeoutMs) =>
+    return this.#writing(operation, (lockTimeoutMs, progress) =>
       this.db.transaction().execute(async (trx) => {
         if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
         const lockedNames = names ?? ('names' in scope ? scope.names : []);
@@ -246,7 +258,10 @@ export class PostgresEngine<T> {
         // the locked tools' deprecations (migration 0006), in one more round trip.
         const { policy, deprecations } = await readPolicyAndDeprecations(trx, lockedNames);
         const rows = locked.map((row) => ({ ...row, ...(deprecations.get(row.tool_name) ?? NO_DEPRECATION) }));
-        return work(trx, rows, policy);
+        const result = await work(trx, rows, policy);
+        // Kysely sends COMMIT next: a connection lost from here on leaves the outcome unknown.
+        progress.commitSent = true;
+        return result;
       }),
     );
   }
@@ -265,24 +280,57 @@ export class PostgresEngine<T> {
    * trip. Waits, retries, STORAGE_BUSY, READ_ONLY and the cache as for `write`.
    */
   async writeInOneStatement<R>(operation: string, work: (db: Db, lockTimeoutMs: number) => Promise<R>): Promise<R> {
-    return this.#writing(operation, (lockTimeoutMs) => this.db.connection().execute((connection) => work(connection, lockTimeoutMs())));
+    return this.#writing(operation, (lockTimeoutMs, progress) =>
+      this.db.connection().execute((connection) => {
+        // The statement commits as it ends: once sent, a lost connection leaves the outcome unknown.
+        progress.commitSent = true;
+        return work(connection, lockTimeoutMs());
+      }),
+    );
   }
 
-  /** What every write shares: one attempt at a time until it is not busy, within busyTimeoutMs. */
-  async #writing<R>(operation: string, attempt: (lockTimeoutMs: () => number) => Promise<R>): Promise<R> {
+  /**
+   * What every write shares: one attempt at a time until it is not busy, within busyTimeoutMs.
+   * A write whose statement never reached the server (a refused connect, a pooled connection
+   * found dead) is tried once more on a fresh connection; any other connection failure is
+   * STORAGE_UNAVAILABLE, `outcome: 'not_written'` before its commit was sent, else `'unknown'`
+   * (never repeated: it may have committed).
+   */
+  async #writing<R>(operation: string, attempt: (lockTimeoutMs: () => number, progress: { commitSent: boolean }) => Promise<R>): Promise<R> {
     if (this.readonly) throw new ReadOnlyError(operation);
     if (this.#revisionReads.size > 0) await Promise.allSettled([...this.#revisionReads]);
     const deadline = performance.now() + this.busyTimeoutMs;
     // What is left after waiting for a connection bounds the lock waits.
     const lockTimeoutMs = (): number => deadline - performance.now();
+    let outcome: WriteOutcome | undefined;
     try {
-      return await this.#timed(operation, () =>
-        callDeadline.run(deadline, () =>
-          retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () => attempt(lockTimeoutMs)),
-        ),
+      const result = await this.#timed(
+        operation,
+        () =>
+          callDeadline.run(deadline, async () => {
+            for (let tries = 1; ; tries++) {
+              const progress = { commitSent: false };
+              try {
+                return await retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () => attempt(lockTimeoutMs, progress));
+              } catch (error) {
+                if (!isConnectionFailure(error)) throw error;
+                const unsent = failedBeforeSending(error);
+                outcome = progress.commitSent && !unsent ? 'unknown' : 'not_written';
+                // Only a statement that never reached the server is sent again: one that did and
+                // was cut (a backend an operator terminated) may be what the operator stopped.
+                if (!unsent || tries > 1 || this.#closed || lockTimeoutMs() <= 0) throw error;
+              }
+            }
+          }),
+        () => outcome,
       );
+      this.writeBatches++;
+      return result;
     } catch (error) {
-      this.cache?.invalidate();
+      // A write that failed may still have committed (a lost COMMIT reply): the cache looks at
+      // the log before its next answer. A commit it missed so is after the listener's last
+      // confirmation, which bounds what the cache may serve while the database is away.
+      this.cache?.invalidate(false);
       // A standby or read-only session (25006), a role without write grants (42501): the
       // storage refuses writes, as a SQLite file this process may not write does.
       const state = sqlState(error);
@@ -301,24 +349,35 @@ export class PostgresEngine<T> {
   async read<R>(work: (trx: Db) => Promise<R>, operation = 'read'): Promise<R> {
     const deadline = performance.now() + this.busyTimeoutMs;
     return this.#timed(operation, () =>
-      callDeadline.run(deadline, () =>
-        // By hand rather than Kysely's transaction(): the BEGIN and the limits share one round
-        // trip, so a one-statement read costs three (an uncached get measured 4 with Kysely's).
-        this.db.connection().execute(async (connection) => {
-          await beginBoundedRead(connection, deadline - performance.now(), this.statementTimeoutMs);
-          let result: R;
-          try {
-            result = await work(connection);
-          } catch (error) {
-            // A ROLLBACK that fails (the connection is gone) must not hide why the read failed.
-            await sql`ROLLBACK`.execute(connection).catch(() => {});
-            throw error;
-          }
-          await sql`COMMIT`.execute(connection);
-          return result;
-        }),
-      ),
+      callDeadline.run(deadline, async () => {
+        try {
+          return await this.#readOnce(work, deadline);
+        } catch (error) {
+          // A read-only transaction is safe to repeat: once, on a fresh connection (the dead one
+          // was dropped), so the first call after a killed backend or a restart still answers.
+          if (!isConnectionFailure(error) || this.#closed || deadline - performance.now() <= 0) throw error;
+          return this.#readOnce(work, deadline);
+        }
+      }),
     );
+  }
+
+  #readOnce<R>(work: (trx: Db) => Promise<R>, deadline: number): Promise<R> {
+    // By hand rather than Kysely's transaction(): the BEGIN and the limits share one round
+    // trip, so a one-statement read costs three (an uncached get measured 4 with Kysely's).
+    return this.db.connection().execute(async (connection) => {
+      await beginBoundedRead(connection, deadline - performance.now(), this.statementTimeoutMs);
+      let result: R;
+      try {
+        result = await work(connection);
+      } catch (error) {
+        // A ROLLBACK that fails (the connection is gone) must not hide why the read failed.
+        await sql`ROLLBACK`.execute(connection).catch(() => {});
+        throw error;
+      }
+      await sql`COMMIT`.execute(connection);
+      return result;
+    });
   }
 
   /** What is left of the current call's time (busyTimeoutMs outside a call), for a pool check-out. */
@@ -331,12 +390,14 @@ export class PostgresEngine<T> {
    * A call that ran out of time is STORAGE_BUSY (with the driver's error as cause): no pool
    * connection free within busyTimeoutMs, a read's lock wait past it (55P03; a write's lock
    * waits are retried and end as STORAGE_BUSY in retryWhileBusy), a statement cancelled by
-   * statementTimeoutMs (57014).
+   * statementTimeoutMs (57014). A call whose connection failed (refused, cut, the server
+   * shutting down or restarting) is STORAGE_UNAVAILABLE, with what is known of a write.
    */
-  async #timed<R>(operation: string, run: () => Promise<R>): Promise<R> {
+  async #timed<R>(operation: string, run: () => Promise<R>, outcome?: () => WriteOutcome | undefined): Promise<R> {
     try {
       return await run();
     } catch (error) {
+      if (isConnectionFailure(error)) throw storageUnavailable(operation, error, outcome?.());
       if (sqlState(error) === '57014' && this.statementTimeoutMs !== undefined) {
         throw storageBusy(operation, this.statementTimeoutMs, 1, error);
       }

@@ -61,6 +61,17 @@ export class ChangeListener {
     return Math.max(this.listenedAt as number, (this.#connection as ListenConnection).heartbeatAt);
   }
 
+  /**
+   * `confirmedAt` as it was when the connection was last up: kept after it is lost (until the
+   * next connect), so the owner knows how old what it was told is. `-Infinity` before the first.
+   */
+  get lastConfirmedAt(): number {
+    return this.listening ? this.confirmedAt : this.confirmedBeforeLoss;
+  }
+
+  /** Set by the connection when it is lost (see lastConfirmedAt). */
+  confirmedBeforeLoss = Number.NEGATIVE_INFINITY;
+
   /** The server process id of the listening connection (for pg_stat_activity), while listening. */
   get backendPid(): number | undefined {
     return this.listening ? this.#connection?.backendPid : undefined;
@@ -303,7 +314,10 @@ class ListenConnection {
 
   /** Forgets the current connection and closes its socket without waiting for the server. */
   #teardown(): void {
-    for (const listener of this.#listeners) listener.listenedAt = undefined;
+    for (const listener of this.#listeners) {
+      if (listener.listenedAt !== undefined) listener.confirmedBeforeLoss = Math.max(listener.listenedAt, this.heartbeatAt);
+      listener.listenedAt = undefined;
+    }
     this.#channels = new Map();
     const client = this.#client;
     this.#client = undefined;

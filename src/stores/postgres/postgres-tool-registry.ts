@@ -9,8 +9,9 @@ import type { ToolRegistration as ToolRegistrationType } from '../../core/contra
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
-import { RegistryClosedError } from '../../core/errors.js';
+import { RegistryClosedError, StorageUnavailableError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
+import type { StoreMetrics } from '../../core/store-metrics.js';
 import { changeAction } from '../../core/rules.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { deprecationColumns, deprecationOfColumns as deprecationOf } from '../../core/stored-row.js';
@@ -21,6 +22,7 @@ import { renamedBusy } from './busy.js';
 import { isConnectionFailure } from './connections.js';
 import { PostgresEngine } from './engine.js';
 import type { PostgresEngineStatus } from './engine.js';
+import type { PostgresReadCache } from './read-cache.js';
 import {
   deleteTools,
   readChanges,
@@ -53,6 +55,13 @@ export interface PostgresToolRegistryOptions extends RegistryOptions {
    * database. This instance's own writes are visible to its next read.
    */
   readonly cache?: boolean;
+  /**
+   * While the database cannot be reached (reads would fail with `STORAGE_UNAVAILABLE`), reads
+   * may answer from the cache for this many ms after the listener last confirmed it current
+   * (every commit before that moment was in it); after that, `STORAGE_UNAVAILABLE`. 0: never.
+   * Writes always fail while the database is away. Default 5000.
+   */
+  readonly staleIfErrorMs?: number;
   /** How long a write may wait for locks (retrying deadlocks and serialization failures) before `STORAGE_BUSY`. Default 5000. */
   readonly busyTimeoutMs?: number;
   /** Cancels any statement of the registry's that runs longer (`STORAGE_BUSY`). Default: none. */
@@ -82,6 +91,8 @@ export interface PostgresToolRegistry extends ToolRegistry {
   status(): Promise<PostgresStatus>;
   /** Checks that every current row's spec parses, meets the contract and has the fingerprint of its canonical form. */
   verify(): Promise<PostgresVerifyReport>;
+  /** Counters since the open: the read cache's hits, misses and reads answered while the database was away, committed write transactions. */
+  storeMetrics(): StoreMetrics;
 }
 
 function toRecord(row: ToolRow): ToolRecord {
@@ -207,44 +218,75 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     }
   }
 
+  /**
+   * A read: from the cache when it may answer, else from the database; and when the database
+   * cannot be reached (STORAGE_UNAVAILABLE), from the cache still if it was confirmed current
+   * within `staleIfErrorMs` (docs/postgres.md, "Faults").
+   */
+  async #reading<R>(operation: string, fromCache: (cache: PostgresReadCache<ToolRegistrationType>) => R, fromDatabase: () => Promise<R>): Promise<R> {
+    try {
+      const cache = await this.#cache(operation);
+      return cache !== undefined ? fromCache(cache) : await fromDatabase();
+    } catch (error) {
+      const cache = this.#engine.cache;
+      if (cache !== undefined && error instanceof StorageUnavailableError && !this.closed && cache.servesWhileUnavailable()) return fromCache(cache);
+      throw error;
+    }
+  }
+
   protected async _find(toolName: string): Promise<ToolRecord | undefined> {
-    const cache = await this.#cache('has');
-    const row = cache !== undefined ? cache.row(toolName) : (await this.#engine.read((trx) => readTools(trx, [toolName]), 'has')).get(toolName);
+    const row = await this.#reading(
+      'has',
+      (cache) => cache.row(toolName),
+      async () => (await this.#engine.read((trx) => readTools(trx, [toolName]), 'has')).get(toolName),
+    );
     return row === undefined ? undefined : toRecord(row);
   }
 
   protected async _get(toolName: string): Promise<ToolRegistrationType | undefined> {
-    const cache = await this.#cache('get');
-    if (cache !== undefined) return cache.get(toolName);
-    const row = await this.#engine.read((trx) => readRegistration(trx, toolName), 'get');
-    return row === undefined ? undefined : toRegistration(row);
+    return this.#reading(
+      'get',
+      (cache) => cache.get(toolName),
+      async () => {
+        const row = await this.#engine.read((trx) => readRegistration(trx, toolName), 'get');
+        return row === undefined ? undefined : toRegistration(row);
+      },
+    );
   }
 
   protected async _list(includeDisabled: boolean): Promise<readonly ToolRegistrationType[]> {
-    const cache = await this.#cache('listAll');
-    if (cache !== undefined) return cache.list(includeDisabled);
-    return (await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled }), 'listAll')).map(toRegistration);
+    return this.#reading(
+      'listAll',
+      (cache) => cache.list(includeDisabled),
+      async () => (await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled }), 'listAll')).map(toRegistration),
+    );
   }
 
   protected async _read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): Promise<T> {
     this.#assertOpen(operation);
-    const cache = await this.#cache(operation);
-    if (cache !== undefined) {
-      const names = 'names' in scope ? scope.names : undefined;
-      const rows = new Map<string, RegistrationRow>();
-      if (names !== undefined) {
-        for (const name of names) {
-          const row = cache.row(name);
-          if (row !== undefined) rows.set(name, row);
-        }
-      } else {
-        for (const name of cache.names()) rows.set(name, cache.row(name) as RegistrationRow);
+    return this.#reading(
+      operation,
+      (cache) => work(this.#cachedView(cache, scope)),
+      async () => {
+        const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true), operation);
+        return work(viewOf(rows, revision, this.#knownPolicy));
+      },
+    );
+  }
+
+  /** The cache's rows of a scope, as a view. */
+  #cachedView(cache: PostgresReadCache<ToolRegistrationType>, scope: StoreScope): StoreReader {
+    const rows = new Map<string, RegistrationRow>();
+    if ('names' in scope) {
+      for (const name of scope.names) {
+        const row = cache.row(name);
+        if (row !== undefined) rows.set(name, row);
       }
-      // Reads never decide under the policies (getPolicy reads them from the database itself).
-      return work(viewOf(rows, cache.revision, this.#knownPolicy));
+    } else {
+      for (const name of cache.names()) rows.set(name, cache.row(name) as RegistrationRow);
     }
-    const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true), operation);
-    return work(viewOf(rows, revision, this.#knownPolicy));
+    // Reads never decide under the policies (getPolicy reads them from the database itself).
+    return viewOf(rows, cache.revision, this.#knownPolicy);
   }
 
   async #readPolicy(trx: Db): Promise<RegistryPolicy> {
@@ -268,6 +310,18 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
+    try {
+      return await this.#write(method, plan);
+    } catch (error) {
+      // Unavailable before the write itself was attempted (the cache catching up first): not written.
+      if (error instanceof StorageUnavailableError && error.context.outcome === undefined) {
+        throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
+      }
+      throw error;
+    }
+  }
+
+  async #write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     const fromCache = await this.#writeFromCache(method, plan);
     if (fromCache !== undefined) return fromCache.result;
@@ -452,8 +506,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 
   /** Search (issue 26): the read cache's position while it may answer, so an idle search costs no round trip. */
   protected override async _searchRevision(): Promise<number> {
-    const cache = await this.#cache('search');
-    return cache !== undefined ? cache.revision : this.#engine.revision();
+    return this.#reading('search', (cache) => cache.revision, () => this.#engine.revision());
   }
 
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {
@@ -472,6 +525,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   async status(): Promise<PostgresStatus> {
     this.#assertOpen('status');
     return Object.freeze(await this.#engine.status());
+  }
+
+  storeMetrics(): StoreMetrics {
+    const cache = this.#engine.cache?.stats;
+    const writes = { writeBatches: this.#engine.writeBatches };
+    return Object.freeze(cache === undefined ? writes : { cacheHits: cache.hits, cacheMisses: cache.uncachedReads, staleReads: cache.staleReads, ...writes });
   }
 
   async verify(): Promise<PostgresVerifyReport> {

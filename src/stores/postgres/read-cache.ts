@@ -5,6 +5,8 @@
 // each changed name's current row once. Memory answers only while the listener is up and
 // has proven itself alive within `stalenessMs` (its heartbeat); otherwise reads go to the
 // database, so a lost listener never makes the cache serve data older than that bound.
+// While the database cannot be reached, memory may still answer for `staleIfErrorMs` after
+// the listener last confirmed it (servesWhileUnavailable), and not a moment longer.
 import { compareCodePoints } from '../../core/canonical.js';
 import { readChanges, readHead, readRegistrations } from './tables.js';
 import type { Db, Head, RegistrationRow } from './tables.js';
@@ -14,6 +16,8 @@ export interface ListenerState {
   readonly listening: boolean;
   /** `performance.now()` before which every commit has been notified. */
   readonly confirmedAt: number;
+  /** `confirmedAt` as it was when the listener was last up (kept after it is lost). */
+  readonly lastConfirmedAt: number;
 }
 
 export interface ReadCacheOptions<T> {
@@ -23,6 +27,8 @@ export interface ReadCacheOptions<T> {
   readonly listener: ListenerState;
   /** Serve from memory only if the listener confirmed itself within this many ms. */
   readonly stalenessMs: number;
+  /** While the database cannot be reached: answer from memory for this long after the listener last confirmed it. */
+  readonly staleIfErrorMs: number;
   /** Builds the value handed out (once per row, on first use). */
   readonly convert: (row: RegistrationRow) => T;
 }
@@ -50,11 +56,18 @@ export class PostgresReadCache<T> {
   #caughtUpTo = -1;
   /** The value of #wakeups after the last wake-up that was not a notification (an invalidation). */
   #invalidatedAt = -1;
+  /**
+   * The value of #wakeups after the last wake-up that memory must catch up with before it may
+   * answer while the database is away: a notification, a (re)connect of the listener, an own
+   * write it could not take. Not the listener's loss or a failed write: what those may hide
+   * committed after the listener's last confirmation, inside the bound.
+   */
+  #requiredAt = -1;
   /** The highest head revision a notification announced. */
   #notifiedUpTo = -1;
   #running: Promise<void> | undefined;
   /** Counters, for tests and status. */
-  readonly stats = { reloads: 0, catchUps: 0, uncachedReads: 0 };
+  readonly stats = { reloads: 0, catchUps: 0, uncachedReads: 0, hits: 0, staleReads: 0 };
 
   constructor(options: ReadCacheOptions<T>) {
     this.#options = options;
@@ -66,14 +79,33 @@ export class PostgresReadCache<T> {
     if (!Number.isSafeInteger(revision)) return this.invalidate();
     if (this.#head === undefined || revision > this.#head.revision) {
       this.#wakeups++;
+      this.#requiredAt = this.#wakeups;
       this.#notifiedUpTo = Math.max(this.#notifiedUpTo, revision);
     }
   }
 
-  /** Something may have changed (own commit, listener (re)connected or lost): look at the log before the next answer. */
-  invalidate(): void {
+  /**
+   * Something may have changed (own commit, listener (re)connected or lost): look at the log
+   * before the next answer. `required: false` for the listener's loss and a failed write: they
+   * do not keep memory from answering while the database is away (servesWhileUnavailable).
+   */
+  invalidate(required = true): void {
     this.#wakeups++;
     this.#invalidatedAt = this.#wakeups;
+    if (required) this.#requiredAt = this.#wakeups;
+  }
+
+  /**
+   * Whether memory may answer a read the database could not (STORAGE_UNAVAILABLE): it was
+   * loaded, it caught up with every notification and reconnect it saw, and the listener last
+   * confirmed, at most `staleIfErrorMs` ago, that every commit before then had been notified.
+   * What it answers is then the state of at most that long ago. Counts the read when it may.
+   */
+  servesWhileUnavailable(): boolean {
+    const lastConfirmed = this.#options.listener.lastConfirmedAt;
+    const may = this.#head !== undefined && this.#caughtUpTo >= this.#requiredAt && performance.now() - lastConfirmed <= this.#options.staleIfErrorMs;
+    if (may) this.stats.staleReads++;
+    return may;
   }
 
   /**
@@ -117,7 +149,7 @@ export class PostgresReadCache<T> {
   async ready(): Promise<boolean> {
     const { listening, confirmedAt } = this.#options.listener;
     if (!listening || performance.now() - confirmedAt > this.#options.stalenessMs) {
-      this.invalidate();
+      this.invalidate(false);
       this.stats.uncachedReads++;
       return false;
     }
@@ -135,6 +167,7 @@ export class PostgresReadCache<T> {
       }
       await this.#running;
     }
+    this.stats.hits++;
     return true;
   }
 
