@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import type pg from 'pg';
 import { lockKeys } from '../../src/stores/postgres/identifiers.js';
 import { MigrationFailedError, migrate, readMigrations, shippedMigrations } from '../../src/stores/postgres/migrations.js';
 import { racePgWorkers, SHIPPED, useFileDatabase } from './helpers.js';
@@ -88,8 +89,7 @@ describe('PostgreSQL migrations', () => {
     const counting = new Proxy(pool, {
       get(target, property, receiver) {
         if (property !== 'connect') return Reflect.get(target, property, receiver) as unknown;
-        return async () => {
-          const client = await target.connect();
+        const counted = (client: pg.PoolClient): pg.PoolClient => {
           const query = client.query.bind(client) as (text: string) => Promise<unknown>;
           return Object.assign(Object.create(client) as typeof client, {
             query: (text: string, ...rest: unknown[]) => {
@@ -97,6 +97,12 @@ describe('PostgreSQL migrations', () => {
               return (query as (...args: unknown[]) => Promise<unknown>)(text, ...rest);
             },
           });
+        };
+        // Both of pg.Pool's forms: the store checks out with a callback (its error listener goes on at once).
+        return (callback?: (error: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void) => {
+          if (callback === undefined) return target.connect().then(counted);
+          target.connect((error, client, done) => callback(error, client === undefined ? undefined : counted(client), done));
+          return undefined;
         };
       },
     });
