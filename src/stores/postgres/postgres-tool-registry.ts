@@ -7,6 +7,7 @@ import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
+import { BatchQueue } from '../../core/batch-queue.js';
 import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { RegistryClosedError } from '../../core/errors.js';
@@ -174,8 +175,42 @@ function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: 
   };
 }
 
+/** A write decided on the read cache, queued for its batch's one statement (group commit). */
+interface CachedWrite {
+  readonly method: string;
+  /** The rows the decision read, by name (undefined: no tool). */
+  readonly before: ReadonlyMap<string, RegistrationRow | undefined>;
+  readonly puts: readonly PutChange[];
+  readonly policy: RegistryPolicy;
+  /** Written: the call's own revision and the rows it left; undefined: a row differed, nothing written. */
+  readonly resolve: (written: { revision: number; after: Map<string, RegistrationRow | undefined> } | undefined) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** The rows a decision read that exist. */
+function knownRows(before: ReadonlyMap<string, RegistrationRow | undefined>): Map<string, RegistrationRow> {
+  const known = new Map<string, RegistrationRow>();
+  for (const [name, row] of before) if (row !== undefined) known.set(name, row);
+  return known;
+}
+
 class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolRegistry {
   readonly #engine: PostgresEngine<ToolRegistrationType>;
+  /**
+   * Group commit of the writes decided on the cache: the calls queued in one turn of the
+   * event loop go as one tool_registry_write_if statement (one round trip, one commit, one
+   * update of the head row), as long as their names are distinct, few enough to lock one by
+   * one, and they were decided under the same policies.
+   */
+  readonly #batches = new BatchQueue<CachedWrite>({
+    joins: (batch, next) => {
+      if (next.policy !== (batch[0] as CachedWrite).policy) return false;
+      const names = batch.flatMap((call) => [...call.before.keys()]);
+      if ([...next.before.keys()].some((name) => names.includes(name))) return false;
+      return this.#engine.canWriteInOneStatement([...names, ...next.before.keys()]);
+    },
+    run: (batch) => this.#writeBatch(batch),
+  });
   /**
    * The policies as this instance last read them: what a write decided on the read cache
    * assumes. The one-statement write compares them with the stored ones under its locks and
@@ -324,8 +359,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     if (cache === undefined) return undefined;
     const before = new Map<string, RegistrationRow | undefined>();
     for (const name of plan.scope.names) before.set(name, cache.row(name));
-    const known = new Map<string, RegistrationRow>();
-    for (const [name, row] of before) if (row !== undefined) known.set(name, row);
+    const known = knownRows(before);
     const policy = this.#knownPolicy;
     const view = viewOf(known, Number.NaN, policy);
     let decision: WriteDecision<T>;
@@ -340,19 +374,60 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     } catch {
       return undefined;
     }
-    const head = await this.#engine.writeInOneStatement(method, (db, lockTimeoutMs) =>
-      writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), policy),
+    const written = await new Promise<{ revision: number; after: Map<string, RegistrationRow | undefined> } | undefined>((resolve, reject) =>
+      this.#batches.push({ method, before, puts, policy, resolve, reject }),
     );
-    if (head === undefined) return undefined;
-    const after = new Map<string, RegistrationRow | undefined>();
-    // Committed: the cache learns of it before anything else can throw.
-    cache.ownWrite(rowsAfterPuts(puts, known, after), head, after);
+    if (written === undefined) return undefined;
     const result = decision.result({
       found: puts.map(() => true),
-      revision: () => head.revision,
-      get: registrationAfter(view, after),
+      revision: () => written.revision,
+      get: registrationAfter(view, written.after),
     });
     return { result };
+  }
+
+  /**
+   * One batch of writes decided on the cache, as one statement: written whole when every row
+   * they were decided on is still current, else not at all (then each call writes the usual
+   * way). Each call gets its own revision: the function logs the puts in order, one entry per
+   * tool whose readers see a change.
+   */
+  async #writeBatch(batch: CachedWrite[]): Promise<void> {
+    const before = new Map<string, RegistrationRow | undefined>();
+    for (const call of batch) for (const [name, row] of call.before) before.set(name, row);
+    const puts = batch.flatMap((call) => call.puts);
+    const first = batch[0] as CachedWrite;
+    let head: Omit<Head, 'generation'> | undefined;
+    try {
+      head = await this.#engine.writeInOneStatement(first.method, (db, lockTimeoutMs) =>
+        writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), first.policy),
+      );
+    } catch (error) {
+      for (const call of batch) call.reject(error);
+      return;
+    }
+    if (head === undefined) {
+      for (const call of batch) call.resolve(undefined);
+      return;
+    }
+    const afters = batch.map((call) => {
+      const after = new Map<string, RegistrationRow | undefined>();
+      return { after, entries: rowsAfterPuts(call.puts, knownRows(call.before), after) };
+    });
+    const all = new Map<string, RegistrationRow | undefined>();
+    let entries = 0;
+    for (const one of afters) {
+      for (const [name, row] of one.after) all.set(name, row);
+      entries += one.entries;
+    }
+    // Committed: the cache learns of it before anything else can throw.
+    this.#engine.cache?.ownWrite(entries, head, all);
+    let revision = head.revision;
+    for (let i = batch.length - 1; i >= 0; i--) {
+      const one = afters[i] as { after: Map<string, RegistrationRow | undefined>; entries: number };
+      (batch[i] as CachedWrite).resolve({ revision, after: one.after });
+      revision -= one.entries;
+    }
   }
 
   /**
@@ -466,6 +541,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _close(): Promise<void> {
+    await this.#batches.flush();
     await this.#engine.close();
   }
 
