@@ -185,6 +185,8 @@ interface CachedWrite {
   /** Written: the call's own revision and the rows it left; undefined: a row differed, nothing written. */
   readonly resolve: (written: { revision: number; after: Map<string, RegistrationRow | undefined> } | undefined) => void;
   readonly reject: (error: unknown) => void;
+  /** Settles once the call, after `resolve(undefined)`, has made its write the locked way. */
+  readonly fellBack: Promise<void>;
 }
 
 /** The rows a decision read that exist. */
@@ -305,7 +307,16 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   protected async _write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     const fromCache = await this.#writeFromCache(method, plan);
-    if (fromCache !== undefined) return fromCache.result;
+    if (fromCache !== undefined && 'result' in fromCache) return fromCache.result;
+    try {
+      return await this.#writeLocked(method, plan);
+    } finally {
+      // A batch that wrote nothing waits for its calls' locked writes, in order.
+      fromCache?.fellBack();
+    }
+  }
+
+  async #writeLocked<T>(method: string, plan: WritePlan<T>): Promise<T> {
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
     let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined>; onlyPuts: boolean } | undefined;
     const result = await this.#engine.write(method, lock, async (trx, locked, storedPolicy) => {
@@ -346,11 +357,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
    * A write decided on the read cache's rows and sent as one statement that writes only if
    * those rows are still current (migration 0005): one round trip instead of four. Only for
    * puts and switches of named tools (register, registerMany, setEnabled) with the cache
-   * caught up. `undefined` when it does not apply or wrote nothing: then the write runs under
+   * caught up; queued for its batch (group commit). `undefined` when it does not apply, and
+   * `fellBack` (to call when done) when its batch wrote nothing: then the write runs under
    * its locks the usual way, so an error (a conflict, a failed precondition, an unknown tool)
    * is always decided on rows read under the locks, never on a cache that may be behind.
    */
-  async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | undefined> {
+  async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | { fellBack: () => void } | undefined> {
     // Only the writes that decide puts or switches: remove neither pays for a cache that has
     // to catch up first nor decides twice.
     if (!ONE_STATEMENT_METHODS.has(method) || !('names' in plan.scope) || this.#engine.readonly) return undefined;
@@ -374,10 +386,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     } catch {
       return undefined;
     }
+    let fellBack = (): void => {};
+    const done = new Promise<void>((resolve) => (fellBack = resolve));
     const written = await new Promise<{ revision: number; after: Map<string, RegistrationRow | undefined> } | undefined>((resolve, reject) =>
-      this.#batches.push({ method, before, puts, policy, resolve, reject }),
+      this.#batches.push({ method, before, puts, policy, resolve, reject, fellBack: done }),
     );
-    if (written === undefined) return undefined;
+    if (written === undefined) return { fellBack };
     const result = decision.result({
       found: puts.map(() => true),
       revision: () => written.revision,
@@ -407,7 +421,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       return;
     }
     if (head === undefined) {
-      for (const call of batch) call.resolve(undefined);
+      // Each call is decided again under its locks, one after the other in arrival order
+      // (a later batch could otherwise overtake them), before the next batch.
+      for (const call of batch) {
+        call.resolve(undefined);
+        await call.fellBack;
+      }
       return;
     }
     const afters = batch.map((call) => {
