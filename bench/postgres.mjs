@@ -16,6 +16,10 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const READ_TOOLS = 10_000;
 const IMPORT_TOOLS = QUICK ? 10_000 : 100_000;
 const IMPORT_RUNS = QUICK ? 1 : 3;
+/** Concurrent registers in one burst. */
+const BURST = 64;
+/** BENCH_PG_WRITES=1: the reads and writes only, no imports (a quick A/B of the write path). */
+const WRITES_ONLY = process.env.BENCH_PG_WRITES === '1';
 
 const RAW_TABLE = (table) => `CREATE TABLE ${table} (
   tool_name text COLLATE "C" PRIMARY KEY, version text, spec_json text NOT NULL, enabled boolean NOT NULL, created_at text)`;
@@ -97,6 +101,27 @@ export async function postgresWorkloads({ record, log }) {
     );
     record('pg.register.ours', 'PostgreSQL `register` of a new tool', 'tool-registry register()', writes.get('ours'));
     record('pg.register.raw', 'PostgreSQL `register` of a new tool', 'raw transaction: SELECT check + INSERT', writes.get('raw'));
+
+    // --- 64 concurrent registers (one instance; four instances on one schema) vs 64 raw in a row ---
+    log('postgres: 64 concurrent registers (1 and 4 instances) vs 64 raw transactions in a row');
+    const others = await Promise.all([1, 2, 3].map(() => openPostgresToolRegistry({ connectionString, schema: 'reads' })));
+    const fleet = [registry, ...others];
+    const burst = (instances) => () => Promise.all(Array.from({ length: BURST }, (_, i) => instances[i % instances.length].register(specFor(fresh++))));
+    const rawBurst = async () => {
+      for (let i = 0; i < BURST; i++) await rawRegister();
+    };
+    const bursts = await measureInterleaved(
+      [
+        ['one', burst([registry]), { async: true, batch: 1 }],
+        ['four', burst(fleet), { async: true, batch: 1 }],
+        ['raw', rawBurst, { async: true, batch: 1 }],
+      ],
+      { rounds: QUICK ? 2 : 4, time: QUICK ? 300 : 600 },
+    );
+    await Promise.all(others.map((other) => other.close()));
+    record('pg.register64.ours', `PostgreSQL ${BURST} concurrent \`register\` of new tools`, 'tool-registry, one instance', bursts.get('one'));
+    record('pg.register64x4.ours', `PostgreSQL ${BURST} concurrent \`register\` of new tools`, 'tool-registry, four instances on one schema (16 each)', bursts.get('four'));
+    record('pg.register64.raw', `PostgreSQL ${BURST} concurrent \`register\` of new tools`, `${BURST} raw transactions in a row (SELECT check + INSERT)`, bursts.get('raw'));
     client.release();
     await uncached.close();
     await registry.close();
@@ -105,7 +130,7 @@ export async function postgresWorkloads({ record, log }) {
     const snapshot = { tools: Array.from({ length: IMPORT_TOOLS }, (_, i) => ({ spec: specFor(i), created_at: CREATED_AT })) };
     const ours = [];
     const raw = [];
-    for (let run = 0; run < IMPORT_RUNS; run++) {
+    for (let run = 0; run < (WRITES_ONLY ? 0 : IMPORT_RUNS); run++) {
       log(`postgres: importSnapshot of ${IMPORT_TOOLS.toLocaleString('en-US')} tools, run ${run + 1}/${IMPORT_RUNS}`);
       const target = await openPostgresToolRegistry({ connectionString, schema: `import_${run}` });
       ours.push(await timeOnce(() => target.importSnapshot(snapshot)));
@@ -122,6 +147,7 @@ export async function postgresWorkloads({ record, log }) {
         }),
       );
     }
+    if (WRITES_ONLY) return;
     const asStats = (ms) => ({ median_us: median(ms) * 1000, p75_us: Math.max(...ms) * 1000, p99_us: Math.max(...ms) * 1000, mean_us: (ms.reduce((a, b) => a + b, 0) / ms.length) * 1000, samples: ms.length });
     record('pg.import.ours', `PostgreSQL \`importSnapshot\` of ${IMPORT_TOOLS.toLocaleString('en-US')}`, 'tool-registry importSnapshot()', asStats(ours));
     record('pg.import.raw', `PostgreSQL \`importSnapshot\` of ${IMPORT_TOOLS.toLocaleString('en-US')}`, 'raw bulk INSERT … SELECT FROM unnest', asStats(raw));
@@ -137,6 +163,8 @@ export async function postgresWorkloads({ record, log }) {
 export const POSTGRES_TARGETS = [
   ['pg.get.cached', 'pg.get.raw', 0.05],
   ['pg.register.ours', 'pg.register.raw', 1.5],
+  ['pg.register64.ours', 'pg.register64.raw', 0.3],
+  ['pg.register64x4.ours', 'pg.register64.raw', 0.3],
   ['pg.import.ours', 'pg.import.raw', 1.5],
 ];
 
@@ -153,6 +181,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const by = new Map(results.map((result) => [result.id, result]));
   for (const result of results) console.log(`${result.id.padEnd(20)} ${result.median_us.toFixed(1).padStart(14)} us  ${result.contender}`);
   for (const [ours, base, target] of POSTGRES_TARGETS) {
+    if (!by.has(ours)) continue;
     const ratio = by.get(ours).median_us / by.get(base).median_us;
     console.log(`${ours} / ${base}: ${ratio.toFixed(3)} x (target <= ${target}) ${ratio <= target ? 'met' : 'MISSED'}`);
   }

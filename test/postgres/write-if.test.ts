@@ -280,3 +280,78 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     }
   });
 });
+
+describe('PostgreSQL: group commit of the writes decided on the cache', () => {
+  /** The change log's rows, oldest first. */
+  async function changeLog(schema: string): Promise<{ revision: string; xid: string; tool_name: string; action: string }[]> {
+    const client = new pg.Client({ connectionString: database.url() });
+    await client.connect();
+    try {
+      return (await client.query(`SELECT revision, xid::text AS xid, tool_name, action FROM ${schema}.tool_changes ORDER BY revision`)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('64 concurrent registers of new tools on one instance share statements and transactions; the log is gap-free', async () => {
+    const { pool, statements } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    try {
+      statements.length = 0;
+      const names = Array.from({ length: 64 }, (_, i) => `tool_${String(i).padStart(2, '0')}`);
+      await Promise.all(names.map((name) => registry.register(spec(name, '1.0.0'))));
+      // Before group commit: 64 statements, 64 transactions, 64 updates of the head row.
+      expect(writeIfCalls(statements)).toBeLessThanOrEqual(8);
+      expect(lockedWrites(statements)).toBe(0);
+      const log = await changeLog(schema);
+      expect(log.map((row) => Number(row.revision))).toEqual(names.map((_, i) => i + 1));
+      expect(log.map((row) => row.tool_name).sort()).toEqual(names);
+      expect(new Set(log.map((row) => row.xid)).size).toBe(writeIfCalls(statements));
+      expect((await registry.listAll()).map((registration) => registration.spec.tool_name)).toEqual(names);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('one name twice in one turn: the second call is decided again on the first one\'s write (a conflict, or nothing to do)', async () => {
+    const { pool } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    try {
+      const outcomes = await Promise.allSettled([
+        registry.register(spec('same', '1.0.0')),
+        registry.register(spec('same', '1.0.0')),
+        registry.register(spec('clash', '1.0.0')),
+        registry.register(spec('clash', '1.0.0', 'Another text under the same version.')),
+        registry.register(spec('other', '1.0.0')),
+      ]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      expect((outcomes[3] as PromiseRejectedResult).reason).toMatchObject({ code: 'VERSION_CONFLICT' });
+      const log = await changeLog(schema);
+      expect(log.map((row) => `${row.tool_name} ${row.action}`).sort()).toEqual(['clash added', 'other added', 'same added']);
+      expect((await registry.get('clash'))?.spec.description).toBe('Tool clash 1.0.0.');
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('a batch with one row behind the cache writes nothing, and each of its calls is decided again under its locks', async () => {
+    const { pool, statements } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    try {
+      await silentlyRegister(schema, 'behind', '1.0.0', true);
+      statements.length = 0;
+      await Promise.all([registry.register(spec('behind', '2.0.0')), registry.register(spec('new_a', '1.0.0')), registry.register(spec('new_b', '1.0.0'))]);
+      // One statement for the batch, then the locked way for each call (before: three statements, one locked write).
+      expect(writeIfCalls(statements)).toBe(1);
+      expect(lockedWrites(statements)).toBe(3);
+      const log = await changeLog(schema);
+      expect(log.map((row) => `${row.tool_name} ${row.action}`).sort()).toEqual(['behind updated', 'new_a added', 'new_b added']);
+      expect((await registry.get('behind'))?.spec.version).toBe('2.0.0');
+    } finally {
+      await registry.close();
+    }
+  });
+});

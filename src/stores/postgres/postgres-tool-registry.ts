@@ -7,6 +7,7 @@ import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry } from '../../core/base-tool-registry.js';
+import { BatchQueue } from '../../core/batch-queue.js';
 import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { RegistryClosedError, StorageUnavailableError } from '../../core/errors.js';
@@ -185,8 +186,44 @@ function viewOf(rows: ReadonlyMap<string, ToolRow | RegistrationRow>, revision: 
   };
 }
 
+/** A write decided on the read cache, queued for its batch's one statement (group commit). */
+interface CachedWrite {
+  readonly method: string;
+  /** The rows the decision read, by name (undefined: no tool). */
+  readonly before: ReadonlyMap<string, RegistrationRow | undefined>;
+  readonly puts: readonly PutChange[];
+  readonly policy: RegistryPolicy;
+  /** Written: the call's own revision and the rows it left; undefined: a row differed, nothing written. */
+  readonly resolve: (written: { revision: number; after: Map<string, RegistrationRow | undefined> } | undefined) => void;
+  readonly reject: (error: unknown) => void;
+  /** Settles once the call, after `resolve(undefined)`, has made its write the locked way. */
+  readonly fellBack: Promise<void>;
+}
+
+/** The rows a decision read that exist. */
+function knownRows(before: ReadonlyMap<string, RegistrationRow | undefined>): Map<string, RegistrationRow> {
+  const known = new Map<string, RegistrationRow>();
+  for (const [name, row] of before) if (row !== undefined) known.set(name, row);
+  return known;
+}
+
 class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolRegistry {
   readonly #engine: PostgresEngine<ToolRegistrationType>;
+  /**
+   * Group commit of the writes decided on the cache: the calls queued in one turn of the
+   * event loop go as one tool_registry_write_if statement (one round trip, one commit, one
+   * update of the head row), as long as their names are distinct, few enough to lock one by
+   * one, and they were decided under the same policies.
+   */
+  readonly #batches = new BatchQueue<CachedWrite>({
+    joins: (batch, next) => {
+      if (next.policy !== (batch[0] as CachedWrite).policy) return false;
+      const names = batch.flatMap((call) => [...call.before.keys()]);
+      if ([...next.before.keys()].some((name) => names.includes(name))) return false;
+      return this.#engine.canWriteInOneStatement([...names, ...next.before.keys()]);
+    },
+    run: (batch) => this.#writeBatch(batch),
+  });
   /**
    * The policies as this instance last read them: what a write decided on the read cache
    * assumes. The one-statement write compares them with the stored ones under its locks and
@@ -324,7 +361,16 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   async #write<T>(method: string, plan: WritePlan<T>): Promise<T> {
     this.#assertOpen(method);
     const fromCache = await this.#writeFromCache(method, plan);
-    if (fromCache !== undefined) return fromCache.result;
+    if (fromCache !== undefined && 'result' in fromCache) return fromCache.result;
+    try {
+      return await this.#writeLocked(method, plan);
+    } finally {
+      // A batch that wrote nothing waits for its calls' locked writes, in order.
+      fromCache?.fellBack();
+    }
+  }
+
+  async #writeLocked<T>(method: string, plan: WritePlan<T>): Promise<T> {
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
     let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined>; onlyPuts: boolean } | undefined;
     const result = await this.#engine.write(method, lock, async (trx, locked, storedPolicy) => {
@@ -365,11 +411,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
    * A write decided on the read cache's rows and sent as one statement that writes only if
    * those rows are still current (migration 0005): one round trip instead of four. Only for
    * puts and switches of named tools (register, registerMany, setEnabled) with the cache
-   * caught up. `undefined` when it does not apply or wrote nothing: then the write runs under
+   * caught up; queued for its batch (group commit). `undefined` when it does not apply, and
+   * `fellBack` (to call when done) when its batch wrote nothing: then the write runs under
    * its locks the usual way, so an error (a conflict, a failed precondition, an unknown tool)
    * is always decided on rows read under the locks, never on a cache that may be behind.
    */
-  async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | undefined> {
+  async #writeFromCache<T>(method: string, plan: WritePlan<T>): Promise<{ result: T } | { fellBack: () => void } | undefined> {
     // Only the writes that decide puts or switches: remove neither pays for a cache that has
     // to catch up first nor decides twice.
     if (!ONE_STATEMENT_METHODS.has(method) || !('names' in plan.scope) || this.#engine.readonly) return undefined;
@@ -378,8 +425,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     if (cache === undefined) return undefined;
     const before = new Map<string, RegistrationRow | undefined>();
     for (const name of plan.scope.names) before.set(name, cache.row(name));
-    const known = new Map<string, RegistrationRow>();
-    for (const [name, row] of before) if (row !== undefined) known.set(name, row);
+    const known = knownRows(before);
     const policy = this.#knownPolicy;
     const view = viewOf(known, Number.NaN, policy);
     let decision: WriteDecision<T>;
@@ -394,19 +440,67 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     } catch {
       return undefined;
     }
-    const head = await this.#engine.writeInOneStatement(method, (db, lockTimeoutMs) =>
-      writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), policy),
+    let fellBack = (): void => {};
+    const done = new Promise<void>((resolve) => (fellBack = resolve));
+    const written = await new Promise<{ revision: number; after: Map<string, RegistrationRow | undefined> } | undefined>((resolve, reject) =>
+      this.#batches.push({ method, before, puts, policy, resolve, reject, fellBack: done }),
     );
-    if (head === undefined) return undefined;
-    const after = new Map<string, RegistrationRow | undefined>();
-    // Committed: the cache learns of it before anything else can throw.
-    cache.ownWrite(rowsAfterPuts(puts, known, after), head, after);
+    if (written === undefined) return { fellBack };
     const result = decision.result({
       found: puts.map(() => true),
-      revision: () => head.revision,
-      get: registrationAfter(view, after),
+      revision: () => written.revision,
+      get: registrationAfter(view, written.after),
     });
     return { result };
+  }
+
+  /**
+   * One batch of writes decided on the cache, as one statement: written whole when every row
+   * they were decided on is still current, else not at all (then each call writes the usual
+   * way). Each call gets its own revision: the function logs the puts in order, one entry per
+   * tool whose readers see a change.
+   */
+  async #writeBatch(batch: CachedWrite[]): Promise<void> {
+    const before = new Map<string, RegistrationRow | undefined>();
+    for (const call of batch) for (const [name, row] of call.before) before.set(name, row);
+    const puts = batch.flatMap((call) => call.puts);
+    const first = batch[0] as CachedWrite;
+    let head: Omit<Head, 'generation'> | undefined;
+    try {
+      head = await this.#engine.writeInOneStatement(first.method, (db, lockTimeoutMs) =>
+        writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), first.policy),
+      );
+    } catch (error) {
+      for (const call of batch) call.reject(error);
+      return;
+    }
+    if (head === undefined) {
+      // Each call is decided again under its locks, one after the other in arrival order
+      // (a later batch could otherwise overtake them), before the next batch.
+      for (const call of batch) {
+        call.resolve(undefined);
+        await call.fellBack;
+      }
+      return;
+    }
+    const afters = batch.map((call) => {
+      const after = new Map<string, RegistrationRow | undefined>();
+      return { after, entries: rowsAfterPuts(call.puts, knownRows(call.before), after) };
+    });
+    const all = new Map<string, RegistrationRow | undefined>();
+    let entries = 0;
+    for (const one of afters) {
+      for (const [name, row] of one.after) all.set(name, row);
+      entries += one.entries;
+    }
+    // Committed: the cache learns of it before anything else can throw.
+    this.#engine.cache?.ownWrite(entries, head, all);
+    let revision = head.revision;
+    for (let i = batch.length - 1; i >= 0; i--) {
+      const one = afters[i] as { after: Map<string, RegistrationRow | undefined>; entries: number };
+      (batch[i] as CachedWrite).resolve({ revision, after: one.after });
+      revision -= one.entries;
+    }
   }
 
   /**
@@ -519,6 +613,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _close(): Promise<void> {
+    await this.#batches.flush();
     await this.#engine.close();
   }
 

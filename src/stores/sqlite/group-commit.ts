@@ -1,6 +1,7 @@
 // Group commit: concurrent writes from one process share one BEGIN IMMEDIATE transaction,
-// and so one fsync. Calls are queued and drained on setImmediate, so every caller that
-// arrives in the same turn of the event loop joins the batch. Calls run in arrival order,
+// and so one fsync. Calls are queued and drained on setImmediate (core/batch-queue.ts, which
+// the PostgreSQL store's group commit shares), so every caller that arrives in the same turn
+// of the event loop joins the batch. Calls run in arrival order,
 // each against the state the calls before it left: a call that throws (a version conflict)
 // fails alone; the others commit. A failed COMMIT fails exactly the calls of that batch; a
 // busy lock retries the whole batch within the busy timeout.
@@ -10,6 +11,7 @@
 // saved). Only when a call throws after it wrote does the batch roll back and run again,
 // each call in its own SAVEPOINT, so that call is undone alone.
 import type BetterSqlite3 from 'better-sqlite3';
+import { BatchQueue } from '../../core/batch-queue.js';
 import { busyInCallersTransaction, isBusyError, retryWhileBusy } from './busy.js';
 
 /** One queued write: synchronous work that runs inside the batch's transaction. */
@@ -79,10 +81,11 @@ export class GroupCommit {
   readonly #release: BetterSqlite3.Statement;
   readonly #rollbackTo: BetterSqlite3.Statement;
   readonly #observer: BatchObserver;
-  #queue: Pending[] = [];
-  #scheduled = false;
-  /** The drain in progress (a busy batch waits asynchronously), so close() can wait for it. */
-  #draining: Promise<void> | undefined;
+  /** Calls in arrival order, a batch at a time: up to the first one that must run alone. */
+  readonly #queue = new BatchQueue<Pending>({
+    joins: (batch, next) => !(batch[0] as Pending).alone && !next.alone && batch.length < MAX_BATCH,
+    run: (batch) => this.#runBatch(batch),
+  });
 
   constructor(db: BetterSqlite3.Database, options: GroupCommitOptions) {
     this.#db = db;
@@ -103,45 +106,17 @@ export class GroupCommit {
   run<T>(method: string, work: () => T, { alone = false, names }: { alone?: boolean; names?: readonly string[] } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ method, work, alone, names, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled && this.#draining === undefined) {
-        this.#scheduled = true;
-        setImmediate(() => void this.#drain());
-      }
     });
   }
 
   /** Nothing queued and no batch in flight: every write called so far has settled its transaction. */
   get idle(): boolean {
-    return this.#queue.length === 0 && this.#draining === undefined;
+    return this.#queue.idle;
   }
 
   /** Runs everything queued now and waits for it (close() calls this before closing the handle). */
-  async flush(): Promise<void> {
-    while (this.#draining !== undefined || this.#queue.length > 0) {
-      await (this.#draining ?? this.#drain());
-    }
-  }
-
-  #drain(): Promise<void> {
-    this.#scheduled = false;
-    if (this.#draining !== undefined) return this.#draining;
-    this.#draining = (async () => {
-      try {
-        while (this.#queue.length > 0) await this.#runBatch(this.#takeBatch());
-      } finally {
-        this.#draining = undefined;
-      }
-    })();
-    return this.#draining;
-  }
-
-  /** The next batch: calls in arrival order up to the first one that must run alone. */
-  #takeBatch(): Pending[] {
-    const first = this.#queue[0] as Pending;
-    if (first.alone) return this.#queue.splice(0, 1);
-    let end = 1;
-    while (end < this.#queue.length && end < MAX_BATCH && !(this.#queue[end] as Pending).alone) end++;
-    return this.#queue.splice(0, end);
+  flush(): Promise<void> {
+    return this.#queue.flush();
   }
 
   async #runBatch(batch: Pending[]): Promise<void> {
