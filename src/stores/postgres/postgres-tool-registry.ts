@@ -483,23 +483,29 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       }
       return;
     }
-    const afters = batch.map((call) => {
-      const after = new Map<string, RegistrationRow | undefined>();
-      return { after, entries: rowsAfterPuts(call.puts, knownRows(call.before), after) };
-    });
-    const all = new Map<string, RegistrationRow | undefined>();
-    let entries = 0;
-    for (const one of afters) {
-      for (const [name, row] of one.after) all.set(name, row);
-      entries += one.entries;
-    }
-    // Committed: the cache learns of it before anything else can throw.
-    this.#engine.cache?.ownWrite(entries, head, all);
-    let revision = head.revision;
-    for (let i = batch.length - 1; i >= 0; i--) {
-      const one = afters[i] as { after: Map<string, RegistrationRow | undefined>; entries: number };
-      (batch[i] as CachedWrite).resolve({ revision, after: one.after });
-      revision -= one.entries;
+    // Whatever throws from here on (the statement committed), every call settles: a call left
+    // pending would hang its caller for good.
+    try {
+      const afters = batch.map((call) => {
+        const after = new Map<string, RegistrationRow | undefined>();
+        return { after, entries: rowsAfterPuts(call.puts, knownRows(call.before), after) };
+      });
+      const all = new Map<string, RegistrationRow | undefined>();
+      let entries = 0;
+      for (const one of afters) {
+        for (const [name, row] of one.after) all.set(name, row);
+        entries += one.entries;
+      }
+      // Committed: the cache learns of it before anything else can throw.
+      this.#engine.cache?.ownWrite(entries, head, all);
+      let revision = head.revision;
+      for (let i = batch.length - 1; i >= 0; i--) {
+        const one = afters[i] as { after: Map<string, RegistrationRow | undefined>; entries: number };
+        (batch[i] as CachedWrite).resolve({ revision, after: one.after });
+        revision -= one.entries;
+      }
+    } catch (error) {
+      for (const call of batch) call.reject(error);
     }
   }
 
