@@ -10,7 +10,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { setTimeout } from 'node:timers';
+import { TextDecoder } from 'node:util';
 import { startTestPostgres } from '../test/support/postgres-server.mjs';
+
+const { AbortController, fetch } = globalThis;
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));

@@ -14,8 +14,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClientUnavailableError, InMemoryToolRegistry, createToolSet, defineTool, isMcpContent, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
-import type { LogEntry, ProgressReport, Tool, ToolSpecInput } from '../../src/index.js';
+import { InMemoryToolRegistry, createToolSet, defineTool, isMcpContent, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
+import type { ClientUnavailableError, LogEntry, ProgressReport, Tool, ToolSpecInput } from '../../src/index.js';
 import { createMcpServer } from '../../src/mcp/index.js';
 import { CLI, ROOT, childEnv, useChildProcessTimeout } from '../cli/helpers.js';
 
@@ -185,7 +185,7 @@ describe('over a real tool-registry serve --tools (Streamable HTTP)', () => {
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(String(notification.params.data)));
     client.setRequestHandler(CreateMessageRequestSchema, (request) => ({
       role: 'assistant',
-      content: { type: 'text', text: `echo ${(request.params.messages[0]?.content as { text: string }).text}` },
+      content: { type: 'text', text: `echo ${(request.params.messages[0] as { content: { text: string } }).content.text}` },
       model: 'm',
     }));
     client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { username: 'ada', email: 'ada@example.com' } }));
