@@ -2,6 +2,7 @@
 // (`run(argv, io)`, what the bin calls) for what a command does, and as a subprocess of the
 // BUILT package for what only a process shows (exit status, signals, pipes, races).
 import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -148,6 +149,23 @@ export function startCli(args: readonly string[], options: Omit<RunOptions, 'inp
     stderr: () => stderr,
     exited: new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code))),
   };
+}
+
+/**
+ * The URL a `serve` child prints (`listening on URL`) once it listens; rejects when the child
+ * exits first. Its stdout must be piped and not read elsewhere.
+ */
+export async function listeningUrl(child: ChildProcess): Promise<string> {
+  let out = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  let listening = false;
+  const exited = once(child, 'exit').then(([code]) => {
+    if (!listening) throw new Error(`serve exited (${String(code)}) before listening`);
+  });
+  exited.catch(() => {});
+  while (!/listening on (http:\/\/\S+)/.test(out)) await Promise.race([once(child.stdout as NodeJS.ReadableStream, 'data'), exited]);
+  listening = true;
+  return (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
 }
 
 /** The CODE of the first stderr line `error CODE: message`, or undefined. */

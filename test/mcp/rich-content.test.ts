@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, createToolSet, defineTool, isMcpContent, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import type { ClientUnavailableError, LogEntry, ProgressReport, Tool, ToolSpecInput } from '../../src/index.js';
 import { createMcpServer } from '../../src/mcp/index.js';
-import { CLI, ROOT, childEnv, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, listeningUrl, useChildProcessTimeout } from '../cli/helpers.js';
 
 useChildProcessTimeout();
 
@@ -165,10 +165,7 @@ describe('over a real tool-registry serve --tools (Streamable HTTP)', () => {
     await registry.registerMany(exported.flatMap((tool) => (tool.spec === undefined ? [] : [tool.spec])));
     await registry.close();
     server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--no-console', '--tools', module], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    server.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    while (!/listening on (http:\/\/\S+)/.test(out)) await once(server.stdout as NodeJS.ReadableStream, 'data');
-    url = new URL(`${(/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string}/mcp`);
+    url = new URL(`${await listeningUrl(server)}/mcp`);
   }, 120_000);
 
   afterAll(async () => {

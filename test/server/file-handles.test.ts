@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLI, childEnv, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, childEnv, listeningUrl, useChildProcessTimeout } from '../cli/helpers.js';
 import { spec } from './helpers.js';
 
 useChildProcessTimeout();
@@ -38,15 +38,7 @@ async function serveLimited(dir: string, args: readonly string[] = []): Promise<
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   servers.push(server);
-  let out = '';
-  server.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  let listening = false;
-  const exited = once(server, 'exit').then(([code]) => {
-    if (!listening) throw new Error(`serve exited (${String(code)}) before listening`);
-  });
-  while (!/listening on (http:\/\/\S+)/.test(out)) await Promise.race([once(server.stdout as NodeJS.ReadableStream, 'data'), exited]);
-  listening = true;
-  return (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
+  return listeningUrl(server);
 }
 
 const put = (url: string, path: string, body?: unknown) =>

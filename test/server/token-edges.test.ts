@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { updateTokens } from '../../src/server/tokens.js';
-import { CLI, childEnv, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, childEnv, listeningUrl, runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { TOOLS_MODULE } from '../mcp/helpers.js';
 import { until } from '../support/waiting.js';
 
@@ -110,15 +110,7 @@ beforeAll(async () => {
     env: childEnv(),
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  let out = '';
-  server.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  let listening = false;
-  const exited = once(server, 'exit').then(([code]) => {
-    if (!listening) throw new Error(`serve exited (${String(code)}) before listening`);
-  });
-  while (!/listening on (http:\/\/\S+)/.test(out)) await Promise.race([once(server.stdout as NodeJS.ReadableStream, 'data'), exited]);
-  listening = true;
-  base = (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
+  base = await listeningUrl(server);
 }, 120_000);
 
 afterAll(async () => {
