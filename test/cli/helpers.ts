@@ -168,6 +168,13 @@ export async function listeningUrl(child: ChildProcess): Promise<string> {
   return (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
 }
 
+/** Stops a `serve` child that may still run (SIGTERM, then waits for its exit). */
+export async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (child === undefined || child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
 /** The CODE of the first stderr line `error CODE: message`, or undefined. */
 export function errorCode(stderr: string): string | undefined {
   return /^error ([A-Z_]+): \S/.exec(stderr)?.[1];

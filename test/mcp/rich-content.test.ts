@@ -4,7 +4,6 @@
 // InMemoryTransport), through `invoke` with callbacks, and over a real `serve --tools` /mcp.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, createToolSet, defineTool, isMcpContent, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import type { ClientUnavailableError, LogEntry, ProgressReport, Tool, ToolSpecInput } from '../../src/index.js';
 import { createMcpServer } from '../../src/mcp/index.js';
-import { CLI, ROOT, childEnv, listeningUrl, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, listeningUrl, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 
 useChildProcessTimeout();
 
@@ -169,10 +168,7 @@ describe('over a real tool-registry serve --tools (Streamable HTTP)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (server !== undefined && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await once(server, 'exit');
-    }
+    await stopChild(server);
     rmSync(folder, { recursive: true, force: true });
   });
 

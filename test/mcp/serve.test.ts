@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { createToken } from '../../src/server/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
-import { CLI, childEnv, runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, childEnv, runCliAsync, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { TOOLS_MODULE, listAll, protocolErrorOf, textOf, watch } from './helpers.js';
 import type { Watched } from './helpers.js';
 
@@ -76,10 +76,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (server !== undefined && server.exitCode === null) {
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-  }
+  await stopChild(server);
   rmSync(folder, { recursive: true, force: true });
 });
 

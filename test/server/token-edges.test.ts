@@ -5,7 +5,6 @@
 // 429 (the token's half) or 503 (the server's), with Retry-After, while other clients are served.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { updateTokens } from '../../src/server/tokens.js';
-import { CLI, childEnv, listeningUrl, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, childEnv, listeningUrl, runCli, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { TOOLS_MODULE } from '../mcp/helpers.js';
 import { until } from '../support/waiting.js';
 
@@ -114,10 +113,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (server !== undefined && server.exitCode === null) {
-    server.kill('SIGTERM');
-    await once(server, 'exit');
-  }
+  await stopChild(server);
   rmSync(folder, { recursive: true, force: true });
 });
 
