@@ -189,3 +189,7 @@ export { liveToolSet } from './runtime/live-tool-set.js';
 export type { LiveToolSet, LiveToolSetOptions, LiveToolSetChange } from './runtime/live-tool-set.js';
 export type { ToolAnnotations } from './runtime/define-tool.js';
 export type { McpToolAnnotations } from './exports/index.js';
+
+// The gateway's rows (issue 37): upstream MCP servers and the audit log.
+export { UPSTREAM_NAME_PATTERN, DEFAULT_CALL_RETENTION } from './core/upstreams.js';
+export type { Upstream, UpstreamInput, UpstreamTransport, UpstreamApproval, UpstreamRejection, CallRecord, CallRecordInput, CallsQuery, CallRetention } from './core/upstreams.js';

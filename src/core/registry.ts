@@ -1,5 +1,6 @@
 import type { DeprecationInput, ToolRegistration, ToolRegistrySnapshot, ToolSpec, ToolSpecInput } from './contracts.js';
 import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
+import type { CallRecord, CallRecordInput, CallRetention, CallsQuery, Upstream, UpstreamInput } from './upstreams.js';
 
 /** `merge` (default) leaves unnamed tools alone; `replace` makes the registry equal to the snapshot. */
 export type ImportMode = 'merge' | 'replace';
@@ -335,10 +336,41 @@ export interface ToolRegistry extends AsyncDisposable, DiscoveryMethods {
 
   /** The registry's policies: `{ versionOrder: 'any', compatibility: 'none' }` until set. */
   getPolicy(): Promise<RegistryPolicy>;
+
+  // --- the gateway (issue 37): upstream MCP servers and the audit log of tool calls ---------
+
+  /**
+   * Stores an upstream (a new name, or replaces the row of that name, keeping `created_at`).
+   * The row is the registry's, so every process and server of a fleet sees the same list; its
+   * tools are ordinary specs (tag `upstream:NAME`) written with `register`. Writes no change event.
+   * @throws VALIDATION_FAILED (with each issue's path: `name`, `transport.url`, ...), STORAGE_BUSY
+   */
+  putUpstream(upstream: UpstreamInput): Promise<Upstream>;
+
+  /** The upstream of exactly this name, or `undefined`. */
+  getUpstream(name: string): Promise<Upstream | undefined>;
+
+  /** Every upstream, sorted by name. */
+  listUpstreams(): Promise<Upstream[]>;
+
+  /** Removes the upstream's row (its tools stay registered until removed); `true` when it was there. */
+  removeUpstream(name: string): Promise<boolean>;
+
+  /**
+   * Appends rows to the audit log (one atomic write) and applies the retention
+   * (`DEFAULT_CALL_RETENTION` unless the store was opened with `callRetention`).
+   * @throws VALIDATION_FAILED (path `[2].duration_ms`, ...), STORAGE_BUSY
+   */
+  recordCalls(calls: readonly CallRecordInput[]): Promise<void>;
+
+  /** Audit rows, newest first, filtered and paged by `query`. @throws VALIDATION_FAILED for a bad filter */
+  listCalls(query?: CallsQuery): Promise<CallRecord[]>;
 }
 
 /** Options every store takes. */
 export interface RegistryOptions {
   /** Where `created_at` comes from; `clock().toISOString()` is stored. Default `() => new Date()`. */
   readonly clock?: () => Date;
+  /** The audit log's bounds (`recordCalls`). Default `DEFAULT_CALL_RETENTION`: 100,000 rows, 30 days. */
+  readonly callRetention?: Partial<CallRetention>;
 }

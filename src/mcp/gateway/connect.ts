@@ -1,0 +1,99 @@
+// Connecting to an upstream MCP server with the official SDK's client: Streamable HTTP
+// (falling back to the older HTTP+SSE transport) or a child process over stdio. `${VAR}`
+// references in headers and environment values are expanded here, from the connecting
+// process's environment, and nowhere else.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { Upstream } from '../../index.js';
+
+/** A `${VAR}` the environment does not have: the connection is refused, never made with an empty secret. */
+export class MissingVariableError extends Error {
+  constructor(
+    readonly variable: string,
+    readonly where: string,
+  ) {
+    super(`${where} names \${${variable}}, which is not set in this process's environment`);
+    this.name = 'MissingVariableError';
+  }
+}
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Expands every `${VAR}` in `text` from `env`; `where` names the value in the error. */
+export function expandVariables(text: string, env: NodeJS.ProcessEnv, where: string): string {
+  return text.replace(VARIABLE, (_match, name: string) => {
+    const value = env[name];
+    if (value === undefined) throw new MissingVariableError(name, where);
+    return value;
+  });
+}
+
+function expandAll(values: Readonly<Record<string, string>>, env: NodeJS.ProcessEnv, where: string): Record<string, string> {
+  const expanded: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) expanded[key] = expandVariables(value, env, `${where} ${key}`);
+  return expanded;
+}
+
+export interface ConnectUpstreamOptions {
+  /** Where `${VAR}` comes from. Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** What the gateway tells the upstream it can do (sampling, elicitation relayed to the calling session). */
+  readonly capabilities?: ClientCapabilities;
+  /** Gives up connecting after this many ms. Default 10,000. */
+  readonly timeoutMs?: number;
+  /** Where a stdio upstream's stderr goes. Default `'ignore'`. */
+  readonly stderr?: 'ignore' | 'inherit' | 'pipe';
+}
+
+/** A connected upstream: the SDK client and which transport answered. */
+export interface UpstreamConnection {
+  readonly client: Client;
+  readonly transport: 'streamable-http' | 'sse' | 'stdio';
+  close(): Promise<void>;
+}
+
+/**
+ * Connects and initializes. HTTP tries Streamable HTTP first; a 4xx answer to its first POST
+ * (a server of the 2024-11-05 protocol) falls back to HTTP+SSE, as the specification advises.
+ */
+export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transport'>, options: ConnectUpstreamOptions = {}): Promise<UpstreamConnection> {
+  const env = options.env ?? process.env;
+  const timeout = options.timeoutMs ?? 10_000;
+  const newClient = () => new Client({ name: 'tool-registry-gateway', version: '1' }, { capabilities: options.capabilities ?? {} });
+  const transport = upstream.transport;
+  if (transport.type === 'stdio') {
+    const [command, ...args] = transport.command;
+    const child = new StdioClientTransport({
+      command: command as string,
+      args,
+      env: { ...getDefaultEnvironment(), ...expandAll(transport.env, env, `upstream ${upstream.name} env`) },
+      ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
+      stderr: options.stderr ?? 'ignore',
+    });
+    const client = newClient();
+    await client.connect(child, { timeout });
+    return { client, transport: 'stdio', close: () => client.close() };
+  }
+  const headers = expandAll(transport.headers, env, `upstream ${upstream.name} header`);
+  const url = new URL(transport.url);
+  const client = newClient();
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }), { timeout });
+    return { client, transport: 'streamable-http', close: () => client.close() };
+  } catch (error) {
+    await client.close().catch(() => {});
+    if (!isLegacyServerAnswer(error)) throw error;
+  }
+  const legacy = newClient();
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
+  return { client: legacy, transport: 'sse', close: () => legacy.close() };
+}
+
+/** A 4xx status to the first Streamable HTTP POST: the server speaks the older HTTP+SSE transport. */
+function isLegacyServerAnswer(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'number' && code >= 400 && code < 500;
+}

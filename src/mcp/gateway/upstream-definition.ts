@@ -1,0 +1,68 @@
+// What the gateway makes of an upstream's tool: the spec the registry stores, and the hash
+// that says whether the upstream still serves the definition that was approved. The hash
+// covers everything a model or a policy sees (title, description, both schemas,
+// annotations), so a "rug pull" (a changed description) is a different definition.
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../index.js';
+import type { ToolRegistration, ToolSpecInput, Upstream } from '../../index.js';
+
+/** A tool as an upstream's `tools/list` describes it (the fields the gateway keeps). */
+export interface UpstreamToolDefinition {
+  readonly name: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema?: Readonly<Record<string, unknown>>;
+  readonly annotations?: Readonly<Record<string, unknown>>;
+}
+
+/** The tag every tool of upstream NAME carries. */
+export function upstreamTag(upstreamName: string): string {
+  return `upstream:${upstreamName}`;
+}
+
+/** The definition's fields the hash covers, absent ones left out (so a missing title and no title are one definition). */
+function definitionBody(definition: UpstreamToolDefinition): Record<string, unknown> {
+  const body: Record<string, unknown> = { name: definition.name, inputSchema: definition.inputSchema };
+  if (definition.title !== undefined) body.title = definition.title;
+  if (definition.description !== undefined) body.description = definition.description;
+  if (definition.outputSchema !== undefined) body.outputSchema = definition.outputSchema;
+  if (definition.annotations !== undefined) body.annotations = definition.annotations;
+  return body;
+}
+
+/** The first 16 hex digits of SHA-256 over the definition's canonical JSON: equal exactly when the definitions are. */
+export function upstreamDefinitionHash(definition: UpstreamToolDefinition): string {
+  return createHash('sha256').update(canonicalJson(definitionBody(definition))).digest('hex').slice(0, 16);
+}
+
+/** The registry's name of an upstream tool: the upstream's prefix + the upstream's name. */
+export function upstreamToolName(upstream: Pick<Upstream, 'prefix'>, definition: Pick<UpstreamToolDefinition, 'name'>): string {
+  return upstream.prefix + definition.name;
+}
+
+/**
+ * The definition hash a registered upstream tool was approved with: the build metadata of its
+ * version (`1.2.0+HASH`), or undefined for a version the gateway did not write.
+ */
+export function approvedDefinitionHash(registration: Pick<ToolRegistration, 'spec'>): string | undefined {
+  const version = registration.spec.version;
+  const plus = version === null ? -1 : version.lastIndexOf('+');
+  return plus < 0 ? undefined : (version as string).slice(plus + 1);
+}
+
+/**
+ * The spec an upstream tool is registered as. `version` is SemVer with the definition's hash as
+ * build metadata (`1.0.0+HASH`): the hash changes exactly when the definition does, and the
+ * SemVer part lets the registry's `versionOrder`/`compatibility` policies judge the change.
+ */
+export function upstreamToolSpec(upstream: Pick<Upstream, 'name' | 'prefix'>, definition: UpstreamToolDefinition, semver: string): ToolSpecInput {
+  return {
+    tool_name: upstreamToolName(upstream, definition),
+    version: `${semver}+${upstreamDefinitionHash(definition)}`,
+    description: definition.description ?? null,
+    input_schema: { ...definition.inputSchema } as ToolSpecInput['input_schema'],
+    output_schema: (definition.outputSchema === undefined ? {} : { ...definition.outputSchema }) as ToolSpecInput['output_schema'],
+    tags: [upstreamTag(upstream.name)],
+  };
+}
