@@ -354,6 +354,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     this.#assertOpen('register', toolName);
     const expected = expectedVersionOf('register', options);
     const allowDowngrade = allowDowngradeOf('register', options);
+    const allowIncompatible = allowIncompatibleOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
     // stored spec is that valid spec, answered from a read; nothing is written.
     if (typeof toolName === 'string' && !this._writesPending()) {
@@ -378,17 +379,18 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       decide: (view) => {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
-        const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), allowDowngrade);
+        const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), { allowDowngrade, allowIncompatible });
         return { changes: one.change === undefined ? [] : [one.change], result: one.result };
       },
     });
     return errorOfCall(written, 'register', prepared.tool_name);
   }
 
-  async registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade'>): Promise<ToolRegistration[]> {
+  async registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade' | 'allowIncompatible'>): Promise<ToolRegistration[]> {
     this.#assertOpen('registerMany');
     if (!Array.isArray(specs)) throw new TypeError(`registerMany(): specs must be an array, got ${typeof specs}`);
     const allowDowngrade = allowDowngradeOf('registerMany', options);
+    const allowIncompatible = allowIncompatibleOf('registerMany', options);
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);
@@ -411,7 +413,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         let createdAt: string | undefined;
         const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
-        const decisions = prepared.map((one, index) => this.#decideRegistration(view, view.find(one.tool_name), one, now, allowDowngrade, `[${index}]`));
+        const decisions = prepared.map((one, index) => this.#decideRegistration(view, view.find(one.tool_name), one, now, { allowDowngrade, allowIncompatible }, `[${index}]`));
         return {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
           result: (applied) => decisions.map((one) => one.result(applied)),
@@ -432,7 +434,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     prepared: PreparedSpec,
     /** The time of the write, asked by the tool that needs it (named by a bad clock's error). */
     now: (toolName: string) => string,
-    allowDowngrade: boolean,
+    overrides: { readonly allowDowngrade: boolean; readonly allowIncompatible: boolean },
     path?: string,
   ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
     const decision = decideRegistration(current, prepared, path);
@@ -440,7 +442,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     // The policies, read in this write's atomic step; the stored spec is loaded only when one needs it.
     const policy = view.policy();
     const { rollback } = checkPolicies(policy, current === undefined ? undefined : { get spec() { return getOrFail(view, prepared.tool_name).spec; } }, prepared.spec, {
-      allowDowngrade,
+      ...overrides,
       ...(path === undefined ? {} : { path }),
     });
     const enabled = decision.action === 'replace' ? decision.enabled : true;
@@ -853,6 +855,13 @@ function checkImportPolicies(view: StoreReader, snapshot: unknown, entries: read
       output_schema: spec.output_schema,
     }, { allowDowngrade: false, path: entry.path });
   });
+}
+
+/** `allowIncompatible` of register's or registerMany's options (default false). */
+function allowIncompatibleOf(method: string, options: unknown): boolean {
+  const { allowIncompatible = false } = optionsObject(method, options) as RegistrationOptions;
+  if (typeof allowIncompatible !== 'boolean') throw new TypeError(`${method}(): allowIncompatible must be a boolean, got ${typeof allowIncompatible}`);
+  return allowIncompatible;
 }
 
 /** `allowDowngrade` of register's or registerMany's options (default false). */

@@ -117,6 +117,13 @@ export interface RegistrationOptions extends WriteOptions {
    * (`expectedVersion` applies to `register` only.)
    */
   readonly allowDowngrade?: boolean;
+  /**
+   * Under the policy `compatibility: 'backward'` or `'semver-major'`, store a version the
+   * policy would refuse as incompatible (an explicit override, e.g. the gateway's
+   * `upstream approve --force`: the upstream already changed, so refusing it only leaves the
+   * tool unserved). Default `false`. The `versionOrder` policy still applies.
+   */
+  readonly allowIncompatible?: boolean;
 }
 
 export interface ListOptions {
@@ -235,7 +242,7 @@ export interface ToolRegistry extends AsyncDisposable, DiscoveryMethods {
    * @throws VALIDATION_FAILED, DUPLICATE_TOOL, VERSION_CONFLICT, VERSION_DOWNGRADE,
    *   COMPATIBILITY_FAILED, STORAGE_BUSY
    */
-  registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade'>): Promise<ToolRegistration[]>;
+  registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade' | 'allowIncompatible'>): Promise<ToolRegistration[]>;
 
   /** The registration of exactly this name (case-sensitive), or `undefined`. */
   get(toolName: string): Promise<ToolRegistration | undefined>;

@@ -104,7 +104,7 @@ const NOT_A_ROLLBACK: PolicyVerdict = Object.freeze({ rollback: false });
  * The policies' check of a spec that rule 1 (`current` undefined) or rule 3 (another version)
  * is about to store: SemVer and order (`versionOrder`), then the schemas (`compatibility`).
  * A rollback (a lower SemVer with `allowDowngrade`) restores a version callers used before:
- * the compatibility policy does not judge it.
+ * the compatibility policy does not judge it, nor one written with `allowIncompatible` (an override).
  * @throws VALIDATION_FAILED (a version that is not SemVer where a policy needs one),
  *   VERSION_DOWNGRADE, COMPATIBILITY_FAILED
  */
@@ -112,7 +112,7 @@ export function checkPolicies(
   policy: RegistryPolicy,
   current: Pick<ToolRegistration, 'spec'> | undefined,
   incoming: Pick<ToolSpec, 'tool_name' | 'version'> & ToolSchemas,
-  options: { readonly allowDowngrade: boolean; readonly path?: string },
+  options: { readonly allowDowngrade: boolean; readonly allowIncompatible?: boolean; readonly path?: string },
 ): PolicyVerdict {
   if (policy === DEFAULT_POLICY || (policy.versionOrder === 'any' && policy.compatibility === 'none')) return NOT_A_ROLLBACK;
   const toolName = incoming.tool_name;
@@ -134,7 +134,7 @@ export function checkPolicies(
       rollback = true;
     }
   }
-  if (current === undefined || rollback || policy.compatibility === 'none') return rollback ? Object.freeze({ rollback }) : NOT_A_ROLLBACK;
+  if (current === undefined || rollback || policy.compatibility === 'none' || options.allowIncompatible === true) return rollback ? Object.freeze({ rollback }) : NOT_A_ROLLBACK;
   const stored = current.spec.version;
   if (policy.compatibility === 'semver-major') {
     if (!isSemVer(version)) throw notSemVer(toolName, version, options.path, "the registry's policy compatibility is 'semver-major'");

@@ -204,6 +204,19 @@ export function defineVersionsSuite(harness: StoreHarness): void {
       expect(await registry.has('new')).toBe(false);
     });
 
+    it('allowIncompatible stores a version the compatibility policy refuses (an explicit override); versionOrder still applies', async () => {
+      const registry = await open();
+      await registry.register(tool('t', '1.0.0'));
+      await registry.setPolicy({ compatibility: 'backward', versionOrder: 'semver' });
+      const breaking = (version: string) => tool('t', version, { q: { type: 'string' } }, ['q']);
+      await expectCode(registry.register(breaking('2.0.0')), 'COMPATIBILITY_FAILED');
+      await expectCode(registry.register(breaking('0.9.0'), { allowIncompatible: true }), 'VERSION_DOWNGRADE');
+      expect((await registry.register(breaking('2.0.0'), { allowIncompatible: true })).spec.version).toBe('2.0.0');
+      await expectCode(registry.registerMany([tool('new', '1.0.0'), tool('t', '3.0.0', {})]), 'COMPATIBILITY_FAILED');
+      expect((await registry.registerMany([tool('new', '1.0.0'), tool('t', '3.0.0', {})], { allowIncompatible: true })).map((r) => r.spec.version)).toEqual(['1.0.0', '3.0.0']);
+      await expect(registry.register(breaking('4.0.0'), { allowIncompatible: 'yes' as never })).rejects.toThrow(TypeError);
+    });
+
     it("compatibility 'semver-major': a breaking change passes only with a major bump", async () => {
       const registry = await open();
       await registry.register(tool('t', '1.4.0'));
