@@ -9,7 +9,19 @@ import type { RegistryIssue } from '../index.js';
  * `LINT_FAILED`: `lint` found an error finding (exit 1). `CHECK_FAILED`: `check` found a spec
  * `register` would refuse (exit 1). `USAGE`: a combination of arguments the command cannot carry out (exit 2, like a usage error).
  */
-export type CliErrorCode = 'DATABASE_NOT_FOUND' | 'IO_ERROR' | 'VERIFY_FAILED' | 'USAGE' | 'LINT_FAILED' | 'CHECK_FAILED';
+export type CliErrorCode =
+  | 'DATABASE_NOT_FOUND'
+  | 'IO_ERROR'
+  | 'VERIFY_FAILED'
+  | 'USAGE'
+  | 'LINT_FAILED'
+  | 'CHECK_FAILED'
+  // the gateway's (`upstream ...`): see GatewayError in src/mcp/gateway/sync.ts; UPSTREAM_EXISTS: `add` of a name taken
+  | 'UPSTREAM_EXISTS'
+  | 'UPSTREAM_NOT_FOUND'
+  | 'UPSTREAM_TOOL_NOT_FOUND'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'VARIABLE_MISSING';
 
 /** Exit codes: 0 success, 1 a registry error, 2 a usage error. */
 export const EXIT_OK = 0;

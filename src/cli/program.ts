@@ -7,6 +7,7 @@ import type { SearchCommandOptions } from './search.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
+import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
@@ -78,7 +79,7 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, search, get, history, changes, watch, export, lint, status, verify, policy, diff, check) never create or migrate the database.\n`,
+        `Read-only commands (list, search, get, history, changes, watch, export, lint, status, verify, policy, diff, check, upstream list, upstream pending) never create or migrate the database.\n`,
     );
 
   const context = (command?: Command): CliContext => ({
@@ -247,6 +248,7 @@ export function buildProgram(io: CliIO): Command {
     .action(async (_options: unknown, cmd: Command) => (await commands()).migrateCommand(context(cmd)));
 
   defineVersionCommands({ command, expectation, expectedVersion, context });
+  defineUpstreamCommands({ command, context }, io.env);
   serveMcpOptions(registerServeCommands(program, io));
   mcpCommand(command('mcp'), context);
   return program;

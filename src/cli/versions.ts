@@ -55,7 +55,7 @@ function valueText(value: unknown): string {
   return value === null ? '-' : cell(JSON.stringify(value));
 }
 
-function formatDifferences(differences: readonly SchemaDifference[]): string {
+export function formatDifferences(differences: readonly SchemaDifference[]): string {
   return formatTable(
     ['TYPE', 'PATH', 'BEFORE', 'AFTER', 'BREAKING'],
     differences.map((d) => [d.type, cell(d.path === '' ? '/' : d.path), valueText(d.before), valueText(d.after), breakingText(d.breaking)]),

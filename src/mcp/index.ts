@@ -9,3 +9,35 @@ export type { McpHttpHandler, McpHttpHandlerOptions, McpRequestContext } from '.
 export { loadToolsModule, ToolsModuleError } from './tools-module.js';
 export { mcpMount } from './mount.js';
 export type { McpMountOptions } from './mount.js';
+// The gateway's governance (issue 37): connecting to an upstream, its tools' states, approve and reject.
+export { connectUpstream, expandVariables, MissingVariableError } from './gateway/connect.js';
+export type { ConnectUpstreamOptions, UpstreamConnection } from './gateway/connect.js';
+export { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
+export type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
+export {
+  approveUpstreamTools,
+  computeUpstreamStates,
+  countUpstreamStates,
+  definitionOf,
+  describeUpstreamTarget,
+  fetchUpstreamDefinitions,
+  GatewayError,
+  listUpstreamDefinitions,
+  nextUpstreamVersion,
+  rejectUpstreamTool,
+  requireUpstream,
+  upstreamInputOf,
+  upstreamRegistrations,
+  upstreamStates,
+} from './gateway/sync.js';
+export type {
+  ApprovedTool,
+  ApprovedUpstreamTool,
+  ApproveOptions,
+  ApproveResult,
+  GatewayErrorCode,
+  UpstreamToolCounts,
+  UpstreamToolDiff,
+  UpstreamToolState,
+  UpstreamToolStateName,
+} from './gateway/sync.js';
