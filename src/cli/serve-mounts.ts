@@ -1,6 +1,6 @@
 // The extra handlers `tool-registry serve` mounts beside the routes: with --tools MODULE, the
 // MCP endpoint at /mcp and /v1/namespaces/{ns}/mcp.
-import type { Mount } from '../server/index.js';
+import type { Mount, UpstreamGovernance } from '../server/index.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {
@@ -18,5 +18,19 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
       onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
       onWarning: (message) => process.stderr.write(`tool-registry serve: ${message}\n`),
     }),
+  };
+}
+
+/**
+ * The gateway behind the server's `/v1/upstreams` routes, loaded on their first use (the MCP SDK
+ * is not needed to serve the rest); `${VAR}` in upstream headers and env come from `env`.
+ */
+export function serveGovernance(env: NodeJS.ProcessEnv): UpstreamGovernance {
+  let loaded: Promise<UpstreamGovernance> | undefined;
+  const gateway = (): Promise<UpstreamGovernance> => (loaded ??= import('../mcp/index.js').then((mcp) => mcp.upstreamGovernance({ env })));
+  return {
+    states: async (registry, upstream, options) => (await gateway()).states(registry, upstream, options),
+    approve: async (registry, upstream, options) => (await gateway()).approve(registry, upstream, options),
+    reject: async (registry, upstream, tool) => (await gateway()).reject(registry, upstream, tool),
   };
 }

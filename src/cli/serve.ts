@@ -19,7 +19,7 @@ import type { NamespaceSource, TokenScope } from '../server/index.js';
 import { isPostgresUrl, postgresTarget } from './database.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
-import { serveMounts } from './serve-mounts.js';
+import { serveGovernance, serveMounts } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
 import { DEFAULT_TOKENS, TOKENS_ENV } from './serve-commands.js';
@@ -99,6 +99,7 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
       ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
       ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
       mounts,
+      upstreams: serveGovernance(io.env),
       version: packageVersion(),
       log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
     });

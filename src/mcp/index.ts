@@ -14,6 +14,8 @@ export { connectUpstream, expandVariables, MissingVariableError } from './gatewa
 export type { ConnectUpstreamOptions, UpstreamConnection } from './gateway/connect.js';
 export { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
 export type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
+export { upstreamGovernance } from './gateway/governance.js';
+export type { UpstreamGovernanceOptions } from './gateway/governance.js';
 export {
   approveUpstreamTools,
   computeUpstreamStates,

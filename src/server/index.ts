@@ -22,3 +22,4 @@ export type { TokenScope, StoredToken, AuthenticatedToken, TokenVerifier, Create
 export { PROBLEM_STATUS } from './problems.js';
 export type { ProblemBody, ServerErrorCode } from './problems.js';
 export { defaultConsoleRoot } from './console-root.js';
+export type { UpstreamGovernance, UpstreamToolStateView, UpstreamApproveView } from './upstream-routes.js';

@@ -19,7 +19,13 @@ export type ServerErrorCode =
   | 'SHUTTING_DOWN'
   | 'CAPACITY_EXCEEDED'
   | 'TOKEN_LIMIT_EXCEEDED'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  // the gateway's (issue 37): src/server/upstream-routes.ts
+  | 'UPSTREAM_NOT_FOUND'
+  | 'UPSTREAM_TOOL_NOT_FOUND'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'VARIABLE_MISSING'
+  | 'GATEWAY_UNAVAILABLE';
 
 /** Every code a problem body may carry, with its status and title. Later codes: add a row here. */
 export const PROBLEM_STATUS: Readonly<Record<string, { readonly status: number; readonly title: string }>> = Object.freeze<
@@ -58,6 +64,12 @@ export const PROBLEM_STATUS: Readonly<Record<string, { readonly status: number; 
   CAPACITY_EXCEEDED: { status: 503, title: 'The server is at a limit (streams, sessions, namespaces or open files)' },
   TOKEN_LIMIT_EXCEEDED: { status: 429, title: "The token holds its share of the server's streams or sessions" },
   INTERNAL: { status: 500, title: 'Internal server error' },
+  // the gateway's
+  UPSTREAM_NOT_FOUND: { status: 404, title: 'No such upstream' },
+  UPSTREAM_TOOL_NOT_FOUND: { status: 404, title: 'The upstream lists no such tool in a state that allows this' },
+  UPSTREAM_UNAVAILABLE: { status: 502, title: 'The upstream could not be reached or did not list its tools' },
+  VARIABLE_MISSING: { status: 502, title: "An upstream's header or environment names a ${VAR} the server does not have" },
+  GATEWAY_UNAVAILABLE: { status: 501, title: 'This server has no gateway to reach upstreams' },
 });
 
 /** Seconds a client should wait before retrying a 503. */

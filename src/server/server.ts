@@ -17,6 +17,8 @@ import { originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { REGISTRY_ROUTES } from './routes.js';
+import { upstreamRoutes } from './upstream-routes.js';
+import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
 import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
@@ -112,6 +114,12 @@ export interface ToolRegistryServerOptions {
   readonly streamBacklogBytes?: number;
   /** Extra handlers by path segment, such as `{ mcp: mcpMount }` (`/mcp`, `/v1/namespaces/{ns}/mcp`). */
   readonly mounts?: Readonly<Record<string, Mount>>;
+  /**
+   * The gateway the upstream routes (`/v1/upstreams...`) connect and approve with
+   * (`upstreamGovernance()` of 'tool-registry/mcp'). Without it the upstreams are listed with
+   * their registered counts only and the live routes answer 501 GATEWAY_UNAVAILABLE.
+   */
+  readonly upstreams?: UpstreamGovernance;
   /**
    * The console: static files from `root` (`/` is `index.html`), or your own `handler`, for GET
    * and HEAD of every path outside `/v1/`, the mounts, `/healthz`, `/readyz` and `/openapi.json`.
@@ -392,7 +400,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
-  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES]) {
+  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES, ...upstreamRoutes(options.upstreams)]) {
     allRoutes.push({ route, prefixed: false });
     if (route.namespaced) allRoutes.push({ route, prefixed: true });
   }
