@@ -1,5 +1,5 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
-// (#/tools, #/tools/NAME, #/changes, #/import; #/ns/NS/… for another namespace), so a
+// (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
 import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
 import { hunks, sideBySide } from './diff.js';
@@ -10,7 +10,9 @@ const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'
 const FEED_BACKLOG = 100;
 const TOOL_CHANGES_WINDOW = 1000;
 const DIFF_CONTEXT = 3;
-const SCREENS = ['tools', 'changes', 'import'];
+const SCREENS = ['tools', 'changes', 'import', 'upstreams'];
+/** Screens kept when the namespace is switched (the others go to the tools). */
+const NAMESPACED_SCREENS = ['changes', 'import', 'upstreams'];
 
 const state = {
   /** GET /v1/whoami, or null while signed out. */
@@ -73,6 +75,11 @@ function canWrite() {
   return (state.identity?.scopes ?? []).includes('write');
 }
 
+/** The upstream routes (the gateway's governance) need the admin scope. */
+function canAdmin() {
+  return (state.identity?.scopes ?? []).includes('admin');
+}
+
 async function loadIdentity(signal) {
   try {
     state.identity = await call('/v1/whoami', { signal });
@@ -111,20 +118,22 @@ function updateChrome(route) {
   const signedIn = state.identity !== null;
   const nav = document.getElementById('nav');
   nav.hidden = !signedIn;
-  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import']]) {
+  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import'], ['nav-upstreams', 'upstreams']]) {
     const link = /** @type {HTMLAnchorElement} */ (document.getElementById(id));
     link.href = href(route.namespace, [target]);
     if (route.screen === target) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
   document.getElementById('nav-import').parentElement.hidden = !canWrite();
+  document.getElementById('nav-upstreams').parentElement.hidden = !signedIn || !canAdmin();
+  if (signedIn && canAdmin()) void refreshPendingBadge(route.namespace);
 
   const session = document.getElementById('session');
   session.replaceChildren();
   if (!signedIn) return;
   const namespaces = state.namespaces ?? [];
   if (namespaces.length > 1) {
-    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [route.screen === 'import' || route.screen === 'changes' ? route.screen : 'tools']); } },
+    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']); } },
       namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
     session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select));
   }
@@ -695,6 +704,136 @@ function importScreen(main, route) {
 
 // ---------------------------------------------------------------- the loop
 
+// ---------------------------------------------------------------- upstreams (the gateway)
+
+/** The pending count in the navigation (admins only): GET /v1/upstreams, whose counts may be a few seconds old. */
+async function refreshPendingBadge(namespace) {
+  const badge = document.getElementById('upstreams-badge');
+  try {
+    const data = await call(`${base(namespace)}/upstreams`);
+    const pending = (data?.upstreams ?? []).reduce((sum, upstream) => sum + (upstream.counts?.pending ?? 0), 0);
+    badge.textContent = `${pending} pending`;
+    badge.hidden = pending === 0;
+  } catch {
+    badge.hidden = true; // the screen itself says what failed
+  }
+}
+
+const STATE_LABELS = { changed: 'changed: pending', new: 'new: pending', gone: 'gone upstream', rejected: 'rejected', unregistrable: 'refused (unregistrable)' };
+
+/** The spec `approve` would register for a tool's listed definition (what upstreamToolSpec builds). */
+function upstreamSpec(upstream, tool) {
+  const definition = tool.definition;
+  return {
+    tool_name: tool.tool_name,
+    version: tool.next_version ?? null,
+    description: definition.description ?? null,
+    input_schema: definition.inputSchema,
+    output_schema: definition.outputSchema ?? {},
+    tags: [`upstream:${upstream.name}`],
+  };
+}
+
+function upstreamToolView(route, upstream, tool, approved, rerender) {
+  const alert = h('div', { class: 'error', role: 'alert' });
+  const act = async (path, json, done) => {
+    try {
+      await call(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/${path}`, { method: 'POST', json });
+      state.flash = done;
+      rerender();
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+      alert.replaceChildren(h('p', {}, `${path === 'approve' ? 'Approving' : 'Rejecting'} failed: `, text(problemText(error))));
+      if (error instanceof ApiError && error.code === 'COMPATIBILITY_FAILED' && json.force !== true) {
+        alert.append(
+          h('p', {}, "The registry's compatibility policy refuses this breaking change. The upstream has changed already: until it is approved, the tool is not served."),
+          h('button', { type: 'button', class: 'danger', onclick: () => act('approve', { tools: [tool.tool], force: true }, `Approved ${tool.tool_name} past the compatibility policy (forced).`) }, 'Approve anyway (force)'));
+      }
+    }
+  };
+  const parts = [h('h3', {}, text(tool.tool_name), ' ', h('span', { class: `badge ${tool.state === 'changed' || tool.state === 'new' ? 'pending' : 'off'}` }, STATE_LABELS[tool.state] ?? tool.state))];
+  const versions = tool.approved ? ['approved ', text(versionText(tool.approved.version))] : ['never approved'];
+  if (tool.next_version) versions.push(' → would be ', text(tool.next_version));
+  parts.push(h('p', {}, ...versions));
+  if (tool.reason) parts.push(h('p', {}, text(visibleControls(tool.reason))));
+  if (tool.diff) {
+    parts.push(verdictView({ diff: tool.diff }, 'approved', 'upstream now'));
+    if (tool.diff.changed.includes('title or annotations')) parts.push(h('p', {}, 'Only the title or annotations changed (the spec keeps neither; the definition hash does). Now: ', h('code', {}, text(jsonText({ title: tool.definition?.title ?? null, annotations: tool.definition?.annotations ?? null }, 0)))));
+  }
+  if (tool.definition && approved) parts.push(diffView(approved, { spec: upstreamSpec(upstream, tool) }, 'approved', 'upstream now'));
+  else if (tool.definition && tool.state === 'new') parts.push(box(h('pre', { class: 'json' }, text(jsonText(upstreamSpec(upstream, tool))))));
+  const buttons = [];
+  if (tool.state === 'changed' || tool.state === 'new' || tool.state === 'rejected') {
+    buttons.push(h('button', { type: 'button', onclick: () => act('approve', { tools: [tool.tool] }, `Approved ${tool.tool_name}.`) }, 'Approve'));
+  }
+  if (tool.state === 'changed' || tool.state === 'new') {
+    buttons.push(h('button', { type: 'button', class: 'secondary', onclick: () => act('reject', { tool: tool.tool }, `Rejected this definition of ${tool.tool_name}: not served, not pending until the upstream changes it.`) }, 'Reject'));
+  }
+  if (buttons.length > 0) parts.push(h('div', { class: 'actions' }, ...buttons));
+  parts.push(alert);
+  return h('article', { class: 'upstream-tool' }, ...parts);
+}
+
+async function upstreamSection(route, upstream, signal, rerender) {
+  const section = [h('h2', { id: `upstream-${upstream.name}` }, text(upstream.name))];
+  const target = upstream.transport.type === 'http' ? upstream.transport.url : upstream.transport.command.join(' ');
+  section.push(h('p', {}, `${upstream.transport.type} `, h('code', {}, text(visibleControls(target))), ` · prefix `, h('code', {}, text(upstream.prefix === '' ? "''" : upstream.prefix)), ` · ${upstream.registered} registered`));
+  let pending;
+  try {
+    pending = await call(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/pending`, { signal });
+  } catch (error) {
+    if (signal.aborted) throw error;
+    section.push(h('p', { class: 'error' }, 'Cannot list its tools now: ', text(problemText(error))));
+    return section;
+  }
+  const counts = pending.counts;
+  section.push(h('p', { role: 'status' }, `${counts.served} served, ${counts.pending} pending, ${counts.gone} gone, ${counts.rejected} rejected, ${counts.unregistrable} refused.`));
+  if (counts.pending > 1) {
+    const alert = h('div', { class: 'error', role: 'alert' });
+    section.push(h('div', { class: 'actions' }, h('button', { type: 'button', onclick: async () => {
+      try {
+        const result = await call(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/approve`, { method: 'POST', json: { all: true } });
+        state.flash = `Approved ${result.approved.length} tools of ${upstream.name}.`;
+        rerender();
+      } catch (error) {
+        alert.replaceChildren(h('p', {}, 'Approving failed (nothing was approved): ', text(problemText(error))));
+      }
+    } }, `Approve all ${counts.pending} pending`)), alert);
+  }
+  // The approved spec of each changed tool, for the side-by-side diff (read scope; without it, the verdict alone).
+  const approved = await Promise.all(pending.tools.map(async (tool) => {
+    if (!tool.approved || !tool.definition) return null;
+    try {
+      return await call(toolPath(route.namespace, tool.tool_name), { signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return null;
+    }
+  }));
+  pending.tools.forEach((tool, index) => section.push(upstreamToolView(route, upstream, tool, approved[index], rerender)));
+  return section;
+}
+
+async function upstreamsScreen(main, route, signal) {
+  const title = route.namespace === 'default' ? 'Upstreams' : `Upstreams in ${route.namespace}`;
+  if (!canAdmin()) {
+    show(main, 'Upstreams', heading(title), h('p', {}, 'Governing upstream MCP servers needs a token with the admin scope.'));
+    return;
+  }
+  const data = await call(`${base(route.namespace)}/upstreams`, { signal });
+  if (signal.aborted) return;
+  const upstreams = data.upstreams ?? [];
+  const rerender = () => void render();
+  const sections = await Promise.all(upstreams.map((upstream) => upstreamSection(route, upstream, signal, rerender)));
+  if (signal.aborted) return;
+  show(main, title,
+    heading(title),
+    h('p', {}, 'Upstream MCP servers whose tools the registry serves. A tool whose definition changed upstream is not served until an admin approves it as a new version; rejecting keeps it unserved until the upstream changes it again.'),
+    upstreams.length === 0
+      ? h('p', {}, 'No upstreams. Add one with: tool-registry upstream add NAME --url URL (or --command "CMD ARG…").')
+      : sections.map((section) => h('section', { class: 'upstream' }, ...section)));
+}
+
 function errorScreen(main, error) {
   show(main, 'Error', heading('Something went wrong'),
     h('p', { class: 'error' }, text(problemText(error))),
@@ -728,7 +867,7 @@ function unknownAddress(route) {
   if (!NAMESPACE.test(route.namespace)) return `${JSON.stringify(route.namespace)} is not a namespace name (a lowercase letter, then up to 39 of a-z, 0-9 and _).`;
   const known = (route.screen === 'tools' && !route.extra) || (SCREENS.includes(route.screen) && route.name === undefined);
   if (known) return null;
-  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes and #/import, each also under #/ns/NAMESPACE/.`;
+  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes, #/import and #/upstreams, each also under #/ns/NAMESPACE/.`;
 }
 
 async function render() {
@@ -744,7 +883,7 @@ async function render() {
     const allowed = state.identity?.namespaces;
     if (wrong === null && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
       // A token bound to other namespaces sees no `default`: open its first one instead.
-      location.replace(href(allowed[0], [route.screen === 'changes' || route.screen === 'import' ? route.screen : 'tools']));
+      location.replace(href(allowed[0], [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']));
       return;
     }
     updateChrome(route);
@@ -756,6 +895,7 @@ async function render() {
     if (route.screen === 'tools' && route.name !== undefined) await toolScreen(main, route, controller.signal);
     else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
     else if (route.screen === 'changes') await changesScreen(main, route, controller.signal);
+    else if (route.screen === 'upstreams') await upstreamsScreen(main, route, controller.signal);
     else importScreen(main, route);
     retryDelay = 1000;
   } catch (error) {
