@@ -129,7 +129,8 @@ describe('documentation examples', () => {
       const cwd = mkdtempSync(join(tmpdir(), 'tool-registry-doc-'));
       folders.push(cwd);
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;
-      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, TOOL_REGISTRY_TEST_CLI_PORT: String(cliServer?.port) };
+      // NODE_PATH: an example may find a package the project installs (docs/gateway.md's MCP server) with require.resolve.
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${BIN}:${process.env.PATH ?? ''}`, TOOL_REGISTRY_TEST_CLI_PORT: String(cliServer?.port), NODE_PATH: join(ROOT, 'node_modules') };
       delete env.TOOL_REGISTRY_DB;
       // An example that uses PostgreSQL gets an empty database of its own on the run's server.
       if (example.code.includes('DATABASE_URL')) {
