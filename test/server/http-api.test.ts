@@ -524,7 +524,9 @@ describe('every error code: its status and problem body', () => {
     // need a registry policy: test/server/versions-search.test.ts answers them. CAPACITY_EXCEEDED
     // and TOKEN_LIMIT_EXCEEDED need a server at its limits: test/server/token-edges.test.ts answers them.
     // STORAGE_UNAVAILABLE needs a PostgreSQL server that goes away: test/server/fleet.test.ts answers it.
-    const unreachable = ['SPEC_MISMATCH', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'CAPACITY_EXCEEDED', 'TOKEN_LIMIT_EXCEEDED', 'STORAGE_UNAVAILABLE'];
+    // The gateway's codes need upstreams (and a gateway): test/server/upstreams.test.ts answers them.
+    const gateway = ['UPSTREAM_NOT_FOUND', 'UPSTREAM_TOOL_NOT_FOUND', 'UPSTREAM_UNAVAILABLE', 'VARIABLE_MISSING', 'GATEWAY_UNAVAILABLE'];
+    const unreachable = ['SPEC_MISMATCH', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'CAPACITY_EXCEEDED', 'TOKEN_LIMIT_EXCEEDED', 'STORAGE_UNAVAILABLE', ...gateway];
     const missing = Object.keys(PROBLEM_STATUS).filter((code) => !codesSeen.has(code) && !unreachable.includes(code));
     expect(missing).toEqual([]);
     for (const [code, status] of codesSeen) expect(PROBLEM_STATUS[code]?.status, code).toBe(status);

@@ -128,6 +128,8 @@ describe('/v1/upstreams', () => {
     expect((await server.call('POST', '/v1/upstreams/demo/approve', { ...admin, body: {} })).status).toBe(400);
     expect((await server.call('POST', '/v1/upstreams/demo/approve', { ...admin, body: { all: 'yes' } })).status).toBe(400);
     expect((await server.call('GET', '/v1/upstreams/down/pending', admin)).body).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });
+    await registry.putUpstream({ name: 'unset', transport: { type: 'stdio', command: ['node', 'x.js'], env: { KEY: '${GW_API_UNSET}' }, cwd: null } });
+    expect((await server.call('GET', '/v1/upstreams/unset/pending', admin)).body).toMatchObject({ status: 502, code: 'VARIABLE_MISSING', context: { variable: 'GW_API_UNSET' } });
     expect((await bare.call('GET', '/v1/upstreams/x/pending')).body).toMatchObject({ status: 501, code: 'GATEWAY_UNAVAILABLE' });
     expect((await bare.call('GET', '/v1/upstreams')).body).toMatchObject({ upstreams: [{ name: 'x', registered: 0, counts: null, error: { code: 'GATEWAY_UNAVAILABLE' } }] });
   });
