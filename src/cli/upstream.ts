@@ -58,6 +58,9 @@ export interface AddOptions {
   readonly json?: boolean;
 }
 
+/** Header and variable names that usually carry a secret. */
+const SECRET_NAME = /authorization|cookie|token|secret|password|passwd|api[-_]?key|private/i;
+
 function record(pairs: readonly (readonly [string, string])[], what: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of pairs) {
@@ -78,6 +81,11 @@ export async function addCommand(context: UpstreamContext, name: string, options
       ? { type: 'http', url: options.url, headers: record(options.header, 'header') }
       : { type: 'stdio', command: options.command as string[], env: record(options.env, 'environment variable'), cwd: options.cwd === undefined ? null : resolve(options.cwd) };
   const input: UpstreamInput = { name, transport, approve: options.approve, ...(options.prefix === undefined ? {} : { prefix: options.prefix }) };
+  for (const [key, value] of [...options.header, ...options.env]) {
+    if (SECRET_NAME.test(key) && !value.includes('${')) {
+      context.stderr.write(`warning: ${key} is stored as typed, readable in the database, exports and by admins; name a variable instead (${key}: \${VAR}), expanded only when connecting\n`);
+    }
+  }
   await withRegistry(context.database, 'readwrite', (registry) =>
     governed(async () => {
       if ((await registry.getUpstream(name)) !== undefined) {

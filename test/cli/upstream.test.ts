@@ -131,6 +131,9 @@ describe('errors and remove', () => {
       expect([result.code, errorCode(result.stderr)], args.join(' ')).toEqual([code, errorName]);
       expect(result.stderr, args.join(' ')).toMatch(message);
     }
+    // A secret typed literally is warned about (and here not stored: the upstream cannot be reached).
+    const literal = await cli(['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'X-Api-Key: sk-123']);
+    expect(literal.stderr).toMatch(/^warning: X-Api-Key is stored as typed.*\nerror UPSTREAM_UNAVAILABLE: /);
     expect((JSON.parse((await cli(['upstream', 'list', '--json'])).stdout) as { name: string }[]).map((row) => row.name)).toEqual(['demo', 'memory']);
   });
 
