@@ -131,7 +131,7 @@ export interface UpstreamToolState {
   readonly approved?: ApprovedUpstreamTool;
   /** `changed` (and `rejected` with a registration): approved → now. */
   readonly diff?: UpstreamToolDiff;
-  /** `changed` and `new`: the version `approve` would register (`1.0.0+HASH` for a new tool). */
+  /** `changed`, `new` and `rejected`: the version `approve` would register (`1.0.0+HASH` for a new tool). */
   readonly next_version?: string;
   /** `unregistrable`: why the tool cannot be registered (it is refused, never renamed). */
   readonly reason?: string;
@@ -221,7 +221,7 @@ export function computeUpstreamStates(
     }
     const rejected = upstream.rejected.some((one) => one.tool === definition.name && one.definition === hash);
     if (registration === undefined) {
-      states.push({ ...base, state: rejected ? 'rejected' : 'new', ...(rejected ? {} : { next_version: nextUpstreamVersion(undefined, definition, false) }) });
+      states.push({ ...base, state: rejected ? 'rejected' : 'new', next_version: nextUpstreamVersion(undefined, definition, false) });
       continue;
     }
     const approved = approvedOf(registration);
@@ -230,8 +230,7 @@ export function computeUpstreamStates(
       continue;
     }
     const diff = diffOf(registration, upstreamToolSpec(upstream, definition, '0.0.0'));
-    if (rejected) states.push({ ...base, state: 'rejected', approved, diff });
-    else states.push({ ...base, state: 'changed', approved, diff, next_version: nextUpstreamVersion(registration, definition, !diff.compatible) });
+    states.push({ ...base, state: rejected ? 'rejected' : 'changed', approved, diff, next_version: nextUpstreamVersion(registration, definition, !diff.compatible) });
   }
   const gone = [...byName.values()].filter((one) => !listed.has(one.spec.tool_name)).sort((a, b) => (a.spec.tool_name < b.spec.tool_name ? -1 : 1));
   for (const registration of gone) {
@@ -339,13 +338,10 @@ export async function approveUpstreamTools(
   }
   if (all) for (const state of states) if ((state.state === 'changed' || state.state === 'new') && !chosen.includes(state)) chosen.push(state);
   if (chosen.length === 0) return { approved: [], upstream };
-  const registrations = new Map((await upstreamRegistrations(registry, upstream)).map((one) => [one.spec.tool_name, one]));
   const planned = chosen.map((state) => {
-    const definition = state.definition as UpstreamToolDefinition;
-    const registration = registrations.get(state.tool_name);
-    const breaking = state.diff !== undefined && !state.diff.compatible;
-    const version = nextUpstreamVersion(registration, definition, breaking);
-    return { state, spec: upstreamToolSpec(upstream, definition, version.slice(0, version.indexOf('+'))), version, breaking, from: registration?.spec.version ?? null };
+    const version = state.next_version as string;
+    const spec = upstreamToolSpec(upstream, state.definition as UpstreamToolDefinition, version.slice(0, version.indexOf('+')));
+    return { state, spec, version, breaking: state.diff !== undefined && !state.diff.compatible, from: state.approved?.version ?? null };
   });
   const policy = await registry.getPolicy();
   const force = options.force === true;
