@@ -22,6 +22,8 @@ const state = {
   signInMessage: null,
   /** A message to show once on the next screen (after an action moved us there). */
   flash: null,
+  /** The namespace whose pending count the navigation's badge shows. */
+  badgeNamespace: null,
 };
 
 let screen = null; // the AbortController of the screen on show
@@ -126,7 +128,9 @@ function updateChrome(route) {
   }
   document.getElementById('nav-import').parentElement.hidden = !canWrite();
   document.getElementById('nav-upstreams').parentElement.hidden = !signedIn || !canAdmin();
-  if (signedIn && canAdmin()) void refreshPendingBadge(route.namespace);
+  // Once per namespace shown (the Upstreams screen keeps it current): a screen never asks more of the API than it needs.
+  if (signedIn && canAdmin() && state.badgeNamespace !== route.namespace) void refreshPendingBadge(route.namespace);
+  else if (!signedIn || !canAdmin()) state.badgeNamespace = null;
 
   const session = document.getElementById('session');
   session.replaceChildren();
@@ -708,15 +712,19 @@ function importScreen(main, route) {
 
 /** The pending count in the navigation (admins only): GET /v1/upstreams, whose counts may be a few seconds old. */
 async function refreshPendingBadge(namespace) {
-  const badge = document.getElementById('upstreams-badge');
+  state.badgeNamespace = namespace;
   try {
     const data = await call(`${base(namespace)}/upstreams`);
-    const pending = (data?.upstreams ?? []).reduce((sum, upstream) => sum + (upstream.counts?.pending ?? 0), 0);
-    badge.textContent = `${pending} pending`;
-    badge.hidden = pending === 0;
+    showPendingBadge((data?.upstreams ?? []).reduce((sum, upstream) => sum + (upstream.counts?.pending ?? 0), 0));
   } catch {
-    badge.hidden = true; // the screen itself says what failed
+    showPendingBadge(0); // the screen itself says what failed
   }
+}
+
+function showPendingBadge(pending) {
+  const badge = document.getElementById('upstreams-badge');
+  badge.textContent = `${pending} pending`;
+  badge.hidden = pending === 0;
 }
 
 const STATE_LABELS = { changed: 'changed: pending', new: 'new: pending', gone: 'gone upstream', rejected: 'rejected', unregistrable: 'refused (unregistrable)' };
@@ -784,7 +792,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
   } catch (error) {
     if (signal.aborted) throw error;
     section.push(h('p', { class: 'error' }, 'Cannot list its tools now: ', text(problemText(error))));
-    return section;
+    return { parts: section, pending: upstream.counts?.pending ?? 0 };
   }
   const counts = pending.counts;
   section.push(h('p', { role: 'status' }, `${counts.served} served, ${counts.pending} pending, ${counts.gone} gone, ${counts.rejected} rejected, ${counts.unregistrable} refused.`));
@@ -811,7 +819,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
     }
   }));
   pending.tools.forEach((tool, index) => section.push(upstreamToolView(route, upstream, tool, approved[index], rerender)));
-  return section;
+  return { parts: section, pending: counts.pending };
 }
 
 async function upstreamsScreen(main, route, signal) {
@@ -826,12 +834,14 @@ async function upstreamsScreen(main, route, signal) {
   const rerender = () => void render();
   const sections = await Promise.all(upstreams.map((upstream) => upstreamSection(route, upstream, signal, rerender)));
   if (signal.aborted) return;
+  // The live listing's count, fresher than the list's.
+  showPendingBadge(sections.reduce((sum, section) => sum + section.pending, 0));
   show(main, title,
     heading(title),
     h('p', {}, 'Upstream MCP servers whose tools the registry serves. A tool whose definition changed upstream is not served until an admin approves it as a new version; rejecting keeps it unserved until the upstream changes it again.'),
     upstreams.length === 0
       ? h('p', {}, 'No upstreams. Add one with: tool-registry upstream add NAME --url URL (or --command "CMD ARG…").')
-      : sections.map((section) => h('section', { class: 'upstream' }, ...section)));
+      : sections.map((section) => h('section', { class: 'upstream' }, ...section.parts)));
 }
 
 function errorScreen(main, error) {

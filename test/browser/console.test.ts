@@ -302,7 +302,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
     const rows = page.locator('table.tools tbody tr:visible');
-    expect(await rows.count()).toBe(4);
+    // The four tools and the upstream demo's approved demo_echo.
+    expect(await rows.count()).toBe(5);
     expect(await page.getByText('Signed in as operator').count()).toBe(1);
     expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(operatorToken);
 
