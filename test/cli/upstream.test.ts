@@ -1,6 +1,7 @@
 // `tool-registry upstream ...` (issue 37) in-process (runCli) against real stdio upstreams: the
 // official server-memory, and test/support/file-upstream.mjs, whose tools the test rewrites (a
-// rug pull, a breaking change). Every command that lists connects afresh, as the command does:
+// rug pull, a breaking change), and an HTTP upstream: this package's own server (/mcp, with a
+// token sent as a ${VAR} header) in this process. Every command that lists connects afresh, as the command does:
 // each starts one upstream child (ten in the file: 26 s at load 15, most of it their start-up).
 // One database and folder for the file, the steps in order.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { upstreamDefinitionHash } from '../../src/mcp/index.js';
+import { InMemoryToolRegistry, ToolSet, defineTool, publishTools } from '../../src/index.js';
+import { mcpMount, upstreamDefinitionHash } from '../../src/mcp/index.js';
+import { createToken, createToolRegistryServer, listen, tokenFileVerifier } from '../../src/server/index.js';
+import type { ListeningServer } from '../../src/server/index.js';
 import { ROOT, errorCode, runCli, useChildProcessTimeout, withLibrary } from './helpers.js';
 
 useChildProcessTimeout();
@@ -21,18 +25,29 @@ const echo = { name: 'echo', description: 'Echoes the text.', inputSchema: { typ
 let cwd: string;
 let db: string;
 let toolsFile: string;
+let http: ListeningServer;
+let httpToken: string;
 const setTools = (tools: readonly object[]) => writeFileSync(toolsFile, JSON.stringify(tools));
 const cli = (args: readonly string[], env: Record<string, string> = {}) => runCli(args, { cwd, env });
 /** A command line for --command, quoted as the command splits it. */
 const quoted = (...words: string[]) => words.map((word) => `'${word}'`).join(' ');
 
-beforeAll(() => {
+beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'tool-registry-upstream-'));
   db = join(cwd, 'tool-registry.db');
   toolsFile = join(cwd, 'tools.json');
   setTools([echo]);
+  const tools = new ToolSet([defineTool({ name: 'greet', version: '1', description: 'Greets.', input_schema: { type: 'object', properties: { who: { type: 'string' } } }, handler: () => ({}) })]);
+  const registry = new InMemoryToolRegistry();
+  await publishTools(registry, tools);
+  const tokens = join(cwd, 'tokens.json');
+  httpToken = (await createToken(tokens, { name: 'gateway', scopes: ['read'] })).secret;
+  http = await listen(createToolRegistryServer({ registries: registry, tokens: tokenFileVerifier(tokens), mounts: { mcp: mcpMount(tools) } }));
 });
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+afterAll(async () => {
+  await http?.close();
+  rmSync(cwd, { recursive: true, force: true });
+});
 
 describe('upstream add, list, pending, approve (server-memory)', () => {
   it('add --approve none stores the row and registers nothing; pending lists every tool as new; approve --all serves them as 1.0.0+HASH', async () => {
@@ -108,6 +123,25 @@ describe('a changing upstream (the file upstream)', () => {
     expect((JSON.parse(history.stdout) as { spec: { version: string } }[]).map((entry) => entry.spec.version.split('+')[0])).toEqual(['1.0.0', '2.0.0']);
     expect((await cli(['changes'])).stdout).toMatch(/updated +d\.echo +2\.0\.0\+/);
     expect((await cli(['policy', 'set', '--compatibility', 'none'])).code).toBe(0);
+  });
+});
+
+describe('an HTTP upstream (Streamable HTTP, a bearer token as a ${VAR} header)', () => {
+  it('add connects with the expanded header, stores the reference; without the variable nothing connects; with a wrong token the server refuses', async () => {
+    const url = `${http.url}/mcp`;
+    const header = 'Authorization: Bearer ${GW_CLI_TOKEN}';
+    const wrong = await cli(['upstream', 'add', 'web', '--url', url, '--header', header], { GW_CLI_TOKEN: 'trg_wrong' });
+    expect([wrong.code, errorCode(wrong.stderr)]).toEqual([1, 'UPSTREAM_UNAVAILABLE']);
+    expect(wrong.stderr).toContain(url);
+    const add = await cli(['upstream', 'add', 'web', '--url', url, '--header', header, '--prefix', ''], { GW_CLI_TOKEN: httpToken });
+    expect(add.code).toBe(0);
+    expect(add.stdout).toMatch(/^served +greet +1\.0\.0\+[0-9a-f]{16}/m);
+    const [row] = (JSON.parse((await cli(['upstream', 'list', '--json'])).stdout) as { name: string; transport: { headers: Record<string, string> } }[]).filter((one) => one.name === 'web');
+    expect(row?.transport.headers).toEqual({ Authorization: 'Bearer ${GW_CLI_TOKEN}' });
+    for (const file of readdirSync(cwd).filter((name) => name.startsWith('tool-registry.db'))) expect(readFileSync(join(cwd, file)).includes(Buffer.from(httpToken)), file).toBe(false);
+    expect(errorCode((await cli(['upstream', 'sync', 'web'])).stderr)).toBe('VARIABLE_MISSING');
+    expect((await cli(['upstream', 'sync', 'web'], { GW_CLI_TOKEN: httpToken })).stdout).toMatch(/^synced web: 1 served, 0 pending/m);
+    expect((await cli(['upstream', 'remove', 'web'])).code).toBe(0);
   });
 });
 
