@@ -1,12 +1,12 @@
-// `tool-registry upstream ...` (issue 37) in-process (runCli) against real stdio upstreams: the
-// official server-memory, and test/support/file-upstream.mjs, whose tools the test rewrites (a
-// rug pull, a breaking change), and an HTTP upstream: this package's own server (/mcp, with a
-// token sent as a ${VAR} header) in this process. Every command that lists connects afresh, as the command does:
-// each starts one upstream child (ten in the file: 26 s at load 15, most of it their start-up).
+// `tool-registry upstream ...` (issue 37) in-process (runCli) against real upstreams: the
+// official server-memory over stdio; a small SDK server over Streamable HTTP in this process
+// (test/support/http-upstream.ts), whose tools the test changes (a rug pull, a breaking
+// change); and this package's own server (/mcp, with a token sent as a ${VAR} header). Every
+// command that lists connects afresh, as the command does: a stdio upstream is a child per
+// command (three here; the changing upstream is in-process to spare a child per step).
 // One database and folder for the file, the steps in order.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,19 +15,21 @@ import { mcpMount, upstreamDefinitionHash } from '../../src/mcp/index.js';
 import { createToken, createToolRegistryServer, listen, tokenFileVerifier } from '../../src/server/index.js';
 import type { ListeningServer } from '../../src/server/index.js';
 import { ROOT, errorCode, runCli, useChildProcessTimeout, withLibrary } from './helpers.js';
+import { startHttpUpstream } from '../support/http-upstream.js';
+import type { HttpUpstream } from '../support/http-upstream.js';
 
 useChildProcessTimeout();
 
 const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
-const FILE_UPSTREAM = fileURLToPath(new URL('../support/file-upstream.mjs', import.meta.url));
 const echo = { name: 'echo', description: 'Echoes the text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
 
 let cwd: string;
 let db: string;
-let toolsFile: string;
+let demoTools: readonly object[] = [];
+let demoUpstream: HttpUpstream;
 let http: ListeningServer;
 let httpToken: string;
-const setTools = (tools: readonly object[]) => writeFileSync(toolsFile, JSON.stringify(tools));
+const setTools = (tools: readonly object[]) => (demoTools = tools);
 const cli = (args: readonly string[], env: Record<string, string> = {}) => runCli(args, { cwd, env });
 /** A command line for --command, quoted as the command splits it. */
 const quoted = (...words: string[]) => words.map((word) => `'${word}'`).join(' ');
@@ -35,8 +37,8 @@ const quoted = (...words: string[]) => words.map((word) => `'${word}'`).join(' '
 beforeAll(async () => {
   cwd = mkdtempSync(join(tmpdir(), 'tool-registry-upstream-'));
   db = join(cwd, 'tool-registry.db');
-  toolsFile = join(cwd, 'tools.json');
   setTools([echo]);
+  demoUpstream = await startHttpUpstream(() => demoTools);
   const tools = new ToolSet([defineTool({ name: 'greet', version: '1', description: 'Greets.', input_schema: { type: 'object', properties: { who: { type: 'string' } } }, handler: () => ({}) })]);
   const registry = new InMemoryToolRegistry();
   await publishTools(registry, tools);
@@ -45,7 +47,7 @@ beforeAll(async () => {
   http = await listen(createToolRegistryServer({ registries: registry, tokens: tokenFileVerifier(tokens), mounts: { mcp: mcpMount(tools) } }));
 });
 afterAll(async () => {
-  await http?.close();
+  await Promise.all([http?.close(), demoUpstream?.close()]);
   rmSync(cwd, { recursive: true, force: true });
 });
 
@@ -85,9 +87,9 @@ describe('upstream add, list, pending, approve (server-memory)', () => {
   });
 });
 
-describe('a changing upstream (the file upstream)', () => {
+describe('a changing upstream', () => {
   it('add (approve all) serves at once; a rug pull is pending with its diff; sync touches the row; reject holds it; a breaking change needs --force under a backward policy', async () => {
-    const add = await cli(['upstream', 'add', 'demo', '--command', quoted(process.execPath, FILE_UPSTREAM, toolsFile), '--prefix', 'd.']);
+    const add = await cli(['upstream', 'add', 'demo', '--url', demoUpstream.url, '--prefix', 'd.']);
     expect(add.code).toBe(0);
     expect(add.stdout).toMatch(/^served +d\.echo +1\.0\.0\+/m);
 
