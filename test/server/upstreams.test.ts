@@ -1,11 +1,11 @@
 // The gateway's governance over HTTP (issue 37): GET /v1/upstreams, the live pending view,
 // approve and reject, admin scope, namespaced, every answer held to /openapi.json. One server
-// (real socket, memory namespaces) over two real stdio upstreams: the official server-memory
-// and test/support/file-upstream.mjs (whose tools the test rewrites). Each live call lists
-// its upstream afresh, on one connection per upstream kept by the test (the `definitions` hook a
-// serving gateway's connections plug into), so the file starts two children, not one per call;
-// the unreachable one goes through the default connect-and-list.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// (real socket, memory namespaces) over real upstreams: the official server-memory over stdio,
+// listed on one connection the test keeps (the `definitions` hook a serving gateway's
+// connections plug into: one child for the file, not one per call), and a small SDK server over
+// Streamable HTTP in this process (test/support/http-upstream.ts, whose tools the test changes),
+// connected and listed afresh for each live call, as the routes do by default.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,12 +15,15 @@ import { connectUpstream, listUpstreamDefinitions, upstreamDefinitionHash, upstr
 import type { UpstreamConnection } from '../../src/mcp/index.js';
 import { createToken, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import { documentChecker, recorded, start } from './helpers.js';
+import { startHttpUpstream } from '../support/http-upstream.js';
+import type { HttpUpstream } from '../support/http-upstream.js';
 import type { Running } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const folder = mkdtempSync(join(tmpdir(), 'upstream-api-'));
-const toolsFile = join(folder, 'tools.json');
-const setTools = (tools: readonly object[]) => writeFileSync(toolsFile, JSON.stringify(tools));
+let demoTools: readonly object[] = [];
+const setTools = (tools: readonly object[]) => (demoTools = tools);
+let demoUpstream: HttpUpstream;
 const echo = { name: 'echo', description: 'Echoes the text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
 
 let server: Running;
@@ -41,10 +44,11 @@ beforeAll(async () => {
   const source = memoryNamespaces();
   registry = (await source.open('default')) as ToolRegistry;
   await registry.putUpstream({ name: 'memory', transport: { type: 'stdio', command: [process.execPath, join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')], env: { MEMORY_FILE_PATH: join(folder, 'memory.jsonl') }, cwd: null }, approve: 'none' });
-  await registry.putUpstream({ name: 'demo', transport: { type: 'stdio', command: [process.execPath, join(ROOT, 'test/support/file-upstream.mjs'), toolsFile], env: {}, cwd: null } });
+  demoUpstream = await startHttpUpstream(() => demoTools);
+  await registry.putUpstream({ name: 'demo', transport: { type: 'http', url: demoUpstream.url, headers: {} } });
   // Unreachable, with a secret reference the server's environment has: the row shows the reference, never the value.
   await registry.putUpstream({ name: 'down', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${GW_API_SECRET}' } } });
-  for (const name of ['memory', 'demo']) connections.set(name, await connectUpstream((await registry.getUpstream(name))!));
+  connections.set('memory', await connectUpstream((await registry.getUpstream('memory'))!));
   const governance = upstreamGovernance({
     env: { ...process.env, GW_API_SECRET: 'sk-live-123' },
     timeoutMs: 10_000,
@@ -60,7 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([server?.close(), bare?.close(), ...[...connections.values()].map((connection) => connection.close())]);
+  await Promise.all([server?.close(), bare?.close(), demoUpstream?.close(), ...[...connections.values()].map((connection) => connection.close())]);
   rmSync(folder, { recursive: true, force: true });
 });
 
