@@ -5,6 +5,10 @@ import type { Command } from 'commander';
 import type { CliContext } from './commands.js';
 import { splitCommandLine } from './command-line.js';
 import type * as Upstream from './upstream.js';
+import { parsePositive } from './mcp-command.js';
+
+/** How long a command waits for an upstream to connect, then to list (a first `npx -y` downloads the server). */
+export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
 
 const upstream = (): Promise<typeof Upstream> => import('./upstream.js');
 
@@ -49,11 +53,14 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   /** A subcommand; --db may come after `upstream` or after the subcommand. */
   const sub = (name: string): Command => group.command(name).option('--db <path>', 'the database file or postgres:// URL');
   const context = (cmd: Command): Upstream.UpstreamContext => {
-    const own = cmd.opts<{ db?: string }>().db;
-    return { ...parts.context(own === undefined ? group : cmd), env };
+    const own = cmd.opts<{ db?: string; timeout?: number }>();
+    return { ...parts.context(own.db === undefined ? group : cmd), env, timeoutMs: own.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS };
   };
+  /** A subcommand that connects to the upstream. */
+  const connecting = (name: string): Command =>
+    sub(name).option('--timeout <ms>', `give up connecting, and then listing, after this many ms (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})`, parsePositive);
 
-  sub('add')
+  connecting('add')
     .description('connect to an upstream, list its tools, store it, and (with --approve all, the default) register its tools as 1.0.0+HASH')
     .argument('<name>', 'the upstream name: 1-64 of A-Z a-z 0-9 _ - (its tools are tagged upstream:NAME)')
     .option('--url <url>', 'an HTTP upstream: Streamable HTTP, falling back to HTTP+SSE')
@@ -82,19 +89,19 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
     .option('--keep-tools', 'leave its tools registered')
     .action(async (name: string, options: { keepTools?: boolean }, cmd: Command) => (await upstream()).removeCommand(context(cmd), name, options));
 
-  sub('sync')
+  connecting('sync')
     .description('touch each upstream (serving processes re-list it), list its tools, print what is not served')
     .argument('[name]', 'only this upstream')
     .option('--json', 'print each upstream\'s counts and tools as JSON')
     .action(async (name: string | undefined, options: { json?: boolean }, cmd: Command) => (await upstream()).syncCommand(context(cmd), name, options));
 
-  sub('pending')
+  connecting('pending')
     .description('connect to each upstream (or one) and print its pending tools (changed or new) with the difference')
     .argument('[name]', 'only this upstream')
     .option('--json', 'print each upstream\'s counts and tools that are not served as JSON')
     .action(async (name: string | undefined, options: { json?: boolean }, cmd: Command) => (await upstream()).pendingCommand(context(cmd), name, options));
 
-  sub('approve')
+  connecting('approve')
     .description('register pending tools as their next version (new: 1.0.0, breaking: major+1, else minor+1) through the registry\'s policies')
     .argument('<name>', 'the upstream name')
     .argument('[tools...]', "the tools' names upstream (without the prefix)")
@@ -106,7 +113,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
       await (await upstream()).approveCommand(context(cmd), name, tools, options);
     });
 
-  sub('reject')
+  connecting('reject')
     .description('refuse the definition a pending tool has now: not served, not pending until the upstream changes it')
     .argument('<name>', 'the upstream name')
     .argument('<tool>', "the tool's name upstream (without the prefix)")

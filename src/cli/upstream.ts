@@ -23,9 +23,11 @@ import { CliError } from './errors.js';
 import { cell, formatTable, toJson } from './output.js';
 import { formatDifferences } from './versions.js';
 
-/** What the upstream commands need beyond the other commands: the environment `${VAR}` comes from. */
+/** What the upstream commands need beyond the other commands: the environment `${VAR}` comes from, how long to wait for an upstream. */
 export interface UpstreamContext extends CliContext {
   readonly env: NodeJS.ProcessEnv;
+  /** Connecting, and then listing, each give up after this many ms (--timeout). */
+  readonly timeoutMs: number;
 }
 
 function print(context: CliContext, text: string): void {
@@ -44,7 +46,7 @@ async function governed<T>(work: () => Promise<T>): Promise<T> {
 
 /** Connects and lists with the command's environment (a stdio upstream's stderr is not shown). */
 function definitionsOf(context: UpstreamContext, upstream: Pick<Upstream, 'name' | 'transport'>): Promise<UpstreamToolDefinition[]> {
-  return fetchUpstreamDefinitions(upstream, { env: context.env });
+  return fetchUpstreamDefinitions(upstream, { env: context.env, timeoutMs: context.timeoutMs });
 }
 
 export interface AddOptions {

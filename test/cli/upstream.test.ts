@@ -30,7 +30,9 @@ let demoUpstream: HttpUpstream;
 let http: ListeningServer;
 let httpToken: string;
 const setTools = (tools: readonly object[]) => (demoTools = tools);
-const cli = (args: readonly string[], env: Record<string, string> = {}) => runCli(args, { cwd, env });
+/** Commands that connect wait up to 2 minutes here (--timeout): a node child can take over 10 s to start on a loaded machine. */
+const cli = (args: readonly string[], env: Record<string, string> = {}) =>
+  runCli(args[0] === 'upstream' && ['add', 'sync', 'pending', 'approve', 'reject'].includes(args[1] as string) ? [...args, '--timeout', '120000'] : args, { cwd, env });
 /** A command line for --command, quoted as the command splits it. */
 const quoted = (...words: string[]) => words.map((word) => `'${word}'`).join(' ');
 

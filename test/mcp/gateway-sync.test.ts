@@ -168,7 +168,8 @@ describe('approve and reject (one real stdio upstream, an in-memory registry)', 
 
   beforeAll(async () => {
     setTools([echo]);
-    connection = await connectUpstream(row);
+    // Generous: a node child can take over 10 s to start on a loaded machine.
+    connection = await connectUpstream(row, { timeoutMs: 120_000 });
   });
   afterAll(async () => {
     await connection?.close();

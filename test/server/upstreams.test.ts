@@ -48,10 +48,11 @@ beforeAll(async () => {
   await registry.putUpstream({ name: 'demo', transport: { type: 'http', url: demoUpstream.url, headers: {} } });
   // Unreachable, with a secret reference the server's environment has: the row shows the reference, never the value.
   await registry.putUpstream({ name: 'down', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${GW_API_SECRET}' } } });
-  connections.set('memory', await connectUpstream((await registry.getUpstream('memory'))!));
+  // Generous: a node child can take over 10 s to start on a loaded machine.
+  connections.set('memory', await connectUpstream((await registry.getUpstream('memory'))!, { timeoutMs: 120_000 }));
   const governance = upstreamGovernance({
     env: { ...process.env, GW_API_SECRET: 'sk-live-123' },
-    timeoutMs: 10_000,
+    timeoutMs: 120_000,
     definitions: async (_registry, upstream) => {
       const connection = connections.get(upstream.name);
       return connection === undefined ? undefined : listUpstreamDefinitions(connection.client);

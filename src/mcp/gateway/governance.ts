@@ -9,7 +9,9 @@ import type { ConnectUpstreamOptions } from './connect.js';
 import { approveUpstreamTools, fetchUpstreamDefinitions, rejectUpstreamTool, upstreamStates } from './sync.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
-export interface UpstreamGovernanceOptions extends Pick<ConnectUpstreamOptions, 'env' | 'timeoutMs'> {
+export interface UpstreamGovernanceOptions extends Pick<ConnectUpstreamOptions, 'env'> {
+  /** Connecting, then listing, each give up after this many ms. Default 30,000 (a first `npx -y` downloads the server). */
+  readonly timeoutMs?: number;
   /** How long a listing answers the upstream list's counts (not the pending view, approve or reject). Default 10,000 ms. */
   readonly listTtlMs?: number;
   /**
@@ -22,7 +24,7 @@ export interface UpstreamGovernanceOptions extends Pick<ConnectUpstreamOptions, 
 /** The server's `UpstreamGovernance` over `fetchUpstreamDefinitions` and the rules of sync.ts. */
 export function upstreamGovernance(options: UpstreamGovernanceOptions = {}): UpstreamGovernance {
   const ttl = options.listTtlMs ?? 10_000;
-  const connect: ConnectUpstreamOptions = { ...(options.env === undefined ? {} : { env: options.env }), ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) };
+  const connect: ConnectUpstreamOptions = { ...(options.env === undefined ? {} : { env: options.env }), timeoutMs: options.timeoutMs ?? 30_000 };
   // Per registry (a namespace), per upstream: the listing of one row version, and when it was made.
   const cache = new WeakMap<ToolRegistry, Map<string, { readonly updatedAt: string; readonly at: number; readonly definitions: Promise<readonly UpstreamToolDefinition[]> }>>();
 
