@@ -10,6 +10,7 @@ import {
   ErrorCode,
   LoggingMessageNotificationSchema,
   McpError,
+  ProgressNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, mcpContent } from '../../index.js';
@@ -86,6 +87,9 @@ export class UpstreamLink {
   #lastError: string | undefined;
   #closed = false;
   readonly #calls = new Set<Relay>();
+  /** The calls in flight by the progress token sent upstream with each. */
+  readonly #byToken = new Map<string, Relay>();
+  #tokens = 0;
 
   constructor(upstream: Upstream, options: UpstreamLinkOptions) {
     this.#upstream = upstream;
@@ -156,6 +160,19 @@ export class UpstreamLink {
   }
 
   #setup(client: Client): void {
+    // Progress is routed here by our own token rather than by the SDK's `onprogress`: the SDK
+    // drops a call's handler as soon as its answer is read, so the last report, sent just
+    // before the answer and handled a moment later, would be lost.
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, progress, total, message } = notification.params;
+      const relay = this.#byToken.get(String(progressToken));
+      if (relay === undefined) return;
+      try {
+        relay.call.progress(progress, total, message);
+      } catch {
+        // A progress value that is not a finite number: not relayed.
+      }
+    });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void this.relist();
     });
@@ -292,20 +309,15 @@ export class UpstreamLink {
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' is not connected${this.#lastError === undefined ? '' : ` (${this.#lastError})`}; try again later`);
     }
     const relay: Relay = { call };
+    const progressToken = `gateway-${++this.#tokens}`;
     this.#calls.add(relay);
+    this.#byToken.set(progressToken, relay);
     let result;
     try {
       result = await current.run(relay, () =>
-        connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args } }, CallToolResultSchema, {
+        connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
           signal: call.signal,
           timeout: this.#options.callTimeoutMs,
-          onprogress: ({ progress, total, message }) => {
-            try {
-              call.progress(progress, total, message);
-            } catch {
-              // A progress value that is not a finite number: not relayed.
-            }
-          },
         }),
       );
     } catch (error) {
@@ -318,6 +330,8 @@ export class UpstreamLink {
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
     } finally {
       this.#calls.delete(relay);
+      // The upstream's last report may be read just after its answer: the token stays a moment.
+      setImmediate(() => this.#byToken.delete(progressToken));
     }
     const { content, structuredContent, isError, _meta } = result as unknown as McpContentInput;
     try {
