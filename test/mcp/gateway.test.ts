@@ -44,7 +44,7 @@ async function session(policy?: ToolPolicy): Promise<{ client: Client; logs: Log
   client.setRequestHandler(CreateMessageRequestSchema, (request) => ({
     role: 'assistant',
     model: 'test-model',
-    content: { type: 'text', text: `answer to ${JSON.stringify((request.params.messages[0]?.content as { text: string }).text)}` },
+    content: { type: 'text', text: `answer to ${JSON.stringify(request.params.messages.map((message) => (message.content as { text?: string }).text))}` },
   }));
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);

@@ -72,6 +72,10 @@ function hintsOf(annotations: Readonly<Record<string, unknown>> | undefined): To
   return hints;
 }
 
+function warnProcess(message: string): void {
+  process.emitWarning(`gateway: ${message}`, 'ToolRegistryWarning');
+}
+
 /** Whether a registry can hold upstreams (a store of an older release cannot). */
 function hasUpstreams(registry: ToolRegistry): boolean {
   return typeof (registry as Partial<ToolRegistry>).listUpstreams === 'function';
@@ -108,7 +112,7 @@ class Gateway implements GatewayToolSet {
     this.#local = local;
     this.#localNames = new Set(local.map((tool) => tool.name));
     this.#options = options;
-    this.#warn = options.onWarning ?? ((message) => process.emitWarning(`gateway: ${message}`, 'ToolRegistryWarning'));
+    this.#warn = options.onWarning ?? warnProcess;
     this.#inner = inner;
     this.#unsubscribe = inner.subscribe((change) => this.#emit(change));
   }
@@ -167,7 +171,7 @@ class Gateway implements GatewayToolSet {
 
   /** Starts the timers: the rows and revision every poll interval, every upstream every sync interval. */
   startTimers(): void {
-    const poll = setInterval(() => void this.poll().catch((error: unknown) => this.#warn(`cannot read the upstreams: ${(error as Error).message}`)), positive('pollIntervalMs', this.#options.pollIntervalMs, UPSTREAM_POLL_MS));
+    const poll = setInterval(() => void this.poll().catch((error: unknown) => this.#once(`poll:${(error as Error).message}`, `cannot read the upstreams: ${(error as Error).message}`)), positive('pollIntervalMs', this.#options.pollIntervalMs, UPSTREAM_POLL_MS));
     const sync = setInterval(() => {
       for (const link of this.#links.values()) void link.relist();
     }, positive('syncIntervalMs', this.#options.syncIntervalMs, DEFAULT_SYNC_INTERVAL_MS));
@@ -409,12 +413,9 @@ export async function gatewayToolSet(registry: ToolRegistry, tools: ToolSource, 
   const local = new ToolSetClass(ToolBox.isToolBox(tools) ? tools.all() : tools instanceof ToolSetClass ? tools.tools() : [...tools]).tools();
   const inner = await liveToolSet(registry, local, options);
   const gateway = new Gateway(registry, local, inner, options);
-  try {
-    await gateway.poll();
-  } catch (error) {
-    await gateway.close();
-    throw error;
-  }
+  // The rows that cannot be read now (an outage, a store of an older release) leave the local
+  // tools served; the poll tries again every interval.
+  await gateway.poll().catch((error: unknown) => (options.onWarning ?? warnProcess)(`cannot read the upstreams: ${(error as Error).message}`));
   gateway.startTimers();
   return gateway;
 }
