@@ -15,10 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import { createMcpServer, gatewayToolSet, OUTCOME_META_KEY } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
-import { upstreamToolSpec } from '../../src/mcp/gateway/upstream-definition.js';
+import { upstreamToolSpec } from '../../src/mcp/index.js';
 import { ROOT, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
-import { addUpstream } from '../support/upstreams.js';
+import { approveListed } from '../support/upstreams.js';
 
 useChildProcessTimeout();
 
@@ -56,8 +56,9 @@ function text(result: unknown): string {
 beforeAll(async () => {
   writeFileSync(descriptionFile, 'Tells the weather of a city.');
   registry = new InMemoryToolRegistry();
-  await addUpstream(registry, { name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, CANCEL_FILE: cancelFile }, cwd: null } });
+  await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, CANCEL_FILE: cancelFile }, cwd: null } });
   gateway = await gatewayToolSet(registry, [], { pollIntervalMs: 200, onWarning: () => {} });
+  await approveListed(registry, gateway);
   const server = createMcpServer(gateway);
   client = new Client({ name: 'test', version: '1' });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (listChanged += 1));

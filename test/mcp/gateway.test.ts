@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, InMemoryToolRegistry, publishTools } from '../../src/index.js';
@@ -19,7 +19,7 @@ import { createMcpServer, gatewayToolSet, OUTCOME_META_KEY } from '../../src/mcp
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
-import { addUpstream, freePort } from '../support/upstreams.js';
+import { approveListed, freePort } from '../support/upstreams.js';
 
 useChildProcessTimeout();
 
@@ -38,7 +38,8 @@ const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
 /** A session of the SDK's client over the gateway (in process, as `serve` and `mcp` make them), answering sampling. */
 async function session(policy?: ToolPolicy): Promise<{ client: Client; logs: LoggingMessageNotification['params'][] }> {
   const server = createMcpServer(gateway, policy === undefined ? {} : { policy });
-  const client = new Client({ name: 'test', version: '1' }, { capabilities: { sampling: {} } });
+  const client = new Client({ name: 'test', version: '1' }, { capabilities: { sampling: {}, elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, (request) => ({ action: 'accept', content: { name: `answered: ${request.params.message.slice(0, 11)}` } }));
   const logs: LoggingMessageNotification['params'][] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params));
   client.setRequestHandler(CreateMessageRequestSchema, (request) => ({
@@ -65,12 +66,14 @@ beforeAll(async () => {
   });
   registry = new InMemoryToolRegistry();
   await publishTools(registry, [local]);
-  await Promise.all([
-    addUpstream(registry, { name: 'everything', transport: { type: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'], env: {}, cwd: null } }),
-    addUpstream(registry, { name: 'memory', transport: { type: 'stdio', command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, cwd: null }, permissions: ['DB_WRITE'] }),
-    listening.then(() => addUpstream(registry, { name: 'web', prefix: 'web.', transport: { type: 'http', url: httpUrl, headers: {} } })),
-  ]);
+  await registry.putUpstream({ name: 'everything', transport: { type: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'], env: {}, cwd: null } });
+  await registry.putUpstream({ name: 'memory', transport: { type: 'stdio', command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, cwd: null }, permissions: ['DB_WRITE'] });
+  await registry.putUpstream({ name: 'web', prefix: 'web.', transport: { type: 'http', url: httpUrl, headers: {} } });
+  await listening;
   gateway = await gatewayToolSet(registry, [local], { onWarning: () => {} });
+  // Nothing is served until registered (the gateway never registers): approve what they list.
+  expect(gateway.current().tools().map((tool) => tool.name)).toEqual(['local_add']);
+  await approveListed(registry, gateway);
 }, 60_000);
 
 afterAll(async () => {
@@ -135,6 +138,12 @@ describe('one endpoint: local and upstream tools', () => {
     const result = (await client.callTool({ name: 'everything_trigger-sampling-request', arguments: { prompt: 'two words', maxTokens: 5 } })) as CallToolResult;
     expect((result.content[0] as { text: string }).text).toContain('answer to');
     expect((result.content[0] as { text: string }).text).toContain('test-model');
+  });
+
+  it("sends the upstream's elicitation request to the session that made the call and its answer back", async () => {
+    const { client } = await session();
+    const result = (await client.callTool({ name: 'everything_trigger-elicitation-request', arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(result.content)).toContain('answered: Please prov');
   });
 
   it('calls server-memory (create_entities, read_graph) and an HTTP upstream (server-everything, Streamable HTTP)', async () => {

@@ -1,22 +1,21 @@
-// Test helpers for the gateway (issue 37): register an upstream as `upstream add --approve all`
-// would (its row, then each listed tool as `1.0.0+HASH`), and a free TCP port for an HTTP upstream.
+// Test helpers for the gateway (issue 37): register what upstreams list as `upstream add
+// --approve all` would (each tool as `1.0.0+HASH`), and a free TCP port for an HTTP upstream.
 import { createServer } from 'node:net';
-import type { ToolRegistry, UpstreamInput } from '../../src/index.js';
-import { connectUpstream } from '../../src/mcp/gateway/connect.js';
-import { upstreamToolSpec } from '../../src/mcp/gateway/upstream-definition.js';
-import type { UpstreamToolDefinition } from '../../src/mcp/gateway/upstream-definition.js';
+import type { ToolRegistry } from '../../src/index.js';
+import type { GatewayToolSet } from '../../src/mcp/index.js';
+import { upstreamToolSpec } from '../../src/mcp/index.js';
 
-/** Stores the row and registers every tool the upstream lists now at `semver` (the gateway never registers by itself). */
-export async function addUpstream(registry: ToolRegistry, input: UpstreamInput, semver = '1.0.0'): Promise<string[]> {
-  const row = await registry.putUpstream(input);
-  const connection = await connectUpstream(row, { capabilities: { sampling: {}, elicitation: {} } });
-  try {
-    const { tools } = await connection.client.listTools();
-    for (const tool of tools) await registry.register(upstreamToolSpec(row, tool as unknown as UpstreamToolDefinition, semver));
-    return tools.map((tool) => row.prefix + tool.name);
-  } finally {
-    await connection.close();
+/**
+ * Registers at `semver` every tool a running gateway lists for its upstreams now (what
+ * `upstream add --approve all` would have registered), then syncs: one process per upstream
+ * instead of another one only to list it.
+ */
+export async function approveListed(registry: ToolRegistry, gateway: GatewayToolSet, semver = '1.0.0'): Promise<void> {
+  for (const status of gateway.upstreams()) {
+    const row = await registry.getUpstream(status.name);
+    for (const definition of status.listed ?? []) await registry.register(upstreamToolSpec(row!, definition, semver));
   }
+  await gateway.sync();
 }
 
 /** A port free a moment ago (the upstream child listens on it). */

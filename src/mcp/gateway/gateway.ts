@@ -40,8 +40,8 @@ export interface GatewayOptions extends LiveToolSetOptions {
 export interface UpstreamStatus {
   readonly name: string;
   readonly connected: boolean;
-  /** Tools it listed last (undefined: never listed in this process). */
-  readonly listed: number | undefined;
+  /** The definitions it listed last (undefined: never listed in this process). */
+  readonly listed: readonly UpstreamToolDefinition[] | undefined;
   /** Its tools served now (before any session's policy). */
   readonly served: readonly string[];
   readonly error: string | undefined;
@@ -156,7 +156,7 @@ class Gateway implements GatewayToolSet {
     return [...this.#links.values()].map((link) => ({
       name: link.upstream.name,
       connected: link.connected,
-      listed: link.definitions?.length,
+      listed: link.definitions,
       served: this.#served.filter((tool) => tool.spec.tags.includes(upstreamTag(link.upstream.name))).map((tool) => tool.name),
       error: link.lastError,
     }));
