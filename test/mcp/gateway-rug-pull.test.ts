@@ -4,7 +4,7 @@
 // version (what `upstream approve` does) it is served again and history holds both. Also:
 // the client's cancellation reaches the upstream, an upstream that dies in a call is an error
 // result naming it and is reconnected, and closing the gateway leaves no child behind.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,7 +18,7 @@ import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 import { ROOT, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
-import { approveListed } from '../support/upstreams.js';
+import { approveListed, processesWith } from '../support/upstreams.js';
 
 useChildProcessTimeout();
 
@@ -35,18 +35,7 @@ let listChanged = 0;
 
 /** The live processes of this file's upstream (its command, with this file's DESCRIPTION_FILE). */
 function childPids(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (/\) Z /.test(stat)) continue; // a zombie has ended
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('rug-pull-server') && readFileSync(`/proc/${entry}/environ`, 'utf8').includes(descriptionFile)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return pids;
+  return processesWith('rug-pull-server', descriptionFile);
 }
 
 function text(result: unknown): string {

@@ -1,5 +1,6 @@
 // Test helpers for the gateway (issue 37): register what upstreams list as `upstream add
 // --approve all` would (each tool as `1.0.0+HASH`), and a free TCP port for an HTTP upstream.
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { ToolRegistry } from '../../src/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
@@ -28,4 +29,19 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+/** The live processes (zombies left out) whose command line holds `command` and whose environment holds `marker`. */
+export function processesWith(command: string, marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (/\) Z /.test(readFileSync(`/proc/${entry}/stat`, 'utf8'))) continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(command) && readFileSync(`/proc/${entry}/environ`, 'utf8').includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return pids;
 }

@@ -1,0 +1,69 @@
+// The gateway in the commands (issue 37): `tool-registry serve` without --tools and
+// `tool-registry mcp` without --tools serve a SQLite registry's approved upstream tools (an
+// upstream of our own, test/support/rug-pull-server.mjs, over stdio); each stops its upstream
+// children when it stops (no orphans).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import { upstreamToolSpec } from '../../src/mcp/index.js';
+import { CLI, ROOT, childEnv, listeningUrl, startCli, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
+import { processesWith } from '../support/upstreams.js';
+import { until } from '../support/waiting.js';
+
+useChildProcessTimeout();
+
+const SERVER = join(ROOT, 'test/support/rug-pull-server.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'gateway-cli-'));
+const db = join(dir, 'tools.db');
+const descriptionFile = join(dir, 'description.txt');
+const WEATHER = 'Tells the weather of a city.';
+
+beforeAll(async () => {
+  writeFileSync(descriptionFile, WEATHER);
+  const registry = await openSqliteToolRegistry({ filename: db });
+  try {
+    const row = await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, CANCEL_FILE: join(dir, 'cancelled') }, cwd: null } });
+    // Only `weather` is approved: what the server lists, written out (no process to list it).
+    await registry.register(upstreamToolSpec(row, { name: 'weather', description: WEATHER, inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }, '1.0.0'));
+  } finally {
+    await registry.close();
+  }
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function listAndCall(client: Client): Promise<void> {
+  expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['rug_weather']);
+  expect(await client.callTool({ name: 'rug_weather', arguments: { city: 'Oslo' } })).toMatchObject({ content: [{ type: 'text', text: 'sunny in Oslo' }], structuredContent: { city: 'Oslo' } });
+}
+
+describe('the commands serve upstream tools', () => {
+  it('serve (no --tools): /mcp lists and calls the approved upstream tool; SIGTERM ends the upstream child', async () => {
+    const serve = startCli(['serve', '--db', db, '--port', '0'], { cwd: dir });
+    try {
+      const url = await listeningUrl(serve.child);
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
+      await listAndCall(client);
+      expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
+      await client.close();
+    } finally {
+      await stopChild(serve.child);
+    }
+    await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with serve');
+  });
+
+  it('mcp (no --tools): the stdio session lists and calls it; closing the session ends the upstream child', async () => {
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--db', db, '--sync-interval', '10m'], cwd: dir, env: childEnv() as Record<string, string>, stderr: 'ignore' }));
+    await listAndCall(client);
+    expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
+    await client.close();
+    await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with mcp');
+  });
+});
