@@ -12,7 +12,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { InMemoryToolRegistry } from '../dist/index.js';
 import { connectUpstream, createMcpServer, gatewayToolSet, upstreamToolSpec } from '../dist/mcp/index.js';
-import { measureInterleaved, median } from './lib/measure.mjs';
+import { performance } from 'node:perf_hooks';
+import { median } from './lib/measure.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -46,40 +47,44 @@ export async function gatewayWorkloads({ record, log = () => {} }) {
     const names = async (client) => (await client.listTools()).tools.map((tool) => tool.name).sort().join();
     check((await names(proxied)) === (await names(direct)), 'both list the same tools');
 
-    const rounds = QUICK ? 1 : 6;
-    const time = QUICK ? 300 : 1000;
-    const ratios = { call: [], list: [] };
-    const pooled = { call: { gateway: [], direct: [] }, list: { gateway: [], direct: [] } };
-    // One interleaved pair per round, so each round gives a ratio: the spread is theirs.
-    for (let round = 0; round < rounds; round++) {
-      for (const [kind, run] of [
-        ['call', (client) => client.callTool(call)],
-        ['list', (client) => client.listTools()],
-      ]) {
-        const stats = await measureInterleaved(
-          [
-            ['gateway', () => run(proxied), { async: true, batch: 1 }],
-            ['direct', () => run(direct), { async: true, batch: 1 }],
-          ],
-          { rounds: 1, time },
-        );
-        ratios[kind].push(stats.get('gateway').median_us / stats.get('direct').median_us);
-        pooled[kind].gateway.push(stats.get('gateway'));
-        pooled[kind].direct.push(stats.get('direct'));
+    // Alternating single operations (gateway, direct, gateway, ...) so that the noise of a
+    // shared machine hits both alike; each round of `perRound` pairs gives one ratio of medians.
+    const rounds = QUICK ? 2 : 8;
+    const ratios = { call: [], work: [], list: [] };
+    const samples = { call: { gateway: [], direct: [] }, work: { gateway: [], direct: [] }, list: { gateway: [], direct: [] } };
+    // A call whose upstream works 5 ms (a timer in trigger-long-running-operation): the overhead in proportion to a real tool's.
+    const working = { name: 'trigger-long-running-operation', arguments: { duration: 0.005, steps: 1 } };
+    for (const [kind, run, perRound] of [
+      ['call', (client) => client.callTool(call), QUICK ? 100 : 500],
+      ['work', (client) => client.callTool(working), QUICK ? 20 : 60],
+      ['list', (client) => client.listTools(), QUICK ? 30 : 150],
+    ]) {
+      for (let i = 0; i < perRound; i++) await Promise.all([run(proxied), run(direct)]); // warm-up
+      for (let round = 0; round < rounds; round++) {
+        const times = { gateway: [], direct: [] };
+        for (let i = 0; i < perRound; i++) {
+          for (const [key, client] of i % 2 === 0 ? [['gateway', proxied], ['direct', direct]] : [['direct', direct], ['gateway', proxied]]) {
+            const start = performance.now();
+            await run(client);
+            times[key].push((performance.now() - start) * 1000);
+          }
+        }
+        ratios[kind].push(median(times.gateway) / median(times.direct));
+        for (const key of ['gateway', 'direct']) for (const value of times[key]) samples[kind][key].push(value);
       }
     }
-    const merge = (list) => ({
-      median_us: median(list.map((stats) => stats.median_us)),
-      p75_us: median(list.map((stats) => stats.p75_us)),
-      p99_us: Math.max(...list.map((stats) => stats.p99_us)),
-      mean_us: list.reduce((sum, stats) => sum + stats.mean_us, 0) / list.length,
-      samples: list.reduce((sum, stats) => sum + stats.samples, 0),
-      rounds,
-    });
-    record('gateway.call.proxied', "MCP tools/call of server-everything's echo (stdio upstream)", 'through the gateway', merge(pooled.call.gateway));
-    record('gateway.call.direct', "MCP tools/call of server-everything's echo (stdio upstream)", "the SDK's Client, direct", merge(pooled.call.direct));
-    record('gateway.list.proxied', "MCP tools/list of server-everything's tools (stdio upstream)", 'through the gateway', merge(pooled.list.gateway));
-    record('gateway.list.direct', "MCP tools/list of server-everything's tools (stdio upstream)", "the SDK's Client, direct", merge(pooled.list.direct));
+    const merge = (values) => {
+      const sorted = values.sort((x, y) => x - y);
+      const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+      return { median_us: median(sorted), p75_us: at(0.75), p99_us: at(0.99), mean_us: sorted.reduce((x, y) => x + y, 0) / sorted.length, samples: sorted.length, rounds };
+    };
+    const pooled = { call: { gateway: merge(samples.call.gateway), direct: merge(samples.call.direct) }, work: { gateway: merge(samples.work.gateway), direct: merge(samples.work.direct) }, list: { gateway: merge(samples.list.gateway), direct: merge(samples.list.direct) } };
+    record('gateway.call.proxied', "MCP tools/call of server-everything's echo (stdio upstream)", 'through the gateway', pooled.call.gateway);
+    record('gateway.call.direct', "MCP tools/call of server-everything's echo (stdio upstream)", "the SDK's Client, direct", pooled.call.direct);
+    record('gateway.work.proxied', "MCP tools/call of a server-everything tool working 5 ms (stdio upstream)", 'through the gateway', pooled.work.gateway);
+    record('gateway.work.direct', "MCP tools/call of a server-everything tool working 5 ms (stdio upstream)", "the SDK's Client, direct", pooled.work.direct);
+    record('gateway.list.proxied', "MCP tools/list of server-everything's tools (stdio upstream)", 'through the gateway', pooled.list.gateway);
+    record('gateway.list.direct', "MCP tools/list of server-everything's tools (stdio upstream)", "the SDK's Client, direct", pooled.list.direct);
     return ratios;
   } finally {
     await proxied.close();
@@ -100,5 +105,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   });
   const spread = (values) => `median ${median(values).toFixed(2)} x, rounds ${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)} x`;
   process.stdout.write(`tools/call through the gateway: ${spread(ratios.call)} a direct call (target <= 1.3 x)\n`);
+  process.stdout.write(`tools/call of a tool working 5 ms through the gateway: ${spread(ratios.work)} a direct call\n`);
   process.stdout.write(`tools/list through the gateway: ${spread(ratios.list)} a direct list (target <= 1.2 x)\n`);
 }

@@ -442,7 +442,7 @@ const STEPS = [
   // A tools/call and tools/list through the gateway against the SDK's Client calling server-everything directly (bench/gateway.mjs).
   ['gateway', async () => {
     const ratios = await gatewayWorkloads({ record, log });
-    log(`gateway ratios per round: call ${ratios.call.map((ratio) => ratio.toFixed(2)).join(' ')}; list ${ratios.list.map((ratio) => ratio.toFixed(2)).join(' ')}`);
+    log(`gateway ratios per round: call ${ratios.call.map((ratio) => ratio.toFixed(2)).join(' ')}; work ${ratios.work.map((ratio) => ratio.toFixed(2)).join(' ')}; list ${ratios.list.map((ratio) => ratio.toFixed(2)).join(' ')}`);
   }],
   // Three serve processes on one PostgreSQL: a write's propagation to every server's SSE clients (bench/fleet.mjs).
   ['fleet', () => fleetWorkloads({ record, log })],
