@@ -1,5 +1,6 @@
-// The gateway in the commands (issue 37): `tool-registry serve` without --tools and
-// `tool-registry mcp` without --tools serve a SQLite registry's approved upstream tools (an
+// The gateway in the commands (issue 37): `tool-registry serve` without --tools (its mounts,
+// serveMounts, in a server of this process listening on a real socket) and `tool-registry
+// mcp` without --tools (a process) serve a SQLite registry's approved upstream tools (an
 // upstream of our own, test/support/rug-pull-server.mjs, over stdio); each stops its upstream
 // children when it stops (no orphans).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,9 +10,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMounts } from '../../src/cli/serve-mounts.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
-import { CLI, ROOT, childEnv, listeningUrl, startCli, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
+import { createToolRegistryServer, listen } from '../../src/server/index.js';
+import { CLI, ROOT, childEnv, useChildProcessTimeout } from '../cli/helpers.js';
 import { processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
@@ -43,19 +46,21 @@ async function listAndCall(client: Client): Promise<void> {
 }
 
 describe('the commands serve upstream tools', () => {
-  it('serve (no --tools): /mcp lists and calls the approved upstream tool; SIGTERM ends the upstream child', async () => {
-    const serve = startCli(['serve', '--db', db, '--port', '0'], { cwd: dir });
+  it("serve's mounts (no --tools): /mcp lists and calls the approved upstream tool; stopping the server ends the upstream child", async () => {
+    const registry = await openSqliteToolRegistry({ filename: db });
+    const server = createToolRegistryServer({ registries: registry, mounts: await serveMounts({ syncInterval: 600_000 }) });
+    const running = await listen(server, { host: '127.0.0.1', port: 0 });
     try {
-      const url = await listeningUrl(serve.child);
       const client = new Client({ name: 'test', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url)));
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', running.url)));
       await listAndCall(client);
       expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
       await client.close();
     } finally {
-      await stopChild(serve.child);
+      await running.close();
+      await registry.close();
     }
-    await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with serve');
+    await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with the server');
   });
 
   it('mcp (no --tools): the stdio session lists and calls it; closing the session ends the upstream child', async () => {
