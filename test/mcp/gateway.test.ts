@@ -36,7 +36,7 @@ const sessions: Client[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
 
 /** A session of the SDK's client over the gateway (in process, as `serve` and `mcp` make them), answering sampling. */
-async function session(policy?: ToolPolicy): Promise<{ client: Client; logs: LoggingMessageNotification['params'][] }> {
+async function session(policy?: ToolPolicy, model = 'test-model'): Promise<{ client: Client; logs: LoggingMessageNotification['params'][] }> {
   const server = createMcpServer(gateway, policy === undefined ? {} : { policy });
   const client = new Client({ name: 'test', version: '1' }, { capabilities: { sampling: {}, elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, (request) => ({ action: 'accept', content: { name: `answered: ${request.params.message.slice(0, 11)}` } }));
@@ -44,7 +44,7 @@ async function session(policy?: ToolPolicy): Promise<{ client: Client; logs: Log
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params));
   client.setRequestHandler(CreateMessageRequestSchema, (request) => ({
     role: 'assistant',
-    model: 'test-model',
+    model,
     content: { type: 'text', text: `answer to ${JSON.stringify(request.params.messages.map((message) => (message.content as { text?: string }).text))}` },
   }));
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -144,6 +144,14 @@ describe('one endpoint: local and upstream tools', () => {
     const { client } = await session();
     const result = (await client.callTool({ name: 'everything_trigger-elicitation-request', arguments: {} })) as CallToolResult;
     expect(JSON.stringify(result.content)).toContain('answered: Please prov');
+  });
+
+  it('relays the sampling requests of concurrent calls over Streamable HTTP each to its own session', async () => {
+    const [one, two] = await Promise.all([session(undefined, 'model-one'), session(undefined, 'model-two')]);
+    const call = (client: Client) => client.callTool({ name: 'web.trigger-sampling-request', arguments: { prompt: 'who?', maxTokens: 5 } }) as Promise<CallToolResult>;
+    const [a, b] = await Promise.all([call(one.client), call(two.client)]);
+    expect((a.content[0] as { text: string }).text).toContain('model-one');
+    expect((b.content[0] as { text: string }).text).toContain('model-two');
   });
 
   it('calls server-memory (create_entities, read_graph) and an HTTP upstream (server-everything, Streamable HTTP)', async () => {
