@@ -14,7 +14,7 @@ import { serveMounts } from '../../src/cli/serve-mounts.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 import { createToolRegistryServer, listen } from '../../src/server/index.js';
-import { CLI, ROOT, childEnv, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, errorCode, runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
@@ -70,5 +70,17 @@ describe('the commands serve upstream tools', () => {
     expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
     await client.close();
     await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with mcp');
+  });
+});
+
+describe('the options', () => {
+  it('refuses a --sync-interval that is no duration, and mcp with nothing to serve (usage, exit 2)', async () => {
+    const bad = await runCli(['mcp', '--db', db, '--sync-interval', '5x'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--sync-interval');
+    const nothing = await runCli(['mcp', '--db', db, '--no-upstreams'], { cwd: dir });
+    expect(nothing.code).toBe(2);
+    expect(errorCode(nothing.stderr)).toBe('USAGE');
+    expect(nothing.stdout).toBe('');
   });
 });
