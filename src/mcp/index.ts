@@ -11,7 +11,7 @@ export { mcpMount } from './mount.js';
 export type { McpMountOptions } from './mount.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_SYNC_INTERVAL_MS, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS, gatewayToolSet, UPSTREAM_POLL_MS } from './gateway/gateway.js';
 export type { GatewayOptions, GatewayToolSet, UpstreamStatus } from './gateway/gateway.js';
-export { OUTCOME_META_KEY, RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './gateway/upstream-link.js';
+export { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './gateway/upstream-link.js';
 export { connectUpstream, expandVariables, MissingVariableError } from './gateway/connect.js';
 export type { ConnectUpstreamOptions, UpstreamConnection } from './gateway/connect.js';
 export { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';

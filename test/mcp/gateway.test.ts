@@ -15,7 +15,8 @@ import type { CallToolResult, LoggingMessageNotification, Progress } from '@mode
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, InMemoryToolRegistry, publishTools } from '../../src/index.js';
 import type { ToolPolicy } from '../../src/index.js';
-import { createMcpServer, gatewayToolSet, OUTCOME_META_KEY } from '../../src/mcp/index.js';
+import { callOutcomeOf } from '../../src/mcp/call-outcome.js';
+import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
@@ -192,7 +193,9 @@ describe('one endpoint: local and upstream tools', () => {
     const result = (await client.callTool({ name: 'web.echo', arguments: { message: 'anyone?' } })) as CallToolResult;
     expect(result.isError).toBe(true);
     expect((result.content[0] as { text: string }).text).toMatch(/^UPSTREAM_UNAVAILABLE: upstream 'web'/);
-    expect(result._meta?.[OUTCOME_META_KEY]).toBe('UPSTREAM_UNAVAILABLE');
+    // The audit log's outcome: the result the handler made is marked with the code.
+    const invoked = await gateway.current().invoke('web.echo', { message: 'anyone?' });
+    expect(invoked.success && callOutcomeOf(invoked.data)).toBe('UPSTREAM_UNAVAILABLE');
     expect(await client.callTool({ name: 'everything_echo', arguments: { message: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'Echo: still here' }] });
   });
 });

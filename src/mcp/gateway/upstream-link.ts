@@ -15,6 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, mcpContent } from '../../index.js';
 import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandlerOptions, Upstream } from '../../index.js';
+import { withCallOutcome } from '../call-outcome.js';
 import { connectUpstream } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
@@ -23,8 +24,6 @@ import type { UpstreamToolDefinition } from './upstream-definition.js';
 export const RECONNECT_FIRST_MS = 1_000;
 /** The longest pause between two attempts to reach an upstream. */
 export const RECONNECT_MAX_MS = 60_000;
-/** The `_meta` key of an error result the gateway made itself: the outcome code (`UPSTREAM_UNAVAILABLE`, `UPSTREAM_ERROR`). */
-export const OUTCOME_META_KEY = 'tool-registry/outcome';
 /** At most this many tools are read from one upstream's `tools/list` (pages followed up to it). */
 const MAX_LISTED = 10_000;
 
@@ -51,9 +50,9 @@ interface Relay {
  */
 const current = new AsyncLocalStorage<Relay>();
 
-/** An error result of the gateway's own, naming the upstream. */
+/** An error result of the gateway's own, naming the upstream, marked with its code for the audit log (`withCallOutcome`). */
 function outcome(code: 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR', text: string): McpContent {
-  return mcpContent({ content: [{ type: 'text', text: `${code}: ${text}` }], isError: true, _meta: { [OUTCOME_META_KEY]: code } });
+  return withCallOutcome(mcpContent({ content: [{ type: 'text', text: `${code}: ${text}` }], isError: true }), code);
 }
 
 function describe(error: unknown): string {
