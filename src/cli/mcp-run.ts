@@ -77,6 +77,9 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
       } finally {
         process.removeListener('SIGINT', stop);
         process.removeListener('SIGTERM', stop);
+        // The upstream connections first: the grace below must not end the process while a
+        // stdio upstream child is still being stopped (it would outlive us).
+        await live.close();
         // The session's end aborted the calls still running (their signal). A handler that
         // ignores its signal must not keep the process: when this process serves its own
         // stdio, it ends at the latest EXIT_GRACE_MS later (the event loop may end it sooner).
