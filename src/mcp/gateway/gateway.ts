@@ -103,6 +103,8 @@ class Gateway implements GatewayToolSet {
   /** A derivation is running; `#again` asks for one more. */
   #deriving: Promise<void> | undefined;
   #again = false;
+  /** The last derivation failed (the registry could not be read): the next poll derives again. */
+  #stale = false;
   #polling: Promise<void> | undefined;
   /** Warned already (a tool that cannot be served), so a warning is said once. */
   readonly #said = new Set<string>();
@@ -237,7 +239,7 @@ class Gateway implements GatewayToolSet {
     }
     await Promise.all(starting);
     if (await this.#registryChanged()) changed = true;
-    if (changed) await this.derive();
+    if (changed || this.#stale) await this.derive();
   }
 
   /** Whether a commit since the last look touched a name an upstream tool has or would have. */
@@ -276,7 +278,9 @@ class Gateway implements GatewayToolSet {
           this.#again = false;
           await this.#deriveOnce();
         } while (this.#again && !this.#closed);
+        this.#stale = false;
       } catch (error) {
+        this.#stale = true;
         if (!this.#closed) this.#warn(`cannot derive the served tools: ${(error as Error).message}`);
       } finally {
         this.#deriving = undefined;
@@ -306,8 +310,9 @@ class Gateway implements GatewayToolSet {
     });
     this.#made = made;
     if (served.length === this.#served.length && served.every((tool, index) => tool === this.#served[index])) return;
+    // Kept only once the new set stands: a failed swap is tried again by the next derivation.
+    await this.#swap(served);
     this.#served = served;
-    await this.#swap();
   }
 
   /** The rule of GATEWAY.md: registered under the upstream's tag, and the version's hash is the hash of the definition listed now. */
@@ -355,8 +360,8 @@ class Gateway implements GatewayToolSet {
   }
 
   /** A new live set of the local and served tools replaces the current one; listeners hear the change. */
-  async #swap(): Promise<void> {
-    const next = await liveToolSet(this.#registry, [...this.#local, ...this.#served], this.#liveOptions());
+  async #swap(served: readonly Tool[]): Promise<void> {
+    const next = await liveToolSet(this.#registry, [...this.#local, ...served], this.#liveOptions());
     if (this.#closed) {
       await next.close();
       return;
