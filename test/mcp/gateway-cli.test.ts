@@ -41,6 +41,8 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function listAndCall(client: Client): Promise<void> {
+  // The upstream child may connect after the first list on a busy machine (then list_changed follows).
+  await until(async () => (await client.listTools()).tools.length > 0, 'the upstream tool listed', { timeoutMs: 60_000, pollMs: 100 });
   expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['rug_weather']);
   expect(await client.callTool({ name: 'rug_weather', arguments: { city: 'Oslo' } })).toMatchObject({ content: [{ type: 'text', text: 'sunny in Oslo' }], structuredContent: { city: 'Oslo' } });
 }

@@ -112,8 +112,8 @@ describe('calls', () => {
   it("the client's cancellation reaches the upstream", async () => {
     const controller = new AbortController();
     const call = client.callTool({ name: 'rug_wait', arguments: {} }, undefined, { signal: controller.signal });
-    // The call is at the upstream once the gateway has it in flight; then the client cancels.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Once the call is running at the upstream, the client cancels.
+    await until(() => existsSync(`${cancelFile}.started`), 'the call running at the upstream');
     controller.abort();
     await expect(call).rejects.toThrow();
     await until(() => existsSync(cancelFile), 'the upstream hearing notifications/cancelled');

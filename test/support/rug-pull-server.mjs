@@ -1,8 +1,9 @@
 // A tiny MCP server of our own for the gateway's tests (issue 37), over stdio with the SDK's
 // low-level Server. `weather`'s description is read from the file named by DESCRIPTION_FILE
 // whenever tools are listed; when that file changes the server sends
-// notifications/tools/list_changed (a "rug pull"). `wait` runs until cancelled and then
-// writes "cancelled" to CANCEL_FILE; `crash` ends the process in the middle of its call;
+// notifications/tools/list_changed (a "rug pull"). `wait` writes CANCEL_FILE.started, runs
+// until cancelled, then writes "cancelled" to CANCEL_FILE; `crash` ends the process in the
+// middle of its call;
 // `silence` stops the list_changed notifications (a server that changes without saying so).
 import { readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -33,6 +34,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     return { content: [{ type: 'text', text: 'silent' }] };
   }
   if (name === 'wait') {
+    writeFileSync(`${cancelFile}.started`, 'started');
     await new Promise((resolve) => extra.signal.addEventListener('abort', resolve, { once: true }));
     writeFileSync(cancelFile, 'cancelled');
     return { content: [{ type: 'text', text: 'cancelled' }] };

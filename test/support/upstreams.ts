@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { ToolRegistry } from '../../src/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
+import { until } from './waiting.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 
 /**
@@ -12,6 +13,8 @@ import { upstreamToolSpec } from '../../src/mcp/index.js';
  * instead of another one only to list it.
  */
 export async function approveListed(registry: ToolRegistry, gateway: GatewayToolSet, semver = '1.0.0'): Promise<void> {
+  // On a busy machine a child may take longer than the gateway's startup wait.
+  await until(() => gateway.upstreams().every((status) => status.listed !== undefined), 'every upstream listed by the gateway', { timeoutMs: 60_000, pollMs: 50 });
   for (const status of gateway.upstreams()) {
     const row = await registry.getUpstream(status.name);
     for (const definition of status.listed ?? []) await registry.register(upstreamToolSpec(row!, definition, semver));

@@ -13,8 +13,10 @@ import { UpstreamLink } from './upstream-link.js';
 export const DEFAULT_SYNC_INTERVAL_MS = 300_000;
 /** How often the upstream rows (and the registry's revision) are read: 2 s. */
 export const UPSTREAM_POLL_MS = 2_000;
-/** The default wait for an upstream's connection (and for its tools/list): 10 s. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** The default wait for an upstream's connection (and for its tools/list): 30 s (a stdio server started by `npx` may install first). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+/** How long `gatewayToolSet` waits for the upstreams' first connections before it resolves: 10 s. Later ones are announced by list_changed. */
+export const DEFAULT_STARTUP_WAIT_MS = 10_000;
 /** The default wait for an upstream's answer to a forwarded tools/call: 60 s (the session's own call timeout usually ends it first). */
 export const DEFAULT_UPSTREAM_CALL_TIMEOUT_MS = 60_000;
 /** Registry commits read to decide whether one touched an upstream tool; more than this: derive again. */
@@ -26,8 +28,10 @@ export interface GatewayOptions extends LiveToolSetOptions {
   readonly syncIntervalMs?: number;
   /** Read the upstream rows and the registry's revision this often (ms). Default 2,000. */
   readonly pollIntervalMs?: number;
-  /** Give up a connection attempt (and a listing) after this long (ms). Default 10,000. */
+  /** Give up a connection attempt (and a listing) after this long (ms). Default 30,000. */
   readonly connectTimeoutMs?: number;
+  /** `gatewayToolSet` resolves once every upstream's first attempt ended, or after this long (ms). Default 10,000. */
+  readonly startupWaitMs?: number;
   /** Give up waiting for an upstream's answer to a call after this long (ms): `UPSTREAM_UNAVAILABLE`. Default 60,000. */
   readonly upstreamCallTimeoutMs?: number;
   /** Where `${VAR}` in upstream headers and environment comes from. Default `process.env`. */
@@ -106,6 +110,8 @@ class Gateway implements GatewayToolSet {
   /** The last derivation failed (the registry could not be read): the next poll derives again. */
   #stale = false;
   #polling: Promise<void> | undefined;
+  /** The connections and listings the last poll started; polls do not wait for them (a link derives when it has listed). */
+  #starting: Promise<unknown> = Promise.resolve();
   /** Warned already (a tool that cannot be served), so a warning is said once. */
   readonly #said = new Set<string>();
 
@@ -166,9 +172,15 @@ class Gateway implements GatewayToolSet {
 
   async sync(name?: string): Promise<void> {
     await this.poll();
+    await this.#starting;
     const links = name === undefined ? [...this.#links.values()] : [this.#links.get(name)].filter((link) => link !== undefined);
     await Promise.all(links.map((link) => (link.connected ? link.relist() : link.start())));
     await this.derive();
+  }
+
+  /** Settles when the connections and listings started so far have ended (either way). */
+  started(): Promise<unknown> {
+    return this.#starting;
   }
 
   /** Starts the timers: the rows and revision every poll interval, every upstream every sync interval. */
@@ -184,9 +196,9 @@ class Gateway implements GatewayToolSet {
 
   /**
    * Reads the rows: a new upstream is connected, a removed one closed, one whose transport
-   * changed connected again, one whose row changed otherwise listed again. Then the
-   * registry's revision: a commit that touched an upstream tool derives the set again.
-   * Resolves when the new links made their first attempt.
+   * changed connected again, one whose row changed otherwise listed again (without waiting
+   * for them: each derives the set when it has listed). Then the registry's revision: a
+   * commit that touched an upstream tool derives the set again.
    */
   poll(): Promise<void> {
     if (this.#polling !== undefined) return this.#polling;
@@ -237,7 +249,7 @@ class Gateway implements GatewayToolSet {
         starting.push(link.relist());
       }
     }
-    await Promise.all(starting);
+    if (starting.length > 0) this.#starting = Promise.all([this.#starting, ...starting.map((attempt) => attempt.catch(() => undefined))]);
     if (await this.#registryChanged()) changed = true;
     if (changed || this.#stale) await this.derive();
   }
@@ -406,7 +418,8 @@ class Gateway implements GatewayToolSet {
  * upstream's prefix with the tag `upstream:NAME` and its version's hash (`1.2.0+HASH`) is the
  * hash of the definition the upstream lists now; then it is a tool of the set like any other
  * (enabled flag, policy, the row's `permissions`, deprecation), whose handler forwards the
- * call. Resolves once every upstream made its first connection attempt. `close()` closes
+ * call. Resolves once every upstream made its first connection attempt, or after
+ * `startupWaitMs` (10 s; a later one is announced with list_changed). `close()` closes
  * every connection (stdio children end).
  * @throws VALIDATION_FAILED for an invalid policy; DUPLICATE_TOOL; TypeError for misuse; the store's errors on the first read
  */
@@ -421,6 +434,12 @@ export async function gatewayToolSet(registry: ToolRegistry, tools: ToolSource, 
   // The rows that cannot be read now (an outage, a store of an older release) leave the local
   // tools served; the poll tries again every interval.
   await gateway.poll().catch((error: unknown) => (options.onWarning ?? warnProcess)(`cannot read the upstreams: ${(error as Error).message}`));
+  // The first sessions should see the upstream tools: wait for the first connections, bounded.
+  const wait = positive('startupWaitMs', options.startupWaitMs, DEFAULT_STARTUP_WAIT_MS);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([gateway.started(), new Promise((resolve) => (timer = setTimeout(resolve, wait)))]);
+  clearTimeout(timer);
+  await gateway.derive();
   gateway.startTimers();
   return gateway;
 }
