@@ -3,8 +3,8 @@
 // whenever tools are listed; when that file changes the server sends
 // notifications/tools/list_changed (a "rug pull"). `wait` writes CANCEL_FILE.started, runs
 // until cancelled, then writes "cancelled" to CANCEL_FILE; `crash` ends the process in the
-// middle of its call;
-// `silence` stops the list_changed notifications (a server that changes without saying so).
+// middle of its call; `silence` stops the list_changed notifications (a server that changes
+// without saying so).
 import { readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
