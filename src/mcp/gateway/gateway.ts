@@ -427,6 +427,9 @@ export async function gatewayToolSet(registry: ToolRegistry, tools: ToolSource, 
   if (typeof options !== 'object' || options === null) throw new TypeError('gatewayToolSet(): options must be an object');
   positive('syncIntervalMs', options.syncIntervalMs, DEFAULT_SYNC_INTERVAL_MS);
   positive('pollIntervalMs', options.pollIntervalMs, UPSTREAM_POLL_MS);
+  positive('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+  positive('upstreamCallTimeoutMs', options.upstreamCallTimeoutMs, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS);
+  if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new TypeError('gatewayToolSet(): onWarning must be a function');
   // The local tools as a list (a set of them checks for duplicates and non-tools first).
   const local = new ToolSetClass(ToolBox.isToolBox(tools) ? tools.all() : tools instanceof ToolSetClass ? tools.tools() : [...tools]).tools();
   const inner = await liveToolSet(registry, local, options);
