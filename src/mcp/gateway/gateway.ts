@@ -63,7 +63,8 @@ type Listener = (change: LiveToolSetChange) => void;
 
 function positive(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) throw new TypeError(`gatewayToolSet(): ${name} must be a number > 0, got ${JSON.stringify(value)}`);
+  // setTimeout's limit: a longer delay would fire at once.
+  if (typeof value !== 'number' || !(value > 0) || !(value <= 2_147_483_647)) throw new TypeError(`gatewayToolSet(): ${name} must be a number > 0 and <= 2147483647 (ms), got ${JSON.stringify(value)}`);
   return value;
 }
 
