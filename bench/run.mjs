@@ -32,6 +32,7 @@ import { fleetWorkloads } from './fleet.mjs';
 import { versionsWorkloads } from './versions.mjs';
 import { compatFuzzWorkloads } from './compat-fuzz.mjs';
 import { mcpWorkloads } from './mcp.mjs';
+import { gatewayWorkloads } from './gateway.mjs';
 import { writeScaleWorkloads } from './write-scale.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -438,6 +439,11 @@ const STEPS = [
   ['server', () => serverWorkloads({ record, log })],
   // tool-registry mcp against the SDK's McpServer over stdio, and list_changed latency (bench/mcp.mjs).
   ['mcp', () => mcpWorkloads({ record, log })],
+  // A tools/call and tools/list through the gateway against the SDK's Client calling server-everything directly (bench/gateway.mjs).
+  ['gateway', async () => {
+    const ratios = await gatewayWorkloads({ record, log });
+    log(`gateway ratios per round: call ${ratios.call.map((ratio) => ratio.toFixed(2)).join(' ')}; work ${ratios.work.map((ratio) => ratio.toFixed(2)).join(' ')}; list ${ratios.list.map((ratio) => ratio.toFixed(2)).join(' ')}`);
+  }],
   // Three serve processes on one PostgreSQL: a write's propagation to every server's SSE clients (bench/fleet.mjs).
   ['fleet', () => fleetWorkloads({ record, log })],
 ];

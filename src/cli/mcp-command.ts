@@ -5,7 +5,10 @@ import type { CliContext } from './commands.js';
 
 /** The options of `mcp`, as commander parses them. */
 export interface McpCommandOptions {
-  readonly tools: string;
+  readonly tools?: string;
+  /** `--no-upstreams` makes it false. */
+  readonly upstreams?: boolean;
+  readonly syncInterval?: number;
   readonly publish?: boolean;
   readonly policy?: string;
   readonly callTimeoutMs?: number;
@@ -22,11 +25,29 @@ export function parsePositive(value: string): number {
   return Number(value);
 }
 
+/**
+ * A duration on the command line, in ms: a whole number with a unit (`ms`, `s`, `m`, `h`);
+ * a bare number is seconds (`--sync-interval 300`, `--sync-interval 5m`).
+ */
+export function parseDuration(value: string): number {
+  const match = /^(\d+)(ms|s|m|h)?$/.exec(value);
+  const ms = match === null ? Number.NaN : Number(match[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > 2_147_483_647) throw new InvalidArgumentError(`expected a duration > 0 such as 300, 90s, 5m or 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
+  return ms;
+}
+
+/** The gateway's options, shared by `mcp` and `serve`. */
+function upstreamOptions(command: Command): Command {
+  return command
+    .option('--no-upstreams', "do not serve the registry's upstream MCP servers (tool-registry upstream add)")
+    .option('--sync-interval <duration>', 'list every upstream again this often, besides its list_changed and its row changing (default 5m; a bare number is seconds)', parseDuration);
+}
+
 /** Adds the options and the action of `mcp` to `command` (made by program.ts with its --db). */
 export function mcpCommand(command: Command, context: (cmd: Command) => CliContext): Command {
-  return command
-    .description('serve the tools of a module to one MCP client over stdio (what Claude Desktop or Cursor runs), kept current from the registry')
-    .requiredOption('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports')
+  return upstreamOptions(command)
+    .description("serve the tools of a module and the registry's approved upstream MCP tools to one MCP client over stdio (what Claude Desktop or Cursor runs), kept current from the registry")
+    .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports')
     .option('--publish', 'publish the tools first (publishTools); otherwise they must already be published')
     .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows')
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
@@ -38,8 +59,8 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
 
 /** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */
 export function serveMcpOptions(serve: Command): Command {
-  return serve
-    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module')
+  return upstreamOptions(serve)
+    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools')
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
     .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)

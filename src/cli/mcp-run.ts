@@ -1,8 +1,8 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
 import { readFile } from 'node:fs/promises';
-import { liveToolSet, publishTools } from '../index.js';
+import { createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
-import { loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
+import { gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
 import { openReadOnly, openReadWrite } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
@@ -41,15 +41,21 @@ function line(context: CliContext, text: string): void {
 }
 
 export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
-  const tools = await readToolsModule(options.tools);
+  const upstreams = options.upstreams !== false;
+  if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
+  const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   const registry = options.publish === true ? await openReadWrite(context.database) : await openReadOnly(context.database);
   try {
     if (options.publish === true) await publishTools(registry, tools);
-    const live = await liveToolSet(registry, tools, {
+    const follow = {
       ...(policy === undefined ? {} : { policy }),
-      onError: (error) => line(context, `cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
-    });
+      onError: (error: unknown) => line(context, `cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
+    };
+    // With upstreams, the registry's approved upstream tools are served beside the module's.
+    const live = upstreams
+      ? await gatewayToolSet(registry, tools, { ...follow, ...(options.syncInterval === undefined ? {} : { syncIntervalMs: options.syncInterval }), onWarning: (message) => line(context, message) })
+      : await liveToolSet(registry, tools, follow);
     try {
       const excluded = live.current().excluded;
       if (excluded.length > 0) line(context, `not served now: ${excluded.map((entry) => `${entry.tool_name} (${entry.reason})`).join(', ')}`);
@@ -71,6 +77,9 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
       } finally {
         process.removeListener('SIGINT', stop);
         process.removeListener('SIGTERM', stop);
+        // The upstream connections first: the grace below must not end the process while a
+        // stdio upstream child is still being stopped (it would outlive us).
+        await live.close();
         // The session's end aborted the calls still running (their signal). A handler that
         // ignores its signal must not keep the process: when this process serves its own
         // stdio, it ends at the latest EXIT_GRACE_MS later (the event loop may end it sooner).

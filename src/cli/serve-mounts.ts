@@ -1,13 +1,16 @@
-// The extra handlers `tool-registry serve` mounts beside the routes: with --tools MODULE, the
-// MCP endpoint at /mcp and /v1/namespaces/{ns}/mcp.
+// The extra handlers `tool-registry serve` mounts beside the routes: the MCP endpoint at /mcp
+// and /v1/namespaces/{ns}/mcp, with the tools of --tools MODULE and (unless --no-upstreams)
+// each namespace's approved upstream tools.
 import type { Mount, UpstreamGovernance } from '../server/index.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {
-  if (typeof options.tools !== 'string') return {};
-  // Loaded only when asked for: the MCP SDK is not needed to serve the HTTP API.
-  const [{ mcpMount }, { readToolsModule }] = await Promise.all([import('../mcp/index.js'), import('./mcp-run.js')]);
-  const tools = await readToolsModule(options.tools);
+  const upstreams = options.upstreams !== false;
+  if (typeof options.tools !== 'string' && !upstreams) return {};
+  // Loaded only when asked for: the MCP SDK is not needed to serve the HTTP API alone.
+  const [{ mcpMount }, { readToolsModule }, { createToolSet }] = await Promise.all([import('../mcp/index.js'), import('./mcp-run.js'), import('../index.js')]);
+  const tools = typeof options.tools === 'string' ? await readToolsModule(options.tools) : createToolSet([]);
+  const warn = (message: string): boolean => process.stderr.write(`tool-registry serve: ${message}\n`);
   const number = (name: string): { [key: string]: number } => (typeof options[name] === 'number' ? { [name]: options[name] } : {});
   return {
     mcp: mcpMount(tools, {
@@ -16,7 +19,8 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
       ...number('pageSize'),
       ...number('maxResultBytes'),
       onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
-      onWarning: (message) => process.stderr.write(`tool-registry serve: ${message}\n`),
+      onWarning: warn,
+      upstreams: upstreams ? { ...(typeof options.syncInterval === 'number' ? { syncIntervalMs: options.syncInterval } : {}), onWarning: warn } : false,
     }),
   };
 }

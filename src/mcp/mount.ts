@@ -4,6 +4,8 @@ import { liveToolSet } from '../index.js';
 import type { LiveToolSet, ToolRegistry, ToolSet } from '../index.js';
 // The server's mount contract, types only: tool-registry/mcp loads no server code (src/server/index.ts).
 import type { Mount, MountContext } from '../server/index.js';
+import { gatewayToolSet } from './gateway/gateway.js';
+import type { GatewayOptions } from './gateway/gateway.js';
 import { createMcpHttpHandler } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 
@@ -15,6 +17,11 @@ import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOrigins' | 'maxBodyBytes'> {
   /** Hears a namespace's failure to follow its registry (default: a process warning). */
   readonly onError?: (error: unknown, namespace: string) => void;
+  /**
+   * The gateway: each namespace also serves its registry's upstream MCP servers' approved
+   * tools (`gatewayToolSet`), with these options. `false`: local tools only. Default `{}`.
+   */
+  readonly upstreams?: false | Omit<GatewayOptions, 'policy' | 'clock' | 'onError'>;
 }
 
 interface Endpoint {
@@ -33,7 +40,7 @@ interface Endpoint {
  * `maxSessions`, and ends when its token is revoked or changed, or with the server.
  */
 export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
-  const { onError, ...rest } = options;
+  const { onError, upstreams = {}, ...rest } = options;
   // Whatever a caller passes (a plain object may carry more than the type): the server decides.
   const { allowedOrigins: _origins, maxBodyBytes: _limit, ...given } = rest as McpHttpHandlerOptions;
   const handlerOptions: McpHttpHandlerOptions = { ...given, maxBodyBytes: Number.POSITIVE_INFINITY };
@@ -58,7 +65,8 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
     const known = endpoints.get(namespace);
     if (known !== undefined) return known;
     const made: Promise<Endpoint> = (async (): Promise<Endpoint> => {
-      const live = await liveToolSet(registry, tools, {
+      const follow = upstreams === false ? liveToolSet : (on: ToolRegistry, source: ToolSet, given: { onError: (error: unknown) => void }) => gatewayToolSet(on, source, { ...upstreams, ...given });
+      const live = await follow(registry, tools, {
         onError: (error) => {
           // The server closed the namespace (least recently used, no session held it): this
           // endpoint is done; the namespace's next request opens it again with a new one.

@@ -46,6 +46,11 @@ export interface ConnectUpstreamOptions {
   readonly timeoutMs?: number;
   /** Where a stdio upstream's stderr goes. Default `'ignore'`. */
   readonly stderr?: 'ignore' | 'inherit' | 'pipe';
+  /**
+   * Called with each client before it connects: the place to set request and notification
+   * handlers, so that nothing the upstream sends right after `initialize` goes unheard.
+   */
+  readonly setup?: (client: Client) => void;
 }
 
 /** A connected upstream: the SDK client and which transport answered. */
@@ -62,7 +67,11 @@ export interface UpstreamConnection {
 export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transport'>, options: ConnectUpstreamOptions = {}): Promise<UpstreamConnection> {
   const env = options.env ?? process.env;
   const timeout = options.timeoutMs ?? 10_000;
-  const newClient = () => new Client({ name: 'tool-registry-gateway', version: '1' }, { capabilities: options.capabilities ?? {} });
+  const newClient = (): Client => {
+    const client = new Client({ name: 'tool-registry-gateway', version: '1' }, { capabilities: options.capabilities ?? {} });
+    options.setup?.(client);
+    return client;
+  };
   const transport = upstream.transport;
   if (transport.type === 'stdio') {
     const [command, ...args] = transport.command;

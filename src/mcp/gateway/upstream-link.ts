@@ -1,0 +1,358 @@
+// One upstream as a serving process holds it: a connection (reconnected with backoff), the
+// tool definitions it lists now (listed again on its `notifications/tools/list_changed`), and
+// calls forwarded with the calling session's progress, logs, sampling and elicitation.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  ProgressNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson, mcpContent } from '../../index.js';
+import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandlerOptions, Upstream } from '../../index.js';
+import { withCallOutcome } from '../call-outcome.js';
+import { connectUpstream } from './connect.js';
+import type { UpstreamConnection } from './connect.js';
+import type { UpstreamToolDefinition } from './upstream-definition.js';
+
+/** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
+export const RECONNECT_FIRST_MS = 1_000;
+/** The longest pause between two attempts to reach an upstream. */
+export const RECONNECT_MAX_MS = 60_000;
+/** At most this many tools are read from one upstream's `tools/list` (pages followed up to it). */
+const MAX_LISTED = 10_000;
+
+/** Options a link takes from the gateway. */
+export interface UpstreamLinkOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly connectTimeoutMs: number;
+  readonly callTimeoutMs: number;
+  /** Hears what the operator should know (a failed connection, a failed listing). */
+  readonly onWarning: (message: string) => void;
+  /** Called when the listed definitions changed (or the link went up or down). */
+  readonly onChange: () => void;
+}
+
+/** A call in flight: where what the upstream tells or asks during it goes. */
+interface Relay {
+  readonly call: ToolHandlerOptions;
+}
+
+/**
+ * The call whose forwarding is running: a message the upstream sends on that call's own
+ * stream (Streamable HTTP answers) is handled in its async context. Messages of a stdio
+ * upstream arrive outside it, and go to the only call in flight, if there is one.
+ */
+const current = new AsyncLocalStorage<Relay>();
+
+/** An error result of the gateway's own, naming the upstream, marked with its code for the audit log (`withCallOutcome`). */
+function outcome(code: 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR', text: string): McpContent {
+  return withCallOutcome(mcpContent({ content: [{ type: 'text', text: `${code}: ${text}` }], isError: true }), code);
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The fields of a listed tool the gateway keeps (the ones the definition hash covers). */
+function definitionOf(tool: Record<string, unknown>): UpstreamToolDefinition {
+  const definition: { -readonly [K in keyof UpstreamToolDefinition]: UpstreamToolDefinition[K] } = {
+    name: tool.name as string,
+    inputSchema: (tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
+  };
+  if (typeof tool.title === 'string') definition.title = tool.title;
+  if (typeof tool.description === 'string') definition.description = tool.description;
+  if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as Record<string, unknown>;
+  if (tool.annotations !== undefined) definition.annotations = tool.annotations as Record<string, unknown>;
+  return definition;
+}
+
+export class UpstreamLink {
+  #upstream: Upstream;
+  readonly #options: UpstreamLinkOptions;
+  #connection: UpstreamConnection | undefined;
+  #connecting: Promise<void> | undefined;
+  #definitions: readonly UpstreamToolDefinition[] | undefined;
+  #listedKey = '';
+  #listing: Promise<void> | undefined;
+  #listAgain = false;
+  #retryMs = RECONNECT_FIRST_MS;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastError: string | undefined;
+  #closed = false;
+  readonly #calls = new Set<Relay>();
+  /** The calls in flight by the progress token sent upstream with each. */
+  readonly #byToken = new Map<string, Relay>();
+  #tokens = 0;
+
+  constructor(upstream: Upstream, options: UpstreamLinkOptions) {
+    this.#upstream = upstream;
+    this.#options = options;
+  }
+
+  get upstream(): Upstream {
+    return this.#upstream;
+  }
+
+  /** The row changed in a way the connection does not depend on (prefix, permissions, rejections). */
+  set upstream(row: Upstream) {
+    this.#upstream = row;
+  }
+
+  /** The definitions listed last (kept while the upstream is down); undefined before the first listing. */
+  get definitions(): readonly UpstreamToolDefinition[] | undefined {
+    return this.#definitions;
+  }
+
+  get connected(): boolean {
+    return this.#connection !== undefined;
+  }
+
+  /** Why the last connection or listing failed, if it did. */
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  /** Connects (and lists); settles when that first attempt ended, either way. Later attempts follow by themselves. */
+  start(): Promise<void> {
+    return this.#connect();
+  }
+
+  #connect(): Promise<void> {
+    if (this.#closed || this.#connection !== undefined) return Promise.resolve();
+    if (this.#connecting !== undefined) return this.#connecting;
+    // Outside any call: a stdio child's messages keep the async context it was started in.
+    this.#connecting = current.exit(async () => {
+      let connection: UpstreamConnection;
+      try {
+        connection = await connectUpstream(this.#upstream, {
+          ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
+          capabilities: { sampling: {}, elicitation: {} },
+          timeoutMs: this.#options.connectTimeoutMs,
+          setup: (client) => this.#setup(client),
+        });
+      } catch (error) {
+        this.#failed(`cannot connect: ${describe(error)}`);
+        return;
+      }
+      if (this.#closed) {
+        await connection.close().catch(() => undefined);
+        return;
+      }
+      this.#connection = connection;
+      connection.client.onclose = () => this.#lost(connection);
+      // Every level is asked for; each session filters by its own logging/setLevel.
+      if (connection.client.getServerCapabilities()?.logging !== undefined) await connection.client.setLoggingLevel('debug').catch(() => undefined);
+      await this.relist();
+      if (this.#connection === connection) this.#retryMs = RECONNECT_FIRST_MS;
+    });
+    const attempt = this.#connecting;
+    void attempt.finally(() => {
+      if (this.#connecting === attempt) this.#connecting = undefined;
+    });
+    return attempt;
+  }
+
+  #setup(client: Client): void {
+    // Progress is routed here by our own token rather than by the SDK's `onprogress`: the SDK
+    // drops a call's handler as soon as its answer is read, so the last report, sent just
+    // before the answer and handled a moment later, would be lost.
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      const { progressToken, progress, total, message } = notification.params;
+      const relay = this.#byToken.get(String(progressToken));
+      if (relay === undefined) return;
+      try {
+        relay.call.progress(progress, total, message);
+      } catch {
+        // A progress value that is not a finite number: not relayed.
+      }
+    });
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      void this.relist();
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const relay = this.#relay();
+      if (relay === undefined) return;
+      const { level, data, logger } = notification.params;
+      try {
+        relay.call.log(level, data, logger);
+      } catch {
+        // A level this runtime does not know: not relayed.
+      }
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => this.#ask('sampling/createMessage').sample(request.params as unknown as SampleParams) as never);
+    client.setRequestHandler(ElicitRequestSchema, (request) => this.#ask('elicitation/create').elicit(request.params as unknown as ElicitParams) as never);
+  }
+
+  /** The calling session's sample/elicit for a request of the upstream, or a refusal when no call can take it. */
+  #ask(method: string): Pick<ToolHandlerOptions, 'sample' | 'elicit'> {
+    const relay = this.#relay();
+    if (relay !== undefined) return relay.call;
+    const why = this.#calls.size === 0 ? 'no call to this upstream is in progress' : 'several calls to this upstream are in progress and the request does not say which one it belongs to';
+    throw new McpError(ErrorCode.InvalidRequest, `the gateway cannot relay ${method}: ${why}`);
+  }
+
+  /** Where a message of the upstream goes: the call in whose context it arrived, or the only call in flight. */
+  #relay(): Relay | undefined {
+    const mine = current.getStore();
+    if (mine !== undefined && this.#calls.has(mine)) return mine;
+    if (this.#calls.size === 1) return this.#calls.values().next().value;
+    return undefined;
+  }
+
+  #failed(message: string): void {
+    this.#lastError = message;
+    this.#options.onWarning(`upstream ${this.#upstream.name}: ${message}; retrying in ${Math.round(this.#retryMs / 1000)} s`);
+    this.#scheduleReconnect();
+  }
+
+  #scheduleReconnect(): void {
+    if (this.#closed || this.#retryTimer !== undefined) return;
+    const delay = this.#retryMs;
+    this.#retryMs = Math.min(this.#retryMs * 2, RECONNECT_MAX_MS);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      void this.#connect();
+    }, delay);
+    this.#retryTimer.unref?.();
+  }
+
+  /** The connection ended (the child exited, the server went away): reconnect after a pause. */
+  #lost(connection: UpstreamConnection): void {
+    if (this.#connection !== connection) return;
+    this.#connection = undefined;
+    if (this.#closed) return;
+    this.#failed('the connection ended');
+    this.#options.onChange();
+  }
+
+  /** Drops the connection and connects again at once (the row's transport changed, or `sync`). */
+  async reconnect(): Promise<void> {
+    const connection = this.#connection;
+    this.#connection = undefined;
+    if (connection !== undefined) await connection.close().catch(() => undefined);
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#retryMs = RECONNECT_FIRST_MS;
+    await this.#connect();
+  }
+
+  /** Lists the upstream's tools again (coalesced); tells the gateway when the definitions changed. */
+  relist(): Promise<void> {
+    if (this.#listing !== undefined) {
+      this.#listAgain = true;
+      return this.#listing;
+    }
+    this.#listing = current.exit(async () => {
+      try {
+        do {
+          this.#listAgain = false;
+          await this.#listOnce();
+        } while (this.#listAgain && !this.#closed);
+      } finally {
+        this.#listing = undefined;
+      }
+    });
+    return this.#listing;
+  }
+
+  async #listOnce(): Promise<void> {
+    const connection = this.#connection;
+    if (connection === undefined) {
+      // Not connected: this is a moment to try again (a sync, a changed row).
+      if (this.#retryTimer !== undefined && !this.#closed) {
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = undefined;
+        void this.#connect();
+      }
+      return;
+    }
+    const listed: UpstreamToolDefinition[] = [];
+    try {
+      let cursor: string | undefined;
+      do {
+        const page = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.#options.connectTimeoutMs });
+        for (const tool of page.tools) listed.push(definitionOf(tool as unknown as Record<string, unknown>));
+        cursor = page.nextCursor;
+      } while (cursor !== undefined && listed.length < MAX_LISTED);
+    } catch (error) {
+      if (this.#connection !== connection) return;
+      this.#lastError = `cannot list its tools: ${describe(error)}`;
+      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}`);
+      return;
+    }
+    if (this.#connection !== connection || this.#closed) return;
+    this.#lastError = undefined;
+    const key = canonicalJson(listed as never);
+    if (key === this.#listedKey && this.#definitions !== undefined) return;
+    this.#listedKey = key;
+    this.#definitions = Object.freeze(listed);
+    this.#options.onChange();
+  }
+
+  /**
+   * Forwards one call (arguments already checked against the approved schema). The result
+   * comes back as the upstream sent it; a down or silent upstream, or one whose result cannot
+   * be carried, is an error result naming it.
+   */
+  async call(toolName: string, args: Record<string, unknown>, call: ToolHandlerOptions): Promise<McpContent> {
+    const { name } = this.#upstream;
+    const connection = this.#connection;
+    if (connection === undefined) {
+      void this.relist();
+      return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' is not connected${this.#lastError === undefined ? '' : ` (${this.#lastError})`}; try again later`);
+    }
+    const relay: Relay = { call };
+    const progressToken = `gateway-${++this.#tokens}`;
+    this.#calls.add(relay);
+    this.#byToken.set(progressToken, relay);
+    let result;
+    try {
+      result = await current.run(relay, () =>
+        connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
+          signal: call.signal,
+          timeout: this.#options.callTimeoutMs,
+        }),
+      );
+    } catch (error) {
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' did not answer ${toolName} within ${this.#options.callTimeoutMs} ms`);
+      }
+      if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+        return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
+      }
+      return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
+    } finally {
+      this.#calls.delete(relay);
+      // The upstream's last report may be read just after its answer: the token stays a moment.
+      setImmediate(() => this.#byToken.delete(progressToken));
+    }
+    const { content, structuredContent, isError, _meta } = result as unknown as McpContentInput;
+    try {
+      return mcpContent({
+        content,
+        ...(structuredContent === undefined ? {} : { structuredContent }),
+        ...(isError === undefined ? {} : { isError }),
+        ...(_meta === undefined ? {} : { _meta }),
+      });
+    } catch (error) {
+      return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${describe(error)}`);
+    }
+  }
+
+  /** Closes the connection (a stdio child is ended) and stops reconnecting. Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    await this.#connecting?.catch(() => undefined);
+    const connection = this.#connection;
+    this.#connection = undefined;
+    if (connection !== undefined) await connection.close().catch(() => undefined);
+  }
+}

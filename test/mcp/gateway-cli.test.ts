@@ -1,0 +1,88 @@
+// The gateway in the commands (issue 37): `tool-registry serve` without --tools (its mounts,
+// serveMounts, in a server of this process listening on a real socket) and `tool-registry
+// mcp` without --tools (a process) serve a SQLite registry's approved upstream tools (an
+// upstream of our own, test/support/rug-pull-server.mjs, over stdio); each stops its upstream
+// children when it stops (no orphans).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMounts } from '../../src/cli/serve-mounts.js';
+import { openSqliteToolRegistry } from '../../src/index.js';
+import { upstreamToolSpec } from '../../src/mcp/index.js';
+import { createToolRegistryServer, listen } from '../../src/server/index.js';
+import { CLI, ROOT, childEnv, errorCode, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { processesWith } from '../support/upstreams.js';
+import { until } from '../support/waiting.js';
+
+useChildProcessTimeout();
+
+const SERVER = join(ROOT, 'test/support/rug-pull-server.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'gateway-cli-'));
+const db = join(dir, 'tools.db');
+const descriptionFile = join(dir, 'description.txt');
+const WEATHER = 'Tells the weather of a city.';
+
+beforeAll(async () => {
+  writeFileSync(descriptionFile, WEATHER);
+  const registry = await openSqliteToolRegistry({ filename: db });
+  try {
+    const row = await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, CANCEL_FILE: join(dir, 'cancelled') }, cwd: null } });
+    // Only `weather` is approved: what the server lists, written out (no process to list it).
+    await registry.register(upstreamToolSpec(row, { name: 'weather', description: WEATHER, inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }, '1.0.0'));
+  } finally {
+    await registry.close();
+  }
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function listAndCall(client: Client): Promise<void> {
+  // The upstream child may connect after the first list on a busy machine (then list_changed follows).
+  await until(async () => (await client.listTools()).tools.length > 0, 'the upstream tool listed', { timeoutMs: 60_000, pollMs: 100 });
+  expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['rug_weather']);
+  expect(await client.callTool({ name: 'rug_weather', arguments: { city: 'Oslo' } })).toMatchObject({ content: [{ type: 'text', text: 'sunny in Oslo' }], structuredContent: { city: 'Oslo' } });
+}
+
+describe('the commands serve upstream tools', () => {
+  it("serve's mounts (no --tools): /mcp lists and calls the approved upstream tool; stopping the server ends the upstream child", async () => {
+    const registry = await openSqliteToolRegistry({ filename: db });
+    const server = createToolRegistryServer({ registries: registry, mounts: await serveMounts({ syncInterval: 600_000 }) });
+    const running = await listen(server, { host: '127.0.0.1', port: 0 });
+    try {
+      const client = new Client({ name: 'test', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', running.url)));
+      await listAndCall(client);
+      expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
+      await client.close();
+    } finally {
+      await running.close();
+      await registry.close();
+    }
+    await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with the server');
+  });
+
+  it('mcp (no --tools): the stdio session lists and calls it; closing the session ends the upstream child', async () => {
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--db', db, '--sync-interval', '10m'], cwd: dir, env: childEnv() as Record<string, string>, stderr: 'ignore' }));
+    await listAndCall(client);
+    expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
+    await client.close();
+    await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with mcp');
+  });
+});
+
+describe('the options', () => {
+  it('refuses a --sync-interval that is no duration, and mcp with nothing to serve (usage, exit 2)', async () => {
+    const bad = await runCli(['mcp', '--db', db, '--sync-interval', '5x'], { cwd: dir });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--sync-interval');
+    const nothing = await runCli(['mcp', '--db', db, '--no-upstreams'], { cwd: dir });
+    expect(nothing.code).toBe(2);
+    expect(errorCode(nothing.stderr)).toBe('USAGE');
+    expect(nothing.stdout).toBe('');
+  });
+});

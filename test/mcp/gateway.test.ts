@@ -1,0 +1,201 @@
+// The gateway against MCP servers this project did not write (issue 37): the official
+// server-everything over stdio and over Streamable HTTP, and server-memory over stdio,
+// proxied by one gatewayToolSet beside a local tool; an SDK client of the official SDK lists
+// and calls through it and gets their content (an image included), progress, logs and
+// sampling requests, under its session's policy and each upstream's stored permissions.
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineTool, InMemoryToolRegistry, publishTools } from '../../src/index.js';
+import type { ToolPolicy } from '../../src/index.js';
+import { callOutcomeOf } from '../../src/mcp/call-outcome.js';
+import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import type { GatewayToolSet } from '../../src/mcp/index.js';
+import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
+import { until } from '../support/waiting.js';
+import { approveListed, freePort } from '../support/upstreams.js';
+
+useChildProcessTimeout();
+
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+
+const local = defineTool({ name: 'local_add', input_schema: { type: 'object', properties: { a: { type: 'number' } } }, handler: ({ a }) => ({ sum: (a as number) + 1 }) });
+
+let registry: InMemoryToolRegistry;
+let gateway: GatewayToolSet;
+let httpChild: ChildProcess | undefined;
+let httpUrl: string;
+const sessions: Client[] = [];
+const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
+
+/** A session of the SDK's client over the gateway (in process, as `serve` and `mcp` make them), answering sampling. */
+async function session(policy?: ToolPolicy, model = 'test-model'): Promise<{ client: Client; logs: LoggingMessageNotification['params'][] }> {
+  const server = createMcpServer(gateway, policy === undefined ? {} : { policy });
+  const client = new Client({ name: 'test', version: '1' }, { capabilities: { sampling: {}, elicitation: {} } });
+  client.setRequestHandler(ElicitRequestSchema, (request) => ({ action: 'accept', content: { name: `answered: ${request.params.message.slice(0, 11)}` } }));
+  const logs: LoggingMessageNotification['params'][] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params));
+  client.setRequestHandler(CreateMessageRequestSchema, (request) => ({
+    role: 'assistant',
+    model,
+    content: { type: 'text', text: `answer to ${JSON.stringify(request.params.messages.map((message) => (message.content as { text?: string }).text))}` },
+  }));
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  await client.connect(b);
+  sessions.push(client);
+  return { client, logs };
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  httpChild = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  httpUrl = `http://127.0.0.1:${port}/mcp`;
+  const listening = new Promise<void>((resolve, reject) => {
+    httpChild?.stderr?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('listening')) resolve();
+    });
+    httpChild?.once('exit', (code) => reject(new Error(`server-everything (HTTP) exited with ${code}`)));
+  });
+  registry = new InMemoryToolRegistry();
+  await publishTools(registry, [local]);
+  await registry.putUpstream({ name: 'everything', transport: { type: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'], env: {}, cwd: null } });
+  await registry.putUpstream({ name: 'memory', transport: { type: 'stdio', command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, cwd: null }, permissions: ['DB_WRITE'] });
+  await registry.putUpstream({ name: 'web', prefix: 'web.', transport: { type: 'http', url: httpUrl, headers: {} } });
+  await listening;
+  gateway = await gatewayToolSet(registry, [local], { onWarning: () => {} });
+  // Nothing is served until registered (the gateway never registers): approve what they list.
+  expect(gateway.current().tools().map((tool) => tool.name)).toEqual(['local_add']);
+  await approveListed(registry, gateway);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(sessions.map((client) => client.close()));
+  await gateway?.close();
+  await stopChild(httpChild);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('one endpoint: local and upstream tools', () => {
+  it('lists every approved upstream tool beside the local one, with the upstream title and hints', async () => {
+    const { client } = await session();
+    const { tools } = await client.listTools();
+    const names = tools.map((tool) => tool.name);
+    expect(names).toContain('local_add');
+    expect(names).toEqual(expect.arrayContaining(['everything_echo', 'everything_get-tiny-image', 'everything_trigger-sampling-request', 'memory_create_entities', 'memory_read_graph', 'web.echo']));
+    const longRunning = tools.find((tool) => tool.name === 'everything_trigger-long-running-operation');
+    expect(longRunning?.title).toBe('Trigger Long Running Operation Tool');
+    expect(longRunning?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    expect(gateway.upstreams().map((status) => [status.name, status.connected])).toEqual([
+      ['everything', true],
+      ['memory', true],
+      ['web', true],
+    ]);
+  });
+
+  it('forwards a call and gives the upstream result back unchanged (text, an image, structuredContent)', async () => {
+    const { client } = await session();
+    const echo = (await client.callTool({ name: 'everything_echo', arguments: { message: 'hello' } })) as CallToolResult;
+    expect(echo).toEqual({ content: [{ type: 'text', text: 'Echo: hello' }] });
+    const image = (await client.callTool({ name: 'everything_get-tiny-image', arguments: {} })) as CallToolResult;
+    const direct = image.content.find((block) => block.type === 'image');
+    expect(direct).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect((direct as { data: string }).data).toMatch(/^iVBOR/);
+    const structured = (await client.callTool({ name: 'everything_get-structured-content', arguments: { location: 'New York' } })) as CallToolResult;
+    expect(structured.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String) });
+  });
+
+  it('relays the upstream progress to the calling session under its own progress token', async () => {
+    const { client } = await session();
+    const progress: Progress[] = [];
+    const result = (await client.callTool({ name: 'everything_trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (report) => void progress.push(report) })) as CallToolResult;
+    expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('Steps: 3') });
+    expect(progress.map((report) => [report.progress, report.total])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+  });
+
+  it('relays the upstream log messages during a call to the calling session', async () => {
+    const { client, logs } = await session();
+    await client.callTool({ name: 'everything_toggle-simulated-logging', arguments: {} });
+    // server-everything sends its first message during the call, before its answer.
+    await until(() => logs.length > 0, 'a log message');
+    expect(logs[0]?.data).toEqual(expect.stringMatching(/-level message|level-message/));
+    await client.callTool({ name: 'everything_toggle-simulated-logging', arguments: {} });
+  });
+
+  it("sends the upstream's sampling request to the session that made the call and its answer back", async () => {
+    const { client } = await session();
+    const result = (await client.callTool({ name: 'everything_trigger-sampling-request', arguments: { prompt: 'two words', maxTokens: 5 } })) as CallToolResult;
+    expect((result.content[0] as { text: string }).text).toContain('answer to');
+    expect((result.content[0] as { text: string }).text).toContain('test-model');
+  });
+
+  it("sends the upstream's elicitation request to the session that made the call and its answer back", async () => {
+    const { client } = await session();
+    const result = (await client.callTool({ name: 'everything_trigger-elicitation-request', arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(result.content)).toContain('answered: Please prov');
+  });
+
+  it('relays the sampling requests of concurrent calls over Streamable HTTP each to its own session', async () => {
+    const [one, two] = await Promise.all([session(undefined, 'model-one'), session(undefined, 'model-two')]);
+    const call = (client: Client) => client.callTool({ name: 'web.trigger-sampling-request', arguments: { prompt: 'who?', maxTokens: 5 } }) as Promise<CallToolResult>;
+    const [a, b] = await Promise.all([call(one.client), call(two.client)]);
+    expect((a.content[0] as { text: string }).text).toContain('model-one');
+    expect((b.content[0] as { text: string }).text).toContain('model-two');
+  });
+
+  it('calls server-memory (create_entities, read_graph) and an HTTP upstream (server-everything, Streamable HTTP)', async () => {
+    const { client } = await session();
+    const name = `gw-${process.pid}-${Date.now()}`;
+    await client.callTool({ name: 'memory_create_entities', arguments: { entities: [{ name, entityType: 'test', observations: ['proxied'] }] } });
+    const graph = (await client.callTool({ name: 'memory_read_graph', arguments: {} })) as CallToolResult;
+    expect(JSON.stringify(graph.structuredContent ?? graph.content)).toContain(name);
+    const echo = (await client.callTool({ name: 'web.echo', arguments: { message: 'over http' } })) as CallToolResult;
+    expect(echo.content).toEqual([{ type: 'text', text: 'Echo: over http' }]);
+    const progress: Progress[] = [];
+    await client.callTool({ name: 'web.trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (report) => void progress.push(report) });
+    expect(progress.map((report) => report.progress)).toEqual([1, 2]);
+  });
+
+  it('checks the arguments against the approved input schema before forwarding', async () => {
+    const { client } = await session();
+    const result = (await client.callTool({ name: 'everything_echo', arguments: { message: 42 } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toMatch(/^INVALID_ARGUMENTS/);
+  });
+
+  it("applies the session's policy and the upstream's stored permissions like a local tool's", async () => {
+    const { client } = await session({ persona: 'reader', allowed_permissions: [] });
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toContain('everything_echo');
+    expect(names).toContain('local_add');
+    expect(names.filter((name) => name.startsWith('memory_'))).toEqual([]);
+    await expect(client.callTool({ name: 'memory_read_graph', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    const writer = await session({ persona: 'writer', allowed_permissions: ['DB_WRITE'] });
+    expect((await writer.client.listTools()).tools.map((tool) => tool.name)).toContain('memory_read_graph');
+  });
+
+  it('answers a call to an upstream that stopped as an error result naming it; the session goes on', async () => {
+    const { client } = await session();
+    await stopChild(httpChild);
+    httpChild = undefined;
+    const result = (await client.callTool({ name: 'web.echo', arguments: { message: 'anyone?' } })) as CallToolResult;
+    expect(result.isError).toBe(true);
+    expect((result.content[0] as { text: string }).text).toMatch(/^UPSTREAM_UNAVAILABLE: upstream 'web'/);
+    // The audit log's outcome: the result the handler made is marked with the code.
+    const invoked = await gateway.current().invoke('web.echo', { message: 'anyone?' });
+    expect(invoked.success && callOutcomeOf(invoked.data)).toBe('UPSTREAM_UNAVAILABLE');
+    expect(await client.callTool({ name: 'everything_echo', arguments: { message: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'Echo: still here' }] });
+  });
+});
