@@ -8,7 +8,7 @@ import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonic
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { approvedDefinitionHash, definitionOf, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /**
@@ -53,17 +53,6 @@ export async function listUpstreamDefinitions(client: Client, options: { readonl
   throw new Error(`tools/list gave a next page ${MAX_LIST_PAGES} times; giving up`);
 }
 
-/** The fields of a listed tool that the gateway keeps (and hashes). */
-export function definitionOf(tool: { name: string; title?: string; description?: string; inputSchema: object; outputSchema?: object; annotations?: object }): UpstreamToolDefinition {
-  return {
-    name: tool.name,
-    ...(tool.title === undefined ? {} : { title: tool.title }),
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    inputSchema: tool.inputSchema as Record<string, unknown>,
-    ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema as Record<string, unknown> }),
-    ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as Record<string, unknown> }),
-  };
-}
 
 /**
  * Connects to the upstream, lists its tools and disconnects (what `upstream add`, `sync` and

@@ -16,6 +16,23 @@ export interface UpstreamToolDefinition {
   readonly annotations?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * The definition of a tool as an upstream's `tools/list` gave it: the fields the hash covers,
+ * absent ones left out. Every path that lists an upstream (add, sync, pending, a serving
+ * process) reads it through this one function, so they all hash the same definition.
+ */
+export function definitionOf(tool: { readonly name: string; readonly [field: string]: unknown }): UpstreamToolDefinition {
+  const definition: { -readonly [K in keyof UpstreamToolDefinition]: UpstreamToolDefinition[K] } = {
+    name: tool.name,
+    inputSchema: (tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
+  };
+  if (typeof tool.title === 'string') definition.title = tool.title;
+  if (typeof tool.description === 'string') definition.description = tool.description;
+  if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as Record<string, unknown>;
+  if (tool.annotations !== undefined) definition.annotations = tool.annotations as Record<string, unknown>;
+  return definition;
+}
+
 /** The tag every tool of upstream NAME carries. */
 export function upstreamTag(upstreamName: string): string {
   return `upstream:${upstreamName}`;

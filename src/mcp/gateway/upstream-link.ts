@@ -18,6 +18,7 @@ import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandl
 import { withCallOutcome } from '../call-outcome.js';
 import { connectUpstream } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
+import { definitionOf } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
@@ -59,18 +60,6 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The fields of a listed tool the gateway keeps (the ones the definition hash covers). */
-function definitionOf(tool: Record<string, unknown>): UpstreamToolDefinition {
-  const definition: { -readonly [K in keyof UpstreamToolDefinition]: UpstreamToolDefinition[K] } = {
-    name: tool.name as string,
-    inputSchema: (tool.inputSchema ?? { type: 'object' }) as Record<string, unknown>,
-  };
-  if (typeof tool.title === 'string') definition.title = tool.title;
-  if (typeof tool.description === 'string') definition.description = tool.description;
-  if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as Record<string, unknown>;
-  if (tool.annotations !== undefined) definition.annotations = tool.annotations as Record<string, unknown>;
-  return definition;
-}
 
 export class UpstreamLink {
   #upstream: Upstream;
@@ -277,7 +266,7 @@ export class UpstreamLink {
       let cursor: string | undefined;
       do {
         const page = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.#options.connectTimeoutMs });
-        for (const tool of page.tools) listed.push(definitionOf(tool as unknown as Record<string, unknown>));
+        for (const tool of page.tools) listed.push(definitionOf(tool));
         cursor = page.nextCursor;
       } while (cursor !== undefined && listed.length < MAX_LISTED);
     } catch (error) {
