@@ -47,6 +47,8 @@ describe('openSqliteToolRegistry options', () => {
     ['a string readonly', { filename: ':memory:', readonly: 'yes' }],
     ['readonly :memory:', { filename: ':memory:', readonly: true }],
     ['a clock that is not a function', { filename: ':memory:', clock: Date.now() }],
+    ['a callRetention.maxRows of 0', { filename: ':memory:', callRetention: { maxRows: 0 } }],
+    ['a string callRetention.maxAgeDays', { filename: ':memory:', callRetention: { maxAgeDays: '30' } }],
   ];
   it.each(bad)('%s is a plain TypeError', async (_what, options) => {
     await expectPlainTypeError(() => openSqliteToolRegistry(options as SqliteToolRegistryOptions));
