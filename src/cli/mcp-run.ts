@@ -2,9 +2,10 @@
 import { readFile } from 'node:fs/promises';
 import { liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
-import { loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
+import { createCallRecorder, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
 import { openReadOnly, openReadWrite } from './database.js';
+import type { CliRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
 import type { McpCommandOptions } from './mcp-command.js';
 
@@ -40,10 +41,34 @@ function line(context: CliContext, text: string): void {
   context.stderr.write(`tool-registry mcp: ${text}\n`);
 }
 
+/**
+ * The registry for writing (the audit log's rows, and --publish). Without --publish the
+ * database must exist already (it is never created): it is opened read-only first, which
+ * refuses a missing one, then for writing. A database this process may not write (a file of
+ * another user) is served read-only, its calls not recorded, and the command says so.
+ */
+async function openForServing(context: CliContext, publish: boolean): Promise<{ registry: CliRegistry; recording: boolean }> {
+  if (publish) return { registry: await openReadWrite(context.database), recording: true };
+  const reader = await openReadOnly(context.database);
+  let writer: CliRegistry;
+  try {
+    writer = await openReadWrite(context.database);
+  } catch (error) {
+    line(context, `calls are not recorded (the audit log): the database cannot be opened for writing: ${(error as Error).message ?? String(error)}`);
+    return { registry: reader, recording: false };
+  }
+  await reader.close();
+  return { registry: writer, recording: true };
+}
+
 export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
   const tools = await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
-  const registry = options.publish === true ? await openReadWrite(context.database) : await openReadOnly(context.database);
+  const { registry, recording } = await openForServing(context, options.publish === true);
+  // Every tools/call leaves a row in the audit log, written in batches (never in the call's way).
+  const recorder = recording
+    ? createCallRecorder(registry, { onError: (error, rows) => line(context, `the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}`) })
+    : undefined;
   try {
     if (options.publish === true) await publishTools(registry, tools);
     const live = await liveToolSet(registry, tools, {
@@ -61,6 +86,7 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
         ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
         ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
         ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
+        ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
       const stop = (): void => void session.close();
@@ -85,6 +111,8 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
       await live.close();
     }
   } finally {
+    // What waits is written before the registry closes.
+    await recorder?.close();
     await registry.close();
   }
 }

@@ -17,6 +17,7 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
       ...number('maxResultBytes'),
       onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
       onWarning: (message) => process.stderr.write(`tool-registry serve: ${message}\n`),
+      audit: { onError: (error, rows) => process.stderr.write(`tool-registry serve: the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}\n`) },
     }),
   };
 }

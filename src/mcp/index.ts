@@ -9,3 +9,5 @@ export type { McpHttpHandler, McpHttpHandlerOptions, McpRequestContext } from '.
 export { loadToolsModule, ToolsModuleError } from './tools-module.js';
 export { mcpMount } from './mount.js';
 export type { McpMountOptions } from './mount.js';
+export { createCallRecorder, DEFAULT_CALL_BATCH_ROWS, DEFAULT_CALL_BUFFER_ROWS, DEFAULT_CALL_FLUSH_MS } from './call-recorder.js';
+export type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';

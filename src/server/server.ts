@@ -53,6 +53,8 @@ export interface Mount {
   readonly close?: () => Promise<void>;
   /** Sessions open now (the MCP endpoint), for GET /metrics. */
   readonly sessionCount?: () => number;
+  /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
+  readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
 
 /** One line per request (`log` option): never the token itself. */
@@ -226,6 +228,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const leases = new Leases({ maxStreams: options.maxStreams ?? defaults.maxStreams, maxSessions: options.maxSessions ?? defaults.maxSessions, tokens, hold });
   const metrics = new ServerMetrics(
     Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.sessionCount === undefined ? [] : [[name, mount.sessionCount]]))),
+    Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.auditStats === undefined ? [] : [[name, mount.auditStats]]))),
   );
   let inFlight = 0;
   let drainWaiters: (() => void)[] = [];
