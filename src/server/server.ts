@@ -16,6 +16,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
+import { CALL_ROUTES } from './call-routes.js';
 import { REGISTRY_ROUTES } from './routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
@@ -395,7 +396,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
-  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES]) {
+  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES, ...CALL_ROUTES]) {
     allRoutes.push({ route, prefixed: false });
     if (route.namespaced) allRoutes.push({ route, prefixed: true });
   }
