@@ -2,6 +2,7 @@
 // (#/tools, #/tools/NAME, #/changes, #/import; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
 import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
+import { callsScreen } from './calls.js';
 import { hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
 import { schemaView } from './schema.js';
@@ -10,7 +11,7 @@ const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'
 const FEED_BACKLOG = 100;
 const TOOL_CHANGES_WINDOW = 1000;
 const DIFF_CONTEXT = 3;
-const SCREENS = ['tools', 'changes', 'import'];
+const SCREENS = ['tools', 'changes', 'import', 'calls'];
 
 const state = {
   /** GET /v1/whoami, or null while signed out. */
@@ -73,6 +74,11 @@ function canWrite() {
   return (state.identity?.scopes ?? []).includes('write');
 }
 
+/** The audit log (GET /v1/calls) takes the admin scope. */
+function canAudit() {
+  return (state.identity?.scopes ?? []).includes('admin');
+}
+
 async function loadIdentity(signal) {
   try {
     state.identity = await call('/v1/whoami', { signal });
@@ -111,20 +117,21 @@ function updateChrome(route) {
   const signedIn = state.identity !== null;
   const nav = document.getElementById('nav');
   nav.hidden = !signedIn;
-  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import']]) {
+  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import'], ['nav-calls', 'calls']]) {
     const link = /** @type {HTMLAnchorElement} */ (document.getElementById(id));
     link.href = href(route.namespace, [target]);
     if (route.screen === target) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
   document.getElementById('nav-import').parentElement.hidden = !canWrite();
+  document.getElementById('nav-calls').parentElement.hidden = !canAudit();
 
   const session = document.getElementById('session');
   session.replaceChildren();
   if (!signedIn) return;
   const namespaces = state.namespaces ?? [];
   if (namespaces.length > 1) {
-    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [route.screen === 'import' || route.screen === 'changes' ? route.screen : 'tools']); } },
+    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [route.screen === 'import' || route.screen === 'changes' || route.screen === 'calls' ? route.screen : 'tools']); } },
       namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
     session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select));
   }
@@ -728,7 +735,7 @@ function unknownAddress(route) {
   if (!NAMESPACE.test(route.namespace)) return `${JSON.stringify(route.namespace)} is not a namespace name (a lowercase letter, then up to 39 of a-z, 0-9 and _).`;
   const known = (route.screen === 'tools' && !route.extra) || (SCREENS.includes(route.screen) && route.name === undefined);
   if (known) return null;
-  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes and #/import, each also under #/ns/NAMESPACE/.`;
+  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes, #/import and #/calls, each also under #/ns/NAMESPACE/.`;
 }
 
 async function render() {
@@ -744,7 +751,7 @@ async function render() {
     const allowed = state.identity?.namespaces;
     if (wrong === null && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
       // A token bound to other namespaces sees no `default`: open its first one instead.
-      location.replace(href(allowed[0], [route.screen === 'changes' || route.screen === 'import' ? route.screen : 'tools']));
+      location.replace(href(allowed[0], [route.screen === 'changes' || route.screen === 'import' || route.screen === 'calls' ? route.screen : 'tools']));
       return;
     }
     updateChrome(route);
@@ -756,6 +763,7 @@ async function render() {
     if (route.screen === 'tools' && route.name !== undefined) await toolScreen(main, route, controller.signal);
     else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
     else if (route.screen === 'changes') await changesScreen(main, route, controller.signal);
+    else if (route.screen === 'calls') await callsScreen(main, route, controller.signal, { show, heading, href });
     else importScreen(main, route);
     retryDelay = 1000;
   } catch (error) {
