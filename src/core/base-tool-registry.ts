@@ -32,6 +32,8 @@ import { makeRegistration, parseDeprecation, parseSnapshot, parseSpec, parseSpec
 import { checkPolicies, parsePolicyInput } from './versions.js';
 import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
+import { parseCallRecords, parseCallsQuery, parseUpstreamInput, resolveCallRetention } from './upstreams.js';
+import type { CallPrune, CallRecord, CallRecordInput, CallRetention, CallsQuery, ParsedCallsQuery, Upstream, UpstreamInput } from './upstreams.js';
 
 
 /** A tool as the core hands it to a store to write. */
@@ -189,6 +191,12 @@ function assertToolName(method: string, toolName: unknown): asserts toolName is 
   }
 }
 
+function assertName(method: string, name: unknown): asserts name is string {
+  if (typeof name !== 'string') throw new TypeError(`${method}(): name must be a string, got ${previewValue(name)}`);
+}
+
+const DAY_MS = 86_400_000;
+
 function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } {
   if (options === undefined) return { mode: 'merge', dryRun: false };
   if (typeof options !== 'object' || options === null) {
@@ -260,11 +268,13 @@ const WATCH_RETRY_MAX_MS = 5000;
 export abstract class BaseToolRegistry implements ToolRegistry {
   #closed = false;
   readonly #clock: () => Date;
+  readonly #callRetention: CallRetention;
 
   protected constructor(options: RegistryOptions = {}) {
     const clock = options.clock ?? (() => new Date());
     if (typeof clock !== 'function') throw new TypeError(`clock must be a function, got ${typeof clock}`);
     this.#clock = clock;
+    this.#callRetention = resolveCallRetention(options.callRetention);
   }
 
   // --- hooks each store implements -------------------------------------------------
@@ -298,6 +308,20 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   protected abstract _write<T>(method: string, plan: WritePlan<T>): Promise<T>;
   /** Releases the store's resources; called once. */
   protected abstract _close(): Promise<void>;
+  /**
+   * Stores the upstream: inserts it, or replaces the row of its name keeping the stored
+   * `created_at` (the given one is the write's time, as `updated_at`). Returns the row stored.
+   */
+  protected abstract _putUpstream(upstream: Upstream): Promise<Upstream>;
+  protected abstract _getUpstream(name: string): Upstream | undefined | Promise<Upstream | undefined>;
+  /** Every upstream sorted by name (code-point order); the core copies the array. */
+  protected abstract _listUpstreams(): readonly Upstream[] | Promise<readonly Upstream[]>;
+  /** `true` when the row was there. */
+  protected abstract _removeUpstream(name: string): Promise<boolean>;
+  /** Appends the rows (ids growing, in the given order) and prunes by `prune`, in one atomic write; `calls` is never empty. */
+  protected abstract _recordCalls(calls: readonly CallRecordInput[], prune: CallPrune): Promise<void>;
+  /** Rows newest (highest id) first, filtered; frozen. */
+  protected abstract _listCalls(query: ParsedCallsQuery): readonly CallRecord[] | Promise<readonly CallRecord[]>;
   /** Every distinct spec stored under the name, oldest first (frozen entries). */
   protected abstract _history(toolName: string): Promise<readonly HistoryEntry[]>;
   /**
@@ -616,6 +640,51 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     this.#assertOpen('getPolicy');
     const read = this._read({ names: [] }, (reader) => reader.policy(), 'getPolicy');
     return read instanceof Promise ? errorOfCall(read, 'getPolicy', undefined) : read;
+  }
+
+  // --- the gateway (issue 37): upstream rows and the audit log, beside the tools -------
+
+  async putUpstream(upstream: UpstreamInput): Promise<Upstream> {
+    this.#assertOpen('putUpstream');
+    const parsed = parseUpstreamInput(upstream);
+    const now = this.now();
+    return errorOfCall(this._putUpstream({ ...parsed, created_at: now, updated_at: now }), 'putUpstream', undefined);
+  }
+
+  async getUpstream(name: string): Promise<Upstream | undefined> {
+    this.#assertOpen('getUpstream');
+    assertName('getUpstream', name);
+    const found = this._getUpstream(name);
+    return found instanceof Promise ? errorOfCall(found, 'getUpstream', undefined) : found;
+  }
+
+  async listUpstreams(): Promise<Upstream[]> {
+    this.#assertOpen('listUpstreams');
+    const listed = this._listUpstreams();
+    return (listed instanceof Promise ? await errorOfCall(listed, 'listUpstreams', undefined) : listed).slice();
+  }
+
+  async removeUpstream(name: string): Promise<boolean> {
+    this.#assertOpen('removeUpstream');
+    assertName('removeUpstream', name);
+    return errorOfCall(this._removeUpstream(name), 'removeUpstream', undefined);
+  }
+
+  async recordCalls(calls: readonly CallRecordInput[]): Promise<void> {
+    this.#assertOpen('recordCalls');
+    const parsed = parseCallRecords(calls);
+    if (parsed.length === 0) return;
+    const { maxRows, maxAgeDays } = this.#callRetention;
+    // A bound beyond year 0000 keeps every row's age.
+    const oldestAt = new Date(Math.max(MIN_CLOCK_MS, Date.parse(this.now()) - maxAgeDays * DAY_MS)).toISOString();
+    return errorOfCall(this._recordCalls(parsed, { maxRows, oldestAt }), 'recordCalls', undefined);
+  }
+
+  async listCalls(query?: CallsQuery): Promise<CallRecord[]> {
+    this.#assertOpen('listCalls');
+    const parsed = parseCallsQuery(query);
+    const listed = this._listCalls(parsed);
+    return (listed instanceof Promise ? await errorOfCall(listed, 'listCalls', undefined) : listed).slice();
   }
 
   async history(toolName: string): Promise<HistoryEntry[]> {

@@ -3,6 +3,10 @@
 // here; every store keeps them (SQLite and PostgreSQL in tables of their own), the MCP layer
 // connects, proxies and records.
 import { z } from 'zod';
+import { deepFreeze } from './canonical.js';
+import { ValidationError } from './errors.js';
+import { describeIssues, previewValue, toRegistryIssues } from './issues.js';
+import type { RegistryIssue } from './issues.js';
 
 /** An upstream's name: 1-64 of A-Z a-z 0-9 _ - (it becomes the tag `upstream:NAME` and the default prefix `NAME_`). */
 export const UPSTREAM_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -139,3 +143,161 @@ export interface CallRetention {
 }
 
 export const DEFAULT_CALL_RETENTION: CallRetention = Object.freeze({ maxRows: 100_000, maxAgeDays: 30 });
+
+// --- validation and normalisation (the core's; stores receive these parsed, frozen values) ---
+
+const IsoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with Z or an offset' });
+
+export const CallRecordInputSchema = z.strictObject({
+  at: IsoTime,
+  token: Text.nullable(),
+  persona: Text.nullable(),
+  namespace: Text.min(1, { error: 'must be a non-empty string' }),
+  tool: Text.min(1, { error: 'must be a non-empty string' }),
+  version: Text.nullable(),
+  fingerprint: Text.nullable(),
+  upstream: Text.nullable(),
+  duration_ms: z.number().finite().nonnegative({ error: 'must be a finite number >= 0' }),
+  outcome: Text.min(1, { error: 'must be a non-empty string' }),
+});
+
+export const CallsQuerySchema = z.strictObject({
+  tool: Text.optional(),
+  token: Text.optional(),
+  since: IsoTime.optional(),
+  limit: z.number().int().min(1, { error: 'must be an integer from 1 to 10000' }).max(10_000, { error: 'must be an integer from 1 to 10000' }).default(100),
+  before: z.number().int().min(1, { error: 'must be a call id (an integer >= 1)' }).max(Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/** `listCalls`' query with its defaults applied, `since` as stored times are (`toISOString()`). */
+export interface ParsedCallsQuery {
+  readonly tool?: string;
+  readonly token?: string;
+  readonly since?: string;
+  readonly limit: number;
+  readonly before?: number;
+}
+
+/** What a store applies after each `recordCalls`: keep at most `maxRows` rows, none with `at` before `oldestAt`. */
+export interface CallPrune {
+  readonly maxRows: number;
+  /** `toISOString()` of now minus `maxAgeDays`. */
+  readonly oldestAt: string;
+}
+
+function invalid(what: string, issues: readonly z.core.$ZodIssue[], input: unknown, prefix: readonly (string | number)[] = []): ValidationError {
+  const found = toRegistryIssues(issues, prefix);
+  return new ValidationError(`invalid ${what}: ${describeIssues(found, input)}; nothing was changed`, found, { path: (found[0] as RegistryIssue).pathText });
+}
+
+/** A stored time: any ISO 8601 date-time as UTC `YYYY-MM-DDTHH:mm:ss.sssZ`, so that times compare as text in every store. */
+function utc(time: string): string {
+  return new Date(time).toISOString();
+}
+
+/**
+ * Validates `putUpstream`'s argument: defaults applied (prefix `NAME_`), frozen. `${VAR}`
+ * references are kept as given.
+ * @throws VALIDATION_FAILED naming each issue's path (`name`, `transport.url`, ...)
+ */
+export function parseUpstreamInput(input: unknown): Omit<Upstream, 'created_at' | 'updated_at'> {
+  const result = UpstreamInputSchema.safeParse(input);
+  if (!result.success) {
+    const name = (input as { name?: unknown } | null)?.name;
+    throw invalid(`upstream${typeof name === 'string' ? ` ${JSON.stringify(name)}` : ''}`, result.error.issues, input);
+  }
+  const { name, transport, prefix, approve, permissions, rejected } = result.data;
+  return { name, transport, prefix: prefix ?? `${name}_`, approve, permissions, rejected };
+}
+
+/** A frozen upstream in contract field order, from its parts (a store's row). */
+export function makeUpstream(row: Omit<Upstream, 'created_at' | 'updated_at'>, createdAt: string, updatedAt: string): Upstream {
+  return deepFreeze({
+    name: row.name,
+    transport: row.transport,
+    prefix: row.prefix,
+    approve: row.approve,
+    permissions: row.permissions,
+    rejected: row.rejected,
+    created_at: createdAt,
+    updated_at: updatedAt,
+  });
+}
+
+/** An upstream from a SQL row: transport, permissions and rejected are JSON text there. */
+export function upstreamFromRow(row: {
+  name: string;
+  transport: string;
+  prefix: string;
+  approve: string;
+  permissions: string;
+  rejected: string;
+  created_at: string;
+  updated_at: string;
+}): Upstream {
+  return makeUpstream(
+    {
+      name: row.name,
+      transport: JSON.parse(row.transport) as UpstreamTransport,
+      prefix: row.prefix,
+      approve: row.approve as UpstreamApproval,
+      permissions: JSON.parse(row.permissions) as string[],
+      rejected: JSON.parse(row.rejected) as UpstreamRejection[],
+    },
+    row.created_at,
+    row.updated_at,
+  );
+}
+
+/**
+ * Validates `recordCalls`' rows: `at` as UTC `toISOString()` text, frozen.
+ * @throws TypeError when `calls` is not an array; VALIDATION_FAILED with paths like `[2].duration_ms`
+ */
+export function parseCallRecords(calls: unknown): CallRecordInput[] {
+  if (!Array.isArray(calls)) throw new TypeError(`recordCalls(): calls must be an array, got ${previewValue(calls)}`);
+  const parsed: CallRecordInput[] = [];
+  for (let index = 0; index < calls.length; index++) {
+    const result = CallRecordInputSchema.safeParse(calls[index]);
+    if (!result.success) throw invalid('call records', result.error.issues, calls, [index]);
+    parsed.push(Object.freeze({ ...result.data, at: utc(result.data.at) }));
+  }
+  return parsed;
+}
+
+/**
+ * Validates `listCalls`' query (defaults applied).
+ * @throws TypeError when the query is not an object; VALIDATION_FAILED naming the filter (`limit`, `since`, ...)
+ */
+export function parseCallsQuery(query: unknown): ParsedCallsQuery {
+  if (query === undefined) return { limit: 100 };
+  if (typeof query !== 'object' || query === null || Array.isArray(query)) {
+    throw new TypeError(`listCalls(): query must be an object, got ${previewValue(query)}`);
+  }
+  const result = CallsQuerySchema.safeParse(query);
+  if (!result.success) throw invalid('calls query', result.error.issues, query);
+  const { tool, token, since, limit, before } = result.data;
+  return {
+    limit,
+    ...(tool === undefined ? {} : { tool }),
+    ...(token === undefined ? {} : { token }),
+    ...(since === undefined ? {} : { since: utc(since) }),
+    ...(before === undefined ? {} : { before }),
+  };
+}
+
+/**
+ * The store option `callRetention` over the defaults.
+ * @throws TypeError for a bound that is not a positive number (maxRows: an integer)
+ */
+export function resolveCallRetention(given: unknown): CallRetention {
+  if (given === undefined) return DEFAULT_CALL_RETENTION;
+  if (typeof given !== 'object' || given === null) throw new TypeError(`callRetention must be an object, got ${previewValue(given)}`);
+  const { maxRows = DEFAULT_CALL_RETENTION.maxRows, maxAgeDays = DEFAULT_CALL_RETENTION.maxAgeDays } = given as Partial<CallRetention>;
+  if (typeof maxRows !== 'number' || !Number.isSafeInteger(maxRows) || maxRows < 1) {
+    throw new TypeError(`callRetention.maxRows must be an integer >= 1, got ${previewValue(maxRows)}`);
+  }
+  if (typeof maxAgeDays !== 'number' || !Number.isFinite(maxAgeDays) || maxAgeDays <= 0) {
+    throw new TypeError(`callRetention.maxAgeDays must be a number > 0, got ${previewValue(maxAgeDays)}`);
+  }
+  return Object.freeze({ maxRows, maxAgeDays });
+}

@@ -4,6 +4,7 @@
 import { afterAll, afterEach, describe, it } from 'vitest';
 import { defineChangesSuite } from './changes-suite.js';
 import { defineConformanceSuite } from './conformance-suite.js';
+import { defineGatewaySuite } from './gateway-suite.js';
 import { defineSearchSuite } from './search-suite.js';
 import { selectedStores } from './stores.js';
 import type { StoreName } from './stores.js';
@@ -29,5 +30,6 @@ export function runConformance(stores: readonly StoreName[]): void {
     defineChangesSuite(harness);
     defineSearchSuite(harness);
     defineVersionsSuite(harness);
+    defineGatewaySuite(harness);
   });
 }

@@ -7,12 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { InMemoryToolRegistry, openPostgresToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
-import type { PostgresToolRegistryOptions, ToolRegistry } from '../../src/index.js';
+import type { CallRetention, PostgresToolRegistryOptions, ToolRegistry } from '../../src/index.js';
 import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
 
 export interface HarnessOptions {
   readonly clock?: () => Date;
+  readonly callRetention?: Partial<CallRetention>;
 }
 
 export interface StoreHarness {

@@ -4,7 +4,7 @@ import { afterEach, beforeEach } from 'vitest';
 import type { ToolRegistry } from '../../src/index.js';
 import { manualClock } from '../support/registry-helpers.js';
 import type { ManualClock } from '../support/registry-helpers.js';
-import type { StoreHarness } from './stores.js';
+import type { HarnessOptions, StoreHarness } from './stores.js';
 
 /** The clock's time at the start of every test. */
 export const T0 = '2025-01-01T00:00:00.000Z';
@@ -12,8 +12,8 @@ export const T0 = '2025-01-01T00:00:00.000Z';
 export interface SuiteRegistries {
   /** The test's clock (set back to T0 before each test). */
   readonly clock: ManualClock;
-  /** A fresh registry whose `created_at` comes from the test's clock. */
-  open(): Promise<ToolRegistry>;
+  /** A fresh registry whose `created_at` comes from the test's clock (with `options` besides). */
+  open(options?: Omit<HarnessOptions, 'clock'>): Promise<ToolRegistry>;
   /** Closes and reopens the same storage (a no-op for memory). */
   restart(registry: ToolRegistry): Promise<ToolRegistry>;
   /** Closes `registry` after the test too (one opened some other way). */
@@ -36,8 +36,8 @@ export function useSuiteRegistries(harness: StoreHarness): SuiteRegistries {
 
   return {
     clock,
-    async open() {
-      const registry = await harness.open({ clock: clock.now });
+    async open(options = {}) {
+      const registry = await harness.open({ ...options, clock: clock.now });
       opened.push(registry);
       return registry;
     },

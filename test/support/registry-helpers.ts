@@ -112,6 +112,15 @@ export const callEveryMethod: Record<RegistryMethod, (registry: ToolRegistry) =>
   undeprecate: (registry) => registry.undeprecate('present'),
   setPolicy: (registry) => registry.setPolicy({ versionOrder: 'semver' }),
   getPolicy: (registry) => registry.getPolicy(),
+  putUpstream: (registry) => registry.putUpstream({ name: 'present', transport: { type: 'http', url: 'https://example.com/mcp', headers: {} } }),
+  getUpstream: (registry) => registry.getUpstream('present'),
+  listUpstreams: (registry) => registry.listUpstreams(),
+  removeUpstream: (registry) => registry.removeUpstream('present'),
+  recordCalls: (registry) =>
+    registry.recordCalls([
+      { at: '2025-01-01T00:00:00.000Z', token: null, persona: null, namespace: 'default', tool: 'present', version: null, fingerprint: null, upstream: null, duration_ms: 1, outcome: 'ok' },
+    ]),
+  listCalls: (registry) => registry.listCalls({ limit: 10 }),
 };
 
 /**

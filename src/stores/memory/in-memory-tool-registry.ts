@@ -9,6 +9,8 @@ import type { ToolRecord } from '../../core/rules.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { DEFAULT_POLICY } from '../../core/versions.js';
 import type { RegistryPolicy } from '../../core/versions.js';
+import { makeUpstream } from '../../core/upstreams.js';
+import type { CallPrune, CallRecord, CallRecordInput, ParsedCallsQuery, Upstream } from '../../core/upstreams.js';
 
 export type InMemoryToolRegistryOptions = RegistryOptions;
 
@@ -67,6 +69,13 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
   #sortedAll: ToolRegistration[] | undefined;
   #sortedEnabled: ToolRegistration[] | undefined;
   #policy: RegistryPolicy = DEFAULT_POLICY;
+  #upstreams = new Map<string, Upstream>();
+  #sortedUpstreams: Upstream[] | undefined;
+  /** The audit log, oldest (lowest id) first. */
+  #calls: CallRecord[] = [];
+  #lastCallId = 0;
+  /** At most the oldest `at` among #calls (exact after an age prune): an age prune is needed only when it is past the bound. */
+  #oldestCallAt = '';
 
   constructor(options: InMemoryToolRegistryOptions = {}) {
     super(options);
@@ -225,7 +234,67 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
     return result;
   }
 
+  protected async _putUpstream(upstream: Upstream): Promise<Upstream> {
+    const existing = this.#upstreams.get(upstream.name);
+    const stored = makeUpstream(upstream, existing?.created_at ?? upstream.created_at, upstream.updated_at);
+    this.#upstreams.set(upstream.name, stored);
+    this.#sortedUpstreams = undefined;
+    return stored;
+  }
+
+  protected _getUpstream(name: string): Upstream | undefined {
+    return this.#upstreams.get(name);
+  }
+
+  protected _listUpstreams(): readonly Upstream[] {
+    this.#sortedUpstreams ??= [...this.#upstreams.keys()].sort(compareCodePoints).map((name) => this.#upstreams.get(name) as Upstream);
+    return this.#sortedUpstreams;
+  }
+
+  protected async _removeUpstream(name: string): Promise<boolean> {
+    this.#sortedUpstreams = undefined;
+    return this.#upstreams.delete(name);
+  }
+
+  protected async _recordCalls(calls: readonly CallRecordInput[], prune: CallPrune): Promise<void> {
+    for (const call of calls) {
+      this.#calls.push(Object.freeze({ id: ++this.#lastCallId, ...call }));
+      if (this.#oldestCallAt === '' || call.at < this.#oldestCallAt) this.#oldestCallAt = call.at;
+    }
+    if (this.#calls.length > prune.maxRows) this.#calls.splice(0, this.#calls.length - prune.maxRows);
+    if (this.#oldestCallAt < prune.oldestAt) {
+      this.#calls = this.#calls.filter((call) => call.at >= prune.oldestAt);
+      this.#oldestCallAt = this.#calls.reduce((oldest, call) => (oldest === '' || call.at < oldest ? call.at : oldest), '');
+    }
+  }
+
+  protected _listCalls(query: ParsedCallsQuery): readonly CallRecord[] {
+    const found: CallRecord[] = [];
+    // Ids grow with the index: the page starts below the first row whose id is not below `before`.
+    let start = this.#calls.length;
+    if (query.before !== undefined) {
+      const before = query.before;
+      let low = 0;
+      while (low < start) {
+        const middle = (low + start) >>> 1;
+        if ((this.#calls[middle] as CallRecord).id < before) low = middle + 1;
+        else start = middle;
+      }
+    }
+    for (let index = start - 1; index >= 0 && found.length < query.limit; index--) {
+      const call = this.#calls[index] as CallRecord;
+      if (query.tool !== undefined && call.tool !== query.tool) continue;
+      if (query.token !== undefined && call.token !== query.token) continue;
+      if (query.since !== undefined && call.at < query.since) continue;
+      found.push(call);
+    }
+    return found;
+  }
+
   protected async _close(): Promise<void> {
+    this.#upstreams = new Map();
+    this.#sortedUpstreams = undefined;
+    this.#calls = [];
     this.#entries = new Map();
     this.#records = new Map();
     this.#history = new Map();
