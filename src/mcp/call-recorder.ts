@@ -114,6 +114,18 @@ export function createCallRecorder(registry: ToolRegistry, options: CallRecorder
         failedWrites += 1;
         report(error, batch.length);
         const code = (error as { code?: unknown } | null)?.code;
+        if (code === 'VALIDATION_FAILED' && batch.length > 1) {
+          // One row the store refuses must not cost the others: they go one at a time.
+          for (const row of batch) {
+            try {
+              await registry.recordCalls([row]);
+              written += 1;
+            } catch {
+              dropped += 1;
+            }
+          }
+          continue;
+        }
         if (closed || (typeof code === 'string' && FOR_GOOD.has(code))) {
           dropped += batch.length;
           continue;

@@ -211,6 +211,17 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
 
 /** The longest tool name a call record carries: an unknown name a caller sent is cut there (a served tool's name is at most 128). */
 const MAX_RECORDED_NAME = 128;
+/** Text as a record carries it: U+0000, which no store keeps, as U+FFFD. */
+function recordedText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\ufffd') : text;
+}
+
+/** The name a caller asked for, as its record carries it: cut at 128 characters; the empty name (no tool's) as `""`. */
+function recordedName(name: string): string {
+  if (name === '') return '""';
+  return recordedText(name.length > MAX_RECORDED_NAME ? name.slice(0, MAX_RECORDED_NAME) : name);
+}
+
 /** The tag that names a gateway tool's upstream (`upstream:NAME`). */
 const UPSTREAM_TAG_PREFIX = 'upstream:';
 /** Each tool's fingerprint and upstream for call records, computed once per Tool. */
@@ -393,9 +404,9 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         const record: CallRecordInput = {
           at,
           token: tokenName,
-          persona,
+          persona: persona === null ? null : recordedText(persona),
           namespace,
-          tool: facts.name.length > MAX_RECORDED_NAME ? facts.name.slice(0, MAX_RECORDED_NAME) : facts.name,
+          tool: recordedName(facts.name),
           version: facts.tool?.spec.version ?? null,
           fingerprint: identity?.fingerprint ?? null,
           upstream: identity?.upstream ?? null,
