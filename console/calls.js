@@ -7,7 +7,7 @@ import { box, formatTime, h, text } from './dom.js';
 export const CALLS_PAGE = 100;
 const FILTERS = ['tool', 'token', 'since'];
 
-/** The filters and the page of the address (`#/calls?tool=x&token=y&since=ISO&before=ID`). */
+/** The filters (tool, token name, since) and the page (before) of the address: the API's own parameters. */
 function filtersOf(params) {
   const filters = {};
   for (const name of FILTERS) {
