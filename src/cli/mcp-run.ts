@@ -7,6 +7,7 @@ import type { CliContext } from './commands.js';
 import { openReadOnly, openReadWrite } from './database.js';
 import type { CliRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
+import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
 
 /** Reads `--policy FILE` as JSON; liveToolSet validates it (VALIDATION_FAILED names the field). */
@@ -47,12 +48,13 @@ function line(context: CliContext, text: string): void {
  * refuses a missing one, then for writing. A database this process may not write (a file of
  * another user) is served read-only, its calls not recorded, and the command says so.
  */
-async function openForServing(context: CliContext, publish: boolean): Promise<{ registry: CliRegistry; recording: boolean }> {
-  if (publish) return { registry: await openReadWrite(context.database), recording: true };
+async function openForServing(context: CliContext, options: McpCommandOptions): Promise<{ registry: CliRegistry; recording: boolean }> {
+  const retention = callRetentionOf(options);
+  if (options.publish === true) return { registry: await openReadWrite(context.database, retention), recording: true };
   const reader = await openReadOnly(context.database);
   let writer: CliRegistry;
   try {
-    writer = await openReadWrite(context.database);
+    writer = await openReadWrite(context.database, retention);
   } catch (error) {
     line(context, `calls are not recorded (the audit log): the database cannot be opened for writing: ${(error as Error).message ?? String(error)}`);
     return { registry: reader, recording: false };
@@ -64,7 +66,7 @@ async function openForServing(context: CliContext, publish: boolean): Promise<{ 
 export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
   const tools = await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
-  const { registry, recording } = await openForServing(context, options.publish === true);
+  const { registry, recording } = await openForServing(context, options);
   // Every tools/call leaves a row in the audit log, written in batches (never in the call's way).
   const recorder = recording
     ? createCallRecorder(registry, { onError: (error, rows) => line(context, `the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}`) })

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, defineTool, liveToolSet, mcpContent, publishTools } from '../../src/index.js';
+import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet, mcpContent, publishTools } from '../../src/index.js';
 import type { CallRecord, CallRecordInput, LiveToolSet, Tool, ToolRegistry } from '../../src/index.js';
 import { createCallRecorder, mcpMount, serveMcpStdio } from '../../src/mcp/index.js';
 import { withCallOutcome } from '../../src/mcp/call-outcome.js';
@@ -218,7 +218,7 @@ describe('over HTTP: the /mcp mount records with the token, and GET /v1/calls re
     ] as const) {
       secrets[name] = (await createToken(file, { name, scopes: [...scopes], ...(policy === undefined ? {} : { policy }) })).secret;
     }
-    running = await start({ registries: memoryNamespaces(), tokens: tokenFileVerifier(file), mounts: { mcp: mcpMount(tools, { audit: { flushMs: 20 } }) } });
+    running = await start({ registries: memoryNamespaces(), tokens: tokenFileVerifier(file), mounts: { mcp: mcpMount(new ToolSet(tools), { audit: { flushMs: 20 } }) } });
     await running.call('PUT', '/v1/namespaces/team_a', { token: secrets.admin });
     for (const prefix of ['/v1', '/v1/namespaces/team_a']) {
       expect((await running.call('POST', `${prefix}/tools`, { token: secrets.admin, body: tools.map((tool) => tool.spec) })).status).toBe(200);
