@@ -261,6 +261,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       write('v1/namespaces/hostile/tools/evolving', 'PUT', incompatible(tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` }))),
       write('v1/namespaces/hostile/tools/spoof/deprecate', 'POST', { message: `Moved${RLO}`, replacement: 'replacement_tool', sunset: '2027-01-01' }),
       write('v1/namespaces/hostile/tools/sleepy/disable', 'POST'),
+      // The audit log (issue 37): 104 calls, the newest with hostile text in every column a caller or a policy chooses.
+      (async () => {
+        const calls = await openSqliteToolRegistry({ filename: join(dir, 'open', 'hostile.db') });
+        const call = (index: number) => ({ at: new Date(Date.UTC(2026, 10, 28, 9, 0, index)).toISOString(), token: null, persona: null, namespace: 'hostile', tool: 'spoof', version: '1', fingerprint: null, upstream: null, duration_ms: 1.25, outcome: 'ok' });
+        await calls.recordCalls(Array.from({ length: 103 }, (_, index) => call(index)));
+        await calls.recordCalls([{ ...call(200), token: `ops${RLO}`, persona: `agent${RLO}x`, tool: LONG_NAME, version: `1.0${RLO}`, upstream: `gh${RLO}`, outcome: 'PERMISSION_DENIED' }]);
+        await calls.close();
+      })(),
       write('v1/namespaces/many/snapshot?mode=merge', 'POST', {
         tools: Array.from({ length: 1001 }, (_, index) => ({
           spec: { tool_name: `t${String(index).padStart(4, '0')}`, input_schema: { type: 'object' }, output_schema: { type: 'object' } },
@@ -580,6 +588,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       { path: `#/ns/hostile/tools/${LONG_NAME}?from=1&to=2`, heading: LONG_NAME },
       { path: '#/ns/hostile/changes', heading: 'Changes' },
       { path: '#/ns/hostile/import', heading: 'Import' },
+      { path: '#/ns/hostile/calls', heading: 'Calls in hostile' },
     ];
     for (const screen of screens) {
       await page.goto(at(screen.path, open?.url));
@@ -600,6 +609,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         await page.setViewportSize(width);
         report.push(...((await page.evaluate(SIDEWAYS)) as string[]).map((line) => `${where} at ${width.width}px: ${line}`));
       }
+      if (screen.heading === 'Calls in hostile') {
+        // The audit log's screen: axe at both widths, and its screenshots.
+        for (const width of WIDTHS) {
+          await page.setViewportSize(width);
+          report.push(...(await axeViolations(page)).map((violation) => `${where} at ${width.width}px: ${violation}`));
+          await page.screenshot({ path: join(IMAGES, `console-calls-${width.name}.png`), fullPage: true });
+        }
+      }
       await page.setViewportSize(WIDTHS[0]);
       if (screen.heading === 'spoof') {
         // As drawn: "; use" stays left of the replacement's link (not isolated, the override drew "loot_tnemecalper esu ;").
@@ -616,6 +633,18 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       }
     }
     expect(report).toEqual([]);
+    // The calls: newest first, 100 a page; the next page by `before`; a filter kept in the address.
+    await page.goto(at('#/ns/hostile/calls', open?.url));
+    await page.getByText('Showing 100 calls.').waitFor();
+    expect(await page.locator('table.calls tbody tr').first().locator('td').first().innerText()).toBe(LONG_NAME);
+    await page.getByRole('link', { name: 'Older calls' }).click();
+    await page.getByText('Showing 4 calls (older page).').waitFor();
+    await page.getByRole('link', { name: 'Newest calls' }).click();
+    await page.getByText('Showing 100 calls.').waitFor();
+    await page.getByLabel('Tool').fill(LONG_NAME);
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('Showing 1 call.').waitFor();
+    expect(new URL(page.url()).hash).toBe(`#/ns/hostile/calls?tool=${LONG_NAME}`);
     // The comparison: the API's verdict and each difference first, then both sides within the page.
     await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
     await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();

@@ -2,24 +2,28 @@
 // dispatch point, over stdio (serveMcpStdio in-process, on the real memory store) and over HTTP
 // (one real server with tokens and the /mcp mount); each outcome; the token, persona,
 // namespace and upstream columns; no argument or result anywhere in a row; the recorder's
-// batches, failures and bound; GET /v1/calls (filters, paging, 401/403, /openapi.json); /metrics.
+// batches, failures and bound; GET /v1/calls (filters, paging, 401/403, /openapi.json); /metrics;
+// and one `tool-registry mcp` process on SQLite read back by `tool-registry calls` (in-process).
 import { PassThrough } from 'node:stream';
 import { createInterface } from 'node:readline';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet, mcpContent, publishTools } from '../../src/index.js';
+import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import type { CallRecord, CallRecordInput, LiveToolSet, Tool, ToolRegistry } from '../../src/index.js';
 import { createCallRecorder, mcpMount, serveMcpStdio } from '../../src/mcp/index.js';
 import { withCallOutcome } from '../../src/mcp/call-outcome.js';
 import { createToken, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import { documentChecker, recorded, start } from '../server/helpers.js';
 import type { Running } from '../server/helpers.js';
-import { initializeRequest } from './helpers.js';
+import { runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { TOOLS_MODULE, connectStdio, initializeRequest } from './helpers.js';
 import { until } from '../support/waiting.js';
+
+useChildProcessTimeout();
 
 const SECRET_ARG = 'argument-secret-7f3a';
 const SECRET_RESULT = 'result-secret-91bc';
@@ -281,5 +285,67 @@ describe('over HTTP: the /mcp mount records with the token, and GET /v1/calls re
     expect(documentChecker(running.server.openapi()).check(recorded)).toEqual([]);
     const operation = (running.server.openapi().paths as Record<string, Record<string, { security?: unknown }>>)['/v1/calls']?.get;
     expect(operation).toBeDefined();
+  });
+});
+
+describe('tool-registry mcp records into its database; tool-registry calls prints the rows', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'tool-registry-audit-cli-'));
+  const db = join(folder, 'registry.db');
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it('one process: each call a row (persona from --policy, pruned to --call-retention-rows); calls as a table, as JSON, filtered and paged', async () => {
+    const policy = join(folder, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ persona: 'cli-agent', allowed_permissions: [] }));
+    const { client } = await connectStdio(['--tools', TOOLS_MODULE, '--publish', '--db', db, '--policy', policy, '--call-retention-rows', '4'], folder);
+    await client.callTool({ name: 'echo', arguments: { text: SECRET_ARG } });
+    await client.callTool({ name: 'boom', arguments: {} });
+    await expect(client.callTool({ name: 'search', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await client.callTool({ name: 'echo', arguments: { text: 'again' } });
+    // The session ends: the process writes what waits before it closes the registry.
+    await client.close();
+    const registry = await openSqliteToolRegistry({ filename: db, readonly: true });
+    try {
+      await until(async () => (await registry.listCalls()).some((row) => row.tool === 'echo' && row.id === 5), 'the last call written');
+      const rows = await registry.listCalls();
+      // Five calls, the oldest pruned by --call-retention-rows 4.
+      expect(rows.map((row) => [row.tool, row.outcome])).toEqual([
+        ['echo', 'ok'],
+        ['nope', 'TOOL_NOT_FOUND'],
+        ['search', 'PERMISSION_DENIED'],
+        ['boom', 'TOOL_FAILED'],
+      ]);
+      for (const row of rows) expect(row).toMatchObject({ token: null, persona: 'cli-agent', namespace: 'default' });
+    } finally {
+      await registry.close();
+    }
+
+    const table = await runCli(['calls', '--db', db], { cwd: folder });
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+AT\s+TOKEN\s+PERSONA\s+NAMESPACE\s+TOOL\s+VERSION\s+UPSTREAM\s+MS\s+OUTCOME$/);
+    expect(lines.slice(1).map((line) => line.split(/\s+/).filter((cell, index) => [0, 2, 3, 5, 6, 9].includes(index)))).toEqual([
+      ['5', '-', 'cli-agent', 'echo', '1', 'ok'],
+      ['4', '-', 'cli-agent', 'nope', '-', 'TOOL_NOT_FOUND'],
+      ['3', '-', 'cli-agent', 'search', '1', 'PERMISSION_DENIED'],
+      ['2', '-', 'cli-agent', 'boom', '1', 'TOOL_FAILED'],
+    ]);
+    expect(table.stdout).not.toContain(SECRET_ARG);
+
+    const json = JSON.parse((await runCli(['calls', '--db', db, '--tool', 'echo', '--json'], { cwd: folder })).stdout) as { calls: CallRecord[]; next_before: number | null };
+    expect(json.calls.map((row) => row.id)).toEqual([5]);
+    expect(json.next_before).toBeNull();
+    const paged = await runCli(['calls', '--db', db, '--limit', '2'], { cwd: folder });
+    expect(paged.stdout.trimEnd().split('\n').at(-1)).toBe('older calls: --before 4');
+    const older = JSON.parse((await runCli(['calls', '--db', db, '--limit', '2', '--before', '4', '--json'], { cwd: folder })).stdout) as { calls: CallRecord[] };
+    expect(older.calls.map((row) => row.id)).toEqual([3, 2]);
+    expect((await runCli(['calls', '--db', db, '--token', 'nobody'], { cwd: folder })).stdout).toBe('no calls recorded that match\n');
+    expect((await runCli(['calls', '--db', db, '--since', '2999-01-01', '--json'], { cwd: folder })).stdout).toBe(`${JSON.stringify({ calls: [], next_before: null }, null, 2)}\n`);
+    const bad = await runCli(['calls', '--db', db, '--since', 'yesterday'], { cwd: folder });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error USAGE: .*--since/m);
+    const missing = await runCli(['calls', '--db', join(folder, 'none.db')], { cwd: folder });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/DATABASE_NOT_FOUND/);
   });
 });
