@@ -224,8 +224,14 @@ function recordedName(name: string): string {
 
 /** The tag that names a gateway tool's upstream (`upstream:NAME`). */
 const UPSTREAM_TAG_PREFIX = 'upstream:';
-/** Each tool's fingerprint and upstream for call records, computed once per Tool. */
-const identities = new WeakMap<Tool, { readonly fingerprint: string; readonly upstream: string | null }>();
+/** What a call record says of a tool: its version, fingerprint and upstream. */
+interface ToolIdentity {
+  readonly version: string | null;
+  readonly fingerprint: string;
+  readonly upstream: string | null;
+}
+/** Each tool's identity for call records, computed once per Tool. */
+const identities = new WeakMap<Tool, ToolIdentity>();
 
 /** What one call's record needs, filled in as the call goes: the tool's name once known, the Tool once found, the outcome. */
 interface CallFacts {
@@ -234,11 +240,16 @@ interface CallFacts {
   outcome?: string;
 }
 
-function identityOf(tool: Tool): { readonly fingerprint: string; readonly upstream: string | null } {
+function identityOf(tool: Tool): ToolIdentity {
   let known = identities.get(tool);
   if (known === undefined) {
-    const tag = tool.spec.tags.find((each) => each.startsWith(UPSTREAM_TAG_PREFIX));
-    known = { fingerprint: fingerprintOf(tool.spec), upstream: tag === undefined ? null : tag.slice(UPSTREAM_TAG_PREFIX.length) };
+    const { version, tags } = tool.spec;
+    const tag = tags.find((each) => each.startsWith(UPSTREAM_TAG_PREFIX));
+    known = {
+      version: version === null ? null : recordedText(version),
+      fingerprint: fingerprintOf(tool.spec),
+      upstream: tag === undefined ? null : recordedText(tag.slice(UPSTREAM_TAG_PREFIX.length)),
+    };
     identities.set(tool, known);
   }
   return known;
@@ -407,7 +418,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
           persona: persona === null ? null : recordedText(persona),
           namespace,
           tool: recordedName(facts.name),
-          version: facts.tool?.spec.version ?? null,
+          version: identity?.version ?? null,
           fingerprint: identity?.fingerprint ?? null,
           upstream: identity?.upstream ?? null,
           duration_ms: Math.round((performance.now() - started) * 100) / 100,
