@@ -224,8 +224,9 @@ export function makeUpstream(row: Omit<Upstream, 'created_at' | 'updated_at'>, c
   });
 }
 
-/** An upstream from a SQL row: transport, permissions and rejected are JSON text there. */
-export function upstreamFromRow(row: {
+/** An upstream as the SQL stores keep it (table tool_upstreams): transport, permissions and rejected as JSON text. */
+// A type, not an interface: a statement's named parameters need its implicit index signature.
+export type UpstreamRow = {
   name: string;
   transport: string;
   prefix: string;
@@ -234,7 +235,24 @@ export function upstreamFromRow(row: {
   rejected: string;
   created_at: string;
   updated_at: string;
-}): Upstream {
+};
+
+/** The row of an upstream (JSON text as written by JSON.stringify; `${VAR}` references as given). */
+export function upstreamToRow(upstream: Upstream): UpstreamRow {
+  return {
+    name: upstream.name,
+    transport: JSON.stringify(upstream.transport),
+    prefix: upstream.prefix,
+    approve: upstream.approve,
+    permissions: JSON.stringify(upstream.permissions),
+    rejected: JSON.stringify(upstream.rejected),
+    created_at: upstream.created_at,
+    updated_at: upstream.updated_at,
+  };
+}
+
+/** An upstream from its SQL row. */
+export function upstreamFromRow(row: UpstreamRow): Upstream {
   return makeUpstream(
     {
       name: row.name,

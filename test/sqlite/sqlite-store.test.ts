@@ -183,6 +183,8 @@ describe('readonly: true', () => {
     const writer = await openSqliteToolRegistry({ filename: file });
     await writer.register(fullSpec('search'));
     await writer.register(minimalSpec('other'));
+    await writer.putUpstream({ name: 'gh', transport: { type: 'http', url: 'https://example.com/mcp', headers: {} } });
+    await writer.recordCalls([{ at: new Date().toISOString(), token: null, persona: null, namespace: 'default', tool: 'search', version: null, fingerprint: null, upstream: null, duration_ms: 3, outcome: 'ok' }]);
     await writer.close();
   }
 
@@ -202,6 +204,13 @@ describe('readonly: true', () => {
     await expectCode(registry.setEnabled('search', false), 'READ_ONLY');
     await expectCode(registry.remove('search'), 'READ_ONLY');
     await expectCode(registry.importSnapshot({ tools: [] }, { mode: 'replace' }), 'READ_ONLY');
+    // The gateway's rows (issue 37): read, never written.
+    expect((await registry.listUpstreams()).map((row) => row.name)).toEqual(['gh']);
+    expect((await registry.getUpstream('gh'))?.prefix).toBe('gh_');
+    expect((await registry.listCalls()).map((row) => row.tool)).toEqual(['search']);
+    expect((await expectCode(registry.putUpstream({ name: 'gh', transport: { type: 'stdio', command: ['x'], env: {}, cwd: null } }), 'READ_ONLY')).context).toMatchObject({ method: 'putUpstream' });
+    await expectCode(registry.removeUpstream('gh'), 'READ_ONLY');
+    await expectCode(registry.recordCalls([{ at: new Date().toISOString(), token: null, persona: null, namespace: 'default', tool: 'x', version: null, fingerprint: null, upstream: null, duration_ms: 1, outcome: 'ok' }]), 'READ_ONLY');
     // Registering the identical spec writes nothing, so it is answered (rule 2).
     expect(await registry.register(minimalSpec('other'))).toMatchObject({ enabled: true });
     expect(dumpDatabase(file)).toEqual(before);
@@ -218,6 +227,7 @@ describe('readonly: true', () => {
     const handle = await open({ database: rawConnection(file, { readonly: true }) });
     const refused = await expectCode(handle.setEnabled('search', false), 'READ_ONLY');
     expect(refused.context).toMatchObject({ method: 'setEnabled', tool_name: 'search' });
+    expect((await expectCode(handle.removeUpstream('gh'), 'READ_ONLY')).context).toMatchObject({ method: 'removeUpstream' });
   });
 
   it('a missing file is an error and is not created', async () => {

@@ -32,6 +32,12 @@ describe.skipIf(!HAS_SQLITE3)(`the sqlite3 shell on a file we wrote${NEEDS_SQLIT
     await registry.setEnabled('calc', false);
     await registry.register(minimalSpec('gone'));
     await registry.remove('gone');
+    // The gateway's rows (issue 37): a secret by reference, and two audited calls.
+    process.env.GH_TOKEN = 'not-this';
+    await registry.putUpstream({ name: 'github', transport: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${GH_TOKEN}' } } });
+    delete process.env.GH_TOKEN;
+    const call = { at: '2025-02-01T00:00:01.000Z', token: 'ci', persona: null, namespace: 'default', tool: 'search', version: '2.0.0', fingerprint: null, upstream: null, duration_ms: 4, outcome: 'ok' };
+    await registry.recordCalls([call, { ...call, at: '2025-02-01T00:00:02.000Z', tool: 'github_issues', upstream: 'github', duration_ms: 35.5, outcome: 'UPSTREAM_UNAVAILABLE' }]);
     await registry.close();
   });
   afterAll(() => temp.cleanup());
@@ -78,6 +84,21 @@ describe.skipIf(!HAS_SQLITE3)(`the sqlite3 shell on a file we wrote${NEEDS_SQLIT
   it('says ok to PRAGMA integrity_check and finds no foreign key problem', () => {
     expect(shell(file, '-cmd', 'PRAGMA integrity_check;', '-cmd', '.exit').trim()).toBe('ok');
     expect(shell(file, '-cmd', 'PRAGMA foreign_key_check;', '-cmd', '.exit').trim()).toBe('');
+  });
+
+  it("lists the upstreams with their transport, a header's ${VAR} unexpanded (docs/operators.md)", () => {
+    expect(shellJson(file, "SELECT name, prefix, approve, json_extract(transport, '$.type') AS type, json_extract(transport, '$.url') AS url, updated_at FROM tool_upstreams ORDER BY name;")).toEqual([
+      { name: 'github', prefix: 'github_', approve: 'all', type: 'http', url: 'https://api.example.com/mcp', updated_at: '2025-02-01T00:00:00.000Z' },
+    ]);
+    expect(shellJson(file, "SELECT json_extract(transport, '$.headers.Authorization') AS auth FROM tool_upstreams WHERE name = 'github';")).toEqual([{ auth: 'Bearer ${GH_TOKEN}' }]);
+  });
+
+  it('reads the audit log, newest first, and counts failures per tool (docs/operators.md)', () => {
+    expect(shellJson(file, 'SELECT id, at, token, tool, upstream, duration_ms, outcome FROM tool_calls ORDER BY id DESC LIMIT 20;')).toEqual([
+      { id: 2, at: '2025-02-01T00:00:02.000Z', token: 'ci', tool: 'github_issues', upstream: 'github', duration_ms: 35.5, outcome: 'UPSTREAM_UNAVAILABLE' },
+      { id: 1, at: '2025-02-01T00:00:01.000Z', token: 'ci', tool: 'search', upstream: null, duration_ms: 4.0, outcome: 'ok' },
+    ]);
+    expect(shellJson(file, "SELECT tool, count(*) AS failures FROM tool_calls WHERE outcome <> 'ok' GROUP BY tool ORDER BY failures DESC;")).toEqual([{ tool: 'github_issues', failures: 1 }]);
   });
 
   it('lists the migrations that ran', () => {

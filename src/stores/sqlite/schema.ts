@@ -1,4 +1,6 @@
 // Typed Kysely view of migrations/sqlite (keep in step with the .sql files).
+import type { Generated } from 'kysely';
+import type { UpstreamRow } from '../../core/upstreams.js';
 
 /** Spec history: one row per distinct spec stored under a name. */
 export interface ToolSpecsTable {
@@ -72,6 +74,24 @@ export interface ToolRegistryPolicyTable {
   value: string;
 }
 
+/** Migration 0007: one row per upstream MCP server; transport, permissions and rejected are JSON text. */
+export type ToolUpstreamsTable = UpstreamRow;
+
+/** Migration 0007: the audit log of tool calls; `id` only grows. */
+export interface ToolCallsTable {
+  id: Generated<number>;
+  at: string;
+  token: string | null;
+  persona: string | null;
+  namespace: string;
+  tool: string;
+  version: string | null;
+  fingerprint: string | null;
+  upstream: string | null;
+  duration_ms: number;
+  outcome: string;
+}
+
 /** One row: a random value chosen when the database's change log began (0003). */
 export interface ToolChangesGenerationTable {
   generation: string;
@@ -101,5 +121,7 @@ export interface SqliteSchema {
   tool_changes_feed_start: ToolChangesFeedStartTable;
   tool_deprecations: ToolDeprecationsTable;
   tool_registry_policy: ToolRegistryPolicyTable;
+  tool_upstreams: ToolUpstreamsTable;
+  tool_calls: ToolCallsTable;
   sqlite_master: SqliteMasterTable;
 }

@@ -26,8 +26,11 @@ import { GroupCommit } from './group-commit.js';
 import type { BatchObserver } from './group-commit.js';
 import { SqliteReadCache } from './read-cache.js';
 import type { OwnWrite } from './read-cache.js';
-import { prepareCommitMarks, prepareStatements, toRecord, toRegistration } from './statements.js';
-import type { CommitMarks, Statements } from './statements.js';
+import { callsStatement, prepareCommitMarks, prepareStatements, toRecord, toRegistration } from './statements.js';
+import type { CallFilters, CommitMarks, Statements, ToolCallsRow } from './statements.js';
+import type { Statement } from './statement.js';
+import { resolveCallRetention, upstreamFromRow, upstreamToRow } from '../../core/upstreams.js';
+import type { CallPrune, CallRecord, CallRecordInput, CallRetention, ParsedCallsQuery, Upstream } from '../../core/upstreams.js';
 
 export interface SqliteToolRegistryOptions extends RegistryOptions {
   /** A path, or `':memory:'`. Exactly one of `filename` and `database`. */
@@ -122,6 +125,7 @@ interface ResolvedOptions {
   readonly readonly: boolean;
   readonly cache: boolean;
   readonly clock: (() => Date) | undefined;
+  readonly callRetention: CallRetention;
 }
 
 function describe(value: unknown): string {
@@ -142,6 +146,7 @@ function resolveOptions(options: unknown): ResolvedOptions {
     readonly = false,
     cache = true,
     clock,
+    callRetention,
   } = options as SqliteToolRegistryOptions;
   if ((filename === undefined) === (database === undefined)) {
     throw new TypeError('openSqliteToolRegistry(): give exactly one of filename and database');
@@ -179,7 +184,7 @@ function resolveOptions(options: unknown): ResolvedOptions {
   if (clock !== undefined && typeof clock !== 'function') {
     throw new TypeError(`openSqliteToolRegistry(): clock must be a function, got ${describe(clock)}`);
   }
-  return { filename, database, busyTimeoutMs, synchronous, readonly, cache, clock };
+  return { filename, database, busyTimeoutMs, synchronous, readonly, cache, clock, callRetention: resolveCallRetention(callRetention) };
 }
 
 function openFile(options: ResolvedOptions, filename: string): BetterSqlite3.Database {
@@ -295,7 +300,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #fileEventsMissed = false;
 
   private constructor(db: BetterSqlite3.Database, owned: boolean, options: ResolvedOptions) {
-    super(options.clock === undefined ? {} : { clock: options.clock });
+    super(options.clock === undefined ? { callRetention: options.callRetention } : { clock: options.clock, callRetention: options.callRetention });
     this.#db = db;
     this.#owned = owned;
     this.#readonly = options.readonly || db.readonly;
@@ -822,6 +827,83 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
         return deleted;
       },
     };
+  }
+
+  // --- the gateway's rows (migration 0007): plain statements, outside the change log ---
+
+  protected async _putUpstream(upstream: Upstream): Promise<Upstream> {
+    const row = await this.#writeRows('putUpstream', () => {
+      this.#writes++;
+      return this.#sql.putUpstream.get(upstreamToRow(upstream));
+    });
+    if (row === undefined) throw new Error('internal: the upsert of tool_upstreams returned no row');
+    return upstreamFromRow(row);
+  }
+
+  protected _getUpstream(name: string): Upstream | undefined | Promise<Upstream | undefined> {
+    this.#assertOpen('getUpstream');
+    return this.#whileBusy('getUpstream', () => {
+      const row = this.#sql.upstream.get({ name });
+      return row === undefined ? undefined : upstreamFromRow(row);
+    });
+  }
+
+  protected _listUpstreams(): readonly Upstream[] | Promise<readonly Upstream[]> {
+    this.#assertOpen('listUpstreams');
+    return this.#whileBusy('listUpstreams', () => this.#sql.upstreams.all().map(upstreamFromRow));
+  }
+
+  protected _removeUpstream(name: string): Promise<boolean> {
+    return this.#writeRows('removeUpstream', () => {
+      this.#writes++;
+      return this.#sql.deleteUpstream.run({ name }).changes > 0;
+    });
+  }
+
+  protected _recordCalls(calls: readonly CallRecordInput[], prune: CallPrune): Promise<void> {
+    return this.#writeRows('recordCalls', () => {
+      const sql = this.#sql;
+      for (const call of calls) {
+        this.#writes++;
+        sql.insertCall.run(call);
+      }
+      sql.pruneCallsByCount.run({ max_rows: prune.maxRows });
+      sql.pruneCallsByAge.run({ oldest_at: prune.oldestAt });
+    });
+  }
+
+  protected _listCalls(query: ParsedCallsQuery): readonly CallRecord[] | Promise<readonly CallRecord[]> {
+    this.#assertOpen('listCalls');
+    const filters: CallFilters = { tool: query.tool !== undefined, token: query.token !== undefined, since: query.since !== undefined, before: query.before !== undefined };
+    const key = `${+filters.tool}${+filters.token}${+filters.since}${+filters.before}`;
+    let statement = this.#callQueries.get(key);
+    if (statement === undefined) {
+      statement = callsStatement(filters).prepare(this.#db);
+      this.#callQueries.set(key, statement);
+    }
+    const prepared = statement;
+    // Unused filters are not in the statement; their names bind nothing.
+    const params = { tool: query.tool ?? '', token: query.token ?? '', since: query.since ?? '', before: query.before ?? 0, limit: query.limit };
+    return this.#whileBusy('listCalls', () => prepared.all(params).map((row) => Object.freeze({ ...row })));
+  }
+
+  /** `listCalls` statements prepared on this connection, by filter combination. */
+  readonly #callQueries = new Map<string, Statement<{ tool: string; token: string; since: string; before: number; limit: number }, ToolCallsRow>>();
+
+  /**
+   * A write of the gateway's rows: synchronous `work` in the store's write transaction (a
+   * group-commit batch, or a savepoint of the caller's own), READ_ONLY and STORAGE_BUSY as
+   * every write. It changes no tool, so the read cache does not follow it.
+   */
+  async #writeRows<T>(method: string, work: () => T): Promise<T> {
+    this.#assertOpen(method);
+    if (this.#readonly) throw new ReadOnlyError(method);
+    try {
+      if (this.#db.inTransaction) return await this.#whileBusy(method, () => this.#inTransaction(this.#beginWrite, work));
+      return await this.#group.run(method, work, { names: [] });
+    } catch (error) {
+      throw isReadOnlyStorage(error) ? new ReadOnlyError(method, { cause: error }) : error;
+    }
   }
 
   // --- lifecycle ---------------------------------------------------------------------

@@ -7,8 +7,10 @@ import { deprecationOfColumns as deprecationOf } from '../../core/stored-row.js'
 import type { DeprecationColumns } from '../../core/stored-row.js';
 import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { expressionBuilder, sql } from 'kysely';
-import type { SqliteSchema } from './schema.js';
+import type { Selectable } from 'kysely';
+import type { SqliteSchema, ToolCallsTable, ToolUpstreamsTable } from './schema.js';
 import { compileStatement, once, prepareAll, queries } from './statement.js';
+import type { CompiledStatement } from './statement.js';
 
 type ToolName = { tool_name: string };
 
@@ -193,6 +195,59 @@ const compiledStatements = once(() => {
         .where('revision', '=', (eb) => eb.selectFrom('tool_changes').select((e) => e.fn.max('revision').as('r'))),
     ),
     deleteRegistration: compileStatement((p: ToolName) => queries.deleteFrom('tool_registrations').where('tool_name', '=', p.tool_name)),
+    /** The gateway's upstreams (migration 0007): one, every one by name, upsert keeping created_at, delete. */
+    upstream: compileStatement((p: { name: string }) => queries.selectFrom('tool_upstreams').selectAll().where('name', '=', p.name)),
+    upstreams: compileStatement(() => queries.selectFrom('tool_upstreams').selectAll().orderBy('name')),
+    putUpstream: compileStatement(
+      (p: ToolUpstreamsTable) =>
+        queries
+          .insertInto('tool_upstreams')
+          // Named one by one: the parameters are a proxy, which a spread would not read.
+          .values({
+            name: p.name,
+            transport: p.transport,
+            prefix: p.prefix,
+            approve: p.approve,
+            permissions: p.permissions,
+            rejected: p.rejected,
+            created_at: p.created_at,
+            updated_at: p.updated_at,
+          })
+          .onConflict((conflict) =>
+            conflict.column('name').doUpdateSet((eb) => ({
+              transport: eb.ref('excluded.transport'),
+              prefix: eb.ref('excluded.prefix'),
+              approve: eb.ref('excluded.approve'),
+              permissions: eb.ref('excluded.permissions'),
+              rejected: eb.ref('excluded.rejected'),
+              updated_at: eb.ref('excluded.updated_at'),
+            })),
+          )
+          .returningAll(),
+    ),
+    deleteUpstream: compileStatement((p: { name: string }) => queries.deleteFrom('tool_upstreams').where('name', '=', p.name)),
+    /** One audit row (migration 0007). */
+    insertCall: compileStatement(
+      (p: Omit<ToolCallsTable, 'id'>) =>
+        queries.insertInto('tool_calls').values({
+          at: p.at,
+          token: p.token,
+          persona: p.persona,
+          namespace: p.namespace,
+          tool: p.tool,
+          version: p.version,
+          fingerprint: p.fingerprint,
+          upstream: p.upstream,
+          duration_ms: p.duration_ms,
+          outcome: p.outcome,
+        }),
+    ),
+    /** Keeps the newest `max_rows` ids: a range of the primary key, only the rows now past the bound. */
+    pruneCallsByCount: compileStatement((p: { max_rows: number }) =>
+      queries.deleteFrom('tool_calls').where('id', '<=', (eb) => eb.selectFrom('tool_calls').select(sql<number>`max(id) - ${p.max_rows}`.as('bound'))),
+    ),
+    /** Drops rows that started before `oldest_at` (a range of tool_calls_at; usually empty). */
+    pruneCallsByAge: compileStatement((p: { oldest_at: string }) => queries.deleteFrom('tool_calls').where('at', '<', p.oldest_at)),
     /** Counts for status(). */
     counts: compileStatement(() =>
       queries.selectNoFrom((eb) => [
@@ -207,6 +262,38 @@ const compiledStatements = once(() => {
     ),
   };
 });
+
+/** The filters a `listCalls` query uses; each combination is one statement (so SQLite can pick the index that fits). */
+export interface CallFilters {
+  readonly tool: boolean;
+  readonly token: boolean;
+  readonly since: boolean;
+  readonly before: boolean;
+}
+
+type CallParams = { tool: string; token: string; since: string; before: number; limit: number };
+
+const compiledCallQueries = new Map<string, CompiledStatement<CallParams, ToolCallsRow>>();
+
+/** The `listCalls` statement for these filters, newest (highest id) first: compiled once per process. */
+export function callsStatement(filters: CallFilters): CompiledStatement<CallParams, ToolCallsRow> {
+  const key = `${+filters.tool}${+filters.token}${+filters.since}${+filters.before}`;
+  let compiled = compiledCallQueries.get(key);
+  if (compiled === undefined) {
+    compiled = compileStatement((p: CallParams) => {
+      let query = queries.selectFrom('tool_calls').selectAll();
+      if (filters.tool) query = query.where('tool', '=', p.tool);
+      if (filters.token) query = query.where('token', '=', p.token);
+      if (filters.since) query = query.where('at', '>=', p.since);
+      if (filters.before) query = query.where('id', '<', p.before);
+      return query.orderBy('id', 'desc').limit(p.limit);
+    });
+    compiledCallQueries.set(key, compiled);
+  }
+  return compiled;
+}
+
+export type ToolCallsRow = Selectable<ToolCallsTable>;
 
 /** Every statement the store runs, prepared on this connection. */
 export function prepareStatements(db: BetterSqlite3.Database) {
