@@ -10,7 +10,7 @@ import { CliError, describeSystemError } from './errors.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
 
-/** Reads `--policy FILE` as JSON; liveToolSet validates it (VALIDATION_FAILED names the field). */
+/** Reads `--policy FILE` as JSON; the session validates it (VALIDATION_FAILED names the field). */
 export async function readPolicyFile(file: string): Promise<ToolPolicy> {
   let text: string;
   try {
@@ -73,8 +73,9 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
     : undefined;
   try {
     if (options.publish === true) await publishTools(registry, tools);
+    // The policy filters the session (serveMcpStdio validates it), not the set: a call of a
+    // tool the policy denies is then recorded as PERMISSION_DENIED, not as an unknown tool.
     const live = await liveToolSet(registry, tools, {
-      ...(policy === undefined ? {} : { policy }),
       onError: (error) => line(context, `cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
     });
     try {
