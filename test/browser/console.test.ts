@@ -614,7 +614,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         for (const width of WIDTHS) {
           await page.setViewportSize(width);
           report.push(...(await axeViolations(page)).map((violation) => `${where} at ${width.width}px: ${violation}`));
-          await page.screenshot({ path: join(IMAGES, `console-calls-${width.name}.png`), fullPage: true });
+          await page.screenshot({ path: join(IMAGES, `console-calls-${width.name}.png`) });
         }
       }
       await page.setViewportSize(WIDTHS[0]);
