@@ -79,6 +79,7 @@ export async function callsScreen(main, route, signal, ui) {
     h('p', {}, 'Every MCP tools/call answered in this namespace, newest first: who, which tool, how long, how it ended. Never its arguments or result.'),
     form,
     h('p', { class: 'count', role: 'status' }, calls.length === 0 ? 'No calls match.' : `Showing ${calls.length} call${calls.length === 1 ? '' : 's'}${filters.before === undefined ? '' : ' (older page)'}.`),
-    calls.length === 0 ? null : box(table),
-    paging.length === 0 ? null : h('nav', { class: 'actions', 'aria-label': 'Pages of calls' }, paging));
+    // show() takes nodes only (replaceChildren would write a null as "null").
+    ...(calls.length === 0 ? [] : [box(table)]),
+    ...(paging.length === 0 ? [] : [h('nav', { class: 'actions', 'aria-label': 'Pages of calls' }, paging)]));
 }
