@@ -88,6 +88,9 @@ const RESET_STATEMENTS: Record<string, string | null> = {
   tool_specs: 'DELETE FROM %s.tool_specs',
   tool_changes: 'DELETE FROM %s.tool_changes',
   tool_registry_policy: 'DELETE FROM %s.tool_registry_policy',
+  tool_upstreams: 'DELETE FROM %s.tool_upstreams',
+  // Ids start at 1 again, as in a fresh schema.
+  tool_calls: 'TRUNCATE %s.tool_calls RESTART IDENTITY',
   tool_registry_head: 'UPDATE %s.tool_registry_head SET revision = 0, token = gen_random_uuid()::text, generation = gen_random_uuid()::text',
   schema_migrations: null,
 };

@@ -33,6 +33,8 @@ it("the DBA queries of docs/postgres.md run in psql as written, and their hand d
     await registry.register({ tool_name: 'search', version: '1', input_schema: {}, output_schema: {} });
     await registry.register({ tool_name: 'search', version: '2', input_schema: { type: 'object' }, output_schema: {} });
     expect((await registry.get('search'))?.enabled).toBe(true);
+    await registry.putUpstream({ name: 'github', transport: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${GH_TOKEN}' } } });
+    await registry.recordCalls([{ at: new Date().toISOString(), token: 'ci', persona: null, namespace: 'default', tool: 'github_issues', version: null, fingerprint: null, upstream: 'github', duration_ms: 35.5, outcome: 'UPSTREAM_UNAVAILABLE' }]);
 
     const result = spawnSync(PSQL, ['--no-psqlrc', '--set', 'ON_ERROR_STOP=1', '--dbname', database.url(), '--file', '-'], {
       input: block,
@@ -46,6 +48,9 @@ it("the DBA queries of docs/postgres.md run in psql as written, and their hand d
     expect(first).toBeGreaterThan(-1);
     expect(second).toBeGreaterThan(first as number);
     expect(result.stdout).toContain('UPDATE 1');
+    // The gateway's rows: the header's reference as written, and the audited call.
+    expect(result.stdout).toContain('Bearer ${GH_TOKEN}');
+    expect(result.stdout).toContain('UPSTREAM_UNAVAILABLE');
 
     // The cached instance learns of the hand edit without a restart, and the feed has it.
     await until(async () => (await registry.get('search'))?.enabled === false, 'the hand disable to reach the cache');

@@ -30,7 +30,7 @@ describe('PostgreSQL migrations', () => {
     const { rows } = await pool.query(`SELECT name FROM ${schema}.schema_migrations ORDER BY name`);
     expect(rows.map((row) => row.name)).toEqual(SHIPPED);
     expect(await tablesOf(pool, schema)).toEqual(
-      ['schema_migrations', 'tool_changes', 'tool_deprecations', 'tool_registrations', 'tool_registry_head', 'tool_registry_policy', 'tool_specs', 'tools'].sort(),
+      ['schema_migrations', 'tool_calls', 'tool_changes', 'tool_deprecations', 'tool_registrations', 'tool_registry_head', 'tool_registry_policy', 'tool_specs', 'tool_upstreams', 'tools'].sort(),
     );
   });
 

@@ -267,6 +267,23 @@ export class PostgresEngine<T> {
   }
 
   /**
+   * Runs `work` as one transaction that takes none of the registry's locks: a write of rows
+   * beside the tools (the gateway's upstreams and audit log), which no rule decides and the
+   * read cache does not hold. Waits, retries, STORAGE_BUSY, STORAGE_UNAVAILABLE and READ_ONLY
+   * as for `write`.
+   */
+  async writeRows<R>(operation: string, work: (trx: Db) => Promise<R>): Promise<R> {
+    return this.#writing(operation, (_lockTimeoutMs, progress) =>
+      this.db.transaction().execute(async (trx) => {
+        if (this.statementTimeoutMs !== undefined) await setStatementTimeout(trx, this.statementTimeoutMs);
+        const result = await work(trx);
+        progress.commitSent = true;
+        return result;
+      }),
+    );
+  }
+
+  /**
    * Whether a write of `names` may be sent as one statement (`writeInOneStatement`): few
    * enough names to lock one by one, and no statement timeout (a statement cannot bound itself).
    */

@@ -24,8 +24,16 @@ import { isConnectionFailure } from './connections.js';
 import { PostgresEngine } from './engine.js';
 import type { PostgresEngineStatus } from './engine.js';
 import type { PostgresReadCache } from './read-cache.js';
+import { resolveCallRetention, upstreamFromRow, upstreamToRow } from '../../core/upstreams.js';
+import type { CallPrune, CallRecord, CallRecordInput, ParsedCallsQuery, Upstream } from '../../core/upstreams.js';
 import {
   deleteTools,
+  deleteUpstream,
+  insertCalls,
+  readCalls,
+  readUpstream,
+  readUpstreams,
+  writeUpstream,
   readChanges,
   readHead,
   readHistory,
@@ -335,6 +343,39 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   override async getPolicy(): Promise<RegistryPolicy> {
     this.#assertOpen('getPolicy');
     return this.#engine.read((trx) => this.#readPolicy(trx), 'getPolicy');
+  }
+
+  // --- the gateway's rows (migration 0007): read and written through SQL, never cached ---
+
+  protected _putUpstream(upstream: Upstream): Promise<Upstream> {
+    this.#assertOpen('putUpstream');
+    return this.#engine.writeRows('putUpstream', async (trx) => upstreamFromRow(await writeUpstream(trx, upstreamToRow(upstream))));
+  }
+
+  protected async _getUpstream(name: string): Promise<Upstream | undefined> {
+    this.#assertOpen('getUpstream');
+    const row = await this.#engine.read((trx) => readUpstream(trx, name), 'getUpstream');
+    return row === undefined ? undefined : upstreamFromRow(row);
+  }
+
+  protected async _listUpstreams(): Promise<readonly Upstream[]> {
+    this.#assertOpen('listUpstreams');
+    return (await this.#engine.read(readUpstreams, 'listUpstreams')).map(upstreamFromRow);
+  }
+
+  protected _removeUpstream(name: string): Promise<boolean> {
+    this.#assertOpen('removeUpstream');
+    return this.#engine.writeRows('removeUpstream', (trx) => deleteUpstream(trx, name));
+  }
+
+  protected _recordCalls(calls: readonly CallRecordInput[], prune: CallPrune): Promise<void> {
+    this.#assertOpen('recordCalls');
+    return this.#engine.writeRows('recordCalls', (trx) => insertCalls(trx, calls, prune));
+  }
+
+  protected _listCalls(query: ParsedCallsQuery): Promise<readonly CallRecord[]> {
+    this.#assertOpen('listCalls');
+    return this.#engine.read((trx) => readCalls(trx, query), 'listCalls');
   }
 
   /** The rows of a scope (with spec text for named tools) and, if asked, the revision, in the caller's transaction. */
@@ -653,6 +694,8 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 export async function openPostgresToolRegistry(options: PostgresToolRegistryOptions): Promise<PostgresToolRegistry> {
   const clock = (options as PostgresToolRegistryOptions | undefined)?.clock;
   if (clock !== undefined && typeof clock !== 'function') throw new TypeError(`openPostgresToolRegistry(): clock must be a function, got ${typeof clock}`);
+  // Checked before connecting, as the clock is.
+  const callRetention = resolveCallRetention((options as PostgresToolRegistryOptions | undefined)?.callRetention);
   const engine = await PostgresEngine.open<ToolRegistrationType>({ ...options, convert: toRegistration });
-  return new PostgresToolRegistryImpl(engine, clock === undefined ? {} : { clock });
+  return new PostgresToolRegistryImpl(engine, clock === undefined ? { callRetention } : { clock, callRetention });
 }

@@ -1,6 +1,7 @@
 // Typed Kysely view of migrations/postgres (keep in step with the .sql files). bigint
 // columns arrive from node-postgres as strings (see integers.ts).
 import type { Generated } from 'kysely';
+import type { CallRecordInput, UpstreamRow } from '../../core/upstreams.js';
 
 /** Spec history: one row per distinct spec stored under a name. */
 export interface ToolSpecsTable {
@@ -60,6 +61,14 @@ export interface ToolRegistryPolicyTable {
   value: string;
 }
 
+/** Migration 0007: one row per upstream MCP server; transport, permissions and rejected are JSON text. */
+export type ToolUpstreamsTable = UpstreamRow;
+
+/** Migration 0007: the audit log of tool calls; `id` (bigint, read as a string) only grows. */
+export interface ToolCallsTable extends CallRecordInput {
+  id: Generated<string>;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   applied_at: Date;
@@ -88,4 +97,6 @@ export interface PostgresSchema {
   tools: ToolsView;
   tool_deprecations: ToolDeprecationsTable;
   tool_registry_policy: ToolRegistryPolicyTable;
+  tool_upstreams: ToolUpstreamsTable;
+  tool_calls: ToolCallsTable;
 }

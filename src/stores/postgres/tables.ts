@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { DeprecationColumns } from '../../core/stored-row.js';
 import { safeInteger } from './integers.js';
 import type { PostgresSchema, ToolChangesTable } from './schema.js';
+import type { CallPrune, CallRecord, CallRecordInput, ParsedCallsQuery, UpstreamRow } from '../../core/upstreams.js';
 
 /** A Kysely handle (or a transaction) on the registry's schema (`withSchema`; raw SQL names the schema itself). */
 export type Db = Kysely<PostgresSchema>;
@@ -332,4 +333,77 @@ export async function deleteTools(trx: Db, schema: string, names: readonly strin
   // Raw SQL is not rewritten by withSchema: name the schema.
   const { rows } = await sql<{ removed_name: string }>`SELECT removed_name FROM ${sql.id(schema, 'tool_registry_delete')}(${[...names]}::text[])`.execute(trx);
   return rows.map((row) => row.removed_name);
+}
+
+// --- the gateway's rows (migration 0007): beside the tools, outside the change log ------
+
+/** One upstream's row, or undefined. */
+export async function readUpstream(db: Db, name: string): Promise<UpstreamRow | undefined> {
+  return db.selectFrom('tool_upstreams').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+/** Every upstream's row, by name (collated "C": code-point order). */
+export async function readUpstreams(db: Db): Promise<UpstreamRow[]> {
+  return db.selectFrom('tool_upstreams').selectAll().orderBy('name').execute();
+}
+
+/** Inserts the row, or replaces the stored one keeping its created_at; returns the row stored. */
+export async function writeUpstream(trx: Db, row: UpstreamRow): Promise<UpstreamRow> {
+  return trx
+    .insertInto('tool_upstreams')
+    .values(row)
+    .onConflict((conflict) =>
+      conflict.column('name').doUpdateSet((eb) => ({
+        transport: eb.ref('excluded.transport'),
+        prefix: eb.ref('excluded.prefix'),
+        approve: eb.ref('excluded.approve'),
+        permissions: eb.ref('excluded.permissions'),
+        rejected: eb.ref('excluded.rejected'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** `true` when the row was there. */
+export async function deleteUpstream(trx: Db, name: string): Promise<boolean> {
+  const result = await trx.deleteFrom('tool_upstreams').where('name', '=', name).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/**
+ * Appends the audit rows in the given order (one statement of ten array parameters, however
+ * many rows), then prunes: every id more than `maxRows` below the newest, and every row that
+ * started before `oldestAt` (both index ranges, usually empty).
+ */
+export async function insertCalls(trx: Db, calls: readonly CallRecordInput[], prune: CallPrune): Promise<void> {
+  const column = <K extends keyof CallRecordInput>(key: K): CallRecordInput[K][] => calls.map((call) => call[key]);
+  await trx
+    .insertInto('tool_calls')
+    .columns(['at', 'token', 'persona', 'namespace', 'tool', 'version', 'fingerprint', 'upstream', 'duration_ms', 'outcome'])
+    .expression(
+      sql`SELECT at, token, persona, namespace, tool, version, fingerprint, upstream, duration_ms, outcome FROM unnest(${column('at')}::text[], ${column('token')}::text[], ${column('persona')}::text[], ${column('namespace')}::text[], ${column('tool')}::text[], ${column('version')}::text[], ${column('fingerprint')}::text[], ${column('upstream')}::text[], ${column('duration_ms')}::float8[], ${column('outcome')}::text[]) WITH ORDINALITY AS c(at, token, persona, namespace, tool, version, fingerprint, upstream, duration_ms, outcome, n) ORDER BY n`,
+    )
+    .execute();
+  await trx
+    .deleteFrom('tool_calls')
+    .where((eb) =>
+      eb.or([
+        eb('id', '<=', eb.selectFrom('tool_calls').select(sql<string>`max(id) - ${prune.maxRows}`.as('bound'))),
+        eb('at', '<', prune.oldestAt),
+      ]),
+    )
+    .execute();
+}
+
+/** Audit rows, newest (highest id) first, filtered. */
+export async function readCalls(db: Db, query: ParsedCallsQuery): Promise<CallRecord[]> {
+  let select = db.selectFrom('tool_calls').selectAll();
+  if (query.tool !== undefined) select = select.where('tool', '=', query.tool);
+  if (query.token !== undefined) select = select.where('token', '=', query.token);
+  if (query.since !== undefined) select = select.where('at', '>=', query.since);
+  if (query.before !== undefined) select = select.where('id', '<', String(query.before));
+  const rows = await select.orderBy('id', 'desc').limit(query.limit).execute();
+  return rows.map((row) => Object.freeze({ ...row, id: safeInteger(row.id, 'tool_calls.id') }));
 }

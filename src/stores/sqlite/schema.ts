@@ -1,6 +1,6 @@
 // Typed Kysely view of migrations/sqlite (keep in step with the .sql files).
 import type { Generated } from 'kysely';
-import type { UpstreamRow } from '../../core/upstreams.js';
+import type { CallRecordInput, UpstreamRow } from '../../core/upstreams.js';
 
 /** Spec history: one row per distinct spec stored under a name. */
 export interface ToolSpecsTable {
@@ -78,18 +78,8 @@ export interface ToolRegistryPolicyTable {
 export type ToolUpstreamsTable = UpstreamRow;
 
 /** Migration 0007: the audit log of tool calls; `id` only grows. */
-export interface ToolCallsTable {
+export interface ToolCallsTable extends CallRecordInput {
   id: Generated<number>;
-  at: string;
-  token: string | null;
-  persona: string | null;
-  namespace: string;
-  tool: string;
-  version: string | null;
-  fingerprint: string | null;
-  upstream: string | null;
-  duration_ms: number;
-  outcome: string;
 }
 
 /** One row: a random value chosen when the database's change log began (0003). */
