@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
+import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet, mcpContent, openPostgresToolRegistry, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import type { CallRecord, CallRecordInput, LiveToolSet, Tool, ToolRegistry } from '../../src/index.js';
 import { createCallRecorder, mcpMount, serveMcpStdio } from '../../src/mcp/index.js';
 import { withCallOutcome } from '../../src/mcp/call-outcome.js';
@@ -21,6 +21,7 @@ import { documentChecker, recorded, start } from '../server/helpers.js';
 import type { Running } from '../server/helpers.js';
 import { runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { TOOLS_MODULE, connectStdio, initializeRequest } from './helpers.js';
+import { createTestDatabase, uniqueName } from '../support/postgres.js';
 import { until } from '../support/waiting.js';
 
 useChildProcessTimeout();
@@ -348,4 +349,34 @@ describe('tool-registry mcp records into its database; tool-registry calls print
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/DATABASE_NOT_FOUND/);
   });
+
+  it('reads a PostgreSQL registry too (--db postgres://...)', async () => {
+    const database = await createTestDatabase();
+    try {
+      const url = new URL(database.url);
+      url.searchParams.set('schema', uniqueName('audit'));
+      const registry = await openPostgresToolRegistry({ connectionString: database.url, schema: url.searchParams.get('schema') as string });
+      try {
+        const call = { token: 'ci', persona: null, namespace: 'default', version: '1', fingerprint: null, upstream: 'gh', duration_ms: 2.5, outcome: 'ok' };
+        await registry.recordCalls([
+          { ...call, at: '2026-11-28T09:00:00Z', tool: 'gh_search' },
+          { ...call, at: '2026-11-28T09:00:01Z', tool: 'echo', upstream: null, outcome: 'TIMEOUT' },
+        ]);
+      } finally {
+        await registry.close();
+      }
+      const listed = await runCli(['calls', '--db', url.toString(), '--json'], { cwd: folder });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect((JSON.parse(listed.stdout) as { calls: CallRecord[] }).calls.map((row) => [row.tool, row.upstream, row.outcome])).toEqual([
+        ['echo', null, 'TIMEOUT'],
+        ['gh_search', 'gh', 'ok'],
+      ]);
+      const filtered = await runCli(['calls', '--db', url.toString(), '--tool', 'gh_search'], { cwd: folder });
+      expect(filtered.stdout.trimEnd().split('\n')).toHaveLength(2);
+      expect(filtered.stdout).toMatch(/^1\s+2026-11-28T09:00:00\.000Z\s+ci\s+-\s+default\s+gh_search\s+1\s+gh\s+2\.5\s+ok$/m);
+    } finally {
+      await database.drop();
+    }
+  });
 });
+
