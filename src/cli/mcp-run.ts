@@ -1,6 +1,6 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
 import { readFile } from 'node:fs/promises';
-import { liveToolSet, publishTools } from '../index.js';
+import { checkToolPermission, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
 import { createCallRecorder, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
@@ -10,7 +10,7 @@ import { CliError, describeSystemError } from './errors.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
 
-/** Reads `--policy FILE` as JSON; the session validates it (VALIDATION_FAILED names the field). */
+/** Reads `--policy FILE` as JSON; mcpRun validates it (VALIDATION_FAILED names the field). */
 export async function readPolicyFile(file: string): Promise<ToolPolicy> {
   let text: string;
   try {
@@ -66,6 +66,8 @@ async function openForServing(context: CliContext, options: McpCommandOptions): 
 export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
   const tools = await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
+  // Checked before the database is opened (VALIDATION_FAILED naming the field).
+  if (policy !== undefined) checkToolPermission(policy, { name: 'x' });
   const { registry, recording } = await openForServing(context, options);
   // Every tools/call leaves a row in the audit log, written in batches (never in the call's way).
   const recorder = recording
