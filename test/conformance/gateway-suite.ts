@@ -47,10 +47,10 @@ export function defineGatewaySuite(harness: StoreHarness): void {
   const { clock, open, restart } = useSuiteRegistries(harness);
 
   describe('upstreams', () => {
-    it('both transports round trip (defaults applied, ${VAR} kept unexpanded, frozen) and survive a restart', async () => {
+    it('both transports round trip (defaults applied, ${VAR} kept unexpanded, frozen) and survive a restart; a put of a stored name replaces it, keeping created_at', async () => {
       process.env.GW_SUITE_SECRET = 'must-not-be-stored';
+      let registry = await open();
       try {
-        let registry = await open();
         const http = await registry.putUpstream(HTTP);
         expect(http).toEqual({
           name: 'github',
@@ -76,11 +76,7 @@ export function defineGatewaySuite(harness: StoreHarness): void {
       } finally {
         delete process.env.GW_SUITE_SECRET;
       }
-    });
-
-    it('putUpstream of a stored name replaces the row, keeping created_at and moving updated_at', async () => {
-      const registry = await open();
-      await registry.putUpstream(HTTP);
+      // putUpstream of a stored name replaces the row, keeping created_at and moving updated_at.
       clock.set(T1);
       const replaced = await registry.putUpstream({ ...HTTP, prefix: 'gh_', approve: 'none' });
       expect(replaced).toMatchObject({ prefix: 'gh_', approve: 'none', created_at: T0, updated_at: T1 });
@@ -90,7 +86,7 @@ export function defineGatewaySuite(harness: StoreHarness): void {
       expect((await registry.putUpstream({ ...HTTP, prefix: 'gh_', approve: 'none' })).updated_at).toBe('2025-01-03T00:00:00.000Z');
     });
 
-    it('listUpstreams sorts by name in code-point order and hands out a fresh array; removeUpstream is idempotent', async () => {
+    it('listUpstreams sorts by name in code-point order and hands out a fresh array; removeUpstream is idempotent; invalid input is VALIDATION_FAILED with its path', async () => {
       const registry = await open();
       for (const name of ['b', 'a', 'B', 'a-1']) await registry.putUpstream({ ...HTTP, name });
       const listed = await registry.listUpstreams();
@@ -102,10 +98,7 @@ export function defineGatewaySuite(harness: StoreHarness): void {
       expect(await registry.getUpstream('a')).toBeUndefined();
       expect((await registry.listUpstreams()).map((row) => row.name)).toEqual(['B', 'a-1', 'b']);
       await expectPlainTypeError(registry.getUpstream(7 as never));
-    });
-
-    it('invalid upstreams are VALIDATION_FAILED naming the path, and store nothing', async () => {
-      const registry = await open();
+      // Invalid upstreams are VALIDATION_FAILED naming the path, and store nothing.
       const cases: [input: unknown, path: string][] = [
         [{ ...HTTP, name: 'has space' }, 'name'],
         [{ ...HTTP, transport: { type: 'http', url: 'ftp://example.com', headers: {} } }, 'transport.url'],
@@ -119,7 +112,7 @@ export function defineGatewaySuite(harness: StoreHarness): void {
         const error = await expectCode(registry.putUpstream(input as UpstreamInput), 'VALIDATION_FAILED');
         expect(error.context.path).toBe(path);
       }
-      expect(await registry.listUpstreams()).toEqual([]);
+      expect((await registry.listUpstreams()).map((row) => row.name)).toEqual(['B', 'a-1', 'b']);
     });
 
     it('another instance over the same storage sees the rows', async () => {
@@ -141,7 +134,7 @@ export function defineGatewaySuite(harness: StoreHarness): void {
   });
 
   describe('the audit log', () => {
-    it('recordCalls appends rows with growing ids (at stored as UTC), listCalls returns them newest first, frozen', async () => {
+    it('recordCalls appends rows with growing ids (at stored as UTC), listCalls returns them newest first, frozen; invalid input is VALIDATION_FAILED with its path', async () => {
       const registry = await open();
       await registry.recordCalls([call('a', { at: '2025-01-01T01:00:00+01:00', token: null, upstream: 'github', outcome: 'UPSTREAM_ERROR' }), call('b')]);
       await registry.recordCalls([]);
@@ -155,6 +148,31 @@ export function defineGatewaySuite(harness: StoreHarness): void {
       expect(a).toEqual({ ...call('a', { token: null, upstream: 'github', outcome: 'UPSTREAM_ERROR' }), at: '2025-01-01T00:00:00.000Z', id: a.id });
       expect(c.duration_ms).toBe(0);
       expect(b.duration_ms).toBe(12.5);
+      // Invalid rows and filters are VALIDATION_FAILED naming the path; a bad batch records nothing.
+      const badBatches: [rows: unknown[], path: string][] = [
+        [[call('a'), { ...call('b'), duration_ms: -1 }], '[1].duration_ms'],
+        [[{ ...call('a'), at: 'yesterday' }], '[0].at'],
+        [[{ ...call('a'), tool: '' }], '[0].tool'],
+        [[{ ...call('a'), arguments: {} }], '[0]'],
+      ];
+      for (const [batch, path] of badBatches) {
+        const error = await expectCode(registry.recordCalls(batch as CallRecordInput[]), 'VALIDATION_FAILED');
+        expect(error.context.path).toBe(path);
+      }
+      expect(await tools(registry)).toEqual(['c', 'b', 'a']);
+      const filters: [query: unknown, path: string][] = [
+        [{ limit: 0 }, 'limit'],
+        [{ limit: 10_001 }, 'limit'],
+        [{ limit: 1.5 }, 'limit'],
+        [{ since: '2025-13-01' }, 'since'],
+        [{ before: 0 }, 'before'],
+        [{ tool: 3 }, 'tool'],
+      ];
+      for (const [query, path] of filters) {
+        const error = await expectCode(registry.listCalls(query as never), 'VALIDATION_FAILED');
+        expect(error.context.path).toBe(path);
+      }
+      await expectPlainTypeError(registry.recordCalls('a' as never));
     });
 
     it('listCalls filters by tool, token and since, limits, and pages with before', async () => {
@@ -180,33 +198,6 @@ export function defineGatewaySuite(harness: StoreHarness): void {
       expect(await tools(registry, { tool: 'zzz' })).toEqual([]);
     });
 
-    it('invalid rows and filters are VALIDATION_FAILED naming the path; a bad batch records nothing', async () => {
-      const registry = await open();
-      const rows: [rows: unknown[], path: string][] = [
-        [[call('a'), { ...call('b'), duration_ms: -1 }], '[1].duration_ms'],
-        [[{ ...call('a'), at: 'yesterday' }], '[0].at'],
-        [[{ ...call('a'), tool: '' }], '[0].tool'],
-        [[{ ...call('a'), arguments: {} }], '[0]'],
-      ];
-      for (const [batch, path] of rows) {
-        const error = await expectCode(registry.recordCalls(batch as CallRecordInput[]), 'VALIDATION_FAILED');
-        expect(error.context.path).toBe(path);
-      }
-      expect(await registry.listCalls()).toEqual([]);
-      const filters: [query: unknown, path: string][] = [
-        [{ limit: 0 }, 'limit'],
-        [{ limit: 10_001 }, 'limit'],
-        [{ limit: 1.5 }, 'limit'],
-        [{ since: '2025-13-01' }, 'since'],
-        [{ before: 0 }, 'before'],
-        [{ tool: 3 }, 'tool'],
-      ];
-      for (const [query, path] of filters) {
-        const error = await expectCode(registry.listCalls(query as never), 'VALIDATION_FAILED');
-        expect(error.context.path).toBe(path);
-      }
-      await expectPlainTypeError(registry.recordCalls('a' as never));
-    });
 
     it('retention keeps the newest maxRows rows and drops rows older than maxAgeDays', async () => {
       const registry = await open({ callRetention: { maxRows: 3 } });

@@ -43,6 +43,13 @@ async function everyCall(registry: PostgresToolRegistry): Promise<Record<string,
     register: await outcome(registry.register(minimalSpec('new_one'))),
     setEnabled: await outcome(registry.setEnabled('kept', false)),
     remove: await outcome(registry.remove('kept')),
+    // The gateway's rows (issue 37): never cached, so always a connection.
+    putUpstream: await outcome(registry.putUpstream({ name: 'gh', transport: { type: 'http', url: 'https://example.com/mcp', headers: {} } })),
+    getUpstream: await outcome(registry.getUpstream('gh')),
+    listUpstreams: await outcome(registry.listUpstreams()),
+    removeUpstream: await outcome(registry.removeUpstream('gh')),
+    recordCalls: await outcome(registry.recordCalls([{ at: new Date().toISOString(), token: null, persona: null, namespace: 'default', tool: 'kept', version: null, fingerprint: null, upstream: null, duration_ms: 1, outcome: 'ok' }])),
+    listCalls: await outcome(registry.listCalls()),
   };
 }
 
@@ -74,12 +81,13 @@ describe.each([true, false])('PostgreSQL store, cache %s: waits are bounded by b
       expect(busy).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'register', tool_name: 'other', busy_timeout_ms: BUSY_MS } });
       // A read that goes to the database is named after its method, as SQLite names it.
       if (!cache) expect(await registry.get('kept').catch((error: unknown) => error)).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'get', tool_name: 'kept' } });
+      expect(await registry.listCalls().catch((error: unknown) => error)).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'listCalls', busy_timeout_ms: BUSY_MS } });
     } finally {
       for (const client of held) client.release();
     }
     // Nothing was written while busy, and the connections that arrived late went back to the pool.
     expect((await registry.listAll()).map((registration) => registration.spec.tool_name)).toEqual(['kept']);
-    expect(await everyCall(registry)).toMatchObject({ get: 'ok', listAll: 'ok', changes: 'ok', register: 'ok', setEnabled: 'ok', remove: 'ok' });
+    expect(await everyCall(registry)).toMatchObject({ get: 'ok', listAll: 'ok', changes: 'ok', register: 'ok', setEnabled: 'ok', remove: 'ok', putUpstream: 'ok', recordCalls: 'ok', listCalls: 'ok' });
     expect(pool.totalCount).toBeLessThanOrEqual(2);
     await registry.close();
   });

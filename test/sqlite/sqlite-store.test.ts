@@ -47,6 +47,8 @@ describe('openSqliteToolRegistry options', () => {
     ['a string readonly', { filename: ':memory:', readonly: 'yes' }],
     ['readonly :memory:', { filename: ':memory:', readonly: true }],
     ['a clock that is not a function', { filename: ':memory:', clock: Date.now() }],
+    ['a callRetention.maxRows of 0', { filename: ':memory:', callRetention: { maxRows: 0 } }],
+    ['a string callRetention.maxAgeDays', { filename: ':memory:', callRetention: { maxAgeDays: '30' } }],
   ];
   it.each(bad)('%s is a plain TypeError', async (_what, options) => {
     await expectPlainTypeError(() => openSqliteToolRegistry(options as SqliteToolRegistryOptions));
@@ -273,6 +275,9 @@ describe('locking', () => {
         () => registry.setEnabled('present', false),
         () => registry.remove('present'),
         () => registry.importSnapshot({ tools: [] }, { mode: 'replace' }),
+        () => registry.putUpstream({ name: 'gh', transport: { type: 'http', url: 'https://example.com/mcp', headers: {} } }),
+        () => registry.removeUpstream('gh'),
+        () => registry.recordCalls([{ at: new Date().toISOString(), token: null, persona: null, namespace: 'default', tool: 'present', version: null, fingerprint: null, upstream: null, duration_ms: 1, outcome: 'ok' }]),
       ]) {
         const error = await expectCode(write(), 'STORAGE_BUSY');
         expect(error).toBeInstanceOf(StorageBusyError);
@@ -281,6 +286,8 @@ describe('locking', () => {
       }
       // Reads are not blocked by a writer in WAL mode.
       expect(await registry.get('present')).toMatchObject({ enabled: true });
+      expect(await registry.listCalls()).toEqual([]);
+      expect(await registry.listUpstreams()).toEqual([]);
     } finally {
       locker.exec('ROLLBACK');
     }
@@ -298,7 +305,7 @@ describe('locking', () => {
     try {
       // Started in one turn: one group-commit batch, led by the register.
       errors = await Promise.all(
-        [registry.register(minimalSpec('blocked')), registry.setEnabled('present', false), registry.remove('other')].map((call) =>
+        [registry.register(minimalSpec('blocked')), registry.setEnabled('present', false), registry.remove('other'), registry.removeUpstream('gh')].map((call) =>
           call.then(() => 'resolved', (error: unknown) => error),
         ),
       );
@@ -309,7 +316,9 @@ describe('locking', () => {
       ['STORAGE_BUSY', expect.objectContaining({ operation: 'register', tool_name: 'blocked', busy_timeout_ms: 100 })],
       ['STORAGE_BUSY', expect.objectContaining({ operation: 'setEnabled', tool_name: 'present', busy_timeout_ms: 100 })],
       ['STORAGE_BUSY', expect.objectContaining({ operation: 'remove', tool_name: 'other', busy_timeout_ms: 100 })],
+      ['STORAGE_BUSY', expect.objectContaining({ operation: 'removeUpstream', busy_timeout_ms: 100 })],
     ]);
+    expect((errors[3] as StorageBusyError).context.tool_name).toBeUndefined();
     expect((errors[1] as Error).message).toMatch(/^setEnabled\("present"\): /);
     expect(((errors[2] as Error).cause as { code?: string }).code).toBe('SQLITE_BUSY');
   });
