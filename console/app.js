@@ -1,7 +1,8 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
-// (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams; #/ns/NS/… for another namespace), so a
+// (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
 import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
+import { callsScreen } from './calls.js';
 import { hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
 import { schemaView } from './schema.js';
@@ -10,9 +11,9 @@ const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'
 const FEED_BACKLOG = 100;
 const TOOL_CHANGES_WINDOW = 1000;
 const DIFF_CONTEXT = 3;
-const SCREENS = ['tools', 'changes', 'import', 'upstreams'];
+const SCREENS = ['tools', 'changes', 'import', 'upstreams', 'calls'];
 /** Screens kept when the namespace is switched (the others go to the tools). */
-const NAMESPACED_SCREENS = ['changes', 'import', 'upstreams'];
+const NAMESPACED_SCREENS = ['changes', 'import', 'upstreams', 'calls'];
 
 const state = {
   /** GET /v1/whoami, or null while signed out. */
@@ -77,7 +78,7 @@ function canWrite() {
   return (state.identity?.scopes ?? []).includes('write');
 }
 
-/** The upstream routes (the gateway's governance) need the admin scope. */
+/** The upstream routes (the gateway's governance) and the audit log (GET /v1/calls) need the admin scope. */
 function canAdmin() {
   return (state.identity?.scopes ?? []).includes('admin');
 }
@@ -120,7 +121,7 @@ function updateChrome(route) {
   const signedIn = state.identity !== null;
   const nav = document.getElementById('nav');
   nav.hidden = !signedIn;
-  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import'], ['nav-upstreams', 'upstreams']]) {
+  for (const [id, target] of [['nav-tools', 'tools'], ['nav-changes', 'changes'], ['nav-import', 'import'], ['nav-upstreams', 'upstreams'], ['nav-calls', 'calls']]) {
     const link = /** @type {HTMLAnchorElement} */ (document.getElementById(id));
     link.href = href(route.namespace, [target]);
     if (route.screen === target) link.setAttribute('aria-current', 'page');
@@ -131,6 +132,7 @@ function updateChrome(route) {
   // Once per namespace shown (the Upstreams screen keeps it current): a screen never asks more of the API than it needs.
   if (signedIn && canAdmin() && state.badgeNamespace !== route.namespace) void refreshPendingBadge(route.namespace);
   else if (!signedIn || !canAdmin()) state.badgeNamespace = null;
+  document.getElementById('nav-calls').parentElement.hidden = !canAdmin();
 
   const session = document.getElementById('session');
   session.replaceChildren();
@@ -877,7 +879,7 @@ function unknownAddress(route) {
   if (!NAMESPACE.test(route.namespace)) return `${JSON.stringify(route.namespace)} is not a namespace name (a lowercase letter, then up to 39 of a-z, 0-9 and _).`;
   const known = (route.screen === 'tools' && !route.extra) || (SCREENS.includes(route.screen) && route.name === undefined);
   if (known) return null;
-  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes, #/import and #/upstreams, each also under #/ns/NAMESPACE/.`;
+  return `no screen has the address ${JSON.stringify(location.hash || '#/')}. The screens are #/tools, #/tools/NAME, #/changes, #/import, #/upstreams and #/calls, each also under #/ns/NAMESPACE/.`;
 }
 
 async function render() {
@@ -906,6 +908,7 @@ async function render() {
     else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
     else if (route.screen === 'changes') await changesScreen(main, route, controller.signal);
     else if (route.screen === 'upstreams') await upstreamsScreen(main, route, controller.signal);
+    else if (route.screen === 'calls') await callsScreen(main, route, controller.signal, { show, heading, href });
     else importScreen(main, route);
     retryDelay = 1000;
   } catch (error) {

@@ -1,7 +1,7 @@
 // Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
 import { ToolRegistryError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
-import type { PostgresToolRegistry, SqliteToolRegistry } from '../index.js';
+import type { CallRetention, PostgresToolRegistry, SqliteToolRegistry } from '../index.js';
 import { CliError, describeSystemError } from './errors.js';
 
 /** A registry the command opened: SQLite (a file) or PostgreSQL (a URL). */
@@ -34,7 +34,12 @@ export function describeDatabase(database: string): string {
   return url.toString();
 }
 
-async function openPostgres(database: string, readonly: boolean): Promise<PostgresToolRegistry> {
+/** What a command may pass on to the store it opens for writing: the audit log's bounds. */
+export interface OpenOptions {
+  readonly callRetention?: Partial<CallRetention>;
+}
+
+async function openPostgres(database: string, readonly: boolean, options: OpenOptions = {}): Promise<PostgresToolRegistry> {
   let target: { connectionString: string; schema: string | undefined };
   try {
     target = postgresTarget(database);
@@ -47,7 +52,7 @@ async function openPostgres(database: string, readonly: boolean): Promise<Postgr
   try {
     // node-postgres is loaded by the first PostgreSQL store (src/node-postgres.ts), never by a SQLite command.
     // One command, one read: no cache to keep coherent.
-    return await openPostgresToolRegistry({ connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
+    return await openPostgresToolRegistry({ ...options, connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (caught) {
     const error = driverError(caught);
     if (error instanceof ToolRegistryError) throw error;
@@ -118,10 +123,10 @@ export async function openReadOnly(filename: string): Promise<CliRegistry> {
 }
 
 /** Opens the database for writing, creating and migrating it as needed. */
-export async function openReadWrite(filename: string): Promise<CliRegistry> {
-  if (isPostgresUrl(filename)) return openPostgres(filename, false);
+export async function openReadWrite(filename: string, options: OpenOptions = {}): Promise<CliRegistry> {
+  if (isPostgresUrl(filename)) return openPostgres(filename, false, options);
   try {
-    return await openSqliteToolRegistry({ filename });
+    return await openSqliteToolRegistry({ ...options, filename });
   } catch (error) {
     throw openFailure(filename, error);
   }

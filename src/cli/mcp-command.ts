@@ -15,6 +15,24 @@ export interface McpCommandOptions {
   readonly pageSize?: number;
   readonly maxResultBytes?: number;
   readonly maxMessageBytes?: number;
+  readonly callRetentionDays?: number;
+  readonly callRetentionRows?: number;
+}
+
+/** The store's `callRetention` from `--call-retention-days` and `--call-retention-rows` (absent: the store's defaults). */
+export function callRetentionOf(options: { readonly callRetentionDays?: unknown; readonly callRetentionRows?: unknown }): { callRetention?: { maxAgeDays?: number; maxRows?: number } } {
+  const retention = {
+    ...(typeof options.callRetentionDays === 'number' ? { maxAgeDays: options.callRetentionDays } : {}),
+    ...(typeof options.callRetentionRows === 'number' ? { maxRows: options.callRetentionRows } : {}),
+  };
+  return Object.keys(retention).length === 0 ? {} : { callRetention: retention };
+}
+
+/** The audit log's bounds, for `mcp` and `serve` (docs/gateway.md, "Audit log"). */
+function retentionOptions(command: Command): Command {
+  return command
+    .option('--call-retention-days <days>', 'keep audit rows (MCP tool calls) at most this many days (default 30)', parsePositive)
+    .option('--call-retention-rows <rows>', 'keep at most this many audit rows, the newest (default 100000)', parsePositive);
 }
 
 /** A duration or a count on the command line: a whole number > 0. */
@@ -45,7 +63,7 @@ function upstreamOptions(command: Command): Command {
 
 /** Adds the options and the action of `mcp` to `command` (made by program.ts with its --db). */
 export function mcpCommand(command: Command, context: (cmd: Command) => CliContext): Command {
-  return upstreamOptions(command)
+  upstreamOptions(command)
     .description("serve the tools of a module and the registry's approved upstream MCP tools to one MCP client over stdio (what Claude Desktop or Cursor runs), kept current from the registry")
     .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports')
     .option('--publish', 'publish the tools first (publishTools); otherwise they must already be published')
@@ -53,13 +71,14 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
     .option('--max-result-bytes <bytes>', 'a tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
-    .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive)
+    .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive);
+  return retentionOptions(command)
     .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
 }
 
 /** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */
 export function serveMcpOptions(serve: Command): Command {
-  return upstreamOptions(serve)
+  return upstreamOptions(retentionOptions(serve))
     .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools')
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)

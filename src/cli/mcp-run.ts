@@ -1,14 +1,16 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
 import { readFile } from 'node:fs/promises';
-import { createToolSet, liveToolSet, publishTools } from '../index.js';
+import { checkToolPermission, createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
-import { gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
+import { createCallRecorder, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
 import { openReadOnly, openReadWrite } from './database.js';
+import type { CliRegistry } from './database.js';
 import { CliError, describeSystemError } from './errors.js';
+import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
 
-/** Reads `--policy FILE` as JSON; liveToolSet validates it (VALIDATION_FAILED names the field). */
+/** Reads `--policy FILE` as JSON; mcpRun validates it (VALIDATION_FAILED names the field). */
 export async function readPolicyFile(file: string): Promise<ToolPolicy> {
   let text: string;
   try {
@@ -40,18 +42,44 @@ function line(context: CliContext, text: string): void {
   context.stderr.write(`tool-registry mcp: ${text}\n`);
 }
 
+/**
+ * The registry for writing (the audit log's rows, and --publish). Without --publish the
+ * database must exist already (it is never created): it is opened read-only first, which
+ * refuses a missing one, then for writing. A database this process may not write (a file of
+ * another user) is served read-only, its calls not recorded, and the command says so.
+ */
+async function openForServing(context: CliContext, options: McpCommandOptions): Promise<{ registry: CliRegistry; recording: boolean }> {
+  const retention = callRetentionOf(options);
+  if (options.publish === true) return { registry: await openReadWrite(context.database, retention), recording: true };
+  const reader = await openReadOnly(context.database);
+  let writer: CliRegistry;
+  try {
+    writer = await openReadWrite(context.database, retention);
+  } catch (error) {
+    line(context, `calls are not recorded (the audit log): the database cannot be opened for writing: ${(error as Error).message ?? String(error)}`);
+    return { registry: reader, recording: false };
+  }
+  await reader.close();
+  return { registry: writer, recording: true };
+}
+
 export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
   const upstreams = options.upstreams !== false;
   if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
   const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
-  const registry = options.publish === true ? await openReadWrite(context.database) : await openReadOnly(context.database);
+  // Checked before the database is opened (VALIDATION_FAILED naming the field).
+  if (policy !== undefined) checkToolPermission(policy, { name: 'x' });
+  const { registry, recording } = await openForServing(context, options);
+  // Every tools/call leaves a row in the audit log, written in batches (never in the call's way).
+  const recorder = recording
+    ? createCallRecorder(registry, { onError: (error, rows) => line(context, `the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}`) })
+    : undefined;
   try {
     if (options.publish === true) await publishTools(registry, tools);
-    const follow = {
-      ...(policy === undefined ? {} : { policy }),
-      onError: (error: unknown) => line(context, `cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
-    };
+    // The policy filters the session (serveMcpStdio validates it), not the set: a call of a
+    // tool the policy denies is then recorded as PERMISSION_DENIED, not as an unknown tool.
+    const follow = { onError: (error: unknown) => line(context, `cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`) };
     // With upstreams, the registry's approved upstream tools are served beside the module's.
     const live = upstreams
       ? await gatewayToolSet(registry, tools, { ...follow, ...(options.syncInterval === undefined ? {} : { syncIntervalMs: options.syncInterval }), onWarning: (message) => line(context, message) })
@@ -67,6 +95,7 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
         ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
         ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
         ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
+        ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
       const stop = (): void => void session.close();
@@ -94,6 +123,8 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
       await live.close();
     }
   } finally {
+    // What waits is written before the registry closes.
+    await recorder?.close();
     await registry.close();
   }
 }

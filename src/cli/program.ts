@@ -4,6 +4,7 @@ import type { ImportMode, LintProvider } from '../index.js';
 import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
+import type { CallsCommandOptions } from './calls.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
@@ -48,6 +49,20 @@ function parseRevision(value: string): number {
   return Number(value);
 }
 
+/** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`). */
+function parseSince(value: string): string {
+  const time = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-][\d:]+)?)?$/i.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(time)) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
+  return new Date(time).toISOString();
+}
+
+/** `calls --limit`: 1-10000 (listCalls' bound). */
+function parseCallsLimit(value: string): number {
+  const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!(count >= 1 && count <= 10_000)) throw new InvalidArgumentError(`expected a whole number from 1 to 10000, got ${JSON.stringify(value)}`);
+  return count;
+}
+
 interface ExpectOptions {
   readonly expectVersion?: string;
   readonly expectAbsent?: boolean;
@@ -79,7 +94,7 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, search, get, history, changes, watch, export, lint, status, verify, policy, diff, check, upstream list, upstream pending) never create or migrate the database.\n`,
+        `Read-only commands (list, search, get, history, changes, watch, calls, export, lint, status, verify, policy, diff, check, upstream list, upstream pending) never create or migrate the database.\n`,
     );
 
   const context = (command?: Command): CliContext => ({
@@ -154,6 +169,17 @@ export function buildProgram(io: CliIO): Command {
     .action(async (options: { since?: number; limit?: number; json?: boolean }, cmd: Command) =>
       (await commands()).changesCommand(context(cmd), options),
     );
+
+  // Issue 37: the audit log of MCP tool calls (src/cli/calls.ts).
+  command('calls')
+    .description('the audit log: MCP tools/call records (who, which tool, how long, outcome), newest first')
+    .option('--tool <name>', 'only calls of this tool')
+    .option('--token <name>', 'only calls made with this token (its name)')
+    .option('--since <iso>', 'only calls that started at or after this ISO 8601 date or date-time', parseSince)
+    .option('--limit <count>', 'at most this many calls, 1-10000 (default 100)', parseCallsLimit)
+    .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseRevision)
+    .option('--json', '{ calls, next_before } as JSON (as GET /v1/calls answers)')
+    .action(async (options: CallsCommandOptions, cmd: Command) => (await import('./calls.js')).callsCommand(context(cmd), options));
 
   command('watch')
     .description('print each change as one JSON line as it happens, until interrupted (SIGINT/SIGTERM: exit 0)')

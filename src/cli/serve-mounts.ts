@@ -21,6 +21,7 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
       onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
       onWarning: warn,
       upstreams: upstreams ? { ...(typeof options.syncInterval === 'number' ? { syncIntervalMs: options.syncInterval } : {}), onWarning: warn } : false,
+      audit: { onError: (error, rows) => process.stderr.write(`tool-registry serve: the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}\n`) },
     }),
   };
 }

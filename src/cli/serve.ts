@@ -17,6 +17,7 @@ import {
 } from '../server/index.js';
 import type { NamespaceSource, TokenScope } from '../server/index.js';
 import { isPostgresUrl, postgresTarget } from './database.js';
+import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
 import { serveGovernance, serveMounts } from './serve-mounts.js';
@@ -38,6 +39,8 @@ export interface ServeOptions {
   readonly maxStreams?: number;
   readonly maxSessions?: number;
   readonly maxOpenNamespaces?: number;
+  readonly callRetentionDays?: number;
+  readonly callRetentionRows?: number;
 }
 
 
@@ -50,7 +53,8 @@ export function isLoopback(host: string): boolean {
 function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): NamespaceSource {
   if (options.dataDir !== undefined && options.db !== undefined) throw new CliError('USAGE', '--db and --data-dir cannot be used together');
   const maxOpen = options.maxOpenNamespaces === undefined ? {} : { maxOpen: options.maxOpenNamespaces };
-  if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir, maxOpen);
+  const retention = callRetentionOf(options);
+  if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir, { ...maxOpen, ...retention });
   const database = resolveDatabase(options.db, env);
   if (isPostgresUrl(database)) {
     let target: { connectionString: string; schema: string | undefined };
@@ -60,9 +64,9 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
       throw new CliError('USAGE', `--db is not a valid PostgreSQL URL: ${(error as Error).message}`, { cause: error });
     }
     const { connectionString, schema } = target;
-    return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }), ...maxOpen });
+    return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }), ...maxOpen, ...retention });
   }
-  return singleNamespace(() => openSqliteToolRegistry({ filename: database }));
+  return singleNamespace(() => openSqliteToolRegistry({ ...retention, filename: database }));
 }
 
 /** Serves until SIGTERM or SIGINT, then stops gracefully and resolves. */

@@ -39,6 +39,8 @@ export interface McpRequestContext {
    * the same principal, else they are answered as for an unknown session (404).
    */
   readonly principal?: string;
+  /** The token's name, for the session's call records (`onCall`'s `token`). Ignored for an existing session. */
+  readonly tokenName?: string;
   /** The caller checked the request's `Origin` already (the server does, for its mounts): `allowedOrigins` is not consulted. */
   readonly originChecked?: boolean;
   /**
@@ -287,7 +289,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     const lease = context.admit?.();
     let server;
     try {
-      server = createMcpServer(live, { ...sessionOptions, ...(context.policy === undefined ? {} : { policy: context.policy }) });
+      server = createMcpServer(live, {
+        ...sessionOptions,
+        ...(context.policy === undefined ? {} : { policy: context.policy }),
+        ...(context.tokenName === undefined ? {} : { tokenName: context.tokenName }),
+      });
     } catch (error) {
       lease?.release();
       throw error;

@@ -45,3 +45,5 @@ export type {
   UpstreamToolState,
   UpstreamToolStateName,
 } from './gateway/sync.js';
+export { createCallRecorder, DEFAULT_CALL_BATCH_ROWS, DEFAULT_CALL_BUFFER_ROWS, DEFAULT_CALL_FLUSH_MS } from './call-recorder.js';
+export type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';

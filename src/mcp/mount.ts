@@ -6,6 +6,8 @@ import type { LiveToolSet, ToolRegistry, ToolSet } from '../index.js';
 import type { Mount, MountContext } from '../server/index.js';
 import { gatewayToolSet } from './gateway/gateway.js';
 import type { GatewayOptions } from './gateway/gateway.js';
+import { createCallRecorder } from './call-recorder.js';
+import type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';
 import { createMcpHttpHandler } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 
@@ -22,12 +24,19 @@ export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOri
    * tools (`gatewayToolSet`), with these options. `false`: local tools only. Default `{}`.
    */
   readonly upstreams?: false | Omit<GatewayOptions, 'policy' | 'clock' | 'onError'>;
+  /**
+   * The audit log: every `tools/call` is recorded in its namespace's registry
+   * (`createCallRecorder` with these options; its `onError` hears failed writes). `false`:
+   * nothing is recorded. Default `{}` (recorded, default bounds).
+   */
+  readonly audit?: false | CallRecorderOptions;
 }
 
 interface Endpoint {
   readonly registry: ToolRegistry;
   readonly live: LiveToolSet;
   readonly handler: McpHttpHandler;
+  readonly recorder: CallRecorder | undefined;
 }
 
 /**
@@ -40,22 +49,34 @@ interface Endpoint {
  * `maxSessions`, and ends when its token is revoked or changed, or with the server.
  */
 export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
-  const { onError, upstreams = {}, ...rest } = options;
-  // Whatever a caller passes (a plain object may carry more than the type): the server decides.
-  const { allowedOrigins: _origins, maxBodyBytes: _limit, ...given } = rest as McpHttpHandlerOptions;
+  const { onError, upstreams = {}, audit = {}, ...rest } = options;
+  // Whatever a caller passes (a plain object may carry more than the type): the server decides
+  // the edges, and each namespace's endpoint its own records.
+  const { allowedOrigins: _origins, maxBodyBytes: _limit, onCall: _onCall, namespace: _namespace, tokenName: _tokenName, ...given } = rest as McpHttpHandlerOptions;
   const handlerOptions: McpHttpHandlerOptions = { ...given, maxBodyBytes: Number.POSITIVE_INFINITY };
   const endpoints = new Map<string, Promise<Endpoint>>();
   let closed = false;
 
   /** Handlers made so far, for their session counts (a namespace's endpoint once it started). */
   const handlers = new Set<{ readonly sessionCount: number }>();
+  /** Recorders of the endpoints alive now, and the counts of those retired. */
+  const recorders = new Set<CallRecorder>();
+  const retired = { written: 0, failedWrites: 0, dropped: 0 };
+  const closeRecorder = async (recorder: CallRecorder | undefined): Promise<void> => {
+    if (recorder === undefined || !recorders.has(recorder)) return;
+    await recorder.close();
+    recorders.delete(recorder);
+    retired.written += recorder.stats.written;
+    retired.failedWrites += recorder.stats.failedWrites;
+    retired.dropped += recorder.stats.dropped;
+  };
 
   const retire = (namespace: string, endpoint: Promise<Endpoint>): void => {
     if (endpoints.get(namespace) === endpoint) endpoints.delete(namespace);
     void endpoint.then(
       (done) => {
         handlers.delete(done.handler);
-        return done.handler.close().then(() => done.live.close());
+        return done.handler.close().then(() => Promise.all([done.live.close(), closeRecorder(done.recorder)]));
       },
       () => {},
     );
@@ -75,9 +96,11 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
           else process.emitWarning(`mcpMount: namespace ${namespace} cannot follow its registry (${(error as Error).message ?? String(error)}); retrying`, 'ToolRegistryWarning');
         },
       });
-      const handler = createMcpHttpHandler(live, handlerOptions);
+      const recorder = audit === false ? undefined : createCallRecorder(registry, audit);
+      if (recorder !== undefined) recorders.add(recorder);
+      const handler = createMcpHttpHandler(live, { ...handlerOptions, namespace, ...(recorder === undefined ? {} : { onCall: recorder.record }) });
       handlers.add(handler);
-      return { registry, live, handler };
+      return { registry, live, handler, recorder };
     })();
     endpoints.set(namespace, made);
     // A failed start (the registry could not be read) is tried again by the next request.
@@ -88,6 +111,16 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
   return {
     scope: 'read',
     sessionCount: () => [...handlers].reduce((sum, handler) => sum + handler.sessionCount, 0),
+    auditStats: (): CallRecorderStats => {
+      const sum = { ...retired, buffered: 0 };
+      for (const { stats } of recorders) {
+        sum.written += stats.written;
+        sum.failedWrites += stats.failedWrites;
+        sum.dropped += stats.dropped;
+        sum.buffered += stats.buffered;
+      }
+      return sum;
+    },
     async handle(request: Request, context: MountContext): Promise<Response> {
       if (closed) return new Response(null, { status: 503 });
       let endpoint = await endpointFor(context.namespace, context.registry);
@@ -99,7 +132,10 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
       const token = context.token;
       // A session belongs to the token itself (its id), not its name: one created again under the same name is another principal.
       const admit = context.openSession;
-      return endpoint.handler.handle(request, token === null ? { originChecked: true, admit } : { originChecked: true, admit, principal: token.id, ...(token.policy === null ? {} : { policy: token.policy }) });
+      return endpoint.handler.handle(
+        request,
+        token === null ? { originChecked: true, admit } : { originChecked: true, admit, principal: token.id, tokenName: token.name, ...(token.policy === null ? {} : { policy: token.policy }) },
+      );
     },
     async close(): Promise<void> {
       closed = true;
@@ -111,6 +147,8 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
           if (settled.status !== 'fulfilled') return;
           await settled.value.handler.close();
           await settled.value.live.close();
+          // Before the server closes the registries: what waits is written.
+          await closeRecorder(settled.value.recorder);
         }),
       );
     },

@@ -13,9 +13,11 @@ import type {
   Tool as SdkTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { canonicalJson, checkToolPermission, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { Deprecation, ElicitResult, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolClient, ToolPolicy, ToolSet } from '../index.js';
+import { performance } from 'node:perf_hooks';
+import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
+import type { CallRecordInput, Deprecation, ElicitResult, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolClient, ToolPolicy, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
+import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -49,6 +51,19 @@ export interface McpServerOptions {
   readonly maxResultBytes?: number;
   /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool. */
   readonly onWarning?: (message: string) => void;
+  /**
+   * Hears every `tools/call` of the session once it is answered, one record each (the audit
+   * log: `createCallRecorder(registry).record`): when it started, the token's name and the
+   * policy's persona, the namespace, the tool with its version, fingerprint and upstream (its
+   * `upstream:NAME` tag), how long it took, and its outcome: `ok` or the code the caller got
+   * (docs/gateway.md, "Audit log"). Never the arguments or the result. A listener that throws
+   * is ignored; the call is answered as if there were none.
+   */
+  readonly onCall?: (record: CallRecordInput) => void;
+  /** The token name the session's call records carry (`token`). Default null (no tokens, stdio). */
+  readonly tokenName?: string | null;
+  /** The namespace the session's call records carry. Default `default`. */
+  readonly namespace?: string;
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -194,6 +209,52 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
   return parsed.data.params;
 }
 
+/** The longest tool name a call record carries: an unknown name a caller sent is cut there (a served tool's name is at most 128). */
+const MAX_RECORDED_NAME = 128;
+/** Text as a record carries it: U+0000, which no store keeps, as U+FFFD. */
+function recordedText(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\ufffd') : text;
+}
+
+/** The name a caller asked for, as its record carries it: cut at 128 characters; the empty name (no tool's) as `""`. */
+function recordedName(name: string): string {
+  if (name === '') return '""';
+  return recordedText(name.length > MAX_RECORDED_NAME ? name.slice(0, MAX_RECORDED_NAME) : name);
+}
+
+/** The tag that names a gateway tool's upstream (`upstream:NAME`). */
+const UPSTREAM_TAG_PREFIX = 'upstream:';
+/** What a call record says of a tool: its version, fingerprint and upstream. */
+interface ToolIdentity {
+  readonly version: string | null;
+  readonly fingerprint: string;
+  readonly upstream: string | null;
+}
+/** Each tool's identity for call records, computed once per Tool. */
+const identities = new WeakMap<Tool, ToolIdentity>();
+
+/** What one call's record needs, filled in as the call goes: the tool's name once known, the Tool once found, the outcome. */
+interface CallFacts {
+  name?: string;
+  tool?: Tool;
+  outcome?: string;
+}
+
+function identityOf(tool: Tool): ToolIdentity {
+  let known = identities.get(tool);
+  if (known === undefined) {
+    const { version, tags } = tool.spec;
+    const tag = tags.find((each) => each.startsWith(UPSTREAM_TAG_PREFIX));
+    known = {
+      version: version === null ? null : recordedText(version),
+      fingerprint: fingerprintOf(tool.spec),
+      upstream: tag === undefined ? null : recordedText(tag.slice(UPSTREAM_TAG_PREFIX.length)),
+    };
+    identities.set(tool, known);
+  }
+  return known;
+}
+
 /**
  * Checks a session's options (without making a session): the live set, the numbers, and the
  * policy (VALIDATION_FAILED naming the field). Returns the numbers with their defaults.
@@ -204,6 +265,9 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
   }
   if (typeof options !== 'object' || options === null) throw new TypeError('createMcpServer(): options must be an object');
   if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new TypeError('createMcpServer(): onWarning must be a function');
+  if (options.onCall !== undefined && typeof options.onCall !== 'function') throw new TypeError('createMcpServer(): onCall must be a function');
+  if (options.tokenName !== undefined && options.tokenName !== null && typeof options.tokenName !== 'string') throw new TypeError('createMcpServer(): tokenName must be a string or null');
+  if (options.namespace !== undefined && typeof options.namespace !== 'string') throw new TypeError('createMcpServer(): namespace must be a string');
   if (options.policy !== undefined) checkToolPermission(options.policy, { name: 'x' });
   return {
     callTimeoutMs: positiveInteger('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
@@ -235,7 +299,7 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
  */
 export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {}): Server {
   const { callTimeoutMs, pageSize, maxResultBytes } = checkSessionOptions(live, options);
-  const { policy, onWarning } = options;
+  const { policy, onWarning, onCall } = options;
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
 
@@ -280,34 +344,93 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     };
   };
 
-  const callTool = async (request: JSONRPCRequest, extra: Extra): Promise<CallToolResult> => {
+  const runCall = async (request: JSONRPCRequest, extra: Extra, facts: CallFacts): Promise<CallToolResult> => {
+    // A name that is a string names the call's tool even when the rest of the params is invalid.
+    const given = (request.params as { name?: unknown } | undefined)?.name;
+    if (typeof given === 'string') facts.name = given;
+    facts.outcome = 'INVALID_ARGUMENTS';
     const params = paramsOf(request, CallToolRequestSchema) as { name: string; arguments?: Record<string, unknown> };
     const { name } = params;
+    facts.outcome = undefined;
     // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
     const set = typeof live.latest === 'function' ? await live.latest() : live.current();
-    if (!viewOf(set, policy, policyKey, onWarning).byName.has(name)) {
+    const tool = viewOf(set, policy, policyKey, onWarning).byName.get(name);
+    if (tool === undefined) {
+      const known = set.resolve(name) ?? undefined;
+      // A tool the policy denies is "unknown" to the caller (it cannot probe), but the audit log says why.
+      facts.tool = known;
+      facts.outcome = known !== undefined && policy !== undefined && !checkToolPermission(policy, known).allowed ? 'PERMISSION_DENIED' : 'TOOL_NOT_FOUND';
       const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
       throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
     }
+    facts.tool = tool;
     const result = await set.invoke(name, params.arguments ?? {}, {
       timeoutMs: callTimeoutMs,
       signal: extra.signal,
       ...(policy === undefined ? {} : { policy }),
       ...channelOf(request, extra),
     });
+    facts.outcome = result.success ? 'ok' : result.code;
     let out: CallToolResult;
     try {
       out = toMcpCallToolResult(result) as CallToolResult;
     } catch (error) {
+      facts.outcome = 'TOOL_FAILED';
       return unsendable(name, error);
     }
+    // An isError result the handler returned: its own verdict (or the gateway's mark).
+    if (result.success && out.isError === true) facts.outcome = callOutcomeOf(result.data) ?? TOOL_ERROR_OUTCOME;
     if (result.deprecated !== undefined) {
       const { message, replacement, sunset } = result.deprecated;
       out._meta = { ...out._meta, [DEPRECATION_META_KEY]: { message, replacement, sunset } };
     }
     // The bytes the result takes in its JSON-RPC message (JSON escapes included).
     const bytes = Buffer.byteLength(JSON.stringify(out), 'utf8');
-    return bytes > maxResultBytes ? tooLarge(name, bytes, maxResultBytes) : out;
+    if (bytes <= maxResultBytes) return out;
+    facts.outcome = 'TOOL_FAILED';
+    return tooLarge(name, bytes, maxResultBytes);
+  };
+
+  const persona = policy?.persona ?? null;
+  const namespace = options.namespace ?? 'default';
+  const tokenName = options.tokenName ?? null;
+  const callTool = async (request: JSONRPCRequest, extra: Extra): Promise<CallToolResult> => {
+    if (onCall === undefined) return runCall(request, extra, {});
+    const at = new Date().toISOString();
+    const started = performance.now();
+    const facts: CallFacts = {};
+    try {
+      return await runCall(request, extra, facts);
+    } catch (error) {
+      // A failure nothing above named (the registry could not be read): its code, else INTERNAL_ERROR.
+      if (facts.outcome === undefined) {
+        const code = (error as { code?: unknown } | null)?.code;
+        facts.outcome = typeof code === 'string' ? code : 'INTERNAL_ERROR';
+      }
+      throw error;
+    } finally {
+      // A request that names no tool (params without a string name) is a malformed request, not a call: no record.
+      if (facts.name !== undefined) {
+        const identity = facts.tool === undefined ? undefined : identityOf(facts.tool);
+        const record: CallRecordInput = {
+          at,
+          token: tokenName,
+          persona: persona === null ? null : recordedText(persona),
+          namespace,
+          tool: recordedName(facts.name),
+          version: identity?.version ?? null,
+          fingerprint: identity?.fingerprint ?? null,
+          upstream: identity?.upstream ?? null,
+          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+          outcome: facts.outcome ?? 'INTERNAL_ERROR',
+        };
+        try {
+          onCall(record);
+        } catch {
+          // A listener's failure is never the caller's.
+        }
+      }
+    }
   };
 
   // tools/list and tools/call are answered here rather than through setRequestHandler: the

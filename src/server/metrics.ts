@@ -33,6 +33,14 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1';
 }
 
+/** A mount's audit log writer, as `Mount.auditStats` tells it. */
+interface AuditStats {
+  readonly written: number;
+  readonly failedWrites: number;
+  readonly dropped: number;
+  readonly buffered: number;
+}
+
 /** What the server counts; `render()` is the scrape. */
 export class ServerMetrics {
   readonly #requests = new Map<string, number>();
@@ -41,10 +49,12 @@ export class ServerMetrics {
   /** The registries requests reached, by namespace (what the store gauges are read from). */
   readonly #registries = new Map<string, ToolRegistry>();
   readonly #sessionCounts: Readonly<Record<string, () => number>>;
+  readonly #auditStats: Readonly<Record<string, () => AuditStats>>;
 
-  /** `sessions`: by mount name, how many sessions it has open now (the MCP endpoint). */
-  constructor(sessions: Readonly<Record<string, () => number>> = {}) {
+  /** `sessions`: by mount name, how many sessions it has open now (the MCP endpoint); `audit`: by mount name, its audit log writer's counts. */
+  constructor(sessions: Readonly<Record<string, () => number>> = {}, audit: Readonly<Record<string, () => AuditStats>> = {}) {
     this.#sessionCounts = sessions;
+    this.#auditStats = audit;
   }
 
   /** One answered request: `route` is its template (`/v1/tools/{name}`), `null` when no route matched. */
@@ -126,6 +136,19 @@ export class ServerMetrics {
     for (const [route, open] of this.#streams) lines.push(`tool_registry_open_streams${labels({ route })} ${open}`);
     family('tool_registry_mcp_sessions', 'gauge', 'MCP sessions open now, by mount.');
     for (const [mount, count] of Object.entries(this.#sessionCounts)) lines.push(`tool_registry_mcp_sessions${labels({ mount })} ${count()}`);
+    const audits = Object.entries(this.#auditStats).map(([mount, stats]) => [mount, stats()] as const);
+    if (audits.length > 0) {
+      const auditFamilies: [keyof AuditStats, string, string, string][] = [
+        ['written', 'tool_registry_audit_rows_written_total', 'counter', 'Call records (the audit log) written to the registry, by mount.'],
+        ['failedWrites', 'tool_registry_audit_write_failures_total', 'counter', 'Writes of call records that failed (retried, or dropped when the store refused them for good), by mount.'],
+        ['dropped', 'tool_registry_audit_rows_dropped_total', 'counter', 'Call records dropped (the buffer was full, or the store refused them for good), by mount.'],
+        ['buffered', 'tool_registry_audit_rows_buffered', 'gauge', 'Call records waiting to be written now, by mount.'],
+      ];
+      for (const [field, name, type, help] of auditFamilies) {
+        family(name, type, help);
+        for (const [mount, stats] of audits) lines.push(`${name}${labels({ mount })} ${stats[field]}`);
+      }
+    }
     const stores = await Promise.all(
       [...this.#registries].sort(([a], [b]) => (a < b ? -1 : 1)).map(async ([namespace, registry]) => {
         const metrics = (registry as { storeMetrics?: () => StoreMetrics }).storeMetrics?.();

@@ -7,7 +7,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { InMemoryToolRegistry, StorageUnavailableError, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
-import type { ToolRegistry } from '../index.js';
+import type { CallRetention, ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
 import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits } from './limits.js';
 import { HttpProblem } from './problems.js';
@@ -178,9 +178,11 @@ export function fixedNamespaces(registries: Readonly<Record<string, ToolRegistry
 
 class SqliteDirectory extends CachingSource {
   readonly #directory: string;
-  constructor(directory: string, maxOpen: number | undefined) {
+  readonly #options: { callRetention?: Partial<CallRetention> };
+  constructor(directory: string, maxOpen: number | undefined, options: { callRetention?: Partial<CallRetention> } = {}) {
     super(maxOpen);
     this.#directory = directory;
+    this.#options = options;
   }
   #file(ns: string): string {
     return join(this.#directory, `${ns}.db`);
@@ -190,7 +192,7 @@ class SqliteDirectory extends CachingSource {
   }
   protected async openRegistry(ns: string): Promise<ToolRegistry> {
     await mkdir(this.#directory, { recursive: true });
-    return openSqliteToolRegistry({ filename: this.#file(ns) });
+    return openSqliteToolRegistry({ ...this.#options, filename: this.#file(ns) });
   }
   async list(): Promise<string[]> {
     let names: string[] = [];
@@ -206,10 +208,10 @@ class SqliteDirectory extends CachingSource {
 /**
  * One SQLite file per namespace: `DIR/{ns}.db` (`default.db` for the unprefixed routes), at
  * most `maxOpen` open at once (default 64, fewer when the process may open few files; each holds three files: the database, its WAL and
- * its shared memory).
+ * its shared memory). `callRetention`: each registry's audit log bounds (the stores' option).
  */
-export function sqliteNamespaces(directory: string, options: { maxOpen?: number } = {}): NamespaceSource {
-  return new SqliteDirectory(directory, options.maxOpen);
+export function sqliteNamespaces(directory: string, options: { maxOpen?: number; callRetention?: Partial<CallRetention> } = {}): NamespaceSource {
+  return new SqliteDirectory(directory, options.maxOpen, options.callRetention === undefined ? {} : { callRetention: options.callRetention });
 }
 
 /** One SQLite file (or any single registry opener) as namespace `default` only. */
@@ -234,11 +236,13 @@ class PostgresSchemas extends CachingSource {
   readonly #pool: pg.Pool;
   readonly #base: string;
   readonly #ownsPool: boolean;
-  constructor(pool: pg.Pool, base: string, ownsPool: boolean, maxOpen: number | undefined) {
+  readonly #options: { callRetention?: Partial<CallRetention> };
+  constructor(pool: pg.Pool, base: string, ownsPool: boolean, maxOpen: number | undefined, options: { callRetention?: Partial<CallRetention> } = {}) {
     super(maxOpen);
     this.#pool = pool;
     this.#base = base;
     this.#ownsPool = ownsPool;
+    this.#options = options;
   }
   /** The schema of a namespace: the base schema for `default`, `{base}_ns_{ns}` otherwise. */
   schemaOf(ns: string): string {
@@ -250,7 +254,7 @@ class PostgresSchemas extends CachingSource {
     return rows.length > 0;
   }
   protected openRegistry(ns: string): Promise<ToolRegistry> {
-    return openPostgresToolRegistry({ pool: this.#pool, schema: this.schemaOf(ns) });
+    return openPostgresToolRegistry({ ...this.#options, pool: this.#pool, schema: this.schemaOf(ns) });
   }
   async list(): Promise<string[]> {
     const prefix = `${this.#base}_ns_`;
@@ -281,10 +285,11 @@ class PostgresSchemas extends CachingSource {
  * One PostgreSQL schema per namespace over one pool: `default` is `schema` (default
  * `tool_registry`), namespace `ns` is `{schema}_ns_{ns}`. Every server on the database sees
  * the namespaces any of them created. At most `maxOpen` (default 64) are open at once.
+ * `callRetention`: each registry's audit log bounds (the stores' option).
  */
-export function postgresNamespaces(options: { connectionString: string; schema?: string; maxConnections?: number; maxOpen?: number }): NamespaceSource {
+export function postgresNamespaces(options: { connectionString: string; schema?: string; maxConnections?: number; maxOpen?: number; callRetention?: Partial<CallRetention> }): NamespaceSource {
   const pool = new (nodePostgres().Pool)({ connectionString: options.connectionString, max: options.maxConnections ?? 10 });
   // An idle client's error (the server restarting) must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  return new PostgresSchemas(pool, options.schema ?? 'tool_registry', true, options.maxOpen);
+  return new PostgresSchemas(pool, options.schema ?? 'tool_registry', true, options.maxOpen, options.callRetention === undefined ? {} : { callRetention: options.callRetention });
 }

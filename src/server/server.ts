@@ -16,6 +16,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
+import { CALL_ROUTES } from './call-routes.js';
 import { REGISTRY_ROUTES } from './routes.js';
 import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
@@ -55,6 +56,8 @@ export interface Mount {
   readonly close?: () => Promise<void>;
   /** Sessions open now (the MCP endpoint), for GET /metrics. */
   readonly sessionCount?: () => number;
+  /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
+  readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
 
 /** One line per request (`log` option): never the token itself. */
@@ -234,6 +237,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const leases = new Leases({ maxStreams: options.maxStreams ?? defaults.maxStreams, maxSessions: options.maxSessions ?? defaults.maxSessions, tokens, hold });
   const metrics = new ServerMetrics(
     Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.sessionCount === undefined ? [] : [[name, mount.sessionCount]]))),
+    Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.auditStats === undefined ? [] : [[name, mount.auditStats]]))),
   );
   let inFlight = 0;
   let drainWaiters: (() => void)[] = [];
@@ -400,7 +404,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
-  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES, ...upstreamRoutes(options.upstreams)]) {
+  for (const route of [...services, metricsRoute(metrics), ...REGISTRY_ROUTES, ...CALL_ROUTES, ...upstreamRoutes(options.upstreams)]) {
     allRoutes.push({ route, prefixed: false });
     if (route.namespaced) allRoutes.push({ route, prefixed: true });
   }

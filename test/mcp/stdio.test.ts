@@ -8,6 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { HAS_SQLITE3, NEEDS_SQLITE3, SQLITE3 } from '../support/sqlite3-shell.js';
 import { TOOLS_MODULE, connectStdio, listAll, protocolErrorOf, textOf } from './helpers.js';
+
+/**
+ * The shell waits for the lock as an operator's should (`.timeout`): the mcp processes write
+ * their audit rows (issue 37) every 250 ms, and a shell without a busy timeout gives up at once.
+ */
+const WAIT_FOR_LOCK = ['-cmd', '.timeout 10000'];
 import type { Watched } from './helpers.js';
 
 useChildProcessTimeout();
@@ -94,7 +100,7 @@ describe('tool-registry mcp (stdio)', () => {
     const [adminBefore, readerBefore] = [admin.changes(), reader.changes()];
     const toggle = async (on: boolean) => {
       if (!HAS_SQLITE3) return expect((await runCliAsync([on ? 'enable' : 'disable', 'boom', '--db', db], { cwd: folder })).code).toBe(0);
-      expect(spawnSync(SQLITE3, [db, `UPDATE tool_registrations SET enabled = ${on ? 1 : 0} WHERE tool_name = 'boom';`], { encoding: 'utf8' }).status).toBe(0);
+      expect(spawnSync(SQLITE3, [...WAIT_FOR_LOCK, db, `UPDATE tool_registrations SET enabled = ${on ? 1 : 0} WHERE tool_name = 'boom';`], { encoding: 'utf8' }).status).toBe(0);
     };
     await toggle(false);
     await admin.changedAfter(adminBefore);
@@ -104,7 +110,7 @@ describe('tool-registry mcp (stdio)', () => {
 
     if (HAS_SQLITE3) {
       const [a, r] = [admin.changes(), reader.changes()];
-      const edit = spawnSync(SQLITE3, [db, "UPDATE tool_registrations SET enabled = 1 WHERE tool_name = 'echo';"], { encoding: 'utf8' });
+      const edit = spawnSync(SQLITE3, [...WAIT_FOR_LOCK, db, "UPDATE tool_registrations SET enabled = 1 WHERE tool_name = 'echo';"], { encoding: 'utf8' });
       expect(edit.stderr).toBe('');
       await Promise.all([admin.changedAfter(a), reader.changedAfter(r)]);
     } else {
