@@ -1,6 +1,7 @@
 // The operator console in a real browser: Debian's chromium driven by playwright-core, over
 // `tool-registry serve` on a real socket, with real tokens, and the command writing to the same
-// SQLite file meanwhile. One browser for the file; each user is a fresh context.
+// SQLite file meanwhile. One browser for the file; each user is a context of its own, whose
+// page serves that user's later tests (reset between them: see user()).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
