@@ -22,7 +22,7 @@ useChildProcessTimeout();
 interface PageElement { readonly id: string; readonly textContent: string | null; readonly scrollWidth: number }
 declare const window: { readonly innerWidth: number };
 declare const document: { readonly documentElement: PageElement; readonly activeElement: PageElement | null };
-declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void; clear(): void };
 declare const location: { hash: string };
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
