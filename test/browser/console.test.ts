@@ -1,12 +1,13 @@
 // The operator console in a real browser: Debian's chromium driven by playwright-core, over
 // `tool-registry serve` on a real socket, with real tokens, and the command writing to the same
-// SQLite file meanwhile. One browser for the file; each user is a fresh context.
+// SQLite file meanwhile. One browser for the file; each user is a context of its own, whose
+// page serves that user's later tests (reset between them: see user()).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, ConsoleMessage, Page } from 'playwright-core';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
@@ -22,7 +23,7 @@ useChildProcessTimeout();
 interface PageElement { readonly id: string; readonly textContent: string | null; readonly scrollWidth: number }
 declare const window: { readonly innerWidth: number };
 declare const document: { readonly documentElement: PageElement; readonly activeElement: PageElement | null };
-declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+declare const sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void; clear(): void };
 declare const location: { hash: string };
 
 const AXE = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
@@ -97,10 +98,14 @@ interface Deprecating {
 }
 const deprecations = 'deprecate' in InMemoryToolRegistry.prototype;
 
-/** Everything a page logs as an error, and every uncaught exception, with the URL it happened at. */
+/**
+ * Everything a page logs as an error, and every uncaught exception, with the URL it happened at.
+ * Not chromium's own request for /favicon.ico (401 or 404), which the console never makes (its
+ * icon is favicon.svg): it comes when a kept page is reset onto a file between tests.
+ */
 function watchErrors(page: Page, errors: string[]): void {
   page.on('console', (message: ConsoleMessage) => {
-    if (message.type() === 'error') errors.push(`${page.url()}: ${message.text()}`);
+    if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) errors.push(`${page.url()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => errors.push(`${page.url()}: uncaught ${error.message}`));
 }
@@ -179,12 +184,22 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
   let operatorToken: string;
   let readerToken: string;
   const errors = new Map<Page, string[]>();
-  const contexts: BrowserContext[] = [];
+  // A user's page is kept for the later tests of the same user (token and width): a new page
+  // costs chromium a renderer process, about 1.8-2.6 CPU-s here, a navigation about 0.5.
+  // Between tests it leaves the console (its live feed ends with it) and its session storage
+  // is emptied, so the next test starts as a new page would (docs/testing.md).
+  const idle = new Map<string, Page[]>();
+  const used: { key: string; width: (typeof WIDTHS)[number]; page: Page }[] = [];
 
-  /** A new browser context (a new user), with errors watched; `token` is put in its session storage as if signed in. */
+  /** A user's page (a browser context of its own), with errors watched; `token` is put in its session storage as if signed in. */
   async function user(token?: string, width: (typeof WIDTHS)[number] = WIDTHS[0]): Promise<Page> {
+    const key = `${token ?? ''} ${width.name}`;
+    const kept = idle.get(key)?.pop();
+    if (kept !== undefined) {
+      used.push({ key, width, page: kept });
+      return kept;
+    }
     const context = await browser.newContext({ viewport: { width: width.width, height: width.height } });
-    contexts.push(context);
     if (token !== undefined) {
       await context.addInitScript((value) => {
         if (sessionStorage.getItem('tool-registry.token') === null) sessionStorage.setItem('tool-registry.token', value);
@@ -193,7 +208,26 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     const page = await context.newPage();
     errors.set(page, []);
     watchErrors(page, errors.get(page) as string[]);
+    used.push({ key, width, page });
     return page;
+  }
+
+  /** Back to the state of a new page: off the console, session storage empty, no listener of the test, its own width; false if it cannot be. */
+  async function reset(page: Page, width: (typeof WIDTHS)[number]): Promise<boolean> {
+    try {
+      page.removeAllListeners('request');
+      if (page.url().startsWith('http')) {
+        await page.evaluate(() => sessionStorage.clear());
+        // A file of the same site (127.0.0.1, any port; the console's icon: no script, no token
+        // needed), so that chromium keeps the page's renderer.
+        await page.goto(`${new URL(page.url()).origin}/favicon.svg`);
+      }
+      await page.setViewportSize({ width: width.width, height: width.height });
+      (errors.get(page) as string[]).splice(0);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   function at(path: string, base = server?.url): string {
@@ -293,10 +327,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     ]);
   }, 60_000);
 
-  // A test's pages close with it: left open, each kept its live feed and re-rendered on every
-  // change the later tests made (docs/testing.md).
+  // A test's pages leave the console after it: left on it, each kept its live feed and
+  // re-rendered on every change the later tests made (docs/testing.md). A page that cannot be
+  // reset is closed with its context.
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close().catch(() => undefined);
+    for (const { key, width, page } of used.splice(0)) {
+      if (await reset(page, width)) idle.set(key, [...(idle.get(key) ?? []), page]);
+      else await page.context().close().catch(() => undefined);
+    }
   });
 
   afterAll(async () => {

@@ -3,18 +3,13 @@
 // is not (another connection or process wrote in between, a call of a batch rolled back, the
 // caller's own transaction, a COMMIT that fails) must leave reads equal to what SQLite holds.
 // Each test compares the cached registry with an uncached one on the same file.
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolRegistration, ToolRegistry, ToolSpecInput } from '../../src/index.js';
-import { poisonCommits, useTempFolder } from '../sqlite/helpers.js';
+import { inAnotherProcess, poisonCommits, useTempFolder } from '../sqlite/helpers.js';
 
-const WRITER = fileURLToPath(new URL('../fixtures/cache-writer.mjs', import.meta.url));
-const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 const temp = useTempFolder();
 const clock = () => new Date('2025-01-01T00:00:00.000Z');
 
@@ -42,12 +37,6 @@ function handle(file: string): Database.Database {
   db.pragma('busy_timeout = 5000');
   handles.push(db);
   return db;
-}
-
-/** Runs test/fixtures/cache-writer.mjs (cache off) in another process, to completion. */
-function inAnotherProcess(file: string, operations: unknown[]): unknown[] {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing`);
-  return JSON.parse(execFileSync(process.execPath, [WRITER, file, JSON.stringify(operations)], { encoding: 'utf8' })) as unknown[];
 }
 
 const names = (list: readonly ToolRegistration[]): string[] => list.map((registration) => registration.spec.tool_name);
@@ -127,12 +116,12 @@ describe.each([
     await registry.setEnabled('theirs_1', false);
     await expectRight(registry, file);
     await expectRight(other, file);
-    inAnotherProcess(file, [['register', spec('child_1')], ['setEnabled', 'mine_2', false], ['remove', 'a']]);
+    await inAnotherProcess(file, [['register', spec('child_1')], ['setEnabled', 'mine_2', false], ['remove', 'a']]);
     const [mine3] = await Promise.all([registry.register(spec('mine_3')), registry.register(spec('mine_4'))]);
     expect((await registry.get('mine_3'))?.spec).toEqual(mine3.spec);
     await expectRight(registry, file, ['a', 'child_1']);
     // Written right after another process (no read in between), then read.
-    inAnotherProcess(file, [['register', spec('child_2')]]);
+    await inAnotherProcess(file, [['register', spec('child_2')]]);
     await registry.register(spec('mine_5'));
     await other.register(spec('theirs_2'));
     await registry.remove('child_2');

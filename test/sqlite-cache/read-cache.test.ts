@@ -11,8 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf, openSqliteToolRegistry } from '../../src/index.js';
 import type { SqliteToolRegistry, ToolRegistration, ToolSpecInput } from '../../src/index.js';
 import { NEEDS_SQLITE3, HAS_SQLITE3, SQLITE3 } from '../support/sqlite3-shell.js';
+import { inAnotherProcess } from '../sqlite/helpers.js';
 
-const WRITER = fileURLToPath(new URL('../fixtures/cache-writer.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 
 function spec(name: string, version: string | null = '1.0.0', description = `the ${name} tool`): ToolSpecInput {
@@ -24,13 +24,6 @@ function spec(name: string, version: string | null = '1.0.0', description = `the
     output_schema: { type: 'object' },
     tags: ['test'],
   };
-}
-
-/** Runs test/fixtures/cache-writer.mjs in another process; returns once it has committed and exited. */
-function inAnotherProcess(file: string, operations: unknown[]): unknown[] {
-  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
-  const out = execFileSync(process.execPath, [WRITER, file, JSON.stringify(operations)], { encoding: 'utf8' });
-  return JSON.parse(out) as unknown[];
 }
 
 function names(registrations: readonly ToolRegistration[]): string[] {
@@ -83,7 +76,7 @@ describe.each([
     for (const name of ['a', 'b', 'c', 'd']) await registry.register(spec(name));
     await prime(registry, ['a', 'b', 'c', 'd', 'e']);
 
-    inAnotherProcess(file, [
+    await inAnotherProcess(file, [
       ['setEnabled', 'a', false],
       ['register', spec('b', '2.0.0')],
       ['remove', 'c'],
@@ -98,7 +91,7 @@ describe.each([
     expect(names(await registry.listAll({ includeDisabled: true }))).toEqual(['a', 'b', 'd', 'e']);
 
     // This time the first read after the commit is listAll.
-    inAnotherProcess(file, [
+    await inAnotherProcess(file, [
       ['setEnabled', 'a', true],
       ['remove', 'd'],
     ]);
@@ -106,7 +99,7 @@ describe.each([
     expect(await registry.has('d')).toBe(false);
 
     // And an import that replaces everything.
-    inAnotherProcess(file, [
+    await inAnotherProcess(file, [
       ['importSnapshot', { tools: [{ spec: spec('x'), enabled: false, created_at: '2025-01-01T00:00:00Z' }] }, 'replace'],
     ]);
     expect(await registry.get('a')).toBeUndefined();
@@ -191,7 +184,7 @@ describe('the read cache', () => {
     const single = await registry.get('tool_20');
     expect(await registry.get('tool_20')).toBe(single);
 
-    inAnotherProcess(file, [['setEnabled', 'tool_10', false]]);
+    await inAnotherProcess(file, [['setEnabled', 'tool_10', false]]);
     const after = await registry.listAll({ includeDisabled: true });
     expect(names(after)).toEqual(all);
     after.forEach((registration, i) => {

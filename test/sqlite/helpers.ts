@@ -16,6 +16,7 @@ import type { Worker, WorkerMessage } from '../support/workers.js';
 export type { Worker, WorkerMessage };
 
 const WORKER = fileURLToPath(new URL('../fixtures/sqlite-worker.mjs', import.meta.url));
+const CACHE_WRITER = fileURLToPath(new URL('../fixtures/cache-writer.mjs', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
 
 /** Names of the migrations this release ships, in order (tests compare against these, not literals). */
@@ -51,6 +52,19 @@ export function tempFolder(): { folder: string; file: (name: string) => string; 
 export function spawnWorker(job: Record<string, unknown>, nodeFlags: readonly string[] = []): Worker {
   if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
   return spawnScript(WORKER, job, nodeFlags);
+}
+
+/**
+ * Applies `operations` to `file` in another process (test/fixtures/cache-writer.mjs, cache off)
+ * and resolves with their results once it has committed and closed the file. The process is
+ * pooled (runPooled): a live one of an earlier call, so each call costs a commit, not a node
+ * start (about half a second of CPU each, twelve calls in the read-cache tests).
+ */
+export async function inAnotherProcess(file: string, operations: unknown[]): Promise<unknown[]> {
+  if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
+  const done = await runPooled(CACHE_WRITER, { file, operations }).next('done');
+  if (done.ok !== true) throw new Error(`the other process failed: ${JSON.stringify(done.error)}`);
+  return done.result as unknown[];
 }
 
 /**

@@ -162,7 +162,8 @@ describe('SQLite crash safety', () => {
       } else {
         let running = true;
         void worker.exited.then(() => (running = false));
-        while (running && walSize(file) < walBefore + moment.value) await new Promise((resolve) => setImmediate(resolve));
+        // A 1 ms poll, not a spin of setImmediate: the spin took a core from the child it watched.
+        while (running && walSize(file) < walBefore + moment.value) await new Promise((resolve) => setTimeout(resolve, 1));
       }
       worker.child.kill('SIGKILL');
       const { signal } = await worker.exited;

@@ -78,6 +78,9 @@ export async function startTestPostgres(options = {}) {
       authMethod: /** @type {'password'} */ ('trust'),
       persistent: false,
       createPostgresUser: isRoot,
+      // The data folder lives for one run: initdb without its fsync of every file (8 -> 4.4 s
+      // of wall time on this machine's disk, the same CPU), before any test can start.
+      initdbFlags: options.durable === true ? [] : ['--no-sync'],
       postgresFlags: [
         '-c', 'listen_addresses=127.0.0.1',
         // No socket file in /tmp: several runs at once must not collide on it.
