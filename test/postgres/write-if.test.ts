@@ -354,4 +354,31 @@ describe('PostgreSQL: group commit of the writes decided on the cache', () => {
       await registry.close();
     }
   });
+  it('the one statement finds the current rows by key, whatever the size of the registry: no scan of a table (migration 0008)', async () => {
+    // The plans of every statement run inside the function, as the server chose them (auto_explain).
+    const pool = database.pool();
+    const plans: string[] = [];
+    pool.on('connect', (client) => {
+      client.on('notice', (notice) => plans.push(notice.message ?? ''));
+      void client.query("LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = 'notice'");
+    });
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    try {
+      await registry.importSnapshot({ tools: Array.from({ length: 2000 }, (_, i) => ({ spec: spec(`tool_${i}`, '1.0.0') })) });
+      await registry.listAll();
+      plans.length = 0;
+      await registry.register(spec('tool_new', '1.0.0'));
+      await registry.register(spec('tool_7', '2.0.0'));
+      const inside = plans.filter((plan) => !plan.includes('tool_registry_write_if('));
+      expect(plans.filter((plan) => plan.includes('tool_registry_write_if(')).length).toBe(2);
+      expect(inside.length).toBeGreaterThan(0);
+      // Before 0007 the log's actions were found by hashing the JSON rows and scanning all of tool_registrations.
+      expect(inside.filter((plan) => /Seq Scan on (tool_registrations|tool_specs|tool_deprecations)\b/.test(plan))).toEqual([]);
+      expect((await registry.get('tool_7'))?.spec.version).toBe('2.0.0');
+      expect((await registry.changes({ since: 2000 })).events.map((event) => `${event.tool_name} ${event.action}`)).toEqual(['tool_new added', 'tool_7 updated']);
+    } finally {
+      await registry.close();
+    }
+  });
 });

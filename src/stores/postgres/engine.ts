@@ -4,6 +4,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { PostgresPool } from 'kysely';
 import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
@@ -17,7 +18,7 @@ import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigr
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
-import type { Db, RegistrationRow } from './tables.js';
+import type { Db, RegistrationRow, StatementRunner } from './tables.js';
 import { storageUnavailable } from './unavailable.js';
 import type { WriteOutcome } from './unavailable.js';
 
@@ -90,6 +91,8 @@ export class PostgresEngine<T> {
   readonly cache: PostgresReadCache<T> | undefined;
   readonly listener: ChangeListener | undefined;
   readonly #ownsPool: boolean;
+  /** The pool as Kysely uses it (guarded check-outs), also for the statements sent without Kysely. */
+  readonly #guardedPool: PostgresPool;
   readonly #onPoolError = (): void => {
     // An idle connection the server ended: the pool drops it and opens another when needed.
   };
@@ -121,7 +124,8 @@ export class PostgresEngine<T> {
     this.busyTimeoutMs = init.busyTimeoutMs;
     this.statementTimeoutMs = init.statementTimeoutMs;
     this.pool.on('error', this.#onPoolError);
-    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: kyselyPool(init.pool, () => this.#timeLeft()) }) }).withSchema(init.schema);
+    this.#guardedPool = kyselyPool(init.pool, () => this.#timeLeft());
+    this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: this.#guardedPool }) }).withSchema(init.schema);
     if (init.listenConfig !== undefined) {
       let cache: PostgresReadCache<T> | undefined;
       this.listener = new ChangeListener({
@@ -294,16 +298,22 @@ export class PostgresEngine<T> {
   /**
    * Runs `work`, a single statement that takes its own locks (lock waits bounded by the
    * milliseconds it is given), outside a transaction: it commits when it returns, one round
-   * trip. Waits, retries, STORAGE_BUSY, READ_ONLY and the cache as for `write`.
+   * trip. Waits, retries, STORAGE_BUSY, READ_ONLY and the cache as for `write`. The statement
+   * goes to the pool's client as it is, not through Kysely: on the hot path of every cached
+   * `register`, Kysely's connection provider, query compilation and result transformation
+   * cost more than the statement's own client work (docs/postgres.md, "Benchmarks").
    */
-  async writeInOneStatement<R>(operation: string, work: (db: Db, lockTimeoutMs: number) => Promise<R>): Promise<R> {
-    return this.#writing(operation, (lockTimeoutMs, progress) =>
-      this.db.connection().execute((connection) => {
+  async writeInOneStatement<R>(operation: string, work: (query: StatementRunner, lockTimeoutMs: number) => Promise<R>): Promise<R> {
+    return this.#writing(operation, async (lockTimeoutMs, progress) => {
+      const client = await this.#guardedPool.connect();
+      try {
         // The statement commits as it ends: once sent, a lost connection leaves the outcome unknown.
         progress.commitSent = true;
-        return work(connection, lockTimeoutMs());
-      }),
-    );
+        return await work(async (text, values) => (await client.query(text, values)).rows as Record<string, unknown>[], lockTimeoutMs());
+      } finally {
+        client.release();
+      }
+    });
   }
 
   /**

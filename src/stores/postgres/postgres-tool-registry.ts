@@ -508,8 +508,8 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     const first = batch[0] as CachedWrite;
     let head: Omit<Head, 'generation'> | undefined;
     try {
-      head = await this.#engine.writeInOneStatement(first.method, (db, lockTimeoutMs) =>
-        writeToolsIf(db, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), first.policy),
+      head = await this.#engine.writeInOneStatement(first.method, (query, lockTimeoutMs) =>
+        writeToolsIf(query, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), first.policy),
       );
     } catch (error) {
       for (const call of batch) call.reject(error);

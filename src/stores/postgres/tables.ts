@@ -4,12 +4,16 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { DeprecationColumns } from '../../core/stored-row.js';
+import { quoteIdentifier } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import type { PostgresSchema, ToolChangesTable } from './schema.js';
 import type { CallPrune, CallRecord, CallRecordInput, ParsedCallsQuery, UpstreamRow } from '../../core/upstreams.js';
 
 /** A Kysely handle (or a transaction) on the registry's schema (`withSchema`; raw SQL names the schema itself). */
 export type Db = Kysely<PostgresSchema>;
+
+/** Sends one statement with its parameters on the call's connection; resolves to its rows. */
+export type StatementRunner = (text: string, values: readonly unknown[]) => Promise<Record<string, unknown>[]>;
 
 /** What the rule needs to know about a current tool (no spec text). */
 export interface ToolRow extends DeprecationColumns {
@@ -273,13 +277,14 @@ export async function writeTools(trx: Db, schema: string, tools: readonly ToolWr
 }
 
 /**
- * The one-round-trip write (migration 0005's tool_registry_write_if): takes the locks of
- * `expected`'s names (lock waits bounded by `lockTimeoutMs`) and writes `tools` only if each
- * name's current row is still the one given (`undefined`: no registration). Sent outside a
- * transaction, it commits when it returns. `undefined` when a row differed and nothing was written.
+ * The one-round-trip write (migrations 0005 and 0007's tool_registry_write_if): takes the
+ * locks of `expected`'s names (lock waits bounded by `lockTimeoutMs`) and writes `tools` only
+ * if each name's current row is still the one given (`undefined`: no registration). Sent
+ * outside a transaction, it commits when it returns. `undefined` when a row differed and
+ * nothing was written. Sent by `query` as plain text (the engine's hot path, without Kysely).
  */
 export async function writeToolsIf(
-  db: Db,
+  query: StatementRunner,
   schema: string,
   lockTimeoutMs: number,
   expected: ReadonlyMap<string, RegistrationRow | undefined>,
@@ -294,8 +299,11 @@ export async function writeToolsIf(
     ),
   );
   const policyJson = JSON.stringify({ versionOrder: policy.versionOrder, compatibility: policy.compatibility });
-  const { rows } = await sql<{ written: boolean; revision: string | null; token: string | null }>`SELECT written, revision, token FROM ${sql.id(schema, 'tool_registry_write_if')}(${Math.max(1, Math.ceil(lockTimeoutMs))}::integer, ${expectedRows}::json, ${specRowsOf(tools)}::json, ${registrationRowsOf(tools)}::json, ${policyJson}::json)`.execute(db);
-  const outcome = rows[0];
+  const rows = await query(
+    `SELECT written, revision, token FROM ${quoteIdentifier(schema)}.tool_registry_write_if($1::integer, $2::json, $3::json, $4::json, $5::json)`,
+    [Math.max(1, Math.ceil(lockTimeoutMs)), expectedRows, specRowsOf(tools), registrationRowsOf(tools), policyJson],
+  );
+  const outcome = rows[0] as { written: boolean; revision: string | null; token: string | null } | undefined;
   if (outcome === undefined) throw new Error('tool_registry_write_if returned nothing');
   if (!outcome.written || outcome.revision === null || outcome.token === null) return undefined;
   return { revision: safeInteger(outcome.revision, 'head revision'), token: outcome.token };

@@ -558,6 +558,9 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
 
   protected async _changes(since: number, limit: number, follow?: FollowRead): Promise<ChangeLogPage> {
     this.#assertOpen('changes');
+    // The revision alone (limit 0: what LiveToolSet.latest() asks before every MCP tools/call)
+    // is one statement, which reads the newest and oldest revisions in one snapshot of its own.
+    if (follow === undefined && limit === 0) return this.#whileBusy('changes', () => this.#changesPage(since, 0, undefined));
     // One read transaction: the revision, the oldest event, the page and its marks agree.
     if (follow === undefined) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, undefined)));
     for (;;) {
