@@ -277,7 +277,7 @@ export async function writeTools(trx: Db, schema: string, tools: readonly ToolWr
 }
 
 /**
- * The one-round-trip write (migrations 0005 and 0007's tool_registry_write_if): takes the
+ * The one-round-trip write (migrations 0005 and 0008's tool_registry_write_if): takes the
  * locks of `expected`'s names (lock waits bounded by `lockTimeoutMs`) and writes `tools` only
  * if each name's current row is still the one given (`undefined`: no registration). Sent
  * outside a transaction, it commits when it returns. `undefined` when a row differed and
