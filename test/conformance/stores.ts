@@ -206,9 +206,9 @@ export function sqliteFileHarness(extra: Partial<SqliteToolRegistryOptions> = {}
 /**
  * Makes `filename` a fresh SQLite registry as a copy of one the store created and migrated
  * once in `folder` (the first call makes it): a new file's migrations cost ~15-20 ms of CPU and
- * ~50-100 ms of wall time (the syncs) per `open()`, the copy a third of that. The copy gets
- * its own change-log generation, the one value a fresh file draws at random (migration 0003),
- * so no two files share one. The store still migrates a new file here once per harness and
+ * ~50-100 ms of wall time (the syncs) per `open()`, a copy about half the CPU and a third of
+ * the wall time. The copy gets its own change-log generation, the one value a fresh file draws
+ * at random (migration 0003), so no two files share one. The store still migrates a new file here once per harness and
  * file, and test/sqlite/migrations.test.ts tests the migrations themselves.
  */
 function sqliteTemplateCopy(): (folder: string, filename: string) => Promise<void> {
