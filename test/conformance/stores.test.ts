@@ -1,10 +1,12 @@
-// The harness record itself: STORES narrowing, the file-backed harness helper, and the PostgreSQL harness's recycle.
+// The harness record itself: STORES narrowing, the file-backed harness helper, the SQLite file harness's template copies, and the PostgreSQL harness's recycle.
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
-import type { PostgresStatus, ToolRegistry } from '../../src/index.js';
-import { fileBackedHarness, postgresHarness, selectedStores, storeHarnesses } from './stores.js';
+import type { PostgresStatus, SqliteToolRegistry, ToolRegistry } from '../../src/index.js';
+import { LATEST } from '../sqlite/helpers.js';
+import { fileBackedHarness, postgresHarness, selectedStores, sqliteFileHarness, storeHarnesses } from './stores.js';
 
 describe('selectedStores', () => {
   it('runs every store when STORES is unset or empty', () => {
@@ -82,6 +84,37 @@ describe('postgresHarness', () => {
       expect(await third.has('anything').catch((error: unknown) => (error as { code?: string }).code)).toBe('REGISTRY_CLOSED');
     } finally {
       await harness.cleanup!();
+    }
+  });
+});
+
+describe('sqliteFileHarness', () => {
+  it('opens each registry on a copy of a migrated template that is as a fresh file: empty, migrated, its own change-log generation', async () => {
+    const harness = sqliteFileHarness();
+    try {
+      const one = (await harness.open()) as SqliteToolRegistry;
+      await one.register({ tool_name: 'in_one', input_schema: {}, output_schema: {} });
+      const two = (await harness.open()) as SqliteToolRegistry;
+      const files = [(await one.status()).filename, (await two.status()).filename];
+      expect(files[0]).not.toBe(files[1]);
+      expect(await two.listAll({ includeDisabled: true })).toEqual([]);
+      expect((await two.changes()).revision).toBe(0);
+      expect((await two.status()).schemaVersion).toBe(LATEST);
+      const generations = files.map((file) => {
+        const db = new Database(file, { readonly: true });
+        try {
+          return db.prepare('SELECT generation FROM tool_changes_generation').all();
+        } finally {
+          db.close();
+        }
+      });
+      expect(generations[0]).toHaveLength(1);
+      expect(generations[1]).toHaveLength(1);
+      expect(generations[0]).not.toEqual(generations[1]);
+      await one.close();
+      await two.close();
+    } finally {
+      await harness.cleanup?.();
     }
   });
 });
