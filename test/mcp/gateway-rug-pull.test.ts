@@ -116,7 +116,8 @@ describe('calls', () => {
     await until(() => existsSync(`${cancelFile}.started`), 'the call running at the upstream');
     controller.abort();
     await expect(call).rejects.toThrow();
-    await until(() => existsSync(cancelFile), 'the upstream hearing notifications/cancelled');
+    // writeFileSync creates the file before it writes: wait for the text, not the name.
+    await until(() => existsSync(cancelFile) && readFileSync(cancelFile, 'utf8') !== '', 'the upstream hearing notifications/cancelled');
     expect(readFileSync(cancelFile, 'utf8')).toBe('cancelled');
   });
 
