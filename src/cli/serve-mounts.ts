@@ -1,6 +1,7 @@
 // The extra handlers `tool-registry serve` mounts beside the routes: the MCP endpoint at /mcp
 // and /v1/namespaces/{ns}/mcp, with the tools of --tools MODULE and (unless --no-upstreams)
 // each namespace's approved upstream tools.
+import type { McpMount } from '../mcp/index.js';
 import type { Mount, UpstreamGovernance } from '../server/index.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
@@ -28,11 +29,16 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
 
 /**
  * The gateway behind the server's `/v1/upstreams` routes, loaded on their first use (the MCP SDK
- * is not needed to serve the rest); `${VAR}` in upstream headers and env come from `env`.
+ * is not needed to serve the rest); `${VAR}` in upstream headers and env come from `env`. With
+ * the MCP mount serving upstreams, a namespace whose gateway has listed an upstream (for the
+ * row as it is now) answers from that listing, so the pending view is what is served; else the
+ * routes connect and list.
  */
-export function serveGovernance(env: NodeJS.ProcessEnv): UpstreamGovernance {
+export function serveGovernance(env: NodeJS.ProcessEnv, mounts: Readonly<Record<string, Mount>> = {}): UpstreamGovernance {
+  const mcp = mounts.mcp as Partial<McpMount> | undefined;
+  const live = typeof mcp?.upstreamDefinitions === 'function' ? mcp.upstreamDefinitions.bind(mcp) : undefined;
   let loaded: Promise<UpstreamGovernance> | undefined;
-  const gateway = (): Promise<UpstreamGovernance> => (loaded ??= import('../mcp/index.js').then((mcp) => mcp.upstreamGovernance({ env })));
+  const gateway = (): Promise<UpstreamGovernance> => (loaded ??= import('../mcp/index.js').then((mod) => mod.upstreamGovernance({ env, ...(live === undefined ? {} : { definitions: live }) })));
   return {
     states: async (registry, upstream, options) => (await gateway()).states(registry, upstream, options),
     approve: async (registry, upstream, options) => (await gateway()).approve(registry, upstream, options),

@@ -103,7 +103,7 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
       ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
       ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
       mounts,
-      upstreams: serveGovernance(io.env),
+      upstreams: serveGovernance(io.env, mounts),
       version: packageVersion(),
       log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),
     });

@@ -8,7 +8,7 @@ export { createMcpHttpHandler, DEFAULT_SESSION_IDLE_MS } from './http-handler.js
 export type { McpHttpHandler, McpHttpHandlerOptions, McpRequestContext } from './http-handler.js';
 export { loadToolsModule, ToolsModuleError } from './tools-module.js';
 export { mcpMount } from './mount.js';
-export type { McpMountOptions } from './mount.js';
+export type { McpMount, McpMountOptions } from './mount.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STARTUP_WAIT_MS, DEFAULT_SYNC_INTERVAL_MS, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS, gatewayToolSet, UPSTREAM_POLL_MS } from './gateway/gateway.js';
 export type { GatewayOptions, GatewayToolSet, UpstreamStatus } from './gateway/gateway.js';
 export { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './gateway/upstream-link.js';

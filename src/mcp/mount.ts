@@ -1,11 +1,12 @@
 // The MCP endpoint as a mount of the HTTP server (`serve --tools MODULE`): one live tool set
 // and one Streamable HTTP handler per namespace, sessions opened with the request's token.
 import { liveToolSet } from '../index.js';
-import type { LiveToolSet, ToolRegistry, ToolSet } from '../index.js';
+import type { LiveToolSet, ToolRegistry, ToolSet, Upstream } from '../index.js';
 // The server's mount contract, types only: tool-registry/mcp loads no server code (src/server/index.ts).
 import type { Mount, MountContext } from '../server/index.js';
 import { gatewayToolSet } from './gateway/gateway.js';
-import type { GatewayOptions } from './gateway/gateway.js';
+import type { GatewayOptions, GatewayToolSet } from './gateway/gateway.js';
+import type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
 import { createCallRecorder } from './call-recorder.js';
 import type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';
 import { createMcpHttpHandler } from './http-handler.js';
@@ -32,6 +33,16 @@ export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOri
   readonly audit?: false | CallRecorderOptions;
 }
 
+/** The MCP mount, and what its gateways list now (for `upstreamGovernance`'s `definitions`). */
+export interface McpMount extends Mount {
+  /**
+   * What the gateway serving `registry` (a namespace whose endpoint started) lists now for
+   * `upstream`: undefined when there is none, it is not connected or has not listed, or it
+   * has not read the row's current version yet; then the caller connects and lists itself.
+   */
+  upstreamDefinitions(registry: ToolRegistry, upstream: Upstream): Promise<readonly UpstreamToolDefinition[] | undefined>;
+}
+
 interface Endpoint {
   readonly registry: ToolRegistry;
   readonly live: LiveToolSet;
@@ -48,13 +59,15 @@ interface Endpoint {
  * it (its id: not another token of the same name). A session counts against the server's
  * `maxSessions`, and ends when its token is revoked or changed, or with the server.
  */
-export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
+export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMount {
   const { onError, upstreams = {}, audit = {}, ...rest } = options;
   // Whatever a caller passes (a plain object may carry more than the type): the server decides
   // the edges, and each namespace's endpoint its own records.
   const { allowedOrigins: _origins, maxBodyBytes: _limit, onCall: _onCall, namespace: _namespace, tokenName: _tokenName, ...given } = rest as McpHttpHandlerOptions;
   const handlerOptions: McpHttpHandlerOptions = { ...given, maxBodyBytes: Number.POSITIVE_INFINITY };
   const endpoints = new Map<string, Promise<Endpoint>>();
+  /** The endpoints that started, by their registry (a namespace opened again is another registry). */
+  const started = new WeakMap<ToolRegistry, Endpoint>();
   let closed = false;
 
   /** Handlers made so far, for their session counts (a namespace's endpoint once it started). */
@@ -76,6 +89,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
     void endpoint.then(
       (done) => {
         handlers.delete(done.handler);
+        if (started.get(done.registry) === done) started.delete(done.registry);
         return done.handler.close().then(() => Promise.all([done.live.close(), closeRecorder(done.recorder)]));
       },
       () => {},
@@ -100,7 +114,9 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
       if (recorder !== undefined) recorders.add(recorder);
       const handler = createMcpHttpHandler(live, { ...handlerOptions, namespace, ...(recorder === undefined ? {} : { onCall: recorder.record }) });
       handlers.add(handler);
-      return { registry, live, handler, recorder };
+      const endpoint = { registry, live, handler, recorder };
+      started.set(registry, endpoint);
+      return endpoint;
     })();
     endpoints.set(namespace, made);
     // A failed start (the registry could not be read) is tried again by the next request.
@@ -110,6 +126,12 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): Mount {
 
   return {
     scope: 'read',
+    upstreamDefinitions: async (registry, upstream) => {
+      const live = started.get(registry)?.live as Partial<GatewayToolSet> | undefined;
+      if (closed || typeof live?.upstreams !== 'function' || live.closed === true) return undefined;
+      const status = live.upstreams().find((each) => each.name === upstream.name);
+      return status?.connected === true && status.listedFor === upstream.updated_at ? status.listed : undefined;
+    },
     sessionCount: () => [...handlers].reduce((sum, handler) => sum + handler.sessionCount, 0),
     auditStats: (): CallRecorderStats => {
       const sum = { ...retired, buffered: 0 };

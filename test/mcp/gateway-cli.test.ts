@@ -1,20 +1,24 @@
 // The gateway in the commands (issue 37): `tool-registry serve` without --tools (its mounts,
 // serveMounts, in a server of this process listening on a real socket) and `tool-registry
-// mcp` without --tools (a process) serve a SQLite registry's approved upstream tools (an
-// upstream of our own, test/support/rug-pull-server.mjs, over stdio); each stops its upstream
-// children when it stops (no orphans).
+// mcp` without --tools (the command's run() in this process, over piped stdin and stdout: the
+// bin's own process behaviour is in test/mcp/stdio.test.ts) serve a SQLite registry's approved
+// upstream tools (an upstream of our own, test/support/rug-pull-server.mjs, over stdio); each
+// stops its upstream children when it stops (no orphans).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+// Newline-delimited JSON-RPC over two streams: the same framing on the client's side.
+import { StdioServerTransport as StreamsTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveMounts } from '../../src/cli/serve-mounts.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 import { createToolRegistryServer, listen } from '../../src/server/index.js';
-import { CLI, ROOT, childEnv, errorCode, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { run } from '../../src/cli/program.js';
+import { ROOT, childEnv, errorCode, runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
@@ -66,11 +70,16 @@ describe('the commands serve upstream tools', () => {
   });
 
   it('mcp (no --tools): the stdio session lists and calls it; closing the session ends the upstream child', async () => {
+    const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
+    stderr.resume();
+    const ended = run(['mcp', '--db', db, '--sync-interval', '10m'], { stdin, stdout, stderr, env: childEnv() });
     const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--db', db, '--sync-interval', '10m'], cwd: dir, env: childEnv() as Record<string, string>, stderr: 'ignore' }));
+    await client.connect(new StreamsTransport(stdout, stdin));
     await listAndCall(client);
     expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
     await client.close();
+    stdin.end(); // the session's end, as a client closing the pipe
+    expect(await ended).toBe(0);
     await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with mcp');
   });
 });

@@ -2,7 +2,8 @@
 // server-everything over stdio and over Streamable HTTP, and server-memory over stdio,
 // proxied by one gatewayToolSet beside a local tool; an SDK client of the official SDK lists
 // and calls through it and gets their content (an image included), progress, logs and
-// sampling requests, under its session's policy and each upstream's stored permissions.
+// sampling requests, under its session's policy and each upstream's stored permissions; every
+// proxied call leaves an audit row (the sessions record through createCallRecorder).
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,11 +14,11 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool, InMemoryToolRegistry, publishTools } from '../../src/index.js';
+import { defineTool, fingerprintOf, InMemoryToolRegistry, publishTools } from '../../src/index.js';
 import type { ToolPolicy } from '../../src/index.js';
 import { callOutcomeOf } from '../../src/mcp/call-outcome.js';
-import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
-import type { GatewayToolSet } from '../../src/mcp/index.js';
+import { createCallRecorder, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import type { CallRecorder, GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
 import { approveListed, freePort } from '../support/upstreams.js';
@@ -31,6 +32,7 @@ const local = defineTool({ name: 'local_add', input_schema: { type: 'object', pr
 
 let registry: InMemoryToolRegistry;
 let gateway: GatewayToolSet;
+let recorder: CallRecorder;
 let httpChild: ChildProcess | undefined;
 let httpUrl: string;
 const sessions: Client[] = [];
@@ -38,7 +40,7 @@ const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
 
 /** A session of the SDK's client over the gateway (in process, as `serve` and `mcp` make them), answering sampling. */
 async function session(policy?: ToolPolicy, model = 'test-model'): Promise<{ client: Client; logs: LoggingMessageNotification['params'][] }> {
-  const server = createMcpServer(gateway, policy === undefined ? {} : { policy });
+  const server = createMcpServer(gateway, { ...(policy === undefined ? {} : { policy }), onCall: (record) => recorder.record(record) });
   const client = new Client({ name: 'test', version: '1' }, { capabilities: { sampling: {}, elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, (request) => ({ action: 'accept', content: { name: `answered: ${request.params.message.slice(0, 11)}` } }));
   const logs: LoggingMessageNotification['params'][] = [];
@@ -66,6 +68,7 @@ beforeAll(async () => {
     httpChild?.once('exit', (code) => reject(new Error(`server-everything (HTTP) exited with ${code}`)));
   });
   registry = new InMemoryToolRegistry();
+  recorder = createCallRecorder(registry);
   await publishTools(registry, [local]);
   await registry.putUpstream({ name: 'everything', transport: { type: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'], env: {}, cwd: null } });
   await registry.putUpstream({ name: 'memory', transport: { type: 'stdio', command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, cwd: null }, permissions: ['DB_WRITE'] });
@@ -79,6 +82,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(sessions.map((client) => client.close()));
+  await recorder?.close();
   await gateway?.close();
   await stopChild(httpChild);
   rmSync(dir, { recursive: true, force: true });
@@ -111,6 +115,15 @@ describe('one endpoint: local and upstream tools', () => {
     expect((direct as { data: string }).data).toMatch(/^iVBOR/);
     const structured = (await client.callTool({ name: 'everything_get-structured-content', arguments: { location: 'New York' } })) as CallToolResult;
     expect(structured.structuredContent).toMatchObject({ temperature: expect.any(Number), conditions: expect.any(String) });
+    // The audit row of the proxied echo: the upstream's name, the approved version and its fingerprint, ok.
+    await recorder.flush();
+    const registered = await registry.get('everything_echo');
+    const rows = await registry.listCalls({ tool: 'everything_echo' });
+    expect(rows.map(({ tool, upstream, version, fingerprint, outcome }) => ({ tool, upstream, version, fingerprint, outcome }))).toEqual([
+      { tool: 'everything_echo', upstream: 'everything', version: registered!.spec.version, fingerprint: fingerprintOf(registered!.spec), outcome: 'ok' },
+    ]);
+    expect(registered!.spec.version).toMatch(/^1\.0\.0\+/);
+    expect(JSON.stringify(rows)).not.toContain('hello');
   });
 
   it('relays the upstream progress to the calling session under its own progress token', async () => {
@@ -196,6 +209,9 @@ describe('one endpoint: local and upstream tools', () => {
     // The audit log's outcome: the result the handler made is marked with the code.
     const invoked = await gateway.current().invoke('web.echo', { message: 'anyone?' });
     expect(invoked.success && callOutcomeOf(invoked.data)).toBe('UPSTREAM_UNAVAILABLE');
+    await recorder.flush();
+    const rows = await registry.listCalls({ tool: 'web.echo' });
+    expect(rows.filter((row) => row.outcome === 'UPSTREAM_UNAVAILABLE').map(({ upstream, version }) => ({ upstream, version }))).toEqual([{ upstream: 'web', version: (await registry.get('web.echo'))!.spec.version }]);
     expect(await client.callTool({ name: 'everything_echo', arguments: { message: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'Echo: still here' }] });
   });
 });

@@ -46,6 +46,8 @@ export interface UpstreamStatus {
   readonly connected: boolean;
   /** The definitions it listed last (undefined: never listed in this process). */
   readonly listed: readonly UpstreamToolDefinition[] | undefined;
+  /** The `updated_at` of the row its last listing was made under (undefined: never listed). A row changed since is listed again at the next poll. */
+  readonly listedFor: string | undefined;
   /** Its tools served now (before any session's policy). */
   readonly served: readonly string[];
   readonly error: string | undefined;
@@ -166,6 +168,7 @@ class Gateway implements GatewayToolSet {
       name: link.upstream.name,
       connected: link.connected,
       listed: link.definitions,
+      listedFor: link.listedFor,
       served: this.#served.filter((tool) => tool.spec.tags.includes(upstreamTag(link.upstream.name))).map((tool) => tool.name),
       error: link.lastError,
     }));

@@ -1,6 +1,7 @@
 // The gateway's governance for the HTTP server (`createToolRegistryServer({ upstreams })`):
 // the server's upstream routes call it to list an upstream's tools and to approve or reject.
-// It connects and lists per request (the pending view is live); the upstream list's counts
+// It connects and lists per request (the pending view is live) unless `definitions` answers
+// (`serve` passes its MCP mount's: the serving gateway's listing); the upstream list's counts
 // may come from a listing a few seconds old, so a console page does not start a child process
 // per upstream on every load.
 import type { ToolRegistry, Upstream } from '../../index.js';

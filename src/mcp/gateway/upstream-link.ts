@@ -68,6 +68,7 @@ export class UpstreamLink {
   #connecting: Promise<void> | undefined;
   #definitions: readonly UpstreamToolDefinition[] | undefined;
   #listedKey = '';
+  #listedFor: string | undefined;
   #listing: Promise<void> | undefined;
   #listAgain = false;
   #retryMs = RECONNECT_FIRST_MS;
@@ -96,6 +97,11 @@ export class UpstreamLink {
   /** The definitions listed last (kept while the upstream is down); undefined before the first listing. */
   get definitions(): readonly UpstreamToolDefinition[] | undefined {
     return this.#definitions;
+  }
+
+  /** The `updated_at` of the row the last listing was made under; undefined before the first listing. */
+  get listedFor(): string | undefined {
+    return this.#listedFor;
   }
 
   get connected(): boolean {
@@ -262,6 +268,7 @@ export class UpstreamLink {
       return;
     }
     const listed: UpstreamToolDefinition[] = [];
+    const row = this.#upstream.updated_at;
     try {
       let cursor: string | undefined;
       do {
@@ -277,6 +284,7 @@ export class UpstreamLink {
     }
     if (this.#connection !== connection || this.#closed) return;
     this.#lastError = undefined;
+    this.#listedFor = row;
     const key = canonicalJson(listed as never);
     if (key === this.#listedKey && this.#definitions !== undefined) return;
     this.#listedKey = key;
