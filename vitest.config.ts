@@ -1,6 +1,3 @@
-import { relative } from 'node:path';
-import { BaseSequencer } from 'vitest/node';
-import type { TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -21,38 +18,6 @@ const ISOLATED = [
  * test makes a TLS connection, so the run's processes start without it; the one step that
  * may reach the npm registry, the packed-package test's `npm install`, gets it back.
  */
-/**
- * Small files that run long: each only calls a suite of another file (the conformance suite
- * on every store) or starts processes. On a fresh clone vitest has no durations yet and starts
- * the largest files first, so these started last: a whole run ended with the three
- * conformance files (30-61 s each) started 250-273 s in, three then one worker busy for the
- * last 30 s (docs/testing.md, ninth round). They go first; the rest keep vitest's order.
- */
-const LONG_SMALL_FILES = [
-  'test/conformance/conformance.test.ts',
-  'test/conformance/conformance-postgres-nocache.test.ts',
-  'test/conformance/conformance-postgres.test.ts',
-  'test/cli/demo.test.ts',
-  'test/postgres/change-feed.test.ts',
-];
-
-class LongSmallFilesFirst extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const rank = (spec: TestSpecification): number => {
-      const index = LONG_SMALL_FILES.indexOf(relative(process.cwd(), spec.moduleId).split('\\').join('/'));
-      return index < 0 ? LONG_SMALL_FILES.length : index;
-    };
-    // Within each project (vitest runs them one after the other), listed files first; the
-    // others keep vitest's order.
-    const projects = [...new Set(sorted.map((spec) => spec.project.name))];
-    const position = new Map(sorted.map((spec, index) => [spec, index]));
-    return [...sorted].sort(
-      (a, b) => projects.indexOf(a.project.name) - projects.indexOf(b.project.name) || rank(a) - rank(b) || (position.get(a) as number) - (position.get(b) as number),
-    );
-  }
-}
-
 if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
   process.env.TOOL_REGISTRY_TEST_EXTRA_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS;
   delete process.env.NODE_EXTRA_CA_CERTS;
@@ -69,7 +34,6 @@ export default defineConfig({
     maxWorkers: 5,
     // it.concurrent tests of one file (the doc examples): a few processes at once, not one per example.
     maxConcurrency: 3,
-    sequence: { sequencer: LongSmallFilesFirst },
     // A test's timeout only catches a hang, so it is generous: on a loaded CI machine a test
     // runs 2-5 times slower than on a quiet one (a 6.7 s test took over 30 s), and a tight
     // bound made slowness a failure. A test that promises a bound asserts it itself.
