@@ -39,6 +39,9 @@ export const TARGETS = [
   { id: 'server-reads', workload: 'HTTP `GET /v1/tools/{name}`, 64 keep-alive clients, time per request at full throughput', ours: 'server.reads.ours', base: 'server.reads.bare', baseline: 'bare node:http handler answering the same cached JSON', max: 2 },
   { id: 'mcp-list', workload: 'MCP `tools/list` of 1,000 tools over stdio (every page)', ours: 'mcp.list.ours', base: 'mcp.list.base', baseline: "the MCP SDK's own McpServer serving the same tools", max: 1.2 },
   { id: 'mcp-call', workload: 'MCP `tools/call` of a trivial handler over stdio', ours: 'mcp.call.ours', base: 'mcp.call.base', baseline: "the MCP SDK's own McpServer serving the same tools", max: 1.2 },
+  // Issue 37: the gateway against the SDK's client calling the same upstream (server-everything over stdio) directly.
+  { id: 'gateway-call', workload: "MCP `tools/call` through the gateway (server-everything's echo)", ours: 'gateway.call.proxied', base: 'gateway.call.direct', baseline: "the SDK's Client calling the upstream directly", max: 1.3 },
+  { id: 'gateway-list', workload: 'MCP `tools/list` through the gateway (server-everything)', ours: 'gateway.list.proxied', base: 'gateway.list.direct', baseline: "the SDK's Client calling the upstream directly", max: 1.2 },
 ];
 
 /** Further ratios without a target, reported for context. */
@@ -74,7 +77,7 @@ export const CONTEXT = [
 ];
 
 function formatTime(us) {
-  if (us === undefined) return 'n/a';
+  if (us === undefined || us === null) return 'n/a';
   if (us >= 1_000_000) return `${(us / 1_000_000).toFixed(2)} s`;
   if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
   if (us >= 10) return `${us.toFixed(1)} us`;
