@@ -29,6 +29,8 @@ const folder = mkdtempSync(join(tmpdir(), 'upstream-api-'));
 let demoTools: readonly object[] = [];
 const setTools = (tools: readonly object[]) => (demoTools = tools);
 let demoUpstream: HttpUpstream;
+/** How many times the demo upstream answered tools/list. */
+let demoListings = 0;
 const echo = { name: 'echo', description: 'Echoes the text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
 
 let server: Running;
@@ -49,7 +51,10 @@ beforeAll(async () => {
   const source = memoryNamespaces();
   registry = (await source.open('default')) as ToolRegistry;
   await registry.putUpstream({ name: 'memory', transport: { type: 'stdio', command: [process.execPath, join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')], env: { MEMORY_FILE_PATH: join(folder, 'memory.jsonl') }, cwd: null }, approve: 'none' });
-  demoUpstream = await startHttpUpstream(() => demoTools);
+  demoUpstream = await startHttpUpstream(() => {
+    demoListings += 1;
+    return demoTools;
+  });
   await registry.putUpstream({ name: 'demo', transport: { type: 'http', url: demoUpstream.url, headers: {} } });
   // Unreachable, with a secret reference the server's environment has: the row shows the reference, never the value.
   await registry.putUpstream({ name: 'down', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${GW_API_SECRET}' } } });
@@ -75,6 +80,14 @@ afterAll(async () => {
 });
 
 describe('/v1/upstreams', () => {
+  it('a burst of pending requests lists the upstream once: a listing under way answers every request that comes meanwhile', async () => {
+    const before = demoListings;
+    const answers = await Promise.all(Array.from({ length: 6 }, () => server.call('GET', '/v1/upstreams/demo/pending', { token: secrets.admin })));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+    // One listing per connection opened: six before (one child per request for a stdio upstream).
+    expect(demoListings - before).toBeLessThanOrEqual(2);
+  });
+
   it('lists the rows as stored (secrets stay ${VAR}), with live counts, or the error of one that cannot be listed; admin scope', async () => {
     const list = await server.call('GET', '/v1/upstreams', { token: secrets.admin });
     expect(list.status).toBe(200);

@@ -27,7 +27,7 @@ export function upstreamGovernance(options: UpstreamGovernanceOptions = {}): Ups
   const ttl = options.listTtlMs ?? 10_000;
   const connect: ConnectUpstreamOptions = { ...(options.env === undefined ? {} : { env: options.env }), timeoutMs: options.timeoutMs ?? 30_000 };
   // Per registry (a namespace), per upstream: the listing of one row version, and when it was made.
-  const cache = new WeakMap<ToolRegistry, Map<string, { readonly updatedAt: string; readonly at: number; readonly definitions: Promise<readonly UpstreamToolDefinition[]> }>>();
+  const cache = new WeakMap<ToolRegistry, Map<string, { readonly updatedAt: string; readonly at: number; readonly definitions: Promise<readonly UpstreamToolDefinition[]>; settled: boolean }>>();
 
   const definitions = async (registry: ToolRegistry, upstream: Upstream, fresh: boolean): Promise<readonly UpstreamToolDefinition[]> => {
     const live = await options.definitions?.(registry, upstream);
@@ -35,13 +35,25 @@ export function upstreamGovernance(options: UpstreamGovernanceOptions = {}): Ups
     const byName = cache.get(registry) ?? new Map();
     cache.set(registry, byName);
     const cached = byName.get(upstream.name);
-    if (!fresh && cached !== undefined && cached.updatedAt === upstream.updated_at && Date.now() - cached.at < ttl) return cached.definitions;
+    if (cached !== undefined && cached.updatedAt === upstream.updated_at) {
+      // A listing still under way answers every request that comes meanwhile, fresh or not: a
+      // burst of requests opens one connection (a stdio upstream: one child), not one each.
+      if (!cached.settled) return cached.definitions;
+      if (!fresh && Date.now() - cached.at < ttl) return cached.definitions;
+    }
     const listing = fetchUpstreamDefinitions(upstream, connect);
-    byName.set(upstream.name, { updatedAt: upstream.updated_at, at: Date.now(), definitions: listing });
-    // A failed listing is not kept: the next request tries again.
-    listing.catch(() => {
-      if (byName.get(upstream.name)?.definitions === listing) byName.delete(upstream.name);
-    });
+    const entry = { updatedAt: upstream.updated_at, at: Date.now(), definitions: listing, settled: false };
+    byName.set(upstream.name, entry);
+    listing.then(
+      () => {
+        entry.settled = true;
+      },
+      () => {
+        entry.settled = true;
+        // A failed listing is not kept: the next request tries again.
+        if (byName.get(upstream.name) === entry) byName.delete(upstream.name);
+      },
+    );
     return listing;
   };
 
