@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { checkToolPermission, createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
-import { createCallRecorder, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
+import { createCallRecorder, DEFAULT_MAX_MESSAGE_BYTES, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
 import { openReadOnly, openReadWrite } from './database.js';
 import type { CliRegistry } from './database.js';
@@ -103,6 +103,11 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
       process.once('SIGTERM', stop);
       try {
         await session.closed;
+        // The session went on past an over-long line, but the client lost that message: the exit status says so.
+        const skipped = session.skippedMessages;
+        if (skipped > 0) {
+          throw new CliError('IO_ERROR', `${skipped} message${skipped === 1 ? ' was' : 's were'} over --max-message-bytes (${options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES} bytes) on standard input, skipped with an error reply`);
+        }
       } finally {
         process.removeListener('SIGINT', stop);
         process.removeListener('SIGTERM', stop);

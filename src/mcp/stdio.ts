@@ -28,6 +28,8 @@ export interface McpStdioOptions extends McpServerOptions {
 export interface McpStdioSession {
   /** Settles when the session ends: the client closed standard input, or `close()`. */
   readonly closed: Promise<void>;
+  /** How many lines were over `maxMessageBytes` and skipped (each answered with an error). */
+  readonly skippedMessages: number;
   close(): Promise<void>;
 }
 
@@ -80,6 +82,8 @@ class StdioLines implements Transport {
   #size = 0;
   #skipping = false;
   #closed = false;
+  /** Over-long lines skipped so far. */
+  skipped = 0;
   /** The id of the `initialize` request, and the revision its answer agreed. */
   #initializeId: Id | undefined;
   #revision: string | undefined;
@@ -117,7 +121,14 @@ class StdioLines implements Transport {
   };
 
   readonly #onEnd = (): void => {
-    void this.close();
+    // A last line without its newline (truncated JSON, garbage) is a line too: answered, not dropped.
+    if (!this.#skipping && this.#size > 0) {
+      this.#line(Buffer.concat(this.#parts));
+      // A request in it gets the turn it needs to be answered before the session closes.
+      setImmediate(() => void this.close());
+    } else {
+      void this.close();
+    }
   };
 
   async start(): Promise<void> {
@@ -162,6 +173,7 @@ class StdioLines implements Transport {
   }
 
   #tooLong(): void {
+    this.skipped++;
     this.#skipping = true;
     this.#parts = [];
     this.#size = 0;
@@ -241,7 +253,8 @@ class StdioLines implements Transport {
  * line is answered as JSON-RPC 2.0 says: not JSON is -32700 (id null), not a message is
  * -32600; a batch is answered in a session of MCP 2025-03-26 and refused (-32600) in later
  * revisions, which removed batches; a line over `maxMessageBytes` is skipped with a -32600
- * reply and `onWarning`. The session ends when `stdin` ends or on `close()`: the calls still
+ * reply and `onWarning` (counted in `skippedMessages`). A last line without its newline is
+ * read as a line. The session ends when `stdin` ends or on `close()`: the calls still
  * running are aborted (their handler's signal).
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */
@@ -264,5 +277,11 @@ export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions 
     ended();
   };
   await server.connect(transport);
-  return { closed, close: () => server.close() };
+  return {
+    closed,
+    get skippedMessages() {
+      return transport.skipped;
+    },
+    close: () => server.close(),
+  };
 }
