@@ -349,6 +349,9 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     async handle(request: Request, context: McpRequestContext = {}): Promise<Response> {
       if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
       if (context.originChecked !== true && !isOriginAllowed(request, origins)) return rpcError(403, -32000, `Forbidden: Origin ${JSON.stringify(request.headers.get('origin'))} is not allowed`);
+      // The endpoint takes no query parameter: one is refused whatever its name, as the server's routes refuse unknown ones.
+      const query = new URL(request.url).searchParams.keys().next();
+      if (query.done !== true) return rpcError(400, -32000, `Bad Request: unknown query parameter ${JSON.stringify(query.value)} (the MCP endpoint takes none)`);
       const id = request.headers.get('mcp-session-id');
       let body: unknown;
       if (request.method === 'POST') {

@@ -252,6 +252,11 @@ describe('bad input refused, never altered', () => {
         const reply = await open.call('GET', `${path}?${name}=1`);
         expect([path, name, reply.status, codeOf(reply)]).toEqual([path, name, 400, 'BAD_REQUEST']);
       }
+      // The MCP endpoint takes none: a session is not opened through one.
+      for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
+        const reply = await open.call('POST', `${path}?${name}=1`, { body: initialize, headers: { accept: mcpHeaders.accept } });
+        expect([path, name, reply.status, reply.headers.get('mcp-session-id')]).toEqual([path, name, 400, null]);
+      }
     }
   });
 
