@@ -2,10 +2,10 @@
 // loopback server with `Host: evil.example:PORT`. A server without tokens answers only the
 // names it serves (as the MCP SDK's hostHeaderValidation): every route, the mounts and the
 // console, before anything else runs.
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { HttpProblem } from './problems.js';
 
-/** The names a loopback server serves, always allowed when the check is on. */
+/** The names a loopback server serves, with its port, always allowed when the check is on. */
 export const LOOPBACK_HOSTS: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
 /** An entry of `allowedHosts`: a name (any port) or `name:port`, compared as a URL's host (lowercase, `[v6]`). */
@@ -24,20 +24,29 @@ export function parseHostEntry(entry: string): { readonly hostname: string; read
   return { hostname: url.hostname, port: port === null ? null : String(Number(port)) };
 }
 
+/** A loopback name's port: the one the request came in on (a server knows no other of its own). */
+const OWN_PORT = 'own';
+
 /** Whether a request URL's host (`name[:port]`, the port its scheme's default when absent) is one of `allowed`. */
-export function hostAllowed(url: URL, allowed: readonly { hostname: string; port: string | null }[]): boolean {
+export function hostAllowed(url: URL, allowed: readonly { hostname: string; port: string | null }[], localPort?: number): boolean {
   const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
-  return allowed.some((entry) => entry.hostname === url.hostname && (entry.port === null || entry.port === port));
+  return allowed.some(
+    (entry) => entry.hostname === url.hostname && (entry.port === null || entry.port === port || (entry.port === OWN_PORT && (localPort === undefined || String(localPort) === port))),
+  );
 }
 
-/** 403 HOST_NOT_ALLOWED for a request whose Host is not in `allowed` (the loopback names plus the given ones). */
-export function hostCheck(allowed: readonly string[]): MiddlewareHandler {
-  const entries = [...LOOPBACK_HOSTS, ...allowed].map(parseHostEntry);
+/**
+ * 403 HOST_NOT_ALLOWED for a request whose Host is not in `allowed`: the loopback names with
+ * the port the request came in on (`localPortOf`; any port for a request built in process),
+ * plus the given ones.
+ */
+export function hostCheck(allowed: readonly string[], localPortOf: (c: Context) => number | undefined): MiddlewareHandler {
+  const entries = [...LOOPBACK_HOSTS.map((name) => ({ hostname: parseHostEntry(name).hostname, port: OWN_PORT })), ...allowed.map(parseHostEntry)];
   return async (c, next) => {
     // The URL's host is the Host header (node:http) or the URL a caller built (in process).
     const url = new URL(c.req.url);
     const host = url.host;
-    if (!hostAllowed(url, entries)) {
+    if (!hostAllowed(url, entries, localPortOf(c))) {
       throw new HttpProblem('HOST_NOT_ALLOWED', `this server does not answer for the host ${JSON.stringify(host)} (DNS rebinding); serve --allowed-hosts or the allowedHosts option adds names`, {
         context: { host },
       });

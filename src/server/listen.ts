@@ -57,8 +57,8 @@ function refuseDotSegment(res: ServerResponse, rawUrl: string): void {
 export async function listen(server: ToolRegistryServer, options: ListenOptions = {}): Promise<ListeningServer> {
   const host = options.host ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
-  // The socket's remote address: GET /metrics needs no token from loopback.
-  const handle = getRequestListener((request, env) => server.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress }));
+  // The socket's remote address (GET /metrics needs no token from loopback) and local port (a loopback Host carries it).
+  const handle = getRequestListener((request, env) => server.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress, localPort: env.incoming.socket.localPort }));
   const http = createServer(
     {
       headersTimeout: options.headersTimeoutMs ?? 10_000,

@@ -99,9 +99,10 @@ export interface ToolRegistryServerOptions {
    */
   readonly cors?: string;
   /**
-   * Host names the server answers besides `localhost`, `127.0.0.1` and `[::1]` (`name` for
-   * any port, `name:port`); any other `Host` is 403 HOST_NOT_ALLOWED (DNS rebinding). The
-   * check is on for a server without tokens, and for one with tokens when this is given.
+   * Host names the server answers besides `localhost`, `127.0.0.1` and `[::1]` with the port
+   * the request came in on (`name` for any port, `name:port`); any other `Host` is 403
+   * HOST_NOT_ALLOWED (DNS rebinding). The check is on for a server without tokens, and for
+   * one with tokens when this is given.
    */
   readonly allowedHosts?: readonly string[];
   /** Heartbeat of event streams. Default 15 s. */
@@ -139,10 +140,10 @@ export interface ToolRegistryServerOptions {
 export interface ToolRegistryServer {
   /**
    * Answers one request; never rejects (a failure is a problem response). `connection`: where
-   * it came from (`listen()` passes the socket's remote address; GET /metrics needs no token
-   * from a loopback address).
+   * it came from (`listen()` passes the socket's remote address, GET /metrics needs no token
+   * from a loopback address; and the local port, which a loopback `Host` must carry).
    */
-  readonly fetch: (request: Request, connection?: { readonly remoteAddress?: string }) => Promise<Response>;
+  readonly fetch: (request: Request, connection?: { readonly remoteAddress?: string; readonly localPort?: number }) => Promise<Response>;
   /** The OpenAPI 3.1 document (generated from the zod contracts). */
   openapi(): Record<string, unknown>;
   /** Requests being answered now (event streams not counted once their headers are out). */
@@ -166,6 +167,8 @@ interface RequestFacts {
   namespace: string | null;
   token: string | null;
   remoteAddress: string | undefined;
+  /** The port the request came in on (a socket's), when known. */
+  localPort: number | undefined;
   errorId?: string;
   error?: string;
 }
@@ -319,6 +322,11 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return raw;
   };
 
+  const hasBody = (request: Request): boolean => {
+    const length = request.headers.get('content-length');
+    return request.body !== null && ((length !== null && length.trim() !== '0') || request.headers.has('transfer-encoding'));
+  };
+
   /** The body as the command reads its input (bodyLimit has bounded it): JSON, UTF-8, numbers exact. */
   const parseBody = async (request: Request, kind: 'spec' | 'snapshot'): Promise<unknown> => {
     const type = mediaType(request.headers.get('content-type'));
@@ -338,7 +346,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return mountNames.includes((segments[1] === 'v1' && segments[2] === 'namespaces' ? segments[4] : segments[1]) ?? '');
   };
   // The edges, before any route, mount or console page: each one small middleware.
-  if (tokens === undefined || allowedHosts.length > 0) app.use('*', hostCheck(allowedHosts));
+  if (tokens === undefined || allowedHosts.length > 0) app.use('*', hostCheck(allowedHosts, (c) => (c.env as Env['Bindings']).facts.localPort));
   app.use('*', originCheck({ cors: options.cors, tokens: tokens !== undefined, isMount }));
   app.use('*', jsonOnly());
   app.use(
@@ -367,6 +375,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const url = new URL(c.req.url);
     const query = parseQuery(route, url);
     const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
+    // A route that reads no body still checks one that came (`{}` is fine): every body is JSON as the command reads it.
+    if (route.body === undefined && hasBody(c.req.raw)) await parseBody(c.req.raw, 'spec');
     let signal: AbortSignal | undefined;
     const request = c.req.raw;
     const context: RouteContext = {
@@ -515,10 +525,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     }
   };
 
-  const fetch = async (request: Request, connection?: { readonly remoteAddress?: string }): Promise<Response> => {
+  const fetch = async (request: Request, connection?: { readonly remoteAddress?: string; readonly localPort?: number }): Promise<Response> => {
     const started = performance.now();
     const requestId = requestIdOf(request);
-    const facts: RequestFacts = { route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress };
+    const facts: RequestFacts = { route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress, localPort: connection?.localPort };
     let response: Response;
     if (shutdownController.signal.aborted) {
       response = problemResponse('SHUTTING_DOWN', 'the server is shutting down; retry on another instance or after it restarts', { headers: { connection: 'close' } });

@@ -107,8 +107,15 @@ describe('who may talk to the server', () => {
       expect(reply.headers['content-type']).toBe('application/problem+json');
     }
     expect(((await open.call('GET', '/v1/changes?limit=0')).body as { revision: number }).revision).toBe(before.revision);
-    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'LOCALHOST', `registry.internal:${port}`]) {
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`, `registry.internal:${port}`, 'registry.internal']) {
       expect([host, (await raw(open.url, 'GET', '/v1/snapshot', { host })).status]).toEqual([host, 200]);
+    }
+    // The loopback names with its port only (a Host without one means port 80); a trailing dot or a look-alike is another name.
+    for (const host of ['localhost', `localhost:${Number(port) + 1}`, `127.0.0.1:${Number(port) + 1}`, '[::1]', `localhost.:${port}`, `localhost.evil.example:${port}`, `xn--lcalhost-9za:${port}`]) {
+      for (const [method, path] of [['GET', '/'], ['HEAD', '/v1/tools'], ['POST', '/mcp']] as const) {
+        const reply = await raw(open.url, method, path, { host, ...mcpHeaders }, method === 'POST' ? JSON.stringify(initialize) : undefined);
+        expect([host, method, path, reply.status]).toEqual([host, method, path, 403]);
+      }
     }
     // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
     expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
@@ -221,6 +228,10 @@ describe('bad input refused, never altered', () => {
     expect((bytes.body as { detail: string }).detail).toMatch(/UTF-8/);
     const deprecation = await open.call('POST', '/v1/tools/payments/deprecate', { raw: '{"message":"old","sunset":"2030-01-01T00:00:00Z","n":9007199254740993}', headers: json });
     expect([deprecation.status, (deprecation.body as { context: { path: string } }).context.path]).toEqual([400, 'n']);
+    // A route that reads no body checks one that comes all the same; nothing is disabled.
+    const disable = await open.call('POST', '/v1/tools/payments/disable', { raw: '{"n":18446744073709551616}', headers: json });
+    expect([disable.status, (disable.body as { context: { path: string } }).context.path]).toEqual([400, 'n']);
+    expect((await open.call('DELETE', '/v1/tools/payments', { raw: Buffer.from([0x22, 0xff, 0x22]), headers: json })).status).toBe(400);
     expect(((await open.call('GET', '/v1/changes?limit=0')).body as { revision: number }).revision).toBe(before);
     // An MCP argument too: refused as a parse error, the tool not called with a rounded number.
     const session = await open.call('POST', '/mcp', { body: initialize, headers: { accept: mcpHeaders.accept } });
@@ -277,8 +288,8 @@ describe('bad input refused, never altered', () => {
       };
       // A head that never ends, and a body that never comes: each cut with 408 (a bound the issue asks for, not a speed test).
       const [head, body] = await Promise.all([
-        slow('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n'),
-        slow('PUT /v1/tools/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'),
+        slow(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`),
+        slow(`PUT /v1/tools/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`),
       ]);
       expect(head.answer).toMatch(/^HTTP\/1\.1 408/);
       expect(body.answer).toMatch(/^HTTP\/1\.1 408/);
