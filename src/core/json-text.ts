@@ -112,6 +112,71 @@ export function inexactNumberIssues(text: string): RegistryIssue[] {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The offset of the first byte that does not begin a well-formed UTF-8 sequence (RFC 3629), or -1. */
+export function invalidUtf8Offset(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const lead = bytes[i] as number;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    // The continuation bytes a lead byte needs, and the range its first one must be in (no overlongs, no surrogates, nothing past U+10FFFF).
+    const [count, low, high] =
+      lead >= 0xc2 && lead <= 0xdf ? [1, 0x80, 0xbf]
+      : lead === 0xe0 ? [2, 0xa0, 0xbf]
+      : lead === 0xed ? [2, 0x80, 0x9f]
+      : lead >= 0xe1 && lead <= 0xef ? [2, 0x80, 0xbf]
+      : lead === 0xf0 ? [3, 0x90, 0xbf]
+      : lead === 0xf4 ? [3, 0x80, 0x8f]
+      : lead >= 0xf1 && lead <= 0xf3 ? [3, 0x80, 0xbf]
+      : [0, 0, 0];
+    if (count === 0) return i;
+    for (let k = 1; k <= count; k++) {
+      const next = bytes[i + k];
+      if (next === undefined || next < (k === 1 ? low : 0x80) || next > (k === 1 ? high : 0xbf)) return i;
+    }
+    i += count + 1;
+  }
+  return -1;
+}
+
+/** The path of the value being written at the end of `text`, the start of a JSON text (a key being written: its object's). */
+function pathAtEnd(text: string): (string | number)[] {
+  const frames: { key: string | number; inObject: boolean; expectKey: boolean }[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const char = text[i] as string;
+    if (char === '{' || char === '[') frames.push({ key: 0, inObject: char === '{', expectKey: char === '{' });
+    else if (char === '}' || char === ']') frames.pop();
+    else if (char === ',') {
+      const top = frames.at(-1);
+      if (top !== undefined) {
+        if (top.inObject) top.expectKey = true;
+        else top.key = (top.key as number) + 1;
+      }
+    } else if (char === ':') {
+      const top = frames.at(-1);
+      if (top !== undefined) top.expectKey = false;
+    } else if (char === '"') {
+      let end = i + 1;
+      while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const top = frames.at(-1);
+      if (end >= text.length) return frames.map((frame) => frame.key).slice(0, top?.expectKey === true ? -1 : undefined);
+      if (top?.expectKey === true) {
+        try {
+          top.key = JSON.parse(text.slice(i, end + 1)) as string;
+        } catch {
+          top.key = text.slice(i + 1, end);
+        }
+      }
+      i = end;
+    }
+    i++;
+  }
+  return frames.map((frame) => frame.key);
+}
+
 /** What `parseJsonBytes` is reading, for its messages and its error. */
 export interface JsonBytesOptions {
   /** The input in messages: `standard input`, a file name, `the body`. */
@@ -137,7 +202,11 @@ export function parseJsonBytes(bytes: Uint8Array, options: JsonBytesOptions): un
   try {
     decoded = UTF8.decode(bytes);
   } catch {
-    refuse(`${name} is not UTF-8 text (JSON must be); save it as UTF-8`);
+    const offset = invalidUtf8Offset(bytes);
+    if (offset < 0) refuse(`${name} is not UTF-8 text (JSON must be); save it as UTF-8`);
+    const path = formatPath(pathAtEnd(UTF8.decode(bytes.subarray(0, Math.max(offset, 0)))));
+    const byte = `0x${(bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, '0')}`;
+    refuse(`${name} is not UTF-8 text (JSON must be): byte ${byte} at offset ${offset}${path === '' ? '' : `, in ${path}`}; save it as UTF-8`, [], { ...(path === '' ? {} : { path }), offset });
   }
   // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON.parse does not.
   const text = decoded.replace(/^\uFEFF/, '');

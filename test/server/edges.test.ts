@@ -225,7 +225,11 @@ describe('bad input refused, never altered', () => {
     const latin1 = Buffer.concat([Buffer.from('{"tool_name":"big","description":"caf'), Buffer.from([0xe9]), Buffer.from('","input_schema":{},"output_schema":{}}')]);
     const bytes = await open.call('PUT', '/v1/tools/big', { raw: latin1, headers: json });
     expect([bytes.status, codeOf(bytes)]).toEqual([400, 'VALIDATION_FAILED']);
-    expect((bytes.body as { detail: string }).detail).toMatch(/UTF-8/);
+    // The place: the byte's offset and the value it is in.
+    expect([(bytes.body as { detail: string }).detail, (bytes.body as { context: unknown }).context]).toEqual([
+      'the body is not UTF-8 text (JSON must be): byte 0xE9 at offset 37, in description; save it as UTF-8',
+      { path: 'description', offset: 37, issues: [] },
+    ]);
     const deprecation = await open.call('POST', '/v1/tools/payments/deprecate', { raw: '{"message":"old","sunset":"2030-01-01T00:00:00Z","n":9007199254740993}', headers: json });
     expect([deprecation.status, (deprecation.body as { context: { path: string } }).context.path]).toEqual([400, 'n']);
     // A route that reads no body checks one that comes all the same; nothing is disabled.
@@ -243,6 +247,13 @@ describe('bad input refused, never altered', () => {
     });
     expect(call.status).toBe(400);
     expect(((await call.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('params.arguments.n') });
+    const latinCall = await fetch(`${open.url}/mcp`, {
+      method: 'POST',
+      headers: { ...mcpHeaders, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' },
+      body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"count","arguments":{"s":"caf'), Buffer.from([0xe9]), Buffer.from('"}}}')]),
+    });
+    expect(latinCall.status).toBe(400);
+    expect(((await latinCall.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('in params.arguments.s') });
   });
 
   it('Last-Event-ID or since newer than the log (a restored backup): 410 CHANGES_EXPIRED before any stream, so an EventSource stops', async () => {
