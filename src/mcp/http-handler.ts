@@ -6,6 +6,7 @@ import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
+import { invalidMessage } from './json-rpc.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -67,8 +68,8 @@ interface Session {
   idleTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
-function rpcError(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
     status,
     headers: { 'content-type': 'application/json' },
   });
@@ -358,6 +359,9 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         const read = await readBody(request, maxBodyBytes);
         if (read instanceof Response) return read;
         body = read.body;
+        // JSON that is not a JSON-RPC message (an object id, "jsonrpc": "1.0") is -32600 saying why, as over stdio (the SDK said -32700).
+        const wrong = messagesOf(body).map(invalidMessage).find((refusal) => refusal !== undefined);
+        if (wrong !== undefined) return rpcError(400, -32600, `Invalid Request: ${wrong.reason}`, wrong.id);
       }
       if (id !== null) {
         const session = sessions.get(id);

@@ -7,6 +7,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveToolSet } from '../index.js';
+import { errorReply, isId, isObject, whyInvalid } from './json-rpc.js';
+import type { Id } from './json-rpc.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -35,32 +37,6 @@ export interface McpStdioSession {
 
 /** The revisions of MCP that have JSON-RPC batches: 2025-03-26 added them, 2025-06-18 removed them. */
 const BATCH_REVISIONS = new Set(['2025-03-26']);
-type Id = string | number;
-
-function isId(value: unknown): value is Id {
-  return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function errorReply(id: Id | null, code: number, message: string): object {
-  return { jsonrpc: '2.0', id, error: { code, message } };
-}
-
-/** What is wrong with a JSON value that is not a JSON-RPC 2.0 message, in a few words. */
-function whyInvalid(value: unknown): string {
-  if (!isObject(value)) return `a message must be a JSON object, got ${value === null ? 'null' : typeof value}`;
-  if (value.jsonrpc !== '2.0') return `"jsonrpc" must be "2.0", got ${JSON.stringify(value.jsonrpc) ?? 'nothing'}`;
-  if ('id' in value && !isId(value.id)) return `"id" must be a string or an integer, got ${JSON.stringify(value.id)}`;
-  if (!('method' in value)) return 'a request needs a "method"';
-  if (typeof value.method !== 'string') return `"method" must be a string, got ${JSON.stringify(value.method)}`;
-  if ('params' in value && !isObject(value.params)) return '"params" must be an object';
-  const extra = Object.keys(value).filter((key) => !['jsonrpc', 'id', 'method', 'params'].includes(key));
-  return extra.length > 0 ? `unknown members ${extra.map((key) => JSON.stringify(key)).join(', ')}` : 'not a JSON-RPC 2.0 request or notification';
-}
-
 /** A batch being answered (MCP 2025-03-26): the ids still owed a response, and the responses so far. */
 interface Batch {
   readonly pending: Set<Id>;

@@ -254,6 +254,14 @@ describe('bad input refused, never altered', () => {
     });
     expect(latinCall.status).toBe(400);
     expect(((await latinCall.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('in params.arguments.s') });
+    // JSON that is no JSON-RPC message: -32600 saying why (the SDK answered -32700 "Invalid JSON-RPC message").
+    for (const [text, id, message] of [
+      ['{"jsonrpc":"1.0","id":5,"method":"ping"}', 5, 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"'],
+      ['{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}', null, 'Invalid Request: "id" must be a string or an integer, got {"a":1}'],
+    ] as const) {
+      const reply = await fetch(`${open.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, 'mcp-session-id': session.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' }, body: text });
+      expect([reply.status, await reply.json()]).toEqual([400, { jsonrpc: '2.0', id, error: { code: -32600, message } }]);
+    }
   });
 
   it('Last-Event-ID or since newer than the log (a restored backup): 410 CHANGES_EXPIRED before any stream, so an EventSource stops', async () => {
