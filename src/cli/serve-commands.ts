@@ -51,7 +51,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--port <port>', 'the port (0: a free one)', whole, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
     .option('--cors <origin>', 'answer browsers from this origin (* for any)')
-    .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] (comma-separated, name or name:port); others are 403', hostList)
+    .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
     .option('--max-body <bytes>', 'largest request body (default 1048576)', whole)
     .option('--drain-timeout <ms>', 'how long a stop lets in-flight requests finish (default 10000)', whole)

@@ -193,8 +193,10 @@ describe('who may talk to the server', () => {
 
   it('--max-body applies to /mcp (413 past it), and a body under it is read whole', async () => {
     const big = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { ...initialize.params, padding: 'x'.repeat(LIMIT) } };
-    const over = await open.call('POST', '/mcp', { body: big, headers: { accept: mcpHeaders.accept } });
-    expect([over.status, codeOf(over)]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
+      const over = await open.call('POST', path, { body: big, headers: { accept: mcpHeaders.accept } });
+      expect([path, over.status, codeOf(over)]).toEqual([path, 413, 'PAYLOAD_TOO_LARGE']);
+    }
     // Chunked (no Content-Length): counted as it comes.
     const chunked = await fetch(`${open.url}/mcp`, {
       method: 'POST',
