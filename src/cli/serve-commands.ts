@@ -23,6 +23,21 @@ function hostList(value: string): string[] {
   return hosts;
 }
 
+/** `*`, or an origin as a browser sends it (`https://console.example`): a trailing slash and case are forgiven, anything else refused. */
+function corsOrigin(value: string): string {
+  if (value === '*') return value;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new InvalidArgumentError(`expected * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
+  }
+  return url.origin;
+}
+
 function positive(value: string): number {
   const n = whole(value);
   if (n < 1) throw new InvalidArgumentError(`expected a whole number >= 1, got ${JSON.stringify(value)}`);
@@ -50,7 +65,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', whole, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
-    .option('--cors <origin>', 'answer browsers from this origin (* for any)')
+    .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
     .option('--max-body <bytes>', 'largest request body (default 1048576)', whole)

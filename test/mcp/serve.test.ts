@@ -63,7 +63,8 @@ beforeAll(async () => {
   for (const [name, scopes, policy] of made) {
     secrets[name] = (await createToken(tokensFile, { name, scopes: [...scopes], ...(policy === undefined ? {} : { policy }) })).secret;
   }
-  server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--tokens', tokensFile, '--port', '0', '--no-console', '--tools', TOOLS_MODULE, '--call-timeout-ms', '300', '--page-size', '4', '--cors', 'https://allowed.example', '--allowed-hosts', 'registry.test'], {
+  // --cors as an operator may write it (a trailing slash, capitals): the origin a browser sends matches.
+  server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--tokens', tokensFile, '--port', '0', '--no-console', '--tools', TOOLS_MODULE, '--call-timeout-ms', '300', '--page-size', '4', '--cors', 'https://Allowed.Example/', '--allowed-hosts', 'registry.test'], {
     cwd: folder,
     env: childEnv(),
     // Its request log goes to stderr: kept out of the test output.

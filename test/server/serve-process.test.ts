@@ -97,6 +97,11 @@ describe('the command line', () => {
     const badHost = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--allowed-hosts', 'registry.test,http://x/y']);
     expect(badHost.code).toBe(2);
     expect(badHost.stderr).toMatch(/^error USAGE: --allowed-hosts: .*http:\/\/x\/y/);
+    // --cors is an origin as a browser sends it: one that can never match (a path, no scheme) is a usage error, not a silent 403.
+    for (const cors of ['console.example', 'https://console.example/app', 'ftp://console.example']) {
+      const badCors = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--cors', cors]);
+      expect([cors, badCors.code, badCors.stderr]).toEqual([cors, 2, expect.stringMatching(/--cors.*expected \* or an origin/)]);
+    }
   });
 });
 
