@@ -98,14 +98,19 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
         ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
-      const stop = (): void => void session.close();
+      let signalled = false;
+      const stop = (): void => {
+        signalled = true;
+        void session.close();
+      };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
       try {
         await session.closed;
-        // The session went on past an over-long line, but the client lost that message: the exit status says so.
+        // The session went on past an over-long line, but the client lost that message: when its input
+        // ends, the exit status says so (a signal is the operator's stop: exit 0 as ever).
         const skipped = session.skippedMessages;
-        if (skipped > 0) {
+        if (skipped > 0 && !signalled) {
           throw new CliError('IO_ERROR', `${skipped} message${skipped === 1 ? ' was' : 's were'} over --max-message-bytes (${options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES} bytes) on standard input, skipped with an error reply`);
         }
       } finally {

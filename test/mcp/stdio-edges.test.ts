@@ -106,13 +106,14 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     raw2025.send(call(4, 'stubborn'));
     await until(() => raw.stderr().includes('stubborn: started') && raw2025.stderr().includes('stubborn: started'), 'both stubborn calls running', { timeoutMs: 60_000 });
     raw.child.kill('SIGTERM');
-    // The last line, truncated and without its newline, is answered before the session ends.
+    // An over-long line, then the last line, truncated and without its newline: both answered before the session ends.
+    raw2025.child.stdin?.write(`${'x'.repeat(4_200_000)}\n`);
     raw2025.child.stdin?.end('{"jsonrpc":"2.0","id":5,"method":"ping"');
     const [signalled, closed] = await Promise.all([raw.exited, raw2025.exited]);
-    expect(raw2025.lines().at(-1)).toMatchObject({ id: null, error: { code: -32700 } });
-    // raw skipped the 11 MB line (the session went on): its exit status says a message was lost.
-    expect([signalled, closed]).toEqual([1, 0]);
-    expect(raw.stderr()).toMatch(/^error IO_ERROR: 1 message was over --max-message-bytes \(4194304 bytes\) on standard input/m);
+    expect(raw2025.lines().slice(-2)).toMatchObject([{ id: null, error: { code: -32600 } }, { id: null, error: { code: -32700 } }]);
+    // The input ended after a message was lost (skipped): exit 1 saying so. A signal is a stop: exit 0 (raw skipped the 11 MB line too).
+    expect([signalled, closed]).toEqual([0, 1]);
+    expect(raw2025.stderr()).toMatch(/^error IO_ERROR: 1 message was over --max-message-bytes \(4194304 bytes\) on standard input/m);
     // The handlers would have written "finished" after 15 s, before an exit that waited for them.
     for (const child of [raw, raw2025]) {
       expect(child.stderr()).toContain('stubborn: aborted');
