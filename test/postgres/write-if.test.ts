@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
-import type { PostgresToolRegistry } from '../../src/index.js';
+import type { ChangeEvent, PostgresToolRegistry } from '../../src/index.js';
 import { useFileDatabase } from './helpers.js';
 
 const database = useFileDatabase();
@@ -354,6 +354,40 @@ describe('PostgreSQL: group commit of the writes decided on the cache', () => {
       expect((await registry.listAll()).map((registration) => registration.spec.tool_name)).toEqual(names);
     } finally {
       await registry.close();
+    }
+  });
+
+  it('four instances registering 16 new tools each at once, twice: a watch on a fifth sees every event once, in revision order; every cache ends equal to the database', async () => {
+    const schema = database.schema();
+    const writers = await Promise.all([0, 1, 2, 3].map(() => open(database.pool(), schema)));
+    const watching = await open(database.pool(), schema);
+    const stop = new AbortController();
+    const seen: ChangeEvent[] = [];
+    const total = 2 * 64;
+    const watched = (async () => {
+      for await (const event of watching.watch({ since: 0, signal: stop.signal })) {
+        seen.push(event);
+        if (seen.length === total) return;
+      }
+    })();
+    try {
+      for (let burst = 0; burst < 2; burst++) {
+        // Each writer's cache is behind the others' commits of the burst before: it writes without catching up.
+        await Promise.all(
+          Array.from({ length: 64 }, (_, i) => (writers[i % 4] as PostgresToolRegistry).register(spec(`b${burst}_${String(i).padStart(2, '0')}`, '1.0.0'))),
+        );
+      }
+      await watched;
+      expect(seen.map((event) => event.revision)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      expect(seen.every((event) => event.action === 'added')).toBe(true);
+      const names = seen.map((event) => event.tool_name);
+      expect(new Set(names).size).toBe(total);
+      const truth = (await watching.listAll()).map((registration) => registration.spec.tool_name);
+      expect([...names].sort()).toEqual(truth);
+      for (const writer of writers) expect((await writer.listAll()).map((registration) => registration.spec.tool_name)).toEqual(truth);
+    } finally {
+      stop.abort();
+      await Promise.all([...writers, watching].map((registry) => registry.close()));
     }
   });
 
