@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
-import type { PostgresToolRegistry } from '../../src/index.js';
+import type { ChangeEvent, PostgresToolRegistry } from '../../src/index.js';
 import { useFileDatabase } from './helpers.js';
 
 const database = useFileDatabase();
@@ -181,6 +181,49 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     }
   });
 
+  it("a cache told of another instance's commit writes without catching up first: one statement for a new tool; a tool it has not read yet is decided under the locks", async () => {
+    const { pool, statements } = countingPool();
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    const other = await open(database.pool(), schema);
+    // Our own LISTEN: once it hears the other instance's commit, the registry's listener has
+    // (in practice) heard it too, and its cache knows it is behind.
+    const listen = new pg.Client({ connectionString: database.url() });
+    await listen.connect();
+    try {
+      await listen.query(`LISTEN "tool_registry_changes_${schema}"`);
+      const heard = new Promise((resolve) => listen.once('notification', resolve));
+      await other.register(spec('theirs', '1.0.0'));
+      await heard;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+
+      statements.length = 0;
+      await registry.register(spec('mine', '1.0.0'));
+      // Before: a read transaction (the catch-up) came first.
+      expect(statements.filter((text) => !/^(LISTEN|SELECT 1)/.test(text))).toHaveLength(1);
+      expect(writeIfCalls(statements)).toBe(1);
+
+      // The cache has not read 'theirs' yet: the same version with another spec is decided
+      // "added" on memory, the statement writes nothing, and under the locks it is a conflict.
+      statements.length = 0;
+      await expect(registry.register(spec('theirs', '1.0.0', 'Another description.'))).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+      expect([writeIfCalls(statements), lockedWrites(statements)]).toEqual([1, 1]);
+      // Its own spec again is no change, answered the same way.
+      expect((await registry.register(spec('theirs', '1.0.0'))).spec.description).toBe('Tool theirs 1.0.0.');
+
+      // Reads catch up first, as before: both tools, and one event each.
+      expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['mine', 'theirs']);
+      expect((await registry.changes()).events.map(({ tool_name, action }) => [tool_name, action])).toEqual([
+        ['theirs', 'added'],
+        ['mine', 'added'],
+      ]);
+    } finally {
+      await listen.end();
+      await other.close();
+      await registry.close();
+    }
+  });
+
   it('registerMany of new tools is one statement, and all or nothing when one of them is behind the cache', async () => {
     const { pool, statements } = countingPool();
     const schema = database.schema();
@@ -311,6 +354,40 @@ describe('PostgreSQL: group commit of the writes decided on the cache', () => {
       expect((await registry.listAll()).map((registration) => registration.spec.tool_name)).toEqual(names);
     } finally {
       await registry.close();
+    }
+  });
+
+  it('four instances registering 16 new tools each at once, twice: a watch on a fifth sees every event once, in revision order; every cache ends equal to the database', async () => {
+    const schema = database.schema();
+    const writers = await Promise.all([0, 1, 2, 3].map(() => open(database.pool(), schema)));
+    const watching = await open(database.pool(), schema);
+    const stop = new AbortController();
+    const seen: ChangeEvent[] = [];
+    const total = 2 * 64;
+    const watched = (async () => {
+      for await (const event of watching.watch({ since: 0, signal: stop.signal })) {
+        seen.push(event);
+        if (seen.length === total) return;
+      }
+    })();
+    try {
+      for (let burst = 0; burst < 2; burst++) {
+        // Each writer's cache is behind the others' commits of the burst before: it writes without catching up.
+        await Promise.all(
+          Array.from({ length: 64 }, (_, i) => (writers[i % 4] as PostgresToolRegistry).register(spec(`b${burst}_${String(i).padStart(2, '0')}`, '1.0.0'))),
+        );
+      }
+      await watched;
+      expect(seen.map((event) => event.revision)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+      expect(seen.every((event) => event.action === 'added')).toBe(true);
+      const names = seen.map((event) => event.tool_name);
+      expect(new Set(names).size).toBe(total);
+      const truth = (await watching.listAll()).map((registration) => registration.spec.tool_name);
+      expect([...names].sort()).toEqual(truth);
+      for (const writer of writers) expect((await writer.listAll()).map((registration) => registration.spec.tool_name)).toEqual(truth);
+    } finally {
+      stop.abort();
+      await Promise.all([...writers, watching].map((registry) => registry.close()));
     }
   });
 

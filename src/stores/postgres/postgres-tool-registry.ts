@@ -123,6 +123,9 @@ type PutChange = Extract<StoreChange, { kind: 'put' }>;
 /** The methods whose writes may go as one statement (`#writeFromCache`): those that put tools, or switch them, by name. */
 const ONE_STATEMENT_METHODS: ReadonlySet<string> = new Set(['register', 'registerMany', 'setEnabled']);
 
+/** The reads before a write that answer `undefined` when the write must go ahead (BaseToolRegistry's register, registerMany). */
+const UNCHANGED_READS: ReadonlySet<string> = new Set(['register', 'registerMany']);
+
 /**
  * A change as the one-statement write sends it: a put as it is; a switch of `enabled` as a put
  * of the tool's current row with the new flag (the write function keeps the spec row the tool
@@ -309,6 +312,20 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 
   protected async _read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): Promise<T> {
     this.#assertOpen(operation);
+    // register's and registerMany's look for an input equal to the stored spec (answered with
+    // no write) need no catch-up to find that it is not: a cache behind another instance's
+    // commit that finds no equal spec sends the write, which checks every row it was decided on
+    // under its locks. Only an equal spec (the answer is then the cache's) or an error waits
+    // for the catch-up and is decided again on current rows.
+    const cache = this.#engine.cache;
+    if (UNCHANGED_READS.has(operation) && cache?.decidable === true) {
+      try {
+        const answer = work(this.#cachedView(cache, scope));
+        if (answer === undefined) return answer;
+      } catch {
+        // Decided again below, on current rows.
+      }
+    }
     return this.#reading(
       operation,
       (cache) => work(this.#cachedView(cache, scope)),
@@ -462,7 +479,11 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     // to catch up first nor decides twice.
     if (!ONE_STATEMENT_METHODS.has(method) || !('names' in plan.scope) || this.#engine.readonly) return undefined;
     if (!this.#engine.canWriteInOneStatement(plan.scope.names)) return undefined;
-    const cache = await this.#cache(method);
+    // No catch-up first: the statement compares every row it was decided on with the current
+    // one under its locks, so a cache behind another instance's commit costs a fallback, not a
+    // wrong write; waiting for the catch-up cost each instance of a fleet a read transaction
+    // before its writes whenever another instance had written.
+    const cache = this.#engine.cache?.decidable === true ? this.#engine.cache : await this.#cache(method);
     if (cache === undefined) return undefined;
     const before = new Map<string, RegistrationRow | undefined>();
     for (const name of plan.scope.names) before.set(name, cache.row(name));

@@ -121,10 +121,19 @@ export class PostgresReadCache<T> {
     const current = this.#head;
     const behind = this.#caughtUpTo < this.#wakeups && (this.#invalidatedAt > this.#caughtUpTo || this.#notifiedUpTo > head.revision);
     if (current === undefined || this.#running !== undefined || head.revision !== current.revision + entries || behind) {
+      // Behind: the next answer catches up first. The rows written are still the best guess
+      // for the next write decided on memory (`decidable`), which checks them under its locks.
+      if (current !== undefined) this.#take(rows);
       this.invalidate();
       return;
     }
     this.#caughtUpTo = this.#wakeups;
+    this.#take(rows);
+    this.#head = { ...current, revision: head.revision, token: head.token };
+    this.#headEntryToken = head.token;
+  }
+
+  #take(rows: ReadonlyMap<string, RegistrationRow | undefined>): void {
     for (const [name, row] of rows) {
       if (row === undefined) {
         if (this.#entries.delete(name)) this.#sorted = undefined;
@@ -133,13 +142,22 @@ export class PostgresReadCache<T> {
         this.#entries.set(name, { row, value: undefined });
       }
     }
-    this.#head = { ...current, revision: head.revision, token: head.token };
-    this.#headEntryToken = head.token;
   }
 
   /** The revision the cache reflects (-1 before the first load). */
   get revision(): number {
     return this.#head?.revision ?? -1;
+  }
+
+  /**
+   * Whether a write that checks its rows under its locks (the one-statement write) may be
+   * decided on memory as it is now, without catching up first: loaded, and the listener up and
+   * confirmed. Memory may be behind (another instance's commit not yet read): such a write
+   * then finds a row that differs and writes nothing, and is made again the locked way.
+   */
+  get decidable(): boolean {
+    const { listening, confirmedAt } = this.#options.listener;
+    return this.#head !== undefined && listening && performance.now() - confirmedAt <= this.#options.stalenessMs;
   }
 
   /**
