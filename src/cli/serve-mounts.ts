@@ -8,22 +8,57 @@ import type { Mount, UpstreamGovernance } from '../server/index.js';
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {
   const upstreams = options.upstreams !== false;
   if (typeof options.tools !== 'string' && !upstreams) return {};
-  // Loaded only when asked for: the MCP SDK is not needed to serve the HTTP API alone.
+  if (typeof options.tools !== 'string') return { mcp: onFirstRequest(() => mcpMountFor(options)) };
+  // A --tools module is read at start: a module that fails to load is a usage error of `serve`.
+  return { mcp: await mcpMountFor(options) };
+}
+
+/** The MCP mount of `options`, the MCP SDK loaded with it (it is not needed to serve the HTTP API alone). */
+async function mcpMountFor(options: Readonly<Record<string, unknown>>): Promise<McpMount> {
+  const upstreams = options.upstreams !== false;
   const [{ mcpMount }, { readToolsModule }, { createToolSet }] = await Promise.all([import('../mcp/index.js'), import('./mcp-run.js'), import('../index.js')]);
   const tools = typeof options.tools === 'string' ? await readToolsModule(options.tools) : createToolSet([]);
   const warn = (message: string): boolean => process.stderr.write(`tool-registry serve: ${message}\n`);
   const number = (name: string): { [key: string]: number } => (typeof options[name] === 'number' ? { [name]: options[name] } : {});
+  return mcpMount(tools, {
+    ...number('sessionIdleMs'),
+    ...number('callTimeoutMs'),
+    ...number('pageSize'),
+    ...number('maxResultBytes'),
+    onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
+    onWarning: warn,
+    upstreams: upstreams ? { ...(typeof options.syncInterval === 'number' ? { syncIntervalMs: options.syncInterval } : {}), onWarning: warn } : false,
+    audit: { onError: (error, rows) => process.stderr.write(`tool-registry serve: the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}\n`) },
+  });
+}
+
+/**
+ * An MCP mount made by `make()` at its first request. Without --tools, `serve` starts
+ * without the MCP SDK (its server, client and transports, their ajv and zod 3: about a
+ * third of the process's start-up CPU; docs/testing.md, tenth round). Until then there is
+ * no session, no audit row and no gateway listing, which is what the mount itself reports
+ * before a namespace's first request.
+ */
+function onFirstRequest(make: () => Promise<McpMount>): McpMount {
+  let made: Promise<McpMount> | undefined;
+  let mount: McpMount | undefined;
+  let closed = false;
   return {
-    mcp: mcpMount(tools, {
-      ...number('sessionIdleMs'),
-      ...number('callTimeoutMs'),
-      ...number('pageSize'),
-      ...number('maxResultBytes'),
-      onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
-      onWarning: warn,
-      upstreams: upstreams ? { ...(typeof options.syncInterval === 'number' ? { syncIntervalMs: options.syncInterval } : {}), onWarning: warn } : false,
-      audit: { onError: (error, rows) => process.stderr.write(`tool-registry serve: the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}\n`) },
-    }),
+    scope: 'read',
+    upstreamDefinitions: async (registry, upstream) => (mount === undefined ? undefined : mount.upstreamDefinitions(registry, upstream)),
+    sessionCount: () => mount?.sessionCount?.() ?? 0,
+    auditStats: () => mount?.auditStats?.() ?? { written: 0, failedWrites: 0, dropped: 0, buffered: 0 },
+    async handle(request, context) {
+      if (closed) return new Response(null, { status: 503 });
+      made ??= make().then((value) => (mount = value));
+      const real = await made;
+      // Closed while it loaded: the mount's own answer after close().
+      return closed ? new Response(null, { status: 503 }) : real.handle(request, context);
+    },
+    async close() {
+      closed = true;
+      if (made !== undefined) await (await made).close?.();
+    },
   };
 }
 

@@ -2,10 +2,7 @@
 // (falling back to the older HTTP+SSE transport) or a child process over stdio. `${VAR}`
 // references in headers and environment values are expanded here, from the connecting
 // process's environment, and nowhere else.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
 
@@ -67,6 +64,14 @@ export interface UpstreamConnection {
 export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transport'>, options: ConnectUpstreamOptions = {}): Promise<UpstreamConnection> {
   const env = options.env ?? process.env;
   const timeout = options.timeoutMs ?? 10_000;
+  // The SDK's client side is loaded by the first connection: a process serving no upstream
+  // (most `mcp` and `serve` runs) does without it (docs/testing.md, tenth round).
+  const [{ Client }, { SSEClientTransport }, { getDefaultEnvironment, StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/sse.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
   const newClient = (): Client => {
     const client = new Client({ name: 'tool-registry-gateway', version: '1' }, { capabilities: options.capabilities ?? {} });
     options.setup?.(client);
