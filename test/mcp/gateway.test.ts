@@ -168,6 +168,23 @@ describe('one endpoint: local and upstream tools', () => {
     expect((b.content[0] as { text: string }).text).toContain('model-two');
   });
 
+  it('relays the sampling requests of concurrent calls of one session to a stdio upstream to that session (nothing on stdio links a request to its call)', async () => {
+    // The client holds each sampling request until both have come: both calls are in flight at once.
+    const { client } = await session(undefined, 'model-both');
+    let arrived = 0;
+    let release: () => void = () => {};
+    const both = new Promise<void>((resolve) => (release = resolve));
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      if (++arrived === 2) release();
+      await Promise.race([both, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      return { role: 'assistant', model: 'model-both', content: { type: 'text', text: `answer ${arrived}` } };
+    });
+    const call = () => client.callTool({ name: 'everything_trigger-sampling-request', arguments: { prompt: 'who?', maxTokens: 5 } }) as Promise<CallToolResult>;
+    const results = await Promise.all([call(), call()]);
+    expect(arrived).toBe(2);
+    for (const result of results) expect([result.isError, (result.content[0] as { text: string }).text]).toEqual([undefined, expect.stringContaining('model-both')]);
+  });
+
   it('calls server-memory (create_entities, read_graph) and an HTTP upstream (server-everything, Streamable HTTP)', async () => {
     const { client } = await session();
     const name = `gw-${process.pid}-${Date.now()}`;

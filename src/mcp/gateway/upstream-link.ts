@@ -47,7 +47,10 @@ interface Relay {
 /**
  * The call whose forwarding is running: a message the upstream sends on that call's own
  * stream (Streamable HTTP answers) is handled in its async context. Messages of a stdio
- * upstream arrive outside it, and go to the only call in flight, if there is one.
+ * upstream arrive outside it (JSON-RPC over stdio carries no link to the call: the SDK's
+ * `relatedRequestId` only picks an HTTP stream, it is never written into the message): they
+ * go to the session of the calls in flight when those all come from one session
+ * (`ToolHandlerOptions.session`).
  */
 const current = new AsyncLocalStorage<Relay>();
 
@@ -127,7 +130,6 @@ export class UpstreamLink {
       try {
         connection = await connectUpstream(this.#upstream, {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
-          capabilities: { sampling: {}, elicitation: {} },
           timeoutMs: this.#options.connectTimeoutMs,
           setup: (client) => this.#setup(client),
         });
@@ -188,16 +190,27 @@ export class UpstreamLink {
   #ask(method: string): Pick<ToolHandlerOptions, 'sample' | 'elicit'> {
     const relay = this.#relay();
     if (relay !== undefined) return relay.call;
-    const why = this.#calls.size === 0 ? 'no call to this upstream is in progress' : 'several calls to this upstream are in progress and the request does not say which one it belongs to';
+    const why =
+      this.#calls.size === 0
+        ? 'no call to this upstream is in progress'
+        : 'calls of several sessions to this upstream are in progress and the request does not say which one it belongs to (over stdio nothing links it to its call)';
     throw new McpError(ErrorCode.InvalidRequest, `the gateway cannot relay ${method}: ${why}`);
   }
 
-  /** Where a message of the upstream goes: the call in whose context it arrived, or the only call in flight. */
+  /**
+   * Where a message of the upstream goes: the call in whose context it arrived (its own
+   * Streamable HTTP stream), the only call in flight, or the first call of the one session all
+   * calls in flight belong to. Otherwise nowhere: one session's exchange never goes to another.
+   */
   #relay(): Relay | undefined {
     const mine = current.getStore();
     if (mine !== undefined && this.#calls.has(mine)) return mine;
-    if (this.#calls.size === 1) return this.#calls.values().next().value;
-    return undefined;
+    let first: Relay | undefined;
+    for (const relay of this.#calls) {
+      if (first === undefined) first = relay;
+      else if (relay.call.session === undefined || relay.call.session !== first.call.session) return undefined;
+    }
+    return first;
   }
 
   #failed(message: string): void {
