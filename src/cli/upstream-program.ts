@@ -43,6 +43,7 @@ interface AddLine {
   env: (readonly [string, string])[];
   cwd?: string;
   prefix?: string;
+  permission: string[];
   approve: 'all' | 'none';
   json?: boolean;
 }
@@ -69,6 +70,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
     .option('--env <name=value>', "an environment variable of a stdio upstream; the value may name ${VAR}; repeatable", collectEnv, [])
     .option('--cwd <dir>', 'the working folder of a stdio upstream (made absolute)')
     .option('--prefix <prefix>', "put before each tool's name (default NAME_; '' keeps the upstream's names)")
+    .option('--permission <name>', "a permission every tool of the upstream requires of a session's policy (e.g. NET_HTTP); repeatable", (value: string, previous: string[]) => [...previous, value], [])
     .addOption(new Option('--approve <which>', 'all: serve its tools at once; none: they wait as pending').choices(['all', 'none']).default('all'))
     .option('--json', 'print the row, the approved tools and every tool\'s state as JSON')
     .action(async (name: string, options: AddLine, cmd: Command) => {

@@ -1,9 +1,9 @@
 // `tool-registry upstream ...` (issue 37) in-process (runCli) against real upstreams: the
-// official server-memory over stdio; a small SDK server over Streamable HTTP in this process
-// (test/support/http-upstream.ts), whose tools the test changes (a rug pull, a breaking
-// change); and this package's own server (/mcp, with a token sent as a ${VAR} header). Every
-// command that lists connects afresh, as the command does: a stdio upstream is a child per
-// command (three here; the changing upstream is in-process to spare a child per step).
+// official server-memory and server-everything over stdio; a small SDK server over Streamable
+// HTTP in this process (test/support/http-upstream.ts), whose tools the test changes (a rug
+// pull, a breaking change); and this package's own server (/mcp, with a token sent as a ${VAR}
+// header). Every command that lists connects afresh, as the command does: a stdio upstream is a
+// child per command (four here; the changing upstream is in-process to spare a child per step).
 // One database and folder for the file, the steps in order.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import type { HttpUpstream } from '../support/http-upstream.js';
 useChildProcessTimeout();
 
 const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const echo = { name: 'echo', description: 'Echoes the text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
 
 let cwd: string;
@@ -122,11 +123,23 @@ describe('a changing upstream', () => {
     expect(refused.stderr).toContain('force registers it anyway');
     const forced = await cli(['upstream', 'approve', 'demo', 'echo', '--force']);
     expect(forced.code).toBe(0);
-    expect(forced.stdout).toBe(`approved d.echo 1.0.0+${upstreamDefinitionHash(echo)} -> 2.0.0+${upstreamDefinitionHash(breaking)} (breaking); FORCED past the registry's compatibility policy 'backward'\n`);
+    expect(forced.stdout).toBe(`approved d.echo 1.0.0+${upstreamDefinitionHash(echo)} -> 2.0.0+${upstreamDefinitionHash(breaking)}.forced (breaking); FORCED past the registry's compatibility policy 'backward'\n`);
+    // History and the change feed show that the approval was forced (its version's build metadata).
     const history = await cli(['history', 'd.echo', '--json']);
-    expect((JSON.parse(history.stdout) as { spec: { version: string } }[]).map((entry) => entry.spec.version.split('+')[0])).toEqual(['1.0.0', '2.0.0']);
-    expect((await cli(['changes'])).stdout).toMatch(/updated +d\.echo +2\.0\.0\+/);
+    expect((JSON.parse(history.stdout) as { spec: { version: string } }[]).map((entry) => entry.spec.version)).toEqual([`1.0.0+${upstreamDefinitionHash(echo)}`, `2.0.0+${upstreamDefinitionHash(breaking)}.forced`]);
+    expect((await cli(['changes'])).stdout).toMatch(/updated +d\.echo +2\.0\.0\+[0-9a-f]{16}\.forced/);
     expect((await cli(['policy', 'set', '--compatibility', 'none'])).code).toBe(0);
+  });
+});
+
+describe('server-everything over stdio, with a stored permission', () => {
+  it('add lists what a serving process lists (the gateway declares sampling and elicitation to every upstream, so the tools that need them are there too); --permission is stored', async () => {
+    const add = await cli(['upstream', 'add', 'everything', '--command', quoted(process.execPath, EVERYTHING, 'stdio'), '--permission', 'NET_HTTP', '--permission', 'DB_READ', '--approve', 'none', '--json']);
+    expect(add.code).toBe(0);
+    const { upstream, tools } = JSON.parse(add.stdout) as { upstream: { permissions: string[] }; tools: { tool: string; state: string }[] };
+    expect(upstream.permissions).toEqual(['NET_HTTP', 'DB_READ']);
+    expect(tools.map((tool) => tool.tool)).toEqual(expect.arrayContaining(['echo', 'trigger-sampling-request', 'trigger-elicitation-request']));
+    expect((await cli(['upstream', 'remove', 'everything'])).code).toBe(0);
   });
 });
 
@@ -157,6 +170,7 @@ describe('errors and remove', () => {
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--env', 'A=1'], 2, 'USAGE', /--env and --cwd apply to --command only/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'no colon'], 2, 'USAGE', /"Name: value"/],
       [['upstream', 'approve', 'demo'], 2, 'USAGE', /name the tools to approve, or give --all/],
+      [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--permission', 'net'], 2, 'USAGE', /not a permission name/],
       [['upstream', 'add', 'demo', '--command', 'node a.js'], 1, 'UPSTREAM_EXISTS', /exists already/],
       [['upstream', 'add', 'x', '--command', quoted(join(cwd, 'no-such-program'), '--flag')], 1, 'UPSTREAM_UNAVAILABLE', /no-such-program --flag/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp'], 1, 'UPSTREAM_UNAVAILABLE', /http:\/\/127\.0\.0\.1:9\/mcp/],

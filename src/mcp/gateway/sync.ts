@@ -287,7 +287,7 @@ export interface ApprovedTool {
   readonly version: string;
   /** The schemas changed incompatibly (a major version). */
   readonly breaking: boolean;
-  /** Registered past the registry's compatibility policy with `force`. */
+  /** Registered past the registry's compatibility policy with `force`; its version then ends `+HASH.forced`. */
   readonly forced: boolean;
 }
 
@@ -327,13 +327,18 @@ export async function approveUpstreamTools(
   }
   if (all) for (const state of states) if ((state.state === 'changed' || state.state === 'new') && !chosen.includes(state)) chosen.push(state);
   if (chosen.length === 0) return { approved: [], upstream };
-  const planned = chosen.map((state) => {
-    const version = state.next_version as string;
-    const spec = upstreamToolSpec(upstream, state.definition as UpstreamToolDefinition, version.slice(0, version.indexOf('+')));
-    return { state, spec, version, breaking: state.diff !== undefined && !state.diff.compatible, from: state.approved?.version ?? null };
-  });
   const policy = await registry.getPolicy();
   const force = options.force === true;
+  // 'semver-major' accepts the major version a breaking change gets; only 'backward' needs the override.
+  const refusesBreaking = policy.compatibility === 'backward';
+  const planned = chosen.map((state) => {
+    const breaking = state.diff !== undefined && !state.diff.compatible;
+    // A forced approval says so in its version (`+HASH.forced`): history and the change feed show it.
+    const forced = force && breaking && refusesBreaking;
+    const next = state.next_version as string;
+    const spec = upstreamToolSpec(upstream, state.definition as UpstreamToolDefinition, next.slice(0, next.indexOf('+')), { forced });
+    return { state, spec, version: spec.version as string, breaking, forced, from: state.approved?.version ?? null };
+  });
   try {
     await registry.registerMany(
       planned.map((one) => one.spec),
@@ -347,8 +352,6 @@ export async function approveUpstreamTools(
   }
   const approvedTools = new Set(planned.map((one) => one.state.tool));
   const row = await registry.putUpstream(upstreamInputOf(upstream, upstream.rejected.filter((one) => !approvedTools.has(one.tool))));
-  // 'semver-major' accepts the major version a breaking change gets; only 'backward' needed the override.
-  const refusesBreaking = policy.compatibility === 'backward';
   return {
     approved: planned.map((one) => ({
       tool: one.state.tool,
@@ -356,7 +359,7 @@ export async function approveUpstreamTools(
       from_version: one.from,
       version: one.version,
       breaking: one.breaking,
-      forced: force && one.breaking && refusesBreaking,
+      forced: one.forced,
     })),
     upstream: row,
   };
