@@ -2,7 +2,7 @@
 // server-everything over stdio and over Streamable HTTP, and server-memory over stdio,
 // proxied by one gatewayToolSet beside a local tool; an SDK client of the official SDK lists
 // and calls through it and gets their content (an image included), progress, logs and
-// sampling requests, under its session's policy and each upstream's stored permissions; every
+// sampling requests (a task-only tool called as a task), under its session's policy and each upstream's stored permissions; every
 // proxied call leaves an audit row (the sessions record through createCallRecorder).
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -36,6 +36,8 @@ let recorder: CallRecorder;
 let httpChild: ChildProcess | undefined;
 let httpUrl: string;
 const sessions: Client[] = [];
+/** A call of server-everything's task-only tool (over HTTP: a call in flight to the stdio one would take its log messages), started in beforeAll. */
+let researching: Promise<CallToolResult>;
 const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
 
 /** A session of the SDK's client over the gateway (in process, as `serve` and `mcp` make them), answering sampling. */
@@ -78,6 +80,10 @@ beforeAll(async () => {
   // Nothing is served until registered (the gateway never registers): approve what they list.
   expect(gateway.current().tools().map((tool) => tool.name)).toEqual(['local_add']);
   await approveListed(registry, gateway);
+  // Its stages take about 5 s (server-everything waits 1 s in each): started now, it runs while the other tests do
+  // (its test comes before the one that stops the HTTP upstream).
+  researching = session().then(({ client }) => client.callTool({ name: 'web.simulate-research-query', arguments: { topic: 'gateways' } }) as Promise<CallToolResult>);
+  researching.catch(() => undefined);
 }, 60_000);
 
 afterAll(async () => {
@@ -214,6 +220,12 @@ describe('one endpoint: local and upstream tools', () => {
     await expect(client.callTool({ name: 'memory_read_graph', arguments: {} })).rejects.toThrow(/Unknown tool/);
     const writer = await session({ persona: 'writer', allowed_permissions: ['DB_WRITE'] });
     expect((await writer.client.listTools()).tools.map((tool) => tool.name)).toContain('memory_read_graph');
+  });
+
+  it("calls a tool the upstream runs only as a task (execution.taskSupport 'required'): the gateway calls it as a task and answers with its result", async () => {
+    const result = await researching;
+    expect(result.isError).toBeUndefined();
+    expect((result.content[0] as { text: string }).text).toContain('gateways');
   });
 
   it('answers a call to an upstream that stopped as an error result naming it; the session goes on', async () => {

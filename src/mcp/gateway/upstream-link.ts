@@ -3,6 +3,7 @@
 // calls forwarded with the calling session's progress, logs, sampling and elicitation.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -64,6 +65,19 @@ function describe(error: unknown): string {
 }
 
 
+/**
+ * A call of a tool the upstream says must run as a task (`execution.taskSupport: 'required'`):
+ * made task-augmented, polled by the SDK's client until the task ends, its result as a plain
+ * call's. The session sees an ordinary call (the gateway does not offer tasks itself).
+ */
+async function callAsTask(client: Client, params: CallToolRequest['params'], options: { readonly signal: AbortSignal; readonly timeout: number }): Promise<unknown> {
+  for await (const message of client.experimental.tasks.callToolStream(params, CallToolResultSchema, { ...options, task: {} })) {
+    if (message.type === 'result') return message.result;
+    if (message.type === 'error') throw message.error;
+  }
+  throw new McpError(ErrorCode.InternalError, `the task of ${params.name} ended without a result`);
+}
+
 export class UpstreamLink {
   #upstream: Upstream;
   readonly #options: UpstreamLinkOptions;
@@ -78,6 +92,8 @@ export class UpstreamLink {
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #lastError: string | undefined;
   #closed = false;
+  /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
+  #taskRequired: ReadonlySet<string> = new Set();
   readonly #calls = new Set<Relay>();
   /** The calls in flight by the progress token sent upstream with each. */
   readonly #byToken = new Map<string, Relay>();
@@ -281,12 +297,14 @@ export class UpstreamLink {
       return;
     }
     const listed: UpstreamToolDefinition[] = [];
+    const taskRequired = new Set<string>();
     const row = this.#upstream.updated_at;
     try {
       let cursor: string | undefined;
       do {
         const page = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.#options.connectTimeoutMs });
         for (const tool of page.tools) listed.push(definitionOf(tool));
+        for (const tool of page.tools) if (tool.execution?.taskSupport === 'required') taskRequired.add(tool.name);
         cursor = page.nextCursor;
       } while (cursor !== undefined && listed.length < MAX_LISTED);
     } catch (error) {
@@ -298,6 +316,7 @@ export class UpstreamLink {
     if (this.#connection !== connection || this.#closed) return;
     this.#lastError = undefined;
     this.#listedFor = row;
+    this.#taskRequired = taskRequired;
     const key = canonicalJson(listed as never);
     if (key === this.#listedKey && this.#definitions !== undefined) return;
     this.#listedKey = key;
@@ -324,10 +343,12 @@ export class UpstreamLink {
     let result;
     try {
       result = await current.run(relay, () =>
-        connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
-          signal: call.signal,
-          timeout: this.#options.callTimeoutMs,
-        }),
+        this.#taskRequired.has(toolName)
+          ? callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: call.signal, timeout: this.#options.callTimeoutMs })
+          : connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
+              signal: call.signal,
+              timeout: this.#options.callTimeoutMs,
+            }),
       );
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
