@@ -110,7 +110,8 @@ describe('a changing upstream', () => {
     const after = JSON.parse((await cli(['upstream', 'list', '--json'])).stdout)[0].updated_at as string;
     expect(after > before).toBe(true);
 
-    const reject = await cli(['upstream', 'reject', 'demo', 'echo']);
+    // A tool is named as upstream calls it, or as the registry does (pending prints that name).
+    const reject = await cli(['upstream', 'reject', 'demo', 'd.echo']);
     expect(reject.stdout).toMatch(/^rejected d\.echo \(definition [0-9a-f]{16}\)/);
     expect(JSON.parse((await cli(['upstream', 'list', '--json'])).stdout)[0].rejected).toEqual([{ tool: 'echo', definition: upstreamDefinitionHash(pulled) }]);
 

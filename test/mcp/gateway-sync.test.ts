@@ -230,7 +230,8 @@ describe('approve and reject (one real upstream over Streamable HTTP in this pro
     // Its next change is judged from 2.0.0 and is not marked unless forced again.
     const described = { ...breaking, description: 'Echoes the text, required.' };
     setTools([described]);
-    const next = await approveUpstreamTools(registry, forced.upstream, await listed(), { tools: ['echo'], force: true });
+    // Named both ways (upstream and registry names): one approval.
+    const next = await approveUpstreamTools(registry, forced.upstream, await listed(), { tools: ['echo', 'demo_echo'], force: true });
     expect(next.approved.map((one) => [one.version, one.forced])).toEqual([[`2.1.0+${upstreamDefinitionHash(described)}`, false]]);
 
     // What cannot be approved or rejected says why, with a code.

@@ -2,8 +2,9 @@
 // server-everything over stdio and over Streamable HTTP, and server-memory over stdio,
 // proxied by one gatewayToolSet beside a local tool; an SDK client of the official SDK lists
 // and calls through it and gets their content (an image included), progress, logs and
-// sampling requests (a task-only tool called as a task), under its session's policy and each upstream's stored permissions; every
-// proxied call leaves an audit row (the sessions record through createCallRecorder).
+// sampling requests (a task-only tool called as a task), under its session's policy and each
+// upstream's stored permissions; every proxied call leaves an audit row (the sessions record
+// through createCallRecorder).
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -267,7 +267,7 @@ export function upstreamInputOf(upstream: Upstream, rejected: Upstream['rejected
 
 /** What `approveUpstreamTools` is asked. */
 export interface ApproveOptions {
-  /** Upstream names of pending (or rejected) tools to approve. */
+  /** Pending (or rejected) tools to approve, by their names upstream or in the registry (prefix + name). */
   readonly tools?: readonly string[];
   /** Every pending tool (changed and new). */
   readonly all?: boolean;
@@ -298,6 +298,20 @@ export interface ApproveResult {
 }
 
 /**
+ * The state of the tool named `tool`: by its name upstream, else by its name in the registry
+ * (prefix + name, as `pending` prints it); a listed one before a gone one.
+ */
+function findState(states: readonly UpstreamToolState[], tool: string): UpstreamToolState | undefined {
+  const named = (one: UpstreamToolState): boolean => one.tool === tool;
+  const registered = (one: UpstreamToolState): boolean => one.tool_name === tool;
+  for (const matches of [named, registered]) {
+    const state = states.find((one) => matches(one) && one.state !== 'gone') ?? states.find(matches);
+    if (state !== undefined) return state;
+  }
+  return undefined;
+}
+
+/**
  * Approves tools of an upstream: registers each one's listed definition as its next version
  * (`nextUpstreamVersion`) in one all-or-nothing `registerMany`, through the registry's
  * policies; a rejected definition approved this way is no longer rejected. The row is touched.
@@ -317,13 +331,13 @@ export async function approveUpstreamTools(
   const states = await upstreamStates(registry, upstream, definitions);
   const chosen: UpstreamToolState[] = [];
   for (const tool of new Set(named)) {
-    const state = states.find((one) => one.tool === tool && one.state !== 'gone') ?? states.find((one) => one.tool === tool);
+    const state = findState(states, tool);
     if (state === undefined) throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `upstream ${upstream.name} does not list a tool ${JSON.stringify(tool)}`, { upstream: upstream.name, tool });
     if (state.state !== 'changed' && state.state !== 'new' && state.state !== 'rejected') {
       const why = state.state === 'served' ? 'its definition is approved and served already' : state.state === 'gone' ? 'the upstream no longer lists it' : (state.reason ?? 'it cannot be registered');
       throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot approve ${tool} of upstream ${upstream.name}: ${why}`, { upstream: upstream.name, tool, state: state.state });
     }
-    chosen.push(state);
+    if (!chosen.includes(state)) chosen.push(state);
   }
   if (all) for (const state of states) if ((state.state === 'changed' || state.state === 'new') && !chosen.includes(state)) chosen.push(state);
   if (chosen.length === 0) return { approved: [], upstream };
@@ -373,7 +387,7 @@ export async function approveUpstreamTools(
  */
 export async function rejectUpstreamTool(registry: ToolRegistry, upstream: Upstream, definitions: readonly UpstreamToolDefinition[], tool: string): Promise<{ readonly rejected: UpstreamToolState; readonly upstream: Upstream }> {
   const states = await upstreamStates(registry, upstream, definitions);
-  const state = states.find((one) => one.tool === tool && one.state !== 'gone') ?? states.find((one) => one.tool === tool);
+  const state = findState(states, tool);
   if (state === undefined) throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `upstream ${upstream.name} does not list a tool ${JSON.stringify(tool)}`, { upstream: upstream.name, tool });
   if (state.state !== 'changed' && state.state !== 'new' && state.state !== 'rejected') {
     const why =
@@ -384,7 +398,7 @@ export async function rejectUpstreamTool(registry: ToolRegistry, upstream: Upstr
           : (state.reason ?? 'it cannot be registered');
     throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot reject ${tool} of upstream ${upstream.name}: ${why}`, { upstream: upstream.name, tool, state: state.state });
   }
-  const rejected = [...upstream.rejected.filter((one) => one.tool !== tool), { tool, definition: state.definition_hash as string }];
+  const rejected = [...upstream.rejected.filter((one) => one.tool !== state.tool), { tool: state.tool, definition: state.definition_hash as string }];
   const row = await registry.putUpstream(upstreamInputOf(upstream, rejected));
   return { rejected: { ...state, state: 'rejected' }, upstream: row };
 }
