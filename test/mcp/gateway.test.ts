@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, fingerprintOf, InMemoryToolRegistry, publishTools } from '../../src/index.js';
 import type { ToolPolicy } from '../../src/index.js';
 import { callOutcomeOf } from '../../src/mcp/call-outcome.js';
-import { createCallRecorder, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { createCallRecorder, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet } from '../../src/mcp/index.js';
 import type { CallRecorder, GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
@@ -227,6 +227,12 @@ describe('one endpoint: local and upstream tools', () => {
     const result = await researching;
     expect(result.isError).toBeUndefined();
     expect((result.content[0] as { text: string }).text).toContain('gateways');
+  });
+
+  it('a listing of the commands (upstream add, pending) declares sampling and elicitation as the serving gateway does, so it lists the tools an upstream shows only to such clients', async () => {
+    const listed = (await fetchUpstreamDefinitions({ name: 'web', transport: { type: 'http', url: httpUrl, headers: {} } })).map((definition) => definition.name);
+    expect(listed).toEqual(expect.arrayContaining(['trigger-sampling-request', 'trigger-elicitation-request']));
+    expect(listed.sort()).toEqual(gateway.upstreams().find((status) => status.name === 'web')?.listed?.map((definition) => definition.name).sort());
   });
 
   it('answers a call to an upstream that stopped as an error result naming it; the session goes on', async () => {
