@@ -172,7 +172,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
     print(
       context,
       formatTable(
-        ['NAME', 'TRANSPORT', 'TARGET', 'PREFIX', 'REGISTERED', 'REJECTED', 'UPDATED'],
+        ['NAME', 'TRANSPORT', 'TARGET', 'PREFIX', 'REGISTERED', 'REJECTED', 'UPDATED', 'PERMISSIONS'],
         rows.map((row, index) => [
           row.name,
           row.transport.type,
@@ -181,6 +181,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
           String((tools[index] ?? []).length),
           String(row.rejected.length),
           row.updated_at,
+          row.permissions.length === 0 ? '-' : cell(row.permissions.join(',')),
         ]),
       ),
     );
