@@ -43,6 +43,7 @@ interface AddLine {
   env: (readonly [string, string])[];
   cwd?: string;
   prefix?: string;
+  permission: string[];
   approve: 'all' | 'none';
   json?: boolean;
 }
@@ -69,6 +70,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
     .option('--env <name=value>', "an environment variable of a stdio upstream; the value may name ${VAR}; repeatable", collectEnv, [])
     .option('--cwd <dir>', 'the working folder of a stdio upstream (made absolute)')
     .option('--prefix <prefix>', "put before each tool's name (default NAME_; '' keeps the upstream's names)")
+    .option('--permission <name>', "a permission every tool of the upstream requires of a session's policy (e.g. NET_HTTP); repeatable", (value: string, previous: string[]) => [...previous, value], [])
     .addOption(new Option('--approve <which>', 'all: serve its tools at once; none: they wait as pending').choices(['all', 'none']).default('all'))
     .option('--json', 'print the row, the approved tools and every tool\'s state as JSON')
     .action(async (name: string, options: AddLine, cmd: Command) => {
@@ -104,7 +106,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   connecting('approve')
     .description('register pending tools as their next version (new: 1.0.0, breaking: major+1, else minor+1) through the registry\'s policies')
     .argument('<name>', 'the upstream name')
-    .argument('[tools...]', "the tools' names upstream (without the prefix)")
+    .argument('[tools...]', "the tools: their names upstream, or in the registry (with the prefix, as pending prints them)")
     .option('--all', 'every pending tool')
     .option('--force', "register a breaking change the registry's compatibility policy refuses (an explicit, reported override)")
     .option('--json', 'print what was approved as JSON')
@@ -116,7 +118,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   connecting('reject')
     .description('refuse the definition a pending tool has now: not served, not pending until the upstream changes it')
     .argument('<name>', 'the upstream name')
-    .argument('<tool>', "the tool's name upstream (without the prefix)")
+    .argument('<tool>', "the tool: its name upstream, or in the registry (with the prefix)")
     .option('--json', 'print the rejected tool as JSON')
     .action(async (name: string, tool: string, options: { json?: boolean }, cmd: Command) => (await upstream()).rejectCommand(context(cmd), name, tool, options));
 }

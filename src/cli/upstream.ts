@@ -2,6 +2,7 @@
 // governance. The wiring is in upstream-program.ts; the rules (states, versions, approve,
 // reject) are the MCP layer's (src/mcp/gateway/sync.ts), reached through 'tool-registry/mcp'.
 import { resolve } from 'node:path';
+import { PERMISSION_NAME_PATTERN } from '../index.js';
 import type { Upstream, UpstreamInput, UpstreamTransport } from '../index.js';
 import {
   approveUpstreamTools,
@@ -56,6 +57,8 @@ export interface AddOptions {
   readonly env: readonly (readonly [string, string])[];
   readonly cwd?: string;
   readonly prefix?: string;
+  /** Permissions every tool of the upstream requires (`--permission`, repeatable). */
+  readonly permission?: readonly string[];
   readonly approve: 'all' | 'none';
   readonly json?: boolean;
 }
@@ -82,7 +85,10 @@ export async function addCommand(context: UpstreamContext, name: string, options
     options.url !== undefined
       ? { type: 'http', url: options.url, headers: record(options.header, 'header') }
       : { type: 'stdio', command: options.command as string[], env: record(options.env, 'environment variable'), cwd: options.cwd === undefined ? null : resolve(options.cwd) };
-  const input: UpstreamInput = { name, transport, approve: options.approve, ...(options.prefix === undefined ? {} : { prefix: options.prefix }) };
+  const permissions = [...new Set(options.permission ?? [])];
+  const invalid = permissions.find((permission) => !PERMISSION_NAME_PATTERN.test(permission));
+  if (invalid !== undefined) throw new CliError('USAGE', `--permission ${JSON.stringify(invalid)} is not a permission name (^[A-Z][A-Z0-9_]*$, such as NET_HTTP)`);
+  const input: UpstreamInput = { name, transport, approve: options.approve, permissions, ...(options.prefix === undefined ? {} : { prefix: options.prefix }) };
   for (const [key, value] of [...options.header, ...options.env]) {
     if (SECRET_NAME.test(key) && !value.includes('${')) {
       context.stderr.write(`warning: ${key} is stored as typed, readable in the database, exports and by admins; name a variable instead (${key}: \${VAR}), expanded only when connecting\n`);
@@ -166,7 +172,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
     print(
       context,
       formatTable(
-        ['NAME', 'TRANSPORT', 'TARGET', 'PREFIX', 'REGISTERED', 'REJECTED', 'UPDATED'],
+        ['NAME', 'TRANSPORT', 'TARGET', 'PREFIX', 'REGISTERED', 'REJECTED', 'UPDATED', 'PERMISSIONS'],
         rows.map((row, index) => [
           row.name,
           row.transport.type,
@@ -175,6 +181,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
           String((tools[index] ?? []).length),
           String(row.rejected.length),
           row.updated_at,
+          row.permissions.length === 0 ? '-' : cell(row.permissions.join(',')),
         ]),
       ),
     );

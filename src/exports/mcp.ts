@@ -100,7 +100,8 @@ export const mcpRules: ProviderRules = {
   },
 };
 
-const ANNOTATIONS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+/** MCP's `ToolAnnotations` (2025-11-25): a title and four hints. */
+const ANNOTATIONS = ['title', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 /** A runtime Tool's `title` and `annotations` (read by shape; specs and registrations have none). */
 function toolMetadata(source: unknown): { title?: string; annotations?: McpToolAnnotations } {
@@ -109,10 +110,10 @@ function toolMetadata(source: unknown): { title?: string; annotations?: McpToolA
   const out: { title?: string; annotations?: McpToolAnnotations } = {};
   if (typeof title === 'string') out.title = title;
   if (typeof annotations === 'object' && annotations !== null) {
-    const hints: McpToolAnnotations = {};
+    const hints: Record<string, unknown> = {};
     for (const key of ANNOTATIONS) {
       const value = (annotations as Record<string, unknown>)[key];
-      if (typeof value === 'boolean') hints[key] = value;
+      if (typeof value === (key === 'title' ? 'string' : 'boolean')) hints[key] = value;
     }
     if (Object.keys(hints).length > 0) out.annotations = hints;
   }

@@ -91,6 +91,7 @@ export interface McpExportOptions extends ExportOptions {
 
 /** MCP's `ToolAnnotations`: behaviour hints a client may show or use (never for safety). */
 export interface McpToolAnnotations {
+  title?: string;
   readOnlyHint?: boolean;
   destructiveHint?: boolean;
   idempotentHint?: boolean;

@@ -326,6 +326,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
    * What a handler tells or asks during this call, sent on the call's own stream (related to
    * its request): progress only under the caller's progress token, logs at or above the level.
    */
+  /** This session, as handlers see it (`ToolHandlerOptions.session`): the gateway routes an upstream's requests by it. */
+  const session = Object.freeze({});
   const channelOf = (request: JSONRPCRequest, extra: Extra): { onProgress?: (report: ProgressReport) => void; onLog: (entry: LogEntry) => void; client: ToolClient } => {
     const send = (notification: ServerNotification): void => {
       extra.sendNotification(notification).catch(() => undefined);
@@ -338,6 +340,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
       },
       client: {
+        session,
         createMessage: async (params, { signal }) => (await server.createMessage(params as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
         elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },

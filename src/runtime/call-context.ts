@@ -64,6 +64,8 @@ export interface ElicitResult {
 export interface ToolClient {
   createMessage(params: SampleParams, options: { readonly signal: AbortSignal }): Promise<SampleResult>;
   elicitInput(params: ElicitParams, options: { readonly signal: AbortSignal }): Promise<ElicitResult>;
+  /** Who is asking: the same object for every call of one client session (MCP: one per session); the handler sees it as `session`. */
+  readonly session?: object;
 }
 
 /**

@@ -54,6 +54,12 @@ export interface ToolHandlerOptions<Context = unknown> {
    * answer (`action`: accept, decline or cancel, and `content`). As `sample` otherwise.
    */
   readonly elicit: (params: ElicitParams) => Promise<ElicitResult>;
+  /**
+   * The calling client's session: an opaque object, the same for every call of one MCP
+   * session (`invoke`'s `client.session`); absent in-process without one. The gateway uses it
+   * to send an upstream's request to the right session when several calls are in flight.
+   */
+  readonly session?: object;
 }
 
 /** A JSON Schema given as a plain JSON object (checked at `defineTool`). */
@@ -67,6 +73,8 @@ export type ZodSchema = z.core.$ZodType;
  * must not rely on them for safety. Served to MCP clients; not part of the stored spec.
  */
 export interface ToolAnnotations {
+  /** A human-readable title for the tool (MCP `ToolAnnotations.title`; the tool's own `title` takes precedence in clients). */
+  readonly title?: string;
   /** The tool changes nothing in its environment. */
   readonly readOnlyHint?: boolean;
   /** When it does change something, the change may be destructive (not only additive). */
@@ -170,6 +178,7 @@ const Definition = z.strictObject({
   title: z.string().min(1, { error: 'must be a non-empty string' }).optional(),
   annotations: z
     .strictObject({
+      title: z.string().optional(),
       readOnlyHint: z.boolean().optional(),
       destructiveHint: z.boolean().optional(),
       idempotentHint: z.boolean().optional(),

@@ -79,13 +79,14 @@ class QuietCallOptions implements ToolHandlerOptions {
     const { sample, elicit } = requestFunctions(checked.client, toolName, () => this.signal);
     this.sample = sample;
     this.elicit = elicit;
+    if (checked.client?.session !== undefined) (this as { session?: object }).session = checked.client.session;
   }
 }
 
 function handlerOptions(checked: CheckedOptions, signal: AbortSignal | undefined, name: string): ToolHandlerOptions {
   if (signal === undefined) return new QuietCallOptions(checked.context, name, checked);
   const { sample, elicit } = requestFunctions(checked.client, name, () => signal);
-  return {
+  const options: { -readonly [K in keyof ToolHandlerOptions]: ToolHandlerOptions[K] } = {
     context: checked.context,
     signal,
     tool_name: name,
@@ -94,6 +95,8 @@ function handlerOptions(checked: CheckedOptions, signal: AbortSignal | undefined
     sample,
     elicit,
   };
+  if (checked.client?.session !== undefined) options.session = checked.client.session;
+  return options;
 }
 
 interface CheckedOptions {

@@ -192,6 +192,26 @@ function parseBody<T>(schema: z.ZodType<T>, context: RouteContext): T {
   return parsed.data;
 }
 
+/**
+ * How many upstreams `GET /v1/upstreams` counts at once: each may need a listing (a stdio
+ * upstream: a child process), so a registry of 50 upstreams does not start 50 children at once.
+ */
+export const UPSTREAM_LIST_CONCURRENCY = 4;
+
+/** `work` over every item, at most `limit` at a time, the results in the items' order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 const LIVE_ERRORS = ['UPSTREAM_NOT_FOUND', 'UPSTREAM_UNAVAILABLE', 'VARIABLE_MISSING', 'GATEWAY_UNAVAILABLE'];
 
 /** The routes, over the gateway the server was given (or none). */
@@ -209,8 +229,10 @@ export function upstreamRoutes(governance: UpstreamGovernance | undefined): Rout
       errors: [],
       handle: async ({ registry }) => {
         const rows = await registry.listUpstreams();
-        const upstreams = await Promise.all(
-          rows.map(async (row) => {
+        const upstreams = await mapBounded(
+          rows,
+          UPSTREAM_LIST_CONCURRENCY,
+          async (row) => {
             const registered = (await registry.listAll({ includeDisabled: true, tags: [`upstream:${row.name}`] })).length;
             if (governance === undefined) return { ...rowOf(row), registered, counts: null, error: { code: 'GATEWAY_UNAVAILABLE', message: 'this server has no gateway' } };
             try {
@@ -220,7 +242,7 @@ export function upstreamRoutes(governance: UpstreamGovernance | undefined): Rout
               if (!(problem instanceof HttpProblem)) throw error;
               return { ...rowOf(row), registered, counts: null, error: { code: problem.code, message: problem.message } };
             }
-          }),
+          },
         );
         return json({ upstreams });
       },

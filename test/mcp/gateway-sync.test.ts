@@ -3,18 +3,23 @@
 // --command` splits its string (pure), approve/reject against one real upstream over Streamable
 // HTTP in this process (test/support/http-upstream.ts, whose tools a test changes), and a
 // serving gateway's --sync-interval re-listing of such an upstream, which never announces a
-// change. The commands are in test/cli/upstream.test.ts.
+// change, and the title and annotations such an upstream gives, as a session lists them. The
+// commands are in test/cli/upstream.test.ts.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { ToolRegistration, Upstream } from '../../src/index.js';
 import {
+  approvedByForce,
   approveUpstreamTools,
   computeUpstreamStates,
   connectUpstream,
+  createMcpServer,
   countUpstreamStates,
   fetchUpstreamDefinitions,
   gatewayToolSet,
@@ -213,20 +218,25 @@ describe('approve and reject (one real upstream over Streamable HTTP in this pro
     expect(refused).toMatchObject({ code: 'COMPATIBILITY_FAILED', message: expect.stringMatching(/force registers it anyway/) });
     expect((await registry.get('demo_echo'))?.spec.version).toBe(`1.0.0+${upstreamDefinitionHash(echo)}`);
     const forced = await approveUpstreamTools(registry, upstream, await listed(), { tools: ['echo'], force: true });
-    expect(forced.approved).toEqual([
-      { tool: 'echo', tool_name: 'demo_echo', from_version: `1.0.0+${upstreamDefinitionHash(echo)}`, version: `2.0.0+${upstreamDefinitionHash(breaking)}`, breaking: true, forced: true },
-    ]);
-    // Approving drops the tool's rejection; history and the change feed hold both versions.
+    // A forced approval says so in its version (build metadata `.forced`, which SemVer ignores).
+    const forcedVersion = `2.0.0+${upstreamDefinitionHash(breaking)}.forced`;
+    expect(forced.approved).toEqual([{ tool: 'echo', tool_name: 'demo_echo', from_version: `1.0.0+${upstreamDefinitionHash(echo)}`, version: forcedVersion, breaking: true, forced: true }]);
+    // Approving drops the tool's rejection; history and the change feed hold both versions, the forced one marked.
     expect(forced.upstream.rejected).toEqual([]);
-    expect((await registry.history('demo_echo')).map((entry) => entry.spec.version)).toEqual([`1.0.0+${upstreamDefinitionHash(echo)}`, `2.0.0+${upstreamDefinitionHash(breaking)}`]);
-    expect((await registry.changes({ since: revision })).events.map((event) => [event.tool_name, event.action, event.version])).toEqual([
-      ['demo_echo', 'updated', `2.0.0+${upstreamDefinitionHash(breaking)}`],
-    ]);
-    expect((await upstreamStates(registry, forced.upstream, await listed()))[0]?.state).toBe('served');
+    expect((await registry.history('demo_echo')).map((entry) => entry.spec.version)).toEqual([`1.0.0+${upstreamDefinitionHash(echo)}`, forcedVersion]);
+    expect((await registry.changes({ since: revision })).events.map((event) => [event.tool_name, event.action, event.version])).toEqual([['demo_echo', 'updated', forcedVersion]]);
+    const [served] = await upstreamStates(registry, forced.upstream, await listed());
+    expect([served?.state, served?.approved?.definition_hash, approvedByForce((await registry.get('demo_echo'))!)]).toEqual(['served', upstreamDefinitionHash(breaking), true]);
+    // Its next change is judged from 2.0.0 and is not marked unless forced again.
+    const described = { ...breaking, description: 'Echoes the text, required.' };
+    setTools([described]);
+    // Named both ways (upstream and registry names): one approval.
+    const next = await approveUpstreamTools(registry, forced.upstream, await listed(), { tools: ['echo', 'demo_echo'], force: true });
+    expect(next.approved.map((one) => [one.version, one.forced])).toEqual([[`2.1.0+${upstreamDefinitionHash(described)}`, false]]);
 
     // What cannot be approved or rejected says why, with a code.
-    await expect(approveUpstreamTools(registry, forced.upstream, await listed(), { tools: ['nope'] })).rejects.toMatchObject({ code: 'UPSTREAM_TOOL_NOT_FOUND' });
-    await expect(rejectUpstreamTool(registry, forced.upstream, await listed(), 'echo')).rejects.toMatchObject({ code: 'UPSTREAM_TOOL_NOT_FOUND', context: { state: 'served' } });
+    await expect(approveUpstreamTools(registry, next.upstream, await listed(), { tools: ['nope'] })).rejects.toMatchObject({ code: 'UPSTREAM_TOOL_NOT_FOUND' });
+    await expect(rejectUpstreamTool(registry, next.upstream, await listed(), 'echo')).rejects.toMatchObject({ code: 'UPSTREAM_TOOL_NOT_FOUND', context: { state: 'served' } });
     setTools([echo]);
   });
 
@@ -269,6 +279,31 @@ describe('a serving gateway lists again every syncIntervalMs (--sync-interval)',
       await gateway.close();
       await registry.close();
       await quiet.close();
+    }
+  });
+});
+
+describe("a served upstream tool's title and annotations", () => {
+  it("are the upstream's, every key of MCP's ToolAnnotations (title included) relayed to a session's tools/list", async () => {
+    const annotations = { title: 'Annotated reader', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+    const read = def('read', { title: 'Reader', annotations });
+    const upstreamServer = await startHttpUpstream(() => [read]);
+    const registry = new InMemoryToolRegistry();
+    const row = await registry.putUpstream({ name: 'notes', transport: { type: 'http', url: upstreamServer.url, headers: {} } });
+    await registry.register(upstreamToolSpec(row, read, '1.0.0'));
+    const gateway = await gatewayToolSet(registry, [], { onWarning: () => {} });
+    const client = new Client({ name: 'test', version: '1' });
+    try {
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await createMcpServer(gateway).connect(a);
+      await client.connect(b);
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => [tool.name, tool.title, tool.annotations])).toEqual([['notes_read', 'Reader', annotations]]);
+    } finally {
+      await client.close();
+      await gateway.close();
+      await registry.close();
+      await upstreamServer.close();
     }
   });
 });

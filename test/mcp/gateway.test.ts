@@ -2,8 +2,9 @@
 // server-everything over stdio and over Streamable HTTP, and server-memory over stdio,
 // proxied by one gatewayToolSet beside a local tool; an SDK client of the official SDK lists
 // and calls through it and gets their content (an image included), progress, logs and
-// sampling requests, under its session's policy and each upstream's stored permissions; every
-// proxied call leaves an audit row (the sessions record through createCallRecorder).
+// sampling requests (a task-only tool called as a task), under its session's policy and each
+// upstream's stored permissions; every proxied call leaves an audit row (the sessions record
+// through createCallRecorder).
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, fingerprintOf, InMemoryToolRegistry, publishTools } from '../../src/index.js';
 import type { ToolPolicy } from '../../src/index.js';
 import { callOutcomeOf } from '../../src/mcp/call-outcome.js';
-import { createCallRecorder, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { createCallRecorder, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet } from '../../src/mcp/index.js';
 import type { CallRecorder, GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
@@ -36,6 +37,8 @@ let recorder: CallRecorder;
 let httpChild: ChildProcess | undefined;
 let httpUrl: string;
 const sessions: Client[] = [];
+/** A call of server-everything's task-only tool (over HTTP: a call in flight to the stdio one would take its log messages), started in beforeAll. */
+let researching: Promise<CallToolResult>;
 const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
 
 /** A session of the SDK's client over the gateway (in process, as `serve` and `mcp` make them), answering sampling. */
@@ -78,6 +81,10 @@ beforeAll(async () => {
   // Nothing is served until registered (the gateway never registers): approve what they list.
   expect(gateway.current().tools().map((tool) => tool.name)).toEqual(['local_add']);
   await approveListed(registry, gateway);
+  // Its stages take about 5 s (server-everything waits 1 s in each): started now, it runs while the other tests do
+  // (its test comes before the one that stops the HTTP upstream).
+  researching = session().then(({ client }) => client.callTool({ name: 'web.simulate-research-query', arguments: { topic: 'gateways' } }) as Promise<CallToolResult>);
+  researching.catch(() => undefined);
 }, 60_000);
 
 afterAll(async () => {
@@ -168,6 +175,23 @@ describe('one endpoint: local and upstream tools', () => {
     expect((b.content[0] as { text: string }).text).toContain('model-two');
   });
 
+  it('relays the sampling requests of concurrent calls of one session to a stdio upstream to that session (nothing on stdio links a request to its call)', async () => {
+    // The client holds each sampling request until both have come: both calls are in flight at once.
+    const { client } = await session(undefined, 'model-both');
+    let arrived = 0;
+    let release: () => void = () => {};
+    const both = new Promise<void>((resolve) => (release = resolve));
+    client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      if (++arrived === 2) release();
+      await Promise.race([both, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      return { role: 'assistant', model: 'model-both', content: { type: 'text', text: `answer ${arrived}` } };
+    });
+    const call = () => client.callTool({ name: 'everything_trigger-sampling-request', arguments: { prompt: 'who?', maxTokens: 5 } }) as Promise<CallToolResult>;
+    const results = await Promise.all([call(), call()]);
+    expect(arrived).toBe(2);
+    for (const result of results) expect([result.isError, (result.content[0] as { text: string }).text]).toEqual([undefined, expect.stringContaining('model-both')]);
+  });
+
   it('calls server-memory (create_entities, read_graph) and an HTTP upstream (server-everything, Streamable HTTP)', async () => {
     const { client } = await session();
     const name = `gw-${process.pid}-${Date.now()}`;
@@ -197,6 +221,18 @@ describe('one endpoint: local and upstream tools', () => {
     await expect(client.callTool({ name: 'memory_read_graph', arguments: {} })).rejects.toThrow(/Unknown tool/);
     const writer = await session({ persona: 'writer', allowed_permissions: ['DB_WRITE'] });
     expect((await writer.client.listTools()).tools.map((tool) => tool.name)).toContain('memory_read_graph');
+  });
+
+  it("calls a tool the upstream runs only as a task (execution.taskSupport 'required'): the gateway calls it as a task and answers with its result", async () => {
+    const result = await researching;
+    expect(result.isError).toBeUndefined();
+    expect((result.content[0] as { text: string }).text).toContain('gateways');
+  });
+
+  it('a listing of the commands (upstream add, pending) declares sampling and elicitation as the serving gateway does, so it lists the tools an upstream shows only to such clients', async () => {
+    const listed = (await fetchUpstreamDefinitions({ name: 'web', transport: { type: 'http', url: httpUrl, headers: {} } })).map((definition) => definition.name);
+    expect(listed).toEqual(expect.arrayContaining(['trigger-sampling-request', 'trigger-elicitation-request']));
+    expect(listed.sort()).toEqual(gateway.upstreams().find((status) => status.name === 'web')?.listed?.map((definition) => definition.name).sort());
   });
 
   it('answers a call to an upstream that stopped as an error result naming it; the session goes on', async () => {

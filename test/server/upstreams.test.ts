@@ -88,6 +88,32 @@ describe('/v1/upstreams', () => {
     expect(demoListings - before).toBeLessThanOrEqual(2);
   });
 
+  it('counts at most 4 upstreams at a time (each may start a child process to list it)', async () => {
+    const source = memoryNamespaces();
+    const many = (await source.open('default')) as ToolRegistry;
+    for (let index = 0; index < 9; index++) await many.putUpstream({ name: `u${index}`, transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} } });
+    let running = 0;
+    let most = 0;
+    // The listing hook a serving gateway plugs in, held a moment so that overlapping listings show.
+    const governance = upstreamGovernance({
+      definitions: async () => {
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        running -= 1;
+        return [];
+      },
+    });
+    const counting = await start({ registries: source, upstreams: governance });
+    try {
+      const list = await counting.call('GET', '/v1/upstreams');
+      expect(list.status).toBe(200);
+      expect((list.body as { upstreams: { name: string; counts: unknown }[] }).upstreams.map((row) => [row.name, row.counts === null])).toEqual(Array.from({ length: 9 }, (_, index) => [`u${index}`, false]));
+      expect(most).toBe(4);
+    } finally {
+      await counting.close();
+    }
+  });
+
   it('lists the rows as stored (secrets stay ${VAR}), with live counts, or the error of one that cannot be listed; admin scope', async () => {
     const list = await server.call('GET', '/v1/upstreams', { token: secrets.admin });
     expect(list.status).toBe(200);
@@ -138,7 +164,7 @@ describe('/v1/upstreams', () => {
     expect(refused.status).toBe(409);
     expect(refused.body).toMatchObject({ code: 'COMPATIBILITY_FAILED', context: { tool_name: 'demo_echo', policy: 'backward' } });
     const forced = await server.call('POST', '/v1/upstreams/demo/approve', { token: secrets.admin, body: { tools: ['echo'], force: true } });
-    expect(forced.body).toMatchObject({ approved: [{ tool_name: 'demo_echo', version: `2.0.0+${upstreamDefinitionHash(breaking)}`, breaking: true, forced: true }], upstream: { rejected: [] } });
+    expect(forced.body).toMatchObject({ approved: [{ tool_name: 'demo_echo', version: `2.0.0+${upstreamDefinitionHash(breaking)}.forced`, breaking: true, forced: true }], upstream: { rejected: [] } });
     expect((await registry.history('demo_echo')).map((entry) => entry.spec.version?.split('+')[0])).toEqual(['1.0.0', '2.0.0']);
     await registry.setPolicy({ compatibility: 'none' });
   });

@@ -34,10 +34,20 @@ function expandAll(values: Readonly<Record<string, string>>, env: NodeJS.Process
   return expanded;
 }
 
+/**
+ * What the gateway tells every upstream it can do: sampling and elicitation, relayed to the
+ * calling session. Every connection declares the same (the commands' and the API's listings
+ * too): a server may list some tools only to clients that can sample or elicit
+ * (server-everything does), and a listing must be the one the serving processes see.
+ */
+function gatewayClientCapabilities(): ClientCapabilities {
+  return { sampling: {}, elicitation: {} };
+}
+
 export interface ConnectUpstreamOptions {
   /** Where `${VAR}` comes from. Default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
-  /** What the gateway tells the upstream it can do (sampling, elicitation relayed to the calling session). */
+  /** What the gateway tells the upstream it can do. Default: sampling and elicitation, as every connection of the gateway declares them. */
   readonly capabilities?: ClientCapabilities;
   /** Gives up connecting after this many ms. Default 10,000. */
   readonly timeoutMs?: number;
@@ -73,7 +83,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
   ]);
   const newClient = (): Client => {
-    const client = new Client({ name: 'tool-registry-gateway', version: '1' }, { capabilities: options.capabilities ?? {} });
+    const client = new Client({ name: 'tool-registry-gateway', version: '1' }, { capabilities: options.capabilities ?? gatewayClientCapabilities() });
     options.setup?.(client);
     return client;
   };

@@ -70,13 +70,17 @@ function positive(name: string, value: unknown, fallback: number): number {
   return value;
 }
 
-/** The four MCP hints the runtime carries; anything else an upstream annotates with is not served. */
-function hintsOf(annotations: Readonly<Record<string, unknown>> | undefined): ToolAnnotations {
-  const hints: Record<string, boolean> = {};
-  for (const key of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
-    if (typeof annotations?.[key] === 'boolean') hints[key] = annotations[key] as boolean;
+/**
+ * The upstream's annotations as MCP's `ToolAnnotations` has them: `title` and the four hints,
+ * each as the upstream gave it. (The SDK's client keeps only these keys when it reads a
+ * `tools/list`; a value of another type, which it would have refused, is left out.)
+ */
+function annotationsOf(annotations: Readonly<Record<string, unknown>> | undefined): ToolAnnotations {
+  const out: Record<string, unknown> = {};
+  for (const key of ['title', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+    if (typeof annotations?.[key] === (key === 'title' ? 'string' : 'boolean')) out[key] = annotations?.[key];
   }
-  return hints;
+  return out as ToolAnnotations;
 }
 
 function warnProcess(message: string): void {
@@ -342,7 +346,7 @@ class Gateway implements GatewayToolSet {
     this.#warn(message);
   }
 
-  /** The runtime Tool of a served upstream tool: the registered spec, the upstream's title and hints, its row's permissions, a forwarding handler. */
+  /** The runtime Tool of a served upstream tool: the registered spec, the upstream's title and annotations, its row's permissions, a forwarding handler. */
   #toolFor(link: UpstreamLink, definition: UpstreamToolDefinition, spec: ToolSpec, made: Map<string, Tool>): Tool | undefined {
     const upstream = link.upstream;
     const key = canonicalJson({ upstream: upstream.name, spec, title: definition.title ?? null, annotations: definition.annotations ?? null, permissions: upstream.permissions } as never);
@@ -359,7 +363,7 @@ class Gateway implements GatewayToolSet {
         version: spec.version,
         description: spec.description,
         ...(definition.title === undefined || definition.title === '' ? {} : { title: definition.title }),
-        annotations: hintsOf(definition.annotations),
+        annotations: annotationsOf(definition.annotations),
         input_schema: spec.input_schema,
         output_schema: spec.output_schema,
         tags: spec.tags,

@@ -267,7 +267,7 @@ export function upstreamInputOf(upstream: Upstream, rejected: Upstream['rejected
 
 /** What `approveUpstreamTools` is asked. */
 export interface ApproveOptions {
-  /** Upstream names of pending (or rejected) tools to approve. */
+  /** Pending (or rejected) tools to approve, by their names upstream or in the registry (prefix + name). */
   readonly tools?: readonly string[];
   /** Every pending tool (changed and new). */
   readonly all?: boolean;
@@ -287,7 +287,7 @@ export interface ApprovedTool {
   readonly version: string;
   /** The schemas changed incompatibly (a major version). */
   readonly breaking: boolean;
-  /** Registered past the registry's compatibility policy with `force`. */
+  /** Registered past the registry's compatibility policy with `force`; its version then ends `+HASH.forced`. */
   readonly forced: boolean;
 }
 
@@ -295,6 +295,20 @@ export interface ApproveResult {
   readonly approved: readonly ApprovedTool[];
   /** The upstream's row after the approval (its `updated_at` moved, so serving processes re-list). */
   readonly upstream: Upstream;
+}
+
+/**
+ * The state of the tool named `tool`: by its name upstream, else by its name in the registry
+ * (prefix + name, as `pending` prints it); a listed one before a gone one.
+ */
+function findState(states: readonly UpstreamToolState[], tool: string): UpstreamToolState | undefined {
+  const named = (one: UpstreamToolState): boolean => one.tool === tool;
+  const registered = (one: UpstreamToolState): boolean => one.tool_name === tool;
+  for (const matches of [named, registered]) {
+    const state = states.find((one) => matches(one) && one.state !== 'gone') ?? states.find(matches);
+    if (state !== undefined) return state;
+  }
+  return undefined;
 }
 
 /**
@@ -317,23 +331,28 @@ export async function approveUpstreamTools(
   const states = await upstreamStates(registry, upstream, definitions);
   const chosen: UpstreamToolState[] = [];
   for (const tool of new Set(named)) {
-    const state = states.find((one) => one.tool === tool && one.state !== 'gone') ?? states.find((one) => one.tool === tool);
+    const state = findState(states, tool);
     if (state === undefined) throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `upstream ${upstream.name} does not list a tool ${JSON.stringify(tool)}`, { upstream: upstream.name, tool });
     if (state.state !== 'changed' && state.state !== 'new' && state.state !== 'rejected') {
       const why = state.state === 'served' ? 'its definition is approved and served already' : state.state === 'gone' ? 'the upstream no longer lists it' : (state.reason ?? 'it cannot be registered');
       throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot approve ${tool} of upstream ${upstream.name}: ${why}`, { upstream: upstream.name, tool, state: state.state });
     }
-    chosen.push(state);
+    if (!chosen.includes(state)) chosen.push(state);
   }
   if (all) for (const state of states) if ((state.state === 'changed' || state.state === 'new') && !chosen.includes(state)) chosen.push(state);
   if (chosen.length === 0) return { approved: [], upstream };
-  const planned = chosen.map((state) => {
-    const version = state.next_version as string;
-    const spec = upstreamToolSpec(upstream, state.definition as UpstreamToolDefinition, version.slice(0, version.indexOf('+')));
-    return { state, spec, version, breaking: state.diff !== undefined && !state.diff.compatible, from: state.approved?.version ?? null };
-  });
   const policy = await registry.getPolicy();
   const force = options.force === true;
+  // 'semver-major' accepts the major version a breaking change gets; only 'backward' needs the override.
+  const refusesBreaking = policy.compatibility === 'backward';
+  const planned = chosen.map((state) => {
+    const breaking = state.diff !== undefined && !state.diff.compatible;
+    // A forced approval says so in its version (`+HASH.forced`): history and the change feed show it.
+    const forced = force && breaking && refusesBreaking;
+    const next = state.next_version as string;
+    const spec = upstreamToolSpec(upstream, state.definition as UpstreamToolDefinition, next.slice(0, next.indexOf('+')), { forced });
+    return { state, spec, version: spec.version as string, breaking, forced, from: state.approved?.version ?? null };
+  });
   try {
     await registry.registerMany(
       planned.map((one) => one.spec),
@@ -347,8 +366,6 @@ export async function approveUpstreamTools(
   }
   const approvedTools = new Set(planned.map((one) => one.state.tool));
   const row = await registry.putUpstream(upstreamInputOf(upstream, upstream.rejected.filter((one) => !approvedTools.has(one.tool))));
-  // 'semver-major' accepts the major version a breaking change gets; only 'backward' needed the override.
-  const refusesBreaking = policy.compatibility === 'backward';
   return {
     approved: planned.map((one) => ({
       tool: one.state.tool,
@@ -356,7 +373,7 @@ export async function approveUpstreamTools(
       from_version: one.from,
       version: one.version,
       breaking: one.breaking,
-      forced: force && one.breaking && refusesBreaking,
+      forced: one.forced,
     })),
     upstream: row,
   };
@@ -370,7 +387,7 @@ export async function approveUpstreamTools(
  */
 export async function rejectUpstreamTool(registry: ToolRegistry, upstream: Upstream, definitions: readonly UpstreamToolDefinition[], tool: string): Promise<{ readonly rejected: UpstreamToolState; readonly upstream: Upstream }> {
   const states = await upstreamStates(registry, upstream, definitions);
-  const state = states.find((one) => one.tool === tool && one.state !== 'gone') ?? states.find((one) => one.tool === tool);
+  const state = findState(states, tool);
   if (state === undefined) throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `upstream ${upstream.name} does not list a tool ${JSON.stringify(tool)}`, { upstream: upstream.name, tool });
   if (state.state !== 'changed' && state.state !== 'new' && state.state !== 'rejected') {
     const why =
@@ -381,7 +398,7 @@ export async function rejectUpstreamTool(registry: ToolRegistry, upstream: Upstr
           : (state.reason ?? 'it cannot be registered');
     throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot reject ${tool} of upstream ${upstream.name}: ${why}`, { upstream: upstream.name, tool, state: state.state });
   }
-  const rejected = [...upstream.rejected.filter((one) => one.tool !== tool), { tool, definition: state.definition_hash as string }];
+  const rejected = [...upstream.rejected.filter((one) => one.tool !== state.tool), { tool: state.tool, definition: state.definition_hash as string }];
   const row = await registry.putUpstream(upstreamInputOf(upstream, rejected));
   return { rejected: { ...state, state: 'rejected' }, upstream: row };
 }

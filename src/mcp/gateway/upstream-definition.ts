@@ -59,24 +59,41 @@ export function upstreamToolName(upstream: Pick<Upstream, 'prefix'>, definition:
 }
 
 /**
- * The definition hash a registered upstream tool was approved with: the build metadata of its
- * version (`1.2.0+HASH`), or undefined for a version the gateway did not write.
+ * The build metadata identifier that marks a version approved past the registry's compatibility
+ * policy (`upstream approve --force`): `2.0.0+HASH.forced`. It is in the version, so history,
+ * the change feed, `get` and the console show that the approval was forced; SemVer ignores
+ * build metadata, so the policies judge the version as `2.0.0`.
+ */
+export const FORCED_BUILD_MARK = 'forced';
+
+/**
+ * The definition hash a registered upstream tool was approved with: the first identifier of
+ * its version's build metadata (`1.2.0+HASH`, `2.0.0+HASH.forced`), or undefined for a version
+ * the gateway did not write.
  */
 export function approvedDefinitionHash(registration: Pick<ToolRegistration, 'spec'>): string | undefined {
   const version = registration.spec.version;
-  const plus = version === null ? -1 : version.lastIndexOf('+');
-  return plus < 0 ? undefined : (version as string).slice(plus + 1);
+  const plus = version === null ? -1 : version.indexOf('+');
+  return plus < 0 ? undefined : (version as string).slice(plus + 1).split('.')[0];
+}
+
+/** Whether a registered upstream tool's version says it was approved with `--force` past the compatibility policy. */
+export function approvedByForce(registration: Pick<ToolRegistration, 'spec'>): boolean {
+  const version = registration.spec.version;
+  const plus = version === null ? -1 : version.indexOf('+');
+  return plus >= 0 && (version as string).slice(plus + 1).split('.').includes(FORCED_BUILD_MARK);
 }
 
 /**
  * The spec an upstream tool is registered as. `version` is SemVer with the definition's hash as
- * build metadata (`1.0.0+HASH`): the hash changes exactly when the definition does, and the
- * SemVer part lets the registry's `versionOrder`/`compatibility` policies judge the change.
+ * build metadata (`1.0.0+HASH`; `+HASH.forced` with `forced`): the hash changes exactly when the
+ * definition does, and the SemVer part lets the registry's `versionOrder`/`compatibility`
+ * policies judge the change.
  */
-export function upstreamToolSpec(upstream: Pick<Upstream, 'name' | 'prefix'>, definition: UpstreamToolDefinition, semver: string): ToolSpecInput {
+export function upstreamToolSpec(upstream: Pick<Upstream, 'name' | 'prefix'>, definition: UpstreamToolDefinition, semver: string, options: { readonly forced?: boolean } = {}): ToolSpecInput {
   return {
     tool_name: upstreamToolName(upstream, definition),
-    version: `${semver}+${upstreamDefinitionHash(definition)}`,
+    version: `${semver}+${upstreamDefinitionHash(definition)}${options.forced === true ? `.${FORCED_BUILD_MARK}` : ''}`,
     description: definition.description ?? null,
     input_schema: { ...definition.inputSchema } as ToolSpecInput['input_schema'],
     output_schema: (definition.outputSchema === undefined ? {} : { ...definition.outputSchema }) as ToolSpecInput['output_schema'],

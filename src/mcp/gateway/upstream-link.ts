@@ -3,6 +3,7 @@
 // calls forwarded with the calling session's progress, logs, sampling and elicitation.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -47,7 +48,10 @@ interface Relay {
 /**
  * The call whose forwarding is running: a message the upstream sends on that call's own
  * stream (Streamable HTTP answers) is handled in its async context. Messages of a stdio
- * upstream arrive outside it, and go to the only call in flight, if there is one.
+ * upstream arrive outside it (JSON-RPC over stdio carries no link to the call: the SDK's
+ * `relatedRequestId` only picks an HTTP stream, it is never written into the message): they
+ * go to the session of the calls in flight when those all come from one session
+ * (`ToolHandlerOptions.session`).
  */
 const current = new AsyncLocalStorage<Relay>();
 
@@ -60,6 +64,19 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+
+/**
+ * A call of a tool the upstream says must run as a task (`execution.taskSupport: 'required'`):
+ * made task-augmented, polled by the SDK's client until the task ends, its result as a plain
+ * call's. The session sees an ordinary call (the gateway does not offer tasks itself).
+ */
+async function callAsTask(client: Client, params: CallToolRequest['params'], options: { readonly signal: AbortSignal; readonly timeout: number }): Promise<unknown> {
+  for await (const message of client.experimental.tasks.callToolStream(params, CallToolResultSchema, { ...options, task: {} })) {
+    if (message.type === 'result') return message.result;
+    if (message.type === 'error') throw message.error;
+  }
+  throw new McpError(ErrorCode.InternalError, `the task of ${params.name} ended without a result`);
+}
 
 export class UpstreamLink {
   #upstream: Upstream;
@@ -75,6 +92,8 @@ export class UpstreamLink {
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #lastError: string | undefined;
   #closed = false;
+  /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
+  #taskRequired: ReadonlySet<string> = new Set();
   readonly #calls = new Set<Relay>();
   /** The calls in flight by the progress token sent upstream with each. */
   readonly #byToken = new Map<string, Relay>();
@@ -127,7 +146,6 @@ export class UpstreamLink {
       try {
         connection = await connectUpstream(this.#upstream, {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
-          capabilities: { sampling: {}, elicitation: {} },
           timeoutMs: this.#options.connectTimeoutMs,
           setup: (client) => this.#setup(client),
         });
@@ -188,16 +206,27 @@ export class UpstreamLink {
   #ask(method: string): Pick<ToolHandlerOptions, 'sample' | 'elicit'> {
     const relay = this.#relay();
     if (relay !== undefined) return relay.call;
-    const why = this.#calls.size === 0 ? 'no call to this upstream is in progress' : 'several calls to this upstream are in progress and the request does not say which one it belongs to';
+    const why =
+      this.#calls.size === 0
+        ? 'no call to this upstream is in progress'
+        : 'calls of several sessions to this upstream are in progress and the request does not say which one it belongs to (over stdio nothing links it to its call)';
     throw new McpError(ErrorCode.InvalidRequest, `the gateway cannot relay ${method}: ${why}`);
   }
 
-  /** Where a message of the upstream goes: the call in whose context it arrived, or the only call in flight. */
+  /**
+   * Where a message of the upstream goes: the call in whose context it arrived (its own
+   * Streamable HTTP stream), the only call in flight, or the first call of the one session all
+   * calls in flight belong to. Otherwise nowhere: one session's exchange never goes to another.
+   */
   #relay(): Relay | undefined {
     const mine = current.getStore();
     if (mine !== undefined && this.#calls.has(mine)) return mine;
-    if (this.#calls.size === 1) return this.#calls.values().next().value;
-    return undefined;
+    let first: Relay | undefined;
+    for (const relay of this.#calls) {
+      if (first === undefined) first = relay;
+      else if (relay.call.session === undefined || relay.call.session !== first.call.session) return undefined;
+    }
+    return first;
   }
 
   #failed(message: string): void {
@@ -268,12 +297,14 @@ export class UpstreamLink {
       return;
     }
     const listed: UpstreamToolDefinition[] = [];
+    const taskRequired = new Set<string>();
     const row = this.#upstream.updated_at;
     try {
       let cursor: string | undefined;
       do {
         const page = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.#options.connectTimeoutMs });
         for (const tool of page.tools) listed.push(definitionOf(tool));
+        for (const tool of page.tools) if (tool.execution?.taskSupport === 'required') taskRequired.add(tool.name);
         cursor = page.nextCursor;
       } while (cursor !== undefined && listed.length < MAX_LISTED);
     } catch (error) {
@@ -285,6 +316,7 @@ export class UpstreamLink {
     if (this.#connection !== connection || this.#closed) return;
     this.#lastError = undefined;
     this.#listedFor = row;
+    this.#taskRequired = taskRequired;
     const key = canonicalJson(listed as never);
     if (key === this.#listedKey && this.#definitions !== undefined) return;
     this.#listedKey = key;
@@ -311,10 +343,12 @@ export class UpstreamLink {
     let result;
     try {
       result = await current.run(relay, () =>
-        connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
-          signal: call.signal,
-          timeout: this.#options.callTimeoutMs,
-        }),
+        this.#taskRequired.has(toolName)
+          ? callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: call.signal, timeout: this.#options.callTimeoutMs })
+          : connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
+              signal: call.signal,
+              timeout: this.#options.callTimeoutMs,
+            }),
       );
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
