@@ -8,6 +8,9 @@ import { HttpProblem } from './problems.js';
 /** The names a loopback server serves, always allowed when the check is on. */
 export const LOOPBACK_HOSTS: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
+/** How many allowed `scheme://authority` texts a host check remembers. */
+const MAX_REMEMBERED_HOSTS = 64;
+
 /** An entry of `allowedHosts`: a name (any port) or `name:port`, compared as a URL's host (lowercase, `[v6]`). */
 export function parseHostEntry(entry: string): { readonly hostname: string; readonly port: string | null } {
   let url: URL;
@@ -33,14 +36,24 @@ export function hostAllowed(url: URL, allowed: readonly { hostname: string; port
 /** 403 HOST_NOT_ALLOWED for a request whose Host is not in `allowed` (the loopback names plus the given ones). */
 export function hostCheck(allowed: readonly string[]): MiddlewareHandler {
   const entries = [...LOOPBACK_HOSTS, ...allowed].map(parseHostEntry);
+  // The verdict is a function of the URL's `scheme://authority` text alone: remembered for the
+  // first few seen (a client sending a new Host with every request parses it every time).
+  const verdicts = new Map<string, boolean>();
   return async (c, next) => {
     // The URL's host is the Host header (node:http) or the URL a caller built (in process).
-    const url = new URL(c.req.url);
-    const host = url.host;
-    if (!hostAllowed(url, entries)) {
-      throw new HttpProblem('HOST_NOT_ALLOWED', `this server does not answer for the host ${JSON.stringify(host)} (DNS rebinding); serve --allowed-hosts or the allowedHosts option adds names`, {
-        context: { host },
-      });
+    const href = c.req.url;
+    const pathStart = href.indexOf('/', href.indexOf('//') + 2);
+    const authority = pathStart === -1 ? href : href.slice(0, pathStart);
+    let allowedHere = verdicts.get(authority);
+    if (allowedHere === undefined) {
+      const url = new URL(href);
+      allowedHere = hostAllowed(url, entries);
+      if (!allowedHere) {
+        throw new HttpProblem('HOST_NOT_ALLOWED', `this server does not answer for the host ${JSON.stringify(url.host)} (DNS rebinding); serve --allowed-hosts or the allowedHosts option adds names`, {
+          context: { host: url.host },
+        });
+      }
+      if (verdicts.size < MAX_REMEMBERED_HOSTS) verdicts.set(authority, true);
     }
     await next();
   };

@@ -62,6 +62,19 @@ function expectation(context: RouteContext): WriteOptions {
   return expected === undefined ? {} : { expectedVersion: expected };
 }
 
+/**
+ * A registration's JSON text, written once per registration object: registrations are deeply
+ * frozen, and a store's read cache hands out the same object until the tool changes (a change,
+ * in any process, makes a new object), so the text can never be stale.
+ */
+const registrationTexts = new WeakMap<ToolRegistration, string>();
+function registrationJson(registration: ToolRegistration): string {
+  let text = registrationTexts.get(registration);
+  if (text === undefined) registrationTexts.set(registration, (text = JSON.stringify(registration)));
+  return text;
+}
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
+
 /** What a write did, judged against the registration read just before it. */
 function actionOf(before: ToolRegistration | undefined, after: ToolRegistration): 'added' | 'updated' | 'unchanged' {
   if (before === undefined) return 'added';
@@ -180,7 +193,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     handle: async ({ registry, params }) => {
       const found = await registry.get(params.name as string);
       if (found === undefined) throw new ToolNotFoundError(params.name as string);
-      return json(found);
+      return new Response(registrationJson(found), { status: 200, headers: JSON_HEADERS });
     },
   },
   {

@@ -290,11 +290,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     }
   };
 
-  const parseQuery = (route: RouteDefinition, url: URL): Record<string, string | string[] | undefined> => {
-    const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
-    const repeatable = new Set(route.repeatable ?? []);
+  const parseQuery = (route: RouteDefinition, href: string): Record<string, string | string[] | undefined> => {
     const raw: Record<string, string | string[] | undefined> = {};
-    for (const key of new Set(url.searchParams.keys())) {
+    // No `?`: no parameters (a URL without one has an empty search), so nothing to parse.
+    const url = href.includes('?') ? new URL(href) : undefined;
+    const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
+    const repeatable = route.repeatable ?? [];
+    for (const key of url === undefined ? [] : new Set(url.searchParams.keys())) {
       // Own keys only: `constructor`, `__proto__` and `toString` are in every object.
       if (!Object.hasOwn(shape, key)) {
         const known = Object.keys(shape);
@@ -302,8 +304,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
           context: { parameter: key },
         });
       }
-      const values = url.searchParams.getAll(key);
-      if (repeatable.has(key)) raw[key] = values;
+      const values = (url as URL).searchParams.getAll(key);
+      if (repeatable.includes(key)) raw[key] = values;
       else if (values.length > 1) throw new HttpProblem('BAD_REQUEST', `query parameter ${JSON.stringify(key)} is given ${values.length} times; give it once`, { context: { parameter: key } });
       else raw[key] = values[0];
     }
@@ -341,16 +343,16 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   if (tokens === undefined || allowedHosts.length > 0) app.use('*', hostCheck(allowedHosts));
   app.use('*', originCheck({ cors: options.cors, tokens: tokens !== undefined, isMount }));
   app.use('*', jsonOnly());
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: maxBody,
-      onError: () => {
-        // The rest of the body is left unread: the connection cannot carry another request.
-        throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${maxBody} bytes (serve --max-body)`, { context: { limit: maxBody }, headers: { connection: 'close' } });
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: maxBody,
+    onError: () => {
+      // The rest of the body is left unread: the connection cannot carry another request.
+      throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${maxBody} bytes (serve --max-body)`, { context: { limit: maxBody }, headers: { connection: 'close' } });
+    },
+  });
+  // A GET or HEAD request has no body (a Request of either method never carries one), and
+  // asking the Node adapter's lightweight request for `body` builds the whole web Request.
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
 
   const onRoute = (route: RouteDefinition, prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
     const facts = c.env.facts;
@@ -364,8 +366,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (route.namespaced) metrics.sawRegistry(namespace, registry);
     if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
-    const url = new URL(c.req.url);
-    const query = parseQuery(route, url);
+    const query = parseQuery(route, c.req.url);
     const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
     let signal: AbortSignal | undefined;
     const request = c.req.raw;
