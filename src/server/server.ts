@@ -354,9 +354,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   // asking the Node adapter's lightweight request for `body` builds the whole web Request.
   app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
 
-  const onRoute = (route: RouteDefinition, prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
+  const onRoute = (route: RouteDefinition, prefixed: boolean) => {
+    const template = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+    return (c: Context<Env>): Promise<Response> => answerRoute(c, route, prefixed, template);
+  };
+  const answerRoute = async (c: Context<Env>, route: RouteDefinition, prefixed: boolean, template: string): Promise<Response> => {
     const facts = c.env.facts;
-    facts.route = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+    facts.route = template;
     const open = route.scope === null || (route.scope === 'optional' && bearer(c.req.raw) === undefined) || (route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress));
     const token = open ? null : authenticate(c.req.raw, facts);
     const params: Record<string, string> = { ...c.req.param() };
