@@ -17,6 +17,7 @@ import {
 } from '../index.js';
 import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
+import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import {
@@ -73,7 +74,6 @@ function registrationJson(registration: ToolRegistration): string {
   if (text === undefined) registrationTexts.set(registration, (text = JSON.stringify(registration)));
   return text;
 }
-const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
 
 /** What a write did, judged against the registration read just before it. */
 function actionOf(before: ToolRegistration | undefined, after: ToolRegistration): 'added' | 'updated' | 'unchanged' {
@@ -190,10 +190,10 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     namespaced: true,
     responses: { 200: { description: 'The registration.', schema: ToolRegistrationSchema } },
     errors: ['TOOL_NOT_FOUND'],
-    handle: async ({ registry, params }) => {
+    handle: async ({ registry, params, requestId }) => {
       const found = await registry.get(params.name as string);
       if (found === undefined) throw new ToolNotFoundError(params.name as string);
-      return new Response(registrationJson(found), { status: 200, headers: JSON_HEADERS });
+      return jsonWithRequestId(registrationJson(found), requestId);
     },
   },
   {

@@ -25,7 +25,7 @@ import { HEARTBEAT_MS } from './sse.js';
 import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
 import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
-import { requestIdOf, withRequestId } from './request-id.js';
+import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
 import { serveStatic } from './static-files.js';
 import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
 import type { AuthenticatedToken, TokenScope, TokenVerifier } from './tokens.js';
@@ -162,6 +162,7 @@ const MOUNT_METHODS = 'DELETE, GET, OPTIONS, POST';
 
 /** Per-request facts the log line needs, filled in as the request goes. */
 interface RequestFacts {
+  readonly requestId: string;
   route: string | null;
   namespace: string | null;
   token: string | null;
@@ -384,6 +385,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       token,
       heartbeatMs,
       streamBacklogBytes,
+      requestId: facts.requestId,
       openStream: () => leases.admit('stream', token, namespace),
       // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
       get signal() {
@@ -523,7 +525,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const fetch = async (request: Request, connection?: { readonly remoteAddress?: string }): Promise<Response> => {
     const started = performance.now();
     const requestId = requestIdOf(request);
-    const facts: RequestFacts = { route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress };
+    const facts: RequestFacts = { requestId, route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress };
     let response: Response;
     if (shutdownController.signal.aborted) {
       response = problemResponse('SHUTTING_DOWN', 'the server is shutting down; retry on another instance or after it restarts', { headers: { connection: 'close' } });
@@ -541,7 +543,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     }
     const seconds = (performance.now() - started) / 1000;
     metrics.observe(request.method, facts.route, response.status, seconds);
-    response = metrics.trackStream(withRequestId(response, requestId), facts.route);
+    if (!hasRequestId(response)) response = metrics.trackStream(withRequestId(response, requestId), facts.route);
     if (options.log !== undefined) {
       const entry: RequestLogEntry = {
         time: new Date().toISOString(),
