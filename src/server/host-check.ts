@@ -8,6 +8,9 @@ import { HttpProblem } from './problems.js';
 /** The names a loopback server serves, with its port, always allowed when the check is on. */
 export const LOOPBACK_HOSTS: readonly string[] = Object.freeze(['localhost', '127.0.0.1', '[::1]']);
 
+/** How many allowed `scheme://authority` texts a host check remembers. */
+const MAX_REMEMBERED_HOSTS = 64;
+
 /** An entry of `allowedHosts`: a name (any port) or `name:port`, compared as a URL's host (lowercase, `[v6]`). */
 export function parseHostEntry(entry: string): { readonly hostname: string; readonly port: string | null } {
   let url: URL;
@@ -42,15 +45,26 @@ export function hostAllowed(url: URL, allowed: readonly { hostname: string; port
  */
 export function hostCheck(allowed: readonly string[], localPortOf: (c: Context) => number | undefined): MiddlewareHandler {
   const entries = [...LOOPBACK_HOSTS.map((name) => ({ hostname: parseHostEntry(name).hostname, port: OWN_PORT })), ...allowed.map(parseHostEntry)];
-  return async (c, next) => {
+  // The verdict is a function of the port the request came in on and the URL's
+  // `scheme://authority` text alone: remembered for the first few allowed ones seen (a client
+  // sending a new Host with every request parses it every time).
+  const allowedKeys = new Set<string>();
+  // Not async: returning next()'s promise saves a promise and a tick per request.
+  return (c, next) => {
     // The URL's host is the Host header (node:http) or the URL a caller built (in process).
-    const url = new URL(c.req.url);
-    const host = url.host;
-    if (!hostAllowed(url, entries, localPortOf(c))) {
-      throw new HttpProblem('HOST_NOT_ALLOWED', `this server does not answer for the host ${JSON.stringify(host)} (DNS rebinding); serve --allowed-hosts or the allowedHosts option adds names`, {
-        context: { host },
-      });
+    const href = c.req.url;
+    const localPort = localPortOf(c);
+    const pathStart = href.indexOf('/', href.indexOf('//') + 2);
+    const key = `${localPort ?? ''} ${pathStart === -1 ? href : href.slice(0, pathStart)}`;
+    if (!allowedKeys.has(key)) {
+      const url = new URL(href);
+      if (!hostAllowed(url, entries, localPort)) {
+        throw new HttpProblem('HOST_NOT_ALLOWED', `this server does not answer for the host ${JSON.stringify(url.host)} (DNS rebinding); serve --allowed-hosts or the allowedHosts option adds names`, {
+          context: { host: url.host },
+        });
+      }
+      if (allowedKeys.size < MAX_REMEMBERED_HOSTS) allowedKeys.add(key);
     }
-    await next();
+    return next();
   };
 }

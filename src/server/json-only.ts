@@ -22,13 +22,13 @@ export function unsupportedMediaType(type: string): HttpProblem {
 
 /** 415 for a request that changes something with a Content-Type other than JSON, or a body without one. */
 export function jsonOnly(): MiddlewareHandler {
-  return async (c, next) => {
+  return (c, next) => {
     if (!SAFE_METHOD.test(c.req.method)) {
       const header = c.req.header('content-type');
       const length = c.req.header('content-length');
       const hasBody = (length !== undefined && length.trim() !== '0') || c.req.header('transfer-encoding') !== undefined;
       if (header !== undefined ? !isJsonType(mediaType(header)) : hasBody) throw unsupportedMediaType(mediaType(header));
     }
-    await next();
+    return next();
   };
 }

@@ -70,7 +70,8 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
     },
     (req: IncomingMessage, res: ServerResponse) => {
       const raw = req.url ?? '/';
-      if (DOT_SEGMENT.test(raw.split('?')[0] ?? '')) {
+      const query = raw.indexOf('?');
+      if (DOT_SEGMENT.test(query === -1 ? raw : raw.slice(0, query))) {
         refuseDotSegment(res, raw);
         return;
       }

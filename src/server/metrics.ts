@@ -10,10 +10,15 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as con
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-interface Histogram {
-  readonly counts: number[];
+/** One method and route: its latency histogram and its count by status. */
+interface Series {
+  readonly method: string;
+  readonly route: string;
+  /** Requests by bucket, not cumulative (made cumulative when rendered); the last one is `+Inf`. */
+  readonly buckets: number[];
   sum: number;
   count: number;
+  readonly statuses: Map<number, number>;
 }
 
 /** A label value, escaped as the format wants (backslash, quote, newline). */
@@ -43,8 +48,8 @@ interface AuditStats {
 
 /** What the server counts; `render()` is the scrape. */
 export class ServerMetrics {
-  readonly #requests = new Map<string, number>();
-  readonly #latency = new Map<string, Histogram>();
+  /** By route template, then method: looked up with the strings the server already holds, no key built per request. */
+  readonly #series = new Map<string, Map<string, Series>>();
   readonly #streams = new Map<string, number>();
   /** The registries requests reached, by namespace (what the store gauges are read from). */
   readonly #registries = new Map<string, ToolRegistry>();
@@ -61,14 +66,16 @@ export class ServerMetrics {
   observe(method: string, route: string | null, status: number, seconds: number): void {
     const m = METHODS.has(method) ? method : 'OTHER';
     const r = route ?? 'unmatched';
-    const key = `${m} ${r} ${status}`;
-    this.#requests.set(key, (this.#requests.get(key) ?? 0) + 1);
-    const latencyKey = `${m} ${r}`;
-    let histogram = this.#latency.get(latencyKey);
-    if (histogram === undefined) this.#latency.set(latencyKey, (histogram = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 }));
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= (BUCKETS[i] as number)) (histogram.counts[i] as number)++;
-    histogram.sum += seconds;
-    histogram.count++;
+    let byMethod = this.#series.get(r);
+    if (byMethod === undefined) this.#series.set(r, (byMethod = new Map()));
+    let series = byMethod.get(m);
+    if (series === undefined) byMethod.set(m, (series = { method: m, route: r, buckets: new Array<number>(BUCKETS.length + 1).fill(0), sum: 0, count: 0, statuses: new Map() }));
+    let bucket = 0;
+    while (bucket < BUCKETS.length && seconds > (BUCKETS[bucket] as number)) bucket++;
+    (series.buckets[bucket] as number)++;
+    series.sum += seconds;
+    series.count++;
+    series.statuses.set(status, (series.statuses.get(status) ?? 0) + 1);
   }
 
   /** A namespace's registry, as a request resolved it. */
@@ -81,8 +88,10 @@ export class ServerMetrics {
    * (its body is passed through as it is); any other response as it is.
    */
   trackStream(response: Response, route: string | null): Response {
+    // The type first: `body` of the Node adapter's lightweight Response builds a whole web Response.
+    if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
     const body = response.body;
-    if (body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
+    if (body === null) return response;
     const key = route ?? 'unmatched';
     this.#streams.set(key, (this.#streams.get(key) ?? 0) + 1);
     let open = true;
@@ -120,17 +129,23 @@ export class ServerMetrics {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     };
     family('tool_registry_http_requests_total', 'counter', 'HTTP requests answered, by method, route template and status.');
-    for (const [key, count] of [...this.#requests].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const [method, route, status] = key.split(' ') as [string, string, string];
+    // Sorted as before: by `METHOD ROUTE STATUS` and `METHOD ROUTE` text.
+    const series = [...this.#series.values()].flatMap((byMethod) => [...byMethod.values()]);
+    const byText = <T>(list: T[], text: (item: T) => string): T[] => list.map((item) => [text(item), item] as const).sort(([a], [b]) => (a < b ? -1 : 1)).map(([, item]) => item);
+    const counts = series.flatMap((one) => [...one.statuses].map(([status, count]) => ({ method: one.method, route: one.route, status: String(status), count })));
+    for (const { method, route, status, count } of byText(counts, (c) => `${c.method} ${c.route} ${c.status}`)) {
       lines.push(`tool_registry_http_requests_total${labels({ method, route, status })} ${count}`);
     }
     family('tool_registry_http_request_duration_seconds', 'histogram', 'Time to answer a request (an event stream: until its headers were out), by method and route template.');
-    for (const [key, histogram] of [...this.#latency].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const [method, route] = key.split(' ') as [string, string];
-      BUCKETS.forEach((bound, i) => lines.push(`tool_registry_http_request_duration_seconds_bucket${labels({ method, route, le: String(bound) })} ${histogram.counts[i]}`));
-      lines.push(`tool_registry_http_request_duration_seconds_bucket${labels({ method, route, le: '+Inf' })} ${histogram.count}`);
-      lines.push(`tool_registry_http_request_duration_seconds_sum${labels({ method, route })} ${histogram.sum}`);
-      lines.push(`tool_registry_http_request_duration_seconds_count${labels({ method, route })} ${histogram.count}`);
+    for (const { method, route, buckets, sum, count } of byText(series, (one) => `${one.method} ${one.route}`)) {
+      let below = 0;
+      BUCKETS.forEach((bound, i) => {
+        below += buckets[i] as number;
+        lines.push(`tool_registry_http_request_duration_seconds_bucket${labels({ method, route, le: String(bound) })} ${below}`);
+      });
+      lines.push(`tool_registry_http_request_duration_seconds_bucket${labels({ method, route, le: '+Inf' })} ${count}`);
+      lines.push(`tool_registry_http_request_duration_seconds_sum${labels({ method, route })} ${sum}`);
+      lines.push(`tool_registry_http_request_duration_seconds_count${labels({ method, route })} ${count}`);
     }
     family('tool_registry_open_streams', 'gauge', 'Event streams open now (the change feed, MCP), by route template.');
     for (const [route, open] of this.#streams) lines.push(`tool_registry_open_streams${labels({ route })} ${open}`);

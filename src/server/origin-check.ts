@@ -39,7 +39,7 @@ function sameOrigin(origin: string, requestUrl: string): boolean {
 
 /** 403 ORIGIN_NOT_ALLOWED for a foreign `Origin` on a method that changes anything, or on a mount. */
 export function originCheck(options: OriginCheckOptions): MiddlewareHandler {
-  return async (c, next) => {
+  return (c, next) => {
     const origin = c.req.header('origin');
     if (origin !== undefined) {
       const mount = options.isMount(c.req.path);
@@ -53,6 +53,6 @@ export function originCheck(options: OriginCheckOptions): MiddlewareHandler {
         }
       }
     }
-    await next();
+    return next();
   };
 }

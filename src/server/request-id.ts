@@ -13,6 +13,25 @@ export function requestIdOf(request: Request): string {
   return given !== null && ACCEPTED.test(given) ? given : randomUUID();
 }
 
+/** Responses made with their id and a JSON type (never an event stream): the edge leaves them as they are. */
+const stamped = new WeakSet<Response>();
+
+/**
+ * A 200 JSON response that already carries its request id: the edge then neither reads nor
+ * sets its headers, which the Node adapter keeps as the plain object given here (reading
+ * `headers` would build a web Headers, and the adapter convert it back).
+ */
+export function jsonWithRequestId(text: string, id: string): Response {
+  const response = new Response(text, { status: 200, headers: { 'content-type': 'application/json', [REQUEST_ID_HEADER]: id } });
+  stamped.add(response);
+  return response;
+}
+
+/** Whether `response` came from `jsonWithRequestId`. */
+export function hasRequestId(response: Response): boolean {
+  return stamped.has(response);
+}
+
 /** `response` with the id in its headers (a response whose headers cannot change is left as it is). */
 export function withRequestId(response: Response, id: string): Response {
   try {

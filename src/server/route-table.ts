@@ -29,6 +29,8 @@ export interface RouteContext {
   readonly streamBacklogBytes: number;
   /** Admits an event stream (counted against the server's limits). @throws HttpProblem 503/429 past a limit */
   readonly openStream: () => Lease;
+  /** The response's `X-Request-Id` (the server adds it to any response that lacks it). */
+  readonly requestId: string;
 }
 
 export interface ResponseDoc {

@@ -17,6 +17,7 @@ import {
 } from '../index.js';
 import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
+import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import {
@@ -60,6 +61,18 @@ const expectedVersionQuery = z
 function expectation(context: RouteContext): WriteOptions {
   const expected = context.query.expected_version as string | undefined;
   return expected === undefined ? {} : { expectedVersion: expected };
+}
+
+/**
+ * A registration's JSON text, written once per registration object: registrations are deeply
+ * frozen, and a store's read cache hands out the same object until the tool changes (a change,
+ * in any process, makes a new object), so the text can never be stale.
+ */
+const registrationTexts = new WeakMap<ToolRegistration, string>();
+function registrationJson(registration: ToolRegistration): string {
+  let text = registrationTexts.get(registration);
+  if (text === undefined) registrationTexts.set(registration, (text = JSON.stringify(registration)));
+  return text;
 }
 
 /** What a write did, judged against the registration read just before it. */
@@ -177,10 +190,10 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     namespaced: true,
     responses: { 200: { description: 'The registration.', schema: ToolRegistrationSchema } },
     errors: ['TOOL_NOT_FOUND'],
-    handle: async ({ registry, params }) => {
+    handle: async ({ registry, params, requestId }) => {
       const found = await registry.get(params.name as string);
       if (found === undefined) throw new ToolNotFoundError(params.name as string);
-      return json(found);
+      return jsonWithRequestId(registrationJson(found), requestId);
     },
   },
   {

@@ -25,7 +25,7 @@ import { HEARTBEAT_MS } from './sse.js';
 import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
 import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
-import { requestIdOf, withRequestId } from './request-id.js';
+import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
 import { serveStatic } from './static-files.js';
 import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
 import type { AuthenticatedToken, TokenScope, TokenVerifier } from './tokens.js';
@@ -163,6 +163,7 @@ const MOUNT_METHODS = 'DELETE, GET, OPTIONS, POST';
 
 /** Per-request facts the log line needs, filled in as the request goes. */
 interface RequestFacts {
+  readonly requestId: string;
   route: string | null;
   namespace: string | null;
   token: string | null;
@@ -293,11 +294,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     }
   };
 
-  const parseQuery = (route: RouteDefinition, url: URL): Record<string, string | string[] | undefined> => {
-    const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
-    const repeatable = new Set(route.repeatable ?? []);
+  const parseQuery = (route: RouteDefinition, href: string): Record<string, string | string[] | undefined> => {
     const raw: Record<string, string | string[] | undefined> = {};
-    for (const key of new Set(url.searchParams.keys())) {
+    // No `?`: no parameters (a URL without one has an empty search), so nothing to parse.
+    const url = href.includes('?') ? new URL(href) : undefined;
+    const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
+    const repeatable = route.repeatable ?? [];
+    for (const key of url === undefined ? [] : new Set(url.searchParams.keys())) {
       // Own keys only: `constructor`, `__proto__` and `toString` are in every object.
       if (!Object.hasOwn(shape, key)) {
         const known = Object.keys(shape);
@@ -305,8 +308,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
           context: { parameter: key },
         });
       }
-      const values = url.searchParams.getAll(key);
-      if (repeatable.has(key)) raw[key] = values;
+      const values = (url as URL).searchParams.getAll(key);
+      if (repeatable.includes(key)) raw[key] = values;
       else if (values.length > 1) throw new HttpProblem('BAD_REQUEST', `query parameter ${JSON.stringify(key)} is given ${values.length} times; give it once`, { context: { parameter: key } });
       else raw[key] = values[0];
     }
@@ -349,20 +352,24 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   if (tokens === undefined || allowedHosts.length > 0) app.use('*', hostCheck(allowedHosts, (c) => (c.env as Env['Bindings']).facts.localPort));
   app.use('*', originCheck({ cors: options.cors, tokens: tokens !== undefined, isMount }));
   app.use('*', jsonOnly());
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize: maxBody,
-      onError: () => {
-        // The rest of the body is left unread: the connection cannot carry another request.
-        throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${maxBody} bytes (serve --max-body)`, { context: { limit: maxBody }, headers: { connection: 'close' } });
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: maxBody,
+    onError: () => {
+      // The rest of the body is left unread: the connection cannot carry another request.
+      throw new HttpProblem('PAYLOAD_TOO_LARGE', `the body is over the limit of ${maxBody} bytes (serve --max-body)`, { context: { limit: maxBody }, headers: { connection: 'close' } });
+    },
+  });
+  // A GET or HEAD request has no body (a Request of either method never carries one), and
+  // asking the Node adapter's lightweight request for `body` builds the whole web Request.
+  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
 
-  const onRoute = (route: RouteDefinition, prefixed: boolean) => async (c: Context<Env>): Promise<Response> => {
+  const onRoute = (route: RouteDefinition, prefixed: boolean) => {
+    const template = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+    return (c: Context<Env>): Promise<Response> => answerRoute(c, route, prefixed, template);
+  };
+  const answerRoute = async (c: Context<Env>, route: RouteDefinition, prefixed: boolean, template: string): Promise<Response> => {
     const facts = c.env.facts;
-    facts.route = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
+    facts.route = template;
     const open = route.scope === null || (route.scope === 'optional' && bearer(c.req.raw) === undefined) || (route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress));
     const token = open ? null : authenticate(c.req.raw, facts);
     const params: Record<string, string> = { ...c.req.param() };
@@ -372,8 +379,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (route.namespaced) metrics.sawRegistry(namespace, registry);
     if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
-    const url = new URL(c.req.url);
-    const query = parseQuery(route, url);
+    const query = parseQuery(route, c.req.url);
     const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
     // A route that reads no body still checks one that came (`{}` is fine): every body is JSON as the command reads it.
     if (route.body === undefined && hasBody(c.req.raw)) await parseBody(c.req.raw, 'spec');
@@ -389,6 +395,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       token,
       heartbeatMs,
       streamBacklogBytes,
+      requestId: facts.requestId,
       openStream: () => leases.admit('stream', token, namespace),
       // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
       get signal() {
@@ -528,7 +535,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const fetch = async (request: Request, connection?: { readonly remoteAddress?: string; readonly localPort?: number }): Promise<Response> => {
     const started = performance.now();
     const requestId = requestIdOf(request);
-    const facts: RequestFacts = { route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress, localPort: connection?.localPort };
+    const facts: RequestFacts = { requestId, route: null, namespace: null, token: null, remoteAddress: connection?.remoteAddress, localPort: connection?.localPort };
     let response: Response;
     if (shutdownController.signal.aborted) {
       response = problemResponse('SHUTTING_DOWN', 'the server is shutting down; retry on another instance or after it restarts', { headers: { connection: 'close' } });
@@ -546,7 +553,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     }
     const seconds = (performance.now() - started) / 1000;
     metrics.observe(request.method, facts.route, response.status, seconds);
-    response = metrics.trackStream(withRequestId(response, requestId), facts.route);
+    if (!hasRequestId(response)) response = metrics.trackStream(withRequestId(response, requestId), facts.route);
     if (options.log !== undefined) {
       const entry: RequestLogEntry = {
         time: new Date().toISOString(),
