@@ -7,6 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveToolSet } from '../index.js';
+import { responseJson } from './result-json.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -153,10 +154,12 @@ class StdioLines implements Transport {
     return this.#write(message);
   }
 
-  #write(value: unknown): Promise<void> {
+  #write(value: object): Promise<void> {
     if (this.#closed) return Promise.resolve();
+    // A tools/call result was serialised already, to measure it: its text is sent as it is.
+    const text = responseJson(value) ?? JSON.stringify(value);
     return new Promise((resolve) => {
-      if (this.#stdout.write(`${JSON.stringify(value)}\n`)) resolve();
+      if (this.#stdout.write(`${text}\n`)) resolve();
       else this.#stdout.once('drain', resolve);
     });
   }

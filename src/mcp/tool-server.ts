@@ -18,6 +18,7 @@ import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMc
 import type { CallRecordInput, Deprecation, ElicitResult, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolClient, ToolPolicy, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
+import { rememberResultJson } from './result-json.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -187,6 +188,38 @@ function shown(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+/** Whether an object is one the SDK's schemas take as a record (zod's isPlainObject, narrowed): a plain prototype, no `constructor` of its own. */
+function isPlainRecord(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && !Object.hasOwn(value, 'constructor');
+}
+
+/**
+ * Whether tools/call params (a string `name`, `arguments` an object or absent: checked by
+ * paramsOf) hold nothing else than plain `arguments` and a `_meta` with at most a progress
+ * token: then CallToolRequestSchema accepts them as they are, and parsing them again would
+ * only copy them (the usual call; anything else goes through the schema).
+ */
+function isPlainCall(params: Record<string, unknown>): boolean {
+  for (const key in params) {
+    if (key === 'name') continue;
+    if (key === 'arguments') {
+      if (params.arguments !== undefined && !isPlainRecord(params.arguments as object)) return false;
+      continue;
+    }
+    if (key !== '_meta') return false;
+    const meta = params._meta;
+    if (meta === undefined) continue;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
+    for (const metaKey in meta) {
+      if (metaKey !== 'progressToken') return false;
+      const token = (meta as { progressToken?: unknown }).progressToken;
+      if (typeof token !== 'string' && !Number.isSafeInteger(token)) return false;
+    }
+  }
+  return true;
+}
+
 /**
  * The params of a request checked by the SDK's schema, or -32602 with a readable message
  * (the SDK's own check answers -32603 with a dump of zod's issues).
@@ -202,6 +235,8 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw invalid(`"arguments" must be an object, got ${shown(args)}`);
   }
   if (given.cursor !== undefined && typeof given.cursor !== 'string') throw invalid(`"cursor" must be a string, got ${shown(given.cursor)}`);
+  // What clients send (a name, arguments, perhaps a progress token) is what the schema accepts as it is.
+  if (method === 'tools/call' && isPlainCall(given)) return given as T;
   const parsed = schema.safeParse(request);
   if (!parsed.success) {
     throw invalid(parsed.error.issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; '));
@@ -384,9 +419,14 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       const { message, replacement, sunset } = result.deprecated;
       out._meta = { ...out._meta, [DEPRECATION_META_KEY]: { message, replacement, sunset } };
     }
-    // The bytes the result takes in its JSON-RPC message (JSON escapes included).
-    const bytes = Buffer.byteLength(JSON.stringify(out), 'utf8');
-    if (bytes <= maxResultBytes) return out;
+    // The bytes the result takes in its JSON-RPC message (JSON escapes included); a transport
+    // of ours sends this very text.
+    const text = JSON.stringify(out);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes <= maxResultBytes) {
+      rememberResultJson(out, text);
+      return out;
+    }
     facts.outcome = 'TOOL_FAILED';
     return tooLarge(name, bytes, maxResultBytes);
   };
