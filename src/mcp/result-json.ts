@@ -3,10 +3,17 @@
 
 /** Each measured result's JSON text, until its message is sent. */
 const texts = new WeakMap<object, string>();
+/** The transports that send a remembered text (ours over stdio); for any other, nothing is kept. */
+const senders = new WeakSet<object>();
 
-/** Remembers `text`, the JSON.stringify of `result`, for the transport that sends it. */
-export function rememberResultJson(result: object, text: string): void {
-  texts.set(result, text);
+/** Marks a transport that sends responses through `responseJson`. */
+export function sendsResultJson(transport: object): void {
+  senders.add(transport);
+}
+
+/** Remembers `text`, the JSON.stringify of `result`, when `transport` will send it. */
+export function rememberResultJson(transport: object | undefined, result: object, text: string): void {
+  if (transport !== undefined && senders.has(transport)) texts.set(result, text);
 }
 
 /**

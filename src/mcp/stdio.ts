@@ -7,7 +7,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveToolSet } from '../index.js';
-import { responseJson } from './result-json.js';
+import { responseJson, sendsResultJson } from './result-json.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -91,6 +91,7 @@ class StdioLines implements Transport {
     this.#stdout = stdout;
     this.#maxBytes = maxBytes;
     this.#warn = warn;
+    sendsResultJson(this);
   }
 
   readonly #onData = (chunk: Buffer | string): void => {

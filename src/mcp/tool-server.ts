@@ -15,7 +15,7 @@ import type {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { performance } from 'node:perf_hooks';
 import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { CallRecordInput, Deprecation, ElicitResult, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolClient, ToolPolicy, ToolSet } from '../index.js';
+import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
 import { rememberResultJson } from './result-json.js';
@@ -358,17 +358,18 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   };
 
   /**
-   * What a handler tells or asks during this call, sent on the call's own stream (related to
-   * its request): progress only under the caller's progress token, logs at or above the level.
+   * The options of one call's invoke: the timeout, the client's signal, the policy, and what a
+   * handler tells or asks during the call, sent on the call's own stream (related to its
+   * request): progress only under the caller's progress token, logs at or above the level.
    */
-  const channelOf = (request: JSONRPCRequest, extra: Extra): { onProgress?: (report: ProgressReport) => void; onLog: (entry: LogEntry) => void; client: ToolClient } => {
+  const invokeOptions = (request: JSONRPCRequest, extra: Extra): InvokeOptions => {
     const send = (notification: ServerNotification): void => {
       extra.sendNotification(notification).catch(() => undefined);
     };
-    const progressToken = (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
     const related = (signal: AbortSignal) => ({ relatedRequestId: extra.requestId, signal });
-    return {
-      ...(progressToken === undefined ? {} : { onProgress: (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } }) }),
+    const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = {
+      timeoutMs: callTimeoutMs,
+      signal: extra.signal,
       onLog: (entry: LogEntry) => {
         if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
       },
@@ -377,6 +378,10 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },
     };
+    if (policy !== undefined) options.policy = policy;
+    const progressToken = (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } });
+    return options;
   };
 
   const runCall = async (request: JSONRPCRequest, extra: Extra, facts: CallFacts): Promise<CallToolResult> => {
@@ -399,12 +404,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
     }
     facts.tool = tool;
-    const result = await set.invoke(name, params.arguments ?? {}, {
-      timeoutMs: callTimeoutMs,
-      signal: extra.signal,
-      ...(policy === undefined ? {} : { policy }),
-      ...channelOf(request, extra),
-    });
+    const result = await set.invoke(name, params.arguments ?? {}, invokeOptions(request, extra));
     facts.outcome = result.success ? 'ok' : result.code;
     let out: CallToolResult;
     try {
@@ -424,7 +424,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const text = JSON.stringify(out);
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes <= maxResultBytes) {
-      rememberResultJson(out, text);
+      rememberResultJson(server.transport, out, text);
       return out;
     }
     facts.outcome = 'TOOL_FAILED';

@@ -183,42 +183,51 @@ function quickRecord(value: unknown, budget: Budget): unknown {
 function quickContent(input: unknown): McpContent | typeof UNUSUAL {
   if (typeof input !== 'object' || input === null || !hasPlainPrototype(input)) return UNUSUAL;
   const given = input as Record<string, unknown>;
+  // The schema's objects are strict as zod makes them: a key `for...in` yields that is not the
+  // schema's is refused (a symbol key never is; structuredClone dropped it), so the same walk.
   let fields = 0;
+  for (const key in given) {
+    if (key !== 'content' && key !== 'structuredContent' && key !== 'isError' && key !== '_meta') return UNUSUAL;
+    fields++;
+  }
   const { content, structuredContent, isError, _meta } = given;
   if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return UNUSUAL;
-  fields++;
   const blocks = new Array<McpTextContent>(content.length);
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
     if (typeof block !== 'object' || block === null || !hasPlainPrototype(block)) return UNUSUAL;
-    const keys = Object.keys(block);
-    if (keys.length !== 2 || Object.getOwnPropertySymbols(block).length > 0) return UNUSUAL;
+    let keys = 0;
+    for (const key in block) {
+      if (key !== 'type' && key !== 'text') return UNUSUAL;
+      keys++;
+    }
     const { type, text } = block as { type?: unknown; text?: unknown };
-    if (type !== 'text' || typeof text !== 'string' || !((keys[0] === 'type' && keys[1] === 'text') || (keys[0] === 'text' && keys[1] === 'type'))) return UNUSUAL;
+    if (keys !== 2 || type !== 'text' || typeof text !== 'string') return UNUSUAL;
     blocks[i] = Object.freeze({ type, text });
   }
   if (Object.keys(content).length !== content.length) return UNUSUAL;
   const out: { -readonly [K in keyof McpContentInput]: McpContentInput[K] } = { content: Object.freeze(blocks) };
+  let present = 1;
   const budget: Budget = { nodes: QUICK_NODES };
   if (structuredContent !== undefined) {
     const copy = quickRecord(structuredContent, budget);
     if (copy === UNUSUAL) return UNUSUAL;
     out.structuredContent = copy as JsonObject;
-    fields++;
-  } else if ('structuredContent' in given) return UNUSUAL;
+    present++;
+  }
   if (isError !== undefined) {
     if (typeof isError !== 'boolean') return UNUSUAL;
     out.isError = isError;
-    fields++;
-  } else if ('isError' in given) return UNUSUAL;
+    present++;
+  }
   if (_meta !== undefined) {
     const copy = quickRecord(_meta, budget);
     if (copy === UNUSUAL) return UNUSUAL;
     out._meta = copy as JsonObject;
-    fields++;
-  } else if ('_meta' in given) return UNUSUAL;
-  // Nothing else: the schema is strict.
-  if (Object.keys(given).length !== fields || Object.getOwnPropertySymbols(given).length > 0) return UNUSUAL;
+    present++;
+  }
+  // A key given as undefined (the full path keeps it as it is) takes the full path.
+  if (present !== fields) return UNUSUAL;
   return Object.freeze(out) as McpContent;
 }
 
