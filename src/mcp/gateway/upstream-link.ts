@@ -56,6 +56,14 @@ function outcome(code: 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR', text: string):
   return withCallOutcome(mcpContent({ content: [{ type: 'text', text: `${code}: ${text}` }], isError: true }), code);
 }
 
+/** The first problem of a zod error, as `path message` (its own message is every issue as JSON). */
+function firstIssue(error: Error): string {
+  const issue = (error as { issues?: readonly { path?: readonly PropertyKey[]; message?: string }[] }).issues?.[0];
+  if (issue === undefined) return error.message;
+  const path = issue.path ?? [];
+  return `${path.length === 0 ? 'the result' : path.map(String).join('.')} ${issue.message ?? 'is invalid'}`;
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -327,6 +335,10 @@ export class UpstreamLink {
       }
       if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
         return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
+      }
+      // The SDK's client refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
+      if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
+        return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
       }
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
     } finally {
