@@ -150,7 +150,7 @@ describe('the same handlers in-process (invoke)', () => {
 
   it('mcpContent: a text result (the quick path) is checked, copied and frozen as any other; anything unusual is judged as before', () => {
     const input = { _meta: { trace: 't' }, isError: false, structuredContent: { b: [1, { c: null }], a: 'x', u: undefined, 2: true }, content: [{ text: 'hi', type: 'text' as const }] };
-    const made = mcpContent(input);
+    const made = mcpContent(input as unknown as McpContentInput);
     // Key order as the schema makes it; a copy (the input stays the caller's), deeply frozen, marked.
     expect(JSON.stringify(made)).toBe('{"content":[{"type":"text","text":"hi"}],"structuredContent":{"2":true,"b":[1,{"c":null}],"a":"x"},"isError":false,"_meta":{"trace":"t"}}');
     expect('u' in (made.structuredContent as object)).toBe(true);
