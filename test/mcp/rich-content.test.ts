@@ -166,6 +166,7 @@ describe('the same handlers in-process (invoke)', () => {
     const refused: [string, unknown][] = [
       ['NaN', { content: [], structuredContent: { n: Number.NaN } }],
       ['a cycle', (() => { const loop: Record<string, unknown> = {}; loop.self = loop; return { content: [], structuredContent: { loop } }; })()],
+      // eslint-disable-next-line no-sparse-arrays -- a hole is the point
       ['a hole', { content: [], structuredContent: { list: [1, , 3] } }],
       ['undefined in an array', { content: [], structuredContent: { list: [undefined] } }],
       ['an array as structuredContent', { content: [], structuredContent: [1] }],
