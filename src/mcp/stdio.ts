@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LiveToolSet } from '../index.js';
 import { errorReply, isId, isObject, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
+import { responseJson, sendsResultJson } from './result-json.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -70,6 +71,7 @@ class StdioLines implements Transport {
     this.#stdout = stdout;
     this.#maxBytes = maxBytes;
     this.#warn = warn;
+    sendsResultJson(this);
   }
 
   readonly #onData = (chunk: Buffer | string): void => {
@@ -140,10 +142,12 @@ class StdioLines implements Transport {
     return this.#write(message);
   }
 
-  #write(value: unknown): Promise<void> {
+  #write(value: object): Promise<void> {
     if (this.#closed) return Promise.resolve();
+    // A tools/call result was serialised already, to measure it: its text is sent as it is.
+    const text = responseJson(value) ?? JSON.stringify(value);
     return new Promise((resolve) => {
-      if (this.#stdout.write(`${JSON.stringify(value)}\n`)) resolve();
+      if (this.#stdout.write(`${text}\n`)) resolve();
       else this.#stdout.once('drain', resolve);
     });
   }

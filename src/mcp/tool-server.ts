@@ -15,9 +15,10 @@ import type {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { performance } from 'node:perf_hooks';
 import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { CallRecordInput, Deprecation, ElicitResult, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolClient, ToolPolicy, ToolSet } from '../index.js';
+import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
+import { rememberResultJson } from './result-json.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
@@ -187,6 +188,38 @@ function shown(value: unknown): string {
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
 
+/** Whether an object is one the SDK's schemas take as a record (zod's isPlainObject, narrowed): a plain prototype, no `constructor` of its own. */
+function isPlainRecord(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return (prototype === Object.prototype || prototype === null) && !Object.hasOwn(value, 'constructor');
+}
+
+/**
+ * Whether tools/call params (a string `name`, `arguments` an object or absent: checked by
+ * paramsOf) hold nothing else than plain `arguments` and a `_meta` with at most a progress
+ * token: then CallToolRequestSchema accepts them as they are, and parsing them again would
+ * only copy them (the usual call; anything else goes through the schema).
+ */
+function isPlainCall(params: Record<string, unknown>): boolean {
+  for (const key in params) {
+    if (key === 'name') continue;
+    if (key === 'arguments') {
+      if (params.arguments !== undefined && !isPlainRecord(params.arguments as object)) return false;
+      continue;
+    }
+    if (key !== '_meta') return false;
+    const meta = params._meta;
+    if (meta === undefined) continue;
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return false;
+    for (const metaKey in meta) {
+      if (metaKey !== 'progressToken') return false;
+      const token = (meta as { progressToken?: unknown }).progressToken;
+      if (typeof token !== 'string' && !Number.isSafeInteger(token)) return false;
+    }
+  }
+  return true;
+}
+
 /**
  * The params of a request checked by the SDK's schema, or -32602 with a readable message
  * (the SDK's own check answers -32603 with a dump of zod's issues).
@@ -202,6 +235,8 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw invalid(`"arguments" must be an object, got ${shown(args)}`);
   }
   if (given.cursor !== undefined && typeof given.cursor !== 'string') throw invalid(`"cursor" must be a string, got ${shown(given.cursor)}`);
+  // What clients send (a name, arguments, perhaps a progress token) is what the schema accepts as it is.
+  if (method === 'tools/call' && isPlainCall(given)) return given as T;
   const parsed = schema.safeParse(request);
   if (!parsed.success) {
     throw invalid(parsed.error.issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; '));
@@ -323,19 +358,20 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   };
 
   /**
-   * What a handler tells or asks during this call, sent on the call's own stream (related to
-   * its request): progress only under the caller's progress token, logs at or above the level.
+   * The options of one call's invoke: the timeout, the client's signal, the policy, and what a
+   * handler tells or asks during the call, sent on the call's own stream (related to its
+   * request): progress only under the caller's progress token, logs at or above the level.
    */
   /** This session, as handlers see it (`ToolHandlerOptions.session`): the gateway routes an upstream's requests by it. */
   const session = Object.freeze({});
-  const channelOf = (request: JSONRPCRequest, extra: Extra): { onProgress?: (report: ProgressReport) => void; onLog: (entry: LogEntry) => void; client: ToolClient } => {
+  const invokeOptions = (request: JSONRPCRequest, extra: Extra): InvokeOptions => {
     const send = (notification: ServerNotification): void => {
       extra.sendNotification(notification).catch(() => undefined);
     };
-    const progressToken = (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
     const related = (signal: AbortSignal) => ({ relatedRequestId: extra.requestId, signal });
-    return {
-      ...(progressToken === undefined ? {} : { onProgress: (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } }) }),
+    const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = {
+      timeoutMs: callTimeoutMs,
+      signal: extra.signal,
       onLog: (entry: LogEntry) => {
         if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
       },
@@ -345,6 +381,10 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },
     };
+    if (policy !== undefined) options.policy = policy;
+    const progressToken = (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } });
+    return options;
   };
 
   const runCall = async (request: JSONRPCRequest, extra: Extra, facts: CallFacts): Promise<CallToolResult> => {
@@ -367,12 +407,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
     }
     facts.tool = tool;
-    const result = await set.invoke(name, params.arguments ?? {}, {
-      timeoutMs: callTimeoutMs,
-      signal: extra.signal,
-      ...(policy === undefined ? {} : { policy }),
-      ...channelOf(request, extra),
-    });
+    const result = await set.invoke(name, params.arguments ?? {}, invokeOptions(request, extra));
     facts.outcome = result.success ? 'ok' : result.code;
     let out: CallToolResult;
     try {
@@ -387,9 +422,14 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       const { message, replacement, sunset } = result.deprecated;
       out._meta = { ...out._meta, [DEPRECATION_META_KEY]: { message, replacement, sunset } };
     }
-    // The bytes the result takes in its JSON-RPC message (JSON escapes included).
-    const bytes = Buffer.byteLength(JSON.stringify(out), 'utf8');
-    if (bytes <= maxResultBytes) return out;
+    // The bytes the result takes in its JSON-RPC message (JSON escapes included); a transport
+    // of ours sends this very text.
+    const text = JSON.stringify(out);
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes <= maxResultBytes) {
+      rememberResultJson(server.transport, out, text);
+      return out;
+    }
     facts.outcome = 'TOOL_FAILED';
     return tooLarge(name, bytes, maxResultBytes);
   };

@@ -127,7 +127,8 @@ class Live implements LiveToolSet {
   async latest(): Promise<ToolSet> {
     if (this.closed) return this.#set;
     const { revision } = await this.#registry.changes({ limit: 0 });
-    const sunsetPassed = this.#clock().getTime() >= this.#sunsetAt;
+    // No sunset ahead: no clock to read (a Date per call).
+    const sunsetPassed = this.#sunsetAt !== Number.POSITIVE_INFINITY && this.#clock().getTime() >= this.#sunsetAt;
     if (revision <= this.#revision && !sunsetPassed) return this.#set;
     if (!sunsetPassed && (await this.#othersOnly(revision))) return this.#set;
     this.#seen = Math.max(this.#seen, revision);

@@ -1,7 +1,7 @@
 // MCP content a handler may return (text, image, audio, embedded resource, resource link),
 // checked and frozen once by mcpContent(); invoke and the MCP server recognise it by identity.
 import { z } from 'zod';
-import { deepFreeze } from '../core/canonical.js';
+import { deepFreeze, hasPlainPrototype } from '../core/canonical.js';
 import type { JsonObject } from '../core/contracts.js';
 import { isMarkedMcpContent, markMcpContent } from '../core/mcp-content-mark.js';
 import { jsonIssue } from './tool-result.js';
@@ -114,7 +114,129 @@ const Result = z.strictObject({
   _meta: meta,
 });
 
+/** Returned by the quick copy for anything it leaves to the full check. */
+const UNUSUAL = Symbol('unusual');
+/** Objects and arrays the quick copy makes at most; a bigger result (or a shared object met very often) takes the full check. */
+const QUICK_NODES = 100_000;
+const QUICK_DEPTH = 64;
+
+/** Budget of one quick copy. */
+interface Budget {
+  nodes: number;
+}
+
+/**
+ * A frozen copy of JSON data (own enumerable keys; a key whose value is undefined is kept as
+ * structuredClone keeps it), or UNUSUAL for anything the full check should judge: a value
+ * that is not JSON, a `__proto__` key, an array with holes or extra keys, too deep or big.
+ */
+function quickJson(value: unknown, depth: number, budget: Budget): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+    case 'undefined':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : UNUSUAL;
+    case 'object':
+      break;
+    default:
+      return UNUSUAL;
+  }
+  if (value === null) return null;
+  if (depth > QUICK_DEPTH || --budget.nodes < 0) return UNUSUAL;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype || Object.keys(value).length !== value.length) return UNUSUAL;
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item === undefined) return UNUSUAL;
+      const copy = quickJson(item, depth + 1, budget);
+      if (copy === UNUSUAL) return UNUSUAL;
+      out[i] = copy;
+    }
+    return Object.freeze(out);
+  }
+  if (!hasPlainPrototype(value)) return UNUSUAL;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return UNUSUAL;
+    const copy = quickJson((value as Record<string, unknown>)[key], depth + 1, budget);
+    if (copy === UNUSUAL) return UNUSUAL;
+    out[key] = copy;
+  }
+  return Object.freeze(out);
+}
+
+/** A record of a result (`structuredContent`, `_meta`) the quick path takes: JSON with string keys only (the schema refuses a symbol key). */
+function quickRecord(value: unknown, budget: Budget): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.getOwnPropertySymbols(value).length > 0) return UNUSUAL;
+  return quickJson(value, 1, budget);
+}
+
+/**
+ * What `build` makes of the usual result, in one walk: text blocks only (`{ type: 'text',
+ * text }`), JSON records, a boolean `isError`: the same checks and the same frozen copy as the
+ * full path, without zod, the separate JSON walk and structuredClone. UNUSUAL for anything
+ * else (other blocks, annotations, a value to refuse): the full path judges it.
+ */
+function quickContent(input: unknown): McpContent | typeof UNUSUAL {
+  if (typeof input !== 'object' || input === null || !hasPlainPrototype(input)) return UNUSUAL;
+  const given = input as Record<string, unknown>;
+  // The schema's objects are strict as zod makes them: a key `for...in` yields that is not the
+  // schema's is refused (a symbol key never is; structuredClone dropped it), so the same walk.
+  let fields = 0;
+  for (const key in given) {
+    if (key !== 'content' && key !== 'structuredContent' && key !== 'isError' && key !== '_meta') return UNUSUAL;
+    fields++;
+  }
+  const { content, structuredContent, isError, _meta } = given;
+  if (!Array.isArray(content) || Object.getPrototypeOf(content) !== Array.prototype) return UNUSUAL;
+  const blocks = new Array<McpTextContent>(content.length);
+  for (let i = 0; i < content.length; i++) {
+    const block: unknown = content[i];
+    if (typeof block !== 'object' || block === null || !hasPlainPrototype(block)) return UNUSUAL;
+    let keys = 0;
+    for (const key in block) {
+      if (key !== 'type' && key !== 'text') return UNUSUAL;
+      keys++;
+    }
+    const { type, text } = block as { type?: unknown; text?: unknown };
+    if (keys !== 2 || type !== 'text' || typeof text !== 'string') return UNUSUAL;
+    blocks[i] = Object.freeze({ type, text });
+  }
+  if (Object.keys(content).length !== content.length) return UNUSUAL;
+  const out: { -readonly [K in keyof McpContentInput]: McpContentInput[K] } = { content: Object.freeze(blocks) };
+  let present = 1;
+  const budget: Budget = { nodes: QUICK_NODES };
+  if (structuredContent !== undefined) {
+    const copy = quickRecord(structuredContent, budget);
+    if (copy === UNUSUAL) return UNUSUAL;
+    out.structuredContent = copy as JsonObject;
+    present++;
+  }
+  if (isError !== undefined) {
+    if (typeof isError !== 'boolean') return UNUSUAL;
+    out.isError = isError;
+    present++;
+  }
+  if (_meta !== undefined) {
+    const copy = quickRecord(_meta, budget);
+    if (copy === UNUSUAL) return UNUSUAL;
+    out._meta = copy as JsonObject;
+    present++;
+  }
+  // A key given as undefined (the full path keeps it as it is) takes the full path.
+  if (present !== fields) return UNUSUAL;
+  return Object.freeze(out) as McpContent;
+}
+
 function build(input: McpContentInput): McpContent {
+  const quick = quickContent(input);
+  if (quick !== UNUSUAL) {
+    markMcpContent(quick);
+    return quick;
+  }
   const parsed = Result.safeParse(input);
   if (!parsed.success) {
     const first = parsed.error.issues[0] as z.core.$ZodIssue;

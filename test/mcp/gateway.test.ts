@@ -23,11 +23,24 @@ import type { CallRecorder, GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
 import { approveListed, freePort } from '../support/upstreams.js';
+import { startHttpUpstream } from '../support/http-upstream.js';
+import type { HttpUpstream } from '../support/http-upstream.js';
 
 useChildProcessTimeout();
 
 const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const MEMORY = join(ROOT, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+
+/** What the in-process upstream `relay` answers to `answer`, by the `kind` asked for. */
+const RELAYED: Record<string, object> = {
+  text: { content: [{ type: 'text', text: 'h\u00e9llo "x"\n\u2028' }], structuredContent: { n: 1, nested: { list: [1, null, 'a'], empty: {} }, 2: true }, isError: true, _meta: { 'example/trace': 't1' } },
+  rich: { content: [{ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png', annotations: { audience: ['user'], priority: 0.5 } }, { type: 'resource_link', uri: 'test://x', name: 'x' }] },
+  // Unpadded base64: the SDK's client takes it (atob does), MCP clients that check the padding refuse it.
+  unpadded: { content: [{ type: 'image', data: 'iVBORw0KGgo', mimeType: 'image/png' }] },
+  // Not MCP content at all: the SDK's client refuses it.
+  video: { content: [{ type: 'video', url: 'test://v' }] },
+  big: { content: [{ type: 'text', text: 'x'.repeat(5000) }] },
+};
 
 const local = defineTool({ name: 'local_add', input_schema: { type: 'object', properties: { a: { type: 'number' } } }, handler: ({ a }) => ({ sum: (a as number) + 1 }) });
 
@@ -36,6 +49,7 @@ let gateway: GatewayToolSet;
 let recorder: CallRecorder;
 let httpChild: ChildProcess | undefined;
 let httpUrl: string;
+let relay: HttpUpstream;
 const sessions: Client[] = [];
 /** A call of server-everything's task-only tool (over HTTP: a call in flight to the stdio one would take its log messages), started in beforeAll. */
 let researching: Promise<CallToolResult>;
@@ -70,12 +84,15 @@ beforeAll(async () => {
     });
     httpChild?.once('exit', (code) => reject(new Error(`server-everything (HTTP) exited with ${code}`)));
   });
+  // An upstream in this process that answers `answer` with the result its `kind` names, as it is.
+  relay = await startHttpUpstream(() => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }], (_name, args) => RELAYED[args.kind as string]);
   registry = new InMemoryToolRegistry();
   recorder = createCallRecorder(registry);
   await publishTools(registry, [local]);
   await registry.putUpstream({ name: 'everything', transport: { type: 'stdio', command: [process.execPath, EVERYTHING, 'stdio'], env: {}, cwd: null } });
   await registry.putUpstream({ name: 'memory', transport: { type: 'stdio', command: [process.execPath, MEMORY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') }, cwd: null }, permissions: ['DB_WRITE'] });
   await registry.putUpstream({ name: 'web', prefix: 'web.', transport: { type: 'http', url: httpUrl, headers: {} } });
+  await registry.putUpstream({ name: 'relay', transport: { type: 'http', url: relay.url, headers: {} } });
   await listening;
   gateway = await gatewayToolSet(registry, [local], { onWarning: () => {} });
   // Nothing is served until registered (the gateway never registers): approve what they list.
@@ -92,6 +109,7 @@ afterAll(async () => {
   await recorder?.close();
   await gateway?.close();
   await stopChild(httpChild);
+  await relay?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -108,6 +126,7 @@ describe('one endpoint: local and upstream tools', () => {
     expect(gateway.upstreams().map((status) => [status.name, status.connected])).toEqual([
       ['everything', true],
       ['memory', true],
+      ['relay', true],
       ['web', true],
     ]);
   });
@@ -203,6 +222,32 @@ describe('one endpoint: local and upstream tools', () => {
     const progress: Progress[] = [];
     await client.callTool({ name: 'web.trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (report) => void progress.push(report) });
     expect(progress.map((report) => report.progress)).toEqual([1, 2]);
+  });
+
+  it('relays a result as the upstream sent it, or refuses it deterministically: not MCP content, or over maxResultBytes', async () => {
+    const server = createMcpServer(gateway, { maxResultBytes: 4096, onCall: (record) => recorder.record(record) });
+    const client = new Client({ name: 'test', version: '1' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    await client.connect(b);
+    sessions.push(client);
+    const answer = async (kind: string) => (await client.callTool({ name: 'relay_answer', arguments: { kind } })) as CallToolResult;
+    // Text, structuredContent, isError and _meta unchanged (the quick path); other blocks and annotations too (the full one).
+    expect(await answer('text')).toEqual(RELAYED.text);
+    expect(await answer('rich')).toEqual(RELAYED.rich);
+    // Refused, each an isError result naming the upstream (the audit log: UPSTREAM_ERROR).
+    for (const kind of ['unpadded', 'video']) {
+      const refused = await answer(kind);
+      expect(refused.isError).toBe(true);
+      expect((refused.content[0] as { text: string }).text).toMatch(/^UPSTREAM_ERROR: upstream 'relay' returned a result for answer that cannot be relayed: /);
+    }
+    const big = await answer('big');
+    expect(big.isError).toBe(true);
+    expect((big.content[0] as { text: string }).text).toMatch(/^TOOL_FAILED: Tool 'relay_answer' returned \d+ bytes .* over this server's limit of 4096 bytes/);
+    expect(await answer('text')).toEqual(RELAYED.text);
+    await recorder.flush();
+    const rows = await registry.listCalls({ tool: 'relay_answer' });
+    expect(rows.map((row) => row.outcome).reverse()).toEqual(['TOOL_ERROR', 'ok', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'TOOL_FAILED', 'TOOL_ERROR']);
   });
 
   it('checks the arguments against the approved input schema before forwarding', async () => {

@@ -14,7 +14,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotifica
 import type { LoggingMessageNotification, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, createToolSet, defineTool, isMcpContent, liveToolSet, mcpContent, openSqliteToolRegistry, publishTools } from '../../src/index.js';
-import type { ClientUnavailableError, LogEntry, ProgressReport, Tool, ToolSpecInput } from '../../src/index.js';
+import type { ClientUnavailableError, LogEntry, McpContentInput, ProgressReport, Tool, ToolSpecInput } from '../../src/index.js';
 import { createMcpServer } from '../../src/mcp/index.js';
 import { CLI, ROOT, childEnv, listeningUrl, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 
@@ -146,6 +146,38 @@ describe('the same handlers in-process (invoke)', () => {
     expect(() => mcpContent({ content: [mcpContent.image('not base64!', 'image/png')] })).toThrow(TypeError);
     expect(() => mcpContent({ content: [{ type: 'video' } as never] })).toThrow(TypeError);
     expect(() => mcpContent({ content: [], structuredContent: { when: new Date() } as never })).toThrow(/not JSON data/);
+  });
+
+  it('mcpContent: a text result (the quick path) is checked, copied and frozen as any other; anything unusual is judged as before', () => {
+    const input = { _meta: { trace: 't' }, isError: false, structuredContent: { b: [1, { c: null }], a: 'x', u: undefined, 2: true }, content: [{ text: 'hi', type: 'text' as const }] };
+    const made = mcpContent(input as unknown as McpContentInput);
+    // Key order as the schema makes it; a copy (the input stays the caller's), deeply frozen, marked.
+    expect(JSON.stringify(made)).toBe('{"content":[{"type":"text","text":"hi"}],"structuredContent":{"2":true,"b":[1,{"c":null}],"a":"x"},"isError":false,"_meta":{"trace":"t"}}');
+    expect('u' in (made.structuredContent as object)).toBe(true);
+    const deep = made.structuredContent as { b: [number, { c: null }] };
+    expect(deep).not.toBe(input.structuredContent);
+    expect([made, made.content, made.content[0], deep, deep.b, deep.b[1], made._meta].every((object) => Object.isFrozen(object))).toBe(true);
+    expect(Object.isFrozen(input.structuredContent)).toBe(false);
+    expect(isMcpContent(made)).toBe(true);
+    // A key named __proto__ at the top of a record is dropped, as the schema drops it; deeper it is data.
+    const proto = mcpContent(JSON.parse('{"content":[],"structuredContent":{"__proto__":{"a":1},"b":{"__proto__":2}}}') as McpContentInput);
+    expect(Object.keys(proto.structuredContent as object)).toEqual(['b']);
+    expect(Object.getOwnPropertyDescriptor((proto.structuredContent as { b: object }).b, '__proto__')?.value).toBe(2);
+    const refused: [string, unknown][] = [
+      ['NaN', { content: [], structuredContent: { n: Number.NaN } }],
+      ['a cycle', (() => { const loop: Record<string, unknown> = {}; loop.self = loop; return { content: [], structuredContent: { loop } }; })()],
+      // eslint-disable-next-line no-sparse-arrays -- a hole is the point
+      ['a hole', { content: [], structuredContent: { list: [1, , 3] } }],
+      ['undefined in an array', { content: [], structuredContent: { list: [undefined] } }],
+      ['an array as structuredContent', { content: [], structuredContent: [1] }],
+      ['a symbol key in a record', { content: [], _meta: { [Symbol('s')]: 1 } }],
+      ['isError not a boolean', { content: [], isError: 'yes' }],
+      ['an unknown key', { content: [], extra: 1 }],
+      ['a block with an unknown key', { content: [{ type: 'text', text: 'a', extra: 1 }] }],
+      ['a text that is not a string', { content: [{ type: 'text', text: 1 }] }],
+      ['content not an array', { content: { type: 'text', text: 'a' } }],
+    ];
+    for (const [why, value] of refused) expect(() => mcpContent(value as McpContentInput), why).toThrow(TypeError);
   });
 });
 

@@ -3,11 +3,12 @@
 // cancellation, and option checks. The processes and sockets are in stdio/serve/http-load tests.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, ErrorCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, defineTool, liveToolSet, publishTools } from '../../src/index.js';
 import type { LiveToolSet, Tool } from '../../src/index.js';
-import { createMcpHttpHandler, createMcpServer } from '../../src/mcp/index.js';
+import { createMcpHttpHandler, createMcpServer, serveMcpStdio } from '../../src/mcp/index.js';
 import type { McpServerOptions } from '../../src/mcp/index.js';
 import { until } from '../support/waiting.js';
 
@@ -112,6 +113,50 @@ describe('createMcpServer', () => {
     const large = await client.callTool({ name: 'large', arguments: {} });
     expect(large).toEqual({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^TOOL_FAILED: Tool 'large' returned \d+ bytes .* over this server's limit of 150 bytes \(maxResultBytes\)/) }] });
     expect((await client.callTool({ name: 'small', arguments: {} })).structuredContent).toEqual({ name: 'small' });
+    await live.close();
+  });
+
+  it("tools/call params: a name, arguments and a progress token are taken as they are; anything else as the SDK's schema says", async () => {
+    const tools = [defineTool({ name: 'echo', version: '1', input_schema: object, handler: (args) => args })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const { client } = await session(live);
+    const call = (params: object) => client.request({ method: 'tools/call', params } as never, CallToolResultSchema);
+    expect((await call({ name: 'echo', arguments: { a: 1 }, _meta: { progressToken: 7 } })).structuredContent).toEqual({ a: 1 });
+    // More than the usual: the schema decides (extra keys are dropped, _meta is open, a task is not ours to run).
+    expect((await call({ name: 'echo', arguments: { a: 2 }, _meta: { progressToken: 'p', 'example/x': 1 }, extra: true })).structuredContent).toEqual({ a: 2 });
+    expect((await call({ name: 'echo' })).structuredContent).toEqual({});
+    // (A _meta that is not an object, or a progress token that is neither a string nor an integer, never gets here: the SDK drops such a message.)
+    for (const params of [{ name: 'echo', arguments: [] }, { name: 'echo', arguments: 'a' }, { name: 1 }]) {
+      await expect(call(params), JSON.stringify(params)).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+    }
+    await live.close();
+  });
+
+  it('over stdio, a result goes out as the JSON the session measured: one line, exactly JSON.stringify of the response', async () => {
+    const data = { 2: 'two', b: 'h\u00e9llo "q"\n\u2028', nested: [{ x: null }] };
+    const tools = [defineTool({ name: 'data', version: '1', input_schema: object, handler: () => data })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => {
+      written += chunk.toString('utf8');
+    });
+    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const lines = async (count: number) => {
+      await until(() => written.split('\n').length > count, `${count} lines written`);
+      return written.split('\n').slice(0, count);
+    };
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'call "1"', method: 'tools/call', params: { name: 'data', arguments: {} } })}\n`);
+    const [, line] = await lines(2);
+    const text = JSON.stringify(data);
+    expect(line).toBe(JSON.stringify({ result: { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }, jsonrpc: '2.0', id: 'call "1"' }));
+    await stdio.close();
     await live.close();
   });
 

@@ -306,3 +306,48 @@ describe('a watch over a restored file and over the caller\'s own transaction (i
     }
   });
 });
+
+describe('the revision alone (changes({ limit: 0 }), asked before every MCP tools/call)', () => {
+  it("is kept only while nothing was committed: never behind another connection's commit, this one's, a hand edit, a restore or the caller's transaction", async () => {
+    const file = temp.file('revision.db');
+    const copy = temp.file('revision-copy.db');
+    const registry = await openSqliteToolRegistry({ filename: file });
+    const other = await openSqliteToolRegistry({ filename: file });
+    const hand = new Database(file);
+    const revision = async () => (await registry.changes({ limit: 0 })).revision;
+    try {
+      await registry.register(minimalSpec('a'));
+      expect([await revision(), await revision()]).toEqual([1, 1]);
+      await other.register(minimalSpec('b'));
+      expect(await revision()).toBe(2);
+      await registry.setEnabled('a', false);
+      expect(await revision()).toBe(3);
+      await hand.backup(copy); // at revision 3
+      hand.exec("UPDATE tool_registrations SET enabled = 1 WHERE tool_name = 'a'");
+      expect(await revision()).toBe(4);
+      const restorer = new Database(copy);
+      await restorer.backup(file);
+      restorer.close();
+      expect(await revision()).toBe(3);
+    } finally {
+      await registry.close();
+      await other.close();
+      hand.close();
+    }
+    // On the caller's handle: inside its transaction the revision is read there; after its ROLLBACK, read again.
+    const db = new Database(':memory:');
+    const mine = await openSqliteToolRegistry({ database: db });
+    try {
+      await mine.register(minimalSpec('a'));
+      expect((await mine.changes({ limit: 0 })).revision).toBe(1);
+      db.exec('BEGIN IMMEDIATE');
+      await mine.register(minimalSpec('ghost'));
+      expect((await mine.changes({ limit: 0 })).revision).toBe(2);
+      db.exec('ROLLBACK');
+      expect((await mine.changes({ limit: 0 })).revision).toBe(1);
+    } finally {
+      await mine.close();
+      db.close();
+    }
+  });
+});

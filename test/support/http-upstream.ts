@@ -1,7 +1,9 @@
 // A tiny MCP server over Streamable HTTP in the test's own process (stateless: a server and a
 // transport per request, as the SDK's stateless example does), whose tools are whatever
 // `tools()` returns at each tools/list: a test changes an upstream's definitions without a child
-// process. tools/call answers with the tool's name and arguments as text.
+// process. tools/call answers with the tool's name and arguments as text, or with whatever
+// `call(name, args)` returns, sent as it is (not checked by the SDK's server: a test can send
+// what a careless upstream would).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -13,11 +15,19 @@ export interface HttpUpstream {
   close(): Promise<void>;
 }
 
-export async function startHttpUpstream(tools: () => readonly object[]): Promise<HttpUpstream> {
+export async function startHttpUpstream(tools: () => readonly object[], call?: (name: string, args: Record<string, unknown>) => unknown): Promise<HttpUpstream> {
   const http = createServer((request, response) => {
     const server = new Server({ name: 'http-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools() as never }));
-    server.setRequestHandler(CallToolRequestSchema, (call) => ({ content: [{ type: 'text', text: `${call.params.name} ${JSON.stringify(call.params.arguments ?? {})}` }] }));
+    if (call === undefined) {
+      server.setRequestHandler(CallToolRequestSchema, (asked) => ({ content: [{ type: 'text', text: `${asked.params.name} ${JSON.stringify(asked.params.arguments ?? {})}` }] }));
+    } else {
+      // The server's own tools/call handler checks the result; the fallback sends it as it is.
+      server.fallbackRequestHandler = async (asked) => {
+        const params = asked.params as { name: string; arguments?: Record<string, unknown> };
+        return call(params.name, params.arguments ?? {}) as never;
+      };
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     response.on('close', () => {
       void transport.close();

@@ -60,6 +60,14 @@ function outcome(code: 'UPSTREAM_UNAVAILABLE' | 'UPSTREAM_ERROR', text: string):
   return withCallOutcome(mcpContent({ content: [{ type: 'text', text: `${code}: ${text}` }], isError: true }), code);
 }
 
+/** The first problem of a zod error, as `path message` (its own message is every issue as JSON). */
+function firstIssue(error: Error): string {
+  const issue = (error as { issues?: readonly { path?: readonly PropertyKey[]; message?: string }[] }).issues?.[0];
+  if (issue === undefined) return error.message;
+  const path = issue.path ?? [];
+  return `${path.length === 0 ? 'the result' : path.map(String).join('.')} ${issue.message ?? 'is invalid'}`;
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -98,6 +106,8 @@ export class UpstreamLink {
   /** The calls in flight by the progress token sent upstream with each. */
   readonly #byToken = new Map<string, Relay>();
   #tokens = 0;
+  /** Progress tokens of calls that ended, forgotten at the next immediate. */
+  #expiring: string[] = [];
 
   constructor(upstream: Upstream, options: UpstreamLinkOptions) {
     this.#upstream = upstream;
@@ -342,14 +352,17 @@ export class UpstreamLink {
     this.#byToken.set(progressToken, relay);
     let result;
     try {
-      result = await current.run(relay, () =>
+      const forward = (): Promise<unknown> =>
         this.#taskRequired.has(toolName)
           ? callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: call.signal, timeout: this.#options.callTimeoutMs })
           : connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
               signal: call.signal,
               timeout: this.#options.callTimeoutMs,
-            }),
-      );
+            });
+      // A stdio upstream's messages never arrive in the call's context (see `current`): the
+      // context is set only where it can tell calls apart, since a first run() turns on
+      // Node's promise hooks for the whole process, a cost on every promise of every call.
+      result = this.#upstream.transport.type === 'stdio' ? await forward() : await current.run(relay, forward);
     } catch (error) {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' did not answer ${toolName} within ${this.#options.callTimeoutMs} ms`);
@@ -357,23 +370,39 @@ export class UpstreamLink {
       if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
         return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
       }
+      // The SDK's client refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
+      if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
+        return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
+      }
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
     } finally {
       this.#calls.delete(relay);
       // The upstream's last report may be read just after its answer: the token stays a moment.
-      setImmediate(() => this.#byToken.delete(progressToken));
+      this.#expire(progressToken);
     }
-    const { content, structuredContent, isError, _meta } = result as unknown as McpContentInput;
+    // The SDK's client parsed the result (CallToolResultSchema); mcpContent checks it as MCP
+    // clients would take it, and copies and freezes it (a text result in one quick walk).
+    const { content, structuredContent, isError, _meta } = result as McpContentInput;
+    const relayed: { -readonly [K in keyof McpContentInput]: McpContentInput[K] } = { content };
+    if (structuredContent !== undefined) relayed.structuredContent = structuredContent;
+    if (isError !== undefined) relayed.isError = isError;
+    if (_meta !== undefined) relayed._meta = _meta;
     try {
-      return mcpContent({
-        content,
-        ...(structuredContent === undefined ? {} : { structuredContent }),
-        ...(isError === undefined ? {} : { isError }),
-        ...(_meta === undefined ? {} : { _meta }),
-      });
+      return mcpContent(relayed);
     } catch (error) {
       return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${describe(error)}`);
     }
+  }
+
+  /** Forgets a call's progress token after this turn of the event loop (one immediate for every call that ended in it). */
+  #expire(token: string): void {
+    this.#expiring.push(token);
+    if (this.#expiring.length > 1) return;
+    setImmediate(() => {
+      const tokens = this.#expiring;
+      this.#expiring = [];
+      for (const each of tokens) this.#byToken.delete(each);
+    });
   }
 
   /** Closes the connection (a stdio child is ended) and stops reconnecting. Idempotent. */

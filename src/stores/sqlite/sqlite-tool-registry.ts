@@ -289,6 +289,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #pollDelay = WATCH_POLL_MS;
   #lookScheduled = false;
   #seen: CommitMarks = { dataVersion: -1, totalChanges: -1 };
+  /** The last revision page read (`changes({ limit: 0 })`) and the commit marks it was read under. */
+  #heads: { readonly marks: CommitMarks; readonly page: ChangeLogPage } | undefined;
   /** The file, resolved at open (the working folder may change later); undefined in memory. */
   readonly #path: string | undefined;
   /** Write events of the database's files, started by the first watch. */
@@ -560,7 +562,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     this.#assertOpen('changes');
     // The revision alone (limit 0: what LiveToolSet.latest() asks before every MCP tools/call)
     // is one statement, which reads the newest and oldest revisions in one snapshot of its own.
-    if (follow === undefined && limit === 0) return this.#whileBusy('changes', () => this.#changesPage(since, 0, undefined));
+    if (follow === undefined && limit === 0) return this.#whileBusy('changes', () => this.#revisions());
     // One read transaction: the revision, the oldest event, the page and its marks agree.
     if (follow === undefined) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, undefined)));
     for (;;) {
@@ -575,6 +577,23 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       );
       if (page !== undefined) return page;
     }
+  }
+
+  /**
+   * The revisions alone. Asked before every MCP tools/call, so the last answer is kept while
+   * no connection committed since (the commit marks, `PRAGMA data_version` and
+   * `total_changes()`, cost about half the statement). Inside a transaction of the caller's,
+   * always read.
+   */
+  #revisions(): ChangeLogPage {
+    if (this.#db.inTransaction) return this.#changesPage(0, 0, undefined);
+    const marks = this.#commitMarks();
+    const known = this.#heads;
+    if (known !== undefined && known.marks.dataVersion === marks.dataVersion && known.marks.totalChanges === marks.totalChanges) return known.page;
+    // Read after the marks: a commit in between moves them, and the next call reads again.
+    const page = this.#changesPage(0, 0, undefined);
+    this.#heads = { marks, page };
+    return page;
   }
 
   #changesPage(since: number, limit: number, follow: FollowRead | undefined): ChangeLogPage {
