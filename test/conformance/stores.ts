@@ -183,10 +183,10 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
           const unknown = tables.rows.map((row) => row.name).filter((name) => !(name in RESET_STATEMENTS));
           if (unknown.length > 0) throw new Error(`recycle(): no reset for table(s) ${unknown.join(', ')} of ${schema}: add them to RESET_STATEMENTS`);
           const quoted = `"${schema}"`;
-          await client.query('BEGIN');
-          await client.query("SET LOCAL lock_timeout = '5s'");
-          for (const statement of Object.values(RESET_STATEMENTS)) if (statement !== null) await client.query(statement.replace('%s', quoted));
-          await client.query('COMMIT');
+          // One message (the simple protocol runs the statements in order and stops at the
+          // first error): one round trip instead of eleven, for every schema of every case.
+          const resets = Object.values(RESET_STATEMENTS).flatMap((statement) => (statement === null ? [] : [statement.replace('%s', quoted)]));
+          await client.query(["BEGIN; SET LOCAL lock_timeout = '5s'", ...resets, 'COMMIT'].join('; '));
           reusable.push(schema);
         } catch (error) {
           await client.query('ROLLBACK').catch(() => {});
