@@ -82,7 +82,13 @@ async function dropWhileWaiting(admin: pg.Pool, lock: string, call: () => Promis
     );
     let waiter: Waiter | undefined;
     await until(async () => (waiter = await waiterFor(admin, holderPid)) !== undefined, 'the write to wait for the held lock');
-    if (waiter === undefined) throw new Error('unreachable');
+    // Read it once more: pg_stat_activity gives the query text from a copy of every backend's
+    // status made at the start of the reading statement, but the wait event live, so the
+    // first sight of the wait can carry the statement the backend ran just before it (the
+    // policy read; seen once in a loaded CI run). The backend now waits until it is
+    // terminated, so a copy made from here on shows the statement that waits.
+    waiter = await waiterFor(admin, holderPid);
+    if (waiter === undefined) throw new Error('the write stopped waiting for the held lock before it was terminated');
     const terminated = await admin.query<{ done: boolean }>('SELECT pg_terminate_backend($1) AS done', [waiter.pid]);
     expect(terminated.rows[0]?.done).toBe(true);
     const settled = await outcome;
