@@ -87,6 +87,26 @@ describe('a command through the connection', () => {
     expect(refused.stderr).toMatch(/^error TOOL_NOT_FOUND: /);
   });
 
+  it('prints the output byte for byte (text, NUL bytes, none), keeps the exit code when a pipe closes early, reads /dev/null as empty input', async () => {
+    const big = `${'x'.repeat(200_000)}\n`;
+    const outputs: Record<string, [number, string, string]> = { nul: [3, 'a\0b\n', 'e\0\n'], text: [0, big, 'warn ✓\n'], none: [1, '', ''] };
+    const fake = await serveCli(async (argv, _cwd, stdin) => {
+      const [code, stdout, stderr] = outputs[argv[0] as string] ?? [0, `stdin ${stdin.length}\n`, ''];
+      return { code, stdout, stderr };
+    });
+    try {
+      const ran = await Promise.all(Object.keys(outputs).map((name) => runShim(shim, [name], { port: fake.port })));
+      expect(ran.map((result) => [result.code, result.stdout, result.stderr])).toEqual(Object.values(outputs));
+      const env = { ...process.env, TOOL_REGISTRY_TEST_CLI_PORT: String(fake.port) };
+      const piped = await runToEnd('bash', ['-o', 'pipefail', '-c', '"$0" text | head -c 1', shim], { cwd: folder, env });
+      expect([piped.code, piped.stdout, piped.stderr]).toEqual([0, 'x', 'warn ✓\n']);
+      const empty = await runToEnd(shim, ['stdin'], { cwd: folder, env });
+      expect([empty.code, empty.stdout]).toEqual([0, 'stdin 0\n']);
+    } finally {
+      await fake.close();
+    }
+  });
+
   it("uses the shell's environment, not this process's", async () => {
     const other = join(folder, 'other.db');
     const migrated = await runShim(shim, ['migrate'], { env: { TOOL_REGISTRY_DB: other } });
