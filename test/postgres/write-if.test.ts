@@ -95,6 +95,33 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     }
   });
 
+  it('prepares the statement once per connection; a connection that lost it (DISCARD ALL, a pooler) makes it go unnamed, and nothing is lost', async () => {
+    // One connection, so that pg_prepared_statements (per session) shows the store's.
+    const pool = database.pool({ max: 1 });
+    const registry = await open(pool, database.schema());
+    const prepared = async () =>
+      (await pool.query(`SELECT name FROM pg_prepared_statements WHERE statement LIKE '%tool_registry_write_if%'`)).rows.map((row: { name: string }) => row.name);
+    try {
+      await registry.register(spec('one', '1.0.0'));
+      await registry.register(spec('two', '1.0.0'));
+      expect(await prepared()).toEqual([expect.stringMatching(/^tool_registry_write_if_[0-9a-f]{16}$/)]);
+      // node-postgres still takes the statement for prepared: the server refuses its Bind (26000) before it runs.
+      await pool.query('DEALLOCATE ALL');
+      await registry.register(spec('three', '1.0.0'));
+      await registry.register(spec('four', '1.0.0'));
+      expect(await prepared()).toEqual([]);
+      expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['four', 'one', 'three', 'two']);
+      expect((await registry.changes()).events.map(({ tool_name, action }) => [tool_name, action])).toEqual([
+        ['one', 'added'],
+        ['two', 'added'],
+        ['three', 'added'],
+        ['four', 'added'],
+      ]);
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('a cache that missed a write decides nothing: the statement writes nothing and the rule runs again under the locks', async () => {
     const { pool, statements } = countingPool();
     const schema = database.schema();

@@ -102,6 +102,11 @@ export class PostgresEngine<T> {
   #closed = false;
   /** Write transactions committed (storeMetrics). */
   writeBatches = 0;
+  /**
+   * Whether the one-statement write goes as a named statement, parsed and planned once per
+   * connection (docs/postgres.md, "Benchmarks"); false for good after a connection refused one.
+   */
+  #namedStatements = true;
   /** The listener's first connection, once something needed it (see #listen). */
   #listenerStarted: Promise<boolean> | undefined;
 
@@ -309,7 +314,23 @@ export class PostgresEngine<T> {
       try {
         // The statement commits as it ends: once sent, a lost connection leaves the outcome unknown.
         progress.commitSent = true;
-        return await work(async (text, values) => (await client.query(text, values)).rows as Record<string, unknown>[], lockTimeoutMs());
+        return await work(async (text, values, name) => {
+          // The guarded client's query (connections.ts) takes the statement's name third.
+          const guarded = client as unknown as { query(text: string, values: readonly unknown[], name?: string): Promise<{ rows: Record<string, unknown>[] }> };
+          if (name !== undefined && this.#namedStatements) {
+            try {
+              return (await guarded.query(text, values, name)).rows;
+            } catch (error) {
+              // A pooler that does not keep a session's prepared statements (PgBouncer in transaction
+              // mode before 1.21 or without max_prepared_statements; a DISCARD ALL): the statement was
+              // refused before it ran (26000 at Bind, 42P05 at Parse). Sent unnamed from now on.
+              const state = sqlState(error);
+              if (state !== '26000' && state !== '42P05') throw error;
+              this.#namedStatements = false;
+            }
+          }
+          return (await guarded.query(text, values)).rows;
+        }, lockTimeoutMs());
       } finally {
         client.release();
       }
