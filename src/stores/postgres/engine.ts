@@ -72,6 +72,12 @@ function optionalBoolean(name: string, value: unknown, fallback: boolean): boole
   return value;
 }
 
+/** Whether the server refused a named prepared statement before running it (see writeInOneStatement). */
+function refusedPreparedStatement(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === '26000' || state === '42P05' || (state === '0A000' && /cached plan/.test((error as Error).message));
+}
+
 /**
  * The deadline (performance.now()) of the call in progress, for its pool check-outs. One for
  * the module, not one per engine: on Node 20 every enabled AsyncLocalStorage stays in a
@@ -322,10 +328,11 @@ export class PostgresEngine<T> {
               return (await guarded.query(text, values, name)).rows;
             } catch (error) {
               // A pooler that does not keep a session's prepared statements (PgBouncer in transaction
-              // mode before 1.21 or without max_prepared_statements; a DISCARD ALL): the statement was
-              // refused before it ran (26000 at Bind, 42P05 at Parse). Sent unnamed from now on.
-              const state = sqlState(error);
-              if (state !== '26000' && state !== '42P05') throw error;
+              // mode before 1.21 or without max_prepared_statements; a DISCARD ALL), or a function
+              // whose result a newer migration changed: the statement was refused before it ran
+              // (26000 at Bind, 42P05 at Parse, 0A000 "cached plan must not change result type").
+              // Sent unnamed from now on.
+              if (!refusedPreparedStatement(error)) throw error;
               this.#namedStatements = false;
             }
           }
