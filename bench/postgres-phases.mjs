@@ -1,7 +1,8 @@
 // Where a PostgreSQL `register` of a new tool goes, phase by phase (issue 39), at 10,000 tools
 // on an embedded server with its default durability (fsync on, synchronous_commit on), against
 // the raw transaction of bench/postgres.mjs (BEGIN, SELECT check, INSERT, COMMIT; named
-// prepared statements). Contenders, alternated call by call so drift hits each alike:
+// prepared statements). Contenders, alternated call by call (forward, then backward) so that
+// drift hits each alike:
 //   ours      the store's register (read cache on), timed as a whole;
 //   old       the same with another build (PHASE_OLD=path/to/dist/index.js), on its own schema;
 //   stmt      the statement ours sends (tool_registry_write_if, named), sent by a bare client
@@ -64,9 +65,12 @@ try {
   const stores = {
     ours: await open(libraries.ours, 'ours', false),
     oursAsync: await open(libraries.ours, 'ours_async', true),
-    // The bare statements' schema: migrated and filled by ours, then written by the statements alone.
-    stmt: await open(libraries.ours, 'stmt', false),
   };
+  // The bare statements' schema: migrated and filled by ours, then closed (an open instance would
+  // catch up on every statement's notification, beside the next contender's call).
+  const filled = await open(libraries.ours, 'stmt', false);
+  await filled.registry.close();
+  await filled.pool.end();
   if (libraries.old !== undefined) {
     stores.old = await open(libraries.old, 'old', false);
     stores.oldAsync = await open(libraries.old, 'old_async', true);
@@ -134,7 +138,8 @@ try {
     // Wall time a call, alternated call by call.
     const wall = new Map(contenders.map(([name]) => [name, []]));
     for (let i = 0; i < CALLS; i++) {
-      for (const [name, run, before] of contenders) {
+      // Forward, then backward: no contender always follows the same one.
+      for (const [name, run, before] of i % 2 === 0 ? contenders : [...contenders].reverse()) {
         before?.();
         const start = performance.now();
         await run();
