@@ -1,6 +1,7 @@
 // A write decided on the read cache and sent as one statement (migration 0005,
 // tool_registry_write_if): one round trip when the cache is current; when another writer got
 // there first, the statement writes nothing and the write is decided again under its locks.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
@@ -95,7 +96,7 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     }
   });
 
-  it('prepares the statement once per connection; a connection that lost it (DISCARD ALL, a pooler) makes it go unnamed, and nothing is lost', async () => {
+  it('prepares the statement once per connection; a connection that lost it (DISCARD ALL, a pooler) or holds its name for another statement makes it go unnamed, and nothing is lost', async () => {
     // One connection, so that pg_prepared_statements (per session) shows the store's.
     const pool = database.pool({ max: 1 });
     const registry = await open(pool, database.schema());
@@ -119,6 +120,17 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
       ]);
     } finally {
       await registry.close();
+    }
+    // A connection that already holds the name for another statement: its Parse is refused (42P05).
+    const schema = database.schema();
+    const taken = database.pool({ max: 1 });
+    await taken.query(`PREPARE tool_registry_write_if_${createHash('sha256').update(schema).digest('hex').slice(0, 16)} AS SELECT 1`);
+    const second = await open(taken, schema);
+    try {
+      expect((await second.register(spec('five', '1.0.0'))).spec.tool_name).toBe('five');
+      expect((await second.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['five']);
+    } finally {
+      await second.close();
     }
   });
 
