@@ -167,6 +167,14 @@ try {
       const ratio = m / (name.endsWith('async') ? baseAsync : base);
       console.log(`  ${name.padEnd(11)} ${us(m)}  ${ratio.toFixed(2)} x  ${wal.get(name).toFixed(0).padStart(6)} B  ${us(cpu.get(name))} cpu`);
     }
+    // The phases these give: the commit's flush (with it minus without), our JavaScript (the
+    // register minus the statement alone), the statement alone against the raw transaction.
+    const at = (name) => median(wall.get(name));
+    console.log(
+      `  phases: flush wait ours ${us(at('ours') - at('ours async'))}, raw ${us(at('raw') - at('raw async'))}; ` +
+        `our JavaScript ${us(at('ours') - at('stmt'))} wall, ${us(cpu.get('ours') - cpu.get('stmt'))} cpu; ` +
+        `the statement alone ${(at('stmt') / base).toFixed(2)} x raw, ${(at('stmt async') / baseAsync).toFixed(2)} x without the flush`,
+    );
   }
 
   // Server time per statement (track = all: the function's own statements too), over BLOCK calls of each.
