@@ -8,7 +8,9 @@
 //   stmt      the statement ours sends (tool_registry_write_if, named), sent by a bare client
 //             with parameters built beforehand: the round trip, the server's work and the commit;
 //   raw       the baseline;
-//   notify    the baseline with a pg_notify in its transaction (a LISTEN connection is open).
+//   notify    the baseline with a pg_notify in its transaction, heard by a LISTEN connection of
+//             this process (which hears the bare statements' too, as the store's listener hears
+//             the store's writes).
 // Then, per contender in blocks: WAL bytes a call (pg_current_wal_insert_lsn before and after),
 // client CPU a call (process.cpuUsage), the same with synchronous_commit = off (no WAL flush
 // wait at commit), and the server's time per statement (pg_stat_statements, track = all).
@@ -79,7 +81,9 @@ try {
   const asyncClient = new pg.Client({ connectionString, options: '-c synchronous_commit=off' });
   const listener = new pg.Client({ connectionString });
   for (const c of [client, asyncClient, listener]) await c.connect();
+  // The notify contender's channel, and the bare statements' (as the store's own listener hears its writes).
   await listener.query('LISTEN raw_channel');
+  await listener.query('LISTEN tool_registry_changes_stmt');
   await client.query(RAW_TABLE('raw_writes'));
 
   const raw = (c, notify) => async () => {
