@@ -1,6 +1,7 @@
 // A write decided on the read cache and sent as one statement (migration 0005,
 // tool_registry_write_if): one round trip when the cache is current; when another writer got
 // there first, the statement writes nothing and the write is decided again under its locks.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
@@ -92,6 +93,44 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
       ]);
     } finally {
       await registry.close();
+    }
+  });
+
+  it('prepares the statement once per connection; a connection that lost it (DISCARD ALL, a pooler) or holds its name for another statement makes it go unnamed, and nothing is lost', async () => {
+    // One connection, so that pg_prepared_statements (per session) shows the store's.
+    const pool = database.pool({ max: 1 });
+    const registry = await open(pool, database.schema());
+    const prepared = async () =>
+      (await pool.query(`SELECT name FROM pg_prepared_statements WHERE statement LIKE '%tool_registry_write_if%'`)).rows.map((row: { name: string }) => row.name);
+    try {
+      await registry.register(spec('one', '1.0.0'));
+      await registry.register(spec('two', '1.0.0'));
+      expect(await prepared()).toEqual([expect.stringMatching(/^tool_registry_write_if_[0-9a-f]{16}$/)]);
+      // node-postgres still takes the statement for prepared: the server refuses its Bind (26000) before it runs.
+      await pool.query('DEALLOCATE ALL');
+      await registry.register(spec('three', '1.0.0'));
+      await registry.register(spec('four', '1.0.0'));
+      expect(await prepared()).toEqual([]);
+      expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['four', 'one', 'three', 'two']);
+      expect((await registry.changes()).events.map(({ tool_name, action }) => [tool_name, action])).toEqual([
+        ['one', 'added'],
+        ['two', 'added'],
+        ['three', 'added'],
+        ['four', 'added'],
+      ]);
+    } finally {
+      await registry.close();
+    }
+    // A connection that already holds the name for another statement: its Parse is refused (42P05).
+    const schema = database.schema();
+    const taken = database.pool({ max: 1 });
+    await taken.query(`PREPARE tool_registry_write_if_${createHash('sha256').update(schema).digest('hex').slice(0, 16)} AS SELECT 1`);
+    const second = await open(taken, schema);
+    try {
+      expect((await second.register(spec('five', '1.0.0'))).spec.tool_name).toBe('five');
+      expect((await second.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['five']);
+    } finally {
+      await second.close();
     }
   });
 

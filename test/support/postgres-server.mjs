@@ -50,8 +50,9 @@ process.on('exit', () => {
 /**
  * Starts (or reuses, from TOOL_REGISTRY_TEST_PG_URL) the server. Settings that only trade
  * durability for speed (fsync off) are used for the embedded one unless `durable` is set
- * (benchmarks): tests kill client processes, never the server.
- * @param {{ durable?: boolean }} [options]
+ * (benchmarks): tests kill client processes, never the server. `settings` are more `-c`
+ * name=value settings (bench/postgres-phases.mjs loads pg_stat_statements).
+ * @param {{ durable?: boolean, settings?: readonly string[] }} [options]
  */
 export async function startTestPostgres(options = {}) {
   const given = process.env.TOOL_REGISTRY_TEST_PG_URL;
@@ -87,6 +88,7 @@ export async function startTestPostgres(options = {}) {
         '-c', 'unix_socket_directories=',
         '-c', 'max_connections=300',
         ...(options.durable === true ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+        ...(options.settings ?? []).flatMap((setting) => ['-c', setting]),
       ],
       onLog: () => {},
       onError: () => {},

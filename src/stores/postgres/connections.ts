@@ -121,10 +121,11 @@ export function kyselyPool(pool: pg.Pool, waitMs: () => number): PostgresPool {
       const client = await checkOut(pool, waitMs());
       let broken = false;
       const guarded = {
-        query: async (sql: string, parameters: readonly unknown[]) => {
+        // `name`: sent as a named prepared statement (the one-statement write's; Kysely never names one).
+        query: async (sql: string, parameters: readonly unknown[], name?: string) => {
           const rollback = /^rollback$/i.test(sql);
           try {
-            return await client.query(sql, [...parameters]);
+            return await (name === undefined ? client.query(sql, [...parameters]) : client.query({ name, text: sql, values: [...parameters] }));
           } catch (error) {
             // A statement outside a transaction has no ROLLBACK to find the connection gone:
             // its own failure says so (the server's FATAL can come before the socket closes).

@@ -72,6 +72,12 @@ function optionalBoolean(name: string, value: unknown, fallback: boolean): boole
   return value;
 }
 
+/** Whether the server refused a named prepared statement before running it (see writeInOneStatement). */
+function refusedPreparedStatement(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === '26000' || state === '42P05' || (state === '0A000' && /cached plan/.test((error as Error).message));
+}
+
 /**
  * The deadline (performance.now()) of the call in progress, for its pool check-outs. One for
  * the module, not one per engine: on Node 20 every enabled AsyncLocalStorage stays in a
@@ -102,6 +108,11 @@ export class PostgresEngine<T> {
   #closed = false;
   /** Write transactions committed (storeMetrics). */
   writeBatches = 0;
+  /**
+   * Whether the one-statement write goes as a named statement, parsed and planned once per
+   * connection (docs/postgres.md, "Benchmarks"); false for good after a connection refused one.
+   */
+  #namedStatements = true;
   /** The listener's first connection, once something needed it (see #listen). */
   #listenerStarted: Promise<boolean> | undefined;
 
@@ -309,7 +320,24 @@ export class PostgresEngine<T> {
       try {
         // The statement commits as it ends: once sent, a lost connection leaves the outcome unknown.
         progress.commitSent = true;
-        return await work(async (text, values) => (await client.query(text, values)).rows as Record<string, unknown>[], lockTimeoutMs());
+        return await work(async (text, values, name) => {
+          // The guarded client's query (connections.ts) takes the statement's name third.
+          const guarded = client as unknown as { query(text: string, values: readonly unknown[], name?: string): Promise<{ rows: Record<string, unknown>[] }> };
+          if (name !== undefined && this.#namedStatements) {
+            try {
+              return (await guarded.query(text, values, name)).rows;
+            } catch (error) {
+              // A pooler that does not keep a session's prepared statements (PgBouncer in transaction
+              // mode before 1.21 or without max_prepared_statements; a DISCARD ALL), or a function
+              // whose result a newer migration changed: the statement was refused before it ran
+              // (26000 at Bind, 42P05 at Parse, 0A000 "cached plan must not change result type").
+              // Sent unnamed from now on.
+              if (!refusedPreparedStatement(error)) throw error;
+              this.#namedStatements = false;
+            }
+          }
+          return (await guarded.query(text, values)).rows;
+        }, lockTimeoutMs());
       } finally {
         client.release();
       }

@@ -1,6 +1,7 @@
 // Every query the PostgreSQL store runs, over a Kysely handle already scoped to the
 // registry's schema (`withSchema`). The store decides nothing here: the core's rule decides,
 // these functions read what a decision needs, lock, and write.
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import type { DeprecationColumns } from '../../core/stored-row.js';
@@ -12,8 +13,12 @@ import type { CallPrune, CallRecord, CallRecordInput, ParsedCallsQuery, Upstream
 /** A Kysely handle (or a transaction) on the registry's schema (`withSchema`; raw SQL names the schema itself). */
 export type Db = Kysely<PostgresSchema>;
 
-/** Sends one statement with its parameters on the call's connection; resolves to its rows. */
-export type StatementRunner = (text: string, values: readonly unknown[]) => Promise<Record<string, unknown>[]>;
+/**
+ * Sends one statement with its parameters on the call's connection; resolves to its rows.
+ * `name`: a name for the statement's text (one text per name), so the connection may keep it
+ * prepared (parsed and planned once).
+ */
+export type StatementRunner = (text: string, values: readonly unknown[], name?: string) => Promise<Record<string, unknown>[]>;
 
 /** What the rule needs to know about a current tool (no spec text). */
 export interface ToolRow extends DeprecationColumns {
@@ -276,12 +281,31 @@ export async function writeTools(trx: Db, schema: string, tools: readonly ToolWr
   return { revision: safeInteger(head.revision, 'head revision'), token: head.token };
 }
 
+const writeIfStatements = new Map<string, { readonly name: string; readonly text: string }>();
+
+/**
+ * The text of a schema's one-statement write and a name for it: `tool_registry_write_if_`
+ * and a hash of the schema (schemas may share a pool, and a name holds one text per connection).
+ */
+function writeIfStatement(schema: string): { readonly name: string; readonly text: string } {
+  let statement = writeIfStatements.get(schema);
+  if (statement === undefined) {
+    statement = {
+      name: `tool_registry_write_if_${createHash('sha256').update(schema).digest('hex').slice(0, 16)}`,
+      text: `SELECT written, revision, token FROM ${quoteIdentifier(schema)}.tool_registry_write_if($1::integer, $2::json, $3::json, $4::json, $5::json)`,
+    };
+    writeIfStatements.set(schema, statement);
+  }
+  return statement;
+}
+
 /**
  * The one-round-trip write (migrations 0005 and 0008's tool_registry_write_if): takes the
  * locks of `expected`'s names (lock waits bounded by `lockTimeoutMs`) and writes `tools` only
  * if each name's current row is still the one given (`undefined`: no registration). Sent
  * outside a transaction, it commits when it returns. `undefined` when a row differed and
- * nothing was written. Sent by `query` as plain text (the engine's hot path, without Kysely).
+ * nothing was written. Sent by `query` as plain text (the engine's hot path, without Kysely),
+ * named, so that a connection may keep it prepared.
  */
 export async function writeToolsIf(
   query: StatementRunner,
@@ -299,10 +323,8 @@ export async function writeToolsIf(
     ),
   );
   const policyJson = JSON.stringify({ versionOrder: policy.versionOrder, compatibility: policy.compatibility });
-  const rows = await query(
-    `SELECT written, revision, token FROM ${quoteIdentifier(schema)}.tool_registry_write_if($1::integer, $2::json, $3::json, $4::json, $5::json)`,
-    [Math.max(1, Math.ceil(lockTimeoutMs)), expectedRows, specRowsOf(tools), registrationRowsOf(tools), policyJson],
-  );
+  const statement = writeIfStatement(schema);
+  const rows = await query(statement.text, [Math.max(1, Math.ceil(lockTimeoutMs)), expectedRows, specRowsOf(tools), registrationRowsOf(tools), policyJson], statement.name);
   const outcome = rows[0] as { written: boolean; revision: string | null; token: string | null } | undefined;
   if (outcome === undefined) throw new Error('tool_registry_write_if returned nothing');
   if (!outcome.written || outcome.revision === null || outcome.token === null) return undefined;
