@@ -128,6 +128,15 @@ async function openOnPool(schema: string, options: { cache: boolean; max?: numbe
   return { pool, registry };
 }
 
+/**
+ * Another instance on the test's admin pool, reading the tables themselves (no read cache, so
+ * no LISTEN connection): a registry on a pool of its own cost the server two connections, about
+ * 30 ms of CPU each (docs/testing.md, twelfth round).
+ */
+function anotherInstance(pool: pg.Pool, schema: string): Promise<PostgresToolRegistry> {
+  return openPostgresToolRegistry({ pool, schema, cache: false });
+}
+
 /** A connection handed out and never given back would show as checked out while the registry is idle. */
 function expectNoCheckedOutConnection(pool: pg.Pool): void {
   expect(pool.totalCount - pool.idleCount).toBe(0);
@@ -187,7 +196,7 @@ for (const cache of [true, false]) {
 
       expect(await picture(registry, names, 0)).toEqual(before);
       expect((await registry.changes({ since })).events).toEqual([]);
-      const fresh = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+      const fresh = await anotherInstance(admin, schema);
       try {
         expect(await picture(fresh, names, 0)).toEqual(before);
       } finally {
@@ -226,7 +235,7 @@ for (const cache of [true, false]) {
       await watching;
       expect(watched).toEqual(events);
       // Another instance sees the same.
-      const fresh = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+      const fresh = await anotherInstance(admin, schema);
       try {
         expect(await picture(fresh, ['a-new', 'kept', 'other'], since)).toEqual(await picture(registry, ['a-new', 'kept', 'other'], since));
       } finally {
@@ -264,7 +273,7 @@ for (const cache of [true, false]) {
       const visible = seen.got.filter((version) => version !== null);
       expect([0, names.length]).toContain(visible.length);
       expect(seen.events).toHaveLength(visible.length);
-      const fresh = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+      const fresh = await anotherInstance(admin, schema);
       try {
         expect(await picture(fresh, names, since)).toEqual(seen);
       } finally {
@@ -391,7 +400,7 @@ describe('PostgreSQL registry, the reply to COMMIT lost', () => {
           // One commit's events, consecutive.
           expect(seen.events.map((event) => event.replace(/^\d+ /, '')).sort()).toEqual(['added c-1@1', 'added c-2@1', 'updated kept@2']);
           expect(seen.events.map((event) => Number.parseInt(event, 10))).toEqual([since + 1, since + 2, since + 3]);
-          const fresh = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+          const fresh = await anotherInstance(observer, schema);
           try {
             expect(await picture(fresh, names, since)).toEqual(seen);
           } finally {
@@ -413,7 +422,7 @@ describe('PostgreSQL registry in a real process, connection dropped mid-write', 
   it('the process survives (no unhandled error event), gets the server error, and goes on writing', async () => {
     const schema = db.schema();
     const admin = db.pool({ max: 3 });
-    await (await openPostgresToolRegistry({ connectionString: db.url(), schema })).close();
+    await (await anotherInstance(admin, schema)).close();
     await installHolds(admin, schema);
     const holder = await admin.connect();
     try {

@@ -96,14 +96,23 @@ export function withAppName(url: string, name: string): string {
  */
 export function usePgProcessStore(db: FileDatabase): ProcessStore {
   const track = killWorkersAfterEach();
+  // This process's registries share one pool per test (db.pool() ends it after the test): a
+  // connection costs the server about 30 ms of CPU, and a registry on a pool of its own opened
+  // two (docs/testing.md, twelfth round). The workers keep their own, as other processes do.
+  let pool: pg.Pool | undefined;
+  afterEach(() => {
+    pool = undefined;
+  });
+  const testPool = (): pg.Pool => (pool ??= db.pool());
   return {
     name: 'PostgreSQL',
     async create() {
       const schema = db.schema();
-      await (await openPostgresToolRegistry({ connectionString: db.url(), schema })).close();
+      // Only migrates: no read cache, so no LISTEN connection.
+      await (await openPostgresToolRegistry({ pool: testPool(), schema, cache: false })).close();
       return { url: db.url(), schema };
     },
-    open: (at, options = {}) => openPostgresToolRegistry({ connectionString: at.url as string, schema: at.schema as string, ...options }),
+    open: (at, options = {}) => openPostgresToolRegistry({ pool: testPool(), schema: at.schema as string, ...options }),
     spawn: (job) => track(runPooled(WORKER, job)),
     spawnProcess: (job) => track(spawnPgWorker(job)),
     race: (jobs) => racePgWorkers(jobs, track),

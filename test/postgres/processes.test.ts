@@ -3,22 +3,37 @@
 // racing registrations, and kill -9 in the middle of an import.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import type pg from 'pg';
 import { openPostgresToolRegistry } from '../../src/index.js';
+import type { PostgresToolRegistry } from '../../src/index.js';
 import { minimalSpec } from '../support/registry-helpers.js';
+import { until } from '../support/waiting.js';
 import { racePgWorkers, SHIPPED, spawnPgWorker, useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
 
+/**
+ * This process's registry on `schema`, to prepare a race or read its outcome: on `pool`, one
+ * pool per test (ended after it), without the read cache, so it reads the tables themselves and
+ * opens no LISTEN connection. A connection costs the server about 30 ms of CPU; a registry on a
+ * pool of its own opened two, four or six per test besides the racing processes' own
+ * (docs/testing.md, twelfth round).
+ */
+function inThisProcess(pool: pg.Pool, schema: string): Promise<PostgresToolRegistry> {
+  return openPostgresToolRegistry({ pool, schema, cache: false });
+}
+
 /** A schema created and migrated up front, so a race is about its action alone. */
-async function migratedSchema(): Promise<string> {
+async function migratedSchema(pool: pg.Pool): Promise<string> {
   const schema = db.schema();
-  await (await openPostgresToolRegistry({ connectionString: db.url(), schema })).close();
+  await (await inThisProcess(pool, schema)).close();
   return schema;
 }
 
 describe('PostgreSQL schema shared by processes', () => {
   it('six processes register one new name, same version, different specs: one wins, five VERSION_CONFLICT', async () => {
-    const schema = await migratedSchema();
+    const pool = db.pool();
+    const schema = await migratedSchema(pool);
     const results = await racePgWorkers(
       Array.from({ length: 6 }, (_, i) => ({
         url: db.url(),
@@ -30,7 +45,7 @@ describe('PostgreSQL schema shared by processes', () => {
     const winners = results.filter((result) => result.ok);
     expect(winners).toHaveLength(1);
     expect(results.filter((result) => !result.ok).map((result) => result.error?.code)).toEqual(Array(5).fill('VERSION_CONFLICT'));
-    const registry = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    const registry = await inThisProcess(pool, schema);
     try {
       expect(await registry.get('contested')).toEqual(winners[0]?.result);
       expect((await registry.changes()).events.map((event) => event.action)).toEqual(['added']);
@@ -40,7 +55,8 @@ describe('PostgreSQL schema shared by processes', () => {
   });
 
   it('four processes register 40 distinct tools each: all 160 are kept', async () => {
-    const schema = await migratedSchema();
+    const pool = db.pool();
+    const schema = await migratedSchema(pool);
     const results = await racePgWorkers(
       Array.from({ length: 4 }, (_, i) => ({ url: db.url(), schema, action: 'registerEach', prefix: `p${i}`, count: 40 })),
     );
@@ -48,7 +64,7 @@ describe('PostgreSQL schema shared by processes', () => {
       expect(result.ok, JSON.stringify(result.error)).toBe(true);
       expect(result.result).toEqual(Array(40).fill('ok'));
     }
-    const registry = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    const registry = await inThisProcess(pool, schema);
     try {
       expect(await registry.listAll()).toHaveLength(160);
       const { revision, events } = await registry.changes({ limit: 1000 });
@@ -71,7 +87,8 @@ describe('PostgreSQL schema shared by processes', () => {
   });
 
   it('a replace import of 20,000 tools while four processes register: the outcome is some serial order', async () => {
-    const schema = await migratedSchema();
+    const pool = db.pool();
+    const schema = await migratedSchema(pool);
     const jobs = [
       { url: db.url(), schema, action: 'import', mode: 'replace', prefix: 'imported', count: 20_000, options: { busyTimeoutMs: 60_000 } },
       ...Array.from({ length: 4 }, (_, i) => ({
@@ -86,7 +103,7 @@ describe('PostgreSQL schema shared by processes', () => {
     const results = await racePgWorkers(jobs);
     for (const result of results) expect(result.ok, JSON.stringify(result.error)).toBe(true);
     for (const result of results.slice(1)) expect(result.result).toEqual(Array(60).fill('ok'));
-    const registry = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    const registry = await inThisProcess(pool, schema);
     try {
       const names = new Set((await registry.listAll()).map((registration) => registration.spec.tool_name));
       expect([...names].filter((name) => name.startsWith('imported_'))).toHaveLength(20_000);
@@ -107,24 +124,27 @@ describe('PostgreSQL schema shared by processes', () => {
   });
 
   it('kill -9 of a process in the middle of an import: nothing of that import is visible', async () => {
-    const schema = await migratedSchema();
-    const before = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    const pool = db.pool();
+    const schema = await migratedSchema(pool);
+    const before = await inThisProcess(pool, schema);
     await before.register(minimalSpec('existing'));
     const revision = (await before.changes()).revision;
     await before.close();
-    const pool = db.pool();
     const worker = spawnPgWorker({ url: db.url(), schema, action: 'import', count: 100_000, descriptionLength: 200 });
     await worker.next('importing');
-    // Wait until its transaction is writing, then kill the process.
-    let writing = false;
-    for (let i = 0; i < 2000 && !writing; i++) {
-      const { rowCount } = await pool.query(
-        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%tool_registry_write%'`,
-      );
-      writing = (rowCount ?? 0) > 0;
-      if (!writing) await sleep(5);
-    }
-    expect(writing).toBe(true);
+    // Wait until its transaction is writing, then kill the process. Another backend's: this
+    // query's own text matches the pattern too, which made the wait end at once, before the
+    // import had validated its tools and sent its statement.
+    await until(
+      async () => {
+        const { rowCount } = await pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%tool_registry_write%' AND pid <> pg_backend_pid()`,
+        );
+        return (rowCount ?? 0) > 0;
+      },
+      "the import's write to be running",
+      { timeoutMs: 60_000 },
+    );
     worker.child.kill('SIGKILL');
     expect((await worker.exited).signal).toBe('SIGKILL');
     // The server ends the dead client's transaction once it notices the socket closed.
@@ -133,7 +153,7 @@ describe('PostgreSQL schema shared by processes', () => {
       if (rowCount === 0) break;
       await sleep(10);
     }
-    const after = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    const after = await inThisProcess(pool, schema);
     try {
       expect((await after.listAll()).map((registration) => registration.spec.tool_name)).toEqual(['existing']);
       expect((await after.changes()).revision).toBe(revision);

@@ -3,7 +3,7 @@
 // there first, the statement writes nothing and the write is decided again under its locks.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import type { ChangeEvent, PostgresToolRegistry } from '../../src/index.js';
 import { useFileDatabase } from './helpers.js';
@@ -41,15 +41,16 @@ async function open(pool: pg.Pool, schema: string, cache = true): Promise<Postgr
  * notification, so an instance's cache cannot know of it. The surest way to a cache behind.
  */
 async function silently(sql: string, values: unknown[] = []): Promise<void> {
-  const client = new pg.Client({ connectionString: database.url() });
-  await client.connect();
-  try {
-    await client.query('SET session_replication_role = replica');
-    await client.query(sql, values);
-  } finally {
-    await client.end();
-  }
+  // One connection per test for the hand edits, in replica mode from its start: a connection
+  // costs the server about 30 ms of CPU, one per edit cost more than the edits (docs/testing.md).
+  handEdits ??= database.pool({ max: 1, options: '-c session_replication_role=replica' });
+  await handEdits.query(sql, values);
 }
+let handEdits: pg.Pool | undefined;
+afterEach(() => {
+  // useFileDatabase ends the pool after each test.
+  handEdits = undefined;
+});
 
 /** A tool registered by a silent hand edit. */
 async function silentlyRegister(schema: string, name: string, version: string, enabled: boolean): Promise<void> {
