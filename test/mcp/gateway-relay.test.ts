@@ -21,13 +21,14 @@ import { until } from '../support/waiting.js';
 
 const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
 
+let registry: InMemoryToolRegistry;
 let gateway: GatewayToolSet;
 const clients: Client[] = [];
 const records: CallRecordInput[] = [];
 
-/** A session of the SDK's client over the gateway, in process (as `serve` and `mcp` make them). */
-async function session(options: McpServerOptions = {}): Promise<Client> {
-  const server = createMcpServer(gateway, { onCall: (record) => void records.push(record), ...options });
+/** A session of the SDK's client over the gateway (or `over`), in process (as `serve` and `mcp` make them). */
+async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway): Promise<Client> {
+  const server = createMcpServer(over, { onCall: (record) => void records.push(record), ...options });
   const client = new Client({ name: 'test', version: '1' });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
@@ -47,7 +48,7 @@ function text(result: unknown): string {
 }
 
 beforeAll(async () => {
-  const registry = new InMemoryToolRegistry();
+  registry = new InMemoryToolRegistry();
   await registry.putUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
   gateway = await gatewayToolSet(registry, [], { onWarning: () => {} });
   await approveListed(registry, gateway);
@@ -111,5 +112,21 @@ describe('a relayed tools/call', () => {
     expect(await answer('extra-key')).toEqual({ content: [{ type: 'text', text: 'x' }] });
     expect(await answer('no-content')).toEqual({ content: [], structuredContent: { b: 2 } });
     expect(records.filter((record) => record.tool === 'scripted_answer').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR', 'ok', 'ok', 'ok']);
+  });
+
+  it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {
+    // A gateway of its own (its own child): the shared one keeps the default 60 s.
+    const impatient = await gatewayToolSet(registry, [], { onWarning: () => {}, upstreamCallTimeoutMs: 300 });
+    try {
+      await until(() => impatient.current().resolve('scripted_hold') !== null, 'the upstream tools served');
+      const client = await session({}, impatient);
+      const result = (await client.callTool({ name: 'scripted_hold', arguments: {} })) as CallToolResult;
+      expect(result).toEqual({ content: [{ type: 'text', text: "UPSTREAM_UNAVAILABLE: upstream 'scripted' did not answer hold within 300 ms" }], isError: true });
+      await until(async () => (await seen(client)).cancelled.length > 0, 'the cancellation upstream');
+      expect((await seen(client)).cancelled.map((entry) => entry.matched)).toEqual([true]);
+      expect(records.filter((record) => record.tool === 'scripted_hold').map((record) => record.outcome)).toEqual(['ABORTED', 'TIMEOUT', 'UPSTREAM_UNAVAILABLE']);
+    } finally {
+      await impatient.close();
+    }
   });
 });
