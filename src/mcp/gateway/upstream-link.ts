@@ -444,7 +444,8 @@ export class UpstreamLink {
         signal?.removeEventListener('abort', onAbort);
         if (relayed !== undefined) relayed.onCancel = undefined;
         this.#calls.delete(relay);
-        this.#expire(id);
+        // No report is left to route: one that came before the answer was handled first (`#answer`).
+        this.#byToken.delete(id);
         resolve(result);
       };
       const cancel = (reason: unknown): void => {
