@@ -558,6 +558,11 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         return;
       }
       facts.tool = tool;
+      // Cancelled while the registry was read: never called (invoke says ABORTED for an aborted signal, and no answer goes).
+      if (relayed.cancelled) {
+        facts.outcome = 'ABORTED';
+        return;
+      }
       // No policy: the view the tool came from is the policy's. No signal: the session cancels a relayed call itself.
       const options = callOptions(
         params._meta?.progressToken,

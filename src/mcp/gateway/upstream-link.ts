@@ -434,7 +434,9 @@ export class UpstreamLink {
     const transport = connection.client.transport;
     if (transport === undefined) return Promise.resolve(this.#failure(toolName, new Error('Not connected')));
     const signal = relayed === undefined ? call.signal : undefined;
+    // Ended before it was sent: nothing goes upstream.
     if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
+    if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
     const relay: Relay = { call };
     return new Promise<McpContent>((resolve) => {
