@@ -129,4 +129,16 @@ describe('a relayed tools/call', () => {
       await impatient.close();
     }
   });
+
+  it("a call the SDK's Server dispatches (params with another _meta key) or an in-process invoke is relayed too, and its signal cancels it upstream", async () => {
+    const client = await session();
+    const dispatched = await client.callTool({ name: 'scripted_answer', arguments: { kind: 'usual' }, _meta: { 'example/trace': 't1' } });
+    expect(dispatched).toEqual({ content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } });
+    const before = (await seen(client)).cancelled.length;
+    const controller = new AbortController();
+    const held = gateway.current().invoke('scripted_hold', {}, { signal: controller.signal, onProgress: () => controller.abort() });
+    expect(await held).toMatchObject({ success: false, code: 'ABORTED' });
+    await until(async () => (await seen(client)).cancelled.length > before, 'the cancellation upstream');
+    expect((await seen(client)).cancelled.slice(before).map((entry) => entry.matched)).toEqual([true]);
+  });
 });
