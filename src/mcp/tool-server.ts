@@ -6,18 +6,24 @@ import type {
   CallToolResult,
   CreateMessageRequestParams,
   ElicitRequestParams,
+  JSONRPCMessage,
   JSONRPCRequest,
   ListToolsResult,
+  MessageExtraInfo,
+  RequestId,
   ServerNotification,
   ServerRequest,
   Tool as SdkTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { performance } from 'node:perf_hooks';
 import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolSet } from '../index.js';
+import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
+import { isId, isObject } from './json-rpc.js';
+import { isRelayedTool, RelayedCall } from './relayed-call.js';
 import { rememberResultJson } from './result-json.js';
 
 /** The default wait for one `tools/call` (below the 60 s request timeout of the usual clients). */
@@ -290,6 +296,33 @@ function identityOf(tool: Tool): ToolIdentity {
   return known;
 }
 
+/** Whether a message is a JSON-RPC request as the SDK's schema reads one (no other member), with params an object. */
+function isPlainRequest(value: Record<string, unknown>): boolean {
+  let members = 0;
+  for (const key in value) {
+    if (key !== 'jsonrpc' && key !== 'id' && key !== 'method' && key !== 'params') return false;
+    members++;
+  }
+  return members === 4 && value.jsonrpc === '2.0' && isId(value.id) && isObject(value.params) && isPlainRecord(value.params);
+}
+
+/** What a session does with a message before the SDK's Protocol: true when it took the message (`passOn` hands it to the Protocol later). */
+type Intercept = (message: JSONRPCMessage, transport: Transport, passOn: () => void) => boolean;
+
+/** The SDK's Server, with a look at every message the transport brings before its Protocol has one. */
+class SessionServer extends Server {
+  intercept: Intercept | undefined;
+
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    const protocol = transport.onmessage;
+    transport.onmessage = ((message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      const passOn = (): void => protocol?.(message, extra);
+      if (this.intercept?.(message, transport, passOn) !== true) passOn();
+    }) as Transport['onmessage'];
+  }
+}
+
 /**
  * Checks a session's options (without making a session): the live set, the numbers, and the
  * policy (VALIDATION_FAILED naming the field). Returns the numbers with their defaults.
@@ -338,7 +371,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
 
-  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: true }, logging: {} } });
+  const server = new SessionServer(SERVER_INFO, { capabilities: { tools: { listChanged: true }, logging: {} } });
   // The session's log level (logging/setLevel); until the client sets one, every message goes.
   let logLevel = 0;
   server.setRequestHandler(SetLevelRequestSchema, (request) => {
@@ -357,21 +390,21 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     return page;
   };
 
-  /**
-   * The options of one call's invoke: the timeout, the client's signal, the policy, and what a
-   * handler tells or asks during the call, sent on the call's own stream (related to its
-   * request): progress only under the caller's progress token, logs at or above the level.
-   */
   /** This session, as handlers see it (`ToolHandlerOptions.session`): the gateway routes an upstream's requests by it. */
   const session = Object.freeze({});
-  const invokeOptions = (request: JSONRPCRequest, extra: Extra): InvokeOptions => {
-    const send = (notification: ServerNotification): void => {
-      extra.sendNotification(notification).catch(() => undefined);
-    };
-    const related = (signal: AbortSignal) => ({ relatedRequestId: extra.requestId, signal });
+  /**
+   * The options of one call's invoke: the timeout and what a handler tells or asks during the
+   * call, sent on the call's own stream (related to its request): progress only under the
+   * caller's progress token, logs at or above the level. `send` sends a notification of the
+   * call; `related` gives the options of a request to the client.
+   */
+  const callOptions = (
+    progressToken: string | number | undefined,
+    send: (notification: ServerNotification) => void,
+    related: (signal: AbortSignal) => { relatedRequestId: RequestId; signal: AbortSignal },
+  ): { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } => {
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = {
       timeoutMs: callTimeoutMs,
-      signal: extra.signal,
       onLog: (entry: LogEntry) => {
         if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
       },
@@ -381,33 +414,35 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },
     };
-    if (policy !== undefined) options.policy = policy;
-    const progressToken = (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
     if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } });
     return options;
   };
+  /** A call the SDK's Server dispatched: the client's cancellation is its signal; notifications go through its `extra`. */
+  const invokeOptions = (request: JSONRPCRequest, extra: Extra): InvokeOptions => {
+    const options = callOptions(
+      (request.params?._meta as { progressToken?: string | number } | undefined)?.progressToken,
+      (notification) => void extra.sendNotification(notification).catch(() => undefined),
+      (signal) => ({ relatedRequestId: extra.requestId, signal }),
+    );
+    options.signal = extra.signal;
+    if (policy !== undefined) options.policy = policy;
+    return options;
+  };
 
-  const runCall = async (request: JSONRPCRequest, extra: Extra, facts: CallFacts): Promise<CallToolResult> => {
-    // A name that is a string names the call's tool even when the rest of the params is invalid.
-    const given = (request.params as { name?: unknown } | undefined)?.name;
-    if (typeof given === 'string') facts.name = given;
-    facts.outcome = 'INVALID_ARGUMENTS';
-    const params = paramsOf(request, CallToolRequestSchema) as { name: string; arguments?: Record<string, unknown> };
-    const { name } = params;
-    facts.outcome = undefined;
-    // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
-    const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+  /** The tool a call names in `set`, or the -32602 a caller gets for a tool it does not see (the record says why). */
+  const toolFor = (set: ToolSet, name: string, facts: CallFacts): Tool => {
     const tool = viewOf(set, policy, policyKey, onWarning).byName.get(name);
-    if (tool === undefined) {
-      const known = set.resolve(name) ?? undefined;
-      // A tool the policy denies is "unknown" to the caller (it cannot probe), but the audit log says why.
-      facts.tool = known;
-      facts.outcome = known !== undefined && policy !== undefined && !checkToolPermission(policy, known).allowed ? 'PERMISSION_DENIED' : 'TOOL_NOT_FOUND';
-      const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
-      throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
-    }
-    facts.tool = tool;
-    const result = await set.invoke(name, params.arguments ?? {}, invokeOptions(request, extra));
+    if (tool !== undefined) return tool;
+    const known = set.resolve(name) ?? undefined;
+    // A tool the policy denies is "unknown" to the caller (it cannot probe), but the audit log says why.
+    facts.tool = known;
+    facts.outcome = known !== undefined && policy !== undefined && !checkToolPermission(policy, known).allowed ? 'PERMISSION_DENIED' : 'TOOL_NOT_FOUND';
+    const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
+    throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
+  };
+
+  /** A call's result as the client gets it (and its outcome in `facts`): mapped, deprecation in `_meta`, within `maxResultBytes`. */
+  const answerOf = (name: string, result: ToolResult, facts: CallFacts): CallToolResult => {
     facts.outcome = result.success ? 'ok' : result.code;
     let out: CallToolResult;
     try {
@@ -434,9 +469,52 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     return tooLarge(name, bytes, maxResultBytes);
   };
 
+  const runCall = async (request: JSONRPCRequest, extra: Extra, facts: CallFacts): Promise<CallToolResult> => {
+    // A name that is a string names the call's tool even when the rest of the params is invalid.
+    const given = (request.params as { name?: unknown } | undefined)?.name;
+    if (typeof given === 'string') facts.name = given;
+    facts.outcome = 'INVALID_ARGUMENTS';
+    const params = paramsOf(request, CallToolRequestSchema) as { name: string; arguments?: Record<string, unknown> };
+    const { name } = params;
+    facts.outcome = undefined;
+    // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
+    const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+    facts.tool = toolFor(set, name, facts);
+    return answerOf(name, await set.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
+  };
+
   const persona = policy?.persona ?? null;
   const namespace = options.namespace ?? 'default';
   const tokenName = options.tokenName ?? null;
+  /** Hears the record of a call (`onCall`), from when it started (`at`, `started`) to now. */
+  const record = (facts: CallFacts, at: string, started: number): void => {
+    // A request that names no tool (params without a string name) is a malformed request, not a call: no record.
+    if (onCall === undefined || facts.name === undefined) return;
+    const identity = facts.tool === undefined ? undefined : identityOf(facts.tool);
+    const entry: CallRecordInput = {
+      at,
+      token: tokenName,
+      persona: persona === null ? null : recordedText(persona),
+      namespace,
+      tool: recordedName(facts.name),
+      version: identity?.version ?? null,
+      fingerprint: identity?.fingerprint ?? null,
+      upstream: identity?.upstream ?? null,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      outcome: facts.outcome ?? 'INTERNAL_ERROR',
+    };
+    try {
+      onCall(entry);
+    } catch {
+      // A listener's failure is never the caller's.
+    }
+  };
+  /** A failure nothing above named (the registry could not be read): its code, else INTERNAL_ERROR. */
+  const failedOutcome = (facts: CallFacts, error: unknown): void => {
+    if (facts.outcome !== undefined) return;
+    const code = (error as { code?: unknown } | null)?.code;
+    facts.outcome = typeof code === 'string' ? code : 'INTERNAL_ERROR';
+  };
   const callTool = async (request: JSONRPCRequest, extra: Extra): Promise<CallToolResult> => {
     if (onCall === undefined) return runCall(request, extra, {});
     const at = new Date().toISOString();
@@ -445,35 +523,97 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     try {
       return await runCall(request, extra, facts);
     } catch (error) {
-      // A failure nothing above named (the registry could not be read): its code, else INTERNAL_ERROR.
-      if (facts.outcome === undefined) {
-        const code = (error as { code?: unknown } | null)?.code;
-        facts.outcome = typeof code === 'string' ? code : 'INTERNAL_ERROR';
-      }
+      failedOutcome(facts, error);
       throw error;
     } finally {
-      // A request that names no tool (params without a string name) is a malformed request, not a call: no record.
-      if (facts.name !== undefined) {
-        const identity = facts.tool === undefined ? undefined : identityOf(facts.tool);
-        const record: CallRecordInput = {
-          at,
-          token: tokenName,
-          persona: persona === null ? null : recordedText(persona),
-          namespace,
-          tool: recordedName(facts.name),
-          version: identity?.version ?? null,
-          fingerprint: identity?.fingerprint ?? null,
-          upstream: identity?.upstream ?? null,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100,
-          outcome: facts.outcome ?? 'INTERNAL_ERROR',
-        };
-        try {
-          onCall(record);
-        } catch {
-          // A listener's failure is never the caller's.
-        }
-      }
+      record(facts, at, started);
     }
+  };
+
+  /**
+   * The calls of the gateway's upstream tools are answered here, not by the SDK's Server (its
+   * dispatch, an AbortController per request, and three zod checks of every message cost about
+   * what the upstream's own answer does): the same checks and the same answer, sent on the
+   * transport (docs/gateway.md, "How a call is relayed"). By the client's request id.
+   */
+  const relayedCalls = new Map<RequestId, RelayedCall>();
+  const relayCall = async (request: JSONRPCRequest, transport: Transport, passOn: () => void): Promise<void> => {
+    const { id } = request;
+    const params = request.params as { name: string; arguments?: Record<string, unknown>; _meta?: { progressToken?: string | number } };
+    const { name } = params;
+    const relayed = new RelayedCall();
+    relayedCalls.set(id, relayed);
+    const facts: CallFacts = { name };
+    const at = onCall === undefined ? '' : new Date().toISOString();
+    const started = performance.now();
+    let reply: JSONRPCMessage | undefined;
+    try {
+      const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+      const tool = toolFor(set, name, facts);
+      if (!isRelayedTool(tool)) {
+        // Another tool of that name since the message came (the set changed): the SDK's Server answers it, and records it.
+        facts.name = undefined;
+        relayedCalls.delete(id);
+        passOn();
+        return;
+      }
+      facts.tool = tool;
+      // Cancelled while the registry was read: never called (invoke says ABORTED for an aborted signal, and no answer goes).
+      if (relayed.cancelled) {
+        facts.outcome = 'ABORTED';
+        return;
+      }
+      // No policy: the view the tool came from is the policy's. No signal: the session cancels a relayed call itself.
+      const options = callOptions(
+        params._meta?.progressToken,
+        (notification) => {
+          if (!relayed.cancelled) server.notification(notification, { relatedRequestId: id }).catch(() => undefined);
+        },
+        () => ({ relatedRequestId: id, signal: relayed.signal }),
+      );
+      options.context = relayed;
+      const result = await set.invoke(name, params.arguments ?? {}, options);
+      // Cancelled by the client or its session's end: no answer, as the SDK's Server gives none.
+      if (relayed.cancelled) facts.outcome = 'ABORTED';
+      else {
+        reply = { result: answerOf(name, result, facts), jsonrpc: '2.0', id } as JSONRPCMessage;
+        // Timed out: the upstream's part of the call ends too (notifications/cancelled).
+        if (!result.success && result.code === 'TIMEOUT') relayed.cancel(result.error);
+      }
+    } catch (error) {
+      failedOutcome(facts, error);
+      const { code, message, data } = error as { code?: unknown; message?: unknown; data?: unknown };
+      // As the SDK's Server answers a handler's error.
+      if (!relayed.cancelled) reply = { jsonrpc: '2.0', id, error: { code: Number.isSafeInteger(code) ? code : ErrorCode.InternalError, message: message ?? 'Internal error', ...(data !== undefined && { data }) } } as JSONRPCMessage;
+    } finally {
+      if (relayedCalls.get(id) === relayed) relayedCalls.delete(id);
+      record(facts, at, started);
+    }
+    if (reply !== undefined) transport.send(reply).catch(() => undefined);
+  };
+
+  /**
+   * Whether the session takes `message` itself: a plain tools/call (what isPlainCall accepts,
+   * after initialize) of a relayed tool it lists now, or the client's cancellation of such a
+   * call. Anything else goes to the SDK's Server.
+   */
+  server.intercept = (message, transport, passOn): boolean => {
+    const value = message as Record<string, unknown>;
+    if (value.method === 'notifications/cancelled') {
+      const requestId = (value.params as { requestId?: unknown } | undefined)?.requestId;
+      const relayed = relayedCalls.size === 0 || !isId(requestId) ? undefined : relayedCalls.get(requestId);
+      if (relayed === undefined) return false;
+      const reason = (value.params as { reason?: unknown }).reason;
+      relayed.cancel(typeof reason === 'string' ? reason : 'cancelled by the client');
+      return true;
+    }
+    if (value.method !== 'tools/call' || !isPlainRequest(value)) return false;
+    const params = value.params as Record<string, unknown>;
+    if (typeof params.name !== 'string' || !isPlainCall(params) || server.getClientVersion() === undefined || relayedCalls.has(value.id as RequestId)) return false;
+    const tool = current().byName.get(params.name);
+    if (tool === undefined || !isRelayedTool(tool)) return false;
+    void relayCall(message as JSONRPCRequest, transport, passOn);
+    return true;
   };
 
   // tools/list and tools/call are answered here rather than through setRequestHandler: the
@@ -501,6 +641,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   const previousOnClose = server.onclose;
   server.onclose = () => {
     unsubscribe();
+    // The calls it answers itself end as the SDK's Server ends its handlers' (aborted, no answer).
+    for (const relayed of [...relayedCalls.values()]) relayed.cancel('the session ended');
     previousOnClose?.();
   };
   return server;

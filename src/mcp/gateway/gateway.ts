@@ -8,6 +8,7 @@ import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolAnno
 import { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { UpstreamLink } from './upstream-link.js';
+import { markRelayedTool } from '../relayed-call.js';
 
 /** How often each upstream is listed again even when it said nothing: 5 minutes (`--sync-interval`). */
 export const DEFAULT_SYNC_INTERVAL_MS = 300_000;
@@ -375,6 +376,8 @@ class Gateway implements GatewayToolSet {
       this.#once(`invalid:${key}`, `upstream ${upstream.name}'s tool ${upstreamName} is not served: ${(error as Error).message}`);
       return undefined;
     }
+    // Sessions answer its calls themselves, the link relaying them (docs/gateway.md, "How a call is relayed").
+    markRelayedTool(tool);
     made.set(key, tool);
     return tool;
   }

@@ -3,7 +3,8 @@
 // calls forwarded with the calling session's progress, logs, sampling and elicitation.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolRequest, JSONRPCMessage, JSONRPCRequest, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import {
   CallToolResultSchema,
   CreateMessageRequestSchema,
@@ -12,11 +13,14 @@ import {
   LoggingMessageNotificationSchema,
   McpError,
   ProgressNotificationSchema,
+  RELATED_TASK_META_KEY,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, mcpContent } from '../../index.js';
 import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandlerOptions, Upstream } from '../../index.js';
 import { withCallOutcome } from '../call-outcome.js';
+import { relayedCallOf } from '../relayed-call.js';
+import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
 import { definitionOf } from './upstream-definition.js';
@@ -43,6 +47,46 @@ export interface UpstreamLinkOptions {
 /** A call in flight: where what the upstream tells or asks during it goes. */
 interface Relay {
   readonly call: ToolHandlerOptions;
+}
+
+/** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
+const RELAY_ID_PREFIX = 'gateway-';
+
+/** A relayed call waiting for its answer. */
+interface Pending {
+  readonly connection: UpstreamConnection;
+  readonly toolName: string;
+  /** Ends the call with this result (once; later calls do nothing). */
+  readonly finish: (result: McpContent) => void;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !Object.hasOwn(value, '__proto__');
+}
+
+/**
+ * Whether a result (JSON from the transport) is the usual one that CallToolResultSchema gives
+ * back unchanged: only `content` (text blocks of `type` and `text` only), a `structuredContent`
+ * and `_meta` record, a boolean `isError`; `_meta` without the keys the SDK's schema checks.
+ * Anything else is parsed by that schema, as the SDK's client parses it.
+ */
+function isUsualResult(result: unknown): boolean {
+  if (!isRecord(result)) return false;
+  for (const key in result) if (key !== 'content' && key !== 'structuredContent' && key !== 'isError' && key !== '_meta') return false;
+  const { content, structuredContent, isError, _meta } = result;
+  if (!Array.isArray(content)) return false;
+  for (const block of content as unknown[]) {
+    if (typeof block !== 'object' || block === null) return false;
+    let keys = 0;
+    for (const key in block) {
+      if (key !== 'type' && key !== 'text') return false;
+      keys++;
+    }
+    if (keys !== 2 || (block as { type?: unknown }).type !== 'text' || typeof (block as { text?: unknown }).text !== 'string') return false;
+  }
+  if (structuredContent !== undefined && !isRecord(structuredContent)) return false;
+  if (isError !== undefined && typeof isError !== 'boolean') return false;
+  return _meta === undefined || (isRecord(_meta) && !Object.hasOwn(_meta, 'progressToken') && !Object.hasOwn(_meta, RELATED_TASK_META_KEY));
 }
 
 /**
@@ -103,6 +147,8 @@ export class UpstreamLink {
   /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
   #taskRequired: ReadonlySet<string> = new Set();
   readonly #calls = new Set<Relay>();
+  /** The relayed calls waiting for an answer, by the id sent upstream. */
+  readonly #pending = new Map<string, Pending>();
   /** The calls in flight by the progress token sent upstream with each. */
   readonly #byToken = new Map<string, Relay>();
   #tokens = 0;
@@ -168,7 +214,18 @@ export class UpstreamLink {
         return;
       }
       this.#connection = connection;
-      connection.client.onclose = () => this.#lost(connection);
+      connection.client.onclose = () => {
+        this.#endCalls(connection);
+        this.#lost(connection);
+      };
+      // The answers to relayed calls are taken before the SDK's client parses them (`#answer`).
+      const transport = connection.client.transport;
+      if (transport !== undefined) {
+        const protocol = transport.onmessage;
+        transport.onmessage = ((message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+          if (!this.#answer(message)) protocol?.(message, extra);
+        }) as Transport['onmessage'];
+      }
       // Every level is asked for; each session filters by its own logging/setLevel.
       if (connection.client.getServerCapabilities()?.logging !== undefined) await connection.client.setLoggingLevel('debug').catch(() => undefined);
       await this.relist();
@@ -337,7 +394,8 @@ export class UpstreamLink {
   /**
    * Forwards one call (arguments already checked against the approved schema). The result
    * comes back as the upstream sent it; a down or silent upstream, or one whose result cannot
-   * be carried, is an error result naming it.
+   * be carried, is an error result naming it. A call the session relays itself (its `context`
+   * is a RelayedCall) is ended by the session; any other by its signal.
    */
   async call(toolName: string, args: Record<string, unknown>, call: ToolHandlerOptions): Promise<McpContent> {
     const { name } = this.#upstream;
@@ -346,43 +404,108 @@ export class UpstreamLink {
       void this.relist();
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' is not connected${this.#lastError === undefined ? '' : ` (${this.#lastError})`}; try again later`);
     }
+    const relayed = relayedCallOf(call.context);
+    if (!this.#taskRequired.has(toolName)) return this.#forward(connection, toolName, args, call, relayed);
     const relay: Relay = { call };
-    const progressToken = `gateway-${++this.#tokens}`;
+    const progressToken = `${RELAY_ID_PREFIX}${++this.#tokens}`;
     this.#calls.add(relay);
     this.#byToken.set(progressToken, relay);
-    let result;
     try {
       const forward = (): Promise<unknown> =>
-        this.#taskRequired.has(toolName)
-          ? callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: call.signal, timeout: this.#options.callTimeoutMs })
-          : connection.client.request({ method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken } } }, CallToolResultSchema, {
-              signal: call.signal,
-              timeout: this.#options.callTimeoutMs,
-            });
-      // A stdio upstream's messages never arrive in the call's context (see `current`): the
-      // context is set only where it can tell calls apart, since a first run() turns on
-      // Node's promise hooks for the whole process, a cost on every promise of every call.
-      result = this.#upstream.transport.type === 'stdio' ? await forward() : await current.run(relay, forward);
+        callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: relayed?.signal ?? call.signal, timeout: this.#options.callTimeoutMs });
+      return this.#relayed(toolName, this.#upstream.transport.type === 'stdio' ? await forward() : await current.run(relay, forward));
     } catch (error) {
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' did not answer ${toolName} within ${this.#options.callTimeoutMs} ms`);
-      }
-      if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-        return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
-      }
-      // The SDK's client refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
-      if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
-        return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
-      }
-      return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
+      return this.#failure(toolName, error);
     } finally {
       this.#calls.delete(relay);
       // The upstream's last report may be read just after its answer: the token stays a moment.
       this.#expire(progressToken);
     }
-    // The SDK's client parsed the result (CallToolResultSchema); mcpContent checks it as MCP
-    // clients would take it, and copies and freezes it (a text result in one quick walk).
-    const { content, structuredContent, isError, _meta } = result as McpContentInput;
+  }
+
+  /**
+   * A plain call, relayed as JSON-RPC on the upstream's transport under an id of the link's
+   * own (the SDK's client neither sends it nor reads its answer: `#answer` takes it first).
+   * The id is also the call's progress token. Ends with the answer, the link's timeout, the
+   * end of the connection, or the caller's cancellation (then `notifications/cancelled` with
+   * that id goes upstream).
+   */
+  #forward(connection: UpstreamConnection, toolName: string, args: Record<string, unknown>, call: ToolHandlerOptions, relayed: RelayedCall | undefined): Promise<McpContent> {
+    const transport = connection.client.transport;
+    if (transport === undefined) return Promise.resolve(this.#failure(toolName, new Error('Not connected')));
+    const signal = relayed === undefined ? call.signal : undefined;
+    // Ended before it was sent: nothing goes upstream.
+    if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
+    if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
+    const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
+    const relay: Relay = { call };
+    return new Promise<McpContent>((resolve) => {
+      const finish = (result: McpContent): void => {
+        if (!this.#pending.delete(id)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (relayed !== undefined) relayed.onCancel = undefined;
+        this.#calls.delete(relay);
+        // No report is left to route: one that came before the answer was handled first (`#answer`).
+        this.#byToken.delete(id);
+        resolve(result);
+      };
+      const cancel = (reason: unknown): void => {
+        if (!this.#pending.has(id)) return;
+        // What the SDK's client answers a cancelled or timed-out request with (the session has answered already).
+        finish(this.#failure(toolName, reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason))));
+        transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } }).catch(() => undefined);
+      };
+      const onAbort = (): void => cancel(signal?.reason);
+      this.#pending.set(id, { connection, toolName, finish });
+      this.#calls.add(relay);
+      this.#byToken.set(id, relay);
+      const timeout = this.#options.callTimeoutMs;
+      const timer = setTimeout(() => cancel(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout })), timeout);
+      if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
+      else if (relayed !== undefined) relayed.onCancel = cancel;
+      const message: JSONRPCRequest = { jsonrpc: '2.0', id, method: 'tools/call', params: { name: toolName, arguments: args, _meta: { progressToken: id } } };
+      // A stdio upstream's messages never arrive in the call's context (see `current`): the
+      // context is set only where it can tell calls apart, since a first run() turns on
+      // Node's promise hooks for the whole process, a cost on every promise of every call.
+      const sent = this.#upstream.transport.type === 'stdio' ? transport.send(message) : current.run(relay, () => transport.send(message));
+      sent.catch((error: unknown) => finish(this.#failure(toolName, error)));
+    });
+  }
+
+  /** Takes the upstream's answer to a relayed call (true), or leaves the message to the SDK's client (false). */
+  #answer(message: JSONRPCMessage): boolean {
+    const { id } = message as { id?: unknown };
+    if (typeof id !== 'string' || !id.startsWith(RELAY_ID_PREFIX) || 'method' in message) return false;
+    const pending = this.#pending.get(id);
+    // A late answer to a call that ended (cancelled, timed out): nothing waits for it.
+    if (pending === undefined) return true;
+    // After the notifications that came before it: the SDK's client hands each to its handler a
+    // microtask later, and a log message must find its call still in flight.
+    queueMicrotask(() => {
+      if ('error' in message) {
+        const { code, message: text, data } = message.error;
+        pending.finish(this.#failure(pending.toolName, McpError.fromError(code, text, data)));
+      } else {
+        pending.finish(this.#relayed(pending.toolName, (message as { result?: unknown }).result));
+      }
+    });
+    return true;
+  }
+
+  /**
+   * The upstream's result as the session gets it: checked as MCP clients would take it
+   * (`mcpContent`: copied and frozen), after the SDK's schema (CallToolResultSchema) unless it
+   * is the usual result, which that schema would give back as it is.
+   */
+  #relayed(toolName: string, result: unknown): McpContent {
+    let checked = result;
+    if (!isUsualResult(result)) {
+      const parsed = CallToolResultSchema.safeParse(result);
+      if (!parsed.success) return this.#failure(toolName, parsed.error);
+      checked = parsed.data;
+    }
+    const { content, structuredContent, isError, _meta } = checked as McpContentInput;
     const relayed: { -readonly [K in keyof McpContentInput]: McpContentInput[K] } = { content };
     if (structuredContent !== undefined) relayed.structuredContent = structuredContent;
     if (isError !== undefined) relayed.isError = isError;
@@ -390,7 +513,30 @@ export class UpstreamLink {
     try {
       return mcpContent(relayed);
     } catch (error) {
-      return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${describe(error)}`);
+      return outcome('UPSTREAM_ERROR', `upstream '${this.#upstream.name}' returned a result for ${toolName} that cannot be relayed: ${describe(error)}`);
+    }
+  }
+
+  /** A call that got no result: the upstream timed out, answered a JSON-RPC error, sent what is not MCP, or could not be reached. */
+  #failure(toolName: string, error: unknown): McpContent {
+    const { name } = this.#upstream;
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' did not answer ${toolName} within ${this.#options.callTimeoutMs} ms`);
+    }
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
+      return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
+    }
+    // The SDK's schema refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
+    if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
+      return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
+    }
+    return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
+  }
+
+  /** The connection ended: the calls relayed on it end as the SDK's client ends its requests. */
+  #endCalls(connection: UpstreamConnection): void {
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.connection === connection) pending.finish(this.#failure(pending.toolName, new McpError(ErrorCode.ConnectionClosed, 'Connection closed')));
     }
   }
 

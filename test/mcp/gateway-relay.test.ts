@@ -1,0 +1,144 @@
+// How the gateway relays a tools/call (docs/gateway.md, "How a call is relayed"): sessions answer
+// an upstream tool's call themselves and the link sends it upstream as JSON-RPC under an id of its
+// own. Against a hand-written stdio upstream (test/support/scripted-upstream.mjs: it answers out
+// of order, holds calls, answers errors and malformed results, and tells what ids it saw): two
+// sessions whose calls carry the same JSON-RPC id get their own answers and progress; a client's
+// cancellation and a session's timeout reach the upstream under the id it was called with; an
+// upstream's JSON-RPC error and a result MCP clients would refuse are the results they were when
+// the SDK's client made the call, and the audit log says so.
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry } from '../../src/index.js';
+import type { CallRecordInput } from '../../src/index.js';
+import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import type { GatewayToolSet, McpServerOptions } from '../../src/mcp/index.js';
+import { ROOT } from '../cli/helpers.js';
+import { approveListed } from '../support/upstreams.js';
+import { until } from '../support/waiting.js';
+
+const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
+
+let registry: InMemoryToolRegistry;
+let gateway: GatewayToolSet;
+const clients: Client[] = [];
+const records: CallRecordInput[] = [];
+
+/** A session of the SDK's client over the gateway (or `over`), in process (as `serve` and `mcp` make them). */
+async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway): Promise<Client> {
+  const server = createMcpServer(over, { onCall: (record) => void records.push(record), ...options });
+  const client = new Client({ name: 'test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  await client.connect(b);
+  clients.push(client);
+  return client;
+}
+
+/** What the upstream saw: the id of every tools/call, and every cancellation. */
+async function seen(client: Client): Promise<{ calls: unknown[]; cancelled: { requestId: unknown; matched: boolean; reason: string }[] }> {
+  const result = (await client.callTool({ name: 'scripted_seen', arguments: {} })) as CallToolResult;
+  return JSON.parse((result.content[0] as { text: string }).text);
+}
+
+function text(result: unknown): string {
+  return ((result as CallToolResult).content[0] as { text: string }).text;
+}
+
+beforeAll(async () => {
+  registry = new InMemoryToolRegistry();
+  await registry.putUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+  gateway = await gatewayToolSet(registry, [], { onWarning: () => {} });
+  await approveListed(registry, gateway);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(clients.map((client) => client.close()));
+  await gateway?.close();
+});
+
+describe('a relayed tools/call', () => {
+  it('two sessions calling at once under the same JSON-RPC id each get their own answer and progress (the upstream answers out of order)', async () => {
+    const [one, two] = await Promise.all([session(), session()]);
+    const progress: Record<string, Progress[]> = { a: [], b: [] };
+    // Each client's first request after initialize: the same id in both sessions.
+    const call = (client: Client, value: string) => client.callTool({ name: 'scripted_pair', arguments: { text: value } }, undefined, { onprogress: (report) => void progress[value]?.push(report) });
+    const [a, b] = await Promise.all([call(one, 'a'), call(two, 'b')]);
+    expect([text(a), text(b)]).toEqual(['a', 'b']);
+    await until(() => progress.a!.length > 0 && progress.b!.length > 0, 'the progress of both calls');
+    expect(progress.a!.map((report) => report.message)).toEqual(['a']);
+    expect(progress.b!.map((report) => report.message)).toEqual(['b']);
+    // Upstream, the two calls had ids of their own.
+    const { calls } = await seen(one);
+    expect(new Set(calls.slice(-3)).size).toBe(3);
+  });
+
+  it("a client's cancellation and a session's timeout reach the upstream as notifications/cancelled of the id it was called with", async () => {
+    const client = await session();
+    const controller = new AbortController();
+    // Cancelled once the call is running upstream (its progress report says so).
+    const cancelled = client.callTool({ name: 'scripted_hold', arguments: {} }, undefined, { signal: controller.signal, onprogress: () => controller.abort('changed my mind') });
+    await expect(cancelled).rejects.toThrow();
+    const timed = await (await session({ callTimeoutMs: 300 })).callTool({ name: 'scripted_hold', arguments: {} });
+    expect(timed.isError).toBe(true);
+    expect(text(timed)).toMatch(/^TIMEOUT: /);
+    await until(async () => (await seen(client)).cancelled.length >= 2, 'two cancellations upstream');
+    const { calls, cancelled: heard } = await seen(client);
+    expect(heard.map((entry) => entry.matched)).toEqual([true, true]);
+    expect(heard.every((entry) => calls.includes(entry.requestId))).toBe(true);
+    const outcomes = records.filter((record) => record.tool === 'scripted_hold').map((record) => [record.outcome, record.upstream]);
+    expect(outcomes).toEqual([
+      ['ABORTED', 'scripted'],
+      ['TIMEOUT', 'scripted'],
+    ]);
+  });
+
+  it("an upstream's JSON-RPC error is an UPSTREAM_ERROR result, as when the SDK's client made the call", async () => {
+    const client = await session();
+    const result = (await client.callTool({ name: 'scripted_fail', arguments: {} })) as CallToolResult;
+    expect(result).toEqual({ content: [{ type: 'text', text: "UPSTREAM_ERROR: upstream 'scripted' answered fail with error -32050: MCP error -32050: boom" }], isError: true });
+    expect(records.filter((record) => record.tool === 'scripted_fail').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR']);
+  });
+
+  it("a result MCP clients would refuse is UPSTREAM_ERROR; any other comes back as the SDK's client reads it", async () => {
+    const client = await session();
+    const answer = async (kind: string) => (await client.callTool({ name: 'scripted_answer', arguments: { kind } })) as CallToolResult;
+    const refused = await answer('not-mcp');
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/^UPSTREAM_ERROR: upstream 'scripted' returned a result for answer that cannot be relayed: content /);
+    expect(await answer('usual')).toEqual({ content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } });
+    expect(await answer('extra-key')).toEqual({ content: [{ type: 'text', text: 'x' }] });
+    expect(await answer('no-content')).toEqual({ content: [], structuredContent: { b: 2 } });
+    expect(records.filter((record) => record.tool === 'scripted_answer').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR', 'ok', 'ok', 'ok']);
+  });
+
+  it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {
+    // A gateway of its own (its own child): the shared one keeps the default 60 s.
+    const impatient = await gatewayToolSet(registry, [], { onWarning: () => {}, upstreamCallTimeoutMs: 300 });
+    try {
+      await until(() => impatient.current().resolve('scripted_hold') !== null, 'the upstream tools served');
+      const client = await session({}, impatient);
+      const result = (await client.callTool({ name: 'scripted_hold', arguments: {} })) as CallToolResult;
+      expect(result).toEqual({ content: [{ type: 'text', text: "UPSTREAM_UNAVAILABLE: upstream 'scripted' did not answer hold within 300 ms" }], isError: true });
+      await until(async () => (await seen(client)).cancelled.length > 0, 'the cancellation upstream');
+      expect((await seen(client)).cancelled.map((entry) => entry.matched)).toEqual([true]);
+      expect(records.filter((record) => record.tool === 'scripted_hold').map((record) => record.outcome)).toEqual(['ABORTED', 'TIMEOUT', 'UPSTREAM_UNAVAILABLE']);
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it("a call the SDK's Server dispatches (params with another _meta key) or an in-process invoke is relayed too, and its signal cancels it upstream", async () => {
+    const client = await session();
+    const dispatched = await client.callTool({ name: 'scripted_answer', arguments: { kind: 'usual' }, _meta: { 'example/trace': 't1' } });
+    expect(dispatched).toEqual({ content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } });
+    const before = (await seen(client)).cancelled.length;
+    const controller = new AbortController();
+    const held = gateway.current().invoke('scripted_hold', {}, { signal: controller.signal, onProgress: () => controller.abort() });
+    expect(await held).toMatchObject({ success: false, code: 'ABORTED' });
+    await until(async () => (await seen(client)).cancelled.length > before, 'the cancellation upstream');
+    expect((await seen(client)).cancelled.slice(before).map((entry) => entry.matched)).toEqual([true]);
+  });
+});

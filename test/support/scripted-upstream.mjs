@@ -1,0 +1,102 @@
+// A hand-written MCP server over stdio for the gateway relay's tests: plain JSON-RPC lines, no
+// SDK (so it starts in a few tens of ms, and answers what a test asks for, out of order or
+// malformed). Tools:
+// - `pair` {text}: held until a second `pair` call comes, then the second is answered first;
+//   each sends one progress report (message = its text) under the token it was given, then
+//   its text back;
+// - `hold`: sends one progress report, never answers (a notifications/cancelled ends it);
+// - `fail`: a JSON-RPC error (-32050 "boom", with data);
+// - `answer` {kind}: the result RESULTS[kind], as it is;
+// - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
+//   ({ requestId, matched: whether a call of that id was in flight, reason }).
+const RESULTS = {
+  usual: { content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } },
+  // Not MCP: content must be an array of blocks.
+  'not-mcp': { content: 'text' },
+  // A text block with a key MCP does not have, a result key MCP does not have: the SDK's client drops both.
+  'extra-key': { content: [{ type: 'text', text: 'x', extra: 1 }], note: 'dropped' },
+  // No content: the SDK's client reads it as [].
+  'no-content': { structuredContent: { b: 2 } },
+};
+const object = { type: 'object' };
+const TOOLS = [
+  { name: 'pair', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  { name: 'hold', inputSchema: object },
+  { name: 'fail', inputSchema: object },
+  { name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } }, required: ['kind'] } },
+  { name: 'seen', inputSchema: object },
+];
+
+const calls = [];
+const cancelled = [];
+/** Calls answered later, by id. */
+const held = new Map();
+let pairs = [];
+
+function send(message) {
+  process.stdout.write(`${JSON.stringify(message)}\n`);
+}
+
+function progress(request, message) {
+  const token = request.params._meta?.progressToken;
+  if (token !== undefined) send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 1, message } });
+}
+
+function text(request, value) {
+  send({ jsonrpc: '2.0', id: request.id, result: { content: [{ type: 'text', text: value }] } });
+}
+
+function call(request) {
+  const { name, arguments: args = {} } = request.params;
+  calls.push(request.id);
+  if (name === 'pair') {
+    pairs.push(request);
+    held.set(request.id, request);
+    if (pairs.length < 2) return;
+    const [first, second] = pairs;
+    pairs = [];
+    for (const each of [second, first]) {
+      held.delete(each.id);
+      progress(each, each.params.arguments.text);
+      text(each, each.params.arguments.text);
+    }
+  } else if (name === 'hold') {
+    held.set(request.id, request);
+    progress(request, 'holding');
+  } else if (name === 'fail') {
+    send({ jsonrpc: '2.0', id: request.id, error: { code: -32050, message: 'boom', data: { why: 'asked to' } } });
+  } else if (name === 'answer') {
+    send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
+  } else if (name === 'seen') {
+    text(request, JSON.stringify({ calls, cancelled }));
+  } else {
+    send({ jsonrpc: '2.0', id: request.id, error: { code: -32602, message: `Unknown tool: ${name}` } });
+  }
+}
+
+function handle(message) {
+  if (message.method === 'initialize') {
+    send({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1.0.0' } } });
+  } else if (message.method === 'tools/list') {
+    send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
+  } else if (message.method === 'tools/call') {
+    call(message);
+  } else if (message.method === 'notifications/cancelled') {
+    const { requestId, reason } = message.params;
+    cancelled.push({ requestId, matched: held.delete(requestId), reason });
+  } else if (message.id !== undefined && message.method !== undefined) {
+    send({ jsonrpc: '2.0', id: message.id, result: {} });
+  }
+}
+
+let buffer = '';
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf('\n')) !== -1) {
+    const line = buffer.slice(0, end);
+    buffer = buffer.slice(end + 1);
+    if (line.trim() !== '') handle(JSON.parse(line));
+  }
+});
