@@ -477,10 +477,12 @@ if (STEP !== undefined) {
   if (step === undefined) throw new Error(`no bench step ${STEP}`);
   try {
     await step[1]({ record, log, folder, quick: QUICK });
-    process.send({ results });
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+  // Exits once the results are sent: a step may leave a handle open (the PostgreSQL step's
+  // pools kept its process alive), which a run in one process never noticed.
+  process.send({ results }, () => process.exit(0));
 } else try {
   ensureBaselines({ log });
   const env = environment();
