@@ -113,8 +113,9 @@ const RESET_STATEMENTS: Record<string, string | null> = {
   tool_changes: 'DELETE FROM %s.tool_changes',
   tool_registry_policy: 'DELETE FROM %s.tool_registry_policy',
   tool_upstreams: 'DELETE FROM %s.tool_upstreams',
-  // Ids start at 1 again, as in a fresh schema.
-  tool_calls: 'TRUNCATE %s.tool_calls RESTART IDENTITY',
+  // Ids start at 1 again, as in a fresh schema. Not TRUNCATE: it makes new files for the table
+  // and its indexes and sends every backend an invalidation, for a table most cases leave empty.
+  tool_calls: "DELETE FROM %s.tool_calls; SELECT setval(pg_get_serial_sequence('%s.tool_calls', 'id'), 1, false)",
   tool_registry_head: 'UPDATE %s.tool_registry_head SET revision = 0, token = gen_random_uuid()::text, generation = gen_random_uuid()::text',
   schema_migrations: null,
 };
@@ -185,7 +186,7 @@ export function postgresHarness(extra: Partial<PostgresToolRegistryOptions> = {}
           const quoted = `"${schema}"`;
           // One message (the simple protocol runs the statements in order and stops at the
           // first error): one round trip instead of eleven, for every schema of every case.
-          const resets = Object.values(RESET_STATEMENTS).flatMap((statement) => (statement === null ? [] : [statement.replace('%s', quoted)]));
+          const resets = Object.values(RESET_STATEMENTS).flatMap((statement) => (statement === null ? [] : [statement.replaceAll('%s', quoted)]));
           await client.query(["BEGIN; SET LOCAL lock_timeout = '5s'", ...resets, 'COMMIT'].join('; '));
           reusable.push(schema);
         } catch (error) {
