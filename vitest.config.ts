@@ -27,11 +27,11 @@ export default defineConfig({
   test: {
     // Files in parallel. Vitest's default is one worker per core less one: a single worker on
     // 2 cores, so every file waited for the one before it while most of them wait on child
-    // processes, fsync or a server. Four kept the 2 cores busier than three: vitest 335 s
-    // against 388 s in two fresh-clone runs, with no more CPU (docs/testing.md). After 13 more
-    // files, most of them waiting on child processes, five: 299.4 s against 315.6 and 327.5 s
-    // with four and 309.9 s with six (single runs, noisy; docs/testing.md, sixth round).
-    maxWorkers: 5,
+    // processes, fsync or a server. With five the 2 cores were saturated (99 % busy in 2-s
+    // samples of a whole run), and the fifth added contention, not throughput: `npm test` 319,
+    // 306, 300 and 309 s with four against 322, 356 and 328 s with five (three interleaved
+    // pairs, four winning each; docs/testing.md, thirteenth round).
+    maxWorkers: 4,
     // it.concurrent tests of one file (the doc examples): a few processes at once, not one per example.
     maxConcurrency: 3,
     // A test's timeout only catches a hang, so it is generous: on a loaded CI machine a test
