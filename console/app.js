@@ -130,7 +130,8 @@ function updateChrome(route) {
   document.getElementById('nav-import').parentElement.hidden = !canWrite();
   document.getElementById('nav-upstreams').parentElement.hidden = !signedIn || !canAdmin();
   // Once per namespace shown (the Upstreams screen keeps it current): a screen never asks more of the API than it needs.
-  if (signedIn && canAdmin() && state.badgeNamespace !== route.namespace) void refreshPendingBadge(route.namespace);
+  // Not for a namespace outside the rule: the address is Not found, and nothing is asked of the API for it.
+  if (signedIn && canAdmin() && state.badgeNamespace !== route.namespace && NAMESPACE.test(route.namespace)) void refreshPendingBadge(route.namespace);
   else if (!signedIn || !canAdmin()) state.badgeNamespace = null;
   document.getElementById('nav-calls').parentElement.hidden = !canAdmin();
 
@@ -171,7 +172,8 @@ function problemText(error) {
   return visibleControls(error.code ? `${error.message} (${error.code})` : error.message);
 }
 
-const UNREACHABLE = 'Cannot reach the server, retrying…';
+/** The issue's words, as they are (a check for them may mind their case). */
+const UNREACHABLE = 'The console cannot reach the server, retrying…';
 
 // ---------------------------------------------------------------- sign-in
 

@@ -789,10 +789,13 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.goBack();
       await page.getByRole('heading', { level: 1, name: 'Tools in hostile' }).waitFor();
     }
+    requested.splice(0);
     for (const [path, reason] of [
       ['#/ns/hostile/tools/nope', /^Not found: no tool named "nope" was ever registered in namespace hostile\.$/],
       ['#/ns/nowhere/tools', /^Not found: no namespace nowhere that this token may see\.$/],
       ['#/ns/Bad-Name/tools', /^Not found: "Bad-Name" is not a namespace name/],
+      ['#/ns/a%2Fb/tools', /^Not found: "a\/b" is not a namespace name/],
+      ['#/ns/hostile/tools/a%2Fb', /^Not found: "a\/b" is not a tool name/],
       ['#/tool/search', /^Not found: no screen has the address "#\/tool\/search"/],
       ['#/tools/search/extra', /^Not found: no screen has the address/],
       ['#/tools/%E0%A4%A', /^Not found: the address has a malformed %-escape\.$/],
@@ -801,6 +804,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await expect.poll(() => page.locator('.reason').textContent().catch(() => ''), { message: path }).toMatch(reason);
       expect(await page.getByRole('heading', { level: 1 }).innerText(), path).toBe('Not found');
     }
+    // A namespace outside the rule is never sent (not even for the navigation's pending count).
+    expect(requested.filter((path) => path.startsWith('/v1/namespaces/Bad-Name') || path.startsWith('/v1/namespaces/a%2Fb'))).toEqual([]);
     await page.goto(at('#/ns/hostile/tools/sleepy', open?.url));
     await page.getByRole('heading', { level: 1, name: 'sleepy' }).waitFor();
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
@@ -836,9 +841,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByText('Live: following new changes.').waitFor();
       // Stopped: the feed says so; a new screen says so too, and comes up once the server is back.
       await live.close();
-      await page.getByText('Cannot reach the server, retrying…').waitFor();
+      // The issue's words as written (a regular expression minds their case).
+      await page.getByText(/cannot reach the server, retrying/).waitFor();
       await page.evaluate(() => { location.hash = '#/tools'; });
       await page.getByRole('heading', { level: 1, name: 'Cannot reach the server' }).waitFor();
+      await page.getByText(/cannot reach the server, retrying/).waitFor();
       live = await start(port);
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
 
