@@ -848,6 +848,12 @@ async function upstreamsScreen(main, route, signal) {
       : sections.map((section) => h('section', { class: 'upstream' }, ...section.parts)));
 }
 
+/** A shared link to the audit log, opened with a token that may not read it: say so, as Upstreams does (not "Something went wrong"). */
+function callsNeedAdmin(main, route) {
+  show(main, 'Calls', heading(route.namespace === 'default' ? 'Calls' : `Calls in ${route.namespace}`),
+    h('p', {}, 'The audit log of MCP tool calls needs a token with the admin scope.'));
+}
+
 function errorScreen(main, error) {
   show(main, 'Error', heading('Something went wrong'),
     h('p', { class: 'error' }, text(problemText(error))),
@@ -910,6 +916,7 @@ async function render() {
     else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
     else if (route.screen === 'changes') await changesScreen(main, route, controller.signal);
     else if (route.screen === 'upstreams') await upstreamsScreen(main, route, controller.signal);
+    else if (route.screen === 'calls' && !canAdmin()) callsNeedAdmin(main, route);
     else if (route.screen === 'calls') await callsScreen(main, route, controller.signal, { show, heading, href });
     else importScreen(main, route);
     retryDelay = 1000;

@@ -536,6 +536,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.goto(at('#/import'));
     await page.getByText('Importing needs a token with the write scope').waitFor();
     expect(await page.locator('input, button[type=submit]').count()).toBe(0);
+    // A shared link to the audit log (admin scope): said so, not "Something went wrong", and not asked of the API.
+    await page.goto(at('#/calls'));
+    await page.getByText('The audit log of MCP tool calls needs a token with the admin scope.').waitFor();
 
     const forged = await page.evaluate(async () => {
       const token = sessionStorage.getItem('tool-registry.token') as string;
