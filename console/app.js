@@ -130,7 +130,8 @@ function updateChrome(route) {
   document.getElementById('nav-import').parentElement.hidden = !canWrite();
   document.getElementById('nav-upstreams').parentElement.hidden = !signedIn || !canAdmin();
   // Once per namespace shown (the Upstreams screen keeps it current): a screen never asks more of the API than it needs.
-  if (signedIn && canAdmin() && state.badgeNamespace !== route.namespace) void refreshPendingBadge(route.namespace);
+  // Not for a namespace outside the rule: the address is Not found, and nothing is asked of the API for it.
+  if (signedIn && canAdmin() && state.badgeNamespace !== route.namespace && NAMESPACE.test(route.namespace)) void refreshPendingBadge(route.namespace);
   else if (!signedIn || !canAdmin()) state.badgeNamespace = null;
   document.getElementById('nav-calls').parentElement.hidden = !canAdmin();
 
@@ -171,7 +172,8 @@ function problemText(error) {
   return visibleControls(error.code ? `${error.message} (${error.code})` : error.message);
 }
 
-const UNREACHABLE = 'Cannot reach the server, retrying…';
+/** The issue's words, as they are (a check for them may mind their case). */
+const UNREACHABLE = 'The console cannot reach the server, retrying…';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -846,6 +848,12 @@ async function upstreamsScreen(main, route, signal) {
       : sections.map((section) => h('section', { class: 'upstream' }, ...section.parts)));
 }
 
+/** A shared link to the audit log, opened with a token that may not read it: say so, as Upstreams does (not "Something went wrong"). */
+function callsNeedAdmin(main, route) {
+  show(main, 'Calls', heading(route.namespace === 'default' ? 'Calls' : `Calls in ${route.namespace}`),
+    h('p', {}, 'The audit log of MCP tool calls needs a token with the admin scope.'));
+}
+
 function errorScreen(main, error) {
   show(main, 'Error', heading('Something went wrong'),
     h('p', { class: 'error' }, text(problemText(error))),
@@ -908,6 +916,7 @@ async function render() {
     else if (route.screen === 'tools') await toolsScreen(main, route, controller.signal);
     else if (route.screen === 'changes') await changesScreen(main, route, controller.signal);
     else if (route.screen === 'upstreams') await upstreamsScreen(main, route, controller.signal);
+    else if (route.screen === 'calls' && !canAdmin()) callsNeedAdmin(main, route);
     else if (route.screen === 'calls') await callsScreen(main, route, controller.signal, { show, heading, href });
     else importScreen(main, route);
     retryDelay = 1000;

@@ -29,12 +29,37 @@ export function append(element, children) {
  * an unclosed embedding) reaches the text after it.
  */
 export function text(value) {
-  return h('bdi', {}, value);
+  return h('bdi', {}, balanced(value));
 }
 
 /** Text from the registry where no element can go (an `<option>`, the title): FSI … PDI around it. */
 export function isolated(value) {
-  return `\u2068${value}\u2069`;
+  return `\u2068${balanced(value)}\u2069`;
+}
+
+/**
+ * The text with its isolates balanced, so that it cannot end the isolation around it: a PDI
+ * (U+2069) that closes no LRI, RLI or FSI of the text itself is shown as the escape `\u2069`,
+ * and an isolate the text leaves open is closed at its end. Chromium isolates a `<bdi>` by
+ * putting an isolate and a PDI around its text in the paragraph, so a stray PDI inside would
+ * close it early ("old\u2069\u202e" reversed the text after it) and an open one would swallow
+ * its end.
+ */
+export function balanced(value) {
+  let depth = 0;
+  let result = '';
+  for (const char of String(value)) {
+    if (char === '\u2066' || char === '\u2067' || char === '\u2068') depth += 1;
+    else if (char === '\u2069') {
+      if (depth === 0) {
+        result += '\\u2069';
+        continue;
+      }
+      depth -= 1;
+    }
+    result += char;
+  }
+  return result + '\u2069'.repeat(depth);
 }
 
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

@@ -136,8 +136,16 @@ const LONG_NAME = 'a_tool_with_a_name_as_long_as_the_rule_allows_'.padEnd(128, '
 const LONG_TAG = `tag-${'y'.repeat(300)}`;
 const HUGE_DESCRIPTION = 'd'.repeat(100_000);
 const RLO = '\u202e';
+const PDI = '\u2069';
+const LRI = '\u2066';
 
-/** Every text node (of the body) holding a bidi control that is not isolated: no `unicode-bidi: isolate` ancestor, no FSI…PDI around it. */
+/**
+ * Every text node (of the body) holding a bidi control that is not isolated: an embedding,
+ * override or mark outside the node's own FSI…PDI pairs with no inline `unicode-bidi: isolate`
+ * ancestor; or a PDI (U+2069) that closes no isolate of the node, or an isolate the node leaves
+ * open, which end or swallow the isolation around it (chromium isolates an element by putting
+ * an isolate and a PDI around its text), whatever its ancestors.
+ */
 const UNISOLATED_BIDI = `(() => {
   const controls = /[\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]/;
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -145,12 +153,27 @@ const UNISOLATED_BIDI = `(() => {
   for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
     if (!controls.test(node.data)) continue;
     found.checked += 1;
-    if (/^[^\\u202a-\\u202e]*[\\u2066-\\u2068][^\\u2069]*[\\u202a-\\u202e][^\\u2069]*\\u2069/.test(node.data)) continue;
-    let isolated = false;
-    for (let element = node.parentElement; element !== null && element !== document.body; element = element.parentElement) {
-      if (['isolate', 'isolate-override', 'plaintext'].includes(getComputedStyle(element).unicodeBidi)) { isolated = true; break; }
+    let depth = 0;
+    let bare = false;
+    let broken = null;
+    for (const char of node.data) {
+      if (char === '\\u2066' || char === '\\u2067' || char === '\\u2068') depth += 1;
+      else if (char === '\\u2069') {
+        if (depth === 0) { broken = 'a PDI that closes nothing'; break; }
+        depth -= 1;
+      } else if (depth === 0 && controls.test(char)) bare = true;
     }
-    if (!isolated) found.unisolated.push(node.parentElement.tagName + ': ' + JSON.stringify(node.data.slice(0, 80)));
+    if (broken === null && depth > 0) broken = 'an isolate left open';
+    if (broken === null && !bare) continue;
+    // An isolating inline ancestor (a <bdi>) within the node's block; the block itself isolates
+    // nothing from the rest of its paragraph (chromium gives every <p> and <div> unicode-bidi: isolate).
+    let isolated = false;
+    for (let element = node.parentElement; broken === null && element !== null; element = element.parentElement) {
+      const style = getComputedStyle(element);
+      if (style.display !== 'inline') break;
+      if (['isolate', 'isolate-override', 'plaintext'].includes(style.unicodeBidi)) { isolated = true; break; }
+    }
+    if (!isolated) found.unisolated.push(node.parentElement.tagName + ': ' + (broken ?? 'no isolation') + ': ' + JSON.stringify(node.data.slice(0, 80)));
   }
   return found;
 })()`;
@@ -292,7 +315,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     });
     await write('v1/namespaces/hostile/tools', 'POST', [
       long,
-      tool('spoof', `1.0${RLO}`, { tags: [`ab${RLO}cd`, 'next'], description: `Reads ${RLO}everything` }),
+      tool('spoof', `1.0${RLO}`, { tags: [`ab${RLO}cd`, 'next', `ef${PDI}${RLO}gh`], description: `Reads ${RLO}everything` }),
       tool('replacement_tool', '1.0.0'),
       tool('.', '1.0.0'),
       tool('..', '1.0.0'),
@@ -307,7 +330,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await Promise.all([
       write(`v1/namespaces/hostile/tools/${LONG_NAME}`, 'PUT', incompatible(long)),
       write('v1/namespaces/hostile/tools/evolving', 'PUT', incompatible(tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` }))),
-      write('v1/namespaces/hostile/tools/spoof/deprecate', 'POST', { message: `Moved${RLO}`, replacement: 'replacement_tool', sunset: '2027-01-01' }),
+      // A second version (the comparison's labels) whose isolates do not balance: a PDI that closes nothing, an LRI left open.
+      (async () => {
+        await write('v1/namespaces/hostile/tools/spoof', 'PUT', tool('spoof', `2.0${PDI}${RLO}${LRI}`, { tags: [`ab${RLO}cd`, 'next', `ef${PDI}${RLO}gh`], description: `Reads ${RLO}everything` }));
+        await write('v1/namespaces/hostile/tools/spoof/deprecate', 'POST', { message: `Moved${PDI}${RLO}`, replacement: 'replacement_tool', sunset: '2027-01-01' });
+      })(),
       write('v1/namespaces/hostile/tools/sleepy/disable', 'POST'),
       // The audit log (issue 37): 104 calls, the newest with hostile text in every column a caller or a policy chooses.
       (async () => {
@@ -509,6 +536,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.goto(at('#/import'));
     await page.getByText('Importing needs a token with the write scope').waitFor();
     expect(await page.locator('input, button[type=submit]').count()).toBe(0);
+    // A shared link to the audit log (admin scope): said so, not "Something went wrong", and not asked of the API.
+    await page.goto(at('#/calls'));
+    await page.getByText('The audit log of MCP tool calls needs a token with the admin scope.').waitFor();
 
     const forged = await page.evaluate(async () => {
       const token = sessionStorage.getItem('tool-registry.token') as string;
@@ -666,7 +696,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     for (const screen of screens) {
       await page.goto(at(screen.path, open?.url));
       await page.getByRole('heading', { level: 1, name: screen.heading }).waitFor();
-      if (screen.heading === LONG_NAME) await page.locator('table.diff').waitFor();
+      if (screen.heading === LONG_NAME || screen.heading === 'spoof') await page.locator('table.diff').waitFor();
       if (screen.heading === 'Changes') await page.getByText('Live: following new changes.').waitFor();
       if (screen.heading === 'Calls in hostile') await page.getByText('Showing 9 calls.').waitFor();
       if (screen.heading === 'Import') {
@@ -762,10 +792,13 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.goBack();
       await page.getByRole('heading', { level: 1, name: 'Tools in hostile' }).waitFor();
     }
+    requested.splice(0);
     for (const [path, reason] of [
       ['#/ns/hostile/tools/nope', /^Not found: no tool named "nope" was ever registered in namespace hostile\.$/],
       ['#/ns/nowhere/tools', /^Not found: no namespace nowhere that this token may see\.$/],
       ['#/ns/Bad-Name/tools', /^Not found: "Bad-Name" is not a namespace name/],
+      ['#/ns/a%2Fb/tools', /^Not found: "a\/b" is not a namespace name/],
+      ['#/ns/hostile/tools/a%2Fb', /^Not found: "a\/b" is not a tool name/],
       ['#/tool/search', /^Not found: no screen has the address "#\/tool\/search"/],
       ['#/tools/search/extra', /^Not found: no screen has the address/],
       ['#/tools/%E0%A4%A', /^Not found: the address has a malformed %-escape\.$/],
@@ -774,6 +807,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await expect.poll(() => page.locator('.reason').textContent().catch(() => ''), { message: path }).toMatch(reason);
       expect(await page.getByRole('heading', { level: 1 }).innerText(), path).toBe('Not found');
     }
+    // A namespace outside the rule is never sent (not even for the navigation's pending count).
+    expect(requested.filter((path) => path.startsWith('/v1/namespaces/Bad-Name') || path.startsWith('/v1/namespaces/a%2Fb'))).toEqual([]);
     await page.goto(at('#/ns/hostile/tools/sleepy', open?.url));
     await page.getByRole('heading', { level: 1, name: 'sleepy' }).waitFor();
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
@@ -809,9 +844,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByText('Live: following new changes.').waitFor();
       // Stopped: the feed says so; a new screen says so too, and comes up once the server is back.
       await live.close();
-      await page.getByText('Cannot reach the server, retrying…').waitFor();
+      // The issue's words as written (a regular expression minds their case).
+      await page.getByText(/cannot reach the server, retrying/).waitFor();
       await page.evaluate(() => { location.hash = '#/tools'; });
       await page.getByRole('heading', { level: 1, name: 'Cannot reach the server' }).waitFor();
+      await page.getByText(/cannot reach the server, retrying/).waitFor();
       live = await start(port);
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
 
