@@ -56,6 +56,12 @@ export interface Mount {
   readonly close?: () => Promise<void>;
   /** Sessions open now (the MCP endpoint), for GET /metrics. */
   readonly sessionCount?: () => number;
+  /**
+   * The statuses the handler answers itself, each with a description, for /openapi.json (the
+   * server's own problems, 401, 403, 413, 429, 503 and the rest, are declared beside them).
+   * Absent: the document declares them as `default`.
+   */
+  readonly responses?: Readonly<Record<string, string>>;
   /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
   readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
@@ -509,7 +515,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, mounts: Object.keys(mounts) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses })) }));
 
   const withCors = (response: Response): Response => {
     if (options.cors === undefined) return response;

@@ -381,7 +381,19 @@ describe('/openapi.json declares every status each route returns', () => {
     expect(operations).toBeGreaterThan(40);
     const seen = new Set(recorded.map((r) => r.status));
     for (const status of [200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503]) expect([...seen], String(status)).toContain(status);
-    // Every answer of this file, both servers' (their documents differ only in security).
-    expect(documentChecker(document).check(recorded)).toEqual([]);
+    // The MCP endpoint (a mount) is described too, in the document of the server that mounts it: its own answers and the edges' problems.
+    const mcpDocument = open.server.openapi();
+    for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
+      expect(Object.keys((mcpDocument.paths as Record<string, object>)[path.replace('/default/', '/{ns}/')] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+      await raw(open.url, 'POST', path, { 'content-type': 'application/json' }, JSON.stringify(initialize));
+      await raw(open.url, 'POST', path, { ...mcpHeaders, 'mcp-session-id': 'gone' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+      await raw(open.url, 'POST', path, mcpHeaders, '{');
+      await raw(open.url, 'GET', path, { accept: 'text/event-stream' });
+      await raw(open.url, 'DELETE', path, { 'mcp-session-id': 'gone' });
+    }
+    const mcpStatuses = recorded.filter((r) => r.path.endsWith('/mcp')).map((r) => r.status);
+    for (const status of [200, 400, 403, 404, 406, 413, 415]) expect(mcpStatuses, String(status)).toContain(status);
+    // Every answer of this file, both servers' (their documents differ only in security and the mount).
+    expect(documentChecker(mcpDocument).check(recorded)).toEqual([]);
   });
 });
