@@ -117,6 +117,16 @@ describe('who may talk to the server', () => {
         expect([host, method, path, reply.status]).toEqual([host, method, path, 403]);
       }
     }
+    // Two Host lines (node:http would use the first; a proxy in front, maybe the other): 400, whichever comes first.
+    for (const hosts of [[`localhost:${port}`, 'evil.example'], ['evil.example', `localhost:${port}`]]) {
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.end(`GET /v1/snapshot HTTP/1.1\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}Connection: close\r\n\r\n`);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect([hosts, answer.split('\r\n')[0]]).toEqual([hosts, 'HTTP/1.1 400 Bad Request']);
+      expect(answer).toContain('more than one Host header');
+    }
     // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
     expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
     const guarded = createToolRegistryServer({ registries: memoryNamespaces(), tokens: tokenFileVerifier(join(folder, 'tokens.json')), allowedHosts: ['registry.example:443'] });
