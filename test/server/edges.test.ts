@@ -266,6 +266,11 @@ describe('bad input refused, never altered', () => {
     });
     expect(latinCall.status).toBe(400);
     expect(((await latinCall.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('in params.arguments.s') });
+    // A DELETE reads no body, but one that cannot be read is refused: the session is not ended.
+    const end = await raw(open.url, 'DELETE', '/mcp', { 'mcp-session-id': id, 'content-type': 'application/json' }, '{"n":18446744073709551616}');
+    expect([end.status, (end.body as { error: { code: number } }).error.code]).toEqual([400, -32700]);
+    const alive = await fetch(`${open.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }, body: '{"jsonrpc":"2.0","id":6,"method":"ping"}' });
+    expect(alive.status).toBe(200);
     // JSON that is no JSON-RPC message: -32600 saying why (the SDK answered -32700 "Invalid JSON-RPC message").
     for (const [text, id, message] of [
       ['{"jsonrpc":"1.0","id":5,"method":"ping"}', 5, 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"'],
