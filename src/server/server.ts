@@ -214,6 +214,28 @@ export function jsonDepth(text: string, stopAt: number): number {
   return deepest;
 }
 
+/**
+ * A query's text as sent: a percent-escape that is no UTF-8 (`%E9`) would be read as U+FFFD,
+ * and a broken one (`%ZZ`) as typed; either is 400 naming the parameter, never altered.
+ */
+function checkQueryText(search: string): void {
+  if (!search.includes('%')) return;
+  for (const part of search.split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      const name = part.split('=')[0] as string;
+      let parameter = name;
+      try {
+        parameter = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // The name itself is what cannot be read: named as sent.
+      }
+      throw new HttpProblem('BAD_REQUEST', `query parameter ${JSON.stringify(parameter)}: ${JSON.stringify(part)} is not percent-encoded UTF-8`, { context: { parameter } });
+    }
+  }
+}
+
 /** The bearer secret of a request, or undefined. */
 function bearer(request: Request): string | undefined {
   const header = request.headers.get('authorization');
@@ -304,6 +326,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const raw: Record<string, string | string[] | undefined> = {};
     // No `?`: no parameters (a URL without one has an empty search), so nothing to parse.
     const url = href.includes('?') ? new URL(href) : undefined;
+    if (url !== undefined) checkQueryText(url.search.slice(1));
     const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
     const repeatable = route.repeatable ?? [];
     for (const key of url === undefined ? [] : new Set(url.searchParams.keys())) {

@@ -299,6 +299,14 @@ describe('bad input refused, never altered', () => {
         const reply = await open.call('GET', `${path}?${name}=1`);
         expect([path, name, reply.status, codeOf(reply)]).toEqual([path, name, 400, 'BAD_REQUEST']);
       }
+      // A value or name whose percent-escapes are not UTF-8 (read as U+FFFD) or not escapes: refused, not searched for altered.
+      if (name === 'constructor') {
+        for (const query of ['q=caf%E9', 'tag=%FF', 'q=%ZZ', 'caf%E9=1']) {
+          const reply = await open.call('GET', `/v1/tools?${query}`);
+          expect([query, reply.status, codeOf(reply)]).toEqual([query, 400, 'BAD_REQUEST']);
+        }
+        expect((await open.call('GET', '/v1/tools?q=caf%C3%A9&tag=a+b')).status).toBe(200);
+      }
       // The MCP endpoint takes none: a session is not opened through one.
       for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
         const reply = await open.call('POST', `${path}?${name}=1`, { body: initialize, headers: { accept: mcpHeaders.accept } });
