@@ -44,6 +44,18 @@ export interface ServeOptions {
 }
 
 
+/** The names a server with a Host check serves with the port it listens on (the server's own list). */
+const SERVED_LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** A host name as a URL writes it (lowercase, `127.1` is `127.0.0.1`); the text itself when it is none. */
+function hostnameOf(name: string): string {
+  try {
+    return new URL(`http://${name}`).hostname;
+  } catch {
+    return name;
+  }
+}
+
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
@@ -87,10 +99,12 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   const source = namespacesFor(options, io.env);
   const consoleRoot = options.console ? defaultConsoleRoot() : undefined;
   const mounts = await serveMounts(options);
-  // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is checked.
+  // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is
+  // checked; the server's own loopback names are served with its port only (`Host: 127.0.0.1` is port 80).
   const listenName = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
   const checked = tokens === undefined || options.allowedHosts !== undefined;
-  const allowedHosts = [...(options.allowedHosts ?? []), ...(checked && !['0.0.0.0', '::'].includes(options.host) ? [listenName] : [])];
+  const ownName = !['0.0.0.0', '::'].includes(options.host) && !SERVED_LOOPBACK_NAMES.includes(hostnameOf(listenName));
+  const allowedHosts = [...(options.allowedHosts ?? []), ...(checked && ownName ? [listenName] : [])];
   let server;
   try {
     server = createToolRegistryServer({

@@ -97,6 +97,12 @@ async function readBody(request: Request, limit: number): Promise<{ body: unknow
   }
 }
 
+/** Whether a request that is not a POST came with a body (a length above 0, or chunked). */
+function carriesBody(request: Request): boolean {
+  const length = request.headers.get('content-length');
+  return request.body !== null && ((length !== null && length.trim() !== '0') || request.headers.has('transfer-encoding'));
+}
+
 function messagesOf(body: unknown): unknown[] {
   return Array.isArray(body) ? body : [body];
 }
@@ -362,6 +368,10 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         // JSON that is not a JSON-RPC message (an object id, "jsonrpc": "1.0") is -32600 saying why, as over stdio (the SDK said -32700).
         const wrong = messagesOf(body).map(invalidMessage).find((refusal) => refusal !== undefined);
         if (wrong !== undefined) return rpcError(400, -32600, `Invalid Request: ${wrong.reason}`, wrong.id);
+      } else if (carriesBody(request)) {
+        // A DELETE reads no body, but one that came is checked as a POST's: it does not end the session when it cannot be read.
+        const read = await readBody(request, maxBodyBytes);
+        if (read instanceof Response) return read;
       }
       if (id !== null) {
         const session = sessions.get(id);

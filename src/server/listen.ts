@@ -1,5 +1,5 @@
 // The Node adapter: the web-standard handler on a real socket (node:http through
-// @hono/node-server), with limits, dot-segment refusal and a graceful stop.
+// @hono/node-server), with limits, dot-segment and duplicate-Host refusal and a graceful stop.
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,17 +40,24 @@ const CHECK_INTERVAL_MS = 1_000;
 /** A path segment that is `.` or `..`, plain or percent-encoded (`%2e`), which URL parsing would resolve away. */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=\/|\?|#|$)/i;
 
-function refuseDotSegment(res: ServerResponse, rawUrl: string): void {
-  const body = JSON.stringify({
-    type: 'https://tool-registry.dev/problems/bad-request',
-    title: 'The request is malformed',
-    status: 400,
-    detail: `the path ${JSON.stringify(rawUrl.split('?')[0])} has a "." or ".." segment; tool names "." and ".." cannot be addressed in a URL path (use POST /v1/tools or a snapshot import for them)`,
-    code: 'BAD_REQUEST',
-    context: { path: rawUrl.split('?')[0] },
-  });
+/** A 400 BAD_REQUEST problem written before the request reaches the server. */
+function refuse(res: ServerResponse, detail: string, context: Record<string, unknown>): void {
+  const body = JSON.stringify({ type: 'https://tool-registry.dev/problems/bad-request', title: 'The request is malformed', status: 400, detail, code: 'BAD_REQUEST', context });
   res.writeHead(400, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+/**
+ * Whether the head carries more than one Host line: node:http keeps the first and drops the
+ * rest, where a proxy in front may have used another (RFC 9112: such a request is a 400).
+ */
+function hasSeveralHosts(rawHeaders: readonly string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return true;
+  }
+  return false;
 }
 
 /** Serves `server` on a socket; resolves once it listens. */
@@ -72,7 +79,12 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
       const raw = req.url ?? '/';
       const query = raw.indexOf('?');
       if (DOT_SEGMENT.test(query === -1 ? raw : raw.slice(0, query))) {
-        refuseDotSegment(res, raw);
+        const path = raw.split('?')[0];
+        refuse(res, `the path ${JSON.stringify(path)} has a "." or ".." segment; tool names "." and ".." cannot be addressed in a URL path (use POST /v1/tools or a snapshot import for them)`, { path });
+        return;
+      }
+      if (hasSeveralHosts(req.rawHeaders)) {
+        refuse(res, 'the request has more than one Host header; send one', { header: 'host' });
         return;
       }
       void handle(req, res);

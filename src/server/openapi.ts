@@ -83,13 +83,49 @@ function operation(route: RouteDefinition, prefixed: boolean, tokens: boolean): 
   };
 }
 
-export function buildOpenApiDocument(options: { routes: readonly RouteDefinition[]; version: string; tokens: boolean; mounts: readonly string[] }): Record<string, unknown> {
+/** What the document says of a mount: its name and the statuses its handler answers itself. */
+export interface MountDescription {
+  readonly name: string;
+  /** Status to description; absent: the handler's answers are the operation's `default`. */
+  readonly responses: Readonly<Record<string, string>> | undefined;
+}
+
+/** The methods a mount's paths are described with (it is handed every one; others are its own 405). */
+const MOUNT_METHODS = ['get', 'post', 'delete'] as const;
+
+/** The codes the server's edges answer before a mount's handler runs (server.ts), and its limits. */
+const MOUNT_ERRORS = ['INTERNAL', 'SHUTTING_DOWN', 'HOST_NOT_ALLOWED', 'BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'ORIGIN_NOT_ALLOWED', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'NAMESPACE_NOT_FOUND', 'CAPACITY_EXCEEDED', 'TOKEN_LIMIT_EXCEEDED', 'STORAGE_UNAVAILABLE'];
+
+/** One method of a mount at `/{name}` or `/v1/namespaces/{ns}/{name}`: the edges' problems plus the handler's own answers (any JSON, or an event stream). */
+function mountOperation(mount: MountDescription, method: string, prefixed: boolean, tokens: boolean): ZodOpenApiOperationObject {
+  const responses = problemResponses(MOUNT_ERRORS) as Record<string, { description: string; headers?: unknown; content?: Record<string, { schema: z.ZodType }> }>;
+  const own = { 'application/json': { schema: z.unknown().meta({ description: "The handler's own JSON (for MCP: a JSON-RPC message or batch)." }) }, 'text/event-stream': { schema: z.string() } };
+  for (const [status, description] of Object.entries(mount.responses ?? { default: `the answers of the handler mounted at /${mount.name}` })) {
+    const edge = responses[status];
+    responses[status] = edge === undefined ? { description, content: own } : { ...edge, description: `${description}. Or ${edge.description}`, content: { ...own, ...edge.content } };
+  }
+  return {
+    operationId: `${mount.name}${method[0]?.toUpperCase()}${method.slice(1)}${prefixed ? 'InNamespace' : ''}`,
+    summary: `The handler mounted at /${mount.name}${prefixed ? ' (in a namespace)' : ''}`,
+    tags: [mount.name],
+    ...(tokens ? { security: [{ bearer: [] }] } : { security: [] }),
+    ...(prefixed ? { requestParams: { path: z.object({ ns: namespaceParam }) } } : {}),
+    responses: responses as ZodOpenApiResponsesObject,
+  };
+}
+
+export function buildOpenApiDocument(options: { routes: readonly RouteDefinition[]; version: string; tokens: boolean; mounts: readonly MountDescription[] }): Record<string, unknown> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of options.routes) {
     const copies = route.namespaced ? [false, true] : [false];
     for (const prefixed of copies) {
       const path = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
       paths[path] = { ...paths[path], [route.method]: operation(route, prefixed, options.tokens) };
+    }
+  }
+  for (const mount of options.mounts) {
+    for (const prefixed of [false, true]) {
+      paths[prefixed ? `/v1/namespaces/{ns}/${mount.name}` : `/${mount.name}`] = Object.fromEntries(MOUNT_METHODS.map((method) => [method, mountOperation(mount, method, prefixed, options.tokens)]));
     }
   }
   const document = createDocument(
@@ -101,7 +137,7 @@ export function buildOpenApiDocument(options: { routes: readonly RouteDefinition
         description:
           'The tool registry as a service. Every registry route also lives under /v1/namespaces/{ns}; the unprefixed routes are namespace `default`. ' +
           'Errors are application/problem+json (RFC 9457) with our `code` and `context`.' +
-          (options.mounts.length === 0 ? '' : ` Also mounted (not described here): ${options.mounts.map((m) => `/${m}`).join(', ')}.`),
+          (options.mounts.length === 0 ? '' : ` Also mounted, every path below them included: ${options.mounts.map((m) => `/${m.name}`).join(', ')} (their bodies are the handler's own).`),
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A token from `tool-registry token create`.' } } },
       ...(options.tokens ? { security: [{ bearer: [] }] } : {}),

@@ -56,6 +56,12 @@ export interface Mount {
   readonly close?: () => Promise<void>;
   /** Sessions open now (the MCP endpoint), for GET /metrics. */
   readonly sessionCount?: () => number;
+  /**
+   * The statuses the handler answers itself, each with a description, for /openapi.json (the
+   * server's own problems, 401, 403, 413, 429, 503 and the rest, are declared beside them).
+   * Absent: the document declares them as `default`.
+   */
+  readonly responses?: Readonly<Record<string, string>>;
   /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
   readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
@@ -208,6 +214,28 @@ export function jsonDepth(text: string, stopAt: number): number {
   return deepest;
 }
 
+/**
+ * A query's text as sent: a percent-escape that is no UTF-8 (`%E9`) would be read as U+FFFD,
+ * and a broken one (`%ZZ`) as typed; either is 400 naming the parameter, never altered.
+ */
+function checkQueryText(search: string): void {
+  if (!search.includes('%')) return;
+  for (const part of search.split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      const name = part.split('=')[0] as string;
+      let parameter = name;
+      try {
+        parameter = decodeURIComponent(name.replace(/\+/g, ' '));
+      } catch {
+        // The name itself is what cannot be read: named as sent.
+      }
+      throw new HttpProblem('BAD_REQUEST', `query parameter ${JSON.stringify(parameter)}: ${JSON.stringify(part)} is not percent-encoded UTF-8`, { context: { parameter } });
+    }
+  }
+}
+
 /** The bearer secret of a request, or undefined. */
 function bearer(request: Request): string | undefined {
   const header = request.headers.get('authorization');
@@ -298,6 +326,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const raw: Record<string, string | string[] | undefined> = {};
     // No `?`: no parameters (a URL without one has an empty search), so nothing to parse.
     const url = href.includes('?') ? new URL(href) : undefined;
+    if (url !== undefined) checkQueryText(url.search.slice(1));
     const shape = (route.query?.shape ?? {}) as Record<string, unknown>;
     const repeatable = route.repeatable ?? [];
     for (const key of url === undefined ? [] : new Set(url.searchParams.keys())) {
@@ -509,7 +538,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, mounts: Object.keys(mounts) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses })) }));
 
   const withCors = (response: Response): Response => {
     if (options.cors === undefined) return response;

@@ -117,6 +117,16 @@ describe('who may talk to the server', () => {
         expect([host, method, path, reply.status]).toEqual([host, method, path, 403]);
       }
     }
+    // Two Host lines (node:http would use the first; a proxy in front, maybe the other): 400, whichever comes first.
+    for (const hosts of [[`localhost:${port}`, 'evil.example'], ['evil.example', `localhost:${port}`]]) {
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.end(`GET /v1/snapshot HTTP/1.1\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}Connection: close\r\n\r\n`);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect([hosts, answer.split('\r\n')[0]]).toEqual([hosts, 'HTTP/1.1 400 Bad Request']);
+      expect(answer).toContain('more than one Host header');
+    }
     // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
     expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
     const guarded = createToolRegistryServer({ registries: memoryNamespaces(), tokens: tokenFileVerifier(join(folder, 'tokens.json')), allowedHosts: ['registry.example:443'] });
@@ -256,6 +266,11 @@ describe('bad input refused, never altered', () => {
     });
     expect(latinCall.status).toBe(400);
     expect(((await latinCall.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('in params.arguments.s') });
+    // A DELETE reads no body, but one that cannot be read is refused: the session is not ended.
+    const end = await raw(open.url, 'DELETE', '/mcp', { 'mcp-session-id': id, 'content-type': 'application/json' }, '{"n":18446744073709551616}');
+    expect([end.status, (end.body as { error: { code: number } }).error.code]).toEqual([400, -32700]);
+    const alive = await fetch(`${open.url}/mcp`, { method: 'POST', headers: { ...mcpHeaders, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' }, body: '{"jsonrpc":"2.0","id":6,"method":"ping"}' });
+    expect(alive.status).toBe(200);
     // JSON that is no JSON-RPC message: -32600 saying why (the SDK answered -32700 "Invalid JSON-RPC message").
     for (const [text, id, message] of [
       ['{"jsonrpc":"1.0","id":5,"method":"ping"}', 5, 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"'],
@@ -283,6 +298,14 @@ describe('bad input refused, never altered', () => {
       for (const path of ['/v1/tools', '/healthz', '/v1/tools/payments', '/v1/snapshot']) {
         const reply = await open.call('GET', `${path}?${name}=1`);
         expect([path, name, reply.status, codeOf(reply)]).toEqual([path, name, 400, 'BAD_REQUEST']);
+      }
+      // A value or name whose percent-escapes are not UTF-8 (read as U+FFFD) or not escapes: refused, not searched for altered.
+      if (name === 'constructor') {
+        for (const query of ['q=caf%E9', 'tag=%FF', 'q=%ZZ', 'caf%E9=1']) {
+          const reply = await open.call('GET', `/v1/tools?${query}`);
+          expect([query, reply.status, codeOf(reply)]).toEqual([query, 400, 'BAD_REQUEST']);
+        }
+        expect((await open.call('GET', '/v1/tools?q=caf%C3%A9&tag=a+b')).status).toBe(200);
       }
       // The MCP endpoint takes none: a session is not opened through one.
       for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
@@ -381,7 +404,19 @@ describe('/openapi.json declares every status each route returns', () => {
     expect(operations).toBeGreaterThan(40);
     const seen = new Set(recorded.map((r) => r.status));
     for (const status of [200, 201, 400, 401, 403, 404, 409, 410, 413, 415, 503]) expect([...seen], String(status)).toContain(status);
-    // Every answer of this file, both servers' (their documents differ only in security).
-    expect(documentChecker(document).check(recorded)).toEqual([]);
+    // The MCP endpoint (a mount) is described too, in the document of the server that mounts it: its own answers and the edges' problems.
+    const mcpDocument = open.server.openapi();
+    for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
+      expect(Object.keys((mcpDocument.paths as Record<string, object>)[path.replace('/default/', '/{ns}/')] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+      await raw(open.url, 'POST', path, { 'content-type': 'application/json' }, JSON.stringify(initialize));
+      await raw(open.url, 'POST', path, { ...mcpHeaders, 'mcp-session-id': 'gone' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+      await raw(open.url, 'POST', path, mcpHeaders, '{');
+      await raw(open.url, 'GET', path, { accept: 'text/event-stream' });
+      await raw(open.url, 'DELETE', path, { 'mcp-session-id': 'gone' });
+    }
+    const mcpStatuses = recorded.filter((r) => r.path.endsWith('/mcp')).map((r) => r.status);
+    for (const status of [200, 400, 403, 404, 406, 413, 415]) expect(mcpStatuses, String(status)).toContain(status);
+    // Every answer of this file, both servers' (their documents differ only in security and the mount).
+    expect(documentChecker(mcpDocument).check(recorded)).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
 // rule, the log), an SSE client resuming with Last-Event-ID across a restart, and SIGTERM
 // during 200 in-flight writes (each committed and answered, or not committed).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +30,18 @@ async function serve(args: readonly string[]): Promise<{ cli: RunningCli; url: s
 async function stop(cli: RunningCli): Promise<number | null> {
   cli.child.kill('SIGTERM');
   return cli.exited;
+}
+
+/** The status of `GET path` sent with this Host header (fetch() sends only the URL's). */
+function statusWithHost(url: string, path: string, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { headers: { host } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Runs the command in-process (the token commands are not processes under test). */
@@ -147,6 +160,11 @@ describe('SSE across a restart', () => {
   it('a client resuming with Last-Event-ID after a restart gets every event once, in order', async () => {
     const db = join(folder, 'sse.db');
     const first = await serve(['--db', db]);
+    // Listening on 127.0.0.1 (the default) serves its loopback names with its port only: no port is port 80.
+    const port = new URL(first.url).port;
+    for (const [host, status] of [[`127.0.0.1:${port}`, 200], [`localhost:${port}`, 200], ['127.0.0.1', 403], ['127.0.0.1:80', 403], [`127.0.0.1:${Number(port) + 1}`, 403]] as const) {
+      expect([host, await statusWithHost(first.url, '/healthz', host)]).toEqual([host, status]);
+    }
     const put = (url: string, name: string) => fetch(`${url}/v1/tools/${name}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(spec(name)) });
     const client = sseClient(first.url);
     await client.until(() => client.opened());
@@ -164,6 +182,7 @@ describe('SSE across a restart', () => {
     // On another loopback address: without tokens, the address it listens on is one of its Host names.
     const second = await serve(['--db', db, '--host', '127.0.0.2']);
     expect((await fetch(`${second.url}/healthz`)).status).toBe(200);
+    expect(await statusWithHost(second.url, '/healthz', '127.0.0.2')).toBe(200);
     const resumed = sseClient(second.url, seen.at(-1));
     await resumed.until(() => resumed.events().length === 2);
     expect((await put(second.url, 'c1')).status).toBe(201);
