@@ -147,6 +147,15 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
+function isJsonObject(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null && typeof (value as { time?: unknown }).time === 'string';
+  } catch {
+    return false;
+  }
+}
+
 /** A request that must not be a 500: a 2xx, or 503 STORAGE_UNAVAILABLE with Retry-After. */
 async function expectServedOrUnavailable(response: Response, what: string): Promise<number> {
   const text = await response.text();
@@ -287,6 +296,13 @@ describe('a fleet of three servers on one PostgreSQL', () => {
       expect(await expectServedOrUnavailable(await fetch(`${base}/readyz`), 'readyz while down')).toBe(503);
     }
     console.log(`fleet: reads while PostgreSQL was down: ${readStatuses.filter((s) => s === 200).length} of ${readStatuses.length} from the cache, the rest 503`);
+    // A server's own warning (its MCP gateway polls the upstreams every 2 s) is a JSON line
+    // too: stderr is the structured log, and a plain-text line broke a pipeline reading it.
+    await until(() => servers.some(({ cli }) => cli.stderr().includes('cannot read the upstreams')), 'a warning while PostgreSQL is down', { timeoutMs: 15_000 });
+    for (const { cli } of servers) {
+      const lines = cli.stderr().split('\n').filter((line) => line !== '');
+      expect(lines.filter((line) => !isJsonObject(line))).toEqual([]);
+    }
     await database.start();
     for (const { base } of servers) {
       await until(async () => (await put(base, `back_${servers.findIndex((s) => s.base === base)}`)).status === 201, 'a write after the restart', { timeoutMs: 60_000, pollMs: 100 });
