@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import {
   LINT_PROVIDERS,
+  StorageUnavailableError,
   ToolNotFoundError,
   ToolRegistryError,
   checkSpecs,
@@ -81,6 +82,22 @@ function actionOf(before: ToolRegistration | undefined, after: ToolRegistration)
   return before.created_at === after.created_at && fingerprintOf(before.spec) === fingerprintOf(after.spec) && before.enabled === after.enabled
     ? 'unchanged'
     : 'updated';
+}
+
+/**
+ * A read a write makes before it writes (the route's, to tell added from updated; the server's
+ * opening of the namespace). When the store cannot be reached there, nothing was written: the 503 says so in `context.outcome`, as the
+ * write's own failure does, so a client deciding whether to retry finds it on every write's 503.
+ */
+export async function readBeforeWrite<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ToolRegistryError && error.code === 'STORAGE_UNAVAILABLE' && error.context.outcome === undefined) {
+      throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
+    }
+    throw error;
+  }
 }
 
 const allowDowngradeQuery = queryBoolean(
@@ -175,7 +192,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       const { registry, body } = context;
       if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
       const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
-      const before = await Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined)));
+      const before = await readBeforeWrite(Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined))));
       const after = await registry.registerMany(body as ToolSpecInput[], registrationOptions(context));
       return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
     },
@@ -230,7 +247,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         if (options.expectedVersion !== undefined) throw new HttpProblem('BAD_REQUEST', 'If-None-Match: * and expected_version cannot be used together');
         Object.assign(options, { expectedVersion: null });
       }
-      const before = await registry.get(name);
+      const before = await readBeforeWrite(registry.get(name));
       const after = await registry.register(body as ToolSpecInput, options);
       const action = options.expectedVersion === null ? 'added' : actionOf(before, after);
       return json({ ...after, action }, action === 'added' ? 201 : 200);

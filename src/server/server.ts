@@ -17,7 +17,7 @@ import { originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { CALL_ROUTES } from './call-routes.js';
-import { REGISTRY_ROUTES } from './routes.js';
+import { REGISTRY_ROUTES, readBeforeWrite } from './routes.js';
 import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
@@ -375,7 +375,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
     facts.namespace = route.namespaced ? namespace : null;
-    const registry = route.namespaced ? await resolveNamespace(namespace, token) : (undefined as unknown as ToolRegistry);
+    const opened = route.namespaced ? resolveNamespace(namespace, token) : Promise.resolve(undefined as unknown as ToolRegistry);
+    const registry = await (route.scope === 'write' ? readBeforeWrite(opened) : opened);
     if (route.namespaced) metrics.sawRegistry(namespace, registry);
     if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);

@@ -292,7 +292,18 @@ describe('a fleet of three servers on one PostgreSQL', () => {
     for (const { base } of servers) {
       readStatuses.push(await expectServedOrUnavailable(await fetch(`${base}/v1/tools/echo`), 'GET while down'));
       readStatuses.push(await expectServedOrUnavailable(await fetch(`${base}/v1/tools`), 'list while down'));
-      expect(await expectServedOrUnavailable(await put(base, 'while_down'), 'PUT while down')).toBe(503);
+      // A write's 503 says nothing was written (context.outcome), also when it failed before the
+      // write itself: the route's read before it, or opening a namespace this server had not opened.
+      for (const [path, what] of [['/v1/tools/while_down', 'PUT while down'], ['/v1/namespaces/not_opened_yet/tools/while_down', 'PUT to a namespace not opened while down']] as const) {
+        const response = await fetch(`${base}${path}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(spec('while_down')),
+        });
+        const problem = (await response.clone().json()) as { context?: { outcome?: string } };
+        expect(await expectServedOrUnavailable(response, what)).toBe(503);
+        expect({ what, outcome: problem.context?.outcome }).toEqual({ what, outcome: 'not_written' });
+      }
       expect(await expectServedOrUnavailable(await fetch(`${base}/readyz`), 'readyz while down')).toBe(503);
     }
     console.log(`fleet: reads while PostgreSQL was down: ${readStatuses.filter((s) => s === 200).length} of ${readStatuses.length} from the cache, the rest 503`);
