@@ -285,8 +285,16 @@ describe('a fleet of three servers on one PostgreSQL', () => {
 
   it('PostgreSQL restarted under the servers: reads from the cache or 503 STORAGE_UNAVAILABLE, writes 503, then everything recovers by itself', async () => {
     const clients = await Promise.all(servers.map(({ base }) => EventStream.open(base)));
-    // Every server's cache has seen echo.
-    for (const { base } of servers) expect((await fetch(`${base}/v1/tools/echo`)).status).toBe(200);
+    // Every server's cache has seen echo, and its MCP endpoint has served (its gateway polls the upstreams).
+    for (const { base } of servers) {
+      expect((await fetch(`${base}/v1/tools/echo`)).status).toBe(200);
+      const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fleet-test', version: '1' } } };
+      const session = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+      expect(session.status).toBe(200);
+      await session.body?.cancel();
+      const id = session.headers.get('mcp-session-id');
+      if (id !== null) await fetch(`${base}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': id } });
+    }
     await database.stop();
     const readStatuses: number[] = [];
     for (const { base } of servers) {
