@@ -16,7 +16,7 @@ import {
   toMcpTools,
   toOpenAITools,
 } from '../index.js';
-import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolRegistry, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
 import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
@@ -97,6 +97,27 @@ export async function readBeforeWrite<T>(read: Promise<T>): Promise<T> {
       throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
     }
     throw error;
+  }
+}
+
+type Registered = { after: ToolRegistration; action: 'added' | 'updated' | 'unchanged' };
+
+async function registerOver(registry: ToolRegistry, spec: ToolSpecInput, options: RegistrationOptions, before: ToolRegistration | undefined): Promise<Registered> {
+  const after = await registry.register(spec, options);
+  return { after, action: options.expectedVersion === null ? 'added' : actionOf(before, after) };
+}
+
+/**
+ * A PUT of a tool its read found missing: `added` (201) only when this call created it. Two
+ * writers of a new tool at once (on one server or two of a fleet) both found it missing, and
+ * both answered 201; now the one that lost the race answers as a write over the winner's.
+ */
+async function registerNew(registry: ToolRegistry, spec: ToolSpecInput, options: RegistrationOptions): Promise<Registered> {
+  try {
+    return { after: await registry.register(spec, { ...options, expectedVersion: null }), action: 'added' };
+  } catch (error) {
+    if (!(error instanceof ToolRegistryError && error.code === 'PRECONDITION_FAILED')) throw error;
+    return registerOver(registry, spec, options, await readBeforeWrite(registry.get(spec.tool_name)));
   }
 }
 
@@ -248,8 +269,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         Object.assign(options, { expectedVersion: null });
       }
       const before = await readBeforeWrite(registry.get(name));
-      const after = await registry.register(body as ToolSpecInput, options);
-      const action = options.expectedVersion === null ? 'added' : actionOf(before, after);
+      const { after, action } = before === undefined && options.expectedVersion === undefined ? await registerNew(registry, body as ToolSpecInput, options) : await registerOver(registry, body as ToolSpecInput, options, before);
       return json({ ...after, action }, action === 'added' ? 201 : 200);
     },
   },

@@ -227,6 +227,20 @@ describe('a fleet of three servers on one PostgreSQL', () => {
     }
   });
 
+  it('two PUTs of one new tool at once, through two servers or one: one answers 201 added, the other 200 unchanged', async () => {
+    // Each found the tool missing before writing; both answered 201 before (18 of 30 rounds
+    // through two servers, 28 of 30 through one, in a probe).
+    for (let round = 0; round < 10; round++) {
+      const name = `race_${round}`;
+      const [a, b] = round % 2 === 0 ? [servers[0], servers[1]] : [servers[2], servers[2]];
+      const answers = await Promise.all([a, b].map(async (server) => {
+        const response = await put((server as { base: string }).base, name);
+        return [response.status, ((await response.json()) as { action: string }).action] as const;
+      }));
+      expect([name, ...answers.map((answer) => answer.join(' ')).sort()]).toEqual([name, '200 unchanged', '201 added']);
+    }
+  });
+
   it('killed backends: nothing crashes, nothing is a 500, and the first requests after the kill answer', async () => {
     const client = await EventStream.open((servers[0] as { base: string }).base);
     const admin = new pg.Client({ connectionString: url });
