@@ -5,7 +5,9 @@
 // made through any of them; a killed backend and a PostgreSQL restart under the servers give
 // 200s from the cache or 503 STORAGE_UNAVAILABLE with Retry-After, never a 500, and everything
 // recovers by itself; `kill -9` of a server in the middle of writes loses nothing acknowledged,
-// and its SSE clients resume on another server with Last-Event-ID. Against the build before
+// and its SSE clients resume on another server with Last-Event-ID. Also (the audit of issue 39):
+// of two PUTs of one new tool at once only one is 201, a write's 503 always says its outcome,
+// and every stderr line of a server is JSON, its warnings too. Against the build before
 // (11f879d) the killed-backend and restart tests fail: 500 INTERNAL. A PostgreSQL server of its
 // own (it is restarted), started once with the three servers. A process-heavy file by nature
 // (three servers, a restarted PostgreSQL): 28 s alone at a load average of 13 on the two shared
