@@ -166,7 +166,7 @@ function driverError(error: unknown): unknown {
  * disk; PostgreSQL: the connection ended, the server shut down or ran out of space), is
  * IO_ERROR like a database that cannot be opened, on every store; anything else passes unchanged.
  */
-function storageFailure(database: string, caught: unknown): unknown {
+export function storageFailure(database: string, caught: unknown): unknown {
   const error = driverError(caught);
   if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
   const code = storageFailureCode(database, error);

@@ -13,22 +13,31 @@ export async function serveMounts(options: Readonly<Record<string, unknown>>): P
   return { mcp: await mcpMountFor(options) };
 }
 
+/**
+ * A warning of `serve` on stderr, one JSON line as the request lines are (`{ time, level:
+ * "warn", message }`), so that a log pipeline reading stderr as JSON lines never meets a
+ * line it cannot parse (docs/server.md).
+ */
+export function serveWarning(message: string, stderr: NodeJS.WritableStream = process.stderr): boolean {
+  return stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'warn', message })}\n`);
+}
+
 /** The MCP mount of `options`, the MCP SDK loaded with it (it is not needed to serve the HTTP API alone). */
 async function mcpMountFor(options: Readonly<Record<string, unknown>>): Promise<McpMount> {
   const upstreams = options.upstreams !== false;
   const [{ mcpMount }, { readToolsModule }, { createToolSet }] = await Promise.all([import('../mcp/index.js'), import('./mcp-run.js'), import('../index.js')]);
   const tools = typeof options.tools === 'string' ? await readToolsModule(options.tools) : createToolSet([]);
-  const warn = (message: string): boolean => process.stderr.write(`tool-registry serve: ${message}\n`);
+  const warn = (message: string): boolean => serveWarning(message);
   const number = (name: string): { [key: string]: number } => (typeof options[name] === 'number' ? { [name]: options[name] } : {});
   return mcpMount(tools, {
     ...number('sessionIdleMs'),
     ...number('callTimeoutMs'),
     ...number('pageSize'),
     ...number('maxResultBytes'),
-    onError: (error, namespace) => process.stderr.write(`tool-registry serve: MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)\n`),
+    onError: (error, namespace) => serveWarning(`MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
     onWarning: warn,
     upstreams: upstreams ? { ...(typeof options.syncInterval === 'number' ? { syncIntervalMs: options.syncInterval } : {}), onWarning: warn } : false,
-    audit: { onError: (error, rows) => process.stderr.write(`tool-registry serve: the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}\n`) },
+    audit: { onError: (error, rows) => serveWarning(`the audit log could not write ${rows} call record(s): ${(error as Error).message ?? String(error)}`) },
   });
 }
 

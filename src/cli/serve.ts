@@ -16,7 +16,7 @@ import {
   tokenFileVerifier,
 } from '../server/index.js';
 import type { NamespaceSource, TokenScope } from '../server/index.js';
-import { isPostgresUrl, postgresTarget } from './database.js';
+import { isPostgresUrl, postgresTarget, storageFailure } from './database.js';
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
@@ -133,7 +133,8 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     await registry?.changes({ limit: 0 });
   } catch (error) {
     await server.close();
-    throw error;
+    // A database that cannot be reached (PostgreSQL down at start) is IO_ERROR, as for every command.
+    throw options.dataDir === undefined ? storageFailure(resolveDatabase(options.db, io.env), error) : error;
   }
   let running;
   try {

@@ -122,8 +122,13 @@ export class ServerMetrics {
     return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
-  /** The scrape: every family with HELP and TYPE, store gauges read now (a namespace whose store does not answer: `tool_registry_storage_up` 0). */
-  async render(): Promise<string> {
+  /**
+   * The scrape: every family with HELP and TYPE, store gauges read now (a namespace whose store
+   * does not answer: `tool_registry_storage_up` 0). `namespaces`: the only ones whose series are
+   * shown (a namespace-bound token's; null: all), so that a scrape never names a namespace the
+   * token could not reach.
+   */
+  async render(namespaces: readonly string[] | null = null): Promise<string> {
     const lines: string[] = [];
     const family = (name: string, type: string, help: string): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -165,14 +170,17 @@ export class ServerMetrics {
       }
     }
     const stores = await Promise.all(
-      [...this.#registries].sort(([a], [b]) => (a < b ? -1 : 1)).map(async ([namespace, registry]) => {
-        const metrics = (registry as { storeMetrics?: () => StoreMetrics }).storeMetrics?.();
-        const revision = await registry.changes({ limit: 0 }).then(
-          (page) => page.revision,
-          () => undefined,
-        );
-        return { namespace, metrics, revision };
-      }),
+      [...this.#registries]
+        .filter(([namespace]) => namespaces === null || namespaces.includes(namespace))
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(async ([namespace, registry]) => {
+          const metrics = (registry as { storeMetrics?: () => StoreMetrics }).storeMetrics?.();
+          const revision = await registry.changes({ limit: 0 }).then(
+            (page) => page.revision,
+            () => undefined,
+          );
+          return { namespace, metrics, revision };
+        }),
     );
     family('tool_registry_storage_up', 'gauge', "1 when the namespace's store answered this scrape, else 0.");
     for (const { namespace, revision } of stores) lines.push(`tool_registry_storage_up${labels({ namespace })} ${revision === undefined ? 0 : 1}`);
@@ -218,6 +226,6 @@ export function metricsRoute(metrics: ServerMetrics): RouteDefinition {
       },
     },
     errors: [],
-    handle: async () => new Response(await metrics.render(), { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE } }),
+    handle: async ({ token }) => new Response(await metrics.render(token?.namespaces ?? null), { status: 200, headers: { 'content-type': METRICS_CONTENT_TYPE } }),
   };
 }

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import {
   LINT_PROVIDERS,
+  StorageUnavailableError,
   ToolNotFoundError,
   ToolRegistryError,
   checkSpecs,
@@ -15,7 +16,7 @@ import {
   toMcpTools,
   toOpenAITools,
 } from '../index.js';
-import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolRegistry, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
 import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
@@ -81,6 +82,43 @@ function actionOf(before: ToolRegistration | undefined, after: ToolRegistration)
   return before.created_at === after.created_at && fingerprintOf(before.spec) === fingerprintOf(after.spec) && before.enabled === after.enabled
     ? 'unchanged'
     : 'updated';
+}
+
+/**
+ * A read a write makes before it writes (the route's, to tell added from updated; the server's
+ * opening of the namespace). When the store cannot be reached there, nothing was written: the 503 says so in `context.outcome`, as the
+ * write's own failure does, so a client deciding whether to retry finds it on every write's 503.
+ */
+export async function readBeforeWrite<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ToolRegistryError && error.code === 'STORAGE_UNAVAILABLE' && error.context.outcome === undefined) {
+      throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
+    }
+    throw error;
+  }
+}
+
+type Registered = { after: ToolRegistration; action: 'added' | 'updated' | 'unchanged' };
+
+async function registerOver(registry: ToolRegistry, spec: ToolSpecInput, options: RegistrationOptions, before: ToolRegistration | undefined): Promise<Registered> {
+  const after = await registry.register(spec, options);
+  return { after, action: options.expectedVersion === null ? 'added' : actionOf(before, after) };
+}
+
+/**
+ * A PUT of a tool its read found missing: `added` (201) only when this call created it. Two
+ * writers of a new tool at once (on one server or two of a fleet) both found it missing, and
+ * both answered 201; now the one that lost the race answers as a write over the winner's.
+ */
+async function registerNew(registry: ToolRegistry, spec: ToolSpecInput, options: RegistrationOptions): Promise<Registered> {
+  try {
+    return { after: await registry.register(spec, { ...options, expectedVersion: null }), action: 'added' };
+  } catch (error) {
+    if (!(error instanceof ToolRegistryError && error.code === 'PRECONDITION_FAILED')) throw error;
+    return registerOver(registry, spec, options, await readBeforeWrite(registry.get(spec.tool_name)));
+  }
 }
 
 const allowDowngradeQuery = queryBoolean(
@@ -175,7 +213,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       const { registry, body } = context;
       if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
       const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
-      const before = await Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined)));
+      const before = await readBeforeWrite(Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined))));
       const after = await registry.registerMany(body as ToolSpecInput[], registrationOptions(context));
       return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
     },
@@ -230,9 +268,8 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         if (options.expectedVersion !== undefined) throw new HttpProblem('BAD_REQUEST', 'If-None-Match: * and expected_version cannot be used together');
         Object.assign(options, { expectedVersion: null });
       }
-      const before = await registry.get(name);
-      const after = await registry.register(body as ToolSpecInput, options);
-      const action = options.expectedVersion === null ? 'added' : actionOf(before, after);
+      const before = await readBeforeWrite(registry.get(name));
+      const { after, action } = before === undefined && options.expectedVersion === undefined ? await registerNew(registry, body as ToolSpecInput, options) : await registerOver(registry, body as ToolSpecInput, options, before);
       return json({ ...after, action }, action === 'added' ? 201 : 200);
     },
   },

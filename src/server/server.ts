@@ -17,7 +17,7 @@ import { originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { CALL_ROUTES } from './call-routes.js';
-import { REGISTRY_ROUTES } from './routes.js';
+import { REGISTRY_ROUTES, readBeforeWrite } from './routes.js';
 import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
@@ -404,7 +404,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
     facts.namespace = route.namespaced ? namespace : null;
-    const registry = route.namespaced ? await resolveNamespace(namespace, token) : (undefined as unknown as ToolRegistry);
+    const opened = route.namespaced ? resolveNamespace(namespace, token) : Promise.resolve(undefined as unknown as ToolRegistry);
+    const registry = await (route.scope === 'write' ? readBeforeWrite(opened) : opened);
     if (route.namespaced) metrics.sawRegistry(namespace, registry);
     if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
@@ -544,8 +545,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (options.cors === undefined) return response;
     try {
       response.headers.set('access-control-allow-origin', options.cors);
-      response.headers.set('access-control-allow-headers', 'authorization, content-type, if-none-match, last-event-id, mcp-session-id, mcp-protocol-version');
-      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id');
+      // X-Request-Id both ways: a page may send its trace id and read the one it was answered with.
+      response.headers.set('access-control-allow-headers', 'authorization, content-type, if-none-match, last-event-id, mcp-session-id, mcp-protocol-version, x-request-id');
+      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id, x-request-id');
       if (options.cors !== '*') response.headers.append('vary', 'Origin');
     } catch {
       // A response with immutable headers (a fetch passthrough) stays as it is.

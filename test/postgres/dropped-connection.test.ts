@@ -418,6 +418,31 @@ describe('PostgreSQL registry, the reply to COMMIT lost', () => {
   }
 });
 
+describe('PostgreSQL registry, the database gone before a write', () => {
+  it("register's and registerMany's read before the write fails: STORAGE_UNAVAILABLE with outcome not_written", async () => {
+    const proxy = await startProxy(db.url());
+    try {
+      const { registry } = await openOnPool(db.schema(), { cache: false, url: proxy.url });
+      try {
+        await registry.register(spec('there'));
+        // Every connection cut and new ones refused: the read that looks for an identical spec fails first.
+        await proxy.close();
+        for (const call of [() => registry.register(spec('there')), () => registry.register(spec('new')), () => registry.registerMany([spec('there'), spec('new')])]) {
+          const error = await call().then(
+            () => undefined,
+            (caught: unknown) => caught,
+          );
+          expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', context: { outcome: 'not_written' } });
+        }
+      } finally {
+        await registry.close();
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('PostgreSQL registry in a real process, connection dropped mid-write', () => {
   it('the process survives (no unhandled error event), gets the server error, and goes on writing', async () => {
     const schema = db.schema();

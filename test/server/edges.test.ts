@@ -199,6 +199,11 @@ describe('who may talk to the server', () => {
         expect(reply.headers.get('access-control-allow-headers')).toContain('mcp-session-id');
       }
     }
+    // A page's own X-Request-Id passes the preflight, and it may read the one it was answered with.
+    const preflight = await fetch(`${open.url}/v1/tools`, { method: 'OPTIONS', headers: { origin: CORS, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-request-id' } });
+    expect(preflight.headers.get('access-control-allow-headers')?.split(', ')).toContain('x-request-id');
+    const traced = await fetch(`${open.url}/v1/tools`, { headers: { origin: CORS, 'x-request-id': 'page-7' } });
+    expect([traced.headers.get('x-request-id'), traced.headers.get('access-control-expose-headers')?.split(', ')]).toEqual(['page-7', expect.arrayContaining(['x-request-id'])]);
   });
 
   it('--max-body applies to /mcp (413 past it), and a body under it is read whole', async () => {

@@ -5,7 +5,9 @@
 // made through any of them; a killed backend and a PostgreSQL restart under the servers give
 // 200s from the cache or 503 STORAGE_UNAVAILABLE with Retry-After, never a 500, and everything
 // recovers by itself; `kill -9` of a server in the middle of writes loses nothing acknowledged,
-// and its SSE clients resume on another server with Last-Event-ID. Against the build before
+// and its SSE clients resume on another server with Last-Event-ID. Also (the audit of issue 39):
+// of two PUTs of one new tool at once only one is 201, a write's 503 always says its outcome,
+// and every stderr line of a server is JSON, its warnings too. Against the build before
 // (11f879d) the killed-backend and restart tests fail: 500 INTERNAL. A PostgreSQL server of its
 // own (it is restarted), started once with the three servers. A process-heavy file by nature
 // (three servers, a restarted PostgreSQL): 28 s alone at a load average of 13 on the two shared
@@ -147,6 +149,15 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
+function isJsonObject(line: string): boolean {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null && typeof (value as { time?: unknown }).time === 'string';
+  } catch {
+    return false;
+  }
+}
+
 /** A request that must not be a 500: a 2xx, or 503 STORAGE_UNAVAILABLE with Retry-After. */
 async function expectServedOrUnavailable(response: Response, what: string): Promise<number> {
   const text = await response.text();
@@ -218,6 +229,20 @@ describe('a fleet of three servers on one PostgreSQL', () => {
     }
   });
 
+  it('two PUTs of one new tool at once, through two servers or one: one answers 201 added, the other 200 unchanged', async () => {
+    // Each found the tool missing before writing; both answered 201 before (18 of 30 rounds
+    // through two servers, 28 of 30 through one, in a probe).
+    for (let round = 0; round < 10; round++) {
+      const name = `race_${round}`;
+      const [a, b] = round % 2 === 0 ? [servers[0], servers[1]] : [servers[2], servers[2]];
+      const answers = await Promise.all([a, b].map(async (server) => {
+        const response = await put((server as { base: string }).base, name);
+        return [response.status, ((await response.json()) as { action: string }).action] as const;
+      }));
+      expect([name, ...answers.map((answer) => answer.join(' ')).sort()]).toEqual([name, '200 unchanged', '201 added']);
+    }
+  });
+
   it('killed backends: nothing crashes, nothing is a 500, and the first requests after the kill answer', async () => {
     const client = await EventStream.open((servers[0] as { base: string }).base);
     const admin = new pg.Client({ connectionString: url });
@@ -276,17 +301,43 @@ describe('a fleet of three servers on one PostgreSQL', () => {
 
   it('PostgreSQL restarted under the servers: reads from the cache or 503 STORAGE_UNAVAILABLE, writes 503, then everything recovers by itself', async () => {
     const clients = await Promise.all(servers.map(({ base }) => EventStream.open(base)));
-    // Every server's cache has seen echo.
-    for (const { base } of servers) expect((await fetch(`${base}/v1/tools/echo`)).status).toBe(200);
+    // Every server's cache has seen echo, and its MCP endpoint has served (its gateway polls the upstreams).
+    for (const { base } of servers) {
+      expect((await fetch(`${base}/v1/tools/echo`)).status).toBe(200);
+      const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fleet-test', version: '1' } } };
+      const session = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+      expect(session.status).toBe(200);
+      await session.body?.cancel();
+      const id = session.headers.get('mcp-session-id');
+      if (id !== null) await fetch(`${base}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': id } });
+    }
     await database.stop();
     const readStatuses: number[] = [];
     for (const { base } of servers) {
       readStatuses.push(await expectServedOrUnavailable(await fetch(`${base}/v1/tools/echo`), 'GET while down'));
       readStatuses.push(await expectServedOrUnavailable(await fetch(`${base}/v1/tools`), 'list while down'));
-      expect(await expectServedOrUnavailable(await put(base, 'while_down'), 'PUT while down')).toBe(503);
+      // A write's 503 says nothing was written (context.outcome), also when it failed before the
+      // write itself: the route's read before it, or opening a namespace this server had not opened.
+      for (const [path, what] of [['/v1/tools/while_down', 'PUT while down'], ['/v1/namespaces/not_opened_yet/tools/while_down', 'PUT to a namespace not opened while down']] as const) {
+        const response = await fetch(`${base}${path}`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(spec('while_down')),
+        });
+        const problem = (await response.clone().json()) as { context?: { outcome?: string } };
+        expect(await expectServedOrUnavailable(response, what)).toBe(503);
+        expect({ what, outcome: problem.context?.outcome }).toEqual({ what, outcome: 'not_written' });
+      }
       expect(await expectServedOrUnavailable(await fetch(`${base}/readyz`), 'readyz while down')).toBe(503);
     }
     console.log(`fleet: reads while PostgreSQL was down: ${readStatuses.filter((s) => s === 200).length} of ${readStatuses.length} from the cache, the rest 503`);
+    // A server's own warning (its MCP gateway polls the upstreams every 2 s) is a JSON line
+    // too: stderr is the structured log, and a plain-text line broke a pipeline reading it.
+    await until(() => servers.some(({ cli }) => cli.stderr().includes('cannot read the upstreams')), 'a warning while PostgreSQL is down', { timeoutMs: 15_000 });
+    for (const { cli } of servers) {
+      const lines = cli.stderr().split('\n').filter((line) => line !== '');
+      expect(lines.filter((line) => !isJsonObject(line))).toEqual([]);
+    }
     await database.start();
     for (const { base } of servers) {
       await until(async () => (await put(base, `back_${servers.findIndex((s) => s.base === base)}`)).status === 201, 'a write after the restart', { timeoutMs: 60_000, pollMs: 100 });

@@ -27,6 +27,7 @@ beforeAll(async () => {
   registry = await openPostgresToolRegistry({ connectionString: db.url(), schema: db.schema() });
   const file = join(folder, 'tokens.json');
   for (const [name, scopes] of [['reader', ['read']], ['writer', ['write']]] as const) secrets[name] = (await createToken(file, { name, scopes: [...scopes] })).secret;
+  secrets.team = (await createToken(file, { name: 'team', scopes: ['read'], namespaces: ['team_a'] })).secret;
   running = await start({ registries: registry, tokens: tokenFileVerifier(file), log: (entry) => logged.push(entry) });
 });
 
@@ -78,12 +79,16 @@ describe('GET /metrics', () => {
     await until(async () => sample(await (await fetch(`${running.url}/metrics`)).text(), 'tool_registry_open_streams{route="/v1/changes"}') === 0, 'the stream to count as closed');
   });
 
-  it('from another address it takes the read scope', async () => {
+  it("from another address it takes the read scope; a namespace-bound token sees only its namespaces' series", async () => {
     const scrape = (token?: string) =>
       running.server.fetch(new Request('http://registry.example/metrics', { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } }), { remoteAddress: '10.1.2.3' });
     expect((await scrape()).status).toBe(401);
     expect((await scrape(secrets.writer)).status).toBe(403);
-    expect((await scrape(secrets.reader)).status).toBe(200);
+    const all = await scrape(secrets.reader);
+    expect([all.status, (await all.text()).includes('namespace="default"')]).toEqual([200, true]);
+    // A namespace-bound token's scrape names no other namespace (as every route: names do not leak).
+    const team = await scrape(secrets.team);
+    expect([team.status, (await team.text()).includes('namespace="default"')]).toEqual([200, false]);
     // IPv4-mapped loopback counts as loopback.
     expect((await running.server.fetch(new Request('http://127.0.0.1/metrics'), { remoteAddress: '::ffff:127.0.0.1' })).status).toBe(200);
   });

@@ -11,6 +11,7 @@ import { openSqliteToolRegistry } from '../../src/index.js';
 import { run } from '../../src/cli/program.js';
 import { startCli, useChildProcessTimeout } from '../cli/helpers.js';
 import type { RunningCli } from '../cli/helpers.js';
+import { freePort } from '../support/postgres-server.mjs';
 import { spec } from './helpers.js';
 
 useChildProcessTimeout();
@@ -95,7 +96,7 @@ describe('the command line', () => {
     expect(server.stdout().trim().split('\n')).toHaveLength(1);
   });
 
-  it('refuses a non-loopback --host without --tokens, --db with --data-dir, a missing or broken token file, and a host name that is none', async () => {
+  it('refuses a non-loopback --host without --tokens, --db with --data-dir, a missing or broken token file, a host name that is none, and a PostgreSQL that is down', async () => {
     const open = await cli(['serve', '--host', '0.0.0.0', '--port', '0']);
     expect(open.code).toBe(2);
     expect(open.stderr).toMatch(/^error USAGE: --host 0\.0\.0\.0 is not a loopback address/);
@@ -115,6 +116,10 @@ describe('the command line', () => {
       const badCors = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--cors', cors]);
       expect([cors, badCors.code, badCors.stderr]).toEqual([cors, 2, expect.stringMatching(/--cors.*expected \* or an origin/)]);
     }
+    // PostgreSQL down at start (nothing listens on the port): IO_ERROR as for every command, the password masked.
+    const down = await cli(['serve', '--port', '0', '--db', `postgres://postgres:secret@127.0.0.1:${await freePort()}/postgres`]);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^error IO_ERROR: database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres: .*ECONNREFUSED/);
   });
 });
 

@@ -142,6 +142,12 @@ function asPut(change: StoreChange, rows: ReadonlyMap<string, RegistrationRow>):
   return { kind: 'put', tool: { record, json: row.spec_json, firstRegisteredAt: new Date().toISOString() } };
 }
 
+/** `error` with `outcome: 'not_written'` when it is a STORAGE_UNAVAILABLE that says no outcome (it came before the write was sent). */
+function notWritten(error: unknown): unknown {
+  if (!(error instanceof StorageUnavailableError) || error.context.outcome !== undefined) return error;
+  return new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
+}
+
 /** Puts written in one round trip at most: an import's texts are built and sent a chunk at a time. */
 const PUT_CHUNK = 1000;
 
@@ -326,14 +332,19 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         // Decided again below, on current rows.
       }
     }
-    return this.#reading(
-      operation,
-      (cache) => work(this.#cachedView(cache, scope)),
-      async () => {
-        const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true), operation);
-        return work(viewOf(rows, revision, this.#knownPolicy));
-      },
-    );
+    try {
+      return await this.#reading(
+        operation,
+        (cache) => work(this.#cachedView(cache, scope)),
+        async () => {
+          const { rows, revision } = await this.#engine.read((trx) => this.#load(trx, scope, true), operation);
+          return work(viewOf(rows, revision, this.#knownPolicy));
+        },
+      );
+    } catch (error) {
+      // The read before register's write: unavailable there, the write was never sent.
+      throw UNCHANGED_READS.has(operation) ? notWritten(error) : error;
+    }
   }
 
   /** The cache's rows of a scope, as a view. */
@@ -409,10 +420,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       return await this.#write(method, plan);
     } catch (error) {
       // Unavailable before the write itself was attempted (the cache catching up first): not written.
-      if (error instanceof StorageUnavailableError && error.context.outcome === undefined) {
-        throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
-      }
-      throw error;
+      throw notWritten(error);
     }
   }
 
