@@ -238,7 +238,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const streamBacklogBytes = options.streamBacklogBytes ?? DEFAULT_STREAM_BACKLOG_BYTES;
   const hold = (namespace: string): (() => void) => source.hold?.(namespace) ?? (() => {});
   const defaults = defaultLimits();
-  const leases = new Leases({ maxStreams: options.maxStreams ?? defaults.maxStreams, maxSessions: options.maxSessions ?? defaults.maxSessions, tokens, hold });
+  const leases = new Leases({
+    maxStreams: options.maxStreams ?? defaults.maxStreams,
+    maxSessions: options.maxSessions ?? defaults.maxSessions,
+    tokens,
+    hold,
+    ...(source.maxOpen === undefined ? {} : { maxOpenNamespaces: source.maxOpen }),
+  });
   const metrics = new ServerMetrics(
     Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.sessionCount === undefined ? [] : [[name, mount.sessionCount]]))),
     Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.auditStats === undefined ? [] : [[name, mount.auditStats]]))),
