@@ -127,6 +127,7 @@ export class Leases {
    *   (429) at the token's share of it; both with Retry-After
    */
   admit(kind: LeaseKind, token: AuthenticatedToken | null, namespace: string): Lease {
+    refuseNearFileLimit();
     const bound = this.#bounds[kind];
     const { what, flag } = NAMES[kind];
     const headers = { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) };
@@ -233,6 +234,19 @@ function nearFileLimit(): boolean {
     const code = (error as { code?: unknown }).code;
     return code === 'EMFILE' || code === 'ENFILE';
   }
+}
+
+/**
+ * Refuses a new stream or session (503 CAPACITY_EXCEEDED, `file_handles`) when the process
+ * holds all but 16 of the files it may open: a server told to keep more streams or sessions
+ * than its handles allow still has some left for `/healthz` and short requests.
+ */
+export function refuseNearFileLimit(): void {
+  if (!nearFileLimit()) return;
+  throw new HttpProblem('CAPACITY_EXCEEDED', `the process holds nearly all the ${openFileLimit() ?? '?'} files it may open (ulimit -n); retry later`, {
+    context: { resource: 'file_handles' },
+    headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
+  });
 }
 
 /** Whether a failure is the process (or system) running out of file handles. */

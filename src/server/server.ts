@@ -22,7 +22,7 @@ import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
-import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
+import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
 import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
 import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
@@ -453,6 +453,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const registry = await resolveNamespace(namespace, token);
       metrics.sawRegistry(namespace, registry);
       requireScope(token, mount.scope ?? 'read');
+      // A GET is a session's notification stream: a socket held as long as the session likes.
+      if (c.req.method === 'GET') refuseNearFileLimit();
       const release = hold(namespace);
       try {
         return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace) });

@@ -46,6 +46,8 @@ const put = (url: string, path: string, body?: unknown) =>
 
 /** The server of the first case (40 namespaces, ns0-ns39), shared with the next. */
 let many: string;
+/** The server of the last two cases: told to keep more namespaces and streams than its handles allow. */
+let exhausted: string;
 
 describe('serve --data-dir under ulimit -n 128', () => {
   it('40 namespaces, each created and written: every request answered; the first ones reopen on demand', async () => {
@@ -86,8 +88,23 @@ describe('serve --data-dir under ulimit -n 128', () => {
     for (const stream of streams) await stream.body?.cancel();
   });
 
+  it('--max-streams past what the handles allow: a stream is 503 (file_handles) while some are left, and /healthz answers', async () => {
+    exhausted = await serveLimited('exhausted', ['--max-open-namespaces', '500', '--max-streams', '400']);
+    const streams: Response[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 140 && refused === undefined; i++) {
+      const response = await fetch(`${exhausted}/v1/changes`, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) });
+      if (response.status === 200) streams.push(response);
+      else refused = response;
+    }
+    expect([refused?.status, refused?.headers.get('retry-after')]).toEqual([503, '5']);
+    expect(await refused?.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { resource: 'file_handles' } });
+    expect((await fetch(`${exhausted}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+    for (const stream of streams) await stream.body?.cancel();
+  });
+
   it('--max-open-namespaces past what the handles allow: out of file handles is 503 with Retry-After, never 500', async () => {
-    const url = await serveLimited('exhausted', ['--max-open-namespaces', '500']);
+    const url = exhausted;
     let refused: Response | undefined;
     for (let i = 0; i < 60 && refused === undefined; i++) {
       const created = await put(url, `/v1/namespaces/ns${i}`);
