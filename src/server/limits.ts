@@ -243,8 +243,9 @@ function nearFileLimit(): boolean {
  */
 export function refuseNearFileLimit(): void {
   if (!nearFileLimit()) return;
-  throw new HttpProblem('CAPACITY_EXCEEDED', `the process holds nearly all the ${openFileLimit() ?? '?'} files it may open (ulimit -n); retry later`, {
-    context: { resource: 'file_handles' },
+  const limit = openFileLimit();
+  throw new HttpProblem('CAPACITY_EXCEEDED', `the process holds nearly all the ${limit ?? '?'} files it may open (ulimit -n); retry later`, {
+    context: { ...(limit === undefined ? {} : { limit }), resource: 'file_handles' },
     headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
   });
 }

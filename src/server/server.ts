@@ -22,7 +22,7 @@ import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
-import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
+import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, openFileLimit, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
 import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
 import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
@@ -505,8 +505,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const known = knownProblem(error);
     if (known !== undefined) return known;
     if (outOfFileHandles(error)) {
+      const limit = openFileLimit();
       return problemResponse('CAPACITY_EXCEEDED', 'the server has run out of file handles; retry later', {
-        context: { resource: 'file_handles' },
+        context: { ...(limit === undefined ? {} : { limit }), resource: 'file_handles' },
         headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
       });
     }

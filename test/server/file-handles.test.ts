@@ -98,7 +98,7 @@ describe('serve --data-dir under ulimit -n 128', () => {
       else refused = response;
     }
     expect([refused?.status, refused?.headers.get('retry-after')]).toEqual([503, '5']);
-    expect(await refused?.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { resource: 'file_handles' } });
+    expect(await refused?.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 128, resource: 'file_handles' } });
     expect((await fetch(`${exhausted}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
     for (const stream of streams) await stream.body?.cancel();
   });
@@ -113,6 +113,6 @@ describe('serve --data-dir under ulimit -n 128', () => {
     expect(refused).toBeDefined();
     const response = refused as Response;
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
-    expect(await response.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { resource: 'file_handles' } });
+    expect(await response.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 128, resource: 'file_handles' } });
   });
 });
