@@ -19,13 +19,15 @@ export interface ListenOptions {
   readonly drainTimeoutMs?: number;
   /**
    * A connection with bytes waiting for its reader and no byte taken for this long is closed
-   * (a stalled or paused reader: its socket and what waits for it are freed). Default 60 s.
+   * (a stalled or paused reader: its socket and what waits for it are freed), at most twice
+   * this long after its last byte (Node lets one timeout pass while a write was still moving).
+   * Default 30 s.
    */
   readonly stalledWriteMs?: number;
 }
 
-/** The default of `stalledWriteMs`: four heartbeats of an event stream. */
-export const DEFAULT_STALLED_WRITE_MS = 60_000;
+/** The default of `stalledWriteMs`: two heartbeats of an event stream. */
+export const DEFAULT_STALLED_WRITE_MS = 30_000;
 
 /** A server listening on a socket. */
 export interface ListeningServer {
