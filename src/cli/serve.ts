@@ -194,8 +194,17 @@ export async function tokenCreateCommand(io: CliIO, options: { name: string; sco
   io.stdout.write(`the token is shown once; store it now:\n${created.secret}\n`);
 }
 
+/** List and revoke fail only on the file (unreadable, not a token file, locked by another command): IO_ERROR, not a bug's stack. */
+async function onTokenFile<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw new CliError('IO_ERROR', error instanceof Error ? error.message : String(error), { cause: error });
+  }
+}
+
 export async function tokenListCommand(io: CliIO, options: { tokens?: string; json?: boolean }): Promise<void> {
-  const tokens = await listTokens(tokensFile(options.tokens, io.env));
+  const tokens = await onTokenFile(listTokens(tokensFile(options.tokens, io.env)));
   if (options.json === true) {
     io.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
     return;
@@ -207,6 +216,6 @@ export async function tokenListCommand(io: CliIO, options: { tokens?: string; js
 
 export async function tokenRevokeCommand(io: CliIO, name: string, options: { tokens?: string }): Promise<void> {
   const file = tokensFile(options.tokens, io.env);
-  if (!(await revokeToken(file, name))) throw new CliError('USAGE', `no token named ${JSON.stringify(name)} in ${file}`);
+  if (!(await onTokenFile(revokeToken(file, name)))) throw new CliError('USAGE', `no token named ${JSON.stringify(name)} in ${file}`);
   io.stdout.write(`revoked token ${name}\n`);
 }

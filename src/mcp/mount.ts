@@ -168,11 +168,14 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
-      // A session belongs to the token itself (its id), not its name: one created again under the same name is another principal.
+      // A session belongs to the token itself (its id), not its name: one created again under the same name is another
+      // principal. So is the token once its scopes, namespaces or policy changed: the session's next request is a 404 at
+      // once (the server checks the token file on every request), before the server's 500 ms check ends the session.
       const admit = context.openSession;
+      const principal = token === null ? undefined : JSON.stringify([token.id, token.scopes, token.namespaces, token.policy]);
       return endpoint.handler.handle(
         request,
-        token === null ? { originChecked: true, admit } : { originChecked: true, admit, principal: token.id, tokenName: token.name, ...(token.policy === null ? {} : { policy: token.policy }) },
+        token === null ? { originChecked: true, admit } : { originChecked: true, admit, principal, tokenName: token.name, ...(token.policy === null ? {} : { policy: token.policy }) },
       );
     },
     async close(): Promise<void> {

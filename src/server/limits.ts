@@ -32,6 +32,7 @@ export interface Lease {
 
 interface Held {
   readonly kind: LeaseKind;
+  readonly namespace: string;
   readonly token: AuthenticatedToken | null;
   readonly stamp: string;
   readonly controller: AbortController;
@@ -67,6 +68,11 @@ export function defaultLimits(files = openFileLimit()): { maxStreams: number; ma
   };
 }
 
+/** How many namespaces streams and sessions together may hold open: half of `--max-open-namespaces`, at least 1. */
+export function heldNamespaceBound(maxOpenNamespaces: number): number {
+  return Math.max(1, Math.floor(maxOpenNamespaces / 2));
+}
+
 /** The most one token may hold of a bound. */
 export function tokenShare(bound: number): number {
   return Math.max(1, Math.ceil(bound * TOKEN_SHARE));
@@ -84,6 +90,7 @@ export class Leases {
   readonly #hold: (namespace: string) => () => void;
   readonly #held = new Set<Held>();
   readonly #recheckMs: number;
+  readonly #maxHeldNamespaces: number | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(options: {
@@ -92,11 +99,18 @@ export class Leases {
     readonly tokens: TokenVerifier | undefined;
     /** Marks a namespace in use until the returned function is called. */
     readonly hold: (namespace: string) => () => void;
+    /**
+     * `--max-open-namespaces` of a source that closes idle namespaces: streams and sessions
+     * together may hold at most half of it (rounded down, at least 1) open, one token half of
+     * that (rounded up), so requests always have namespaces left to open. Absent: no bound.
+     */
+    readonly maxOpenNamespaces?: number;
     readonly recheckMs?: number;
   }) {
     this.#bounds = { stream: options.maxStreams, session: options.maxSessions };
     this.#tokens = options.tokens;
     this.#hold = options.hold;
+    this.#maxHeldNamespaces = options.maxOpenNamespaces === undefined ? undefined : heldNamespaceBound(options.maxOpenNamespaces);
     this.#recheckMs = options.recheckMs ?? TOKEN_RECHECK_MS;
   }
 
@@ -113,12 +127,17 @@ export class Leases {
    *   (429) at the token's share of it; both with Retry-After
    */
   admit(kind: LeaseKind, token: AuthenticatedToken | null, namespace: string): Lease {
+    refuseNearFileLimit();
     const bound = this.#bounds[kind];
     const { what, flag } = NAMES[kind];
     const headers = { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) };
     let total = 0;
     let mine = 0;
+    const namespaces = new Set<string>();
+    const myNamespaces = new Set<string>();
     for (const held of this.#held) {
+      namespaces.add(held.namespace);
+      if (token !== null && held.token?.id === token.id) myNamespaces.add(held.namespace);
       if (held.kind !== kind) continue;
       total++;
       if (token !== null && held.token?.id === token.id) mine++;
@@ -133,7 +152,8 @@ export class Leases {
         headers,
       });
     }
-    const held: Held = { kind, token, stamp: stampOf(token), controller: new AbortController(), unhold: this.#hold(namespace) };
+    this.#checkNamespaces(namespace, token, namespaces, myNamespaces);
+    const held: Held = { kind, namespace, token, stamp: stampOf(token), controller: new AbortController(), unhold: this.#hold(namespace) };
     this.#held.add(held);
     if (token !== null && this.#tokens?.lookup !== undefined && this.#timer === undefined) {
       this.#timer = setInterval(() => this.#recheck(), this.#recheckMs);
@@ -153,6 +173,29 @@ export class Leases {
         }
       },
     };
+  }
+
+  /**
+   * A stream or session in a namespace no other one holds open must leave requests room to
+   * open theirs: 503 past the server's bound of held namespaces, 429 past the token's share.
+   */
+  #checkNamespaces(namespace: string, token: AuthenticatedToken | null, held: ReadonlySet<string>, mine: ReadonlySet<string>): void {
+    const bound = this.#maxHeldNamespaces;
+    if (bound === undefined) return;
+    const headers = { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) };
+    if (!held.has(namespace) && held.size >= bound) {
+      throw new HttpProblem('CAPACITY_EXCEEDED', `streams and sessions hold ${held.size} namespaces open, half of the server's limit (--max-open-namespaces), the rest is kept for requests; retry later`, {
+        context: { limit: bound, resource: 'namespaces' },
+        headers,
+      });
+    }
+    const share = tokenShare(bound);
+    if (token !== null && !mine.has(namespace) && mine.size >= share) {
+      throw new HttpProblem('TOKEN_LIMIT_EXCEEDED', `the token ${JSON.stringify(token.name)} holds streams or sessions in ${mine.size} namespaces, its share of the server's ${bound} (half of --max-open-namespaces); close one or retry later`, {
+        context: { limit: share, resource: 'namespaces', token: token.name },
+        headers,
+      });
+    }
   }
 
   /** Ends every lease whose token is gone or no longer the same (scopes, namespaces, policy). */
@@ -191,6 +234,20 @@ function nearFileLimit(): boolean {
     const code = (error as { code?: unknown }).code;
     return code === 'EMFILE' || code === 'ENFILE';
   }
+}
+
+/**
+ * Refuses a new stream or session (503 CAPACITY_EXCEEDED, `file_handles`) when the process
+ * holds all but 16 of the files it may open: a server told to keep more streams or sessions
+ * than its handles allow still has some left for `/healthz` and short requests.
+ */
+export function refuseNearFileLimit(): void {
+  if (!nearFileLimit()) return;
+  const limit = openFileLimit();
+  throw new HttpProblem('CAPACITY_EXCEEDED', `the process holds nearly all the ${limit ?? '?'} files it may open (ulimit -n); retry later`, {
+    context: { ...(limit === undefined ? {} : { limit }), resource: 'file_handles' },
+    headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
+  });
 }
 
 /** Whether a failure is the process (or system) running out of file handles. */

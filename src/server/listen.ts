@@ -17,7 +17,17 @@ export interface ListenOptions {
   readonly requestTimeoutMs?: number;
   /** How long `close()` lets in-flight requests finish before cutting them. Default 10 s. */
   readonly drainTimeoutMs?: number;
+  /**
+   * A connection with bytes waiting for its reader and no byte taken for this long is closed
+   * (a stalled or paused reader: its socket and what waits for it are freed), at most twice
+   * this long after its last byte (Node lets one timeout pass while a write was still moving).
+   * Default 30 s.
+   */
+  readonly stalledWriteMs?: number;
 }
+
+/** The default of `stalledWriteMs`: two heartbeats of an event stream. */
+export const DEFAULT_STALLED_WRITE_MS = 30_000;
 
 /** A server listening on a socket. */
 export interface ListeningServer {
@@ -64,6 +74,7 @@ function hasSeveralHosts(rawHeaders: readonly string[]): boolean {
 export async function listen(server: ToolRegistryServer, options: ListenOptions = {}): Promise<ListeningServer> {
   const host = options.host ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
+  const stalledWriteMs = options.stalledWriteMs ?? DEFAULT_STALLED_WRITE_MS;
   // The socket's remote address (GET /metrics needs no token from loopback) and local port (a loopback Host carries it).
   const handle = getRequestListener((request, env) => server.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress, localPort: env.incoming.socket.localPort }));
   const http = createServer(
@@ -87,6 +98,12 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
         refuse(res, 'the request has more than one Host header; send one', { header: 'host' });
         return;
       }
+      // Every write that completes (a heartbeat, an event, a chunk) restarts the socket's timer;
+      // one that fires while bytes still wait means the reader took nothing for that long. A
+      // response with nothing to send (an idle notification stream, a slow handler) is left alone.
+      res.setTimeout(stalledWriteMs, () => {
+        if ((res.socket?.writableLength ?? 0) > 0) res.socket?.destroy();
+      });
       void handle(req, res);
     },
   );

@@ -31,6 +31,8 @@ export interface NamespaceSource {
    * function is called: a source that closes idle namespaces never closes one in use.
    */
   hold?(namespace: string): () => void;
+  /** How many namespaces it keeps open at most (a source that closes idle ones); absent: no bound. */
+  readonly maxOpen?: number;
   /** Closes every registry the source opened. */
   close(): Promise<void>;
 }
@@ -48,6 +50,10 @@ abstract class CachingSource implements NamespaceSource {
   readonly #holds = new Map<string, number>();
   readonly #maxOpen: number;
   readonly extensible: boolean = true;
+
+  get maxOpen(): number {
+    return this.#maxOpen;
+  }
 
   constructor(maxOpen = defaultLimits().maxOpenNamespaces) {
     if (!Number.isSafeInteger(maxOpen) || maxOpen < 1) throw new TypeError(`maxOpen must be a whole number >= 1, got ${JSON.stringify(maxOpen)}`);
@@ -84,7 +90,7 @@ abstract class CachingSource implements NamespaceSource {
     while (this.#opened.size - (this.#opened.has(namespace) ? 1 : 0) >= this.#maxOpen) {
       const idle = [...this.#opened.keys()].find((ns) => this.#ready.has(ns) && !this.#holds.has(ns));
       if (idle === undefined) {
-        throw new HttpProblem('CAPACITY_EXCEEDED', `the server has ${this.#opened.size} namespaces open, its limit (--max-open-namespaces), and every one is in use; retry later`, {
+        throw new HttpProblem('CAPACITY_EXCEEDED', `the server has ${this.#opened.size - (this.#opened.has(namespace) ? 1 : 0)} namespaces open, its limit (--max-open-namespaces), and every one is in use; retry later`, {
           context: { limit: this.#maxOpen, resource: 'namespaces' },
           headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
         });

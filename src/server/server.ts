@@ -22,7 +22,7 @@ import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
-import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, outOfFileHandles, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
+import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, openFileLimit, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
 import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
 import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
@@ -266,7 +266,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const streamBacklogBytes = options.streamBacklogBytes ?? DEFAULT_STREAM_BACKLOG_BYTES;
   const hold = (namespace: string): (() => void) => source.hold?.(namespace) ?? (() => {});
   const defaults = defaultLimits();
-  const leases = new Leases({ maxStreams: options.maxStreams ?? defaults.maxStreams, maxSessions: options.maxSessions ?? defaults.maxSessions, tokens, hold });
+  const leases = new Leases({
+    maxStreams: options.maxStreams ?? defaults.maxStreams,
+    maxSessions: options.maxSessions ?? defaults.maxSessions,
+    tokens,
+    hold,
+    ...(source.maxOpen === undefined ? {} : { maxOpenNamespaces: source.maxOpen }),
+  });
   const metrics = new ServerMetrics(
     Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.sessionCount === undefined ? [] : [[name, mount.sessionCount]]))),
     Object.fromEntries(Object.entries(mounts).flatMap(([name, mount]) => (mount.auditStats === undefined ? [] : [[name, mount.auditStats]]))),
@@ -477,6 +483,8 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const registry = await resolveNamespace(namespace, token);
       metrics.sawRegistry(namespace, registry);
       requireScope(token, mount.scope ?? 'read');
+      // A GET is a session's notification stream: a socket held as long as the session likes.
+      if (c.req.method === 'GET') refuseNearFileLimit();
       const release = hold(namespace);
       try {
         return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace) });
@@ -527,8 +535,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const known = knownProblem(error);
     if (known !== undefined) return known;
     if (outOfFileHandles(error)) {
+      const limit = openFileLimit();
       return problemResponse('CAPACITY_EXCEEDED', 'the server has run out of file handles; retry later', {
-        context: { resource: 'file_handles' },
+        context: { ...(limit === undefined ? {} : { limit }), resource: 'file_handles' },
         headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
       });
     }

@@ -103,24 +103,41 @@ export function parseTokenFile(text: string, file: string): TokenFileContent {
   return { version: 1, tokens };
 }
 
-async function readTokens(file: string): Promise<readonly StoredToken[]> {
-  let text: string;
+/** The file's text, or undefined when it does not exist. */
+async function readText(file: string): Promise<string | undefined> {
   try {
-    text = await readFile(file, 'utf8');
+    return await readFile(file, 'utf8');
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'ENOENT') return [];
+    if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
     throw error;
   }
-  return parseTokenFile(text, file).tokens;
 }
 
-async function writeTokens(file: string, tokens: readonly StoredToken[]): Promise<void> {
+async function readTokens(file: string): Promise<readonly StoredToken[]> {
+  const text = await readText(file);
+  return text === undefined ? [] : parseTokenFile(text, file).tokens;
+}
+
+/** How often an update reads the file again because a hand edit changed it meanwhile, before giving up. */
+const EDIT_RETRIES = 20;
+
+/**
+ * Writes the tokens whole or not at all (a temporary file renamed over the file), unless the
+ * file no longer holds `read` (a hand edit, which takes no lock, saved meanwhile): then false,
+ * nothing written, and the caller edits the new text instead of overwriting the hand edit.
+ */
+async function writeTokens(file: string, read: string | undefined, tokens: readonly StoredToken[]): Promise<boolean> {
   await mkdir(dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const content: TokenFileContent = { version: 1, tokens };
-  // Whole or not at all, readable by its owner only: the hashes are not secrets, the names and scopes are private.
+  // Readable by its owner only: the hashes are not secrets, the names and scopes are private.
   await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+  if ((await readText(file)) !== read) {
+    await unlink(temporary).catch(() => {});
+    return false;
+  }
   await rename(temporary, file);
+  return true;
 }
 
 /** How long a token command waits for another one's lock before giving up. */
@@ -130,7 +147,8 @@ const LOCK_STALE_MS = 30_000;
 
 /** Whether the lock's holder (`pid@host`) is gone: a process of this host that no longer runs. */
 function holderGone(holder: string): boolean {
-  const [pid, host] = holder.split('@');
+  // A lock written by hand (`echo "$$@$(hostname)" > FILE.lock`) ends with a newline.
+  const [pid, host] = holder.trim().split('@');
   if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
   try {
     process.kill(Number(pid), 0);
@@ -203,9 +221,14 @@ async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T>
  */
 export async function updateTokens<T>(file: string, edit: (tokens: readonly StoredToken[]) => { tokens: readonly StoredToken[]; result: T } | { result: T }): Promise<T> {
   return withFileLock(file, async () => {
-    const outcome = edit(await readTokens(file));
-    if ('tokens' in outcome) await writeTokens(file, outcome.tokens);
-    return outcome.result;
+    // A hand edit takes no lock: one saved between this read and the write is read and edited
+    // in turn, never overwritten.
+    for (let attempt = 0; ; attempt++) {
+      const read = await readText(file);
+      const outcome = edit(read === undefined ? [] : parseTokenFile(read, file).tokens);
+      if (!('tokens' in outcome) || (await writeTokens(file, read, outcome.tokens))) return outcome.result;
+      if (attempt === EDIT_RETRIES) throw new Error(`the token file ${file} kept changing while this command edited it (a hand edit being saved?); try again`);
+    }
   });
 }
 

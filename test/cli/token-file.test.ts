@@ -7,7 +7,9 @@ import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, 
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { StoredToken } from '../../src/server/index.js';
 import { hashToken, listTokens } from '../../src/server/index.js';
+import { updateTokens } from '../../src/server/tokens.js';
 import { until } from '../support/waiting.js';
 import { runCli, startCli, useChildProcessTimeout, useTempDir } from './helpers.js';
 
@@ -72,5 +74,37 @@ describe('token create / revoke across processes', () => {
     expect([created.code, created.stderr]).toEqual([0, '']);
     expect(existsSync(`${file}.lock`)).toBe(false);
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
+  });
+
+  it('a lock written by hand (a newline after pid@host) whose process is gone is broken too', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    writeFileSync(`${file}.lock`, `${2 ** 22 + 1}@${hostname()}\n`);
+    expect(await updateTokens(file, () => ({ tokens: [], result: 'written' }))).toBe('written');
+    expect(existsSync(`${file}.lock`)).toBe(false);
+  });
+
+  it('a hand edit saved while a command edits the file is kept: the command edits it again on top', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    expect((await runCli(['token', 'create', '--name', 'first', '--scopes', 'read', '--tokens', file], { cwd: folder })).code).toBe(0);
+    const [first] = await listTokens(file);
+    let edits = 0;
+    await updateTokens(file, (tokens) => {
+      // The hand edit lands between the command's read and its write (once).
+      if (edits++ === 0) writeFileSync(file, JSON.stringify({ version: 1, tokens: [{ ...first, name: 'by_hand' }] }));
+      return { tokens: [...tokens, { ...(first as StoredToken), name: 'by_command', sha256: 'a'.repeat(64) }], result: undefined };
+    });
+    expect((await listTokens(file)).map((t) => t.name)).toEqual(['by_hand', 'by_command']);
+  });
+
+  it('revoke and list on a file that is not a token file: IO_ERROR, exit 1, no stack', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    writeFileSync(file, '{"version":1,"tokens":[');
+    for (const args of [['token', 'revoke', 'x'], ['token', 'list']]) {
+      const run = await runCli([...args, '--tokens', file], { cwd: folder });
+      expect([run.code, run.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: token file .*: not JSON [^\n]*\n$/)]);
+    }
   });
 });

@@ -13,6 +13,7 @@ import { ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { documentChecker, recorded, spec, start } from './helpers.js';
+import { until } from '../support/waiting.js';
 import type { Running } from './helpers.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-edges-'));
@@ -349,6 +350,32 @@ describe('bad input refused, never altered', () => {
     const defaults = await listen(createToolRegistryServer({ registries: memoryNamespaces() }));
     expect([defaults.server.headersTimeout, defaults.server.requestTimeout]).toEqual([10_000, 30_000]);
     await defaults.close();
+  });
+
+  it('a reader that takes no byte for stalledWriteMs while bytes wait loses its connection (socket and buffers freed); an idle stream keeps its own', async () => {
+    // The adapter alone (the fix is there): a server whose answer is 32 MiB, and an event stream with nothing to say.
+    const fake = {
+      fetch: async (request: Request) =>
+        new URL(request.url).pathname === '/big' ? new Response(new Uint8Array(32 * 1024 * 1024)) : new Response(new ReadableStream({ start() {} }), { headers: { 'content-type': 'text/event-stream' } }),
+      shutdown: () => {},
+      drained: async () => {},
+      close: async () => {},
+    } as unknown as Parameters<typeof listen>[0];
+    const listening = await listen(fake, { stalledWriteMs: 300 });
+    const sockets = ['/big', '/idle'].map((path) => {
+      const socket = connect(listening.port, '127.0.0.1');
+      socket.pause();
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${listening.port}\r\n\r\n`);
+      return socket;
+    });
+    const connections = () => new Promise<number>((resolve) => listening.server.getConnections((_error, count) => resolve(count)));
+    try {
+      await until(async () => (await connections()) === 2, 'both connections open');
+      await until(async () => (await connections()) === 1, 'the stalled connection closed', { timeoutMs: 5_000 });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await listening.close();
+    }
   });
 
   it('/readyz says nothing a token may not read: its revision only to a token that reaches default (none needed for the status)', async () => {

@@ -44,9 +44,15 @@ async function serveLimited(dir: string, args: readonly string[] = []): Promise<
 const put = (url: string, path: string, body?: unknown) =>
   fetch(`${url}${path}`, { method: 'PUT', ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
 
+/** The server of the first case (40 namespaces, ns0-ns39), shared with the next. */
+let many: string;
+/** The server of the last two cases: told to keep more namespaces and streams than its handles allow. */
+let exhausted: string;
+
 describe('serve --data-dir under ulimit -n 128', () => {
   it('40 namespaces, each created and written: every request answered; the first ones reopen on demand', async () => {
     const url = await serveLimited('many');
+    many = url;
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) {
       statuses.push((await put(url, `/v1/namespaces/ns${i}`)).status);
@@ -60,8 +66,45 @@ describe('serve --data-dir under ulimit -n 128', () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 
+  it('streams in many namespaces hold at most half of --max-open-namespaces (8 here): the next is 503, and every other namespace is still served', async () => {
+    const url = many;
+    const streams: Response[] = [];
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const response = await fetch(`${url}/v1/namespaces/ns${i}/changes`, { headers: { accept: 'text/event-stream' } });
+      statuses.push(response.status);
+      if (response.status === 200) streams.push(response);
+      else expect([response.headers.get('retry-after'), ((await response.json()) as { context: unknown }).context]).toEqual(['5', { limit: 4, resource: 'namespaces' }]);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 503, 503, 503, 503]);
+    // A second stream in a namespace already held is not another namespace.
+    const again = await fetch(`${url}/v1/namespaces/ns0/changes`, { headers: { accept: 'text/event-stream' } });
+    expect(again.status).toBe(200);
+    streams.push(again);
+    // Requests still open (and close, least recently used first) the other namespaces.
+    const reads: number[] = [];
+    for (const ns of ['default', 'ns8', 'ns9', 'ns10', 'ns11', 'ns12', 'ns13', 'ns4', 'ns5']) reads.push((await fetch(`${url}/v1/namespaces/${ns}/tools`)).status);
+    expect(reads).toEqual(Array(9).fill(200));
+    for (const stream of streams) await stream.body?.cancel();
+  });
+
+  it('--max-streams past what the handles allow: a stream is 503 (file_handles) while some are left, and /healthz answers', async () => {
+    exhausted = await serveLimited('exhausted', ['--max-open-namespaces', '500', '--max-streams', '400']);
+    const streams: Response[] = [];
+    let refused: Response | undefined;
+    for (let i = 0; i < 140 && refused === undefined; i++) {
+      const response = await fetch(`${exhausted}/v1/changes`, { headers: { accept: 'text/event-stream' }, signal: AbortSignal.timeout(5_000) });
+      if (response.status === 200) streams.push(response);
+      else refused = response;
+    }
+    expect([refused?.status, refused?.headers.get('retry-after')]).toEqual([503, '5']);
+    expect(await refused?.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 128, resource: 'file_handles' } });
+    expect((await fetch(`${exhausted}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+    for (const stream of streams) await stream.body?.cancel();
+  });
+
   it('--max-open-namespaces past what the handles allow: out of file handles is 503 with Retry-After, never 500', async () => {
-    const url = await serveLimited('exhausted', ['--max-open-namespaces', '500']);
+    const url = exhausted;
     let refused: Response | undefined;
     for (let i = 0; i < 60 && refused === undefined; i++) {
       const created = await put(url, `/v1/namespaces/ns${i}`);
@@ -70,6 +113,6 @@ describe('serve --data-dir under ulimit -n 128', () => {
     expect(refused).toBeDefined();
     const response = refused as Response;
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
-    expect(await response.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { resource: 'file_handles' } });
+    expect(await response.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 128, resource: 'file_handles' } });
   });
 });

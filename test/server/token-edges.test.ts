@@ -170,7 +170,7 @@ describe('tokens that end', () => {
     expect((await rpc(victim, toolsList, session)).status).toBe(401);
   });
 
-  it("a narrowed policy ends the token's session; a new session follows the new policy", async () => {
+  it("a narrowed policy ends the token's session at once (its next request is 404, before the 500 ms check); a new session follows the new policy", async () => {
     const agent = await createToken('agent', { persona: 'support', allowed_permissions: ['READ_FS'], allowed_tools: ['echo', 'read_notes'] });
     const session = await openSession(agent);
     expect(await toolNames(agent, session)).toEqual(['echo', 'read_notes']);
@@ -179,6 +179,8 @@ describe('tokens that end', () => {
       tokens: tokens.map((t) => (t.name === 'agent' ? { ...t, policy: { persona: 'support', allowed_permissions: ['READ_FS'], allowed_tools: ['read_notes'] } } : t)),
       result: undefined,
     }));
+    // Right after the edit: the removed tool is not called through the old session.
+    expect((await rpc(agent, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }, session)).status).toBe(404);
     await until(() => stream.ended(), 'the session of the edited token to end', { timeoutMs: 10_000 });
     expect((await rpc(agent, toolsList, session)).status).toBe(404);
     const again = await openSession(agent);
