@@ -94,7 +94,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .action(async (options: { tokens?: string; json?: boolean }) => (await serve()).tokenListCommand(io, options));
 
   withFile(token.command('revoke'))
-    .description('delete a token; a running server refuses it from its next request')
+    .description('delete a token; a running server refuses it from its next request and ends its open streams and MCP sessions within 2 s')
     .argument('<name>', 'the token name')
     .action(async (name: string, options: { tokens?: string }) => (await serve()).tokenRevokeCommand(io, name, options));
 
