@@ -7,7 +7,7 @@ import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { invalidMessage } from './json-rpc.js';
-import { checkSessionOptions, createMcpServer } from './tool-server.js';
+import { checkSessionOptions, createMcpServer, invalidParamsOf } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /** The default time after which a session nobody used is ended: 10 minutes. */
@@ -361,7 +361,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         body = read.body;
         // JSON that is not a JSON-RPC message (an object id, "jsonrpc": "1.0") is -32600 saying why, as over stdio (the SDK said -32700).
         const wrong = messagesOf(body).map(invalidMessage).find((refusal) => refusal !== undefined);
-        if (wrong !== undefined) return rpcError(400, -32600, `Invalid Request: ${wrong.reason}`, wrong.id);
+        if (wrong !== undefined) return rpcError(400, wrong.code, wrong.message, wrong.id);
+        if (Array.isArray(body) && body.length === 0) return rpcError(400, -32600, 'Invalid Request: an empty batch');
       }
       if (id !== null) {
         const session = sessions.get(id);
@@ -370,6 +371,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       }
       if (request.method === 'POST' && messagesOf(body).some((message) => isInitializeRequest(message as JSONRPCMessage))) {
         return open(request, body, context);
+      }
+      // An initialize whose params are wrong: -32602 saying what is wrong, not "no Mcp-Session-Id".
+      for (const message of request.method === 'POST' ? messagesOf(body) : []) {
+        const invalid = (message as { method?: unknown }).method === 'initialize' ? invalidParamsOf(message as { method: string }) : undefined;
+        if (invalid !== undefined) return rpcError(400, -32602, invalid, (message as { id: RequestId }).id);
       }
       if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
         return new Response(null, { status: 405, headers: { allow: 'GET, POST, DELETE' } });

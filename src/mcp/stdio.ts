@@ -6,8 +6,9 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { inexactNumberIssues } from '../index.js';
 import type { LiveToolSet } from '../index.js';
-import { errorReply, isId, isObject, whyInvalid } from './json-rpc.js';
+import { errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
@@ -180,6 +181,12 @@ class StdioLines implements Transport {
       void this.#write(errorReply(null, -32700, `Parse error: ${(error as Error).message}`));
       return;
     }
+    // A number JSON.parse changed (18446744073709551616 read as 18446744073709552000): refused, never passed on altered, as over HTTP.
+    const [inexact] = inexactNumberIssues(text);
+    if (inexact !== undefined) {
+      void this.#write(errorReply(isObject(value) && isId(value.id) ? value.id : null, -32700, `Parse error: ${inexact.pathText}: ${inexact.message}`));
+      return;
+    }
     if (!Array.isArray(value)) {
       const refusal = this.#message(value);
       if (refusal !== undefined) void this.#write(refusal);
@@ -222,8 +229,8 @@ class StdioLines implements Transport {
       this.#warn(`a malformed response from the client was ignored: ${whyInvalid(value)}`);
       return undefined;
     }
-    const id = isObject(value) && isId(value.id) ? value.id : null;
-    return errorReply(id, -32600, `Invalid Request: ${whyInvalid(value)}`);
+    const refusal = refusalOf(value);
+    return errorReply(refusal.id, refusal.code, refusal.message);
   }
 }
 

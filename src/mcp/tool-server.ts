@@ -1,7 +1,7 @@
 // One MCP session over a live tool set: the SDK's low-level Server (raw JSON Schema as it is),
 // tools/list in name order with cursors, tools/call through invoke, list_changed pushed live.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type {
   CallToolResult,
   CreateMessageRequestParams,
@@ -22,7 +22,7 @@ import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMc
 import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
-import { isId, isObject } from './json-rpc.js';
+import { errorReply, isId, isObject } from './json-rpc.js';
 import { isRelayedTool, RelayedCall } from './relayed-call.js';
 import { rememberResultJson } from './result-json.js';
 
@@ -210,7 +210,9 @@ function isPlainCall(params: Record<string, unknown>): boolean {
   for (const key in params) {
     if (key === 'name') continue;
     if (key === 'arguments') {
-      if (params.arguments !== undefined && !isPlainRecord(params.arguments as object)) return false;
+      const args = params.arguments;
+      // Not an object (null, "x", []): paramsOf says what is wrong.
+      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args) || !isPlainRecord(args))) return false;
       continue;
     }
     if (key !== '_meta') return false;
@@ -224,6 +226,30 @@ function isPlainCall(params: Record<string, unknown>): boolean {
     }
   }
   return true;
+}
+
+/** zod's issues with a request's params, in one line: `"level": Invalid option: ...; "clientInfo": ...`. */
+type ParamsIssues = readonly { path: readonly PropertyKey[]; message: string }[];
+function issuesText(issues: ParamsIssues): string {
+  return issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; ');
+}
+
+/** The requests the SDK's Server answers itself, by their schema: it answers params its schema refuses with -32603 and zod's raw issues. */
+const SDK_ANSWERED = new Map<string, { safeParse(value: unknown): { success: boolean; error?: { issues: ParamsIssues } } }>([
+  ['initialize', InitializeRequestSchema],
+  ['logging/setLevel', SetLevelRequestSchema],
+]);
+
+/**
+ * For a request the SDK's Server answers itself (`initialize`, `logging/setLevel`) with params
+ * its schema refuses: the message of the -32602 Invalid params reply, saying what is wrong.
+ * Undefined for any other message.
+ */
+export function invalidParamsOf(message: { readonly method?: unknown }): string | undefined {
+  const schema = typeof message.method === 'string' ? SDK_ANSWERED.get(message.method) : undefined;
+  if (schema === undefined) return undefined;
+  const parsed = schema.safeParse(message);
+  return parsed.success ? undefined : `Invalid params of ${message.method as string}: ${issuesText(parsed.error?.issues ?? [])}`;
 }
 
 /**
@@ -245,7 +271,7 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
   if (method === 'tools/call' && isPlainCall(given)) return given as T;
   const parsed = schema.safeParse(request);
   if (!parsed.success) {
-    throw invalid(parsed.error.issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; '));
+    throw invalid(issuesText(parsed.error.issues));
   }
   return parsed.data.params;
 }
@@ -607,7 +633,14 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       relayed.cancel(typeof reason === 'string' ? reason : 'cancelled by the client');
       return true;
     }
-    if (value.method !== 'tools/call' || !isPlainRequest(value)) return false;
+    if (value.method !== 'tools/call') {
+      // initialize and logging/setLevel with bad params: -32602 saying what is wrong, not the SDK's -32603 with zod's issues.
+      const invalid = isId(value.id) ? invalidParamsOf(value) : undefined;
+      if (invalid === undefined) return false;
+      transport.send(errorReply(value.id as RequestId, ErrorCode.InvalidParams, invalid) as JSONRPCMessage).catch(() => undefined);
+      return true;
+    }
+    if (!isPlainRequest(value)) return false;
     const params = value.params as Record<string, unknown>;
     if (typeof params.name !== 'string' || !isPlainCall(params) || server.getClientVersion() === undefined || relayedCalls.has(value.id as RequestId)) return false;
     const tool = current().byName.get(params.name);

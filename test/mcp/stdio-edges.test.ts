@@ -64,6 +64,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     raw.send({ jsonrpc: '1.0', id: 3, method: 'ping' });
     expect((await raw.reply(3)).error).toEqual({ code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"' });
 
+    // Params the SDK's Server checks itself: -32602 saying what is wrong (it was -32603 with zod's raw issues).
+    raw.send({ jsonrpc: '2.0', id: 'bad-init', method: 'initialize', params: { protocolVersion: 5 } });
+    expect((await raw.reply('bad-init')).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params of initialize: "protocolVersion": [^[{]*$/) });
     raw.send(initializeRequest(4, '2025-06-18'));
     expect((await raw.reply(4)).result?.protocolVersion).toBe('2025-06-18');
     raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -72,6 +75,16 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // Invalid params: -32602 saying what is wrong (it was -32603 with zod's raw issues).
     raw.send(call(6, 'echo', 'x'));
     expect((await raw.reply(6)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "arguments" must be an object, got "x"' });
+    // arguments null ended the process (a TypeError in the call's fast path, a stack on stderr).
+    raw.send(call(61, 'echo', null));
+    expect((await raw.reply(61)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "arguments" must be an object, got null' });
+    raw.send({ jsonrpc: '2.0', id: 62, method: 'logging/setLevel', params: { level: 'loud' } });
+    expect((await raw.reply(62)).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params of logging\/setLevel: "level": [^[{]*$/) });
+    raw.send({ jsonrpc: '2.0', id: 63, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: { a: 1 } } } });
+    expect((await raw.reply(63)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "params._meta.progressToken" must be a string or an integer, got {"a":1}' });
+    // A number a double would change is refused, not passed to the handler rounded (as over HTTP).
+    raw.send('{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"big","arguments":{"bytes":18446744073709551616}}}');
+    expect((await raw.reply(64)).error).toEqual({ code: -32700, message: 'Parse error: params.arguments.bytes: the number 18446744073709551616 cannot be kept exactly (a double holds 18446744073709552000); write it as a string' });
     // 11 MB on one line: skipped with a reply and a line on stderr; the session goes on.
     raw.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"${'x'.repeat(11_000_000)}"}}`);
     raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
@@ -161,12 +174,13 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
   });
 
-  it('a tools module that fails to load (throws null, a syntax error, a missing file) is a usage error without a stack', async () => {
+  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
+    writeFileSync(join(folder, 'getter.mjs'), 'export default { get tools() { throw new Error("no tools today"); } };\n');
     const outcomes = [];
-    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
-    const [thrown, syntax, missing] = outcomes;
+    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
+    const [thrown, syntax, missing, getter] = outcomes;
     for (const outcome of outcomes) {
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
@@ -177,5 +191,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // In this process vitest's loader parses the module (RolldownError); the bin says "SyntaxError: Unexpected token '='".
     expect(syntax?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*syntax\.mjs: \w*Error: \S.*$/m);
     expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
+    // It was error INTERNAL with a stack.
+    expect(getter?.stderr).toMatch(/^error USAGE: the tools module \S*getter\.mjs: reading its exports failed: Error: no tools today$/m);
   });
 });
