@@ -2,12 +2,15 @@
 // lines, batches, an over-long line, a call before initialize, a handler that ignores its
 // abort signal when the client leaves, calls racing a disable by another process, and
 // deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
-// to line by line (what the SDK's client would never send), each ended by a test.
+// to line by line (what the SDK's client would never send), each ended by a test; and one
+// `serve --tools` stopped with such a handler running.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { until } from '../support/waiting.js';
 import { connectStdio, initializeRequest, listAll, protocolErrorOf, spawnRawStdio, textOf } from './helpers.js';
@@ -193,5 +196,29 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
     // It was error INTERNAL with a stack.
     expect(getter?.stderr).toMatch(/^error USAGE: the tools module \S*getter\.mjs: reading its exports failed: Error: no tools today$/m);
+  });
+
+  it('serve --tools, SIGTERM with a call in flight whose handler ignores its signal: the call gets an error reply and the process exits without the handler', async () => {
+    const server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--no-console', '--no-upstreams', '--tools', TOOLS], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    server.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    server.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const exited = once(server, 'exit');
+    await until(() => /listening on http:\/\/\S+/.test(out), 'serve listening', { timeoutMs: 60_000 });
+    const url = `${(/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string}/mcp`;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initializeRequest(1)) });
+    const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id') as string };
+    const pending = fetch(url, { method: 'POST', headers: session, body: JSON.stringify(call(2, 'stubborn')) });
+    await until(() => err.includes('stubborn: started'), 'the stubborn call running', { timeoutMs: 60_000 });
+    server.kill('SIGTERM');
+    // It was 200 with the body [] (the session's stream ended unanswered): the client waited for its answer.
+    expect(await (await pending).json()).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32000, message: expect.stringMatching(/^The session ended before this request was answered/) } });
+    expect((await exited)[0]).toBe(0);
+    // The process used to wait for the handler (15 s) and exit after it wrote "finished".
+    expect(err).toContain('stubborn: aborted');
+    expect(err).not.toContain('stubborn: finished');
+    expect(err).toMatch(/^tool-registry serve: still running 1000 ms after the server closed \(a tool handler that ignores its abort signal\); exiting without it$/m);
   });
 });
