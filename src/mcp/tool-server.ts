@@ -429,10 +429,29 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     send: (notification: ServerNotification) => void,
     related: (signal: AbortSignal) => { relatedRequestId: RequestId; signal: AbortSignal },
   ): { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } => {
+    // A notification over maxResultBytes (an 11 MiB log message) would pass the line a stdio
+    // client reads (10 MiB for the SDK's) and end its session, as a result would: it is not
+    // sent; a log message is replaced by a short one saying so, and onWarning hears it.
+    const bounded = (notification: ServerNotification): void => {
+      let bytes = 0;
+      try {
+        const text = JSON.stringify(notification);
+        bytes = text.length > maxResultBytes / 3 ? Buffer.byteLength(text, 'utf8') : text.length;
+      } catch {
+        // Not JSON: the transport refuses it, as before.
+      }
+      if (bytes <= maxResultBytes) {
+        send(notification);
+        return;
+      }
+      const note = `a ${notification.method} of ${bytes} bytes from a tool was not sent: over this server's limit of ${maxResultBytes} bytes (maxResultBytes)`;
+      onWarning?.(note);
+      if (notification.method === 'notifications/message') send({ method: 'notifications/message', params: { level: notification.params.level, data: note } });
+    };
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = {
       timeoutMs: callTimeoutMs,
       onLog: (entry: LogEntry) => {
-        if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
+        if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) bounded({ method: 'notifications/message', params: { ...entry } });
       },
       client: {
         session,
@@ -440,7 +459,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },
     };
-    if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } });
+    if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => bounded({ method: 'notifications/progress', params: { progressToken, ...report } });
     return options;
   };
   /** A call the SDK's Server dispatched: the client's cancellation is its signal; notifications go through its `extra`. */

@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, childEnv, runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
@@ -58,6 +59,12 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // fails at once; with id null the client could not read the reply and waited for its 60 s timeout.
     await expect(client.client.callTool({ name: 'echo', arguments: { text: 'x'.repeat(4_200_000) } }, undefined, { timeout: 30_000 })).rejects.toMatchObject({ code: -32600 });
     expect((await client.client.callTool({ name: 'echo', arguments: { text: 'after' } })).structuredContent).toEqual({ text: 'after' });
+    // A log message over the bound is not sent (an 11 MB line ended the SDK client's session: "Not connected"); a short one says so.
+    const logged: unknown[] = [];
+    client.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data));
+    expect((await client.client.callTool({ name: 'loud', arguments: { bytes: 11_000_000 } })).structuredContent).toEqual({ logged: 11_000_000 });
+    expect(logged).toEqual([expect.stringMatching(/^a notifications\/message of \d+ bytes from a tool was not sent: over this server's limit of 4194304 bytes \(maxResultBytes\)$/)]);
+    expect((await client.client.callTool({ name: 'echo', arguments: { text: 'alive' } })).structuredContent).toEqual({ text: 'alive' });
   });
 
   it('answers every malformed line as JSON-RPC says, refuses calls before initialize, and skips an over-long line', async () => {
