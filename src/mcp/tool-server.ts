@@ -79,6 +79,16 @@ const SERVER_INFO = Object.freeze({ name: 'tool-registry', version: packageVersi
 
 /** Each tool's `tools/list` entry, built once per deprecation; `null` for a tool MCP clients would reject. */
 const entries = new WeakMap<Tool, { readonly deprecation: Deprecation | null; readonly entry: SdkTool | null }>();
+/** The bytes of each `tools/list` entry's JSON, measured once per entry. */
+const entrySizes = new WeakMap<SdkTool, number>();
+function entryBytes(entry: SdkTool): number {
+  let size = entrySizes.get(entry);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(entry), 'utf8');
+    entrySizes.set(entry, size);
+  }
+  return size;
+}
 /** Each set's view for a policy (by the policy's canonical JSON), built once per set. */
 const views = new WeakMap<ToolSet, Map<string, ServedView>>();
 
@@ -410,7 +420,15 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const view = current();
     const cursor = params?.cursor;
     const start = cursor === undefined ? 0 : firstAfter(view.names, decodeCursor(cursor));
-    const end = Math.min(start + pageSize, view.entries.length);
+    let end = Math.min(start + pageSize, view.entries.length);
+    // A page is within maxResultBytes too (large descriptions and schemas, an upstream's
+    // included, would pass the line a stdio client reads): it ends before the entry that would
+    // pass the bound, one entry at least.
+    let bytes = 0;
+    for (let index = start; index < end; index++) {
+      bytes += entryBytes(view.entries[index] as SdkTool) + 1;
+      if (bytes > maxResultBytes && index > start) end = index;
+    }
     const page: ListToolsResult = { tools: start === 0 && end === view.entries.length ? (view.entries as SdkTool[]) : view.entries.slice(start, end) };
     if (end < view.entries.length) page.nextCursor = encodeCursor(view.names[end - 1] as string);
     return page;

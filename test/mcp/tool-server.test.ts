@@ -116,6 +116,26 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('a tools/list page stays within maxResultBytes too: it ends before the entry that would pass it (one entry at least)', async () => {
+    // Entries of about 1,100 bytes under a bound of 2,500: two a page, where pageSize alone made one page of five.
+    const tools = ['a', 'b', 'c', 'd', 'e'].map((name) => named(name, { description: name.repeat(1_000) }));
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const { client } = await session(live, { maxResultBytes: 2_500 });
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      pages.push(page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    expect(pages).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    const { client: tiny } = await session(live, { maxResultBytes: 10 });
+    expect((await tiny.listTools()).tools.map((tool) => tool.name)).toEqual(['a']);
+    await live.close();
+  });
+
   it("tools/call params: a name, arguments and a progress token are taken as they are; anything else as the SDK's schema says", async () => {
     const tools = [defineTool({ name: 'echo', version: '1', input_schema: object, handler: (args) => args })];
     const registry = new InMemoryToolRegistry();
