@@ -466,6 +466,17 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       onWarning?.(note);
       if (notification.method === 'notifications/message') send({ method: 'notifications/message', params: { level: notification.params.level, data: note } });
     };
+    // A request to the client as big would end its session the same way: the handler's sample() or elicit() fails instead.
+    const withinBound = <T>(what: string, params: T): T => {
+      let bytes = 0;
+      try {
+        bytes = Buffer.byteLength(JSON.stringify(params) ?? '', 'utf8');
+      } catch {
+        // Not JSON: the transport refuses it, as before.
+      }
+      if (bytes > maxResultBytes) throw new RangeError(`${what}(): the request is ${bytes} bytes, over this server's limit of ${maxResultBytes} bytes (maxResultBytes)`);
+      return params;
+    };
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = {
       timeoutMs: callTimeoutMs,
       onLog: (entry: LogEntry) => {
@@ -473,8 +484,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       },
       client: {
         session,
-        createMessage: async (params, { signal }) => (await server.createMessage(params as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
-        elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
+        createMessage: async (params, { signal }) => (await server.createMessage(withinBound('sample', params) as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
+        elicitInput: async (params, { signal }) => (await server.elicitInput(withinBound('elicit', params) as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },
     };
     if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => bounded({ method: 'notifications/progress', params: { progressToken, ...report } });
