@@ -156,7 +156,19 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     process.on('SIGINT', stop);
   });
   await running.close();
+  // Closing ended the MCP sessions and aborted their calls; a tool handler that ignores its
+  // signal must not keep the process (it held it until the handler ended): as `tool-registry
+  // mcp`, it ends at the latest 1 s later (the event loop may end it sooner).
+  if (io.stdout === process.stdout) {
+    setTimeout(() => {
+      io.stderr.write(`tool-registry serve: still running ${EXIT_GRACE_MS} ms after the server closed (a tool handler that ignores its abort signal); exiting without it\n`);
+      process.exit();
+    }, EXIT_GRACE_MS).unref();
+  }
 }
+
+/** How long the process may run on after the server closed (see serveCommand). */
+const EXIT_GRACE_MS = 1_000;
 
 export function tokensFile(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   if (flag !== undefined) return flag;

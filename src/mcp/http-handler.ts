@@ -7,7 +7,7 @@ import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { invalidMessage } from './json-rpc.js';
-import { checkSessionOptions, createMcpServer } from './tool-server.js';
+import { checkSessionOptions, createMcpServer, invalidParamsOf } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /** The default time after which a session nobody used is ended: 10 minutes. */
@@ -107,6 +107,14 @@ function messagesOf(body: unknown): unknown[] {
   return Array.isArray(body) ? body : [body];
 }
 
+/** The ids of the requests in a POST's body (notifications and responses have none to answer). */
+function requestIdsOf(body: unknown): RequestId[] {
+  return body === undefined ? [] : messagesOf(body).filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
+}
+
+/** The error a request gets when its session ended before answering it. */
+const SESSION_ENDED = 'The session ended before this request was answered (the server is stopping, the session was deleted, or its token was revoked or changed)';
+
 function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolean {
   const origin = request.headers.get('origin');
   return origin === null || allowed.has(origin);
@@ -121,9 +129,11 @@ function isResponse(message: unknown): boolean {
  * A POST's answer (an SSE stream from the SDK's transport) as one JSON body when it carries
  * only responses, as clients got before calls could talk; once a handler sends anything else
  * first (progress, a log message, a sampling or elicitation request), the stream as it is,
- * what was read so far included. A body that is not SSE comes back untouched.
+ * what was read so far included. A body that is not SSE comes back untouched. A request of
+ * `requestIds` the stream ended without answering (its session ended meanwhile) gets an error
+ * reply, never an empty body that leaves its client waiting.
  */
-async function jsonUnlessStreamed(response: Response): Promise<Response> {
+async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[]): Promise<Response> {
   if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -162,6 +172,11 @@ async function jsonUnlessStreamed(response: Response): Promise<Response> {
       }
       responses.push(message);
     }
+  }
+  // The session ended before it answered (the server stopping, DELETE, its token revoked): the SDK's stream just ends.
+  const answered = new Set(responses.map((message) => (message as { id?: unknown }).id));
+  for (const id of requestIds) {
+    if (!answered.has(id)) responses.push({ jsonrpc: '2.0', id, error: { code: -32000, message: SESSION_ENDED } });
   }
   const headers = new Headers(response.headers);
   headers.set('content-type', 'application/json');
@@ -279,7 +294,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       clearTimeout(session.idleTimer);
       session.idleTimer = undefined;
     }
-    const requestIds = parsedBody === undefined ? [] : messagesOf(parsedBody).filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
+    const requestIds = requestIdsOf(parsedBody);
     let response: Response;
     try {
       const pending = session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
@@ -289,7 +304,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       throw error;
     }
     const tracked = track(session, request, response, requestIds);
-    return request.method === 'POST' ? jsonUnlessStreamed(tracked) : tracked;
+    return request.method === 'POST' ? jsonUnlessStreamed(tracked, requestIds) : tracked;
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
@@ -329,7 +344,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let response: Response;
     try {
       await server.connect(transport);
-      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })));
+      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body));
     } catch (error) {
       lease?.release();
       await server.close();
@@ -367,7 +382,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         body = read.body;
         // JSON that is not a JSON-RPC message (an object id, "jsonrpc": "1.0") is -32600 saying why, as over stdio (the SDK said -32700).
         const wrong = messagesOf(body).map(invalidMessage).find((refusal) => refusal !== undefined);
-        if (wrong !== undefined) return rpcError(400, -32600, `Invalid Request: ${wrong.reason}`, wrong.id);
+        if (wrong !== undefined) return rpcError(400, wrong.code, wrong.message, wrong.id);
+        if (Array.isArray(body) && body.length === 0) return rpcError(400, -32600, 'Invalid Request: an empty batch');
       } else if (carriesBody(request)) {
         // A DELETE reads no body, but one that came is checked as a POST's: it does not end the session when it cannot be read.
         const read = await readBody(request, maxBodyBytes);
@@ -380,6 +396,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       }
       if (request.method === 'POST' && messagesOf(body).some((message) => isInitializeRequest(message as JSONRPCMessage))) {
         return open(request, body, context);
+      }
+      // An initialize whose params are wrong: -32602 saying what is wrong, not "no Mcp-Session-Id".
+      for (const message of request.method === 'POST' ? messagesOf(body) : []) {
+        const invalid = (message as { method?: unknown }).method === 'initialize' ? invalidParamsOf(message as { method: string }) : undefined;
+        if (invalid !== undefined) return rpcError(400, -32602, invalid, (message as { id: RequestId }).id);
       }
       if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
         return new Response(null, { status: 405, headers: { allow: 'GET, POST, DELETE' } });

@@ -16,20 +16,55 @@ export function errorReply(id: Id | null, code: number, message: string): object
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
-/** What is wrong with a JSON value that is not a JSON-RPC 2.0 message, in a few words. */
-export function whyInvalid(value: unknown): string {
-  if (!isObject(value)) return `a message must be a JSON object, got ${value === null ? 'null' : typeof value}`;
+/** What is wrong with the `_meta` of a request's params (every MCP request may carry one), or undefined. */
+function metaProblem(params: Record<string, unknown>): string | undefined {
+  if (!('_meta' in params)) return undefined;
+  const meta = params._meta;
+  if (!isObject(meta)) return `"params._meta" must be an object, got ${JSON.stringify(meta)}`;
+  if ('progressToken' in meta && !isId(meta.progressToken)) return `"params._meta.progressToken" must be a string or an integer, got ${JSON.stringify(meta.progressToken)}`;
+  return undefined;
+}
+
+/** What is wrong with the shape of a JSON value as a JSON-RPC 2.0 message (its members, not its params' content), or undefined. */
+function shapeProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return `a message must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;
   if (value.jsonrpc !== '2.0') return `"jsonrpc" must be "2.0", got ${JSON.stringify(value.jsonrpc) ?? 'nothing'}`;
   if ('id' in value && !isId(value.id)) return `"id" must be a string or an integer, got ${JSON.stringify(value.id)}`;
   if (!('method' in value)) return 'a request needs a "method"';
   if (typeof value.method !== 'string') return `"method" must be a string, got ${JSON.stringify(value.method)}`;
   if ('params' in value && !isObject(value.params)) return '"params" must be an object';
   const extra = Object.keys(value).filter((key) => !['jsonrpc', 'id', 'method', 'params'].includes(key));
-  return extra.length > 0 ? `unknown members ${extra.map((key) => JSON.stringify(key)).join(', ')}` : 'not a JSON-RPC 2.0 request or notification';
+  return extra.length > 0 ? `unknown members ${extra.map((key) => JSON.stringify(key)).join(', ')}` : undefined;
 }
 
-/** For a parsed JSON value that is not a JSON-RPC 2.0 message: the id to answer (null when it has no valid one) and why; undefined for a message. */
-export function invalidMessage(value: unknown): { readonly id: Id | null; readonly reason: string } | undefined {
-  if (JSONRPCMessageSchema.safeParse(value).success) return undefined;
-  return { id: isObject(value) && isId(value.id) ? value.id : null, reason: whyInvalid(value) };
+const UNREADABLE = 'not a JSON-RPC 2.0 request or notification';
+
+/** What is wrong with a JSON value that is not a JSON-RPC 2.0 message, in a few words. */
+export function whyInvalid(value: unknown): string {
+  return shapeProblem(value) ?? (isObject(value) && isObject(value.params) ? metaProblem(value.params) : undefined) ?? UNREADABLE;
+}
+
+/** The error reply's parts for a parsed JSON value that is not a message: its id (null without a valid one), code and message. */
+export interface Refusal {
+  readonly id: Id | null;
+  readonly code: number;
+  readonly message: string;
+}
+
+/**
+ * The refusal of a parsed JSON value that is not a JSON-RPC 2.0 message as MCP reads one:
+ * -32602 Invalid params for a request whose only fault is its params' `_meta` (a progress
+ * token that is an object), else -32600 Invalid Request saying why.
+ */
+export function refusalOf(value: unknown): Refusal {
+  const id = isObject(value) && isId(value.id) ? value.id : null;
+  const shape = shapeProblem(value);
+  const meta = shape === undefined && isObject(value) && isObject(value.params) ? metaProblem(value.params) : undefined;
+  if (meta !== undefined) return { id, code: -32602, message: `Invalid params of ${(value as { method: string }).method}: ${meta}` };
+  return { id, code: -32600, message: `Invalid Request: ${shape ?? UNREADABLE}` };
+}
+
+/** `refusalOf` a parsed JSON value that is not a JSON-RPC 2.0 message; undefined for a message. */
+export function invalidMessage(value: unknown): Refusal | undefined {
+  return JSONRPCMessageSchema.safeParse(value).success ? undefined : refusalOf(value);
 }

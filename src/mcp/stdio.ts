@@ -6,8 +6,9 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { inexactNumberIssues } from '../index.js';
 import type { LiveToolSet } from '../index.js';
-import { errorReply, isId, isObject, whyInvalid } from './json-rpc.js';
+import { errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
@@ -44,6 +45,56 @@ interface Batch {
   readonly replies: object[];
 }
 
+/** How many bytes of a skipped line's start and end are kept to find its id. */
+const EDGE_BYTES = 256;
+const EMPTY = Buffer.alloc(0);
+
+/** The first `count` bytes of buffers read in order. */
+function firstBytes(buffers: readonly Buffer[], count: number): Buffer {
+  const kept: Buffer[] = [];
+  let size = 0;
+  for (const buffer of buffers) {
+    if (size >= count) break;
+    kept.push(buffer.subarray(0, count - size));
+    size += kept[kept.length - 1]?.length ?? 0;
+  }
+  return Buffer.concat(kept);
+}
+
+/** The last `count` bytes of buffers read in order (a copy: the chunks they come from are let go). */
+function lastBytes(buffers: readonly Buffer[], count: number): Buffer {
+  const kept: Buffer[] = [];
+  let size = 0;
+  for (let index = buffers.length - 1; index >= 0 && size < count; index--) {
+    const buffer = buffers[index] as Buffer;
+    const part = buffer.subarray(Math.max(0, buffer.length - (count - size)));
+    kept.unshift(part);
+    size += part.length;
+  }
+  return Buffer.from(Buffer.concat(kept));
+}
+
+/** A JSON-RPC id as JSON text: an integer or a short string. */
+const ID_TEXT = String.raw`(-?\d{1,16}|"(?:[^"\\]|\\.){0,200}")`;
+/** `{"jsonrpc":"2.0","id":7,` (members before the id may be jsonrpc and method). */
+const ID_AT_START = new RegExp(String.raw`^\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"(?:[^"\\]|\\.){0,200}"\s*,)*\s*"id"\s*:\s*${ID_TEXT}\s*[,}]`);
+/** `…,"id":7}` at the end of the line: the message's last member. */
+const ID_AT_END = new RegExp(String.raw`,\s*"id"\s*:\s*${ID_TEXT}\s*\}\s*$`);
+
+function idIn(bytes: Buffer, pattern: RegExp): Id | undefined {
+  const match = pattern.exec(bytes.toString('utf8'));
+  if (match === null) return undefined;
+  try {
+    const id: unknown = JSON.parse(match[1] as string);
+    return isId(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const idAtStart = (bytes: Buffer): Id | undefined => idIn(bytes, ID_AT_START);
+const idAtEnd = (bytes: Buffer): Id | undefined => idIn(bytes, ID_AT_END);
+
 /** Newline-delimited JSON-RPC on two streams, every line answered (see the header). */
 class StdioLines implements Transport {
   onclose?: () => void;
@@ -58,6 +109,9 @@ class StdioLines implements Transport {
   #parts: Buffer[] = [];
   #size = 0;
   #skipping = false;
+  /** The first and the last bytes of the line being skipped. */
+  #head: Buffer = EMPTY;
+  #tail: Buffer = EMPTY;
   #closed = false;
   /** Over-long lines skipped so far. */
   skipped = 0;
@@ -82,12 +136,14 @@ class StdioLines implements Transport {
       const piece = data.subarray(start, end === -1 ? data.length : end);
       if (!this.#skipping) {
         this.#size += piece.length;
-        if (this.#size > this.#maxBytes) this.#tooLong();
+        if (this.#size > this.#maxBytes) this.#tooLong(piece);
         else this.#parts.push(piece);
+      } else {
+        this.#tail = lastBytes([this.#tail, piece], EDGE_BYTES);
       }
       if (end === -1) return;
       start = end + 1;
-      if (this.#skipping) this.#skipping = false;
+      if (this.#skipping) this.#skippedLine();
       else this.#line(this.#parts.length === 1 ? (this.#parts[0] as Buffer) : Buffer.concat(this.#parts));
       this.#parts = [];
       this.#size = 0;
@@ -105,6 +161,7 @@ class StdioLines implements Transport {
       // A request in it gets the turn it needs to be answered before the session closes.
       setImmediate(() => void this.close());
     } else {
+      if (this.#skipping) this.#skippedLine();
       void this.close();
     }
   };
@@ -152,14 +209,32 @@ class StdioLines implements Transport {
     });
   }
 
-  #tooLong(): void {
+  /** The line so far and `piece` went over the bound: the rest goes by unread; its first and last bytes are kept to find its id. */
+  #tooLong(piece: Buffer): void {
     this.skipped++;
     this.#skipping = true;
+    this.#head = firstBytes([...this.#parts, piece], EDGE_BYTES);
+    this.#tail = lastBytes([...this.#parts, piece], EDGE_BYTES);
     this.#parts = [];
     this.#size = 0;
-    const text = `a message (line) over ${this.#maxBytes} bytes was skipped unread (the limit is maxMessageBytes, --max-message-bytes)`;
-    this.#warn(text);
-    void this.#write(errorReply(null, -32600, `Invalid Request: ${text}`));
+    this.#warn(this.#tooLongText());
+  }
+
+  #tooLongText(): string {
+    return `a message (line) over ${this.#maxBytes} bytes was skipped unread (the limit is maxMessageBytes, --max-message-bytes)`;
+  }
+
+  /**
+   * The end of a skipped line: its -32600 reply, with the request's id when the line's first
+   * or last bytes show it (`{"jsonrpc":"2.0","id":7,…` or `…,"id":7}`, how the SDK's client
+   * writes a request), so that its client stops waiting; else id null.
+   */
+  #skippedLine(): void {
+    this.#skipping = false;
+    const id = idAtStart(this.#head) ?? idAtEnd(this.#tail) ?? null;
+    this.#head = EMPTY;
+    this.#tail = EMPTY;
+    void this.#write(errorReply(id, -32600, `Invalid Request: ${this.#tooLongText()}`));
   }
 
   /** One complete line: answered when it is not a message, else passed to the session. */
@@ -178,6 +253,12 @@ class StdioLines implements Transport {
       value = JSON.parse(text);
     } catch (error) {
       void this.#write(errorReply(null, -32700, `Parse error: ${(error as Error).message}`));
+      return;
+    }
+    // A number JSON.parse changed (18446744073709551616 read as 18446744073709552000): refused, never passed on altered, as over HTTP.
+    const [inexact] = inexactNumberIssues(text);
+    if (inexact !== undefined) {
+      void this.#write(errorReply(isObject(value) && isId(value.id) ? value.id : null, -32700, `Parse error: ${inexact.pathText}: ${inexact.message}`));
       return;
     }
     if (!Array.isArray(value)) {
@@ -222,8 +303,8 @@ class StdioLines implements Transport {
       this.#warn(`a malformed response from the client was ignored: ${whyInvalid(value)}`);
       return undefined;
     }
-    const id = isObject(value) && isId(value.id) ? value.id : null;
-    return errorReply(id, -32600, `Invalid Request: ${whyInvalid(value)}`);
+    const refusal = refusalOf(value);
+    return errorReply(refusal.id, refusal.code, refusal.message);
   }
 }
 

@@ -1,7 +1,7 @@
 // One MCP session over a live tool set: the SDK's low-level Server (raw JSON Schema as it is),
 // tools/list in name order with cursors, tools/call through invoke, list_changed pushed live.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListToolsRequestSchema, SetLevelRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type {
   CallToolResult,
   CreateMessageRequestParams,
@@ -22,7 +22,7 @@ import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMc
 import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult, ToolSet } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
-import { isId, isObject } from './json-rpc.js';
+import { errorReply, isId, isObject } from './json-rpc.js';
 import { isRelayedTool, RelayedCall } from './relayed-call.js';
 import { rememberResultJson } from './result-json.js';
 
@@ -79,6 +79,16 @@ const SERVER_INFO = Object.freeze({ name: 'tool-registry', version: packageVersi
 
 /** Each tool's `tools/list` entry, built once per deprecation; `null` for a tool MCP clients would reject. */
 const entries = new WeakMap<Tool, { readonly deprecation: Deprecation | null; readonly entry: SdkTool | null }>();
+/** The bytes of each `tools/list` entry's JSON, measured once per entry. */
+const entrySizes = new WeakMap<SdkTool, number>();
+function entryBytes(entry: SdkTool): number {
+  let size = entrySizes.get(entry);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(entry), 'utf8');
+    entrySizes.set(entry, size);
+  }
+  return size;
+}
 /** Each set's view for a policy (by the policy's canonical JSON), built once per set. */
 const views = new WeakMap<ToolSet, Map<string, ServedView>>();
 
@@ -210,7 +220,9 @@ function isPlainCall(params: Record<string, unknown>): boolean {
   for (const key in params) {
     if (key === 'name') continue;
     if (key === 'arguments') {
-      if (params.arguments !== undefined && !isPlainRecord(params.arguments as object)) return false;
+      const args = params.arguments;
+      // Not an object (null, "x", []): paramsOf says what is wrong.
+      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args) || !isPlainRecord(args))) return false;
       continue;
     }
     if (key !== '_meta') return false;
@@ -224,6 +236,30 @@ function isPlainCall(params: Record<string, unknown>): boolean {
     }
   }
   return true;
+}
+
+/** zod's issues with a request's params, in one line: `"level": Invalid option: ...; "clientInfo": ...`. */
+type ParamsIssues = readonly { path: readonly PropertyKey[]; message: string }[];
+function issuesText(issues: ParamsIssues): string {
+  return issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; ');
+}
+
+/** The requests the SDK's Server answers itself, by their schema: it answers params its schema refuses with -32603 and zod's raw issues. */
+const SDK_ANSWERED = new Map<string, { safeParse(value: unknown): { success: boolean; error?: { issues: ParamsIssues } } }>([
+  ['initialize', InitializeRequestSchema],
+  ['logging/setLevel', SetLevelRequestSchema],
+]);
+
+/**
+ * For a request the SDK's Server answers itself (`initialize`, `logging/setLevel`) with params
+ * its schema refuses: the message of the -32602 Invalid params reply, saying what is wrong.
+ * Undefined for any other message.
+ */
+export function invalidParamsOf(message: { readonly method?: unknown }): string | undefined {
+  const schema = typeof message.method === 'string' ? SDK_ANSWERED.get(message.method) : undefined;
+  if (schema === undefined) return undefined;
+  const parsed = schema.safeParse(message);
+  return parsed.success ? undefined : `Invalid params of ${message.method as string}: ${issuesText(parsed.error?.issues ?? [])}`;
 }
 
 /**
@@ -245,7 +281,7 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
   if (method === 'tools/call' && isPlainCall(given)) return given as T;
   const parsed = schema.safeParse(request);
   if (!parsed.success) {
-    throw invalid(parsed.error.issues.map((issue) => `${issue.path.length > 1 ? `"${issue.path.slice(1).map(String).join('.')}"` : 'params'}: ${issue.message}`).join('; '));
+    throw invalid(issuesText(parsed.error.issues));
   }
   return parsed.data.params;
 }
@@ -384,7 +420,15 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const view = current();
     const cursor = params?.cursor;
     const start = cursor === undefined ? 0 : firstAfter(view.names, decodeCursor(cursor));
-    const end = Math.min(start + pageSize, view.entries.length);
+    let end = Math.min(start + pageSize, view.entries.length);
+    // A page is within maxResultBytes too (large descriptions and schemas, an upstream's
+    // included, would pass the line a stdio client reads): it ends before the entry that would
+    // pass the bound, one entry at least.
+    let bytes = 0;
+    for (let index = start; index < end; index++) {
+      bytes += entryBytes(view.entries[index] as SdkTool) + 1;
+      if (bytes > maxResultBytes && index > start) end = index;
+    }
     const page: ListToolsResult = { tools: start === 0 && end === view.entries.length ? (view.entries as SdkTool[]) : view.entries.slice(start, end) };
     if (end < view.entries.length) page.nextCursor = encodeCursor(view.names[end - 1] as string);
     return page;
@@ -403,18 +447,48 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     send: (notification: ServerNotification) => void,
     related: (signal: AbortSignal) => { relatedRequestId: RequestId; signal: AbortSignal },
   ): { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } => {
+    // A notification over maxResultBytes (an 11 MiB log message) would pass the line a stdio
+    // client reads (10 MiB for the SDK's) and end its session, as a result would: it is not
+    // sent; a log message is replaced by a short one saying so, and onWarning hears it.
+    const bounded = (notification: ServerNotification): void => {
+      let bytes = 0;
+      try {
+        const text = JSON.stringify(notification);
+        bytes = text.length > maxResultBytes / 3 ? Buffer.byteLength(text, 'utf8') : text.length;
+      } catch {
+        // Not JSON: the transport refuses it, as before.
+      }
+      if (bytes <= maxResultBytes) {
+        send(notification);
+        return;
+      }
+      const note = `a ${notification.method} of ${bytes} bytes from a tool was not sent: over this server's limit of ${maxResultBytes} bytes (maxResultBytes)`;
+      onWarning?.(note);
+      if (notification.method === 'notifications/message') send({ method: 'notifications/message', params: { level: notification.params.level, data: note } });
+    };
+    // A request to the client as big would end its session the same way: the handler's sample() or elicit() fails instead.
+    const withinBound = <T>(what: string, params: T): T => {
+      let bytes = 0;
+      try {
+        bytes = Buffer.byteLength(JSON.stringify(params) ?? '', 'utf8');
+      } catch {
+        // Not JSON: the transport refuses it, as before.
+      }
+      if (bytes > maxResultBytes) throw new RangeError(`${what}(): the request is ${bytes} bytes, over this server's limit of ${maxResultBytes} bytes (maxResultBytes)`);
+      return params;
+    };
     const options: { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } = {
       timeoutMs: callTimeoutMs,
       onLog: (entry: LogEntry) => {
-        if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) send({ method: 'notifications/message', params: { ...entry } });
+        if (MCP_LOG_LEVELS.indexOf(entry.level) >= logLevel) bounded({ method: 'notifications/message', params: { ...entry } });
       },
       client: {
         session,
-        createMessage: async (params, { signal }) => (await server.createMessage(params as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
-        elicitInput: async (params, { signal }) => (await server.elicitInput(params as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
+        createMessage: async (params, { signal }) => (await server.createMessage(withinBound('sample', params) as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
+        elicitInput: async (params, { signal }) => (await server.elicitInput(withinBound('elicit', params) as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
       },
     };
-    if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => send({ method: 'notifications/progress', params: { progressToken, ...report } });
+    if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => bounded({ method: 'notifications/progress', params: { progressToken, ...report } });
     return options;
   };
   /** A call the SDK's Server dispatched: the client's cancellation is its signal; notifications go through its `extra`. */
@@ -607,7 +681,14 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       relayed.cancel(typeof reason === 'string' ? reason : 'cancelled by the client');
       return true;
     }
-    if (value.method !== 'tools/call' || !isPlainRequest(value)) return false;
+    if (value.method !== 'tools/call') {
+      // initialize and logging/setLevel with bad params: -32602 saying what is wrong, not the SDK's -32603 with zod's issues.
+      const invalid = isId(value.id) ? invalidParamsOf(value) : undefined;
+      if (invalid === undefined) return false;
+      transport.send(errorReply(value.id as RequestId, ErrorCode.InvalidParams, invalid) as JSONRPCMessage).catch(() => undefined);
+      return true;
+    }
+    if (!isPlainRequest(value)) return false;
     const params = value.params as Record<string, unknown>;
     if (typeof params.name !== 'string' || !isPlainCall(params) || server.getClientVersion() === undefined || relayedCalls.has(value.id as RequestId)) return false;
     const tool = current().byName.get(params.name);

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ToolSet } from '../index.js';
+import { ToolRegistryError, ToolSet } from '../index.js';
 import type { Tool } from '../index.js';
 
 /** A tools module that cannot be loaded or exports no tools; `message` says which and why. */
@@ -67,6 +67,17 @@ export async function loadToolsModule(path: string): Promise<ToolSet> {
   } catch (error) {
     throw new ToolsModuleError(`cannot load the tools module ${file}: ${describeThrown(error)}`, { cause: error });
   }
+  try {
+    return toolsOf(file, namespace);
+  } catch (error) {
+    // A getter or a Proxy among the exports that throws while they are read: the module's fault, said as such.
+    if (error instanceof ToolsModuleError || error instanceof ToolRegistryError) throw error;
+    throw new ToolsModuleError(`the tools module ${file}: reading its exports failed: ${describeThrown(error)}`, { cause: error });
+  }
+}
+
+/** The tools of a loaded module's exports (see loadToolsModule). */
+function toolsOf(file: string, namespace: Record<string, unknown>): ToolSet {
   const given = namespace.default;
   if (Array.isArray(given)) return toolSetOf(`${file}: the default export`, given);
   if (looksLikeToolSet(given)) {

@@ -140,6 +140,39 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect((await remove()).status).toBe(404);
   });
 
+  it('invalid params are -32602 saying what is wrong (null arguments, a bad log level or initialize, a progress token that is an object); an empty batch is -32600', async () => {
+    const admin = { authorization: `Bearer ${secrets.admin}` };
+    // Without a session: an initialize with bad params was "no Mcp-Session-Id header".
+    const badInit = await post(admin, { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25' } });
+    expect([badInit.status, await badInit.json()]).toMatchObject([400, { id: 'i', error: { code: -32602, message: expect.stringMatching(/^Invalid params of initialize: "capabilities": [^[{]*$/) } }]);
+    const opened = await post(admin);
+    const session = { ...admin, 'mcp-session-id': opened.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
+    const answers = [];
+    for (const body of [
+      // It was 400 -32700 "Parse error" with a TypeError as its data.
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: null } },
+      { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'loud' } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: {} } } },
+      [],
+    ]) {
+      const reply = await post(session, body);
+      answers.push([reply.status, (await reply.json()) as { id: unknown; error: { code: number; message: string } }] as const);
+    }
+    expect(answers.map(([status, reply]) => [status, reply.id, reply.error.code])).toEqual([
+      [200, 1, -32602],
+      [200, 2, -32602],
+      [400, 3, -32602],
+      [400, null, -32600],
+    ]);
+    expect(answers.map(([, reply]) => reply.error.message)).toEqual([
+      'Invalid params of tools/call: "arguments" must be an object, got null',
+      expect.stringMatching(/^Invalid params of logging\/setLevel: "level": [^[{]*$/),
+      'Invalid params of tools/call: "params._meta.progressToken" must be a string or an integer, got {}',
+      'Invalid Request: an empty batch',
+    ]);
+    expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
+  });
+
   it('disable from another process: every session hears list_changed on its GET stream, the tool is gone, enable brings it back', async () => {
     const admin = await connect('admin');
     const reader = await connect('reader');

@@ -2,12 +2,16 @@
 // lines, batches, an over-long line, a call before initialize, a handler that ignores its
 // abort signal when the client leaves, calls racing a disable by another process, and
 // deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
-// to line by line (what the SDK's client would never send), each ended by a test.
+// to line by line (what the SDK's client would never send), each ended by a test; and one
+// `serve --tools` stopped with such a handler running.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, runCli, useChildProcessTimeout } from '../cli/helpers.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { until } from '../support/waiting.js';
 import { connectStdio, initializeRequest, listAll, protocolErrorOf, spawnRawStdio, textOf } from './helpers.js';
@@ -51,6 +55,16 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     const small = await client.client.callTool({ name: 'big', arguments: { bytes: 1024 } });
     expect(small.isError).toBeUndefined();
     expect((await client.client.callTool({ name: 'echo', arguments: { text: 'still here' } })).structuredContent).toEqual({ text: 'still here' });
+    // A request over --max-message-bytes: its reply carries its id (the SDK's client writes it last), so the call
+    // fails at once; with id null the client could not read the reply and waited for its 60 s timeout.
+    await expect(client.client.callTool({ name: 'echo', arguments: { text: 'x'.repeat(4_200_000) } }, undefined, { timeout: 30_000 })).rejects.toMatchObject({ code: -32600 });
+    expect((await client.client.callTool({ name: 'echo', arguments: { text: 'after' } })).structuredContent).toEqual({ text: 'after' });
+    // A log message over the bound is not sent (an 11 MB line ended the SDK client's session: "Not connected"); a short one says so.
+    const logged: unknown[] = [];
+    client.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logged.push(notification.params.data));
+    expect((await client.client.callTool({ name: 'loud', arguments: { bytes: 11_000_000 } })).structuredContent).toEqual({ logged: 11_000_000 });
+    expect(logged).toEqual([expect.stringMatching(/^a notifications\/message of \d+ bytes from a tool was not sent: over this server's limit of 4194304 bytes \(maxResultBytes\)$/)]);
+    expect((await client.client.callTool({ name: 'echo', arguments: { text: 'alive' } })).structuredContent).toEqual({ text: 'alive' });
   });
 
   it('answers every malformed line as JSON-RPC says, refuses calls before initialize, and skips an over-long line', async () => {
@@ -64,6 +78,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     raw.send({ jsonrpc: '1.0', id: 3, method: 'ping' });
     expect((await raw.reply(3)).error).toEqual({ code: -32600, message: 'Invalid Request: "jsonrpc" must be "2.0", got "1.0"' });
 
+    // Params the SDK's Server checks itself: -32602 saying what is wrong (it was -32603 with zod's raw issues).
+    raw.send({ jsonrpc: '2.0', id: 'bad-init', method: 'initialize', params: { protocolVersion: 5 } });
+    expect((await raw.reply('bad-init')).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params of initialize: "protocolVersion": [^[{]*$/) });
     raw.send(initializeRequest(4, '2025-06-18'));
     expect((await raw.reply(4)).result?.protocolVersion).toBe('2025-06-18');
     raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -72,18 +89,27 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // Invalid params: -32602 saying what is wrong (it was -32603 with zod's raw issues).
     raw.send(call(6, 'echo', 'x'));
     expect((await raw.reply(6)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "arguments" must be an object, got "x"' });
-    // 11 MB on one line: skipped with a reply and a line on stderr; the session goes on.
+    // arguments null ended the process (a TypeError in the call's fast path, a stack on stderr).
+    raw.send(call(61, 'echo', null));
+    expect((await raw.reply(61)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "arguments" must be an object, got null' });
+    raw.send({ jsonrpc: '2.0', id: 62, method: 'logging/setLevel', params: { level: 'loud' } });
+    expect((await raw.reply(62)).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params of logging\/setLevel: "level": [^[{]*$/) });
+    raw.send({ jsonrpc: '2.0', id: 63, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: { a: 1 } } } });
+    expect((await raw.reply(63)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "params._meta.progressToken" must be a string or an integer, got {"a":1}' });
+    // A number a double would change is refused, not passed to the handler rounded (as over HTTP).
+    raw.send('{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"big","arguments":{"bytes":18446744073709551616}}}');
+    expect((await raw.reply(64)).error).toEqual({ code: -32700, message: 'Parse error: params.arguments.bytes: the number 18446744073709551616 cannot be kept exactly (a double holds 18446744073709552000); write it as a string' });
+    // 11 MB on one line: skipped with a reply (its id read from the line's start) and a line on stderr; the session goes on.
     raw.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"${'x'.repeat(11_000_000)}"}}`);
     raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
     expect((await raw.reply(8)).result).toEqual({});
+    expect((await raw.reply(7)).error).toEqual({ code: -32600, message: expect.stringMatching(/^Invalid Request: a message \(line\) over 4194304 bytes was skipped unread/) });
 
-    const nulls = await raw.nullReplies(6);
-    expect(nulls.map((reply) => reply.error?.code)).toEqual([-32700, -32700, -32700, -32600, -32600, -32600]);
+    const nulls = await raw.nullReplies(5);
+    expect(nulls.map((reply) => reply.error?.code)).toEqual([-32700, -32700, -32700, -32600, -32600]);
     expect(nulls[2]?.error?.message).toBe('Parse error: the line is not UTF-8 text');
     expect(nulls[3]?.error?.message).toBe('Invalid Request: "id" must be a string or an integer, got {"not":"an id"}');
     expect(nulls[4]?.error?.message).toMatch(/batches are not accepted in a session of MCP 2025-06-18/);
-    expect(nulls[5]?.error?.message).toMatch(/over 4194304 bytes was skipped/);
-    expect(raw.lines().some((line) => (line as { id?: unknown }).id === 7)).toBe(false);
     expect(raw.stderr()).toMatch(/^tool-registry mcp: a message \(line\) over 4194304 bytes was skipped/m);
     expect(raw.stderr()).not.toMatch(/stubborn: started/);
   });
@@ -161,12 +187,13 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
   });
 
-  it('a tools module that fails to load (throws null, a syntax error, a missing file) is a usage error without a stack', async () => {
+  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
+    writeFileSync(join(folder, 'getter.mjs'), 'export default { get tools() { throw new Error("no tools today"); } };\n');
     const outcomes = [];
-    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
-    const [thrown, syntax, missing] = outcomes;
+    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
+    const [thrown, syntax, missing, getter] = outcomes;
     for (const outcome of outcomes) {
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
@@ -177,5 +204,31 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // In this process vitest's loader parses the module (RolldownError); the bin says "SyntaxError: Unexpected token '='".
     expect(syntax?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*syntax\.mjs: \w*Error: \S.*$/m);
     expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
+    // It was error INTERNAL with a stack.
+    expect(getter?.stderr).toMatch(/^error USAGE: the tools module \S*getter\.mjs: reading its exports failed: Error: no tools today$/m);
+  });
+
+  it('serve --tools, SIGTERM with a call in flight whose handler ignores its signal: the call gets an error reply and the process exits without the handler', async () => {
+    const server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--no-console', '--no-upstreams', '--tools', TOOLS], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    server.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    server.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    const exited = once(server, 'exit');
+    await until(() => /listening on http:\/\/\S+/.test(out), 'serve listening', { timeoutMs: 60_000 });
+    const url = `${(/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string}/mcp`;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initializeRequest(1)) });
+    const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id') as string };
+    const pending = fetch(url, { method: 'POST', headers: session, body: JSON.stringify(call(2, 'stubborn')) });
+    await until(() => err.includes('stubborn: started'), 'the stubborn call running', { timeoutMs: 60_000 });
+    server.kill('SIGTERM');
+    // It was 200 with the body [] (the session's stream ended unanswered): the client waited for its answer.
+    expect(await (await pending).json()).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32000, message: expect.stringMatching(/^The session ended before this request was answered/) } });
+    expect((await exited)[0]).toBe(0);
+    // The process used to wait for the handler (15 s) and exit after it wrote "finished".
+    expect(err).toContain('stubborn: aborted');
+    expect(err).not.toContain('stubborn: finished');
+    expect(err).toMatch(/^tool-registry serve: still running 1000 ms after the server closed \(a tool handler that ignores its abort signal\); exiting without it$/m);
   });
 });

@@ -3,7 +3,7 @@
 // cancellation, and option checks. The processes and sockets are in stdio/serve/http-load tests.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema, ErrorCode, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, ErrorCode, LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, defineTool, liveToolSet, publishTools } from '../../src/index.js';
@@ -113,6 +113,61 @@ describe('createMcpServer', () => {
     const large = await client.callTool({ name: 'large', arguments: {} });
     expect(large).toEqual({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^TOOL_FAILED: Tool 'large' returned \d+ bytes .* over this server's limit of 150 bytes \(maxResultBytes\)/) }] });
     expect((await client.callTool({ name: 'small', arguments: {} })).structuredContent).toEqual({ name: 'small' });
+    await live.close();
+  });
+
+  it('a log message or a request to the client over maxResultBytes is not sent: the log says so, sample() fails; the session goes on', async () => {
+    const big = 'x'.repeat(2_000);
+    const asker = defineTool({
+      name: 'asker',
+      version: '1',
+      input_schema: object,
+      handler: async (_args, { log, sample }) => {
+        log('info', big);
+        log('info', 'small');
+        return sample({ messages: [{ role: 'user', content: { type: 'text', text: big } }], maxTokens: 1 }).then(
+          () => ({ sampled: true }),
+          (error: Error) => ({ refused: error.message }),
+        );
+      },
+    });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [asker]);
+    const live = await liveToolSet(registry, [asker]);
+    const warnings: string[] = [];
+    const server = createMcpServer(live, { maxResultBytes: 1_000, onWarning: (message) => void warnings.push(message) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 't', version: '1' }, { capabilities: { sampling: {} } });
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params.data));
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }));
+    await client.connect(clientSide);
+    const result = await client.callTool({ name: 'asker', arguments: {} });
+    expect(result.structuredContent).toEqual({ refused: expect.stringMatching(/^sample\(\): the request is \d+ bytes, over this server's limit of 1000 bytes \(maxResultBytes\)$/) });
+    expect(logs).toEqual([expect.stringMatching(/^a notifications\/message of \d+ bytes from a tool was not sent: over this server's limit of 1000 bytes/), 'small']);
+    expect(warnings).toHaveLength(1);
+    await client.close();
+    await live.close();
+  });
+
+  it('a tools/list page stays within maxResultBytes too: it ends before the entry that would pass it (one entry at least)', async () => {
+    // Entries of about 1,100 bytes under a bound of 2,500: two a page, where pageSize alone made one page of five.
+    const tools = ['a', 'b', 'c', 'd', 'e'].map((name) => named(name, { description: name.repeat(1_000) }));
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const { client } = await session(live, { maxResultBytes: 2_500 });
+    const pages: string[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      pages.push(page.tools.map((tool) => tool.name));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    expect(pages).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+    const { client: tiny } = await session(live, { maxResultBytes: 10 });
+    expect((await tiny.listTools()).tools.map((tool) => tool.name)).toEqual(['a']);
     await live.close();
   });
 
