@@ -57,7 +57,7 @@ async function listEvery(client) {
  * stdio run published the tools into it) against the SDK's McpServer behind its own HTTP
  * transport (bench/children/mcp-sdk-http-server.mjs), each in its own process.
  */
-async function httpWorkloads({ record, log, db, env, call, rounds, folder }) {
+async function httpWorkloads({ record, log, db, env, call, folder }) {
   const serve = await startServe(['--tools', join(HERE, 'children', 'mcp-ours.mjs'), '--db', db], { cwd: folder, env });
   const sdk = await startListening([join(HERE, 'children', 'mcp-sdk-http-server.mjs')], { cwd: folder, env });
   const ours = await connectHttp(`${serve.base}/mcp`);
@@ -69,13 +69,13 @@ async function httpWorkloads({ record, log, db, env, call, rounds, folder }) {
     const lists = await measureInterleaved([
       ['ours', () => listEvery(ours), { async: true, batch: 1 }],
       ['base', () => listEvery(theirs), { async: true, batch: 1 }],
-    ], { rounds, time: QUICK ? 300 : 600 });
+    ], { rounds: QUICK ? 1 : 3, time: QUICK ? 300 : 400 });
     record('mcp.http.list.ours', 'MCP tools/list of 1,000 tools over Streamable HTTP (every page)', 'tool-registry serve --tools, /mcp', lists.get('ours'));
     record('mcp.http.list.base', 'MCP tools/list of 1,000 tools over Streamable HTTP (every page)', "the SDK's McpServer, StreamableHTTPServerTransport on node:http", lists.get('base'));
     const calls = await measureInterleaved([
       ['ours', () => ours.callTool(call), { async: true }],
       ['base', () => theirs.callTool(call), { async: true }],
-    ], { rounds, time: QUICK ? 300 : 600 });
+    ], { rounds: QUICK ? 1 : 3, time: QUICK ? 300 : 400 });
     record('mcp.http.call.ours', 'MCP tools/call of a trivial handler over Streamable HTTP', 'tool-registry serve --tools, /mcp', calls.get('ours'));
     record('mcp.http.call.base', 'MCP tools/call of a trivial handler over Streamable HTTP', "the SDK's McpServer, StreamableHTTPServerTransport on node:http", calls.get('base'));
     const ratio = (map) => map.get('ours').median_us / map.get('base').median_us;
@@ -116,7 +116,7 @@ export async function mcpWorkloads({ record, log = () => {} }) {
     record('mcp.call.ours', 'MCP tools/call of a trivial handler over stdio', 'tool-registry mcp', calls.get('ours'));
     record('mcp.call.base', 'MCP tools/call of a trivial handler over stdio', "the SDK's McpServer", calls.get('base'));
 
-    await httpWorkloads({ record, log, db, env, call, rounds, folder });
+    await httpWorkloads({ record, log, db, env, call, folder });
 
     // Governance: another connection disables a tool; the time until the client hears list_changed.
     const registry = await openSqliteToolRegistry({ filename: db });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { clearInterval, setInterval, setTimeout } from 'node:timers';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 import autocannon from 'autocannon';
 import { openSqliteToolRegistry } from '../dist/index.js';
 import { startServe } from './lib/serve.mjs';
