@@ -5,20 +5,18 @@
 // from a writer's 201 to each SSE client's event (p50, p99, max; the same clock, this process),
 // the writes per second, and a check that every client saw every write exactly once, in
 // revision order. `node bench/fleet.mjs` (after npm run build) runs only this.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { URL, fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout } from 'node:timers';
 import { TextDecoder } from 'node:util';
 import { startTestPostgres } from '../test/support/postgres-server.mjs';
+import { startServe } from './lib/serve.mjs';
 
 const { AbortController, fetch } = globalThis;
 
 const QUICK = process.env.BENCH_QUICK === '1';
-const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const SERVERS = 3;
 const TOOLS_PER_WRITER = 20;
 
@@ -27,21 +25,6 @@ const spec = (name, version) => ({ tool_name: name, version: String(version), in
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-async function serve(url, cwd) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', url, '--no-console'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  child.stdout.setEncoding('utf8');
-  const base = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (match !== null) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
-  });
-  return { child, base };
 }
 
 /** An SSE client: every event's revision, tool and version, with when it arrived. */
@@ -90,7 +73,7 @@ export async function fleetWorkloads({ record, log, seconds = Number(process.env
   const servers = [];
   const stop = new AbortController();
   try {
-    servers.push(...(await Promise.all(Array.from({ length: SERVERS }, () => serve(server.url, folder)))));
+    servers.push(...(await Promise.all(Array.from({ length: SERVERS }, () => startServe(['--db', server.url], { cwd: folder })))));
     const clients = await Promise.all(servers.map(({ base }) => subscribe(base, stop.signal)));
     const acknowledged = new Map();
     let errors = 0;
@@ -141,8 +124,7 @@ export async function fleetWorkloads({ record, log, seconds = Number(process.env
     );
   } finally {
     stop.abort();
-    for (const { child } of servers) child.kill('SIGTERM');
-    await Promise.all(servers.map(({ child }) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
+    await Promise.all(servers.map(({ stop: end }) => end()));
     await server.stop();
     rmSync(folder, { recursive: true, force: true });
   }

@@ -437,9 +437,9 @@ const STEPS = [
   ['search', ({ quick }) => searchWorkloads({ record, log, quick, data: toolEPath() })],
   // PostgreSQL against raw pg on an embedded server started for the step (bench/postgres.mjs).
   ['postgres', () => postgresWorkloads({ record, log })],
-  // The HTTP server under 64 keep-alive clients vs a bare node:http handler, and an RSS soak (bench/server.mjs).
+  // The HTTP server under 64 keep-alive clients vs a bare node:http handler, an RSS soak, and the SSE fan-out to 100 clients vs a bare node:http fan-out (bench/server.mjs).
   ['server', () => serverWorkloads({ record, log })],
-  // tool-registry mcp against the SDK's McpServer over stdio, and list_changed latency (bench/mcp.mjs).
+  // tool-registry mcp against the SDK's McpServer over stdio, serve --tools's /mcp against it over Streamable HTTP, and list_changed latency (bench/mcp.mjs).
   ['mcp', () => mcpWorkloads({ record, log })],
   // A tools/call and tools/list through the gateway against the SDK's Client calling server-everything directly (bench/gateway.mjs).
   ['gateway', async () => {

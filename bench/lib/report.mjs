@@ -74,10 +74,15 @@ export const CONTEXT = [
   { workload: 'core, per spec: `canonicalJson` vs `JSON.stringify(spec)`', ours: 'core.canonicalJson', base: 'core.stringify' },
   { workload: 'idle `watch` (memory), process CPU per second vs one core', ours: 'watch.idle.memory', base: 'watch.idle.memory.second' },
   { workload: 'idle process without a watch (SQLite store open), CPU per second vs one core', ours: 'watch.idle.sqlite.none', base: 'watch.idle.sqlite.second' },
+  // Issue 39: MCP over Streamable HTTP, the server's SSE change feed and its memory under load.
+  { workload: "MCP `tools/list` of 1,000 tools over Streamable HTTP (every page), `serve --tools`'s /mcp vs the SDK's McpServer on its StreamableHTTPServerTransport", ours: 'mcp.http.list.ours', base: 'mcp.http.list.base' },
+  { workload: "MCP `tools/call` of a trivial handler over Streamable HTTP, `serve --tools`'s /mcp vs the SDK's McpServer on its StreamableHTTPServerTransport", ours: 'mcp.http.call.ours', base: 'mcp.http.call.base' },
+  { workload: 'HTTP SSE fan-out: a PUT until all 100 clients of `GET /v1/changes` have its event (p50), vs a bare node:http server writing the same event to 100 streams', ours: 'server.sse100.ours', base: 'server.sse100.bare' },
+  { workload: 'HTTP soak of the 90/10 mix: RSS, max of the last tenth vs max of the first tenth', ours: 'server.soak.rss', base: 'server.soak.rss', rss: true },
 ];
 
 function formatTime(us) {
-  if (us === undefined || us === null) return 'n/a';
+  if (us === undefined || us === null || !Number.isFinite(us)) return 'n/a';
   if (us >= 1_000_000) return `${(us / 1_000_000).toFixed(2)} s`;
   if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
   if (us >= 10) return `${us.toFixed(1)} us`;
@@ -91,6 +96,20 @@ function formatRatio(ratio) {
 
 function mib(bytes) {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * A result's median (or p75) column: its time, or for an RSS row (the server's soak: the
+ * largest RSS of the last tenth of the samples, beside the first tenth's) its memory.
+ */
+function figure(result, column = 'median') {
+  if (result?.rss_late_bytes !== undefined) return column === 'median' ? mib(result.rss_late_bytes) : 'n/a';
+  return formatTime(column === 'median' ? result?.median_us : result?.p75_us);
+}
+
+/** What an RSS row's contender column adds: the first tenth's figure and the ratio. */
+function rssNote(result) {
+  return result.rss_late_bytes === undefined ? '' : `, RSS max of the last tenth (first tenth ${mib(result.rss_early_bytes)}: ${formatRatio(result.rss_late_bytes / result.rss_early_bytes)})`;
 }
 
 /** Evaluates the targets against one run's measurements. */
@@ -110,6 +129,11 @@ export function evaluate(results) {
   const context = CONTEXT.map((entry) => {
     const ours = byId.get(entry.ours);
     const base = byId.get(entry.base);
+    if (entry.rss) {
+      // Last tenth against first tenth of one soak: both figures live on the one result.
+      const ratio = ours?.rss_late_bytes === undefined ? undefined : ours.rss_late_bytes / ours.rss_early_bytes;
+      return { ...entry, oursText: ratio === undefined ? 'n/a' : mib(ours.rss_late_bytes), baseText: ratio === undefined ? 'n/a' : mib(ours.rss_early_bytes), ratio };
+    }
     const ratio = ours && base ? ours.median_us / base.median_us : undefined;
     return { ...entry, oursText: formatTime(ours?.median_us), baseText: formatTime(base?.median_us), ratio };
   });
@@ -134,7 +158,7 @@ export function writeReports(env, results, { dryRun = false } = {}) {
 
   const stdout = [['workload', 'contender', 'median', 'p75', 'samples', 'vs raw']];
   for (const result of results) {
-    stdout.push([result.workload, result.contender, formatTime(result.median_us), formatTime(result.p75_us), result.samples, formatRatio(rawOf(results, result))]);
+    stdout.push([result.workload, `${result.contender}${rssNote(result)}`, figure(result), figure(result, 'p75'), result.samples, formatRatio(rawOf(results, result))]);
   }
   process.stdout.write(`\n${table(stdout)}\n\n`);
   const targetRows = [['target', 'ours', 'baseline', 'ratio', 'limit', 'met']];
@@ -147,7 +171,7 @@ export function writeReports(env, results, { dryRun = false } = {}) {
   const previousRun = comparable
     ? {
         env: previous.env,
-        results: previous.results.map(({ id, median_us, peak_growth_bytes, json_bytes }) => ({ id, median_us, peak_growth_bytes, json_bytes })),
+        results: previous.results.map(({ id, median_us, peak_growth_bytes, json_bytes, rss_early_bytes, rss_late_bytes }) => ({ id, median_us, peak_growth_bytes, json_bytes, rss_early_bytes, rss_late_bytes })),
       }
     : undefined;
   const doc = { env, targets: targets.map(({ id, workload, ours, base, max, ratio, met }) => ({ id, workload, ours, base, max, ratio, met })), results, previousRun };
@@ -197,9 +221,9 @@ function writeMarkdown({ env, results, previousRun }) {
   md.push(`| --- | --- | ---: | ---: | ---: | ---: |${prior ? ' ---: |' : ''}`);
   for (const result of results) {
     const memory = result.peak_growth_bytes === undefined ? '' : `, peak memory growth ${mib(result.peak_growth_bytes)}`;
-    const was = prior ? ` ${formatTime(previousById.get(result.id)?.median_us)} |` : '';
+    const was = prior ? ` ${figure(previousById.get(result.id))} |` : '';
     const carried = result.carriedOver ? ' (previous run: this step was not run)' : '';
-    md.push(`| ${result.workload} | ${result.contender}${memory}${carried} | ${formatTime(result.median_us)} | ${formatTime(result.p75_us)} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${was}`);
+    md.push(`| ${result.workload} | ${result.contender}${memory}${rssNote(result)}${carried} | ${figure(result)} | ${figure(result, 'p75')} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${was}`);
   }
   if (existsSync(ANALYSIS)) md.push('', readFileSync(ANALYSIS, 'utf8').trim());
   writeFileSync(MARKDOWN, `${md.join('\n')}\n`);
