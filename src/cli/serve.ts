@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { openSqliteToolRegistry } from '../index.js';
+import { openSqliteToolRegistry, ToolRegistryError } from '../index.js';
 import {
   createToolRegistryServer,
   defaultConsoleRoot,
@@ -197,9 +197,12 @@ export async function tokenCreateCommand(io: CliIO, options: { name: string; sco
   try {
     created = await createToken(file, { name: options.name, scopes: options.scopes, namespaces: options.namespace, ...(policy === undefined ? {} : { policy }) });
   } catch (error) {
-    // A bad name or namespace (TypeError) and a taken name are the user's arguments; a bad policy is VALIDATION_FAILED.
-    if (error instanceof Error && typeof (error as { code?: unknown }).code !== 'string') throw new CliError('USAGE', error.message, { cause: error });
-    throw error;
+    // A bad name or namespace (TypeError) and a taken name (RangeError) are the user's
+    // arguments; a bad policy is VALIDATION_FAILED; anything else is the file's (unreadable,
+    // not a token file, locked by another command): IO_ERROR, as for list and revoke.
+    if (error instanceof ToolRegistryError) throw error;
+    if (error instanceof TypeError || error instanceof RangeError) throw new CliError('USAGE', error.message, { cause: error });
+    throw new CliError('IO_ERROR', error instanceof Error ? error.message : String(error), { cause: error });
   }
   const where = created.token.namespaces === null ? 'every namespace' : `namespaces ${created.token.namespaces.join(', ')}`;
   io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${created.token.policy.persona}`}) in ${file}\n`);

@@ -245,7 +245,7 @@ export interface CreateTokenOptions {
 /**
  * Adds a token to the file (created if missing) and returns its secret, which is stored nowhere.
  * @throws TypeError for a bad name, scope or namespace; VALIDATION_FAILED for a bad policy;
- *   Error when the name is taken
+ *   RangeError when the name is taken; Error when the file cannot be read, written or locked
  */
 export async function createToken(file: string, options: CreateTokenOptions): Promise<{ secret: string; token: StoredToken }> {
   const { name, scopes } = options;
@@ -275,7 +275,7 @@ export async function createToken(file: string, options: CreateTokenOptions): Pr
     created_at: (options.clock ?? (() => new Date()))().toISOString(),
   };
   return updateTokens(file, (tokens) => {
-    if (tokens.some((t) => t.name === name)) throw new Error(`a token named ${JSON.stringify(name)} exists in ${file}; revoke it first or pick another name`);
+    if (tokens.some((t) => t.name === name)) throw new RangeError(`a token named ${JSON.stringify(name)} exists in ${file}; revoke it first or pick another name`);
     return { tokens: [...tokens, token], result: { secret, token } };
   });
 }

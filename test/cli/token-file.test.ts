@@ -98,11 +98,11 @@ describe('token create / revoke across processes', () => {
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['by_hand', 'by_command']);
   });
 
-  it('revoke and list on a file that is not a token file: IO_ERROR, exit 1, no stack', async () => {
+  it('create, revoke and list on a file that is not a token file: IO_ERROR, exit 1, no stack', async () => {
     const folder = tempDir();
     const file = join(folder, 'tokens.json');
     writeFileSync(file, '{"version":1,"tokens":[');
-    for (const args of [['token', 'revoke', 'x'], ['token', 'list']]) {
+    for (const args of [['token', 'revoke', 'x'], ['token', 'list'], ['token', 'create', '--name', 'x', '--scopes', 'read']]) {
       const run = await runCli([...args, '--tokens', file], { cwd: folder });
       expect([run.code, run.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: token file .*: not JSON [^\n]*\n$/)]);
     }

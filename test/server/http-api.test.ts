@@ -379,6 +379,7 @@ describe('tokens', () => {
     expect((await listTokens(file)).map((t) => t.name)).not.toContain('bad_policy');
     await createToken(file, { name: 'agent', scopes: ['read'], policy: { persona: 'support', allowed_tools: ['get_weather'] } });
     expect((await listTokens(file)).find((t) => t.name === 'agent')?.policy).toEqual({ persona: 'support', allowed_tools: ['get_weather'] });
+    await expect(createToken(file, { name: 'agent', scopes: ['read'] })).rejects.toThrow(RangeError);
     await expect(createToken(file, { name: 'agent', scopes: ['read'] })).rejects.toThrow(/exists/);
     await expect(createToken(file, { name: 'x', scopes: ['root' as 'read'] })).rejects.toThrow(TypeError);
   });
