@@ -21,7 +21,12 @@ export const OPENAI_STRICT_MAX_ENUM_VALUES = 1000;
 /** The string formats Structured Outputs supports. */
 export const OPENAI_STRICT_FORMATS: readonly string[] = ['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid'];
 /**
- * Keywords strict mode refuses (the root's allOf is reported once, as root-composition):
+ * What the API refuses at the root of `parameters`, strict or not (`invalid_function_parameters`:
+ * "schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'const'/'not' at the top level").
+ */
+export const OPENAI_ROOT_REFUSED: readonly string[] = ['anyOf', 'oneOf', 'allOf', 'enum', 'const', 'not'];
+/**
+ * Keywords strict mode refuses (at the root, allOf and not are reported once, as root-composition):
  * openai-node's `JSON_SCHEMA_UNSUPPORTED_SCHEMA_KEYWORDS` plus `additionalItems`, which its
  * strict transform refuses on its own.
  */
@@ -69,10 +74,6 @@ function strictShapeRules(root: JsonObject, node: SchemaNode): RuleHit[] {
     });
   }
   if (Array.isArray(sub.items)) hit(pointerTo(pointer, 'items'), 'strict-tuple-items', 'takes one schema for every array item, not a list (tuple form)');
-  const type = sub.type;
-  if ((type === 'array' || (Array.isArray(type) && type.includes('array'))) && sub.items === undefined) {
-    hit(pointerTo(pointer, 'items'), 'strict-array-items', 'needs "items" on every array schema');
-  }
   // An object schema of its own with an anyOf beside it: the transform refuses it, or drops the outer type.
   if (node.keyword !== null && sub.anyOf !== undefined && isObjectSchema(sub)) {
     hit(pointerTo(pointer, 'anyOf'), 'strict-object-anyof', 'does not take "anyOf" beside an object schema\'s own type or keywords; put the object shapes in the anyOf branches only');
@@ -88,7 +89,7 @@ function strictRules(schema: JsonObject): RuleHit[] {
   walkSchema(schema, '/input_schema', (node) => {
     const { schema: sub, pointer } = node;
     for (const keyword of OPENAI_STRICT_REFUSED) {
-      if (!(keyword in sub) || (node.keyword === null && keyword === 'allOf')) continue;
+      if (!(keyword in sub) || (node.keyword === null && OPENAI_ROOT_REFUSED.includes(keyword))) continue;
       hits.push({ path: pointerTo(pointer, keyword), rule: 'strict-unsupported-keyword', severity: 'error', message: `OpenAI strict mode does not support "${keyword}"` });
     }
     hits.push(...strictShapeRules(schema, node));
@@ -126,6 +127,18 @@ function strictRules(schema: JsonObject): RuleHit[] {
   return hits;
 }
 
+/** An array schema without `items`, anywhere (the API: "array schema missing items", strict or not). */
+function arrayItemsRules(schema: JsonObject): RuleHit[] {
+  const hits: RuleHit[] = [];
+  walkSchema(schema, '/input_schema', ({ schema: sub, pointer }) => {
+    const type = sub.type;
+    if ((type === 'array' || (Array.isArray(type) && type.includes('array'))) && sub.items === undefined) {
+      hits.push({ path: pointerTo(pointer, 'items'), rule: 'array-items', severity: 'error', message: `${WHO} needs "items" on every array schema (it answers "array schema missing items")` });
+    }
+  });
+  return hits;
+}
+
 export const openaiRules: ProviderRules = {
   provider: 'openai',
   label: WHO,
@@ -139,10 +152,9 @@ export const openaiRules: ProviderRules = {
     }
     const root = rootTypeObject(spec.input_schema, 'input_schema', WHO);
     if (root !== undefined) hits.push(root);
-    if (context.strict) {
-      hits.push(...rootComposition(spec.input_schema, 'OpenAI strict mode'));
-      hits.push(...strictRules(spec.input_schema));
-    }
+    hits.push(...rootComposition(spec.input_schema, WHO, OPENAI_ROOT_REFUSED));
+    hits.push(...arrayItemsRules(spec.input_schema));
+    if (context.strict) hits.push(...strictRules(spec.input_schema));
     return hits;
   },
   request(specs) {

@@ -206,9 +206,9 @@ export function rootTypeObject(schema: JsonObject, field: 'input_schema' | 'outp
   };
 }
 
-/** `anyOf` / `oneOf` / `allOf` at the root of `input_schema`. */
-export function rootComposition(schema: JsonObject, who: string): RuleHit[] {
-  return ['anyOf', 'oneOf', 'allOf']
+/** `anyOf` / `oneOf` / `allOf` (or the given keywords) at the root of `input_schema`. */
+export function rootComposition(schema: JsonObject, who: string, keywords: readonly string[] = ['anyOf', 'oneOf', 'allOf']): RuleHit[] {
+  return keywords
     .filter((keyword) => keyword in schema)
     .map((keyword) => ({
       path: `/input_schema/${keyword}`,

@@ -49,6 +49,15 @@ const cases: Case[] = [
   { provider: 'openai', rule: 'root-type-object', bad: one({ anyOf: [{ type: 'object' }] }), path: '/input_schema/type', good: one({ type: 'object' }) },
   { provider: 'openai', rule: 'root-composition', strict: true, bad: one(cleanSchema({ anyOf: [cleanSchema()] })), path: '/input_schema/anyOf', good: one(cleanSchema()) },
   { provider: 'openai', rule: 'root-composition', strict: true, bad: one(cleanSchema({ oneOf: [cleanSchema()] })), path: '/input_schema/oneOf', good: one(cleanSchema()) },
+  // Not only strict: the API answers "schema must have type 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'const'/'not' at the top level".
+  ...(['anyOf', 'oneOf', 'allOf', 'enum', 'const', 'not'] as const).map((keyword): Case => {
+    const values: Record<string, JsonValueLike> = { enum: [{}], const: {}, not: { required: ['q'] } };
+    const good = { type: 'object', properties: { q: { [keyword]: values[keyword] ?? [{ type: 'string' }] } } };
+    return { provider: 'openai', rule: 'root-composition', bad: one({ type: 'object', properties: { q: { type: 'string' } }, [keyword]: values[keyword] ?? [{ required: ['q'] }] }), path: `/input_schema/${keyword}`, good: one(good) };
+  }),
+  // Not only strict: the API answers "array schema missing items" (a type list with "array" too).
+  { provider: 'openai', rule: 'array-items', bad: one({ type: 'object', properties: { q: { type: 'array' } } }), path: '/input_schema/properties/q/items', good: one({ type: 'object', properties: { q: { type: 'array', items: { type: 'string' } } } }) },
+  { provider: 'openai', rule: 'array-items', strict: true, bad: one(prop({ type: ['array', 'null'] })), path: '/input_schema/properties/q/items', good: one(prop({ type: ['array', 'null'], items: { type: 'string' } })) },
   { provider: 'openai', rule: 'strict-additional-properties', strict: true, bad: one(prop({ type: 'object', properties: {}, required: [] })), path: '/input_schema/properties/q/additionalProperties', good: one(prop({ type: 'object', properties: {}, required: [], additionalProperties: false })) },
   { provider: 'openai', rule: 'strict-required', strict: true, bad: one(cleanSchema({ required: [] })), path: '/input_schema/properties/q', good: one(prop({ type: ['string', 'null'] })) },
   ...['allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'patternProperties', 'propertyNames', 'uniqueItems', 'prefixItems', 'contains', 'unevaluatedProperties', 'unevaluatedItems', 'minProperties', 'maxProperties'].map(
@@ -149,9 +158,13 @@ describe('rules that need strict mode', () => {
   it('Anthropic strict rules stay quiet without strict', () => {
     expect(lintTools(many(30, () => withProps(3, true)), { providers: ['anthropic'] })).toEqual([]);
   });
-  it('the root allOf under OpenAI strict is one root-composition finding, not also an unsupported keyword', () => {
-    const found = lintTools(one(cleanSchema({ allOf: [cleanSchema()] })), { providers: ['openai'], strict: true });
-    expect(found.filter((f) => f.path === '/input_schema/allOf').map((f) => f.rule)).toEqual(['root-composition']);
+  it('the root allOf (or not) under OpenAI strict is one root-composition finding, not also an unsupported keyword', () => {
+    const found = lintTools(one(cleanSchema({ allOf: [cleanSchema()], not: { required: ['q'] } })), { providers: ['openai'], strict: true });
+    expect(found.filter((f) => f.path === '/input_schema/allOf' || f.path === '/input_schema/not').map((f) => f.rule)).toEqual(['root-composition', 'root-composition']);
+  });
+  it('an array without items under OpenAI strict is one array-items finding', () => {
+    const found = lintTools(one(prop({ type: 'array' })), { providers: ['openai'], strict: true });
+    expect(found.map((f) => [f.rule, f.path])).toEqual([['array-items', '/input_schema/properties/q/items']]);
   });
 });
 
