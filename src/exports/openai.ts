@@ -162,13 +162,19 @@ export const openaiRules: ProviderRules = {
   },
 };
 
-/** The parameters as sent: a copy, plus `properties: {}` on each object without them in strict mode (meaning-preserving). */
+/**
+ * The parameters as sent: a copy, plus `properties: {}` (meaning-preserving) on each object
+ * without them in strict mode, and on the root otherwise (the API answers "object schema
+ * missing properties" to a root without them, strict or not).
+ */
 function parametersOf(schema: JsonObject, strict: boolean): ObjectJsonSchema {
   const copy = copyJson(schema) as ObjectJsonSchema;
   if (strict) {
     walkSchema(copy, '', (node) => {
       if (isObjectSchema(node.schema) && !('properties' in node.schema)) node.schema.properties = {};
     });
+  } else if (!('properties' in copy)) {
+    copy.properties = {};
   }
   return copy;
 }
@@ -177,7 +183,8 @@ function parametersOf(schema: JsonObject, strict: boolean): ObjectJsonSchema {
  * The tools as OpenAI function tools: Chat Completions `{ type: 'function', function: { name,
  * description, parameters, strict } }` (default) or Responses `{ type: 'function', name,
  * description, parameters, strict }`. `strict` is always a boolean; `description` is left out
- * when null. In strict mode an object schema without `properties` gets `properties: {}`.
+ * when null. An object schema without `properties` gets `properties: {}`: every one in strict
+ * mode, the root otherwise.
  * @throws PROVIDER_INCOMPATIBLE with every error finding in `context.findings`, unless `onIncompatible: 'skip'`
  */
 export function toOpenAITools(items: ExportItems, options?: OpenAIExportOptions & { api?: 'chat' }): OpenAIChatTool[];

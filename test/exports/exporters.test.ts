@@ -64,8 +64,18 @@ describe('shapes', () => {
     const schema = cleanSchema({ properties: { q: { type: 'object', additionalProperties: false } } });
     const [exported] = toOpenAITools([tool('a', schema)], { strict: true });
     expect(exported?.function.parameters).toEqual(cleanSchema({ properties: { q: { type: 'object', additionalProperties: false, properties: {} } } }));
-    // Without strict nothing is added.
+    // Without strict nothing is added below the root.
     expect(toOpenAITools([tool('a', schema)])[0]?.function.parameters).toEqual(schema);
+  });
+
+  it('OpenAI without strict adds properties: {} to a root without them ("object schema missing properties"), at the end, and nothing else', () => {
+    const schema = { type: 'object', description: 'takes nothing', additionalProperties: { type: 'object' } };
+    for (const api of ['chat', 'responses'] as const) {
+      const [exported] = toOpenAITools([tool('ping', schema)], { api });
+      const parameters = exported !== undefined && 'function' in exported ? exported.function.parameters : exported?.parameters;
+      expect(JSON.stringify(parameters)).toBe(JSON.stringify({ ...schema, properties: {} }));
+    }
+    expect(schema).not.toHaveProperty('properties');
   });
 
   it('Anthropic: { name, description, input_schema }, strict: true only when asked', () => {
