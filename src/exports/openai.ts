@@ -127,8 +127,13 @@ function strictRules(schema: JsonObject): RuleHit[] {
   return hits;
 }
 
+/** `array-items` hits by schema object: every spec the rules see is deeply frozen, so they never go stale. */
+const arrayItemsHits = new WeakMap<JsonObject, readonly RuleHit[]>();
+
 /** An array schema without `items`, anywhere (the API: "array schema missing items", strict or not). */
-function arrayItemsRules(schema: JsonObject): RuleHit[] {
+function arrayItemsRules(schema: JsonObject): readonly RuleHit[] {
+  const known = arrayItemsHits.get(schema);
+  if (known !== undefined) return known;
   const hits: RuleHit[] = [];
   walkSchema(schema, '/input_schema', ({ schema: sub, pointer }) => {
     const type = sub.type;
@@ -136,6 +141,7 @@ function arrayItemsRules(schema: JsonObject): RuleHit[] {
       hits.push({ path: pointerTo(pointer, 'items'), rule: 'array-items', severity: 'error', message: `${WHO} needs "items" on every array schema (it answers "array schema missing items")` });
     }
   });
+  if (Object.isFrozen(schema)) arrayItemsHits.set(schema, hits);
   return hits;
 }
 
