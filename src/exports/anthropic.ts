@@ -12,6 +12,8 @@ import type { AnthropicExportOptions, AnthropicTool, AnthropicToolReference, Ant
 const WHO = 'Anthropic';
 /** Tool names: a-z, A-Z, 0-9, underscores and dashes, at most 64. */
 export const ANTHROPIC_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Keys of the root `properties` of input_schema (the API checks the top level only). */
+export const ANTHROPIC_PROPERTY_KEY = /^[a-zA-Z0-9_.-]{1,64}$/;
 export const ANTHROPIC_MAX_STRICT_TOOLS = 20;
 export const ANTHROPIC_MAX_OPTIONAL_PARAMETERS = 24;
 export const ANTHROPIC_MAX_UNION_PARAMETERS = 16;
@@ -168,6 +170,13 @@ export const anthropicRules: ProviderRules = {
     const root = rootTypeObject(spec.input_schema, 'input_schema', WHO);
     if (root !== undefined) hits.push(root);
     hits.push(...rootComposition(spec.input_schema, WHO));
+    const properties = spec.input_schema.properties;
+    if (isSchemaObject(properties)) {
+      for (const key of Object.keys(properties)) {
+        if (ANTHROPIC_PROPERTY_KEY.test(key)) continue;
+        hits.push({ path: pointerTo('/input_schema', 'properties', key), rule: 'property-key-pattern', severity: 'error', message: `Anthropic needs every top-level property key of input_schema to match ^[a-zA-Z0-9_.-]{1,64}$; got ${JSON.stringify(key)}` });
+      }
+    }
     if (context.strict) hits.push(...strictRules(spec.input_schema));
     return hits;
   },
