@@ -190,7 +190,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       const options = { includeDisabled, tags, limit: Math.max(limit, 1), ...(cursor === undefined ? {} : { cursor }) };
       if (limit === 0) {
         // An empty page (as before listPage and search); a cursor given is still checked: a 400 naming it.
-        if (cursor !== undefined) await paging(cursor, () => (q === undefined ? registry.listPage(options) : registry.search(q, options)));
+        if (cursor !== undefined) await paging<unknown>(cursor, () => (q === undefined ? registry.listPage(options) : registry.search(q, options)));
         return json(q === undefined ? { tools: [], next_cursor: null } : { tools: [], scores: [], next_cursor: null });
       }
       if (q === undefined) {
