@@ -104,12 +104,31 @@ function mib(bytes) {
  */
 function figure(result, column = 'median') {
   if (result?.rss_late_bytes !== undefined) return column === 'median' ? mib(result.rss_late_bytes) : 'n/a';
+  // The search step's rows without a time (bench/search.mjs): ToolE's recall@5, the index's memory.
+  if (result?.recall_at_5 !== undefined) return column === 'median' ? `R@5 ${fraction(result.recall_at_5)}` : 'n/a';
+  if (result?.indexBytes !== undefined) return column === 'median' ? mib(result.indexBytes) : 'n/a';
   return formatTime(column === 'median' ? result?.median_us : result?.p75_us);
 }
 
 /** What an RSS row's contender column adds: the first tenth's figure and the ratio. */
 function rssNote(result) {
   return result.rss_late_bytes === undefined ? '' : `, RSS max of the last tenth (first tenth ${mib(result.rss_early_bytes)}: ${formatRatio(result.rss_late_bytes / result.rss_early_bytes)})`;
+}
+
+/** A recall or MRR as docs/search.md writes it: `.6247`. */
+function fraction(value) {
+  return value.toFixed(4).replace(/^0/, '');
+}
+
+/** What a ToolE row or an index-memory row's contender column adds: every figure the row has (issue 26). */
+function searchNote(result) {
+  if (result.recall_at_5 !== undefined) {
+    return `: R@1 ${fraction(result.recall_at_1)}, R@5 ${fraction(result.recall_at_5)}, R@10 ${fraction(result.recall_at_10)}, MRR@10 ${fraction(result.mrr_at_10)}`;
+  }
+  if (result.indexBytes !== undefined) {
+    return `: ${mib(result.indexBytes)} built at the first search, ${formatRatio(result.ratio)}; grown tool by tool ${mib(result.grownBytes)}, ${formatRatio(result.grown_ratio)}; spec JSON ${mib(result.jsonBytes)}`;
+  }
+  return '';
 }
 
 /** Evaluates the targets against one run's measurements. */
@@ -158,7 +177,7 @@ export function writeReports(env, results, { dryRun = false } = {}) {
 
   const stdout = [['workload', 'contender', 'median', 'p75', 'samples', 'vs raw']];
   for (const result of results) {
-    stdout.push([result.workload, `${result.contender}${rssNote(result)}`, figure(result), figure(result, 'p75'), result.samples, formatRatio(rawOf(results, result))]);
+    stdout.push([result.workload, `${result.contender}${rssNote(result)}${searchNote(result)}`, figure(result), figure(result, 'p75'), result.samples, formatRatio(rawOf(results, result))]);
   }
   process.stdout.write(`\n${table(stdout)}\n\n`);
   const targetRows = [['target', 'ours', 'baseline', 'ratio', 'limit', 'met']];
@@ -171,7 +190,7 @@ export function writeReports(env, results, { dryRun = false } = {}) {
   const previousRun = comparable
     ? {
         env: previous.env,
-        results: previous.results.map(({ id, median_us, peak_growth_bytes, json_bytes, rss_early_bytes, rss_late_bytes }) => ({ id, median_us, peak_growth_bytes, json_bytes, rss_early_bytes, rss_late_bytes })),
+        results: previous.results.map(({ id, median_us, peak_growth_bytes, json_bytes, rss_early_bytes, rss_late_bytes, recall_at_5, indexBytes }) => ({ id, median_us, peak_growth_bytes, json_bytes, rss_early_bytes, rss_late_bytes, recall_at_5, indexBytes })),
       }
     : undefined;
   const doc = { env, targets: targets.map(({ id, workload, ours, base, max, ratio, met }) => ({ id, workload, ours, base, max, ratio, met })), results, previousRun };
@@ -223,7 +242,7 @@ function writeMarkdown({ env, results, previousRun }) {
     const memory = result.peak_growth_bytes === undefined ? '' : `, peak memory growth ${mib(result.peak_growth_bytes)}`;
     const was = prior ? ` ${figure(previousById.get(result.id))} |` : '';
     const carried = result.carriedOver ? ' (previous run: this step was not run)' : '';
-    md.push(`| ${result.workload} | ${result.contender}${memory}${rssNote(result)}${carried} | ${figure(result)} | ${figure(result, 'p75')} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${was}`);
+    md.push(`| ${result.workload} | ${result.contender}${memory}${rssNote(result)}${searchNote(result)}${carried} | ${figure(result)} | ${figure(result, 'p75')} | ${result.samples} | ${formatRatio(rawOf(results, result))} |${was}`);
   }
   if (existsSync(ANALYSIS)) md.push('', readFileSync(ANALYSIS, 'utf8').trim());
   writeFileSync(MARKDOWN, `${md.join('\n')}\n`);

@@ -74,6 +74,14 @@ const QUIET_LOG = logFunction(undefined, '');
  * on a prototype would be lost by a spread `{ ...options }` and missed by a deep equality
  * check) that gives the same signal every time, in the documented order.
  */
+/** The policy each call runs under (`invoke`'s `policy`), by its handler options: `toolSearchTool` finds only what it allows. */
+const callPolicies = new WeakMap<object, CompiledPolicy>();
+
+/** The policy the call whose handler got `options` runs under; `undefined` when none. */
+export function callPolicyOf(options: unknown): CompiledPolicy | undefined {
+  return typeof options === 'object' && options !== null ? callPolicies.get(options) : undefined;
+}
+
 class CallOptions implements ToolHandlerOptions {
   declare readonly context: unknown;
   declare readonly signal: AbortSignal;
@@ -110,6 +118,7 @@ class CallOptions implements ToolHandlerOptions {
     this.sample = sample;
     this.elicit = elicit;
     if (checked.client?.session !== undefined) (this as { session?: object }).session = checked.client.session;
+    if (checked.policy !== undefined) callPolicies.set(this, checked.policy);
   }
 }
 

@@ -4,6 +4,9 @@
 import { previewValue } from '../core/issues.js';
 import { defineTool, ephemeralCopy } from './define-tool.js';
 import type { Tool } from './define-tool.js';
+import { callPolicyOf } from './invoke.js';
+import { checkCompiled } from './policy.js';
+import type { CompiledPolicy } from './policy.js';
 import { ToolBox } from './tool-box.js';
 import { ToolSet } from './tool-set.js';
 
@@ -35,13 +38,34 @@ function boxOf(context: unknown): ToolBox | undefined {
   return ToolBox.isToolBox(box) ? box : undefined;
 }
 
+/** Per source, the sets of the tools each policy allows (by what decides it), so a search under a policy builds its index once. */
+const allowedSets = new WeakMap<ToolSet, Map<string, ToolSet>>();
+/** Policies remembered per source; past it the map starts again (a bound, not a cache policy). */
+const MAX_POLICIES_PER_SOURCE = 64;
+
+/** The tools of `source` that `policy` allows (`ToolSet.forPolicy`'s set, kept per policy). */
+function allowedOf(source: ToolSet, policy: CompiledPolicy): ToolSet {
+  let perPolicy = allowedSets.get(source);
+  if (perPolicy === undefined) allowedSets.set(source, (perPolicy = new Map()));
+  const key = JSON.stringify([policy.tools === undefined ? null : [...policy.tools].sort(), [...policy.permissions].sort()]);
+  let allowed = perPolicy.get(key);
+  if (allowed === undefined) {
+    if (perPolicy.size >= MAX_POLICIES_PER_SOURCE) perPolicy.clear();
+    allowed = new ToolSet(source.tools().filter((tool) => checkCompiled(policy, tool).allowed));
+    perPolicy.set(key, allowed);
+  }
+  return allowed;
+}
+
 /**
  * A Tool the model calls with `{ query }`: it searches `source` (`ToolSet.search`) and returns
  * the best `k` tools' names and descriptions. Invoked with the turn's ToolBox as `context`
  * (`box.invoke(name, args, { context: box })`, or `context: { toolBox: box }`), it also
  * registers those tools in the box as ephemeral copies, so they are callable for the turn
  * and pruned when it is acknowledged (`box.bindContext`). A tool the box already holds is
- * left as it is. The search tool itself is not ephemeral.
+ * left as it is. The search tool itself is not ephemeral. Invoked under a policy (`invoke`'s
+ * `policy`, as an MCP session's is), it finds only the tools that policy allows: a persona
+ * never learns the name or description of a tool it may not call.
  * @throws TypeError when `source` is not a ToolSet or an option is invalid
  */
 export function toolSearchTool(source: ToolSet, options: ToolSearchToolOptions = {}): Tool<{ query: string }> {
@@ -58,8 +82,10 @@ export function toolSearchTool(source: ToolSet, options: ToolSearchToolOptions =
       required: ['query'],
       additionalProperties: false,
     },
-    handler: ({ query }, { context }): ToolSearchOutput => {
-      const hits = source.search(query, k);
+    handler: ({ query }, options): ToolSearchOutput => {
+      const { context } = options;
+      const policy = callPolicyOf(options);
+      const hits = (policy === undefined ? source : allowedOf(source, policy)).search(query, k);
       const box = boxOf(context);
       const loaded: string[] = [];
       if (box !== undefined) {

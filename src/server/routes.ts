@@ -187,8 +187,12 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       const q = query.q as string | undefined;
       const cursor = query.cursor as string | undefined;
       const limit = query.limit === undefined ? (q === undefined ? TOOL_PAGE_DEFAULT : SEARCH_PAGE_DEFAULT) : Number(query.limit);
-      if (limit === 0) return json(q === undefined ? { tools: [], next_cursor: null } : { tools: [], scores: [], next_cursor: null });
-      const options = { includeDisabled, tags, limit, ...(cursor === undefined ? {} : { cursor }) };
+      const options = { includeDisabled, tags, limit: Math.max(limit, 1), ...(cursor === undefined ? {} : { cursor }) };
+      if (limit === 0) {
+        // An empty page (as before listPage and search); a cursor given is still checked: a 400 naming it.
+        if (cursor !== undefined) await paging<unknown>(cursor, () => (q === undefined ? registry.listPage(options) : registry.search(q, options)));
+        return json(q === undefined ? { tools: [], next_cursor: null } : { tools: [], scores: [], next_cursor: null });
+      }
       if (q === undefined) {
         const page = await paging(cursor, () => registry.listPage(options));
         return json({ tools: page.registrations, next_cursor: page.next_cursor });

@@ -103,6 +103,25 @@ describe('toolSearchTool', () => {
     expect(box.all().map((tool) => tool.name)).toEqual(['tool_search']);
   });
 
+  it("invoked under a policy (as an MCP session's calls are), finds and loads only the tools the policy allows", async () => {
+    const wipe = defineTool({ name: 'wipe_emails', description: 'Delete every email in the mailbox.', input_schema: {}, permissions: { required: ['ADMIN'] }, handler: () => 'wiped' });
+    const tools = [...CATALOGUE.map((spec) => toolOf(spec)), wipe];
+    const search = toolSearchTool(new ToolSet(tools), { k: 5 });
+    const set = new ToolSet([...tools, search]);
+    const names = (result: unknown): string[] => (result as { data: ToolSearchOutput }).data.tools.map((tool) => tool.name);
+    expect(names(await set.invoke('tool_search', { query: 'email' }))).toEqual(expect.arrayContaining(['send_email', 'search_emails', 'wipe_emails']));
+    // An allowlist: send_email is hidden; a required permission the persona lacks: wipe_emails is hidden.
+    const reader = { persona: 'reader', allowed_tools: ['tool_search', 'search_emails', 'wipe_emails'] };
+    expect(names(await set.invoke('tool_search', { query: 'email' }, { policy: reader }))).toEqual(['search_emails']);
+    const admin = { ...reader, allowed_permissions: ['ADMIN'] };
+    expect(names(await set.invoke('tool_search', { query: 'email' }, { policy: admin }))).toEqual(['wipe_emails', 'search_emails']);
+    // In a turn's box: nothing hidden is loaded either.
+    const box = new ToolBox([search]);
+    const loaded = await box.invoke('tool_search', { query: 'send an email' }, { context: box, policy: reader });
+    expect((loaded as { data: ToolSearchOutput }).data).toEqual({ tools: [{ name: 'search_emails', description: expect.any(String) }], loaded: ['search_emails'] });
+    expect(box.has('send_email')).toBe(false);
+  });
+
   it('refuses a bad source or options, and an empty query is INVALID_ARGUMENTS', async () => {
     expect(() => toolSearchTool([] as unknown as ToolSet)).toThrow(TypeError);
     expect(() => toolSearchTool(new ToolSet([]), { k: 0 })).toThrow(TypeError);

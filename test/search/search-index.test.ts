@@ -85,6 +85,26 @@ describe('tokenize', () => {
     expect(tokenize('พยากรณ์อากาศ', { identifiers: false })).toEqual(expect.arrayContaining(['อากาศ']));
   });
 
+  it('segments a long unspaced run a bounded piece at a time (ICU costs the square of the length), cutting it as ICU cuts it whole', () => {
+    // A run of about 800 characters, with astral Han (surrogate pairs) so that a piece's end can fall inside one.
+    const run = Array.from({ length: 48 }, (_, i) => `東京の天気を検索${i % 2 ? '𠮷野家' : 'ค้นหาอากาศ'}じゃ`).join('');
+    const whole = [...new Intl.Segmenter('und', { granularity: 'word' }).segment(run)].filter((s) => s.isWordLike).map((s) => s.segment);
+    const lengths: number[] = [];
+    const segment = Intl.Segmenter.prototype.segment;
+    Intl.Segmenter.prototype.segment = function (this: Intl.Segmenter, text: string) {
+      lengths.push(text.length);
+      return segment.call(this, text);
+    };
+    let terms: string[];
+    try {
+      terms = tokenize(run, { identifiers: false, stemming: false, stopWords: false });
+    } finally {
+      Intl.Segmenter.prototype.segment = segment;
+    }
+    expect(terms.map((term) => term.normalize('NFC'))).toEqual(whole.map((word) => word.normalize('NFKC').toLowerCase()));
+    expect(Math.max(...lengths)).toBeLessThanOrEqual(256);
+  });
+
   it('drops stop words unless they are all the text has', () => {
     expect(tokenize('what is the weather in Paris?')).toEqual(['weather', 'pari']);
     expect(tokenize('the')).toEqual(['the']);

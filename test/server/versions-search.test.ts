@@ -93,6 +93,12 @@ describe('GET /v1/tools?q= (search) and the keyset listing', () => {
     expect((await api.call('GET', '/v1/tools?q=weather&limit=0', { token: rw() })).body).toEqual({ tools: [], scores: [], next_cursor: null });
     const bad = expectProblem(await api.call('GET', '/v1/tools?q=weather&cursor=not-ours', { token: rw() }), 'BAD_REQUEST', 400);
     expect(bad.context).toEqual({ parameter: 'cursor' });
+    // limit=0 is an empty page, but not a way past the cursor check (nor a search cursor good for the listing).
+    const searchCursor = encodeURIComponent(((await api.call('GET', '/v1/tools?q=weather&limit=1', { token: rw() })).body as Page).next_cursor ?? '');
+    for (const query of ['q=weather&limit=0&cursor=not-ours', 'limit=0&cursor=not-ours', `limit=0&cursor=${searchCursor}`]) {
+      expect(expectProblem(await api.call('GET', `/v1/tools?${query}`, { token: rw() }), 'BAD_REQUEST', 400).context).toEqual({ parameter: 'cursor' });
+    }
+    expect((await api.call('GET', `/v1/tools?q=weather&limit=0&cursor=${searchCursor}`, { token: rw() })).body).toEqual({ tools: [], scores: [], next_cursor: null });
   });
 
   it('without q: listPage keyset pages by name, no scores, stable while a tool is added between pages', async () => {

@@ -45,6 +45,10 @@ function stripped(character: string): string {
 /** Scripts written without spaces between words: a word holding one is cut by Intl.Segmenter. */
 const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
 let segmenter: Intl.Segmenter | undefined;
+/** Runs of unspaced script longer than this are segmented a chunk at a time (see `segments`). */
+const SEGMENT_CHUNK = 256;
+/** The end of a piece whose words are segmented again with the next piece. */
+const SEGMENT_MARGIN = 32;
 
 /**
  * The words of `word` (letters, marks and digits only) cut by ICU's word boundaries (its
@@ -53,7 +57,33 @@ let segmenter: Intl.Segmenter | undefined;
  */
 function segments(word: string, out: string[]): void {
   segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
-  for (const { segment, isWordLike } of segmenter.segment(word)) if (isWordLike === true) out.push(segment);
+  if (word.length <= SEGMENT_CHUNK) {
+    for (const { segment, isWordLike } of segmenter.segment(word)) if (isWordLike === true) out.push(segment);
+    return;
+  }
+  // ICU's dictionary break costs about the square of a run's length (64,000 characters of
+  // Han: 2 s, so a 1 MB description or query would hold the process for minutes). A long run
+  // is cut a piece at a time. The words near a piece's end may be cut otherwise than in the
+  // whole run (the dictionary sees the run cut short), so those of its last SEGMENT_MARGIN
+  // characters are left to the next piece, which starts at the first of them.
+  for (let start = 0; start < word.length; ) {
+    let end = Math.min(start + SEGMENT_CHUNK, word.length);
+    // Never between the two halves of a surrogate pair.
+    if (end < word.length && (word.charCodeAt(end) & 0xfc00) === 0xdc00) end--;
+    const found = [...segmenter.segment(word.slice(start, end))];
+    let next = end;
+    if (end < word.length) {
+      next = start;
+      for (const { index } of found) if (index > 0 && index <= end - start - SEGMENT_MARGIN) next = start + index;
+      // One word fills the piece: go on after it (or its second word), never stand still.
+      if (next === start) next = found.length > 1 ? start + (found[1] as Intl.SegmentData).index : end;
+    }
+    for (const { segment, index, isWordLike } of found) {
+      if (start + index >= next) break;
+      if (isWordLike === true) out.push(segment);
+    }
+    start = next;
+  }
 }
 /** camelCase and digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
 // A mark stays with the letter or digit before it (`1⃣` is one part, never `1` and a lone mark).
