@@ -120,6 +120,10 @@ describe('the command line', () => {
     const down = await cli(['serve', '--port', '0', '--db', `postgres://postgres:secret@127.0.0.1:${await freePort()}/postgres`]);
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^error IO_ERROR: database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres: .*ECONNREFUSED/);
+    // --db before the command names the database too, as for every other command (it served ./tool-registry.db instead).
+    const downBefore = await cli(['--db', `postgres://postgres:secret@127.0.0.1:${await freePort()}/postgres`, 'serve', '--port', '0']);
+    expect([downBefore.code, downBefore.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres: .*ECONNREFUSED/)]);
+    expect((await cli(['--db', 'a.db', 'serve', '--data-dir', 'd', '--port', '0'])).code).toBe(2);
   });
 });
 
