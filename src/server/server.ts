@@ -354,7 +354,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
       const first = issues[0] as { path: string; message: string };
       const name = first.path.split('.')[0] as string;
-      const given = typeof raw[name] === 'string' ? ` (got ${JSON.stringify(raw[name])})` : '';
+      // The value quoted as far as it helps: a 10 KB query is not sent back whole.
+      const text = typeof raw[name] === 'string' ? JSON.stringify(raw[name]) : undefined;
+      const given = text === undefined ? '' : ` (got ${text.length > 80 ? `${text.slice(0, 77)}..." (${(raw[name] as string).length} characters)` : text})`;
       throw new HttpProblem('BAD_REQUEST', `query parameter ${name}: ${first.message}${given}`, { context: { parameter: name, issues } });
     }
     return raw;

@@ -99,6 +99,10 @@ describe('GET /v1/tools?q= (search) and the keyset listing', () => {
       expect(expectProblem(await api.call('GET', `/v1/tools?${query}`, { token: rw() }), 'BAD_REQUEST', 400).context).toEqual({ parameter: 'cursor' });
     }
     expect((await api.call('GET', `/v1/tools?q=weather&limit=0&cursor=${searchCursor}`, { token: rw() })).body).toEqual({ tools: [], scores: [], next_cursor: null });
+    // q is at most 1,000 characters; the 400 names it and quotes a beginning of it, not all 5,000.
+    const long = expectProblem(await api.call('GET', `/v1/tools?q=${'w'.repeat(5000)}`, { token: rw() }), 'BAD_REQUEST', 400);
+    const detail = long.detail as string;
+    expect([(long.context as { parameter: string }).parameter, detail.length < 300, detail]).toEqual(['q', true, expect.stringContaining('(5000 characters)')]);
   });
 
   it('without q: listPage keyset pages by name, no scores, stable while a tool is added between pages', async () => {
