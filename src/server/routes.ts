@@ -224,7 +224,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
       const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
       const before = await readBeforeWrite(Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined))));
-      const after = await registry.registerMany(body as ToolSpecInput[], registrationOptions(context));
+      const after = await registry.registerMany(body as ToolSpecInput[], { allowDowngrade: parseBoolean(context.query.allow_downgrade as string | undefined, false) });
       return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
     },
   },
