@@ -422,9 +422,19 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     tag: 'snapshot',
     scope: 'read',
     namespaced: true,
-    responses: { 200: { description: 'The snapshot.', schema: SnapshotSchema } },
+    responses: {
+      200: {
+        description: 'The snapshot.',
+        schema: SnapshotSchema,
+        headers: { 'Tool-Registry-Revision': 'The revision the snapshot reflects at least (read before the export): follow the change feed from it.' },
+      },
+    },
     errors: [],
-    handle: async ({ registry }) => json(await registry.exportSnapshot()),
+    handle: async ({ registry }) => {
+      // Read first: a change landing in between is in the snapshot and delivered again by the feed, never missed.
+      const { revision } = await registry.changes({ limit: 0 });
+      return json(await registry.exportSnapshot(), 200, { 'tool-registry-revision': String(revision) });
+    },
   },
   {
     method: 'post',

@@ -575,7 +575,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       response.headers.set('access-control-allow-origin', options.cors);
       // X-Request-Id both ways: a page may send its trace id and read the one it was answered with.
       response.headers.set('access-control-allow-headers', 'authorization, content-type, if-none-match, last-event-id, mcp-session-id, mcp-protocol-version, x-request-id');
-      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id, x-request-id');
+      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id, tool-registry-revision, x-request-id');
       if (options.cors !== '*') response.headers.append('vary', 'Origin');
     } catch {
       // A response with immutable headers (a fetch passthrough) stays as it is.

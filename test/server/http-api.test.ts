@@ -138,8 +138,11 @@ describe('routes', () => {
     const body = page.body as { revision: number; events: { revision: number }[] };
     expect(body.events.map((e) => e.revision)).toEqual([1, 2]);
     expect(body.revision).toBeGreaterThan(2);
-    const snapshot = (await api.call('GET', '/v1/snapshot')).body as { tools: unknown[] };
+    const exported = await api.call('GET', '/v1/snapshot');
+    const snapshot = exported.body as { tools: unknown[] };
     expect(ToolRegistrySnapshot.safeParse(snapshot).success).toBe(true);
+    // The export says the revision it reflects (issue 11: resync from a snapshot, then follow the feed from there).
+    expect(exported.headers.get('tool-registry-revision')).toBe(String(body.revision));
     const dry = await api.call('POST', '/v1/snapshot?mode=replace&dry_run=true', { body: { tools: [] } });
     expect(dry.body).toMatchObject({ removed: snapshot.tools.length, dryRun: true, plan: expect.any(Array) });
     expect(((await api.call('GET', '/v1/snapshot')).body as { tools: unknown[] }).tools).toHaveLength(snapshot.tools.length);
