@@ -203,6 +203,7 @@ function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } 
     throw new TypeError(`importSnapshot(): options must be an object, got ${typeof options}`);
   }
   const given = options as ImportOptions;
+  refuseCondition('importSnapshot', given);
   const mode = importMode('importSnapshot', given.mode);
   const { dryRun = false } = given;
   if (typeof dryRun !== 'boolean') throw new TypeError(`importSnapshot(): dryRun must be a boolean, got ${typeof dryRun}`);
@@ -216,6 +217,16 @@ function expectedVersionOf(method: string, options: unknown): string | null | un
     throw new TypeError(`${method}(): expectedVersion must be a string or null, got ${typeof expectedVersion}`);
   }
   return expectedVersion;
+}
+
+/**
+ * A method that takes no condition refuses `expectedVersion` rather than ignoring it: a write
+ * carried out unconditionally is the one the caller's condition asked us not to make.
+ */
+function refuseCondition(method: string, options: unknown): void {
+  if (typeof options === 'object' && options !== null && (options as WriteOptions).expectedVersion !== undefined) {
+    throw new TypeError(`${method}() takes no expectedVersion (conditional writes are register, setEnabled and remove, one tool each)`);
+  }
 }
 
 /** A non-negative safe integer option, or its default. */
@@ -415,6 +426,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (!Array.isArray(specs)) throw new TypeError(`registerMany(): specs must be an array, got ${typeof specs}`);
     const allowDowngrade = allowDowngradeOf('registerMany', options);
     const allowIncompatible = allowIncompatibleOf('registerMany', options);
+    refuseCondition('registerMany', options);
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);

@@ -63,7 +63,12 @@ function operation(route: RouteDefinition, prefixed: boolean, tokens: boolean): 
     const content: Record<string, { schema: z.ZodType }> = {};
     if (doc.schema !== undefined) content[doc.contentType ?? 'application/json'] = { schema: doc.schema };
     if (route.operationId === 'changes') content['text/event-stream'] = { schema: z.string().meta({ description: 'Server-Sent Events: `id: REVISION`, `event: change`, `data: ChangeEvent`.' }) };
-    responses[status as `${1 | 2 | 3 | 4 | 5}${string}`] = { description: doc.description, ...(Object.keys(content).length === 0 ? {} : { content }) };
+    const headers = Object.fromEntries(Object.entries(doc.headers ?? {}).map(([name, description]) => [name, z.string().meta({ description })]));
+    responses[status as `${1 | 2 | 3 | 4 | 5}${string}`] = {
+      description: doc.description,
+      ...(Object.keys(headers).length === 0 ? {} : { headers: z.object(headers) }),
+      ...(Object.keys(content).length === 0 ? {} : { content }),
+    };
   }
   Object.assign(responses, problemResponses([...route.errors, ...commonErrors(route, prefixed)]));
   return {

@@ -59,9 +59,19 @@ const expectedVersionQuery = z
   .optional()
   .meta({ description: 'Write only if the stored version is exactly this one (412 PRECONDITION_FAILED otherwise).' });
 
+/** What the `If-None-Match` request header means on a route that takes `expected_version`. */
+const ifNoneMatchHeader = { 'if-none-match': '`*`: the tool must not exist (412 PRECONDITION_FAILED otherwise), as `expectedVersion: null`.' };
+
+/** A write's condition: `?expected_version=V`, or `If-None-Match: *` (the tool must not exist). */
 function expectation(context: RouteContext): WriteOptions {
   const expected = context.query.expected_version as string | undefined;
-  return expected === undefined ? {} : { expectedVersion: expected };
+  const ifNoneMatch = context.request.headers.get('if-none-match');
+  if (ifNoneMatch === null) return expected === undefined ? {} : { expectedVersion: expected };
+  if (ifNoneMatch.trim() !== '*') {
+    throw new HttpProblem('BAD_REQUEST', `If-None-Match takes only *, got ${JSON.stringify(ifNoneMatch)}`, { context: { header: 'If-None-Match' } });
+  }
+  if (expected !== undefined) throw new HttpProblem('BAD_REQUEST', 'If-None-Match: * and expected_version cannot be used together');
+  return { expectedVersion: null };
 }
 
 /**
@@ -218,7 +228,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
       const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
       const before = await readBeforeWrite(Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined))));
-      const after = await registry.registerMany(body as ToolSpecInput[], registrationOptions(context));
+      const after = await registry.registerMany(body as ToolSpecInput[], { allowDowngrade: parseBoolean(context.query.allow_downgrade as string | undefined, false) });
       return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
     },
   },
@@ -247,7 +257,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     scope: 'write',
     namespaced: true,
     query: z.object({ expected_version: expectedVersionQuery, allow_downgrade: allowDowngradeQuery }),
-    headers: { 'if-none-match': '`*`: the tool must not exist yet (412 otherwise).' },
+    headers: ifNoneMatchHeader,
     body: { schema: ToolSpecSchema, description: 'A ToolSpec whose tool_name is the path name.' },
     responses: {
       200: { description: 'Updated or unchanged.', schema: WriteResultSchema },
@@ -255,7 +265,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     },
     errors: ['VALIDATION_FAILED', 'VERSION_CONFLICT', 'VERSION_DOWNGRADE', 'COMPATIBILITY_FAILED', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
     handle: async (context) => {
-      const { registry, params, body, request } = context;
+      const { registry, params, body } = context;
       const name = params.name as string;
       const given = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { tool_name?: unknown }).tool_name : undefined;
       if (given !== name) {
@@ -263,15 +273,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
           context: { tool_name: name, path: 'tool_name' },
         });
       }
-      const ifNoneMatch = request.headers.get('if-none-match');
-      if (ifNoneMatch !== null && ifNoneMatch.trim() !== '*') {
-        throw new HttpProblem('BAD_REQUEST', `If-None-Match takes only *, got ${JSON.stringify(ifNoneMatch)}`, { context: { header: 'If-None-Match' } });
-      }
       const options = registrationOptions(context);
-      if (ifNoneMatch !== null) {
-        if (options.expectedVersion !== undefined) throw new HttpProblem('BAD_REQUEST', 'If-None-Match: * and expected_version cannot be used together');
-        Object.assign(options, { expectedVersion: null });
-      }
       const before = await readBeforeWrite(registry.get(name));
       const { after, action } = before === undefined && options.expectedVersion === undefined ? await registerNew(registry, body as ToolSpecInput, options) : await registerOver(registry, body as ToolSpecInput, options, before);
       return json({ ...after, action }, action === 'added' ? 201 : 200);
@@ -286,6 +288,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     scope: 'write',
     namespaced: true,
     query: z.object({ expected_version: expectedVersionQuery }),
+    headers: ifNoneMatchHeader,
     responses: { 200: { description: 'Whether something was removed.', schema: RemovedSchema } },
     errors: ['PRECONDITION_FAILED', 'STORAGE_BUSY'],
     handle: async (context) => json({ removed: await context.registry.remove(context.params.name as string, expectation(context)) }),
@@ -300,6 +303,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       scope: 'write',
       namespaced: true,
       query: z.object({ expected_version: expectedVersionQuery }),
+      headers: ifNoneMatchHeader,
       responses: { 200: { description: 'The registration.', schema: ToolRegistrationSchema } },
       errors: ['TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
       handle: async (context) => json(await context.registry.setEnabled(context.params.name as string, verb === 'enable', expectation(context))),
@@ -326,6 +330,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     scope: 'write',
     namespaced: true,
     query: z.object({ expected_version: expectedVersionQuery }),
+    headers: ifNoneMatchHeader,
     body: { schema: DeprecationRequestSchema, description: '`{ message, replacement?, sunset? }`.' },
     responses: { 200: { description: 'The registration with its deprecation.', schema: ToolRegistrationSchema } },
     errors: ['VALIDATION_FAILED', 'TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
@@ -340,6 +345,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     scope: 'write',
     namespaced: true,
     query: z.object({ expected_version: expectedVersionQuery }),
+    headers: ifNoneMatchHeader,
     responses: { 200: { description: 'The registration, its deprecation null.', schema: ToolRegistrationSchema } },
     errors: ['TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'STORAGE_BUSY'],
     handle: async (context) => json(await context.registry.undeprecate(context.params.name as string, expectation(context))),
@@ -420,9 +426,19 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     tag: 'snapshot',
     scope: 'read',
     namespaced: true,
-    responses: { 200: { description: 'The snapshot.', schema: SnapshotSchema } },
+    responses: {
+      200: {
+        description: 'The snapshot.',
+        schema: SnapshotSchema,
+        headers: { 'Tool-Registry-Revision': 'The revision the snapshot reflects at least (read before the export): follow the change feed from it.' },
+      },
+    },
     errors: [],
-    handle: async ({ registry }) => json(await registry.exportSnapshot()),
+    handle: async ({ registry }) => {
+      // Read first: a change landing in between is in the snapshot and delivered again by the feed, never missed.
+      const { revision } = await registry.changes({ limit: 0 });
+      return json(await registry.exportSnapshot(), 200, { 'tool-registry-revision': String(revision) });
+    },
   },
   {
     method: 'post',

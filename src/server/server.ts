@@ -166,6 +166,8 @@ const DEFAULT_MAX_BODY = 1024 * 1024;
 const DEFAULT_MAX_DEPTH = 64;
 /** What a mount's preflight allows. */
 const MOUNT_METHODS = 'DELETE, GET, OPTIONS, POST';
+/** The request headers of RFC 9110 that make a write conditional (If-Modified-Since and If-Range apply to GET only). */
+const PRECONDITION_HEADERS = ['if-match', 'if-none-match', 'if-unmodified-since'] as const;
 
 /** Per-request facts the log line needs, filled in as the request goes. */
 interface RequestFacts {
@@ -362,6 +364,22 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return raw;
   };
 
+  /**
+   * A precondition header a write route does not evaluate is refused (400), never ignored: a
+   * write made while the client's condition went unchecked is the one it asked us not to make.
+   * The server sends no ETags or Last-Modified; routes that take `expected_version` evaluate
+   * `If-None-Match: *` (routes.ts). GETs are left alone (a cache's validators, answered 200).
+   */
+  const checkPreconditions = (route: RouteDefinition, request: Request): void => {
+    if (route.method === 'get') return;
+    for (const header of PRECONDITION_HEADERS) {
+      if (!request.headers.has(header) || Object.hasOwn(route.headers ?? {}, header)) continue;
+      const name = header.replace(/(^|-)[a-z]/g, (letter) => letter.toUpperCase());
+      const instead = Object.hasOwn(route.query?.shape ?? {}, 'expected_version') ? ': send ?expected_version=V (or If-None-Match: * for "must not exist")' : '';
+      throw new HttpProblem('BAD_REQUEST', `${name} is not supported here (this server sends no ETags or Last-Modified)${instead}; nothing was changed`, { context: { header: name } });
+    }
+  };
+
   const hasBody = (request: Request): boolean => {
     const length = request.headers.get('content-length');
     return request.body !== null && ((length !== null && length.trim() !== '0') || request.headers.has('transfer-encoding'));
@@ -418,6 +436,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
     const query = parseQuery(route, c.req.url);
+    checkPreconditions(route, c.req.raw);
     const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
     // A route that reads no body still checks one that came (`{}` is fine): every body is JSON as the command reads it.
     if (route.body === undefined && hasBody(c.req.raw)) await parseBody(c.req.raw, 'spec');
@@ -558,7 +577,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       response.headers.set('access-control-allow-origin', options.cors);
       // X-Request-Id both ways: a page may send its trace id and read the one it was answered with.
       response.headers.set('access-control-allow-headers', 'authorization, content-type, if-none-match, last-event-id, mcp-session-id, mcp-protocol-version, x-request-id');
-      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id, x-request-id');
+      response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id, tool-registry-revision, x-request-id');
       if (options.cors !== '*') response.headers.append('vary', 'Origin');
     } catch {
       // A response with immutable headers (a fetch passthrough) stays as it is.

@@ -82,8 +82,9 @@ export async function changeStream(context: RouteContext): Promise<Response> {
           clearInterval(heartbeat);
           signal.removeEventListener('abort', onAbort);
           lease.signal.removeEventListener('abort', onAbort);
-          if (lease.signal.aborted) {
-            // Its token was revoked or changed: say so (a reconnect with it is a 401 now).
+          if (lease.signal.aborted && !signal.aborted) {
+            // Its token was revoked or changed: say so (a reconnect with it is a 401 now). Not
+            // when the server is shutting down (which ends every lease too): the token is fine.
             try {
               controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ code: 'UNAUTHORIZED', detail: String((lease.signal.reason as Error | undefined)?.message ?? 'the token changed') })}\n\n`));
             } catch {

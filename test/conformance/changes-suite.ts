@@ -615,6 +615,9 @@ export function defineChangesSuite(harness: StoreHarness): void {
       await expectPlainTypeError(registry.register(minimalSpec('t'), 'x' as never));
       await expectPlainTypeError(registry.setEnabled('t', true, { expectedVersion: false } as never));
       await expectPlainTypeError(registry.remove('t', null as never));
+      // registerMany and importSnapshot take no condition: one given is refused, never ignored.
+      await expectPlainTypeError(registry.registerMany([minimalSpec('t')], { expectedVersion: null } as never));
+      await expectPlainTypeError(registry.importSnapshot({ tools: [{ spec: minimalSpec('t') }] }, { expectedVersion: '1' } as never));
       expect(await registry.has('t')).toBe(false);
     });
 

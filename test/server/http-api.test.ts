@@ -108,13 +108,41 @@ describe('routes', () => {
     expect((ok.body as { spec: { version: string } }).spec.version).toBe('2');
   });
 
+  it('every write evaluates If-None-Match: * or refuses a precondition header it cannot evaluate; none is ignored', async () => {
+    expect((await api.call('PUT', '/v1/tools/guarded', { body: spec('guarded', '1') })).status).toBe(201);
+    const revision = async () => ((await api.call('GET', '/v1/changes?limit=0')).body as { revision: number }).revision;
+    const before = await revision();
+    const star = { headers: { 'if-none-match': '*' } };
+    expectProblem(await api.call('DELETE', '/v1/tools/guarded', star), 'PRECONDITION_FAILED', 412);
+    expectProblem(await api.call('POST', '/v1/tools/guarded/disable', star), 'PRECONDITION_FAILED', 412);
+    expectProblem(await api.call('POST', '/v1/tools/guarded/deprecate', { ...star, body: { message: 'old' } }), 'PRECONDITION_FAILED', 412);
+    expect((await api.call('DELETE', '/v1/tools/never_there', star)).body).toEqual({ removed: false });
+    const refused: [string, string, Record<string, unknown>, string][] = [
+      ['PUT', '/v1/tools/guarded', { body: spec('guarded', '2'), headers: { 'if-match': '"1"' } }, 'If-Match'],
+      ['DELETE', '/v1/tools/guarded', { headers: { 'if-match': '*' } }, 'If-Match'],
+      ['POST', '/v1/tools/guarded/disable', { headers: { 'if-unmodified-since': 'Sat, 01 Jan 2000 00:00:00 GMT' } }, 'If-Unmodified-Since'],
+      ['POST', '/v1/tools', { body: [spec('guarded', '3')], headers: { 'if-none-match': '*' } }, 'If-None-Match'],
+      ['POST', '/v1/snapshot?mode=replace', { body: { tools: [] }, headers: { 'if-match': '*' } }, 'If-Match'],
+    ];
+    for (const [method, path, init, header] of refused) {
+      const body = expectProblem(await api.call(method, path, init), 'BAD_REQUEST', 400);
+      expect(body.context, `${method} ${path}`).toEqual({ header });
+    }
+    expect(await revision()).toBe(before);
+    expect((await api.call('GET', '/v1/tools/guarded')).body).toMatchObject({ enabled: true, deprecation: null, spec: { version: '1' } });
+    expect((await api.call('DELETE', '/v1/tools/guarded?expected_version=1')).body).toEqual({ removed: true });
+  });
+
   it('GET /v1/changes pages the log; snapshot export and import (merge, replace, dry_run)', async () => {
     const page = await api.call('GET', '/v1/changes?since=0&limit=2');
     const body = page.body as { revision: number; events: { revision: number }[] };
     expect(body.events.map((e) => e.revision)).toEqual([1, 2]);
     expect(body.revision).toBeGreaterThan(2);
-    const snapshot = (await api.call('GET', '/v1/snapshot')).body as { tools: unknown[] };
+    const exported = await api.call('GET', '/v1/snapshot');
+    const snapshot = exported.body as { tools: unknown[] };
     expect(ToolRegistrySnapshot.safeParse(snapshot).success).toBe(true);
+    // The export says the revision it reflects (issue 11: resync from a snapshot, then follow the feed from there).
+    expect(exported.headers.get('tool-registry-revision')).toBe(String(body.revision));
     const dry = await api.call('POST', '/v1/snapshot?mode=replace&dry_run=true', { body: { tools: [] } });
     expect(dry.body).toMatchObject({ removed: snapshot.tools.length, dryRun: true, plan: expect.any(Array) });
     expect(((await api.call('GET', '/v1/snapshot')).body as { tools: unknown[] }).tools).toHaveLength(snapshot.tools.length);

@@ -30,9 +30,9 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 /** Opens the event stream without reading it (the response stays paused until asked). */
-function openStream(headers: Record<string, string> = {}): Promise<IncomingMessage> {
+function openStream(headers: Record<string, string> = {}, url = `${api.url}/v1/changes`): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    get(`${api.url}/v1/changes`, { agent: false, headers: { accept: 'text/event-stream', ...headers } }, resolve).on('error', reject);
+    get(url, { agent: false, headers: { accept: 'text/event-stream', ...headers } }, resolve).on('error', reject);
   });
 }
 
@@ -114,5 +114,27 @@ describe('--max-streams', () => {
     expect((await api.call('GET', '/v1/tools?limit=1')).status).toBe(200);
     expect((await api.call('GET', '/healthz')).status).toBe(200);
     held.destroy();
+  });
+});
+
+describe('a server shutting down', () => {
+  it('ends its streams without an error event (the token is fine: a client resumes with Last-Event-ID)', async () => {
+    const own = new InMemoryToolRegistry();
+    const stopping = await start({ registries: own });
+    try {
+      const stream = await openStream({}, `${stopping.url}/v1/changes?since=0`);
+      stream.setEncoding('utf8');
+      let text = '';
+      stream.on('data', (chunk: string) => (text += chunk));
+      const ended = new Promise<void>((resolve) => stream.on('end', resolve));
+      await own.register(spec('before_shutdown'));
+      await until(() => ids(text).length === 1, 'the event before the shutdown');
+      stopping.server.shutdown();
+      await ended;
+      expect(ids(text)).toEqual([1]);
+      expect(text).not.toMatch(/^event: error/m);
+    } finally {
+      await stopping.close();
+    }
   });
 });
