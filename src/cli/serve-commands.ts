@@ -1,5 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
+import { parseDatabaseOption } from './database-path.js';
 import { InvalidArgumentError } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
@@ -60,7 +61,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
   const serveCommand = program
     .command('serve')
     .description('serve the registry over HTTP (routes: docs/server.md); SIGTERM/SIGINT stops it gracefully')
-    .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)')
+    .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
     .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db')
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', whole, 8080)
