@@ -89,8 +89,8 @@ async function openPostgres(database: string, readonly: boolean, options: OpenOp
  * file beside it) is READ_ONLY for a command that writes, and an IO_ERROR that says so for
  * one that reads.
  */
-function openFailure(filename: string, error: unknown, access: 'readonly' | 'readwrite'): unknown {
-  if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
+export function openFailure(filename: string, error: unknown, access: 'readonly' | 'readwrite'): unknown {
+  if (error instanceof ToolRegistryError || error instanceof CliError || !(error instanceof Error)) return error;
   // The store wraps the driver's error; its cause says what was wrong.
   const inner = error.cause instanceof Error ? error.cause : error;
   if ((inner as { code?: unknown }).code === 'SQLITE_READONLY_DIRECTORY') {

@@ -74,7 +74,11 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--max-streams <n>', 'SSE change-feed streams open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-open-namespaces <n>', 'namespaces open at once with --data-dir or PostgreSQL; the least recently used idle one is closed (default 64, or a sixteenth of the open-file limit if lower)', positive)
-    .action(async (options: Serve.ServeOptions & Record<string, unknown>) => (await serve()).serveCommand(io, options));
+    // `tool-registry --db FILE serve`: the program's --db counts as for every other command.
+    .action(async (options: Serve.ServeOptions & Record<string, unknown>) => {
+      const db = options.db ?? program.opts<{ db?: string }>().db;
+      return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
+    });
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');
   const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`);
