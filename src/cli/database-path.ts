@@ -1,5 +1,6 @@
 // Which database file a command uses. Kept apart from database.ts so that --help and
 // usage errors do not load the store.
+import { InvalidArgumentError } from 'commander';
 
 /** The embedded default, relative to the working folder. */
 export const DEFAULT_DATABASE = './tool-registry.db';
@@ -11,4 +12,10 @@ export function resolveDatabase(flag: string | undefined, env: NodeJS.ProcessEnv
   if (flag !== undefined) return flag;
   const fromEnv = env[DATABASE_ENV];
   return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DATABASE;
+}
+
+/** Parses a `--db` value: an empty one names no database (a usage error, exit 2), rather than `./tool-registry.db` or an odd open failure. */
+export function parseDatabaseOption(value: string): string {
+  if (value === '') throw new InvalidArgumentError('expected a database file or a postgres:// URL, got an empty value');
+  return value;
 }

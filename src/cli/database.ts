@@ -85,11 +85,23 @@ async function openPostgres(database: string, readonly: boolean, options: OpenOp
 /**
  * A failure to open the file (not a database, a missing folder, no permission) is the
  * file's problem, reported as IO_ERROR; the registry's own errors (SCHEMA_TOO_NEW) pass.
+ * A WAL database in a folder this process may not write (SQLite cannot create the `-shm`
+ * file beside it) is READ_ONLY for a command that writes, and an IO_ERROR that says so for
+ * one that reads.
  */
-function openFailure(filename: string, error: unknown): unknown {
-  if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
+export function openFailure(filename: string, error: unknown, access: 'readonly' | 'readwrite'): unknown {
+  if (error instanceof ToolRegistryError || error instanceof CliError || !(error instanceof Error)) return error;
   // The store wraps the driver's error; its cause says what was wrong.
   const inner = error.cause instanceof Error ? error.cause : error;
+  if ((inner as { code?: unknown }).code === 'SQLITE_READONLY_DIRECTORY') {
+    const folder = `its folder cannot be written by this process, and SQLite must create ${filename}-shm there to use a WAL database (SQLITE_READONLY_DIRECTORY)`;
+    if (access === 'readwrite') return new CliError('READ_ONLY', `cannot write database ${filename}: ${folder}; nothing was changed`, { cause: error });
+    return new CliError(
+      'IO_ERROR',
+      `cannot read database ${filename}: ${folder}; run the command as the file's owner, or while the service has the file open`,
+      { cause: error },
+    );
+  }
   const reason = describeSystemError(inner);
   const message = reason.startsWith('cannot open') ? reason : `cannot open database ${filename}: ${reason}`;
   return new CliError('IO_ERROR', message, { cause: error });
@@ -118,7 +130,7 @@ export async function openReadOnly(filename: string): Promise<CliRegistry> {
   try {
     return await openSqliteToolRegistry({ filename, readonly: true });
   } catch (error) {
-    throw openFailure(filename, error);
+    throw openFailure(filename, error, 'readonly');
   }
 }
 
@@ -128,7 +140,7 @@ export async function openReadWrite(filename: string, options: OpenOptions = {})
   try {
     return await openSqliteToolRegistry({ ...options, filename });
   } catch (error) {
-    throw openFailure(filename, error);
+    throw openFailure(filename, error, 'readwrite');
   }
 }
 

@@ -11,6 +11,8 @@ import type { RegistryIssue } from '../index.js';
  */
 export type CliErrorCode =
   | 'DATABASE_NOT_FOUND'
+  // the library's code, raised by the command when a file it must write cannot be opened for writing
+  | 'READ_ONLY'
   | 'IO_ERROR'
   | 'VERIFY_FAILED'
   | 'USAGE'

@@ -20,8 +20,8 @@ export function inputName(source: string): string {
 /**
  * Reads and parses `source` (`-` is standard input).
  * @throws IO_ERROR when it cannot be read; VALIDATION_FAILED (`spec`) or SNAPSHOT_INVALID
- *   (`snapshot`) when it is not JSON, or holds a number JavaScript would change (such as
- *   18446744073709551615 or 1e400), with the number's path.
+ *   (`snapshot`) when it is not JSON, holds a number JavaScript would change (such as
+ *   18446744073709551615 or 1e400), or gives a key twice in one object, with the path.
  */
 export async function readJsonInput(source: string, kind: InputKind, stdin: NodeJS.ReadableStream): Promise<unknown> {
   let bytes: Buffer;
@@ -30,5 +30,5 @@ export async function readJsonInput(source: string, kind: InputKind, stdin: Node
   } catch (error) {
     throw new CliError('IO_ERROR', `cannot read ${inputName(source)}: ${describeSystemError(error)}`, { cause: error });
   }
-  return parseJsonBytes(bytes, { name: inputName(source), kind });
+  return parseJsonBytes(bytes, { name: inputName(source), kind, refuseRepeatedKeys: true });
 }

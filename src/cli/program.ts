@@ -5,7 +5,7 @@ import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
-import { DATABASE_ENV, DEFAULT_DATABASE, resolveDatabase } from './database-path.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
 import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
@@ -79,6 +79,7 @@ export function buildProgram(io: CliIO): Command {
     .option(
       '--db <path>',
       `the database file, or a postgres:// URL (?schema=name picks the schema) (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,
+      parseDatabaseOption,
     )
     // `get NAME --version V` needs its own --version: the program's options are read only
     // before the command, so every command also takes --db.
@@ -108,7 +109,7 @@ export function buildProgram(io: CliIO): Command {
   const command = (name: string): Command =>
     program
       .command(name)
-      .option('--db <path>', `the database file or postgres:// URL (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`);
+      .option('--db <path>', `the database file or postgres:// URL (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`, parseDatabaseOption);
 
   /** --expect-version / --expect-absent: the condition of a conditional write. */
   const expectation = (cmd: Command): Command =>

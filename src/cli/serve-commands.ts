@@ -1,5 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
+import { parseDatabaseOption } from './database-path.js';
 import { InvalidArgumentError } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
@@ -60,7 +61,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
   const serveCommand = program
     .command('serve')
     .description('serve the registry over HTTP (routes: docs/server.md); SIGTERM/SIGINT stops it gracefully')
-    .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)')
+    .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
     .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db')
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', whole, 8080)
@@ -73,10 +74,11 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--max-streams <n>', 'SSE change-feed streams open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-open-namespaces <n>', 'namespaces open at once with --data-dir or PostgreSQL; the least recently used idle one is closed (default 64, or a sixteenth of the open-file limit if lower)', positive)
-    // `tool-registry --db X serve` names the database before the command, as every other command takes it.
-    .action(async (options: Serve.ServeOptions & Record<string, unknown>) =>
-      (await serve()).serveCommand(io, { ...options, db: options.db ?? program.opts<{ db?: string }>().db }),
-    );
+    // `tool-registry --db FILE serve`: the program's --db counts as for every other command.
+    .action(async (options: Serve.ServeOptions & Record<string, unknown>) => {
+      const db = options.db ?? program.opts<{ db?: string }>().db;
+      return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
+    });
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');
   const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`);

@@ -16,7 +16,7 @@ import {
   tokenFileVerifier,
 } from '../server/index.js';
 import type { NamespaceSource, TokenScope } from '../server/index.js';
-import { isPostgresUrl, postgresTarget, storageFailure } from './database.js';
+import { isPostgresUrl, openFailure, postgresTarget, storageFailure } from './database.js';
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
@@ -133,8 +133,11 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     await registry?.changes({ limit: 0 });
   } catch (error) {
     await server.close();
-    // A database that cannot be reached (PostgreSQL down at start) is IO_ERROR, as for every command.
-    throw options.dataDir === undefined ? storageFailure(resolveDatabase(options.db, io.env), error) : error;
+    // A database that cannot be reached (PostgreSQL down at start) or opened (not a database,
+    // a missing folder, a folder it may not write) is IO_ERROR or READ_ONLY, as for every command.
+    if (options.dataDir !== undefined) throw error;
+    const database = resolveDatabase(options.db, io.env);
+    throw isPostgresUrl(database) ? storageFailure(database, error) : openFailure(database, error, 'readwrite');
   }
   let running;
   try {

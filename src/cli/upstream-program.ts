@@ -2,6 +2,7 @@
 // call in program.ts. Light: --help and usage errors load nothing else; upstream.ts does the work.
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
+import { parseDatabaseOption } from './database-path.js';
 import type { CliContext } from './commands.js';
 import { splitCommandLine } from './command-line.js';
 import type * as Upstream from './upstream.js';
@@ -52,7 +53,7 @@ interface AddLine {
 export function defineUpstreamCommands(parts: { command: (name: string) => Command; context: (cmd?: Command) => CliContext }, env: NodeJS.ProcessEnv): void {
   const group = parts.command('upstream').description('upstream MCP servers whose tools the registry governs: add, list, remove, sync, pending, approve, reject (docs/gateway.md)');
   /** A subcommand; --db may come after `upstream` or after the subcommand. */
-  const sub = (name: string): Command => group.command(name).option('--db <path>', 'the database file or postgres:// URL');
+  const sub = (name: string): Command => group.command(name).option('--db <path>', 'the database file or postgres:// URL', parseDatabaseOption);
   const context = (cmd: Command): Upstream.UpstreamContext => {
     const own = cmd.opts<{ db?: string; timeout?: number }>();
     return { ...parts.context(own.db === undefined ? group : cmd), env, timeoutMs: own.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS };

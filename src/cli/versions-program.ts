@@ -2,6 +2,7 @@
 // registered on the program by one call in program.ts.
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
+import { parseDatabaseOption } from './database-path.js';
 import type { CompatibilityPolicy, RegistryPolicyInput, VersionOrder } from '../index.js';
 import type { CliContext } from './commands.js';
 import type * as Versions from './versions.js';
@@ -58,7 +59,7 @@ export function defineVersionCommands({ command, expectation, expectedVersion, c
   policy
     .command('set')
     .description('set one or both policies (the other is kept); an unknown value changes nothing')
-    .option('--db <path>', 'the database file or postgres:// URL')
+    .option('--db <path>', 'the database file or postgres:// URL', parseDatabaseOption)
     .addOption(new Option('--version-order <order>', "'semver': versions must be SemVer and may not go down").choices(VERSION_ORDERS))
     .addOption(new Option('--compatibility <policy>', 'refuse a new version whose schemas break callers or consumers').choices(COMPATIBILITY))
     .option('--json', 'print the policies as JSON')

@@ -43,20 +43,54 @@ function jsonNumber(value: number): string {
 // always round-trip through a double. Texts without either skip the scan.
 const MAYBE_INEXACT = /[\d.]{16}|\d[eE]/;
 
+/** A key given twice in one object of a JSON text (`JSON.parse` keeps the last value). */
+export interface RepeatedKey {
+  /** The second occurrence's place, as a zod-style path ending with the key. */
+  readonly path: readonly (string | number)[];
+  /** The key, unescaped. */
+  readonly key: string;
+}
+
+/** The index of the quote that closes the string opening at `start` of a valid JSON text. */
+function closingQuote(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    let backslashes = 0;
+    while (text[end - 1 - backslashes] === '\\') backslashes++;
+    if (backslashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
+}
+
 /**
- * Every number of a valid JSON text that a double does not hold as written, with its path.
- * Call it after `JSON.parse(text)` succeeded.
+ * One pass over a valid JSON text: its inexact numbers (when `numbers`) and its keys given
+ * twice in one object (when `keys`), each with its path.
  */
-export function inexactNumbers(text: string): InexactNumber[] {
-  if (!MAYBE_INEXACT.test(text)) return [];
-  const found: InexactNumber[] = [];
-  // One frame per open object (the key being read) or array (the index being read).
-  const frames: { key: string | number; inObject: boolean; expectKey: boolean }[] = [];
+function scanJson(text: string, want: { numbers: boolean; keys: boolean }): { inexact: InexactNumber[]; repeated: RepeatedKey[] } {
+  const inexact: InexactNumber[] = [];
+  const repeated: RepeatedKey[] = [];
+  // One frame per open object (the key being read, and the keys seen) or array (the index being read).
+  const frames: { key: string | number; inObject: boolean; expectKey: boolean; seen: Set<string> | undefined }[] = [];
+  // Strings are skipped whole (most of a text's bytes); everything else is read a character at a time.
   let i = 0;
   while (i < text.length) {
     const char = text[i] as string;
-    if (char === '{' || char === '[') {
-      frames.push({ key: 0, inObject: char === '{', expectKey: char === '{' });
+    if (char === '"') {
+      const end = closingQuote(text, i);
+      const top = frames.at(-1);
+      if (top?.expectKey === true) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
+        top.key = key;
+        if (top.seen !== undefined) {
+          if (top.seen.has(key)) repeated.push({ path: frames.map((frame) => frame.key), key });
+          else top.seen.add(key);
+        }
+      }
+      i = end + 1;
+    } else if (char === '{' || char === '[') {
+      const inObject = char === '{';
+      frames.push({ key: 0, inObject, expectKey: inObject, seen: inObject && want.keys ? new Set() : undefined });
       i++;
     } else if (char === '}' || char === ']') {
       frames.pop();
@@ -72,23 +106,30 @@ export function inexactNumbers(text: string): InexactNumber[] {
       const top = frames.at(-1);
       if (top !== undefined) top.expectKey = false;
       i++;
-    } else if (char === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-      const top = frames.at(-1);
-      if (top?.expectKey === true) top.key = JSON.parse(text.slice(i, end + 1)) as string;
-      i = end + 1;
-    } else if (char === '-' || (char >= '0' && char <= '9')) {
+    } else if (want.numbers && (char === '-' || (char >= '0' && char <= '9'))) {
       let end = i + 1;
       while (end < text.length && /[\d.eE+-]/.test(text[end] as string)) end++;
       const token = text.slice(i, end);
-      if (!isExactNumber(token)) found.push({ path: frames.map((frame) => frame.key), token });
+      if (!isExactNumber(token)) inexact.push({ path: frames.map((frame) => frame.key), token });
       i = end;
     } else {
       i++;
     }
   }
-  return found;
+  return { inexact, repeated };
+}
+
+/**
+ * Every number of a valid JSON text that a double does not hold as written, with its path.
+ * Call it after `JSON.parse(text)` succeeded.
+ */
+export function inexactNumbers(text: string): InexactNumber[] {
+  if (!MAYBE_INEXACT.test(text)) return [];
+  return scanJson(text, { numbers: true, keys: false }).inexact;
+}
+
+function inexactMessage(token: string): string {
+  return `the number ${token} cannot be kept exactly (a double holds ${String(Number(token))}); write it as a string`;
 }
 
 /**
@@ -103,11 +144,22 @@ export function inexactNumberIssues(text: string): RegistryIssue[] {
   return inexactNumbers(text).map(({ path, token }) =>
     Object.freeze({
       code: 'custom',
-      message: `the number ${token} cannot be kept exactly (a double holds ${String(Number(token))}); write it as a string`,
+      message: inexactMessage(token),
       path: Object.freeze([...path]),
       pathText: formatPath(path),
     }),
   );
+}
+
+/** The inexact numbers, then the repeated keys, of a JSON text as issues. */
+function scanIssues(text: string): RegistryIssue[] {
+  const { inexact, repeated } = scanJson(text, { numbers: MAYBE_INEXACT.test(text), keys: true });
+  const issue = (path: readonly (string | number)[], message: string): RegistryIssue =>
+    Object.freeze({ code: 'custom', message, path: Object.freeze([...path]), pathText: formatPath(path) });
+  return [
+    ...inexact.map(({ path, token }) => issue(path, inexactMessage(token))),
+    ...repeated.map(({ path, key }) => issue(path, `the key ${JSON.stringify(key)} is given twice in one object (JSON.parse would keep the last); give it once`)),
+  ];
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -183,18 +235,25 @@ export interface JsonBytesOptions {
   readonly name: string;
   /** What the text is meant to be: refused as VALIDATION_FAILED (`spec`, the default) or SNAPSHOT_INVALID (`snapshot`). */
   readonly kind?: 'spec' | 'snapshot';
+  /**
+   * Refuse a key given twice in one object (`{"tool_name":"a","tool_name":"b"}`), which
+   * `JSON.parse` would read as its last value: RFC 8259 leaves such text's meaning open and
+   * I-JSON (RFC 7493) forbids it. The command's files and standard input set it.
+   */
+  readonly refuseRepeatedKeys?: boolean;
 }
 
 /**
  * Parses JSON bytes as the command and the server read their input: refused, never altered.
  * JSON text is UTF-8 (RFC 8259): bytes that are not (a file saved as Windows-1252 or UTF-16)
  * are refused rather than read as U+FFFD; a leading byte-order mark is skipped; a number a
- * double does not hold as written (18446744073709551616, 1e400) is refused with its path.
+ * double does not hold as written (18446744073709551616, 1e400) is refused with its path,
+ * and so, with `refuseRepeatedKeys`, is a key given twice in one object.
  * @throws VALIDATION_FAILED (`kind` `spec`) or SNAPSHOT_INVALID (`snapshot`), with
- *   `context.path` and `issues` for a number
+ *   `context.path` and `issues` for a number or a repeated key
  */
 export function parseJsonBytes(bytes: Uint8Array, options: JsonBytesOptions): unknown {
-  const { name, kind = 'spec' } = options;
+  const { name, kind = 'spec', refuseRepeatedKeys = false } = options;
   const refuse = (message: string, issues: readonly RegistryIssue[] = [], context: Record<string, unknown> = {}): never => {
     throw kind === 'spec' ? new ValidationError(message, issues, context) : new SnapshotInvalidError(message, issues, context);
   };
@@ -216,7 +275,7 @@ export function parseJsonBytes(bytes: Uint8Array, options: JsonBytesOptions): un
   } catch (error) {
     refuse(`${name} is not JSON: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`);
   }
-  const issues = inexactNumberIssues(text);
+  const issues = refuseRepeatedKeys ? scanIssues(text) : inexactNumberIssues(text);
   if (issues.length > 0) {
     const first = issues[0] as RegistryIssue;
     refuse(`${name}: ${first.pathText}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, issues, { path: first.pathText });

@@ -58,9 +58,9 @@ describe('a database damaged after it was created', () => {
  * Runs the command as a process that may read but not write `db`. Root may write any file,
  * so as root the command runs as `nobody` (the folder and the file are opened up for it).
  */
-function runWithoutWriteAccess(args: readonly string[], cwd: string, db: string, input: string) {
+function runWithoutWriteAccess(args: readonly string[], cwd: string, db: string, input: string, folderMode = 0o777) {
   const asRoot = process.getuid?.() === 0;
-  chmodSync(cwd, 0o777);
+  chmodSync(cwd, folderMode);
   chmodSync(db, 0o444);
   const result = spawnSync(process.execPath, [CLI, '--db', db, ...args], {
     cwd,
@@ -94,6 +94,25 @@ describe('a database file this process may not write', () => {
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
     chmodSync(db, 0o644);
+    expect(sha256(db)).toBe(before);
+  });
+
+  it('in a folder it may not write either (a service file, read by an operator): writes are READ_ONLY, reads say why they cannot', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tools.db');
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) })).code).toBe(0);
+    const before = sha256(db);
+    try {
+      // No -wal/-shm beside the file (its last writer closed it): SQLite must create -shm to read it.
+      const write = runWithoutWriteAccess(['register', '-'], cwd, db, JSON.stringify(spec('other')), 0o555);
+      expect({ code: write.code, error: errorCode(write.stderr), lines: write.stderr.trim().split('\n').length }).toEqual({ code: 1, error: 'READ_ONLY', lines: 1 });
+      const read = runWithoutWriteAccess(['list', '--json'], cwd, db, '', 0o555);
+      expect({ code: read.code, error: errorCode(read.stderr) }).toEqual({ code: 1, error: 'IO_ERROR' });
+      expect(read.stderr).toContain('folder cannot be written');
+    } finally {
+      chmodSync(cwd, 0o755);
+      chmodSync(db, 0o644);
+    }
     expect(sha256(db)).toBe(before);
   });
 });

@@ -45,4 +45,13 @@ describe('the database path', () => {
     expect((await runCli(['register', '-'], { cwd, env: { TOOL_REGISTRY_DB: '' }, input: JSON.stringify(spec('a')) })).code).toBe(0);
     expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(true);
   });
+
+  it('an empty --db names no database: a usage error (exit 2), before or after the command, and no file', async () => {
+    const cwd = tempDir();
+    for (const args of [['--db', '', 'migrate'], ['migrate', '--db', ''], ['--db', '', 'list'], ['policy', 'set', '--db', '', '--version-order', 'semver']]) {
+      const result = await runCli(args, { cwd });
+      expect({ args, code: result.code, line: result.stderr.split('\n')[0] }).toEqual({ args, code: 2, line: expect.stringMatching(/^error USAGE: .*empty value/) as unknown });
+    }
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
 });

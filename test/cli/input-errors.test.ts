@@ -59,6 +59,27 @@ describe.each(['file', 'stdin'] as const)('input from %s', (via) => {
     expect(restored.code, restored.stderr).toBe(0);
   });
 
+  it('a key given twice in one object is refused with its path, not read as its last value', async () => {
+    const cwd = tempDir();
+    // "tool_name" twice would register "b"; an escaped spelling of a key is the same key.
+    const register = await feed('register', '{"tool_name":"a","input_schema":{"x":1,"\\u0078":2},"output_schema":{},"tool_name":"b"}', via, cwd);
+    expect({ code: register.code, error: errorCode(register.stderr), paths: issuePaths(register.stderr) }).toEqual({
+      code: 1,
+      error: 'VALIDATION_FAILED',
+      paths: ['input_schema.x', 'tool_name'],
+    });
+    const imported = await feed('import', `{"tools":[{"spec":${JSON.stringify(spec('a'))},"enabled":true,"enabled":false}]}`, via, cwd);
+    expect({ code: imported.code, error: errorCode(imported.stderr), paths: issuePaths(imported.stderr) }).toEqual({
+      code: 1,
+      error: 'SNAPSHOT_INVALID',
+      paths: ['tools[0].enabled'],
+    });
+    expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+    // The same key in different objects is fine.
+    const fine = await feed('register', '{"tool_name":"c","input_schema":{"k":{"k":1},"j":[{"k":1},{"k":2}]},"output_schema":{}}', via, cwd);
+    expect(fine.code, fine.stderr).toBe(0);
+  });
+
   it('an invalid spec is VALIDATION_FAILED with one `at PATH` line per zod issue', async () => {
     const cwd = tempDir();
     const result = await feed('register', JSON.stringify({ ...spec('bad name'), version: 3, extra: true }), via, cwd);

@@ -116,6 +116,14 @@ describe('the command line', () => {
       const badCors = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--cors', cors]);
       expect([cors, badCors.code, badCors.stderr]).toEqual([cors, 2, expect.stringMatching(/--cors.*expected \* or an origin/)]);
     }
+    // A file that is not a database: IO_ERROR on one line, no stack, as for every command; the
+    // program's --db before `serve` counts as serve's own does (it once served ./tool-registry.db).
+    const notDb = join(folder, 'notes.txt');
+    writeFileSync(notDb, 'just some text, long enough to not be mistaken for an empty file\n'.repeat(20));
+    for (const args of [['serve', '--port', '0', '--db', notDb], ['--db', notDb, 'serve', '--port', '0']]) {
+      const result = await cli(args);
+      expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 1, stderr: expect.stringMatching(/^error IO_ERROR: cannot open database .*notes\.txt: file is not a database \(SQLITE_NOTADB\)\n$/) as unknown });
+    }
     // PostgreSQL down at start (nothing listens on the port): IO_ERROR as for every command, the password masked.
     const down = await cli(['serve', '--port', '0', '--db', `postgres://postgres:secret@127.0.0.1:${await freePort()}/postgres`]);
     expect(down.code).toBe(1);
