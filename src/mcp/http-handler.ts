@@ -91,7 +91,7 @@ async function readBody(request: Request, limit: number): Promise<{ body: unknow
   }
   if (bytes.byteLength > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
   try {
-    return { body: parseJsonBytes(bytes, { name: 'the body' }) };
+    return { body: parseJsonBytes(bytes, { name: 'the body', refuseRepeatedKeys: true }) };
   } catch (error) {
     return rpcError(400, -32700, `Parse error: ${(error as Error).message}`);
   }

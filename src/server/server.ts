@@ -393,7 +393,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     // Structural characters are ASCII, so the depth is counted on the bytes before decoding.
     const depth = jsonDepth(bytes.toString('latin1'), maxDepth);
     if (depth > maxDepth) throw new HttpProblem('BAD_REQUEST', `the JSON body nests deeper than ${maxDepth} levels`, { context: { max_depth: maxDepth } });
-    return parseJsonBytes(bytes, { name: 'the body', kind });
+    return parseJsonBytes(bytes, { name: 'the body', kind, refuseRepeatedKeys: true });
   };
 
   const app = new Hono<Env>();

@@ -248,6 +248,9 @@ describe('bad input refused, never altered', () => {
       'the body is not UTF-8 text (JSON must be): byte 0xE9 at offset 37, in description; save it as UTF-8',
       { path: 'description', offset: 37, issues: [] },
     ]);
+    // A key given twice (JSON.parse keeps the last): refused as the command refuses it, naming the place.
+    const twice = await open.call('PUT', '/v1/tools/big', { raw: '{"tool_name":"big","input_schema":{"type":"object","type":"string"},"output_schema":{}}', headers: json });
+    expect([twice.status, codeOf(twice), (twice.body as { context: { path: string } }).context.path]).toEqual([400, 'VALIDATION_FAILED', 'input_schema.type']);
     const deprecation = await open.call('POST', '/v1/tools/payments/deprecate', { raw: '{"message":"old","sunset":"2030-01-01T00:00:00Z","n":9007199254740993}', headers: json });
     expect([deprecation.status, (deprecation.body as { context: { path: string } }).context.path]).toEqual([400, 'n']);
     // A route that reads no body checks one that comes all the same; nothing is disabled.
@@ -271,6 +274,12 @@ describe('bad input refused, never altered', () => {
       body: Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"count","arguments":{"s":"caf'), Buffer.from([0xe9]), Buffer.from('"}}}')]),
     });
     expect(latinCall.status).toBe(400);
+    const twiceCall = await fetch(`${open.url}/mcp`, {
+      method: 'POST',
+      headers: { ...mcpHeaders, 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' },
+      body: '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"count","arguments":{"n":1,"n":2}}}',
+    });
+    expect([twiceCall.status, ((await twiceCall.json()) as { error: { code: number; message: string } }).error]).toEqual([400, { code: -32700, message: expect.stringContaining('params.arguments.n: the key "n" is given twice') }]);
     expect(((await latinCall.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32700, message: expect.stringContaining('in params.arguments.s') });
     // A DELETE reads no body, but one that cannot be read is refused: the session is not ended.
     const end = await raw(open.url, 'DELETE', '/mcp', { 'mcp-session-id': id, 'content-type': 'application/json' }, '{"n":18446744073709551616}');
