@@ -66,14 +66,6 @@ class Deadline {
 const QUIET_PROGRESS = progressFunction(undefined);
 const QUIET_LOG = logFunction(undefined, '');
 
-/**
- * The handler's options. `signal` is the caller's when only the caller can abort the call;
- * else it is made the first time the handler reads it: a signal of its own when nothing can
- * abort the call (a shared never-aborted signal would collect every call's listeners), or the
- * deadline's. Either way an own enumerable property like `context` and `tool_name` (a getter
- * on a prototype would be lost by a spread `{ ...options }` and missed by a deep equality
- * check) that gives the same signal every time, in the documented order.
- */
 /** The policy each call runs under (`invoke`'s `policy`), by its handler options: `toolSearchTool` finds only what it allows. */
 const callPolicies = new WeakMap<object, CompiledPolicy>();
 
@@ -82,6 +74,14 @@ export function callPolicyOf(options: unknown): CompiledPolicy | undefined {
   return typeof options === 'object' && options !== null ? callPolicies.get(options) : undefined;
 }
 
+/**
+ * The handler's options. `signal` is the caller's when only the caller can abort the call;
+ * else it is made the first time the handler reads it: a signal of its own when nothing can
+ * abort the call (a shared never-aborted signal would collect every call's listeners), or the
+ * deadline's. Either way an own enumerable property like `context` and `tool_name` (a getter
+ * on a prototype would be lost by a spread `{ ...options }` and missed by a deep equality
+ * check) that gives the same signal every time, in the documented order.
+ */
 class CallOptions implements ToolHandlerOptions {
   declare readonly context: unknown;
   declare readonly signal: AbortSignal;
