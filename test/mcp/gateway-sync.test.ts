@@ -254,6 +254,12 @@ describe('approve and reject (one real upstream over Streamable HTTP in this pro
       code: 'UPSTREAM_UNAVAILABLE',
       message: expect.stringContaining('http://127.0.0.1:9/mcp'),
     });
+    // A secret whose value fetch refuses (a line break) is never quoted: fetch's own error would show it.
+    const refused = fetchUpstreamDefinitions({ name: 'x', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${GW_SYNC_SECRET}' } } }, { env: { GW_SYNC_SECRET: 'sk-never-shown\r\nX: y' }, timeoutMs: 5000 });
+    const error = (await refused.catch((caught: unknown) => caught)) as Error & { code?: string };
+    expect(error.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(error.message).toContain('header Authorization');
+    expect(error.message).not.toContain('sk-never-shown');
   });
 });
 
