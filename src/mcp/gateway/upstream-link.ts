@@ -377,7 +377,16 @@ export class UpstreamLink {
     } catch (error) {
       if (this.#connection !== connection) return;
       this.#lastError = `cannot list its tools: ${describe(error)}`;
-      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}`);
+      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them`);
+      // The upstream answers, but what it lists now is unknown, so no tool of it can be known
+      // to match its approved hash: the last listing is dropped (a rug pull beside one tool
+      // the SDK's client refuses, an inputSchema not of type object, would else be served on
+      // the old listing). A connection that ended keeps it (#lost: calls answer unavailable).
+      if (this.#definitions !== undefined) {
+        this.#definitions = undefined;
+        this.#listedKey = '';
+        this.#options.onChange();
+      }
       return;
     }
     if (this.#connection !== connection || this.#closed) return;
