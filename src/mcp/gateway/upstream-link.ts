@@ -493,8 +493,10 @@ export class UpstreamLink {
     // microtask later, and a log message must find its call still in flight.
     queueMicrotask(() => {
       if ('error' in message) {
+        // The upstream answered: UPSTREAM_ERROR whatever the code, -32000 and -32001 too (a
+        // server's own codes, which #failure would read as the SDK's closed connection and timeout).
         const { code, message: text, data } = message.error;
-        pending.finish(this.#failure(pending.toolName, McpError.fromError(code, text, data)));
+        pending.finish(this.#answeredError(pending.toolName, McpError.fromError(code, text, data)));
       } else {
         pending.finish(this.#relayed(pending.toolName, (message as { result?: unknown }).result));
       }
@@ -532,14 +534,17 @@ export class UpstreamLink {
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' did not answer ${toolName} within ${this.#options.callTimeoutMs} ms`);
     }
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-      return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
-    }
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return this.#answeredError(toolName, error);
     // The SDK's schema refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
     if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
       return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
     }
     return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
+  }
+
+  /** The upstream answered the call with a JSON-RPC error. */
+  #answeredError(toolName: string, error: McpError): McpContent {
+    return outcome('UPSTREAM_ERROR', `upstream '${this.#upstream.name}' answered ${toolName} with error ${error.code}: ${error.message}`);
   }
 
   /** The connection ended: the calls relayed on it end as the SDK's client ends its requests. */
