@@ -260,6 +260,12 @@ describe('approve and reject (one real upstream over Streamable HTTP in this pro
     expect(error.code).toBe('UPSTREAM_UNAVAILABLE');
     expect(error.message).toContain('header Authorization');
     expect(error.message).not.toContain('sk-never-shown');
+    // A listing the SDK's client refuses (one inputSchema not an object) says where, in one line.
+    setTools([echo, { name: 'broken', inputSchema: { type: 'string' } }]);
+    const listing = (await fetchUpstreamDefinitions(row).catch((caught: unknown) => caught)) as Error & { code?: string };
+    setTools([echo]);
+    expect(listing.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(listing.message).toMatch(/did not list its tools: tools\.1\.inputSchema\.type: Invalid input: expected "object"; the SDK's client refuses the whole listing for it$/);
   });
 });
 

@@ -8,7 +8,7 @@ import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonic
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { approvedDefinitionHash, definitionOf, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { approvedDefinitionHash, definitionOf, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /**
@@ -73,7 +73,7 @@ export async function fetchUpstreamDefinitions(upstream: Pick<Upstream, 'name' |
   try {
     return await listUpstreamDefinitions(connection.client, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
   } catch (error) {
-    throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream ${upstream.name} (${target}) did not list its tools: ${reasonOf(error)}`, { upstream: upstream.name, target }, error);
+    throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream ${upstream.name} (${target}) did not list its tools: ${listingRefusal(error) ?? reasonOf(error)}`, { upstream: upstream.name, target }, error);
   } finally {
     await connection.close().catch(() => {});
   }

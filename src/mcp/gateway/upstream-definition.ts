@@ -33,6 +33,20 @@ export function definitionOf(tool: { readonly name: string; readonly [field: str
   return definition;
 }
 
+/**
+ * Why the SDK's client refused a `tools/list` answer, in one line (its ZodError's message is the
+ * issues as multi-line JSON): the first issue's place and message, and how many more.
+ * Undefined for any other error.
+ */
+export function listingRefusal(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0) return undefined;
+  const first = issues[0] as { path?: readonly PropertyKey[]; message?: string };
+  const place = (first.path ?? []).map(String).join('.');
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return `${place === '' ? 'the answer' : place}: ${first.message ?? 'is invalid'}${more}; the SDK's client refuses the whole listing for it`;
+}
+
 /** The tag every tool of upstream NAME carries. */
 export function upstreamTag(upstreamName: string): string {
   return `upstream:${upstreamName}`;

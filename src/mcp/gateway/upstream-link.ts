@@ -23,7 +23,7 @@ import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
-import { definitionOf } from './upstream-definition.js';
+import { definitionOf, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
@@ -376,7 +376,7 @@ export class UpstreamLink {
       } while (cursor !== undefined && listed.length < MAX_LISTED);
     } catch (error) {
       if (this.#connection !== connection) return;
-      this.#lastError = `cannot list its tools: ${describe(error)}`;
+      this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
       this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them`);
       // The upstream answers, but what it lists now is unknown, so no tool of it can be known
       // to match its approved hash: the last listing is dropped (a rug pull beside one tool
