@@ -5,7 +5,8 @@
 // until cancelled, then writes "cancelled" to CANCEL_FILE; `crash` ends the process in the
 // middle of its call; `silence` stops the list_changed notifications (a server that changes
 // without saying so). A description starting with BROKEN adds a tool whose inputSchema is not
-// of type object, which the SDK's client refuses with the whole listing.
+// of type object, which the SDK's client refuses with the whole listing; one starting with
+// NOLIST makes the answer no tools list at all.
 import { readFileSync, watchFile, writeFileSync } from 'node:fs';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -19,6 +20,7 @@ const object = { type: 'object', properties: { city: { type: 'string' } }, requi
 
 server.setRequestHandler(ListToolsRequestSchema, () => {
   const description = readFileSync(descriptionFile, 'utf8');
+  if (description.startsWith('NOLIST')) return { tools: description };
   return {
     tools: [
       { name: 'weather', description, inputSchema: object },

@@ -23,7 +23,7 @@ import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
-import { definitionOf, listingRefusal } from './upstream-definition.js';
+import { listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
@@ -369,9 +369,9 @@ export class UpstreamLink {
     try {
       let cursor: string | undefined;
       do {
-        const page = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.#options.connectTimeoutMs });
-        for (const tool of page.tools) listed.push(definitionOf(tool));
-        for (const tool of page.tools) if (tool.execution?.taskSupport === 'required') taskRequired.add(tool.name);
+        const page = await listUpstreamToolsPage(connection.client, cursor, { timeout: this.#options.connectTimeoutMs });
+        listed.push(...page.definitions);
+        for (const name of page.taskRequired) taskRequired.add(name);
         cursor = page.nextCursor;
       } while (cursor !== undefined && listed.length < MAX_LISTED);
     } catch (error) {
