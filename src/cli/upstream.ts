@@ -1,6 +1,7 @@
 // `tool-registry upstream ...` (issue 37): upstream MCP servers under the registry's
 // governance. The wiring is in upstream-program.ts; the rules (states, versions, approve,
 // reject) are the MCP layer's (src/mcp/gateway/sync.ts), reached through 'tool-registry/mcp'.
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PERMISSION_NAME_PATTERN } from '../index.js';
 import type { Upstream, UpstreamInput, UpstreamTransport } from '../index.js';
@@ -85,13 +86,19 @@ export async function addCommand(context: UpstreamContext, name: string, options
     options.url !== undefined
       ? { type: 'http', url: options.url, headers: record(options.header, 'header') }
       : { type: 'stdio', command: options.command as string[], env: record(options.env, 'environment variable'), cwd: options.cwd === undefined ? null : resolve(options.cwd) };
+  // Else the child's spawn fails with ENOENT naming the program, not the folder.
+  if (transport.type === 'stdio' && transport.cwd !== null && statSync(transport.cwd, { throwIfNoEntry: false })?.isDirectory() !== true) {
+    throw new CliError('USAGE', `--cwd ${transport.cwd} is not a folder`);
+  }
   const permissions = [...new Set(options.permission ?? [])];
   const invalid = permissions.find((permission) => !PERMISSION_NAME_PATTERN.test(permission));
   if (invalid !== undefined) throw new CliError('USAGE', `--permission ${JSON.stringify(invalid)} is not a permission name (^[A-Z][A-Z0-9_]*$, such as NET_HTTP)`);
   const input: UpstreamInput = { name, transport, approve: options.approve, permissions, ...(options.prefix === undefined ? {} : { prefix: options.prefix }) };
-  for (const [key, value] of [...options.header, ...options.env]) {
-    if (SECRET_NAME.test(key) && !value.includes('${')) {
-      context.stderr.write(`warning: ${key} is stored as typed, readable in the database, exports and by admins; name a variable instead (${key}: \${VAR}), expanded only when connecting\n`);
+  for (const [option, pairs, separator] of [['--header', options.header, ': '], ['--env', options.env, '=']] as const) {
+    for (const [key, value] of pairs) {
+      if (SECRET_NAME.test(key) && !value.includes('${')) {
+        context.stderr.write(`warning: ${key} is stored as typed, readable in the database and by admins; name a variable instead (${option} '${key}${separator}\${VAR}'), expanded only when connecting\n`);
+      }
     }
   }
   await withRegistry(context.database, 'readwrite', (registry) =>

@@ -161,6 +161,7 @@ describe('errors and remove', () => {
       [['upstream', 'add', 'x', '--command', 'node a.js | tee log'], 2, 'USAGE', /unquoted "\|"/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--env', 'A=1'], 2, 'USAGE', /--env and --cwd apply to --command only/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'no colon'], 2, 'USAGE', /"Name: value"/],
+      [['upstream', 'add', 'x', '--command', 'node a.js', '--cwd', join(cwd, 'no-such-folder')], 2, 'USAGE', /--cwd \S*no-such-folder is not a folder/],
       [['upstream', 'approve', 'demo'], 2, 'USAGE', /name the tools to approve, or give --all/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--permission', 'net'], 2, 'USAGE', /not a permission name/],
       [['upstream', 'add', 'demo', '--command', 'node a.js'], 1, 'UPSTREAM_EXISTS', /exists already/],
@@ -178,7 +179,9 @@ describe('errors and remove', () => {
     }
     // A secret typed literally is warned about (and here not stored: the upstream cannot be reached).
     const literal = await cli(['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'X-Api-Key: sk-123']);
-    expect(literal.stderr).toMatch(/^warning: X-Api-Key is stored as typed.*\nerror UPSTREAM_UNAVAILABLE: /);
+    expect(literal.stderr).toMatch(/^warning: X-Api-Key is stored as typed.*\(--header 'X-Api-Key: \$\{VAR\}'\).*\nerror UPSTREAM_UNAVAILABLE: /);
+    const envLiteral = await cli(['upstream', 'add', 'x', '--command', quoted(join(cwd, 'no-such-program')), '--env', 'GITHUB_TOKEN=ghp_123']);
+    expect(envLiteral.stderr).toMatch(/^warning: GITHUB_TOKEN is stored as typed.*\(--env 'GITHUB_TOKEN=\$\{VAR\}'\)/);
     expect((JSON.parse((await cli(['upstream', 'list', '--json'])).stdout) as { name: string }[]).map((row) => row.name)).toEqual(['demo', 'memory']);
   });
 

@@ -100,6 +100,12 @@ describe('a relayed tools/call', () => {
     const result = (await client.callTool({ name: 'scripted_fail', arguments: {} })) as CallToolResult;
     expect(result).toEqual({ content: [{ type: 'text', text: "UPSTREAM_ERROR: upstream 'scripted' answered fail with error -32050: MCP error -32050: boom" }], isError: true });
     expect(records.filter((record) => record.tool === 'scripted_fail').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR']);
+    // -32000 and -32001 are codes a server may answer with (JSON-RPC's server errors), not the
+    // SDK's connection closed and timeout: the upstream answered, so UPSTREAM_ERROR too.
+    for (const code of [-32000, -32001]) {
+      const answered = (await client.callTool({ name: 'scripted_fail', arguments: { code } })) as CallToolResult;
+      expect(answered).toEqual({ content: [{ type: 'text', text: `UPSTREAM_ERROR: upstream 'scripted' answered fail with error ${code}: MCP error ${code}: boom` }], isError: true });
+    }
   });
 
   it("a result MCP clients would refuse is UPSTREAM_ERROR; any other comes back as the SDK's client reads it", async () => {

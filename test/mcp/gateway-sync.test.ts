@@ -254,6 +254,27 @@ describe('approve and reject (one real upstream over Streamable HTTP in this pro
       code: 'UPSTREAM_UNAVAILABLE',
       message: expect.stringContaining('http://127.0.0.1:9/mcp'),
     });
+    // A secret whose value fetch refuses (a line break) is never quoted: fetch's own error would show it.
+    const refused = fetchUpstreamDefinitions({ name: 'x', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${GW_SYNC_SECRET}' } } }, { env: { GW_SYNC_SECRET: 'sk-never-shown\r\nX: y' }, timeoutMs: 5000 });
+    const error = (await refused.catch((caught: unknown) => caught)) as Error & { code?: string };
+    expect(error.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(error.message).toContain('header Authorization');
+    expect(error.message).not.toContain('sk-never-shown');
+    // One entry MCP clients refuse (an inputSchema not an object) is refused alone; the others are listed.
+    setTools([echo, { name: 'broken', inputSchema: { type: 'string' } }, { inputSchema: { type: 'object' } }]);
+    const definitions = await fetchUpstreamDefinitions(row);
+    expect(definitions.map((one) => [one.name, one.refused])).toEqual([
+      ['echo', undefined],
+      ['broken', expect.stringMatching(/^inputSchema\.type: Invalid input: expected "object"$/)],
+      ['', expect.stringMatching(/^name: /)],
+    ]);
+    expect(computeUpstreamStates(upstream, definitions, []).map((state) => state.state)).toEqual(['new', 'unregistrable', 'unregistrable']);
+    // A page that is no tools list at all says where, in one line.
+    setTools('not a list' as never);
+    const listing = (await fetchUpstreamDefinitions(row).catch((caught: unknown) => caught)) as Error & { code?: string };
+    setTools([echo]);
+    expect(listing.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(listing.message).toMatch(/did not list its tools: tools: Invalid input: expected array, received string; the SDK's client refuses the whole listing for it$/);
   });
 });
 

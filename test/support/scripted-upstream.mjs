@@ -5,7 +5,7 @@
 //   each sends one progress report (message = its text) under the token it was given, then
 //   its text back;
 // - `hold`: sends one progress report, never answers (a notifications/cancelled ends it);
-// - `fail`: a JSON-RPC error (-32050 "boom", with data);
+// - `fail` {code?}: a JSON-RPC error (code, default -32050; "boom", with data);
 // - `answer` {kind}: the result RESULTS[kind], as it is;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason }).
@@ -64,7 +64,7 @@ function call(request) {
     held.set(request.id, request);
     progress(request, 'holding');
   } else if (name === 'fail') {
-    send({ jsonrpc: '2.0', id: request.id, error: { code: -32050, message: 'boom', data: { why: 'asked to' } } });
+    send({ jsonrpc: '2.0', id: request.id, error: { code: args?.code ?? -32050, message: 'boom', data: { why: 'asked to' } } });
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
   } else if (name === 'seen') {

@@ -102,6 +102,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
     return { client, transport: 'stdio', close: () => client.close() };
   }
   const headers = expandAll(transport.headers, env, `upstream ${upstream.name} header`);
+  checkHeaderValues(headers, upstream.name);
   const url = new URL(transport.url);
   const client = newClient();
   try {
@@ -114,6 +115,21 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
+}
+
+/**
+ * Refuses a header value fetch would refuse, naming the header but never the value: fetch's
+ * own error quotes the value, and an expanded `${VAR}` (a secret with a line break) would
+ * then reach the console, the serving process's log and the API's `error`.
+ */
+function checkHeaderValues(headers: Readonly<Record<string, string>>, upstream: string): void {
+  for (const [name, value] of Object.entries(headers)) {
+    try {
+      new Headers([[name, value]]);
+    } catch {
+      throw new Error(`upstream ${upstream} header ${name}: its value, with every \${VAR} expanded, is not a valid HTTP header value (a line break, NUL or a character above U+00FF); the value is not shown`);
+    }
+  }
 }
 
 /** A 4xx status to the first Streamable HTTP POST: the server speaks the older HTTP+SSE transport. */

@@ -283,7 +283,7 @@ class Gateway implements GatewayToolSet {
   /** The registry names of every tool the upstreams list now. */
   #candidateNames(): Set<string> {
     const names = new Set<string>();
-    for (const link of this.#links.values()) for (const definition of link.definitions ?? []) names.add(upstreamToolName(link.upstream, definition));
+    for (const link of this.#links.values()) for (const definition of link.definitions ?? []) if (definition.refused === undefined) names.add(upstreamToolName(link.upstream, definition));
     return names;
   }
 
@@ -314,7 +314,14 @@ class Gateway implements GatewayToolSet {
     if (this.#closed) return;
     const wanted: { link: UpstreamLink; definition: UpstreamToolDefinition; name: string }[] = [];
     for (const link of this.#links.values()) {
-      for (const definition of link.definitions ?? []) wanted.push({ link, definition, name: upstreamToolName(link.upstream, definition) });
+      for (const definition of link.definitions ?? []) {
+        // An entry MCP clients refuse is never served (pending and the API show it unregistrable).
+        if (definition.refused !== undefined) {
+          this.#once(`refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: not a valid MCP tool (${definition.refused})`);
+          continue;
+        }
+        wanted.push({ link, definition, name: upstreamToolName(link.upstream, definition) });
+      }
     }
     const registrations = await Promise.all(wanted.map(({ name }) => this.#registry.get(name)));
     const made = new Map<string, Tool>();

@@ -8,7 +8,7 @@ import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonic
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { approvedDefinitionHash, definitionOf, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { approvedDefinitionHash, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /**
@@ -45,8 +45,8 @@ export async function listUpstreamDefinitions(client: Client, options: { readonl
   const definitions: UpstreamToolDefinition[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
-    const result = await client.listTools(cursor === undefined ? {} : { cursor }, options.timeoutMs === undefined ? undefined : { timeout: options.timeoutMs });
-    for (const tool of result.tools) definitions.push(definitionOf(tool));
+    const result = await listUpstreamToolsPage(client, cursor, options.timeoutMs === undefined ? undefined : { timeout: options.timeoutMs });
+    definitions.push(...result.definitions);
     cursor = result.nextCursor;
     if (cursor === undefined) return definitions;
   }
@@ -73,7 +73,7 @@ export async function fetchUpstreamDefinitions(upstream: Pick<Upstream, 'name' |
   try {
     return await listUpstreamDefinitions(connection.client, options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs });
   } catch (error) {
-    throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream ${upstream.name} (${target}) did not list its tools: ${reasonOf(error)}`, { upstream: upstream.name, target }, error);
+    throw new GatewayError('UPSTREAM_UNAVAILABLE', `upstream ${upstream.name} (${target}) did not list its tools: ${listingRefusal(error) ?? reasonOf(error)}`, { upstream: upstream.name, target }, error);
   } finally {
     await connection.close().catch(() => {});
   }
@@ -192,6 +192,10 @@ export function computeUpstreamStates(
     const toolName = upstreamToolName(upstream, definition);
     const hash = upstreamDefinitionHash(definition);
     const base = { tool: definition.name, tool_name: toolName, definition, definition_hash: hash };
+    if (definition.refused !== undefined) {
+      states.push({ ...base, state: 'unregistrable', reason: `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it` });
+      continue;
+    }
     if (seen.has(definition.name)) {
       states.push({ ...base, state: 'unregistrable', reason: `the upstream lists ${JSON.stringify(definition.name)} more than once; only the first is governed` });
       continue;

@@ -3,6 +3,8 @@
 // covers everything a model or a policy sees (title, description, both schemas,
 // annotations), so a "rug pull" (a changed description) is a different definition.
 import { createHash } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { PaginatedResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../index.js';
 import type { ToolRegistration, ToolSpecInput, Upstream } from '../../index.js';
 
@@ -14,6 +16,12 @@ export interface UpstreamToolDefinition {
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly outputSchema?: Readonly<Record<string, unknown>>;
   readonly annotations?: Readonly<Record<string, unknown>>;
+  /**
+   * Set when the upstream's entry is not a valid MCP tool (the SDK's client refuses it, e.g. an
+   * `inputSchema` not of type `object`): why. Such an entry is unregistrable, never served;
+   * `name` is its name when it has one (else ''), `inputSchema` is `{}`.
+   */
+  readonly refused?: string;
 }
 
 /**
@@ -31,6 +39,63 @@ export function definitionOf(tool: { readonly name: string; readonly [field: str
   if (tool.outputSchema !== undefined) definition.outputSchema = tool.outputSchema as Record<string, unknown>;
   if (tool.annotations !== undefined) definition.annotations = tool.annotations as Record<string, unknown>;
   return definition;
+}
+
+/**
+ * Why the SDK's client refused a `tools/list` answer, in one line (its ZodError's message is the
+ * issues as multi-line JSON): the first issue's place and message, and how many more.
+ * Undefined for any other error.
+ */
+export function listingRefusal(error: unknown): string | undefined {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!(error instanceof Error) || !Array.isArray(issues) || issues.length === 0) return undefined;
+  const first = issues[0] as { path?: readonly PropertyKey[]; message?: string };
+  const place = (first.path ?? []).map(String).join('.');
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return `${place === '' ? 'the answer' : place}: ${first.message ?? 'is invalid'}${more}; the SDK's client refuses the whole listing for it`;
+}
+
+/** One page of an upstream's `tools/list`: its definitions (refused entries included), the tools it runs only as tasks, the next cursor. */
+export interface UpstreamToolsPage {
+  readonly definitions: UpstreamToolDefinition[];
+  readonly taskRequired: string[];
+  readonly nextCursor: string | undefined;
+}
+
+/**
+ * Lists one page. The SDK's client refuses a whole page for one entry that is not a valid MCP
+ * tool; then the page is read again as it is and each entry checked alone (ToolSchema), so one
+ * broken tool is refused by itself (`refused`) and the others are governed as ever. A page
+ * that is no tools list at all still throws the client's error.
+ */
+export async function listUpstreamToolsPage(client: Client, cursor: string | undefined, options: { readonly timeout?: number } | undefined): Promise<UpstreamToolsPage> {
+  const params = cursor === undefined ? {} : { cursor };
+  let tools: readonly unknown[];
+  let nextCursor: string | undefined;
+  try {
+    const result = await client.listTools(params, options);
+    tools = result.tools;
+    nextCursor = result.nextCursor;
+  } catch (error) {
+    if (listingRefusal(error) === undefined) throw error;
+    const raw = await client.request({ method: 'tools/list', params }, PaginatedResultSchema, options);
+    if (!Array.isArray(raw.tools)) throw error;
+    tools = raw.tools;
+    nextCursor = raw.nextCursor;
+  }
+  const definitions: UpstreamToolDefinition[] = [];
+  const taskRequired: string[] = [];
+  for (const entry of tools) {
+    const parsed = ToolSchema.safeParse(entry);
+    if (!parsed.success) {
+      const name = (entry as { name?: unknown } | null)?.name;
+      definitions.push({ name: typeof name === 'string' ? name : '', inputSchema: {}, refused: listingRefusal(parsed.error)?.replace(/; the SDK's client refuses .*$/, '') ?? parsed.error.message });
+      continue;
+    }
+    definitions.push(definitionOf(parsed.data));
+    if (parsed.data.execution?.taskSupport === 'required') taskRequired.push(parsed.data.name);
+  }
+  return { definitions, taskRequired, nextCursor };
 }
 
 /** The tag every tool of upstream NAME carries. */

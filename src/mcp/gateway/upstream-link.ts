@@ -23,7 +23,7 @@ import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
-import { definitionOf } from './upstream-definition.js';
+import { listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
@@ -369,15 +369,24 @@ export class UpstreamLink {
     try {
       let cursor: string | undefined;
       do {
-        const page = await connection.client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: this.#options.connectTimeoutMs });
-        for (const tool of page.tools) listed.push(definitionOf(tool));
-        for (const tool of page.tools) if (tool.execution?.taskSupport === 'required') taskRequired.add(tool.name);
+        const page = await listUpstreamToolsPage(connection.client, cursor, { timeout: this.#options.connectTimeoutMs });
+        listed.push(...page.definitions);
+        for (const name of page.taskRequired) taskRequired.add(name);
         cursor = page.nextCursor;
       } while (cursor !== undefined && listed.length < MAX_LISTED);
     } catch (error) {
       if (this.#connection !== connection) return;
-      this.#lastError = `cannot list its tools: ${describe(error)}`;
-      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}`);
+      this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
+      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them`);
+      // The upstream answers, but what it lists now is unknown, so no tool of it can be known
+      // to match its approved hash: the last listing is dropped (a rug pull beside one tool
+      // the SDK's client refuses, an inputSchema not of type object, would else be served on
+      // the old listing). A connection that ended keeps it (#lost: calls answer unavailable).
+      if (this.#definitions !== undefined) {
+        this.#definitions = undefined;
+        this.#listedKey = '';
+        this.#options.onChange();
+      }
       return;
     }
     if (this.#connection !== connection || this.#closed) return;
@@ -484,8 +493,10 @@ export class UpstreamLink {
     // microtask later, and a log message must find its call still in flight.
     queueMicrotask(() => {
       if ('error' in message) {
+        // The upstream answered: UPSTREAM_ERROR whatever the code, -32000 and -32001 too (a
+        // server's own codes, which #failure would read as the SDK's closed connection and timeout).
         const { code, message: text, data } = message.error;
-        pending.finish(this.#failure(pending.toolName, McpError.fromError(code, text, data)));
+        pending.finish(this.#answeredError(pending.toolName, McpError.fromError(code, text, data)));
       } else {
         pending.finish(this.#relayed(pending.toolName, (message as { result?: unknown }).result));
       }
@@ -523,14 +534,17 @@ export class UpstreamLink {
     if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' did not answer ${toolName} within ${this.#options.callTimeoutMs} ms`);
     }
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) {
-      return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with error ${error.code}: ${error.message}`);
-    }
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return this.#answeredError(toolName, error);
     // The SDK's schema refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
     if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
       return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
     }
     return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
+  }
+
+  /** The upstream answered the call with a JSON-RPC error. */
+  #answeredError(toolName: string, error: McpError): McpContent {
+    return outcome('UPSTREAM_ERROR', `upstream '${this.#upstream.name}' answered ${toolName} with error ${error.code}: ${error.message}`);
   }
 
   /** The connection ended: the calls relayed on it end as the SDK's client ends its requests. */
