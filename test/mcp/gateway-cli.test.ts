@@ -4,7 +4,7 @@
 // bin's own process behaviour is in test/mcp/stdio.test.ts) serve a SQLite registry's approved
 // upstream tools (an upstream of our own, test/support/rug-pull-server.mjs, over stdio); each
 // stops its upstream children when it stops (no orphans).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +81,34 @@ describe('the commands serve upstream tools', () => {
     stdin.end(); // the session's end, as a client closing the pipe
     expect(await ended).toBe(0);
     await until(() => processesWith('rug-pull-server', descriptionFile).length === 0, 'the upstream child to end with mcp');
+  });
+});
+
+describe('an upstream that ignores its end', () => {
+  it('mcp: one that ignores the end of its input and SIGTERM holds the exit under a second: SIGTERM 0.3 s after its input closed, then SIGKILL (the SDK waited 2 s for each)', async () => {
+    const stubbornDb = join(dir, 'stubborn.db');
+    const log = join(dir, 'stubborn.log');
+    const registry = await openSqliteToolRegistry({ filename: stubbornDb });
+    try {
+      const row = await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, STUBBORN_LOG: log }, cwd: null } });
+      await registry.register(upstreamToolSpec(row, { name: 'weather', description: WEATHER, inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }, '1.0.0'));
+    } finally {
+      await registry.close();
+    }
+    const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
+    stderr.resume();
+    const ended = run(['mcp', '--db', stubbornDb, '--sync-interval', '10m'], { stdin, stdout, stderr, env: childEnv() });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamsTransport(stdout, stdin));
+    await listAndCall(client);
+    await client.close();
+    stdin.end();
+    expect(await ended).toBe(0);
+    expect(processesWith('rug-pull-server', log)).toEqual([]);
+    const notes = Object.fromEntries(readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' ')).map(([what, ms]) => [what, Number(ms)]));
+    expect(Object.keys(notes)).toEqual(['end', 'SIGTERM']);
+    // The bound the shutdown promises (docs/gateway.md): well under the SDK's 2 s, with room for a loaded machine.
+    expect((notes.SIGTERM as number) - (notes.end as number)).toBeLessThan(1500);
   });
 });
 

@@ -6,8 +6,10 @@
 // middle of its call; `silence` stops the list_changed notifications (a server that changes
 // without saying so). A description starting with BROKEN adds a tool whose inputSchema is not
 // of type object, which the SDK's client refuses with the whole listing; one starting with
-// NOLIST makes the answer no tools list at all.
+// NOLIST makes the answer no tools list at all. With STUBBORN_LOG it ignores the end of its
+// input and SIGTERM (SIGKILL ends it), writing to that file when each came.
 import { readFileSync, watchFile, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -53,5 +55,13 @@ watchFile(descriptionFile, { interval: 50 }, () => {
   if (!silent) server.sendToolListChanged().catch(() => {});
 });
 await server.connect(new StdioServerTransport());
-// The gateway closing our standard input is our end: a child left behind would be an orphan.
-process.stdin.on('end', () => process.exit(0));
+if (process.env.STUBBORN_LOG === undefined) {
+  // The gateway closing our standard input is our end: a child left behind would be an orphan.
+  process.stdin.on('end', () => process.exit(0));
+} else {
+  // A server that ignores the end of its input and SIGTERM, writing when each came (ms since its start).
+  const start = performance.now();
+  const note = (what) => writeFileSync(process.env.STUBBORN_LOG, `${what} ${Math.round(performance.now() - start)}\n`, { flag: 'a' });
+  process.stdin.on('end', () => note('end'));
+  process.on('SIGTERM', () => note('SIGTERM'));
+}

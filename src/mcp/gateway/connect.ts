@@ -99,7 +99,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
     });
     const client = newClient();
     await client.connect(child, { timeout });
-    return { client, transport: 'stdio', close: () => client.close() };
+    return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
   }
   const headers = expandAll(transport.headers, env, `upstream ${upstream.name} header`);
   checkHeaderValues(headers, upstream.name);
@@ -115,6 +115,35 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
+}
+
+/** After its input closes, how long a stdio upstream has to exit before SIGTERM, and before SIGKILL. */
+const STDIO_TERM_AFTER_MS = 300;
+const STDIO_KILL_AFTER_MS = 800;
+
+/**
+ * Closes a stdio upstream's client and with it the child: its input ends, then SIGTERM, then
+ * SIGKILL. The SDK's transport gives a child 2 s for each step, so one that ignores the end of
+ * its input (and SIGTERM) held a shutdown 2-4 s, where `mcp` and `serve` promise to exit
+ * within 2 s of a signal whatever a tool does; here the steps come after 0.3 and 0.8 s.
+ */
+async function closeStdio(client: Client, pid: number | null): Promise<void> {
+  const signal = (name: NodeJS.Signals) => (): void => {
+    try {
+      if (pid !== null) process.kill(pid, name);
+    } catch {
+      // gone already
+    }
+  };
+  const term = setTimeout(signal('SIGTERM'), STDIO_TERM_AFTER_MS);
+  const kill = setTimeout(signal('SIGKILL'), STDIO_KILL_AFTER_MS);
+  try {
+    await client.close();
+  } finally {
+    // The transport resolves once the child has closed: its pid is not signalled after that.
+    clearTimeout(term);
+    clearTimeout(kill);
+  }
 }
 
 /**
