@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson, fingerprintOf } from '../../src/index.js';
 import type { ChangeEvent, JsonObject, ToolRegistry, ToolSpecInput } from '../../src/index.js';
 import { collectEvents, expectCode, expectPlainTypeError, isDeepFrozen, minimalSpec } from '../support/registry-helpers.js';
+import { until } from '../support/waiting.js';
 import type { StoreHarness } from './stores.js';
 import { T0, useSuiteRegistries } from './suite-registries.js';
 
@@ -424,7 +425,9 @@ export function defineChangesSuite(harness: StoreHarness): void {
         for await (const event of registry.watch({ signal: controller.signal })) seen.push(event);
       })();
       await registry.register(minimalSpec('one'));
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      // The event delivered, then the watch waiting for the next one when the signal aborts (a fixed
+      // 120 ms here lost the event on a loaded machine: PostgreSQL's notification came later).
+      await until(() => seen.length === 1, 'the event delivered', { timeoutMs: 60_000 });
       controller.abort();
       await done;
       expect(seen.map((event) => event.tool_name)).toEqual(['one']);
