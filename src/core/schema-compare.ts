@@ -7,7 +7,7 @@
 // walk cannot prove is undecidable. test/versions/schema-compare.property.test.ts and
 // bench/compat-fuzz.mjs check it against ajv on generated pairs.
 import { canonicalJson, jsonEquals } from './canonical.js';
-import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, isObject, nodeKey, token } from './schema-document.js';
+import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, holdsRefWithSiblings, isObject, nodeKey, token } from './schema-document.js';
 import type { JsonType, Schema } from './schema-document.js';
 import { KEYWORD_TYPES, hasUnevaluated, intersects, isEmptySchema, normalize, typeSet } from './schema-normalize.js';
 
@@ -1150,6 +1150,8 @@ function alternativesKey(schema: Record<string, unknown>): 'none' | 'anyOf' | 'o
 }
 
 const frozenDocuments = new WeakMap<object, SchemaDocument>();
+/** Draft-07 documents read as ajv reads them (a `$ref`'s siblings applied), kept the same way. */
+const frozenAjvDocuments = new WeakMap<object, SchemaDocument>();
 
 /** Whether a value is frozen all the way down (a registry's stored specs are). */
 function deeplyFrozen(value: unknown): boolean {
@@ -1163,14 +1165,41 @@ function deeplyFrozen(value: unknown): boolean {
  * The document of a schema. A deeply frozen schema cannot change, so its document (where its
  * refs lead, its nodes' normal forms) is kept and reused by every later comparison with it.
  */
-function documentOf(schema: Schema): SchemaDocument {
-  if (typeof schema !== 'object' || !Object.isFrozen(schema)) return new SchemaDocument(schema);
-  let doc = frozenDocuments.get(schema);
+function documentOf(schema: Schema, refSiblings: 'ignore' | 'apply' = 'ignore'): SchemaDocument {
+  if (typeof schema !== 'object' || !Object.isFrozen(schema)) return new SchemaDocument(schema, refSiblings);
+  const documents = refSiblings === 'ignore' ? frozenDocuments : frozenAjvDocuments;
+  let doc = documents.get(schema);
   if (doc === undefined) {
-    doc = new SchemaDocument(schema);
-    if (deeplyFrozen(schema)) frozenDocuments.set(schema, doc);
+    doc = new SchemaDocument(schema, refSiblings);
+    if (deeplyFrozen(schema)) documents.set(schema, doc);
   }
   return doc;
+}
+
+/** The raw differences of one reading of the two documents. */
+function rawDifferences(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
+  const comparer = new Comparer(new Context(before, after), new Map(), 0, 1);
+  comparer.compare(before.root, after.root, '');
+  return comparer.out;
+}
+
+/**
+ * Draft-07 says a `$ref`'s siblings are ignored; ajv, which the runtime validates with,
+ * applies them. Where a draft-07 document has such siblings, the two readings differ, and the
+ * verdict must hold under both: the differences of both, the same difference counted once
+ * with the worse effect in each direction.
+ */
+function bothReadings(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
+  const spec = rawDifferences(before, after);
+  const needsBoth = (doc: SchemaDocument) => doc.ignoresRefSiblings && holdsRefWithSiblings(doc.root);
+  if (!needsBoth(before) && !needsBoth(after)) return spec;
+  const merged = new Map<string, Raw>();
+  for (const raw of [...spec, ...rawDifferences(documentOf(before.root, 'apply'), documentOf(after.root, 'apply'))]) {
+    const key = `${raw.type}\u0000${raw.path}\u0000${canonicalJson(raw.before ?? null)}\u0000${canonicalJson(raw.after ?? null)}`;
+    const seen = merged.get(key);
+    merged.set(key, seen === undefined ? raw : { ...seen, effect: { in: Math.max(seen.effect.in, raw.effect.in) as Dir, out: Math.max(seen.effect.out, raw.effect.out) as Dir } });
+  }
+  return [...merged.values()];
 }
 
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
@@ -1187,9 +1216,7 @@ function breakingOf(effect: Effect, role: Role): boolean | 'undecidable' {
 function differencesOf(before: Schema, after: Schema, role: Role, prefix: string): SchemaDifference[] {
   // The same text is the same schema (its refs resolve alike): nothing to walk.
   if (same(before, after)) return [];
-  const comparer = new Comparer(new Context(documentOf(before), documentOf(after)), new Map(), 0, 1);
-  comparer.compare(before, after, '');
-  return comparer.out.map((raw) =>
+  return bothReadings(documentOf(before), documentOf(after)).map((raw) =>
     Object.freeze({
       type: raw.type,
       path: prefix + raw.path,

@@ -200,7 +200,7 @@ function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Sc
   const edit = (): Record<string, unknown> => (out === schema ? (out = { ...schema }) : out);
   if (doc.draft !== '2020') {
     // Keywords the document's draft does not know are annotations there; draft-07 ignores a $ref's siblings.
-    const refOnly = doc.draft === '07' && typeof out.$ref === 'string';
+    const refOnly = doc.ignoresRefSiblings && typeof out.$ref === 'string';
     for (const key of Object.keys(out)) {
       if (doc.ignores(key) || (refOnly && key !== '$ref' && !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions')) delete edit()[key];
     }

@@ -329,6 +329,21 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas({ type: 'array', prefixItems: [{ type: 'number' }], items: false }, { type: 'array', items: { type: 'number' } }).compatible).toBe(true);
   });
 
+  it("draft-07: ajv (the runtime) applies a $ref's siblings the specification ignores, so the verdict holds under both readings", () => {
+    const draft07 = 'http://json-schema.org/draft-07/schema#';
+    const field = (extra: Record<string, unknown>) => ({ $schema: draft07, definitions: { S: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/definitions/S', ...extra } } });
+    // ajv refuses {a: 'abcd'} after the sibling maxLength came: inputs break; the old code said compatible, no differences.
+    expect(compareSchemas(field({}), field({ maxLength: 3 }))).toMatchObject({ compatible: false, differences: [expect.objectContaining({ type: 'bound-tightened', breaking: true })] });
+    // The sibling dropped: ajv now lets 'abcd' out, which consumers were never sent.
+    expect(compareToolSchemas({ input_schema: {}, output_schema: field({ maxLength: 3 }) }, { input_schema: {}, output_schema: field({}) }).compatible).toBe(false);
+    // Found by a fuzz with ajv's draft-07 validator as the judge: null was valid, ajv's after refuses it.
+    const typed = (extra: Record<string, unknown>) => ({ $schema: draft07, definitions: { B: { type: ['integer', 'null'] } }, ...extra });
+    expect(compareSchemas(typed({ type: 'null' }), typed({ $ref: '#/definitions/B', type: 'integer' })).compatible).toBe(false);
+    // A sibling that is the same on both sides, or an annotation beside the ref, changes nothing.
+    expect(compareSchemas(field({ maxLength: 3 }), field({ maxLength: 3, description: 'the a' }))).toMatchObject({ compatible: true });
+    expect(compareSchemas(field({ maxLength: 3 }), field({ maxLength: 4 })).compatible).toBe(true);
+  });
+
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
     const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
