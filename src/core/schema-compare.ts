@@ -485,7 +485,8 @@ function candidates(schema: Record<string, unknown>): unknown[] | undefined {
   if (types.has('integer')) {
     const lo = schema.minimum;
     const hi = schema.maximum;
-    if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isInteger(lo) || !Number.isInteger(hi) || hi - lo >= RANGE_LIMIT) return undefined;
+    // Safe integers only: from 2^53 on, n + 1 may be n again (the loop would never end).
+    if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isSafeInteger(lo) || !Number.isSafeInteger(hi) || hi - lo >= RANGE_LIMIT) return undefined;
     for (let n = lo; n <= hi; n++) out.push(n);
   }
   return out;

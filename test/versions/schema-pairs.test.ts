@@ -344,6 +344,19 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(field({ maxLength: 3 }), field({ maxLength: 4 })).compatible).toBe(true);
   });
 
+  it('integer bounds from 2^53 on: no endless count of a one-value range, no bound moved by an inexact +1 (found by a fuzz)', () => {
+    const big = 2 ** 53;
+    // The old code counted 2^53, 2^53 + 1 (= 2^53)... forever: compareSchemas never returned,
+    // nor did a merge import under 'backward' that met such a schema.
+    expect(compareSchemas({ type: 'integer', minimum: big, maximum: big }, { const: 'x' }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'integer', exclusiveMinimum: big, maximum: big }, { const: 'x' }).compatible).toBe(false);
+    // exclusiveMinimum 2^53 is not minimum 2^53 (floor(2^53) + 1 is 2^53 in doubles): ajv refuses 2^53 after.
+    expect(compareSchemas({ type: 'integer', minimum: big }, { type: 'integer', exclusiveMinimum: big }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'integer', maximum: -big }, { type: 'integer', exclusiveMaximum: -big }).compatible).toBe(false);
+    // Within the safe integers the normal form still holds: minimum 1 is exclusiveMinimum 0.
+    expect(compareSchemas({ type: 'integer', minimum: 1 }, { type: 'integer', exclusiveMinimum: 0 }).compatible).toBe(true);
+  });
+
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
     const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
