@@ -294,10 +294,24 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(applied({ a: {}, b: {} }), applied({ a: {} })).differences).toEqual([expect.objectContaining({ type: 'keyword-changed', breaking: 'undecidable' })]);
   });
 
-  it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks; 0.3 -> 0.1 is exact)', () => {
+  it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks)', () => {
     expect(compareSchemas({ type: 'number', multipleOf: 3 }, { type: 'number', multipleOf: 1.0000000001 }).compatible).toBe(false);
     expect(compareSchemas({ type: 'number', multipleOf: 1e-7 }, { type: 'number', multipleOf: 3e-8 }).compatible).toBe(false);
     expect(compareSchemas({ type: 'integer', multipleOf: 12 }, { type: 'integer', multipleOf: 4 }).compatible).toBe(true);
+  });
+
+  it('multipleOf between decimal fractions: exact division is no proof for ajv, which divides in floating point', () => {
+    // ajv (the runtime) accepts -16.35 under multipleOf 0.01 (-1635 exactly) and refuses it under
+    // 0.001 (-16349.999999999998): the old code said compatible. The same for 0.3 -> 0.1 and -599.4.
+    expect(compareSchemas({ type: 'number', multipleOf: 0.01 }, { type: 'number', multipleOf: 0.001 }).differences).toEqual([
+      { type: 'multiple-of-changed', path: '/multipleOf', before: 0.01, after: 0.001, breaking: 'undecidable' },
+    ]);
+    expect(compareSchemas({ type: 'number', multipleOf: 0.3 }, { type: 'number', multipleOf: 0.1 }).compatible).toBe(false);
+    // Outputs: every value of the new multipleOf 0.01 must pass the old 0.001 in ajv: not proved either.
+    expect(compareToolSchemas({ input_schema: {}, output_schema: { type: 'number', multipleOf: 0.001 } }, { input_schema: {}, output_schema: { type: 'number', multipleOf: 0.01 } }).compatible).toBe(false);
+    // From an integer multipleOf, the exact test holds in ajv too: 2 -> 0.5 and 10 -> 0.1 widen.
+    expect(compareSchemas({ type: 'number', multipleOf: 2 }, { type: 'number', multipleOf: 0.5 }).compatible).toBe(true);
+    expect(compareSchemas({ type: 'number', multipleOf: 10 }, { type: 'number', multipleOf: 0.1 }).compatible).toBe(true);
   });
 
   it('8. a nested $id scopes the $refs under it', () => {
