@@ -987,10 +987,10 @@ class Comparer {
    * `additionalItems` (draft-07 after a tuple).
    */
   #compareArrayKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
-    // ajv 8 lets an empty array through `contains` when `prefixItems` has typed entries (what
-    // the runtime does, not what the specification says): beside that pair, any change of the
-    // array keywords is undecidable.
-    const quirk = (s: Record<string, unknown>) => s.contains !== undefined && Array.isArray(s.prefixItems) && s.prefixItems.length > 0;
+    // ajv 8 lets an empty array through `contains` when `prefixItems` (or the tuple `items` of
+    // draft-07 and 2019-09) has typed entries (what the runtime does, not what the
+    // specification says): beside that pair, any change of the array keywords is undecidable.
+    const quirk = (s: Record<string, unknown>) => s.contains !== undefined && ((Array.isArray(s.prefixItems) && s.prefixItems.length > 0) || (Array.isArray(s.items) && s.items.length > 0));
     if (quirk(a) || quirk(b)) {
       const keys = ['prefixItems', 'items', 'contains', 'minContains', 'maxContains', 'minItems', 'maxItems', 'additionalItems', 'uniqueItems'];
       const changed = keys.filter((key) => !this.ctx.equivalent(a[key], b[key]));

@@ -374,8 +374,9 @@ export class SchemaDocument {
       case 'minContains':
       case 'maxContains': {
         if (!arr) return true;
-        // ajv 8 skips `contains` on an empty array beside typed `prefixItems`: not modelled.
+        // ajv 8 skips `contains` on an empty array beside typed `prefixItems` (or a tuple `items`): not modelled.
         if (Array.isArray(schema.prefixItems) && schema.prefixItems.length > 0 && !this.ignores('prefixItems')) return undefined;
+        if (Array.isArray(schema.items) && schema.items.length > 0) return undefined;
         if (key !== 'contains') return true; // judged with `contains`
         let count = 0;
         let unknown = false;

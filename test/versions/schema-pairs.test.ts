@@ -376,6 +376,17 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
   });
 
+  it('the same ajv quirk beside the tuple items of draft-07 and 2019-09 (the old code said compatible)', () => {
+    // ajv's draft-07 and 2019-09 validators accept [] before (typed tuple items beside contains) and refuse it after.
+    for (const draft of ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2019-09/schema']) {
+      const before = { $schema: draft, type: 'array', items: [{ const: null }], contains: { type: 'number' } };
+      expect(compareSchemas(before, { $schema: draft, type: 'array', contains: { type: 'number' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
+      // Under a not, the value-level check (found by a fuzz with ajv's 2019-09 validator).
+      const negated = (first: unknown) => ({ $schema: draft, not: { type: 'array', items: [first], maxItems: 0, contains: { type: 'number' } } });
+      expect(compareSchemas(negated({}), negated({ const: null })).compatible).toBe(false);
+    }
+  });
+
   it('a recursive schema ends, and a ref loop without a descent is undecidable', () => {
     const list = (t: string) => ({ $defs: { n: obj({ v: { type: t }, next: { $ref: '#/$defs/n' } }) }, $ref: '#/$defs/n' });
     expect(compareSchemas(list('integer'), list('number')).compatible).toBe(true);
