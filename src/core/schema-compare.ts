@@ -638,8 +638,19 @@ class Comparer {
 
   #annotations(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (ANNOTATIONS.has(key) && !same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
+      if (ANNOTATIONS.has(key) && !same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], key === 'default' ? this.#defaultEffect(b) : NONE);
     }
+  }
+
+  /**
+   * The runtime validates inputs with ajv's `useDefaults`: a property left out gets its
+   * `default` first. So for inputs a new or changed default must be valid under its own new
+   * schema (else a call that left the property out is refused), and a removed one may have
+   * been what let such a call through (a required property): undecidable. Outputs get no defaults.
+   */
+  #defaultEffect(b: Record<string, unknown>): Effect {
+    if (!('default' in b)) return { in: 1, out: 0 };
+    return { in: this.ctx.after.validates(b, b.default) === true ? 0 : 1, out: 0 };
   }
 
   #compareObjects(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
@@ -781,7 +792,7 @@ class Comparer {
     for (const key of keys) {
       if (WALKED.has(key) || !applies(key)) continue;
       if (ANNOTATIONS.has(key)) {
-        if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
+        if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], key === 'default' ? this.#defaultEffect(b) : NONE);
       } else if (!this.ctx.equivalent(a[key], b[key])) this.report('keyword-changed', `${path}/${token(key)}`, a[key], b[key], UNDECIDABLE);
     }
   }

@@ -371,6 +371,20 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas({ type: 'integer', minimum: 1 }, { type: 'integer', exclusiveMinimum: 0 }).compatible).toBe(true);
   });
 
+  it("a default counts for inputs: the runtime fills it in (ajv's useDefaults) before it validates", () => {
+    const o = (a: Record<string, unknown>, extra: Record<string, unknown> = {}) => obj({ a }, extra);
+    // {} was valid; the runtime now makes it {a: 5} and refuses it. The old code: compatible.
+    expect(compareSchemas(o({ type: 'string' }), o({ type: 'string', default: 5 })).differences).toEqual([
+      { type: 'annotation-changed', path: '/properties/a/default', before: null, after: 5, breaking: 'undecidable' },
+    ]);
+    // A removed default may have been what let {} past `required`.
+    expect(compareSchemas(o({ type: 'string', default: 'x' }, { required: ['a'] }), o({ type: 'string' }, { required: ['a'] })).compatible).toBe(false);
+    // A default its schema accepts changes nothing (pydantic's Optional: default null); outputs get no defaults.
+    expect(compareSchemas(o({ type: 'string', default: 'x' }), o({ type: 'string', default: 'y' })).compatible).toBe(true);
+    expect(compareSchemas(o({ type: 'string' }), o({ anyOf: [{ type: 'string' }, { type: 'null' }], default: null })).compatible).toBe(true);
+    expect(compareToolSchemas({ input_schema: {}, output_schema: o({ type: 'string' }) }, { input_schema: {}, output_schema: o({ type: 'string', default: 5 }) }).compatible).toBe(true);
+  });
+
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
     const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
