@@ -793,7 +793,7 @@ class Comparer {
       if (WALKED.has(key) || !applies(key)) continue;
       if (ANNOTATIONS.has(key)) {
         if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], key === 'default' ? this.#defaultEffect(b) : NONE);
-      } else if (!this.ctx.equivalent(a[key], b[key])) this.report('keyword-changed', `${path}/${token(key)}`, a[key], b[key], UNDECIDABLE);
+      } else if (!this.ctx.equivalent(a[key], b[key])) this.report('keyword-changed', `${path}/${token(key)}`, a[key], b[key], conjunctEffect(key, a, b));
     }
   }
 
@@ -1155,6 +1155,16 @@ class Comparer {
       if (!this.ctx.equivalent(a[key], b[key])) this.compare(a[key] === undefined ? true : asSchema(a[key]), b[key] === undefined ? true : asSchema(b[key]), `${path}/${key}`);
     }
   }
+}
+
+/**
+ * A keyword this walk does not model, changed: undecidable, but for `propertyNames`, a plain
+ * conjunct on names: removed, it only widens; added, it only narrows.
+ */
+function conjunctEffect(key: string, a: Record<string, unknown>, b: Record<string, unknown>): Effect {
+  if (key !== 'propertyNames') return UNDECIDABLE;
+  if (b[key] === undefined) return WIDENS;
+  return a[key] === undefined ? NARROWS : UNDECIDABLE;
 }
 
 /** Which of anyOf/oneOf a schema has: none, one of them, or both. */

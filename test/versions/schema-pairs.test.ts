@@ -434,6 +434,7 @@ describe('compareSchemas: the safe changes of issue 38 are compatible', () => {
   it('a field made nullable with anyOf [$ref, null] (pydantic Optional[Model])', () => {
     widens(obj({ item: { $ref: '#/$defs/Item' } }, { $defs: { Item: item } }), obj({ item: { anyOf: [{ $ref: '#/$defs/Item' }, { type: 'null' }], default: null } }, { $defs: { Item: item } }));
   });
+  it('propertyNames removed only widens (a conjunct on names; the old code: undecidable)', () => widens({ type: 'object', propertyNames: { maxLength: 3 } }, { type: 'object' }));
   it('a type array is an anyOf of types', () => equivalent({ type: ['string', 'null'], maxLength: 3 }, { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'null' }] }));
   it('a one-branch anyOf is its branch', () => equivalent({ anyOf: [{ type: 'string', minLength: 1 }] }, { type: 'string', minLength: 1 }));
   it('a one-branch allOf is its branch', () => equivalent({ allOf: [item] }, item));
