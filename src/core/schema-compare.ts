@@ -7,7 +7,7 @@
 // walk cannot prove is undecidable. test/versions/schema-compare.property.test.ts and
 // bench/compat-fuzz.mjs check it against ajv on generated pairs.
 import { canonicalJson, jsonEquals } from './canonical.js';
-import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, isObject, nodeKey, token } from './schema-document.js';
+import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, holdsRefWithSiblings, isObject, nodeKey, token } from './schema-document.js';
 import type { JsonType, Schema } from './schema-document.js';
 import { KEYWORD_TYPES, hasUnevaluated, intersects, isEmptySchema, normalize, typeSet } from './schema-normalize.js';
 
@@ -485,7 +485,8 @@ function candidates(schema: Record<string, unknown>): unknown[] | undefined {
   if (types.has('integer')) {
     const lo = schema.minimum;
     const hi = schema.maximum;
-    if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isInteger(lo) || !Number.isInteger(hi) || hi - lo >= RANGE_LIMIT) return undefined;
+    // Safe integers only: from 2^53 on, n + 1 may be n again (the loop would never end).
+    if (typeof lo !== 'number' || typeof hi !== 'number' || !Number.isSafeInteger(lo) || !Number.isSafeInteger(hi) || hi - lo >= RANGE_LIMIT) return undefined;
     for (let n = lo; n <= hi; n++) out.push(n);
   }
   return out;
@@ -637,8 +638,19 @@ class Comparer {
 
   #annotations(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (ANNOTATIONS.has(key) && !same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
+      if (ANNOTATIONS.has(key) && !same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], key === 'default' ? this.#defaultEffect(b) : NONE);
     }
+  }
+
+  /**
+   * The runtime validates inputs with ajv's `useDefaults`: a property left out gets its
+   * `default` first. So for inputs a new or changed default must be valid under its own new
+   * schema (else a call that left the property out is refused), and a removed one may have
+   * been what let such a call through (a required property): undecidable. Outputs get no defaults.
+   */
+  #defaultEffect(b: Record<string, unknown>): Effect {
+    if (!('default' in b)) return { in: 1, out: 0 };
+    return { in: this.ctx.after.validates(b, b.default) === true ? 0 : 1, out: 0 };
   }
 
   #compareObjects(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
@@ -780,8 +792,8 @@ class Comparer {
     for (const key of keys) {
       if (WALKED.has(key) || !applies(key)) continue;
       if (ANNOTATIONS.has(key)) {
-        if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], NONE);
-      } else if (!this.ctx.equivalent(a[key], b[key])) this.report('keyword-changed', `${path}/${token(key)}`, a[key], b[key], UNDECIDABLE);
+        if (!same(a[key], b[key])) this.report('annotation-changed', `${path}/${token(key)}`, a[key], b[key], key === 'default' ? this.#defaultEffect(b) : NONE);
+      } else if (!this.ctx.equivalent(a[key], b[key])) this.report('keyword-changed', `${path}/${token(key)}`, a[key], b[key], conjunctEffect(key, a, b));
     }
   }
 
@@ -829,8 +841,11 @@ class Comparer {
     if (a === undefined) return this.report('multiple-of-changed', where, a, b, NARROWS);
     if (typeof a !== 'number' || typeof b !== 'number' || a <= 0 || b <= 0) return this.report('multiple-of-changed', where, a, b, UNDECIDABLE);
     // Every multiple of a is a multiple of b exactly when b divides a (3 and 1.0000000001: neither).
-    const dir = (x: boolean | undefined): Dir => (x === undefined ? 1 : x ? 0 : 2);
-    this.report('multiple-of-changed', where, a, b, { in: dir(divides(b, a)), out: dir(divides(a, b)) });
+    // That proves it for ajv (the runtime) only when a is an integer: ajv divides in floating
+    // point, and a value whose quotient by a fraction rounds to an integer may not round to one
+    // by a smaller fraction (-16.35 passes multipleOf 0.01 and fails 0.001 in ajv).
+    const dir = (x: boolean | undefined, from: number): Dir => (x === undefined ? 1 : !x ? 2 : Number.isInteger(from) ? 0 : 1);
+    this.report('multiple-of-changed', where, a, b, { in: dir(divides(b, a), a), out: dir(divides(a, b), b) });
   }
 
   #comparePattern(a: unknown, b: unknown, path: string): void {
@@ -983,10 +998,10 @@ class Comparer {
    * `additionalItems` (draft-07 after a tuple).
    */
   #compareArrayKeywords(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
-    // ajv 8 lets an empty array through `contains` when `prefixItems` has typed entries (what
-    // the runtime does, not what the specification says): beside that pair, any change of the
-    // array keywords is undecidable.
-    const quirk = (s: Record<string, unknown>) => s.contains !== undefined && Array.isArray(s.prefixItems) && s.prefixItems.length > 0;
+    // ajv 8 lets an empty array through `contains` when `prefixItems` (or the tuple `items` of
+    // draft-07 and 2019-09) has typed entries (what the runtime does, not what the
+    // specification says): beside that pair, any change of the array keywords is undecidable.
+    const quirk = (s: Record<string, unknown>) => s.contains !== undefined && ((Array.isArray(s.prefixItems) && s.prefixItems.length > 0) || (Array.isArray(s.items) && s.items.length > 0));
     if (quirk(a) || quirk(b)) {
       const keys = ['prefixItems', 'items', 'contains', 'minContains', 'maxContains', 'minItems', 'maxItems', 'additionalItems', 'uniqueItems'];
       const changed = keys.filter((key) => !this.ctx.equivalent(a[key], b[key]));
@@ -1142,6 +1157,16 @@ class Comparer {
   }
 }
 
+/**
+ * A keyword this walk does not model, changed: undecidable, but for `propertyNames`, a plain
+ * conjunct on names: removed, it only widens; added, it only narrows.
+ */
+function conjunctEffect(key: string, a: Record<string, unknown>, b: Record<string, unknown>): Effect {
+  if (key !== 'propertyNames') return UNDECIDABLE;
+  if (b[key] === undefined) return WIDENS;
+  return a[key] === undefined ? NARROWS : UNDECIDABLE;
+}
+
 /** Which of anyOf/oneOf a schema has: none, one of them, or both. */
 function alternativesKey(schema: Record<string, unknown>): 'none' | 'anyOf' | 'oneOf' | 'both' {
   const anyOf = Array.isArray(schema.anyOf);
@@ -1150,6 +1175,8 @@ function alternativesKey(schema: Record<string, unknown>): 'none' | 'anyOf' | 'o
 }
 
 const frozenDocuments = new WeakMap<object, SchemaDocument>();
+/** Draft-07 documents read as ajv reads them (a `$ref`'s siblings applied), kept the same way. */
+const frozenAjvDocuments = new WeakMap<object, SchemaDocument>();
 
 /** Whether a value is frozen all the way down (a registry's stored specs are). */
 function deeplyFrozen(value: unknown): boolean {
@@ -1163,14 +1190,41 @@ function deeplyFrozen(value: unknown): boolean {
  * The document of a schema. A deeply frozen schema cannot change, so its document (where its
  * refs lead, its nodes' normal forms) is kept and reused by every later comparison with it.
  */
-function documentOf(schema: Schema): SchemaDocument {
-  if (typeof schema !== 'object' || !Object.isFrozen(schema)) return new SchemaDocument(schema);
-  let doc = frozenDocuments.get(schema);
+function documentOf(schema: Schema, refSiblings: 'ignore' | 'apply' = 'ignore'): SchemaDocument {
+  if (typeof schema !== 'object' || !Object.isFrozen(schema)) return new SchemaDocument(schema, refSiblings);
+  const documents = refSiblings === 'ignore' ? frozenDocuments : frozenAjvDocuments;
+  let doc = documents.get(schema);
   if (doc === undefined) {
-    doc = new SchemaDocument(schema);
-    if (deeplyFrozen(schema)) frozenDocuments.set(schema, doc);
+    doc = new SchemaDocument(schema, refSiblings);
+    if (deeplyFrozen(schema)) documents.set(schema, doc);
   }
   return doc;
+}
+
+/** The raw differences of one reading of the two documents. */
+function rawDifferences(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
+  const comparer = new Comparer(new Context(before, after), new Map(), 0, 1);
+  comparer.compare(before.root, after.root, '');
+  return comparer.out;
+}
+
+/**
+ * Draft-07 says a `$ref`'s siblings are ignored; ajv, which the runtime validates with,
+ * applies them. Where a draft-07 document has such siblings, the two readings differ, and the
+ * verdict must hold under both: the differences of both, the same difference counted once
+ * with the worse effect in each direction.
+ */
+function bothReadings(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
+  const spec = rawDifferences(before, after);
+  const needsBoth = (doc: SchemaDocument) => doc.ignoresRefSiblings && holdsRefWithSiblings(doc.root);
+  if (!needsBoth(before) && !needsBoth(after)) return spec;
+  const merged = new Map<string, Raw>();
+  for (const raw of [...spec, ...rawDifferences(documentOf(before.root, 'apply'), documentOf(after.root, 'apply'))]) {
+    const key = `${raw.type}\u0000${raw.path}\u0000${canonicalJson(raw.before ?? null)}\u0000${canonicalJson(raw.after ?? null)}`;
+    const seen = merged.get(key);
+    merged.set(key, seen === undefined ? raw : { ...seen, effect: { in: Math.max(seen.effect.in, raw.effect.in) as Dir, out: Math.max(seen.effect.out, raw.effect.out) as Dir } });
+  }
+  return [...merged.values()];
 }
 
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
@@ -1187,9 +1241,7 @@ function breakingOf(effect: Effect, role: Role): boolean | 'undecidable' {
 function differencesOf(before: Schema, after: Schema, role: Role, prefix: string): SchemaDifference[] {
   // The same text is the same schema (its refs resolve alike): nothing to walk.
   if (same(before, after)) return [];
-  const comparer = new Comparer(new Context(documentOf(before), documentOf(after)), new Map(), 0, 1);
-  comparer.compare(before, after, '');
-  return comparer.out.map((raw) =>
+  return bothReadings(documentOf(before), documentOf(after)).map((raw) =>
     Object.freeze({
       type: raw.type,
       path: prefix + raw.path,

@@ -136,9 +136,20 @@ export class SchemaDocument {
    */
   readonly draft: '07' | '2019' | '2020';
 
-  constructor(readonly root: Schema) {
+  /**
+   * Whether a draft-07 `$ref`'s siblings are ignored, as the specification says (the
+   * default), or applied beside it, as ajv (the runtime's validator) applies them. A
+   * comparison of draft-07 documents with such siblings is made both ways (schema-compare.ts).
+   */
+  readonly ignoresRefSiblings: boolean;
+
+  constructor(
+    readonly root: Schema,
+    refSiblings: 'ignore' | 'apply' = 'ignore',
+  ) {
     const declared = isObject(root) && typeof root.$schema === 'string' ? root.$schema : '';
     this.draft = /json-schema\.org\/draft-0[4-7]\/schema/.test(declared) ? '07' : /json-schema\.org\/draft\/2019-09\/schema/.test(declared) ? '2019' : '2020';
+    this.ignoresRefSiblings = this.draft === '07' && refSiblings === 'ignore';
     let base = DEFAULT_BASE;
     if (isObject(root) && typeof root.$id === 'string' && !root.$id.startsWith('#')) {
       try {
@@ -263,8 +274,8 @@ export class SchemaDocument {
   validates(schema: Schema, value: unknown, depth = 0): Tri {
     if (typeof schema === 'boolean') return schema;
     if (depth > 64) return undefined;
-    // Draft-07: a $ref's siblings are ignored.
-    if (this.draft === '07' && typeof schema.$ref === 'string') return this.#keyword(schema, '$ref', value, depth);
+    // Draft-07: a $ref's siblings are ignored (read as the specification says).
+    if (this.ignoresRefSiblings && typeof schema.$ref === 'string') return this.#keyword(schema, '$ref', value, depth);
     let result: Tri = true;
     for (const key of Object.keys(schema)) {
       if (ANNOTATIONS.has(key) || key === '$defs' || key === 'definitions' || this.ignores(key)) continue;
@@ -363,8 +374,9 @@ export class SchemaDocument {
       case 'minContains':
       case 'maxContains': {
         if (!arr) return true;
-        // ajv 8 skips `contains` on an empty array beside typed `prefixItems`: not modelled.
+        // ajv 8 skips `contains` on an empty array beside typed `prefixItems` (or a tuple `items`): not modelled.
         if (Array.isArray(schema.prefixItems) && schema.prefixItems.length > 0 && !this.ignores('prefixItems')) return undefined;
+        if (Array.isArray(schema.items) && schema.items.length > 0) return undefined;
         if (key !== 'contains') return true; // judged with `contains`
         let count = 0;
         let unknown = false;
@@ -472,6 +484,18 @@ export class SchemaDocument {
         return undefined;
     }
   }
+}
+
+/**
+ * Whether a `$ref` anywhere in `value` has a sibling that asserts something (draft-07 says
+ * ignore it, ajv applies it).
+ */
+export function holdsRefWithSiblings(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return value.some(holdsRefWithSiblings);
+  const record = value as Record<string, unknown>;
+  if (typeof record.$ref === 'string' && Object.keys(record).some((key) => key !== '$ref' && key !== '$defs' && key !== 'definitions' && !ANNOTATIONS.has(key))) return true;
+  return Object.values(record).some(holdsRefWithSiblings);
 }
 
 function holdsRef(value: unknown): boolean {

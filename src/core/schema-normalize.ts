@@ -200,7 +200,7 @@ function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Sc
   const edit = (): Record<string, unknown> => (out === schema ? (out = { ...schema }) : out);
   if (doc.draft !== '2020') {
     // Keywords the document's draft does not know are annotations there; draft-07 ignores a $ref's siblings.
-    const refOnly = doc.draft === '07' && typeof out.$ref === 'string';
+    const refOnly = doc.ignoresRefSiblings && typeof out.$ref === 'string';
     for (const key of Object.keys(out)) {
       if (doc.ignores(key) || (refOnly && key !== '$ref' && !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions')) delete edit()[key];
     }
@@ -285,8 +285,11 @@ function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Sc
       if (out.multipleOf === 1) delete edit().multipleOf;
       const lower = [typeof out.minimum === 'number' ? Math.ceil(out.minimum) : undefined, typeof out.exclusiveMinimum === 'number' ? Math.floor(out.exclusiveMinimum) + 1 : undefined];
       const upper = [typeof out.maximum === 'number' ? Math.floor(out.maximum) : undefined, typeof out.exclusiveMaximum === 'number' ? Math.ceil(out.exclusiveMaximum) - 1 : undefined];
-      const lo = lower.filter((v) => v !== undefined) as number[];
-      const hi = upper.filter((v) => v !== undefined) as number[];
+      // Only where the arithmetic is exact: beyond 2^53, floor(2^53) + 1 is 2^53 again.
+      const lo = lower.filter((v) => v !== undefined && Number.isSafeInteger(v)) as number[];
+      const hi = upper.filter((v) => v !== undefined && Number.isSafeInteger(v)) as number[];
+      if (lo.length < lower.filter((v) => v !== undefined).length) lo.length = 0;
+      if (hi.length < upper.filter((v) => v !== undefined).length) hi.length = 0;
       if (lo.length > 0 && (out.exclusiveMinimum !== undefined || out.minimum !== Math.max(...lo))) {
         edit().minimum = Math.max(...lo);
         delete out.exclusiveMinimum;

@@ -294,10 +294,24 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(applied({ a: {}, b: {} }), applied({ a: {} })).differences).toEqual([expect.objectContaining({ type: 'keyword-changed', breaking: 'undecidable' })]);
   });
 
-  it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks; 0.3 -> 0.1 is exact)', () => {
+  it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks)', () => {
     expect(compareSchemas({ type: 'number', multipleOf: 3 }, { type: 'number', multipleOf: 1.0000000001 }).compatible).toBe(false);
     expect(compareSchemas({ type: 'number', multipleOf: 1e-7 }, { type: 'number', multipleOf: 3e-8 }).compatible).toBe(false);
     expect(compareSchemas({ type: 'integer', multipleOf: 12 }, { type: 'integer', multipleOf: 4 }).compatible).toBe(true);
+  });
+
+  it('multipleOf between decimal fractions: exact division is no proof for ajv, which divides in floating point', () => {
+    // ajv (the runtime) accepts -16.35 under multipleOf 0.01 (-1635 exactly) and refuses it under
+    // 0.001 (-16349.999999999998): the old code said compatible. The same for 0.3 -> 0.1 and -599.4.
+    expect(compareSchemas({ type: 'number', multipleOf: 0.01 }, { type: 'number', multipleOf: 0.001 }).differences).toEqual([
+      { type: 'multiple-of-changed', path: '/multipleOf', before: 0.01, after: 0.001, breaking: 'undecidable' },
+    ]);
+    expect(compareSchemas({ type: 'number', multipleOf: 0.3 }, { type: 'number', multipleOf: 0.1 }).compatible).toBe(false);
+    // Outputs: every value of the new multipleOf 0.01 must pass the old 0.001 in ajv: not proved either.
+    expect(compareToolSchemas({ input_schema: {}, output_schema: { type: 'number', multipleOf: 0.001 } }, { input_schema: {}, output_schema: { type: 'number', multipleOf: 0.01 } }).compatible).toBe(false);
+    // From an integer multipleOf, the exact test holds in ajv too: 2 -> 0.5 and 10 -> 0.1 widen.
+    expect(compareSchemas({ type: 'number', multipleOf: 2 }, { type: 'number', multipleOf: 0.5 }).compatible).toBe(true);
+    expect(compareSchemas({ type: 'number', multipleOf: 10 }, { type: 'number', multipleOf: 0.1 }).compatible).toBe(true);
   });
 
   it('8. a nested $id scopes the $refs under it', () => {
@@ -329,9 +343,62 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas({ type: 'array', prefixItems: [{ type: 'number' }], items: false }, { type: 'array', items: { type: 'number' } }).compatible).toBe(true);
   });
 
+  it("draft-07: ajv (the runtime) applies a $ref's siblings the specification ignores, so the verdict holds under both readings", () => {
+    const draft07 = 'http://json-schema.org/draft-07/schema#';
+    const field = (extra: Record<string, unknown>) => ({ $schema: draft07, definitions: { S: { type: 'string' } }, type: 'object', properties: { a: { $ref: '#/definitions/S', ...extra } } });
+    // ajv refuses {a: 'abcd'} after the sibling maxLength came: inputs break; the old code said compatible, no differences.
+    expect(compareSchemas(field({}), field({ maxLength: 3 }))).toMatchObject({ compatible: false, differences: [expect.objectContaining({ type: 'bound-tightened', breaking: true })] });
+    // The sibling dropped: ajv now lets 'abcd' out, which consumers were never sent.
+    expect(compareToolSchemas({ input_schema: {}, output_schema: field({ maxLength: 3 }) }, { input_schema: {}, output_schema: field({}) }).compatible).toBe(false);
+    // Found by a fuzz with ajv's draft-07 validator as the judge: null was valid, ajv's after refuses it.
+    const typed = (extra: Record<string, unknown>) => ({ $schema: draft07, definitions: { B: { type: ['integer', 'null'] } }, ...extra });
+    expect(compareSchemas(typed({ type: 'null' }), typed({ $ref: '#/definitions/B', type: 'integer' })).compatible).toBe(false);
+    // A sibling that is the same on both sides, or an annotation beside the ref, changes nothing.
+    expect(compareSchemas(field({ maxLength: 3 }), field({ maxLength: 3, description: 'the a' }))).toMatchObject({ compatible: true });
+    expect(compareSchemas(field({ maxLength: 3 }), field({ maxLength: 4 })).compatible).toBe(true);
+  });
+
+  it('integer bounds from 2^53 on: no endless count of a one-value range, no bound moved by an inexact +1 (found by a fuzz)', () => {
+    const big = 2 ** 53;
+    // The old code counted 2^53, 2^53 + 1 (= 2^53)... forever: compareSchemas never returned,
+    // nor did a merge import under 'backward' that met such a schema.
+    expect(compareSchemas({ type: 'integer', minimum: big, maximum: big }, { const: 'x' }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'integer', exclusiveMinimum: big, maximum: big }, { const: 'x' }).compatible).toBe(false);
+    // exclusiveMinimum 2^53 is not minimum 2^53 (floor(2^53) + 1 is 2^53 in doubles): ajv refuses 2^53 after.
+    expect(compareSchemas({ type: 'integer', minimum: big }, { type: 'integer', exclusiveMinimum: big }).compatible).toBe(false);
+    expect(compareSchemas({ type: 'integer', maximum: -big }, { type: 'integer', exclusiveMaximum: -big }).compatible).toBe(false);
+    // Within the safe integers the normal form still holds: minimum 1 is exclusiveMinimum 0.
+    expect(compareSchemas({ type: 'integer', minimum: 1 }, { type: 'integer', exclusiveMinimum: 0 }).compatible).toBe(true);
+  });
+
+  it("a default counts for inputs: the runtime fills it in (ajv's useDefaults) before it validates", () => {
+    const o = (a: Record<string, unknown>, extra: Record<string, unknown> = {}) => obj({ a }, extra);
+    // {} was valid; the runtime now makes it {a: 5} and refuses it. The old code: compatible.
+    expect(compareSchemas(o({ type: 'string' }), o({ type: 'string', default: 5 })).differences).toEqual([
+      { type: 'annotation-changed', path: '/properties/a/default', before: null, after: 5, breaking: 'undecidable' },
+    ]);
+    // A removed default may have been what let {} past `required`.
+    expect(compareSchemas(o({ type: 'string', default: 'x' }, { required: ['a'] }), o({ type: 'string' }, { required: ['a'] })).compatible).toBe(false);
+    // A default its schema accepts changes nothing (pydantic's Optional: default null); outputs get no defaults.
+    expect(compareSchemas(o({ type: 'string', default: 'x' }), o({ type: 'string', default: 'y' })).compatible).toBe(true);
+    expect(compareSchemas(o({ type: 'string' }), o({ anyOf: [{ type: 'string' }, { type: 'null' }], default: null })).compatible).toBe(true);
+    expect(compareToolSchemas({ input_schema: {}, output_schema: o({ type: 'string' }) }, { input_schema: {}, output_schema: o({ type: 'string', default: 5 }) }).compatible).toBe(true);
+  });
+
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
     const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
+  });
+
+  it('the same ajv quirk beside the tuple items of draft-07 and 2019-09 (the old code said compatible)', () => {
+    // ajv's draft-07 and 2019-09 validators accept [] before (typed tuple items beside contains) and refuse it after.
+    for (const draft of ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2019-09/schema']) {
+      const before = { $schema: draft, type: 'array', items: [{ const: null }], contains: { type: 'number' } };
+      expect(compareSchemas(before, { $schema: draft, type: 'array', contains: { type: 'number' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
+      // Under a not, the value-level check (found by a fuzz with ajv's 2019-09 validator).
+      const negated = (first: unknown) => ({ $schema: draft, not: { type: 'array', items: [first], maxItems: 0, contains: { type: 'number' } } });
+      expect(compareSchemas(negated({}), negated({ const: null })).compatible).toBe(false);
+    }
   });
 
   it('a recursive schema ends, and a ref loop without a descent is undecidable', () => {
@@ -367,6 +434,7 @@ describe('compareSchemas: the safe changes of issue 38 are compatible', () => {
   it('a field made nullable with anyOf [$ref, null] (pydantic Optional[Model])', () => {
     widens(obj({ item: { $ref: '#/$defs/Item' } }, { $defs: { Item: item } }), obj({ item: { anyOf: [{ $ref: '#/$defs/Item' }, { type: 'null' }], default: null } }, { $defs: { Item: item } }));
   });
+  it('propertyNames removed only widens (a conjunct on names; the old code: undecidable)', () => widens({ type: 'object', propertyNames: { maxLength: 3 } }, { type: 'object' }));
   it('a type array is an anyOf of types', () => equivalent({ type: ['string', 'null'], maxLength: 3 }, { anyOf: [{ type: 'string', maxLength: 3 }, { type: 'null' }] }));
   it('a one-branch anyOf is its branch', () => equivalent({ anyOf: [{ type: 'string', minLength: 1 }] }, { type: 'string', minLength: 1 }));
   it('a one-branch allOf is its branch', () => equivalent({ allOf: [item] }, item));
