@@ -50,9 +50,13 @@ export function deprecationOfItem(item: unknown): { message: string; replacement
 
 /** The line an export adds to a deprecated tool's description. */
 export function deprecatedLine(deprecation: { message: string; replacement: string | null; sunset: string | null }): string {
+  // A message without a closing mark would run into the next sentence ("use find Use find instead.").
+  const message = deprecation.message.trimEnd();
+  const closed = /[.!?…。！？]["')\]]*$/u.test(message) || (deprecation.replacement === null && deprecation.sunset === null) ? message : `${message}.`;
   const instead = deprecation.replacement === null ? '' : ` Use ${deprecation.replacement} instead.`;
-  const sunset = deprecation.sunset === null ? '' : ` It will be removed after ${deprecation.sunset}.`;
-  return `Deprecated: ${deprecation.message}${instead}${sunset}`;
+  // A sunset date means the start of that day (UTC): the tool goes on it, not after it.
+  const sunset = deprecation.sunset === null ? '' : ` It will be removed ${/^\d{4}-\d{2}-\d{2}$/.test(deprecation.sunset) ? 'on' : 'at'} ${deprecation.sunset}.`;
+  return `Deprecated: ${closed}${instead}${sunset}`;
 }
 
 function annotated(spec: ToolSpec, deprecation: { message: string; replacement: string | null; sunset: string | null }): ToolSpec {

@@ -42,7 +42,7 @@ describe('exports and lint', () => {
   it('annotate (default) adds the Deprecated line; keep exports as registered; omit leaves the tool out', async () => {
     const registrations = await (await registry()).listAll();
     const annotated = toMcpTools(registrations).find((tool) => tool.name === 'old');
-    expect(annotated?.description).toBe('Looks things up.\n\nDeprecated: use find Use find instead. It will be removed after 2026-06-01.');
+    expect(annotated?.description).toBe('Looks things up.\n\nDeprecated: use find. Use find instead. It will be removed on 2026-06-01.');
     expect(toMcpTools(registrations, { deprecated: 'keep' }).find((tool) => tool.name === 'old')?.description).toBe('Looks things up.');
     expect(toOpenAITools(registrations, { deprecated: 'omit' }).map((tool) => tool.function.name)).toEqual(['find']);
     expect(() => toMcpTools(registrations, { deprecated: 'hide' as never })).toThrow(TypeError);
