@@ -214,7 +214,7 @@ describe('Anthropic schema-invalid', () => {
       error = caught;
     }
     expect(error).toBeInstanceOf(ProviderIncompatibleError);
-    expect((error as ProviderIncompatibleError).context.findings.map((f) => [f.tool_name, f.rule])).toEqual(Array.from({ length: 3 }, () => ['bad', 'schema-invalid']));
+    expect(((error as ProviderIncompatibleError).context.findings as LintFinding[]).map((f) => [f.tool_name, f.rule])).toEqual(Array.from({ length: 3 }, () => ['bad', 'schema-invalid']));
     expect(toAnthropicTools(specs, { onIncompatible: 'skip' }).map((exported) => exported.name)).toEqual(['fine']);
   });
 });
