@@ -7,9 +7,13 @@
 // server entries load one copy of every class between them.
 import { rmSync } from 'node:fs';
 import { defineConfig } from 'rolldown';
+import { writeMetaSchemaValidator } from './scripts/json-schema-2020-12.mjs';
 
 // Chunks are named by their content: those of an earlier build would pile up.
 rmSync('dist/chunks', { recursive: true, force: true });
+
+// Not a bundle: the draft 2020-12 meta-schema's validator, required by Anthropic's lint on first use.
+writeMetaSchemaValidator();
 
 // Left to the user's install: native code (better-sqlite3), objects a user hands us or gets
 // from us (a pg.Pool, zod schemas, the MCP SDK's servers and transports), and what builds on

@@ -1,9 +1,11 @@
 // Anthropic (Messages API custom tools): every rule, and the exporter.
 // Sources (docs/providers/anthropic.md): the tool-use docs (name pattern, input_schema an
 // object) and the structured-outputs / strict-tool-use docs (the supported JSON Schema
-// subset and the per-request complexity limits).
+// subset and the per-request complexity limits); the API error that refuses an input_schema
+// that is not valid JSON Schema draft 2020-12.
 import type { JsonObject, JsonValue, ToolSpec } from '../core/contracts.js';
 import { checkBoolean, deferLoadingOf, exportWith } from './findings.js';
+import { metaSchemaProblems } from './meta-schema.js';
 import type { ProviderRules } from './rule-set.js';
 import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
 import type { RuleHit } from './schema.js';
@@ -170,6 +172,9 @@ export const anthropicRules: ProviderRules = {
     const root = rootTypeObject(spec.input_schema, 'input_schema', WHO);
     if (root !== undefined) hits.push(root);
     hits.push(...rootComposition(spec.input_schema, WHO));
+    for (const { pointer, problem } of metaSchemaProblems(spec.input_schema)) {
+      hits.push({ path: `/input_schema${pointer}`, rule: 'schema-invalid', severity: 'error', message: `Anthropic needs input_schema to be valid JSON Schema draft 2020-12; at ${pointer === '' ? 'its root' : pointer} it ${problem}` });
+    }
     const properties = spec.input_schema.properties;
     if (isSchemaObject(properties)) {
       for (const key of Object.keys(properties)) {

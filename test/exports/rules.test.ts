@@ -1,7 +1,7 @@
 // Every lint rule: a spec that breaks it, and one that does not. Assertions are on rule ids,
 // paths and severities, never on message text.
 import { describe, expect, it } from 'vitest';
-import { lintTools } from '../../src/index.js';
+import { ProviderIncompatibleError, lintTools, toAnthropicTools } from '../../src/index.js';
 import type { JsonObject, LintFinding, LintProvider, ToolSpecInput } from '../../src/index.js';
 import { mcpRules } from '../../src/exports/mcp.js';
 import type { ToolSpec } from '../../src/index.js';
@@ -81,6 +81,30 @@ const cases: Case[] = [
   // The API: "tools.N.custom.input_schema.properties: Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'" (the top level only).
   { provider: 'anthropic', rule: 'property-key-pattern', bad: one({ type: 'object', properties: { 'filter[id]': { type: 'string' } } }), path: '/input_schema/properties/filter[id]', good: one({ type: 'object', properties: { 'filter.id': { type: 'string' }, nested: { type: 'object', properties: { 'filter[id]': { type: 'string' } } } } }) },
   { provider: 'anthropic', rule: 'property-key-pattern', bad: one({ type: 'object', properties: { 'Account Number': { type: 'string' }, ['k'.repeat(65)]: { type: 'string' } } }), path: '/input_schema/properties/Account Number', good: one({ type: 'object', properties: { Account_Number: { type: 'string' }, ['k'.repeat(64)]: { type: 'string' } } }) },
+  // The API: "tools.N.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12" (anthropics/claude-code#586).
+  { provider: 'anthropic', rule: 'schema-invalid', bad: one(prop({ type: 'strin' })), path: '/input_schema/properties/q/type', good: one(prop({ type: ['string', 'null'] })) },
+  { provider: 'anthropic', rule: 'schema-invalid', bad: one(cleanSchema({ required: true })), path: '/input_schema/required', good: one(cleanSchema({ required: [] })) },
+  { provider: 'anthropic', rule: 'schema-invalid', bad: one({ type: 'object', properties: [] }), path: '/input_schema/properties', good: one({ type: 'object', properties: {} }) },
+  { provider: 'anthropic', rule: 'schema-invalid', bad: one(prop({ type: 'string', minLength: -1 })), path: '/input_schema/properties/q/minLength', good: one(prop({ type: 'string', minLength: 0 })) },
+  { provider: 'anthropic', rule: 'schema-invalid', bad: one(prop({ enum: 5 })), path: '/input_schema/properties/q/enum', good: one(prop({ enum: [5] })) },
+  { provider: 'anthropic', rule: 'schema-invalid', bad: one(cleanSchema({ $defs: { s: { anyOf: [{ type: 'string' }, { not: { pattern: 5 } }] } } })), path: '/input_schema/$defs/s/anyOf/1/not/pattern', good: one(cleanSchema({ $defs: { s: { anyOf: [{ type: 'string' }, { not: { pattern: '^a' } }] } } })) },
+  // Draft-07 tuple `items` is refused even under a draft-07 `$schema`: Anthropic validates every input_schema as 2020-12 (docs/providers/anthropic.md).
+  {
+    provider: 'anthropic', rule: 'schema-invalid',
+    bad: one({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { q: { type: 'array', items: [{ type: 'string' }, { type: 'number' }], additionalItems: false } } }),
+    path: '/input_schema/properties/q/items',
+    good: one({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { q: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false } } }),
+  },
+  {
+    provider: 'anthropic', rule: 'schema-invalid',
+    bad: one(cleanSchema({ properties: { q: { $ref: '#/$defs/s' } }, $defs: { s: { type: 'string', maxLength: '3' } } })),
+    path: '/input_schema/$defs/s/maxLength',
+    good: one(cleanSchema({
+      properties: { q: { $ref: '#/$defs/s' }, r: { type: 'object', properties: { kind: { const: 'a' } }, if: { required: ['kind'] }, then: { required: ['x'] }, else: false, dependentRequired: { kind: ['x'] }, unevaluatedProperties: false } },
+      $defs: { s: { type: 'string', maxLength: 3, format: 'not-a-known-format' } },
+      definitions: { legacy: { type: 'integer' } },
+    })),
+  },
   { provider: 'anthropic', rule: 'strict-additional-properties', strict: true, bad: one(cleanSchema({ additionalProperties: true })), path: '/input_schema/additionalProperties', good: one(cleanSchema()) },
   ...['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'maxItems', 'uniqueItems', 'contains'].map(
     (keyword): Case => ({ provider: 'anthropic', rule: 'strict-unsupported-keyword', strict: true, bad: one(prop({ type: 'number', [keyword]: keyword === 'uniqueItems' ? true : keyword === 'contains' ? {} : 2 })), path: `/input_schema/properties/q/${keyword}`, good: one(prop({ type: 'number' })) }),
@@ -168,6 +192,30 @@ describe('rules that need strict mode', () => {
   it('an array without items under OpenAI strict is one array-items finding', () => {
     const found = lintTools(one(prop({ type: 'array' })), { providers: ['openai'], strict: true });
     expect(found.map((f) => [f.rule, f.path])).toEqual([['array-items', '/input_schema/properties/q/items']]);
+  });
+});
+
+describe('Anthropic schema-invalid', () => {
+  const broken = cleanSchema({ required: true, properties: { q: { type: 'strin' }, r: { type: 'array', items: [{ type: 'string' }] } } });
+  it('reports every invalid place of a schema, once each', () => {
+    const found = lintTools(one(broken), { providers: ['anthropic'] });
+    expect(found.map((f) => [f.rule, f.path])).toEqual([
+      ['schema-invalid', '/input_schema/properties/q/type'],
+      ['schema-invalid', '/input_schema/properties/r/items'],
+      ['schema-invalid', '/input_schema/required'],
+    ]);
+  });
+  it('toAnthropicTools refuses the tool with PROVIDER_INCOMPATIBLE, and skip leaves it out', () => {
+    const specs = [tool('bad', broken), tool('fine')];
+    let error: unknown;
+    try {
+      toAnthropicTools(specs);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ProviderIncompatibleError);
+    expect(((error as ProviderIncompatibleError).context.findings as LintFinding[]).map((f) => [f.tool_name, f.rule])).toEqual(Array.from({ length: 3 }, () => ['bad', 'schema-invalid']));
+    expect(toAnthropicTools(specs, { onIncompatible: 'skip' }).map((exported) => exported.name)).toEqual(['fine']);
   });
 });
 

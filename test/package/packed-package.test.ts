@@ -232,20 +232,23 @@ new InMemoryToolRegistry().register({ tool_name: 'search', input_schema: {}, out
     expect(JSON.parse(run('node', ['--no-warnings', 'memory.cjs'], project))).toEqual(['search', 'function']);
   });
 
-  it('exports tools to the providers from "tool-registry" (no provider SDK installed)', () => {
+  it('exports tools to the providers from "tool-registry" (no provider SDK installed), and lints with the shipped meta-schema validator', () => {
     writeFileSync(
       join(project, 'exports.mjs'),
       `import { lintTools, toMcpTools, toOpenAITools, ProviderIncompatibleError } from 'tool-registry';
 const specs = [{ tool_name: 'svc.lookup', input_schema: { type: 'object' }, output_schema: {} }];
 let code;
 try { toOpenAITools(specs); } catch (error) { code = error instanceof ProviderIncompatibleError ? error.code : 'wrong class'; }
-console.log(JSON.stringify({ mcp: toMcpTools(specs), rules: lintTools(specs).map((f) => f.provider + ':' + f.rule), code }));
+// Anthropic's schema-invalid requires the generated meta-schema validator, and it ajv's runtime, from the install.
+const invalid = lintTools([{ tool_name: 'find', input_schema: { type: 'object', properties: { q: { type: 'strin' } } }, output_schema: {} }], { providers: ['anthropic'] });
+console.log(JSON.stringify({ mcp: toMcpTools(specs), rules: lintTools(specs).map((f) => f.provider + ':' + f.rule), code, invalid: invalid.map((f) => f.rule + ' ' + f.path) }));
 `,
     );
     expect(JSON.parse(run('node', ['exports.mjs'], project))).toEqual({
       mcp: [{ name: 'svc.lookup', inputSchema: { type: 'object' } }],
       rules: ['openai:name-pattern', 'anthropic:name-pattern'],
       code: 'PROVIDER_INCOMPATIBLE',
+      invalid: ['schema-invalid /input_schema/properties/q/type'],
     });
   });
 
