@@ -504,6 +504,9 @@ if (STEP !== undefined) {
   // pools kept its process alive), which a run in one process never noticed.
   process.send({ results }, () => process.exit(0));
 } else try {
+  const unknown = ONLY?.filter((name) => !STEPS.some(([step]) => step === name)) ?? [];
+  // A misspelt step would run nothing, and with BENCH_WRITE=1 write a report of no measurement.
+  if (unknown.length > 0) throw new Error(`BENCH_ONLY: no step ${unknown.join(', ')} (the steps: ${STEPS.map(([step]) => step).join(', ')})`);
   ensureBaselines({ log });
   const env = environment();
   log(`${env.cpu} x${env.cpus}, Node ${env.node}, SQLite ${env.sqlite}${QUICK ? ' (QUICK)' : ''}`);
