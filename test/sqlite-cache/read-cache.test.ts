@@ -435,3 +435,26 @@ describe('catch-up is proportional to what changed (issue 13, item 4)', () => {
     expect(result.grewMiB).toBeLessThan(8);
   }, 180_000);
 });
+
+// Issue 5: "Every figure is a ratio against a baseline measured in the same process and run".
+describe('the benchmark report (bench/lib/report.mjs)', () => {
+  it('pairs no figure with one carried over from another run, and measures ours against Keyv in the Keyv step', async () => {
+    const { TARGETS, evaluate } = await import('../../bench/lib/report.mjs');
+    // A partial run that writes (BENCH_ONLY=keyv BENCH_WRITE=1): one side of each target is
+    // this run's, the other the previous run's.
+    for (const [fresh, carried] of [['base', 'ours'], ['ours', 'base']] as const) {
+      const results = TARGETS.flatMap((target) => [
+        { id: target[fresh], median_us: 10, peak_growth_bytes: 1, json_bytes: 1 },
+        { id: target[carried], median_us: 10, peak_growth_bytes: 1, json_bytes: 1, carriedOver: true },
+      ]).filter((result, i, all) => all.findIndex((other) => other.id === result.id) === i);
+      const split = TARGETS.filter((target) => target.ours !== target.base && results.find((r) => r.id === target.ours)?.carriedOver !== results.find((r) => r.id === target.base)?.carriedOver);
+      expect(split.length).toBeGreaterThan(0);
+      const evaluated = evaluate(results).targets;
+      for (const target of split) expect(evaluated.find((t) => t.id === target.id)?.ratio, target.id).toBeUndefined();
+    }
+    // Each step runs in a process of its own: the Keyv targets' "ours" is recorded by the Keyv step.
+    const keyv = TARGETS.filter((target) => target.base.startsWith('keyv.'));
+    expect(keyv.map((target) => target.id)).toEqual(['keyv-get', 'keyv-set']);
+    for (const target of keyv) expect(target.ours, target.id).toMatch(/^keyv\./);
+  });
+});
