@@ -11,7 +11,8 @@ SCENARIOS=("$@")
 if [ ${#SCENARIOS[@]} -eq 0 ]; then
   SCENARIOS=(server-initialize ping logging-set-level tools-list tools-call-simple-text tools-call-image
     tools-call-audio tools-call-embedded-resource tools-call-mixed-content tools-call-with-logging
-    tools-call-error tools-call-with-progress tools-call-sampling tools-call-elicitation dns-rebinding-protection)
+    tools-call-error tools-call-with-progress tools-call-sampling tools-call-elicitation json-schema-2020-12
+    elicitation-sep1034-defaults elicitation-sep1330-enums server-sse-polling server-sse-multiple-streams dns-rebinding-protection)
 fi
 SUITE_VERSION="${MCP_CONFORMANCE_VERSION:-0.1}"
 WORK="$(mktemp -d)"

@@ -241,4 +241,24 @@ describe('over a real tool-registry serve --tools (Streamable HTTP)', () => {
     await transport.terminateSession();
     await client.close();
   });
+
+  it("the suite's 2025-11-25 tool scenarios: a 2020-12 schema listed as written, elicitation with defaults and every enum form", async () => {
+    const client = new Client({ name: 'conformance', version: '1' }, { capabilities: { elicitation: {} } });
+    const asked: Record<string, unknown>[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push((request.params as { requestedSchema: { properties: Record<string, unknown> } }).requestedSchema.properties);
+      return { action: 'accept', content: {} };
+    });
+    const transport = new StreamableHTTPClientTransport(url);
+    await client.connect(transport);
+    const listed = (await client.listTools()).tools.find((tool) => tool.name === 'json_schema_2020_12_tool');
+    expect(listed?.inputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', $defs: { address: { type: 'object' } }, additionalProperties: false });
+    const defaults = await client.callTool({ name: 'test_elicitation_sep1034_defaults', arguments: {} });
+    expect(defaults.content).toEqual([{ type: 'text', text: 'Elicitation completed: action=accept, content={}' }]);
+    expect(asked[0]).toMatchObject({ name: { default: 'John Doe' }, age: { type: 'integer', default: 30 }, score: { default: 95.5 }, status: { default: 'active' }, verified: { default: true } });
+    await client.callTool({ name: 'test_elicitation_sep1330_enums', arguments: {} });
+    expect(asked[1]).toMatchObject({ titledSingle: { oneOf: [{ const: 'value1', title: 'First Option' }, {}, {}] }, legacyEnum: { enumNames: ['Option One', 'Option Two', 'Option Three'] }, titledMulti: { items: { anyOf: [{ const: 'value1' }, {}, {}] } } });
+    await transport.terminateSession();
+    await client.close();
+  });
 });
