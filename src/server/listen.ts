@@ -2,7 +2,7 @@
 // @hono/node-server), with limits, dot-segment and duplicate-Host refusal and a graceful stop.
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { ToolRegistryServer } from './server.js';
 
@@ -28,6 +28,27 @@ export interface ListenOptions {
 
 /** The default of `stalledWriteMs`: two heartbeats of an event stream. */
 export const DEFAULT_STALLED_WRITE_MS = 30_000;
+/** After a 413, how long the rest of a body still coming is read and thrown away before the socket is closed. */
+const REFUSED_BODY_LINGER_MS = 2_000;
+
+/**
+ * A 413 goes out before the body has all come (its length said too much, or the count passed
+ * the limit) with `Connection: close`, and Node then destroys the socket at once: bytes still
+ * unread make the kernel answer the client with a reset, and a client still sending (fetch with
+ * a 2 MiB body) got EPIPE instead of the 413. So the socket only half-closes after the answer
+ * and the rest is read and dropped (the adapter resumes the request) until the client is done,
+ * for at most REFUSED_BODY_LINGER_MS.
+ */
+function lingerAfterRefusal(socket: Socket): void {
+  const timer = setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  socket.once('end', () => socket.destroy());
+  // Node calls destroySoon for a response with Connection: close; end() sends the FIN and leaves reading on.
+  (socket as Socket & { destroySoon: () => void }).destroySoon = () => {
+    socket.end();
+  };
+}
 
 /** A server listening on a socket. */
 export interface ListeningServer {
@@ -103,6 +124,9 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
       // response with nothing to send (an idle notification stream, a slow handler) is left alone.
       res.setTimeout(stalledWriteMs, () => {
         if ((res.socket?.writableLength ?? 0) > 0) res.socket?.destroy();
+      });
+      res.once('prefinish', () => {
+        if (res.statusCode === 413 && !req.complete && req.socket !== null) lingerAfterRefusal(req.socket);
       });
       void handle(req, res);
     },

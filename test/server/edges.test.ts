@@ -3,11 +3,13 @@
 // /mcp preflight and body limit, numbers and bytes refused rather than altered, a change
 // cursor beyond the log, unknown query parameters, the timeouts, /readyz, and a sweep of every
 // documented operation through the error cases, each answer held to /openapi.json.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
@@ -19,6 +21,7 @@ import type { Running } from './helpers.js';
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-edges-'));
 const CORS = 'https://console.example';
 const LIMIT = 64 * 1024;
+const execFileAsync = promisify(execFile);
 /** The tokenless server (loopback, one extra host name, --cors, a small --max-body, /mcp). */
 let open: Running;
 /** The server with tokens. */
@@ -227,6 +230,24 @@ describe('who may talk to the server', () => {
     } as RequestInit);
     expect(chunked.status).toBe(413);
     await chunked.text();
+    // A client still sending a body far over the limit reads the 413 (the socket closed with bytes
+    // unread answered it with a reset: fetch saw EPIPE or a closed socket), on the API and on /mcp.
+    // The client in a process of its own (node alone, no library): in this one, the server's reads
+    // and the client's writes take turns on one event loop and the reset never showed.
+    const client = `
+      const statuses = [];
+      for (const path of ['/v1/tools', '/v1/tools', '/mcp', '/mcp']) {
+        try {
+          const reply = await fetch(process.argv[1] + path, { method: 'POST', headers: ${JSON.stringify(mcpHeaders)}, body: JSON.stringify({ padding: 'x'.repeat(${64 * LIMIT}) }) });
+          statuses.push(reply.status);
+          await reply.text();
+        } catch (error) {
+          statuses.push(String(error.cause?.code ?? error));
+        }
+      }
+      console.log(JSON.stringify(statuses));`;
+    const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', client, open.url]);
+    expect(JSON.parse(stdout)).toEqual([413, 413, 413, 413]);
   });
 });
 
