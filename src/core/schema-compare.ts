@@ -127,6 +127,12 @@ const WIDENS: Effect = { in: 0, out: 2 };
 const NARROWS: Effect = { in: 2, out: 0 };
 const UNDECIDABLE: Effect = { in: 1, out: 1 };
 
+/**
+ * Keywords of an object schema that look at which of its properties are present, or how many:
+ * a default the runtime fills in (ajv's `useDefaults`, inputs only) can change what they decide.
+ */
+const PRESENCE_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', '$ref', '$dynamicRef', 'unevaluatedProperties'];
+
 function combine(a: Effect, b: Effect): Effect {
   return a.in >= b.in && a.out >= b.out ? a : { in: Math.max(a.in, b.in) as Dir, out: Math.max(a.out, b.out) as Dir };
 }
@@ -502,6 +508,8 @@ class Comparer {
   readonly out: Raw[] = [];
   /** Pairs of `$ref` targets this comparer compared (and reported) already. */
   readonly #done = new Set<string>();
+  /** Whether the object schema whose property is being compared looks at which properties are present (PRESENCE_KEYWORDS). */
+  #presenceParent = false;
 
   constructor(
     readonly ctx: Context,
@@ -650,7 +658,21 @@ class Comparer {
    */
   #defaultEffect(b: Record<string, unknown>): Effect {
     if (!('default' in b)) return { in: 1, out: 0 };
+    // A parent that counts or inspects its properties (maxProperties, dependentRequired, a
+    // oneOf on presence …) may refuse the object once the default is filled in.
+    if (this.#presenceParent) return { in: 1, out: 0 };
     return { in: this.ctx.after.validates(b, b.default) === true ? 0 : 1, out: 0 };
+  }
+
+  /** Compares a property's two schemas knowing whether their object looks at which properties are present. */
+  #property(a: Schema, b: Schema, where: string, presence: boolean): void {
+    const outer = this.#presenceParent;
+    this.#presenceParent = presence;
+    try {
+      this.#child(a, b, where);
+    } finally {
+      this.#presenceParent = outer;
+    }
   }
 
   #compareObjects(a: Record<string, unknown>, b: Record<string, unknown>, path: string): void {
@@ -893,6 +915,7 @@ class Comparer {
     const patternsKept = patternKeys.every((key) => Object.hasOwn(patternsA, key) && Object.hasOwn(patternsB, key));
     const names = Object.keys(propsA);
     for (const name of Object.keys(propsB)) if (!Object.hasOwn(propsA, name)) names.push(name);
+    const presence = PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key));
     for (const name of names) {
       const inA = Object.hasOwn(propsA, name);
       const inB = Object.hasOwn(propsB, name);
@@ -901,7 +924,7 @@ class Comparer {
       const where = `${path}/properties/${token(name)}`;
       if (inA && inB && patternsKept) {
         // The patterns a name matches are compared once, pattern by pattern, below.
-        this.#child(asSchema(propsA[name]), asSchema(propsB[name]), where);
+        this.#property(asSchema(propsA[name]), asSchema(propsB[name]), where, presence);
         continue;
       }
       if (inA && inB) {
@@ -909,14 +932,19 @@ class Comparer {
         const before = this.#schemaFor(name, a, 'before');
         const after = this.#schemaFor(name, b, 'after');
         if (before === undefined || after === undefined) this.report('keyword-changed', where, propsA[name], propsB[name], UNDECIDABLE);
-        else this.#child(before, after, where);
+        else this.#property(before, after, where, presence);
         continue;
       }
       // The schema a value under this name met before (after): the property's, the patterns
       // it matches, or additionalProperties for a name neither lists.
       const before = this.#schemaFor(name, a, 'before');
       const after = this.#schemaFor(name, b, 'after');
-      const effect = before === undefined || after === undefined ? UNDECIDABLE : this.relate(before, after, where, true);
+      let effect = before === undefined || after === undefined ? UNDECIDABLE : this.relate(before, after, where, true);
+      // The runtime fills a listed property's default into an input that left it out: a property
+      // that comes with a default fills one in from now on, one that goes no longer does (a
+      // `required` beside it then refuses what passed), so for inputs neither is proved.
+      const given = inB ? propsB[name] : propsA[name];
+      if (isObject(given) && Object.hasOwn(given, 'default')) effect = combine(effect, { in: inB && !presence && this.ctx.after.validates(asSchema(given), given.default) === true ? 0 : 1, out: 0 });
       if (inB) this.report('property-added', where, null, propsB[name], effect);
       else this.report('property-removed', where, propsA[name], null, effect);
     }

@@ -383,6 +383,14 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(o({ type: 'string', default: 'x' }), o({ type: 'string', default: 'y' })).compatible).toBe(true);
     expect(compareSchemas(o({ type: 'string' }), o({ anyOf: [{ type: 'string' }, { type: 'null' }], default: null })).compatible).toBe(true);
     expect(compareToolSchemas({ input_schema: {}, output_schema: o({ type: 'string' }) }, { input_schema: {}, output_schema: o({ type: 'string', default: 5 }) }).compatible).toBe(true);
+    // The filled-in default meets its object's own keywords: {b: 1} passed maxProperties 1, {b: 1, a: 'x'} does not. The old code: compatible.
+    const counted = (a: Record<string, unknown>) => ({ type: 'object', properties: { a, b: {} }, maxProperties: 1 });
+    expect(compareSchemas(counted({ type: 'string' }), counted({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // A property with a default that goes no longer fills one in, and required then refuses {} (the old code: compatible).
+    expect(compareSchemas(obj({ a: { type: 'string', default: 'x' } }, { required: ['a'] }), obj({}, { required: ['a'] })).compatible).toBe(false);
+    // A new property with a default its schema accepts, under an object that looks at nothing else, stays provable.
+    const open = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
+    expect(compareSchemas(open({}), open({ a: { type: 'string', default: 'x' } })).compatible).toBe(true);
   });
 
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
