@@ -30,16 +30,31 @@ const db = join(dir, 'tools.db');
 const descriptionFile = join(dir, 'description.txt');
 const WEATHER = 'Tells the weather of a city.';
 
-beforeAll(async () => {
-  writeFileSync(descriptionFile, WEATHER);
-  const registry = await openSqliteToolRegistry({ filename: db });
+/** Writes to `file` the upstream `rug` (our server, with `env` besides DESCRIPTION_FILE) and its approved `weather`. */
+async function storeUpstream(file: string, env: Record<string, string>): Promise<void> {
+  const registry = await openSqliteToolRegistry({ filename: file });
   try {
-    const row = await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, CANCEL_FILE: join(dir, 'cancelled') }, cwd: null } });
+    const row = await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, ...env }, cwd: null } });
     // Only `weather` is approved: what the server lists, written out (no process to list it).
     await registry.register(upstreamToolSpec(row, { name: 'weather', description: WEATHER, inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }, '1.0.0'));
   } finally {
     await registry.close();
   }
+}
+
+/** `tool-registry mcp --db file` run in this process over piped stdio, an SDK client connected to it. */
+async function startMcp(file: string): Promise<{ client: Client; stdin: PassThrough; ended: Promise<number> }> {
+  const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
+  stderr.resume();
+  const ended = run(['mcp', '--db', file, '--sync-interval', '10m'], { stdin, stdout, stderr, env: childEnv() });
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(new StreamsTransport(stdout, stdin));
+  return { client, stdin, ended };
+}
+
+beforeAll(async () => {
+  writeFileSync(descriptionFile, WEATHER);
+  await storeUpstream(db, { CANCEL_FILE: join(dir, 'cancelled') });
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -70,11 +85,7 @@ describe('the commands serve upstream tools', () => {
   });
 
   it('mcp (no --tools): the stdio session lists and calls it; closing the session ends the upstream child', async () => {
-    const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
-    stderr.resume();
-    const ended = run(['mcp', '--db', db, '--sync-interval', '10m'], { stdin, stdout, stderr, env: childEnv() });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StreamsTransport(stdout, stdin));
+    const { client, stdin, ended } = await startMcp(db);
     await listAndCall(client);
     expect(processesWith('rug-pull-server', descriptionFile)).toHaveLength(1);
     await client.close();
@@ -88,18 +99,8 @@ describe('an upstream that ignores its end', () => {
   it('mcp: one that ignores the end of its input and SIGTERM holds the exit under a second: SIGTERM 0.3 s after its input closed, then SIGKILL (the SDK waited 2 s for each)', async () => {
     const stubbornDb = join(dir, 'stubborn.db');
     const log = join(dir, 'stubborn.log');
-    const registry = await openSqliteToolRegistry({ filename: stubbornDb });
-    try {
-      const row = await registry.putUpstream({ name: 'rug', transport: { type: 'stdio', command: [process.execPath, SERVER], env: { DESCRIPTION_FILE: descriptionFile, STUBBORN_LOG: log }, cwd: null } });
-      await registry.register(upstreamToolSpec(row, { name: 'weather', description: WEATHER, inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }, '1.0.0'));
-    } finally {
-      await registry.close();
-    }
-    const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
-    stderr.resume();
-    const ended = run(['mcp', '--db', stubbornDb, '--sync-interval', '10m'], { stdin, stdout, stderr, env: childEnv() });
-    const client = new Client({ name: 'test', version: '1' });
-    await client.connect(new StreamsTransport(stdout, stdin));
+    await storeUpstream(stubbornDb, { STUBBORN_LOG: log });
+    const { client, stdin, ended } = await startMcp(stubbornDb);
     await listAndCall(client);
     await client.close();
     stdin.end();
@@ -107,8 +108,10 @@ describe('an upstream that ignores its end', () => {
     expect(processesWith('rug-pull-server', log)).toEqual([]);
     const notes = Object.fromEntries(readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' ')).map(([what, ms]) => [what, Number(ms)]));
     expect(Object.keys(notes)).toEqual(['end', 'SIGTERM']);
-    // The bound the shutdown promises (docs/gateway.md): well under the SDK's 2 s, with room for a loaded machine.
-    expect((notes.SIGTERM as number) - (notes.end as number)).toBeLessThan(1500);
+    // Not a speed: the SDK's transport sends SIGTERM on a fixed 2 s timer (2001 ms here on the old
+    // code), ours 0.3 s after the input closed; only a 300 ms timer running 1.5 s late would fail
+    // (the child notes both with its own lag, so the line keeps clear of 2 s).
+    expect((notes.SIGTERM as number) - (notes.end as number)).toBeLessThan(1800);
   });
 });
 
