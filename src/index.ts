@@ -25,7 +25,10 @@ export type {
   WatchOptions,
   HistoryEntry,
   WriteOptions,
+  RegistrationAction,
+  RegistrationOutcome,
 } from './core/registry.js';
+export { registerManyWithActions } from './core/base-tool-registry.js';
 export {
   ToolRegistryError,
   ValidationError,

@@ -17,7 +17,9 @@ import type {
   ListOptions,
   ListPageOptions,
   ListPageResult,
+  RegistrationAction,
   RegistrationOptions,
+  RegistrationOutcome,
   RegistryOptions,
   SearchOptions,
   SearchPage,
@@ -28,7 +30,7 @@ import type {
 import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan, sameDeprecation } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { filterOf, listPageOf, parseListPage, parseSearch, RegistrySearchIndex, tagsOf } from './search/registry-search.js';
-import { makeRegistration, parseDeprecation, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson, snapshotRegistration } from './validation.js';
+import { fingerprintOf, makeRegistration, parseDeprecation, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson, snapshotRegistration } from './validation.js';
 import { checkPolicies, parsePolicyInput } from './versions.js';
 import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
 import type { PreparedImportEntry, PreparedSpec } from './validation.js';
@@ -276,6 +278,11 @@ const WATCH_RETRY_FIRST_MS = 100;
 /** ...up to this (the PostgreSQL listener's reconnect backoff has the same bounds). */
 const WATCH_RETRY_MAX_MS = 5000;
 
+type RegisterManyOptions = Pick<RegistrationOptions, 'allowDowngrade' | 'allowIncompatible'>;
+
+/** BaseToolRegistry's #registerMany, for registerManyWithActions (set in the class's static block). */
+let registerManyOf: (registry: BaseToolRegistry, specs: readonly ToolSpecInput[], options: RegisterManyOptions | undefined) => Promise<RegistrationOutcome[]>;
+
 export abstract class BaseToolRegistry implements ToolRegistry {
   #closed = false;
   readonly #clock: () => Date;
@@ -422,6 +429,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   async registerMany(specs: readonly ToolSpecInput[], options?: Pick<RegistrationOptions, 'allowDowngrade' | 'allowIncompatible'>): Promise<ToolRegistration[]> {
+    return (await this.#registerMany(specs, options)).map((one) => one.registration);
+  }
+
+  /** registerMany, with what it did to each tool: decided in the write's atomic step (`registerManyWithActions`). */
+  async #registerMany(specs: readonly ToolSpecInput[], options: unknown): Promise<RegistrationOutcome[]> {
     this.#assertOpen('registerMany');
     if (!Array.isArray(specs)) throw new TypeError(`registerMany(): specs must be an array, got ${typeof specs}`);
     const allowDowngrade = allowDowngradeOf('registerMany', options);
@@ -435,7 +447,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         { names },
         (reader) =>
           prepared.every((one) => reader.find(one.tool_name)?.fingerprint === one.fingerprint)
-            ? prepared.map((one) => getOrFail(reader, one.tool_name))
+            ? prepared.map((one): RegistrationOutcome => ({ registration: getOrFail(reader, one.tool_name), action: 'unchanged' }))
             : undefined,
         'registerMany',
       );
@@ -452,7 +464,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         const decisions = prepared.map((one, index) => this.#decideRegistration(view, view.find(one.tool_name), one, now, { allowDowngrade, allowIncompatible }, `[${index}]`));
         return {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
-          result: (applied) => decisions.map((one) => one.result(applied)),
+          // The action comes from this decision, made on the rows the write holds (a store that
+          // retries a write decides again, and the last decision is the one returned).
+          result: (applied) => decisions.map((one): RegistrationOutcome => ({ registration: one.result(applied), action: one.action })),
         };
       },
     });
@@ -472,9 +486,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     now: (toolName: string) => string,
     overrides: { readonly allowDowngrade: boolean; readonly allowIncompatible: boolean },
     path?: string,
-  ): { change: StoreChange | undefined; result: (applied: AppliedWrite) => ToolRegistration } {
+  ): { change: StoreChange | undefined; action: RegistrationAction; result: (applied: AppliedWrite) => ToolRegistration } {
     const decision = decideRegistration(current, prepared, path);
-    if (decision.action === 'keep') return { change: undefined, result: (applied) => getOrFail(applied, prepared.tool_name) };
+    if (decision.action === 'keep') return { change: undefined, action: 'unchanged', result: (applied) => getOrFail(applied, prepared.tool_name) };
     // The policies, read in this write's atomic step; the stored spec is loaded only when one needs it.
     const policy = view.policy();
     const { rollback } = checkPolicies(policy, current === undefined ? undefined : { get spec() { return getOrFail(view, prepared.tool_name).spec; } }, prepared.spec, {
@@ -500,7 +514,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       registration,
       ...(rollback ? { rollback } : {}),
     };
-    return { change: { kind: 'put', tool }, result: () => registration };
+    return { change: { kind: 'put', tool }, action: decision.action === 'create' ? 'added' : 'updated', result: () => registration };
   }
 
   async get(toolName: string): Promise<ToolRegistration | undefined> {
@@ -834,6 +848,34 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+
+  static {
+    registerManyOf = (registry, specs, options) => registry.#registerMany(specs, options);
+  }
+}
+
+/**
+ * `registry.registerMany(specs, options)`, and what this call did to each tool: `added`,
+ * `updated` or `unchanged` (identical spec, nothing written). Every store of this package
+ * decides it in the write's own atomic step, so of several callers racing to add one new
+ * tool (in one process or many) exactly one gets `added`. Another implementation of
+ * `ToolRegistry` says only what it stored: its actions are judged from a read made just
+ * before the write, which a racing writer can outdate.
+ * @throws what `registerMany` throws
+ */
+export async function registerManyWithActions(registry: ToolRegistry, specs: readonly ToolSpecInput[], options?: RegisterManyOptions): Promise<RegistrationOutcome[]> {
+  if (registry instanceof BaseToolRegistry) return registerManyOf(registry, specs, options);
+  const names = Array.isArray(specs) ? specs.map((spec) => (spec as { tool_name?: unknown } | null)?.tool_name) : [];
+  const before = await Promise.all(names.map((name) => (typeof name === 'string' ? registry.get(name) : undefined)));
+  const after = await registry.registerMany(specs, options);
+  return after.map((registration, i) => ({ registration, action: actionFromRead(before[i], registration) }));
+}
+
+/** What a write did, judged from the registration read before it and the one it returned. */
+function actionFromRead(before: ToolRegistration | undefined, after: ToolRegistration): RegistrationAction {
+  if (before === undefined) return 'added';
+  const same = before.created_at === after.created_at && before.enabled === after.enabled && fingerprintOf(before.spec) === fingerprintOf(after.spec);
+  return same ? 'unchanged' : 'updated';
 }
 
 /** The ISO text of a clock's reading, for a write of `toolName`; see `BaseToolRegistry.now()`. */

@@ -109,6 +109,17 @@ export interface WriteOptions {
   readonly expectedVersion?: string | null;
 }
 
+/** What one write did to one tool: stored it new, replaced its spec, or left it as it was (nothing written). */
+export type RegistrationAction = 'added' | 'updated' | 'unchanged';
+
+/** One tool of `registerManyWithActions`'s answer. */
+export interface RegistrationOutcome {
+  /** The registration now stored, as `registerMany` returns it. */
+  readonly registration: ToolRegistration;
+  /** What this call did to the tool (not what another writer did before or after it). */
+  readonly action: RegistrationAction;
+}
+
 /** Options of `register` and `registerMany`. */
 export interface RegistrationOptions extends WriteOptions {
   /**

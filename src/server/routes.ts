@@ -10,6 +10,7 @@ import {
   diffVersions,
   fingerprintOf,
   lintTools,
+  registerManyWithActions,
   toAiSdkTools,
   toAnthropicTools,
   toGeminiTools,
@@ -226,10 +227,12 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     handle: async (context) => {
       const { registry, body } = context;
       if (!Array.isArray(body)) throw new HttpProblem('BAD_REQUEST', 'the body must be a JSON array of ToolSpecs', { context: { path: '' } });
-      const names = body.map((spec) => (typeof spec === 'object' && spec !== null ? (spec as { tool_name?: unknown }).tool_name : undefined));
-      const before = await readBeforeWrite(Promise.all(names.map((n) => (typeof n === 'string' ? registry.get(n) : undefined))));
-      const after = await registry.registerMany(body as ToolSpecInput[], { allowDowngrade: parseBoolean(context.query.allow_downgrade as string | undefined, false) });
-      return json({ tools: after.map((r, i) => ({ ...r, action: actionOf(before[i], r) })) });
+      // Each action is what this request did, decided in the write's atomic step: of batches
+      // racing to add one tool (through one server or several), one says `added`.
+      const outcomes = await registerManyWithActions(registry, body as ToolSpecInput[], {
+        allowDowngrade: parseBoolean(context.query.allow_downgrade as string | undefined, false),
+      });
+      return json({ tools: outcomes.map(({ registration, action }) => ({ ...registration, action })) });
     },
   },
   {

@@ -13,6 +13,7 @@ import {
   VersionConflictError,
   canonicalJson,
   fingerprintOf,
+  registerManyWithActions,
 } from '../../src/index.js';
 import type { ImportReport, ToolRegistration, ToolRegistry, ToolSpecInput } from '../../src/index.js';
 import {
@@ -1092,6 +1093,21 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         'same',
         'zeta',
       ]);
+    });
+
+    it('registerManyWithActions says what the call did to each tool; of concurrent batches from several registries adding one tool, one says added', async () => {
+      const registry = await open();
+      await registry.register(fullSpec('same', '1'));
+      await registry.register(fullSpec('bumped', '1'));
+      const actions = async (specs: ToolSpecInput[], on: ToolRegistry = registry) => (await registerManyWithActions(on, specs)).map((one) => `${one.registration.spec.tool_name} ${one.action}`);
+      expect(await actions([fullSpec('zeta'), fullSpec('same', '1'), fullSpec('bumped', '2')])).toEqual(['zeta added', 'same unchanged', 'bumped updated']);
+      // Only identical specs: answered from a read, nothing written.
+      expect(await actions([fullSpec('bumped', '2'), fullSpec('zeta')])).toEqual(['bumped unchanged', 'zeta unchanged']);
+      const all = await peers(registry, 3);
+      // Each batch adds a tool of its own too, so every one of them writes.
+      const raced = await Promise.all(Array.from({ length: 6 }, (_, i) => actions([fullSpec('shared'), fullSpec(`own${i}`)], all[i % all.length])));
+      expect(raced.map(([shared]) => shared).sort()).toEqual(['shared added', ...Array(5).fill('shared unchanged')]);
+      expect(raced.map(([, own]) => own)).toEqual(Array.from({ length: 6 }, (_, i) => `own${i} added`));
     });
 
     it('an empty batch returns [] and writes nothing', async () => {

@@ -243,6 +243,28 @@ describe('a fleet of three servers on one PostgreSQL', () => {
     }
   });
 
+  it('two POST /v1/tools batches adding one new tool at once, through two servers or one: exactly one says added', async () => {
+    // Each batch also adds a tool of its own, so both write. The route judged `action` from a
+    // read before the write: both batches said `added` for the shared tool in 8 of 10 rounds.
+    const rounds: string[][] = [];
+    for (let round = 0; round < 6; round++) {
+      const name = `batch_race_${round}`;
+      const [a, b] = round % 2 === 0 ? [servers[0], servers[1]] : [servers[2], servers[2]];
+      const answers = await Promise.all([a, b].map(async (server, i) => {
+        const response = await fetch(`${(server as { base: string }).base}/v1/tools`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify([spec(name), spec(`${name}_${i}`)]),
+        });
+        const { tools } = (await response.json()) as { tools: { spec: { tool_name: string }; action: string }[] };
+        return `${response.status} ${tools.map((tool) => `${tool.spec.tool_name === name ? 'shared' : 'own'} ${tool.action}`).join(', ')}`;
+      }));
+      rounds.push([name, ...answers.sort()]);
+    }
+    // Every round, then one comparison: a failure shows each round that went wrong.
+    expect(rounds).toEqual(rounds.map(([name]) => [name, '200 shared added, own added', '200 shared unchanged, own added']));
+  });
+
   it('killed backends: nothing crashes, nothing is a 500, and the first requests after the kill answer', async () => {
     const client = await EventStream.open((servers[0] as { base: string }).base);
     const admin = new pg.Client({ connectionString: url });
