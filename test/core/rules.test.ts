@@ -5,6 +5,9 @@ import { VersionConflictError, ToolRegistryError } from '../../src/core/errors.j
 import { decideRegistration, importPlan } from '../../src/core/rules.js';
 import type { ToolRecord } from '../../src/core/rules.js';
 import { parseSnapshot, parseSpec } from '../../src/core/validation.js';
+import { registerManyWithActions } from '../../src/core/base-tool-registry.js';
+import type { ToolRegistry } from '../../src/core/registry.js';
+import { InMemoryToolRegistry } from '../../src/stores/memory/in-memory-tool-registry.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { fullSpec, minimalSpec } from '../support/registry-helpers.js';
 
@@ -215,5 +218,16 @@ describe('importPlan', () => {
     const current = storeOf(recordOf(fullSpec('a')), recordOf(fullSpec('b')));
     expect(importPlan(current, [], 'merge')).toMatchObject({ steps: [], added: 0, removed: 0 });
     expect(importPlan(current, [], 'replace')).toMatchObject({ removed: 2 });
+  });
+});
+
+describe('registerManyWithActions over another implementation of ToolRegistry', () => {
+  it('judges each action from a read before the write (the stores of this package decide it in the write)', async () => {
+    const inner = new InMemoryToolRegistry();
+    // Not one of ours: only the interface's get and registerMany.
+    const foreign = { get: (name: string) => inner.get(name), registerMany: (specs: readonly ToolSpecInput[]) => inner.registerMany(specs) } as unknown as ToolRegistry;
+    const actions = async (specs: ToolSpecInput[]) => (await registerManyWithActions(foreign, specs)).map((one) => one.action);
+    expect(await actions([fullSpec('a', '1'), fullSpec('b', '1')])).toEqual(['added', 'added']);
+    expect(await actions([fullSpec('a', '1'), fullSpec('b', '2'), fullSpec('c')])).toEqual(['unchanged', 'updated', 'added']);
   });
 });
