@@ -864,11 +864,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
  * @throws what `registerMany` throws
  */
 export async function registerManyWithActions(registry: ToolRegistry, specs: readonly ToolSpecInput[], options?: RegisterManyOptions): Promise<RegistrationOutcome[]> {
-  if (registry instanceof BaseToolRegistry) return registerManyOf(registry, specs, options);
+  if (registry instanceof BaseToolRegistry) return (await registerManyOf(registry, specs, options)).map((one) => Object.freeze(one));
   const names = Array.isArray(specs) ? specs.map((spec) => (spec as { tool_name?: unknown } | null)?.tool_name) : [];
   const before = await Promise.all(names.map((name) => (typeof name === 'string' ? registry.get(name) : undefined)));
   const after = await registry.registerMany(specs, options);
-  return after.map((registration, i) => ({ registration, action: actionFromRead(before[i], registration) }));
+  return after.map((registration, i) => Object.freeze({ registration, action: actionFromRead(before[i], registration) }));
 }
 
 /** What a write did, judged from the registration read before it and the one it returned. */

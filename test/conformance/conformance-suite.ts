@@ -1101,6 +1101,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       await registry.register(fullSpec('bumped', '1'));
       const actions = async (specs: ToolSpecInput[], on: ToolRegistry = registry) => (await registerManyWithActions(on, specs)).map((one) => `${one.registration.spec.tool_name} ${one.action}`);
       expect(await actions([fullSpec('zeta'), fullSpec('same', '1'), fullSpec('bumped', '2')])).toEqual(['zeta added', 'same unchanged', 'bumped updated']);
+      expect((await registerManyWithActions(registry, [fullSpec('zeta')])).every((one) => isDeepFrozen(one))).toBe(true);
       // Only identical specs: answered from a read, nothing written.
       expect(await actions([fullSpec('bumped', '2'), fullSpec('zeta')])).toEqual(['bumped unchanged', 'zeta unchanged']);
       const all = await peers(registry, 3);
