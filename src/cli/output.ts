@@ -1,4 +1,5 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
+import stringWidth from 'string-width';
 import { canonicalJson } from '../index.js';
 import type { ChangeEvent, HistoryEntry, ImportStep, LintFinding, ToolRegistration, ToolRegistrySnapshot } from '../index.js';
 import type { Progress } from './progress.js';
@@ -38,18 +39,43 @@ function schemaBlock(schema: unknown): string {
   return indent(JSON.stringify(schema, null, 2) ?? '-', '  ');
 }
 
-function width(text: string): number {
-  return [...text].length;
+/**
+ * The columns a terminal gives `text` (string-width): CJK and emoji 2, combining marks and
+ * joiners 0, an emoji ZWJ sequence one wide character; counting code points misaligned them.
+ */
+export function displayWidth(text: string): number {
+  return stringWidth(text);
 }
 
-/** Columns separated by two spaces, each as wide as its widest cell; no trailing spaces. */
+let graphemes: Intl.Segmenter | undefined;
+
+/**
+ * `text` in at most `columns` terminal columns: when it is wider, as many whole graphemes as
+ * fit before a `…`, so no cut splits a surrogate pair, a base from its marks or an emoji sequence.
+ */
+export function truncateToWidth(text: string, columns: number): string {
+  if (displayWidth(text) <= columns) return text;
+  // Created on first use: the command's other paths never pay for it.
+  graphemes ??= new Intl.Segmenter('und', { granularity: 'grapheme' });
+  let kept = '';
+  let used = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const width = displayWidth(segment);
+    if (used + width > columns - 1) break;
+    kept += segment;
+    used += width;
+  }
+  return `${kept}…`;
+}
+
+/** Columns separated by two spaces, each as wide on screen as its widest cell; no trailing spaces. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = headers.map((header, column) =>
-    Math.max(width(header), ...rows.map((row) => width(row[column] ?? ''))),
+    Math.max(displayWidth(header), ...rows.map((row) => displayWidth(row[column] ?? ''))),
   );
   const line = (row: readonly string[]): string =>
     row
-      .map((text, column) => text + ' '.repeat((widths[column] ?? 0) - width(text)))
+      .map((text, column) => text + ' '.repeat((widths[column] ?? 0) - displayWidth(text)))
       .join('  ')
       .trimEnd();
   return [headers, ...rows].map(line).join('\n') + '\n';
@@ -57,8 +83,8 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
 
 /** `key: value` lines with the values aligned. */
 export function formatFields(fields: readonly (readonly [string, string])[]): string {
-  const keyWidth = Math.max(...fields.map(([key]) => width(key) + 1));
-  return fields.map(([key, value]) => `${`${key}:`.padEnd(keyWidth)}  ${value}`.trimEnd()).join('\n') + '\n';
+  const keyWidth = Math.max(...fields.map(([key]) => displayWidth(key) + 1));
+  return fields.map(([key, value]) => `${key}:${' '.repeat(keyWidth - displayWidth(key) - 1)}  ${value}`.trimEnd()).join('\n') + '\n';
 }
 
 /** The DEPRECATED cell of `list`: `-`, `yes`, or `yes (sunset …)`. */

@@ -2,7 +2,7 @@
 import type { SearchPage } from '../index.js';
 import type { CliContext } from './commands.js';
 import { withRegistry } from './database.js';
-import { cell, formatTable, toJson } from './output.js';
+import { cell, formatTable, toJson, truncateToWidth } from './output.js';
 
 export interface SearchCommandOptions {
   readonly tag: readonly string[];
@@ -11,13 +11,13 @@ export interface SearchCommandOptions {
   readonly json?: boolean;
 }
 
-/** Descriptions are cut to this many characters in the table (`--json` has them whole). */
+/** Descriptions are cut to this many terminal columns in the table (`--json` has them whole). */
 const DESCRIPTION_WIDTH = 60;
 
 function shortDescription(description: string | null): string {
   if (description === null) return '-';
-  const line = description.replace(/\s+/g, ' ').trim();
-  return cell(line.length > DESCRIPTION_WIDTH ? `${line.slice(0, DESCRIPTION_WIDTH - 1)}…` : line);
+  // Escaped first, so what is shown (escapes included) fits the columns.
+  return truncateToWidth(cell(description.replace(/\s+/g, ' ').trim()), DESCRIPTION_WIDTH);
 }
 
 /** The table of `search`: rank, score, name, enabled, description. */

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { SearchIndex, topHits } from '../../src/core/search/search-index.js';
 import { tokenize } from '../../src/core/search/tokens.js';
+import { InMemoryToolRegistry } from '../../src/index.js';
 
 const WORDS = ['weather', 'forecast', 'email', 'send', 'search', 'repos', 'github', 'issue', 'city', 'price', 'stock', 'translate', 'flight', 'book', 'alert'];
 
@@ -83,6 +84,33 @@ describe('tokenize', () => {
     expect(tokenize('getWeather天気', { stemming: false })).toEqual(['get', 'weather', '天気', 'getweather']);
     expect(tokenize('서울 날씨')).toEqual(['서울', '날씨']);
     expect(tokenize('พยากรณ์อากาศ', { identifiers: false })).toEqual(expect.arrayContaining(['อากาศ']));
+  });
+
+  // Issue 26 (docs/search.md, Korean particles): "데이터베이스를" (the database + object particle)
+  // was one term, so it did not find a tool described with "데이터베이스".
+  it('strips Korean particles, stacked ones too, only where two syllables remain', () => {
+    expect(tokenize('데이터베이스를')).toEqual(['데이터베이스']);
+    expect(tokenize('서버에서는 파일을', { identifiers: false })).toEqual(['서버', '파일']);
+    expect(tokenize('사용자의 이메일로')).toEqual(['사용자', '이메일']);
+    // What must not change: two syllables that merely end like a particle stay whole.
+    expect(tokenize('회의 바다 도로 결과')).toEqual(['회의', '바다', '도로', '결과']);
+    expect(tokenize('회의를 결과로')).toEqual(['회의', '결과']);
+    // A longer noun ending like one loses it at index and query time alike, with or without a particle after.
+    expect(tokenize('고양이')).toEqual(tokenize('고양이가'));
+    // Stemming off (the benchmark's plain BM25) keeps words as written.
+    expect(tokenize('데이터베이스를', { stemming: false })).toEqual(['데이터베이스를']);
+  });
+
+  it('finds a tool described with a Korean noun by the noun with a particle, and not by a syllable of a short word', async () => {
+    const registry = new InMemoryToolRegistry();
+    const tool = (tool_name: string, description: string) => ({ tool_name, description, input_schema: { type: 'object' }, output_schema: { type: 'object' } });
+    await registry.register(tool('db_query', '데이터베이스 조회'));
+    await registry.register(tool('meeting', '회의 일정 예약'));
+    const names = async (query: string) => (await registry.search(query)).results.map((result) => result.registration.spec.tool_name);
+    expect(await names('데이터베이스를 조회하기')).toEqual(['db_query']);
+    expect(await names('회의를')).toEqual(['meeting']);
+    expect(await names('회')).toEqual([]);
+    await registry.close();
   });
 
   it('segments a long unspaced run a bounded piece at a time (ICU costs the square of the length), cutting it as ICU cuts it whole', () => {

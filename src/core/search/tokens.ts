@@ -5,7 +5,8 @@
 // letters, marks and digits (runs of scripts written without spaces, such as Chinese and
 // Japanese, cut into words by Intl.Segmenter); identifiers are split at `_ . -` and camelCase
 // (each part is a term, and so is the whole word, so "GitHub" is found by "github" and by
-// "hub"); then case folding and, for plain English words, the Porter stemmer of `stemmer`.
+// "hub"); then case folding and, for plain English words, the Porter stemmer of `stemmer`;
+// Korean words lose a closed list of particles (조사) that the segmenter leaves attached.
 import { stemmer } from 'stemmer';
 
 /**
@@ -109,16 +110,52 @@ export function foldCase(text: string): string {
   return lower;
 }
 
+/**
+ * Korean particles (조사) that follow a noun inside one written word ("데이터베이스를": the
+ * database + object particle), which ICU's word break keeps attached (it has no Korean
+ * dictionary): the case particles and the commonest auxiliary and conjunctive ones, longest
+ * first. A closed list, from the grammar, not from any data set (docs/search.md).
+ */
+const PARTICLES: readonly string[] = [
+  ...'에게서 한테서 으로서 으로써'.split(' '),
+  ...'에서 에게 께서 한테 으로 로서 로써 까지 부터 처럼 보다 마다 조차 마저 만큼 이나 이랑 하고'.split(' '),
+  ...'은 는 이 가 을 를 의 에 로 와 과 도 만'.split(' '),
+];
+/** A word of precomposed Hangul syllables only (one UTF-16 unit each), after NFKC. */
+const HANGUL_WORD = /^[가-힣]+$/;
+/** Syllables a word keeps: `회의` (meeting) and `바다` keep their last syllable. */
+const MIN_KOREAN_STEM = 2;
+
+/**
+ * A Korean word without its trailing particles, stacked ones too ("서버에서는" -> 서버), as long
+ * as at least two syllables remain. A noun that merely ends like a particle and is longer
+ * (`고양이`) loses it too, at index and query time alike, so it still finds itself.
+ */
+function withoutParticles(word: string): string {
+  let rest = word;
+  for (;;) {
+    const particle = PARTICLES.find((ending) => rest.length - ending.length >= MIN_KOREAN_STEM && rest.endsWith(ending));
+    if (particle === undefined) return rest;
+    rest = rest.slice(0, rest.length - particle.length);
+  }
+}
+
 const stems = new Map<string, string>();
 const MAX_STEMS = 50_000;
 
-/** The Porter stem of a plain English word (others are kept as they are); memoized. */
+/**
+ * The Porter stem of a plain English word, a Korean word without its particles; others are
+ * kept as they are. Memoized.
+ */
 function stem(word: string): string {
-  // The memo first: it holds only words the test below lets through.
+  // The memo first: it holds only words the tests below let through.
   let found = stems.get(word);
   if (found !== undefined) return found;
-  if (word.length < 3 || !ASCII_WORD.test(word)) return word;
-  found = stemmer(word);
+  // Three letters at least for Porter; three syllables at least to leave two of them.
+  if (word.length < 3) return word;
+  if (ASCII_WORD.test(word)) found = stemmer(word);
+  else if (HANGUL_WORD.test(word)) found = withoutParticles(word);
+  else return word;
   if (stems.size >= MAX_STEMS) stems.clear();
   stems.set(word, found);
   return found;
