@@ -99,6 +99,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // A number a double would change is refused, not passed to the handler rounded (as over HTTP).
     raw.send('{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"big","arguments":{"bytes":18446744073709551616}}}');
     expect((await raw.reply(64)).error).toEqual({ code: -32700, message: 'Parse error: params.arguments.bytes: the number 18446744073709551616 cannot be kept exactly (a double holds 18446744073709552000); write it as a string' });
+    // So is a key given twice, which JSON.parse resolves to the last (the call ran echo; HTTP refused it already).
+    raw.send('{"jsonrpc":"2.0","id":65,"method":"tools/call","params":{"name":"stubborn","name":"echo","arguments":{"text":"x"}}}');
+    expect((await raw.reply(65)).error).toEqual({ code: -32700, message: 'Parse error: params.name: the key "name" is given twice in one object (JSON.parse would keep the last); give it once' });
     // 11 MB on one line: skipped with a reply (its id read from the line's start) and a line on stderr; the session goes on.
     raw.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"${'x'.repeat(11_000_000)}"}}`);
     raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
