@@ -6,7 +6,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { inexactNumberIssues } from '../index.js';
+import { parseJsonBytes, ValidationError } from '../index.js';
 import type { LiveToolSet } from '../index.js';
 import { errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
@@ -239,26 +239,15 @@ class StdioLines implements Transport {
 
   /** One complete line: answered when it is not a message, else passed to the session. */
   #line(bytes: Buffer): void {
-    let text: string;
-    try {
-      text = this.#decoder.decode(bytes);
-    } catch {
-      void this.#write(errorReply(null, -32700, 'Parse error: the line is not UTF-8 text'));
-      return;
-    }
-    if (text.endsWith('\r')) text = text.slice(0, -1);
-    if (text.trim() === '') return; // an empty line carries nothing to answer
     let value: unknown;
     try {
-      value = JSON.parse(text);
+      // Read as the HTTP endpoint reads a body: a number JSON.parse would change
+      // (18446744073709551616 read as 18446744073709552000) or a key given twice in one object
+      // (JSON.parse keeps the last) is refused, never passed on altered.
+      value = parseJsonBytes(bytes, { name: 'the line', refuseRepeatedKeys: true });
     } catch (error) {
-      void this.#write(errorReply(null, -32700, `Parse error: ${(error as Error).message}`));
-      return;
-    }
-    // A number JSON.parse changed (18446744073709551616 read as 18446744073709552000): refused, never passed on altered, as over HTTP.
-    const [inexact] = inexactNumberIssues(text);
-    if (inexact !== undefined) {
-      void this.#write(errorReply(isObject(value) && isId(value.id) ? value.id : null, -32700, `Parse error: ${inexact.pathText}: ${inexact.message}`));
+      const refusal = this.#unreadable(bytes, error);
+      if (refusal !== undefined) void this.#write(refusal);
       return;
     }
     if (!Array.isArray(value)) {
@@ -287,6 +276,27 @@ class StdioLines implements Transport {
       if (refusal !== undefined) batch.replies.push(refusal);
     }
     if (batch.pending.size === 0 && batch.replies.length > 0) void this.#write(batch.replies);
+  }
+
+  /** The -32700 reply to a line parseJsonBytes refused (undefined for an empty line, which carries nothing to answer). */
+  #unreadable(bytes: Buffer, refused: unknown): object | undefined {
+    let text: string;
+    try {
+      text = this.#decoder.decode(bytes);
+    } catch {
+      return errorReply(null, -32700, 'Parse error: the line is not UTF-8 text');
+    }
+    if (text.trim() === '') return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      return errorReply(null, -32700, `Parse error: ${(error as Error).message}`);
+    }
+    // JSON, but a number or a key it would alter: named by its place, with the request's id (null when that is the key given twice).
+    const [issue] = refused instanceof ValidationError ? refused.issues : [];
+    const id = isObject(value) && isId(value.id) && issue?.pathText !== 'id' ? value.id : null;
+    return errorReply(id, -32700, `Parse error: ${issue === undefined ? (refused as Error).message : `${issue.pathText}: ${issue.message}`}`);
   }
 
   /** Passes a JSON-RPC message on; for anything else, the error reply (undefined: nothing to answer). */

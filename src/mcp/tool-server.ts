@@ -198,6 +198,14 @@ function tooLarge(name: string, bytes: number, limit: number): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** `out` with the deprecation of the called tool in `_meta`, when it has one: every result of a deprecated tool says so, the ones this server makes in place of the handler's too. */
+function withDeprecation(out: CallToolResult, result: ToolResult): CallToolResult {
+  if (result.deprecated === undefined) return out;
+  const { message, replacement, sunset } = result.deprecated;
+  out._meta = { ...out._meta, [DEPRECATION_META_KEY]: { message, replacement, sunset } };
+  return out;
+}
+
 /** A value for a message: JSON, cut short. */
 function shown(value: unknown): string {
   const text = value === undefined ? 'nothing' : JSON.stringify(value) ?? String(value);
@@ -523,14 +531,11 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       out = toMcpCallToolResult(result) as CallToolResult;
     } catch (error) {
       facts.outcome = 'TOOL_FAILED';
-      return unsendable(name, error);
+      return withDeprecation(unsendable(name, error), result);
     }
     // An isError result the handler returned: its own verdict (or the gateway's mark).
     if (result.success && out.isError === true) facts.outcome = callOutcomeOf(result.data) ?? TOOL_ERROR_OUTCOME;
-    if (result.deprecated !== undefined) {
-      const { message, replacement, sunset } = result.deprecated;
-      out._meta = { ...out._meta, [DEPRECATION_META_KEY]: { message, replacement, sunset } };
-    }
+    withDeprecation(out, result);
     // The bytes the result takes in its JSON-RPC message (JSON escapes included); a transport
     // of ours sends this very text.
     const text = JSON.stringify(out);
@@ -540,7 +545,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       return out;
     }
     facts.outcome = 'TOOL_FAILED';
-    return tooLarge(name, bytes, maxResultBytes);
+    return withDeprecation(tooLarge(name, bytes, maxResultBytes), result);
   };
 
   const runCall = async (request: JSONRPCRequest, extra: Extra, facts: CallFacts): Promise<CallToolResult> => {

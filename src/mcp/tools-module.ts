@@ -16,6 +16,7 @@ export class ToolsModuleError extends Error {
 
 /** What a module threw, in one readable line: an Error's name and message, anything else (`throw null`, `throw 42`) as its JSON. */
 function describeThrown(error: unknown): string {
+  if (error instanceof StalledImport) return error.message;
   if (!(error instanceof Error)) {
     let text: string | undefined;
     try {
@@ -26,6 +27,32 @@ function describeThrown(error: unknown): string {
     return `it threw ${text ?? typeof error} (not an Error)`;
   }
   return `${error.name}: ${error.message}`;
+}
+
+/** The import of a module whose top-level await nothing is left to settle. */
+class StalledImport extends Error {
+  constructor() {
+    super('its top-level await never settled (nothing was left to run that could settle it)');
+    this.name = 'StalledImport';
+  }
+}
+
+/**
+ * `import(href)`, rejected with StalledImport when the event loop runs empty first: a
+ * top-level await that nothing will settle. Node would otherwise end the process with exit
+ * code 13 and not a word.
+ */
+async function importUnlessStalled(href: string): Promise<Record<string, unknown>> {
+  let stalled: (() => void) | undefined;
+  const emptyLoop = new Promise<never>((_, reject) => {
+    stalled = () => reject(new StalledImport());
+  });
+  process.once('beforeExit', stalled as () => void);
+  try {
+    return (await Promise.race([import(href), emptyLoop])) as Record<string, unknown>;
+  } finally {
+    process.removeListener('beforeExit', stalled as () => void);
+  }
 }
 
 function looksLikeTool(value: unknown): boolean {
@@ -63,7 +90,7 @@ export async function loadToolsModule(path: string): Promise<ToolSet> {
   if (!existsSync(file)) throw new ToolsModuleError(`the tools module ${file} does not exist`);
   let namespace: Record<string, unknown>;
   try {
-    namespace = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    namespace = await importUnlessStalled(pathToFileURL(file).href);
   } catch (error) {
     throw new ToolsModuleError(`cannot load the tools module ${file}: ${describeThrown(error)}`, { cause: error });
   }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, childEnv, runCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, ROOT, childEnv, runCli, runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { until } from '../support/waiting.js';
 import { connectStdio, initializeRequest, listAll, protocolErrorOf, spawnRawStdio, textOf } from './helpers.js';
@@ -99,6 +99,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // A number a double would change is refused, not passed to the handler rounded (as over HTTP).
     raw.send('{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"big","arguments":{"bytes":18446744073709551616}}}');
     expect((await raw.reply(64)).error).toEqual({ code: -32700, message: 'Parse error: params.arguments.bytes: the number 18446744073709551616 cannot be kept exactly (a double holds 18446744073709552000); write it as a string' });
+    // So is a key given twice, which JSON.parse resolves to the last (the call ran echo; HTTP refused it already).
+    raw.send('{"jsonrpc":"2.0","id":65,"method":"tools/call","params":{"name":"stubborn","name":"echo","arguments":{"text":"x"}}}');
+    expect((await raw.reply(65)).error).toEqual({ code: -32700, message: 'Parse error: params.name: the key "name" is given twice in one object (JSON.parse would keep the last); give it once' });
     // 11 MB on one line: skipped with a reply (its id read from the line's start) and a line on stderr; the session goes on.
     raw.send(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"${'x'.repeat(11_000_000)}"}}`);
     raw.send({ jsonrpc: '2.0', id: 8, method: 'ping' });
@@ -187,13 +190,17 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
   });
 
-  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read) is a usage error without a stack', async () => {
+  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, a top-level await that never settles) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
     writeFileSync(join(folder, 'getter.mjs'), 'export default { get tools() { throw new Error("no tools today"); } };\n');
+    writeFileSync(join(folder, 'never-settles.mjs'), 'await new Promise(() => {});\n');
+    // A process of its own: in this one the event loop never runs empty, which is how the stall is seen.
+    const stalling = runCliAsync(['mcp', '--tools', 'never-settles.mjs', '--db', db], { cwd: folder });
     const outcomes = [];
     for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
-    const [thrown, syntax, missing, getter] = outcomes;
+    outcomes.push(await stalling);
+    const [thrown, syntax, missing, getter, stalled] = outcomes;
     for (const outcome of outcomes) {
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
@@ -206,6 +213,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
     // It was error INTERNAL with a stack.
     expect(getter?.stderr).toMatch(/^error USAGE: the tools module \S*getter\.mjs: reading its exports failed: Error: no tools today$/m);
+    // It was exit 13 (Node's "unsettled top-level await") and not a word on stderr.
+    expect(stalled?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*never-settles\.mjs: its top-level await never settled /m);
   });
 
   it('serve --tools, SIGTERM with a call in flight whose handler ignores its signal: the call gets an error reply and the process exits without the handler', async () => {

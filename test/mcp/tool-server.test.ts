@@ -113,6 +113,11 @@ describe('createMcpServer', () => {
     const large = await client.callTool({ name: 'large', arguments: {} });
     expect(large).toEqual({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^TOOL_FAILED: Tool 'large' returned \d+ bytes .* over this server's limit of 150 bytes \(maxResultBytes\)/) }] });
     expect((await client.callTool({ name: 'small', arguments: {} })).structuredContent).toEqual({ name: 'small' });
+    // A deprecated tool's result says so even when this server replaced it (it said nothing).
+    await registry.deprecate('large', { message: 'Too big.', replacement: 'small' });
+    const deprecated = await client.callTool({ name: 'large', arguments: {} });
+    expect(deprecated.isError).toBe(true);
+    expect(deprecated._meta).toEqual({ 'tool-registry/deprecation': { message: 'Too big.', replacement: 'small', sunset: null } });
     await live.close();
   });
 
