@@ -13,7 +13,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
-import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { approveListed } from '../support/upstreams.js';
@@ -132,6 +132,16 @@ describe('a relayed tools/call', () => {
     ]);
     // The link reads on: the next answer is relayed.
     expect(await client.callTool({ name: 'scripted_answer', arguments: { kind: 'usual' } })).toMatchObject({ content: [{ type: 'text', text: 't' }] });
+    // A request the SDK's client makes itself (initialize, tools/list, a task's calls) gets such an
+    // answer as a JSON-RPC error at once (on the old code: "Request timed out" after its timeout).
+    const connection = await connectUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+    try {
+      const refused = await connection.client.callTool({ name: 'answer', arguments: { kind: 'five' } }, undefined, { timeout: 60_000 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is not a JSON-RPC response: result Invalid input: expected object, received number" });
+      expect(await connection.client.callTool({ name: 'answer', arguments: { kind: 'usual' } })).toMatchObject({ structuredContent: { a: 1 } });
+    } finally {
+      await connection.close();
+    }
   });
 
   it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {

@@ -39,6 +39,8 @@ const RELAYED: Record<string, object> = {
   unpadded: { content: [{ type: 'image', data: 'iVBORw0KGgo', mimeType: 'image/png' }] },
   // Not MCP content at all: the SDK's client refuses it.
   video: { content: [{ type: 'video', url: 'test://v' }] },
+  // A JSON-RPC response, but content is no list: not a CallToolResult.
+  'content-string': { content: 'x' },
   big: { content: [{ type: 'text', text: 'x'.repeat(5000) }] },
 };
 
@@ -244,7 +246,7 @@ describe('one endpoint: local and upstream tools', () => {
     expect(await answer('text')).toEqual(RELAYED.text);
     expect(await answer('rich')).toEqual(RELAYED.rich);
     // Refused, each an isError result naming the upstream (the audit log: UPSTREAM_ERROR).
-    for (const kind of ['unpadded', 'video']) {
+    for (const kind of ['unpadded', 'video', 'content-string']) {
       const refused = await answer(kind);
       expect(refused.isError).toBe(true);
       expect((refused.content[0] as { text: string }).text).toMatch(/^UPSTREAM_ERROR: upstream 'relay' returned a result for answer that cannot be relayed: /);
@@ -258,13 +260,14 @@ describe('one endpoint: local and upstream tools', () => {
         `UPSTREAM_ERROR: upstream 'relay' returned a result for answer that cannot be relayed: not a valid CallToolResult: result Invalid input: expected object, received ${received}`,
       ]),
     );
+    expect(((await answer('content-string')).content[0] as { text: string }).text).toMatch(/cannot be relayed: not a valid CallToolResult: content Invalid input: expected array, received string$/);
     const big = await answer('big');
     expect(big.isError).toBe(true);
     expect((big.content[0] as { text: string }).text).toMatch(/^TOOL_FAILED: Tool 'relay_answer' returned \d+ bytes .* over this server's limit of 4096 bytes/);
     expect(await answer('text')).toEqual(RELAYED.text);
     await recorder.flush();
     const rows = await registry.listCalls({ tool: 'relay_answer' });
-    expect(rows.map((row) => row.outcome).reverse()).toEqual(['TOOL_ERROR', 'ok', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'TOOL_FAILED', 'TOOL_ERROR']);
+    expect(rows.map((row) => row.outcome).reverse()).toEqual(['TOOL_ERROR', 'ok', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'TOOL_FAILED', 'TOOL_ERROR']);
   });
 
   it('checks the arguments against the approved input schema before forwarding', async () => {

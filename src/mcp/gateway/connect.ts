@@ -5,7 +5,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
 
@@ -63,9 +63,11 @@ export interface ConnectUpstreamOptions {
   readonly setup?: (client: Client) => void;
   /**
    * A stdio upstream's line that is JSON but no JSON-RPC message (a response whose `result` is
-   * null, 5, or missing along with `error`): the SDK's transport drops it (to its `onerror`),
-   * and a request waiting for that answer would wait for its timeout. Called first with the
-   * value and the schema's error; true when it is taken, else it is dropped as before.
+   * null, 5, or missing along with `error`): the SDK's transport would drop it (to its
+   * `onerror`), and a request waiting for that answer would wait for its timeout. Called first
+   * with the value and the schema's error; true when it is taken. Else a response (an `id`, no
+   * `method`) reaches the client as a JSON-RPC error -32603 saying what was wrong, so the SDK's
+   * own request (initialize, tools/list, a task's) fails at once; anything else is dropped.
    */
   readonly onInvalidMessage?: (value: unknown, error: Error) => boolean;
 }
@@ -107,7 +109,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
     });
-    if (options.onInvalidMessage !== undefined) observeInvalidLines(child, options.onInvalidMessage);
+    observeInvalidLines(child, options.onInvalidMessage ?? (() => false));
     const client = newClient();
     await client.connect(child, { timeout });
     return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
@@ -126,6 +128,18 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
+}
+
+/**
+ * What is wrong with a message the SDK's JSON-RPC schema refused, when it is a response whose
+ * only fault is its `result` (null, a number, absent along with `error`): `result ` and the
+ * schema's message. Undefined for any other message (a broken notification, not JSON-RPC).
+ */
+export function invalidResultIssue(error: unknown): string | undefined {
+  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly { path?: readonly PropertyKey[]; message?: string }[])[] }[] } | null)?.issues?.[0];
+  if (union?.code !== 'invalid_union' || !Array.isArray(union.errors)) return undefined;
+  const branch = union.errors.find((issues) => issues.length > 0 && issues.every((issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
+  return branch === undefined ? undefined : `result ${branch[0]?.message ?? 'is invalid'}`;
 }
 
 /**
@@ -158,7 +172,10 @@ class ObservedReadBuffer {
       const value: unknown = JSON.parse(line);
       const parsed = JSONRPCMessageSchema.safeParse(value);
       if (parsed.success) return parsed.data;
-      if (!this.#invalid(value, parsed.error)) throw parsed.error;
+      if (this.#invalid(value, parsed.error)) continue;
+      const id = (value as { id?: unknown } | null)?.id;
+      if (typeof value !== 'object' || value === null || 'method' in value || (typeof id !== 'string' && typeof id !== 'number')) throw parsed.error;
+      return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalidResultIssue(parsed.error) ?? 'neither a result object nor a valid error'}` } };
     }
   }
 

@@ -21,7 +21,7 @@ import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandl
 import { withCallOutcome } from '../call-outcome.js';
 import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
-import { connectUpstream } from './connect.js';
+import { connectUpstream, invalidResultIssue } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
 import { listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
@@ -112,18 +112,6 @@ function firstIssue(error: Error): string {
   if (issue === undefined) return error.message;
   const path = issue.path ?? [];
   return `${path.length === 0 ? 'the result' : path.map(String).join('.')} ${issue.message ?? 'is invalid'}`;
-}
-
-/**
- * What is wrong with a message the SDK's JSON-RPC schema refused, when it is a response whose
- * only fault is its `result` (null, a number, absent along with `error`): the result's issue as
- * `firstIssue` words it. Undefined for any other message (a broken notification, not JSON-RPC).
- */
-function invalidResultIssue(error: unknown): string | undefined {
-  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly { path?: readonly PropertyKey[]; message?: string }[])[] }[] } | null)?.issues?.[0];
-  if (union?.code !== 'invalid_union' || !Array.isArray(union.errors)) return undefined;
-  const branch = union.errors.find((issues) => issues.length > 0 && issues.every((issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
-  return branch === undefined ? undefined : `result ${branch[0]?.message ?? 'is invalid'}`;
 }
 
 function describe(error: unknown): string {
