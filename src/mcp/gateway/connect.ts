@@ -136,9 +136,10 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
  * schema's message. Undefined for any other message (a broken notification, not JSON-RPC).
  */
 export function invalidResultIssue(error: unknown): string | undefined {
-  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly { path?: readonly PropertyKey[]; message?: string }[])[] }[] } | null)?.issues?.[0];
-  if (union?.code !== 'invalid_union' || !Array.isArray(union.errors)) return undefined;
-  const branch = union.errors.find((issues) => issues.length > 0 && issues.every((issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
+  type Issue = { readonly path?: readonly PropertyKey[]; readonly message?: string };
+  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
+  if (union?.code !== 'invalid_union' || union.errors === undefined || !Array.isArray(union.errors)) return undefined;
+  const branch = union.errors.find((issues: readonly Issue[]) => issues.length > 0 && issues.every((issue: Issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
   return branch === undefined ? undefined : `result ${branch[0]?.message ?? 'is invalid'}`;
 }
 
