@@ -13,7 +13,7 @@ import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
-import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { approveListed } from '../support/upstreams.js';
@@ -113,11 +113,35 @@ describe('a relayed tools/call', () => {
     const answer = async (kind: string) => (await client.callTool({ name: 'scripted_answer', arguments: { kind } })) as CallToolResult;
     const refused = await answer('not-mcp');
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toMatch(/^UPSTREAM_ERROR: upstream 'scripted' returned a result for answer that cannot be relayed: content /);
+    expect(text(refused)).toMatch(/^UPSTREAM_ERROR: upstream 'scripted' returned a result for answer that cannot be relayed: not a valid CallToolResult: content /);
     expect(await answer('usual')).toEqual({ content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } });
     expect(await answer('extra-key')).toEqual({ content: [{ type: 'text', text: 'x' }] });
     expect(await answer('no-content')).toEqual({ content: [], structuredContent: { b: 2 } });
     expect(records.filter((record) => record.tool === 'scripted_answer').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR', 'ok', 'ok', 'ok']);
+  });
+
+  it('an answer that is not even a JSON-RPC response (result null, 5, neither result nor error) is UPSTREAM_ERROR at once, not the TIMEOUT of a dropped answer', async () => {
+    const client = await session();
+    // On the old code the SDK's transport dropped these answers: each call ended as TIMEOUT after the session's 30 s.
+    const results = (await Promise.all(['null', 'five', 'missing'].map((kind) => client.callTool({ name: 'scripted_answer', arguments: { kind } })))) as CallToolResult[];
+    const prefix = "UPSTREAM_ERROR: upstream 'scripted' returned a result for answer that cannot be relayed: not a valid CallToolResult: result Invalid input: expected object, received";
+    expect(results.map((result) => [result.isError, text(result)])).toEqual([
+      [true, `${prefix} null`],
+      [true, `${prefix} number`],
+      [true, `${prefix} undefined`],
+    ]);
+    // The link reads on: the next answer is relayed.
+    expect(await client.callTool({ name: 'scripted_answer', arguments: { kind: 'usual' } })).toMatchObject({ content: [{ type: 'text', text: 't' }] });
+    // A request the SDK's client makes itself (initialize, tools/list, a task's calls) gets such an
+    // answer as a JSON-RPC error at once (on the old code: "Request timed out" after its timeout).
+    const connection = await connectUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+    try {
+      const refused = await connection.client.callTool({ name: 'answer', arguments: { kind: 'five' } }, undefined, { timeout: 60_000 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is not a JSON-RPC response: result Invalid input: expected object, received number" });
+      expect(await connection.client.callTool({ name: 'answer', arguments: { kind: 'usual' } })).toMatchObject({ structuredContent: { a: 1 } });
+    } finally {
+      await connection.close();
+    }
   });
 
   it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolRegistration, Upstream } from '../../src/index.js';
 import {
   approvedByForce,
@@ -32,6 +32,7 @@ import {
 } from '../../src/mcp/index.js';
 import type { UpstreamConnection, UpstreamToolDefinition } from '../../src/mcp/index.js';
 import { splitCommandLine } from '../../src/cli/command-line.js';
+import { runCli } from '../cli/helpers.js';
 import { startHttpUpstream } from '../support/http-upstream.js';
 import type { HttpUpstream } from '../support/http-upstream.js';
 import { until } from '../support/waiting.js';
@@ -275,6 +276,43 @@ describe('approve and reject (one real upstream over Streamable HTTP in this pro
     setTools([echo]);
     expect(listing.code).toBe('UPSTREAM_UNAVAILABLE');
     expect(listing.message).toMatch(/did not list its tools: tools: Invalid input: expected array, received string; the SDK's client refuses the whole listing for it$/);
+  });
+  it('a tool whose inputSchema ajv cannot compile: upstream add counts it refused, not served, with the reason a serving gateway logs (one check: upstreamServingRefusal)', async () => {
+    // A valid MCP tool (the SDK's client takes it) whose schema ajv refuses: an unknown type.
+    const uncompilable = { name: 'odd', inputSchema: { type: 'object', properties: { n: { type: 'integr' } } } };
+    setTools([echo, uncompilable]);
+    const db = join(folder, 'refused.db');
+    try {
+      const add = await runCli(['upstream', 'add', 'demo', '--url', upstreamServer.url, '--db', db, '--timeout', '120000'], { cwd: folder, env: {} });
+      expect(add.code).toBe(0);
+      // On the old code: "2 served, 0 pending", and demo_odd registered.
+      expect(add.stdout).toMatch(/^added upstream demo \(.*\): 1 served, 0 pending, 1 refused \(unregistrable\)$/m);
+      expect(add.stdout).toMatch(/^unregistrable +demo_odd +- +a serving process does not serve it: invalid tool definition "demo_odd": input_schema: is not a JSON Schema ajv can compile: /m);
+      // Registered as an earlier `upstream add` did: a serving gateway refuses it, and says why.
+      await using registry = await openSqliteToolRegistry({ filename: db });
+      const row = (await registry.getUpstream('demo'))!;
+      expect((await registry.listAll()).map((one) => one.spec.tool_name)).toEqual(['demo_echo']);
+      await registry.register(upstreamToolSpec(row, uncompilable, '1.0.0'));
+      const warnings: string[] = [];
+      const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+      try {
+        expect(gateway.current().tools().map((tool) => tool.name)).toEqual(['demo_echo']);
+        const logged = warnings.map((message) => /^upstream demo's tool odd is not served: (.*)$/.exec(message)?.[1]).find((reason) => reason !== undefined);
+        expect(logged).toMatch(/ajv can compile/);
+        // Every report of what is served gives that reason: the states (the API's, `sync`'s, `pending`'s) and the counts.
+        const states = await upstreamStates(registry, row, (gateway.upstreams()[0]?.listed ?? []) as UpstreamToolDefinition[]);
+        expect(states.map((state) => [state.tool_name, state.state, state.reason])).toEqual([
+          ['demo_echo', 'served', undefined],
+          ['demo_odd', 'unregistrable', `a serving process does not serve it: ${logged}`],
+        ]);
+        expect(countUpstreamStates(states)).toMatchObject({ served: 1, unregistrable: 1, gone: 0 });
+        await expect(approveUpstreamTools(registry, row, await fetchUpstreamDefinitions(row), { tools: ['odd'] })).rejects.toMatchObject({ code: 'UPSTREAM_TOOL_NOT_FOUND', context: { state: 'unregistrable' } });
+      } finally {
+        await gateway.close();
+      }
+    } finally {
+      setTools([echo]);
+    }
   });
 });
 

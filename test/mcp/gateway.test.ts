@@ -24,7 +24,7 @@ import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
 import { approveListed, freePort } from '../support/upstreams.js';
 import { startHttpUpstream } from '../support/http-upstream.js';
-import type { HttpUpstream } from '../support/http-upstream.js';
+import type { HttpUpstream, RawAnswer } from '../support/http-upstream.js';
 
 useChildProcessTimeout();
 
@@ -39,7 +39,17 @@ const RELAYED: Record<string, object> = {
   unpadded: { content: [{ type: 'image', data: 'iVBORw0KGgo', mimeType: 'image/png' }] },
   // Not MCP content at all: the SDK's client refuses it.
   video: { content: [{ type: 'video', url: 'test://v' }] },
+  // A JSON-RPC response, but content is no list: not a CallToolResult.
+  'content-string': { content: 'x' },
   big: { content: [{ type: 'text', text: 'x'.repeat(5000) }] },
+};
+
+/** What `relay` answers itself (its SDK server cannot send these): not even a JSON-RPC response, which the SDK's client transport drops. */
+const INVALID: Record<string, RawAnswer> = {
+  null: { fields: { result: null }, as: 'sse' },
+  five: { fields: { result: 5 }, as: 'sse' },
+  missing: { fields: {}, as: 'sse' },
+  'null-json': { fields: { result: null }, as: 'json' },
 };
 
 const local = defineTool({ name: 'local_add', input_schema: { type: 'object', properties: { a: { type: 'number' } } }, handler: ({ a }) => ({ sum: (a as number) + 1 }) });
@@ -85,7 +95,7 @@ beforeAll(async () => {
     httpChild?.once('exit', (code) => reject(new Error(`server-everything (HTTP) exited with ${code}`)));
   });
   // An upstream in this process that answers `answer` with the result its `kind` names, as it is.
-  relay = await startHttpUpstream(() => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }], (_name, args) => RELAYED[args.kind as string]);
+  relay = await startHttpUpstream(() => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }], (_name, args) => RELAYED[args.kind as string], (_name, args) => INVALID[args.kind as string]);
   registry = new InMemoryToolRegistry();
   recorder = createCallRecorder(registry);
   await publishTools(registry, [local]);
@@ -236,18 +246,28 @@ describe('one endpoint: local and upstream tools', () => {
     expect(await answer('text')).toEqual(RELAYED.text);
     expect(await answer('rich')).toEqual(RELAYED.rich);
     // Refused, each an isError result naming the upstream (the audit log: UPSTREAM_ERROR).
-    for (const kind of ['unpadded', 'video']) {
+    for (const kind of ['unpadded', 'video', 'content-string']) {
       const refused = await answer(kind);
       expect(refused.isError).toBe(true);
       expect((refused.content[0] as { text: string }).text).toMatch(/^UPSTREAM_ERROR: upstream 'relay' returned a result for answer that cannot be relayed: /);
     }
+    // Answers the SDK's transport refuses: on the call's SSE stream it dropped them (on the old code:
+    // TIMEOUT after the session's 30 s); a JSON body failed the send (an UPSTREAM_ERROR of another wording).
+    const invalid = await Promise.all(['null', 'five', 'missing', 'null-json'].map(answer));
+    expect(invalid.map((result) => [result.isError, (result.content[0] as { text: string }).text])).toEqual(
+      ['null', 'number', 'undefined', 'null'].map((received) => [
+        true,
+        `UPSTREAM_ERROR: upstream 'relay' returned a result for answer that cannot be relayed: not a valid CallToolResult: result Invalid input: expected object, received ${received}`,
+      ]),
+    );
+    expect(((await answer('content-string')).content[0] as { text: string }).text).toMatch(/cannot be relayed: not a valid CallToolResult: content Invalid input: expected array, received string$/);
     const big = await answer('big');
     expect(big.isError).toBe(true);
     expect((big.content[0] as { text: string }).text).toMatch(/^TOOL_FAILED: Tool 'relay_answer' returned \d+ bytes .* over this server's limit of 4096 bytes/);
     expect(await answer('text')).toEqual(RELAYED.text);
     await recorder.flush();
     const rows = await registry.listCalls({ tool: 'relay_answer' });
-    expect(rows.map((row) => row.outcome).reverse()).toEqual(['TOOL_ERROR', 'ok', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'TOOL_FAILED', 'TOOL_ERROR']);
+    expect(rows.map((row) => row.outcome).reverse()).toEqual(['TOOL_ERROR', 'ok', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'TOOL_FAILED', 'TOOL_ERROR']);
   });
 
   it('checks the arguments against the approved input schema before forwarding', async () => {

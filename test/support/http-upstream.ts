@@ -3,8 +3,11 @@
 // `tools()` returns at each tools/list: a test changes an upstream's definitions without a child
 // process. tools/call answers with the tool's name and arguments as text, or with whatever
 // `call(name, args)` returns, sent as it is (not checked by the SDK's server: a test can send
-// what a careless upstream would).
+// what a careless upstream would). `raw(name, args)` may answer a tools/call itself, before the
+// SDK's server sees it: the response's fields besides `jsonrpc` and `id`, written as they are
+// on an SSE stream or as a JSON body (what the SDK's server cannot send: `result: null`, ...).
 import { createServer } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -15,8 +18,37 @@ export interface HttpUpstream {
   close(): Promise<void>;
 }
 
-export async function startHttpUpstream(tools: () => readonly object[], call?: (name: string, args: Record<string, unknown>) => unknown): Promise<HttpUpstream> {
+/** A tools/call answer `raw` writes itself: `fields` beside `jsonrpc` and `id`, on an SSE stream or as a JSON body. */
+export interface RawAnswer {
+  readonly fields: Record<string, unknown>;
+  readonly as: 'sse' | 'json';
+}
+
+export async function startHttpUpstream(
+  tools: () => readonly object[],
+  call?: (name: string, args: Record<string, unknown>) => unknown,
+  raw?: (name: string, args: Record<string, unknown>) => RawAnswer | undefined,
+): Promise<HttpUpstream> {
   const http = createServer((request, response) => {
+    if (raw === undefined || request.method !== 'POST') {
+      serve(request, response);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method?: string; params?: { name: string; arguments?: Record<string, unknown> } };
+      const answer = body.method === 'tools/call' && body.params !== undefined ? raw(body.params.name, body.params.arguments ?? {}) : undefined;
+      if (answer === undefined) {
+        serve(request, response, body);
+        return;
+      }
+      const message = JSON.stringify({ jsonrpc: '2.0', id: body.id, ...answer.fields });
+      if (answer.as === 'json') response.writeHead(200, { 'content-type': 'application/json' }).end(message);
+      else response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${message}\n\n`);
+    });
+  });
+  const serve = (request: IncomingMessage, response: ServerResponse, parsedBody?: unknown): void => {
     const server = new Server({ name: 'http-upstream', version: '1.0.0' }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools() as never }));
     if (call === undefined) {
@@ -35,11 +67,11 @@ export async function startHttpUpstream(tools: () => readonly object[], call?: (
     });
     server
       .connect(transport)
-      .then(() => transport.handleRequest(request, response))
+      .then(() => transport.handleRequest(request, response, parsedBody))
       .catch(() => {
         if (!response.headersSent) response.writeHead(500).end();
       });
-  });
+  };
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
   return {

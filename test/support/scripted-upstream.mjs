@@ -17,6 +17,11 @@ const RESULTS = {
   'extra-key': { content: [{ type: 'text', text: 'x', extra: 1 }], note: 'dropped' },
   // No content: the SDK's client reads it as [].
   'no-content': { structuredContent: { b: 2 } },
+  // Not even a JSON-RPC response: the SDK's transport drops the answer (the call would wait for its timeout).
+  null: null,
+  five: 5,
+  // Neither result nor error (JSON.stringify leaves the key out).
+  missing: undefined,
 };
 const object = { type: 'object' };
 const TOOLS = [

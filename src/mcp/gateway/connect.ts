@@ -3,7 +3,10 @@
 // references in headers and environment values are expanded here, from the connecting
 // process's environment, and nowhere else.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
 
 /** A `${VAR}` the environment does not have: the connection is refused, never made with an empty secret. */
@@ -58,6 +61,15 @@ export interface ConnectUpstreamOptions {
    * handlers, so that nothing the upstream sends right after `initialize` goes unheard.
    */
   readonly setup?: (client: Client) => void;
+  /**
+   * A stdio upstream's line that is JSON but no JSON-RPC message (a response whose `result` is
+   * null, 5, or missing along with `error`): the SDK's transport would drop it (to its
+   * `onerror`), and a request waiting for that answer would wait for its timeout. Called first
+   * with the value and the schema's error; true when it is taken. Else a response (an `id`, no
+   * `method`) reaches the client as a JSON-RPC error -32603 saying what was wrong, so the SDK's
+   * own request (initialize, tools/list, a task's) fails at once; anything else is dropped.
+   */
+  readonly onInvalidMessage?: (value: unknown, error: Error) => boolean;
 }
 
 /** A connected upstream: the SDK client and which transport answered. */
@@ -97,6 +109,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
     });
+    observeInvalidLines(child, options.onInvalidMessage ?? (() => false));
     const client = newClient();
     await client.connect(child, { timeout });
     return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
@@ -115,6 +128,71 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
+}
+
+/**
+ * What is wrong with a message the SDK's JSON-RPC schema refused, when it is a response whose
+ * only fault is its `result` (null, a number, absent along with `error`): `result ` and the
+ * schema's message. Undefined for any other message (a broken notification, not JSON-RPC).
+ */
+export function invalidResultIssue(error: unknown): string | undefined {
+  type Issue = { readonly path?: readonly PropertyKey[]; readonly message?: string };
+  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
+  if (union?.code !== 'invalid_union' || union.errors === undefined || !Array.isArray(union.errors)) return undefined;
+  const branch = union.errors.find((issues: readonly Issue[]) => issues.length > 0 && issues.every((issue: Issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
+  return branch === undefined ? undefined : `result ${branch[0]?.message ?? 'is invalid'}`;
+}
+
+/**
+ * The child's output read as the SDK's `ReadBuffer` reads it (one message a line, the same size
+ * bound, the same schema), except that a JSON line the schema refuses goes to `invalid` first.
+ */
+class ObservedReadBuffer {
+  #buffer: Buffer | undefined;
+  readonly #invalid: (value: unknown, error: Error) => boolean;
+
+  constructor(invalid: (value: unknown, error: Error) => boolean) {
+    this.#invalid = invalid;
+  }
+
+  append(chunk: Buffer): void {
+    if ((this.#buffer?.length ?? 0) + chunk.length > STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${STDIO_DEFAULT_MAX_BUFFER_SIZE} bytes`);
+    }
+    this.#buffer = this.#buffer === undefined ? chunk : Buffer.concat([this.#buffer, chunk]);
+  }
+
+  readMessage(): JSONRPCMessage | null {
+    for (;;) {
+      const index = this.#buffer?.indexOf('\n') ?? -1;
+      if (this.#buffer === undefined || index === -1) return null;
+      const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
+      this.#buffer = this.#buffer.subarray(index + 1);
+      // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
+      const value: unknown = JSON.parse(line);
+      const parsed = JSONRPCMessageSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      if (this.#invalid(value, parsed.error)) continue;
+      const id = (value as { id?: unknown } | null)?.id;
+      if (typeof value !== 'object' || value === null || 'method' in value || (typeof id !== 'string' && typeof id !== 'number')) throw parsed.error;
+      return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalidResultIssue(parsed.error) ?? 'neither a result object nor a valid error'}` } };
+    }
+  }
+
+  clear(): void {
+    this.#buffer = undefined;
+  }
+}
+
+/**
+ * Gives the SDK's stdio transport our reader. It has no public hook before its schema (SDK
+ * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
+ * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
+ */
+function observeInvalidLines(transport: StdioClientTransport, invalid: (value: unknown, error: Error) => boolean): void {
+  const fields = transport as unknown as { _readBuffer?: unknown };
+  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(invalid);
 }
 
 /** After its input closes, how long a stdio upstream has to exit before SIGTERM, and before SIGKILL. */

@@ -3,11 +3,12 @@
 // registered version's hash is the hash of what the upstream lists now). An upstream tool is
 // a runtime Tool whose spec is the registered one and whose handler forwards, so policies,
 // permissions, enabled flags, deprecation and the call path apply to it as to a local tool.
-import { canonicalJson, defineTool, liveToolSet, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
-import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolAnnotations, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
+import { canonicalJson, liveToolSet, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
+import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
 import { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { UpstreamLink } from './upstream-link.js';
+import { upstreamTool } from './upstream-tool.js';
 import { markRelayedTool } from '../relayed-call.js';
 
 /** How often each upstream is listed again even when it said nothing: 5 minutes (`--sync-interval`). */
@@ -69,19 +70,6 @@ function positive(name: string, value: unknown, fallback: number): number {
   // setTimeout's limit: a longer delay would fire at once.
   if (typeof value !== 'number' || !(value > 0) || !(value <= 2_147_483_647)) throw new TypeError(`gatewayToolSet(): ${name} must be a number > 0 and <= 2147483647 (ms), got ${JSON.stringify(value)}`);
   return value;
-}
-
-/**
- * The upstream's annotations as MCP's `ToolAnnotations` has them: `title` and the four hints,
- * each as the upstream gave it. (The SDK's client keeps only these keys when it reads a
- * `tools/list`; a value of another type, which it would have refused, is left out.)
- */
-function annotationsOf(annotations: Readonly<Record<string, unknown>> | undefined): ToolAnnotations {
-  const out: Record<string, unknown> = {};
-  for (const key of ['title', 'readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
-    if (typeof annotations?.[key] === (key === 'title' ? 'string' : 'boolean')) out[key] = annotations?.[key];
-  }
-  return out as ToolAnnotations;
 }
 
 function warnProcess(message: string): void {
@@ -366,20 +354,10 @@ class Gateway implements GatewayToolSet {
     const upstreamName = definition.name;
     let tool: Tool;
     try {
-      tool = defineTool({
-        name: spec.tool_name,
-        version: spec.version,
-        description: spec.description,
-        ...(definition.title === undefined || definition.title === '' ? {} : { title: definition.title }),
-        annotations: annotationsOf(definition.annotations),
-        input_schema: spec.input_schema,
-        output_schema: spec.output_schema,
-        tags: spec.tags,
-        permissions: { required: upstream.permissions },
-        // The link of the moment: a row whose transport changed keeps the same link object.
-        handler: (args, call) => (this.#links.get(upstream.name) ?? link).call(upstreamName, args, call),
-      });
+      // The link of the moment: a row whose transport changed keeps the same link object.
+      tool = upstreamTool(upstream, definition, spec, (args, call) => (this.#links.get(upstream.name) ?? link).call(upstreamName, args, call));
     } catch (error) {
+      // The reason `upstream add`, `sync`, `pending` and the API give (`upstreamServingRefusal`: the same call).
       this.#once(`invalid:${key}`, `upstream ${upstream.name}'s tool ${upstreamName} is not served: ${(error as Error).message}`);
       return undefined;
     }

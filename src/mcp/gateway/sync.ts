@@ -10,6 +10,7 @@ import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
 import { approvedDefinitionHash, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
+import { upstreamServingRefusal } from './upstream-tool.js';
 
 /**
  * The gateway's own failures. `UPSTREAM_NOT_FOUND`: no upstream of that name;
@@ -174,7 +175,8 @@ function diffOf(registration: ToolRegistration, spec: ToolSpecInput): UpstreamTo
  * - `rejected`: changed or new, but the row rejects exactly this definition;
  * - `gone`: registered with the tag, not listed any more;
  * - `unregistrable`: prefix + name is not a tool name (TOOL_NAME_PATTERN), the name is listed
- *   twice, or a tool without the tag holds the name: refused as it is, never renamed.
+ *   twice, a tool without the tag holds the name, or a serving process would not serve it
+ *   (`upstreamServingRefusal`: a schema ajv cannot compile): refused as it is, never renamed.
  */
 export function computeUpstreamStates(
   upstream: Pick<Upstream, 'name' | 'prefix' | 'rejected'>,
@@ -210,6 +212,13 @@ export function computeUpstreamStates(
     const clash = others.get(toolName);
     if (registration === undefined && clash !== undefined && !clash.spec.tags.includes(tag)) {
       states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is registered already, without the tag ${tag} (a tool of its own); remove it or give the upstream another prefix` });
+      continue;
+    }
+    // What a serving process would refuse to serve (a schema ajv cannot compile) is refused
+    // here too, for the same reason: no report counts it as served, `approve` does not register it.
+    const refusal = upstreamServingRefusal(upstream, definition);
+    if (refusal !== undefined) {
+      states.push({ ...base, state: 'unregistrable', ...(registration === undefined ? {} : { approved: approvedOf(registration) }), reason: `a serving process does not serve it: ${refusal}` });
       continue;
     }
     const rejected = upstream.rejected.some((one) => one.tool === definition.name && one.definition === hash);

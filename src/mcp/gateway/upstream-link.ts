@@ -21,7 +21,7 @@ import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandl
 import { withCallOutcome } from '../call-outcome.js';
 import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
-import { connectUpstream } from './connect.js';
+import { connectUpstream, invalidResultIssue } from './connect.js';
 import type { UpstreamConnection } from './connect.js';
 import { listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
@@ -47,6 +47,8 @@ export interface UpstreamLinkOptions {
 /** A call in flight: where what the upstream tells or asks during it goes. */
 interface Relay {
   readonly call: ToolHandlerOptions;
+  /** The id it was sent upstream under, when the link relays it itself (`#forward`). */
+  readonly id?: string;
 }
 
 /** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
@@ -204,6 +206,7 @@ export class UpstreamLink {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
           timeoutMs: this.#options.connectTimeoutMs,
           setup: (client) => this.#setup(client),
+          onInvalidMessage: (value, error) => this.#invalidAnswer(value, error),
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -225,6 +228,11 @@ export class UpstreamLink {
         transport.onmessage = ((message: JSONRPCMessage, extra?: MessageExtraInfo) => {
           if (!this.#answer(message)) protocol?.(message, extra);
         }) as Transport['onmessage'];
+        // An answer the HTTP transport's schema refuses reaches only its onerror, in the context of the call's stream.
+        const protocolError = transport.onerror;
+        transport.onerror = (error: Error) => {
+          if (!this.#invalidAnswerInCall(error)) protocolError?.(error);
+        };
       }
       // Every level is asked for; each session filters by its own logging/setLevel.
       if (connection.client.getServerCapabilities()?.logging !== undefined) await connection.client.setLoggingLevel('debug').catch(() => undefined);
@@ -447,7 +455,7 @@ export class UpstreamLink {
     if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
     if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
-    const relay: Relay = { call };
+    const relay: Relay = { call, id };
     return new Promise<McpContent>((resolve) => {
       const finish = (result: McpContent): void => {
         if (!this.#pending.delete(id)) return;
@@ -505,6 +513,42 @@ export class UpstreamLink {
   }
 
   /**
+   * A stdio line that is JSON but no JSON-RPC message (`connectUpstream`'s `onInvalidMessage`):
+   * the answer to a relayed call (its id, no method) ends that call now as UPSTREAM_ERROR
+   * (taken: true); anything else is left to the transport, which drops it.
+   */
+  #invalidAnswer(value: unknown, error: Error): boolean {
+    if (!isRecord(value) || 'method' in value) return false;
+    const { id } = value;
+    if (typeof id !== 'string' || !id.startsWith(RELAY_ID_PREFIX)) return false;
+    const pending = this.#pending.get(id);
+    // A late answer to a call that ended: nothing waits for it.
+    if (pending === undefined) return true;
+    // After the notifications that came before it, as `#answer`.
+    queueMicrotask(() => pending.finish(this.#invalidResult(pending.toolName, invalidResultIssue(error) ?? firstIssue(error))));
+    return true;
+  }
+
+  /**
+   * An error the transport reports while it reads a relayed call's own stream (Streamable HTTP):
+   * when it is the schema's refusal of a response whose `result` is invalid, that call ends now as
+   * UPSTREAM_ERROR (true). Over stdio nothing runs in a call's context (`#invalidAnswer` is that path).
+   */
+  #invalidAnswerInCall(error: Error): boolean {
+    const id = current.getStore()?.id;
+    const pending = id === undefined ? undefined : this.#pending.get(id);
+    const issue = pending === undefined ? undefined : invalidResultIssue(error);
+    if (pending === undefined || issue === undefined) return false;
+    pending.finish(this.#invalidResult(pending.toolName, issue));
+    return true;
+  }
+
+  /** The upstream answered with a result that is not a CallToolResult (the SDK's schema refuses it). */
+  #invalidResult(toolName: string, issue: string): McpContent {
+    return outcome('UPSTREAM_ERROR', `upstream '${this.#upstream.name}' returned a result for ${toolName} that cannot be relayed: not a valid CallToolResult: ${issue}`);
+  }
+
+  /**
    * The upstream's result as the session gets it: checked as MCP clients would take it
    * (`mcpContent`: copied and frozen), after the SDK's schema (CallToolResultSchema) unless it
    * is the usual result, which that schema would give back as it is.
@@ -537,7 +581,7 @@ export class UpstreamLink {
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return this.#answeredError(toolName, error);
     // The SDK's schema refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
     if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
-      return outcome('UPSTREAM_ERROR', `upstream '${name}' returned a result for ${toolName} that cannot be relayed: ${firstIssue(error)}`);
+      return this.#invalidResult(toolName, invalidResultIssue(error) ?? firstIssue(error));
     }
     return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
   }
