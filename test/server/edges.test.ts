@@ -476,13 +476,19 @@ describe('/openapi.json declares every status each route returns', () => {
     // The MCP endpoint (a mount) is described too, in the document of the server that mounts it: its own answers and the edges' problems.
     const mcpDocument = open.server.openapi();
     for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
-      expect(Object.keys((mcpDocument.paths as Record<string, object>)[path.replace('/default/', '/{ns}/')] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+      // Under --cors the preflight is declared (204; on a mount 403 from another origin), on every path.
+      expect(Object.keys((mcpDocument.paths as Record<string, object>)[path.replace('/default/', '/{ns}/')] ?? {}).sort()).toEqual(['delete', 'get', 'options', 'post']);
+      await raw(open.url, 'OPTIONS', path, { origin: CORS, 'access-control-request-method': 'POST' });
+      await raw(open.url, 'OPTIONS', path, { origin: 'https://evil.example', 'access-control-request-method': 'POST' });
       await raw(open.url, 'POST', path, { 'content-type': 'application/json' }, JSON.stringify(initialize));
       await raw(open.url, 'POST', path, { ...mcpHeaders, 'mcp-session-id': 'gone' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
       await raw(open.url, 'POST', path, mcpHeaders, '{');
       await raw(open.url, 'GET', path, { accept: 'text/event-stream' });
       await raw(open.url, 'DELETE', path, { 'mcp-session-id': 'gone' });
     }
+    await raw(open.url, 'OPTIONS', '/v1/namespaces/default/tools/payments', { origin: CORS, 'access-control-request-method': 'PUT' });
+    expect(recorded.filter((r) => r.method === 'options').map((r) => r.status)).toEqual([204, 403, 204, 403, 204]);
+    expect(Object.keys((secured.server.openapi().paths as Record<string, object>)['/v1/tools'] ?? {})).not.toContain('options');
     const mcpStatuses = recorded.filter((r) => r.path.endsWith('/mcp')).map((r) => r.status);
     for (const status of [200, 400, 403, 404, 406, 413, 415]) expect(mcpStatuses, String(status)).toContain(status);
     // Every answer of this file, both servers' (their documents differ only in security and the mount).
