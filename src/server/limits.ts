@@ -44,14 +44,18 @@ function stampOf(token: AuthenticatedToken | null): string {
   return token === null ? '' : JSON.stringify([token.id, token.scopes, token.namespaces, token.policy]);
 }
 
+/** The limit last read: reading needs a file handle, which a process at its limit lacks. */
+let knownFileLimit: number | undefined;
+
 /** The process's limit on open files (Linux: /proc/self/limits), or undefined. */
 export function openFileLimit(): number | undefined {
   try {
     const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
-    return line === null ? undefined : Number(line[1]);
+    knownFileLimit = line === null ? undefined : Number(line[1]);
   } catch {
-    return undefined;
+    // No handle left to read it with (EMFILE): the limit read before still holds.
   }
+  return knownFileLimit;
 }
 
 /**

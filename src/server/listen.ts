@@ -91,12 +91,32 @@ function hasSeveralHosts(rawHeaders: readonly string[]): boolean {
   return false;
 }
 
+/** How many Host values a listener remembers as parsed. */
+const MAX_REMEMBERED_HOSTS = 64;
+
+/**
+ * Whether a Host value is a URL host (`new URL` takes it). The adapter passes a lowercase
+ * `name:port` on unparsed, and an invalid punycode label (`xn--a`) or an IPv4 address out of
+ * range (`999.1.1.1`) then failed every URL parse after it: a 500 without a log line.
+ */
+function hostParses(host: string, parsed: Set<string>): boolean {
+  if (parsed.has(host)) return true;
+  try {
+    new URL(`http://${host}/`);
+  } catch {
+    return false;
+  }
+  if (parsed.size < MAX_REMEMBERED_HOSTS) parsed.add(host);
+  return true;
+}
+
 /** Serves `server` on a socket; resolves once it listens. */
 export async function listen(server: ToolRegistryServer, options: ListenOptions = {}): Promise<ListeningServer> {
   const host = options.host ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
   const stalledWriteMs = options.stalledWriteMs ?? DEFAULT_STALLED_WRITE_MS;
   // The socket's remote address (GET /metrics needs no token from loopback) and local port (a loopback Host carries it).
+  const parsedHosts = new Set<string>();
   const handle = getRequestListener((request, env) => server.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress, localPort: env.incoming.socket.localPort }));
   const http = createServer(
     {
@@ -117,6 +137,11 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
       }
       if (hasSeveralHosts(req.rawHeaders)) {
         refuse(res, 'the request has more than one Host header; send one', { header: 'host' });
+        return;
+      }
+      const hostHeader = req.headers.host;
+      if (hostHeader !== undefined && !hostParses(hostHeader, parsedHosts)) {
+        refuse(res, `the Host header ${JSON.stringify(hostHeader.length > 100 ? `${hostHeader.slice(0, 100)}...` : hostHeader)} is not a host name`, { header: 'host' });
         return;
       }
       // Every write that completes (a heartbeat, an event, a chunk) restarts the socket's timer;

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { InMemoryToolRegistry, StorageUnavailableError, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { CallRetention, ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
-import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits } from './limits.js';
+import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits, refuseNearFileLimit } from './limits.js';
 import { HttpProblem } from './problems.js';
 import { NAMESPACE_PATTERN } from './tokens.js';
 
@@ -108,6 +108,9 @@ abstract class CachingSource implements NamespaceSource {
       // A name that does not exist closes nothing.
       if (!create && !(await this.exists(namespace))) return undefined;
       await Promise.allSettled(this.#makeRoom(namespace).map((registry) => registry.close()));
+      // A namespace takes files (SQLite: three): refused while the process holds all but 16 of
+      // its handles, which stay for new connections, /healthz and the namespaces already open.
+      refuseNearFileLimit();
       return this.openRegistry(namespace);
     })();
     this.#opened.set(namespace, opening);

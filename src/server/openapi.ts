@@ -119,7 +119,31 @@ function mountOperation(mount: MountDescription, method: string, prefixed: boole
   };
 }
 
-export function buildOpenApiDocument(options: { routes: readonly RouteDefinition[]; version: string; tokens: boolean; mounts: readonly MountDescription[] }): Record<string, unknown> {
+/** The codes the edges answer a preflight with before it is answered (a mount's also checks Origin). */
+const PREFLIGHT_ERRORS = ['INTERNAL', 'SHUTTING_DOWN', 'HOST_NOT_ALLOWED', 'BAD_REQUEST'];
+
+/** `OPTIONS` of a path under `cors` (server.ts): 204 with the CORS headers, no token needed. */
+function preflightOperation(path: string, mount: boolean): ZodOpenApiOperationObject {
+  const responses = problemResponses(mount ? [...PREFLIGHT_ERRORS, 'ORIGIN_NOT_ALLOWED'] : PREFLIGHT_ERRORS);
+  responses['204'] = {
+    description: `A CORS preflight (serve --cors): the methods the path takes and the CORS headers, no token needed${mount ? '; from the --cors origin or the server\'s own only (403 otherwise)' : ''}.`,
+    headers: z.object({
+      Allow: z.string().meta({ description: 'The methods the path takes.' }),
+      'Access-Control-Allow-Methods': z.string().meta({ description: 'The same methods.' }),
+      'Access-Control-Allow-Origin': z.string().meta({ description: 'The --cors origin.' }),
+    }),
+  };
+  return {
+    operationId: `preflight${path.replace(/\{(\w)/g, (_, first: string) => first.toUpperCase()).replace(/[^A-Za-z0-9]+(\w?)/g, (_, next: string) => next.toUpperCase())}`,
+    summary: 'CORS preflight (only with serve --cors; without it, 405)',
+    tags: ['service'],
+    security: [],
+    ...(path.includes('{') ? { requestParams: { path: z.object(Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1] as string, z.string()]))) } } : {}),
+    responses,
+  };
+}
+
+export function buildOpenApiDocument(options: { routes: readonly RouteDefinition[]; version: string; tokens: boolean; mounts: readonly MountDescription[]; cors?: boolean }): Record<string, unknown> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of options.routes) {
     const copies = route.namespaced ? [false, true] : [false];
@@ -132,6 +156,10 @@ export function buildOpenApiDocument(options: { routes: readonly RouteDefinition
     for (const prefixed of [false, true]) {
       paths[prefixed ? `/v1/namespaces/{ns}/${mount.name}` : `/${mount.name}`] = Object.fromEntries(MOUNT_METHODS.map((method) => [method, mountOperation(mount, method, prefixed, options.tokens)]));
     }
+  }
+  if (options.cors === true) {
+    const mountPaths = new Set(options.mounts.flatMap((mount) => [`/${mount.name}`, `/v1/namespaces/{ns}/${mount.name}`]));
+    for (const path of Object.keys(paths)) paths[path] = { ...paths[path], options: preflightOperation(path, mountPaths.has(path)) };
   }
   const document = createDocument(
     {

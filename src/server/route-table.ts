@@ -51,7 +51,7 @@ export interface RouteDefinition {
   readonly tag: string;
   /** The scope a token needs; `token`: any valid token; `optional`: a token is read when given (an invalid one is 401); `null`: no token read. */
   readonly scope: TokenScope | 'token' | 'optional' | null;
-  /** A request from a loopback address needs no token (GET /metrics: a local scraper); others need `scope`. */
+  /** A request from a loopback address needs no token (GET /metrics: a local scraper), but one it sends is read (no scope needed; its namespaces apply); others need `scope`. */
   readonly loopbackWithoutToken?: boolean;
   /** Also served under `/v1/namespaces/{ns}` (with the namespace's registry). */
   readonly namespaced: boolean;

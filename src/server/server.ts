@@ -425,7 +425,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const answerRoute = async (c: Context<Env>, route: RouteDefinition, prefixed: boolean, template: string): Promise<Response> => {
     const facts = c.env.facts;
     facts.route = template;
-    const open = route.scope === null || (route.scope === 'optional' && bearer(c.req.raw) === undefined) || (route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress));
+    // From loopback such a route needs no token, but one sent along is read (a namespace-bound token sees its namespaces only).
+    const loopbackOpen = route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress);
+    const open = route.scope === null || ((route.scope === 'optional' || loopbackOpen) && bearer(c.req.raw) === undefined);
     const token = open ? null : authenticate(c.req.raw, facts);
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
@@ -433,7 +435,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const opened = route.namespaced ? resolveNamespace(namespace, token) : Promise.resolve(undefined as unknown as ToolRegistry);
     const registry = await (route.scope === 'write' ? readBeforeWrite(opened) : opened);
     if (route.namespaced) metrics.sawRegistry(namespace, registry);
-    if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional') requireScope(token, route.scope);
+    if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional' && !loopbackOpen) requireScope(token, route.scope);
     if (params.name !== undefined) checkToolName(params.name);
     const query = parseQuery(route, c.req.url);
     checkPreconditions(route, c.req.raw);
@@ -569,7 +571,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses })) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses })) }));
 
   const withCors = (response: Response): Response => {
     if (options.cors === undefined) return response;

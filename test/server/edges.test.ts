@@ -131,6 +131,13 @@ describe('who may talk to the server', () => {
       expect([hosts, answer.split('\r\n')[0]]).toEqual([hosts, 'HTTP/1.1 400 Bad Request']);
       expect(answer).toContain('more than one Host header');
     }
+    // A Host that is no URL host (an invalid punycode label, an IPv4 address out of range): 400 naming it, with or without tokens.
+    for (const [base, auth] of [[open.url, {}], [secured.url, { authorization: `Bearer ${secrets.reader}` }]] as const) {
+      for (const host of [`xn--a:${port}`, `999.1.1.1:${port}`]) {
+        const reply = await raw(base, 'GET', '/v1/tools', { host, ...auth });
+        expect([host, reply.status, codeOf(reply), (reply.body as { context?: unknown } | undefined)?.context]).toEqual([host, 400, 'BAD_REQUEST', { header: 'host' }]);
+      }
+    }
     // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
     expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
     const guarded = createToolRegistryServer({ registries: memoryNamespaces(), tokens: tokenFileVerifier(join(folder, 'tokens.json')), allowedHosts: ['registry.example:443'] });
@@ -469,13 +476,19 @@ describe('/openapi.json declares every status each route returns', () => {
     // The MCP endpoint (a mount) is described too, in the document of the server that mounts it: its own answers and the edges' problems.
     const mcpDocument = open.server.openapi();
     for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
-      expect(Object.keys((mcpDocument.paths as Record<string, object>)[path.replace('/default/', '/{ns}/')] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+      // Under --cors the preflight is declared (204; on a mount 403 from another origin), on every path.
+      expect(Object.keys((mcpDocument.paths as Record<string, object>)[path.replace('/default/', '/{ns}/')] ?? {}).sort()).toEqual(['delete', 'get', 'options', 'post']);
+      await raw(open.url, 'OPTIONS', path, { origin: CORS, 'access-control-request-method': 'POST' });
+      await raw(open.url, 'OPTIONS', path, { origin: 'https://evil.example', 'access-control-request-method': 'POST' });
       await raw(open.url, 'POST', path, { 'content-type': 'application/json' }, JSON.stringify(initialize));
       await raw(open.url, 'POST', path, { ...mcpHeaders, 'mcp-session-id': 'gone' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
       await raw(open.url, 'POST', path, mcpHeaders, '{');
       await raw(open.url, 'GET', path, { accept: 'text/event-stream' });
       await raw(open.url, 'DELETE', path, { 'mcp-session-id': 'gone' });
     }
+    await raw(open.url, 'OPTIONS', '/v1/namespaces/default/tools/payments', { origin: CORS, 'access-control-request-method': 'PUT' });
+    expect(recorded.filter((r) => r.method === 'options').map((r) => r.status)).toEqual([204, 403, 204, 403, 204]);
+    expect(Object.keys((secured.server.openapi().paths as Record<string, object>)['/v1/tools'] ?? {})).not.toContain('options');
     const mcpStatuses = recorded.filter((r) => r.path.endsWith('/mcp')).map((r) => r.status);
     for (const status of [200, 400, 403, 404, 406, 413, 415]) expect(mcpStatuses, String(status)).toContain(status);
     // Every answer of this file, both servers' (their documents differ only in security and the mount).

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, childEnv, listeningUrl, useChildProcessTimeout } from '../cli/helpers.js';
-import { spec } from './helpers.js';
+import { rawRequest, spec } from './helpers.js';
 
 useChildProcessTimeout();
 
@@ -108,11 +108,18 @@ describe('serve --data-dir under ulimit -n 128', () => {
     let refused: Response | undefined;
     for (let i = 0; i < 60 && refused === undefined; i++) {
       const created = await put(url, `/v1/namespaces/ns${i}`);
-      if (created.status !== 201) refused = created;
+      // Each one read too: a namespace is used, not only made.
+      const read = created.status === 201 ? await fetch(`${url}/v1/namespaces/ns${i}/tools`) : created;
+      if (read.status !== 200) refused = read;
     }
     expect(refused).toBeDefined();
     const response = refused as Response;
     expect([response.status, response.headers.get('retry-after')]).toEqual([503, '5']);
     expect(await response.json()).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 128, resource: 'file_handles' } });
+    // Refused before the last handle went (all but 16 are kept): eight new connections at once, a socket each, are all answered.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => rawRequest(url, 'GET', i % 2 === 0 ? '/v1/tools' : '/healthz', { connection: 'close' }).then((answer) => answer.status, (error: Error) => error.message)),
+    );
+    expect(answers).toEqual(Array(8).fill(200));
   });
 });

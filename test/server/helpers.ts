@@ -112,6 +112,8 @@ export function documentChecker(document: Record<string, unknown>) {
           continue;
         }
         if (r.contentType === 'text/event-stream') continue;
+        // A documented answer without content (a preflight's 204) holds when none came.
+        if (doc.content === undefined && r.contentType === '' && r.body === undefined) continue;
         const schema = doc.content?.[r.contentType]?.schema;
         if (schema === undefined) {
           wrong.push(`${r.method.toUpperCase()} ${r.path} ${r.status}: content type ${r.contentType} is not documented`);

@@ -89,6 +89,11 @@ describe('GET /metrics', () => {
     // A namespace-bound token's scrape names no other namespace (as every route: names do not leak).
     const team = await scrape(secrets.team);
     expect([team.status, (await team.text()).includes('namespace="default"')]).toEqual([200, false]);
+    // From loopback no token is needed, but one sent along is read: the namespace-bound one still names no other namespace.
+    const local = (token: string) => running.server.fetch(new Request('http://127.0.0.1/metrics', { headers: { authorization: `Bearer ${token}` } }), { remoteAddress: '127.0.0.1' });
+    const localTeam = await local(secrets.team as string);
+    expect([localTeam.status, (await localTeam.text()).includes('namespace="default"')]).toEqual([200, false]);
+    expect((await local(secrets.writer as string)).status).toBe(200);
     // IPv4-mapped loopback counts as loopback.
     expect((await running.server.fetch(new Request('http://127.0.0.1/metrics'), { remoteAddress: '::ffff:127.0.0.1' })).status).toBe(200);
   });
