@@ -96,7 +96,12 @@ describe('PostgreSQL engine', () => {
   it('writes of different names do not wait for each other; an import waits for all of them and they for it', async () => {
     const schema = database.schema();
     const a = await open(schema);
-    const b = await open(schema, { busyTimeoutMs: 300 });
+    // b's pool has its connections open before b does anything: its 300 ms are for the lock
+    // waits below, and a new connection on a loaded machine took longer than that (the open's
+    // own migration check then failed, no pool connection free within 300 ms).
+    const warm = new pg.Pool({ connectionString: database.url(), max: 3 });
+    await Promise.all([warm.connect(), warm.connect(), warm.connect()]).then((clients) => clients.forEach((client) => client.release()));
+    const b = await PostgresEngine.open({ pool: warm, schema, convert, busyTimeoutMs: 300 });
     try {
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
@@ -121,6 +126,7 @@ describe('PostgreSQL engine', () => {
     } finally {
       await a.close();
       await b.close();
+      await warm.end();
     }
   });
 
