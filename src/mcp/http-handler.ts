@@ -374,6 +374,12 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       // The endpoint takes no query parameter: one is refused whatever its name, as the server's routes refuse unknown ones.
       const query = new URL(request.url).searchParams.keys().next();
       if (query.done !== true) return rpcError(400, -32000, `Bad Request: unknown query parameter ${JSON.stringify(query.value)} (the MCP endpoint takes none)`);
+      // Before the session is looked up: a method the endpoint never takes is 405 whatever the session.
+      if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
+        const refused = rpcError(405, -32000, `Method not allowed: ${request.method} (the MCP endpoint takes GET, POST and DELETE)`);
+        refused.headers.set('allow', 'GET, POST, DELETE');
+        return refused;
+      }
       const id = request.headers.get('mcp-session-id');
       let body: unknown;
       if (request.method === 'POST') {
@@ -401,9 +407,6 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       for (const message of request.method === 'POST' ? messagesOf(body) : []) {
         const invalid = (message as { method?: unknown }).method === 'initialize' ? invalidParamsOf(message as { method: string }) : undefined;
         if (invalid !== undefined) return rpcError(400, -32602, invalid, (message as { id: RequestId }).id);
-      }
-      if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
-        return new Response(null, { status: 405, headers: { allow: 'GET, POST, DELETE' } });
       }
       return rpcError(400, -32000, 'Bad Request: no Mcp-Session-Id header (open a session with an initialize request first)');
     },
