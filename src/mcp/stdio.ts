@@ -187,7 +187,11 @@ class StdioLines implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const reply = message as { id?: unknown; result?: { protocolVersion?: unknown } };
     if (isId(reply.id) && !('method' in message)) {
-      if (reply.id === this.#initializeId && typeof reply.result?.protocolVersion === 'string') this.#revision = reply.result.protocolVersion;
+      if (reply.id === this.#initializeId) {
+        if (typeof reply.result?.protocolVersion === 'string') this.#revision = reply.result.protocolVersion;
+        // A refused initialize (bad params) leaves the session uninitialized: another may follow.
+        else this.#initializeId = undefined;
+      }
       const batch = this.#batches.get(reply.id);
       if (batch !== undefined) {
         this.#batches.delete(reply.id);
@@ -304,7 +308,14 @@ class StdioLines implements Transport {
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (parsed.success) {
       const message = parsed.data;
-      if ('method' in message && 'id' in message && message.method === 'initialize') this.#initializeId = message.id;
+      if ('method' in message && 'id' in message && message.method === 'initialize') {
+        // Once per session, as over HTTP (the SDK's transport refuses it there): a second one re-negotiated the revision.
+        if (this.#initializeId !== undefined) {
+          const state = this.#revision === undefined ? 'an initialize is already in progress' : `the session is already initialized (MCP ${this.#revision})`;
+          return errorReply(message.id, -32600, `Invalid Request: ${state}; initialize once per session`);
+        }
+        this.#initializeId = message.id;
+      }
       this.onmessage?.(message);
       return undefined;
     }

@@ -128,6 +128,13 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(answer.find((reply) => reply.id === 2)?.result).toEqual({});
     expect(answer.find((reply) => reply.id === 3)?.result).toEqual({ content: [{ type: 'text', text: '{"text":"b"}' }], structuredContent: { text: 'b' } });
     expect(answer.find((reply) => reply.id === null)?.error?.code).toBe(-32600);
+
+    // A second initialize is refused, as over HTTP: it re-negotiated the revision (here to one without batches).
+    raw2025.send(initializeRequest(9, '2025-06-18'));
+    expect((await raw2025.reply(9)).error).toEqual({ code: -32600, message: 'Invalid Request: the session is already initialized (MCP 2025-03-26); initialize once per session' });
+    raw2025.send([{ jsonrpc: '2.0', id: 10, method: 'ping' }]);
+    await until(() => raw2025.lines().filter(Array.isArray).length === 2, 'the answer to the second batch', { timeoutMs: 60_000 });
+    expect(raw2025.lines().filter(Array.isArray).at(-1)).toEqual([{ jsonrpc: '2.0', id: 10, result: {} }]);
   });
 
   it('SIGTERM, and stdin closed: the call in flight is aborted and the process exits without waiting for its handler', async () => {
