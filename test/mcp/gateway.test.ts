@@ -95,7 +95,12 @@ beforeAll(async () => {
     httpChild?.once('exit', (code) => reject(new Error(`server-everything (HTTP) exited with ${code}`)));
   });
   // An upstream in this process that answers `answer` with the result its `kind` names, as it is.
-  relay = await startHttpUpstream(() => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }], (_name, args) => RELAYED[args.kind as string], (_name, args) => INVALID[args.kind as string]);
+  const kind = (params: Record<string, unknown>): string => (params.arguments as { kind: string }).kind;
+  relay = await startHttpUpstream(
+    () => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }],
+    (_name, args) => RELAYED[args.kind as string],
+    (method, params) => (method === 'tools/call' ? INVALID[kind(params)] : undefined),
+  );
   registry = new InMemoryToolRegistry();
   recorder = createCallRecorder(registry);
   await publishTools(registry, [local]);

@@ -62,14 +62,14 @@ export interface ConnectUpstreamOptions {
    */
   readonly setup?: (client: Client) => void;
   /**
-   * A stdio upstream's line that is JSON but no JSON-RPC message (a response whose `result` is
-   * null, 5, or missing along with `error`): the SDK's transport would drop it (to its
-   * `onerror`), and a request waiting for that answer would wait for its timeout. Called first
-   * with the value and the schema's error; true when it is taken. Else a response (an `id`, no
-   * `method`) reaches the client as a JSON-RPC error -32603 saying what was wrong, so the SDK's
-   * own request (initialize, tools/list, a task's) fails at once; anything else is dropped.
+   * An answer the SDK's JSON-RPC schema refuses (a response, with an `id` and no `method`, whose
+   * `result` is null or 5, whose `error` is 5 or has no `message`, ...), over any transport: the
+   * SDK's client transports would drop it (to their `onerror`), and the request waiting for it
+   * would wait for its timeout. It reaches the client as a JSON-RPC error -32603 of its id
+   * ("the upstream's answer is not a JSON-RPC response: …"), so that request fails at once;
+   * this hears it first, with the id and what was wrong.
    */
-  readonly onInvalidMessage?: (value: unknown, error: Error) => boolean;
+  readonly onInvalidAnswer?: (id: string | number, invalid: InvalidAnswer) => void;
 }
 
 /** A connected upstream: the SDK client and which transport answered. */
@@ -109,7 +109,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
     });
-    observeInvalidLines(child, options.onInvalidMessage ?? (() => false));
+    observeInvalidLines(child, options.onInvalidAnswer);
     const client = newClient();
     await client.connect(child, { timeout });
     return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
@@ -119,40 +119,72 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }), { timeout });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screeningFetch(fetch, options.onInvalidAnswer) }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
     if (!isLegacyServerAnswer(error)) throw error;
   }
   const legacy = newClient();
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
+  // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
+  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer);
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
-/**
- * What is wrong with a message the SDK's JSON-RPC schema refused, when it is a response whose
- * only fault is its `result` (null, a number, absent along with `error`): `result ` and the
- * schema's message. Undefined for any other message (a broken notification, not JSON-RPC).
- */
-export function invalidResultIssue(error: unknown): string | undefined {
+/** What was wrong with an upstream's answer that the SDK's JSON-RPC schema refused. */
+export interface InvalidAnswer {
+  /**
+   * The member at fault: `result` (null, 5, or absent along with `error`), `error` (5, null,
+   * a `code` that is no integer, no `message`), or undefined (anything else, such as both).
+   */
+  readonly member: 'result' | 'error' | undefined;
+  /** Each refused place of that member and the schema's message (`error.code Invalid input: expected number, received string`). */
+  readonly issue: string;
+}
+
+/** What is wrong with a response the SDK's JSON-RPC schema refused (its error), by the union's branch that only that member spoils. */
+export function invalidAnswerOf(error: unknown): InvalidAnswer {
   type Issue = { readonly path?: readonly PropertyKey[]; readonly message?: string };
   const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
-  if (union?.code !== 'invalid_union' || union.errors === undefined || !Array.isArray(union.errors)) return undefined;
-  const branch = union.errors.find((issues: readonly Issue[]) => issues.length > 0 && issues.every((issue: Issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
-  return branch === undefined ? undefined : `result ${branch[0]?.message ?? 'is invalid'}`;
+  const branches: readonly (readonly Issue[])[] = union?.code === 'invalid_union' && Array.isArray(union.errors) ? union.errors : [];
+  // `result` first: an answer with neither member spoils both branches alone, and says so of its result.
+  for (const member of ['result', 'error'] as const) {
+    const branch = branches.find((issues) => issues.length > 0 && issues.every((issue) => issue.path?.[0] === member));
+    if (branch === undefined) continue;
+    const places = member === 'result' ? branch.slice(0, 1) : branch;
+    return { member, issue: places.map((issue) => `${(issue.path ?? []).map(String).join('.')} ${issue.message ?? 'is invalid'}`).join('; ') };
+  }
+  return { member: undefined, issue: 'neither a result object nor a valid error' };
+}
+
+type HearInvalidAnswer = ConnectUpstreamOptions['onInvalidAnswer'];
+
+/**
+ * A JSON value the SDK's schema refused (its `error`), as the gateway passes it on: a response
+ * (an `id`, no `method`) becomes a JSON-RPC error -32603 of its id saying what was wrong, heard
+ * by `hear` first; anything else (a broken request or notification) is undefined, for the
+ * transport to drop as it does.
+ */
+function refusedAnswer(value: unknown, error: unknown, hear: HearInvalidAnswer): JSONRPCMessage | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'method' in value) return undefined;
+  const { id } = value as { id?: unknown };
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  const invalid = invalidAnswerOf(error);
+  hear?.(id as string | number, invalid);
+  return { jsonrpc: '2.0', id: id as string | number, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalid.issue}` } };
 }
 
 /**
  * The child's output read as the SDK's `ReadBuffer` reads it (one message a line, the same size
- * bound, the same schema), except that a JSON line the schema refuses goes to `invalid` first.
+ * bound, the same schema), except that an answer the schema refuses becomes `refusedAnswer`'s error.
  */
 class ObservedReadBuffer {
   #buffer: Buffer | undefined;
-  readonly #invalid: (value: unknown, error: Error) => boolean;
+  readonly #hear: HearInvalidAnswer;
 
-  constructor(invalid: (value: unknown, error: Error) => boolean) {
-    this.#invalid = invalid;
+  constructor(hear: HearInvalidAnswer) {
+    this.#hear = hear;
   }
 
   append(chunk: Buffer): void {
@@ -164,20 +196,17 @@ class ObservedReadBuffer {
   }
 
   readMessage(): JSONRPCMessage | null {
-    for (;;) {
-      const index = this.#buffer?.indexOf('\n') ?? -1;
-      if (this.#buffer === undefined || index === -1) return null;
-      const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
-      this.#buffer = this.#buffer.subarray(index + 1);
-      // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
-      const value: unknown = JSON.parse(line);
-      const parsed = JSONRPCMessageSchema.safeParse(value);
-      if (parsed.success) return parsed.data;
-      if (this.#invalid(value, parsed.error)) continue;
-      const id = (value as { id?: unknown } | null)?.id;
-      if (typeof value !== 'object' || value === null || 'method' in value || (typeof id !== 'string' && typeof id !== 'number')) throw parsed.error;
-      return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalidResultIssue(parsed.error) ?? 'neither a result object nor a valid error'}` } };
-    }
+    const index = this.#buffer?.indexOf('\n') ?? -1;
+    if (this.#buffer === undefined || index === -1) return null;
+    const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
+    this.#buffer = this.#buffer.subarray(index + 1);
+    // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
+    const value: unknown = JSON.parse(line);
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const answer = refusedAnswer(value, parsed.error, this.#hear);
+    if (answer === undefined) throw parsed.error;
+    return answer;
   }
 
   clear(): void {
@@ -190,9 +219,106 @@ class ObservedReadBuffer {
  * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
  * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
  */
-function observeInvalidLines(transport: StdioClientTransport, invalid: (value: unknown, error: Error) => boolean): void {
+function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer): void {
   const fields = transport as unknown as { _readBuffer?: unknown };
-  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(invalid);
+  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear);
+}
+
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * `fetch` for the SDK's HTTP transports (their public `fetch` and `eventSourceInit.fetch`
+ * options), whose event streams (a 2xx `text/event-stream`) are read through `screenedEvents`:
+ * the transports parse each event's data with the schema and drop what it refuses, outside any
+ * request's context, so an answer is matched here by its `id`, as on stdio. A JSON body is left
+ * as it is: the SDK's parse of it fails the POST, and with it the request, at once.
+ */
+function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
+  return async (url, init) => {
+    const response = await base(url, init);
+    const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (!response.ok || response.body === null || type !== 'text/event-stream') return response;
+    const body = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(screenedEvents(hear)).pipeThrough(new TextEncoderStream());
+    const screened = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    // What a Response made here cannot be given: EventSource reads both.
+    Object.defineProperties(screened, { url: { value: response.url }, redirected: { value: response.redirected } });
+    return screened;
+  };
+}
+
+/** An event stream's lines end in CRLF, LF or CR. */
+const LINE_END = /\r\n|\n|\r/g;
+
+/**
+ * Passes an event stream on event by event, each as it came, except the data of a message
+ * event (no `event` field, or `message`) that is JSON, a response and refused by the SDK's
+ * schema: that is replaced by `refusedAnswer`'s error of its id (the event's other fields kept).
+ */
+function screenedEvents(hear: HearInvalidAnswer): TransformStream<string, string> {
+  /** The lines of the event read so far, and its text as it came. */
+  let lines: string[] = [];
+  let raw = '';
+  /** The start of a line whose end has not come yet. */
+  let pieces: string[] = [];
+  /** What came last ended in a CR: an LF first in what comes next is the rest of a CRLF. */
+  let afterCr = false;
+  const screen = (): string => {
+    let type = '';
+    const data: string[] = [];
+    const others: string[] = [];
+    for (const line of lines) {
+      const colon = line.indexOf(':');
+      const field = (colon === -1 ? line : line.slice(0, colon)).replace(/^\uFEFF/, '');
+      if (field !== 'data') others.push(line);
+      if (field === 'event') type = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      else if (field === 'data') data.push(colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, ''));
+    }
+    if ((type !== '' && type !== 'message') || data.length === 0) return raw;
+    let value: unknown;
+    try {
+      value = JSON.parse(data.join('\n'));
+    } catch {
+      return raw;
+    }
+    // Only a response can be made an answer: a broken notification or request goes on, to be dropped.
+    const { id } = (value ?? {}) as { id?: unknown };
+    if (typeof value !== 'object' || id === undefined || 'method' in (value as object)) return raw;
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    const answer = parsed.success ? undefined : refusedAnswer(value, parsed.error, hear);
+    return answer === undefined ? raw : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
+  };
+  const read = (text: string, controller: TransformStreamDefaultController<string>): void => {
+    let start = 0;
+    if (afterCr && text.startsWith('\n')) {
+      raw += '\n';
+      start = 1;
+    }
+    afterCr = false;
+    LINE_END.lastIndex = start;
+    for (let end = LINE_END.exec(text); end !== null; end = LINE_END.exec(text)) {
+      const line = pieces.join('') + text.slice(start, end.index);
+      pieces = [];
+      raw += line + end[0];
+      start = LINE_END.lastIndex;
+      afterCr = end[0] === '\r' && start === text.length;
+      if (line !== '') {
+        lines.push(line);
+        continue;
+      }
+      controller.enqueue(lines.length === 0 ? raw : screen());
+      lines = [];
+      raw = '';
+    }
+    if (start < text.length) pieces.push(text.slice(start));
+  };
+  return new TransformStream<string, string>({
+    transform: (chunk, controller) => read(chunk, controller),
+    // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
+    flush: (controller) => {
+      const rest = raw + pieces.join('');
+      if (rest !== '') controller.enqueue(rest);
+    },
+  });
 }
 
 /** After its input closes, how long a stdio upstream has to exit before SIGTERM, and before SIGKILL. */
