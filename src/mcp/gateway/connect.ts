@@ -233,7 +233,7 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * request's context, so an answer is matched here by its `id`, as on stdio. A JSON body is left
  * as it is: the SDK's parse of it fails the POST, and with it the request, at once.
  */
-function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
+export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
   return async (url, init) => {
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
