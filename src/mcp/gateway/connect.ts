@@ -139,21 +139,25 @@ export interface InvalidAnswer {
    * a `code` that is no integer, no `message`), or undefined (anything else, such as both).
    */
   readonly member: 'result' | 'error' | undefined;
-  /** Each refused place of that member and the schema's message (`error.code Invalid input: expected number, received string`). */
+  /** Each refused place of that member with the schema's message (`error.code Invalid input: expected number, received string`), `; ` between two. */
   readonly issue: string;
 }
 
-/** What is wrong with a response the SDK's JSON-RPC schema refused (its error), by the union's branch that only that member spoils. */
-export function invalidAnswerOf(error: unknown): InvalidAnswer {
+/**
+ * What is wrong with a response the SDK's JSON-RPC schema refused (`error`, the schema's), by
+ * the union's branch that only that member spoils; undefined for an error that is not that
+ * schema's refusal of a whole message (CallToolResultSchema's, say).
+ */
+export function invalidAnswerOf(error: unknown): InvalidAnswer | undefined {
   type Issue = { readonly path?: readonly PropertyKey[]; readonly message?: string };
-  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
-  const branches: readonly (readonly Issue[])[] = union?.code === 'invalid_union' && Array.isArray(union.errors) ? union.errors : [];
+  const union = (error as { issues?: readonly { code?: string; path?: readonly PropertyKey[]; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
+  if (union?.code !== 'invalid_union' || union.path?.length !== 0 || !Array.isArray(union.errors)) return undefined;
+  const branches: readonly (readonly Issue[])[] = union.errors;
   // `result` first: an answer with neither member spoils both branches alone, and says so of its result.
   for (const member of ['result', 'error'] as const) {
     const branch = branches.find((issues) => issues.length > 0 && issues.every((issue) => issue.path?.[0] === member));
     if (branch === undefined) continue;
-    const places = member === 'result' ? branch.slice(0, 1) : branch;
-    return { member, issue: places.map((issue) => `${(issue.path ?? []).map(String).join('.')} ${issue.message ?? 'is invalid'}`).join('; ') };
+    return { member, issue: branch.map((issue) => `${(issue.path ?? []).map(String).join('.')} ${issue.message ?? 'is invalid'}`).join('; ') };
   }
   return { member: undefined, issue: 'neither a result object nor a valid error' };
 }
@@ -170,7 +174,7 @@ function refusedAnswer(value: unknown, error: unknown, hear: HearInvalidAnswer):
   if (typeof value !== 'object' || value === null || Array.isArray(value) || 'method' in value) return undefined;
   const { id } = value as { id?: unknown };
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
-  const invalid = invalidAnswerOf(error);
+  const invalid = invalidAnswerOf(error) ?? { member: undefined, issue: 'neither a result object nor a valid error' };
   hear?.(id as string | number, invalid);
   return { jsonrpc: '2.0', id: id as string | number, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalid.issue}` } };
 }

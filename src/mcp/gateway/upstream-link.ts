@@ -47,8 +47,6 @@ export interface UpstreamLinkOptions {
 /** A call in flight: where what the upstream tells or asks during it goes. */
 interface Relay {
   readonly call: ToolHandlerOptions;
-  /** The id it was sent upstream under, when the link relays it itself (`#forward`). */
-  readonly id?: string;
 }
 
 /** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
@@ -452,7 +450,7 @@ export class UpstreamLink {
     if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
     if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
-    const relay: Relay = { call, id };
+    const relay: Relay = { call };
     return new Promise<McpContent>((resolve) => {
       const finish = (result: McpContent): void => {
         if (!this.#pending.delete(id)) return;
@@ -568,8 +566,7 @@ export class UpstreamLink {
     // The SDK's schema refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
     if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
       // The JSON-RPC schema's union (an answer as a JSON body fails the POST), or CallToolResultSchema's.
-      const first = (error as unknown as { issues: { code?: string; path?: readonly unknown[] }[] }).issues[0];
-      const invalid = first?.code === 'invalid_union' && first.path?.length === 0 ? invalidAnswerOf(error) : undefined;
+      const invalid = invalidAnswerOf(error);
       return invalid === undefined ? this.#invalidResult(toolName, firstIssue(error)) : this.#invalidAnswerResult(toolName, invalid);
     }
     return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
