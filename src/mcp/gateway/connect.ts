@@ -242,7 +242,7 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (!response.ok || response.body === null || type !== 'text/event-stream') return response;
-    const body = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(screenedEvents(hear)).pipeThrough(new TextEncoderStream());
+    const body = response.body.pipeThrough(screenedEvents(hear));
     const screened = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     // What a Response made here cannot be given: EventSource reads both.
     Object.defineProperties(screened, { url: { value: response.url }, redirected: { value: response.redirected } });
@@ -250,77 +250,92 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
   };
 }
 
-/** An event stream's lines end in CRLF, LF or CR. */
-const LINE_END = /\r\n|\n|\r/g;
+const LF = 0x0a;
+const CR = 0x0d;
 
 /**
- * Passes an event stream on event by event, each as it came, except the data of a message
- * event (no `event` field, or `message`) that is JSON, a response and refused by the SDK's
- * schema: that is replaced by `refusedAnswer`'s error of its id (the event's other fields kept).
+ * Passes an event stream on event by event, each as the bytes it came as (UTF-8's multi-byte
+ * characters hold no CR or LF, so the lines are found in the bytes), except a message event (no
+ * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
+ * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
  */
-function screenedEvents(hear: HearInvalidAnswer): TransformStream<string, string> {
-  /** The lines of the event read so far, and its text as it came. */
-  let lines: string[] = [];
-  let raw = '';
-  /** The start of a line whose end has not come yet. */
-  let pieces: string[] = [];
-  /** What came last ended in a CR: an LF first in what comes next is the rest of a CRLF. */
+function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  /** The bytes of the event read so far. */
+  let pieces: Uint8Array[] = [];
+  /** The last byte read ended a line (a blank line next ends the event), and it was a CR (an LF next completes a CRLF). */
+  let lineStart = true;
   let afterCr = false;
-  const screen = (): string => {
+  const screen = (text: string): string | undefined => {
     let type = '';
     const data: string[] = [];
     const others: string[] = [];
-    for (const line of lines) {
+    for (const line of text.split(/\r\n|\n|\r/)) {
+      if (line === '') continue;
       const colon = line.indexOf(':');
       const field = (colon === -1 ? line : line.slice(0, colon)).replace(/^\uFEFF/, '');
-      if (field !== 'data') others.push(line);
-      if (field === 'event') type = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      else if (field === 'data') data.push(colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, ''));
+      const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'data') data.push(value);
+      else others.push(line);
+      if (field === 'event') type = value;
     }
-    if ((type !== '' && type !== 'message') || data.length === 0) return raw;
+    if ((type !== '' && type !== 'message') || data.length === 0) return undefined;
     let value: unknown;
     try {
       value = JSON.parse(data.join('\n'));
     } catch {
-      return raw;
+      return undefined;
     }
-    // Only a response can be made an answer: a broken notification or request goes on, to be dropped.
-    const { id } = (value ?? {}) as { id?: unknown };
-    if (typeof value !== 'object' || id === undefined || 'method' in (value as object)) return raw;
+    // Only a response can be made an answer (a broken notification goes on, to be dropped): the schema is asked of responses only.
+    if (typeof value !== 'object' || value === null || (value as { id?: unknown }).id === undefined || 'method' in value) return undefined;
     const parsed = JSONRPCMessageSchema.safeParse(value);
     const answer = parsed.success ? undefined : refusedAnswer(value, parsed.error, hear);
-    return answer === undefined ? raw : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
+    return answer === undefined ? undefined : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
   };
-  const read = (text: string, controller: TransformStreamDefaultController<string>): void => {
-    let start = 0;
-    if (afterCr && text.startsWith('\n')) {
-      raw += '\n';
-      start = 1;
-    }
-    afterCr = false;
-    LINE_END.lastIndex = start;
-    for (let end = LINE_END.exec(text); end !== null; end = LINE_END.exec(text)) {
-      const line = pieces.join('') + text.slice(start, end.index);
-      pieces = [];
-      raw += line + end[0];
-      start = LINE_END.lastIndex;
-      afterCr = end[0] === '\r' && start === text.length;
-      if (line !== '') {
-        lines.push(line);
-        continue;
+  const pass = (controller: TransformStreamDefaultController<Uint8Array>): void => {
+    let text = '';
+    for (const piece of pieces) text += decoder.decode(piece, { stream: true });
+    const screened = screen(text + decoder.decode());
+    if (screened === undefined) for (const piece of pieces) controller.enqueue(piece);
+    else controller.enqueue(encoder.encode(screened));
+    pieces = [];
+  };
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform: (chunk, controller) => {
+      let start = 0;
+      for (let at = 0; at < chunk.length; ) {
+        const byte = chunk[at];
+        if (byte === LF && afterCr) {
+          afterCr = false;
+          at++;
+        } else if (byte === LF || byte === CR) {
+          afterCr = byte === CR;
+          at++;
+          if (lineStart) {
+            // A blank line: the event ends with it (and with the LF of its CRLF, when that has come).
+            if (afterCr && chunk[at] === LF) {
+              afterCr = false;
+              at++;
+            }
+            pieces.push(chunk.subarray(start, at));
+            start = at;
+            pass(controller);
+          }
+          lineStart = true;
+        } else {
+          afterCr = false;
+          lineStart = false;
+          const lf = chunk.indexOf(LF, at);
+          const cr = chunk.indexOf(CR, at);
+          at = lf === -1 ? (cr === -1 ? chunk.length : cr) : cr === -1 ? lf : Math.min(lf, cr);
+        }
       }
-      controller.enqueue(lines.length === 0 ? raw : screen());
-      lines = [];
-      raw = '';
-    }
-    if (start < text.length) pieces.push(text.slice(start));
-  };
-  return new TransformStream<string, string>({
-    transform: (chunk, controller) => read(chunk, controller),
+      if (start < chunk.length) pieces.push(chunk.subarray(start));
+    },
     // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
     flush: (controller) => {
-      const rest = raw + pieces.join('');
-      if (rest !== '') controller.enqueue(rest);
+      for (const piece of pieces) controller.enqueue(piece);
     },
   });
 }
