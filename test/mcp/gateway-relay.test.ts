@@ -171,7 +171,7 @@ describe('a relayed tools/call', () => {
     }
   });
 
-  it("an HTTP upstream's event stream is passed on as it came, but for an answer the SDK's schema refuses: split across chunks, CRLF or CR line ends, data on several lines", async () => {
+  it("an HTTP upstream's event stream and JSON body are passed on as they came, but for an answer the SDK's schema refuses: split across chunks, CRLF or CR line ends, data on several lines", async () => {
     // The screen the gateway gives the SDK's HTTP transports as their fetch (Streamable HTTP's streams, HTTP+SSE's one stream).
     const refused = 'id: 7\r\nevent: message\r\ndata: {"jsonrpc":"2.0",\r\ndata: "id":"x","error":5}\r\n\r\n';
     const passed = [': keep-alive\n\n', 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":5,"bad":true}}\n\n', 'event: endpoint\rdata: {"id":1,"result":5}\r\r', 'data: {"jsonrpc":"2.0","id":3,"result":{}}\n\n', 'data: not json\n\n', 'data: {"id":4,"result":null}'];
@@ -190,9 +190,12 @@ describe('a relayed tools/call', () => {
     const answer = JSON.stringify({ jsonrpc: '2.0', id: 'x', error: { code: -32603, message: `the upstream's answer is not a JSON-RPC response: ${issue}` } });
     expect(await (await fetchStream('http://upstream.test/mcp')).text()).toBe(`id: 7\nevent: message\ndata: ${answer}\n\n${passed.join('')}`);
     expect(heard).toEqual([['x', { member: 'error', issue }]]);
-    // Not an event stream: as it came.
-    const json = await screeningFetch(async () => Response.json({ jsonrpc: '2.0', id: 1, result: null }), () => {})('http://upstream.test/mcp');
-    expect(await json.json()).toEqual({ jsonrpc: '2.0', id: 1, result: null });
+    // A JSON body answering a POST: its refused response too (a batch's each), the rest as it came.
+    const batch = [{ jsonrpc: '2.0', id: 1, result: null }, { jsonrpc: '2.0', id: 2, result: {} }];
+    const json = await screeningFetch(async () => Response.json(batch), () => {})('http://upstream.test/mcp', { method: 'POST' });
+    const refusal = "the upstream's answer is not a JSON-RPC response: result Invalid input: expected object, received null";
+    expect(await json.json()).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32603, message: refusal } }, batch[1]]);
+    expect(await (await screeningFetch(async () => Response.json(batch[1]), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(JSON.stringify(batch[1]));
   });
 
   it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {

@@ -303,7 +303,7 @@ describe('one endpoint: local and upstream tools', () => {
     ]);
   });
 
-  it('a listing answered on an SSE stream with what is not a JSON-RPC response fails at once, for the commands and for a serving gateway (Streamable HTTP)', async () => {
+  it('a listing answered with what is not a JSON-RPC response fails at once saying so, on an SSE stream or as a JSON body, for the commands and for a serving gateway (Streamable HTTP)', async () => {
     let listing: RawAnswer = { fields: { result: 5 }, as: 'sse' };
     const broken = await startHttpUpstream(() => [], undefined, (method) => (method === 'tools/list' ? listing : undefined));
     const upstream = { name: 'broken', transport: { type: 'http' as const, url: broken.url, headers: {} } };
@@ -314,6 +314,10 @@ describe('one endpoint: local and upstream tools', () => {
       await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(refusal('result Invalid input: expected object, received number'));
       listing = { fields: { error: { code: 'x', message: 'm' } }, as: 'sse' };
       await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(refusal('error.code Invalid input: expected number, received string'));
+      // As a JSON body the SDK's parse failed the POST at once, but said only "the answer: Invalid input" on the old code.
+      listing = { fields: { error: 5 }, as: 'json' };
+      await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(refusal('error Invalid input: expected object, received number'));
+      listing = { fields: { error: { code: 'x', message: 'm' } }, as: 'sse' };
       // The serving gateway's listing: its first attempt ends with the refusal, not the connect timeout.
       await own.putUpstream(upstream);
       const serving = await gatewayToolSet(own, [], { onWarning: () => {}, connectTimeoutMs: 5_000 });

@@ -232,22 +232,50 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
  * `fetch` for the SDK's HTTP transports (their public `fetch` and `eventSourceInit.fetch`
- * options), whose event streams (a 2xx `text/event-stream`) are read through `screenedEvents`:
- * the transports parse each event's data with the schema and drop what it refuses, outside any
- * request's context, so an answer is matched here by its `id`, as on stdio. A JSON body is left
- * as it is: the SDK's parse of it fails the POST, and with it the request, at once.
+ * options), whose event streams (a 2xx `text/event-stream`) are read through `screenedEvents`
+ * and whose JSON bodies (a 2xx `application/json` answering a POST) through `screenedMessage`:
+ * the transports parse each message with the schema and drop what it refuses outside any
+ * request's context (or fail the POST with it), so an answer is matched here by its `id`, as on
+ * stdio. (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
  */
 export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
   return async (url, init) => {
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-    if (!response.ok || response.body === null || type !== 'text/event-stream') return response;
-    const body = response.body.pipeThrough(screenedEvents(hear));
-    const screened = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-    // What a Response made here cannot be given: EventSource reads both.
-    Object.defineProperties(screened, { url: { value: response.url }, redirected: { value: response.redirected } });
-    return screened;
+    if (!response.ok || response.body === null) return response;
+    if (type === 'text/event-stream') return rebuilt(response, response.body.pipeThrough(screenedEvents(hear)));
+    if (type !== 'application/json' || init?.method !== 'POST') return response;
+    const text = await response.text();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return rebuilt(response, text);
+    }
+    const messages: unknown[] = Array.isArray(value) ? value : [value];
+    const screened = messages.map((message) => screenedMessage(message, hear) ?? message);
+    if (screened.every((message, index) => message === messages[index])) return rebuilt(response, text);
+    return rebuilt(response, JSON.stringify(Array.isArray(value) ? screened : screened[0]));
   };
+}
+
+/** `response` with another body. */
+function rebuilt(response: Response, body: ReadableStream<Uint8Array> | string): Response {
+  const screened = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  // What a Response made here cannot be given: EventSource reads both.
+  Object.defineProperties(screened, { url: { value: response.url }, redirected: { value: response.redirected } });
+  return screened;
+}
+
+/**
+ * `refusedAnswer`'s error for a parsed message that is a response the SDK's schema refuses;
+ * undefined for any other (the schema is asked of responses only: a broken notification or
+ * request goes on, to be dropped).
+ */
+function screenedMessage(value: unknown, hear: HearInvalidAnswer): JSONRPCMessage | undefined {
+  if (typeof value !== 'object' || value === null || (value as { id?: unknown }).id === undefined || 'method' in value) return undefined;
+  const parsed = JSONRPCMessageSchema.safeParse(value);
+  return parsed.success ? undefined : refusedAnswer(value, parsed.error, hear);
 }
 
 const LF = 0x0a;
@@ -287,10 +315,7 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
     } catch {
       return undefined;
     }
-    // Only a response can be made an answer (a broken notification goes on, to be dropped): the schema is asked of responses only.
-    if (typeof value !== 'object' || value === null || (value as { id?: unknown }).id === undefined || 'method' in value) return undefined;
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    const answer = parsed.success ? undefined : refusedAnswer(value, parsed.error, hear);
+    const answer = screenedMessage(value, hear);
     return answer === undefined ? undefined : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
   };
   const pass = (controller: TransformStreamDefaultController<Uint8Array>): void => {
