@@ -191,10 +191,14 @@ describe('a relayed tools/call', () => {
     expect(await (await fetchStream('http://upstream.test/mcp')).text()).toBe(`id: 7\nevent: message\ndata: ${answer}\n\n${passed.join('')}`);
     expect(heard).toEqual([['x', { member: 'error', issue }]]);
     // A JSON body answering a POST: its refused response too (a batch's each), the rest as it came.
-    const batch = [{ jsonrpc: '2.0', id: 1, result: null }, { jsonrpc: '2.0', id: 2, result: {} }];
+    const batch = [{ jsonrpc: '2.0', id: 1, result: null }, { jsonrpc: '2.0', id: 2, result: {} }, { jsonrpc: '2.0', id: 3, result: {}, error: { code: 1, message: 'm' } }];
     const json = await screeningFetch(async () => Response.json(batch), () => {})('http://upstream.test/mcp', { method: 'POST' });
-    const refusal = "the upstream's answer is not a JSON-RPC response: result Invalid input: expected object, received null";
-    expect(await json.json()).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32603, message: refusal } }, batch[1]]);
+    const refusal = "the upstream's answer is not a JSON-RPC response: ";
+    expect(await json.json()).toEqual([
+      { jsonrpc: '2.0', id: 1, error: { code: -32603, message: `${refusal}result Invalid input: expected object, received null` } },
+      batch[1],
+      { jsonrpc: '2.0', id: 3, error: { code: -32603, message: `${refusal}neither a result object nor a valid error` } },
+    ]);
     expect(await (await screeningFetch(async () => Response.json(batch[1]), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(JSON.stringify(batch[1]));
   });
 

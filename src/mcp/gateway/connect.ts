@@ -143,6 +143,9 @@ export interface InvalidAnswer {
   readonly issue: string;
 }
 
+/** A refused response whose fault is neither its result alone nor its error alone (both present, a `jsonrpc` of another version). */
+const NEITHER: InvalidAnswer = { member: undefined, issue: 'neither a result object nor a valid error' };
+
 /**
  * What is wrong with a response the SDK's JSON-RPC schema refused (`error`, the schema's), by
  * the union's branch that only that member spoils; undefined for an error that is not that
@@ -159,7 +162,7 @@ export function invalidAnswerOf(error: unknown): InvalidAnswer | undefined {
     if (branch === undefined) continue;
     return { member, issue: branch.map((issue) => `${(issue.path ?? []).map(String).join('.')} ${issue.message ?? 'is invalid'}`).join('; ') };
   }
-  return { member: undefined, issue: 'neither a result object nor a valid error' };
+  return NEITHER;
 }
 
 type HearInvalidAnswer = ConnectUpstreamOptions['onInvalidAnswer'];
@@ -174,7 +177,7 @@ function refusedAnswer(value: unknown, error: unknown, hear: HearInvalidAnswer):
   if (typeof value !== 'object' || value === null || Array.isArray(value) || 'method' in value) return undefined;
   const { id } = value as { id?: unknown };
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
-  const invalid = invalidAnswerOf(error) ?? { member: undefined, issue: 'neither a result object nor a valid error' };
+  const invalid = invalidAnswerOf(error) ?? NEITHER;
   hear?.(id as string | number, invalid);
   return { jsonrpc: '2.0', id: id as string | number, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalid.issue}` } };
 }
