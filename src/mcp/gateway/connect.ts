@@ -321,17 +321,20 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
     const answer = screenedMessage(value, hear);
     return answer === undefined ? undefined : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
   };
-  const pass = (controller: TransformStreamDefaultController<Uint8Array>): void => {
+  /** The event of `pieces` and then `tail`, screened: undefined when it goes on as it came. */
+  const screenEvent = (tail: Uint8Array): string | undefined => {
     let text = '';
     for (const piece of pieces) text += decoder.decode(piece, { stream: true });
-    const screened = screen(text + decoder.decode());
-    if (screened === undefined) for (const piece of pieces) controller.enqueue(piece);
-    else controller.enqueue(encoder.encode(screened));
-    pieces = [];
+    return screen(text + decoder.decode(tail));
   };
   return new TransformStream<Uint8Array, Uint8Array>({
     transform: (chunk, controller) => {
+      // The chunk's bytes from `from` to `start` are whole events that go on as they came: passed on
+      // together (one chunk, as the transport would have read it), not one by one.
+      let from = 0;
       let start = 0;
+      let nextLf = -2;
+      let nextCr = -2;
       for (let at = 0; at < chunk.length; ) {
         const byte = chunk[at];
         if (byte === LF && afterCr) {
@@ -346,19 +349,29 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
               afterCr = false;
               at++;
             }
-            pieces.push(chunk.subarray(start, at));
+            const screened = screenEvent(chunk.subarray(start, at));
+            if (screened === undefined) {
+              // Its start came in earlier chunks (then it is the chunk's first event): that goes first.
+              for (const piece of pieces) controller.enqueue(piece);
+            } else {
+              if (start > from) controller.enqueue(chunk.subarray(from, start));
+              controller.enqueue(encoder.encode(screened));
+              from = at;
+            }
+            pieces = [];
             start = at;
-            pass(controller);
           }
           lineStart = true;
         } else {
           afterCr = false;
           lineStart = false;
-          const lf = chunk.indexOf(LF, at);
-          const cr = chunk.indexOf(CR, at);
-          at = lf === -1 ? (cr === -1 ? chunk.length : cr) : cr === -1 ? lf : Math.min(lf, cr);
+          // Where the next LF and CR are, each looked for again only once passed (-1: none in the chunk).
+          if (nextLf !== -1 && nextLf < at) nextLf = chunk.indexOf(LF, at);
+          if (nextCr !== -1 && nextCr < at) nextCr = chunk.indexOf(CR, at);
+          at = nextLf === -1 ? (nextCr === -1 ? chunk.length : nextCr) : nextCr === -1 ? nextLf : Math.min(nextLf, nextCr);
         }
       }
+      if (start > from) controller.enqueue(chunk.subarray(from, start));
       if (start < chunk.length) pieces.push(chunk.subarray(start));
     },
     // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
