@@ -53,7 +53,7 @@ const INVALID: Record<string, RawAnswer> = {
   missing: { fields: {}, as: 'sse' },
   'null-json': { fields: { result: null }, as: 'json' },
   // An error member that is no JSON-RPC error.
-  'error-five': { fields: { error: 5 }, as: 'sse' },
+  'error-five': { fields: { error: 5 }, as: 'sse', progress: 'just before' },
   'error-null': { fields: { error: null }, as: 'sse' },
   'error-code': { fields: { error: { code: 'x', message: 'm' } }, as: 'sse' },
   'error-no-message': { fields: { error: { code: -32050 } }, as: 'sse' },
@@ -292,7 +292,9 @@ describe('one endpoint: local and upstream tools', () => {
     await client.connect(b);
     sessions.push(client);
     const kinds = ['error-five', 'error-null', 'error-code', 'error-no-message', 'error-five-json'];
-    const results = (await Promise.all(kinds.map((kind) => client.callTool({ name: 'relay_answer', arguments: { kind } })))) as CallToolResult[];
+    const progress: Progress[] = [];
+    const call = (kind: string) => client.callTool({ name: 'relay_answer', arguments: { kind } }, undefined, { onprogress: (report) => void progress.push(report) });
+    const results = (await Promise.all(kinds.map(call))) as CallToolResult[];
     const prefix = "UPSTREAM_ERROR: upstream 'relay' answered answer with an error that is not a JSON-RPC error: error";
     expect(results.map((result) => [result.isError, (result.content[0] as { text: string }).text])).toEqual([
       [true, `${prefix} Invalid input: expected object, received number`],
@@ -301,6 +303,8 @@ describe('one endpoint: local and upstream tools', () => {
       [true, `${prefix}.message Invalid input: expected string, received undefined`],
       [true, `${prefix} Invalid input: expected object, received number`],
     ]);
+    // The report sent just before the refused answer, on the same stream, was relayed before the call ended.
+    expect(progress.map((report) => report.message)).toEqual(['just before']);
   });
 
   it('a listing answered with what is not a JSON-RPC response fails at once saying so, on an SSE stream or as a JSON body, for the commands and for a serving gateway (Streamable HTTP)', async () => {

@@ -20,10 +20,15 @@ export interface HttpUpstream {
   close(): Promise<void>;
 }
 
-/** An answer `raw` writes itself: `fields` beside `jsonrpc` and `id`, on an SSE stream or as a JSON body. */
+/**
+ * An answer `raw` writes itself: `fields` beside `jsonrpc` and `id`, on an SSE stream or as a
+ * JSON body; on a stream, `progress` first sends a progress report of that message (under the
+ * request's progress token) in the same write.
+ */
 export interface RawAnswer {
   readonly fields: Record<string, unknown>;
   readonly as: 'sse' | 'json';
+  readonly progress?: string;
 }
 
 export async function startHttpUpstream(
@@ -47,7 +52,11 @@ export async function startHttpUpstream(
       }
       const message = JSON.stringify({ jsonrpc: '2.0', id: body.id, ...answer.fields });
       if (answer.as === 'json') response.writeHead(200, { 'content-type': 'application/json' }).end(message);
-      else response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${message}\n\n`);
+      else {
+        const progressToken = (body.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+        const report = answer.progress === undefined ? '' : `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: 1, message: answer.progress } })}\n\n`;
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${report}event: message\ndata: ${message}\n\n`);
+      }
     });
   });
   const serve = (request: IncomingMessage, response: ServerResponse, parsedBody?: unknown): void => {
