@@ -10,6 +10,7 @@
 // so on an HTTP upstream's event streams passes everything else on as it came.
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,6 +170,12 @@ describe('a relayed tools/call', () => {
     } finally {
       await connection.close();
     }
+  });
+
+  it("the SDK's stdio transport still keeps its reader where the gateway replaces it (_readBuffer: append, readMessage, clear)", () => {
+    // The one SDK internal the gateway relies on (connect.ts, observeInvalidLines); the HTTP transports are screened through public options.
+    const reader = (new StdioClientTransport({ command: process.execPath }) as unknown as { _readBuffer?: Record<string, unknown> })._readBuffer;
+    expect([typeof reader?.append, typeof reader?.readMessage, typeof reader?.clear]).toEqual(['function', 'function', 'function']);
   });
 
   it("an HTTP upstream's event stream and JSON body are passed on as they came, but for an answer the SDK's schema refuses: split across chunks, CRLF or CR line ends, data on several lines", async () => {
