@@ -14,7 +14,7 @@ export type { GatewayOptions, GatewayToolSet, UpstreamStatus } from './gateway/g
 export { RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './gateway/upstream-link.js';
 // The gateway's governance (issue 37): connecting to an upstream, its tools' states, approve and reject.
 export { connectUpstream, expandVariables, MissingVariableError } from './gateway/connect.js';
-export type { ConnectUpstreamOptions, UpstreamConnection } from './gateway/connect.js';
+export type { ConnectUpstreamOptions, InvalidAnswer, UpstreamConnection } from './gateway/connect.js';
 export { approvedByForce, approvedDefinitionHash, definitionOf, FORCED_BUILD_MARK, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
 export type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
 export { upstreamGovernance } from './gateway/governance.js';

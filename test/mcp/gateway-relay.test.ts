@@ -5,15 +5,20 @@
 // sessions whose calls carry the same JSON-RPC id get their own answers and progress; a client's
 // cancellation and a session's timeout reach the upstream under the id it was called with; an
 // upstream's JSON-RPC error and a result MCP clients would refuse are the results they were when
-// the SDK's client made the call, and the audit log says so.
+// the SDK's client made the call, and the audit log says so; an answer the SDK's schema refuses
+// (its result or its error no JSON-RPC member) ends its call at once, and the screen that does
+// so on an HTTP upstream's event streams passes everything else on as it came.
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
+import { screeningFetch } from '../../src/mcp/gateway/connect.js';
 import { connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import type { InvalidAnswer } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { approveListed } from '../support/upstreams.js';
@@ -142,6 +147,66 @@ describe('a relayed tools/call', () => {
     } finally {
       await connection.close();
     }
+  });
+
+  it('an answer whose error is no JSON-RPC error (5, null, a code that is no number, no message) is UPSTREAM_ERROR naming it at once, and fails a request of the SDK client at once', async () => {
+    // On the old code these ended at once as "… not a valid CallToolResult: the result Invalid input", and
+    // the SDK client's own request as "neither a result object nor a valid error": what was wrong went unsaid.
+    const client = await session({ callTimeoutMs: 5_000 });
+    const errors = [5, null, { code: 'x', message: 'm' }, { code: -32050 }];
+    const results = (await Promise.all(errors.map((error) => client.callTool({ name: 'scripted_fail', arguments: { error } })))) as CallToolResult[];
+    const prefix = "UPSTREAM_ERROR: upstream 'scripted' answered fail with an error that is not a JSON-RPC error: error";
+    expect(results.map((result) => [result.isError, text(result)])).toEqual([
+      [true, `${prefix} Invalid input: expected object, received number`],
+      [true, `${prefix} Invalid input: expected object, received null`],
+      [true, `${prefix}.code Invalid input: expected number, received string`],
+      [true, `${prefix}.message Invalid input: expected string, received undefined`],
+    ]);
+    expect(records.filter((record) => record.tool === 'scripted_fail').map((record) => record.outcome).slice(-4)).toEqual(Array(4).fill('UPSTREAM_ERROR'));
+    const connection = await connectUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+    try {
+      const refused = await connection.client.callTool({ name: 'fail', arguments: { error: { code: 1.5, message: 'm' } } }, undefined, { timeout: 5_000 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is not a JSON-RPC response: error.code Invalid input: expected int, received number" });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("the SDK's stdio transport still keeps its reader where the gateway replaces it (_readBuffer: append, readMessage, clear)", () => {
+    // The one SDK internal the gateway relies on (connect.ts, observeInvalidLines); the HTTP transports are screened through public options.
+    const reader = (new StdioClientTransport({ command: process.execPath }) as unknown as { _readBuffer?: Record<string, unknown> })._readBuffer;
+    expect([typeof reader?.append, typeof reader?.readMessage, typeof reader?.clear]).toEqual(['function', 'function', 'function']);
+  });
+
+  it("an HTTP upstream's event stream and JSON body are passed on as they came, but for an answer the SDK's schema refuses: split across chunks, CRLF or CR line ends, data on several lines", async () => {
+    // The screen the gateway gives the SDK's HTTP transports as their fetch (Streamable HTTP's streams, HTTP+SSE's one stream).
+    const refused = 'id: 7\r\nevent: message\r\ndata: {"jsonrpc":"2.0",\r\ndata: "id":"x","error":5}\r\n\r\n';
+    const passed = [': keep-alive\n\n', 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":5,"bad":true}}\n\n', 'event: endpoint\rdata: {"id":1,"result":5}\r\r', 'data: {"jsonrpc":"2.0","id":3,"result":{}}\n\n', 'data: not json\n\n', 'data: {"id":4,"result":null}'];
+    const text = refused + passed.join('');
+    // Cut at every third character: a CRLF split between chunks, a line in pieces.
+    const chunks = Array.from({ length: Math.ceil(text.length / 3) }, (_, index) => new TextEncoder().encode(text.slice(index * 3, index * 3 + 3)));
+    const heard: [string | number, InvalidAnswer][] = [];
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        for (const chunk of chunks) controller.enqueue(chunk);
+        controller.close();
+      },
+    });
+    const fetchStream = screeningFetch(async () => new Response(body, { headers: { 'content-type': 'text/event-stream; charset=utf-8' } }), (id, invalid) => void heard.push([id, invalid]));
+    const issue = 'error Invalid input: expected object, received number';
+    const answer = JSON.stringify({ jsonrpc: '2.0', id: 'x', error: { code: -32603, message: `the upstream's answer is not a JSON-RPC response: ${issue}` } });
+    expect(await (await fetchStream('http://upstream.test/mcp')).text()).toBe(`id: 7\nevent: message\ndata: ${answer}\n\n${passed.join('')}`);
+    expect(heard).toEqual([['x', { member: 'error', issue }]]);
+    // A JSON body answering a POST: its refused response too (a batch's each), the rest as it came.
+    const batch = [{ jsonrpc: '2.0', id: 1, result: null }, { jsonrpc: '2.0', id: 2, result: {} }, { jsonrpc: '2.0', id: 3, result: {}, error: { code: 1, message: 'm' } }];
+    const json = await screeningFetch(async () => Response.json(batch), () => {})('http://upstream.test/mcp', { method: 'POST' });
+    const refusal = "the upstream's answer is not a JSON-RPC response: ";
+    expect(await json.json()).toEqual([
+      { jsonrpc: '2.0', id: 1, error: { code: -32603, message: `${refusal}result Invalid input: expected object, received null` } },
+      batch[1],
+      { jsonrpc: '2.0', id: 3, error: { code: -32603, message: `${refusal}neither a result object nor a valid error` } },
+    ]);
+    expect(await (await screeningFetch(async () => Response.json(batch[1]), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(JSON.stringify(batch[1]));
   });
 
   it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {

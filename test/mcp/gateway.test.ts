@@ -4,7 +4,9 @@
 // and calls through it and gets their content (an image included), progress, logs and
 // sampling requests (a task-only tool called as a task), under its session's policy and each
 // upstream's stored permissions; every proxied call leaves an audit row (the sessions record
-// through createCallRecorder).
+// through createCallRecorder). Upstreams in this process send what no SDK server sends (a
+// result or an error that is no JSON-RPC member, on Streamable HTTP and on the older HTTP+SSE
+// transport): each call or listing fails at once, never at its timeout.
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,12 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool, fingerprintOf, InMemoryToolRegistry, publishTools } from '../../src/index.js';
 import type { ToolPolicy } from '../../src/index.js';
 import { callOutcomeOf } from '../../src/mcp/call-outcome.js';
-import { createCallRecorder, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet } from '../../src/mcp/index.js';
+import { connectUpstream, createCallRecorder, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet } from '../../src/mcp/index.js';
 import type { CallRecorder, GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
 import { approveListed, freePort } from '../support/upstreams.js';
-import { startHttpUpstream } from '../support/http-upstream.js';
+import { startHttpUpstream, startLegacySseUpstream } from '../support/http-upstream.js';
 import type { HttpUpstream, RawAnswer } from '../support/http-upstream.js';
 
 useChildProcessTimeout();
@@ -50,6 +52,12 @@ const INVALID: Record<string, RawAnswer> = {
   five: { fields: { result: 5 }, as: 'sse' },
   missing: { fields: {}, as: 'sse' },
   'null-json': { fields: { result: null }, as: 'json' },
+  // An error member that is no JSON-RPC error.
+  'error-five': { fields: { error: 5 }, as: 'sse', progress: 'just before' },
+  'error-null': { fields: { error: null }, as: 'sse' },
+  'error-code': { fields: { error: { code: 'x', message: 'm' } }, as: 'sse' },
+  'error-no-message': { fields: { error: { code: -32050 } }, as: 'sse' },
+  'error-five-json': { fields: { error: 5 }, as: 'json' },
 };
 
 const local = defineTool({ name: 'local_add', input_schema: { type: 'object', properties: { a: { type: 'number' } } }, handler: ({ a }) => ({ sum: (a as number) + 1 }) });
@@ -95,7 +103,12 @@ beforeAll(async () => {
     httpChild?.once('exit', (code) => reject(new Error(`server-everything (HTTP) exited with ${code}`)));
   });
   // An upstream in this process that answers `answer` with the result its `kind` names, as it is.
-  relay = await startHttpUpstream(() => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }], (_name, args) => RELAYED[args.kind as string], (_name, args) => INVALID[args.kind as string]);
+  const kind = (params: Record<string, unknown>): string => (params.arguments as { kind: string }).kind;
+  relay = await startHttpUpstream(
+    () => [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }],
+    (_name, args) => RELAYED[args.kind as string],
+    (method, params) => (method === 'tools/call' ? INVALID[kind(params)] : undefined),
+  );
   registry = new InMemoryToolRegistry();
   recorder = createCallRecorder(registry);
   await publishTools(registry, [local]);
@@ -268,6 +281,107 @@ describe('one endpoint: local and upstream tools', () => {
     await recorder.flush();
     const rows = await registry.listCalls({ tool: 'relay_answer' });
     expect(rows.map((row) => row.outcome).reverse()).toEqual(['TOOL_ERROR', 'ok', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'UPSTREAM_ERROR', 'TOOL_FAILED', 'TOOL_ERROR']);
+  });
+
+  it('an answer whose error is no JSON-RPC error (5, null, a code that is no number, no message) is UPSTREAM_ERROR naming it at once, on the call\'s SSE stream or as a JSON body', async () => {
+    // On the old code the SSE ones were dropped by the SDK's transport: TIMEOUT after this session's 5 s.
+    const server = createMcpServer(gateway, { callTimeoutMs: 5_000, onCall: (record) => recorder.record(record) });
+    const client = new Client({ name: 'test', version: '1' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    await client.connect(b);
+    sessions.push(client);
+    const kinds = ['error-five', 'error-null', 'error-code', 'error-no-message', 'error-five-json'];
+    const progress: Progress[] = [];
+    const call = (kind: string) => client.callTool({ name: 'relay_answer', arguments: { kind } }, undefined, { onprogress: (report) => void progress.push(report) });
+    const results = (await Promise.all(kinds.map(call))) as CallToolResult[];
+    const prefix = "UPSTREAM_ERROR: upstream 'relay' answered answer with an error that is not a JSON-RPC error: error";
+    expect(results.map((result) => [result.isError, (result.content[0] as { text: string }).text])).toEqual([
+      [true, `${prefix} Invalid input: expected object, received number`],
+      [true, `${prefix} Invalid input: expected object, received null`],
+      [true, `${prefix}.code Invalid input: expected number, received string`],
+      [true, `${prefix}.message Invalid input: expected string, received undefined`],
+      [true, `${prefix} Invalid input: expected object, received number`],
+    ]);
+    // The report sent just before the refused answer, on the same stream, was relayed before the call ended.
+    expect(progress.map((report) => report.message)).toEqual(['just before']);
+  });
+
+  it('a listing answered with what is not a JSON-RPC response fails at once saying so, on an SSE stream or as a JSON body, for the commands and for a serving gateway (Streamable HTTP)', async () => {
+    let listing: RawAnswer = { fields: { result: 5 }, as: 'sse' };
+    const broken = await startHttpUpstream(() => [], undefined, (method) => (method === 'tools/list' ? listing : undefined));
+    const upstream = { name: 'broken', transport: { type: 'http' as const, url: broken.url, headers: {} } };
+    const own = new InMemoryToolRegistry();
+    try {
+      // On the old code: "did not list its tools: MCP error -32001: Request timed out", after these 5 s.
+      const refusal = (answer: string) => `upstream broken (${broken.url}) did not list its tools: MCP error -32603: the upstream's answer is not a JSON-RPC response: ${answer}`;
+      await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(refusal('result Invalid input: expected object, received number'));
+      listing = { fields: { error: { code: 'x', message: 'm' } }, as: 'sse' };
+      await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(refusal('error.code Invalid input: expected number, received string'));
+      // As a JSON body the SDK's parse failed the POST at once, but said only "the answer: Invalid input" on the old code.
+      listing = { fields: { error: 5 }, as: 'json' };
+      await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(refusal('error Invalid input: expected object, received number'));
+      listing = { fields: { error: { code: 'x', message: 'm' } }, as: 'sse' };
+      // The serving gateway's listing: its first attempt ends with the refusal, not the connect timeout.
+      await own.putUpstream(upstream);
+      const serving = await gatewayToolSet(own, [], { onWarning: () => {}, connectTimeoutMs: 5_000 });
+      try {
+        expect(serving.upstreams().map((status) => [status.connected, status.error])).toEqual([
+          [true, "cannot list its tools: MCP error -32603: the upstream's answer is not a JSON-RPC response: error.code Invalid input: expected number, received string"],
+        ]);
+      } finally {
+        await serving.close();
+      }
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('over the older HTTP+SSE transport, an answer that is not a JSON-RPC response fails a call or a listing at once (matched by its id on the shared stream)', async () => {
+    const LEGACY: Record<string, Record<string, unknown>> = { usual: { result: { content: [{ type: 'text', text: 'over sse' }] } }, five: { result: 5 }, 'error-code': { error: { code: 'x', message: 'm' } } };
+    let listing: Record<string, unknown> = { result: { tools: [{ name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } } } }] } };
+    const legacy = await startLegacySseUpstream((method, params) => {
+      if (method === 'initialize') return { result: { protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'legacy', version: '1' } } };
+      if (method === 'tools/list') return listing;
+      if (method === 'tools/call') return LEGACY[(params.arguments as { kind: string }).kind] ?? {};
+      return { result: {} };
+    });
+    const upstream = { name: 'legacy', transport: { type: 'http' as const, url: legacy.url, headers: {} } };
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream(upstream);
+    const serving = await gatewayToolSet(own, [], { onWarning: () => {}, connectTimeoutMs: 5_000 });
+    try {
+      await approveListed(own, serving);
+      const server = createMcpServer(serving, { callTimeoutMs: 5_000 });
+      const client = new Client({ name: 'test', version: '1' });
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await server.connect(a);
+      await client.connect(b);
+      sessions.push(client);
+      // On the old code the last two were dropped by the SDK's transport: TIMEOUT after this session's 5 s.
+      const results = (await Promise.all(['usual', 'five', 'error-code'].map((kind) => client.callTool({ name: 'legacy_answer', arguments: { kind } })))) as CallToolResult[];
+      expect(results.map((result) => [result.isError, (result.content[0] as { text: string }).text])).toEqual([
+        [undefined, 'over sse'],
+        [true, "UPSTREAM_ERROR: upstream 'legacy' returned a result for answer that cannot be relayed: not a valid CallToolResult: result Invalid input: expected object, received number"],
+        [true, "UPSTREAM_ERROR: upstream 'legacy' answered answer with an error that is not a JSON-RPC error: error.code Invalid input: expected number, received string"],
+      ]);
+      // A request the SDK's client makes itself: a call, and a listing (the commands'), each an error at once.
+      const connection = await connectUpstream(upstream, { timeoutMs: 5_000 });
+      try {
+        expect(connection.transport).toBe('sse');
+        const refused = await connection.client.callTool({ name: 'answer', arguments: { kind: 'five' } }, undefined, { timeout: 5_000 }).catch((error: unknown) => error);
+        expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is not a JSON-RPC response: result Invalid input: expected object, received number" });
+      } finally {
+        await connection.close();
+      }
+      listing = { result: null };
+      await expect(fetchUpstreamDefinitions(upstream, { timeoutMs: 5_000 })).rejects.toThrow(
+        `upstream legacy (${legacy.url}) did not list its tools: MCP error -32603: the upstream's answer is not a JSON-RPC response: result Invalid input: expected object, received null`,
+      );
+    } finally {
+      await serving.close();
+      await legacy.close();
+    }
   });
 
   it('checks the arguments against the approved input schema before forwarding', async () => {

@@ -3,9 +3,11 @@
 // `tools()` returns at each tools/list: a test changes an upstream's definitions without a child
 // process. tools/call answers with the tool's name and arguments as text, or with whatever
 // `call(name, args)` returns, sent as it is (not checked by the SDK's server: a test can send
-// what a careless upstream would). `raw(name, args)` may answer a tools/call itself, before the
-// SDK's server sees it: the response's fields besides `jsonrpc` and `id`, written as they are
-// on an SSE stream or as a JSON body (what the SDK's server cannot send: `result: null`, ...).
+// what a careless upstream would). `raw(method, params)` may answer a request itself (a tools/call,
+// a tools/list), before the SDK's server sees it: the response's fields besides `jsonrpc` and
+// `id`, written as they are on an SSE stream or as a JSON body (what the SDK's server cannot
+// send: `result: null`, `error: 5`, ...). `startLegacySseUpstream` is a server of the older
+// HTTP+SSE transport (2024-11-05), written by hand: it answers whatever `answer` returns.
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,16 +20,21 @@ export interface HttpUpstream {
   close(): Promise<void>;
 }
 
-/** A tools/call answer `raw` writes itself: `fields` beside `jsonrpc` and `id`, on an SSE stream or as a JSON body. */
+/**
+ * An answer `raw` writes itself: `fields` beside `jsonrpc` and `id`, on an SSE stream or as a
+ * JSON body; on a stream, `progress` first sends a progress report of that message (under the
+ * request's progress token) in the same write.
+ */
 export interface RawAnswer {
   readonly fields: Record<string, unknown>;
   readonly as: 'sse' | 'json';
+  readonly progress?: string;
 }
 
 export async function startHttpUpstream(
   tools: () => readonly object[],
   call?: (name: string, args: Record<string, unknown>) => unknown,
-  raw?: (name: string, args: Record<string, unknown>) => RawAnswer | undefined,
+  raw?: (method: string, params: Record<string, unknown>) => RawAnswer | undefined,
 ): Promise<HttpUpstream> {
   const http = createServer((request, response) => {
     if (raw === undefined || request.method !== 'POST') {
@@ -37,15 +44,19 @@ export async function startHttpUpstream(
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method?: string; params?: { name: string; arguments?: Record<string, unknown> } };
-      const answer = body.method === 'tools/call' && body.params !== undefined ? raw(body.params.name, body.params.arguments ?? {}) : undefined;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method?: string; params?: Record<string, unknown> };
+      const answer = body.id !== undefined && body.method !== undefined ? raw(body.method, body.params ?? {}) : undefined;
       if (answer === undefined) {
         serve(request, response, body);
         return;
       }
       const message = JSON.stringify({ jsonrpc: '2.0', id: body.id, ...answer.fields });
       if (answer.as === 'json') response.writeHead(200, { 'content-type': 'application/json' }).end(message);
-      else response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: message\ndata: ${message}\n\n`);
+      else {
+        const progressToken = (body.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+        const report = answer.progress === undefined ? '' : `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken, progress: 1, message: answer.progress } })}\n\n`;
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${report}event: message\ndata: ${message}\n\n`);
+      }
     });
   });
   const serve = (request: IncomingMessage, response: ServerResponse, parsedBody?: unknown): void => {
@@ -77,5 +88,50 @@ export async function startHttpUpstream(
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     close: () => new Promise<void>((resolve) => http.close(() => resolve())),
+  };
+}
+
+/**
+ * A server of the older HTTP+SSE transport in the test's process, by hand (the SDK's server
+ * cannot send a broken answer): GET `url` opens a session's event stream, whose first event
+ * names the session's POST endpoint; a POSTed request is accepted (202) and answered on the
+ * stream with `answer(method, params)`'s fields beside `jsonrpc` and `id`. A POST to `url`
+ * itself is refused (405), as a server of that transport refuses Streamable HTTP.
+ */
+export async function startLegacySseUpstream(answer: (method: string, params: Record<string, unknown>) => Record<string, unknown>): Promise<HttpUpstream> {
+  const streams = new Map<string, ServerResponse>();
+  let sessions = 0;
+  const http = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname === '/sse' && request.method === 'GET') {
+      const session = String(++sessions);
+      streams.set(session, response);
+      response.on('close', () => streams.delete(session));
+      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' }).write(`event: endpoint\ndata: /messages?session=${session}\n\n`);
+      return;
+    }
+    const stream = streams.get(url.searchParams.get('session') ?? '');
+    if (url.pathname !== '/messages' || request.method !== 'POST' || stream === undefined) {
+      response.writeHead(url.pathname === '/sse' ? 405 : 404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method?: string; params?: Record<string, unknown> };
+      response.writeHead(202).end('Accepted');
+      if (body.id === undefined || body.method === undefined) return;
+      stream.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, ...answer(body.method, body.params ?? {}) })}\n\n`);
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const stream of streams.values()) stream.end();
+        http.close(() => resolve());
+      }),
   };
 }

@@ -5,7 +5,8 @@
 //   each sends one progress report (message = its text) under the token it was given, then
 //   its text back;
 // - `hold`: sends one progress report, never answers (a notifications/cancelled ends it);
-// - `fail` {code?}: a JSON-RPC error (code, default -32050; "boom", with data);
+// - `fail` {code?, error?}: a JSON-RPC error (code, default -32050; "boom", with data), or
+//   `error` as it is given (5, null, {code: 'x'}: what no JSON-RPC error is);
 // - `answer` {kind}: the result RESULTS[kind], as it is;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason }).
@@ -68,6 +69,8 @@ function call(request) {
   } else if (name === 'hold') {
     held.set(request.id, request);
     progress(request, 'holding');
+  } else if (name === 'fail' && 'error' in args) {
+    send({ jsonrpc: '2.0', id: request.id, error: args.error });
   } else if (name === 'fail') {
     send({ jsonrpc: '2.0', id: request.id, error: { code: args?.code ?? -32050, message: 'boom', data: { why: 'asked to' } } });
   } else if (name === 'answer') {

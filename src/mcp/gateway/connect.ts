@@ -62,14 +62,14 @@ export interface ConnectUpstreamOptions {
    */
   readonly setup?: (client: Client) => void;
   /**
-   * A stdio upstream's line that is JSON but no JSON-RPC message (a response whose `result` is
-   * null, 5, or missing along with `error`): the SDK's transport would drop it (to its
-   * `onerror`), and a request waiting for that answer would wait for its timeout. Called first
-   * with the value and the schema's error; true when it is taken. Else a response (an `id`, no
-   * `method`) reaches the client as a JSON-RPC error -32603 saying what was wrong, so the SDK's
-   * own request (initialize, tools/list, a task's) fails at once; anything else is dropped.
+   * An answer the SDK's JSON-RPC schema refuses (a response, with an `id` and no `method`, whose
+   * `result` is null or 5, whose `error` is 5 or has no `message`, ...), over any transport: the
+   * SDK's client transports would drop it (to their `onerror`), and the request waiting for it
+   * would wait for its timeout. It reaches the client as a JSON-RPC error -32603 of its id
+   * ("the upstream's answer is not a JSON-RPC response: …"), so that request fails at once;
+   * this hears it first, with the id and what was wrong.
    */
-  readonly onInvalidMessage?: (value: unknown, error: Error) => boolean;
+  readonly onInvalidAnswer?: (id: string | number, invalid: InvalidAnswer) => void;
 }
 
 /** A connected upstream: the SDK client and which transport answered. */
@@ -109,7 +109,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
     });
-    observeInvalidLines(child, options.onInvalidMessage ?? (() => false));
+    observeInvalidLines(child, options.onInvalidAnswer);
     const client = newClient();
     await client.connect(child, { timeout });
     return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
@@ -119,40 +119,79 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }), { timeout });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screeningFetch(fetch, options.onInvalidAnswer) }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
     if (!isLegacyServerAnswer(error)) throw error;
   }
   const legacy = newClient();
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }) } }), { timeout });
+  // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
+  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer);
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
+/** What was wrong with an upstream's answer that the SDK's JSON-RPC schema refused. */
+export interface InvalidAnswer {
+  /**
+   * The member at fault: `result` (null, 5, or absent along with `error`), `error` (5, null,
+   * a `code` that is no integer, no `message`), or undefined (anything else, such as both).
+   */
+  readonly member: 'result' | 'error' | undefined;
+  /** Each refused place of that member with the schema's message (`error.code Invalid input: expected number, received string`), `; ` between two. */
+  readonly issue: string;
+}
+
+/** A refused response whose fault is neither its result alone nor its error alone (both present, a `jsonrpc` of another version). */
+const NEITHER: InvalidAnswer = { member: undefined, issue: 'neither a result object nor a valid error' };
+
 /**
- * What is wrong with a message the SDK's JSON-RPC schema refused, when it is a response whose
- * only fault is its `result` (null, a number, absent along with `error`): `result ` and the
- * schema's message. Undefined for any other message (a broken notification, not JSON-RPC).
+ * What is wrong with a response the SDK's JSON-RPC schema refused (`error`, the schema's), by
+ * the union's branch that only that member spoils; undefined for an error that is not that
+ * schema's refusal of a whole message (CallToolResultSchema's, say).
  */
-export function invalidResultIssue(error: unknown): string | undefined {
+export function invalidAnswerOf(error: unknown): InvalidAnswer | undefined {
   type Issue = { readonly path?: readonly PropertyKey[]; readonly message?: string };
-  const union = (error as { issues?: readonly { code?: string; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
-  if (union?.code !== 'invalid_union' || union.errors === undefined || !Array.isArray(union.errors)) return undefined;
-  const branch = union.errors.find((issues: readonly Issue[]) => issues.length > 0 && issues.every((issue: Issue) => issue.path?.length === 1 && issue.path[0] === 'result'));
-  return branch === undefined ? undefined : `result ${branch[0]?.message ?? 'is invalid'}`;
+  const union = (error as { issues?: readonly { code?: string; path?: readonly PropertyKey[]; errors?: readonly (readonly Issue[])[] }[] } | null)?.issues?.[0];
+  if (union?.code !== 'invalid_union' || union.path?.length !== 0 || !Array.isArray(union.errors)) return undefined;
+  const branches: readonly (readonly Issue[])[] = union.errors;
+  // `result` first: an answer with neither member spoils both branches alone, and says so of its result.
+  for (const member of ['result', 'error'] as const) {
+    const branch = branches.find((issues) => issues.length > 0 && issues.every((issue) => issue.path?.[0] === member));
+    if (branch === undefined) continue;
+    return { member, issue: branch.map((issue) => `${(issue.path ?? []).map(String).join('.')} ${issue.message ?? 'is invalid'}`).join('; ') };
+  }
+  return NEITHER;
+}
+
+type HearInvalidAnswer = ConnectUpstreamOptions['onInvalidAnswer'];
+
+/**
+ * A JSON value the SDK's schema refused (its `error`), as the gateway passes it on: a response
+ * (an `id`, no `method`) becomes a JSON-RPC error -32603 of its id saying what was wrong, heard
+ * by `hear` first; anything else (a broken request or notification) is undefined, for the
+ * transport to drop as it does.
+ */
+function refusedAnswer(value: unknown, error: unknown, hear: HearInvalidAnswer): JSONRPCMessage | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || 'method' in value) return undefined;
+  const { id } = value as { id?: unknown };
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  const invalid = invalidAnswerOf(error) ?? NEITHER;
+  hear?.(id as string | number, invalid);
+  return { jsonrpc: '2.0', id: id as string | number, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalid.issue}` } };
 }
 
 /**
  * The child's output read as the SDK's `ReadBuffer` reads it (one message a line, the same size
- * bound, the same schema), except that a JSON line the schema refuses goes to `invalid` first.
+ * bound, the same schema), except that an answer the schema refuses becomes `refusedAnswer`'s error.
  */
 class ObservedReadBuffer {
   #buffer: Buffer | undefined;
-  readonly #invalid: (value: unknown, error: Error) => boolean;
+  readonly #hear: HearInvalidAnswer;
 
-  constructor(invalid: (value: unknown, error: Error) => boolean) {
-    this.#invalid = invalid;
+  constructor(hear: HearInvalidAnswer) {
+    this.#hear = hear;
   }
 
   append(chunk: Buffer): void {
@@ -164,20 +203,17 @@ class ObservedReadBuffer {
   }
 
   readMessage(): JSONRPCMessage | null {
-    for (;;) {
-      const index = this.#buffer?.indexOf('\n') ?? -1;
-      if (this.#buffer === undefined || index === -1) return null;
-      const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
-      this.#buffer = this.#buffer.subarray(index + 1);
-      // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
-      const value: unknown = JSON.parse(line);
-      const parsed = JSONRPCMessageSchema.safeParse(value);
-      if (parsed.success) return parsed.data;
-      if (this.#invalid(value, parsed.error)) continue;
-      const id = (value as { id?: unknown } | null)?.id;
-      if (typeof value !== 'object' || value === null || 'method' in value || (typeof id !== 'string' && typeof id !== 'number')) throw parsed.error;
-      return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: `the upstream's answer is not a JSON-RPC response: ${invalidResultIssue(parsed.error) ?? 'neither a result object nor a valid error'}` } };
-    }
+    const index = this.#buffer?.indexOf('\n') ?? -1;
+    if (this.#buffer === undefined || index === -1) return null;
+    const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
+    this.#buffer = this.#buffer.subarray(index + 1);
+    // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
+    const value: unknown = JSON.parse(line);
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    const answer = refusedAnswer(value, parsed.error, this.#hear);
+    if (answer === undefined) throw parsed.error;
+    return answer;
   }
 
   clear(): void {
@@ -190,9 +226,159 @@ class ObservedReadBuffer {
  * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
  * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
  */
-function observeInvalidLines(transport: StdioClientTransport, invalid: (value: unknown, error: Error) => boolean): void {
+function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer): void {
   const fields = transport as unknown as { _readBuffer?: unknown };
-  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(invalid);
+  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear);
+}
+
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * `fetch` for the SDK's HTTP transports (their public `fetch` and `eventSourceInit.fetch`
+ * options), whose event streams (a 2xx `text/event-stream`) are read through `screenedEvents`
+ * and whose JSON bodies (a 2xx `application/json` answering a POST) through `screenedMessage`:
+ * the transports parse each message with the schema and drop what it refuses outside any
+ * request's context (or fail the POST with it), so an answer is matched here by its `id`, as on
+ * stdio. (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
+ */
+export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
+  return async (url, init) => {
+    const response = await base(url, init);
+    const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (!response.ok || response.body === null) return response;
+    if (type === 'text/event-stream') return rebuilt(response, response.body.pipeThrough(screenedEvents(hear)));
+    if (type !== 'application/json' || init?.method !== 'POST') return response;
+    const text = await response.text();
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return rebuilt(response, text);
+    }
+    const messages: unknown[] = Array.isArray(value) ? value : [value];
+    const screened = messages.map((message) => screenedMessage(message, hear) ?? message);
+    if (screened.every((message, index) => message === messages[index])) return rebuilt(response, text);
+    return rebuilt(response, JSON.stringify(Array.isArray(value) ? screened : screened[0]));
+  };
+}
+
+/** `response` with another body. */
+function rebuilt(response: Response, body: ReadableStream<Uint8Array> | string): Response {
+  const screened = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  // What a Response made here cannot be given: EventSource reads both.
+  Object.defineProperties(screened, { url: { value: response.url }, redirected: { value: response.redirected } });
+  return screened;
+}
+
+/**
+ * `refusedAnswer`'s error for a parsed message that is a response the SDK's schema refuses;
+ * undefined for any other (the schema is asked of responses only: a broken notification or
+ * request goes on, to be dropped).
+ */
+function screenedMessage(value: unknown, hear: HearInvalidAnswer): JSONRPCMessage | undefined {
+  if (typeof value !== 'object' || value === null || (value as { id?: unknown }).id === undefined || 'method' in value) return undefined;
+  const parsed = JSONRPCMessageSchema.safeParse(value);
+  return parsed.success ? undefined : refusedAnswer(value, parsed.error, hear);
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * Passes an event stream on event by event, each as the bytes it came as (UTF-8's multi-byte
+ * characters hold no CR or LF, so the lines are found in the bytes), except a message event (no
+ * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
+ * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
+ */
+function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  /** The bytes of the event read so far. */
+  let pieces: Uint8Array[] = [];
+  /** The last byte read ended a line (a blank line next ends the event), and it was a CR (an LF next completes a CRLF). */
+  let lineStart = true;
+  let afterCr = false;
+  const screen = (text: string): string | undefined => {
+    let type = '';
+    const data: string[] = [];
+    const others: string[] = [];
+    for (const line of text.split(/\r\n|\n|\r/)) {
+      if (line === '') continue;
+      const colon = line.indexOf(':');
+      const field = (colon === -1 ? line : line.slice(0, colon)).replace(/^\uFEFF/, '');
+      const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+      if (field === 'data') data.push(value);
+      else others.push(line);
+      if (field === 'event') type = value;
+    }
+    if ((type !== '' && type !== 'message') || data.length === 0) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(data.join('\n'));
+    } catch {
+      return undefined;
+    }
+    const answer = screenedMessage(value, hear);
+    return answer === undefined ? undefined : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
+  };
+  /** The event of `pieces` and then `tail`, screened: undefined when it goes on as it came. */
+  const screenEvent = (tail: Uint8Array): string | undefined => {
+    let text = '';
+    for (const piece of pieces) text += decoder.decode(piece, { stream: true });
+    return screen(text + decoder.decode(tail));
+  };
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform: (chunk, controller) => {
+      // The chunk's bytes from `from` to `start` are whole events that go on as they came: passed on
+      // together (one chunk, as the transport would have read it), not one by one.
+      let from = 0;
+      let start = 0;
+      let nextLf = -2;
+      let nextCr = -2;
+      for (let at = 0; at < chunk.length; ) {
+        const byte = chunk[at];
+        if (byte === LF && afterCr) {
+          afterCr = false;
+          at++;
+        } else if (byte === LF || byte === CR) {
+          afterCr = byte === CR;
+          at++;
+          if (lineStart) {
+            // A blank line: the event ends with it (and with the LF of its CRLF, when that has come).
+            if (afterCr && chunk[at] === LF) {
+              afterCr = false;
+              at++;
+            }
+            const screened = screenEvent(chunk.subarray(start, at));
+            if (screened === undefined) {
+              // Its start came in earlier chunks (then it is the chunk's first event): that goes first.
+              for (const piece of pieces) controller.enqueue(piece);
+            } else {
+              if (start > from) controller.enqueue(chunk.subarray(from, start));
+              controller.enqueue(encoder.encode(screened));
+              from = at;
+            }
+            pieces = [];
+            start = at;
+          }
+          lineStart = true;
+        } else {
+          afterCr = false;
+          lineStart = false;
+          // Where the next LF and CR are, each looked for again only once passed (-1: none in the chunk).
+          if (nextLf !== -1 && nextLf < at) nextLf = chunk.indexOf(LF, at);
+          if (nextCr !== -1 && nextCr < at) nextCr = chunk.indexOf(CR, at);
+          at = nextLf === -1 ? (nextCr === -1 ? chunk.length : nextCr) : nextCr === -1 ? nextLf : Math.min(nextLf, nextCr);
+        }
+      }
+      if (start > from) controller.enqueue(chunk.subarray(from, start));
+      if (start < chunk.length) pieces.push(chunk.subarray(start));
+    },
+    // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
+    flush: (controller) => {
+      for (const piece of pieces) controller.enqueue(piece);
+    },
+  });
 }
 
 /** After its input closes, how long a stdio upstream has to exit before SIGTERM, and before SIGKILL. */

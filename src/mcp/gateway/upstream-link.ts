@@ -21,8 +21,8 @@ import type { ElicitParams, McpContent, McpContentInput, SampleParams, ToolHandl
 import { withCallOutcome } from '../call-outcome.js';
 import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
-import { connectUpstream, invalidResultIssue } from './connect.js';
-import type { UpstreamConnection } from './connect.js';
+import { connectUpstream, invalidAnswerOf } from './connect.js';
+import type { InvalidAnswer, UpstreamConnection } from './connect.js';
 import { listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
@@ -47,8 +47,6 @@ export interface UpstreamLinkOptions {
 /** A call in flight: where what the upstream tells or asks during it goes. */
 interface Relay {
   readonly call: ToolHandlerOptions;
-  /** The id it was sent upstream under, when the link relays it itself (`#forward`). */
-  readonly id?: string;
 }
 
 /** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
@@ -58,6 +56,8 @@ const RELAY_ID_PREFIX = 'gateway-';
 interface Pending {
   readonly connection: UpstreamConnection;
   readonly toolName: string;
+  /** What was wrong with its answer, when the SDK's schema refused it (`#invalidAnswer`): that answer comes as a -32603 error. */
+  invalid?: InvalidAnswer;
   /** Ends the call with this result (once; later calls do nothing). */
   readonly finish: (result: McpContent) => void;
 }
@@ -206,7 +206,7 @@ export class UpstreamLink {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
           timeoutMs: this.#options.connectTimeoutMs,
           setup: (client) => this.#setup(client),
-          onInvalidMessage: (value, error) => this.#invalidAnswer(value, error),
+          onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -228,11 +228,6 @@ export class UpstreamLink {
         transport.onmessage = ((message: JSONRPCMessage, extra?: MessageExtraInfo) => {
           if (!this.#answer(message)) protocol?.(message, extra);
         }) as Transport['onmessage'];
-        // An answer the HTTP transport's schema refuses reaches only its onerror, in the context of the call's stream.
-        const protocolError = transport.onerror;
-        transport.onerror = (error: Error) => {
-          if (!this.#invalidAnswerInCall(error)) protocolError?.(error);
-        };
       }
       // Every level is asked for; each session filters by its own logging/setLevel.
       if (connection.client.getServerCapabilities()?.logging !== undefined) await connection.client.setLoggingLevel('debug').catch(() => undefined);
@@ -455,7 +450,7 @@ export class UpstreamLink {
     if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
     if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
-    const relay: Relay = { call, id };
+    const relay: Relay = { call };
     return new Promise<McpContent>((resolve) => {
       const finish = (result: McpContent): void => {
         if (!this.#pending.delete(id)) return;
@@ -500,7 +495,9 @@ export class UpstreamLink {
     // After the notifications that came before it: the SDK's client hands each to its handler a
     // microtask later, and a log message must find its call still in flight.
     queueMicrotask(() => {
-      if ('error' in message) {
+      if (pending.invalid !== undefined) {
+        pending.finish(this.#invalidAnswerResult(pending.toolName, pending.invalid));
+      } else if ('error' in message) {
         // The upstream answered: UPSTREAM_ERROR whatever the code, -32000 and -32001 too (a
         // server's own codes, which #failure would read as the SDK's closed connection and timeout).
         const { code, message: text, data } = message.error;
@@ -513,34 +510,21 @@ export class UpstreamLink {
   }
 
   /**
-   * A stdio line that is JSON but no JSON-RPC message (`connectUpstream`'s `onInvalidMessage`):
-   * the answer to a relayed call (its id, no method) ends that call now as UPSTREAM_ERROR
-   * (taken: true); anything else is left to the transport, which drops it.
+   * An answer the SDK's schema refuses (`connectUpstream`'s `onInvalidAnswer`, over every
+   * transport): when it answers a relayed call, the -32603 error it comes as ends that call as
+   * UPSTREAM_ERROR saying what was wrong (`#answer`).
    */
-  #invalidAnswer(value: unknown, error: Error): boolean {
-    if (!isRecord(value) || 'method' in value) return false;
-    const { id } = value;
-    if (typeof id !== 'string' || !id.startsWith(RELAY_ID_PREFIX)) return false;
-    const pending = this.#pending.get(id);
-    // A late answer to a call that ended: nothing waits for it.
-    if (pending === undefined) return true;
-    // After the notifications that came before it, as `#answer`.
-    queueMicrotask(() => pending.finish(this.#invalidResult(pending.toolName, invalidResultIssue(error) ?? firstIssue(error))));
-    return true;
+  #invalidAnswer(id: string | number, invalid: InvalidAnswer): void {
+    const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
+    if (pending !== undefined) pending.invalid = invalid;
   }
 
-  /**
-   * An error the transport reports while it reads a relayed call's own stream (Streamable HTTP):
-   * when it is the schema's refusal of a response whose `result` is invalid, that call ends now as
-   * UPSTREAM_ERROR (true). Over stdio nothing runs in a call's context (`#invalidAnswer` is that path).
-   */
-  #invalidAnswerInCall(error: Error): boolean {
-    const id = current.getStore()?.id;
-    const pending = id === undefined ? undefined : this.#pending.get(id);
-    const issue = pending === undefined ? undefined : invalidResultIssue(error);
-    if (pending === undefined || issue === undefined) return false;
-    pending.finish(this.#invalidResult(pending.toolName, issue));
-    return true;
+  /** The upstream's answer to a call is no JSON-RPC response: its result is not even an object, its error not a JSON-RPC error. */
+  #invalidAnswerResult(toolName: string, { member, issue }: InvalidAnswer): McpContent {
+    const { name } = this.#upstream;
+    if (member === 'result') return this.#invalidResult(toolName, issue);
+    if (member === 'error') return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with an error that is not a JSON-RPC error: ${issue}`);
+    return outcome('UPSTREAM_ERROR', `upstream '${name}' answered ${toolName} with what is not a JSON-RPC response: ${issue}`);
   }
 
   /** The upstream answered with a result that is not a CallToolResult (the SDK's schema refuses it). */
@@ -581,7 +565,9 @@ export class UpstreamLink {
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed) return this.#answeredError(toolName, error);
     // The SDK's schema refused the result (CallToolResultSchema): the upstream answered, with something that is not MCP.
     if (error instanceof Error && (error.name === 'ZodError' || error.name === '$ZodError') && Array.isArray((error as { issues?: unknown }).issues)) {
-      return this.#invalidResult(toolName, invalidResultIssue(error) ?? firstIssue(error));
+      // The JSON-RPC schema's union (an answer as a JSON body fails the POST), or CallToolResultSchema's.
+      const invalid = invalidAnswerOf(error);
+      return invalid === undefined ? this.#invalidResult(toolName, firstIssue(error)) : this.#invalidAnswerResult(toolName, invalid);
     }
     return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' could not be reached for ${toolName}: ${describe(error)}`);
   }
