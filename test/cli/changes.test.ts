@@ -1,7 +1,7 @@
 // The command's history, get --version, changes, watch and conditional writes (issue 11).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
+import { errorCode, plain, raceCli, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 import type { CliResult } from './helpers.js';
 
 useChildProcessTimeout();
@@ -57,6 +57,39 @@ describe('conditional writes on the command line', () => {
     expect(results.filter((result) => result.code !== 0).map((result) => errorCode(result.stderr))).toEqual(
       Array(4).fill('PRECONDITION_FAILED'),
     );
+  });
+});
+
+describe('register commands racing', () => {
+  // Before the fix each command read the tools before its write and worded its lines from
+  // that read: racers that all found new_N missing each said "added", and both arrays said
+  // "replaced old_N 1 -> ..." (ROUNDS: how often that showed is in the commit that added this).
+  const ROUNDS = 2;
+  it('of racing commands one says added, the others unchanged; each replace names the version it replaced', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tool-registry.db');
+    for (let round = 0; round < ROUNDS; round++) {
+      const [added, old] = [`new_${round}`, `old_${round}`];
+      ok(await runCli(['register', writeJson(join(cwd, `${old}.json`), spec(old, '1'))], { cwd }));
+      // Two single specs and two arrays, all adding `added`; each array also replaces `old`.
+      const results = await raceCli(`round${round}`, [
+        { args: ['register'], input: spec(added) },
+        { args: ['register'], input: spec(added) },
+        { args: ['register'], input: [spec(added), spec(old, '2.a')] },
+        { args: ['register'], input: [spec(added), spec(old, '2.b')] },
+      ], { cwd });
+      const lines = results.flatMap((result) => ok(result).stdout.trimEnd().split('\n'));
+      expect(lines.filter((line) => line.includes(added)).sort()).toEqual([
+        `added ${added} 1.0.0`,
+        ...Array(3).fill(`unchanged ${added} 1.0.0 (the identical spec is registered)`),
+      ]);
+      // The later of the two replaces replaced the earlier one's version, not 1.
+      const last = await withLibrary(db, async (registry) => (await registry.get(old))?.spec.version);
+      const first = last === '2.a' ? '2.b' : '2.a';
+      expect(lines.filter((line) => line.includes(old)).sort()).toEqual(
+        [`replaced ${old} 1 -> ${first} (kept enabled)`, `replaced ${old} ${first} -> ${last} (kept enabled)`].sort(),
+      );
+    }
   });
 });
 
