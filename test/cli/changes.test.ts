@@ -20,10 +20,11 @@ describe('conditional writes on the command line', () => {
     const v1 = writeJson(join(cwd, 'v1.json'), spec('deploy', '1.4.0'));
     const v2 = writeJson(join(cwd, 'v2.json'), spec('deploy', '2.0.0'));
     const v3 = writeJson(join(cwd, 'v3.json'), spec('deploy', '3.0.0'));
-    ok(await runCli(['register', v1, '--expect-absent'], { cwd }));
+    expect(ok(await runCli(['register', v1, '--expect-absent'], { cwd })).stdout).toBe('added deploy 1.4.0\n');
     const absent = await runCli(['register', v2, '--expect-absent'], { cwd });
     expect([absent.code, errorCode(absent.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
-    ok(await runCli(['register', v2, '--expect-version', '1.4.0'], { cwd }));
+    expect(ok(await runCli(['register', v2, '--expect-version', '1.4.0'], { cwd })).stdout).toBe('replaced deploy 1.4.0 -> 2.0.0 (kept enabled)\n');
+    expect(ok(await runCli(['register', v2, '--expect-version', '2.0.0'], { cwd })).stdout).toBe('unchanged deploy 2.0.0 (the identical spec is registered)\n');
     const stale = await runCli(['register', v3, '--expect-version', '1.4.0'], { cwd });
     expect([stale.code, errorCode(stale.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
     const wrongDisable = await runCli(['disable', 'deploy', '--expect-version', '1.4.0'], { cwd });
@@ -54,6 +55,8 @@ describe('conditional writes on the command line', () => {
     const files = Array.from({ length: 5 }, (_, i) => writeJson(join(cwd, `v2-${i}.json`), spec('deploy', `2.${i}`)));
     const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], { cwd })));
     expect(results.filter((result) => result.code === 0)).toHaveLength(1);
+    const winner = results.findIndex((result) => result.code === 0);
+    expect(results[winner]?.stdout).toBe(`replaced deploy 1 -> 2.${winner} (kept enabled)\n`);
     expect(results.filter((result) => result.code !== 0).map((result) => errorCode(result.stderr))).toEqual(
       Array(4).fill('PRECONDITION_FAILED'),
     );
