@@ -289,10 +289,14 @@ interface Decided {
   readonly result: (applied: AppliedWrite) => ToolRegistration;
 }
 
-/** What one decision did, as `RegistrationOutcome` says it. */
-function outcomeOf(one: Decided, applied: AppliedWrite): RegistrationOutcome {
-  const registration = one.result(applied);
-  return one.action === 'updated' ? { registration, action: one.action, replacedVersion: one.replacedVersion ?? null } : { registration, action: one.action };
+/** What a registration did, as `RegistrationOutcome` says it. */
+function outcomeOf(registration: ToolRegistration, action: RegistrationAction, replacedVersion?: string | null): RegistrationOutcome {
+  return action === 'updated' ? { registration, action, replacedVersion: replacedVersion ?? null } : { registration, action };
+}
+
+/** register's answer: the registration alone (no outcome object on the hot path). */
+function registrationOf(registration: ToolRegistration): ToolRegistration {
+  return registration;
 }
 
 /** BaseToolRegistry's #register, for registerWithAction (set in the class's static block). */
@@ -408,12 +412,19 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return clockTime(this.#clock(), toolName);
   }
 
-  async register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
-    return (await this.#register(spec, options)).registration;
+  register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
+    return this.#register(spec, options, registrationOf);
   }
 
-  /** register, with what it did to the tool: decided in the write's atomic step (`registerWithAction`). */
-  async #register(spec: ToolSpecInput, options: RegistrationOptions | undefined): Promise<RegistrationOutcome> {
+  /**
+   * register, answering with `answer(registration, action, replacedVersion)`: what it did to
+   * the tool is decided in the write's atomic step (`registerWithAction` asks for it).
+   */
+  async #register<T>(
+    spec: ToolSpecInput,
+    options: RegistrationOptions | undefined,
+    answer: (registration: ToolRegistration, action: RegistrationAction, replacedVersion?: string | null) => T,
+  ): Promise<T> {
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     this.#assertOpen('register', toolName);
     const expected = expectedVersionOf('register', options);
@@ -435,7 +446,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
       // write below would be queued behind calls made after this one.
       const unchanged = read instanceof Promise ? await errorOfCall(read, 'register', toolName) : read;
-      if (unchanged !== undefined) return { registration: unchanged, action: 'unchanged' };
+      if (unchanged !== undefined) return answer(unchanged, 'unchanged');
     }
     const prepared = parseSpec(spec);
     const written = this._write('register', {
@@ -444,7 +455,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
         const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), { allowDowngrade, allowIncompatible });
-        return { changes: one.change === undefined ? [] : [one.change], result: (applied) => outcomeOf(one, applied) };
+        return { changes: one.change === undefined ? [] : [one.change], result: (applied) => answer(one.result(applied), one.action, one.replacedVersion) };
       },
     });
     return errorOfCall(written, 'register', prepared.tool_name);
@@ -488,7 +499,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
           // The action comes from this decision, made on the rows the write holds (a store that
           // retries a write decides again, and the last decision is the one returned).
-          result: (applied) => decisions.map((one) => outcomeOf(one, applied)),
+          result: (applied) => decisions.map((one) => outcomeOf(one.result(applied), one.action, one.replacedVersion)),
         };
       },
     });
@@ -874,7 +885,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   static {
-    registerOf = (registry, spec, options) => registry.#register(spec, options);
+    registerOf = (registry, spec, options) => registry.#register(spec, options, outcomeOf);
     registerManyOf = (registry, specs, options) => registry.#registerMany(specs, options);
   }
 }
