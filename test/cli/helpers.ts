@@ -5,8 +5,9 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -139,7 +140,20 @@ export async function raceCli(name: string, runs: readonly { readonly args: read
     throw new Error(`${runs[i]?.args.join(' ')} ended before reading its input (${String(code)}): ${stderr}`);
   });
   for (const one of ended) one.catch(() => {}); // it rejects after the race too, when the command is done
-  const writers = await Promise.all(fifos.map((fifo, i) => Promise.race([open(fifo, 'w'), ended[i] as Promise<never>])));
+  const opening = fifos.map((fifo) => open(fifo, 'w'));
+  const opened = await Promise.allSettled(opening.map((one, i) => Promise.race([one, ended[i] as Promise<never>])));
+  const failed = opened.find((one) => one.status === 'rejected');
+  if (failed !== undefined) {
+    // Ends what waits: an open no command will meet gets a reader of ours (O_NONBLOCK never
+    // waits), and every writer closes empty, so the commands that started end too.
+    await Promise.all(fifos.map(async (fifo, i) => {
+      const reader = await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      await (await (opening[i] as Promise<FileHandle>)).close();
+      await reader.close();
+    }));
+    throw failed.reason;
+  }
+  const writers = opened.map((one) => (one as PromiseFulfilledResult<FileHandle>).value);
   for (const [i, writer] of writers.entries()) await writer.write(JSON.stringify(runs[i]?.input));
   // The end of its input is each command's start.
   await Promise.all(writers.map((writer) => writer.close()));
