@@ -28,7 +28,7 @@ export type {
   RegistrationAction,
   RegistrationOutcome,
 } from './core/registry.js';
-export { registerManyWithActions } from './core/base-tool-registry.js';
+export { registerManyWithActions, registerWithAction } from './core/base-tool-registry.js';
 export {
   ToolRegistryError,
   ValidationError,

@@ -6,6 +6,8 @@ import {
   ToolRegistryError,
   canonicalJson,
   lintTools,
+  registerManyWithActions,
+  registerWithAction,
   toAiSdkTools,
   toAnthropicTools,
   toGeminiTools,
@@ -14,7 +16,7 @@ import {
   validateSnapshot,
   validateSpecs,
 } from '../index.js';
-import type { ChangeEvent, ImportMode, ImportReport, LintFinding, LintProvider, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import type { ChangeEvent, ImportMode, ImportReport, LintFinding, LintProvider, RegistrationOutcome, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
 import { CliError } from './errors.js';
 import { readJsonInput } from './input.js';
@@ -100,16 +102,13 @@ export async function getCommand(
   });
 }
 
-function describeRegistration(before: ToolRegistration | undefined, after: ToolRegistration): string {
-  const name = after.spec.tool_name;
-  if (before === undefined) return `added ${name} ${versionText(after.spec.version)}`;
-  if (before.created_at === after.created_at && canonicalJson(before.spec) === canonicalJson(after.spec)) {
-    return `unchanged ${name} ${versionText(after.spec.version)} (the identical spec is registered)`;
-  }
-  return (
-    `replaced ${name} ${versionText(before.spec.version)} -> ${versionText(after.spec.version)}` +
-    ` (kept ${after.enabled ? 'enabled' : 'disabled'})`
-  );
+/** What this command's write did to one tool, as the write decided it (never from a read before it). */
+function describeRegistration({ registration, action, replacedVersion }: RegistrationOutcome): string {
+  const name = registration.spec.tool_name;
+  const version = versionText(registration.spec.version);
+  if (action === 'added') return `added ${name} ${version}`;
+  if (action === 'unchanged') return `unchanged ${name} ${version} (the identical spec is registered)`;
+  return `replaced ${name} ${versionText(replacedVersion ?? null)} -> ${version} (kept ${registration.enabled ? 'enabled' : 'disabled'})`;
 }
 
 export async function historyCommand(context: CliContext, name: string, options: { json?: boolean }): Promise<void> {
@@ -164,15 +163,14 @@ export async function registerCommand(context: CliContext, source: string, write
     throw new CliError('USAGE', '--expect-version and --expect-absent apply to one spec, not to an array of specs');
   }
   // Validate before the database is opened, so bad input never creates or touches a file.
-  const specs = validateSpecs(input);
+  validateSpecs(input);
   await withRegistry(context.database, 'readwrite', async (registry) => {
-    // Read only to say what happened; the decision itself is made atomically by the registry.
-    const before = new Map<string, ToolRegistration | undefined>();
-    for (const spec of specs) before.set(spec.tool_name, await registry.get(spec.tool_name));
-    const registered = Array.isArray(input)
-      ? await registry.registerMany(input as ToolSpecInput[])
-      : [await registry.register(input as ToolSpecInput, write)];
-    const lines = registered.map((after) => describeRegistration(before.get(after.spec.tool_name), after));
+    // What each tool's line says is decided in the write's atomic step: of commands racing to
+    // add one tool, only the one that added it says `added`.
+    const outcomes = Array.isArray(input)
+      ? await registerManyWithActions(registry, input as ToolSpecInput[])
+      : [await registerWithAction(registry, input as ToolSpecInput, write)];
+    const lines = outcomes.map(describeRegistration);
     print(context, lines.length === 0 ? 'nothing to register: the array is empty\n' : lines.map((line) => `${line}\n`).join(''));
   });
 }

@@ -280,6 +280,27 @@ const WATCH_RETRY_MAX_MS = 5000;
 
 type RegisterManyOptions = Pick<RegistrationOptions, 'allowDowngrade' | 'allowIncompatible'>;
 
+/** One registration decided in a write's atomic step: the change (none for an identical spec) and the result. */
+interface Decided {
+  readonly change: StoreChange | undefined;
+  readonly action: RegistrationAction;
+  /** With `updated`: the version of the record the step read (the one replaced). */
+  readonly replacedVersion?: string | null;
+  readonly result: (applied: AppliedWrite) => ToolRegistration;
+}
+
+/** What a registration did, as `RegistrationOutcome` says it. */
+function outcomeOf(registration: ToolRegistration, action: RegistrationAction, replacedVersion?: string | null): RegistrationOutcome {
+  return action === 'updated' ? { registration, action, replacedVersion: replacedVersion ?? null } : { registration, action };
+}
+
+/** register's answer: the registration alone (no outcome object on the hot path). */
+function registrationOf(registration: ToolRegistration): ToolRegistration {
+  return registration;
+}
+
+/** BaseToolRegistry's #register, for registerWithAction (set in the class's static block). */
+let registerOf: (registry: BaseToolRegistry, spec: ToolSpecInput, options: RegistrationOptions | undefined) => Promise<RegistrationOutcome>;
 /** BaseToolRegistry's #registerMany, for registerManyWithActions (set in the class's static block). */
 let registerManyOf: (registry: BaseToolRegistry, specs: readonly ToolSpecInput[], options: RegisterManyOptions | undefined) => Promise<RegistrationOutcome[]>;
 
@@ -391,7 +412,19 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return clockTime(this.#clock(), toolName);
   }
 
-  async register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
+  register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
+    return this.#register(spec, options, registrationOf);
+  }
+
+  /**
+   * register, answering with `answer(registration, action, replacedVersion)`: what it did to
+   * the tool is decided in the write's atomic step (`registerWithAction` asks for it).
+   */
+  async #register<T>(
+    spec: ToolSpecInput,
+    options: RegistrationOptions | undefined,
+    answer: (registration: ToolRegistration, action: RegistrationAction, replacedVersion?: string | null) => T,
+  ): Promise<T> {
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     this.#assertOpen('register', toolName);
     const expected = expectedVersionOf('register', options);
@@ -413,7 +446,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       // Awaited only when the store must wait: awaiting a plain value yields a turn, and the
       // write below would be queued behind calls made after this one.
       const unchanged = read instanceof Promise ? await errorOfCall(read, 'register', toolName) : read;
-      if (unchanged !== undefined) return unchanged;
+      if (unchanged !== undefined) return answer(unchanged, 'unchanged');
     }
     const prepared = parseSpec(spec);
     const written = this._write('register', {
@@ -422,7 +455,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
         const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), { allowDowngrade, allowIncompatible });
-        return { changes: one.change === undefined ? [] : [one.change], result: one.result };
+        return { changes: one.change === undefined ? [] : [one.change], result: (applied) => answer(one.result(applied), one.action, one.replacedVersion) };
       },
     });
     return errorOfCall(written, 'register', prepared.tool_name);
@@ -466,7 +499,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
           // The action comes from this decision, made on the rows the write holds (a store that
           // retries a write decides again, and the last decision is the one returned).
-          result: (applied) => decisions.map((one): RegistrationOutcome => ({ registration: one.result(applied), action: one.action })),
+          result: (applied) => decisions.map((one) => outcomeOf(one.result(applied), one.action, one.replacedVersion)),
         };
       },
     });
@@ -486,7 +519,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     now: (toolName: string) => string,
     overrides: { readonly allowDowngrade: boolean; readonly allowIncompatible: boolean },
     path?: string,
-  ): { change: StoreChange | undefined; action: RegistrationAction; result: (applied: AppliedWrite) => ToolRegistration } {
+  ): Decided {
     const decision = decideRegistration(current, prepared, path);
     if (decision.action === 'keep') return { change: undefined, action: 'unchanged', result: (applied) => getOrFail(applied, prepared.tool_name) };
     // The policies, read in this write's atomic step; the stored spec is loaded only when one needs it.
@@ -514,7 +547,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       registration,
       ...(rollback ? { rollback } : {}),
     };
-    return { change: { kind: 'put', tool }, action: decision.action === 'create' ? 'added' : 'updated', result: () => registration };
+    if (decision.action === 'create') return { change: { kind: 'put', tool }, action: 'added', result: () => registration };
+    // The replaced version comes from the record this atomic step read, so no other writer's.
+    return { change: { kind: 'put', tool }, action: 'updated', replacedVersion: (current as ToolRecord).version, result: () => registration };
   }
 
   async get(toolName: string): Promise<ToolRegistration | undefined> {
@@ -850,17 +885,18 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   static {
+    registerOf = (registry, spec, options) => registry.#register(spec, options, outcomeOf);
     registerManyOf = (registry, specs, options) => registry.#registerMany(specs, options);
   }
 }
 
 /**
  * `registry.registerMany(specs, options)`, and what this call did to each tool: `added`,
- * `updated` or `unchanged` (identical spec, nothing written). Every store of this package
- * decides it in the write's own atomic step, so of several callers racing to add one new
- * tool (in one process or many) exactly one gets `added`. Another implementation of
- * `ToolRegistry` says only what it stored: its actions are judged from a read made just
- * before the write, which a racing writer can outdate.
+ * `updated` (with the `replacedVersion`) or `unchanged` (identical spec, nothing written).
+ * Every store of this package decides it in the write's own atomic step, so of several
+ * callers racing to add one new tool (in one process or many) exactly one gets `added`.
+ * Another implementation of `ToolRegistry` says only what it stored: its actions are judged
+ * from a read made just before the write, which a racing writer can outdate.
  * @throws what `registerMany` throws
  */
 export async function registerManyWithActions(registry: ToolRegistry, specs: readonly ToolSpecInput[], options?: RegisterManyOptions): Promise<RegistrationOutcome[]> {
@@ -868,14 +904,37 @@ export async function registerManyWithActions(registry: ToolRegistry, specs: rea
   const names = Array.isArray(specs) ? specs.map((spec) => (spec as { tool_name?: unknown } | null)?.tool_name) : [];
   const before = await Promise.all(names.map((name) => (typeof name === 'string' ? registry.get(name) : undefined)));
   const after = await registry.registerMany(specs, options);
-  return after.map((registration, i) => Object.freeze({ registration, action: actionFromRead(before[i], registration) }));
+  return after.map((registration, i) => Object.freeze(outcomeFromRead(before[i], registration)));
+}
+
+/**
+ * `registry.register(spec, options)`, and what this call did to the tool, as
+ * `registerManyWithActions` says it for a batch: `added`, `updated` (with the
+ * `replacedVersion`) or `unchanged`. Every store of this package decides it in the write's
+ * own atomic step. Another implementation of `ToolRegistry` is exact when the write is
+ * conditional (`expectedVersion`: a write that succeeded knows what it found) and otherwise
+ * judges from a read made just before the write, which a racing writer can outdate.
+ * @throws what `register` throws
+ */
+export async function registerWithAction(registry: ToolRegistry, spec: ToolSpecInput, options?: RegistrationOptions): Promise<RegistrationOutcome> {
+  if (registry instanceof BaseToolRegistry) return Object.freeze(await registerOf(registry, spec, options));
+  const expected = options?.expectedVersion;
+  const name = (spec as { tool_name?: unknown } | null)?.tool_name;
+  const before = expected === undefined && typeof name === 'string' ? await registry.get(name) : undefined;
+  const registration = await registry.register(spec, options);
+  if (expected === undefined) return Object.freeze(outcomeFromRead(before, registration));
+  // The write found the tool absent (null), or at the expected version: the same version is
+  // the identical spec (a different one is VERSION_CONFLICT), another version replaced it.
+  if (expected === null) return Object.freeze({ registration, action: 'added' });
+  if (registration.spec.version === expected) return Object.freeze({ registration, action: 'unchanged' });
+  return Object.freeze({ registration, action: 'updated', replacedVersion: expected });
 }
 
 /** What a write did, judged from the registration read before it and the one it returned. */
-function actionFromRead(before: ToolRegistration | undefined, after: ToolRegistration): RegistrationAction {
-  if (before === undefined) return 'added';
+function outcomeFromRead(before: ToolRegistration | undefined, after: ToolRegistration): RegistrationOutcome {
+  if (before === undefined) return { registration: after, action: 'added' };
   const same = before.created_at === after.created_at && before.enabled === after.enabled && fingerprintOf(before.spec) === fingerprintOf(after.spec);
-  return same ? 'unchanged' : 'updated';
+  return same ? { registration: after, action: 'unchanged' } : { registration: after, action: 'updated', replacedVersion: before.spec.version };
 }
 
 /** The ISO text of a clock's reading, for a write of `toolName`; see `BaseToolRegistry.now()`. */

@@ -112,12 +112,17 @@ export interface WriteOptions {
 /** What one write did to one tool: stored it new, replaced its spec, or left it as it was (nothing written). */
 export type RegistrationAction = 'added' | 'updated' | 'unchanged';
 
-/** One tool of `registerManyWithActions`'s answer. */
+/** One tool of `registerManyWithActions`'s answer, or `registerWithAction`'s. */
 export interface RegistrationOutcome {
-  /** The registration now stored, as `registerMany` returns it. */
+  /** The registration now stored, as `registerMany` (or `register`) returns it. */
   readonly registration: ToolRegistration;
   /** What this call did to the tool (not what another writer did before or after it). */
   readonly action: RegistrationAction;
+  /**
+   * With `action: 'updated'` only: the version of the spec this call replaced (`null`:
+   * unversioned), read in the same atomic step as the write, so no other writer's version.
+   */
+  readonly replacedVersion?: string | null;
 }
 
 /** Options of `register` and `registerMany`. */

@@ -8,16 +8,16 @@ import {
   ToolRegistryError,
   checkSpecs,
   diffVersions,
-  fingerprintOf,
   lintTools,
   registerManyWithActions,
+  registerWithAction,
   toAiSdkTools,
   toAnthropicTools,
   toGeminiTools,
   toMcpTools,
   toOpenAITools,
 } from '../index.js';
-import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolRegistry, ToolSpecInput, WriteOptions } from '../index.js';
+import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
 import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
@@ -87,17 +87,8 @@ function registrationJson(registration: ToolRegistration): string {
   return text;
 }
 
-/** What a write did, judged against the registration read just before it. */
-function actionOf(before: ToolRegistration | undefined, after: ToolRegistration): 'added' | 'updated' | 'unchanged' {
-  if (before === undefined) return 'added';
-  return before.created_at === after.created_at && fingerprintOf(before.spec) === fingerprintOf(after.spec) && before.enabled === after.enabled
-    ? 'unchanged'
-    : 'updated';
-}
-
 /**
- * A read a write makes before it writes (the route's, to tell added from updated; the server's
- * opening of the namespace). When the store cannot be reached there, nothing was written: the 503 says so in `context.outcome`, as the
+ * A read a write makes before it writes (the server's opening of the namespace). When the store cannot be reached there, nothing was written: the 503 says so in `context.outcome`, as the
  * write's own failure does, so a client deciding whether to retry finds it on every write's 503.
  */
 export async function readBeforeWrite<T>(read: Promise<T>): Promise<T> {
@@ -108,27 +99,6 @@ export async function readBeforeWrite<T>(read: Promise<T>): Promise<T> {
       throw new StorageUnavailableError(error.message, { ...error.context, outcome: 'not_written' }, error.cause);
     }
     throw error;
-  }
-}
-
-type Registered = { after: ToolRegistration; action: 'added' | 'updated' | 'unchanged' };
-
-async function registerOver(registry: ToolRegistry, spec: ToolSpecInput, options: RegistrationOptions, before: ToolRegistration | undefined): Promise<Registered> {
-  const after = await registry.register(spec, options);
-  return { after, action: options.expectedVersion === null ? 'added' : actionOf(before, after) };
-}
-
-/**
- * A PUT of a tool its read found missing: `added` (201) only when this call created it. Two
- * writers of a new tool at once (on one server or two of a fleet) both found it missing, and
- * both answered 201; now the one that lost the race answers as a write over the winner's.
- */
-async function registerNew(registry: ToolRegistry, spec: ToolSpecInput, options: RegistrationOptions): Promise<Registered> {
-  try {
-    return { after: await registry.register(spec, { ...options, expectedVersion: null }), action: 'added' };
-  } catch (error) {
-    if (!(error instanceof ToolRegistryError && error.code === 'PRECONDITION_FAILED')) throw error;
-    return registerOver(registry, spec, options, await readBeforeWrite(registry.get(spec.tool_name)));
   }
 }
 
@@ -276,10 +246,9 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
           context: { tool_name: name, path: 'tool_name' },
         });
       }
-      const options = registrationOptions(context);
-      const before = await readBeforeWrite(registry.get(name));
-      const { after, action } = before === undefined && options.expectedVersion === undefined ? await registerNew(registry, body as ToolSpecInput, options) : await registerOver(registry, body as ToolSpecInput, options, before);
-      return json({ ...after, action }, action === 'added' ? 201 : 200);
+      // The action is decided in the write's atomic step: of two PUTs at once, one says what it did, the other unchanged.
+      const { registration, action } = await registerWithAction(registry, body as ToolSpecInput, registrationOptions(context));
+      return json({ ...registration, action }, action === 'added' ? 201 : 200);
     },
   },
   {

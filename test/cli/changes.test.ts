@@ -1,7 +1,7 @@
 // The command's history, get --version, changes, watch and conditional writes (issue 11).
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
+import { errorCode, plain, raceCli, runCli, runCliAsync, spec, startCli, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 import type { CliResult } from './helpers.js';
 
 useChildProcessTimeout();
@@ -20,10 +20,11 @@ describe('conditional writes on the command line', () => {
     const v1 = writeJson(join(cwd, 'v1.json'), spec('deploy', '1.4.0'));
     const v2 = writeJson(join(cwd, 'v2.json'), spec('deploy', '2.0.0'));
     const v3 = writeJson(join(cwd, 'v3.json'), spec('deploy', '3.0.0'));
-    ok(await runCli(['register', v1, '--expect-absent'], { cwd }));
+    expect(ok(await runCli(['register', v1, '--expect-absent'], { cwd })).stdout).toBe('added deploy 1.4.0\n');
     const absent = await runCli(['register', v2, '--expect-absent'], { cwd });
     expect([absent.code, errorCode(absent.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
-    ok(await runCli(['register', v2, '--expect-version', '1.4.0'], { cwd }));
+    expect(ok(await runCli(['register', v2, '--expect-version', '1.4.0'], { cwd })).stdout).toBe('replaced deploy 1.4.0 -> 2.0.0 (kept enabled)\n');
+    expect(ok(await runCli(['register', v2, '--expect-version', '2.0.0'], { cwd })).stdout).toBe('unchanged deploy 2.0.0 (the identical spec is registered)\n');
     const stale = await runCli(['register', v3, '--expect-version', '1.4.0'], { cwd });
     expect([stale.code, errorCode(stale.stderr)]).toEqual([1, 'PRECONDITION_FAILED']);
     const wrongDisable = await runCli(['disable', 'deploy', '--expect-version', '1.4.0'], { cwd });
@@ -54,9 +55,44 @@ describe('conditional writes on the command line', () => {
     const files = Array.from({ length: 5 }, (_, i) => writeJson(join(cwd, `v2-${i}.json`), spec('deploy', `2.${i}`)));
     const results = await Promise.all(files.map((file) => runCliAsync(['register', file, '--expect-version', '1'], { cwd })));
     expect(results.filter((result) => result.code === 0)).toHaveLength(1);
+    const winner = results.findIndex((result) => result.code === 0);
+    expect(results[winner]?.stdout).toBe(`replaced deploy 1 -> 2.${winner} (kept enabled)\n`);
     expect(results.filter((result) => result.code !== 0).map((result) => errorCode(result.stderr))).toEqual(
       Array(4).fill('PRECONDITION_FAILED'),
     );
+  });
+});
+
+describe('register commands racing', () => {
+  // Before the fix each command read the tools before its write and worded its lines from
+  // that read: racers that all found new_N missing each said "added", and both arrays said
+  // "replaced old_N 1 -> ...". Against that build (12 rounds of this race, loaded machine):
+  // more than one "added" in 9 rounds, both replaces from 1 in 9, neither in 2; two rounds.
+  const ROUNDS = 2;
+  it('of racing commands one says added, the others unchanged; each replace names the version it replaced', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tool-registry.db');
+    for (let round = 0; round < ROUNDS; round++) {
+      const [added, old] = [`new_${round}`, `old_${round}`];
+      ok(await runCli(['register', writeJson(join(cwd, `${old}.json`), spec(old, '1'))], { cwd }));
+      // One single spec and two arrays, all adding `added`; each array also replaces `old`.
+      const results = await raceCli(`round${round}`, [
+        { args: ['register'], input: spec(added) },
+        { args: ['register'], input: [spec(added), spec(old, '2.a')] },
+        { args: ['register'], input: [spec(added), spec(old, '2.b')] },
+      ], { cwd });
+      const lines = results.flatMap((result) => ok(result).stdout.trimEnd().split('\n'));
+      expect(lines.filter((line) => line.includes(added)).sort()).toEqual([
+        `added ${added} 1.0.0`,
+        ...Array(2).fill(`unchanged ${added} 1.0.0 (the identical spec is registered)`),
+      ]);
+      // The later of the two replaces replaced the earlier one's version, not 1.
+      const last = await withLibrary(db, async (registry) => (await registry.get(old))?.spec.version);
+      const first = last === '2.a' ? '2.b' : '2.a';
+      expect(lines.filter((line) => line.includes(old)).sort()).toEqual(
+        [`replaced ${old} 1 -> ${first} (kept enabled)`, `replaced ${old} ${first} -> ${last} (kept enabled)`].sort(),
+      );
+    }
   });
 });
 

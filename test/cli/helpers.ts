@@ -1,11 +1,13 @@
 // Runs the command in throwaway folders: in this process through the CLI's own entry
 // (`run(argv, io)`, what the bin calls) for what a command does, and as a subprocess of the
 // BUILT package for what only a process shows (exit status, signals, pipes, races).
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -118,6 +120,44 @@ export function spawnCli(args: readonly string[], options: RunOptions): CliResul
 /** Runs the BUILT command as a subprocess asynchronously, so several can run at once (standard input empty). */
 export function runCliAsync(args: readonly string[], options: Omit<RunOptions, 'input'>): Promise<CliResult> {
   return runToEnd(process.execPath, [CLI, ...args], { cwd: options.cwd, env: childEnv(options.env) });
+}
+
+/**
+ * Runs the BUILT command once per input, as `ARGS... FIFO` with each input behind a FIFO of
+ * its own, and starts them at one moment: opening a FIFO to write waits until the command
+ * opens it to read (it has started, loaded the library and parsed its arguments), and the
+ * inputs are given only when every command waits for its own. What a command does next
+ * (open the database, read, write) then overlaps with what the others do, as in a race of
+ * processes started by one deploy. `name` keeps the FIFOs of several races in `cwd` apart.
+ */
+export async function raceCli(name: string, runs: readonly { readonly args: readonly string[]; readonly input: unknown }[], options: Omit<RunOptions, 'input'>): Promise<CliResult[]> {
+  const fifos = runs.map((_, i) => join(options.cwd, `${name}-${i}.fifo`));
+  execFileSync('mkfifo', fifos);
+  const running = runs.map((run, i) => runCliAsync([...run.args, fifos[i] as string], options));
+  // A command that ends before it opens its FIFO fails the race (its open would wait for ever).
+  const ended = running.map(async (result, i): Promise<never> => {
+    const { code, stderr } = await result;
+    throw new Error(`${runs[i]?.args.join(' ')} ended before reading its input (${String(code)}): ${stderr}`);
+  });
+  for (const one of ended) one.catch(() => {}); // it rejects after the race too, when the command is done
+  const opening = fifos.map((fifo) => open(fifo, 'w'));
+  const opened = await Promise.allSettled(opening.map((one, i) => Promise.race([one, ended[i] as Promise<never>])));
+  const failed = opened.find((one) => one.status === 'rejected');
+  if (failed !== undefined) {
+    // Ends what waits: an open no command will meet gets a reader of ours (O_NONBLOCK never
+    // waits), and every writer closes empty, so the commands that started end too.
+    await Promise.all(fifos.map(async (fifo, i) => {
+      const reader = await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      await (await (opening[i] as Promise<FileHandle>)).close();
+      await reader.close();
+    }));
+    throw failed.reason;
+  }
+  const writers = opened.map((one) => (one as PromiseFulfilledResult<FileHandle>).value);
+  for (const [i, writer] of writers.entries()) await writer.write(JSON.stringify(runs[i]?.input));
+  // The end of its input is each command's start.
+  await Promise.all(writers.map((writer) => writer.close()));
+  return Promise.all(running);
 }
 
 /** A command that keeps running (watch): its output so far, a wait for its first lines, its exit. */

@@ -14,6 +14,7 @@ import {
   canonicalJson,
   fingerprintOf,
   registerManyWithActions,
+  registerWithAction,
 } from '../../src/index.js';
 import type { ImportReport, ToolRegistration, ToolRegistry, ToolSpecInput } from '../../src/index.js';
 import {
@@ -50,6 +51,14 @@ function entry(spec: ToolSpecInput, enabled = true, created_at: string | null = 
 /** What a registry must export after importing `snapshot` by `replace` (defaults applied). */
 function normalized(snapshot: unknown): ToolRegistrySnapshot {
   return ToolRegistrySnapshot.parse(snapshot);
+}
+
+/** The versions a set of (replaced, new) pairs passes through from `first`, each pair used once; [] when they form no chain. */
+function replacementChain(links: readonly (readonly [string, string])[], first: string): string[] {
+  const next = new Map(links);
+  const chain = [first];
+  for (let at = next.get(first); at !== undefined; at = next.get(at)) chain.push(at);
+  return chain.length === links.length + 1 ? chain : [];
 }
 
 const NAMES_IN_CODE_POINT_ORDER = ['-', '.', '0', 'B', '_', 'a'];
@@ -1095,7 +1104,7 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       ]);
     });
 
-    it('registerManyWithActions says what the call did to each tool; of concurrent batches from several registries adding one tool, one says added', async () => {
+    it('registerManyWithActions says what the call did to each tool; of concurrent batches (or registerWithAction calls) from several registries adding one tool, one says added', async () => {
       const registry = await open();
       await registry.register(fullSpec('same', '1'));
       await registry.register(fullSpec('bumped', '1'));
@@ -1109,6 +1118,40 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       const raced = await Promise.all(Array.from({ length: 6 }, (_, i) => actions([fullSpec('shared'), fullSpec(`own${i}`)], all[i % all.length])));
       expect(raced.map(([shared]) => shared).sort()).toEqual(['shared added', ...Array(5).fill('shared unchanged')]);
       expect(raced.map(([, own]) => own)).toEqual(Array.from({ length: 6 }, (_, i) => `own${i} added`));
+      // An update names the version it replaced, read in the write's atomic step: racing
+      // batches that each replace one tool form a chain from the first version to the last.
+      await registry.register(fullSpec('chain', '0'));
+      const chain = await Promise.all(Array.from({ length: 4 }, (_, i) => registerManyWithActions(all[i % all.length] as ToolRegistry, [fullSpec('chain', `${i + 1}`)])));
+      const links = chain.map(([one]) => [one?.action, one?.replacedVersion, one?.registration.spec.version]);
+      expect(links.every(([action]) => action === 'updated')).toBe(true);
+      expect(replacementChain(links.map(([, from, to]) => [from as string, to as string]), '0')).toEqual((await registry.history('chain')).map((one) => one.spec.version));
+      // registerWithAction (register) racing the same way, on the same registries.
+      const single = await Promise.all(Array.from({ length: 6 }, (_, i) => registerWithAction(all[i % all.length] as ToolRegistry, fullSpec('single'))));
+      expect(single.map((one) => one.action).sort()).toEqual(['added', ...Array(5).fill('unchanged')]);
+      await registry.register(fullSpec('chained', '0'));
+      const chained = await Promise.all(Array.from({ length: 4 }, (_, i) => registerWithAction(all[i % all.length] as ToolRegistry, fullSpec('chained', `${i + 1}`))));
+      expect(chained.every((one) => one.action === 'updated')).toBe(true);
+      const singleLinks = chained.map((one): [string, string] => [one.replacedVersion as string, one.registration.spec.version as string]);
+      expect(replacementChain(singleLinks, '0')).toEqual((await registry.history('chained')).map((one) => one.spec.version));
+    });
+
+    it('registerWithAction says what register did (the version it replaced too), also with expectedVersion', async () => {
+      const registry = await open();
+      const outcome = async (spec: ToolSpecInput, options?: { expectedVersion?: string | null }, on: ToolRegistry = registry) => {
+        const { action, replacedVersion, registration } = await registerWithAction(on, spec, options);
+        expect(registration).toEqual(await registry.get(spec.tool_name));
+        return replacedVersion === undefined ? action : `${action} from ${String(replacedVersion)}`;
+      };
+      expect(await outcome(fullSpec('t', '1'))).toBe('added');
+      expect(await outcome(fullSpec('t', '1'))).toBe('unchanged');
+      expect(await outcome(fullSpec('t', '2'))).toBe('updated from 1');
+      expect(await outcome(fullSpec('t', '2'), { expectedVersion: '2' })).toBe('unchanged');
+      expect(await outcome(fullSpec('t', '3'), { expectedVersion: '2' })).toBe('updated from 2');
+      expect(await outcome(fullSpec('u', null), { expectedVersion: null })).toBe('added');
+      expect(await outcome(fullSpec('u', '1'))).toBe('updated from null');
+      await expectCode(registerWithAction(registry, fullSpec('t', '4'), { expectedVersion: '2' }), 'PRECONDITION_FAILED');
+      await expectCode(registerWithAction(registry, { ...fullSpec('t', '3'), description: 'other' }), 'VERSION_CONFLICT');
+      expect(Object.isFrozen(await registerWithAction(registry, fullSpec('t', '3')))).toBe(true);
     });
 
     it('an empty batch returns [] and writes nothing', async () => {

@@ -5,8 +5,8 @@ import { VersionConflictError, ToolRegistryError } from '../../src/core/errors.j
 import { decideRegistration, importPlan } from '../../src/core/rules.js';
 import type { ToolRecord } from '../../src/core/rules.js';
 import { parseSnapshot, parseSpec } from '../../src/core/validation.js';
-import { registerManyWithActions } from '../../src/core/base-tool-registry.js';
-import type { ToolRegistry } from '../../src/core/registry.js';
+import { registerManyWithActions, registerWithAction } from '../../src/core/base-tool-registry.js';
+import type { RegistrationOptions, ToolRegistry } from '../../src/core/registry.js';
 import { InMemoryToolRegistry } from '../../src/stores/memory/in-memory-tool-registry.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { fullSpec, minimalSpec } from '../support/registry-helpers.js';
@@ -229,5 +229,25 @@ describe('registerManyWithActions over another implementation of ToolRegistry', 
     const actions = async (specs: ToolSpecInput[]) => (await registerManyWithActions(foreign, specs)).map((one) => one.action);
     expect(await actions([fullSpec('a', '1'), fullSpec('b', '1')])).toEqual(['added', 'added']);
     expect(await actions([fullSpec('a', '1'), fullSpec('b', '2'), fullSpec('c')])).toEqual(['unchanged', 'updated', 'added']);
+    expect((await registerManyWithActions(foreign, [fullSpec('b', '3')]))[0]?.replacedVersion).toBe('2');
+  });
+
+  it('registerWithAction: exact from a conditional write (expectedVersion), else judged from a read before it', async () => {
+    const inner = new InMemoryToolRegistry();
+    const foreign = {
+      get: (name: string) => inner.get(name),
+      register: (spec: ToolSpecInput, options?: RegistrationOptions) => inner.register(spec, options),
+    } as unknown as ToolRegistry;
+    const outcome = async (spec: ToolSpecInput, options?: RegistrationOptions) => {
+      const { action, replacedVersion } = await registerWithAction(foreign, spec, options);
+      return replacedVersion === undefined ? action : `${action} from ${String(replacedVersion)}`;
+    };
+    expect(await outcome(fullSpec('a', '1'))).toBe('added');
+    expect(await outcome(fullSpec('a', '1'))).toBe('unchanged');
+    expect(await outcome(fullSpec('a', '2'))).toBe('updated from 1');
+    expect(await outcome(fullSpec('b', '1'), { expectedVersion: null })).toBe('added');
+    expect(await outcome(fullSpec('b', '2'), { expectedVersion: '1' })).toBe('updated from 1');
+    expect(await outcome(fullSpec('b', '2'), { expectedVersion: '2' })).toBe('unchanged');
+    await expect(registerWithAction(foreign, fullSpec('b', '3'), { expectedVersion: '1' })).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
   });
 });

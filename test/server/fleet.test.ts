@@ -229,18 +229,23 @@ describe('a fleet of three servers on one PostgreSQL', () => {
     }
   });
 
-  it('two PUTs of one new tool at once, through two servers or one: one answers 201 added, the other 200 unchanged', async () => {
+  it('two PUTs of one new tool (or of one new version) at once, through two servers or one: one answers 201 added (200 updated), the other 200 unchanged', async () => {
     // Each found the tool missing before writing; both answered 201 before (18 of 30 rounds
-    // through two servers, 28 of 30 through one, in a probe).
+    // through two servers, 28 of 30 through one, in a probe). Of two PUTs of version 2 both
+    // answered 200 updated: the route judged it from a read before the write.
+    const rounds: string[][] = [];
     for (let round = 0; round < 10; round++) {
       const name = `race_${round}`;
       const [a, b] = round % 2 === 0 ? [servers[0], servers[1]] : [servers[2], servers[2]];
-      const answers = await Promise.all([a, b].map(async (server) => {
-        const response = await put((server as { base: string }).base, name);
-        return [response.status, ((await response.json()) as { action: string }).action] as const;
-      }));
-      expect([name, ...answers.map((answer) => answer.join(' ')).sort()]).toEqual([name, '200 unchanged', '201 added']);
+      for (const version of ['1', '2']) {
+        const answers = await Promise.all([a, b].map(async (server) => {
+          const response = await put((server as { base: string }).base, name, version);
+          return `${response.status} ${((await response.json()) as { action: string }).action}`;
+        }));
+        rounds.push([name, version, ...answers.sort()]);
+      }
     }
+    expect(rounds).toEqual(rounds.map(([name, version]) => [name, version, '200 unchanged', version === '1' ? '201 added' : '200 updated']));
   });
 
   it('two POST /v1/tools batches adding one new tool at once, through two servers or one: exactly one says added', async () => {
