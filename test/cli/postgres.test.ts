@@ -13,7 +13,7 @@ import type { TestDatabase } from '../support/postgres.js';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import { migrate as migratePostgres, shippedMigrations as postgresMigrations } from '../../src/stores/postgres/migrations.js';
 import { migrate as migrateSqlite, shippedMigrations as sqliteMigrations } from '../../src/stores/sqlite/migrations.js';
-import { errorCode, plain, raceCli, runCli, runCliAsync, spec, startCli, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+import { errorCode, plain, runCli, runCliAsync, spec, startCli, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
@@ -121,25 +121,6 @@ describe('tool-registry --db postgres://', () => {
     expect(winners[0]?.stdout).toBe(`replaced deploy 1 -> ${current.spec.version} (kept enabled)\n`);
     const feed = JSON.parse((await runCli(['changes', '--json'], { cwd, env })).stdout) as { events: { action: string }[] };
     expect(feed.events.map((event) => event.action)).toEqual(['added', 'updated']);
-  });
-
-  // As test/cli/changes.test.ts's race for SQLite (one round here): before the fix, commands
-  // that read the tool before the write all said "added".
-  it('of register commands racing on one schema, one says added, the others unchanged; each replace names the version it replaced', async () => {
-    const cwd = tempDir();
-    const env = { TOOL_REGISTRY_DB: pgUrl() };
-    expect((await runCli(['register', writeJson(join(cwd, 'old.json'), spec('old', '1'))], { cwd, env })).code).toBe(0);
-    const results = await raceCli('race', [
-      { args: ['register'], input: spec('new') },
-      { args: ['register'], input: [spec('new'), spec('old', '2.a')] },
-      { args: ['register'], input: [spec('new'), spec('old', '2.b')] },
-    ], { cwd, env });
-    for (const result of results) expect(result.code, result.stderr).toBe(0);
-    const lines = results.flatMap((result) => result.stdout.trimEnd().split('\n'));
-    expect(lines.filter((line) => line.includes('new')).sort()).toEqual(['added new 1.0.0', ...Array(2).fill('unchanged new 1.0.0 (the identical spec is registered)')]);
-    const last = (JSON.parse((await runCli(['get', 'old', '--json'], { cwd, env })).stdout) as { spec: { version: string } }).spec.version;
-    const first = last === '2.a' ? '2.b' : '2.a';
-    expect(lines.filter((line) => line.includes('old')).sort()).toEqual([`replaced old 1 -> ${first} (kept enabled)`, `replaced old ${first} -> ${last} (kept enabled)`].sort());
   });
 
   it('watch prints one JSON event per line as other processes commit, and exits 0 on SIGINT and SIGTERM', async () => {
