@@ -220,7 +220,7 @@ describe('who may talk to the server', () => {
   it('a method /mcp does not take is 405 with Allow and a JSON-RPC error saying so, with or without a session header', async () => {
     // It had an empty body, and with a session header it was the session's 404 instead.
     for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
-      for (const headers of [{}, { 'mcp-session-id': 'no-such-session' }]) {
+      for (const headers of [{}, { 'mcp-session-id': 'no-such-session' }] as Record<string, string>[]) {
         const reply = await open.call('PATCH', path, { headers });
         expect([path, headers, reply.status, reply.headers.get('allow'), reply.headers.get('content-type')]).toEqual([path, headers, 405, 'GET, POST, DELETE', 'application/json']);
         expect(reply.body).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: PATCH (the MCP endpoint takes GET, POST and DELETE)' }, id: null });
