@@ -18,10 +18,9 @@ import type { StoredTool, StoreReader } from '../../core/base-tool-registry.js';
 import type { Deprecation } from '../../core/contracts.js';
 import type { ToolRecord } from '../../core/rules.js';
 import { sameDeprecation } from '../../core/rules.js';
-import { makeRegistration } from '../../core/validation.js';
+import { makeRegistration, materializeSpec } from '../../core/validation.js';
 import { compileStatement, once, prepareAll, queries } from './statement.js';
-import { deprecationColumns } from '../../core/stored-row.js';
-import { prepareCommitMarks, toRecord, toRegistration } from './statements.js';
+import { prepareCommitMarks, toRecord } from './statements.js';
 import type { ToolRow } from './statements.js';
 
 /** Where the cache loads tools from: the store's own prepared statements. */
@@ -32,11 +31,14 @@ export interface CacheSource {
   rows(): Iterable<ToolRow>;
 }
 
-/** A cached tool. */
+/**
+ * A cached tool: its record, and its spec's stored text until the registration is first
+ * asked for (not the row it was read from: the record holds the rest, so a catch-up keeps
+ * no second object per changed row).
+ */
 export interface Entry {
   readonly record: ToolRecord;
-  /** The row until the registration is first asked for. */
-  row: ToolRow | undefined;
+  json: string | undefined;
   registration: ToolRegistration | undefined;
 }
 
@@ -54,13 +56,14 @@ const MAX_ABSENT = 10_000;
 const MAX_SPLICED = 64;
 
 function entryOf(row: ToolRow): Entry {
-  return { record: toRecord(row), row, registration: undefined };
+  return { record: toRecord(row), json: row.spec_json, registration: undefined };
 }
 
 function registrationOf(entry: Entry): ToolRegistration {
   if (entry.registration === undefined) {
-    entry.registration = toRegistration(entry.row as ToolRow);
-    entry.row = undefined;
+    const { record } = entry;
+    entry.registration = makeRegistration(materializeSpec(entry.json as string), record.enabled, record.created_at, record.deprecation);
+    entry.json = undefined;
   }
   return entry.registration;
 }
@@ -131,7 +134,8 @@ const compiledLog = once(() => ({
       ]),
   ),
   // The distinct names changed after `revision`, each with its current row (null columns
-  // once removed): each row is read once, however often its tool changed.
+  // once removed): each row is read once, however often its tool changed. The name is read
+  // once, from the log (one string a row: the catch-up's heap is counted against the rows).
   changedRows: compileStatement((p: { revision: number }) =>
     queries
       .selectFrom((eb) =>
@@ -141,8 +145,7 @@ const compiledLog = once(() => ({
       .leftJoin('tool_specs as s', (join) => join.onRef('s.tool_name', '=', 'r.tool_name').onRef('s.fingerprint', '=', 'r.fingerprint'))
       .leftJoin('tool_deprecations as d', 'd.tool_name', 'r.tool_name')
       .select([
-        'c.tool_name as changed',
-        'r.tool_name',
+        'c.tool_name',
         's.version',
         'r.fingerprint',
         'r.enabled',
@@ -236,12 +239,7 @@ export class OwnWrite {
     }
     const record = { ...tool.record };
     const registration = tool.registration;
-    this.#set(
-      name,
-      registration === undefined
-        ? { record, row: { ...record, enabled: record.enabled ? 1 : 0, spec_json: tool.json, ...deprecationColumns(record.deprecation) }, registration: undefined }
-        : { record, row: undefined, registration },
-    );
+    this.#set(name, { record, json: registration === undefined ? tool.json : undefined, registration });
   }
 
   setEnabled(name: string, enabled: boolean, row: () => ToolRow | undefined): void {
@@ -255,8 +253,8 @@ export class OwnWrite {
     this.#set(
       name,
       entry.registration === undefined
-        ? { record, row: { ...(entry.row as ToolRow), enabled: enabled ? 1 : 0 }, registration: undefined }
-        : { record, row: undefined, registration: makeRegistration(entry.registration.spec, enabled, entry.registration.created_at, entry.registration.deprecation) },
+        ? { record, json: entry.json, registration: undefined }
+        : { record, json: undefined, registration: makeRegistration(entry.registration.spec, enabled, entry.registration.created_at, entry.registration.deprecation) },
     );
   }
 
@@ -271,8 +269,8 @@ export class OwnWrite {
     this.#set(
       name,
       entry.registration === undefined
-        ? { record, row: { ...(entry.row as ToolRow), ...deprecationColumns(deprecation) }, registration: undefined }
-        : { record, row: undefined, registration: makeRegistration(entry.registration.spec, entry.record.enabled, entry.registration.created_at, deprecation) },
+        ? { record, json: entry.json, registration: undefined }
+        : { record, json: undefined, registration: makeRegistration(entry.registration.spec, entry.record.enabled, entry.registration.created_at, deprecation) },
     );
   }
 
@@ -396,9 +394,9 @@ export class SqliteReadCache {
       // As after a catch-up, only tools the cache holds (keeping every tool a register wrote
       // grew the cache with tools nobody read here: 64 concurrent registers took 60-100 us
       // longer a batch).
-      const changed = new Map<string, Entry | undefined>();
-      for (const [name, entry] of write.changed) if (this.#keeps(name)) changed.set(name, entry);
-      this.#apply(changed);
+      write.changed.forEach((entry, name) => {
+        if (this.#keeps(name)) this.#put(name, entry);
+      });
       this.#position = end.position;
       this.#dataVersion = write.dataVersion;
       this.#totalChanges = end.totalChanges;
@@ -432,14 +430,20 @@ export class SqliteReadCache {
       return;
     }
     if (head.revision === position.revision) return;
-    // Each changed name once, each current row once: not one row per logged change.
-    const changed = new Map<string, Entry | undefined>();
-    for (const row of this.#log.changedRows.iterate({ revision: position.revision })) {
-      const name = row.changed;
-      if (this.#keeps(name)) changed.set(name, row.tool_name === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
+    // Each changed name once, each current row once: not one row per logged change. Each row
+    // is put in as it is read, and dropped (its entry keeps the strings): no array or map of
+    // the changed rows is built (issue 13, item 4: the catch-up's heap against the rows').
+    try {
+      for (const row of this.#log.changedRows.iterate({ revision: position.revision })) {
+        const name = row.tool_name;
+        if (this.#keeps(name)) this.#put(name, row.fingerprint === null || row.spec_json === null ? undefined : entryOf(row as ToolRow));
+      }
+    } catch (error) {
+      // Never left half-applied: a catch-up that failed half-way forgets every tool (they
+      // are loaded again on demand) and starts again from the old position.
+      this.clear();
+      throw error;
     }
-    this.#apply(changed);
-    // Moved only once applied: a catch-up that failed half-way starts again from the old position.
     this.#position = head;
   }
 
@@ -453,13 +457,11 @@ export class SqliteReadCache {
     return false;
   }
 
-  /** Puts changed tools' new states (undefined: removed) into the entries and the sorted lists. */
-  #apply(changed: ReadonlyMap<string, Entry | undefined>): void {
-    for (const [name, entry] of changed) {
-      if (entry === undefined) this.#entries.delete(name);
-      else this.#entries.set(name, entry);
-    }
-    if (this.#names !== undefined) for (const [name, entry] of changed) this.#unlisted.set(name, entry);
+  /** Puts a changed tool's new state (undefined: removed) into the entries and, later, the sorted lists. */
+  #put(name: string, entry: Entry | undefined): void {
+    if (entry === undefined) this.#entries.delete(name);
+    else this.#entries.set(name, entry);
+    if (this.#names !== undefined) this.#unlisted.set(name, entry);
   }
 
   /** Brings the sorted names and the lists built from them up to date. */
