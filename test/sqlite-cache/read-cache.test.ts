@@ -434,6 +434,16 @@ describe('catch-up is proportional to what changed (issue 13, item 4)', () => {
     // Two copies of the tool at most (the JSON text and the parsed spec), not one per change.
     expect(result.grewMiB).toBeLessThan(8);
   }, 180_000);
+
+  it('a catch-up on 5,000 tools added by another connection grows the heap by at most 2 x the rows it read', () => {
+    if (!existsSync(DIST)) throw new Error(`build first: ${DIST} is missing (npm run build)`);
+    const child = fileURLToPath(new URL('../fixtures/catch-up-heap.mjs', import.meta.url));
+    const out = execFileSync(process.execPath, ['--expose-gc', child, file, '5000', '5000'], { encoding: 'utf8' });
+    const result = JSON.parse(out) as { has: boolean; listed: number; rows: number; ratio: number };
+    expect(result).toMatchObject({ has: true, listed: 10_000, rows: 5000 });
+    // 2.36-2.41 x when each held tool kept its row and the catch-up gathered the rows in a map first; 1.52-1.54 x since.
+    expect(result.ratio).toBeLessThanOrEqual(2);
+  }, 180_000);
 });
 
 // Issue 5: "Every figure is a ratio against a baseline measured in the same process and run".
