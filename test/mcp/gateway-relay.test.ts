@@ -209,6 +209,29 @@ describe('a relayed tools/call', () => {
     expect(await (await screeningFetch(async () => Response.json(batch[1]), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(JSON.stringify(batch[1]));
   });
 
+  it("the screen holds at most 10 MiB of an HTTP upstream's message, as the stdio reader: an event or a JSON body past it is an error, not a buffer that grows", async () => {
+    const MIB = 1024 * 1024;
+    // An event that never ends, 1 MiB a chunk: the screen held every byte of it, waiting for its end.
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        sent += MIB;
+        controller.enqueue(new TextEncoder().encode(sent === MIB ? `data: {"jsonrpc":"2.0","id":1,"result":{"pad":"${'x'.repeat(MIB - 40)}` : 'x'.repeat(MIB)));
+        if (sent > 64 * MIB) controller.close();
+      },
+    });
+    const stream = await screeningFetch(async () => new Response(endless, { headers: { 'content-type': 'text/event-stream' } }), () => {})('http://upstream.test/mcp');
+    await expect(stream.text()).rejects.toThrow("an event of the upstream's stream is over 10485760 bytes");
+    expect(sent).toBeLessThanOrEqual(12 * MIB);
+    // A JSON body answering a POST, over the bound: refused before it is read whole.
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 2, result: { pad: 'x'.repeat(11 * MIB) } });
+    await expect(screeningFetch(async () => new Response(big, { headers: { 'content-type': 'application/json' } }), () => {})('http://upstream.test/mcp', { method: 'POST' })).rejects.toThrow("the upstream's answer is over 10485760 bytes");
+    // Under it, both pass as they came.
+    const fine = JSON.stringify({ jsonrpc: '2.0', id: 3, result: { pad: 'x'.repeat(MIB) } });
+    expect(await (await screeningFetch(async () => new Response(fine, { headers: { 'content-type': 'application/json' } }), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(fine);
+    expect(await (await screeningFetch(async () => new Response(`data: ${fine}\n\n`, { headers: { 'content-type': 'text/event-stream' } }), () => {})('http://upstream.test/mcp')).text()).toBe(`data: ${fine}\n\n`);
+  });
+
   it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {
     // A gateway of its own (its own child): the shared one keeps the default 60 s.
     const impatient = await gatewayToolSet(registry, [], { onWarning: () => {}, upstreamCallTimeoutMs: 300 });

@@ -248,7 +248,7 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
     if (!response.ok || response.body === null) return response;
     if (type === 'text/event-stream') return rebuilt(response, response.body.pipeThrough(screenedEvents(hear)));
     if (type !== 'application/json' || init?.method !== 'POST') return response;
-    const text = await response.text();
+    const text = await boundedText(response);
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -260,6 +260,30 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
     if (screened.every((message, index) => message === messages[index])) return rebuilt(response, text);
     return rebuilt(response, JSON.stringify(Array.isArray(value) ? screened : screened[0]));
   };
+}
+
+/**
+ * The most of one upstream message the HTTP screen holds (an event of a stream, a JSON body):
+ * the stdio reader's bound, so no transport lets an upstream grow the gateway's memory more.
+ */
+const MAX_UPSTREAM_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+
+/** The body's text, read up to `MAX_UPSTREAM_MESSAGE_BYTES` (past it, cancelled and refused). */
+async function boundedText(response: Response): Promise<string> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_UPSTREAM_MESSAGE_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw new Error(`the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** `response` with another body. */
@@ -293,8 +317,9 @@ const CR = 0x0d;
 function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
-  /** The bytes of the event read so far. */
+  /** The bytes of the event read so far, and how many. */
   let pieces: Uint8Array[] = [];
+  let held = 0;
   /** The last byte read ended a line (a blank line next ends the event), and it was a CR (an LF next completes a CRLF). */
   let lineStart = true;
   let afterCr = false;
@@ -359,6 +384,7 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
               from = at;
             }
             pieces = [];
+            held = 0;
             start = at;
           }
           lineStart = true;
@@ -372,7 +398,15 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
         }
       }
       if (start > from) controller.enqueue(chunk.subarray(from, start));
-      if (start < chunk.length) pieces.push(chunk.subarray(start));
+      if (start < chunk.length) {
+        pieces.push(chunk.subarray(start));
+        held += chunk.length - start;
+        // An event that does not end: refused at the stdio reader's bound, not held without one.
+        if (held > MAX_UPSTREAM_MESSAGE_BYTES) {
+          pieces = [];
+          controller.error(new Error(`an event of the upstream's stream is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`));
+        }
+      }
     },
     // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
     flush: (controller) => {
