@@ -209,7 +209,7 @@ describe('a relayed tools/call', () => {
     expect(await (await screeningFetch(async () => Response.json(batch[1]), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(JSON.stringify(batch[1]));
   });
 
-  it("the screen holds at most 10 MiB of an HTTP upstream's message, as the stdio reader: an event or a JSON body past it is an error, not a buffer that grows", async () => {
+  it("the screen holds at most 10 MiB of an HTTP upstream's message, as the stdio reader: an event or a JSON body past it is an error, not a buffer that grows; a body is decoded as Response.text() does", async () => {
     const MIB = 1024 * 1024;
     // An event that never ends, 1 MiB a chunk: the screen held every byte of it, waiting for its end.
     let sent = 0;
@@ -230,6 +230,9 @@ describe('a relayed tools/call', () => {
     const fine = JSON.stringify({ jsonrpc: '2.0', id: 3, result: { pad: 'x'.repeat(MIB) } });
     expect(await (await screeningFetch(async () => new Response(fine, { headers: { 'content-type': 'application/json' } }), () => {})('http://upstream.test/mcp', { method: 'POST' })).text()).toBe(fine);
     expect(await (await screeningFetch(async () => new Response(`data: ${fine}\n\n`, { headers: { 'content-type': 'text/event-stream' } }), () => {})('http://upstream.test/mcp')).text()).toBe(`data: ${fine}\n\n`);
+    // Read as Response.text() reads it (which the SDK's json() does too): a leading BOM does not hide a refused answer.
+    const bom = await screeningFetch(async () => new Response(`\uFEFF${JSON.stringify({ jsonrpc: '2.0', id: 4, result: null })}`, { headers: { 'content-type': 'application/json' } }), () => {})('http://upstream.test/mcp', { method: 'POST' });
+    expect(await bom.json()).toMatchObject({ id: 4, error: { code: -32603 } });
   });
 
   it("an upstream silent past the gateway's upstreamCallTimeoutMs is UPSTREAM_UNAVAILABLE, and the call is cancelled upstream", async () => {

@@ -283,7 +283,8 @@ async function boundedText(response: Response): Promise<string> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  // Decoded as Response.text() decodes (a leading BOM dropped), so the screen reads what the SDK would.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** `response` with another body. */
