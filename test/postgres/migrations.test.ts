@@ -123,7 +123,7 @@ describe('PostgreSQL migrations', () => {
       const migrations = readMigrations(pathToFileURL(`${folder}/`));
       const pool = db.pool();
       const schema = db.schema();
-      const error = await migrate({ pool, schema, busyTimeoutMs: 1000, migrations }).catch((caught: unknown) => caught);
+      const error = await migrate({ pool, schema, busyTimeoutMs: 5000, migrations }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(MigrationFailedError);
       expect(error).toMatchObject({ migration: '0002_broken', cause: { code: '42883' } });
       expect(await tablesOf(pool, schema)).toEqual(['first_table', 'schema_migrations']);

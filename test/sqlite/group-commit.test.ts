@@ -280,10 +280,11 @@ describe('group commit', () => {
       await check(file, worker, String(fraction));
     }
     // ... and kills certainly inside the batch's transaction: a TEMP trigger on the child's
-    // handle says when the 500th row is written and holds the transaction open for 300 ms.
+    // handle says when the 500th row is written and holds the transaction open for 5 s (the kill
+    // ends the hold: 300 ms let a run slowed 2.6x commit the batch before its kill).
     for (const [index, delay] of [0, 50, 150].entries()) {
       const file = temp.file(`in-batch-${index}.db`);
-      const worker = spawnWorker({ file, action: 'registerBatch', before: BEFORE, count: COUNT, announceAt: 'batch_00500', pauseMs: 300 });
+      const worker = spawnWorker({ file, action: 'registerBatch', before: BEFORE, count: COUNT, announceAt: 'batch_00500', pauseMs: 5000 });
       await worker.next('in-batch');
       await new Promise((resolve) => setTimeout(resolve, delay));
       expect(await check(file, worker, `in-batch+${delay}ms`)).toBe(0);

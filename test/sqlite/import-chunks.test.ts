@@ -43,7 +43,7 @@ describe('an import of several chunks', () => {
     for (const [index, delay] of [0, 100].entries()) {
       const file = temp.file(`killed-${index}.db`);
       // A TEMP trigger in the child announces the 3,500th row and holds the transaction open.
-      const worker = spawnWorker({ file, action: 'import', before: BEFORE, count: COUNT, announceAt: 'bulk_003500', pauseMs: 400 });
+      const worker = spawnWorker({ file, action: 'import', before: BEFORE, count: COUNT, announceAt: 'bulk_003500', pauseMs: 5000 });
       await worker.next('in-batch');
       await new Promise((resolve) => setTimeout(resolve, delay));
       worker.child.kill('SIGKILL');
