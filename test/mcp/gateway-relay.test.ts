@@ -7,7 +7,10 @@
 // upstream's JSON-RPC error and a result MCP clients would refuse are the results they were when
 // the SDK's client made the call, and the audit log says so; an answer the SDK's schema refuses
 // (its result or its error no JSON-RPC member) ends its call at once, and the screen that does
-// so on an HTTP upstream's event streams passes everything else on as it came.
+// so on an HTTP upstream's event streams passes everything else on as it came. Against a
+// hand-written Streamable HTTP upstream in this process: an answer's stream cut at the 10 MiB
+// bound, or ended before the answer with nothing to resume, ends its call at once; one the SDK's
+// transport resumes (an event with an id) is left to it.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
