@@ -12,6 +12,7 @@
 // bound, or ended before the answer with nothing to resume, ends its call at once; one the SDK's
 // transport resumes (an event with an id) is left to it.
 import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -278,15 +279,36 @@ const MIB = 1024 * 1024;
  * that never ends (1 MiB a write, at most 64 MiB), `closed` and `dropped` with a progress report
  * (no event id) and then the stream's end (closed, or its connection destroyed), `resumable`
  * with an event of an id and a `retry` of 20 ms and then the end: the answer comes on the GET
- * that resumes it (its Last-Event-ID). `sent` is what each endless answer wrote.
+ * that resumes it (its Last-Event-ID); `replayed` with such an event and then the endless one,
+ * which a GET resuming it replays. `sent` is what each endless answer wrote, `replays` counts
+ * those GETs.
  */
-async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: number[] }> {
+async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: number[]; readonly replays: number }> {
   const held = new Map<string, unknown>();
+  const replaying = new Map<string, unknown>();
   const sent: number[] = [];
+  let replays = 0;
+  const endless = (response: ServerResponse, id: unknown): void => {
+    const index = sent.push(0) - 1;
+    response.write(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"pad":"`);
+    const pad = 'x'.repeat(MIB);
+    const pump = (): void => {
+      while (!response.destroyed && sent[index]! < 64 * MIB) {
+        sent[index]! += MIB;
+        if (!response.write(pad)) return void response.once('drain', pump);
+      }
+      if (!response.destroyed) response.end();
+    };
+    pump();
+  };
   const http = createServer((request, response) => {
     if (request.method === 'GET') {
-      const id = held.get(String(request.headers['last-event-id']));
-      if (id === undefined) response.writeHead(405).end();
+      const last = String(request.headers['last-event-id']);
+      const id = held.get(last);
+      if (replaying.has(last)) {
+        replays++;
+        endless(response.writeHead(200, { 'content-type': 'text/event-stream' }), replaying.get(last));
+      } else if (id === undefined) response.writeHead(405).end();
       else response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: resumed\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'resumed' }] } })}\n\n`);
       return;
     }
@@ -297,7 +319,7 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
       const json = (result: unknown): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
       if (id === undefined) response.writeHead(202).end();
       else if (method === 'initialize') json({ protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'cutting', version: '1' } });
-      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable', 'replayed'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
       else if (method !== 'tools/call') json({});
       else {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -309,19 +331,12 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
           const eventId = `e${held.size + 1}`;
           held.set(eventId, id);
           response.end(`retry: 20\nid: ${eventId}\ndata: \n\n`);
-        } else {
-          const index = sent.push(0) - 1;
-          response.write(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"pad":"`);
-          const pad = 'x'.repeat(MIB);
-          const pump = (): void => {
-            while (!response.destroyed && sent[index]! < 64 * MIB) {
-              sent[index]! += MIB;
-              if (!response.write(pad)) return void response.once('drain', pump);
-            }
-            if (!response.destroyed) response.end();
-          };
-          pump();
-        }
+        } else if (params.name === 'replayed') {
+          const eventId = `r${replaying.size + 1}`;
+          replaying.set(eventId, id);
+          response.write(`retry: 20\nid: ${eventId}\ndata: \n\n`);
+          endless(response, id);
+        } else endless(response, id);
       }
     });
   });
@@ -330,7 +345,15 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     sent,
-    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
+    get replays() {
+      return replays;
+    },
+    // Its clients' keep-alive connections too (close alone waited about 3 s for them).
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      }),
   };
 }
 
@@ -391,5 +414,20 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     // Failed at once, this answer would be lost (the test fails when the screen ignores the event's id).
     expect(text(await client.callTool({ name: 'cutting_resumable', arguments: {} }))).toBe('resumed');
     expect(await connection.client.callTool({ name: 'resumable', arguments: {} }, undefined, { timeout: 4_000 })).toMatchObject({ content: [{ type: 'text', text: 'resumed' }] });
+  });
+
+  it("a stream cut after an event with an id is answered at once too, and not resumed from that id (the upstream would replay the event that was cut)", async () => {
+    const errors: string[] = [];
+    connection.client.onerror = (error) => void errors.push(error.message);
+    try {
+      const refused = await connection.client.callTool({ name: 'replayed', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is over 10485760 bytes" });
+      // The SDK's transport resumes it still (an error answered it, not a result): refused without a
+      // request, it gives up after its retries. Resumed, the upstream replayed the event each time, 10 MiB every 20 ms, until the client closed.
+      await until(() => errors.some((message) => message.includes('Maximum reconnection attempts (2) exceeded')), "the SDK's transport giving up the resume", { timeoutMs: 10_000 });
+      expect(upstream.replays).toBe(0);
+    } finally {
+      connection.client.onerror = undefined;
+    }
   });
 });

@@ -242,13 +242,19 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * stdio. (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
  */
 export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
+  /** The last event ids before which a stream was cut at the bound: a resume from one would replay that event. */
+  const cutAfter = new Set<string>();
+  const cut = (lastId: string): void => void cutAfter.add(lastId);
   return async (url, init) => {
+    const resumed = init?.method === 'GET' ? new Headers(init.headers).get('last-event-id') : null;
+    // Refused without a request: the SDK's transport tries again at most its maxRetries (else it resumed each second, 10 MiB a time).
+    if (resumed !== null && cutAfter.has(resumed)) throw new Error(`not resumed after event ${resumed}: the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`);
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (!response.ok || response.body === null) return response;
     if (type === 'text/event-stream') {
       const awaited = init?.method === 'POST' ? requestIds(init.body) : [];
-      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(hear)) : watchedEvents(response.body, hear, awaited, init?.signal));
+      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(hear, cut)) : watchedEvents(response.body, hear, cut, awaited, init?.signal));
     }
     if (type !== 'application/json' || init?.method !== 'POST') return response;
     const text = await boundedText(response);
@@ -342,7 +348,7 @@ function unansweredEvents(ids: Iterable<RequestId>, reason: string): string {
  * answer. A stream the upstream drops (its connection fails) ends the screen's input as a
  * closed one would, so that it can answer them; with nothing to answer, it fails as it came.
  */
-function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer, awaited: readonly RequestId[], signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
+function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer, cut: (lastId: string) => void, awaited: readonly RequestId[], signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
   const watch: AnswerWatch = { unsettled: new Set(awaited), resumable: false };
   const reader = body.getReader();
   const input = new ReadableStream<Uint8Array>({
@@ -363,7 +369,7 @@ function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  return input.pipeThrough(screenedEvents(hear, watch));
+  return input.pipeThrough(screenedEvents(hear, cut, watch));
 }
 
 /** `response` with another body. */
@@ -394,7 +400,7 @@ const CR = 0x0d;
  * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
  * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
  */
-function screenedEvents(hear: HearInvalidAnswer, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
+function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   /** The bytes of the event read so far, and how many. */
@@ -403,6 +409,8 @@ function screenedEvents(hear: HearInvalidAnswer, watch?: AnswerWatch): Transform
   /** The last byte read ended a line (a blank line next ends the event), and it was a CR (an LF next completes a CRLF). */
   let lineStart = true;
   let afterCr = false;
+  /** The id the SDK's transport resumes from: the last non-empty one of an event it was handed. */
+  let lastId = '';
   const screen = (text: string): string | undefined => {
     let type = '';
     let id = '';
@@ -420,7 +428,10 @@ function screenedEvents(hear: HearInvalidAnswer, watch?: AnswerWatch): Transform
       else if (field === 'id' && !value.includes('\0')) id = value;
     }
     // The SDK's transport counts an event it is handed (one with data) whose id is not empty.
-    if (watch !== undefined && id !== '' && data.length > 0) watch.resumable = true;
+    if (id !== '' && data.length > 0) {
+      lastId = id;
+      if (watch !== undefined) watch.resumable = true;
+    }
     if ((type !== '' && type !== 'message') || data.length === 0) return undefined;
     let value: unknown;
     try {
@@ -494,6 +505,7 @@ function screenedEvents(hear: HearInvalidAnswer, watch?: AnswerWatch): Transform
         // An event that does not end: refused at the stdio reader's bound, not held without one.
         if (held > MAX_UPSTREAM_MESSAGE_BYTES) {
           pieces = [];
+          if (lastId !== '') cut(lastId);
           if (watch !== undefined && watch.unsettled.size > 0) {
             // The POST's requests not yet answered get an error each (a resumed stream would
             // replay the same event), then the stream ends (and the upstream's is cancelled).
