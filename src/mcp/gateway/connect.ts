@@ -239,14 +239,15 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * and whose JSON bodies (a 2xx `application/json` answering a POST) through `screenedMessage`:
  * the transports parse each message with the schema and drop what it refuses outside any
  * request's context (or fail the POST with it), so an answer is matched here by its `id`, as on
- * stdio. (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
+ * stdio. A stream answering a POST is watched for the requests of its body (`watchedEvents`).
+ * (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
  */
 export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
   /** The last event ids before which a stream was cut at the bound: a resume from one would replay that event. */
   const cutAfter = new Set<string>();
   const cut = (lastId: string): void => void cutAfter.add(lastId);
   return async (url, init) => {
-    const resumed = init?.method === 'GET' ? new Headers(init.headers).get('last-event-id') : null;
+    const resumed = cutAfter.size > 0 && (init?.method ?? 'GET') === 'GET' ? new Headers(init?.headers).get('last-event-id') : null;
     // Refused without a request: the SDK's transport tries again at most its maxRetries (else it resumed each second, 10 MiB a time).
     if (resumed !== null && cutAfter.has(resumed)) throw new Error(`not resumed after event ${resumed}: the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`);
     const response = await base(url, init);
