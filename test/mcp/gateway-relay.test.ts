@@ -7,7 +7,13 @@
 // upstream's JSON-RPC error and a result MCP clients would refuse are the results they were when
 // the SDK's client made the call, and the audit log says so; an answer the SDK's schema refuses
 // (its result or its error no JSON-RPC member) ends its call at once, and the screen that does
-// so on an HTTP upstream's event streams passes everything else on as it came.
+// so on an HTTP upstream's event streams passes everything else on as it came. Against a
+// hand-written Streamable HTTP upstream in this process: an answer's stream cut at the 10 MiB
+// bound, or ended before the answer with nothing to resume, ends its call at once; one the SDK's
+// transport resumes (an event with an id) is left to it.
+import { createServer } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -19,8 +25,9 @@ import type { CallRecordInput } from '../../src/index.js';
 import { screeningFetch } from '../../src/mcp/gateway/connect.js';
 import { connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { InvalidAnswer } from '../../src/mcp/index.js';
-import type { GatewayToolSet, McpServerOptions } from '../../src/mcp/index.js';
+import type { GatewayToolSet, McpServerOptions, UpstreamConnection } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
+import type { HttpUpstream } from '../support/http-upstream.js';
 import { approveListed } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
@@ -261,5 +268,166 @@ describe('a relayed tools/call', () => {
     expect(await held).toMatchObject({ success: false, code: 'ABORTED' });
     await until(async () => (await seen(client)).cancelled.length > before, 'the cancellation upstream');
     expect((await seen(client)).cancelled.slice(before).map((entry) => entry.matched)).toEqual([true]);
+  });
+});
+
+const MIB = 1024 * 1024;
+
+/**
+ * A Streamable HTTP upstream written by hand (the SDK's server cannot cut its own answer):
+ * initialize and tools/list are answered as JSON bodies; a tools/call of `endless` with an event
+ * that never ends (1 MiB a write, at most 64 MiB), `closed` and `dropped` with a progress report
+ * (no event id) and then the stream's end (closed, or its connection destroyed), `resumable`
+ * with an event of an id and a `retry` of 20 ms and then the end: the answer comes on the GET
+ * that resumes it (its Last-Event-ID); `replayed` with such an event and then the endless one,
+ * which a GET resuming it replays. `sent` is what each endless answer wrote, `replays` counts
+ * those GETs.
+ */
+async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: number[]; readonly replays: number }> {
+  const held = new Map<string, unknown>();
+  const replaying = new Map<string, unknown>();
+  const sent: number[] = [];
+  let replays = 0;
+  const endless = (response: ServerResponse, id: unknown): void => {
+    const index = sent.push(0) - 1;
+    response.write(`data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"pad":"`);
+    const pad = 'x'.repeat(MIB);
+    const pump = (): void => {
+      while (!response.destroyed && sent[index]! < 64 * MIB) {
+        sent[index]! += MIB;
+        if (!response.write(pad)) return void response.once('drain', pump);
+      }
+      if (!response.destroyed) response.end();
+    };
+    pump();
+  };
+  const http = createServer((request, response) => {
+    if (request.method === 'GET') {
+      const last = String(request.headers['last-event-id']);
+      const id = held.get(last);
+      if (replaying.has(last)) {
+        replays++;
+        endless(response.writeHead(200, { 'content-type': 'text/event-stream' }), replaying.get(last));
+      } else if (id === undefined) response.writeHead(405).end();
+      else response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: resumed\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'resumed' }] } })}\n\n`);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const { id, method, params } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; method?: string; params: { protocolVersion?: string; name?: string; _meta?: { progressToken?: unknown } } };
+      const json = (result: unknown): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
+      if (id === undefined) response.writeHead(202).end();
+      else if (method === 'initialize') json({ protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'cutting', version: '1' } });
+      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable', 'replayed'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+      else if (method !== 'tools/call') json({});
+      else {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        const token = params._meta?.progressToken;
+        const report = token === undefined ? ': working\n\n' : `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, message: 'working' } })}\n\n`;
+        if (params.name === 'closed') response.end(report);
+        else if (params.name === 'dropped') response.write(report, () => response.destroy());
+        else if (params.name === 'resumable') {
+          const eventId = `e${held.size + 1}`;
+          held.set(eventId, id);
+          response.end(`retry: 20\nid: ${eventId}\ndata: \n\n`);
+        } else if (params.name === 'replayed') {
+          const eventId = `r${replaying.size + 1}`;
+          replaying.set(eventId, id);
+          response.write(`retry: 20\nid: ${eventId}\ndata: \n\n`);
+          endless(response, id);
+        } else endless(response, id);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    sent,
+    get replays() {
+      return replays;
+    },
+    // Its clients' keep-alive connections too (close alone waited about 3 s for them).
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      }),
+  };
+}
+
+describe("an HTTP upstream's answer stream that is cut or ends before the answer (Streamable HTTP)", () => {
+  let upstream: Awaited<ReturnType<typeof startCuttingUpstream>>;
+  let cutting: GatewayToolSet;
+  let client: Client;
+  let connection: UpstreamConnection;
+
+  beforeAll(async () => {
+    upstream = await startCuttingUpstream();
+    const own = new InMemoryToolRegistry();
+    const definition = { name: 'cutting', transport: { type: 'http' as const, url: upstream.url, headers: {} } };
+    await own.putUpstream(definition);
+    // A few seconds: on the old code each of these calls ended with this timeout.
+    cutting = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: 4_000 });
+    await approveListed(own, cutting);
+    client = await session({}, cutting);
+    connection = await connectUpstream(definition, { timeoutMs: 5_000 });
+  }, 30_000);
+
+  afterAll(async () => {
+    await connection?.close();
+    await cutting?.close();
+    await upstream?.close();
+  });
+
+  it("an event past the 10 MiB bound fails the call it answers at once with the bound's message, and the request the SDK's client made", async () => {
+    // On the old code the screen errored the stream, which the SDK's transport only reported: the
+    // relayed call ended as "did not answer endless within 4000 ms", the client's request as "Request timed out".
+    const result = await client.callTool({ name: 'cutting_endless', arguments: {} });
+    expect([result.isError, text(result)]).toEqual([true, "UPSTREAM_ERROR: upstream 'cutting' answered endless with error -32603: MCP error -32603: the upstream's answer is over 10485760 bytes"]);
+    const refused = await connection.client.callTool({ name: 'endless', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is over 10485760 bytes" });
+    // Each upstream stream was cancelled at the cut, not read to its end.
+    expect(upstream.sent).toHaveLength(2);
+    for (const sent of upstream.sent) expect(sent).toBeLessThan(64 * MIB);
+  });
+
+  it('a stream closed or dropped before the answer, with no event id (nothing the SDK can resume), fails its call at once', async () => {
+    // On the old code both waited for the 4 s timeout, the SDK's own request for its own.
+    const progress: Progress[] = [];
+    const results = await Promise.all(['closed', 'dropped'].map((name) => client.callTool({ name: `cutting_${name}`, arguments: {} }, undefined, { onprogress: (report) => void progress.push(report) })));
+    const ended = (name: string) => `UPSTREAM_ERROR: upstream 'cutting' answered ${name} with error -32603: MCP error -32603: the upstream ended the answer's stream without answering`;
+    expect(results.map((result) => [result.isError, text(result)])).toEqual([
+      [true, ended('closed')],
+      [true, ended('dropped')],
+    ]);
+    // What came before the end was relayed.
+    expect(progress.map((report) => report.message)).toEqual(['working', 'working']);
+    for (const name of ['closed', 'dropped']) {
+      const refused = await connection.client.callTool({ name, arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream ended the answer's stream without answering" });
+    }
+  });
+
+  it("a stream closed unanswered after an event with an id is left to the SDK's transport, which resumes it: the answer comes on the resumed GET", async () => {
+    // Failed at once, this answer would be lost (the test fails when the screen ignores the event's id).
+    expect(text(await client.callTool({ name: 'cutting_resumable', arguments: {} }))).toBe('resumed');
+    expect(await connection.client.callTool({ name: 'resumable', arguments: {} }, undefined, { timeout: 4_000 })).toMatchObject({ content: [{ type: 'text', text: 'resumed' }] });
+  });
+
+  it("a stream cut after an event with an id is answered at once too, and not resumed from that id (the upstream would replay the event that was cut)", async () => {
+    const errors: string[] = [];
+    connection.client.onerror = (error) => void errors.push(error.message);
+    try {
+      const refused = await connection.client.callTool({ name: 'replayed', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is over 10485760 bytes" });
+      // The SDK's transport resumes it still (an error answered it, not a result): refused without a
+      // request, it gives up after its retries. Resumed, the upstream replayed the event each time, 10 MiB every 20 ms, until the client closed.
+      await until(() => errors.some((message) => message.includes('Maximum reconnection attempts (2) exceeded')), "the SDK's transport giving up the resume", { timeoutMs: 10_000 });
+      expect(upstream.replays).toBe(0);
+    } finally {
+      connection.client.onerror = undefined;
+    }
   });
 });

@@ -239,14 +239,24 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * and whose JSON bodies (a 2xx `application/json` answering a POST) through `screenedMessage`:
  * the transports parse each message with the schema and drop what it refuses outside any
  * request's context (or fail the POST with it), so an answer is matched here by its `id`, as on
- * stdio. (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
+ * stdio. A stream answering a POST is watched for the requests of its body (`watchedEvents`).
+ * (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
  */
 export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
+  /** The last event ids before which a stream was cut at the bound: a resume from one would replay that event. */
+  const cutAfter = new Set<string>();
+  const cut = (lastId: string): void => void cutAfter.add(lastId);
   return async (url, init) => {
+    const resumed = cutAfter.size > 0 && (init?.method ?? 'GET') === 'GET' ? new Headers(init?.headers).get('last-event-id') : null;
+    // Refused without a request: the SDK's transport tries again at most its maxRetries (else it resumed each second, 10 MiB a time).
+    if (resumed !== null && cutAfter.has(resumed)) throw new Error(`not resumed after event ${resumed}: the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`);
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (!response.ok || response.body === null) return response;
-    if (type === 'text/event-stream') return rebuilt(response, response.body.pipeThrough(screenedEvents(hear)));
+    if (type === 'text/event-stream') {
+      const awaited = init?.method === 'POST' ? requestIds(init.body) : [];
+      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(hear, cut)) : watchedEvents(response.body, hear, cut, awaited, init?.signal));
+    }
     if (type !== 'application/json' || init?.method !== 'POST') return response;
     const text = await boundedText(response);
     let value: unknown;
@@ -267,6 +277,9 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
  * the stdio reader's bound, so no transport lets an upstream grow the gateway's memory more.
  */
 const MAX_UPSTREAM_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+/** Why a request gets an error at once: its answer (a JSON body, an event) passed that bound, or its stream ended without it. */
+const OVER_BOUND = `the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`;
+const ENDED_UNANSWERED = "the upstream ended the answer's stream without answering";
 
 /** The body's text, read up to `MAX_UPSTREAM_MESSAGE_BYTES` (past it, cancelled and refused). */
 async function boundedText(response: Response): Promise<string> {
@@ -279,12 +292,85 @@ async function boundedText(response: Response): Promise<string> {
     size += value.length;
     if (size > MAX_UPSTREAM_MESSAGE_BYTES) {
       await reader.cancel().catch(() => undefined);
-      throw new Error(`the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`);
+      throw new Error(OVER_BOUND);
     }
     chunks.push(value);
   }
   // Decoded as Response.text() decodes (a leading BOM dropped), so the screen reads what the SDK would.
   return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+type RequestId = string | number;
+
+/** The ids of the requests in a POST's body (one JSON-RPC message or a batch, as the SDK's transport writes it). */
+function requestIds(body: RequestInit['body']): RequestId[] {
+  if (typeof body !== 'string') return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const messages: unknown[] = Array.isArray(value) ? value : [value];
+  return messages.flatMap((message) => {
+    if (typeof message !== 'object' || message === null || !('method' in message)) return [];
+    const { id } = message as { id?: unknown };
+    return responseId(id) === undefined ? [] : [id as RequestId];
+  });
+}
+
+/** `id` when it is one a JSON-RPC response can carry (the SDK's schema's: a string or an integer). */
+function responseId(id: unknown): RequestId | undefined {
+  return typeof id === 'string' || Number.isSafeInteger(id) ? (id as RequestId) : undefined;
+}
+
+/**
+ * What the screen learns of a stream answering a POST: the requests of its body not yet
+ * answered on it, whether an event the SDK's parser dispatches had an `id` (then the SDK's
+ * transport resumes the stream with Last-Event-ID when it ends unanswered), and the error that
+ * dropped it.
+ */
+interface AnswerWatch {
+  readonly unsettled: Set<RequestId>;
+  resumable: boolean;
+  dropped?: { readonly error: unknown };
+}
+
+/** An event answering each of `ids` with a JSON-RPC error -32603 saying `reason`. */
+function unansweredEvents(ids: Iterable<RequestId>, reason: string): string {
+  let events = '';
+  for (const id of ids) events += `data: ${JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } })}\n\n`;
+  return events;
+}
+
+/**
+ * `body` (an event stream answering a POST of requests `awaited`) through `screenedEvents`,
+ * which answers a request at once when the stream is cut at the bound or ends without its
+ * answer. A stream the upstream drops (its connection fails) ends the screen's input as a
+ * closed one would, so that it can answer them; with nothing to answer, it fails as it came.
+ */
+function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer, cut: (lastId: string) => void, awaited: readonly RequestId[], signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
+  const watch: AnswerWatch = { unsettled: new Set(awaited), resumable: false };
+  const reader = body.getReader();
+  const input = new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        // The SDK's transport closing (its abort) is no upstream's doing: nothing is answered for it.
+        if (signal?.aborted === true) {
+          controller.error(error);
+          return;
+        }
+        watch.dropped = { error };
+        controller.close();
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return input.pipeThrough(screenedEvents(hear, cut, watch));
 }
 
 /** `response` with another body. */
@@ -315,7 +401,7 @@ const CR = 0x0d;
  * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
  * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
  */
-function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Uint8Array> {
+function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   /** The bytes of the event read so far, and how many. */
@@ -324,8 +410,11 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
   /** The last byte read ended a line (a blank line next ends the event), and it was a CR (an LF next completes a CRLF). */
   let lineStart = true;
   let afterCr = false;
+  /** The id the SDK's transport resumes from: the last non-empty one of an event it was handed. */
+  let lastId = '';
   const screen = (text: string): string | undefined => {
     let type = '';
+    let id = '';
     const data: string[] = [];
     const others: string[] = [];
     for (const line of text.split(/\r\n|\n|\r/)) {
@@ -336,6 +425,13 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
       if (field === 'data') data.push(value);
       else others.push(line);
       if (field === 'event') type = value;
+      // As eventsource-parser reads it: an id with a NUL is ignored, an empty one clears it.
+      else if (field === 'id' && !value.includes('\0')) id = value;
+    }
+    // The SDK's transport counts an event it is handed (one with data) whose id is not empty.
+    if (id !== '' && data.length > 0) {
+      lastId = id;
+      if (watch !== undefined) watch.resumable = true;
     }
     if ((type !== '' && type !== 'message') || data.length === 0) return undefined;
     let value: unknown;
@@ -343,6 +439,11 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
       value = JSON.parse(data.join('\n'));
     } catch {
       return undefined;
+    }
+    // A response reaches the SDK's client (as it came, or as the refusal of it): its request is answered.
+    if (watch !== undefined && typeof value === 'object' && value !== null && !('method' in value)) {
+      const answered = responseId((value as { id?: unknown }).id);
+      if (answered !== undefined) watch.unsettled.delete(answered);
     }
     const answer = screenedMessage(value, hear);
     return answer === undefined ? undefined : `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(answer)}\n\n`;
@@ -405,13 +506,29 @@ function screenedEvents(hear: HearInvalidAnswer): TransformStream<Uint8Array, Ui
         // An event that does not end: refused at the stdio reader's bound, not held without one.
         if (held > MAX_UPSTREAM_MESSAGE_BYTES) {
           pieces = [];
-          controller.error(new Error(`an event of the upstream's stream is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`));
+          if (lastId !== '') cut(lastId);
+          if (watch !== undefined && watch.unsettled.size > 0) {
+            // The POST's requests not yet answered get an error each (a resumed stream would
+            // replay the same event), then the stream ends (and the upstream's is cancelled).
+            controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, OVER_BOUND)));
+            watch.unsettled.clear();
+            controller.terminate();
+          } else controller.error(new Error(`an event of the upstream's stream is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`));
         }
       }
     },
-    // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
     flush: (controller) => {
+      if (watch !== undefined && watch.unsettled.size > 0 && !watch.resumable) {
+        // Ended (or dropped) unanswered, and the SDK's transport cannot resume it: each request
+        // gets its error now. An event it ended inside is left out: no reader dispatches it,
+        // and the errors after it would be read as its lines.
+        controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, ENDED_UNANSWERED)));
+        watch.unsettled.clear();
+        return;
+      }
+      // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
       for (const piece of pieces) controller.enqueue(piece);
+      if (watch?.dropped !== undefined) controller.error(watch.dropped.error);
     },
   });
 }
