@@ -245,7 +245,11 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
   /** The last event ids before which a stream was cut at the bound: a resume from one would replay that event. */
   const cutAfter = new Set<string>();
-  const cut = (lastId: string): void => void cutAfter.add(lastId);
+  const cut = (lastId: string): void => {
+    cutAfter.add(lastId);
+    // Bounded as every buffer of the gateway: the oldest is forgotten (its resume then costs one more cut).
+    if (cutAfter.size > MAX_REMEMBERED_CUTS) cutAfter.delete(cutAfter.values().next().value as string);
+  };
   return async (url, init) => {
     const resumed = cutAfter.size > 0 && (init?.method ?? 'GET') === 'GET' ? new Headers(init?.headers).get('last-event-id') : null;
     // Refused without a request: the SDK's transport tries again at most its maxRetries (else it resumed each second, 10 MiB a time).
@@ -277,6 +281,8 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
  * the stdio reader's bound, so no transport lets an upstream grow the gateway's memory more.
  */
 const MAX_UPSTREAM_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+/** How many cut streams' last event ids `screeningFetch` remembers. */
+const MAX_REMEMBERED_CUTS = 64;
 /** Why a request gets an error at once: its answer (a JSON body, an event) passed that bound, or its stream ended without it. */
 const OVER_BOUND = `the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`;
 const ENDED_UNANSWERED = "the upstream ended the answer's stream without answering";
