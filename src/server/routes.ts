@@ -387,7 +387,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       if (wantsEventStream(request)) return changeStream(context);
       const since = query.since === undefined ? 0 : Number(query.since);
       const limit = query.limit === undefined ? 1000 : Number(query.limit);
-      return json(beyondTheLog(since, await registry.changes({ since, limit })));
+      return json(await beyondTheLog(registry, since, await registry.changes({ since, limit })));
     },
   },
   {

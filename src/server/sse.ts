@@ -1,7 +1,7 @@
 // The change feed as Server-Sent Events: `id:` is the revision, so a client reconnecting with
 // Last-Event-ID (which wins over ?since=) resumes where it stopped, across a server restart too.
 import { ChangesExpiredError } from '../index.js';
-import type { ChangesPage } from '../index.js';
+import type { ChangesPage, ToolRegistry } from '../index.js';
 import { HttpProblem } from './problems.js';
 import type { RouteContext } from './route-table.js';
 
@@ -26,9 +26,20 @@ const STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'ca
  * another registry) can never be served: 410 CHANGES_EXPIRED as an expired one, so the client
  * resyncs (an EventSource stops reconnecting on a non-200) instead of waiting forever.
  */
-export function beyondTheLog(since: number, page: ChangesPage): ChangesPage {
-  if (since > page.revision) throw new ChangesExpiredError(since, page.revision, page.revision, true);
+export async function beyondTheLog(registry: ToolRegistry, since: number, page: ChangesPage): Promise<ChangesPage> {
+  if (since > page.revision) throw new ChangesExpiredError(since, await oldestRevision(registry, page.revision), page.revision, true);
   return page;
+}
+
+/** The oldest revision the log keeps (its `revision + 1` when it keeps none), for the 410's context. */
+async function oldestRevision(registry: ToolRegistry, revision: number): Promise<number> {
+  try {
+    return (await registry.changes({ since: 0, limit: 1 })).events[0]?.revision ?? revision + 1;
+  } catch (error) {
+    // The log no longer starts at the beginning: the error names where it starts now.
+    if (error instanceof ChangesExpiredError) return error.context.oldest_revision as number;
+    throw error;
+  }
 }
 
 /**
@@ -43,7 +54,7 @@ export async function changeStream(context: RouteContext): Promise<Response> {
   const resumeFrom = lastEventId(request);
   const since = resumeFrom ?? (query.since === undefined ? (await registry.changes({ limit: 0 })).revision : Number(query.since));
   // A cursor the log no longer reaches, or one past its end, is a 410 now, before the stream starts (the client resyncs).
-  beyondTheLog(since, await registry.changes({ since, limit: 1 }));
+  await beyondTheLog(registry, since, await registry.changes({ since, limit: 1 }));
   if (request.method === 'HEAD') return new Response(null, { status: 200, headers: STREAM_HEADERS });
   const lease = context.openStream();
   const heartbeatMs = context.heartbeatMs;

@@ -339,11 +339,15 @@ describe('bad input refused, never altered', () => {
     const { revision } = (await open.call('GET', '/v1/changes?limit=0')).body as { revision: number };
     const stream = await open.call('GET', '/v1/changes', { headers: { accept: 'text/event-stream', 'last-event-id': String(revision + 50) } });
     expect([stream.status, codeOf(stream), stream.headers.get('content-type')]).toEqual([410, 'CHANGES_EXPIRED', 'application/problem+json']);
-    expect((stream.body as { context: Record<string, unknown> }).context).toMatchObject({ since: revision + 50, revision, replaced: true });
+    // The context names the log as it is: its oldest revision, not the current one.
+    const [first] = ((await open.call('GET', '/v1/changes?since=0&limit=1')).body as { events: { revision: number }[] }).events;
+    expect(first !== undefined && first.revision < revision).toBe(true);
+    expect((stream.body as { context: Record<string, unknown> }).context).toEqual({ since: revision + 50, oldest_revision: first?.revision, revision, replaced: true });
     const since = await open.call('GET', `/v1/changes?since=${revision + 1}`, { headers: { accept: 'text/event-stream' } });
     expect([since.status, codeOf(since)]).toEqual([410, 'CHANGES_EXPIRED']);
     const page = await open.call('GET', `/v1/changes?since=${revision + 1}`);
     expect([page.status, codeOf(page)]).toEqual([410, 'CHANGES_EXPIRED']);
+    expect((page.body as { context: Record<string, unknown> }).context).toMatchObject({ oldest_revision: first?.revision });
     expect((await open.call('GET', `/v1/changes?since=${revision}`)).status).toBe(200);
   });
 
