@@ -95,19 +95,25 @@ function hasSeveralHosts(rawHeaders: readonly string[]): boolean {
 const MAX_REMEMBERED_HOSTS = 64;
 
 /**
- * Whether a Host value is a URL host (`new URL` takes it). The adapter passes a lowercase
- * `name:port` on unparsed, and an invalid punycode label (`xn--a`) or an IPv4 address out of
- * range (`999.1.1.1`) then failed every URL parse after it: a 500 without a log line.
+ * A Host value as a URL writes it (`[0:0:0:0:0:0:0:1]:8080` is `[::1]:8080`, `127.1` is
+ * `127.0.0.1`, a name in lowercase), or null when it is no URL host (`new URL` refuses it). The
+ * adapter passes a lowercase `name:port` on unparsed, and an invalid punycode label (`xn--a`)
+ * or an IPv4 address out of range (`999.1.1.1`) then failed every URL parse after it: a 500
+ * without a log line. An IPv6 address not written short, or a name the URL rewrites otherwise
+ * (Unicode to punycode), it refused with an empty 400 and no log line: given as the URL writes
+ * it, the Host check decides (names compare as URLs do, docs/server.md "Host and Origin").
  */
-function hostParses(host: string, parsed: Set<string>): boolean {
-  if (parsed.has(host)) return true;
+function urlHost(host: string, parsed: Map<string, string>): string | null {
+  const known = parsed.get(host);
+  if (known !== undefined) return known;
+  let written: string;
   try {
-    new URL(`http://${host}/`);
+    written = new URL(`http://${host}/`).host;
   } catch {
-    return false;
+    return null;
   }
-  if (parsed.size < MAX_REMEMBERED_HOSTS) parsed.add(host);
-  return true;
+  if (parsed.size < MAX_REMEMBERED_HOSTS) parsed.set(host, written);
+  return written;
 }
 
 /** Serves `server` on a socket; resolves once it listens. */
@@ -116,7 +122,7 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
   const stalledWriteMs = options.stalledWriteMs ?? DEFAULT_STALLED_WRITE_MS;
   // The socket's remote address (GET /metrics needs no token from loopback) and local port (a loopback Host carries it).
-  const parsedHosts = new Set<string>();
+  const parsedHosts = new Map<string, string>();
   const handle = getRequestListener((request, env) => server.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress, localPort: env.incoming.socket.localPort }));
   const http = createServer(
     {
@@ -140,9 +146,13 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
         return;
       }
       const hostHeader = req.headers.host;
-      if (hostHeader !== undefined && !hostParses(hostHeader, parsedHosts)) {
-        refuse(res, `the Host header ${JSON.stringify(hostHeader.length > 100 ? `${hostHeader.slice(0, 100)}...` : hostHeader)} is not a host name`, { header: 'host' });
-        return;
+      if (hostHeader !== undefined) {
+        const written = urlHost(hostHeader, parsedHosts);
+        if (written === null) {
+          refuse(res, `the Host header ${JSON.stringify(hostHeader.length > 100 ? `${hostHeader.slice(0, 100)}...` : hostHeader)} is not a host name`, { header: 'host' });
+          return;
+        }
+        if (written !== hostHeader) req.headers.host = written;
       }
       // Every write that completes (a heartbeat, an event, a chunk) restarts the socket's timer;
       // one that fires while bytes still wait means the reader took nothing for that long. A

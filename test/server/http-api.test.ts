@@ -1,7 +1,7 @@
 // The HTTP API in-process over a real socket: every route, the seed's /v1/agent/tools, every
 // error code's status and problem body, tokens, two namespaces, the bad-input list, and the
 // OpenAPI document (valid, every documented route answers, every response here matches it).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -559,6 +559,16 @@ describe('every error code: its status and problem body', () => {
     const missing = Object.keys(PROBLEM_STATUS).filter((code) => !codesSeen.has(code) && !unreachable.includes(code));
     expect(missing).toEqual([]);
     for (const [code, status] of codesSeen) expect(PROBLEM_STATUS[code]?.status, code).toBe(status);
+  });
+
+  it("docs/server.md's Errors table gives every code of the table its status", () => {
+    const text = readFileSync(new URL('../../docs/server.md', import.meta.url), 'utf8');
+    const table = text.slice(text.indexOf('## Errors'), text.indexOf('## Tokens'));
+    const documented: Record<string, number> = {};
+    for (const [, codes, status] of table.matchAll(/^\| (.+) \| (\d{3}) \|$/gm)) {
+      for (const [, code] of (codes as string).matchAll(/`([A-Z_]+)`/g)) documented[code as string] = Number(status);
+    }
+    expect(documented).toEqual(Object.fromEntries(Object.entries(PROBLEM_STATUS).map(([code, { status }]) => [code, status])));
   });
 });
 
