@@ -404,6 +404,9 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       if (id !== null) {
         const session = sessions.get(id);
         if (session === undefined || session.principal !== context.principal) return rpcError(404, -32001, 'Session not found');
+        // The SDK's transport refused it with id null, so a client waited for its request's answer; said with its id, as over stdio.
+        const again = request.method === 'POST' ? messagesOf(body).find((message) => isInitializeRequest(message as JSONRPCMessage)) : undefined;
+        if (again !== undefined) return rpcError(400, -32600, 'Invalid Request: the session is already initialized; initialize once per session', (again as { id: RequestId }).id);
         return handleSession(session, request, body);
       }
       if (request.method === 'POST' && messagesOf(body).some((message) => isInitializeRequest(message as JSONRPCMessage))) {

@@ -173,7 +173,7 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
   });
 
-  it('a batch is answered with an array, one reply in it included; an initialize without an id is 400 -32600 and opens no session', async () => {
+  it('a batch is answered with an array, one reply in it included; a second initialize is -32600 with its id; an initialize without an id is 400 -32600 and opens no session', async () => {
     const admin = { authorization: `Bearer ${secrets.admin}` };
     // A batch of one request was answered with the bare reply object; JSON-RPC answers a batch with an array.
     const opened = await post(admin, [initialize]);
@@ -183,6 +183,9 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect([one.status, await one.json()]).toEqual([200, [{ jsonrpc: '2.0', id: 'p', result: {} }]]);
     const single = await post(session, { jsonrpc: '2.0', id: 'q', method: 'ping' });
     expect(await single.json()).toEqual({ jsonrpc: '2.0', id: 'q', result: {} });
+    // A second initialize was refused with id null (the SDK's transport), leaving its client waiting.
+    const again = await post(session, { ...initialize, id: 'again' });
+    expect([again.status, await again.json()]).toEqual([400, { jsonrpc: '2.0', id: 'again', error: { code: -32600, message: 'Invalid Request: the session is already initialized; initialize once per session' } }]);
     expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
     // An initialize sent as a notification was 202 without an Mcp-Session-Id, and the session it
     // opened held a place under --max-sessions (and the token's share) until it idled out.
