@@ -6,7 +6,7 @@ import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
-import { invalidMessage } from './json-rpc.js';
+import { invalidMessage, isObject } from './json-rpc.js';
 import { checkSessionOptions, createMcpServer, invalidParamsOf } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -131,9 +131,10 @@ function isResponse(message: unknown): boolean {
  * first (progress, a log message, a sampling or elicitation request), the stream as it is,
  * what was read so far included. A body that is not SSE comes back untouched. A request of
  * `requestIds` the stream ended without answering (its session ended meanwhile) gets an error
- * reply, never an empty body that leaves its client waiting.
+ * reply, never an empty body that leaves its client waiting. A `batch` (the POST's body was a
+ * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch.
  */
-async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[]): Promise<Response> {
+async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[], batch: boolean): Promise<Response> {
   if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
@@ -182,7 +183,7 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
   headers.set('content-type', 'application/json');
   headers.delete('cache-control');
   headers.delete('connection');
-  return new Response(JSON.stringify(responses.length === 1 ? responses[0] : responses), { status: response.status, headers });
+  return new Response(JSON.stringify(!batch && responses.length === 1 ? responses[0] : responses), { status: response.status, headers });
 }
 
 /**
@@ -304,7 +305,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       throw error;
     }
     const tracked = track(session, request, response, requestIds);
-    return request.method === 'POST' ? jsonUnlessStreamed(tracked, requestIds) : tracked;
+    return request.method === 'POST' ? jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody)) : tracked;
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
@@ -344,7 +345,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let response: Response;
     try {
       await server.connect(transport);
-      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body));
+      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body), Array.isArray(body));
     } catch (error) {
       lease?.release();
       await server.close();
@@ -390,6 +391,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         const wrong = messagesOf(body).map(invalidMessage).find((refusal) => refusal !== undefined);
         if (wrong !== undefined) return rpcError(400, wrong.code, wrong.message, wrong.id);
         if (Array.isArray(body) && body.length === 0) return rpcError(400, -32600, 'Invalid Request: an empty batch');
+        // The SDK's transport opened a session for an initialize without an id and answered 202
+        // without its id: a place under --max-sessions nobody could use or end until it idled out.
+        if (messagesOf(body).some((message) => isObject(message) && message.method === 'initialize' && !('id' in message))) {
+          return rpcError(400, -32600, 'Invalid Request: initialize must be a request (with an "id"), not a notification; it opens no session');
+        }
       } else if (carriesBody(request)) {
         // A DELETE reads no body, but one that came is checked as a POST's: it does not end the session when it cannot be read.
         const read = await readBody(request, maxBodyBytes);
@@ -398,6 +404,9 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       if (id !== null) {
         const session = sessions.get(id);
         if (session === undefined || session.principal !== context.principal) return rpcError(404, -32001, 'Session not found');
+        // The SDK's transport refused it with id null, so a client waited for its request's answer; said with its id, as over stdio.
+        const again = request.method === 'POST' ? messagesOf(body).find((message) => isInitializeRequest(message as JSONRPCMessage)) : undefined;
+        if (again !== undefined) return rpcError(400, -32600, 'Invalid Request: the session is already initialized; initialize once per session', (again as { id: RequestId }).id);
         return handleSession(session, request, body);
       }
       if (request.method === 'POST' && messagesOf(body).some((message) => isInitializeRequest(message as JSONRPCMessage))) {

@@ -40,18 +40,29 @@ class StalledImport extends Error {
 /**
  * `import(href)`, rejected with StalledImport when the event loop runs empty first: a
  * top-level await that nothing will settle. Node would otherwise end the process with exit
- * code 13 and not a word.
+ * code 13 and not a word. Rejected too with what the module threw outside its import's own
+ * promise while it loaded: a throw in a timer its top-level await waits on, or a rejection
+ * its evaluation left unhandled (heard one turn of the event loop after the import settled);
+ * Node would otherwise end the process with exit code 1 and a stack, after the usage error.
  */
 async function importUnlessStalled(href: string): Promise<Record<string, unknown>> {
-  let stalled: (() => void) | undefined;
-  const emptyLoop = new Promise<never>((_, reject) => {
-    stalled = () => reject(new StalledImport());
+  let fail: ((error: unknown) => void) | undefined;
+  const failed = new Promise<never>((_, reject) => {
+    fail = reject;
   });
-  process.once('beforeExit', stalled as () => void);
+  const stalled = (): void => fail?.(new StalledImport());
+  const thrown = (error: unknown): void => fail?.(error);
+  process.once('beforeExit', stalled);
+  process.on('uncaughtException', thrown);
+  process.on('unhandledRejection', thrown);
   try {
-    return (await Promise.race([import(href), emptyLoop])) as Record<string, unknown>;
+    const namespace = (await Promise.race([import(href), failed])) as Record<string, unknown>;
+    await Promise.race([new Promise((settle) => setImmediate(settle)), failed]);
+    return namespace;
   } finally {
-    process.removeListener('beforeExit', stalled as () => void);
+    process.removeListener('beforeExit', stalled);
+    process.removeListener('uncaughtException', thrown);
+    process.removeListener('unhandledRejection', thrown);
   }
 }
 

@@ -173,6 +173,31 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
   });
 
+  it('a batch is answered with an array, one reply in it included; a second initialize is -32600 with its id; an initialize without an id is 400 -32600 and opens no session', async () => {
+    const admin = { authorization: `Bearer ${secrets.admin}` };
+    // A batch of one request was answered with the bare reply object; JSON-RPC answers a batch with an array.
+    const opened = await post(admin, [initialize]);
+    expect([opened.status, await opened.json()]).toMatchObject([200, [{ id: 1, result: { protocolVersion: '2025-11-25' } }]]);
+    const session = { ...admin, 'mcp-session-id': opened.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
+    const one = await post(session, [{ jsonrpc: '2.0', id: 'p', method: 'ping' }]);
+    expect([one.status, await one.json()]).toEqual([200, [{ jsonrpc: '2.0', id: 'p', result: {} }]]);
+    const single = await post(session, { jsonrpc: '2.0', id: 'q', method: 'ping' });
+    expect(await single.json()).toEqual({ jsonrpc: '2.0', id: 'q', result: {} });
+    // A second initialize was refused with id null (the SDK's transport), leaving its client waiting.
+    const again = await post(session, { ...initialize, id: 'again' });
+    expect([again.status, await again.json()]).toEqual([400, { jsonrpc: '2.0', id: 'again', error: { code: -32600, message: 'Invalid Request: the session is already initialized; initialize once per session' } }]);
+    expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
+    // An initialize sent as a notification was 202 without an Mcp-Session-Id, and the session it
+    // opened held a place under --max-sessions (and the token's share) until it idled out.
+    const { id: _, ...notification } = initialize;
+    const refused = await post(admin, notification);
+    expect([refused.status, refused.headers.get('mcp-session-id'), await refused.json()]).toEqual([
+      400,
+      null,
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: initialize must be a request (with an "id"), not a notification; it opens no session' } },
+    ]);
+  });
+
   it('disable from another process: every session hears list_changed on its GET stream, the tool is gone, enable brings it back', async () => {
     const admin = await connect('admin');
     const reader = await connect('reader');
