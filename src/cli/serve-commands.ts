@@ -69,7 +69,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
-    .option('--max-body <bytes>', 'largest request body (default 1048576)', whole)
+    .option('--max-body <bytes>', 'largest request body (default 1048576)', positive)
     .option('--drain-timeout <ms>', 'how long a stop lets in-flight requests finish (default 10000)', whole)
     .option('--max-streams <n>', 'SSE change-feed streams open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)

@@ -256,6 +256,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     : isRegistry(options.registries)
       ? fixedNamespaces({ [DEFAULT_NAMESPACE]: options.registries })
       : fixedNamespaces(options.registries as Record<string, ToolRegistry>);
+  // A bound of 0, a fraction or a string refused up front: 0 made every body a 413 and NaN none.
+  for (const field of ['maxBodyBytes', 'maxJsonDepth', 'heartbeatMs', 'maxStreams', 'maxSessions', 'streamBacklogBytes'] as const) {
+    const value: unknown = options[field];
+    if (value !== undefined && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= 1)) {
+      throw new TypeError(`createToolRegistryServer: ${field} must be a whole number >= 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value)}`);
+    }
+  }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_DEPTH;
   const allowedHosts = options.allowedHosts ?? [];

@@ -15,6 +15,7 @@ import { ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { documentChecker, recorded, spec, start } from './helpers.js';
+import { runCli } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
 import type { Running } from './helpers.js';
 
@@ -267,6 +268,17 @@ describe('who may talk to the server', () => {
       console.log(JSON.stringify(statuses));`;
     const { stdout } = await execFileAsync(process.execPath, ['--input-type=module', '-e', client, open.url]);
     expect(JSON.parse(stdout)).toEqual([413, 413, 413, 413]);
+  });
+
+  it('a bound of 0, a fraction or a string is refused up front, naming the option and the value (0 made every body a 413)', async () => {
+    for (const field of ['maxBodyBytes', 'maxJsonDepth', 'heartbeatMs', 'maxStreams', 'maxSessions', 'streamBacklogBytes']) {
+      for (const value of [0, 1.5, -1, Number.NaN, '1024']) {
+        expect(() => createToolRegistryServer({ registries: memoryNamespaces(), [field]: value })).toThrow(`${field} must be a whole number >= 1, got ${typeof value === 'string' ? `"${value}"` : String(value)}`);
+      }
+    }
+    const refused = await runCli(['serve', '--max-body', '0', '--port', '0'], { cwd: folder });
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--max-body')]);
+    expect(refused.stderr).toContain('expected a whole number >= 1, got "0"');
   });
 });
 
