@@ -178,6 +178,12 @@ const UNISOLATED_BIDI = `(() => {
   return found;
 })()`;
 
+/** The console's own one-word texts (the screens' links, the namespace switch's label) drawn on more than one line: broken inside the word ("Too|ls"). */
+const BROKEN_WORDS = `[...document.querySelectorAll('.top nav a, .top label')].flatMap((element) => [...element.childNodes]
+  .filter((node) => node.nodeType === 3 && /^\\S+$/.test(node.data.trim()))
+  .filter((node) => { const range = document.createRange(); range.selectNodeContents(node); return range.getClientRects().length > 1; })
+  .map((node) => node.data.trim()))`;
+
 /** Everything that sticks out sideways: the page's own scroll, any element past the viewport's right edge, any box that scrolls or clips sideways (visually hidden ones aside). */
 const SIDEWAYS = `(() => {
   const width = document.documentElement.clientWidth;
@@ -587,6 +593,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const where = `${name} at ${width.width}px`;
       // Nothing sticks out sideways: the page itself never scrolls horizontally.
       if (!(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth))) report.push(`${where}: the page scrolls sideways`);
+      report.push(...((await page.evaluate(BROKEN_WORDS)) as string[]).map((word) => `${where}: "${word}" is broken inside the word`));
       report.push(...(await axeViolations(page)).map((violation) => `${where}: ${violation}`));
       await page.screenshot({ path: join(IMAGES, `console-${name}-${width.name}.png`), ...screenshot });
     };
