@@ -586,10 +586,10 @@ async function changesScreen(main, route, signal) {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
       if (feedState === 'failed' && error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
       status.className = `feed-state ${feedState}`;
-      status.replaceChildren(feedState === 'live' ? 'Live: following new changes.'
-        : feedState === 'reconnecting' ? 'Reconnecting to the live feed…'
-          : feedState === 'unreachable' ? UNREACHABLE
-            : ['Not live: the feed stopped: ', text(problemText(error))]);
+      status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
+        : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
+          : feedState === 'unreachable' ? [UNREACHABLE]
+            : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   });
 }

@@ -874,7 +874,21 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       expect(said).toContain('--max-body');
       expect(said).toContain('tool-registry import');
 
+      // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
+      // revision 2: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
       await page.evaluate(() => { location.hash = '#/changes'; });
+      await page.getByText('Live: following new changes.').waitFor();
+      const put = await fetch(`${live.url}/v1/tools/beta`, { method: 'PUT', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: JSON.stringify(tool('beta', '1.0.0')) });
+      expect(put.status).toBe(201);
+      await page.getByRole('link', { name: 'beta', exact: true }).waitFor();
+      await live.close();
+      live = await start(port);
+      const feedState = page.getByRole('status').filter({ hasText: 'Not live' });
+      await feedState.waitFor();
+      expect(await feedState.innerText()).toMatch(/^Not live: the feed stopped: \S.*\(CHANGES_EXPIRED\)$/);
+
+      // Reloaded, the screen follows the restored log.
+      await page.reload();
       await page.getByText('Live: following new changes.').waitFor();
       // The token is revoked and its stream cut (here by a restart): the reconnect's 401 signs the page out.
       await revokeToken(tokens, 'engineer');
