@@ -901,8 +901,10 @@ async function render() {
     if (controller.signal.aborted) return;
     const wrong = unknownAddress(route);
     const allowed = state.identity?.namespaces;
-    if (wrong === null && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
-      // A token bound to other namespaces sees no `default`: open its first one instead.
+    if (wrong === null && route.namespace === 'default' && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default')) {
+      // A token bound to other namespaces sees no `default` (the unprefixed addresses): open its
+      // first one instead. Another namespace it does not see is Not found (the API's 404), never
+      // silently swapped for one it does (a shared link to #/ns/b/tools/x must not show a's x).
       location.replace(href(allowed[0], [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']));
       return;
     }

@@ -874,6 +874,15 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       expect(said).toContain('--max-body');
       expect(said).toContain('tool-registry import');
 
+      // A token bound to namespace default, sent a link into another namespace: Not found with
+      // the reason, not the same screen of its own namespace (nor an unprefixed address's redirect).
+      const bound = (await createToken(tokens, { name: 'bound', scopes: ['read'], namespaces: ['default'] })).secret;
+      const boundPage = await user(bound);
+      await boundPage.goto(`${live.url}/#/ns/other/tools/alpha`);
+      await boundPage.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+      expect(await boundPage.locator('main').innerText()).toContain('Not found: no namespace other that this token may see.');
+      errors.get(boundPage)?.splice(0); // the API's 404, logged by chromium
+
       // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
       // revision 2: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
       await page.evaluate(() => { location.hash = '#/changes'; });
