@@ -794,6 +794,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
       expect(new URL(page.url()).hash).toBe(`#/ns/hostile/tools/${name}`);
       expect(await page.locator('.reason').innerText()).toMatch(/^Not found: a URL path cannot name "\.{1,2}"/);
+      // The command it names exists (`tool-registry get`; there is no `show`).
+      expect(await page.locator('.reason').innerText()).toContain(`the command can: tool-registry get ${name},`);
       // Nothing was asked of another resource (/tools/ is the list; /tools/./history is the tool "history").
       expect(requested.filter((path) => path.startsWith('/v1/'))).toEqual([]);
       await page.goBack();
