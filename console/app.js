@@ -635,8 +635,9 @@ function importScreen(main, route) {
       const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
       alert.replaceChildren(
         h('p', {}, `Nothing was imported: the snapshot (${bytes(size)}) is over this server's body limit${limit === null ? '' : ` of ${bytes(limit)}`}.`),
-        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import FILE'),
-          ' (with the server\'s ', h('code', {}, '--db'), ' or ', h('code', {}, '--data-dir'), '); or restart the server with a larger ',
+        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import --db DATABASE FILE'),
+          ' (DATABASE: the server\'s ', h('code', {}, '--db'), ', or with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, `DIR/${route.namespace}.db`),
+          '); or restart the server with a larger ',
           h('code', {}, '--max-body'), ': ', h('code', {}, `tool-registry serve --max-body ${Math.ceil(((size ?? limit ?? 0) + 1) / 1048576) * 1048576}`), ' and the options it runs with.'));
       return;
     }

@@ -874,7 +874,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const said = await alert.innerText();
       expect(said).toContain(`the snapshot (${buffer.length.toLocaleString('en')} bytes) is over this server's body limit of 65,536 bytes`);
       expect(said).toContain('--max-body');
-      expect(said).toContain('tool-registry import');
+      expect(said).toContain('tool-registry import --db DATABASE FILE');
+      // The command takes --db only: a server over --data-dir has a file per namespace to name.
+      expect(said).toContain('--data-dir DIR the file DIR/default.db');
 
       // A token bound to namespace default, sent a link into another namespace: Not found with
       // the reason, not the same screen of its own namespace (nor an unprefixed address's redirect).
