@@ -47,7 +47,7 @@ export class UnreachableError extends Error {
  */
 export function unaddressable(segment) {
   return segment === '.' || segment === '..'
-    ? `a URL path cannot name ${JSON.stringify(segment)}: browsers resolve "." and ".." segments away, so the HTTP API cannot serve this name (the command can: tool-registry show, disable, remove…)`
+    ? `a URL path cannot name ${JSON.stringify(segment)}: browsers resolve "." and ".." segments away, so the HTTP API cannot serve this name (the command can: tool-registry get ${segment}, and enable, disable, deprecate, remove…)`
     : null;
 }
 

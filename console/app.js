@@ -586,10 +586,10 @@ async function changesScreen(main, route, signal) {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
       if (feedState === 'failed' && error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
       status.className = `feed-state ${feedState}`;
-      status.replaceChildren(feedState === 'live' ? 'Live: following new changes.'
-        : feedState === 'reconnecting' ? 'Reconnecting to the live feed…'
-          : feedState === 'unreachable' ? UNREACHABLE
-            : ['Not live: the feed stopped: ', text(problemText(error))]);
+      status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
+        : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
+          : feedState === 'unreachable' ? [UNREACHABLE]
+            : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   });
 }
@@ -635,8 +635,9 @@ function importScreen(main, route) {
       const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
       alert.replaceChildren(
         h('p', {}, `Nothing was imported: the snapshot (${bytes(size)}) is over this server's body limit${limit === null ? '' : ` of ${bytes(limit)}`}.`),
-        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import FILE'),
-          ' (with the server\'s ', h('code', {}, '--db'), ' or ', h('code', {}, '--data-dir'), '); or restart the server with a larger ',
+        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import --db DATABASE FILE'),
+          ' (DATABASE: the server\'s ', h('code', {}, '--db'), ', or with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, `DIR/${route.namespace}.db`),
+          '); or restart the server with a larger ',
           h('code', {}, '--max-body'), ': ', h('code', {}, `tool-registry serve --max-body ${Math.ceil(((size ?? limit ?? 0) + 1) / 1048576) * 1048576}`), ' and the options it runs with.'));
       return;
     }
@@ -901,8 +902,10 @@ async function render() {
     if (controller.signal.aborted) return;
     const wrong = unknownAddress(route);
     const allowed = state.identity?.namespaces;
-    if (wrong === null && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes(route.namespace)) {
-      // A token bound to other namespaces sees no `default`: open its first one instead.
+    if (wrong === null && route.namespace === 'default' && Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default')) {
+      // A token bound to other namespaces sees no `default` (the unprefixed addresses): open its
+      // first one instead. Another namespace it does not see is Not found (the API's 404), never
+      // silently swapped for one it does (a shared link to #/ns/b/tools/x must not show a's x).
       location.replace(href(allowed[0], [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']));
       return;
     }

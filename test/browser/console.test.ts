@@ -178,6 +178,12 @@ const UNISOLATED_BIDI = `(() => {
   return found;
 })()`;
 
+/** The console's own one-word texts (the screens' links, the namespace switch's label) drawn on more than one line: broken inside the word ("Too|ls"). */
+const BROKEN_WORDS = `[...document.querySelectorAll('.top nav a, .top label')].flatMap((element) => [...element.childNodes]
+  .filter((node) => node.nodeType === 3 && /^\\S+$/.test(node.data.trim()))
+  .filter((node) => { const range = document.createRange(); range.selectNodeContents(node); return range.getClientRects().length > 1; })
+  .map((node) => node.data.trim()))`;
+
 /** Everything that sticks out sideways: the page's own scroll, any element past the viewport's right edge, any box that scrolls or clips sideways (visually hidden ones aside). */
 const SIDEWAYS = `(() => {
   const width = document.documentElement.clientWidth;
@@ -587,6 +593,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const where = `${name} at ${width.width}px`;
       // Nothing sticks out sideways: the page itself never scrolls horizontally.
       if (!(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth))) report.push(`${where}: the page scrolls sideways`);
+      report.push(...((await page.evaluate(BROKEN_WORDS)) as string[]).map((word) => `${where}: "${word}" is broken inside the word`));
       report.push(...(await axeViolations(page)).map((violation) => `${where}: ${violation}`));
       await page.screenshot({ path: join(IMAGES, `console-${name}-${width.name}.png`), ...screenshot });
     };
@@ -787,6 +794,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
       expect(new URL(page.url()).hash).toBe(`#/ns/hostile/tools/${name}`);
       expect(await page.locator('.reason').innerText()).toMatch(/^Not found: a URL path cannot name "\.{1,2}"/);
+      // The command it names exists (`tool-registry get`; there is no `show`).
+      expect(await page.locator('.reason').innerText()).toContain(`the command can: tool-registry get ${name},`);
       // Nothing was asked of another resource (/tools/ is the list; /tools/./history is the tool "history").
       expect(requested.filter((path) => path.startsWith('/v1/'))).toEqual([]);
       await page.goBack();
@@ -865,9 +874,34 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const said = await alert.innerText();
       expect(said).toContain(`the snapshot (${buffer.length.toLocaleString('en')} bytes) is over this server's body limit of 65,536 bytes`);
       expect(said).toContain('--max-body');
-      expect(said).toContain('tool-registry import');
+      expect(said).toContain('tool-registry import --db DATABASE FILE');
+      // The command takes --db only: a server over --data-dir has a file per namespace to name.
+      expect(said).toContain('--data-dir DIR the file DIR/default.db');
 
+      // A token bound to namespace default, sent a link into another namespace: Not found with
+      // the reason, not the same screen of its own namespace (nor an unprefixed address's redirect).
+      const bound = (await createToken(tokens, { name: 'bound', scopes: ['read'], namespaces: ['default'] })).secret;
+      const boundPage = await user(bound);
+      await boundPage.goto(`${live.url}/#/ns/other/tools/alpha`);
+      await boundPage.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+      expect(await boundPage.locator('main').innerText()).toContain('Not found: no namespace other that this token may see.');
+      errors.get(boundPage)?.splice(0); // the API's 404, logged by chromium
+
+      // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
+      // revision 2: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
       await page.evaluate(() => { location.hash = '#/changes'; });
+      await page.getByText('Live: following new changes.').waitFor();
+      const put = await fetch(`${live.url}/v1/tools/beta`, { method: 'PUT', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: JSON.stringify(tool('beta', '1.0.0')) });
+      expect(put.status).toBe(201);
+      await page.getByRole('link', { name: 'beta', exact: true }).waitFor();
+      await live.close();
+      live = await start(port);
+      const feedState = page.getByRole('status').filter({ hasText: 'Not live' });
+      await feedState.waitFor();
+      expect(await feedState.innerText()).toMatch(/^Not live: the feed stopped: \S.*\(CHANGES_EXPIRED\)$/);
+
+      // Reloaded, the screen follows the restored log.
+      await page.reload();
       await page.getByText('Live: following new changes.').waitFor();
       // The token is revoked and its stream cut (here by a restart): the reconnect's 401 signs the page out.
       await revokeToken(tokens, 'engineer');
