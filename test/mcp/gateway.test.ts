@@ -69,6 +69,8 @@ let httpChild: ChildProcess | undefined;
 let httpUrl: string;
 let relay: HttpUpstream;
 const sessions: Client[] = [];
+/** The serving gateway's warnings (an upstream that could not be listed, say), shown when the listing test fails. */
+const warnings: string[] = [];
 /** A call of server-everything's task-only tool (over HTTP: a call in flight to the stdio one would take its log messages), started in beforeAll. */
 let researching: Promise<CallToolResult>;
 const dir = mkdtempSync(join(tmpdir(), 'gateway-'));
@@ -117,7 +119,7 @@ beforeAll(async () => {
   await registry.putUpstream({ name: 'web', prefix: 'web.', transport: { type: 'http', url: httpUrl, headers: {} } });
   await registry.putUpstream({ name: 'relay', transport: { type: 'http', url: relay.url, headers: {} } });
   await listening;
-  gateway = await gatewayToolSet(registry, [local], { onWarning: () => {} });
+  gateway = await gatewayToolSet(registry, [local], { onWarning: (warning) => void warnings.push(warning) });
   // Nothing is served until registered (the gateway never registers): approve what they list.
   expect(gateway.current().tools().map((tool) => tool.name)).toEqual(['local_add']);
   await approveListed(registry, gateway);
@@ -142,7 +144,7 @@ describe('one endpoint: local and upstream tools', () => {
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
     expect(names).toContain('local_add');
-    expect(names).toEqual(expect.arrayContaining(['everything_echo', 'everything_get-tiny-image', 'everything_trigger-sampling-request', 'memory_create_entities', 'memory_read_graph', 'web.echo']));
+    expect(names, `the gateway's warnings: ${JSON.stringify(warnings)}`).toEqual(expect.arrayContaining(['everything_echo', 'everything_get-tiny-image', 'everything_trigger-sampling-request', 'memory_create_entities', 'memory_read_graph', 'web.echo']));
     const longRunning = tools.find((tool) => tool.name === 'everything_trigger-long-running-operation');
     expect(longRunning?.title).toBe('Trigger Long Running Operation Tool');
     expect(longRunning?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
