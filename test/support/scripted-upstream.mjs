@@ -10,6 +10,11 @@
 // - `answer` {kind}: the result RESULTS[kind], as it is;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason }).
+// Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
+// number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
+// set) for each tools/list it is asked.
+import { appendFileSync } from 'node:fs';
+
 const RESULTS = {
   usual: { content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } },
   // Not MCP: content must be an array of blocks.
@@ -33,6 +38,8 @@ const TOOLS = [
   { name: 'seen', inputSchema: object },
 ];
 
+const listFailures = process.env.SCRIPTED_LIST_FAILURES === 'all' ? Infinity : Number(process.env.SCRIPTED_LIST_FAILURES ?? 0);
+let lists = 0;
 const calls = [];
 const cancelled = [];
 /** Calls answered later, by id. */
@@ -86,7 +93,10 @@ function handle(message) {
   if (message.method === 'initialize') {
     send({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1.0.0' } } });
   } else if (message.method === 'tools/list') {
-    send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
+    lists++;
+    if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists}\n`);
+    if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
+    else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
   } else if (message.method === 'tools/call') {
     call(message);
   } else if (message.method === 'notifications/cancelled') {

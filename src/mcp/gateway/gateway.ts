@@ -410,7 +410,7 @@ class Gateway implements GatewayToolSet {
  * connection per upstream row (stdio children, Streamable HTTP or SSE), re-listed on the
  * upstream's `notifications/tools/list_changed`, when its row's `updated_at` changes (rows
  * are read every `pollIntervalMs`), and every `syncIntervalMs`; reconnected with backoff
- * (1 s doubling to 60 s). An upstream tool is served when it is registered under the
+ * (1 s doubling to 60 s), and a failed listing tried again likewise. An upstream tool is served when it is registered under the
  * upstream's prefix with the tag `upstream:NAME` and its version's hash (`1.2.0+HASH`) is the
  * hash of the definition the upstream lists now; then it is a tool of the set like any other
  * (enabled flag, policy, the row's `permissions`, deprecation), whose handler forwards the

@@ -144,6 +144,9 @@ export class UpstreamLink {
   #listAgain = false;
   #retryMs = RECONNECT_FIRST_MS;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The pause before listing again after a failed listing (doubling as the reconnect's), and its timer. */
+  #relistMs = RECONNECT_FIRST_MS;
+  #relistTimer: ReturnType<typeof setTimeout> | undefined;
   #lastError: string | undefined;
   #closed = false;
   /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
@@ -320,6 +323,7 @@ export class UpstreamLink {
   #lost(connection: UpstreamConnection): void {
     if (this.#connection !== connection) return;
     this.#connection = undefined;
+    this.#cancelRelist();
     if (this.#closed) return;
     this.#failed('the connection ended');
     this.#options.onChange();
@@ -329,6 +333,7 @@ export class UpstreamLink {
   async reconnect(): Promise<void> {
     const connection = this.#connection;
     this.#connection = undefined;
+    this.#cancelRelist();
     if (connection !== undefined) await connection.close().catch(() => undefined);
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
@@ -366,6 +371,9 @@ export class UpstreamLink {
       }
       return;
     }
+    // This listing is the one a failed listing waited for (coalesced: a list_changed or sync came first).
+    if (this.#relistTimer !== undefined) clearTimeout(this.#relistTimer);
+    this.#relistTimer = undefined;
     const listed: UpstreamToolDefinition[] = [];
     const taskRequired = new Set<string>();
     const row = this.#upstream.updated_at;
@@ -380,7 +388,8 @@ export class UpstreamLink {
     } catch (error) {
       if (this.#connection !== connection) return;
       this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
-      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them`);
+      const delay = this.#scheduleRelist(connection);
+      this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them${delay === undefined ? '' : `; listing again in ${Math.round(delay / 1000)} s`}`);
       // The upstream answers, but what it lists now is unknown, so no tool of it can be known
       // to match its approved hash: the last listing is dropped (a rug pull beside one tool
       // the SDK's client refuses, an inputSchema not of type object, would else be served on
@@ -393,6 +402,7 @@ export class UpstreamLink {
       return;
     }
     if (this.#connection !== connection || this.#closed) return;
+    this.#relistMs = RECONNECT_FIRST_MS;
     this.#lastError = undefined;
     this.#listedFor = row;
     this.#taskRequired = taskRequired;
@@ -401,6 +411,31 @@ export class UpstreamLink {
     this.#listedKey = key;
     this.#definitions = Object.freeze(listed);
     this.#options.onChange();
+  }
+
+  /**
+   * Lists again after a pause, while `connection` lives: a listing that failed once (a timeout
+   * under load, one error answer) would else leave the upstream unserved until something else
+   * lists it (list_changed, sync, the sync interval). Returns the pause (ms); undefined once closed.
+   */
+  #scheduleRelist(connection: UpstreamConnection): number | undefined {
+    if (this.#closed) return undefined;
+    if (this.#relistTimer !== undefined) clearTimeout(this.#relistTimer);
+    const delay = this.#relistMs;
+    this.#relistMs = Math.min(this.#relistMs * 2, RECONNECT_MAX_MS);
+    this.#relistTimer = setTimeout(() => {
+      this.#relistTimer = undefined;
+      if (this.#connection === connection && !this.#closed) void this.relist();
+    }, delay);
+    this.#relistTimer.unref?.();
+    return delay;
+  }
+
+  /** No listing waits any more (the connection ended or is replaced, or the link closed): the next connection starts at the first pause. */
+  #cancelRelist(): void {
+    if (this.#relistTimer !== undefined) clearTimeout(this.#relistTimer);
+    this.#relistTimer = undefined;
+    this.#relistMs = RECONNECT_FIRST_MS;
   }
 
   /**
@@ -600,6 +635,7 @@ export class UpstreamLink {
     this.#closed = true;
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
+    this.#cancelRelist();
     await this.#connecting?.catch(() => undefined);
     const connection = this.#connection;
     this.#connection = undefined;

@@ -1,0 +1,82 @@
+// A serving gateway's listing that fails (docs/gateway.md, "Failures"): while the connection
+// lives it is tried again after 1 s, doubling, so one failed tools/list (a timeout under load,
+// an error answer) does not leave the upstream's tools unserved until a list_changed, a sync or
+// the sync interval. Against the hand-written stdio upstream (test/support/scripted-upstream.mjs),
+// whose first tools/list answers an error, or every one, and which logs each tools/list it is asked.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry } from '../../src/index.js';
+import { createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
+import type { GatewayToolSet } from '../../src/mcp/index.js';
+import { ROOT } from '../cli/helpers.js';
+import { until } from '../support/waiting.js';
+
+const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'gateway-listing-'));
+const closing: (() => Promise<void>)[] = [];
+
+afterAll(async () => {
+  for (const close of closing) await close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** How many tools/list the upstream logging to `log` was asked. */
+function lists(log: string): number {
+  return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line !== '').length : 0;
+}
+
+/**
+ * A gateway over one scripted upstream whose first `failures` tools/list answer an error, its
+ * tools approved as listed by a well-behaved instance (so each is served once listed), with
+ * the default sync interval (5 min): nothing but the gateway's own retry lists it again.
+ */
+async function flakyGateway(failures: string): Promise<{ gateway: GatewayToolSet; warnings: string[]; log: string }> {
+  const log = join(dir, `${failures}.log`);
+  const registry = new InMemoryToolRegistry();
+  const command = [process.execPath, SCRIPTED];
+  const row = await registry.putUpstream({ name: 'flaky', transport: { type: 'stdio', command, env: { SCRIPTED_LIST_FAILURES: failures, SCRIPTED_LIST_LOG: log }, cwd: null } });
+  for (const definition of await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command, env: {}, cwd: null } })) {
+    await registry.register(upstreamToolSpec(row, definition, '1.0.0'));
+  }
+  const warnings: string[] = [];
+  const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+  closing.push(() => gateway.close());
+  return { gateway, warnings, log };
+}
+
+describe("a serving gateway's failed listing", () => {
+  it('is tried again after 1 s: the tools are served without any list_changed, sync or interval', async () => {
+    const { gateway, warnings, log } = await flakyGateway('1');
+    // On the old code the upstream stayed unserved: nothing listed it again.
+    await until(() => (gateway.upstreams()[0]?.served.length ?? 0) > 0, 'the upstream served after its failed listing', { timeoutMs: 15_000, pollMs: 20 });
+    const server = createMcpServer(gateway);
+    const client = new Client({ name: 'test', version: '1' });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    await client.connect(b);
+    closing.unshift(() => client.close());
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['flaky_answer', 'flaky_fail', 'flaky_hold', 'flaky_pair', 'flaky_seen']);
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
+    expect(lists(log)).toBe(2);
+    expect(warnings.filter((warning) => warning.includes('list'))).toEqual([
+      'upstream flaky: cannot list its tools: MCP error -32603: listing 1 failed; none of its tools is served until it lists them; listing again in 1 s',
+    ]);
+  }, 30_000);
+
+  it('that always fails is tried again with a pause doubling from 1 s, never in a tight loop', async () => {
+    const { gateway, warnings, log } = await flakyGateway('all');
+    // Asked at 0, 1 and 3 s (later under load); the next pause is 4 s.
+    const retries = (): string[] => warnings.filter((warning) => warning.includes('listing again'));
+    await until(() => lists(log) >= 3 && retries().length >= 3, 'three listings of an upstream that always fails', { timeoutMs: 20_000, pollMs: 20 });
+    // Over the next 2 s (within that 4 s pause) it is not asked again.
+    await sleep(2_000);
+    expect(lists(log)).toBe(3);
+    expect(retries().map((warning) => /listing again in (\d+) s$/.exec(warning)?.[1])).toEqual(['1', '2', '4']);
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, served: [], error: 'cannot list its tools: MCP error -32603: listing 3 failed' });
+  }, 30_000);
+});
