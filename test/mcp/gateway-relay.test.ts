@@ -118,6 +118,11 @@ describe('a relayed tools/call', () => {
       const answered = (await client.callTool({ name: 'scripted_fail', arguments: { code } })) as CallToolResult;
       expect(answered).toEqual({ content: [{ type: 'text', text: `UPSTREAM_ERROR: upstream 'scripted' answered fail with error ${code}: MCP error ${code}: boom` }], isError: true });
     }
+    // An upstream's error worded as one the gateway makes is still the upstream's answer (the
+    // gateway knows its own by the id it answered, not by the text).
+    const worded = { code: -32603, message: "the upstream ended the answer's stream without answering" };
+    const own = (await client.callTool({ name: 'scripted_fail', arguments: { error: worded } })) as CallToolResult;
+    expect(text(own)).toBe(`UPSTREAM_ERROR: upstream 'scripted' answered fail with error -32603: MCP error -32603: ${worded.message}`);
   });
 
   it("a result MCP clients would refuse is UPSTREAM_ERROR; any other comes back as the SDK's client reads it", async () => {
@@ -385,7 +390,9 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     // On the old code the screen errored the stream, which the SDK's transport only reported: the
     // relayed call ended as "did not answer endless within 4000 ms", the client's request as "Request timed out".
     const result = await client.callTool({ name: 'cutting_endless', arguments: {} });
-    expect([result.isError, text(result)]).toEqual([true, "UPSTREAM_ERROR: upstream 'cutting' answered endless with error -32603: MCP error -32603: the upstream's answer is over 10485760 bytes"]);
+    // The gateway made that error, not the upstream: said so (it read "answered endless with error -32603").
+    expect([result.isError, text(result)]).toEqual([true, "UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to endless: the upstream's answer is over 10485760 bytes"]);
+    expect(records.filter((record) => record.tool === 'cutting_endless').map((record) => [record.outcome, record.upstream])).toEqual([['UPSTREAM_ERROR', 'cutting']]);
     const refused = await connection.client.callTool({ name: 'endless', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is over 10485760 bytes" });
     // Each upstream stream was cancelled at the cut, not read to its end.
@@ -397,11 +404,12 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     // On the old code both waited for the 4 s timeout, the SDK's own request for its own.
     const progress: Progress[] = [];
     const results = await Promise.all(['closed', 'dropped'].map((name) => client.callTool({ name: `cutting_${name}`, arguments: {} }, undefined, { onprogress: (report) => void progress.push(report) })));
-    const ended = (name: string) => `UPSTREAM_ERROR: upstream 'cutting' answered ${name} with error -32603: MCP error -32603: the upstream ended the answer's stream without answering`;
+    const ended = (name: string) => `UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to ${name}: the upstream ended the answer's stream without answering`;
     expect(results.map((result) => [result.isError, text(result)])).toEqual([
       [true, ended('closed')],
       [true, ended('dropped')],
     ]);
+    expect(records.filter((record) => record.tool === 'cutting_closed' || record.tool === 'cutting_dropped').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR', 'UPSTREAM_ERROR']);
     // What came before the end was relayed.
     expect(progress.map((report) => report.message)).toEqual(['working', 'working']);
     for (const name of ['closed', 'dropped']) {

@@ -70,6 +70,13 @@ export interface ConnectUpstreamOptions {
    * this hears it first, with the id and what was wrong.
    */
   readonly onInvalidAnswer?: (id: string | number, invalid: InvalidAnswer) => void;
+  /**
+   * A request the gateway answers itself with a JSON-RPC error -32603 of its id, since the
+   * upstream's answer cannot come (its HTTP stream was cut at the 10 MiB bound, or ended
+   * without it): this hears the id and that error's message first, so that a relayed call can
+   * say the gateway made the error, not the upstream.
+   */
+  readonly onUnanswered?: (id: string | number, reason: string) => void;
 }
 
 /** A connected upstream: the SDK client and which transport answered. */
@@ -119,7 +126,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screeningFetch(fetch, options.onInvalidAnswer) }), { timeout });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered) }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
@@ -127,7 +134,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   }
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
-  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer);
+  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered);
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
@@ -166,6 +173,7 @@ export function invalidAnswerOf(error: unknown): InvalidAnswer | undefined {
 }
 
 type HearInvalidAnswer = ConnectUpstreamOptions['onInvalidAnswer'];
+type HearUnanswered = ConnectUpstreamOptions['onUnanswered'];
 
 /**
  * A JSON value the SDK's schema refused (its `error`), as the gateway passes it on: a response
@@ -241,8 +249,9 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * request's context (or fail the POST with it), so an answer is matched here by its `id`, as on
  * stdio. A stream answering a POST is watched for the requests of its body (`watchedEvents`).
  * (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
+ * `unanswered` hears each request the screen answers itself (`ConnectUpstreamOptions.onUnanswered`).
  */
-export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
+export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered): Fetch {
   /** The last event ids before which a stream was cut at the bound: a resume from one would replay that event. */
   const cutAfter = new Set<string>();
   const cut = (lastId: string): void => {
@@ -259,7 +268,7 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer): Fetch {
     if (!response.ok || response.body === null) return response;
     if (type === 'text/event-stream') {
       const awaited = init?.method === 'POST' ? requestIds(init.body) : [];
-      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(hear, cut)) : watchedEvents(response.body, hear, cut, awaited, init?.signal));
+      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(hear, cut)) : watchedEvents(response.body, hear, cut, awaited, init?.signal, unanswered));
     }
     if (type !== 'application/json' || init?.method !== 'POST') return response;
     const text = await boundedText(response);
@@ -338,14 +347,19 @@ function responseId(id: unknown): RequestId | undefined {
  */
 interface AnswerWatch {
   readonly unsettled: Set<RequestId>;
+  /** Hears each of them the screen answers itself. */
+  readonly unanswered: HearUnanswered;
   resumable: boolean;
   dropped?: { readonly error: unknown };
 }
 
-/** An event answering each of `ids` with a JSON-RPC error -32603 saying `reason`. */
-function unansweredEvents(ids: Iterable<RequestId>, reason: string): string {
+/** An event answering each of `ids` with a JSON-RPC error -32603 saying `reason`, each heard by `hear` first. */
+function unansweredEvents(ids: Iterable<RequestId>, reason: string, hear: HearUnanswered): string {
   let events = '';
-  for (const id of ids) events += `data: ${JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } })}\n\n`;
+  for (const id of ids) {
+    hear?.(id, reason);
+    events += `data: ${JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } })}\n\n`;
+  }
   return events;
 }
 
@@ -355,8 +369,8 @@ function unansweredEvents(ids: Iterable<RequestId>, reason: string): string {
  * answer. A stream the upstream drops (its connection fails) ends the screen's input as a
  * closed one would, so that it can answer them; with nothing to answer, it fails as it came.
  */
-function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer, cut: (lastId: string) => void, awaited: readonly RequestId[], signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
-  const watch: AnswerWatch = { unsettled: new Set(awaited), resumable: false };
+function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer, cut: (lastId: string) => void, awaited: readonly RequestId[], signal: AbortSignal | null | undefined, unanswered: HearUnanswered): ReadableStream<Uint8Array> {
+  const watch: AnswerWatch = { unsettled: new Set(awaited), unanswered, resumable: false };
   const reader = body.getReader();
   const input = new ReadableStream<Uint8Array>({
     pull: async (controller) => {
@@ -516,7 +530,7 @@ function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, 
           if (watch !== undefined && watch.unsettled.size > 0) {
             // The POST's requests not yet answered get an error each (a resumed stream would
             // replay the same event), then the stream ends (and the upstream's is cancelled).
-            controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, OVER_BOUND)));
+            controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, OVER_BOUND, watch.unanswered)));
             watch.unsettled.clear();
             controller.terminate();
           } else controller.error(new Error(`an event of the upstream's stream is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`));
@@ -528,7 +542,7 @@ function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, 
         // Ended (or dropped) unanswered, and the SDK's transport cannot resume it: each request
         // gets its error now. An event it ended inside is left out: no reader dispatches it,
         // and the errors after it would be read as its lines.
-        controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, ENDED_UNANSWERED)));
+        controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, ENDED_UNANSWERED, watch.unanswered)));
         watch.unsettled.clear();
         return;
       }

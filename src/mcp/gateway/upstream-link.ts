@@ -58,6 +58,8 @@ interface Pending {
   readonly toolName: string;
   /** What was wrong with its answer, when the SDK's schema refused it (`#invalidAnswer`): that answer comes as a -32603 error. */
   invalid?: InvalidAnswer;
+  /** Why the gateway answers it itself (`#unanswered`): the upstream's answer cannot come, and the -32603 error that says so is the gateway's. */
+  unanswered?: string;
   /** Ends the call with this result (once; later calls do nothing). */
   readonly finish: (result: McpContent) => void;
 }
@@ -210,6 +212,7 @@ export class UpstreamLink {
           timeoutMs: this.#options.connectTimeoutMs,
           setup: (client) => this.#setup(client),
           onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
+          onUnanswered: (id, reason) => this.#unanswered(id, reason),
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -532,6 +535,9 @@ export class UpstreamLink {
     queueMicrotask(() => {
       if (pending.invalid !== undefined) {
         pending.finish(this.#invalidAnswerResult(pending.toolName, pending.invalid));
+      } else if ('error' in message && message.error.message === pending.unanswered) {
+        // The gateway's own error (its screen's), not the upstream's answer: said so.
+        pending.finish(outcome('UPSTREAM_ERROR', `upstream '${this.#upstream.name}': the gateway could not get its answer to ${pending.toolName}: ${pending.unanswered}`));
       } else if ('error' in message) {
         // The upstream answered: UPSTREAM_ERROR whatever the code, -32000 and -32001 too (a
         // server's own codes, which #failure would read as the SDK's closed connection and timeout).
@@ -552,6 +558,12 @@ export class UpstreamLink {
   #invalidAnswer(id: string | number, invalid: InvalidAnswer): void {
     const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
     if (pending !== undefined) pending.invalid = invalid;
+  }
+
+  /** The screen answers a relayed call itself (`connectUpstream`'s `onUnanswered`): its error is then read as the gateway's (`#answer`). */
+  #unanswered(id: string | number, reason: string): void {
+    const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
+    if (pending !== undefined) pending.unanswered = reason;
   }
 
   /** The upstream's answer to a call is no JSON-RPC response: its result is not even an object, its error not a JSON-RPC error. */
