@@ -285,11 +285,15 @@ const MIB = 1024 * 1024;
  * (no event id) and then the stream's end (closed, or its connection destroyed), `resumable`
  * with an event of an id and a `retry` of 20 ms and then the end: the answer comes on the GET
  * that resumes it (its Last-Event-ID); `replayed` with such an event and then the endless one,
- * which a GET resuming it replays. `sent` is what each endless answer wrote, `replays` counts
- * those GETs.
+ * which a GET resuming it replays; `unresumable` and `unavailable` with an event of an id and
+ * then the end, whose resuming GET is answered 405 (as any GET of an id it does not know) or
+ * 503. `sent` is what each endless answer wrote, `replays` counts those GETs, `unavailable`
+ * the 503s.
  */
-async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: number[]; readonly replays: number }> {
+async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: number[]; readonly replays: number; readonly unavailable: number }> {
   const held = new Map<string, unknown>();
+  const failing = new Set<string>();
+  let unavailable = 0;
   const replaying = new Map<string, unknown>();
   const sent: number[] = [];
   let replays = 0;
@@ -310,7 +314,10 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
     if (request.method === 'GET') {
       const last = String(request.headers['last-event-id']);
       const id = held.get(last);
-      if (replaying.has(last)) {
+      if (failing.has(last)) {
+        unavailable++;
+        response.writeHead(503).end();
+      } else if (replaying.has(last)) {
         replays++;
         endless(response.writeHead(200, { 'content-type': 'text/event-stream' }), replaying.get(last));
       } else if (id === undefined) response.writeHead(405).end();
@@ -324,7 +331,7 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
       const json = (result: unknown): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
       if (id === undefined) response.writeHead(202).end();
       else if (method === 'initialize') json({ protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'cutting', version: '1' } });
-      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable', 'replayed'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable', 'replayed', 'unresumable', 'unavailable'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
       else if (method !== 'tools/call') json({});
       else {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -335,6 +342,10 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
         else if (params.name === 'resumable') {
           const eventId = `e${held.size + 1}`;
           held.set(eventId, id);
+          response.end(`retry: 20\nid: ${eventId}\ndata: \n\n`);
+        } else if (params.name === 'unresumable' || params.name === 'unavailable') {
+          const eventId = `${params.name}-${String(id)}`;
+          if (params.name === 'unavailable') failing.add(eventId);
           response.end(`retry: 20\nid: ${eventId}\ndata: \n\n`);
         } else if (params.name === 'replayed') {
           const eventId = `r${replaying.size + 1}`;
@@ -352,6 +363,9 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
     sent,
     get replays() {
       return replays;
+    },
+    get unavailable() {
+      return unavailable;
     },
     // Its clients' keep-alive connections too (close alone waited about 3 s for them).
     close: () =>
@@ -422,6 +436,22 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     // Failed at once, this answer would be lost (the test fails when the screen ignores the event's id).
     expect(text(await client.callTool({ name: 'cutting_resumable', arguments: {} }))).toBe('resumed');
     expect(await connection.client.callTool({ name: 'resumable', arguments: {} }, undefined, { timeout: 4_000 })).toMatchObject({ content: [{ type: 'text', text: 'resumed' }] });
+  });
+
+  it("a stream whose resume fails for good (a 405, which the SDK's transport takes silently, or its last failed GET) fails its call at once, not at its timeout", async () => {
+    // On the old code both waited for the 4 s timeout: the SDK's transport reports a failed resume
+    // only to its onerror, without the request, and a 405 not at all.
+    const failed = (name: string, why: string) => `UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to ${name}: the upstream's answer stream could not be resumed: ${why}`;
+    const results = await Promise.all(['unresumable', 'unavailable'].map((name) => client.callTool({ name: `cutting_${name}`, arguments: {} })));
+    expect(results.map((result) => [result.isError, text(result)])).toEqual([
+      [true, failed('unresumable', 'HTTP 405 Method Not Allowed')],
+      [true, failed('unavailable', 'HTTP 503 Service Unavailable')],
+    ]);
+    // The transport's two GETs (its maxRetries), the second answered by the screen.
+    expect(upstream.unavailable).toBe(2);
+    expect(records.filter((record) => record.tool === 'cutting_unresumable' || record.tool === 'cutting_unavailable').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR', 'UPSTREAM_ERROR']);
+    const refused = await connection.client.callTool({ name: 'unresumable', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer stream could not be resumed: HTTP 405 Method Not Allowed" });
   });
 
   it("a stream cut after an event with an id is answered at once too, and not resumed from that id (the upstream would replay the event that was cut)", async () => {

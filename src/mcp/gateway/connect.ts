@@ -126,7 +126,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered) }), { timeout });
+    const screened = screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries);
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
@@ -138,6 +139,13 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
+
+/**
+ * The Streamable HTTP transport's resume options: the SDK's own defaults (its
+ * DEFAULT_STREAMABLE_HTTP_RECONNECTION_OPTIONS, not exported), given so that the screen knows
+ * after how many failed GETs the transport gives a resume up.
+ */
+const RECONNECTION_OPTIONS = { initialReconnectionDelay: 1_000, maxReconnectionDelay: 30_000, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 } as const;
 
 /** What was wrong with an upstream's answer that the SDK's JSON-RPC schema refused. */
 export interface InvalidAnswer {
@@ -250,25 +258,80 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * stdio. A stream answering a POST is watched for the requests of its body (`watchedEvents`).
  * (The gateway gives the transports no auth provider, whose requests this fetch would make too.)
  * `unanswered` hears each request the screen answers itself (`ConnectUpstreamOptions.onUnanswered`).
+ * A POST's stream left to the SDK's resume is followed to that GET (a Last-Event-ID): when the
+ * resume fails for good (405, which the transport takes silently, or `maxRetries` failed GETs),
+ * its requests still unanswered are answered at once, rather than left to their timeout.
  */
-export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered): Fetch {
-  /** The last event ids before which a stream was cut at the bound: a resume from one would replay that event. */
-  const cutAfter = new Set<string>();
-  const cut = (lastId: string): void => {
-    cutAfter.add(lastId);
+export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered, maxRetries: number = RECONNECTION_OPTIONS.maxRetries): Fetch {
+  /** Why a resume from an event id is refused without a request: a stream was cut after it (a resume would replay the event cut), or its resume failed. */
+  const refused = new Map<string, string>();
+  const refuse = (lastId: string, why: string): void => {
+    refused.delete(lastId);
+    refused.set(lastId, why);
     // Bounded as every buffer of the gateway: the oldest is forgotten (its resume then costs one more cut).
-    if (cutAfter.size > MAX_REMEMBERED_CUTS) cutAfter.delete(cutAfter.values().next().value as string);
+    if (refused.size > MAX_REMEMBERED_CUTS) refused.delete(refused.keys().next().value as string);
+  };
+  /** POST streams that ended unanswered and that the SDK's transport resumes: by the event id it resumes from, the requests waiting and its failed GETs. */
+  const resumes = new Map<string, { readonly ids: readonly RequestId[]; failures: number }>();
+  const screen: Screen = {
+    hear,
+    unanswered,
+    cut: (lastId) => refuse(lastId, `the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`),
+    leftToResume: (lastId, ids) => {
+      resumes.delete(lastId);
+      resumes.set(lastId, { ids, failures: 0 });
+      // The oldest forgotten: its requests wait for their timeout, as the SDK's transport leaves them.
+      if (resumes.size > MAX_REMEMBERED_CUTS) resumes.delete(resumes.keys().next().value as string);
+    },
+  };
+  /** A GET resuming a POST's stream: the resumed stream is watched for the same requests; a resume that fails for good answers them. */
+  const resume = async (lastId: string, waiting: { readonly ids: readonly RequestId[]; failures: number }, url: string | URL, init: RequestInit | undefined): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await base(url, init);
+    } catch (error) {
+      if (init?.signal?.aborted === true || ++waiting.failures < maxRetries) throw error;
+      return failedResume(lastId, waiting.ids, error instanceof Error ? error.message : String(error));
+    }
+    if (response.ok) {
+      resumes.delete(lastId);
+      // No body: nothing will come, so the watch's end answers them.
+      return rebuilt(response, watchedEvents(response.body ?? new ReadableStream({ start: (controller) => controller.close() }), screen, waiting.ids, init?.signal));
+    }
+    // A redirect the transport follows through this fetch (or reports): not a failed resume.
+    if (response.status >= 300 && response.status < 400) return response;
+    // A 405 the transport takes as "no stream here", silently, and tries no more.
+    if (response.status !== 405 && ++waiting.failures < maxRetries) return response;
+    await response.body?.cancel().catch(() => undefined);
+    return failedResume(lastId, waiting.ids, `HTTP ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`}`);
+  };
+  /**
+   * The transport's last GET of a resume failed: a stream of its own answers each request at
+   * once. Its events carry `lastId`, so the transport, which resumes an ended stream that gave no
+   * result, asks for that id again and is refused without a request until it gives up (else it
+   * would open a GET without Last-Event-ID, a second listening stream).
+   */
+  const failedResume = (lastId: string, ids: readonly RequestId[], failure: string): Response => {
+    resumes.delete(lastId);
+    const why = `the upstream's answer stream could not be resumed: ${failure}`;
+    refuse(lastId, why);
+    return new Response(unansweredEvents(ids, why, unanswered, lastId), { headers: { 'content-type': 'text/event-stream' } });
   };
   return async (url, init) => {
-    const resumed = cutAfter.size > 0 && (init?.method ?? 'GET') === 'GET' ? new Headers(init?.headers).get('last-event-id') : null;
-    // Refused without a request: the SDK's transport tries again at most its maxRetries (else it resumed each second, 10 MiB a time).
-    if (resumed !== null && cutAfter.has(resumed)) throw new Error(`not resumed after event ${resumed}: the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`);
+    const resumed = (refused.size > 0 || resumes.size > 0) && (init?.method ?? 'GET') === 'GET' ? new Headers(init?.headers).get('last-event-id') : null;
+    if (resumed !== null) {
+      const why = refused.get(resumed);
+      // Refused without a request: the SDK's transport tries again at most its maxRetries (else it resumed each second, 10 MiB a time).
+      if (why !== undefined) throw new Error(`not resumed after event ${resumed}: ${why}`);
+      const waiting = resumes.get(resumed);
+      if (waiting !== undefined) return resume(resumed, waiting, url, init);
+    }
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (!response.ok || response.body === null) return response;
     if (type === 'text/event-stream') {
       const awaited = init?.method === 'POST' ? requestIds(init.body) : [];
-      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(hear, cut)) : watchedEvents(response.body, hear, cut, awaited, init?.signal, unanswered));
+      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(screen)) : watchedEvents(response.body, screen, awaited, init?.signal));
     }
     if (type !== 'application/json' || init?.method !== 'POST') return response;
     const text = await boundedText(response);
@@ -290,8 +353,20 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?
  * the stdio reader's bound, so no transport lets an upstream grow the gateway's memory more.
  */
 const MAX_UPSTREAM_MESSAGE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
-/** How many cut streams' last event ids `screeningFetch` remembers. */
+/** How many refused and resumed streams' last event ids `screeningFetch` remembers (each). */
 const MAX_REMEMBERED_CUTS = 64;
+/**
+ * What the screen of one fetch hears and tells: an answer the schema refuses (`hear`), a
+ * request it answers itself (`unanswered`), the last event id before a cut, and a POST's stream
+ * that ended unanswered, left to the SDK's transport to resume from its last event id.
+ */
+interface Screen {
+  readonly hear: HearInvalidAnswer;
+  readonly unanswered: HearUnanswered;
+  readonly cut: (lastId: string) => void;
+  readonly leftToResume: (lastId: string, ids: readonly RequestId[]) => void;
+}
+
 /** Why a request gets an error at once: its answer (a JSON body, an event) passed that bound, or its stream ended without it. */
 const OVER_BOUND = `the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`;
 const ENDED_UNANSWERED = "the upstream ended the answer's stream without answering";
@@ -347,18 +422,16 @@ function responseId(id: unknown): RequestId | undefined {
  */
 interface AnswerWatch {
   readonly unsettled: Set<RequestId>;
-  /** Hears each of them the screen answers itself. */
-  readonly unanswered: HearUnanswered;
   resumable: boolean;
   dropped?: { readonly error: unknown };
 }
 
-/** An event answering each of `ids` with a JSON-RPC error -32603 saying `reason`, each heard by `hear` first. */
-function unansweredEvents(ids: Iterable<RequestId>, reason: string, hear: HearUnanswered): string {
+/** An event answering each of `ids` with a JSON-RPC error -32603 saying `reason` (of event id `eventId`, if given), each heard by `hear` first. */
+function unansweredEvents(ids: Iterable<RequestId>, reason: string, hear: HearUnanswered, eventId?: string): string {
   let events = '';
   for (const id of ids) {
     hear?.(id, reason);
-    events += `data: ${JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } })}\n\n`;
+    events += `${eventId === undefined ? '' : `id: ${eventId}\n`}data: ${JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } })}\n\n`;
   }
   return events;
 }
@@ -369,8 +442,8 @@ function unansweredEvents(ids: Iterable<RequestId>, reason: string, hear: HearUn
  * answer. A stream the upstream drops (its connection fails) ends the screen's input as a
  * closed one would, so that it can answer them; with nothing to answer, it fails as it came.
  */
-function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer, cut: (lastId: string) => void, awaited: readonly RequestId[], signal: AbortSignal | null | undefined, unanswered: HearUnanswered): ReadableStream<Uint8Array> {
-  const watch: AnswerWatch = { unsettled: new Set(awaited), unanswered, resumable: false };
+function watchedEvents(body: ReadableStream<Uint8Array>, screen: Screen, awaited: readonly RequestId[], signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
+  const watch: AnswerWatch = { unsettled: new Set(awaited), resumable: false };
   const reader = body.getReader();
   const input = new ReadableStream<Uint8Array>({
     pull: async (controller) => {
@@ -390,7 +463,7 @@ function watchedEvents(body: ReadableStream<Uint8Array>, hear: HearInvalidAnswer
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  return input.pipeThrough(screenedEvents(hear, cut, watch));
+  return input.pipeThrough(screenedEvents(screen, watch));
 }
 
 /** `response` with another body. */
@@ -421,7 +494,7 @@ const CR = 0x0d;
  * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
  * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
  */
-function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
+function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   /** The bytes of the event read so far, and how many. */
@@ -530,7 +603,7 @@ function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, 
           if (watch !== undefined && watch.unsettled.size > 0) {
             // The POST's requests not yet answered get an error each (a resumed stream would
             // replay the same event), then the stream ends (and the upstream's is cancelled).
-            controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, OVER_BOUND, watch.unanswered)));
+            controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, OVER_BOUND, unanswered)));
             watch.unsettled.clear();
             controller.terminate();
           } else controller.error(new Error(`an event of the upstream's stream is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`));
@@ -542,10 +615,12 @@ function screenedEvents(hear: HearInvalidAnswer, cut: (lastId: string) => void, 
         // Ended (or dropped) unanswered, and the SDK's transport cannot resume it: each request
         // gets its error now. An event it ended inside is left out: no reader dispatches it,
         // and the errors after it would be read as its lines.
-        controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, ENDED_UNANSWERED, watch.unanswered)));
+        controller.enqueue(encoder.encode(unansweredEvents(watch.unsettled, ENDED_UNANSWERED, unanswered)));
         watch.unsettled.clear();
         return;
       }
+      // The SDK's transport resumes it from its last event id: the screen follows that GET (`screeningFetch`).
+      if (watch !== undefined && watch.unsettled.size > 0) leftToResume(lastId, [...watch.unsettled]);
       // The stream ended inside an event (which no reader dispatches): the rest goes on as it came.
       for (const piece of pieces) controller.enqueue(piece);
       if (watch?.dropped !== undefined) controller.error(watch.dropped.error);
