@@ -1,7 +1,7 @@
 // A serving gateway's listing that fails (docs/gateway.md, "Failures"): while the connection
 // lives it is tried again after 1 s, doubling, so one failed tools/list (a timeout under load,
 // an error answer) does not leave the upstream's tools unserved until a list_changed, a sync or
-// the sync interval. Against the hand-written stdio upstream (test/support/scripted-upstream.mjs),
+// the sync interval; a connection that ends cancels it. Against the hand-written stdio upstream (test/support/scripted-upstream.mjs),
 // whose first tools/list answers an error, or every one, and which logs each tools/list it is asked.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ import { InMemoryToolRegistry } from '../../src/index.js';
 import { createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
+import { processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
 const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
@@ -78,5 +79,12 @@ describe("a serving gateway's failed listing", () => {
     expect(lists(log)).toBe(3);
     expect(retries().map((warning) => /listing again in (\d+) s$/.exec(warning)?.[1])).toEqual(['1', '2', '4']);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: true, served: [], error: 'cannot list its tools: MCP error -32603: listing 3 failed' });
-  }, 30_000);
+    // A connection that ends cancels the waiting listing; the next one lists at once, its pause from 1 s again.
+    const [pid, ...others] = processesWith('scripted-upstream.mjs', log);
+    expect([pid, others]).toEqual([expect.any(Number), []]);
+    process.kill(pid!, 'SIGKILL');
+    await until(() => retries().length >= 4, 'the listing of the new connection', { timeoutMs: 20_000, pollMs: 20 });
+    expect(retries()[3]).toMatch(/listing 1 failed; none of its tools is served until it lists them; listing again in 1 s$/);
+    expect(warnings.some((warning) => warning.includes('the connection ended'))).toBe(true);
+  }, 40_000);
 });
