@@ -410,11 +410,11 @@ class Gateway implements GatewayToolSet {
  * connection per upstream row (stdio children, Streamable HTTP or SSE), re-listed on the
  * upstream's `notifications/tools/list_changed`, when its row's `updated_at` changes (rows
  * are read every `pollIntervalMs`), and every `syncIntervalMs`; reconnected with backoff
- * (1 s doubling to 60 s), and a failed listing tried again likewise. An upstream tool is served when it is registered under the
- * upstream's prefix with the tag `upstream:NAME` and its version's hash (`1.2.0+HASH`) is the
- * hash of the definition the upstream lists now; then it is a tool of the set like any other
- * (enabled flag, policy, the row's `permissions`, deprecation), whose handler forwards the
- * call. Resolves once every upstream made its first connection attempt, or after
+ * (1 s doubling to 60 s), and a failed listing tried again likewise. An upstream tool is
+ * served when it is registered under the upstream's prefix with the tag `upstream:NAME` and
+ * its version's hash (`1.2.0+HASH`) is the hash of the definition the upstream lists now;
+ * then it is a tool of the set like any other (enabled flag, policy, the row's
+ * `permissions`, deprecation), whose handler forwards the call. Resolves once every upstream made its first connection attempt, or after
  * `startupWaitMs` (10 s; a later one is announced with list_changed). `close()` closes
  * every connection (stdio children end).
  * @throws VALIDATION_FAILED for an invalid policy; DUPLICATE_TOOL; TypeError for misuse; the store's errors on the first read
