@@ -99,6 +99,8 @@ interface ServedView {
   readonly names: readonly string[];
   readonly entries: readonly SdkTool[];
   readonly byName: ReadonlyMap<string, Tool>;
+  /** What the registry left out that the policy would allow (`forPolicy`'s `excluded`): only these may be named in an answer. */
+  readonly excluded: ToolSet['excluded'];
 }
 
 function sameDeprecation(a: Deprecation | null, b: Deprecation | null): boolean {
@@ -130,13 +132,14 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
   if (known !== undefined) return known;
   const tools: Tool[] = [];
   const listed: SdkTool[] = [];
-  for (const tool of policy === undefined ? set : set.forPolicy(policy)) {
+  const allowed = policy === undefined ? set : set.forPolicy(policy);
+  for (const tool of allowed) {
     const entry = entryOf(tool, set.deprecation(tool.name), onWarning);
     if (entry === null) continue;
     tools.push(tool);
     listed.push(entry);
   }
-  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])) };
+  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), excluded: allowed.excluded };
   perPolicy.set(policyKey, view);
   return view;
 }
@@ -513,13 +516,15 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
 
   /** The tool a call names in `set`, or the -32602 a caller gets for a tool it does not see (the record says why). */
   const toolFor = (set: ToolSet, name: string, facts: CallFacts): Tool => {
-    const tool = viewOf(set, policy, policyKey, onWarning).byName.get(name);
+    const view = viewOf(set, policy, policyKey, onWarning);
+    const tool = view.byName.get(name);
     if (tool !== undefined) return tool;
     const known = set.resolve(name) ?? undefined;
     // A tool the policy denies is "unknown" to the caller (it cannot probe), but the audit log says why.
     facts.tool = known;
     facts.outcome = known !== undefined && policy !== undefined && !checkToolPermission(policy, known).allowed ? 'PERMISSION_DENIED' : 'TOOL_NOT_FOUND';
-    const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
+    // The registry's reason only for a tool the policy allows: a denied one is as unknown as a name that does not exist.
+    const reason = view.excluded.find((entry) => entry.tool_name === name)?.reason;
     throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
   };
 

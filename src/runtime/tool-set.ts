@@ -34,6 +34,8 @@ export interface ExcludedTool {
 const NOTHING_EXCLUDED: readonly ExcludedTool[] = Object.freeze([]);
 // Kept beside the set (not a constructor option) so the public constructor stays `new ToolSet(tools)`.
 const excludedBySet = new WeakMap<ToolSet, readonly ExcludedTool[]>();
+/** The Tools behind `excluded`, by name: what `forPolicy` checks to drop the ones its policy forbids. */
+const excludedToolsBySet = new WeakMap<ToolSet, ReadonlyMap<string, Tool>>();
 
 const deprecationsBySet = new WeakMap<ToolSet, ReadonlyMap<string, Deprecation>>();
 
@@ -43,9 +45,10 @@ export function recordDeprecations(set: ToolSet, deprecations: ReadonlyMap<strin
   return set;
 }
 
-/** Records what `loadToolSet` left out of `set`; internal to the runtime. */
-export function recordExcluded(set: ToolSet, excluded: readonly ExcludedTool[]): ToolSet {
+/** Records what `loadToolSet` left out of `set` (and the Tools left out, by name); internal to the runtime. */
+export function recordExcluded(set: ToolSet, excluded: readonly ExcludedTool[], tools: ReadonlyMap<string, Tool>): ToolSet {
   excludedBySet.set(set, Object.freeze(excluded.map((entry) => Object.freeze({ ...entry }))));
+  excludedToolsBySet.set(set, tools);
   return set;
 }
 
@@ -100,7 +103,8 @@ export class ToolSet {
   /**
    * The tools `loadToolSet` left out because of the registry (`disabled`,
    * `not_registered`), sorted by name; empty for a set built directly. Tools a policy
-   * filtered out are not listed here. A set derived with `forPolicy` keeps its source's list.
+   * filtered out are not listed here. A set derived with `forPolicy` keeps its source's list,
+   * less the tools that policy forbids.
    */
   get excluded(): readonly ExcludedTool[] {
     return excludedBySet.get(this) ?? NOTHING_EXCLUDED;
@@ -117,7 +121,14 @@ export class ToolSet {
     const deprecations = deprecationsBySet.get(this);
     if (deprecations !== undefined) recordDeprecations(allowed, deprecations);
     const excluded = excludedBySet.get(this);
-    return excluded === undefined ? allowed : recordExcluded(allowed, excluded);
+    if (excluded === undefined) return allowed;
+    // A tool the persona may not call stays unnamed, disabled or not: its excluded entry would tell it exists.
+    const tools = excludedToolsBySet.get(this) ?? new Map<string, Tool>();
+    const shown = excluded.filter((entry) => {
+      const tool = tools.get(entry.tool_name);
+      return tool === undefined || checkCompiled(compiled, tool).allowed;
+    });
+    return recordExcluded(allowed, shown, tools);
   }
 
   /**

@@ -30,6 +30,23 @@ async function session(live: LiveToolSet, options: McpServerOptions = {}) {
 }
 
 describe('createMcpServer', () => {
+  it("names the registry's reason for an unknown tool only when the session's policy allows that tool", async () => {
+    const tools = [named('calc'), named('shell', { permissions: { required: ['EXEC_SHELL'] } })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    await registry.setEnabled('calc', false);
+    await registry.setEnabled('shell', false);
+    const live = await liveToolSet(registry, tools);
+    const guest = await session(live, { policy: { persona: 'guest' } });
+    const admin = await session(live);
+    // A denied tool that is disabled answers like a name that does not exist: nothing tells it exists.
+    await expect(guest.client.callTool({ name: 'shell', arguments: {} })).rejects.toThrow(/^MCP error -32602: Unknown tool: shell$/);
+    await expect(guest.client.callTool({ name: 'calc', arguments: {} })).rejects.toThrow(/^MCP error -32602: Unknown tool: calc \(disabled in the registry\)$/);
+    await expect(admin.client.callTool({ name: 'shell', arguments: {} })).rejects.toThrow(/Unknown tool: shell \(disabled in the registry\)$/);
+    await live.close();
+    await registry.close();
+  });
+
   it('tells each session only about changes to what it lists', async () => {
     const tools = [named('a'), named('b', { permissions: { required: ['NET_HTTP'] } })];
     const registry = new InMemoryToolRegistry();
