@@ -66,11 +66,14 @@ class Deadline {
 const QUIET_PROGRESS = progressFunction(undefined);
 const QUIET_LOG = logFunction(undefined, '');
 
-/** The policy each call runs under (`invoke`'s `policy`), by its handler options: `toolSearchTool` finds only what it allows. */
-const callPolicies = new WeakMap<object, CompiledPolicy>();
+/**
+ * The policies each call runs under (`invoke`'s `policy`, and those the set or box invoked was
+ * derived under with `forPolicy`), by its handler options: `toolSearchTool` finds only what all allow.
+ */
+const callPolicies = new WeakMap<object, readonly CompiledPolicy[]>();
 
-/** The policy the call whose handler got `options` runs under; `undefined` when none. */
-export function callPolicyOf(options: unknown): CompiledPolicy | undefined {
+/** The policies the call whose handler got `options` runs under; `undefined` when none. */
+export function callPolicyOf(options: unknown): readonly CompiledPolicy[] | undefined {
   return typeof options === 'object' && options !== null ? callPolicies.get(options) : undefined;
 }
 
@@ -103,7 +106,7 @@ class CallOptions implements ToolHandlerOptions {
     configurable: false,
   };
 
-  constructor(context: unknown, toolName: string, checked: CheckedOptions, signal: AbortSignal | Deadline | undefined) {
+  constructor(context: unknown, toolName: string, checked: CheckedOptions, signal: AbortSignal | Deadline | undefined, scope: readonly CompiledPolicy[] | undefined) {
     this.context = context;
     if (signal === undefined || signal instanceof Deadline) {
       this.#deadline = signal;
@@ -118,7 +121,8 @@ class CallOptions implements ToolHandlerOptions {
     this.sample = sample;
     this.elicit = elicit;
     if (checked.client?.session !== undefined) (this as { session?: object }).session = checked.client.session;
-    if (checked.policy !== undefined) callPolicies.set(this, checked.policy);
+    if (checked.policy !== undefined) callPolicies.set(this, scope === undefined ? [checked.policy] : [...scope, checked.policy]);
+    else if (scope !== undefined) callPolicies.set(this, scope);
   }
 }
 
@@ -235,12 +239,19 @@ function follow(value: PromiseLike<unknown>, onValue: (data: unknown) => void, o
 }
 
 /**
- * Invokes `tool` (looked up by `name`; `undefined` when there is none). Resolves to a
+ * Invokes `tool` (looked up by `name`; `undefined` when there is none); `scope` is the
+ * policies the set or box it came from was derived under (`forPolicy`). Resolves to a
  * frozen ToolResult for every tool-level failure; rejects only for misuse (TypeError) and
  * an invalid policy (VALIDATION_FAILED). Not an async function: the common path (a promise
  * from the handler, no signal, no timeout) then costs one `then` instead of an await chain.
  */
-export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown, options: InvokeOptions | undefined): Promise<ToolResult> {
+export function invokeTool(
+  tool: Tool | undefined,
+  name: unknown,
+  args: unknown,
+  options: InvokeOptions | undefined,
+  scope?: readonly CompiledPolicy[],
+): Promise<ToolResult> {
   const started = now();
   let checked: CheckedOptions;
   let abortedBefore: boolean;
@@ -302,7 +313,7 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
   const failed = (error: unknown): ToolResult => failure('TOOL_FAILED', `Tool '${name}' failed: ${messageOf(error)}`, started);
 
   const deadline = timeoutMs === undefined ? undefined : new Deadline();
-  const call = new CallOptions(checked.context, name, checked, deadline ?? signal);
+  const call = new CallOptions(checked.context, name, checked, deadline ?? signal, scope);
   let value: unknown;
   try {
     value = tool.handler(copy as Record<string, unknown>, call);

@@ -6,8 +6,8 @@ import type { Tool } from './define-tool.js';
 import { invokeTool } from './invoke.js';
 import type { InvokeOptions } from './invoke.js';
 import { checkCompiled, compilePolicy } from './policy.js';
-import type { ToolPolicy } from './policy.js';
-import { ToolBox } from './tool-box.js';
+import type { CompiledPolicy, ToolPolicy } from './policy.js';
+import { setBoxScope, ToolBox } from './tool-box.js';
 import { SearchIndex } from '../core/search/search-index.js';
 import { tokenize } from '../core/search/tokens.js';
 import type { ToolResult } from './tool-result.js';
@@ -57,6 +57,11 @@ function nameArgument(method: string, name: unknown): string {
   return name;
 }
 
+/** The policies a set was derived under (`forPolicy`); internal to the runtime. */
+export let scopeOfSet: (set: ToolSet) => readonly CompiledPolicy[] | undefined;
+/** Gives a set the policies it was derived under; internal to the runtime. */
+export let setSetScope: (set: ToolSet, scope: readonly CompiledPolicy[] | undefined) => ToolSet;
+
 /**
  * A closed, immutable set of tools: given once at construction, never added to or taken
  * from (nothing at run time can slip in a tool that bypasses policy). The instance is
@@ -67,6 +72,12 @@ export class ToolSet {
   readonly #tools: ReadonlyMap<string, Tool>;
   /** Built at the first search (the set never changes, so once). */
   #index: SearchIndex<Tool> | undefined;
+  /**
+   * The policies this set was derived under (`forPolicy`): every call on it runs under them
+   * too, so a `toolSearchTool` in it finds only what they allow. A private field, so the
+   * frozen instance can still be given it once, right after it is made.
+   */
+  #scope: readonly CompiledPolicy[] | undefined;
 
   /**
    * @param tools Tools made by `defineTool` (any iterable; the order does not matter).
@@ -118,6 +129,7 @@ export class ToolSet {
   forPolicy(policy: ToolPolicy): ToolSet {
     const compiled = compilePolicy(policy);
     const allowed = new ToolSet(this.tools().filter((tool) => checkCompiled(compiled, tool).allowed));
+    allowed.#scope = this.#scope === undefined ? [compiled] : [...this.#scope, compiled];
     const deprecations = deprecationsBySet.get(this);
     if (deprecations !== undefined) recordDeprecations(allowed, deprecations);
     const excluded = excludedBySet.get(this);
@@ -150,7 +162,7 @@ export class ToolSet {
 
   /** A fresh, mutable `ToolBox` for one agent turn, holding this set's tools (in name order). */
   forTurn(): ToolBox {
-    return new ToolBox(this.tools());
+    return setBoxScope(new ToolBox(this.tools()), this.#scope);
   }
 
   /**
@@ -162,7 +174,7 @@ export class ToolSet {
    */
   invoke(name: string, args?: unknown, options?: InvokeOptions): Promise<ToolResult> {
     const tool = typeof name === 'string' ? this.#tools.get(name) : undefined;
-    const result = invokeTool(tool, name, args, options);
+    const result = invokeTool(tool, name, args, options, this.#scope);
     const deprecation = tool === undefined ? undefined : deprecationsBySet.get(this)?.get(tool.name);
     // A deprecated tool still runs; its result says so (the caller should move off it).
     return deprecation === undefined ? result : result.then((done) => Object.freeze({ ...done, deprecated: deprecation }));
@@ -177,6 +189,14 @@ export class ToolSet {
   /** The tools in name order. */
   [Symbol.iterator](): IterableIterator<Tool> {
     return this.#tools.values();
+  }
+
+  static {
+    scopeOfSet = (set) => set.#scope;
+    setSetScope = (set, scope) => {
+      set.#scope = scope;
+      return set;
+    };
   }
 }
 
