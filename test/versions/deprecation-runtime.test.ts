@@ -9,10 +9,10 @@ const tools = [
   defineTool({ name: 'find', version: '1', input_schema: { type: 'object' }, handler: () => 'find' }),
 ];
 
-async function registry() {
+async function registry(sunset = '2026-06-01') {
   const registry = new InMemoryToolRegistry();
   await publishTools(registry, tools);
-  await registry.deprecate('old', { message: 'use find', replacement: 'find', sunset: '2026-06-01' });
+  await registry.deprecate('old', { message: 'use find', replacement: 'find', sunset });
   return registry;
 }
 
@@ -40,16 +40,30 @@ describe('loadToolSet and invoke', () => {
 
 describe('exports and lint', () => {
   it('annotate (default) adds the Deprecated line; keep exports as registered; omit leaves the tool out', async () => {
-    const registrations = await (await registry()).listAll();
+    const registrations = await (await registry('2999-06-01')).listAll();
     const annotated = toMcpTools(registrations).find((tool) => tool.name === 'old');
-    expect(annotated?.description).toBe('Looks things up.\n\nDeprecated: use find. Use find instead. It will be removed on 2026-06-01.');
+    expect(annotated?.description).toBe('Looks things up.\n\nDeprecated: use find. Use find instead. It will be removed on 2999-06-01.');
     expect(toMcpTools(registrations, { deprecated: 'keep' }).find((tool) => tool.name === 'old')?.description).toBe('Looks things up.');
     expect(toOpenAITools(registrations, { deprecated: 'omit' }).map((tool) => tool.function.name)).toEqual(['find']);
     expect(() => toMcpTools(registrations, { deprecated: 'hide' as never })).toThrow(TypeError);
   });
 
+  it('a tool past its sunset is exported and linted by no mode, as the runtime no longer offers it (not "will be removed" on a past date)', async () => {
+    const registrations = await (await registry('2020-01-01')).listAll();
+    for (const deprecated of ['annotate', 'keep', 'omit'] as const) {
+      expect(toMcpTools(registrations, { deprecated }).map((tool) => tool.name)).toEqual(['find']);
+      expect(toOpenAITools(registrations, { deprecated }).map((tool) => tool.function.name)).toEqual(['find']);
+    }
+    // A runtime Tool carries no deprecation: it is exported as it is (loadToolSet is what leaves it out).
+    expect(toMcpTools(tools).map((tool) => tool.name)).toEqual(['old', 'find']);
+    expect(lintTools(registrations).filter((found) => found.tool_name === 'old')).toEqual([]);
+    // A date-time sunset a moment ago counts too.
+    const reg = await registry(new Date(Date.now() - 1_000).toISOString());
+    expect(toMcpTools(await reg.listAll()).map((tool) => tool.name)).toEqual(['find']);
+  });
+
   it('lintTools warns once per provider about a deprecated tool', async () => {
-    const findings = lintTools(await (await registry()).listAll(), { providers: ['mcp', 'openai'] }).filter((found) => found.rule === 'deprecated');
+    const findings = lintTools(await (await registry('2999-06-01')).listAll(), { providers: ['mcp', 'openai'] }).filter((found) => found.rule === 'deprecated');
     expect(findings.map((found) => [found.tool_name, found.provider, found.severity])).toEqual([
       ['old', 'mcp', 'warning'],
       ['old', 'openai', 'warning'],
