@@ -99,6 +99,8 @@ interface ServedView {
   readonly names: readonly string[];
   readonly entries: readonly SdkTool[];
   readonly byName: ReadonlyMap<string, Tool>;
+  /** The policy's set (`forPolicy`): calls run on it, so a deprecation's replacement the policy forbids is not named. */
+  readonly allowed: ToolSet;
   /** What the registry left out that the policy would allow (`forPolicy`'s `excluded`): only these may be named in an answer. */
   readonly excluded: ToolSet['excluded'];
 }
@@ -134,12 +136,12 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
   const listed: SdkTool[] = [];
   const allowed = policy === undefined ? set : set.forPolicy(policy);
   for (const tool of allowed) {
-    const entry = entryOf(tool, set.deprecation(tool.name), onWarning);
+    const entry = entryOf(tool, allowed.deprecation(tool.name), onWarning);
     if (entry === null) continue;
     tools.push(tool);
     listed.push(entry);
   }
-  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), excluded: allowed.excluded };
+  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), allowed, excluded: allowed.excluded };
   perPolicy.set(policyKey, view);
   return view;
 }
@@ -148,7 +150,7 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
 function sameTools(a: ServedView, b: ServedView): boolean {
   return (
     a.tools.length === b.tools.length &&
-    a.tools.every((tool, index) => tool === b.tools[index] && sameDeprecation(a.set.deprecation(tool.name), b.set.deprecation(tool.name)))
+    a.tools.every((tool, index) => tool === b.tools[index] && sameDeprecation(a.allowed.deprecation(tool.name), b.allowed.deprecation(tool.name)))
   );
 }
 
@@ -564,7 +566,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
     const set = typeof live.latest === 'function' ? await live.latest() : live.current();
     facts.tool = toolFor(set, name, facts);
-    return answerOf(name, await set.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
+    const served = viewOf(set, policy, policyKey, onWarning).allowed;
+    return answerOf(name, await served.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
   };
 
   const persona = policy?.persona ?? null;
@@ -656,7 +659,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         () => ({ relatedRequestId: id, signal: relayed.signal }),
       );
       options.context = relayed;
-      const result = await set.invoke(name, params.arguments ?? {}, options);
+      const result = await viewOf(set, policy, policyKey, onWarning).allowed.invoke(name, params.arguments ?? {}, options);
       // Cancelled by the client or its session's end: no answer, as the SDK's Server gives none.
       if (relayed.cancelled) facts.outcome = 'ABORTED';
       else {

@@ -130,12 +130,21 @@ export class ToolSet {
     const compiled = compilePolicy(policy);
     const allowed = new ToolSet(this.tools().filter((tool) => checkCompiled(compiled, tool).allowed));
     allowed.#scope = this.#scope === undefined ? [compiled] : [...this.#scope, compiled];
+    const tools = excludedToolsBySet.get(this) ?? new Map<string, Tool>();
     const deprecations = deprecationsBySet.get(this);
-    if (deprecations !== undefined) recordDeprecations(allowed, deprecations);
+    if (deprecations !== undefined) {
+      // "Use shell instead" would name a tool the persona may not call: such a replacement is left out.
+      const forbidden = (name: string): boolean => !checkCompiled(compiled, this.#tools.get(name) ?? tools.get(name) ?? { name }).allowed;
+      const kept = new Map<string, Deprecation>();
+      for (const [name, deprecation] of deprecations) {
+        if (!allowed.#tools.has(name)) continue;
+        kept.set(name, deprecation.replacement !== null && forbidden(deprecation.replacement) ? Object.freeze({ ...deprecation, replacement: null }) : deprecation);
+      }
+      recordDeprecations(allowed, kept);
+    }
     const excluded = excludedBySet.get(this);
     if (excluded === undefined) return allowed;
     // A tool the persona may not call stays unnamed, disabled or not: its excluded entry would tell it exists.
-    const tools = excludedToolsBySet.get(this) ?? new Map<string, Tool>();
     const shown = excluded.filter((entry) => {
       const tool = tools.get(entry.tool_name);
       return tool === undefined || checkCompiled(compiled, tool).allowed;

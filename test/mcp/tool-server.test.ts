@@ -30,6 +30,22 @@ async function session(live: LiveToolSet, options: McpServerOptions = {}) {
 }
 
 describe('createMcpServer', () => {
+  it("does not name a deprecation's replacement the session's policy forbids, in tools/list or in a call's _meta", async () => {
+    const tools = [named('old', { description: 'Old.' }), named('shell', { permissions: { required: ['EXEC_SHELL'] } })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    await registry.deprecate('old', { message: 'Retired.', replacement: 'shell' });
+    const live = await liveToolSet(registry, tools);
+    const guest = await session(live, { policy: { persona: 'guest' } });
+    const admin = await session(live, { policy: { persona: 'admin', allowed_permissions: ['EXEC_SHELL'] } });
+    expect((await guest.client.listTools()).tools.map((tool) => [tool.name, tool.description])).toEqual([['old', 'Old.\n\nDeprecated: Retired.']]);
+    expect((await guest.client.callTool({ name: 'old', arguments: {} }))._meta).toEqual({ 'tool-registry/deprecation': { message: 'Retired.', replacement: null, sunset: null } });
+    expect((await admin.client.listTools()).tools.find((tool) => tool.name === 'old')?.description).toBe('Old.\n\nDeprecated: Retired. Use shell instead.');
+    expect((await admin.client.callTool({ name: 'old', arguments: {} }))._meta).toEqual({ 'tool-registry/deprecation': { message: 'Retired.', replacement: 'shell', sunset: null } });
+    await live.close();
+    await registry.close();
+  });
+
   it("names the registry's reason for an unknown tool only when the session's policy allows that tool", async () => {
     const tools = [named('calc'), named('shell', { permissions: { required: ['EXEC_SHELL'] } })];
     const registry = new InMemoryToolRegistry();

@@ -28,6 +28,25 @@ describe('loadToolSet and invoke', () => {
     expect(set.forPolicy({ persona: 'p', allowed_tools: ['old'] }).deprecation('old')?.message).toBe('use find');
   });
 
+  it('forPolicy leaves out a replacement the policy forbids (it would name that tool to the persona), in deprecation() and in results', async () => {
+    const reg = await registry('2999-06-01');
+    const set = await loadToolSet(reg, tools);
+    const hidden = set.forPolicy({ persona: 'p', allowed_tools: ['old'] });
+    expect(hidden.deprecation('old')).toEqual({ message: 'use find', replacement: null, sunset: '2999-06-01' });
+    expect((await hidden.invoke('old', {})).deprecated).toEqual({ message: 'use find', replacement: null, sunset: '2999-06-01' });
+    expect(hidden.deprecation('find')).toBeNull();
+    // Allowed, or not a tool of the set and not kept out by the allowlist: named as registered.
+    expect(set.forPolicy({ persona: 'p' }).deprecation('old')?.replacement).toBe('find');
+    await reg.deprecate('old', { message: 'moved', replacement: 'elsewhere' });
+    expect((await loadToolSet(reg, tools)).forPolicy({ persona: 'p' }).deprecation('old')?.replacement).toBe('elsewhere');
+    // By permission: a replacement that needs one the persona lacks is left out too.
+    const guarded = [tools[0] as (typeof tools)[number], defineTool({ name: 'find', version: '2', input_schema: { type: 'object' }, permissions: { required: ['ADMIN'] }, handler: () => 'find' })];
+    await publishTools(reg, guarded);
+    await reg.deprecate('old', { message: 'use find', replacement: 'find' });
+    expect((await loadToolSet(reg, guarded, { policy: { persona: 'p' } })).deprecation('old')?.replacement).toBeNull();
+    expect((await loadToolSet(reg, guarded, { policy: { persona: 'p', allowed_permissions: ['ADMIN'] } })).deprecation('old')?.replacement).toBe('find');
+  });
+
   it('from the sunset (a date: its start, UTC) on: left out, excluded with reason sunset; a disabled tool stays "disabled"', async () => {
     const reg = await registry();
     const set = await loadToolSet(reg, tools, { clock: () => new Date('2026-06-01T00:00:00.000Z') });
