@@ -263,6 +263,30 @@ export function invokeTool(
   } catch (error) {
     return Promise.reject(error);
   }
+  const onProgress = checked.onProgress;
+  if (onProgress === undefined) return run(tool, name, args, checked, abortedBefore, started, scope);
+  // Progress stops when the call ends (MCP: "progress notifications MUST stop after completion"):
+  // a report the handler makes after its result was decided (a timeout, say) is dropped.
+  let open = true;
+  const gated = { ...checked, onProgress: (report: ProgressReport) => void (open && onProgress(report)) };
+  const close = (): void => {
+    open = false;
+  };
+  const result = run(tool, name, args, gated, abortedBefore, started, scope);
+  void result.then(close, close);
+  return result;
+}
+
+/** invokeTool after its checks: never rejects. */
+function run(
+  tool: Tool | undefined,
+  name: string,
+  args: unknown,
+  checked: CheckedOptions,
+  abortedBefore: boolean,
+  started: number,
+  scope: readonly CompiledPolicy[] | undefined,
+): Promise<ToolResult> {
   const { signal, timeoutMs, policy } = checked;
   if (abortedBefore) return Promise.resolve(failure('ABORTED', `Tool '${name}' was not called: the signal was already aborted`, started));
   if (tool === undefined) return Promise.resolve(failure('TOOL_NOT_FOUND', `Tool '${name}' not found`, started));
