@@ -126,7 +126,7 @@ function lateReporter() {
   return { tool, release, finished };
 }
 
-describe('progress stops when the call ends', () => {
+describe('a call that ended reports and asks nothing more', () => {
   it('in-process: a report after the result (a timeout) does not reach onProgress', async () => {
     const { tool, release, finished } = lateReporter();
     const reports: ProgressReport[] = [];
@@ -135,6 +135,35 @@ describe('progress stops when the call ends', () => {
     release();
     await finished;
     expect(reports).toEqual([{ progress: 0, total: 2 }]);
+  });
+
+  it('in-process: a sample or elicit after the call timed out rejects with the timeout and never asks the client (as the SDK does over MCP)', async () => {
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let finish = (): void => undefined;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const outcomes: string[] = [];
+    const asker = defineTool({
+      name: 'asker',
+      input_schema: none,
+      handler: async (_args, { elicit, sample }) => {
+        await released;
+        await elicit({ message: 'Still there?' }).catch((error: Error) => outcomes.push(`elicit: ${error.name}`));
+        await sample({ messages: [], maxTokens: 1 }).catch((error: Error) => outcomes.push(`sample: ${error.name}`));
+        finish();
+        return 'done';
+      },
+    });
+    const asked: string[] = [];
+    const client = {
+      createMessage: async () => (asked.push('sample'), { role: 'assistant' as const, content: { type: 'text', text: 'x' }, model: 'm' }),
+      elicitInput: async () => (asked.push('elicit'), { action: 'cancel' as const }),
+    };
+    expect(await createToolSet([asker]).invoke('asker', {}, { timeoutMs: 20, client })).toMatchObject({ code: 'TIMEOUT' });
+    release();
+    await finished;
+    expect(outcomes).toEqual(['elicit: TimeoutError', 'sample: TimeoutError']);
+    expect(asked).toEqual([]);
   });
 
   it('over MCP: no notifications/progress after the tools/call answer (the SDK client reports an unknown token)', async () => {
