@@ -215,6 +215,10 @@ describe('deferred loading in the exports', () => {
     expect(toAnthropicToolReferences(await registry.search('weather'))).toEqual(references);
     expect(toAnthropicToolReferences(['a'])).toEqual([{ type: 'tool_reference', tool_name: 'a' }]);
     expect(() => toAnthropicToolReferences({} as unknown as string[])).toThrow(TypeError);
+    // A name Anthropic refuses in a tool_reference (a dot, more than 64 characters) fails the request: refused here, naming it.
+    expect(() => toAnthropicToolReferences(['ok', 'svc.lookup', 'x'.repeat(65)])).toThrow(
+      expect.objectContaining({ code: 'PROVIDER_INCOMPATIBLE', context: expect.objectContaining({ tool_name: 'svc.lookup', findings: [expect.objectContaining({ tool_name: 'svc.lookup', rule: 'name-pattern' }), expect.objectContaining({ tool_name: 'x'.repeat(65) })] }) }),
+    );
     await registry.close();
   });
 
