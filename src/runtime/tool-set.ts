@@ -133,12 +133,9 @@ export class ToolSet {
     const tools = excludedToolsBySet.get(this) ?? new Map<string, Tool>();
     const deprecations = deprecationsBySet.get(this);
     if (deprecations !== undefined) {
-      // "Use shell instead" would name a tool the persona may not call: such a replacement is left out.
-      const forbidden = (name: string): boolean => !checkCompiled(compiled, this.#tools.get(name) ?? tools.get(name) ?? { name }).allowed;
       const kept = new Map<string, Deprecation>();
       for (const [name, deprecation] of deprecations) {
-        if (!allowed.#tools.has(name)) continue;
-        kept.set(name, deprecation.replacement !== null && forbidden(deprecation.replacement) ? Object.freeze({ ...deprecation, replacement: null }) : deprecation);
+        if (allowed.#tools.has(name)) kept.set(name, this.#shownTo(compiled, deprecation));
       }
       recordDeprecations(allowed, kept);
     }
@@ -185,8 +182,30 @@ export class ToolSet {
     const tool = typeof name === 'string' ? this.#tools.get(name) : undefined;
     const result = invokeTool(tool, name, args, options, this.#scope);
     const deprecation = tool === undefined ? undefined : deprecationsBySet.get(this)?.get(tool.name);
-    // A deprecated tool still runs; its result says so (the caller should move off it).
-    return deprecation === undefined ? result : result.then((done) => Object.freeze({ ...done, deprecated: deprecation }));
+    // A deprecated tool still runs; its result says so (the caller should move off it), in the call's policy's words.
+    return deprecation === undefined ? result : result.then((done) => Object.freeze({ ...done, deprecated: this.#shownUnder(options, deprecation) }));
+  }
+
+  /**
+   * `deprecation` as `policy` may see it: "Use shell instead" would name a tool the persona may
+   * not call, so a replacement the policy forbids (a tool of this set, one `loadToolSet` left
+   * out, or a name its allowlist lacks) is left out.
+   */
+  #shownTo(policy: CompiledPolicy, deprecation: Deprecation): Deprecation {
+    const replacement = deprecation.replacement;
+    if (replacement === null) return deprecation;
+    const subject = this.#tools.get(replacement) ?? excludedToolsBySet.get(this)?.get(replacement) ?? { name: replacement };
+    return checkCompiled(policy, subject).allowed ? deprecation : Object.freeze({ ...deprecation, replacement: null });
+  }
+
+  /** The deprecation a call's result carries: under the call's `policy`, when it has one. */
+  #shownUnder(options: InvokeOptions | undefined, deprecation: Deprecation): Deprecation {
+    if (deprecation.replacement === null || options?.policy === undefined) return deprecation;
+    try {
+      return this.#shownTo(compilePolicy(options.policy), deprecation);
+    } catch {
+      return Object.freeze({ ...deprecation, replacement: null }); // a policy that no longer reads as one: name nothing
+    }
   }
 
   /** The registry's deprecation of a tool in this set (`loadToolSet` records them), or `null`. */

@@ -35,6 +35,9 @@ describe('loadToolSet and invoke', () => {
     expect(hidden.deprecation('old')).toEqual({ message: 'use find', replacement: null, sunset: '2999-06-01' });
     expect((await hidden.invoke('old', {})).deprecated).toEqual({ message: 'use find', replacement: null, sunset: '2999-06-01' });
     expect(hidden.deprecation('find')).toBeNull();
+    // invoke on the full set under that policy says the same; without one, as registered.
+    expect((await set.invoke('old', {}, { policy: { persona: 'p', allowed_tools: ['old'] } })).deprecated?.replacement).toBeNull();
+    expect((await set.invoke('old', {})).deprecated?.replacement).toBe('find');
     // Allowed, or not a tool of the set and not kept out by the allowlist: named as registered.
     expect(set.forPolicy({ persona: 'p' }).deprecation('old')?.replacement).toBe('find');
     await reg.deprecate('old', { message: 'moved', replacement: 'elsewhere' });
