@@ -9,7 +9,8 @@ import { metaSchemaProblems } from './meta-schema.js';
 import type { ProviderRules } from './rule-set.js';
 import { copyJson, isObjectSchema, isSchemaObject, pointerTo, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
 import type { RuleHit } from './schema.js';
-import type { AnthropicExportOptions, AnthropicTool, AnthropicToolReference, AnthropicToolSearchTool, ExportItems, ObjectJsonSchema } from './types.js';
+import type { AnthropicExportOptions, AnthropicTool, AnthropicToolReference, AnthropicToolSearchTool, ExportItems, LintFinding, ObjectJsonSchema } from './types.js';
+import { ProviderIncompatibleError } from '../core/errors.js';
 
 const WHO = 'Anthropic';
 /** Tool names: a-z, A-Z, 0-9, underscores and dashes, at most 64. */
@@ -161,13 +162,17 @@ function strictRequestRules(specs: readonly ToolSpec[]): RuleHit[] {
   return hits;
 }
 
+function nameMessage(name: string): string {
+  return `Anthropic tool names must match ^[a-zA-Z0-9_-]{1,64}$; got ${JSON.stringify(name)}`;
+}
+
 export const anthropicRules: ProviderRules = {
   provider: 'anthropic',
   label: WHO,
   tool(spec, context) {
     const hits: RuleHit[] = [];
     if (!ANTHROPIC_TOOL_NAME.test(spec.tool_name)) {
-      hits.push({ path: '/tool_name', rule: 'name-pattern', severity: 'error', message: `Anthropic tool names must match ^[a-zA-Z0-9_-]{1,64}$; got ${JSON.stringify(spec.tool_name)}` });
+      hits.push({ path: '/tool_name', rule: 'name-pattern', severity: 'error', message: nameMessage(spec.tool_name) });
     }
     const root = rootTypeObject(spec.input_schema, 'input_schema', WHO);
     if (root !== undefined) hits.push(root);
@@ -234,8 +239,21 @@ export function toAnthropicToolReferences(
   else if (typeof found === 'object' && found !== null && Array.isArray((found as { results?: unknown }).results)) {
     names = (found as { results: { registration?: { spec?: { tool_name?: unknown } } }[] }).results.map((result) => result?.registration?.spec?.tool_name);
   } else throw new TypeError('toAnthropicToolReferences(): give tool names, a toolSearchTool output or a search page');
-  return names.map((name, index) => {
+  const references = names.map((name, index): AnthropicToolReference => {
     if (typeof name !== 'string') throw new TypeError(`toAnthropicToolReferences(): the tool name at [${index}] is not a string`);
     return { type: 'tool_reference', tool_name: name };
   });
+  // A reference Anthropic refuses fails the whole request (`tool_reference.tool_name`): said here, as an export says it.
+  const refused: LintFinding[] = references
+    .filter((reference) => !ANTHROPIC_TOOL_NAME.test(reference.tool_name))
+    .map((reference) => Object.freeze({ tool_name: reference.tool_name, provider: 'anthropic', path: '/tool_name', rule: 'name-pattern', severity: 'error', message: nameMessage(reference.tool_name) }));
+  if (refused.length > 0) {
+    const first = (refused[0] as LintFinding).tool_name as string;
+    throw new ProviderIncompatibleError(`toAnthropicToolReferences(): Anthropic would reject ${refused.length === 1 ? 'this reference' : `${refused.length} references`}; first: ${JSON.stringify(first)}: ${nameMessage(first)} [name-pattern]`, {
+      provider: 'anthropic',
+      findings: Object.freeze(refused),
+      tool_name: first,
+    });
+  }
+  return references;
 }

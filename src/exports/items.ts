@@ -2,7 +2,7 @@
 // into validated ToolSpecs. The runtime is accepted by shape, not by class, so the exports
 // depend on the core only.
 import { deepFreeze } from '../core/canonical.js';
-import { ToolSpec } from '../core/contracts.js';
+import { sunsetTime, ToolSpec } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
 import type { RegistryIssue } from '../core/issues.js';
@@ -64,9 +64,17 @@ function annotated(spec: ToolSpec, deprecation: { message: string; replacement: 
   return deepFreeze({ ...spec, description: spec.description === null || spec.description === '' ? line : `${spec.description}\n\n${line}` });
 }
 
+/** Whether a deprecation's sunset is at or before `now` (ms): the runtime no longer offers the tool. */
+function pastSunset(deprecation: { sunset: string | null }, now: number): boolean {
+  if (deprecation.sunset === null) return false;
+  const at = sunsetTime(deprecation.sunset);
+  return at !== undefined && now >= at;
+}
+
 /**
  * The enabled specs of `items`, in the given order, each validated with the `ToolSpec`
- * contract (defaults applied). A disabled registration is left out: a model must not see it.
+ * contract (defaults applied). A disabled registration is left out: a model must not see it;
+ * so is a deprecated one whose sunset has passed (`loadToolSet` no longer offers it).
  * `sources`, when given, receives the item each spec came from (same index).
  * @throws VALIDATION_FAILED naming every bad field by path (`[2].spec.input_schema`);
  *   TypeError when `items` is neither a list nor a tool set.
@@ -91,12 +99,13 @@ export function specsOf(items: ExportItems, caller: string, deprecated: Deprecat
   const specs: ToolSpec[] = [];
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
+  const now = Date.now();
   for (let index = 0; index < list.length; index++) {
     const item = list[index];
     let input: unknown = item;
     const prefix: (string | number)[] = [index];
     const deprecation = deprecationOfItem(item);
-    if (deprecation !== undefined && deprecated === 'omit') continue;
+    if (deprecation !== undefined && (deprecated === 'omit' || pastSunset(deprecation, now))) continue;
     const push = (spec: ToolSpec): void => {
       specs.push(deprecation !== undefined && deprecated === 'annotate' ? annotated(spec, deprecation) : spec);
       sources?.push(item);

@@ -99,6 +99,10 @@ interface ServedView {
   readonly names: readonly string[];
   readonly entries: readonly SdkTool[];
   readonly byName: ReadonlyMap<string, Tool>;
+  /** The policy's set (`forPolicy`): calls run on it, so a deprecation's replacement the policy forbids is not named. */
+  readonly allowed: ToolSet;
+  /** What the registry left out that the policy would allow (`forPolicy`'s `excluded`): only these may be named in an answer. */
+  readonly excluded: ToolSet['excluded'];
 }
 
 function sameDeprecation(a: Deprecation | null, b: Deprecation | null): boolean {
@@ -130,13 +134,14 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
   if (known !== undefined) return known;
   const tools: Tool[] = [];
   const listed: SdkTool[] = [];
-  for (const tool of policy === undefined ? set : set.forPolicy(policy)) {
-    const entry = entryOf(tool, set.deprecation(tool.name), onWarning);
+  const allowed = policy === undefined ? set : set.forPolicy(policy);
+  for (const tool of allowed) {
+    const entry = entryOf(tool, allowed.deprecation(tool.name), onWarning);
     if (entry === null) continue;
     tools.push(tool);
     listed.push(entry);
   }
-  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])) };
+  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), allowed, excluded: allowed.excluded };
   perPolicy.set(policyKey, view);
   return view;
 }
@@ -145,7 +150,7 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
 function sameTools(a: ServedView, b: ServedView): boolean {
   return (
     a.tools.length === b.tools.length &&
-    a.tools.every((tool, index) => tool === b.tools[index] && sameDeprecation(a.set.deprecation(tool.name), b.set.deprecation(tool.name)))
+    a.tools.every((tool, index) => tool === b.tools[index] && sameDeprecation(a.allowed.deprecation(tool.name), b.allowed.deprecation(tool.name)))
   );
 }
 
@@ -513,13 +518,15 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
 
   /** The tool a call names in `set`, or the -32602 a caller gets for a tool it does not see (the record says why). */
   const toolFor = (set: ToolSet, name: string, facts: CallFacts): Tool => {
-    const tool = viewOf(set, policy, policyKey, onWarning).byName.get(name);
+    const view = viewOf(set, policy, policyKey, onWarning);
+    const tool = view.byName.get(name);
     if (tool !== undefined) return tool;
     const known = set.resolve(name) ?? undefined;
     // A tool the policy denies is "unknown" to the caller (it cannot probe), but the audit log says why.
     facts.tool = known;
     facts.outcome = known !== undefined && policy !== undefined && !checkToolPermission(policy, known).allowed ? 'PERMISSION_DENIED' : 'TOOL_NOT_FOUND';
-    const reason = set.excluded.find((entry) => entry.tool_name === name)?.reason;
+    // The registry's reason only for a tool the policy allows: a denied one is as unknown as a name that does not exist.
+    const reason = view.excluded.find((entry) => entry.tool_name === name)?.reason;
     throw protocolError(ErrorCode.InvalidParams, reason === undefined ? `Unknown tool: ${name}` : `Unknown tool: ${name} (${reason.replace('_', ' ')} in the registry)`);
   };
 
@@ -559,7 +566,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
     const set = typeof live.latest === 'function' ? await live.latest() : live.current();
     facts.tool = toolFor(set, name, facts);
-    return answerOf(name, await set.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
+    const served = viewOf(set, policy, policyKey, onWarning).allowed;
+    return answerOf(name, await served.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
   };
 
   const persona = policy?.persona ?? null;
@@ -651,7 +659,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         () => ({ relatedRequestId: id, signal: relayed.signal }),
       );
       options.context = relayed;
-      const result = await set.invoke(name, params.arguments ?? {}, options);
+      const result = await viewOf(set, policy, policyKey, onWarning).allowed.invoke(name, params.arguments ?? {}, options);
       // Cancelled by the client or its session's end: no answer, as the SDK's Server gives none.
       if (relayed.cancelled) facts.outcome = 'ABORTED';
       else {

@@ -18,7 +18,7 @@ import type { ExcludedTool } from './tool-set.js';
 export type ToolSource = Iterable<Tool> | ToolSet | ToolBox;
 
 export interface LoadToolSetOptions {
-  /** Also keep only the tools this policy allows (they are not listed in `excluded`). */
+  /** Also keep only the tools this policy allows (the others are not listed in `excluded`, whatever the registry says of them). */
   readonly policy?: ToolPolicy;
   /** What time it is, for deprecations' `sunset`. Default `() => new Date()`. */
   readonly clock?: () => Date;
@@ -172,7 +172,9 @@ export function deriveToolSet(
       if (registration.deprecation !== null) deprecations.set(tool.name, registration.deprecation);
     }
   });
-  const set = recordDeprecations(new ToolSet(kept), deprecations);
-  const allowed = policy === undefined ? set : set.forPolicy(policy);
-  return recordExcluded(allowed, excluded);
+  const keptTools = new Set(kept);
+  const left = new Map(list.filter((tool) => !keptTools.has(tool)).map((tool) => [tool.name, tool]));
+  const set = recordExcluded(recordDeprecations(new ToolSet(kept), deprecations), excluded, left);
+  // forPolicy keeps `excluded` less what the policy forbids: a persona is not told such a tool exists.
+  return policy === undefined ? set : set.forPolicy(policy);
 }

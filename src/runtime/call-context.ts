@@ -131,8 +131,13 @@ export function requestFunctions(
       elicit: () => Promise.reject(new ClientUnavailableError(toolName, 'elicitation/create')),
     };
   }
+  // A call already ended (timed out, aborted) asks its client nothing, as the MCP SDK refuses a request with an aborted signal.
+  const ask = <T>(request: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const current = signal();
+    return current.aborted ? Promise.reject(current.reason) : request(current);
+  };
   return {
-    sample: (params) => client.createMessage(params, { signal: signal() }),
-    elicit: (params) => client.elicitInput(params, { signal: signal() }),
+    sample: (params) => ask((current) => client.createMessage(params, { signal: current })),
+    elicit: (params) => ask((current) => client.elicitInput(params, { signal: current })),
   };
 }

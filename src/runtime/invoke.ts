@@ -66,11 +66,14 @@ class Deadline {
 const QUIET_PROGRESS = progressFunction(undefined);
 const QUIET_LOG = logFunction(undefined, '');
 
-/** The policy each call runs under (`invoke`'s `policy`), by its handler options: `toolSearchTool` finds only what it allows. */
-const callPolicies = new WeakMap<object, CompiledPolicy>();
+/**
+ * The policies each call runs under (`invoke`'s `policy`, and those the set or box invoked was
+ * derived under with `forPolicy`), by its handler options: `toolSearchTool` finds only what all allow.
+ */
+const callPolicies = new WeakMap<object, readonly CompiledPolicy[]>();
 
-/** The policy the call whose handler got `options` runs under; `undefined` when none. */
-export function callPolicyOf(options: unknown): CompiledPolicy | undefined {
+/** The policies the call whose handler got `options` runs under; `undefined` when none. */
+export function callPolicyOf(options: unknown): readonly CompiledPolicy[] | undefined {
   return typeof options === 'object' && options !== null ? callPolicies.get(options) : undefined;
 }
 
@@ -103,7 +106,7 @@ class CallOptions implements ToolHandlerOptions {
     configurable: false,
   };
 
-  constructor(context: unknown, toolName: string, checked: CheckedOptions, signal: AbortSignal | Deadline | undefined) {
+  constructor(context: unknown, toolName: string, checked: CheckedOptions, signal: AbortSignal | Deadline | undefined, scope: readonly CompiledPolicy[] | undefined) {
     this.context = context;
     if (signal === undefined || signal instanceof Deadline) {
       this.#deadline = signal;
@@ -118,7 +121,8 @@ class CallOptions implements ToolHandlerOptions {
     this.sample = sample;
     this.elicit = elicit;
     if (checked.client?.session !== undefined) (this as { session?: object }).session = checked.client.session;
-    if (checked.policy !== undefined) callPolicies.set(this, checked.policy);
+    if (checked.policy !== undefined) callPolicies.set(this, scope === undefined ? [checked.policy] : [...scope, checked.policy]);
+    else if (scope !== undefined) callPolicies.set(this, scope);
   }
 }
 
@@ -235,12 +239,19 @@ function follow(value: PromiseLike<unknown>, onValue: (data: unknown) => void, o
 }
 
 /**
- * Invokes `tool` (looked up by `name`; `undefined` when there is none). Resolves to a
+ * Invokes `tool` (looked up by `name`; `undefined` when there is none); `scope` is the
+ * policies the set or box it came from was derived under (`forPolicy`). Resolves to a
  * frozen ToolResult for every tool-level failure; rejects only for misuse (TypeError) and
  * an invalid policy (VALIDATION_FAILED). Not an async function: the common path (a promise
  * from the handler, no signal, no timeout) then costs one `then` instead of an await chain.
  */
-export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown, options: InvokeOptions | undefined): Promise<ToolResult> {
+export function invokeTool(
+  tool: Tool | undefined,
+  name: unknown,
+  args: unknown,
+  options: InvokeOptions | undefined,
+  scope?: readonly CompiledPolicy[],
+): Promise<ToolResult> {
   const started = now();
   let checked: CheckedOptions;
   let abortedBefore: boolean;
@@ -252,6 +263,30 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
   } catch (error) {
     return Promise.reject(error);
   }
+  const onProgress = checked.onProgress;
+  if (onProgress === undefined) return run(tool, name, args, checked, abortedBefore, started, scope);
+  // Progress stops when the call ends (MCP: "progress notifications MUST stop after completion"):
+  // a report the handler makes after its result was decided (a timeout, say) is dropped.
+  let open = true;
+  const gated = { ...checked, onProgress: (report: ProgressReport) => void (open && onProgress(report)) };
+  const close = (): void => {
+    open = false;
+  };
+  const result = run(tool, name, args, gated, abortedBefore, started, scope);
+  void result.then(close, close);
+  return result;
+}
+
+/** invokeTool after its checks: never rejects. */
+function run(
+  tool: Tool | undefined,
+  name: string,
+  args: unknown,
+  checked: CheckedOptions,
+  abortedBefore: boolean,
+  started: number,
+  scope: readonly CompiledPolicy[] | undefined,
+): Promise<ToolResult> {
   const { signal, timeoutMs, policy } = checked;
   if (abortedBefore) return Promise.resolve(failure('ABORTED', `Tool '${name}' was not called: the signal was already aborted`, started));
   if (tool === undefined) return Promise.resolve(failure('TOOL_NOT_FOUND', `Tool '${name}' not found`, started));
@@ -302,7 +337,7 @@ export function invokeTool(tool: Tool | undefined, name: unknown, args: unknown,
   const failed = (error: unknown): ToolResult => failure('TOOL_FAILED', `Tool '${name}' failed: ${messageOf(error)}`, started);
 
   const deadline = timeoutMs === undefined ? undefined : new Deadline();
-  const call = new CallOptions(checked.context, name, checked, deadline ?? signal);
+  const call = new CallOptions(checked.context, name, checked, deadline ?? signal, scope);
   let value: unknown;
   try {
     value = tool.handler(copy as Record<string, unknown>, call);

@@ -5,8 +5,9 @@ import { assertTool } from './define-tool.js';
 import type { CollisionPolicy, Tool } from './define-tool.js';
 import { invokeTool } from './invoke.js';
 import type { InvokeOptions } from './invoke.js';
+import type { CompiledPolicy } from './policy.js';
 import type { ToolResult } from './tool-result.js';
-import { ToolSet } from './tool-set.js';
+import { scopeOfSet, setSetScope, ToolSet } from './tool-set.js';
 
 /** An agent turn's context that says when the turn is acknowledged: a DOM-style or Node-style event source. */
 export type TurnContext =
@@ -25,6 +26,9 @@ export interface MergeOptions {
 }
 
 const COLLISION_POLICIES: readonly unknown[] = ['throw', 'keep', 'replace'];
+
+/** Gives a box the policies the set it came from was derived under (`forTurn`); internal to the runtime. */
+export let setBoxScope: (box: ToolBox, scope: readonly CompiledPolicy[] | undefined) => ToolBox;
 const BRAND = Symbol.for('tool-registry.ToolBox');
 
 /**
@@ -35,6 +39,8 @@ const BRAND = Symbol.for('tool-registry.ToolBox');
  */
 export class ToolBox {
   readonly #tools = new Map<string, Tool>();
+  /** The policies of the `forPolicy` set this box comes from: its calls run under them too (`toolSearchTool`). */
+  #scope: readonly CompiledPolicy[] | undefined;
   // A brand rather than instanceof alone, so two copies of the package recognise each other.
   readonly [BRAND] = true;
 
@@ -73,6 +79,9 @@ export class ToolBox {
     let index = 0;
     for (const box of boxes) {
       if (!ToolBox.isToolBox(box) && !(box instanceof ToolSet)) throw new TypeError(`ToolBox.merge(): boxes[${index}] is not a ToolBox or ToolSet`);
+      // Every input's policies bind the merged box: a persona's box merged with a plugin stays the persona's.
+      const scope = box instanceof ToolSet ? scopeOfSet(box) : box instanceof ToolBox ? box.#scope : undefined;
+      if (scope !== undefined) merged.#scope = [...(merged.#scope ?? []), ...scope];
       for (const tool of ToolBox.isToolBox(box) ? box.all() : box.tools()) {
         // The brand also matches a box from another copy of the package (or a forgery): its
         // tools must be this copy's, or a box would hold a tool without compiled schemas.
@@ -137,7 +146,7 @@ export class ToolBox {
 
   /** Same results as `ToolSet.invoke`, against the box's current tools. */
   invoke(name: string, args?: unknown, options?: InvokeOptions): Promise<ToolResult> {
-    return invokeTool(typeof name === 'string' ? this.#tools.get(name) : undefined, name, args, options);
+    return invokeTool(typeof name === 'string' ? this.#tools.get(name) : undefined, name, args, options, this.#scope);
   }
 
   /** Removes every ephemeral tool; returns their names (empty when there were none: idempotent). */
@@ -198,7 +207,14 @@ export class ToolBox {
 
   /** The box's current tools as an immutable `ToolSet` (the same Tool objects). */
   toToolSet(): ToolSet {
-    return new ToolSet(this.all());
+    return setSetScope(new ToolSet(this.all()), this.#scope);
+  }
+
+  static {
+    setBoxScope = (box, scope) => {
+      box.#scope = scope;
+      return box;
+    };
   }
 }
 

@@ -43,15 +43,15 @@ const allowedSets = new WeakMap<ToolSet, Map<string, ToolSet>>();
 /** Policies remembered per source; past it the map starts again (a bound, not a cache policy). */
 const MAX_POLICIES_PER_SOURCE = 64;
 
-/** The tools of `source` that `policy` allows (`ToolSet.forPolicy`'s set, kept per policy). */
-function allowedOf(source: ToolSet, policy: CompiledPolicy): ToolSet {
+/** The tools of `source` that every one of `policies` allows (`ToolSet.forPolicy`'s set, kept per policies). */
+function allowedOf(source: ToolSet, policies: readonly CompiledPolicy[]): ToolSet {
   let perPolicy = allowedSets.get(source);
   if (perPolicy === undefined) allowedSets.set(source, (perPolicy = new Map()));
-  const key = JSON.stringify([policy.tools === undefined ? null : [...policy.tools].sort(), [...policy.permissions].sort()]);
+  const key = JSON.stringify(policies.map((policy) => [policy.tools === undefined ? null : [...policy.tools].sort(), [...policy.permissions].sort()]));
   let allowed = perPolicy.get(key);
   if (allowed === undefined) {
     if (perPolicy.size >= MAX_POLICIES_PER_SOURCE) perPolicy.clear();
-    allowed = new ToolSet(source.tools().filter((tool) => checkCompiled(policy, tool).allowed));
+    allowed = new ToolSet(source.tools().filter((tool) => policies.every((policy) => checkCompiled(policy, tool).allowed)));
     perPolicy.set(key, allowed);
   }
   return allowed;
@@ -64,8 +64,9 @@ function allowedOf(source: ToolSet, policy: CompiledPolicy): ToolSet {
  * registers those tools in the box as ephemeral copies, so they are callable for the turn
  * and pruned when it is acknowledged (`box.bindContext`). A tool the box already holds is
  * left as it is. The search tool itself is not ephemeral. Invoked under a policy (`invoke`'s
- * `policy`, as an MCP session's is), it finds only the tools that policy allows: a persona
- * never learns the name or description of a tool it may not call.
+ * `policy`, as an MCP session's is), or on a set or box derived with `forPolicy` (and its
+ * `forTurn`, `toToolSet`, `ToolBox.merge`), it finds only the tools those policies allow: a
+ * persona never learns the name or description of a tool it may not call.
  * @throws TypeError when `source` is not a ToolSet or an option is invalid
  */
 export function toolSearchTool(source: ToolSet, options: ToolSearchToolOptions = {}): Tool<{ query: string }> {

@@ -6,8 +6,8 @@ import type { Tool } from './define-tool.js';
 import { invokeTool } from './invoke.js';
 import type { InvokeOptions } from './invoke.js';
 import { checkCompiled, compilePolicy } from './policy.js';
-import type { ToolPolicy } from './policy.js';
-import { ToolBox } from './tool-box.js';
+import type { CompiledPolicy, ToolPolicy } from './policy.js';
+import { setBoxScope, ToolBox } from './tool-box.js';
 import { SearchIndex } from '../core/search/search-index.js';
 import { tokenize } from '../core/search/tokens.js';
 import type { ToolResult } from './tool-result.js';
@@ -34,6 +34,8 @@ export interface ExcludedTool {
 const NOTHING_EXCLUDED: readonly ExcludedTool[] = Object.freeze([]);
 // Kept beside the set (not a constructor option) so the public constructor stays `new ToolSet(tools)`.
 const excludedBySet = new WeakMap<ToolSet, readonly ExcludedTool[]>();
+/** The Tools behind `excluded`, by name: what `forPolicy` checks to drop the ones its policy forbids. */
+const excludedToolsBySet = new WeakMap<ToolSet, ReadonlyMap<string, Tool>>();
 
 const deprecationsBySet = new WeakMap<ToolSet, ReadonlyMap<string, Deprecation>>();
 
@@ -43,9 +45,10 @@ export function recordDeprecations(set: ToolSet, deprecations: ReadonlyMap<strin
   return set;
 }
 
-/** Records what `loadToolSet` left out of `set`; internal to the runtime. */
-export function recordExcluded(set: ToolSet, excluded: readonly ExcludedTool[]): ToolSet {
+/** Records what `loadToolSet` left out of `set` (and the Tools left out, by name); internal to the runtime. */
+export function recordExcluded(set: ToolSet, excluded: readonly ExcludedTool[], tools: ReadonlyMap<string, Tool>): ToolSet {
   excludedBySet.set(set, Object.freeze(excluded.map((entry) => Object.freeze({ ...entry }))));
+  excludedToolsBySet.set(set, tools);
   return set;
 }
 
@@ -53,6 +56,11 @@ function nameArgument(method: string, name: unknown): string {
   if (typeof name !== 'string') throw new TypeError(`ToolSet.${method}(): name must be a string, got ${previewValue(name)}`);
   return name;
 }
+
+/** The policies a set was derived under (`forPolicy`); internal to the runtime. */
+export let scopeOfSet: (set: ToolSet) => readonly CompiledPolicy[] | undefined;
+/** Gives a set the policies it was derived under; internal to the runtime. */
+export let setSetScope: (set: ToolSet, scope: readonly CompiledPolicy[] | undefined) => ToolSet;
 
 /**
  * A closed, immutable set of tools: given once at construction, never added to or taken
@@ -64,6 +72,12 @@ export class ToolSet {
   readonly #tools: ReadonlyMap<string, Tool>;
   /** Built at the first search (the set never changes, so once). */
   #index: SearchIndex<Tool> | undefined;
+  /**
+   * The policies this set was derived under (`forPolicy`): every call on it runs under them
+   * too, so a `toolSearchTool` in it finds only what they allow. A private field, so the
+   * frozen instance can still be given it once, right after it is made.
+   */
+  #scope: readonly CompiledPolicy[] | undefined;
 
   /**
    * @param tools Tools made by `defineTool` (any iterable; the order does not matter).
@@ -100,7 +114,8 @@ export class ToolSet {
   /**
    * The tools `loadToolSet` left out because of the registry (`disabled`,
    * `not_registered`), sorted by name; empty for a set built directly. Tools a policy
-   * filtered out are not listed here. A set derived with `forPolicy` keeps its source's list.
+   * filtered out are not listed here. A set derived with `forPolicy` keeps its source's list,
+   * less the tools that policy forbids.
    */
   get excluded(): readonly ExcludedTool[] {
     return excludedBySet.get(this) ?? NOTHING_EXCLUDED;
@@ -114,10 +129,24 @@ export class ToolSet {
   forPolicy(policy: ToolPolicy): ToolSet {
     const compiled = compilePolicy(policy);
     const allowed = new ToolSet(this.tools().filter((tool) => checkCompiled(compiled, tool).allowed));
+    allowed.#scope = this.#scope === undefined ? [compiled] : [...this.#scope, compiled];
+    const tools = excludedToolsBySet.get(this) ?? new Map<string, Tool>();
     const deprecations = deprecationsBySet.get(this);
-    if (deprecations !== undefined) recordDeprecations(allowed, deprecations);
+    if (deprecations !== undefined) {
+      const kept = new Map<string, Deprecation>();
+      for (const [name, deprecation] of deprecations) {
+        if (allowed.#tools.has(name)) kept.set(name, this.#shownTo(compiled, deprecation));
+      }
+      recordDeprecations(allowed, kept);
+    }
     const excluded = excludedBySet.get(this);
-    return excluded === undefined ? allowed : recordExcluded(allowed, excluded);
+    if (excluded === undefined) return allowed;
+    // A tool the persona may not call stays unnamed, disabled or not: its excluded entry would tell it exists.
+    const shown = excluded.filter((entry) => {
+      const tool = tools.get(entry.tool_name);
+      return tool === undefined || checkCompiled(compiled, tool).allowed;
+    });
+    return recordExcluded(allowed, shown, tools);
   }
 
   /**
@@ -139,7 +168,7 @@ export class ToolSet {
 
   /** A fresh, mutable `ToolBox` for one agent turn, holding this set's tools (in name order). */
   forTurn(): ToolBox {
-    return new ToolBox(this.tools());
+    return setBoxScope(new ToolBox(this.tools()), this.#scope);
   }
 
   /**
@@ -151,10 +180,32 @@ export class ToolSet {
    */
   invoke(name: string, args?: unknown, options?: InvokeOptions): Promise<ToolResult> {
     const tool = typeof name === 'string' ? this.#tools.get(name) : undefined;
-    const result = invokeTool(tool, name, args, options);
+    const result = invokeTool(tool, name, args, options, this.#scope);
     const deprecation = tool === undefined ? undefined : deprecationsBySet.get(this)?.get(tool.name);
-    // A deprecated tool still runs; its result says so (the caller should move off it).
-    return deprecation === undefined ? result : result.then((done) => Object.freeze({ ...done, deprecated: deprecation }));
+    // A deprecated tool still runs; its result says so (the caller should move off it), in the call's policy's words.
+    return deprecation === undefined ? result : result.then((done) => Object.freeze({ ...done, deprecated: this.#shownUnder(options, deprecation) }));
+  }
+
+  /**
+   * `deprecation` as `policy` may see it: "Use shell instead" would name a tool the persona may
+   * not call, so a replacement the policy forbids (a tool of this set, one `loadToolSet` left
+   * out, or a name its allowlist lacks) is left out.
+   */
+  #shownTo(policy: CompiledPolicy, deprecation: Deprecation): Deprecation {
+    const replacement = deprecation.replacement;
+    if (replacement === null) return deprecation;
+    const subject = this.#tools.get(replacement) ?? excludedToolsBySet.get(this)?.get(replacement) ?? { name: replacement };
+    return checkCompiled(policy, subject).allowed ? deprecation : Object.freeze({ ...deprecation, replacement: null });
+  }
+
+  /** The deprecation a call's result carries: under the call's `policy`, when it has one. */
+  #shownUnder(options: InvokeOptions | undefined, deprecation: Deprecation): Deprecation {
+    if (deprecation.replacement === null || options?.policy === undefined) return deprecation;
+    try {
+      return this.#shownTo(compilePolicy(options.policy), deprecation);
+    } catch {
+      return Object.freeze({ ...deprecation, replacement: null }); // a policy that no longer reads as one: name nothing
+    }
   }
 
   /** The registry's deprecation of a tool in this set (`loadToolSet` records them), or `null`. */
@@ -166,6 +217,14 @@ export class ToolSet {
   /** The tools in name order. */
   [Symbol.iterator](): IterableIterator<Tool> {
     return this.#tools.values();
+  }
+
+  static {
+    scopeOfSet = (set) => set.#scope;
+    setSetScope = (set, scope) => {
+      set.#scope = scope;
+      return set;
+    };
   }
 }
 

@@ -106,6 +106,92 @@ describe('rich MCP results and the call context (createMcpServer, in-process)', 
   });
 });
 
+/** A tool that reports progress, waits for `release()`, reports again and says so with `finished`: a report after its call timed out. */
+function lateReporter() {
+  let release = (): void => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let finish = (): void => undefined;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const tool = defineTool({
+    name: 'late',
+    input_schema: none,
+    handler: async (_args, { progress }) => {
+      progress(0, 2);
+      await released;
+      progress(1, 2, 'after the end');
+      finish();
+      return 'done';
+    },
+  });
+  return { tool, release, finished };
+}
+
+describe('a call that ended reports and asks nothing more', () => {
+  it('in-process: a report after the result (a timeout) does not reach onProgress', async () => {
+    const { tool, release, finished } = lateReporter();
+    const reports: ProgressReport[] = [];
+    const result = await createToolSet([tool]).invoke('late', {}, { timeoutMs: 20, onProgress: (report) => void reports.push(report) });
+    expect(result).toMatchObject({ success: false, code: 'TIMEOUT' });
+    release();
+    await finished;
+    expect(reports).toEqual([{ progress: 0, total: 2 }]);
+  });
+
+  it('in-process: a sample or elicit after the call timed out rejects with the timeout and never asks the client (as the SDK does over MCP)', async () => {
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let finish = (): void => undefined;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const outcomes: string[] = [];
+    const asker = defineTool({
+      name: 'asker',
+      input_schema: none,
+      handler: async (_args, { elicit, sample }) => {
+        await released;
+        await elicit({ message: 'Still there?' }).catch((error: Error) => outcomes.push(`elicit: ${error.name}`));
+        await sample({ messages: [], maxTokens: 1 }).catch((error: Error) => outcomes.push(`sample: ${error.name}`));
+        finish();
+        return 'done';
+      },
+    });
+    const asked: string[] = [];
+    const client = {
+      createMessage: async () => (asked.push('sample'), { role: 'assistant' as const, content: { type: 'text', text: 'x' }, model: 'm' }),
+      elicitInput: async () => (asked.push('elicit'), { action: 'cancel' as const }),
+    };
+    expect(await createToolSet([asker]).invoke('asker', {}, { timeoutMs: 20, client })).toMatchObject({ code: 'TIMEOUT' });
+    release();
+    await finished;
+    expect(outcomes).toEqual(['elicit: TimeoutError', 'sample: TimeoutError']);
+    expect(asked).toEqual([]);
+  });
+
+  it('over MCP: no notifications/progress after the tools/call answer (the SDK client reports an unknown token)', async () => {
+    const { tool, release, finished } = lateReporter();
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [tool]);
+    const live = await liveToolSet(registry, [tool]);
+    const server = createMcpServer(live, { callTimeoutMs: 20 });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 't', version: '1' });
+    const errors: string[] = [];
+    client.onerror = (error) => void errors.push(error.message);
+    await client.connect(clientSide);
+    const reports: Progress[] = [];
+    const answer = await client.callTool({ name: 'late', arguments: {} }, undefined, { onprogress: (report) => void reports.push(report) });
+    expect(answer.isError).toBe(true);
+    release();
+    await finished;
+    await client.listTools(); // a round trip: anything sent before its answer has arrived
+    expect(errors).toEqual([]);
+    expect(reports).toEqual([{ progress: 0, total: 2 }]);
+    await client.close();
+    await live.close();
+    await registry.close();
+  });
+});
+
 describe('the same handlers in-process (invoke)', () => {
   it('content is data, callbacks hear progress and logs, a request to a client fails with CLIENT_UNAVAILABLE', async () => {
     const set = createToolSet(tools);

@@ -16,6 +16,16 @@ const object = { type: 'object' };
 const named = (name: string, extra: Partial<Parameters<typeof defineTool>[0]> = {}): Tool =>
   defineTool({ name, version: '1', input_schema: object, handler: () => ({ name }), ...extra } as Parameters<typeof defineTool>[0]);
 
+/** A memory registry holding `tools` as `prepare` leaves it, the live set over it, and a session per policy (undefined: none). */
+async function sessionsOver(tools: Tool[], prepare: (registry: InMemoryToolRegistry) => Promise<unknown>, policies: (McpServerOptions['policy'] | undefined)[]) {
+  const registry = new InMemoryToolRegistry();
+  await publishTools(registry, tools);
+  await prepare(registry);
+  const live = await liveToolSet(registry, tools);
+  const clients = await Promise.all(policies.map(async (policy) => (await session(live, policy === undefined ? {} : { policy })).client));
+  return { clients, close: async () => void (await live.close(), await registry.close()) };
+}
+
 async function session(live: LiveToolSet, options: McpServerOptions = {}) {
   const server = createMcpServer(live, options);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -30,6 +40,32 @@ async function session(live: LiveToolSet, options: McpServerOptions = {}) {
 }
 
 describe('createMcpServer', () => {
+  it("does not name a deprecation's replacement the session's policy forbids, in tools/list or in a call's _meta", async () => {
+    const tools = [named('old', { description: 'Old.' }), named('shell', { permissions: { required: ['EXEC_SHELL'] } })];
+    const { clients, close } = await sessionsOver(tools, (registry) => registry.deprecate('old', { message: 'Retired.', replacement: 'shell' }), [
+      { persona: 'guest' },
+      { persona: 'admin', allowed_permissions: ['EXEC_SHELL'] },
+    ]);
+    const [guest, admin] = clients as [Client, Client];
+    expect((await guest.listTools()).tools.map((tool) => [tool.name, tool.description])).toEqual([['old', 'Old.\n\nDeprecated: Retired.']]);
+    expect((await guest.callTool({ name: 'old', arguments: {} }))._meta).toEqual({ 'tool-registry/deprecation': { message: 'Retired.', replacement: null, sunset: null } });
+    expect((await admin.listTools()).tools.find((tool) => tool.name === 'old')?.description).toBe('Old.\n\nDeprecated: Retired. Use shell instead.');
+    expect((await admin.callTool({ name: 'old', arguments: {} }))._meta).toEqual({ 'tool-registry/deprecation': { message: 'Retired.', replacement: 'shell', sunset: null } });
+    await close();
+  });
+
+  it("names the registry's reason for an unknown tool only when the session's policy allows that tool", async () => {
+    const tools = [named('calc'), named('shell', { permissions: { required: ['EXEC_SHELL'] } })];
+    const disable = async (registry: InMemoryToolRegistry) => Promise.all(['calc', 'shell'].map((name) => registry.setEnabled(name, false)));
+    const { clients, close } = await sessionsOver(tools, disable, [{ persona: 'guest' }, undefined]);
+    const [guest, admin] = clients as [Client, Client];
+    // A denied tool that is disabled answers like a name that does not exist: nothing tells it exists.
+    await expect(guest.callTool({ name: 'shell', arguments: {} })).rejects.toThrow(/^MCP error -32602: Unknown tool: shell$/);
+    await expect(guest.callTool({ name: 'calc', arguments: {} })).rejects.toThrow(/^MCP error -32602: Unknown tool: calc \(disabled in the registry\)$/);
+    await expect(admin.callTool({ name: 'shell', arguments: {} })).rejects.toThrow(/Unknown tool: shell \(disabled in the registry\)$/);
+    await close();
+  });
+
   it('tells each session only about changes to what it lists', async () => {
     const tools = [named('a'), named('b', { permissions: { required: ['NET_HTTP'] } })];
     const registry = new InMemoryToolRegistry();

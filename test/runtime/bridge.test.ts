@@ -150,6 +150,25 @@ describe.each(selectedStores())('bridge on the %s store', (_store, harness) => {
       await expect(loadToolSet(registry, [calc], { policy: { persona: '' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     }));
 
+  it('loadToolSet with a policy does not list in excluded a tool the policy forbids, disabled or not registered (it would name it)', () =>
+    withRegistry(async (registry) => {
+      const shell = defineTool({ name: 'shell', input_schema: {}, permissions: { required: ['EXEC_SHELL'] }, handler: () => 'ran' });
+      await publishTools(registry, [calc, shell]);
+      await registry.setEnabled('calc', false);
+      await registry.setEnabled('shell', false);
+      const set = await loadToolSet(registry, [calc, shell, notes, search()], { policy: { persona: 'guest', allowed_permissions: [NET_HTTP] } });
+      expect(set.excluded).toEqual([
+        { tool_name: 'calc', reason: 'disabled' },
+        { tool_name: 'notes', reason: 'not_registered' },
+        { tool_name: 'search', reason: 'not_registered' },
+      ]);
+      // forPolicy on a loaded set drops the same: an allowlist hides by name.
+      const all = await loadToolSet(registry, [calc, shell, notes]);
+      expect(all.excluded.map((entry) => entry.tool_name)).toEqual(['calc', 'notes', 'shell']);
+      expect(all.forPolicy({ persona: 'guest', allowed_permissions: ['EXEC_SHELL'], allowed_tools: ['calc', 'shell'] }).excluded.map((entry) => entry.tool_name)).toEqual(['calc', 'shell']);
+      expect(all.forPolicy({ persona: 'guest' }).excluded.map((entry) => entry.tool_name)).toEqual(['calc', 'notes']);
+    }));
+
   it('loadToolSet of nothing is an empty set', () =>
     withRegistry(async (registry) => {
       const set = await loadToolSet(registry, []);

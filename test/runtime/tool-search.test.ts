@@ -122,6 +122,31 @@ describe('toolSearchTool', () => {
     expect(box.has('send_email')).toBe(false);
   });
 
+  it('in a set derived with forPolicy (its forTurn box, toToolSet, a merge), finds and loads only what that policy allows, with no policy per call', async () => {
+    const wipe = defineTool({ name: 'wipe_emails', description: 'Delete every email in the mailbox.', input_schema: {}, permissions: { required: ['ADMIN'] }, handler: () => 'wiped' });
+    const tools = [...CATALOGUE.map((spec) => toolOf(spec)), wipe];
+    const full = new ToolSet([...tools, toolSearchTool(new ToolSet(tools), { k: 5 })]);
+    const reader = { persona: 'reader', allowed_tools: ['tool_search', 'search_emails', 'wipe_emails'] };
+    // The set the model is shown, invoked without a policy (docs/runtime.md: "invoke on the forPolicy set").
+    const shown = full.forPolicy(reader);
+    const names = (result: unknown): string[] => (result as { data: ToolSearchOutput }).data.tools.map((tool) => tool.name);
+    expect(names(await shown.invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
+    const box = shown.forTurn();
+    const found = await box.invoke('tool_search', { query: 'delete every email' }, { context: box });
+    // search_emails is in the box already (the set's tools): nothing is loaded, wipe_emails above all.
+    expect((found as { data: ToolSearchOutput }).data).toEqual({ tools: [{ name: 'search_emails', description: expect.any(String) }], loaded: [] });
+    expect(box.has('wipe_emails')).toBe(false);
+    expect(await box.invoke('wipe_emails', {})).toMatchObject({ code: 'TOOL_NOT_FOUND' });
+    // Derived again: the policy stays with the tools.
+    expect(names(await box.toToolSet().invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
+    const merged = ToolBox.merge([box, new ToolBox([defineTool({ name: 'plugin', input_schema: {}, handler: () => 1 })])]);
+    expect(names(await merged.invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
+    // Two policies: both must allow.
+    expect(names(await shown.forPolicy({ persona: 'admin', allowed_permissions: ['ADMIN'] }).invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
+    // The full set is not bound: its calls run under what each call says.
+    expect(names(await full.invoke('tool_search', { query: 'email' }))).toEqual(expect.arrayContaining(['send_email', 'wipe_emails']));
+  });
+
   it('refuses a bad source or options, and an empty query is INVALID_ARGUMENTS', async () => {
     expect(() => toolSearchTool([] as unknown as ToolSet)).toThrow(TypeError);
     expect(() => toolSearchTool(new ToolSet([]), { k: 0 })).toThrow(TypeError);
@@ -190,6 +215,10 @@ describe('deferred loading in the exports', () => {
     expect(toAnthropicToolReferences(await registry.search('weather'))).toEqual(references);
     expect(toAnthropicToolReferences(['a'])).toEqual([{ type: 'tool_reference', tool_name: 'a' }]);
     expect(() => toAnthropicToolReferences({} as unknown as string[])).toThrow(TypeError);
+    // A name Anthropic refuses in a tool_reference (a dot, more than 64 characters) fails the request: refused here, naming it.
+    expect(() => toAnthropicToolReferences(['ok', 'svc.lookup', 'x'.repeat(65)])).toThrow(
+      expect.objectContaining({ code: 'PROVIDER_INCOMPATIBLE', context: expect.objectContaining({ tool_name: 'svc.lookup', findings: [expect.objectContaining({ tool_name: 'svc.lookup', rule: 'name-pattern' }), expect.objectContaining({ tool_name: 'x'.repeat(65) })] }) }),
+    );
     await registry.close();
   });
 
