@@ -142,6 +142,32 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it("a statement the server cancels by its own statement_timeout (the role's, the database's, the URL's options) is STORAGE_BUSY, not a bare driver error", async () => {
+    // No statementTimeoutMs: the limit is the session's, as a DBA's ALTER ROLE … SET statement_timeout gives it.
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c statement_timeout=200');
+    // Migrated first, without the limit: its statements are not what is tested.
+    const schema = database.schema();
+    await (await open(schema)).close();
+    const engine = await open(schema, { connectionString: url.toString() });
+    try {
+      const sleep = async (trx: Parameters<Parameters<typeof engine.read>[0]>[0]): Promise<void> => {
+        await sql`SELECT pg_sleep(2)`.execute(trx);
+      };
+      for (const error of [
+        await engine.write('register', { names: ['x'] }, sleep).catch((caught: unknown) => caught),
+        await engine.read(sleep, 'get').catch((caught: unknown) => caught),
+      ]) {
+        expect(error).toMatchObject({ code: 'STORAGE_BUSY', context: { sqlstate: '57014' }, cause: { code: '57014' } });
+        expect((error as Error).message).toMatch(/cancelled the statement \(canceling statement due to statement timeout, SQLSTATE 57014\)/);
+      }
+      // Nothing of the write is stored, and the next call works.
+      expect(await engine.read(async (trx) => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.id(engine.schema)}.tool_registrations`.execute(trx)).rows[0]?.n)).toBe(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('a read runs in one read-only REPEATABLE READ snapshot, its statements bounded by statementTimeoutMs', async () => {
     const engine = await open(database.schema(), { statementTimeoutMs: 100 });
     try {

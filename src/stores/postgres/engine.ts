@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { PostgresPool } from 'kysely';
 import type pg from 'pg';
-import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
+import { ReadOnlyError, RegistryClosedError, StorageBusyError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut, failedBeforeSending, isConnectionFailure, kyselyPool } from './connections.js';
@@ -453,8 +453,12 @@ export class PostgresEngine<T> {
       return await run();
     } catch (error) {
       if (isConnectionFailure(error)) throw storageUnavailable(operation, error, outcome?.());
-      if (sqlState(error) === '57014' && this.statementTimeoutMs !== undefined) {
-        throw storageBusy(operation, this.statementTimeoutMs, 1, error);
+      if (sqlState(error) === '57014') {
+        if (this.statementTimeoutMs !== undefined) throw storageBusy(operation, this.statementTimeoutMs, 1, error);
+        // The server's own limit (a statement_timeout of the role, the database or the URL's
+        // options) or an operator's pg_cancel_backend: the call did not get through, as for
+        // ours, and its transaction rolled back. Not a bug of the store's (a 500).
+        throw new StorageBusyError(`${operation}: the database cancelled the statement (${(error as Error).message}, SQLSTATE 57014)`, { operation, sqlstate: '57014' }, error);
       }
       if (error instanceof CheckoutTimeoutError || sqlState(error) === '55P03') throw storageBusy(operation, this.busyTimeoutMs, 1, error);
       throw error;
