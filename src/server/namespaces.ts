@@ -13,6 +13,9 @@ import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits, refuseNearFileLimit } from '.
 import { HttpProblem } from './problems.js';
 import { NAMESPACE_PATTERN } from './tokens.js';
 
+/** PostgreSQL's longest identifier, in bytes (schema names are ASCII). */
+const MAX_SCHEMA_LENGTH = 63;
+
 /** The namespace of the unprefixed routes. */
 export const DEFAULT_NAMESPACE = 'default';
 
@@ -264,6 +267,22 @@ class PostgresSchemas extends CachingSource {
   }
   protected openRegistry(ns: string): Promise<ToolRegistry> {
     return openPostgresToolRegistry({ ...this.#options, pool: this.#pool, schema: this.schemaOf(ns) });
+  }
+  override create(ns: string): Promise<{ registry: ToolRegistry; created: boolean }> {
+    // A long base schema (?schema=) leaves less than the rule's 40 characters of PostgreSQL's
+    // 63 for the name: a 400 saying so, where the store's TypeError was a 500.
+    const schema = this.schemaOf(ns);
+    if (schema.length > MAX_SCHEMA_LENGTH) {
+      const room = MAX_SCHEMA_LENGTH - `${this.#base}_ns_`.length;
+      throw new HttpProblem(
+        'BAD_REQUEST',
+        `namespace ${JSON.stringify(ns)} is too long for this server: its PostgreSQL schema would be ${JSON.stringify(schema)}, ` +
+          `${schema.length} characters, and PostgreSQL allows ${MAX_SCHEMA_LENGTH}; ` +
+          (room > 0 ? `under the schema ${JSON.stringify(this.#base)} a namespace has at most ${room} characters` : `the schema ${JSON.stringify(this.#base)} leaves no room for namespaces`),
+        { context: { namespace: ns } },
+      );
+    }
+    return super.create(ns);
   }
   async list(): Promise<string[]> {
     const prefix = `${this.#base}_ns_`;
