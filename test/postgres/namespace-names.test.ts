@@ -7,7 +7,7 @@ import { useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
 
-describe("the server's PostgreSQL namespaces under a long base schema", () => {
+describe("the server's PostgreSQL namespaces", () => {
   it('a namespace whose schema would pass 63 characters is a 400 naming it and the room left; a shorter one is created', async () => {
     // 40 characters: 19 left for a namespace after `_ns_`.
     const base = `${db.schema()}_`.padEnd(40, 'x');
@@ -26,6 +26,25 @@ describe("the server's PostgreSQL namespaces under a long base schema", () => {
       expect((await server.fetch(new Request(`http://localhost/v1/namespaces/${fits}/tools`))).status).toBe(200);
     } finally {
       await server.close();
+    }
+  });
+
+  it('of creations of one namespace at once through several servers (a fleet), exactly one is 201, the others 200', async () => {
+    const base = db.schema();
+    // Four servers, each with its own pool, as four processes of a fleet.
+    const servers = [1, 2, 3, 4].map(() => createToolRegistryServer({ registries: postgresNamespaces({ connectionString: db.url(), schema: base }) }));
+    try {
+      for (let round = 0; round < 6; round++) {
+        const responses = await Promise.all(servers.map((server) => server.fetch(new Request(`http://localhost/v1/namespaces/team_${round}`, { method: 'PUT' }))));
+        const statuses = responses.map((response) => response.status).sort();
+        expect(statuses, `round ${round}`).toEqual([200, 200, 200, 201]);
+        const bodies = await Promise.all(responses.map((response) => response.json() as Promise<{ created: boolean }>));
+        expect(bodies.filter((body) => body.created)).toHaveLength(1);
+        // Every server serves it, migrated.
+        for (const server of servers) expect((await server.fetch(new Request(`http://localhost/v1/namespaces/team_${round}/tools`))).status).toBe(200);
+      }
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
     }
   });
 });
