@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
 import { PostgresEngine } from '../../src/stores/postgres/engine.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
 import type { RegistrationRow, ToolWrite } from '../../src/stores/postgres/tables.js';
@@ -165,6 +166,36 @@ describe('PostgreSQL engine', () => {
       expect(await engine.read(async (trx) => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.id(engine.schema)}.tool_registrations`.execute(trx)).rows[0]?.n)).toBe(0);
     } finally {
       await engine.close();
+    }
+  });
+
+  it("a cache's catch-up the server's statement_timeout cancels is STORAGE_BUSY named after the call that waited for it", async () => {
+    const schema = database.schema();
+    const writer = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false });
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c statement_timeout=200');
+    const reader = await openPostgresToolRegistry({ connectionString: url.toString(), schema });
+    const admin = database.pool();
+    const held = await admin.connect();
+    try {
+      await reader.listAll();
+      // The reader hears of the commit (its cache's catch-up is then due) before the log is
+      // locked: its watch wakes on the same notification.
+      const heard = reader.watch({ since: 0 })[Symbol.asyncIterator]().next();
+      await writer.register({ tool_name: 'a', version: '1', input_schema: {}, output_schema: {} });
+      expect((await heard).value).toMatchObject({ revision: 1 });
+      await held.query(`BEGIN; LOCK TABLE ${schema}.tool_changes IN ACCESS EXCLUSIVE MODE`);
+      for (const [call, operation] of [[() => reader.get('a'), 'get'], [() => reader.register({ tool_name: 'b', version: '1', input_schema: {}, output_schema: {} }), 'register']] as const) {
+        const error = (await call().catch((caught: unknown) => caught)) as { code?: string; message: string; context: Record<string, unknown> };
+        expect(error).toMatchObject({ code: 'STORAGE_BUSY', context: { operation, sqlstate: '57014' } });
+        expect(error.message).toMatch(new RegExp(`^${operation}(\\("[a-z]"\\))?: the database cancelled the statement`));
+        expect(error.context).not.toHaveProperty('busy_timeout_ms');
+      }
+    } finally {
+      await held.query('ROLLBACK');
+      held.release();
+      await reader.close();
+      await writer.close();
     }
   });
 
