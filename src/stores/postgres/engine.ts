@@ -233,16 +233,7 @@ export class PostgresEngine<T> {
   async #prepareSchema(): Promise<void> {
     const migrations = shippedMigrations();
     if (!this.readonly) {
-      try {
-        await migrate({ pool: this.pool, schema: this.schema, busyTimeoutMs: this.busyTimeoutMs, migrations });
-      } catch (error) {
-        // A role that may not create the schema or its tables (42501), a standby (25006): the
-        // storage refuses writes, as for a write (#writing); a server answered the bare driver
-        // error 500 (creating a namespace).
-        const state = sqlState(error);
-        if (state === '25006' || state === '42501') throw new ReadOnlyError('openPostgresToolRegistry', { cause: error });
-        throw error;
-      }
+      await migrate({ pool: this.pool, schema: this.schema, busyTimeoutMs: this.busyTimeoutMs, migrations });
       return;
     }
     const client = await this.#timed('open', () => checkOut(this.pool, this.busyTimeoutMs));
