@@ -24,6 +24,10 @@ describe("the server's PostgreSQL namespaces", () => {
       const fits = 'a'.repeat(19);
       expect((await server.fetch(new Request(`http://localhost/v1/namespaces/${fits}`, { method: 'PUT' }))).status).toBe(201);
       expect((await server.fetch(new Request(`http://localhost/v1/namespaces/${fits}/tools`))).status).toBe(200);
+      // The OpenAPI document says what creating one may answer on PostgreSQL (READ_ONLY, STORAGE_UNAVAILABLE).
+      const create = (server.openapi() as { paths: Record<string, { put: { responses: Record<string, { description: string }> } }> }).paths['/v1/namespaces/{ns}']?.put;
+      expect(create?.responses['409']?.description).toContain('READ_ONLY');
+      expect(create?.responses['503']?.description).toContain('STORAGE_UNAVAILABLE');
     } finally {
       await server.close();
     }
