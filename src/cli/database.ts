@@ -55,6 +55,15 @@ async function openPostgres(database: string, readonly: boolean, options: OpenOp
     return await openPostgresToolRegistry({ ...options, connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (caught) {
     const error = driverError(caught);
+    if (error instanceof ToolRegistryError && error.code === 'READ_ONLY' && error.context.method === 'openPostgresToolRegistry') {
+      // The store's message names no database: say which schema could not be made.
+      const why = error.cause instanceof Error ? error.cause.message : String(error.cause);
+      throw new CliError(
+        'READ_ONLY',
+        `cannot create or migrate the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}: the server refuses this role's writes (${why}); nothing was changed`,
+        { cause: error },
+      );
+    }
     if (error instanceof ToolRegistryError) throw error;
     // The options come from the URL (?schema=): a bad one is the user's value, not a bug.
     if (error instanceof TypeError) throw new CliError('USAGE', `the database URL ${describeDatabase(database)}: ${error.message}`, { cause: error });

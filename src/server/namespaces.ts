@@ -6,12 +6,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { InMemoryToolRegistry, StorageUnavailableError, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
+import { InMemoryToolRegistry, ReadOnlyError, StorageUnavailableError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { CallRetention, ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
 import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits, refuseNearFileLimit } from './limits.js';
 import { HttpProblem } from './problems.js';
 import { NAMESPACE_PATTERN } from './tokens.js';
+
+/** PostgreSQL's longest identifier, in bytes (schema names are ASCII). */
+const MAX_SCHEMA_LENGTH = 63;
 
 /** The namespace of the unprefixed routes. */
 export const DEFAULT_NAMESPACE = 'default';
@@ -264,6 +267,44 @@ class PostgresSchemas extends CachingSource {
   }
   protected openRegistry(ns: string): Promise<ToolRegistry> {
     return openPostgresToolRegistry({ ...this.#options, pool: this.#pool, schema: this.schemaOf(ns) });
+  }
+  override async create(ns: string): Promise<{ registry: ToolRegistry; created: boolean }> {
+    // A long base schema (?schema=) leaves less than the rule's 40 characters of PostgreSQL's
+    // 63 for the name: a 400 saying so, where the store's TypeError was a 500.
+    const schema = this.schemaOf(ns);
+    if (schema.length > MAX_SCHEMA_LENGTH) {
+      const room = MAX_SCHEMA_LENGTH - `${this.#base}_ns_`.length;
+      throw new HttpProblem(
+        'BAD_REQUEST',
+        `namespace ${JSON.stringify(ns)} is too long for this server: its PostgreSQL schema would be ${JSON.stringify(schema)}, ` +
+          `${schema.length} characters, and PostgreSQL allows ${MAX_SCHEMA_LENGTH}; ` +
+          (room > 0 ? `under the schema ${JSON.stringify(this.#base)} a namespace has at most ${room} characters` : `the schema ${JSON.stringify(this.#base)} leaves no room for namespaces`),
+        { context: { namespace: ns } },
+      );
+    }
+    const existing = await this.open(ns);
+    if (existing !== undefined) return { registry: existing, created: false };
+    // Made here, by one statement, so that of creations at once through several servers of a
+    // fleet only one says it created it (each one's look above can find it missing); the open
+    // migrates the empty schema under the migrations' lock, as for a schema a DBA made.
+    const created = await this.#createSchema(schema);
+    const registry = await this.open(ns);
+    if (registry === undefined) throw new StorageUnavailableError(`createNamespace: the schema of ${JSON.stringify(ns)} was dropped while it was created`, { operation: 'createNamespace' });
+    return { registry, created };
+  }
+  /** True when this statement created the schema, false when another had (42P06, or 23505 when both ran at once). */
+  async #createSchema(schema: string): Promise<boolean> {
+    try {
+      await this.#pool.query(`CREATE SCHEMA "${schema.replaceAll('"', '""')}"`);
+      return true;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === '42P06' || code === '23505') return false;
+      // A role without CREATE on the database (42501), a standby (25006): as the store's open says it.
+      if (code === '42501' || code === '25006') throw new ReadOnlyError('createNamespace', { cause: error });
+      if (isConnectionFailure(error)) throw new StorageUnavailableError(`createNamespace: the database cannot be reached: ${(error as Error).message}`, { operation: 'createNamespace' }, error);
+      throw error;
+    }
   }
   async list(): Promise<string[]> {
     const prefix = `${this.#base}_ns_`;

@@ -109,7 +109,8 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
         200: { description: 'It existed.', schema: NamespaceCreatedSchema },
         201: { description: 'Created.', schema: NamespaceCreatedSchema },
       },
-      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND'],
+      // On PostgreSQL: a role or a server that refuses to create the schema, a database that cannot be reached.
+      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND', 'READ_ONLY', 'STORAGE_UNAVAILABLE'],
       handle: async ({ params, token }) => {
         const namespace = params.ns as string;
         if (!NAMESPACE_PATTERN.test(namespace)) throw new HttpProblem('BAD_REQUEST', namespaceRuleMessage(namespace), { context: { namespace } });

@@ -60,6 +60,20 @@ describe('tool-registry --db postgres://', () => {
     expect(verify.stdout).toMatch(/^ok: 0 tools meet the contracts/);
   });
 
+  it('a schema the server refuses to create (read-only transactions, as on a standby) is READ_ONLY naming the schema and the database', async () => {
+    const cwd = tempDir();
+    const url = new URL(pgUrl('cli_refused'));
+    url.searchParams.set('options', '-c default_transaction_read_only=on');
+    const file = writeJson(join(cwd, 'spec.json'), spec('t'));
+    for (const args of [['register', file], ['migrate']]) {
+      const result = await runCli([...args, '--db', url.toString()], { cwd });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(
+        /^error READ_ONLY: cannot create or migrate the registry schema cli_refused in postgres:\/\/postgres:\*\*\*@.*: the server refuses this role's writes \(cannot execute CREATE SCHEMA in a read-only transaction\); nothing was changed\n$/,
+      );
+    }
+  });
+
   it('every kind of command works through TOOL_REGISTRY_DB', async () => {
     const cwd = tempDir();
     const env = { TOOL_REGISTRY_DB: pgUrl() };

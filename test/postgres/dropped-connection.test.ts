@@ -475,3 +475,29 @@ describe('PostgreSQL registry in a real process, connection dropped mid-write', 
     }
   });
 });
+
+describe('PostgreSQL registry, connections the server ends for idleness', () => {
+  it('a pooled connection idle_session_timeout ended (57P05) is a connection failure: the next calls answer or are STORAGE_UNAVAILABLE, never the bare driver error', async () => {
+    // A DBA's idle_session_timeout (PostgreSQL 14+) ends a connection idle in the pool; the
+    // next call may be handed it before the pool has seen the end.
+    const url = new URL(db.url());
+    url.searchParams.set('options', '-c idle_session_timeout=100');
+    for (const cache of [true, false]) {
+      const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema: db.schema(), cache });
+      try {
+        // Pauses about as long as the timeout: calls race the server ending their connection.
+        for (let round = 0; round < 12; round++) {
+          await new Promise((resolve) => setTimeout(resolve, 90 + (round % 5) * 5));
+          for (const call of [() => registry.register(spec(`t${round}`)), () => registry.history(`t${round}`), () => registry.changes()]) {
+            const error = await call().then(() => undefined, (caught: unknown) => caught);
+            if (error === undefined) continue;
+            expect(error, String(error)).toBeInstanceOf(ToolRegistryError);
+            expect((error as ToolRegistryError).code).toBe('STORAGE_UNAVAILABLE');
+          }
+        }
+      } finally {
+        await registry.close();
+      }
+    }
+  });
+});

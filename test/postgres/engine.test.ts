@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
 import { PostgresEngine } from '../../src/stores/postgres/engine.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
 import type { RegistrationRow, ToolWrite } from '../../src/stores/postgres/tables.js';
@@ -139,6 +140,62 @@ describe('PostgreSQL engine', () => {
       expect(error).toMatchObject({ code: 'STORAGE_BUSY', cause: { code: '57014' } });
     } finally {
       await engine.close();
+    }
+  });
+
+  it("a statement the server cancels by its own statement_timeout (the role's, the database's, the URL's options) is STORAGE_BUSY, not a bare driver error", async () => {
+    // No statementTimeoutMs: the limit is the session's, as a DBA's ALTER ROLE … SET statement_timeout gives it.
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c statement_timeout=200');
+    // Migrated first, without the limit: its statements are not what is tested.
+    const schema = database.schema();
+    await (await open(schema)).close();
+    const engine = await open(schema, { connectionString: url.toString() });
+    try {
+      const sleep = async (trx: Parameters<Parameters<typeof engine.read>[0]>[0]): Promise<void> => {
+        await sql`SELECT pg_sleep(2)`.execute(trx);
+      };
+      for (const error of [
+        await engine.write('register', { names: ['x'] }, sleep).catch((caught: unknown) => caught),
+        await engine.read(sleep, 'get').catch((caught: unknown) => caught),
+      ]) {
+        expect(error).toMatchObject({ code: 'STORAGE_BUSY', context: { sqlstate: '57014' }, cause: { code: '57014' } });
+        expect((error as Error).message).toMatch(/cancelled the statement \(canceling statement due to statement timeout, SQLSTATE 57014\)/);
+      }
+      // Nothing of the write is stored, and the next call works.
+      expect(await engine.read(async (trx) => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.id(engine.schema)}.tool_registrations`.execute(trx)).rows[0]?.n)).toBe(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("a cache's catch-up the server's statement_timeout cancels is STORAGE_BUSY named after the call that waited for it", async () => {
+    const schema = database.schema();
+    const writer = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false });
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c statement_timeout=200');
+    const reader = await openPostgresToolRegistry({ connectionString: url.toString(), schema });
+    const admin = database.pool();
+    const held = await admin.connect();
+    try {
+      await reader.listAll();
+      // The reader hears of the commit (its cache's catch-up is then due) before the log is
+      // locked: its watch wakes on the same notification.
+      const heard = reader.watch({ since: 0 })[Symbol.asyncIterator]().next();
+      await writer.register({ tool_name: 'a', version: '1', input_schema: {}, output_schema: {} });
+      expect((await heard).value).toMatchObject({ revision: 1 });
+      await held.query(`BEGIN; LOCK TABLE ${schema}.tool_changes IN ACCESS EXCLUSIVE MODE`);
+      for (const [call, operation] of [[() => reader.get('a'), 'get'], [() => reader.register({ tool_name: 'b', version: '1', input_schema: {}, output_schema: {} }), 'register']] as const) {
+        const error = (await call().catch((caught: unknown) => caught)) as { code?: string; message: string; context: Record<string, unknown> };
+        expect(error).toMatchObject({ code: 'STORAGE_BUSY', context: { operation, sqlstate: '57014' } });
+        expect(error.message).toMatch(new RegExp(`^${operation}(\\("[a-z]"\\))?: the database cancelled the statement`));
+        expect(error.context).not.toHaveProperty('busy_timeout_ms');
+      }
+    } finally {
+      await held.query('ROLLBACK');
+      held.release();
+      await reader.close();
+      await writer.close();
     }
   });
 

@@ -55,6 +55,12 @@ describe('PostgreSQL storage that refuses writes', () => {
       url.username = role;
       url.password = 'reader';
       await expectWritesReadOnly(url.toString(), schema);
+      // Opening a schema that does not exist yet creates it, a write the role may not make.
+      const missing = db.schema();
+      const error = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema: missing }), 'READ_ONLY');
+      expect(error.context).toMatchObject({ method: 'openPostgresToolRegistry' });
+      expect((error.cause as { code?: unknown }).code).toBe('42501');
+      expect((await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [missing])).rowCount).toBe(0);
     } finally {
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
     }
@@ -72,5 +78,7 @@ describe('PostgreSQL storage that refuses writes', () => {
     const url = new URL(db.url());
     url.searchParams.set('options', '-c default_transaction_read_only=on');
     await expectWritesReadOnly(url.toString(), schema);
+    const error = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema: db.schema() }), 'READ_ONLY');
+    expect((error.cause as { code?: unknown }).code).toBe('25006');
   });
 });

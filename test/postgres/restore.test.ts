@@ -96,3 +96,28 @@ describe('PostgreSQL: a schema the first releases wrote, with numbers beyond ±(
     }
   });
 });
+
+describe('PostgreSQL: the schema dropped under an open registry', () => {
+  it('(a namespace a DBA dropped, a restore with --clean under way) reads and writes are STORAGE_UNAVAILABLE, a write not_written, never a bare driver error', async () => {
+    const schema = database.schema();
+    const pool = database.pool();
+    const cached = await openPostgresToolRegistry({ connectionString: database.url(), schema });
+    const uncached = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false });
+    try {
+      await cached.register(minimalSpec('a'));
+      await pool.query(`DROP SCHEMA ${schema} CASCADE`);
+      for (const registry of [cached, uncached]) {
+        const write = await expectCode(registry.register(minimalSpec('b')), 'STORAGE_UNAVAILABLE');
+        expect(write.context).toMatchObject({ operation: 'register', outcome: 'not_written' });
+        expect(write.message).toContain(`the registry schema ${schema} or its tables are missing`);
+        await expectCode(registry.setEnabled('a', false), 'STORAGE_UNAVAILABLE');
+      }
+      const read = await expectCode(uncached.get('a'), 'STORAGE_UNAVAILABLE');
+      expect(read.context).not.toHaveProperty('outcome');
+      await expectCode(uncached.changes(), 'STORAGE_UNAVAILABLE');
+    } finally {
+      await cached.close();
+      await uncached.close();
+    }
+  });
+});

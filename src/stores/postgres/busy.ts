@@ -37,6 +37,12 @@ export function storageBusy(operation: string, timeoutMs: number, attempts: numb
 export function renamedBusy(error: unknown, operation: string): unknown {
   if (!(error instanceof StorageBusyError) || error.context.operation === operation) return error;
   const { busy_timeout_ms: timeoutMs, attempts } = error.context;
+  // A statement the server cancelled by its own limit has no timeout of ours to quote.
+  if (timeoutMs === undefined) {
+    const from = `${String(error.context.operation)}:`;
+    const message = error.message.startsWith(from) ? `${operation}:${error.message.slice(from.length)}` : error.message;
+    return new StorageBusyError(message, { ...error.context, operation }, error.cause);
+  }
   return storageBusy(operation, Number(timeoutMs), Number(attempts ?? 1), error.cause);
 }
 

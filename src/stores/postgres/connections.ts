@@ -15,9 +15,11 @@ import type pg from 'pg';
 /**
  * SQLSTATEs of the connection or the server going away, never of a statement: connection
  * exception (class 08), `admin_shutdown`, `crash_shutdown` and `cannot_connect_now` (57P01-03:
- * a restart, a server still recovering) and `too_many_connections` (53300).
+ * a restart, a server still recovering), `idle_session_timeout` (57P05: a DBA's setting ends a
+ * connection idle in the pool, which a call can be handed before the pool has seen it),
+ * `idle_in_transaction_session_timeout` (25P03) and `too_many_connections` (53300).
  */
-const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[123]|53300)$/;
+const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[1235]|25P03|53300)$/;
 /** node-postgres' errors for a socket that ended, was refused or never answered (no SQLSTATE). */
 const SOCKET_FAILURE = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
 

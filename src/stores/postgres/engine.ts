@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { PostgresPool } from 'kysely';
 import type pg from 'pg';
-import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
+import { ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut, failedBeforeSending, isConnectionFailure, kyselyPool } from './connections.js';
@@ -86,6 +86,9 @@ function refusedPreparedStatement(error: unknown): boolean {
  * (about half a test worker's CPU after a few hundred opens).
  */
 const callDeadline = new AsyncLocalStorage<number>();
+
+/** SQLSTATEs of a schema, table or function that does not exist: 3F000 invalid_schema_name, 42P01 undefined_table, 42883 undefined_function. */
+const MISSING_OBJECT_STATES: ReadonlySet<string> = new Set(['3F000', '42P01', '42883']);
 
 export class PostgresEngine<T> {
   readonly schema: string;
@@ -453,10 +456,28 @@ export class PostgresEngine<T> {
       return await run();
     } catch (error) {
       if (isConnectionFailure(error)) throw storageUnavailable(operation, error, outcome?.());
-      if (sqlState(error) === '57014' && this.statementTimeoutMs !== undefined) {
-        throw storageBusy(operation, this.statementTimeoutMs, 1, error);
+      if (sqlState(error) === '57014') {
+        if (this.statementTimeoutMs !== undefined) throw storageBusy(operation, this.statementTimeoutMs, 1, error);
+        // The server's own limit (a statement_timeout of the role, the database or the URL's
+        // options) or an operator's pg_cancel_backend: the call did not get through, as for
+        // ours, and its transaction rolled back. Not a bug of the store's (a 500).
+        throw new StorageBusyError(`${operation}: the database cancelled the statement (${(error as Error).message}, SQLSTATE 57014)`, { operation, sqlstate: '57014' }, error);
       }
       if (error instanceof CheckoutTimeoutError || sqlState(error) === '55P03') throw storageBusy(operation, this.busyTimeoutMs, 1, error);
+      const state = sqlState(error);
+      if (state !== undefined && MISSING_OBJECT_STATES.has(state)) {
+        // The schema or its objects went away under the open registry (a DBA dropped a
+        // namespace's schema, a restore with --clean is under way): not a bug of the store's
+        // (a server answered 500); retried later, a restore may have finished. A write's
+        // statement failed, so its transaction rolled back.
+        const write = outcome !== undefined;
+        throw new StorageUnavailableError(
+          `${operation}: the registry schema ${this.schema} or its tables are missing (${(error as Error).message}, SQLSTATE ${state}): ` +
+            `dropped, or being restored, while the registry is open${write ? '; nothing of this write is stored' : ''}`,
+          { operation, driver_code: state, ...(write ? { outcome: 'not_written' } : {}) },
+          error,
+        );
+      }
       throw error;
     }
   }

@@ -6,7 +6,7 @@ import { readMigrationFiles } from '../../core/migration-files.js';
 import { packageFile } from '../../package-files.js';
 import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
-import { SchemaTooNewError } from '../../core/errors.js';
+import { ReadOnlyError, SchemaTooNewError } from '../../core/errors.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
@@ -101,7 +101,13 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
     for (;;) {
       const step = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'migrate' }, (remainingMs) =>
         applyNext(client, schema, migrations, remainingMs),
-      );
+      ).catch((error: unknown) => {
+        // A role that may not create the schema or its tables (42501), a standby (25006): the
+        // storage refuses writes, as for the store's writes; a server answered the bare driver
+        // error 500 (creating a namespace). A role that may not even read it fails above, as it was.
+        const state = sqlState(error);
+        throw state === '25006' || state === '42501' ? new ReadOnlyError('openPostgresToolRegistry', { cause: error }) : error;
+      });
       if (step.applied !== undefined) appliedNow.push(step.applied);
       if (step.pendingAfter === 0) return appliedNow;
     }
