@@ -14,7 +14,7 @@ import { InMemoryToolRegistry } from '../../src/index.js';
 import { createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
-import { processesWith } from '../support/upstreams.js';
+import { freePort, processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
 const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
@@ -87,4 +87,18 @@ describe("a serving gateway's failed listing", () => {
     expect(retries()[3]).toMatch(/listing 1 failed; none of its tools is served until it lists them; listing again in 1 s$/);
     expect(warnings.some((warning) => warning.includes('the connection ended'))).toBe(true);
   }, 40_000);
+});
+
+describe("a serving gateway's warnings", () => {
+  it("say why a fetch failed: the cause fetch's `fetch failed` hides (connection refused)", async () => {
+    const port = await freePort();
+    const registry = new InMemoryToolRegistry();
+    await registry.putUpstream({ name: 'web', transport: { type: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: {} } });
+    const warnings: string[] = [];
+    const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+    closing.push(() => gateway.close());
+    // On the old code: 'upstream web: cannot connect: fetch failed; retrying in 1 s'.
+    expect(warnings[0]).toBe(`upstream web: cannot connect: fetch failed (connect ECONNREFUSED 127.0.0.1:${port}); retrying in 1 s`);
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: false, error: `cannot connect: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})` });
+  });
 });

@@ -20,6 +20,10 @@ export async function approveListed(registry: ToolRegistry, gateway: GatewayTool
     for (const definition of status.listed ?? []) await registry.register(upstreamToolSpec(row!, definition, semver));
   }
   await gateway.sync();
+  // sync lists every upstream again, and a listing can fail once (a fresh-clone run saw `fetch
+  // failed` from server-everything's HTTP server): the gateway lists it again after 1 s.
+  await until(() => gateway.upstreams().every((status) => status.listed !== undefined), 'every upstream listed again after the sync', { timeoutMs: 60_000, pollMs: 50 });
+  await gateway.derive();
 }
 
 /** A port free a moment ago (the upstream child listens on it). */

@@ -117,7 +117,10 @@ function firstIssue(error: Error): string {
 }
 
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  // fetch's TypeError says only `fetch failed`: why (ECONNREFUSED, a socket the server closed) is in its cause.
+  const cause: unknown = error.cause;
+  return cause instanceof Error && cause.message !== '' && !error.message.includes(cause.message) ? `${error.message} (${cause.message})` : error.message;
 }
 
 
