@@ -575,6 +575,42 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
     expect(compareSchemas({ enum: [1] }, fan).differences).toContainEqual(expect.objectContaining({ breaking: 'undecidable' }));
   });
 
+  it('work that grows with the product of two lists is bounded, then undecidable (20,000 names by 2,000 patterns took 80 s)', () => {
+    // Counted by the reads the walk makes: it stops reading once its budget is spent.
+    let patternListings = 0;
+    const patterns = new Proxy(Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`^p${i}$`, { type: 'string' }])), {
+      ownKeys(target) {
+        patternListings++;
+        return Reflect.ownKeys(target);
+      },
+    });
+    const properties = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`p${i}`, { type: 'string' }]));
+    const result = compareSchemas({ properties, patternProperties: patterns, additionalProperties: false }, { patternProperties: patterns, additionalProperties: false });
+    expect(patternListings).toBeLessThan(2_000);
+    expect(result.compatible).toBe(false);
+    expect(result.differences).toContainEqual(expect.objectContaining({ path: '/properties/p4999', breaking: 'undecidable' }));
+    // oneOf branches: each pair was checked for disjointness, 4.5 million reads of their type.
+    let typeReads = 0;
+    const branch = (i: number) => {
+      const one = { properties: { k: { const: i } }, required: ['k'] };
+      Object.defineProperty(one, 'type', {
+        enumerable: true,
+        get: () => {
+          typeReads++;
+          return 'object';
+        },
+      });
+      return one;
+    };
+    const branches = Array.from({ length: 1_500 }, (_, i) => branch(i));
+    compareSchemas({ oneOf: branches }, { oneOf: [...branches].reverse() });
+    expect(typeReads).toBeLessThan(100 * branches.length);
+    // Matching 3,000 anyOf branches in another order spends the budget (4.5 million pairs):
+    // the rest go by position, so the verdict is no longer compatible (the price of the bound).
+    const many = Array.from({ length: 3_000 }, (_, i) => ({ type: 'object', properties: { k: { const: i } }, required: ['k'] }));
+    expect(compareSchemas({ anyOf: many }, { anyOf: [...many].reverse() }).compatible).toBe(false);
+  });
+
   it('a cycle, or nesting deeper than a spec may, is a TypeError naming the schema and the place', () => {
     const cyclic: Record<string, unknown> = { type: 'object' };
     cyclic.properties = { self: cyclic };
