@@ -80,6 +80,13 @@ export interface Malformed {
 /** What the malformed walk returns for a well-formed part (a value no schema holds). */
 const OK = Symbol('well-formed');
 
+/** The `$schema` values the runtime validates with (draft-07, 2019-09, 2020-12); it refuses others. */
+const SUPPORTED_DRAFTS: readonly RegExp[] = [
+  /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/,
+  /^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/,
+  /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/,
+];
+
 const TYPE_NAMES: ReadonlySet<unknown> = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
 
 function uniqueStrings(list: readonly unknown[]): boolean {
@@ -370,9 +377,12 @@ export class SchemaDocument {
         return typeof value === 'boolean' ? OK : value;
       case 'examples':
         return Array.isArray(value) ? OK : value;
+      case '$schema':
+        // At the root, the drafts the runtime compiles (src/runtime/schema-validator.ts): any other it refuses.
+        if (path.length === 1) return typeof value === 'string' && SUPPORTED_DRAFTS.some((draft) => draft.test(value)) ? OK : value;
+        return typeof value === 'string' ? OK : value;
       case 'format':
       case '$id':
-      case '$schema':
       case '$comment':
       case '$anchor':
       case '$dynamicRef':

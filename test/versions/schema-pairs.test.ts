@@ -523,6 +523,8 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
       [{ $defs: { A: 5 }, properties: { a: { $ref: '#/$defs/A' } } }, { $defs: { A: 'x' }, properties: { a: { $ref: '#/$defs/A' } } }, '/$defs/A'],
       [{ type: 'bogus' }, { type: 'string' }, '/type'],
     ];
+    // A $schema the runtime does not compile with (it knows draft-07, 2019-09 and 2020-12).
+    for (const draft of ['http://json-schema.org/draft-04/schema#', 'https://example.com/my-meta-schema']) cases.push([{ type: 'string' }, { $schema: draft, type: 'string' }, '/$schema']);
     for (const [before, after, pointer] of cases) {
       expect(compiles(before) && compiles(after), JSON.stringify([before, after])).toBe(false);
       const result = compareSchemas(before, after);
