@@ -278,31 +278,52 @@ export class SchemaDocument {
   #malformedIn(node: unknown, path: string[]): unknown {
     if (typeof node === 'boolean') return OK;
     if (!isObject(node)) return node;
-    for (const key of Object.keys(node)) {
-      if (this.ignores(key)) continue;
-      const value = node[key];
-      path.push(key);
-      const bad = this.#malformedKeyword(node, key, value, path);
-      if (bad !== OK) return bad;
-      path.pop();
+    const newest = this.draft === '2020';
+    for (const key in node) {
+      if (!newest && this.ignores(key)) continue;
+      // The path grows only on the way down (and to name what is wrong): most keywords are leaves.
+      const depth = path.length;
+      const bad = this.#malformedKeyword(node, key, node[key], path);
+      if (bad !== OK) {
+        if (path.length === depth) path.push(key);
+        return bad;
+      }
     }
     return OK;
   }
 
-  #malformedList(items: unknown[], path: string[]): unknown {
-    for (let i = 0; i < items.length; i++) {
-      path.push(String(i));
-      const bad = this.#malformedIn(items[i], path);
-      if (bad !== OK) return bad;
-      path.pop();
+  /** Down into a keyword's subschemas (one, a list, a map of them): its name joins `path`, and leaves it if all is well. */
+  #malformedUnder(key: string, value: unknown, path: string[], kind: 'one' | 'list' | 'map'): unknown {
+    path.push(key);
+    let bad: unknown = OK;
+    if (kind === 'one') bad = this.#malformedIn(value, path);
+    else if (kind === 'list') {
+      const items = value as unknown[];
+      for (let i = 0; i < items.length && bad === OK; i++) {
+        path.push(String(i));
+        bad = this.#malformedIn(items[i], path);
+        if (bad === OK) path.pop();
+      }
+    } else {
+      const map = value as Record<string, unknown>;
+      for (const name in map) {
+        const inner = map[name];
+        path.push(name);
+        bad =
+          key === 'patternProperties' && compilePattern(name) === null ? inner
+          : key === 'dependencies' && Array.isArray(inner) ? (uniqueStrings(inner) ? OK : inner)
+          : this.#malformedIn(inner, path);
+        if (bad !== OK) break;
+        path.pop();
+      }
     }
-    return OK;
+    if (bad === OK) path.pop();
+    return bad;
   }
 
   /** `OK`, or the malformed value (the keyword's own, or one under it, its place in `path`). */
   #malformedKeyword(node: Record<string, unknown>, key: string, value: unknown, path: string[]): unknown {
     const schema = typeof value === 'boolean' || isObject(value);
-    const list = (items: unknown[]) => this.#malformedList(items, path);
     switch (key) {
       case 'additionalProperties':
       case 'not':
@@ -315,34 +336,23 @@ export class SchemaDocument {
       case 'unevaluatedProperties':
       case 'unevaluatedItems':
       case 'contentSchema':
-        return schema ? this.#malformedIn(value, path) : value;
+        return schema ? this.#malformedUnder(key, value, path, 'one') : value;
       case 'items':
         // The tuple form: draft-07 and 2019-09 only (ajv's 2020-12 refuses it).
-        if (Array.isArray(value) && this.draft !== '2020') return value.length > 0 ? list(value) : value;
-        return schema ? this.#malformedIn(value, path) : value;
+        if (Array.isArray(value) && this.draft !== '2020') return value.length > 0 ? this.#malformedUnder(key, value, path, 'list') : value;
+        return schema ? this.#malformedUnder(key, value, path, 'one') : value;
       case 'allOf':
       case 'anyOf':
       case 'oneOf':
       case 'prefixItems':
-        return Array.isArray(value) && value.length > 0 ? list(value) : value;
+        return Array.isArray(value) && value.length > 0 ? this.#malformedUnder(key, value, path, 'list') : value;
       case 'properties':
       case 'patternProperties':
       case '$defs':
       case 'definitions':
       case 'dependentSchemas':
       case 'dependencies': {
-        if (!isObject(value)) return value;
-        for (const name of Object.keys(value)) {
-          const inner = value[name];
-          path.push(name);
-          const bad =
-            key === 'patternProperties' && compilePattern(name) === null ? inner
-            : key === 'dependencies' && Array.isArray(inner) ? (uniqueStrings(inner) ? OK : inner)
-            : this.#malformedIn(inner, path);
-          if (bad !== OK) return bad;
-          path.pop();
-        }
-        return OK;
+        return isObject(value) ? this.#malformedUnder(key, value, path, 'map') : value;
       }
       case 'type':
         return (typeof value === 'string' ? TYPE_NAMES.has(value) : Array.isArray(value) && value.length > 0 && value.every((t) => TYPE_NAMES.has(t)) && new Set(value).size === value.length) ? OK : value;
@@ -379,7 +389,7 @@ export class SchemaDocument {
         return Array.isArray(value) ? OK : value;
       case '$schema':
         // At the root, the drafts the runtime compiles (src/runtime/schema-validator.ts): any other it refuses.
-        if (path.length === 1) return typeof value === 'string' && SUPPORTED_DRAFTS.some((draft) => draft.test(value)) ? OK : value;
+        if (path.length === 0) return typeof value === 'string' && SUPPORTED_DRAFTS.some((draft) => draft.test(value)) ? OK : value;
         return typeof value === 'string' ? OK : value;
       case 'format':
       case '$id':
