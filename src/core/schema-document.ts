@@ -391,12 +391,16 @@ export class SchemaDocument {
         // At the root, the drafts the runtime compiles (src/runtime/schema-validator.ts): any other it refuses.
         if (path.length === 0) return typeof value === 'string' && SUPPORTED_DRAFTS.some((draft) => draft.test(value)) ? OK : value;
         return typeof value === 'string' ? OK : value;
-      case 'format':
       case '$id':
-      case '$comment':
+        // 2019-09 and 2020-12: no fragment but an empty one (`#foo` is an `$anchor` now).
+        return typeof value === 'string' && (this.draft === '07' || /^[^#]*#?$/.test(value)) ? OK : value;
       case '$anchor':
-      case '$dynamicRef':
       case '$dynamicAnchor':
+        // The meta-schemas' name rules: 2020-12 lets a name start with `_`, 2019-09 wants a letter.
+        return typeof value === 'string' && (this.draft === '07' || (this.draft === '2020' ? /^[A-Za-z_][-A-Za-z0-9._]*$/ : /^[A-Za-z][-A-Za-z0-9.:_]*$/).test(value)) ? OK : value;
+      case 'format':
+      case '$comment':
+      case '$dynamicRef':
       case 'title':
       case 'description':
         return typeof value === 'string' ? OK : value;

@@ -525,6 +525,9 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
     ];
     // A $schema the runtime does not compile with (it knows draft-07, 2019-09 and 2020-12).
     for (const draft of ['http://json-schema.org/draft-04/schema#', 'https://example.com/my-meta-schema']) cases.push([{ type: 'string' }, { $schema: draft, type: 'string' }, '/$schema']);
+    // An $id with a fragment, an anchor that is not a name: ajv's 2020-12 meta-schema refuses both.
+    cases.push([obj({ a: { type: 'string' } }), obj({ a: { $id: '#a', type: 'string' } }), '/properties/a/$id']);
+    cases.push([obj({ a: { type: 'string' } }), obj({ a: { $anchor: '1a', type: 'string' } }), '/properties/a/$anchor']);
     for (const [before, after, pointer] of cases) {
       expect(compiles(before) && compiles(after), JSON.stringify([before, after])).toBe(false);
       const result = compareSchemas(before, after);
