@@ -398,9 +398,15 @@ export class SchemaDocument {
       case '$dynamicAnchor':
         // The meta-schemas' name rules: 2020-12 lets a name start with `_`, 2019-09 wants a letter.
         return typeof value === 'string' && (this.draft === '07' || (this.draft === '2020' ? /^[A-Za-z_][-A-Za-z0-9._]*$/ : /^[A-Za-z][-A-Za-z0-9.:_]*$/).test(value)) ? OK : value;
+      case '$dynamicRef':
+        // ajv follows only a fragment (`#name`).
+        return typeof value === 'string' && value.startsWith('#') ? OK : value;
+      case '$vocabulary':
+        return isObject(value) && Object.values(value).every((on) => typeof on === 'boolean') ? OK : value;
       case 'format':
       case '$comment':
-      case '$dynamicRef':
+      case 'contentEncoding':
+      case 'contentMediaType':
       case 'title':
       case 'description':
         return typeof value === 'string' ? OK : value;

@@ -528,6 +528,7 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
     // An $id with a fragment, an anchor that is not a name: ajv's 2020-12 meta-schema refuses both.
     cases.push([obj({ a: { type: 'string' } }), obj({ a: { $id: '#a', type: 'string' } }), '/properties/a/$id']);
     cases.push([obj({ a: { type: 'string' } }), obj({ a: { $anchor: '1a', type: 'string' } }), '/properties/a/$anchor']);
+    cases.push([{ type: 'string' }, { type: 'string', contentEncoding: 5 }, '/contentEncoding'], [obj({ a: { type: 'string' } }), obj({ a: { $dynamicRef: 'x' } }), '/properties/a/$dynamicRef']);
     for (const [before, after, pointer] of cases) {
       expect(compiles(before) && compiles(after), JSON.stringify([before, after])).toBe(false);
       const result = compareSchemas(before, after);
