@@ -7,6 +7,7 @@
 // walk cannot prove is undecidable. test/versions/schema-compare.property.test.ts and
 // bench/compat-fuzz.mjs check it against ajv on generated pairs.
 import { canonicalJson, jsonEquals } from './canonical.js';
+import { MAX_JSON_DEPTH } from './contracts.js';
 import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, holdsRefWithSiblings, isObject, nodeKey, token } from './schema-document.js';
 import type { JsonType, Schema } from './schema-document.js';
 import { KEYWORD_TYPES, hasUnevaluated, intersects, isEmptySchema, normalize, typeSet } from './schema-normalize.js';
@@ -427,8 +428,19 @@ class Context {
   }
 }
 
-/** Whether no value can be valid under two of the schemas (all of one document). */
+/**
+ * Pairs of branches checked for disjointness or matched as equivalent, and names tested against patterns in the current
+ * comparison (comparisons are synchronous: one at a time). Both grow with the product of two
+ * lists (3,000 oneOf branches: 4.5 million pairs; 20,000 names by 2,000 patterns: 40 million
+ * tests, 80 s); past WORK_LIMIT what is left cannot be told.
+ */
+let work = 0;
+const WORK_LIMIT = 1_000_000;
+
+/** Whether no value can be valid under two of the schemas (all of one document); false past the work budget. */
 function pairwiseDisjoint(list: readonly Schema[], doc: SchemaDocument): boolean {
+  work += (list.length * (list.length - 1)) / 2;
+  if (work > WORK_LIMIT) return false;
   for (let i = 0; i < list.length; i++) {
     for (let j = i + 1; j < list.length; j++) if (!disjoint(list[i] as Schema, list[j] as Schema, doc, 0)) return false;
   }
@@ -709,20 +721,25 @@ class Comparer {
     const where = `${path}/${'const' in b ? 'const' : 'enum' in b || !('const' in a) ? 'enum' : 'const'}`;
     const found: Raw[] = [];
     const push = (type: SchemaDifferenceType, at: string, x: unknown, y: unknown, effect: Effect) => found.push({ type, path: at, before: x, after: y, effect });
+    // Out of validation steps, every later value is unknown: one difference says so for all.
+    const exhausted = () => before.exhausted || after.exhausted;
     for (const value of valuesA ?? []) {
       const inA = before.validates(a, value);
       if (inA === false) continue;
       const inB = after.validates(b, value);
       if (inB === true) continue;
       push('enum-value-removed', where, value, null, inA === true && inB === false ? NARROWS : { in: 1, out: 0 });
+      if (exhausted()) break;
     }
-    for (const value of valuesB ?? []) {
+    for (const value of exhausted() ? [] : valuesB ?? []) {
       const inB = after.validates(b, value);
       if (inB === false) continue;
       const inA = before.validates(a, value);
       if (inA === true) continue;
       push('enum-value-added', where, null, value, inA === false && inB === true ? WIDENS : { in: 0, out: 1 });
+      if (exhausted()) break;
     }
+    if (exhausted()) found.push({ type: 'keyword-changed', path: where, before: null, after: null, effect: UNDECIDABLE });
     if ('const' in a && 'const' in b && found.length > 0) {
       let effect = NONE;
       for (const one of found) effect = combine(effect, one.effect);
@@ -893,7 +910,11 @@ class Comparer {
     const patterns = isObject(schema.patternProperties) ? schema.patternProperties : {};
     const parts: Schema[] = [];
     if (Object.hasOwn(properties, name)) parts.push(asSchema(properties[name]));
-    for (const [pattern, sub] of Object.entries(patterns)) {
+    if (work > WORK_LIMIT) return undefined;
+    const names = Object.keys(patterns);
+    work += names.length;
+    for (const pattern of names) {
+      const sub = patterns[pattern];
       const regexp = compilePattern(pattern);
       if (regexp === null) return undefined;
       if (regexp.test(name)) parts.push(asSchema(sub));
@@ -1094,7 +1115,8 @@ class Comparer {
     const usedB = new Set<number>();
     const unmatchedA: number[] = [];
     listA.forEach((x, i) => {
-      const j = listB.findIndex((y, k) => !usedB.has(k) && this.ctx.equivalent(x, y));
+      // Past the work budget, the rest go by position (each pair then compared, within CALL_LIMIT).
+      const j = listB.findIndex((y, k) => !usedB.has(k) && ++work <= WORK_LIMIT && this.ctx.equivalent(x, y));
       if (j === -1) unmatchedA.push(i);
       else usedB.add(j);
     });
@@ -1231,6 +1253,9 @@ function documentOf(schema: Schema, refSiblings: 'ignore' | 'apply' = 'ignore'):
 
 /** The raw differences of one reading of the two documents. */
 function rawDifferences(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
+  before.validationSteps = 0;
+  after.validationSteps = 0;
+  work = 0;
   const comparer = new Comparer(new Context(before, after), new Map(), 0, 1);
   comparer.compare(before.root, after.root, '');
   return comparer.out;
@@ -1256,8 +1281,52 @@ function bothReadings(before: SchemaDocument, after: SchemaDocument): readonly R
 }
 
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
-  if (typeof value === 'boolean' || isObject(value)) return value;
+  if (typeof value === 'boolean') return value;
+  if (isObject(value)) return value;
   throw new TypeError(`${method}(): ${name} must be a JSON Schema (an object or a boolean), got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+}
+
+/**
+ * Runs a comparison; when it fails (the stack of the recursive walk exhausted, a cycle met), a
+ * schema nested deeper than a spec may or holding a cycle is named instead, as a TypeError.
+ * Looked for only then: a schema that compares costs nothing more.
+ */
+function walkable<T>(method: string, schemas: Record<string, Schema>, compare: () => T): T {
+  try {
+    return compare();
+  } catch (error) {
+    for (const [name, schema] of Object.entries(schemas)) {
+      const problem = typeof schema === 'object' ? nestingProblem(schema, [], []) : undefined;
+      if (problem !== undefined) throw new TypeError(`${method}(): ${name} ${problem}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Why a schema cannot be walked, or `undefined`: nesting deeper than a spec may (MAX_JSON_DEPTH),
+ * which would exhaust the stack of the recursive comparison, or a cycle (depth first, a cycle
+ * runs into that depth at once; only then is the path searched for the repeated object).
+ */
+function nestingProblem(value: object, path: string[], objects: object[]): string | undefined {
+  if (objects.length >= MAX_JSON_DEPTH) {
+    const repeat = objects.findIndex((one, i) => objects.indexOf(one, i + 1) !== -1);
+    const keys = repeat === -1 ? path : path.slice(0, objects.indexOf(objects[repeat] as object, repeat + 1));
+    const pointer = keys.map((key) => `/${token(key)}`).join('');
+    const at = pointer.length > 120 ? `${pointer.slice(0, 120)}...` : pointer;
+    return repeat === -1 ? `is nested deeper than ${MAX_JSON_DEPTH} levels (at '${at}')` : `holds a cycle, which no JSON text does (at '${at}')`;
+  }
+  objects.push(value);
+  for (const key of Object.keys(value)) {
+    const inner = (value as Record<string, unknown>)[key];
+    if (typeof inner !== 'object' || inner === null) continue;
+    path.push(key);
+    const problem = nestingProblem(inner, path, objects);
+    if (problem !== undefined) return problem;
+    path.pop();
+  }
+  objects.pop();
+  return undefined;
 }
 
 function breakingOf(effect: Effect, role: Role): boolean | 'undecidable' {
@@ -1269,7 +1338,21 @@ function breakingOf(effect: Effect, role: Role): boolean | 'undecidable' {
 function differencesOf(before: Schema, after: Schema, role: Role, prefix: string): SchemaDifference[] {
   // The same text is the same schema (its refs resolve alike): nothing to walk.
   if (same(before, after)) return [];
-  return bothReadings(documentOf(before), documentOf(after)).map((raw) =>
+  const docBefore = documentOf(before);
+  const docAfter = documentOf(after);
+  const raws = [...bothReadings(docBefore, docAfter)];
+  // A side ajv cannot compile validates nothing at run time, whatever the walk read into it.
+  for (const [doc, side] of [[docBefore, 'before'], [docAfter, 'after']] as const) {
+    const bad = doc.malformed;
+    if (bad === null) continue;
+    // The walk may have judged that keyword already: then it is that difference, proving nothing.
+    const refAt = bad.pointer.endsWith('/$ref') ? bad.pointer.slice(0, -'/$ref'.length) : undefined;
+    if (raws.some((raw) => raw.type === 'ref-unresolved' && raw.path === refAt && raw.effect.in === 1 && raw.effect.out === 1)) continue;
+    const seen = raws.findIndex((raw) => raw.type === 'keyword-changed' && raw.path === bad.pointer);
+    if (seen !== -1) raws[seen] = { ...(raws[seen] as Raw), effect: combine((raws[seen] as Raw).effect, UNDECIDABLE) };
+    else raws.push({ type: 'keyword-changed', path: bad.pointer, before: side === 'before' ? bad.value : null, after: side === 'after' ? bad.value : null, effect: UNDECIDABLE });
+  }
+  return raws.map((raw) =>
     Object.freeze({
       type: raw.type,
       path: prefix + raw.path,
@@ -1312,7 +1395,7 @@ function comparison(differences: SchemaDifference[]): SchemaComparison {
 export function compareSchemas(before: unknown, after: unknown): SchemaComparison {
   const a = checkSchemaArgument('compareSchemas', 'before', before);
   const b = checkSchemaArgument('compareSchemas', 'after', after);
-  return comparison(differencesOf(a, b, 'input', ''));
+  return walkable('compareSchemas', { before: a, after: b }, () => comparison(differencesOf(a, b, 'input', '')));
 }
 
 /** The two schemas of a spec, as `compareToolSchemas` reads them. */
@@ -1333,8 +1416,8 @@ export function compareToolSchemas(before: ToolSchemas, after: ToolSchemas): Sch
   const inputAfter = checkSchemaArgument('compareToolSchemas', 'after.input_schema', after?.input_schema);
   const outputBefore = checkSchemaArgument('compareToolSchemas', 'before.output_schema', before.output_schema);
   const outputAfter = checkSchemaArgument('compareToolSchemas', 'after.output_schema', after.output_schema);
-  return comparison([
-    ...differencesOf(inputBefore, inputAfter, 'input', '/input_schema'),
-    ...differencesOf(outputBefore, outputAfter, 'output', '/output_schema'),
-  ]);
+  const schemas = { 'before.input_schema': inputBefore, 'after.input_schema': inputAfter, 'before.output_schema': outputBefore, 'after.output_schema': outputAfter };
+  return walkable('compareToolSchemas', schemas, () =>
+    comparison([...differencesOf(inputBefore, inputAfter, 'input', '/input_schema'), ...differencesOf(outputBefore, outputAfter, 'output', '/output_schema')]),
+  );
 }

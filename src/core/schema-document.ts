@@ -3,7 +3,7 @@
 // three-valued validator (`true`, `false`, or `undefined` where it cannot tell) that follows
 // ajv's semantics for the keywords it knows. The comparison uses it to judge finite schemas
 // (`enum`, `const`, small integer ranges) value by value, and to prove `oneOf` branches disjoint.
-import { jsonEquals } from './canonical.js';
+import { canonicalJson, jsonEquals } from './canonical.js';
 
 export type Schema = boolean | Record<string, unknown>;
 export type JsonType = 'array' | 'boolean' | 'integer' | 'null' | 'number' | 'object' | 'string';
@@ -68,6 +68,46 @@ export function token(key: string | number): string {
   return String(key).replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
+/** The most `validates` steps one document takes in one comparison before it cannot tell. */
+const VALIDATION_LIMIT = 1_000_000;
+
+/** Where a document is not a schema ajv compiles: the keyword's pointer and its value. */
+export interface Malformed {
+  readonly pointer: string;
+  readonly value: unknown;
+}
+
+/** What the malformed walk returns for a well-formed part (a value no schema holds). */
+const OK = Symbol('well-formed');
+
+/** The `$schema` values the runtime validates with (draft-07, 2019-09, 2020-12); it refuses others. */
+const SUPPORTED_DRAFTS: readonly RegExp[] = [
+  /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/,
+  /^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/,
+  /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/,
+];
+
+const TYPE_NAMES: ReadonlySet<unknown> = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
+
+function uniqueStrings(list: readonly unknown[]): boolean {
+  return list.every((name) => typeof name === 'string') && new Set(list).size === list.length;
+}
+
+/** An `enum` list as sets: its primitives, and the canonical JSON of its objects and arrays. */
+interface EnumIndex {
+  readonly primitives: Set<unknown>;
+  readonly texts: Set<string>;
+}
+
+/** Canonical JSON of a value, or `undefined` when it is not JSON data. */
+function jsonText(value: unknown): string | undefined {
+  try {
+    return canonicalJson(value);
+  } catch {
+    return undefined;
+  }
+}
+
 let nextId = 1;
 const ids = new WeakMap<object, number>();
 /** A stable identity for a schema node (booleans are their own). */
@@ -120,7 +160,17 @@ export class SchemaDocument {
   readonly #origins = new WeakMap<object, object>();
   /** Which nodes hold a `$ref` (schema-compare.ts fills it). */
   readonly refFlags = new WeakMap<object, boolean>();
+  /** Each `enum` list's values as a set, built at its first lookup (see `#inEnum`). */
+  readonly #enums = new WeakMap<readonly unknown[], EnumIndex>();
   #anyRef: boolean | undefined;
+  #malformed: Malformed | null | undefined;
+  /** Steps of `validates` in the current comparison (`VALIDATION_LIMIT`; the comparison resets it). */
+  validationSteps = 0;
+
+  /** Whether `validates` ran out of steps in this comparison: every later answer is `undefined`. */
+  get exhausted(): boolean {
+    return this.validationSteps > VALIDATION_LIMIT;
+  }
 
   /** Whether the document holds a reference anywhere (most tool schemas do not: then no node does). */
   get anyRef(): boolean {
@@ -209,6 +259,164 @@ export class SchemaDocument {
     return key === 'prefixItems' || (this.draft === '07' && NEWER_KEYWORDS.has(key));
   }
 
+  /**
+   * The first keyword (depth first) whose value ajv (the runtime's validator) refuses when it
+   * compiles the document in its draft, or a `$ref` that resolves nowhere in it; `null` when
+   * there is none. Such a document validates nothing at run time (the runtime refuses the
+   * tool), while the comparison would read the keyword as absent.
+   */
+  get malformed(): Malformed | null {
+    if (this.#malformed === undefined) {
+      const path: string[] = [];
+      const value = this.#malformedIn(this.root, path);
+      this.#malformed = value === OK ? null : { pointer: path.map((key) => `/${token(key)}`).join(''), value };
+    }
+    return this.#malformed;
+  }
+
+  /** The malformed value under `node` (its place left in `path`), or `OK`. */
+  #malformedIn(node: unknown, path: string[]): unknown {
+    if (typeof node === 'boolean') return OK;
+    if (!isObject(node)) return node;
+    const newest = this.draft === '2020';
+    for (const key in node) {
+      if (!newest && this.ignores(key)) continue;
+      // The path grows only on the way down (and to name what is wrong): most keywords are leaves.
+      const depth = path.length;
+      const bad = this.#malformedKeyword(node, key, node[key], path);
+      if (bad !== OK) {
+        if (path.length === depth) path.push(key);
+        return bad;
+      }
+    }
+    return OK;
+  }
+
+  /** Down into a keyword's subschemas (one, a list, a map of them): its name joins `path`, and leaves it if all is well. */
+  #malformedUnder(key: string, value: unknown, path: string[], kind: 'one' | 'list' | 'map'): unknown {
+    path.push(key);
+    let bad: unknown = OK;
+    if (kind === 'one') bad = this.#malformedIn(value, path);
+    else if (kind === 'list') {
+      const items = value as unknown[];
+      for (let i = 0; i < items.length && bad === OK; i++) {
+        path.push(String(i));
+        bad = this.#malformedIn(items[i], path);
+        if (bad === OK) path.pop();
+      }
+    } else {
+      const map = value as Record<string, unknown>;
+      for (const name in map) {
+        const inner = map[name];
+        path.push(name);
+        bad =
+          key === 'patternProperties' && compilePattern(name) === null ? inner
+          : key === 'dependencies' && Array.isArray(inner) ? (uniqueStrings(inner) ? OK : inner)
+          : this.#malformedIn(inner, path);
+        if (bad !== OK) break;
+        path.pop();
+      }
+    }
+    if (bad === OK) path.pop();
+    return bad;
+  }
+
+  /** `OK`, or the malformed value (the keyword's own, or one under it, its place in `path`). */
+  #malformedKeyword(node: Record<string, unknown>, key: string, value: unknown, path: string[]): unknown {
+    const schema = typeof value === 'boolean' || isObject(value);
+    switch (key) {
+      case 'additionalProperties':
+      case 'not':
+      case 'if':
+      case 'then':
+      case 'else':
+      case 'contains':
+      case 'propertyNames':
+      case 'additionalItems':
+      case 'unevaluatedProperties':
+      case 'unevaluatedItems':
+      case 'contentSchema':
+        return schema ? this.#malformedUnder(key, value, path, 'one') : value;
+      case 'items':
+        // The tuple form: draft-07 and 2019-09 only (ajv's 2020-12 refuses it).
+        if (Array.isArray(value) && this.draft !== '2020') return value.length > 0 ? this.#malformedUnder(key, value, path, 'list') : value;
+        return schema ? this.#malformedUnder(key, value, path, 'one') : value;
+      case 'allOf':
+      case 'anyOf':
+      case 'oneOf':
+      case 'prefixItems':
+        return Array.isArray(value) && value.length > 0 ? this.#malformedUnder(key, value, path, 'list') : value;
+      case 'properties':
+      case 'patternProperties':
+      case '$defs':
+      case 'definitions':
+      case 'dependentSchemas':
+      case 'dependencies': {
+        return isObject(value) ? this.#malformedUnder(key, value, path, 'map') : value;
+      }
+      case 'type':
+        return (typeof value === 'string' ? TYPE_NAMES.has(value) : Array.isArray(value) && value.length > 0 && value.every((t) => TYPE_NAMES.has(t)) && new Set(value).size === value.length) ? OK : value;
+      case 'enum':
+        return Array.isArray(value) && value.length > 0 ? OK : value;
+      case 'multipleOf':
+        return typeof value === 'number' && value > 0 ? OK : value;
+      case 'maximum':
+      case 'minimum':
+      case 'exclusiveMaximum':
+      case 'exclusiveMinimum':
+        return typeof value === 'number' ? OK : value;
+      case 'maxLength':
+      case 'minLength':
+      case 'maxItems':
+      case 'minItems':
+      case 'maxProperties':
+      case 'minProperties':
+      case 'minContains':
+      case 'maxContains':
+        return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? OK : value;
+      case 'pattern':
+        return typeof value === 'string' && compilePattern(value) !== null ? OK : value;
+      case 'required':
+        return Array.isArray(value) && uniqueStrings(value) ? OK : value;
+      case 'dependentRequired':
+        return isObject(value) && Object.values(value).every((names) => Array.isArray(names) && uniqueStrings(names)) ? OK : value;
+      case 'uniqueItems':
+      case 'deprecated':
+      case 'readOnly':
+      case 'writeOnly':
+        return typeof value === 'boolean' ? OK : value;
+      case 'examples':
+        return Array.isArray(value) ? OK : value;
+      case '$schema':
+        // At the root, the drafts the runtime compiles (src/runtime/schema-validator.ts): any other it refuses.
+        if (path.length === 0) return typeof value === 'string' && SUPPORTED_DRAFTS.some((draft) => draft.test(value)) ? OK : value;
+        return typeof value === 'string' ? OK : value;
+      case '$id':
+        // 2019-09 and 2020-12: no fragment but an empty one (`#foo` is an `$anchor` now).
+        return typeof value === 'string' && (this.draft === '07' || /^[^#]*#?$/.test(value)) ? OK : value;
+      case '$anchor':
+      case '$dynamicAnchor':
+        // The meta-schemas' name rules: 2020-12 lets a name start with `_`, 2019-09 wants a letter.
+        return typeof value === 'string' && (this.draft === '07' || (this.draft === '2020' ? /^[A-Za-z_][-A-Za-z0-9._]*$/ : /^[A-Za-z][-A-Za-z0-9.:_]*$/).test(value)) ? OK : value;
+      case '$dynamicRef':
+        // ajv follows only a fragment (`#name`).
+        return typeof value === 'string' && value.startsWith('#') ? OK : value;
+      case '$vocabulary':
+        return isObject(value) && Object.values(value).every((on) => typeof on === 'boolean') ? OK : value;
+      case 'format':
+      case '$comment':
+      case 'contentEncoding':
+      case 'contentMediaType':
+      case 'title':
+      case 'description':
+        return typeof value === 'string' ? OK : value;
+      case '$ref':
+        return typeof value === 'string' && this.resolve(value, node) !== undefined ? OK : value;
+      default:
+        return OK;
+    }
+  }
+
   /** The base URI a node's refs resolve against (a node made by the comparison: the one it was made from). */
   baseOf(node: object): string {
     this.#ensureIndexed();
@@ -273,7 +481,9 @@ export class SchemaDocument {
    */
   validates(schema: Schema, value: unknown, depth = 0): Tri {
     if (typeof schema === 'boolean') return schema;
-    if (depth > 64) return undefined;
+    // Refs under anyOf/oneOf/not can fan out (`A: {anyOf: [{$ref: A}, {$ref: A}]}` makes 2^64
+    // steps of a depth bound alone): past the budget, it cannot tell.
+    if (depth > 64 || ++this.validationSteps > VALIDATION_LIMIT) return undefined;
     // Draft-07: a $ref's siblings are ignored (read as the specification says).
     if (this.ignoresRefSiblings && typeof schema.$ref === 'string') return this.#keyword(schema, '$ref', value, depth);
     let result: Tri = true;
@@ -283,6 +493,30 @@ export class SchemaDocument {
       if (result === false) return false;
     }
     return result;
+  }
+
+  /**
+   * Whether `value` is one of `list`'s values, as `jsonEquals` says. A lookup in a set: every
+   * value of one enum is checked against the other side's, so a scan per value made two
+   * 100,000-value enums take minutes. Kept per document, as a caller may change an unfrozen list.
+   */
+  #inEnum(list: readonly unknown[], value: unknown): boolean {
+    let index = this.#enums.get(list);
+    if (index === undefined) {
+      index = { primitives: new Set(), texts: new Set() };
+      for (const entry of list) {
+        if (typeof entry === 'string' || typeof entry === 'boolean' || entry === null || Number.isFinite(entry)) index.primitives.add(entry);
+        else if (typeof entry === 'object') {
+          const text = jsonText(entry);
+          if (text !== undefined) index.texts.add(text);
+        }
+      }
+      this.#enums.set(list, index);
+    }
+    // Only JSON primitives are in the set; its SameValueZero matches 0 and -0, as === does.
+    if (typeof value !== 'object' || value === null) return index.primitives.has(value);
+    const text = jsonText(value);
+    return text === undefined ? list.some((v) => jsonEquals(v, value)) : index.texts.has(text);
   }
 
   #keyword(schema: Record<string, unknown>, key: string, value: unknown, depth: number): Tri {
@@ -305,7 +539,7 @@ export class SchemaDocument {
         return types.includes(type) || (type === 'integer' && types.includes('number'));
       }
       case 'enum':
-        return Array.isArray(k) ? k.some((v) => jsonEquals(v, value)) : undefined;
+        return Array.isArray(k) ? this.#inEnum(k, value) : undefined;
       case 'const':
         return jsonEquals(k, value);
       case 'minimum':

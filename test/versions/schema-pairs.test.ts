@@ -1,6 +1,7 @@
 // compareSchemas: a table of schema pairs, each with the verdict and the differences the JSON
 // Schema specification (draft 2020-12, Validation and Core; draft-07 where it differs) makes
 // the answer: does `after` accept every instance `before` accepted? One test per pair.
+import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { compareSchemas, compareToolSchemas, SCHEMA_DIFFERENCE_TYPES } from '../../src/index.js';
 
@@ -10,6 +11,8 @@ type Pair = [string, unknown, unknown, boolean, [string, string, Breaking][]];
 
 const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: 'object', properties, ...extra });
 const closed = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => obj(properties, { additionalProperties: false, ...extra });
+
+const D07 = 'http://json-schema.org/draft-07/schema#';
 
 const PAIRS: Pair[] = [
   // --- identity and boolean schemas (2020-12 §4.3.2) ---
@@ -113,8 +116,8 @@ const PAIRS: Pair[] = [
   ['uniqueItems added', { type: 'array' }, { type: 'array', uniqueItems: true }, false, [['unique-items-added', '/uniqueItems', true]]],
   ['uniqueItems removed', { type: 'array', uniqueItems: true }, { type: 'array' }, true, [['unique-items-removed', '/uniqueItems', false]]],
   ['prefixItems item narrowed (2020-12)', { type: 'array', prefixItems: [{ type: ['string', 'null'] }] }, { type: 'array', prefixItems: [{ type: 'string' }] }, false, [['type-removed', '/prefixItems/0/type', true]]],
-  ['draft-07 tuple item widened', { type: 'array', items: [{ type: 'string' }] }, { type: 'array', items: [{ type: ['string', 'null'] }] }, true, [['type-added', '/items/0/type', false]]],
-  ['draft-07 additionalItems false added', { type: 'array', items: [{ type: 'string' }] }, { type: 'array', items: [{ type: 'string' }], additionalItems: false }, false, [['items-changed', '/additionalItems', true]]],
+  ['draft-07 tuple item widened', { $schema: D07, type: 'array', items: [{ type: 'string' }] }, { $schema: D07, type: 'array', items: [{ type: ['string', 'null'] }] }, true, [['type-added', '/items/0/type', false]]],
+  ['draft-07 additionalItems false added', { $schema: D07, type: 'array', items: [{ type: 'string' }] }, { $schema: D07, type: 'array', items: [{ type: 'string' }], additionalItems: false }, false, [['items-changed', '/additionalItems', true]]],
   ['2020-12 items false after prefixItems', { type: 'array', prefixItems: [{}] }, { type: 'array', prefixItems: [{}], items: false }, false, [['items-changed', '/items', true]]],
   ['nested array of objects, property narrowed', { type: 'array', items: obj({ n: { type: 'number' } }) }, { type: 'array', items: obj({ n: { type: 'integer' } }) }, false, [['type-removed', '/items/properties/n/type', true]]],
   ['contains added', { type: 'array' }, { type: 'array', contains: { type: 'string' } }, false, [['keyword-changed', '/contains', true]]],
@@ -492,5 +495,146 @@ describe('compareSchemas: the safe changes of issue 38 are compatible', () => {
   it('an enum value added, and an enum that the new type covers', () => {
     widens({ enum: ['a', 'b'] }, { enum: ['a', 'b', 'c'] });
     widens({ enum: ['a', 'b'] }, { type: 'string' });
+  });
+});
+
+// The audit of the packed package (round 8): schemas a careless or hostile author registers.
+describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear error', () => {
+  const ajv = new Ajv2020.default({ strict: false, logger: false });
+  const compiles = (schema: unknown) => {
+    try {
+      ajv.compile(schema as object);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it('a side ajv cannot compile validates nothing at run time: never compatible (the old code said compatible)', () => {
+    const cases: [unknown, unknown, string][] = [
+      [obj({ a: { type: 'string' } }), { type: 'object', properties: [{ type: 'string' }] }, '/properties'],
+      [{ items: { type: 'string' } }, { items: 5 }, '/items'],
+      [{ anyOf: [{ type: 'string' }] }, { anyOf: 5 }, '/anyOf'],
+      [{ type: 'string' }, { type: 5 }, '/type'],
+      [{ required: ['a'] }, { required: 'b' }, '/required'],
+      [{ additionalProperties: { type: 'string' } }, { additionalProperties: 5 }, '/additionalProperties'],
+      [{ type: 'array' }, { type: 'array', uniqueItems: 'yes' }, '/uniqueItems'],
+      [{}, { patternProperties: [] }, '/patternProperties'],
+      [{ $defs: { A: 5 }, properties: { a: { $ref: '#/$defs/A' } } }, { $defs: { A: 'x' }, properties: { a: { $ref: '#/$defs/A' } } }, '/$defs/A'],
+      [{ type: 'bogus' }, { type: 'string' }, '/type'],
+    ];
+    // A $schema the runtime does not compile with (it knows draft-07, 2019-09 and 2020-12).
+    for (const draft of ['http://json-schema.org/draft-04/schema#', 'https://example.com/my-meta-schema']) cases.push([{ type: 'string' }, { $schema: draft, type: 'string' }, '/$schema']);
+    // An $id with a fragment, an anchor that is not a name: ajv's 2020-12 meta-schema refuses both.
+    cases.push([obj({ a: { type: 'string' } }), obj({ a: { $id: '#a', type: 'string' } }), '/properties/a/$id']);
+    cases.push([obj({ a: { type: 'string' } }), obj({ a: { $anchor: '1a', type: 'string' } }), '/properties/a/$anchor']);
+    cases.push([{ type: 'string' }, { type: 'string', contentEncoding: 5 }, '/contentEncoding'], [obj({ a: { type: 'string' } }), obj({ a: { $dynamicRef: 'x' } }), '/properties/a/$dynamicRef']);
+    for (const [before, after, pointer] of cases) {
+      expect(compiles(before) && compiles(after), JSON.stringify([before, after])).toBe(false);
+      const result = compareSchemas(before, after);
+      expect(result.compatible, JSON.stringify([before, after])).toBe(false);
+      expect(result.differences).toContainEqual(expect.objectContaining({ type: 'keyword-changed', path: pointer, breaking: 'undecidable' }));
+      // Outputs too: a consumer cannot be promised anything by a schema that does not compile.
+      expect(compareToolSchemas({ input_schema: {}, output_schema: after as object }, { input_schema: {}, output_schema: before as object }).compatible).toBe(false);
+    }
+  });
+
+  it('an enum is looked up in a set, not scanned for each value of the other side (two 100,000-value enums took the old code minutes)', () => {
+    // Counts the reads of the lists' entries: one pass over each per document, not one per value.
+    const counted = (list: unknown[]) => {
+      let reads = 0;
+      const proxy = new Proxy(list, {
+        get(target, key, receiver) {
+          if (typeof key === 'string' && /^\d+$/.test(key)) reads++;
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      });
+      return [proxy, () => reads] as const;
+    };
+    const values = Array.from({ length: 2_000 }, (_, i) => `v${i}`);
+    const [before, readsBefore] = counted(values);
+    const [after, readsAfter] = counted([...values].reverse());
+    expect(compareSchemas({ enum: before }, { enum: after }).compatible).toBe(true);
+    expect(readsBefore() + readsAfter()).toBeLessThan(20 * values.length);
+    expect(compareSchemas({ enum: values }, { enum: values.slice(1).reverse() }).differences).toEqual([expect.objectContaining({ type: 'enum-value-removed', before: 'v0', breaking: true })]);
+    const objects = values.map((v) => ({ v, n: [v] }));
+    expect(compareSchemas({ enum: objects }, { enum: [...objects].reverse().map(({ n, v }) => ({ n, v })) }).compatible).toBe(true);
+  });
+
+  it('refs that fan out under oneOf/anyOf end, undecidable (the old code never ended: 3^64 steps)', () => {
+    let reads = 0;
+    const branches = [{ $ref: '#/$defs/A' }, { $ref: '#/$defs/A' }, { $ref: '#/$defs/A' }];
+    const counted = {};
+    Object.defineProperty(counted, 'oneOf', {
+      enumerable: true,
+      get() {
+        // The old code's walk would not end: stop it, as a failure.
+        if (++reads > 20_000_000) throw new Error('runaway validation');
+        return branches;
+      },
+    });
+    const result = compareSchemas({ enum: [1] }, { $defs: { A: counted }, $ref: '#/$defs/A' });
+    expect(result.compatible).toBe(false);
+    expect(result.differences).toContainEqual(expect.objectContaining({ breaking: 'undecidable' }));
+    expect(reads).toBeLessThan(5_000_000);
+    const fan = { $defs: { A: { anyOf: branches } }, $ref: '#/$defs/A' };
+    expect(compareSchemas({ enum: [1] }, fan).differences).toContainEqual(expect.objectContaining({ breaking: 'undecidable' }));
+  });
+
+  it('work that grows with the product of two lists is bounded, then undecidable (20,000 names by 2,000 patterns took 80 s)', () => {
+    // Counted by the reads the walk makes: it stops reading once its budget is spent.
+    let patternListings = 0;
+    const patterns = new Proxy(Object.fromEntries(Array.from({ length: 1_000 }, (_, i) => [`^p${i}$`, { type: 'string' }])), {
+      ownKeys(target) {
+        patternListings++;
+        return Reflect.ownKeys(target);
+      },
+    });
+    const properties = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`p${i}`, { type: 'string' }]));
+    const result = compareSchemas({ properties, patternProperties: patterns, additionalProperties: false }, { patternProperties: patterns, additionalProperties: false });
+    expect(patternListings).toBeLessThan(2_000);
+    expect(result.compatible).toBe(false);
+    expect(result.differences).toContainEqual(expect.objectContaining({ path: '/properties/p4999', breaking: 'undecidable' }));
+    // oneOf branches: each pair was checked for disjointness, 4.5 million reads of their type.
+    let typeReads = 0;
+    const branch = (i: number) => {
+      const one = { properties: { k: { const: i } }, required: ['k'] };
+      Object.defineProperty(one, 'type', {
+        enumerable: true,
+        get: () => {
+          typeReads++;
+          return 'object';
+        },
+      });
+      return one;
+    };
+    const branches = Array.from({ length: 1_500 }, (_, i) => branch(i));
+    compareSchemas({ oneOf: branches }, { oneOf: [...branches].reverse() });
+    expect(typeReads).toBeLessThan(100 * branches.length);
+    // Matching 3,000 anyOf branches in another order spends the budget (4.5 million pairs):
+    // the rest go by position, so the verdict is no longer compatible (the price of the bound).
+    const many = Array.from({ length: 3_000 }, (_, i) => ({ type: 'object', properties: { k: { const: i } }, required: ['k'] }));
+    expect(compareSchemas({ anyOf: many }, { anyOf: [...many].reverse() }).compatible).toBe(false);
+  });
+
+  it('a cycle, or nesting deeper than a spec may, is a TypeError naming the schema and the place', () => {
+    const cyclic: Record<string, unknown> = { type: 'object' };
+    cyclic.properties = { self: cyclic };
+    expect(() => compareSchemas({}, cyclic)).toThrow(/^compareSchemas\(\): after holds a cycle, which no JSON text does \(at '\/properties\/self'\)$/);
+    let deep: unknown = { type: 'string' };
+    for (let i = 0; i < 2_000; i++) deep = { not: deep };
+    expect(() => compareSchemas(deep, {})).toThrow(/^compareSchemas\(\): before is nested deeper than 256 levels \(at '\/not\/not/);
+    expect(() => compareToolSchemas({ input_schema: {}, output_schema: {} }, { input_schema: {}, output_schema: deep })).toThrow(/after\.output_schema is nested deeper than 256 levels/);
+    // As deep as a registered spec may be (255 levels): compared.
+    let deepest: unknown = { type: 'string' };
+    let other: unknown = { type: 'integer' };
+    for (let i = 0; i < 255; i++) {
+      deepest = { not: deepest };
+      other = { not: other };
+    }
+    expect(compareSchemas(deepest, other).compatible).toBe(false);
+    // A node shared by two places is no cycle.
+    const shared = { type: 'string' };
+    expect(compareSchemas({ anyOf: [shared, { type: 'null' }], not: shared }, { anyOf: [shared, { type: 'null' }], not: shared }).compatible).toBe(true);
   });
 });

@@ -35,12 +35,14 @@ const IDENTIFIER = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:[_.-]+[\p{L}\p{N}][\p{L}\p{
  * selectors (text or emoji presentation, Mongolian and ideographic variants), which change how a
  * character looks, not what it says; and the Turkish İ and ı, which become I and i before case
  * folding, so `Istanbul`, `istanbul` and `İstanbul` are one word (lower case alone makes İ an i
- * with a combining dot, and keeps ı apart).
+ * with a combining dot, and keeps ı apart); that i with a combining dot, as text lower-cased
+ * elsewhere holds it, is an i too.
  */
-const STRIPPED = /[\p{Cf}\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u0130\u0131]/gu;
+const STRIPPED = /[\p{Cf}\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u0130\u0131]|i\u0307/gu;
 function stripped(character: string): string {
   if (character === '\u0130') return 'I';
-  if (character === '\u0131') return 'i';
+  // `İ` lower-cased elsewhere (JavaScript's and Python's lower() write `i` + U+0307).
+  if (character === '\u0131' || character === 'i\u0307') return 'i';
   return character === '\u200B' ? ' ' : '';
 }
 /** Scripts written without spaces between words: a word holding one is cut by Intl.Segmenter. */
