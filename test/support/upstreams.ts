@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { ToolRegistry } from '../../src/index.js';
-import type { GatewayToolSet } from '../../src/mcp/index.js';
+import type { GatewayToolSet, UpstreamStatus } from '../../src/mcp/index.js';
 import { until } from './waiting.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 
@@ -15,15 +15,17 @@ import { upstreamToolSpec } from '../../src/mcp/index.js';
 export async function approveListed(registry: ToolRegistry, gateway: GatewayToolSet, semver = '1.0.0'): Promise<void> {
   // On a busy machine a child may take longer than the gateway's startup wait.
   await until(() => gateway.upstreams().every((status) => status.listed !== undefined), 'every upstream listed by the gateway', { timeoutMs: 60_000, pollMs: 50 });
+  const approved = new Map<string, number>();
   for (const status of gateway.upstreams()) {
     const row = await registry.getUpstream(status.name);
     for (const definition of status.listed ?? []) await registry.register(upstreamToolSpec(row!, definition, semver));
+    approved.set(status.name, status.listed?.length ?? 0);
   }
   await gateway.sync();
   // sync lists every upstream again, and a listing can fail once (a fresh-clone run saw `fetch
   // failed` from server-everything's HTTP server): the gateway lists it again after 1 s.
-  await until(() => gateway.upstreams().every((status) => status.listed !== undefined), 'every upstream listed again after the sync', { timeoutMs: 60_000, pollMs: 50 });
-  await gateway.derive();
+  const served = (status: UpstreamStatus): boolean => status.listed !== undefined && status.served.length >= (approved.get(status.name) ?? 0);
+  await until(() => gateway.upstreams().every(served), 'every upstream listed again after the sync, its approved tools served', { timeoutMs: 60_000, pollMs: 50 });
 }
 
 /** A port free a moment ago (the upstream child listens on it). */
