@@ -301,6 +301,13 @@ export function sunsetTime(sunset: string): number | undefined {
   return match === null ? undefined : Date.parse(match[1] as string);
 }
 
+/** Whether a deprecation's sunset has passed at `now` (ms): from then on the runtime no longer offers the tool, and the exports leave it out. */
+export function isPastSunset(deprecation: { readonly sunset: string | null } | null, now: number): boolean {
+  if (deprecation === null || deprecation.sunset === null) return false;
+  const at = sunsetTime(deprecation.sunset);
+  return at !== undefined && now >= at;
+}
+
 /**
  * A stored tool: its spec, whether it is enabled, when this spec was registered, and its
  * deprecation (`null`: not deprecated).

@@ -2,7 +2,7 @@
 // into validated ToolSpecs. The runtime is accepted by shape, not by class, so the exports
 // depend on the core only.
 import { deepFreeze } from '../core/canonical.js';
-import { sunsetTime, ToolSpec } from '../core/contracts.js';
+import { isPastSunset, ToolSpec } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
 import type { RegistryIssue } from '../core/issues.js';
@@ -64,13 +64,6 @@ function annotated(spec: ToolSpec, deprecation: { message: string; replacement: 
   return deepFreeze({ ...spec, description: spec.description === null || spec.description === '' ? line : `${spec.description}\n\n${line}` });
 }
 
-/** Whether a deprecation's sunset is at or before `now` (ms): the runtime no longer offers the tool. */
-function pastSunset(deprecation: { sunset: string | null }, now: number): boolean {
-  if (deprecation.sunset === null) return false;
-  const at = sunsetTime(deprecation.sunset);
-  return at !== undefined && now >= at;
-}
-
 /**
  * The enabled specs of `items`, in the given order, each validated with the `ToolSpec`
  * contract (defaults applied). A disabled registration is left out: a model must not see it;
@@ -105,7 +98,7 @@ export function specsOf(items: ExportItems, caller: string, deprecated: Deprecat
     let input: unknown = item;
     const prefix: (string | number)[] = [index];
     const deprecation = deprecationOfItem(item);
-    if (deprecation !== undefined && (deprecated === 'omit' || pastSunset(deprecation, now))) continue;
+    if (deprecation !== undefined && (deprecated === 'omit' || isPastSunset(deprecation, now))) continue;
     const push = (spec: ToolSpec): void => {
       specs.push(deprecation !== undefined && deprecated === 'annotate' ? annotated(spec, deprecation) : spec);
       sources?.push(item);

@@ -1,6 +1,6 @@
 // The bridge between the persistent registry (specs, enabled flags) and the tools in code.
 import { canonicalJson, compareCodePoints, fingerprintOfCanonical } from '../core/canonical.js';
-import { sunsetTime } from '../core/contracts.js';
+import { isPastSunset, sunsetTime } from '../core/contracts.js';
 import type { Deprecation, ToolRegistration } from '../core/contracts.js';
 import { SpecMismatchError } from '../core/errors.js';
 import { previewValue } from '../core/issues.js';
@@ -55,13 +55,6 @@ export async function publishTools(registry: ToolRegistry, tools: ToolSource): P
   const given = tools instanceof ToolSet ? tools.tools() : collectTools('publishTools()', ToolBox.isToolBox(tools) ? tools.all() : tools);
   const registrations = await registry.registerMany(given.map((tool) => tool.spec));
   return registrations.sort((a, b) => compareCodePoints(a.spec.tool_name, b.spec.tool_name));
-}
-
-/** Whether a deprecation's sunset has passed at `now` (ms): from then on the tool is not offered. */
-function isSunset(deprecation: Deprecation | null, now: number): boolean {
-  if (deprecation === null || deprecation.sunset === null) return false;
-  const at = sunsetTime(deprecation.sunset);
-  return at !== undefined && now >= at;
 }
 
 /**
@@ -166,7 +159,7 @@ export function deriveToolSet(
       );
     }
     if (!registration.enabled) excluded.push({ tool_name: tool.name, reason: 'disabled' });
-    else if (isSunset(registration.deprecation, now)) excluded.push({ tool_name: tool.name, reason: 'sunset' });
+    else if (isPastSunset(registration.deprecation, now)) excluded.push({ tool_name: tool.name, reason: 'sunset' });
     else {
       kept.push(tool);
       if (registration.deprecation !== null) deprecations.set(tool.name, registration.deprecation);
