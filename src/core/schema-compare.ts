@@ -8,7 +8,8 @@
 // bench/compat-fuzz.mjs check it against ajv on generated pairs.
 import { canonicalJson, jsonEquals } from './canonical.js';
 import { MAX_JSON_DEPTH } from './contracts.js';
-import { ANNOTATIONS, SchemaDocument, asSchema, compilePattern, holdsRefWithSiblings, isObject, nodeKey, token } from './schema-document.js';
+import { compilePattern, endPatternBudget, matchPattern, prefetchPattern, startPatternBudget } from './pattern-match.js';
+import { ANNOTATIONS, SchemaDocument, asSchema, holdsRefWithSiblings, isObject, nodeKey, token } from './schema-document.js';
 import type { JsonType, Schema } from './schema-document.js';
 import { KEYWORD_TYPES, hasUnevaluated, intersects, isEmptySchema, normalize, typeSet } from './schema-normalize.js';
 
@@ -723,6 +724,9 @@ class Comparer {
     const push = (type: SchemaDifferenceType, at: string, x: unknown, y: unknown, effect: Effect) => found.push({ type, path: at, before: x, after: y, effect });
     // Out of validation steps, every later value is unknown: one difference says so for all.
     const exhausted = () => before.exhausted || after.exhausted;
+    // The values meet the other side's own pattern one after another: test them in one vm run.
+    if (typeof b.pattern === 'string' && valuesA !== undefined) prefetchPattern(b.pattern, valuesA);
+    if (typeof a.pattern === 'string' && valuesB !== undefined) prefetchPattern(a.pattern, valuesB);
     for (const value of valuesA ?? []) {
       const inA = before.validates(a, value);
       if (inA === false) continue;
@@ -915,9 +919,9 @@ class Comparer {
     work += names.length;
     for (const pattern of names) {
       const sub = patterns[pattern];
-      const regexp = compilePattern(pattern);
-      if (regexp === null) return undefined;
-      if (regexp.test(name)) parts.push(asSchema(sub));
+      const match = matchPattern(pattern, name);
+      if (match === undefined) return undefined;
+      if (match) parts.push(asSchema(sub));
     }
     if (parts.length === 0) return schema.additionalProperties === undefined ? true : asSchema(schema.additionalProperties);
     if (parts.length === 1) return parts[0];
@@ -1287,11 +1291,13 @@ function checkSchemaArgument(method: string, name: string, value: unknown): Sche
 }
 
 /**
- * Runs a comparison; when it fails (the stack of the recursive walk exhausted, a cycle met), a
- * schema nested deeper than a spec may or holding a cycle is named instead, as a TypeError.
+ * Runs a comparison, with a fresh budget for its pattern tests (pattern-match.ts); when it
+ * fails (the stack of the recursive walk exhausted, a cycle met), a schema nested deeper than
+ * a spec may or holding a cycle is named instead, as a TypeError.
  * Looked for only then: a schema that compares costs nothing more.
  */
 function walkable<T>(method: string, schemas: Record<string, Schema>, compare: () => T): T {
+  startPatternBudget();
   try {
     return compare();
   } catch (error) {
@@ -1300,6 +1306,8 @@ function walkable<T>(method: string, schemas: Record<string, Schema>, compare: (
       if (problem !== undefined) throw new TypeError(`${method}(): ${name} ${problem}`, { cause: error });
     }
     throw error;
+  } finally {
+    endPatternBudget();
   }
 }
 

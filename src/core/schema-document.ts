@@ -4,6 +4,7 @@
 // ajv's semantics for the keywords it knows. The comparison uses it to judge finite schemas
 // (`enum`, `const`, small integer ranges) value by value, and to prove `oneOf` branches disjoint.
 import { canonicalJson, jsonEquals } from './canonical.js';
+import { compilePattern, matchPattern } from './pattern-match.js';
 
 export type Schema = boolean | Record<string, unknown>;
 export type JsonType = 'array' | 'boolean' | 'integer' | 'null' | 'number' | 'object' | 'string';
@@ -119,22 +120,6 @@ export function nodeKey(node: Schema): string {
     ids.set(node, id);
   }
   return `#${id}`;
-}
-
-const regexps = new Map<string, RegExp | null>();
-/** A `pattern` as ajv compiles it (`u` flag), or null when it does not compile. */
-export function compilePattern(pattern: string): RegExp | null {
-  let compiled = regexps.get(pattern);
-  if (compiled === undefined) {
-    try {
-      compiled = new RegExp(pattern, 'u');
-    } catch {
-      compiled = null;
-    }
-    if (regexps.size > 1000) regexps.clear();
-    regexps.set(pattern, compiled);
-  }
-  return compiled;
 }
 
 type Tri = boolean | undefined;
@@ -565,8 +550,7 @@ export class SchemaDocument {
         return key === 'minLength' ? codePoints(value as string) >= k : codePoints(value as string) <= k;
       case 'pattern': {
         if (!str) return true;
-        const regexp = typeof k === 'string' ? compilePattern(k) : null;
-        return regexp === null ? undefined : regexp.test(value as string);
+        return typeof k === 'string' ? matchPattern(k, value as string) : undefined;
       }
       case 'minItems':
       case 'maxItems':
@@ -640,9 +624,9 @@ export class SchemaDocument {
           }
           let matched = false;
           for (const [pattern, s] of Object.entries(patterns)) {
-            const regexp = compilePattern(pattern);
-            if (regexp === null) return undefined;
-            if (!regexp.test(name)) continue;
+            const match = matchPattern(pattern, name);
+            if (match === undefined) return undefined;
+            if (!match) continue;
             matched = true;
             if (key === 'patternProperties') result = and(result, sub(s, v));
           }

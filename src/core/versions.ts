@@ -6,6 +6,7 @@ import semver from 'semver';
 import type { ToolRegistration, ToolSpec } from './contracts.js';
 import { CompatibilityFailedError, ValidationError, VersionDowngradeError } from './errors.js';
 import { previewValue } from './issues.js';
+import { PATTERN_BUDGET_MS, patternOutOfTime } from './pattern-match.js';
 import { compareToolSchemas } from './schema-compare.js';
 import type { SchemaDifference, ToolSchemas } from './schema-compare.js';
 
@@ -142,7 +143,7 @@ export function checkPolicies(
   const comparison = compareToolSchemas(current.spec, incoming);
   if (comparison.compatible) return NOT_A_ROLLBACK;
   if (policy.compatibility === 'semver-major' && isSemVer(stored) && semver.major(version as string) > semver.major(stored)) return NOT_A_ROLLBACK;
-  throw compatibilityFailed(policy.compatibility, toolName, stored, version, comparison.differences, options.path);
+  throw compatibilityFailed(policy.compatibility, toolName, stored, version, comparison.differences, options.path, patternOutOfTime());
 }
 
 function compatibilityFailed(
@@ -152,6 +153,7 @@ function compatibilityFailed(
   version: string | null,
   differences: readonly SchemaDifference[],
   path: string | undefined,
+  outOfTime: string | undefined,
 ): CompatibilityFailedError {
   const breaking = differences.filter((d) => d.breaking !== false);
   const shown = breaking
@@ -164,9 +166,11 @@ function compatibilityFailed(
       ? `give it a higher major version than ${stored === null ? 'the stored one' : stored}`
       : 'keep the old schemas accepted, or change the policy';
   const where = path === undefined ? '' : ` (at ${path})`;
+  // Say why a difference is undecidable when a pattern ran out of the comparison's time (pattern-match.ts).
+  const slow = outOfTime === undefined ? '' : `; the pattern ${previewValue(outOfTime)} could not be tested against a value within the ${PATTERN_BUDGET_MS} ms a comparison has for patterns, so what it decides is undecidable`;
   return new CompatibilityFailedError(
     `incompatible new version of tool ${JSON.stringify(toolName)}${where}: ${version === null ? 'unversioned' : version} would break callers or consumers of ${stored === null ? 'the unversioned spec' : stored} ` +
-      `(${shown}${more}) and the registry's policy compatibility is '${policy}'; ${fix}`,
+      `(${shown}${more}) and the registry's policy compatibility is '${policy}'${slow}; ${fix}`,
     { tool_name: toolName, version, current_version: stored, policy, differences, ...(path === undefined ? {} : { path }) },
   );
 }
