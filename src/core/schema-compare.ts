@@ -941,6 +941,11 @@ class Comparer {
     const names = Object.keys(propsA);
     for (const name of Object.keys(propsB)) if (!Object.hasOwn(propsA, name)) names.push(name);
     const presence = PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key));
+    // The names `#schemaFor` tests against every pattern: one vm run per pattern, not per name.
+    if (patternKeys.length > 0 && work + names.length * patternKeys.length <= WORK_LIMIT) {
+      const tested = patternsKept ? names.filter((name) => !Object.hasOwn(propsA, name) || !Object.hasOwn(propsB, name)) : names;
+      for (const pattern of patternKeys) prefetchPattern(pattern, tested);
+    }
     for (const name of names) {
       const inA = Object.hasOwn(propsA, name);
       const inB = Object.hasOwn(propsB, name);
