@@ -27,6 +27,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from './registry.js';
+import { PatternBudget } from './pattern-match.js';
 import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan, sameDeprecation } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { filterOf, listPageOf, parseListPage, parseSearch, RegistrySearchIndex, tagsOf } from './search/registry-search.js';
@@ -494,7 +495,9 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         let createdAt: string | undefined;
         const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
-        const decisions = prepared.map((one, index) => this.#decideRegistration(view, view.find(one.tool_name), one, now, { allowDowngrade, allowIncompatible }, `[${index}]`));
+        // One budget for the batch's pattern tests: N specs must not hold the process N times as long.
+        const budget = new PatternBudget();
+        const decisions = prepared.map((one, index) => this.#decideRegistration(view, view.find(one.tool_name), one, now, { allowDowngrade, allowIncompatible, budget }, `[${index}]`));
         return {
           changes: decisions.flatMap((one) => (one.change === undefined ? [] : [one.change])),
           // The action comes from this decision, made on the rows the write holds (a store that
@@ -517,7 +520,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     prepared: PreparedSpec,
     /** The time of the write, asked by the tool that needs it (named by a bad clock's error). */
     now: (toolName: string) => string,
-    overrides: { readonly allowDowngrade: boolean; readonly allowIncompatible: boolean },
+    overrides: { readonly allowDowngrade: boolean; readonly allowIncompatible: boolean; readonly budget?: PatternBudget },
     path?: string,
   ): Decided {
     const decision = decideRegistration(current, prepared, path);
@@ -1025,6 +1028,7 @@ function checkImportPolicies(view: StoreReader, snapshot: unknown, entries: read
   const policy = view.policy();
   if (policy.compatibility === 'none') return;
   const onlyCompatibility: RegistryPolicy = Object.freeze({ versionOrder: 'any', compatibility: policy.compatibility });
+  const budget = new PatternBudget();
   entries.forEach((entry, index) => {
     if (plan.actions[index] !== 'update') return;
     const existing = view.find(entry.tool_name);
@@ -1035,7 +1039,7 @@ function checkImportPolicies(view: StoreReader, snapshot: unknown, entries: read
       version: entry.version,
       input_schema: spec.input_schema,
       output_schema: spec.output_schema,
-    }, { allowDowngrade: false, path: entry.path });
+    }, { allowDowngrade: false, path: entry.path, budget });
   });
 }
 

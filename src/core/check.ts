@@ -3,9 +3,10 @@
 // `POST /v1/check` and `GET /v1/tools/{name}/diff`). They read the registry and change nothing.
 import { ToolNotFoundError, ToolRegistryError } from './errors.js';
 import type { ToolRegistryErrorCode } from './errors.js';
+import { PatternBudget } from './pattern-match.js';
 import type { ToolRegistry } from './registry.js';
 import { decideRegistration } from './rules.js';
-import { compareToolSchemas } from './schema-compare.js';
+import { compareToolSchemas, compareToolSchemasWithin } from './schema-compare.js';
 import type { SchemaDifference } from './schema-compare.js';
 import { parseSpec } from './validation.js';
 import { checkPolicies } from './versions.js';
@@ -73,6 +74,8 @@ export async function checkSpecs(
   const policy = await registry.getPolicy();
   const seen = new Map<string, string>();
   const results: CheckResult[] = [];
+  // One budget for the pattern tests of every spec's comparisons, as registerMany has.
+  const budget = new PatternBudget();
   for (let index = 0; index < inputs.length; index++) {
     const path = many ? `[${index}]` : '';
     const input = inputs[index];
@@ -97,7 +100,7 @@ export async function checkSpecs(
     seen.set(name, path);
     const current = await registry.get(name);
     const from = current === undefined ? {} : { from_version: current.spec.version };
-    const differences = current === undefined ? Object.freeze([]) : compareToolSchemas(current.spec, prepared.spec).differences;
+    const differences = current === undefined ? Object.freeze([]) : compareToolSchemasWithin(current.spec, prepared.spec, budget).differences;
     try {
       const decision = decideRegistration(
         current === undefined ? undefined : { tool_name: name, version: current.spec.version, fingerprint: fingerprintOfRegistered(current.spec), enabled: current.enabled, created_at: current.created_at, deprecation: current.deprecation },
@@ -108,7 +111,7 @@ export async function checkSpecs(
         results.push(Object.freeze({ tool_name: name, path, action: 'unchanged', ...from, to_version: prepared.version, differences }));
         continue;
       }
-      const { rollback } = checkPolicies(policy, current, prepared.spec, { allowDowngrade, ...(many ? { path } : {}) });
+      const { rollback } = checkPolicies(policy, current, prepared.spec, { allowDowngrade, budget, ...(many ? { path } : {}) });
       results.push(
         Object.freeze({
           tool_name: name,

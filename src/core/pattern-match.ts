@@ -8,7 +8,7 @@
 // difference it decides is undecidable (docs/versions.md, "What is undecidable").
 import { Script, createContext } from 'node:vm';
 
-/** The time one comparison (`compareSchemas`, `compareToolSchemas`) may spend testing patterns, in total. */
+/** The time one verdict (`compareSchemas`, `compareToolSchemas`, a batch's: `PatternBudget`) may spend testing patterns, in total. */
 export const PATTERN_BUDGET_MS = 250;
 
 /**
@@ -178,26 +178,31 @@ function direct(shape: Shape | null, length: number): boolean {
 let context: object | undefined;
 let batch: Script | undefined;
 
-let spent = 0;
-let unchecked: string | undefined;
-/** What the vm answered in the current comparison, by pattern and value. */
-const known = new Map<string, Map<string, boolean>>();
-
-/** Starts a comparison's budget (comparisons are synchronous: one at a time). */
-export function startPatternBudget(): void {
+/**
+ * The time one verdict has for its pattern tests: one comparison's, or a batch's (a
+ * registerMany, a merge import, a checkSpecs), whose comparisons share it: else N specs in
+ * one request would hold the process N times as long.
+ */
+export class PatternBudget {
   spent = 0;
-  unchecked = undefined;
-  known.clear();
+  /** The first pattern that could not be tested in time. */
+  unchecked: string | undefined;
+  /** What the vm answered, by pattern and value. */
+  readonly known = new Map<string, Map<string, boolean>>();
 }
 
-/** Ends a comparison: what the vm answered is not kept (the values may be large). */
-export function endPatternBudget(): void {
-  known.clear();
-}
+/** The budget of the comparison running now (comparisons are synchronous: one at a time). */
+let current = new PatternBudget();
 
-/** The first pattern the current comparison could not test in its budget, or `undefined`. */
-export function patternOutOfTime(): string | undefined {
-  return unchecked;
+/** Runs a (synchronous) comparison within `budget`. */
+export function withinBudget<T>(budget: PatternBudget, compare: () => T): T {
+  const outer = current;
+  current = budget;
+  try {
+    return compare();
+  } finally {
+    current = outer;
+  }
 }
 
 /**
@@ -205,22 +210,23 @@ export function patternOutOfTime(): string | undefined {
  * kept in `known` as it comes (a run stopped by its timeout keeps those before).
  */
 function runInVm(pattern: string, regexp: RegExp, values: readonly string[]): void {
-  let answers = known.get(pattern);
-  if (answers === undefined) known.set(pattern, (answers = new Map()));
+  const budget = current;
+  let answers = budget.known.get(pattern);
+  if (answers === undefined) budget.known.set(pattern, (answers = new Map()));
   context ??= createContext(Object.create(null));
   batch ??= new Script('for (const value of values) answers.set(value, regexp.test(value));');
   const sandbox = context as { regexp?: RegExp; values?: readonly string[]; answers?: Map<string, boolean> };
   Object.assign(sandbox, { regexp, values, answers });
   const start = performance.now();
   try {
-    batch.runInContext(context, { timeout: Math.max(1, Math.ceil(PATTERN_BUDGET_MS - spent)) });
+    batch.runInContext(context, { timeout: Math.max(1, Math.ceil(PATTERN_BUDGET_MS - budget.spent)) });
   } catch {
     // Out of time (ERR_SCRIPT_EXECUTION_TIMEOUT), or out of stack in the matcher: cannot tell.
-    spent = PATTERN_BUDGET_MS;
-    unchecked ??= pattern;
+    budget.spent = PATTERN_BUDGET_MS;
+    budget.unchecked ??= pattern;
   } finally {
     Object.assign(sandbox, { regexp: undefined, values: undefined, answers: undefined });
-    spent += performance.now() - start;
+    budget.spent += performance.now() - start;
   }
 }
 
@@ -230,23 +236,24 @@ function runInVm(pattern: string, regexp: RegExp, values: readonly string[]): vo
  */
 export function prefetchPattern(pattern: string, values: readonly unknown[]): void {
   const entry = compiledOf(pattern);
-  if (entry === null || spent >= PATTERN_BUDGET_MS) return;
-  const answers = known.get(pattern);
+  if (entry === null || current.spent >= PATTERN_BUDGET_MS) return;
+  const answers = current.known.get(pattern);
   const left = values.filter((value): value is string => typeof value === 'string' && !answers?.has(value) && !direct(entry.shape, value.length));
   if (left.length > 1) runInVm(pattern, entry.regexp, left);
 }
 
 /**
  * Whether `value` matches `pattern` as ajv tests it (`u` flag); `undefined` when the pattern
- * does not compile or could not be tested within what is left of the comparison's budget.
+ * does not compile or could not be tested within what is left of the budget.
  */
 export function matchPattern(pattern: string, value: string): boolean | undefined {
   const entry = compiledOf(pattern);
   if (entry === null) return undefined;
-  const answer = known.size === 0 ? undefined : known.get(pattern)?.get(value);
+  const budget = current;
+  const answer = budget.known.size === 0 ? undefined : budget.known.get(pattern)?.get(value);
   if (answer !== undefined) return answer;
-  if (spent >= PATTERN_BUDGET_MS) {
-    unchecked ??= pattern;
+  if (budget.spent >= PATTERN_BUDGET_MS) {
+    budget.unchecked ??= pattern;
     return undefined;
   }
   if (direct(entry.shape, value.length)) {
@@ -254,9 +261,9 @@ export function matchPattern(pattern: string, value: string): boolean | undefine
     try {
       return entry.regexp.test(value);
     } finally {
-      spent += performance.now() - start;
+      budget.spent += performance.now() - start;
     }
   }
   runInVm(pattern, entry.regexp, [value]);
-  return known.get(pattern)?.get(value);
+  return budget.known.get(pattern)?.get(value);
 }

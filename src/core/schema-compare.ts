@@ -8,7 +8,7 @@
 // bench/compat-fuzz.mjs check it against ajv on generated pairs.
 import { canonicalJson, jsonEquals } from './canonical.js';
 import { MAX_JSON_DEPTH } from './contracts.js';
-import { compilePattern, endPatternBudget, matchPattern, prefetchPattern, startPatternBudget } from './pattern-match.js';
+import { PatternBudget, compilePattern, matchPattern, prefetchPattern, withinBudget } from './pattern-match.js';
 import { ANNOTATIONS, SchemaDocument, asSchema, holdsRefWithSiblings, isObject, nodeKey, token } from './schema-document.js';
 import type { JsonType, Schema } from './schema-document.js';
 import { KEYWORD_TYPES, hasUnevaluated, intersects, isEmptySchema, normalize, typeSet } from './schema-normalize.js';
@@ -1296,23 +1296,20 @@ function checkSchemaArgument(method: string, name: string, value: unknown): Sche
 }
 
 /**
- * Runs a comparison, with a fresh budget for its pattern tests (pattern-match.ts); when it
+ * Runs a comparison within a budget for its pattern tests (pattern-match.ts); when it
  * fails (the stack of the recursive walk exhausted, a cycle met), a schema nested deeper than
  * a spec may or holding a cycle is named instead, as a TypeError.
  * Looked for only then: a schema that compares costs nothing more.
  */
-function walkable<T>(method: string, schemas: Record<string, Schema>, compare: () => T): T {
-  startPatternBudget();
+function walkable<T>(method: string, schemas: Record<string, Schema>, compare: () => T, budget = new PatternBudget()): T {
   try {
-    return compare();
+    return withinBudget(budget, compare);
   } catch (error) {
     for (const [name, schema] of Object.entries(schemas)) {
       const problem = typeof schema === 'object' ? nestingProblem(schema, [], []) : undefined;
       if (problem !== undefined) throw new TypeError(`${method}(): ${name} ${problem}`, { cause: error });
     }
     throw error;
-  } finally {
-    endPatternBudget();
   }
 }
 
@@ -1425,12 +1422,20 @@ export interface ToolSchemas {
  * @throws TypeError when a schema is not an object or a boolean
  */
 export function compareToolSchemas(before: ToolSchemas, after: ToolSchemas): SchemaComparison {
+  return compareToolSchemasWithin(before, after, new PatternBudget());
+}
+
+/** `compareToolSchemas` within a budget for pattern tests that a batch's comparisons share (versions.ts). */
+export function compareToolSchemasWithin(before: ToolSchemas, after: ToolSchemas, budget: PatternBudget): SchemaComparison {
   const inputBefore = checkSchemaArgument('compareToolSchemas', 'before.input_schema', before?.input_schema);
   const inputAfter = checkSchemaArgument('compareToolSchemas', 'after.input_schema', after?.input_schema);
   const outputBefore = checkSchemaArgument('compareToolSchemas', 'before.output_schema', before.output_schema);
   const outputAfter = checkSchemaArgument('compareToolSchemas', 'after.output_schema', after.output_schema);
   const schemas = { 'before.input_schema': inputBefore, 'after.input_schema': inputAfter, 'before.output_schema': outputBefore, 'after.output_schema': outputAfter };
-  return walkable('compareToolSchemas', schemas, () =>
-    comparison([...differencesOf(inputBefore, inputAfter, 'input', '/input_schema'), ...differencesOf(outputBefore, outputAfter, 'output', '/output_schema')]),
+  return walkable(
+    'compareToolSchemas',
+    schemas,
+    () => comparison([...differencesOf(inputBefore, inputAfter, 'input', '/input_schema'), ...differencesOf(outputBefore, outputAfter, 'output', '/output_schema')]),
+    budget,
   );
 }

@@ -6,8 +6,8 @@ import semver from 'semver';
 import type { ToolRegistration, ToolSpec } from './contracts.js';
 import { CompatibilityFailedError, ValidationError, VersionDowngradeError } from './errors.js';
 import { previewValue } from './issues.js';
-import { PATTERN_BUDGET_MS, patternOutOfTime } from './pattern-match.js';
-import { compareToolSchemas } from './schema-compare.js';
+import { PATTERN_BUDGET_MS, PatternBudget } from './pattern-match.js';
+import { compareToolSchemasWithin } from './schema-compare.js';
 import type { SchemaDifference, ToolSchemas } from './schema-compare.js';
 
 /** `'any'` (default): any other version replaces the stored one. `'semver'`: versions are SemVer 2.0.0 and may not go down. */
@@ -113,7 +113,13 @@ export function checkPolicies(
   policy: RegistryPolicy,
   current: Pick<ToolRegistration, 'spec'> | undefined,
   incoming: Pick<ToolSpec, 'tool_name' | 'version'> & ToolSchemas,
-  options: { readonly allowDowngrade: boolean; readonly allowIncompatible?: boolean; readonly path?: string },
+  options: {
+    readonly allowDowngrade: boolean;
+    readonly allowIncompatible?: boolean;
+    readonly path?: string;
+    /** A batch's budget for pattern tests, shared by its specs' comparisons (default: this one's own). */
+    readonly budget?: PatternBudget;
+  },
 ): PolicyVerdict {
   if (policy === DEFAULT_POLICY || (policy.versionOrder === 'any' && policy.compatibility === 'none')) return NOT_A_ROLLBACK;
   const toolName = incoming.tool_name;
@@ -140,10 +146,11 @@ export function checkPolicies(
   if (policy.compatibility === 'semver-major') {
     if (!isSemVer(version)) throw notSemVer(toolName, version, options.path, "the registry's policy compatibility is 'semver-major'");
   }
-  const comparison = compareToolSchemas(current.spec, incoming);
+  const budget = options.budget ?? new PatternBudget();
+  const comparison = compareToolSchemasWithin(current.spec, incoming, budget);
   if (comparison.compatible) return NOT_A_ROLLBACK;
   if (policy.compatibility === 'semver-major' && isSemVer(stored) && semver.major(version as string) > semver.major(stored)) return NOT_A_ROLLBACK;
-  throw compatibilityFailed(policy.compatibility, toolName, stored, version, comparison.differences, options.path, patternOutOfTime());
+  throw compatibilityFailed(policy.compatibility, toolName, stored, version, comparison.differences, options.path, budget.unchecked);
 }
 
 function compatibilityFailed(
@@ -166,8 +173,8 @@ function compatibilityFailed(
       ? `give it a higher major version than ${stored === null ? 'the stored one' : stored}`
       : 'keep the old schemas accepted, or change the policy';
   const where = path === undefined ? '' : ` (at ${path})`;
-  // Say why a difference is undecidable when a pattern ran out of the comparison's time (pattern-match.ts).
-  const slow = outOfTime === undefined ? '' : `; the pattern ${previewValue(outOfTime)} could not be tested against a value within the ${PATTERN_BUDGET_MS} ms a comparison has for patterns, so what it decides is undecidable`;
+  // Say why a difference is undecidable when a pattern ran out of the verdict's time (pattern-match.ts).
+  const slow = outOfTime === undefined ? '' : `; the pattern ${previewValue(outOfTime)} could not be tested against a value within the ${PATTERN_BUDGET_MS} ms a verdict has for patterns (a batch's specs share them), so what it decides is undecidable`;
   return new CompatibilityFailedError(
     `incompatible new version of tool ${JSON.stringify(toolName)}${where}: ${version === null ? 'unversioned' : version} would break callers or consumers of ${stored === null ? 'the unversioned spec' : stored} ` +
       `(${shown}${more}) and the registry's policy compatibility is '${policy}'${slow}; ${fix}`,

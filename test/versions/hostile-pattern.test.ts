@@ -6,7 +6,7 @@
 // is answered meanwhile). On the old code every case here hangs.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compareSchemas, compareToolSchemas } from '../../src/index.js';
+import { checkSpecs, compareSchemas, compareToolSchemas, InMemoryToolRegistry } from '../../src/index.js';
 import { testsDirectly } from '../../src/core/pattern-match.js';
 import { CLI, childEnv, errorCode, runCli, startCli, useChildProcessTimeout, useTempDir, writeJson } from '../cli/helpers.js';
 import type { RunningCli } from '../cli/helpers.js';
@@ -68,6 +68,26 @@ describe('the verdict with a pattern that backtracks', () => {
     const covered = closed({}, { patternProperties: { '^(ab|cd)+$': { type: 'string' } } });
     expect(compareSchemas(closed({ abcd: { type: 'string' }, cdab: { type: 'string' } }), covered).compatible).toBe(true);
     expect(compareSchemas(closed({ abx: { type: 'string' } }), covered).differences.filter((d) => d.breaking !== false).map((d) => [d.type, d.breaking])).toEqual([['property-removed', true]]);
+  });
+
+  it('a batch shares one budget: 200 specs whose tests each take a fraction of it are refused, not judged one budget each', async () => {
+    // `^(?:(a+)+|a+b)$` matches 22 a's and a b after backtracking 2^22 steps (about 20 ms
+    // here): each verdict alone is compatible in time (on the old code all 200 were, after 4 s
+    // and more), all of them are not: one request must not hold the process 200 budgets.
+    const slow = (i: number) => `^(?:(a+)+|a+b|${i})$`;
+    const value = `${'a'.repeat(22)}b`;
+    const registry = new InMemoryToolRegistry();
+    const specs = Array.from({ length: 200 }, (_, i) => ({ ...tool('1.0.0', { enum: [value] }), tool_name: `t${i}` }));
+    await registry.registerMany(specs);
+    await registry.setPolicy({ compatibility: 'backward' });
+    // A pattern of its own each: a value tested once against a pattern is not tested again.
+    const next = specs.map((spec, i) => ({ ...spec, ...tool('1.0.1', { pattern: slow(i) }), tool_name: spec.tool_name }));
+    const refused = await registry.registerMany(next).catch((error: unknown) => error as { code: string; message: string; context: { path: string } });
+    expect(refused).toMatchObject({ code: 'COMPATIBILITY_FAILED', message: expect.stringMatching(/the pattern "\^\(\?:\(a\+\)\+\|a\+b\|\d+\)\$" could not be tested/) });
+    expect((await registry.get('t0'))?.spec.version).toBe('1.0.0');
+    const report = await checkSpecs(registry, next);
+    expect(report.ok).toBe(false);
+    expect(report.results.filter((result) => result.action === 'refused').length).toBeGreaterThan(0);
   });
 
   it('testsDirectly: a pattern whose shape bounds its backtracking, on a value short enough; any other in the vm', () => {
@@ -134,7 +154,7 @@ describe('as the command and the server (real processes)', () => {
     expect(refused.code, refused.stderr).toBe(1);
     expect(errorCode(refused.stderr)).toBe('COMPATIBILITY_FAILED');
     expect(refused.stderr).toContain('enum-value-removed at /input_schema/properties/s/enum (undecidable)');
-    expect(refused.stderr).toContain(`the pattern "${HOSTILE}" could not be tested against a value within the 250 ms a comparison has for patterns`);
+    expect(refused.stderr).toContain(`the pattern "${HOSTILE}" could not be tested against a value within the 250 ms a verdict has for patterns`);
     expect(JSON.parse((await runCli(['get', 'echo', '--json', '--db', db], { cwd })).stdout)).toMatchObject({ spec: { version: '1.0.0' } });
   });
 
