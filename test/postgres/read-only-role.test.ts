@@ -3,6 +3,7 @@
 // write is READ_ONLY with the server's error as cause; reads work.
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
+import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { uniqueName } from '../support/postgres.js';
 import { useFileDatabase } from './helpers.js';
@@ -40,6 +41,28 @@ async function expectWritesReadOnly(connectionString: string, schema: string, re
   } finally {
     await registry.close();
   }
+}
+
+/** Runs `work` with a new login role (dropped after it) and its URL on this file's database. */
+async function withRole(prefix: string, work: (role: string, url: string) => Promise<void>): Promise<void> {
+  const role = uniqueName(prefix);
+  const admin = db.pool();
+  await admin.query(`CREATE ROLE ${role} LOGIN`);
+  try {
+    const url = new URL(db.url());
+    url.username = role;
+    await work(role, url.toString());
+  } finally {
+    await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+  }
+}
+
+/** A STORAGE_UNAVAILABLE for want of a right to read: names the schema and the right, the driver's error as cause. */
+async function expectReadDenied(promise: Promise<unknown>, schema: string, operation: string, lacks: string): Promise<void> {
+  const error = await expectCode(promise, 'STORAGE_UNAVAILABLE');
+  expect(error.context).toMatchObject({ operation, driver_code: '42501', schema });
+  expect(error.message).toContain(`may not read the registry schema ${schema}: it lacks ${lacks} (`);
+  expect((error.cause as { code?: unknown }).code).toBe('42501');
 }
 
 describe('PostgreSQL storage that refuses writes', () => {
@@ -80,5 +103,93 @@ describe('PostgreSQL storage that refuses writes', () => {
     await expectWritesReadOnly(url.toString(), schema);
     const error = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema: db.schema() }), 'READ_ONLY');
     expect((error.cause as { code?: unknown }).code).toBe('25006');
+  });
+
+  it('a role that may not read the schema: the open and every read are STORAGE_UNAVAILABLE naming the schema and the missing right, until a DBA grants it', async () => {
+    const schema = db.schema();
+    await seed(schema);
+    const admin = db.pool();
+    await withRole('blind', async (role, url) => {
+      // No USAGE on the schema: the open itself (a server answered the bare driver error 500).
+      for (const readonly of [false, true]) {
+        await expectReadDenied(openPostgresToolRegistry({ connectionString: url, schema, readonly }), schema, 'openPostgresToolRegistry', `USAGE on schema ${schema}`);
+      }
+      // USAGE and SELECT on every table but two: the open works, the reads of those two fail.
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      await admin.query(`REVOKE SELECT ON ${schema}.tool_specs, ${schema}.tool_calls FROM ${role}`);
+      for (const cache of [false, true]) {
+        const registry = await openPostgresToolRegistry({ connectionString: url, schema, cache });
+        try {
+          await expectReadDenied(registry.get('t'), schema, 'get', `SELECT on table ${schema}.tool_specs`);
+          await expectReadDenied(registry.listCalls(), schema, 'listCalls', `SELECT on table ${schema}.tool_calls`);
+          if (!cache) await expectReadDenied(registry.status(), schema, 'status', `SELECT on table ${schema}.tool_specs`);
+          expect((await registry.listUpstreams()).map((row) => row.name)).toEqual(['gh']);
+        } finally {
+          await registry.close();
+        }
+      }
+      // Granted: the same registry reads on, without a reopen.
+      const registry = await openPostgresToolRegistry({ connectionString: url, schema, cache: false });
+      try {
+        await expectCode(registry.listAll(), 'STORAGE_UNAVAILABLE');
+        await admin.query(`GRANT SELECT ON ${schema}.tool_specs TO ${role}`);
+        expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['t']);
+      } finally {
+        await registry.close();
+      }
+    });
+  });
+
+  it("a role that may only SELECT follows the change feed: its cache and watch() see the owner's writes", async () => {
+    const schema = db.schema();
+    await seed(schema);
+    await withRole('follower', async (role, url) => {
+      await db.pool().query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const reader = await openPostgresToolRegistry({ connectionString: url, schema });
+      const owner = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+      const abort = new AbortController();
+      try {
+        expect(await reader.get('u')).toBeUndefined();
+        const events = reader.watch({ signal: abort.signal })[Symbol.asyncIterator]();
+        const next = events.next();
+        await owner.register(minimalSpec('u'));
+        expect((await next).value).toMatchObject({ tool_name: 'u', action: 'added' });
+        expect((await reader.get('u'))?.spec.tool_name).toBe('u');
+        expect((await reader.status()).listening).toBe(true);
+      } finally {
+        abort.abort();
+        await owner.close();
+        await reader.close();
+      }
+    });
+  });
+
+  it("a server whose role may not read a namespace's schema answers it 503 STORAGE_UNAVAILABLE naming the schema and the right, never 500", async () => {
+    const base = db.schema();
+    await seed(base);
+    const hidden = `${base}_ns_hidden`;
+    await seed(hidden);
+    await withRole('server', async (role, url) => {
+      // The role reads the base schema (namespace default) only.
+      await db.pool().query(`GRANT USAGE ON SCHEMA ${base} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${base} TO ${role}`);
+      const server = createToolRegistryServer({ registries: postgresNamespaces({ connectionString: url, schema: base }) });
+      try {
+        expect((await server.fetch(new Request('http://localhost/v1/tools'))).status).toBe(200);
+        const write = await server.fetch(new Request('http://localhost/v1/tools/other', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(minimalSpec('other')) }));
+        expect([write.status, ((await write.json()) as { code: string }).code]).toEqual([409, 'READ_ONLY']);
+        for (const request of [
+          new Request('http://localhost/v1/namespaces/hidden/tools'),
+          new Request('http://localhost/v1/namespaces/hidden/tools/t', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(minimalSpec('t')) }),
+        ]) {
+          const response = await server.fetch(request);
+          const body = (await response.json()) as { code: string; detail: string; context: Record<string, unknown> };
+          expect([request.method, response.status, body.code]).toEqual([request.method, 503, 'STORAGE_UNAVAILABLE']);
+          expect(body.detail).toContain(`may not read the registry schema ${hidden}: it lacks USAGE on schema ${hidden}`);
+          expect(body.context).toMatchObject({ driver_code: '42501', schema: hidden });
+        }
+      } finally {
+        await server.close();
+      }
+    });
   });
 });

@@ -19,7 +19,7 @@ import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow, StatementRunner } from './tables.js';
-import { storageUnavailable } from './unavailable.js';
+import { readDenied, storageUnavailable } from './unavailable.js';
 import type { WriteOutcome } from './unavailable.js';
 
 export interface EngineOptions<T> {
@@ -226,7 +226,11 @@ export class PostgresEngine<T> {
       return engine;
     } catch (error) {
       await engine.close();
-      throw isConnectionFailure(error) ? storageUnavailable('open', error) : error;
+      if (isConnectionFailure(error)) throw storageUnavailable('open', error);
+      // Reading what is applied failed for want of a right (no USAGE on the schema, no SELECT
+      // on schema_migrations); a migration's own refusals are READ_ONLY already (migrate()).
+      if (sqlState(error) === '42501') throw readDenied('openPostgresToolRegistry', schema, error);
+      throw error;
     }
   }
 
@@ -465,6 +469,8 @@ export class PostgresEngine<T> {
       }
       if (error instanceof CheckoutTimeoutError || sqlState(error) === '55P03') throw storageBusy(operation, this.busyTimeoutMs, 1, error);
       const state = sqlState(error);
+      // A write's 42501 is READ_ONLY (#writing); a read's is a role that may not read at all.
+      if (state === '42501' && outcome === undefined) throw readDenied(operation, this.schema, error);
       if (state !== undefined && MISSING_OBJECT_STATES.has(state)) {
         // The schema or its objects went away under the open registry (a DBA dropped a
         // namespace's schema, a restore with --clean is under way): not a bug of the store's
@@ -545,7 +551,9 @@ export class PostgresEngine<T> {
   async status(): Promise<PostgresEngineStatus> {
     const client = await this.#timed('status', () => checkOut(this.pool, this.busyTimeoutMs));
     try {
-      const applied = await appliedMigrations(client, this.schema);
+      const applied = await appliedMigrations(client, this.schema).catch((error: unknown) => {
+        throw sqlState(error) === '42501' ? readDenied('status', this.schema, error) : error;
+      });
       const counts = await this.read(async (trx) => {
         const row = await trx
           .selectFrom('tool_registrations')
@@ -557,7 +565,7 @@ export class PostgresEngine<T> {
         const history = await trx.selectFrom('tool_specs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
         const head = await readHead(trx);
         return { tools: safeInteger(row.tools, 'tools'), enabled: safeInteger(row.enabled, 'enabled'), history: safeInteger(history.n, 'history'), revision: head.revision };
-      });
+      }, 'status');
       return {
         schema: this.schema,
         schemaVersion: applied.at(-1) ?? '',
