@@ -114,6 +114,14 @@ describe('PostgreSQL storage that refuses writes', () => {
       for (const readonly of [false, true]) {
         await expectReadDenied(openPostgresToolRegistry({ connectionString: url, schema, readonly }), schema, 'openPostgresToolRegistry', `USAGE on schema ${schema}`);
       }
+      // A database whose CONNECT is not granted to PUBLIC: the login itself (it was a bare driver error too).
+      const database = new URL(db.url()).pathname.slice(1);
+      await admin.query(`REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`);
+      try {
+        await expectReadDenied(openPostgresToolRegistry({ connectionString: url, schema, cache: false }), schema, 'openPostgresToolRegistry', `CONNECT on database ${database}`);
+      } finally {
+        await admin.query(`GRANT CONNECT ON DATABASE ${database} TO PUBLIC`);
+      }
       // USAGE and SELECT on every table but two: the open works, the reads of those two fail.
       await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
       await admin.query(`REVOKE SELECT ON ${schema}.tool_specs, ${schema}.tool_calls FROM ${role}`);

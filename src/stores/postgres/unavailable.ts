@@ -20,14 +20,14 @@ export function storageUnavailable(operation: string, cause: unknown, outcome?: 
 
 /** What a read needs for the object a `permission denied for KIND NAME` message names. */
 function missingRight(message: string, schema: string): string {
-  const denied = /permission denied for (schema|table|view|sequence|function) "?([^"\s]+)"?/.exec(message);
+  const denied = /permission denied for (database|schema|table|view|function) "?([^"\s]+)"?/.exec(message);
   if (denied === null) return `a right the store needs in schema ${schema}`;
   const [, kind, name] = denied as unknown as [string, string, string];
-  const qualified = kind === 'schema' || name.includes('.') ? name : `${schema}.${name}`;
+  // A database whose CONNECT was revoked from PUBLIC: the login itself is refused.
+  if (kind === 'database') return `CONNECT on database ${name}`;
   if (kind === 'schema') return `USAGE on schema ${name}`;
-  if (kind === 'function') return `EXECUTE on function ${qualified}`;
-  if (kind === 'sequence') return `USAGE on sequence ${qualified}`;
-  return `SELECT on ${kind} ${qualified}`;
+  if (kind === 'function') return `EXECUTE on function ${name}`;
+  return `SELECT on ${kind} ${name.includes('.') ? name : `${schema}.${name}`}`;
 }
 
 /**
