@@ -109,6 +109,11 @@ describe('tool-registry --db postgres://', () => {
         expect(result.stderr).toMatch(new RegExp(`^error IO_ERROR: database postgres://${role}@.*: [a-zA-Z]+(\\("t"\\))?: this database role may not read the registry schema ${schema}: it lacks SELECT on table ${schema}.tool_specs \\(permission denied for table tool_specs, SQLSTATE 42501\\)`));
         expect(result.stderr.split('\n')).toHaveLength(2);
       }
+      // watch, on a log it may not read, says so and exits (it waited forever, printing nothing).
+      await admin.query(`REVOKE SELECT ON ${schema}.tool_changes FROM ${role}`);
+      const watch = await runCli(['watch', '--db', db], { cwd });
+      expect(watch.code, watch.stderr).toBe(1);
+      expect(watch.stderr).toMatch(new RegExp(`^error IO_ERROR: database postgres://${role}@.*: changes: this database role may not read the registry schema ${schema}: it lacks SELECT on table ${schema}.tool_changes `));
     } finally {
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`).catch(() => {});
       await admin.end();
