@@ -201,3 +201,31 @@ describe('PostgreSQL storage that refuses writes', () => {
     });
   });
 });
+
+describe('PostgreSQL roles that are no superuser', () => {
+  it('an owner with CREATE on the database migrates a new schema, and its writes and hand edits are logged once each', async () => {
+    const schema = db.schema();
+    await withRole('owner', async (role, url) => {
+      const database = new URL(db.url()).pathname.slice(1);
+      await db.pool().query(`GRANT CREATE ON DATABASE ${database} TO ${role}`);
+      // Migration 0008 failed for such a role on PostgreSQL 15 and later: a function's SET clause
+      // of a custom parameter ("permission denied to set parameter tool_registry.store_logs").
+      const cached = await openPostgresToolRegistry({ connectionString: url, schema });
+      const uncached = await openPostgresToolRegistry({ connectionString: url, schema, cache: false });
+      try {
+        await cached.register(minimalSpec('a')); // one statement, tool_registry_write_if()
+        await cached.setEnabled('a', false);
+        await uncached.register(minimalSpec('b')); // four round trips, tool_registry_write()
+        const hand = db.pool();
+        await hand.query(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'b'`); // the triggers log it
+        const { events } = await uncached.changes();
+        expect(events.map((event) => [event.tool_name, event.action])).toEqual([['a', 'added'], ['a', 'disabled'], ['b', 'added'], ['b', 'disabled']]);
+        const owners = await hand.query(`SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relnamespace = $1::regnamespace`, [schema]);
+        expect(owners.rows).toEqual([{ owner: role }]);
+      } finally {
+        await uncached.close();
+        await cached.close();
+      }
+    });
+  });
+});
