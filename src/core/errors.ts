@@ -143,16 +143,19 @@ export class ReadOnlyError extends ToolRegistryError {
   /**
    * Without `cause`: the registry was opened read-only. With `cause` (the store's own error):
    * the storage refused the write, such as a SQLite file this process may not write.
-   * `toolName`: the one tool the write named (`context.tool_name`).
+   * `toolName`: the one tool the write named (`context.tool_name`). `detail`: what the
+   * operator can do about it (`context.detail`, also appended to the message), such as the
+   * right a PostgreSQL role lacks or the migrations it may not apply.
    */
-  constructor(method: string, options: { cause?: unknown; toolName?: string } = {}) {
+  constructor(method: string, options: { cause?: unknown; toolName?: string; detail?: string } = {}) {
     const why =
       options.cause === undefined
         ? 'the registry was opened read-only'
         : `the database cannot be written by this process (${options.cause instanceof Error ? options.cause.message : String(options.cause)})`;
     const call = `${method}(${options.toolName === undefined ? '' : JSON.stringify(options.toolName)})`;
-    super('READ_ONLY', `cannot call ${call}: ${why}`, {
-      context: options.toolName === undefined ? { method } : { method, tool_name: options.toolName },
+    const { detail } = options;
+    super('READ_ONLY', `cannot call ${call}: ${why}${detail === undefined ? '' : `; ${detail}`}`, {
+      context: { method, ...(options.toolName === undefined ? {} : { tool_name: options.toolName }), ...(detail === undefined ? {} : { detail }) },
       cause: options.cause,
     });
   }

@@ -6,7 +6,7 @@ import { openPostgresToolRegistry } from '../../src/index.js';
 import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { uniqueName } from '../support/postgres.js';
-import { useFileDatabase } from './helpers.js';
+import { SHIPPED, useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
 
@@ -78,12 +78,27 @@ describe('PostgreSQL storage that refuses writes', () => {
       url.username = role;
       url.password = 'reader';
       await expectWritesReadOnly(url.toString(), schema);
+      // What the role needs, and where: in the message and in context.detail.
+      const refused = await openPostgresToolRegistry({ connectionString: url.toString(), schema, cache: false });
+      try {
+        const write = await expectCode(refused.register(minimalSpec('other')), 'READ_ONLY');
+        const needs = `a role that writes to the registry schema ${schema} needs USAGE on it and SELECT, INSERT, UPDATE and DELETE on its tables`;
+        expect(write.message).toContain(`(permission denied for table tool_specs); ${needs}`);
+        expect(write.context).toMatchObject({ method: 'register', tool_name: 'other', detail: expect.stringContaining(needs) });
+      } finally {
+        await refused.close();
+      }
       // Opening a schema that does not exist yet creates it, a write the role may not make.
       const missing = db.schema();
       const error = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema: missing }), 'READ_ONLY');
       expect(error.context).toMatchObject({ method: 'openPostgresToolRegistry' });
       expect((error.cause as { code?: unknown }).code).toBe('42501');
+      expect(error.context.detail).toBe(`the registry schema ${missing} is missing or empty, and this role may not create it`);
       expect((await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [missing])).rowCount).toBe(0);
+      // A schema a new release must migrate (here: its last migration not applied yet): the open names what is pending.
+      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+      const pending = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema }), 'READ_ONLY');
+      expect(pending.message).toContain(`the registry schema ${schema} needs migrations ${SHIPPED.at(-1)}, which this role may not apply: run "tool-registry migrate" as the schema's owner`);
     } finally {
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
     }
@@ -172,11 +187,13 @@ describe('PostgreSQL storage that refuses writes', () => {
     });
   });
 
-  it("a server whose role may not read a namespace's schema answers it 503 STORAGE_UNAVAILABLE naming the schema and the right, never 500", async () => {
+  it("a server whose role may not read a namespace's schema answers it 503 naming the schema and the right, one it may not migrate 409 naming the migrations; never 500", async () => {
     const base = db.schema();
     await seed(base);
     const hidden = `${base}_ns_hidden`;
     await seed(hidden);
+    const old = `${base}_ns_old`;
+    await seed(old);
     await withRole('server', async (role, url) => {
       // The role reads the base schema (namespace default) only.
       await db.pool().query(`GRANT USAGE ON SCHEMA ${base} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${base} TO ${role}`);
@@ -195,6 +212,15 @@ describe('PostgreSQL storage that refuses writes', () => {
           expect(body.detail).toContain(`may not read the registry schema ${hidden}: it lacks USAGE on schema ${hidden}`);
           expect(body.context).toMatchObject({ driver_code: '42501', schema: hidden });
         }
+        // A namespace a new release must migrate first: every route of it says which migrations, as the OpenAPI document lists.
+        await db.pool().query(`GRANT USAGE ON SCHEMA ${old} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${old} TO ${role}`);
+        await db.pool().query(`DELETE FROM ${old}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+        const response = await server.fetch(new Request('http://localhost/v1/namespaces/old/tools'));
+        const body = (await response.json()) as { code: string; detail: string };
+        expect([response.status, body.code]).toEqual([409, 'READ_ONLY']);
+        expect(body.detail).toContain(`the registry schema ${old} needs migrations ${SHIPPED.at(-1)}, which this role may not apply`);
+        const listed = (server.openapi() as { paths: Record<string, { get: { responses: Record<string, { description: string }> } }> }).paths['/v1/namespaces/{ns}/tools']?.get;
+        expect(listed?.responses['409']?.description).toContain('READ_ONLY');
       } finally {
         await server.close();
       }

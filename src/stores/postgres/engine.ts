@@ -396,7 +396,13 @@ export class PostgresEngine<T> {
       // A standby or read-only session (25006), a role without write grants (42501): the
       // storage refuses writes, as a SQLite file this process may not write does.
       const state = sqlState(error);
-      if (state === '25006' || state === '42501') throw new ReadOnlyError(operation, { cause: error });
+      if (state === '25006') throw new ReadOnlyError(operation, { cause: error });
+      if (state === '42501') {
+        throw new ReadOnlyError(operation, {
+          cause: error,
+          detail: `a role that writes to the registry schema ${this.schema} needs USAGE on it and SELECT, INSERT, UPDATE and DELETE on its tables (docs/postgres.md, "Roles and rights")`,
+        });
+      }
       throw error;
     } finally {
       this.#wake();

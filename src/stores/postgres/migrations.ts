@@ -106,7 +106,15 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
         // storage refuses writes, as for the store's writes; a server answered the bare driver
         // error 500 (creating a namespace). A role that may not even read it fails above, as it was.
         const state = sqlState(error);
-        throw state === '25006' || state === '42501' ? new ReadOnlyError('openPostgresToolRegistry', { cause: error }) : error;
+        if (state !== '25006' && state !== '42501') throw error;
+        // Say what was to be done: a GET of a namespace whose schema a new release must migrate
+        // was a bare "permission denied for schema" (a server's 409).
+        const pending = pendingMigrations(before, migrations).map((migration) => migration.name).filter((name) => !appliedNow.includes(name));
+        const detail =
+          before.length === 0
+            ? `the registry schema ${schema} is missing or empty, and this role may not create it`
+            : `the registry schema ${schema} needs migrations ${pending.join(', ')}, which this role may not apply: run "tool-registry migrate" as the schema's owner (docs/postgres.md, "Roles and rights")`;
+        throw new ReadOnlyError('openPostgresToolRegistry', { cause: error, detail });
       });
       if (step.applied !== undefined) appliedNow.push(step.applied);
       if (step.pendingAfter === 0) return appliedNow;
