@@ -59,9 +59,11 @@ async function openPostgres(database: string, readonly: boolean, options: OpenOp
     if (error instanceof ToolRegistryError && error.code === 'READ_ONLY' && error.context.method === 'openPostgresToolRegistry') {
       // The store's message names no database: say which schema could not be made.
       const why = error.cause instanceof Error ? error.cause.message : String(error.cause);
+      // The migrations a new release must apply first, when the store names them.
+      const pending = typeof error.context.detail === 'string' && error.context.detail.includes(' needs migrations ') ? `; ${error.context.detail}` : '';
       throw new CliError(
         'READ_ONLY',
-        `cannot create or migrate the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}: the server refuses this role's writes (${why}); nothing was changed`,
+        `cannot create or migrate the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}: the server refuses this role's writes (${why}); nothing was changed${pending}`,
         { cause: error },
       );
     }

@@ -114,6 +114,11 @@ describe('tool-registry --db postgres://', () => {
       const watch = await runCli(['watch', '--db', db], { cwd });
       expect(watch.code, watch.stderr).toBe(1);
       expect(watch.stderr).toMatch(new RegExp(`^error IO_ERROR: database postgres://${role}@.*: changes: this database role may not read the registry schema ${schema}: it lacks SELECT on table ${schema}.tool_changes `));
+      // A schema a new release must migrate first (its last migration not applied): a write names what is pending.
+      const last = postgresMigrations().at(-1)?.name;
+      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [last]);
+      const pending = await runCli(['disable', 't', '--db', db], { cwd });
+      expect(pending.stderr).toMatch(new RegExp(`^error READ_ONLY: cannot create or migrate the registry schema ${schema} .*; nothing was changed; the registry schema ${schema} needs migrations ${last}, which this role may not apply: run "tool-registry migrate" as the schema's owner`));
     } finally {
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`).catch(() => {});
       await admin.end();

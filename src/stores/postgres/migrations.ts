@@ -104,9 +104,11 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
       ).catch((error: unknown) => {
         // A role that may not create the schema or its tables (42501), a standby (25006): the
         // storage refuses writes, as for the store's writes; a server answered the bare driver
-        // error 500 (creating a namespace). A role that may not even read it fails above, as it was.
+        // error 500 (creating a namespace). A role that may not even read it fails above (the
+        // open makes that STORAGE_UNAVAILABLE).
         const state = sqlState(error);
-        if (state !== '25006' && state !== '42501') throw error;
+        if (state === '25006') throw new ReadOnlyError('openPostgresToolRegistry', { cause: error });
+        if (state !== '42501') throw error;
         // Say what was to be done: a GET of a namespace whose schema a new release must migrate
         // was a bare "permission denied for schema" (a server's 409).
         const pending = pendingMigrations(before, migrations).map((migration) => migration.name).filter((name) => !appliedNow.includes(name));
