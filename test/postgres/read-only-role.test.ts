@@ -229,7 +229,7 @@ describe('PostgreSQL storage that refuses writes', () => {
 });
 
 describe('PostgreSQL roles that are no superuser', () => {
-  it('an owner with CREATE on the database migrates a new schema, and its writes and hand edits are logged once each', async () => {
+  it("an owner with CREATE on the database migrates a new schema, its writes and hand edits are logged once each; another role may not apply a migration of the owner's functions: READ_ONLY", async () => {
     const schema = db.schema();
     await withRole('owner', async (role, url) => {
       const database = new URL(db.url()).pathname.slice(1);
@@ -252,6 +252,17 @@ describe('PostgreSQL roles that are no superuser', () => {
         await uncached.close();
         await cached.close();
       }
+      // Another role with CREATE on the schema, not the owner, meets a migration that replaces the
+      // owner's function: READ_ONLY naming it (it was a MigrationFailedError: a server's 500).
+      await withRole('service', async (service, serviceUrl) => {
+        const hand = db.pool();
+        await hand.query(`GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${service}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${service}`);
+        await hand.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+        const error = await expectCode(openPostgresToolRegistry({ connectionString: serviceUrl, schema }), 'READ_ONLY');
+        expect(error.message).toContain('must be owner of function');
+        expect(error.context.detail).toContain(`needs migrations ${SHIPPED.at(-1)}, which this role may not apply: run "tool-registry migrate" as the schema's owner`);
+        expect((error.cause as { code?: unknown }).code).toBe('42501');
+      });
     });
   });
 });

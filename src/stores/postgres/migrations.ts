@@ -106,7 +106,10 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
         // storage refuses writes, as for the store's writes; a server answered the bare driver
         // error 500 (creating a namespace). A role that may not even read it fails above (the
         // open makes that STORAGE_UNAVAILABLE).
-        const state = sqlState(error);
+        // A statement of a migration file the role may not run (a function it does not own,
+        // "must be owner of function"): the same refusal, inside the file's MigrationFailedError.
+        const refused = error instanceof MigrationFailedError && sqlState(error.cause) === '42501' ? error.cause : error;
+        const state = sqlState(refused);
         if (state === '25006') throw new ReadOnlyError('openPostgresToolRegistry', { cause: error });
         if (state !== '42501') throw error;
         // Say what was to be done: a GET of a namespace whose schema a new release must migrate
@@ -116,7 +119,7 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
           before.length === 0
             ? `the registry schema ${schema} is missing or empty, and this role may not create it`
             : `the registry schema ${schema} needs migrations ${pending.join(', ')}, which this role may not apply: run "tool-registry migrate" as the schema's owner (docs/postgres.md, "Roles and rights")`;
-        throw new ReadOnlyError('openPostgresToolRegistry', { cause: error, detail });
+        throw new ReadOnlyError('openPostgresToolRegistry', { cause: refused, detail });
       });
       if (step.applied !== undefined) appliedNow.push(step.applied);
       if (step.pendingAfter === 0) return appliedNow;
