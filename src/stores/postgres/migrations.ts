@@ -151,9 +151,12 @@ async function applyNext(
   const literal = client.escapeLiteral(schema);
   try {
     // The lock before anything else; the schema is looked up after it (a statement of its own: a snapshot taken after the lock).
+    // READ COMMITTED whatever the role's default_transaction_isolation: under REPEATABLE READ the
+    // snapshot was the first statement's, taken before the lock, and instances starting together
+    // on a new schema failed ("schema already exists", 42P06) or applied a migration twice.
     const locked = resultsOf(
       await client.query(
-        `BEGIN; SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'; ` +
+        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'; ` +
           `SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)); ` +
           `SELECT 1 FROM pg_namespace WHERE nspname = ${literal}`,
       ),
