@@ -169,6 +169,20 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it('status() needs one connection at a time: a pool of one (a role with CONNECTION LIMIT 1) answers it', async () => {
+    const schema = database.schema();
+    await (await open(schema)).close();
+    const pool = database.pool({ max: 1 });
+    const registry = await openPostgresToolRegistry({ pool, schema, cache: false, busyTimeoutMs: 1000 });
+    try {
+      await registry.register({ tool_name: 'a', version: '1', input_schema: {}, output_schema: {} });
+      // It held its first connection while it waited for a second: STORAGE_BUSY every time.
+      expect(await registry.status()).toMatchObject({ schema, tools: 1, revision: 1, appliedMigrations: SHIPPED });
+    } finally {
+      await registry.close();
+    }
+  });
+
   it("a transaction the server ends by its transaction_timeout (PostgreSQL 17: a role's or a database's) is STORAGE_UNAVAILABLE, nothing stored, not a bare driver error", async (context) => {
     const version = await database.pool().query<{ v: number }>("SELECT current_setting('server_version_num')::int AS v");
     if ((version.rows[0]?.v ?? 0) < 170000) context.skip('transaction_timeout is PostgreSQL 17 and later');

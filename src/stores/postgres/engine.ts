@@ -556,39 +556,43 @@ export class PostgresEngine<T> {
   /** Counts and the schema's state, for operators and the CLI. */
   async status(): Promise<PostgresEngineStatus> {
     const client = await this.#timed('status', () => checkOut(this.pool, this.busyTimeoutMs));
+    let applied: string[];
     try {
-      const applied = await appliedMigrations(client, this.schema).catch((error: unknown) => {
+      applied = await appliedMigrations(client, this.schema).catch((error: unknown) => {
         throw sqlState(error) === '42501' ? readDenied('status', this.schema, error) : error;
       });
-      const counts = await this.read(async (trx) => {
-        const row = await trx
-          .selectFrom('tool_registrations')
-          .select((eb) => [
-            eb.fn.countAll<string>().as('tools'),
-            eb.fn.countAll<string>().filterWhere('enabled', '=', true).as('enabled'),
-          ])
-          .executeTakeFirstOrThrow();
-        const history = await trx.selectFrom('tool_specs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-        const head = await readHead(trx);
-        return { tools: safeInteger(row.tools, 'tools'), enabled: safeInteger(row.enabled, 'enabled'), history: safeInteger(history.n, 'history'), revision: head.revision };
-      }, 'status');
-      return {
-        schema: this.schema,
-        schemaVersion: applied.at(-1) ?? '',
-        appliedMigrations: applied,
-        tools: counts.tools,
-        enabled: counts.enabled,
-        disabled: counts.tools - counts.enabled,
-        revision: counts.revision,
-        specHistory: counts.history,
-        readonly: this.readonly,
-        cache: this.cache !== undefined,
-        listening: this.listener?.listening === true,
-        listenerPid: this.listener?.backendPid ?? null,
-      };
     } finally {
+      // Given back before the counts' read takes a connection: holding it meanwhile made status()
+      // wait for a second connection, which a pool of one (a role with CONNECTION LIMIT 1, a
+      // caller's pool with max 1) never has: STORAGE_BUSY every time.
       client.release();
     }
+    const counts = await this.read(async (trx) => {
+      const row = await trx
+        .selectFrom('tool_registrations')
+        .select((eb) => [
+          eb.fn.countAll<string>().as('tools'),
+          eb.fn.countAll<string>().filterWhere('enabled', '=', true).as('enabled'),
+        ])
+        .executeTakeFirstOrThrow();
+      const history = await trx.selectFrom('tool_specs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      const head = await readHead(trx);
+      return { tools: safeInteger(row.tools, 'tools'), enabled: safeInteger(row.enabled, 'enabled'), history: safeInteger(history.n, 'history'), revision: head.revision };
+    }, 'status');
+    return {
+      schema: this.schema,
+      schemaVersion: applied.at(-1) ?? '',
+      appliedMigrations: applied,
+      tools: counts.tools,
+      enabled: counts.enabled,
+      disabled: counts.tools - counts.enabled,
+      revision: counts.revision,
+      specHistory: counts.history,
+      readonly: this.readonly,
+      cache: this.cache !== undefined,
+      listening: this.listener?.listening === true,
+      listenerPid: this.listener?.backendPid ?? null,
+    };
   }
 
   /** Stops listening, ends the pool if it is ours (a caller's pool is left open). Idempotent. */
