@@ -169,6 +169,19 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it("a session's extra_float_digits (a role's or a database's setting) does not round what reads return", async () => {
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c extra_float_digits=-15');
+    const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema: database.schema(), cache: false });
+    try {
+      const call = { at: new Date().toISOString(), token: null, persona: null, namespace: 'default', tool: 't', version: null, fingerprint: null, upstream: null, outcome: 'ok' };
+      await registry.recordCalls([{ ...call, duration_ms: 35.5 }, { ...call, duration_ms: 0.1 + 0.2 }]);
+      expect((await registry.listCalls()).map((row) => row.duration_ms).sort()).toEqual([0.1 + 0.2, 35.5].sort());
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('status() needs one connection at a time: a pool of one (a role with CONNECTION LIMIT 1) answers it', async () => {
     const schema = database.schema();
     await (await open(schema)).close();
