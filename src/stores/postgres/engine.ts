@@ -400,7 +400,7 @@ export class PostgresEngine<T> {
       if (state === '42501') {
         throw new ReadOnlyError(operation, {
           cause: error,
-          detail: `a role that writes to the registry schema ${this.schema} needs USAGE on it and SELECT, INSERT, UPDATE and DELETE on its tables (docs/postgres.md, "Roles and rights")`,
+          detail: `a role that writes to the registry schema ${this.schema} needs USAGE on it and SELECT, INSERT, UPDATE and DELETE on its tables (and EXECUTE on its functions and on the advisory locks, PUBLIC's by default; docs/postgres.md, "Roles and rights")`,
         });
       }
       throw error;
