@@ -3,7 +3,7 @@
 // is refused with its path rather than stored altered (RFC 8785 takes JSON numbers as
 // IEEE 754 doubles; I-JSON warns that larger integers are not exact).
 import { SnapshotInvalidError, ValidationError } from './errors.js';
-import { formatPath } from './issues.js';
+import { MAX_LISTED_ISSUES, formatPath } from './issues.js';
 import type { RegistryIssue } from './issues.js';
 
 /** One number token of a JSON text whose value a double does not hold as written. */
@@ -155,13 +155,11 @@ export function inexactNumberIssues(text: string): RegistryIssue[] {
 }
 
 /**
- * The issues `parseJsonBytes` lists at most; the rest are counted in its message. 170,000
- * `1e400`s in a 1 MiB body, each listed with its path 60 levels deep, took 12 s, 1.7 GB and
- * a 100 MB answer (and ended the server where nothing bounded the depth: `/mcp`).
+ * The first `limit` inexact numbers and repeated keys (with `keys`) of a JSON text as issues,
+ * and how many there are: 170,000 `1e400`s in a 1 MiB body, each listed with its path 60
+ * levels deep, took 12 s, 1.7 GB and a 100 MB answer (and ended the server out of memory
+ * where nothing bounded the depth: `/mcp`).
  */
-export const MAX_LISTED_ISSUES = 100;
-
-/** The first `limit` inexact numbers and repeated keys (with `keys`) of a JSON text as issues, and how many there are. */
 function scanIssues(text: string, keys: boolean, limit: number): { issues: RegistryIssue[]; total: number } {
   const numbers = MAYBE_INEXACT.test(text);
   if (!numbers && !keys) return { issues: [], total: 0 };

@@ -50,6 +50,32 @@ describe('bodies whose checks cost more than their size', () => {
     expect(refused.detail).toMatch(/\(and 2998 more; the first 100 are listed\)$/);
   });
 
+  it('a batch, a snapshot or a spec lists at most 100 issues, and a batch stops being checked there', async () => {
+    // 300,000 `{}`s (1 MiB) were 900,000 issues: 21 s of the server's CPU and a 200 MB answer.
+    const batch = await api.call('POST', '/v1/tools', { body: Array.from({ length: 20_000 }, () => ({})) });
+    const problem = batch.body as Problem;
+    expect([batch.status, problem.code, problem.context.issues.length, problem.context.path]).toEqual([400, 'VALIDATION_FAILED', 100, '[0].tool_name']);
+    // Three issues each: checking stopped at the 34th spec, 102 found, the first 100 listed.
+    expect(problem.detail).toMatch(/; and 97 more \(checking stopped there: at most 100 issues are listed\)$/);
+    expect(problem.context.issues.at(-1)?.pathText).toBe('[33].tool_name');
+    const snapshot = await api.call('POST', '/v1/snapshot', { body: { tools: Array.from({ length: 20_000 }, () => ({})) } });
+    const refused = snapshot.body as Problem;
+    expect([snapshot.status, refused.code, refused.context.issues.length]).toEqual([400, 'SNAPSHOT_INVALID', 100]);
+    expect(refused.detail).toMatch(/\(checking stopped there: at most 100 issues are listed\)$/);
+    const tags = await api.call('PUT', '/v1/tools/tagged', { body: spec('tagged', '1', { tags: Array(5000).fill(1) }) });
+    const one = tags.body as Problem;
+    expect([tags.status, one.code, one.context.issues.length]).toEqual([400, 'VALIDATION_FAILED', 100]);
+    expect(one.detail).toMatch(/; and 4995 more \(the first 100 are listed\)$/);
+  });
+
+  it('POST /v1/check takes at most 10,000 specs at once (each gets a result)', async () => {
+    // 300,000 `{}`s: 12 s and a 215 MB report of refused results.
+    const over = await api.call('POST', '/v1/check', { body: Array.from({ length: 10_001 }, () => ({})) });
+    expect([over.status, over.body]).toMatchObject([400, { code: 'BAD_REQUEST', detail: 'the body holds 10001 specs; POST /v1/check takes at most 10000 at once: check them in parts', context: { path: '', limit: 10_000 } }]);
+    const at = await api.call('POST', '/v1/check', { body: Array.from({ length: 10_000 }, (_, index) => ({ tool_name: `c${index}`, input_schema: {}, output_schema: {} })) });
+    expect([at.status, (at.body as { results: unknown[] }).results.length]).toEqual([200, 10_000]);
+  });
+
   it('/mcp refuses a body nested deeper than 1000 levels before parsing it, and serves one at 1000', async () => {
     // 24 bodies of 500,000 brackets held the server 20 s; 150,000 `1e400`s 1,000 deep ended it out of memory.
     const session = await api.call('POST', '/mcp', { body: initialize, headers: mcpHeaders });
