@@ -385,17 +385,17 @@ class Context {
     const key = `${nodeKey(a as Schema)}|${nodeKey(b as Schema)}`;
     let answer = this.#equivalent.get(key);
     if (answer === undefined) {
-      answer = this.#bisimilar(a, b, new Set());
+      answer = this.#bisimilar(a, b, new Set(), 0);
       this.#equivalent.set(key, answer);
     }
     return answer;
   }
 
-  #bisimilar(x: unknown, y: unknown, assumed: Set<string>): boolean {
+  #bisimilar(x: unknown, y: unknown, assumed: Set<string>, refs: number): boolean {
     if (x === y && this.sameRoot) return true;
     if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return x === y;
     if (Array.isArray(x) || Array.isArray(y)) {
-      return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => this.#bisimilar(v, y[i], assumed));
+      return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => this.#bisimilar(v, y[i], assumed, refs));
     }
     if (!hasRef(x, this.before.refFlags) && !hasRef(y, this.after.refFlags)) return same(x, y);
     const rx = x as Record<string, unknown>;
@@ -416,13 +416,15 @@ class Context {
         }
         const pair = `${nodeKey(tx)}|${nodeKey(ty)}`;
         if (assumed.has(pair)) continue;
+        // A chain of refs longer than a spec may nest is not known equivalent (the walk then bounds it too).
+        if (refs >= MAX_JSON_DEPTH) return false;
         assumed.add(pair);
-        if (!this.#bisimilar(tx, ty, assumed)) return false;
+        if (!this.#bisimilar(tx, ty, assumed, refs + 1)) return false;
         continue;
       }
       // A dynamic reference depends on the path that reached it: equal only in one document.
       if ((key === '$dynamicRef' || key === '$recursiveRef') && !this.sameRoot) return false;
-      if (VALUE_KEYWORDS.has(key) ? !same(vx, vy) : !this.#bisimilar(vx, vy, assumed)) return false;
+      if (VALUE_KEYWORDS.has(key) ? !same(vx, vy) : !this.#bisimilar(vx, vy, assumed, refs)) return false;
     }
     return true;
   }
@@ -590,6 +592,13 @@ class Comparer {
     }
     const key = `${fa.key}\u0000${fb.key}`;
     if (this.#done.has(key)) return;
+    // Each ref followed is a level of recursion: a chain of 4,000 `$ref`s overflowed the stack
+    // (a 500 on PUT, POST /v1/check and diff). Past as many refs followed at once as a spec may
+    // nest levels (each holds up to three entries of `open`), it cannot be judged.
+    if (this.open.size >= 3 * MAX_JSON_DEPTH) {
+      this.report('ref-unresolved', path, a, b, UNDECIDABLE);
+      return;
+    }
     const open = this.open.get(key);
     if (open !== undefined) {
       // A recursive schema met again: assumed to hold (coinduction) only after a descent into

@@ -116,6 +116,27 @@ function hangul(next: () => number, length: number): string {
   return word;
 }
 
+describe('schemas whose $refs go on for long', () => {
+  it('compares, diffs and lints a chain of 20,000 $refs (they overflowed the stack: 500)', async () => {
+    const chain = (description: string) => ({
+      type: 'object',
+      description,
+      $defs: Object.fromEntries(Array.from({ length: 20_000 }, (_, index) => [`d${index}`, index === 19_999 ? { type: 'string' } : { $ref: `#/$defs/d${index + 1}` }])),
+      properties: { x: { $ref: '#/$defs/d0' } },
+    });
+    expect((await api.call('PUT', '/v1/tools/chain', { body: spec('chain', '1', { input_schema: chain('one') }) })).status).toBe(201);
+    const check = await api.call('POST', '/v1/check', { body: spec('chain', '2', { input_schema: chain('two') }) });
+    expect(check.status).toBe(200);
+    // Past 256 refs followed at once the comparison cannot tell: said, never a 500.
+    expect((check.body as { results: { differences: { type: string }[] }[] }).results[0]?.differences.map((difference) => difference.type)).toContain('ref-unresolved');
+    expect((await api.call('PUT', '/v1/tools/chain', { body: spec('chain', '2', { input_schema: chain('two') }) })).status).toBe(200);
+    expect((await api.call('GET', '/v1/tools/chain/diff?from=1&to=2')).status).toBe(200);
+    const lint = await api.call('GET', '/v1/lint?provider=anthropic&provider=openai&provider=gemini&provider=mcp&strict=true');
+    expect(lint.status).toBe(200);
+    expect((lint.body as { findings: { tool_name: string; rule: string }[] }).findings.filter((finding) => finding.tool_name === 'chain').length).toBeGreaterThan(0);
+  });
+});
+
 describe('search over Korean text', () => {
   it('indexes a description of 20,000 Korean words without asking ICU once per word', async () => {
     // ICU's Korean break engine cost ~140 µs a call: a 1 MB description of short Korean words
