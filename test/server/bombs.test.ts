@@ -137,6 +137,23 @@ describe('schemas whose $refs go on for long', () => {
   });
 });
 
+describe('lint of hostile schemas', () => {
+  it('lists at most 100 findings per tool and provider, then one counting the rest', async () => {
+    // 30 tools of 5,000 if/then/else (500 KB each) made GET /v1/lint take 30 s and 2.3 GB, then a 500.
+    const input_schema = { type: 'object', allOf: Array.from({ length: 2000 }, (_, index) => ({ if: { properties: { a: { const: index } } }, then: { required: [`b${index}`] } })) };
+    expect((await api.call('PUT', '/v1/tools/branchy', { body: spec('branchy', '1', { input_schema }) })).status).toBe(201);
+    const lint = await api.call('GET', '/v1/lint?provider=openai&provider=anthropic&strict=true');
+    const findings = (lint.body as { findings: { tool_name: string; provider: string; rule: string; severity: string; message: string }[] }).findings.filter((finding) => finding.tool_name === 'branchy');
+    for (const provider of ['openai', 'anthropic']) {
+      const mine = findings.filter((finding) => finding.provider === provider);
+      expect([provider, mine.length]).toEqual([provider, 101]);
+      expect(mine.at(-1)).toMatchObject({ rule: 'more-findings', severity: 'error', message: expect.stringMatching(/^\d+ more findings of this tool for this provider are not listed \(at most 100 are\)$/) });
+    }
+    // Remembered per registration: the same answer again.
+    expect((await api.call('GET', '/v1/lint?provider=openai&provider=anthropic&strict=true')).text).toBe(lint.text);
+  });
+});
+
 describe('search over Korean text', () => {
   it('indexes a description of 20,000 Korean words without asking ICU once per word', async () => {
     // ICU's Korean break engine cost ~140 µs a call: a 1 MB description of short Korean words
