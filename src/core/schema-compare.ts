@@ -416,8 +416,8 @@ class Context {
         }
         const pair = `${nodeKey(tx)}|${nodeKey(ty)}`;
         if (assumed.has(pair)) continue;
-        // A chain of refs longer than a spec may nest is not known equivalent (the walk then bounds it too).
-        if (refs >= MAX_JSON_DEPTH) return false;
+        // A chain of more refs than MAX_OPEN_REFS is not known equivalent (the walk then bounds it too).
+        if (refs >= MAX_OPEN_REFS) return false;
         assumed.add(pair);
         if (!this.#bisimilar(tx, ty, assumed, refs + 1)) return false;
         continue;
@@ -438,6 +438,9 @@ class Context {
  */
 let work = 0;
 const WORK_LIMIT = 1_000_000;
+
+/** Refs followed at once past which a comparison cannot tell (`ref-unresolved`); as deep as `validates` follows them. */
+const MAX_OPEN_REFS = 64;
 
 /** Whether no value can be valid under two of the schemas (all of one document); false past the work budget. */
 function pairwiseDisjoint(list: readonly Schema[], doc: SchemaDocument): boolean {
@@ -593,9 +596,10 @@ class Comparer {
     const key = `${fa.key}\u0000${fb.key}`;
     if (this.#done.has(key)) return;
     // Each ref followed is a level of recursion: a chain of 4,000 `$ref`s overflowed the stack
-    // (a 500 on PUT, POST /v1/check and diff). Past as many refs followed at once as a spec may
-    // nest levels (each holds up to three entries of `open`), it cannot be judged.
-    if (this.open.size >= 3 * MAX_JSON_DEPTH) {
+    // (a 500 on PUT, POST /v1/check and diff), and each of n properties that starts a chain
+    // walks it again (n times its length). Past MAX_OPEN_REFS refs followed at once (each
+    // holds up to three entries of `open`), it cannot be judged.
+    if (this.open.size >= 3 * MAX_OPEN_REFS) {
       this.report('ref-unresolved', path, a, b, UNDECIDABLE);
       return;
     }

@@ -127,7 +127,7 @@ describe('schemas whose $refs go on for long', () => {
     expect((await api.call('PUT', '/v1/tools/chain', { body: spec('chain', '1', { input_schema: chain('one') }) })).status).toBe(201);
     const check = await api.call('POST', '/v1/check', { body: spec('chain', '2', { input_schema: chain('two') }) });
     expect(check.status).toBe(200);
-    // Past 256 refs followed at once the comparison cannot tell: said, never a 500.
+    // Past 64 refs followed at once the comparison cannot tell: said, never a 500.
     expect((check.body as { results: { differences: { type: string }[] }[] }).results[0]?.differences.map((difference) => difference.type)).toContain('ref-unresolved');
     expect((await api.call('PUT', '/v1/tools/chain', { body: spec('chain', '2', { input_schema: chain('two') }) })).status).toBe(200);
     expect((await api.call('GET', '/v1/tools/chain/diff?from=1&to=2')).status).toBe(200);
