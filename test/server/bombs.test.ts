@@ -137,6 +137,17 @@ describe('schemas whose $refs go on for long', () => {
   });
 });
 
+describe('small requests that were a 500', () => {
+  it('refuses a deprecation message holding U+0000 (SQLite counted "\\u0000" as empty: a 500; PostgreSQL text cannot hold it)', async () => {
+    expect((await api.call('PUT', '/v1/tools/nul', { body: spec('nul') })).status).toBe(201);
+    for (const message of ['\u0000', 'a\u0000b']) {
+      const reply = await api.call('POST', '/v1/tools/nul/deprecate', { body: { message } });
+      expect([reply.status, reply.body]).toMatchObject([400, { code: 'VALIDATION_FAILED', context: { path: 'message' } }]);
+      expect((reply.body as { detail: string }).detail).toContain('must not contain U+0000 (NUL)');
+    }
+  });
+});
+
 describe('lint of hostile schemas', () => {
   it('lists at most 100 findings per tool and provider, then one counting the rest', async () => {
     // 30 tools of 5,000 if/then/else (500 KB each) made GET /v1/lint take 30 s and 2.3 GB, then a 500.
