@@ -52,7 +52,7 @@ export { parseJsonBytes } from './core/json-text.js';
 export type { JsonBytesOptions } from './core/json-text.js';
 export { canonicalJson } from './core/canonical.js';
 export { fingerprintOf, validateSpecs, validateSnapshot } from './core/validation.js';
-export { inexactNumberIssues } from './core/json-text.js';
+export { inexactNumberIssues, jsonDepth } from './core/json-text.js';
 export { planImport } from './core/rules.js';
 export { InMemoryToolRegistry } from './stores/memory/in-memory-tool-registry.js';
 export type { InMemoryToolRegistryOptions, InMemoryStatus } from './stores/memory/in-memory-tool-registry.js';
