@@ -98,13 +98,14 @@ function restore(value: unknown, before: unknown): void {
 }
 
 /**
- * A check the pattern budget stopped: refused, never valid. It names the first place (depth
- * first) holding the value the test was on, as a value or a property name; the other issues
- * are left out (a test past the budget answered `false`, so ajv's would mislead).
+ * A check the pattern budget stopped: refused, never valid. It names the pattern as ajv's own
+ * message does (`must match pattern "..."`) and the first place (depth first) holding the
+ * value the test was on, as a value or a property name; the other issues are left out (a test
+ * past the budget answered `false`, so ajv's would mislead).
  */
 function uncheckedIssue({ pattern, value }: Unchecked, checked: unknown): ToolResultIssue {
   if (pattern === undefined || value === undefined) return { path: '', message: `could not be checked within ${PATTERN_CHECK_MS} ms` };
-  return { path: placeOf(value, checked) ?? '', message: `could not be checked against pattern ${JSON.stringify(pattern)} within ${PATTERN_CHECK_MS} ms` };
+  return { path: placeOf(value, checked) ?? '', message: `could not be checked against pattern "${pattern}" within ${PATTERN_CHECK_MS} ms` };
 }
 
 /** The JSON Pointer of the first place in `data` that is the string `text` or a property named so. */

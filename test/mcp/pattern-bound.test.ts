@@ -10,10 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSqliteToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
+import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import { CLI, ROOT, childEnv, listeningUrl, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
+import { startHttpUpstream } from '../support/http-upstream.js';
+import { approveListed } from '../support/upstreams.js';
 import { connectStdio, textOf } from './helpers.js';
 
 useChildProcessTimeout();
@@ -73,6 +77,35 @@ describe('a crafted argument against a backtracking pattern, over MCP', () => {
       expect((await stdio.client.callTool({ name: 'echo', arguments: { text: 'after' } })).structuredContent).toEqual({ text: 'after' });
     } finally {
       await stdio.client.close();
+    }
+  });
+
+  it("a gateway serving an approved upstream tool's backtracking pattern refuses the call and never forwards it", async () => {
+    const calls: string[] = [];
+    const upstream = await startHttpUpstream(
+      () => [{ name: 'tag', inputSchema: { type: 'object', properties: { label: { type: 'string', pattern: '^(\\w+\\s?)+$' } } } }],
+      (_name, args) => {
+        calls.push(args.label as string);
+        return { content: [{ type: 'text', text: 'tagged' }] };
+      },
+    );
+    const registry = new InMemoryToolRegistry();
+    await registry.putUpstream({ name: 'up', transport: { type: 'http', url: upstream.url, headers: {} } });
+    const gateway = await gatewayToolSet(registry, []);
+    const client = new Client({ name: 'pattern-bound', version: '1' });
+    try {
+      await approveListed(registry, gateway);
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await createMcpServer(gateway).connect(a);
+      await client.connect(b);
+      const answer = await client.callTool({ name: 'up_tag', arguments: { label: `${'a'.repeat(40)}!` } });
+      expect([answer.isError, textOf(answer).split('\n')[0]]).toEqual([true, `INVALID_ARGUMENTS: Invalid arguments for tool 'up_tag': /label could not be checked against pattern "^(\\w+\\s?)+$" within 100 ms`]);
+      expect(textOf(await client.callTool({ name: 'up_tag', arguments: { label: 'two words' } }))).toBe('tagged');
+      expect(calls).toEqual(['two words']);
+    } finally {
+      await client.close();
+      await gateway.close();
+      await upstream.close();
     }
   });
 });

@@ -9,7 +9,8 @@ import type { ToolResult } from '../../src/index.js';
 
 const hostile = `${'a'.repeat(40)}b`;
 const words = `${'a'.repeat(40)}!`;
-const refusal = (pattern: string): string => `could not be checked against pattern ${JSON.stringify(pattern)} within 100 ms`;
+// The pattern as ajv's own message shows it (`must match pattern "^(a+)+$"`).
+const refusal = (pattern: string): string => `could not be checked against pattern "${pattern}" within 100 ms`;
 
 const spell = defineTool({
   name: 'spell',
