@@ -12,7 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryToolRegistry, defineTool, liveToolSet, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import { CLI, ROOT, childEnv, listeningUrl, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
@@ -106,6 +107,33 @@ describe('a crafted argument against a backtracking pattern, over MCP', () => {
       await client.close();
       await gateway.close();
       await upstream.close();
+    }
+  });
+
+  it("a form's elicitation answer against a backtracking pattern in its requestedSchema: the handler's elicit is refused in time, as a non-matching answer is", async () => {
+    const ask = defineTool({
+      name: 'ask',
+      version: '1',
+      input_schema: { type: 'object' },
+      handler: async (_args, { elicit }) => (await elicit({ message: 'A word?', requestedSchema: { type: 'object', properties: { word: { type: 'string', pattern: '^(a+)+$' } } } })).content,
+    });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [ask]);
+    const live = await liveToolSet(registry, [ask]);
+    const answers = [hostile, 'aab', 'aaa'];
+    const client = new Client({ name: 'pattern-bound', version: '1' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { word: answers.shift() as string } }));
+    try {
+      const [a, b] = InMemoryTransport.createLinkedPair();
+      await createMcpServer(live).connect(a);
+      await client.connect(b);
+      const failed = "TOOL_FAILED: Tool 'ask' failed: Elicitation response content does not match requested schema: ";
+      expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe(`${failed}/word ${reason}`);
+      expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe(`${failed}/word must match pattern "^(a+)+$"`);
+      expect((await client.callTool({ name: 'ask', arguments: {} })).structuredContent).toEqual({ word: 'aaa' });
+    } finally {
+      await client.close();
+      await live.close();
     }
   });
 });
