@@ -8,6 +8,7 @@ import type { JsonObject } from '../core/contracts.js';
 import { PATTERN_CHECK_MS, boundedRegExp, checkWhole, compiling, startCheck, uncheckedTest } from './pattern-engine.js';
 import type { Patterns, Unchecked } from './pattern-engine.js';
 import type { ToolResultIssue } from './tool-result.js';
+import { uniqueItems } from './unique-items.js';
 
 /** A compiled schema: `check(value)` returns every problem, or `undefined` when valid. */
 export type SchemaCheck = (value: unknown) => ToolResultIssue[] | undefined;
@@ -29,6 +30,8 @@ function instance(draft: Draft, useDefaults: boolean): AjvInstance {
     const options = { ...BASE, useDefaults };
     ajv = draft === 'draft-07' ? new Ajv(options) : draft === '2019-09' ? new Ajv2019(options) : new Ajv2020(options);
     addFormats.default(ajv);
+    ajv.removeKeyword('uniqueItems');
+    ajv.addKeyword(uniqueItems);
     instances.set(key, ajv);
   }
   return ajv;
