@@ -18,7 +18,7 @@
 
 CREATE OR REPLACE FUNCTION tool_registry_write_if(lock_timeout_ms integer, expected json, specs json, registrations json, policy json)
 RETURNS TABLE (written boolean, revision bigint, token text)
-LANGUAGE plpgsql SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan SET tool_registry.store_logs = 'on' AS $$
+LANGUAGE plpgsql SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   n bigint; head bigint; trim_at bigint; keep bigint; tok text; stamp text;
   names text[]; actions text[]; versions text[];
@@ -79,6 +79,11 @@ BEGIN
     LEFT JOIN json_array_elements(expected) AS x (v) ON x.v->>0 = g.v->>0
   ) AS c
   WHERE c.action IS NOT NULL;
+  -- The triggers step aside while the function logs its own writes (0004). Set here, not as a
+  -- SET clause of the function: PostgreSQL 15 and later let only a superuser (or a role
+  -- granted SET ON PARAMETER) create a function that sets a custom parameter, and a migration
+  -- run by the schema's owner must not need one.
+  PERFORM set_config('tool_registry.store_logs', 'on', true);
   INSERT INTO tool_specs AS s (tool_name, fingerprint, version, spec_json, first_registered_at)
   SELECT e->>0, e->>1, e->>2, e->>3, e->>4 FROM json_array_elements(specs) AS e
   ON CONFLICT (tool_name, fingerprint) DO UPDATE SET spec_json = EXCLUDED.spec_json
@@ -88,6 +93,7 @@ BEGIN
   SELECT e->>0, e->>1, (e->>2)::boolean, e->>3 FROM json_array_elements(registrations) AS e
   ON CONFLICT (tool_name) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, enabled = EXCLUDED.enabled, created_at = EXCLUDED.created_at
   WHERE (r.fingerprint, r.enabled, r.created_at) IS DISTINCT FROM (EXCLUDED.fingerprint, EXCLUDED.enabled, EXCLUDED.created_at);
+  PERFORM set_config('tool_registry.store_logs', 'off', true);
   n := coalesce(cardinality(names), 0);
   IF n = 0 THEN
     RETURN QUERY SELECT true, h.revision, h.token FROM tool_registry_head AS h;

@@ -55,12 +55,15 @@ async function openPostgres(database: string, readonly: boolean, options: OpenOp
     return await openPostgresToolRegistry({ ...options, connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (caught) {
     const error = driverError(caught);
+    if (error instanceof CliError) throw new CliError(error.code, `cannot open database ${describeDatabase(database)}: ${error.message}`, { cause: caught });
     if (error instanceof ToolRegistryError && error.code === 'READ_ONLY' && error.context.method === 'openPostgresToolRegistry') {
       // The store's message names no database: say which schema could not be made.
       const why = error.cause instanceof Error ? error.cause.message : String(error.cause);
+      // The migrations a new release must apply first, when the store names them.
+      const pending = typeof error.context.detail === 'string' && error.context.detail.includes(' needs migrations ') ? `; ${error.context.detail}` : '';
       throw new CliError(
         'READ_ONLY',
-        `cannot create or migrate the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}: the server refuses this role's writes (${why}); nothing was changed`,
+        `cannot create or migrate the registry schema ${schema ?? 'tool_registry'} in ${describeDatabase(database)}: the server refuses this role's writes (${why}); nothing was changed${pending}`,
         { cause: error },
       );
     }
@@ -179,7 +182,13 @@ export function storageFailureCode(database: string, error: Error): string | und
  * the command reports as IO_ERROR like any failure of its database; anything else as it is.
  */
 function driverError(error: unknown): unknown {
-  return error instanceof ToolRegistryError && error.code === 'STORAGE_UNAVAILABLE' && error.cause instanceof Error ? error.cause : error;
+  if (!(error instanceof ToolRegistryError) || error.code !== 'STORAGE_UNAVAILABLE') return error;
+  // The server or the connection went away: the driver's error says it, with its code.
+  if (error.cause instanceof Error && isConnectionFailure(error.cause)) return error.cause;
+  // The store's own diagnosis (a role that may not read the schema, a schema dropped while the
+  // command ran), which names the schema and what is missing: its message, as IO_ERROR. The
+  // driver's error alone was printed as INTERNAL with a stack.
+  return new CliError('IO_ERROR', error.message, { cause: error });
 }
 
 /**
@@ -189,6 +198,7 @@ function driverError(error: unknown): unknown {
  */
 export function storageFailure(database: string, caught: unknown): unknown {
   const error = driverError(caught);
+  if (error instanceof CliError) return new CliError(error.code, `database ${describeDatabase(database)}: ${error.message}`, { cause: caught });
   if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
   const code = storageFailureCode(database, error);
   if (code === undefined) return error;

@@ -16,7 +16,7 @@ import {
   tokenFileVerifier,
 } from '../server/index.js';
 import type { NamespaceSource, TokenScope } from '../server/index.js';
-import { isPostgresUrl, openFailure, postgresTarget, storageFailure } from './database.js';
+import { describeDatabase, isPostgresUrl, openFailure, postgresTarget, storageFailure } from './database.js';
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
@@ -137,7 +137,14 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     // a missing folder, a folder it may not write) is IO_ERROR or READ_ONLY, as for every command.
     if (options.dataDir !== undefined) throw error;
     const database = resolveDatabase(options.db, io.env);
-    throw isPostgresUrl(database) ? storageFailure(database, error) : openFailure(database, error, 'readwrite');
+    if (!isPostgresUrl(database)) throw openFailure(database, error, 'readwrite');
+    const failure = storageFailure(database, error);
+    // What the one-shot commands' open reports as IO_ERROR (a migration the schema refuses: a
+    // table of another application under the same name) was INTERNAL with a stack here.
+    if (failure instanceof Error && !(failure instanceof CliError) && !(failure instanceof ToolRegistryError)) {
+      throw new CliError('IO_ERROR', `cannot open database ${describeDatabase(database)}: ${failure.message}`, { cause: failure });
+    }
+    throw failure;
   }
   let running;
   try {

@@ -266,7 +266,8 @@ function errorOfCall<T>(pending: Promise<T>, method: string, toolName: string | 
       throw error instanceof StorageBusyError ? new StorageBusyError(message, named, error.cause) : new StorageUnavailableError(message, named, error.cause);
     }
     if (error instanceof ReadOnlyError && error.context.tool_name === undefined) {
-      throw new ReadOnlyError(method, { cause: error.cause, toolName });
+      const detail = error.context.detail;
+      throw new ReadOnlyError(method, { cause: error.cause, toolName, ...(typeof detail === 'string' ? { detail } : {}) });
     }
     throw error;
   });

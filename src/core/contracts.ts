@@ -277,7 +277,10 @@ export const Sunset = z.string({ error: SUNSET_MESSAGE }).refine((text) => isIso
  * to use instead, and when it stops being offered. Unknown fields are an error.
  */
 export const Deprecation = z.strictObject({
-  message: Text.min(1, { error: 'must be a non-empty string' }),
+  // U+0000: SQLite's CHECK counted '\u0000' as empty (a 500), and PostgreSQL text cannot hold it.
+  message: Text.min(1, { error: 'must be a non-empty string' }).refine(hasNoNul, {
+    error: withValue('must not contain U+0000 (NUL): every store keeps the message in a text column, and PostgreSQL text cannot hold it'),
+  }),
   replacement: z
     .string()
     .regex(TOOL_NAME_PATTERN, { error: 'must be a tool name: 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' })

@@ -124,7 +124,7 @@ export class StorageBusyError extends ToolRegistryError {
 
 /**
  * The storage cannot be reached: the database server is down, restarting or failing over, or
- * it ended the connection (PostgreSQL: refused or reset connections, `57P01`-`57P03`, `57P05`, `25P03`, class
+ * it ended the connection (PostgreSQL: refused or reset connections, `57P01`-`57P03`, `57P05`, `25P03`, `25P04`, class
  * `08`, a connection that ended without a word). Retry later; the driver's error is `cause`.
  * `context.operation` is the method; for a write, `context.outcome` says what is known of it:
  * `'not_written'` (it failed before its commit was sent: nothing of it is stored) or
@@ -143,16 +143,19 @@ export class ReadOnlyError extends ToolRegistryError {
   /**
    * Without `cause`: the registry was opened read-only. With `cause` (the store's own error):
    * the storage refused the write, such as a SQLite file this process may not write.
-   * `toolName`: the one tool the write named (`context.tool_name`).
+   * `toolName`: the one tool the write named (`context.tool_name`). `detail`: what the
+   * operator can do about it (`context.detail`, also appended to the message), such as the
+   * right a PostgreSQL role lacks or the migrations it may not apply.
    */
-  constructor(method: string, options: { cause?: unknown; toolName?: string } = {}) {
+  constructor(method: string, options: { cause?: unknown; toolName?: string; detail?: string } = {}) {
     const why =
       options.cause === undefined
         ? 'the registry was opened read-only'
         : `the database cannot be written by this process (${options.cause instanceof Error ? options.cause.message : String(options.cause)})`;
     const call = `${method}(${options.toolName === undefined ? '' : JSON.stringify(options.toolName)})`;
-    super('READ_ONLY', `cannot call ${call}: ${why}`, {
-      context: options.toolName === undefined ? { method } : { method, tool_name: options.toolName },
+    const { detail } = options;
+    super('READ_ONLY', `cannot call ${call}: ${why}${detail === undefined ? '' : `; ${detail}`}`, {
+      context: { method, ...(options.toolName === undefined ? {} : { tool_name: options.toolName }), ...(detail === undefined ? {} : { detail }) },
       cause: options.cause,
     });
   }

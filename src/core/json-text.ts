@@ -3,7 +3,7 @@
 // is refused with its path rather than stored altered (RFC 8785 takes JSON numbers as
 // IEEE 754 doubles; I-JSON warns that larger integers are not exact).
 import { SnapshotInvalidError, ValidationError } from './errors.js';
-import { formatPath } from './issues.js';
+import { MAX_LISTED_ISSUES, formatPath } from './issues.js';
 import type { RegistryIssue } from './issues.js';
 
 /** One number token of a JSON text whose value a double does not hold as written. */
@@ -66,9 +66,12 @@ function closingQuote(text: string, start: number): number {
  * One pass over a valid JSON text: its inexact numbers (when `numbers`) and its keys given
  * twice in one object (when `keys`), each with its path.
  */
-function scanJson(text: string, want: { numbers: boolean; keys: boolean }): { inexact: InexactNumber[]; repeated: RepeatedKey[] } {
+function scanJson(text: string, want: { numbers: boolean; keys: boolean; limit?: number }): { inexact: InexactNumber[]; repeated: RepeatedKey[]; total: number } {
   const inexact: InexactNumber[] = [];
   const repeated: RepeatedKey[] = [];
+  // Each found one's path costs its depth: past `limit` they are only counted.
+  const limit = want.limit ?? Infinity;
+  let total = 0;
   // One frame per open object (the key being read, and the keys seen) or array (the index being read).
   const frames: { key: string | number; inObject: boolean; expectKey: boolean; seen: Set<string> | undefined }[] = [];
   // Strings are skipped whole (most of a text's bytes); everything else is read a character at a time.
@@ -83,8 +86,8 @@ function scanJson(text: string, want: { numbers: boolean; keys: boolean }): { in
         const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
         top.key = key;
         if (top.seen !== undefined) {
-          if (top.seen.has(key)) repeated.push({ path: frames.map((frame) => frame.key), key });
-          else top.seen.add(key);
+          if (!top.seen.has(key)) top.seen.add(key);
+          else if (total++ < limit) repeated.push({ path: frames.map((frame) => frame.key), key });
         }
       }
       i = end + 1;
@@ -110,13 +113,13 @@ function scanJson(text: string, want: { numbers: boolean; keys: boolean }): { in
       let end = i + 1;
       while (end < text.length && /[\d.eE+-]/.test(text[end] as string)) end++;
       const token = text.slice(i, end);
-      if (!isExactNumber(token)) inexact.push({ path: frames.map((frame) => frame.key), token });
+      if (!isExactNumber(token) && total++ < limit) inexact.push({ path: frames.map((frame) => frame.key), token });
       i = end;
     } else {
       i++;
     }
   }
-  return { inexact, repeated };
+  return { inexact, repeated, total };
 }
 
 /**
@@ -151,15 +154,23 @@ export function inexactNumberIssues(text: string): RegistryIssue[] {
   );
 }
 
-/** The inexact numbers, then the repeated keys, of a JSON text as issues. */
-function scanIssues(text: string): RegistryIssue[] {
-  const { inexact, repeated } = scanJson(text, { numbers: MAYBE_INEXACT.test(text), keys: true });
+/**
+ * The first `limit` inexact numbers and repeated keys (with `keys`) of a JSON text as issues,
+ * and how many there are: 170,000 `1e400`s in a 1 MiB body, each listed with its path 60
+ * levels deep, took 12 s, 1.7 GB and a 100 MB answer (and ended the server out of memory
+ * where nothing bounded the depth: `/mcp`).
+ */
+function scanIssues(text: string, keys: boolean, limit: number): { issues: RegistryIssue[]; total: number } {
+  const numbers = MAYBE_INEXACT.test(text);
+  if (!numbers && !keys) return { issues: [], total: 0 };
+  const { inexact, repeated, total } = scanJson(text, { numbers, keys, limit });
   const issue = (path: readonly (string | number)[], message: string): RegistryIssue =>
     Object.freeze({ code: 'custom', message, path: Object.freeze([...path]), pathText: formatPath(path) });
-  return [
+  const issues = [
     ...inexact.map(({ path, token }) => issue(path, inexactMessage(token))),
     ...repeated.map(({ path, key }) => issue(path, `the key ${JSON.stringify(key)} is given twice in one object (JSON.parse would keep the last); give it once`)),
   ];
+  return { issues, total };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -229,6 +240,26 @@ function pathAtEnd(text: string): (string | number)[] {
   return frames.map((frame) => frame.key);
 }
 
+/** The deepest nesting of arrays and objects in JSON text (strings skipped). */
+export function jsonDepth(text: string, stopAt: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+      if (deepest > stopAt) return deepest;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return deepest;
+}
+
 /** What `parseJsonBytes` is reading, for its messages and its error. */
 export interface JsonBytesOptions {
   /** The input in messages: `standard input`, a file name, `the body`. */
@@ -241,6 +272,12 @@ export interface JsonBytesOptions {
    * I-JSON (RFC 7493) forbids it. The command's files and standard input set it.
    */
   readonly refuseRepeatedKeys?: boolean;
+  /**
+   * Refuse text whose arrays and objects nest deeper than this, counted before it is parsed:
+   * `JSON.parse` and the checks above cost far more per byte on deep text (a 1 MiB body of
+   * 500,000 brackets: 0.5-2 s), and each issue's path is as long as its depth.
+   */
+  readonly maxDepth?: number;
 }
 
 /**
@@ -253,7 +290,7 @@ export interface JsonBytesOptions {
  *   `context.path` and `issues` for a number or a repeated key
  */
 export function parseJsonBytes(bytes: Uint8Array, options: JsonBytesOptions): unknown {
-  const { name, kind = 'spec', refuseRepeatedKeys = false } = options;
+  const { name, kind = 'spec', refuseRepeatedKeys = false, maxDepth } = options;
   const refuse = (message: string, issues: readonly RegistryIssue[] = [], context: Record<string, unknown> = {}): never => {
     throw kind === 'spec' ? new ValidationError(message, issues, context) : new SnapshotInvalidError(message, issues, context);
   };
@@ -269,16 +306,17 @@ export function parseJsonBytes(bytes: Uint8Array, options: JsonBytesOptions): un
   }
   // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON.parse does not.
   const text = decoded.replace(/^\uFEFF/, '');
+  if (maxDepth !== undefined && jsonDepth(text, maxDepth) > maxDepth) refuse(`${name} nests arrays and objects deeper than ${maxDepth} levels`, [], { max_depth: maxDepth });
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
     refuse(`${name} is not JSON: ${text.trim() === '' ? 'it is empty' : (error as Error).message}`);
   }
-  const issues = refuseRepeatedKeys ? scanIssues(text) : inexactNumberIssues(text);
-  if (issues.length > 0) {
+  const { issues, total } = scanIssues(text, refuseRepeatedKeys, MAX_LISTED_ISSUES);
+  if (total > 0) {
     const first = issues[0] as RegistryIssue;
-    refuse(`${name}: ${first.pathText}: ${first.message}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, issues, { path: first.pathText });
+    refuse(`${name}: ${first.pathText}: ${first.message}${total > 1 ? ` (and ${total - 1} more${total > issues.length ? `; the first ${issues.length} are listed` : ''})` : ''}`, issues, { path: first.pathText });
   }
   return value;
 }

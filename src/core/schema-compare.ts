@@ -386,17 +386,17 @@ class Context {
     const key = `${nodeKey(a as Schema)}|${nodeKey(b as Schema)}`;
     let answer = this.#equivalent.get(key);
     if (answer === undefined) {
-      answer = this.#bisimilar(a, b, new Set());
+      answer = this.#bisimilar(a, b, new Set(), 0);
       this.#equivalent.set(key, answer);
     }
     return answer;
   }
 
-  #bisimilar(x: unknown, y: unknown, assumed: Set<string>): boolean {
+  #bisimilar(x: unknown, y: unknown, assumed: Set<string>, refs: number): boolean {
     if (x === y && this.sameRoot) return true;
     if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return x === y;
     if (Array.isArray(x) || Array.isArray(y)) {
-      return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => this.#bisimilar(v, y[i], assumed));
+      return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => this.#bisimilar(v, y[i], assumed, refs));
     }
     if (!hasRef(x, this.before.refFlags) && !hasRef(y, this.after.refFlags)) return same(x, y);
     const rx = x as Record<string, unknown>;
@@ -417,13 +417,15 @@ class Context {
         }
         const pair = `${nodeKey(tx)}|${nodeKey(ty)}`;
         if (assumed.has(pair)) continue;
+        // A chain of more refs than MAX_OPEN_REFS is not known equivalent (the walk then bounds it too).
+        if (refs >= MAX_OPEN_REFS) return false;
         assumed.add(pair);
-        if (!this.#bisimilar(tx, ty, assumed)) return false;
+        if (!this.#bisimilar(tx, ty, assumed, refs + 1)) return false;
         continue;
       }
       // A dynamic reference depends on the path that reached it: equal only in one document.
       if ((key === '$dynamicRef' || key === '$recursiveRef') && !this.sameRoot) return false;
-      if (VALUE_KEYWORDS.has(key) ? !same(vx, vy) : !this.#bisimilar(vx, vy, assumed)) return false;
+      if (VALUE_KEYWORDS.has(key) ? !same(vx, vy) : !this.#bisimilar(vx, vy, assumed, refs)) return false;
     }
     return true;
   }
@@ -437,6 +439,9 @@ class Context {
  */
 let work = 0;
 const WORK_LIMIT = 1_000_000;
+
+/** Refs followed at once past which a comparison cannot tell (`ref-unresolved`); as deep as `validates` follows them. */
+const MAX_OPEN_REFS = 64;
 
 /** Whether no value can be valid under two of the schemas (all of one document); false past the work budget. */
 function pairwiseDisjoint(list: readonly Schema[], doc: SchemaDocument): boolean {
@@ -591,6 +596,14 @@ class Comparer {
     }
     const key = `${fa.key}\u0000${fb.key}`;
     if (this.#done.has(key)) return;
+    // Each ref followed is a level of recursion: a chain of 4,000 `$ref`s overflowed the stack
+    // (a 500 on PUT, POST /v1/check and diff), and each of n properties that starts a chain
+    // walks it again (n times its length). Past MAX_OPEN_REFS refs followed at once (each
+    // holds up to three entries of `open`), it cannot be judged.
+    if (this.open.size >= 3 * MAX_OPEN_REFS) {
+      this.report('ref-unresolved', path, a, b, UNDECIDABLE);
+      return;
+    }
     const open = this.open.get(key);
     if (open !== undefined) {
       // A recursive schema met again: assumed to hold (coinduction) only after a descent into

@@ -13,7 +13,7 @@ import {
   ToolSpec,
 } from './contracts.js';
 import { DuplicateToolError, SnapshotInvalidError, ValidationError } from './errors.js';
-import { describeIssues, toRegistryIssues } from './issues.js';
+import { MAX_LISTED_ISSUES, describeIssues, toRegistryIssues } from './issues.js';
 import type { RegistryIssue } from './issues.js';
 
 /** A validated spec reduced to what stores write: its canonical JSON and fingerprint. */
@@ -186,8 +186,8 @@ export function parseSpec(input: unknown): PreparedSpec {
     const issues = toRegistryIssues(result.error.issues);
     const name = toolNameOf(input);
     throw new ValidationError(
-      `invalid tool spec${name === undefined ? '' : ` ${JSON.stringify(name)}`}: ${describeIssues(issues, input)}`,
-      issues,
+      `invalid tool spec${name === undefined ? '' : ` ${JSON.stringify(name)}`}: ${describeIssues(issues, input)}${listedNote(issues.length, false)}`,
+      issues.slice(0, MAX_LISTED_ISSUES),
       name === undefined ? {} : { tool_name: name },
     );
   }
@@ -202,16 +202,24 @@ export function parseSpec(input: unknown): PreparedSpec {
 export function parseSpecs(inputs: readonly unknown[]): PreparedSpec[] {
   const issues: RegistryIssue[] = [];
   let firstBadName: string | undefined;
-  // Array.from visits holes (as undefined), so a sparse batch is reported, not skipped.
-  const prepared = Array.from(inputs, (input, index) => {
+  const prepared: (PreparedSpec | undefined)[] = [];
+  let stopped = false;
+  // Index by index, so holes of a sparse batch are reported (as undefined), not skipped.
+  for (let index = 0; index < inputs.length; index++) {
+    const input = inputs[index];
     const result = parseToolSpec(input);
-    if (result.success) return prepare(result.data, input, result.schemaTexts);
+    if (result.success) {
+      prepared.push(prepare(result.data, input, result.schemaTexts));
+      continue;
+    }
     if (issues.length === 0) firstBadName = toolNameOf(input);
     issues.push(...toRegistryIssues(result.error.issues, [index]));
-    return undefined;
-  });
+    // The batch is refused anyway: checking every entry of a hostile one cost 33 µs each.
+    stopped = issues.length >= MAX_LISTED_ISSUES && index < inputs.length - 1;
+    if (stopped) break;
+  }
   if (issues.length > 0) {
-    throw new ValidationError(`invalid tool specs: ${describeIssues(issues, inputs)}`, issues, {
+    throw new ValidationError(`invalid tool specs: ${describeIssues(issues, inputs)}${listedNote(issues.length, stopped)}`, issues.slice(0, MAX_LISTED_ISSUES), {
       path: (issues[0] as RegistryIssue).pathText,
       ...(firstBadName === undefined ? {} : { tool_name: firstBadName }),
     });
@@ -262,11 +270,15 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
   let duplicate: DuplicateToolError | undefined;
   const seen = new Map<string, string>();
   const entries: PreparedImportEntry[] = [];
+  let stopped = false;
   for (let index = 0; index < tools.length; index++) {
     const checked = checkSnapshotEntry(tools[index], index);
     if (!checked.ok) {
       if (issues.length === 0) firstBadName = checked.toolName;
       issues.push(...checked.issues);
+      // The snapshot is refused anyway (see parseSpecs).
+      stopped = issues.length >= MAX_LISTED_ISSUES && index < tools.length - 1;
+      if (stopped) break;
       continue;
     }
     const toolName = checked.registration.spec.tool_name;
@@ -277,7 +289,7 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
     // Once the snapshot is refused anyway, entries are only checked, not prepared.
     if (issues.length === 0 && duplicate === undefined) entries.push(prepareSnapshotEntry(checked, path));
   }
-  if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName);
+  if (issues.length > 0) throw snapshotInvalid(issues, input, firstBadName, stopped);
   if (duplicate !== undefined) throw duplicate;
   return entries;
 }
@@ -382,12 +394,18 @@ export function snapshotEntryJson(snapshot: unknown, index: number, entry: Prepa
 const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });
 
 /** `SNAPSHOT_INVALID` for these issues (paths from the snapshot's root), naming the first bad entry's tool when known. */
-function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined): SnapshotInvalidError {
+function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined, stopped = false): SnapshotInvalidError {
   const first = issues[0];
-  return new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}`, issues, {
+  return new SnapshotInvalidError(`invalid snapshot: ${describeIssues(issues, input)}${listedNote(issues.length, stopped)}`, issues.slice(0, MAX_LISTED_ISSUES), {
     ...(first === undefined ? {} : { path: first.pathText }),
     ...(toolName === undefined ? {} : { tool_name: toolName }),
   });
+}
+
+/** What a message adds when its error lists fewer issues than it found, or stopped looking. */
+function listedNote(found: number, stopped: boolean): string {
+  if (stopped) return ` (checking stopped there: at most ${MAX_LISTED_ISSUES} issues are listed)`;
+  return found > MAX_LISTED_ISSUES ? ` (the first ${MAX_LISTED_ISSUES} are listed)` : '';
 }
 
 function toolNameOf(input: unknown): string | undefined {

@@ -7,15 +7,21 @@ import { specsOf } from './items.js';
 import type { ProviderRules, RuleContext } from './rule-set.js';
 import type { ExportItems, ExportOptions, LintFinding } from './types.js';
 
-function finding(rules: ProviderRules, toolName: string | null, hit: Omit<LintFinding, 'tool_name' | 'provider'>): LintFinding {
+export function finding(rules: ProviderRules, toolName: string | null, hit: Omit<LintFinding, 'tool_name' | 'provider'>): LintFinding {
   return Object.freeze({ tool_name: toolName, provider: rules.provider, path: hit.path, rule: hit.rule, severity: hit.severity, message: hit.message });
 }
 
 /** Findings per tool (same index as `specs`): the provider's rules, and `duplicate-name` for a name seen before. */
-export function toolFindings(specs: readonly ToolSpec[], rules: ProviderRules, context: RuleContext): LintFinding[][] {
+export function toolFindings(
+  specs: readonly ToolSpec[],
+  rules: ProviderRules,
+  context: RuleContext,
+  /** One spec's findings by the rules (lintTools: bounded and remembered). */
+  findingsOf: (spec: ToolSpec) => readonly LintFinding[] = (spec) => rules.tool(spec, context).map((hit) => finding(rules, spec.tool_name, hit)),
+): LintFinding[][] {
   const seen = new Set<string>();
   return specs.map((spec) => {
-    const found = rules.tool(spec, context).map((hit) => finding(rules, spec.tool_name, hit));
+    const found = [...findingsOf(spec)];
     if (seen.has(spec.tool_name)) {
       found.push(finding(rules, spec.tool_name, {
         path: '/tool_name',

@@ -1,11 +1,12 @@
 // lintTools: every provider's rule set over the same validated specs.
 import { anthropicRules } from './anthropic.js';
-import { checkBoolean, requestFindings, toolFindings } from './findings.js';
+import { checkBoolean, finding, requestFindings, toolFindings } from './findings.js';
 import { geminiOpenApiRules, geminiRules } from './gemini.js';
 import { deprecatedLine, deprecationOfItem, specsOf } from './items.js';
 import { mcpRules } from './mcp.js';
 import { openaiRules } from './openai.js';
 import type { ProviderRules, RuleContext } from './rule-set.js';
+import type { ToolSpec } from '../core/contracts.js';
 import type { ExportItems, LintFinding, LintOptions, LintProvider } from './types.js';
 import { LINT_PROVIDERS } from './types.js';
 
@@ -18,6 +19,54 @@ const RULES: Record<LintProvider, ProviderRules> = {
 };
 
 const DEFAULT_PROVIDERS: readonly LintProvider[] = ['mcp', 'openai', 'anthropic', 'gemini'];
+
+/**
+ * Findings listed per tool and provider; the rest are counted in one `more-findings` finding.
+ * A 500 KB schema of 5,000 `if`/`then`/`else` gave 25 MB of findings: 30 such tools made
+ * GET /v1/lint take 30 s of CPU and 2.3 GB, then fail (a 500: the answer passed the longest string).
+ */
+const MAX_FINDINGS_PER_TOOL = 100;
+
+/**
+ * Each spec's listed findings by provider and options. A registration's spec is one frozen
+ * object until the tool changes (the exports validate such a spec once), so GET /v1/lint
+ * runs the rules over a tool once, not on every request: they cost about 0.4 s per 500 KB
+ * schema and provider, which 30 tools made 15 s a request.
+ */
+const linted = new WeakMap<ToolSpec, Map<string, readonly LintFinding[]>>();
+
+function listedFindings(spec: ToolSpec, rules: ProviderRules, context: RuleContext): readonly LintFinding[] {
+  const key = `${rules.provider}\u0000${String(context.strict)}\u0000${context.revision}`;
+  let bySpec = linted.get(spec);
+  let found = bySpec?.get(key);
+  if (found === undefined) {
+    found = listed(rules.tool(spec, context).map((hit) => finding(rules, spec.tool_name, hit)));
+    if (Object.isFrozen(spec)) {
+      if (bySpec === undefined) linted.set(spec, (bySpec = new Map()));
+      bySpec.set(key, found);
+    }
+  }
+  return found;
+}
+
+/** At most MAX_FINDINGS_PER_TOOL of one tool's findings for one provider, then one saying how many more there are. */
+function listed(list: readonly LintFinding[]): readonly LintFinding[] {
+  if (list.length <= MAX_FINDINGS_PER_TOOL) return list;
+  const rest = list.slice(MAX_FINDINGS_PER_TOOL);
+  const first = list[0] as LintFinding;
+  return [
+    ...list.slice(0, MAX_FINDINGS_PER_TOOL),
+    Object.freeze({
+      tool_name: first.tool_name,
+      provider: first.provider,
+      path: '',
+      rule: 'more-findings',
+      // As severe as the worst one left out, so an error is never hidden behind a warning.
+      severity: rest.some((finding) => finding.severity === 'error') ? 'error' : 'warning',
+      message: `${rest.length} more findings of this tool for this provider are not listed (at most ${MAX_FINDINGS_PER_TOOL} are)`,
+    } satisfies LintFinding),
+  ];
+}
 
 function checkProviders(providers: unknown): readonly LintProvider[] {
   if (!Array.isArray(providers)) throw new TypeError(`lintTools: providers must be an array of ${LINT_PROVIDERS.join(', ')}`);
@@ -61,7 +110,7 @@ export function lintTools(items: ExportItems, options: LintOptions = {}): LintFi
   const deprecated = deprecatedFindings(items);
   for (const provider of providers) {
     const rules = RULES[provider];
-    toolFindings(specs, rules, context).forEach((list, index) => {
+    toolFindings(specs, rules, context, (spec) => listedFindings(spec, rules, context)).forEach((list, index) => {
       findings.push(...list);
       const warning = deprecated.get((specs[index] as (typeof specs)[number]).tool_name);
       if (warning !== undefined) findings.push({ tool_name: warning.tool_name, provider, path: 'deprecation', rule: 'deprecated', severity: 'warning', message: warning.message });

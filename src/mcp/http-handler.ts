@@ -6,7 +6,7 @@ import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
-import { invalidMessage, isObject } from './json-rpc.js';
+import { MAX_MESSAGE_DEPTH, invalidMessage, isObject } from './json-rpc.js';
 import { checkSessionOptions, createMcpServer, invalidParamsOf } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -91,7 +91,7 @@ async function readBody(request: Request, limit: number): Promise<{ body: unknow
   }
   if (bytes.byteLength > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
   try {
-    return { body: parseJsonBytes(bytes, { name: 'the body', refuseRepeatedKeys: true }) };
+    return { body: parseJsonBytes(bytes, { name: 'the body', refuseRepeatedKeys: true, maxDepth: MAX_MESSAGE_DEPTH }) };
   } catch (error) {
     return rpcError(400, -32700, `Parse error: ${(error as Error).message}`);
   }

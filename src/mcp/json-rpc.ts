@@ -4,6 +4,14 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 
 export type Id = string | number;
 
+/**
+ * A message (an HTTP body, a stdio line) nesting arrays and objects deeper than this is
+ * refused before it is parsed (-32700): 24 bodies of 500,000 brackets held the HTTP server
+ * 20 s, and one of 1,000 levels holding 150,000 `1e400`s ended it out of memory. Tool
+ * arguments that deep are no one's (the routes allow 64).
+ */
+export const MAX_MESSAGE_DEPTH = 1000;
+
 export function isId(value: unknown): value is Id {
   return typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value));
 }

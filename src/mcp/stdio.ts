@@ -8,7 +8,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonBytes, ValidationError } from '../index.js';
 import type { LiveToolSet } from '../index.js';
-import { errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
+import { MAX_MESSAGE_DEPTH, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
 import { checkSessionOptions, createMcpServer } from './tool-server.js';
@@ -248,7 +248,7 @@ class StdioLines implements Transport {
       // Read as the HTTP endpoint reads a body: a number JSON.parse would change
       // (18446744073709551616 read as 18446744073709552000) or a key given twice in one object
       // (JSON.parse keeps the last) is refused, never passed on altered.
-      value = parseJsonBytes(bytes, { name: 'the line', refuseRepeatedKeys: true });
+      value = parseJsonBytes(bytes, { name: 'the line', refuseRepeatedKeys: true, maxDepth: MAX_MESSAGE_DEPTH });
     } catch (error) {
       const refusal = this.#unreadable(bytes, error);
       if (refusal !== undefined) void this.#write(refusal);
@@ -291,6 +291,8 @@ class StdioLines implements Transport {
       return errorReply(null, -32700, 'Parse error: the line is not UTF-8 text');
     }
     if (text.trim() === '') return undefined;
+    // Too deep to parse cheaply: the id from the line's ends, as for a line over the size limit.
+    if (refused instanceof ValidationError && refused.context.max_depth !== undefined) return errorReply(idAtStart(bytes.subarray(0, EDGE_BYTES)) ?? idAtEnd(bytes.subarray(-EDGE_BYTES)) ?? null, -32700, `Parse error: ${refused.message}`);
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -27,6 +27,8 @@ function commonErrors(route: RouteDefinition, prefixed: boolean): string[] {
   // its store (PostgreSQL) that cannot be reached: 503 with Retry-After.
   if (prefixed || route.namespaced) codes.push('NAMESPACE_NOT_FOUND', 'CAPACITY_EXCEEDED', 'STORAGE_UNAVAILABLE');
   if (route.namespaced && route.method !== 'get') codes.push('READ_ONLY', 'REGISTRY_CLOSED');
+  // Any route of a namespace whose schema a new release must migrate, when the server's role may not.
+  if (route.namespaced) codes.push('READ_ONLY');
   return codes;
 }
 

@@ -8,6 +8,7 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { TOOL_NAME_PATTERN, parseJsonBytes } from '../index.js';
 import type { ToolRegistry } from '../index.js';
+import { jsonDepth } from '../core/json-text.js';
 import { hostCheck, parseHostEntry } from './host-check.js';
 import { isJsonType, jsonOnly, mediaType, unsupportedMediaType } from './json-only.js';
 import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
@@ -194,26 +195,6 @@ function isNamespaceSource(value: unknown): value is NamespaceSource {
 
 function isRegistry(value: unknown): value is ToolRegistry {
   return typeof value === 'object' && value !== null && typeof (value as ToolRegistry).register === 'function' && typeof (value as ToolRegistry).listAll === 'function';
-}
-
-/** The deepest nesting of arrays and objects in JSON text (strings skipped). */
-export function jsonDepth(text: string, stopAt: number): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++;
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 || c === 123) {
-      depth++;
-      if (depth > deepest) deepest = depth;
-      if (deepest > stopAt) return deepest;
-    } else if (c === 93 || c === 125) depth--;
-  }
-  return deepest;
 }
 
 /**

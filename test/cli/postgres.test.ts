@@ -74,6 +74,77 @@ describe('tool-registry --db postgres://', () => {
     }
   });
 
+  it('a role that may not read the schema is IO_ERROR naming the schema and the right it lacks, never INTERNAL; a SELECT-only role reads and its writes are READ_ONLY', async () => {
+    const cwd = tempDir();
+    const schema = uniqueName('cli_roles');
+    const file = writeJson(join(cwd, 'spec.json'), spec('t'));
+    expect((await runCli(['register', file, '--db', pgUrl(schema)], { cwd })).code).toBe(0);
+    const role = uniqueName('cli_role');
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      const url = new URL(pgUrl(schema));
+      url.username = role;
+      url.password = '';
+      const db = url.toString();
+      // No USAGE on the schema: every command fails at the open (an IO_ERROR with the bare driver error).
+      for (const args of [['list'], ['register', file], ['migrate']]) {
+        const result = await runCli([...args, '--db', db], { cwd });
+        expect(result.code, result.stderr).toBe(1);
+        expect(result.stderr).toMatch(new RegExp(`^error IO_ERROR: cannot open database postgres://${role}@.*: this database role may not read the registry schema ${schema}: it lacks USAGE on schema ${schema} \\(permission denied for schema ${schema}, SQLSTATE 42501\\).*"Roles and rights"\\)\n$`));
+      }
+      // serve fails at its start the same way (it exited INTERNAL with a stack).
+      const serve = await runCli(['serve', '--port', '0', '--no-console', '--db', db], { cwd });
+      expect(serve.code, serve.stderr).toBe(1);
+      expect(serve.stderr).toMatch(new RegExp(`^error IO_ERROR: database postgres://${role}@.*: openPostgresToolRegistry: this database role may not read the registry schema ${schema}: it lacks USAGE on schema ${schema} `));
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      expect((await runCli(['list', '--db', db], { cwd })).stdout).toMatch(/^t\s/m);
+      expect(errorCode((await runCli(['disable', 't', '--db', db], { cwd })).stderr)).toBe('READ_ONLY');
+      // No SELECT on one table: the command that reads it fails naming it (it was INTERNAL with a stack).
+      await admin.query(`REVOKE SELECT ON ${schema}.tool_specs FROM ${role}`);
+      for (const args of [['list'], ['get', 't'], ['export']]) {
+        const result = await runCli([...args, '--db', db], { cwd });
+        expect(result.code, result.stderr).toBe(1);
+        expect(result.stderr).toMatch(new RegExp(`^error IO_ERROR: database postgres://${role}@.*: [a-zA-Z]+(\\("t"\\))?: this database role may not read the registry schema ${schema}: it lacks SELECT on table ${schema}.tool_specs \\(permission denied for table tool_specs, SQLSTATE 42501\\)`));
+        expect(result.stderr.split('\n')).toHaveLength(2);
+      }
+      // watch, on a log it may not read, says so and exits (it waited forever, printing nothing).
+      await admin.query(`REVOKE SELECT ON ${schema}.tool_changes FROM ${role}`);
+      const watch = await runCli(['watch', '--db', db], { cwd });
+      expect(watch.code, watch.stderr).toBe(1);
+      expect(watch.stderr).toMatch(new RegExp(`^error IO_ERROR: database postgres://${role}@.*: changes: this database role may not read the registry schema ${schema}: it lacks SELECT on table ${schema}.tool_changes `));
+      // A schema a new release must migrate first (its last migration not applied): a write names what is pending.
+      const last = postgresMigrations().at(-1)?.name;
+      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [last]);
+      const pending = await runCli(['disable', 't', '--db', db], { cwd });
+      expect(pending.stderr).toMatch(new RegExp(`^error READ_ONLY: cannot create or migrate the registry schema ${schema} .*; nothing was changed; the registry schema ${schema} needs migrations ${last}, which this role may not apply: run "tool-registry migrate" as the schema's owner`));
+    } finally {
+      await admin.query(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await admin.end();
+    }
+  });
+
+  it("a ?schema= that names another application's schema, holding a table of one of ours: migrate and serve are IO_ERROR naming the migration, and nothing is left in it", async () => {
+    const cwd = tempDir();
+    const schema = uniqueName('cli_app');
+    const admin = new pg.Client({ connectionString: database.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.tool_specs (id int)`);
+      for (const args of [['migrate'], ['serve', '--port', '0', '--no-console']]) {
+        const result = await runCli([...args, '--db', pgUrl(schema)], { cwd });
+        expect(result.code, result.stderr).toBe(1);
+        // serve exited INTERNAL with a stack.
+        expect(result.stderr).toMatch(/^error IO_ERROR: cannot open database postgres:\/\/postgres:\*\*\*@.*: PostgreSQL migration 0001_init failed and was rolled back: error: relation "tool_specs" already exists\n$/);
+      }
+      const { rows } = await admin.query('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema]);
+      expect(rows).toEqual([{ tablename: 'tool_specs' }]);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it('every kind of command works through TOOL_REGISTRY_DB', async () => {
     const cwd = tempDir();
     const env = { TOOL_REGISTRY_DB: pgUrl() };

@@ -7,6 +7,7 @@
 // runs a one-shot command in this test's process, through the CLI's own run(): about ninety
 // commands, half a second of CPU each as processes. serve, watch and mcp, which run until a
 // signal, start the built bin.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -18,6 +19,10 @@ import { createTestDatabase } from '../support/postgres.js';
 import type { TestDatabase } from '../support/postgres.js';
 import { serveCli, toolRegistryShim } from './cli-socket.js';
 import type { CliServer } from './cli-socket.js';
+
+/** The DBA's examples need the psql client: skipped, with the reason, where there is none. */
+const psqlProbe = spawnSync('psql', ['--version'], { encoding: 'utf8' });
+const psqlMissing = psqlProbe.status === 0 ? undefined : 'no psql client; install postgresql-client to run this example';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // Inside the package folder, so that `import 'tool-registry'` resolves to this package.
@@ -126,6 +131,8 @@ describe('documentation examples', () => {
     async ([, example], context) => {
       // Operator one-liners need the sqlite3 shell: skipped, with the reason, where there is none.
       if (example.kind === 'sh' && /(^|[\s;|&(])sqlite3\s/m.test(example.code)) skipWithoutSqlite3(context);
+      // So do the DBA's (docs/postgres.md, "Roles and rights"): the psql client.
+      if (example.kind === 'sh' && /(^|[\s;|&(])psql\s/m.test(example.code) && psqlMissing !== undefined) context.skip(psqlMissing);
       const cwd = mkdtempSync(join(tmpdir(), 'tool-registry-doc-'));
       folders.push(cwd);
       const name = `${example.file.replace(/[^A-Za-z0-9]+/g, '-')}-${example.line}`;

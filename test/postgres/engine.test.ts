@@ -169,6 +169,56 @@ describe('PostgreSQL engine', () => {
     }
   });
 
+  it("a session's extra_float_digits (a role's or a database's setting) does not round what reads return", async () => {
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c extra_float_digits=-15');
+    const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema: database.schema(), cache: false });
+    try {
+      const call = { at: new Date().toISOString(), token: null, persona: null, namespace: 'default', tool: 't', version: null, fingerprint: null, upstream: null, outcome: 'ok' };
+      await registry.recordCalls([{ ...call, duration_ms: 35.5 }, { ...call, duration_ms: 0.1 + 0.2 }]);
+      expect((await registry.listCalls()).map((row) => row.duration_ms).sort()).toEqual([0.1 + 0.2, 35.5].sort());
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('status() needs one connection at a time: a pool of one (a role with CONNECTION LIMIT 1) answers it', async () => {
+    const schema = database.schema();
+    await (await open(schema)).close();
+    const pool = database.pool({ max: 1 });
+    const registry = await openPostgresToolRegistry({ pool, schema, cache: false, busyTimeoutMs: 1000 });
+    try {
+      await registry.register({ tool_name: 'a', version: '1', input_schema: {}, output_schema: {} });
+      // It held its first connection while it waited for a second: STORAGE_BUSY every time.
+      expect(await registry.status()).toMatchObject({ schema, tools: 1, revision: 1, appliedMigrations: SHIPPED });
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it("a transaction the server ends by its transaction_timeout (PostgreSQL 17: a role's or a database's) is STORAGE_UNAVAILABLE, nothing stored, not a bare driver error", async (context) => {
+    const version = await database.pool().query<{ v: number }>("SELECT current_setting('server_version_num')::int AS v");
+    if ((version.rows[0]?.v ?? 0) < 170000) context.skip('transaction_timeout is PostgreSQL 17 and later');
+    const schema = database.schema();
+    await (await open(schema)).close();
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c transaction_timeout=200');
+    const engine = await open(schema, { connectionString: url.toString() });
+    try {
+      // A long transaction, as a large import is: the server ends its connection (FATAL 25P04).
+      const error = await engine
+        .write('importSnapshot', { exclusive: true }, async (trx) => {
+          await sql`SELECT pg_sleep(2)`.execute(trx);
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', context: { driver_code: '25P04', outcome: 'not_written' }, cause: { code: '25P04' } });
+      // The next call works, on a fresh connection.
+      expect(await engine.read(async (trx) => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.id(engine.schema)}.tool_registrations`.execute(trx)).rows[0]?.n)).toBe(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("a cache's catch-up the server's statement_timeout cancels is STORAGE_BUSY named after the call that waited for it", async () => {
     const schema = database.schema();
     const writer = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false });

@@ -44,6 +44,18 @@ describe('PostgreSQL migrations', () => {
     expect(rows).toEqual(SHIPPED.map((name) => ({ name, n: 1 })));
   });
 
+  it("instances starting together under a role whose transactions default to SERIALIZABLE: each migration recorded once, every open succeeds", async () => {
+    // The lock's snapshot was the transaction's first (REPEATABLE READ and SERIALIZABLE take one
+    // for the whole transaction): the schema looked missing after the lock, "already exists" (42P06).
+    const pools = [1, 2, 3, 4].map(() => db.pool({ options: '-c default_transaction_isolation=serializable' }));
+    for (let round = 0; round < 4; round++) {
+      const schema = db.schema();
+      const results = await Promise.allSettled(pools.map((pool) => migrate({ pool, schema, busyTimeoutMs: 10_000 })));
+      expect(results.map((result) => (result.status === 'rejected' ? String(result.reason) : 'ok'))).toEqual(['ok', 'ok', 'ok', 'ok']);
+      expect(results.flatMap((result) => (result.status === 'fulfilled' ? result.value : [])).sort()).toEqual(SHIPPED);
+    }
+  });
+
   it('a schema migrated by a newer release is refused with SCHEMA_TOO_NEW and left untouched', async () => {
     const pool = db.pool();
     const schema = db.schema();

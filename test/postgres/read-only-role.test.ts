@@ -3,9 +3,10 @@
 // write is READ_ONLY with the server's error as cause; reads work.
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
+import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { uniqueName } from '../support/postgres.js';
-import { useFileDatabase } from './helpers.js';
+import { SHIPPED, useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
 
@@ -42,6 +43,28 @@ async function expectWritesReadOnly(connectionString: string, schema: string, re
   }
 }
 
+/** Runs `work` with a new login role (dropped after it) and its URL on this file's database. */
+async function withRole(prefix: string, work: (role: string, url: string) => Promise<void>): Promise<void> {
+  const role = uniqueName(prefix);
+  const admin = db.pool();
+  await admin.query(`CREATE ROLE ${role} LOGIN`);
+  try {
+    const url = new URL(db.url());
+    url.username = role;
+    await work(role, url.toString());
+  } finally {
+    await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
+  }
+}
+
+/** A STORAGE_UNAVAILABLE for want of a right to read: names the schema and the right, the driver's error as cause. */
+async function expectReadDenied(promise: Promise<unknown>, schema: string, operation: string, lacks: string): Promise<void> {
+  const error = await expectCode(promise, 'STORAGE_UNAVAILABLE');
+  expect(error.context).toMatchObject({ operation, driver_code: '42501', schema });
+  expect(error.message).toContain(`may not read the registry schema ${schema}: it lacks ${lacks} (`);
+  expect((error.cause as { code?: unknown }).code).toBe('42501');
+}
+
 describe('PostgreSQL storage that refuses writes', () => {
   it('a role that may only SELECT: every write is READ_ONLY, nothing changes', async () => {
     const schema = db.schema();
@@ -55,12 +78,27 @@ describe('PostgreSQL storage that refuses writes', () => {
       url.username = role;
       url.password = 'reader';
       await expectWritesReadOnly(url.toString(), schema);
+      // What the role needs, and where: in the message and in context.detail.
+      const refused = await openPostgresToolRegistry({ connectionString: url.toString(), schema, cache: false });
+      try {
+        const write = await expectCode(refused.register(minimalSpec('other')), 'READ_ONLY');
+        const needs = `a role that writes to the registry schema ${schema} needs USAGE on it and SELECT, INSERT, UPDATE and DELETE on its tables`;
+        expect(write.message).toContain(`(permission denied for table tool_specs); ${needs}`);
+        expect(write.context).toMatchObject({ method: 'register', tool_name: 'other', detail: expect.stringContaining(needs) });
+      } finally {
+        await refused.close();
+      }
       // Opening a schema that does not exist yet creates it, a write the role may not make.
       const missing = db.schema();
       const error = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema: missing }), 'READ_ONLY');
       expect(error.context).toMatchObject({ method: 'openPostgresToolRegistry' });
       expect((error.cause as { code?: unknown }).code).toBe('42501');
+      expect(error.context.detail).toBe(`the registry schema ${missing} is missing or empty, and this role may not create it`);
       expect((await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [missing])).rowCount).toBe(0);
+      // A schema a new release must migrate (here: its last migration not applied yet): the open names what is pending.
+      await admin.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+      const pending = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema }), 'READ_ONLY');
+      expect(pending.message).toContain(`the registry schema ${schema} needs migrations ${SHIPPED.at(-1)}, which this role may not apply: run "tool-registry migrate" as the schema's owner`);
     } finally {
       await admin.query(`DROP OWNED BY ${role}; DROP ROLE ${role}`);
     }
@@ -80,5 +118,151 @@ describe('PostgreSQL storage that refuses writes', () => {
     await expectWritesReadOnly(url.toString(), schema);
     const error = await expectCode(openPostgresToolRegistry({ connectionString: url.toString(), schema: db.schema() }), 'READ_ONLY');
     expect((error.cause as { code?: unknown }).code).toBe('25006');
+  });
+
+  it('a role that may not read the schema: the open and every read are STORAGE_UNAVAILABLE naming the schema and the missing right, until a DBA grants it', async () => {
+    const schema = db.schema();
+    await seed(schema);
+    const admin = db.pool();
+    await withRole('blind', async (role, url) => {
+      // No USAGE on the schema: the open itself (a server answered the bare driver error 500).
+      for (const readonly of [false, true]) {
+        await expectReadDenied(openPostgresToolRegistry({ connectionString: url, schema, readonly }), schema, 'openPostgresToolRegistry', `USAGE on schema ${schema}`);
+      }
+      // A database whose CONNECT is not granted to PUBLIC: the login itself (it was a bare driver error too).
+      const database = new URL(db.url()).pathname.slice(1);
+      await admin.query(`REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`);
+      try {
+        await expectReadDenied(openPostgresToolRegistry({ connectionString: url, schema, cache: false }), schema, 'openPostgresToolRegistry', `CONNECT on database ${database}`);
+      } finally {
+        await admin.query(`GRANT CONNECT ON DATABASE ${database} TO PUBLIC`);
+      }
+      // USAGE and SELECT on every table but two: the open works, the reads of those two fail.
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      await admin.query(`REVOKE SELECT ON ${schema}.tool_specs, ${schema}.tool_calls FROM ${role}`);
+      for (const cache of [false, true]) {
+        const registry = await openPostgresToolRegistry({ connectionString: url, schema, cache });
+        try {
+          await expectReadDenied(registry.get('t'), schema, 'get', `SELECT on table ${schema}.tool_specs`);
+          await expectReadDenied(registry.listCalls(), schema, 'listCalls', `SELECT on table ${schema}.tool_calls`);
+          if (!cache) await expectReadDenied(registry.status(), schema, 'status', `SELECT on table ${schema}.tool_specs`);
+          expect((await registry.listUpstreams()).map((row) => row.name)).toEqual(['gh']);
+        } finally {
+          await registry.close();
+        }
+      }
+      // Granted: the same registry reads on, without a reopen.
+      const registry = await openPostgresToolRegistry({ connectionString: url, schema, cache: false });
+      try {
+        await expectCode(registry.listAll(), 'STORAGE_UNAVAILABLE');
+        await admin.query(`GRANT SELECT ON ${schema}.tool_specs TO ${role}`);
+        expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['t']);
+      } finally {
+        await registry.close();
+      }
+    });
+  });
+
+  it("a role that may only SELECT follows the change feed: its cache and watch() see the owner's writes", async () => {
+    const schema = db.schema();
+    await seed(schema);
+    await withRole('follower', async (role, url) => {
+      await db.pool().query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const reader = await openPostgresToolRegistry({ connectionString: url, schema });
+      const owner = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+      const abort = new AbortController();
+      try {
+        expect(await reader.get('u')).toBeUndefined();
+        const events = reader.watch({ signal: abort.signal })[Symbol.asyncIterator]();
+        const next = events.next();
+        await owner.register(minimalSpec('u'));
+        expect((await next).value).toMatchObject({ tool_name: 'u', action: 'added' });
+        expect((await reader.get('u'))?.spec.tool_name).toBe('u');
+        expect((await reader.status()).listening).toBe(true);
+      } finally {
+        abort.abort();
+        await owner.close();
+        await reader.close();
+      }
+    });
+  });
+
+  it("a server whose role may not read a namespace's schema answers it 503 naming the schema and the right, one it may not migrate 409 naming the migrations; never 500", async () => {
+    const base = db.schema();
+    await seed(base);
+    const hidden = `${base}_ns_hidden`;
+    await seed(hidden);
+    const old = `${base}_ns_old`;
+    await seed(old);
+    await withRole('server', async (role, url) => {
+      // The role reads the base schema (namespace default) only.
+      await db.pool().query(`GRANT USAGE ON SCHEMA ${base} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${base} TO ${role}`);
+      const server = createToolRegistryServer({ registries: postgresNamespaces({ connectionString: url, schema: base }) });
+      try {
+        expect((await server.fetch(new Request('http://localhost/v1/tools'))).status).toBe(200);
+        const write = await server.fetch(new Request('http://localhost/v1/tools/other', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(minimalSpec('other')) }));
+        expect([write.status, ((await write.json()) as { code: string }).code]).toEqual([409, 'READ_ONLY']);
+        for (const request of [
+          new Request('http://localhost/v1/namespaces/hidden/tools'),
+          new Request('http://localhost/v1/namespaces/hidden/tools/t', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(minimalSpec('t')) }),
+        ]) {
+          const response = await server.fetch(request);
+          const body = (await response.json()) as { code: string; detail: string; context: Record<string, unknown> };
+          expect([request.method, response.status, body.code]).toEqual([request.method, 503, 'STORAGE_UNAVAILABLE']);
+          expect(body.detail).toContain(`may not read the registry schema ${hidden}: it lacks USAGE on schema ${hidden}`);
+          expect(body.context).toMatchObject({ driver_code: '42501', schema: hidden });
+        }
+        // A namespace a new release must migrate first: every route of it says which migrations, as the OpenAPI document lists.
+        await db.pool().query(`GRANT USAGE ON SCHEMA ${old} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${old} TO ${role}`);
+        await db.pool().query(`DELETE FROM ${old}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+        const response = await server.fetch(new Request('http://localhost/v1/namespaces/old/tools'));
+        const body = (await response.json()) as { code: string; detail: string };
+        expect([response.status, body.code]).toEqual([409, 'READ_ONLY']);
+        expect(body.detail).toContain(`the registry schema ${old} needs migrations ${SHIPPED.at(-1)}, which this role may not apply`);
+        const listed = (server.openapi() as { paths: Record<string, { get: { responses: Record<string, { description: string }> } }> }).paths['/v1/namespaces/{ns}/tools']?.get;
+        expect(listed?.responses['409']?.description).toContain('READ_ONLY');
+      } finally {
+        await server.close();
+      }
+    });
+  });
+});
+
+describe('PostgreSQL roles that are no superuser', () => {
+  it("an owner with CREATE on the database migrates a new schema, its writes and hand edits are logged once each; another role may not apply a migration of the owner's functions: READ_ONLY", async () => {
+    const schema = db.schema();
+    await withRole('owner', async (role, url) => {
+      const database = new URL(db.url()).pathname.slice(1);
+      await db.pool().query(`GRANT CREATE ON DATABASE ${database} TO ${role}`);
+      // Migration 0008 failed for such a role on PostgreSQL 15 and later: a function's SET clause
+      // of a custom parameter ("permission denied to set parameter tool_registry.store_logs").
+      const cached = await openPostgresToolRegistry({ connectionString: url, schema });
+      const uncached = await openPostgresToolRegistry({ connectionString: url, schema, cache: false });
+      try {
+        await cached.register(minimalSpec('a')); // one statement, tool_registry_write_if()
+        await cached.setEnabled('a', false);
+        await uncached.register(minimalSpec('b')); // four round trips, tool_registry_write()
+        const hand = db.pool();
+        await hand.query(`UPDATE ${schema}.tool_registrations SET enabled = false WHERE tool_name = 'b'`); // the triggers log it
+        const { events } = await uncached.changes();
+        expect(events.map((event) => [event.tool_name, event.action])).toEqual([['a', 'added'], ['a', 'disabled'], ['b', 'added'], ['b', 'disabled']]);
+        const owners = await hand.query(`SELECT DISTINCT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE relnamespace = $1::regnamespace`, [schema]);
+        expect(owners.rows).toEqual([{ owner: role }]);
+      } finally {
+        await uncached.close();
+        await cached.close();
+      }
+      // Another role with CREATE on the schema, not the owner, meets a migration that replaces the
+      // owner's function: READ_ONLY naming it (it was a MigrationFailedError: a server's 500).
+      await withRole('service', async (service, serviceUrl) => {
+        const hand = db.pool();
+        await hand.query(`GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${service}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${service}`);
+        await hand.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+        const error = await expectCode(openPostgresToolRegistry({ connectionString: serviceUrl, schema }), 'READ_ONLY');
+        expect(error.message).toContain('must be owner of function');
+        expect(error.context.detail).toContain(`needs migrations ${SHIPPED.at(-1)}, which this role may not apply: run "tool-registry migrate" as the schema's owner`);
+        expect((error.cause as { code?: unknown }).code).toBe('42501');
+      });
+    });
   });
 });

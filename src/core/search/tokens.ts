@@ -47,6 +47,8 @@ function stripped(character: string): string {
 }
 /** Scripts written without spaces between words: a word holding one is cut by Intl.Segmenter. */
 const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
+/** A word of precomposed Hangul syllables only (one UTF-16 unit each), after NFKC. */
+const HANGUL_WORD = /^[가-힣]+$/;
 let segmenter: Intl.Segmenter | undefined;
 /** Runs of unspaced script longer than this are segmented a chunk at a time (see `segments`). */
 const SEGMENT_CHUNK = 256;
@@ -59,6 +61,14 @@ const SEGMENT_MARGIN = 32;
  * locale is fixed ("und"), so the cut never depends on the machine's locale.
  */
 function segments(word: string, out: string[]): void {
+  // A run of Hangul syllables alone is one word to ICU (it has no Korean dictionary), cut
+  // below at SEGMENT_CHUNK as every run is; but ICU's Korean break engine costs about 140 µs
+  // a call where other scripts cost 5-10, so a 1 MB description of short Korean words held
+  // the first search after it for 15 s. Kept whole without asking ICU (test/search/tokens-cost.test.ts).
+  if (HANGUL_WORD.test(word)) {
+    for (let start = 0; start < word.length; start += SEGMENT_CHUNK) out.push(word.slice(start, start + SEGMENT_CHUNK));
+    return;
+  }
   segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
   if (word.length <= SEGMENT_CHUNK) {
     for (const { segment, isWordLike } of segmenter.segment(word)) if (isWordLike === true) out.push(segment);
@@ -123,8 +133,6 @@ const PARTICLES: readonly string[] = [
   ...'에서 에게 께서 한테 으로 로서 로써 까지 부터 처럼 보다 마다 조차 마저 만큼 이나 이랑 하고'.split(' '),
   ...'은 는 이 가 을 를 의 에 로 와 과 도 만'.split(' '),
 ];
-/** A word of precomposed Hangul syllables only (one UTF-16 unit each), after NFKC. */
-const HANGUL_WORD = /^[가-힣]+$/;
 /** Syllables a word keeps: `회의` (meeting) and `바다` keep their last syllable. */
 const MIN_KOREAN_STEM = 2;
 

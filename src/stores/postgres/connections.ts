@@ -17,9 +17,11 @@ import type pg from 'pg';
  * exception (class 08), `admin_shutdown`, `crash_shutdown` and `cannot_connect_now` (57P01-03:
  * a restart, a server still recovering), `idle_session_timeout` (57P05: a DBA's setting ends a
  * connection idle in the pool, which a call can be handed before the pool has seen it),
- * `idle_in_transaction_session_timeout` (25P03) and `too_many_connections` (53300).
+ * `idle_in_transaction_session_timeout` (25P03), `transaction_timeout` (25P04, PostgreSQL 17: a
+ * role's or database's limit that ends a long import's connection; it was a bare driver error,
+ * a server's 500) and `too_many_connections` (53300).
  */
-const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[1235]|25P03|53300)$/;
+const CONNECTION_SQLSTATE = /^(08[0-9A-Z]{3}|57P0[1235]|25P0[34]|53300)$/;
 /** node-postgres' errors for a socket that ended, was refused or never answered (no SQLSTATE). */
 const SOCKET_FAILURE = /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)$/;
 

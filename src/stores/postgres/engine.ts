@@ -19,7 +19,7 @@ import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, RegistrationRow, StatementRunner } from './tables.js';
-import { storageUnavailable } from './unavailable.js';
+import { readDenied, storageUnavailable } from './unavailable.js';
 import type { WriteOutcome } from './unavailable.js';
 
 export interface EngineOptions<T> {
@@ -226,7 +226,11 @@ export class PostgresEngine<T> {
       return engine;
     } catch (error) {
       await engine.close();
-      throw isConnectionFailure(error) ? storageUnavailable('open', error) : error;
+      if (isConnectionFailure(error)) throw storageUnavailable('open', error);
+      // Reading what is applied failed for want of a right (no USAGE on the schema, no SELECT
+      // on schema_migrations); a migration's own refusals are READ_ONLY already (migrate()).
+      if (sqlState(error) === '42501') throw readDenied('openPostgresToolRegistry', schema, error);
+      throw error;
     }
   }
 
@@ -392,7 +396,13 @@ export class PostgresEngine<T> {
       // A standby or read-only session (25006), a role without write grants (42501): the
       // storage refuses writes, as a SQLite file this process may not write does.
       const state = sqlState(error);
-      if (state === '25006' || state === '42501') throw new ReadOnlyError(operation, { cause: error });
+      if (state === '25006') throw new ReadOnlyError(operation, { cause: error });
+      if (state === '42501') {
+        throw new ReadOnlyError(operation, {
+          cause: error,
+          detail: `a role that writes to the registry schema ${this.schema} needs USAGE on it and SELECT, INSERT, UPDATE and DELETE on its tables (and EXECUTE on its functions and on the advisory locks, PUBLIC's by default; docs/postgres.md, "Roles and rights")`,
+        });
+      }
       throw error;
     } finally {
       this.#wake();
@@ -465,6 +475,8 @@ export class PostgresEngine<T> {
       }
       if (error instanceof CheckoutTimeoutError || sqlState(error) === '55P03') throw storageBusy(operation, this.busyTimeoutMs, 1, error);
       const state = sqlState(error);
+      // A write's 42501 is READ_ONLY (#writing); a read's is a role that may not read at all.
+      if (state === '42501' && outcome === undefined) throw readDenied(operation, this.schema, error);
       if (state !== undefined && MISSING_OBJECT_STATES.has(state)) {
         // The schema or its objects went away under the open registry (a DBA dropped a
         // namespace's schema, a restore with --clean is under way): not a bug of the store's
@@ -544,37 +556,43 @@ export class PostgresEngine<T> {
   /** Counts and the schema's state, for operators and the CLI. */
   async status(): Promise<PostgresEngineStatus> {
     const client = await this.#timed('status', () => checkOut(this.pool, this.busyTimeoutMs));
+    let applied: string[];
     try {
-      const applied = await appliedMigrations(client, this.schema);
-      const counts = await this.read(async (trx) => {
-        const row = await trx
-          .selectFrom('tool_registrations')
-          .select((eb) => [
-            eb.fn.countAll<string>().as('tools'),
-            eb.fn.countAll<string>().filterWhere('enabled', '=', true).as('enabled'),
-          ])
-          .executeTakeFirstOrThrow();
-        const history = await trx.selectFrom('tool_specs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-        const head = await readHead(trx);
-        return { tools: safeInteger(row.tools, 'tools'), enabled: safeInteger(row.enabled, 'enabled'), history: safeInteger(history.n, 'history'), revision: head.revision };
+      applied = await appliedMigrations(client, this.schema).catch((error: unknown) => {
+        throw sqlState(error) === '42501' ? readDenied('status', this.schema, error) : error;
       });
-      return {
-        schema: this.schema,
-        schemaVersion: applied.at(-1) ?? '',
-        appliedMigrations: applied,
-        tools: counts.tools,
-        enabled: counts.enabled,
-        disabled: counts.tools - counts.enabled,
-        revision: counts.revision,
-        specHistory: counts.history,
-        readonly: this.readonly,
-        cache: this.cache !== undefined,
-        listening: this.listener?.listening === true,
-        listenerPid: this.listener?.backendPid ?? null,
-      };
     } finally {
+      // Given back before the counts' read takes a connection: holding it meanwhile made status()
+      // wait for a second connection, which a pool of one (a role with CONNECTION LIMIT 1, a
+      // caller's pool with max 1) never has: STORAGE_BUSY every time.
       client.release();
     }
+    const counts = await this.read(async (trx) => {
+      const row = await trx
+        .selectFrom('tool_registrations')
+        .select((eb) => [
+          eb.fn.countAll<string>().as('tools'),
+          eb.fn.countAll<string>().filterWhere('enabled', '=', true).as('enabled'),
+        ])
+        .executeTakeFirstOrThrow();
+      const history = await trx.selectFrom('tool_specs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      const head = await readHead(trx);
+      return { tools: safeInteger(row.tools, 'tools'), enabled: safeInteger(row.enabled, 'enabled'), history: safeInteger(history.n, 'history'), revision: head.revision };
+    }, 'status');
+    return {
+      schema: this.schema,
+      schemaVersion: applied.at(-1) ?? '',
+      appliedMigrations: applied,
+      tools: counts.tools,
+      enabled: counts.enabled,
+      disabled: counts.tools - counts.enabled,
+      revision: counts.revision,
+      specHistory: counts.history,
+      readonly: this.readonly,
+      cache: this.cache !== undefined,
+      listening: this.listener?.listening === true,
+      listenerPid: this.listener?.backendPid ?? null,
+    };
   }
 
   /** Stops listening, ends the pool if it is ours (a caller's pool is left open). Idempotent. */

@@ -104,9 +104,22 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
       ).catch((error: unknown) => {
         // A role that may not create the schema or its tables (42501), a standby (25006): the
         // storage refuses writes, as for the store's writes; a server answered the bare driver
-        // error 500 (creating a namespace). A role that may not even read it fails above, as it was.
-        const state = sqlState(error);
-        throw state === '25006' || state === '42501' ? new ReadOnlyError('openPostgresToolRegistry', { cause: error }) : error;
+        // error 500 (creating a namespace). A role that may not even read it fails above (the
+        // open makes that STORAGE_UNAVAILABLE).
+        // A statement of a migration file the role may not run (a function it does not own,
+        // "must be owner of function"): the same refusal, inside the file's MigrationFailedError.
+        const refused = error instanceof MigrationFailedError && sqlState(error.cause) === '42501' ? error.cause : error;
+        const state = sqlState(refused);
+        if (state === '25006') throw new ReadOnlyError('openPostgresToolRegistry', { cause: error });
+        if (state !== '42501') throw error;
+        // Say what was to be done: a GET of a namespace whose schema a new release must migrate
+        // was a bare "permission denied for schema" (a server's 409).
+        const pending = pendingMigrations(before, migrations).map((migration) => migration.name).filter((name) => !appliedNow.includes(name));
+        const detail =
+          before.length === 0
+            ? `the registry schema ${schema} is missing or empty, and this role may not create it`
+            : `the registry schema ${schema} needs migrations ${pending.join(', ')}, which this role may not apply: run "tool-registry migrate" as the schema's owner (docs/postgres.md, "Roles and rights")`;
+        throw new ReadOnlyError('openPostgresToolRegistry', { cause: refused, detail });
       });
       if (step.applied !== undefined) appliedNow.push(step.applied);
       if (step.pendingAfter === 0) return appliedNow;
@@ -138,9 +151,12 @@ async function applyNext(
   const literal = client.escapeLiteral(schema);
   try {
     // The lock before anything else; the schema is looked up after it (a statement of its own: a snapshot taken after the lock).
+    // READ COMMITTED whatever the role's default_transaction_isolation: under REPEATABLE READ the
+    // snapshot was the first statement's, taken before the lock, and instances starting together
+    // on a new schema failed ("schema already exists", 42P06) or applied a migration twice.
     const locked = resultsOf(
       await client.query(
-        `BEGIN; SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'; ` +
+        `BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'; ` +
           `SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0)); ` +
           `SELECT 1 FROM pg_namespace WHERE nspname = ${literal}`,
       ),

@@ -683,8 +683,13 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     return this.#engine.waitForChange(revision, signal);
   }
 
-  /** A watch also waits out the server going away (a restart, a failover, a cut connection). */
+  /**
+   * A watch also waits out the server going away (a restart, a failover, a cut connection),
+   * but not a role that may not read the log (42501): that lasts until a DBA grants the right,
+   * and a watch waiting on it printed nothing at all (`tool-registry watch`).
+   */
   protected override _isTransient(error: unknown): boolean {
+    if (error instanceof StorageUnavailableError && error.context.driver_code === '42501') return false;
     return super._isTransient(error) || isConnectionFailure(error);
   }
 

@@ -55,7 +55,9 @@ export async function setStatementTimeout(trx: Db, ms: number): Promise<void> {
  * (ALTER TABLE, TRUNCATE, VACUUM FULL, LOCK TABLE).
  */
 export async function beginBoundedRead(db: Db, lockTimeoutMs: number, statementTimeoutMs: number | undefined): Promise<void> {
-  const limits = [`SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'`];
+  // extra_float_digits: a role's or database's lower setting (0 was the default before
+  // PostgreSQL 12) rounded the audit log's duration_ms as the server printed it (35.5 read as 40 at -15).
+  const limits = [`SET LOCAL lock_timeout = '${Math.max(1, Math.ceil(lockTimeoutMs))}ms'`, 'SET LOCAL extra_float_digits = 3'];
   if (statementTimeoutMs !== undefined) limits.push(`SET LOCAL statement_timeout = '${Math.max(0, Math.ceil(statementTimeoutMs))}ms'`);
   await sql.raw(['START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY', ...limits].join('; ')).execute(db);
 }

@@ -1,0 +1,200 @@
+// Requests that cost the server far more than their size (the bombs audit), over a real
+// socket (and one `tool-registry mcp` child): each is refused cleanly or costs what its size
+// says. Costs are counted (issues listed, calls of the expensive step), never timed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ToolSet, defineTool } from '../../src/index.js';
+import { tokenize } from '../../src/core/search/tokens.js';
+import { mcpMount } from '../../src/mcp/index.js';
+import { memoryNamespaces } from '../../src/server/index.js';
+import { ROOT, useChildProcessTimeout } from '../cli/helpers.js';
+import { spawnRawStdio } from '../mcp/helpers.js';
+import { spec, start } from './helpers.js';
+import type { Running } from './helpers.js';
+
+useChildProcessTimeout();
+
+const folder = mkdtempSync(join(tmpdir(), 'tool-registry-bombs-'));
+const tools = new ToolSet([defineTool({ name: 'echo', version: '1', input_schema: { type: 'object' }, handler: (args: Record<string, unknown>) => ({ keys: Object.keys(args).length }) })]);
+let api: Running;
+
+beforeAll(async () => {
+  api = await start({ registries: memoryNamespaces(), mounts: { mcp: mcpMount(tools) } });
+  expect((await api.call('POST', '/v1/tools', { body: [...tools.tools()].map((tool) => tool.spec) })).status).toBe(200);
+});
+
+afterAll(async () => {
+  await api?.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+const mcpHeaders = { accept: 'application/json, text/event-stream' };
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bombs', version: '1' } } };
+/** JSON text of `inner` inside `depth` arrays. */
+const nested = (depth: number, inner: string): string => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+type Problem = { code: string; detail: string; context: { path: string; issues: { pathText: string }[] } };
+
+describe('bodies whose checks cost more than their size', () => {
+  it('lists at most 100 of a body\'s inexact numbers and repeated keys, and counts the rest', async () => {
+    // 170,000 `1e400`s 60 levels deep (1 MiB) took 12 s, 1.7 GB and a 100 MB answer: each listed with its path.
+    const numbers = await api.call('POST', '/v1/tools', { raw: nested(60, Array(5000).fill('1e400').join(',')), headers: { 'content-type': 'application/json' } });
+    const problem = numbers.body as Problem;
+    expect([numbers.status, problem.code, problem.context.issues.length]).toEqual([400, 'VALIDATION_FAILED', 100]);
+    expect(problem.detail).toBe(`the body: ${'[0]'.repeat(60)}: the number 1e400 cannot be kept exactly (a double holds Infinity); write it as a string (and 4999 more; the first 100 are listed)`);
+    expect(problem.context.issues[99]?.pathText).toBe(`${'[0]'.repeat(59)}[99]`);
+    const keys = await api.call('POST', '/v1/snapshot', { raw: `{"tools":[{${Array(3000).fill('"a":1').join(',')}}]}`, headers: { 'content-type': 'application/json' } });
+    const refused = keys.body as Problem;
+    expect([keys.status, refused.code, refused.context.issues.length]).toEqual([400, 'SNAPSHOT_INVALID', 100]);
+    expect(refused.detail).toMatch(/\(and 2998 more; the first 100 are listed\)$/);
+  });
+
+  it('a batch, a snapshot or a spec lists at most 100 issues, and a batch stops being checked there', async () => {
+    // 300,000 `{}`s (1 MiB) were 900,000 issues: 21 s of the server's CPU and a 200 MB answer.
+    const batch = await api.call('POST', '/v1/tools', { body: Array.from({ length: 20_000 }, () => ({})) });
+    const problem = batch.body as Problem;
+    expect([batch.status, problem.code, problem.context.issues.length, problem.context.path]).toEqual([400, 'VALIDATION_FAILED', 100, '[0].tool_name']);
+    // Three issues each: checking stopped at the 34th spec, 102 found, the first 100 listed.
+    expect(problem.detail).toMatch(/; and 97 more \(checking stopped there: at most 100 issues are listed\)$/);
+    expect(problem.context.issues.at(-1)?.pathText).toBe('[33].tool_name');
+    const snapshot = await api.call('POST', '/v1/snapshot', { body: { tools: Array.from({ length: 20_000 }, () => ({})) } });
+    const refused = snapshot.body as Problem;
+    expect([snapshot.status, refused.code, refused.context.issues.length]).toEqual([400, 'SNAPSHOT_INVALID', 100]);
+    expect(refused.detail).toMatch(/\(checking stopped there: at most 100 issues are listed\)$/);
+    const tags = await api.call('PUT', '/v1/tools/tagged', { body: spec('tagged', '1', { tags: Array(5000).fill(1) }) });
+    const one = tags.body as Problem;
+    expect([tags.status, one.code, one.context.issues.length]).toEqual([400, 'VALIDATION_FAILED', 100]);
+    expect(one.detail).toMatch(/; and 4995 more \(the first 100 are listed\)$/);
+  });
+
+  it('POST /v1/check takes at most 10,000 specs at once (each gets a result)', async () => {
+    // 300,000 `{}`s: 12 s and a 215 MB report of refused results.
+    const over = await api.call('POST', '/v1/check', { body: Array.from({ length: 10_001 }, () => ({})) });
+    expect([over.status, over.body]).toMatchObject([400, { code: 'BAD_REQUEST', detail: 'the body holds 10001 specs; POST /v1/check takes at most 10000 at once: check them in parts', context: { path: '', limit: 10_000 } }]);
+    const at = await api.call('POST', '/v1/check', { body: Array.from({ length: 10_000 }, (_, index) => ({ tool_name: `c${index}`, input_schema: {}, output_schema: {} })) });
+    expect([at.status, (at.body as { results: unknown[] }).results.length]).toEqual([200, 10_000]);
+  });
+
+  it('/mcp refuses a body nested deeper than 1000 levels before parsing it, and serves one at 1000', async () => {
+    // 24 bodies of 500,000 brackets held the server 20 s; 150,000 `1e400`s 1,000 deep ended it out of memory.
+    const session = await api.call('POST', '/mcp', { body: initialize, headers: mcpHeaders });
+    const id = session.headers.get('mcp-session-id') as string;
+    const headers = { ...mcpHeaders, 'content-type': 'application/json', 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+    const ping = (depth: number) => api.call('POST', '/mcp', { raw: `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":${nested(depth - 2, '')}}}`, headers });
+    const over = await ping(1001);
+    expect([over.status, over.body]).toEqual([400, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body nests arrays and objects deeper than 1000 levels' } }]);
+    const at = await ping(1000);
+    expect([at.status, at.body]).toEqual([200, { jsonrpc: '2.0', id: 7, result: {} }]);
+    const call = await api.call('POST', '/mcp', { body: { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'echo', arguments: { a: 1 } } }, headers });
+    expect((call.body as { result: { structuredContent: unknown } }).result.structuredContent).toEqual({ keys: 1 });
+  });
+
+  it('tool-registry mcp refuses a line nested deeper than 1000 levels with its id, and goes on', async () => {
+    const raw = spawnRawStdio(['--tools', join(ROOT, 'test', 'fixtures', 'mcp-edge-tools.mjs'), '--db', join(folder, 'stdio.db'), '--publish'], folder);
+    try {
+      raw.send(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":${nested(1000, '')}}}`);
+      expect(await raw.reply(1)).toEqual({ jsonrpc: '2.0', id: 1, error: { code: -32700, message: 'Parse error: the line nests arrays and objects deeper than 1000 levels' } });
+      raw.send({ jsonrpc: '2.0', id: 2, method: 'ping' });
+      expect(await raw.reply(2)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+    } finally {
+      raw.child.kill();
+    }
+  });
+});
+
+/** A seeded generator (Park-Miller): the same sequence on every run. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
+}
+
+/** A word of `length` Hangul syllables picked by `next`. */
+function hangul(next: () => number, length: number): string {
+  let word = '';
+  for (let index = 0; index < length; index++) word += String.fromCharCode(0xac00 + Math.floor(next() * 11172));
+  return word;
+}
+
+describe('schemas whose $refs go on for long', () => {
+  it('compares, diffs and lints a chain of 20,000 $refs (they overflowed the stack: 500)', async () => {
+    const chain = (description: string) => ({
+      type: 'object',
+      description,
+      $defs: Object.fromEntries(Array.from({ length: 20_000 }, (_, index) => [`d${index}`, index === 19_999 ? { type: 'string' } : { $ref: `#/$defs/d${index + 1}` }])),
+      properties: { x: { $ref: '#/$defs/d0' } },
+    });
+    expect((await api.call('PUT', '/v1/tools/chain', { body: spec('chain', '1', { input_schema: chain('one') }) })).status).toBe(201);
+    const check = await api.call('POST', '/v1/check', { body: spec('chain', '2', { input_schema: chain('two') }) });
+    expect(check.status).toBe(200);
+    // Past 64 refs followed at once the comparison cannot tell: said, never a 500.
+    expect((check.body as { results: { differences: { type: string }[] }[] }).results[0]?.differences.map((difference) => difference.type)).toContain('ref-unresolved');
+    expect((await api.call('PUT', '/v1/tools/chain', { body: spec('chain', '2', { input_schema: chain('two') }) })).status).toBe(200);
+    expect((await api.call('GET', '/v1/tools/chain/diff?from=1&to=2')).status).toBe(200);
+    const lint = await api.call('GET', '/v1/lint?provider=anthropic&provider=openai&provider=gemini&provider=mcp&strict=true');
+    expect(lint.status).toBe(200);
+    expect((lint.body as { findings: { tool_name: string; rule: string }[] }).findings.filter((finding) => finding.tool_name === 'chain').length).toBeGreaterThan(0);
+  });
+});
+
+describe('small requests that were a 500', () => {
+  it('refuses a deprecation message holding U+0000 (SQLite counted "\\u0000" as empty: a 500; PostgreSQL text cannot hold it)', async () => {
+    expect((await api.call('PUT', '/v1/tools/nul', { body: spec('nul') })).status).toBe(201);
+    for (const message of ['\u0000', 'a\u0000b']) {
+      const reply = await api.call('POST', '/v1/tools/nul/deprecate', { body: { message } });
+      expect([reply.status, reply.body]).toMatchObject([400, { code: 'VALIDATION_FAILED', context: { path: 'message' } }]);
+      expect((reply.body as { detail: string }).detail).toContain('must not contain U+0000 (NUL)');
+    }
+  });
+});
+
+describe('lint of hostile schemas', () => {
+  it('lists at most 100 findings per tool and provider, then one counting the rest', async () => {
+    // 30 tools of 5,000 if/then/else (500 KB each) made GET /v1/lint take 30 s and 2.3 GB, then a 500.
+    const input_schema = { type: 'object', allOf: Array.from({ length: 2000 }, (_, index) => ({ if: { properties: { a: { const: index } } }, then: { required: [`b${index}`] } })) };
+    expect((await api.call('PUT', '/v1/tools/branchy', { body: spec('branchy', '1', { input_schema }) })).status).toBe(201);
+    const lint = await api.call('GET', '/v1/lint?provider=openai&provider=anthropic&strict=true');
+    const findings = (lint.body as { findings: { tool_name: string; provider: string; rule: string; severity: string; message: string }[] }).findings.filter((finding) => finding.tool_name === 'branchy');
+    for (const provider of ['openai', 'anthropic']) {
+      const mine = findings.filter((finding) => finding.provider === provider);
+      expect([provider, mine.length]).toEqual([provider, 101]);
+      expect(mine.at(-1)).toMatchObject({ rule: 'more-findings', severity: 'error', message: expect.stringMatching(/^\d+ more findings of this tool for this provider are not listed \(at most 100 are\)$/) });
+    }
+    // Remembered per registration: the same answer again.
+    expect((await api.call('GET', '/v1/lint?provider=openai&provider=anthropic&strict=true')).text).toBe(lint.text);
+  });
+});
+
+describe('search over Korean text', () => {
+  it('indexes a description of 20,000 Korean words without asking ICU once per word', async () => {
+    // ICU's Korean break engine cost ~140 µs a call: a 1 MB description of short Korean words
+    // held the first search after it (the index is built then) for 15 s.
+    const next = random(7);
+    const words = Array.from({ length: 20_000 }, () => hangul(next, 2));
+    const put = await api.call('PUT', '/v1/tools/korean', { body: spec('korean', '1', { description: `데이터베이스를 ${words.join(' ')}` }) });
+    expect(put.status).toBe(201);
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+    try {
+      const found = await api.call('GET', `/v1/tools?q=${encodeURIComponent('데이터베이스')}`);
+      expect(found.status).toBe(200);
+      expect((found.body as { tools: { spec: { tool_name: string } }[] }).tools.map((tool) => tool.spec.tool_name)).toEqual(['korean']);
+      expect(segment.mock.calls.length).toBeLessThan(100);
+    } finally {
+      segment.mockRestore();
+    }
+  });
+
+  it('cuts a run of Hangul syllables exactly as ICU does', () => {
+    // The shortcut keeps such a run whole (pieces of 256, as every long run is cut): ICU has no
+    // Korean dictionary, so it never cut one either.
+    const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
+    const next = random(11);
+    for (let round = 0; round < 500; round++) {
+      const word = hangul(next, 1 + Math.floor(next() * 256));
+      const icu = [...segmenter.segment(word)].filter((part) => part.isWordLike === true).map((part) => part.segment);
+      expect(tokenize(word, { stemming: false, stopWords: false })).toEqual(icu);
+    }
+    const long = hangul(next, 600);
+    expect(tokenize(long, { stemming: false, stopWords: false })).toEqual([long.slice(0, 256), long.slice(256, 512), long.slice(512)]);
+  });
+});
