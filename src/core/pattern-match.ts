@@ -24,13 +24,13 @@ const DIRECT_MAX_LENGTH = 4096;
  * (`*`, `+`, `?`, `{n,}`, `{n,m}`, and such a group's), the product of its alternations'
  * branch counts, and whether it is anchored at the start (one start position).
  */
-interface Shape {
+export interface Shape {
   readonly quantifiers: number;
   readonly branches: number;
   readonly anchored: boolean;
 }
 
-interface Compiled {
+export interface Compiled {
   readonly regexp: RegExp;
   /** `null`: nothing bounds its backtracking (a quantified group over `a+`, `a|b`; `\1`; a lookaround). */
   readonly shape: Shape | null;
@@ -38,7 +38,8 @@ interface Compiled {
 
 const compiled = new Map<string, Compiled | null>();
 
-function compiledOf(pattern: string): Compiled | null {
+/** A pattern compiled as ajv compiles it (`u` flag) with its `Shape`; null when it does not compile. */
+export function compiledOf(pattern: string): Compiled | null {
   let entry = compiled.get(pattern);
   if (entry === undefined) {
     try {
@@ -167,15 +168,26 @@ export function testsDirectly(pattern: string, length: number): boolean {
 }
 
 function direct(shape: Shape | null, length: number): boolean {
-  if (shape === null || length > DIRECT_MAX_LENGTH) return false;
-  let steps = shape.branches;
-  for (let i = shape.anchored ? 0 : -1; i < shape.quantifiers && steps <= DIRECT_STEPS; i++) steps *= length + 1;
-  return steps <= DIRECT_STEPS;
+  return directSteps(shape, length) <= DIRECT_STEPS;
 }
 
-// One context for every test: creating one costs about a millisecond, running in it with a
-// timeout about 0.1 ms (a watchdog thread per run), so values known together run in one.
+/** The bound on a direct test's backtracking steps (see `testsDirectly`); Infinity when it does not run directly. */
+export function directSteps(shape: Shape | null, length: number): number {
+  if (shape === null || length > DIRECT_MAX_LENGTH) return Infinity;
+  let steps = shape.branches;
+  for (let i = shape.anchored ? 0 : -1; i < shape.quantifiers && steps <= DIRECT_STEPS; i++) steps *= length + 1;
+  return steps <= DIRECT_STEPS ? steps : Infinity;
+}
+
+// One context for every test (the runtime's too): creating one costs about a millisecond,
+// running in it with a timeout about 0.1 ms (a watchdog thread per run), so values known
+// together run in one.
 let context: object | undefined;
+
+/** The `node:vm` context bounded tests run in. */
+export function patternContext(): object {
+  return (context ??= createContext(Object.create(null)));
+}
 let batch: Script | undefined;
 
 /**
@@ -213,7 +225,7 @@ function runInVm(pattern: string, regexp: RegExp, values: readonly string[]): vo
   const budget = current;
   let answers = budget.known.get(pattern);
   if (answers === undefined) budget.known.set(pattern, (answers = new Map()));
-  context ??= createContext(Object.create(null));
+  const context = patternContext();
   batch ??= new Script('for (const value of values) answers.set(value, regexp.test(value));');
   const sandbox = context as { regexp?: RegExp; values?: readonly string[]; answers?: Map<string, boolean> };
   Object.assign(sandbox, { regexp, values, answers });

@@ -18,8 +18,8 @@ import type {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { performance } from 'node:perf_hooks';
-import { canonicalJson, checkToolPermission, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools } from '../index.js';
-import type { CallRecordInput, Deprecation, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult, ToolSet } from '../index.js';
+import { canonicalJson, checkToolPermission, defineTool, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools, ToolSet } from '../index.js';
+import type { CallRecordInput, Deprecation, ElicitParams, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
 import { errorReply, isId, isObject } from './json-rpc.js';
@@ -160,6 +160,31 @@ function sameTools(a: ServedView, b: ServedView): boolean {
  */
 function protocolError(code: number, message: string): Error {
   return Object.assign(new Error(message), { code });
+}
+
+/**
+ * The SDK's Server checks a form's elicitation answer against its `requestedSchema` with an
+ * ajv of its own, on the event loop with no time bound: a `pattern` there (a handler's, or an
+ * upstream's the gateway relays) and a client's crafted answer held the process for hours. It
+ * checks nothing now (ANSWERS_UNCHECKED); `checkedAnswer` makes its check with the runtime's
+ * validation, whose pattern tests are bounded: a Tool of that schema, invoked on the answer.
+ */
+const ANSWERS_UNCHECKED = { getValidator: () => (input: unknown) => ({ valid: true as const, data: input as never, errorMessage: undefined }) };
+
+/** An `elicitInput` answer, or the SDK's refusal of it (with the runtime's issues), as the SDK's check would have it. */
+async function checkedAnswer(params: ElicitParams, result: ElicitResult): Promise<ElicitResult> {
+  // What the SDK checks: an accepted form answer with content, against a requestedSchema.
+  if ((params.mode ?? 'form') !== 'form' || result.action !== 'accept' || result.content === undefined || params.requestedSchema === undefined) return result;
+  let form: ToolSet;
+  try {
+    form = new ToolSet([defineTool({ name: 'elicitation', input_schema: params.requestedSchema as never, handler: () => null })]);
+  } catch (error) {
+    throw protocolError(ErrorCode.InternalError, `Error validating elicitation response: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const checked = await form.invoke('elicitation', result.content);
+  if (checked.success) return result;
+  const issues = (checked.issues ?? []).map((issue) => `${issue.path === '' ? '(root)' : issue.path} ${issue.message}`).join('; ');
+  throw protocolError(ErrorCode.InvalidParams, `Elicitation response content does not match requested schema: ${issues || checked.error}`);
 }
 
 function encodeCursor(name: string): string {
@@ -420,7 +445,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
 
-  const server = new SessionServer(SERVER_INFO, { capabilities: { tools: { listChanged: true }, logging: {} } });
+  const server = new SessionServer(SERVER_INFO, { capabilities: { tools: { listChanged: true }, logging: {} }, jsonSchemaValidator: ANSWERS_UNCHECKED });
   // The session's log level (logging/setLevel); until the client sets one, every message goes.
   let logLevel = 0;
   server.setRequestHandler(SetLevelRequestSchema, (request) => {
@@ -498,7 +523,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       client: {
         session,
         createMessage: async (params, { signal }) => (await server.createMessage(withinBound('sample', params) as unknown as CreateMessageRequestParams, related(signal))) as SampleResult,
-        elicitInput: async (params, { signal }) => (await server.elicitInput(withinBound('elicit', params) as unknown as ElicitRequestParams, related(signal))) as ElicitResult,
+        elicitInput: async (params, { signal }) => checkedAnswer(params, (await server.elicitInput(withinBound('elicit', params) as unknown as ElicitRequestParams, related(signal))) as ElicitResult),
       },
     };
     if (progressToken !== undefined) options.onProgress = (report: ProgressReport) => bounded({ method: 'notifications/progress', params: { progressToken, ...report } });

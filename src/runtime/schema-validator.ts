@@ -5,7 +5,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { JsonObject } from '../core/contracts.js';
+import { PATTERN_CHECK_MS, boundedRegExp, checkWhole, compiling, startCheck, uncheckedTest } from './pattern-engine.js';
+import type { Patterns, Unchecked } from './pattern-engine.js';
 import type { ToolResultIssue } from './tool-result.js';
+import { uniqueItems } from './unique-items.js';
 
 /** A compiled schema: `check(value)` returns every problem, or `undefined` when valid. */
 export type SchemaCheck = (value: unknown) => ToolResultIssue[] | undefined;
@@ -16,7 +19,8 @@ type Draft = 'draft-07' | '2019-09' | '2020-12';
 // `strict: false`: unknown keywords (`example`, `x-...`) and unknown formats are
 // annotations, as JSON Schema itself says; schemas from other tools must still compile.
 // The formats ajv-formats knows (email, uri, date-time, uuid...) are validated.
-const BASE: Options = { allErrors: true, strict: false, logger: false };
+// `regExp`: every `pattern` test is bounded in time (pattern-engine.ts).
+const BASE: Options = { allErrors: true, strict: false, logger: false, code: { regExp: boundedRegExp } };
 const instances = new Map<string, AjvInstance>();
 
 function instance(draft: Draft, useDefaults: boolean): AjvInstance {
@@ -26,6 +30,8 @@ function instance(draft: Draft, useDefaults: boolean): AjvInstance {
     const options = { ...BASE, useDefaults };
     ajv = draft === 'draft-07' ? new Ajv(options) : draft === '2019-09' ? new Ajv2019(options) : new Ajv2020(options);
     addFormats.default(ajv);
+    ajv.removeKeyword('uniqueItems');
+    ajv.addKeyword(uniqueItems);
     instances.set(key, ajv);
   }
   return ajv;
@@ -53,14 +59,69 @@ function draftOf(schema: JsonObject): Draft {
 export function compileSchema(schema: JsonObject, applyDefaults: boolean): SchemaCheck {
   const ajv = instance(draftOf(schema), applyDefaults);
   let validate: ValidateFunction;
+  let patterns: Patterns;
   try {
-    validate = ajv.compile(schema);
+    ({ compiled: validate, patterns } = compiling(() => ajv.compile(schema)));
   } finally {
     // The compiled function keeps what it needs; dropping the schema from ajv's registry
     // lets two tools use the same `$id` and lets a dropped Tool be collected.
     ajv.removeSchema(schema);
   }
-  return (value) => (validate(value) ? undefined : toIssues(validate.errors ?? []));
+  if (patterns === 'none') return (value) => (validate(value) ? undefined : toIssues(validate.errors ?? []));
+  if (patterns === 'bounded') {
+    return (value) => {
+      startCheck();
+      const valid = validate(value);
+      const missed = uncheckedTest();
+      if (missed !== undefined) return [uncheckedIssue(missed, value)];
+      return valid ? undefined : toIssues(validate.errors ?? []);
+    };
+  }
+  return (value) => {
+    // What a run interrupted in the vm may have left of defaults in the value is undone before it runs again.
+    const before = applyDefaults && typeof value === 'object' && value !== null ? structuredClone(value) : undefined;
+    const checked = checkWhole(() => validate(value), () => restore(value, before));
+    if (!('answer' in checked)) return [uncheckedIssue(checked, value)];
+    return checked.answer ? undefined : toIssues(validate.errors ?? []);
+  };
+}
+
+/** Gives `value` (JSON data) the members of `before` again, its copy from before the check. */
+function restore(value: unknown, before: unknown): void {
+  if (typeof value !== 'object' || value === null || typeof before !== 'object' || before === null) return;
+  if (Array.isArray(value)) {
+    value.length = 0;
+    for (const item of before as unknown[]) value.push(item);
+    return;
+  }
+  const target = value as Record<string, unknown>;
+  for (const key of Object.keys(target)) delete target[key];
+  // defineProperty: a member named `__proto__` stays a member.
+  for (const [key, item] of Object.entries(before)) Object.defineProperty(target, key, { value: item, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * A check the pattern budget stopped: refused, never valid. It names the pattern as ajv's own
+ * message does (`must match pattern "..."`) and the first place (depth first) holding the
+ * value the test was on, as a value or a property name; the other issues are left out (a test
+ * past the budget answered `false`, so ajv's would mislead).
+ */
+function uncheckedIssue({ pattern, value }: Unchecked, checked: unknown): ToolResultIssue {
+  if (pattern === undefined || value === undefined) return { path: '', message: `could not be checked within ${PATTERN_CHECK_MS} ms` };
+  return { path: placeOf(value, checked) ?? '', message: `could not be checked against pattern "${pattern}" within ${PATTERN_CHECK_MS} ms` };
+}
+
+/** The JSON Pointer of the first place in `data` that is the string `text` or a property named so. */
+function placeOf(text: string, data: unknown, path = ''): string | undefined {
+  if (data === text) return path;
+  if (typeof data !== 'object' || data === null) return undefined;
+  for (const [key, item] of Object.entries(data)) {
+    const at = `${path}/${escapePointer(key)}`;
+    if (key === text && !Array.isArray(data)) return at;
+    const found = placeOf(text, item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** Whether a schema constrains anything (`{}` and annotation-only schemas accept every value). */
