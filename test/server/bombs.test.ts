@@ -137,6 +137,29 @@ describe('schemas whose $refs go on for long', () => {
   });
 });
 
+describe('verdicts whose size is bounded', () => {
+  const values = (prefix: string, count: number) => Array.from({ length: count }, (_, index) => `${prefix}${index}`);
+  type Difference = { type: string; path: string; before: unknown; after: unknown; breaking: unknown; omitted?: number };
+
+  it('a diff or a check names 100 values of an enum place per type and verdict and counts the rest (90,000 were a 21 MB answer)', async () => {
+    const enumSpec = (version: string, list: string[]) => spec('picks', version, { input_schema: { type: 'object', properties: { pick: { enum: list } } } });
+    expect((await api.call('PUT', '/v1/tools/picks', { body: enumSpec('1', values('v', 5_000)) })).status).toBe(201);
+    expect((await api.call('PUT', '/v1/tools/picks', { body: enumSpec('2', values('w', 5_000)) })).status).toBe(200);
+    const diff = await api.call('GET', '/v1/tools/picks/diff?from=1&to=2');
+    const body = diff.body as { compatible: boolean; differences: Difference[] };
+    expect([diff.status, body.compatible, body.differences.length]).toEqual([200, false, 202]);
+    const path = '/input_schema/properties/pick/enum';
+    expect(body.differences.filter((difference) => difference.omitted !== undefined)).toEqual([
+      { type: 'enum-value-removed', path, before: null, after: null, breaking: true, omitted: 4_900 },
+      { type: 'enum-value-added', path, before: null, after: null, breaking: false, omitted: 4_900 },
+    ]);
+    expect(diff.text.length).toBeLessThan(30_000);
+    const check = await api.call('POST', '/v1/check', { body: enumSpec('3', values('x', 5_000)) });
+    const result = (check.body as { results: { differences: Difference[] }[] }).results[0];
+    expect([check.status, result?.differences.length, result?.differences[100]]).toEqual([200, 202, { type: 'enum-value-removed', path, before: null, after: null, breaking: true, omitted: 4_900 }]);
+  });
+});
+
 describe('small requests that were a 500', () => {
   it('refuses a deprecation message holding U+0000 (SQLite counted "\\u0000" as empty: a 500; PostgreSQL text cannot hold it)', async () => {
     expect((await api.call('PUT', '/v1/tools/nul', { body: spec('nul') })).status).toBe(201);
