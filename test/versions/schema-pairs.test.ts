@@ -594,6 +594,35 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
     await expect(refused).rejects.toMatchObject({ context: { differences: expect.arrayContaining([expect.objectContaining({ omitted: 200 })]) } });
   });
 
+  it('judges each pair of $ref targets once: properties that start chains into the same refs (each walked 64 refs of its chain)', () => {
+    // Counted by the reads of the chain's `$ref`s; the same text is equivalent, however long the chain.
+    let reads = 0;
+    const chain = (description: string) => {
+      const defs = Object.fromEntries(
+        Array.from({ length: 3_000 }, (_, i) => {
+          const node = {};
+          const ref = `#/$defs/d${i + 1}`;
+          if (i === 2_999) return [`d${i}`, { type: 'string' }];
+          Object.defineProperty(node, '$ref', {
+            enumerable: true,
+            get: () => {
+              reads++;
+              return ref;
+            },
+          });
+          return [`d${i}`, node];
+        }),
+      );
+      return { type: 'object', description, $defs: defs, properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`p${i}`, { $ref: `#/$defs/d${i}` }])) };
+    };
+    const before = chain('one');
+    const after = chain('two');
+    reads = 0;
+    const result = compareSchemas(before, after);
+    expect(result).toEqual({ compatible: true, differences: [{ type: 'annotation-changed', path: '/description', before: 'one', after: 'two', breaking: false }] });
+    expect(reads).toBeLessThan(40 * 3_000);
+  });
+
   it('refs that fan out under oneOf/anyOf end, undecidable (the old code never ended: 3^64 steps)', () => {
     let reads = 0;
     const branches = [{ $ref: '#/$defs/A' }, { $ref: '#/$defs/A' }, { $ref: '#/$defs/A' }];
