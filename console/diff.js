@@ -98,7 +98,7 @@ export function hunks(rows, context = 3) {
 
 /**
  * How many schema differences a verdict's list stands for: an entry with `omitted` stands for
- * that many values of one enum place past the first 100 the API names (docs/versions.md).
+ * that many values of one enum place that the API does not name (docs/versions.md).
  */
 export function differenceCount(differences) {
   return differences.reduce((sum, difference) => sum + (Number.isSafeInteger(difference.omitted) ? difference.omitted : 1), 0);

@@ -106,7 +106,7 @@ export const SchemaDifferenceSchema = z
       .int()
       .positive()
       .optional()
-      .meta({ description: 'Only on the entry that stands for the values of an enum-value-added/enum-value-removed place (type, path and breaking) past the first 100 named: how many they are; its before and after are null.' }),
+      .meta({ description: 'Only on the entry that stands for the values of an enum-value-added/enum-value-removed place (type, path and breaking) not named: past the first 100 of the place, or past 1,000 named in the schema. How many they are; its before and after are null.' }),
   })
   .strict()
   .meta({ id: 'SchemaDifference' });
