@@ -3,7 +3,7 @@
 // link can be shared; the token never goes into one.
 import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
 import { callsScreen } from './calls.js';
-import { hunks, sideBySide } from './diff.js';
+import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
 import { schemaView } from './schema.js';
 
@@ -348,7 +348,7 @@ function verdictView(result, olderLabel, newerLabel) {
   if (result.error) return h('p', { class: 'error verdict' }, 'No verdict: ', text(problemText(result.error)));
   if (result.missing) return h('p', { class: 'verdict' }, `No verdict: ${result.missing}.`);
   const { diff } = result;
-  const count = diff.differences.length;
+  const count = differenceCount(diff.differences);
   return h('div', { class: `verdict ${diff.compatible ? 'compatible' : 'incompatible'}` },
     h('p', {}, h('strong', {}, diff.compatible ? 'compatible' : 'not compatible'), ` — ${olderLabel} to ${newerLabel}: `,
       diff.compatible
@@ -358,8 +358,13 @@ function verdictView(result, olderLabel, newerLabel) {
     count === 0 ? null : h('ul', { class: 'differences' }, diff.differences.map((difference) => h('li', { class: difference.breaking === false ? '' : 'breaking' },
       h('code', {}, text(difference.type)), ' at ', h('code', {}, text(difference.path || '/')), ': ',
       h('strong', {}, BREAKING[String(difference.breaking)] ?? String(difference.breaking)),
-      ' · before ', h('code', {}, text(jsonText(difference.before, 0))),
-      ' · after ', h('code', {}, text(jsonText(difference.after, 0)))))));
+      ...valuesView(differenceValues(difference))))));
+}
+
+/** A difference's values, or how many values of its place the API left unnamed. */
+function valuesView(values) {
+  if ('omitted' in values) return [` · and ${values.omitted} more value${values.omitted === 1 ? '' : 's'} of this place, not listed`];
+  return [' · before ', h('code', {}, text(jsonText(values.before, 0))), ' · after ', h('code', {}, text(jsonText(values.after, 0)))];
 }
 
 function diffView(older, newer, olderLabel, newerLabel) {

@@ -95,3 +95,16 @@ export function hunks(rows, context = 3) {
   }
   return out;
 }
+
+/**
+ * How many schema differences a verdict's list stands for: an entry with `omitted` stands for
+ * that many values of one enum place that the API does not name (docs/versions.md).
+ */
+export function differenceCount(differences) {
+  return differences.reduce((sum, difference) => sum + (Number.isSafeInteger(difference.omitted) ? difference.omitted : 1), 0);
+}
+
+/** What one difference of a verdict says of its values: `{ before, after }`, or `{ omitted }` (a count, not values). */
+export function differenceValues(difference) {
+  return Number.isSafeInteger(difference.omitted) ? { omitted: difference.omitted } : { before: difference.before, after: difference.after };
+}

@@ -58,7 +58,14 @@ function valueText(value: unknown): string {
 export function formatDifferences(differences: readonly SchemaDifference[]): string {
   return formatTable(
     ['TYPE', 'PATH', 'BEFORE', 'AFTER', 'BREAKING'],
-    differences.map((d) => [d.type, cell(d.path === '' ? '/' : d.path), valueText(d.before), valueText(d.after), breakingText(d.breaking)]),
+    differences.map((d) => [
+      d.type,
+      cell(d.path === '' ? '/' : d.path),
+      // The entry that counts a place's values past the first 100 named (schema-compare.ts).
+      d.omitted === undefined ? valueText(d.before) : d.type === 'enum-value-removed' ? `${d.omitted} more values` : '-',
+      d.omitted === undefined ? valueText(d.after) : d.type === 'enum-value-added' ? `${d.omitted} more values` : '-',
+      breakingText(d.breaking),
+    ]),
   );
 }
 

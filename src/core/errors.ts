@@ -245,7 +245,8 @@ export class VersionDowngradeError extends ToolRegistryError {
  * Under the policy `compatibility: 'backward'` (or `'semver-major'` without a major bump), a
  * new version whose schemas would break callers or consumers; nothing was changed.
  * `context.differences` lists every difference (`{ type, path, before, after, breaking }`,
- * paths from the spec: `/input_schema/properties/x`), `context.policy` the policy that refused it.
+ * paths from the spec: `/input_schema/properties/x`; an enum place's values past 100 (1,000 in a schema), one
+ * entry counts the rest in `omitted`), `context.policy` the policy that refused it.
  */
 export class CompatibilityFailedError extends ToolRegistryError {
   constructor(

@@ -167,7 +167,9 @@ function compatibilityFailed(
     .slice(0, 5)
     .map((d) => `${d.type} at ${d.path}${d.breaking === 'undecidable' ? ' (undecidable)' : ''}`)
     .join(', ');
-  const more = breaking.length > 5 ? ` and ${breaking.length - 5} more` : '';
+  // An entry with `omitted` stands for that many values of one place (schema-compare.ts).
+  const count = breaking.reduce((sum, d) => sum + (d.omitted ?? 1), 0);
+  const more = count > 5 ? ` and ${count - 5} more` : '';
   const fix =
     policy === 'semver-major'
       ? `give it a higher major version than ${stored === null ? 'the stored one' : stored}`

@@ -101,6 +101,12 @@ export const SchemaDifferenceSchema = z
     before: z.unknown(),
     after: z.unknown(),
     breaking: z.union([z.boolean(), z.literal('undecidable')]),
+    omitted: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta({ description: 'Only on the entry that stands for the values of an enum-value-added/enum-value-removed place (type, path and breaking) not named: past the first 100 of the place, or past 1,000 named in the schema. How many they are; its before and after are null.' }),
   })
   .strict()
   .meta({ id: 'SchemaDifference' });

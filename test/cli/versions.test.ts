@@ -72,6 +72,21 @@ describe('tool-registry deprecate, undeprecate, policy, diff, check (SQLite file
     expect((await runCli(['diff', 'search', '--from', '1.1.0', '--to', '1.0.0', '--db', db], { cwd })).stdout).toMatch(/compatible/);
     expect(errorCode((await runCli(['diff', 'search', '--from', '9.9.9', '--db', db], { cwd })).stderr)).toBe('TOOL_NOT_FOUND');
   });
+
+  it('diff shows the entry that counts an enum place\'s values past the first 100 as that count', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'r.db');
+    const picks = (version: string, prefix: string) => ({ tool_name: 'picks', version, input_schema: { enum: Array.from({ length: 130 }, (_, i) => `${prefix}${i}`) }, output_schema: {} });
+    writeJson(join(cwd, 'v1.json'), picks('1.0.0', 'v'));
+    writeJson(join(cwd, 'v2.json'), picks('2.0.0', 'w'));
+    await runCli(['register', 'v1.json', '--db', db], { cwd });
+    await runCli(['register', 'v2.json', '--db', db], { cwd });
+    const diff = await runCli(['diff', 'picks', '--db', db], { cwd });
+    const rows = diff.stdout.split('\n').filter((line) => line.includes('30 more values'));
+    expect([diff.code, rows.length]).toEqual([0, 2]);
+    expect(rows[0]).toMatch(/^enum-value-removed +\/input_schema\/enum +30 more values +- +yes$/);
+    expect(rows[1]).toMatch(/^enum-value-added +\/input_schema\/enum +- +30 more values +no$/);
+  });
 });
 
 /** A policy set by the command (another process) binds this process's open registry at its next write. */

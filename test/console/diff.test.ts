@@ -2,7 +2,7 @@
 // so it runs here as it runs in the page).
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .js module of the console, without declarations
-import { hunks as hunksOf, sideBySide } from '../../console/diff.js';
+import { differenceCount, differenceValues, hunks as hunksOf, sideBySide } from '../../console/diff.js';
 
 interface Line { number: number; text: string }
 interface Row { kind: 'same' | 'changed' | 'removed' | 'added'; left: Line | null; right: Line | null }
@@ -47,5 +47,18 @@ describe('sideBySide', () => {
     // A short run between two changes is kept whole; identical texts are one skipped run.
     expect(hunks(diff('a\nb\nc\nd', 'A\nb\nc\nD'), 1).map((row) => row.kind)).toEqual(['changed', 'same', 'same', 'changed']);
     expect(hunks(diff('a\nb', 'a\nb'), 3)).toEqual([{ kind: 'skipped', count: 2 }]);
+  });
+});
+
+describe("a verdict's differences", () => {
+  const count = differenceCount as (differences: unknown[]) => number;
+  const values = differenceValues as (difference: unknown) => unknown;
+
+  it('counts the values an entry with `omitted` stands for, and shows that count instead of its nulls', () => {
+    const named = { type: 'enum-value-removed', path: '/enum', before: null, after: null, breaking: true };
+    const rest = { ...named, omitted: 4_900 };
+    expect(count([named, rest, { ...named, type: 'enum-value-added' }])).toBe(4_902);
+    expect(values(named)).toEqual({ before: null, after: null });
+    expect(values(rest)).toEqual({ omitted: 4_900 });
   });
 });

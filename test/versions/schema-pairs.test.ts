@@ -3,7 +3,7 @@
 // the answer: does `after` accept every instance `before` accepted? One test per pair.
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import { compareSchemas, compareToolSchemas, SCHEMA_DIFFERENCE_TYPES } from '../../src/index.js';
+import { compareSchemas, compareToolSchemas, InMemoryToolRegistry, SCHEMA_DIFFERENCE_TYPES } from '../../src/index.js';
 
 type Breaking = boolean | 'undecidable';
 /** [what, before, after, compatible, [type, path, breaking][]] */
@@ -559,6 +559,77 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
     expect(compareSchemas({ enum: values }, { enum: values.slice(1).reverse() }).differences).toEqual([expect.objectContaining({ type: 'enum-value-removed', before: 'v0', breaking: true })]);
     const objects = values.map((v) => ({ v, n: [v] }));
     expect(compareSchemas({ enum: objects }, { enum: [...objects].reverse().map(({ n, v }) => ({ n, v })) }).compatible).toBe(true);
+  });
+
+  it('names 100 values of an enum place per type and verdict, and counts the rest in one entry (two 90,000-value enums were 180,000 differences, 21 MB)', () => {
+    const values = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const other = compareSchemas({ enum: values('v', 250) }, { enum: values('w', 250) });
+    expect(other.compatible).toBe(false);
+    expect(other.differences).toHaveLength(202);
+    expect(other.differences.slice(99, 102)).toEqual([
+      { type: 'enum-value-removed', path: '/enum', before: 'v99', after: null, breaking: true },
+      { type: 'enum-value-removed', path: '/enum', before: null, after: null, breaking: true, omitted: 150 },
+      { type: 'enum-value-added', path: '/enum', before: null, after: 'w0', breaking: false },
+    ]);
+    expect(other.differences[201]).toEqual({ type: 'enum-value-added', path: '/enum', before: null, after: null, breaking: false, omitted: 150 });
+    // The verdict counts every value: only added ones (inputs widen) stay compatible.
+    const added = compareSchemas({ enum: values('v', 10) }, { enum: values('v', 400) });
+    expect([added.compatible, added.differences.length, added.differences.at(-1)?.omitted]).toEqual([true, 101, 290]);
+    // Each verdict is its own group: 150 values the format may refuse (undecidable), 150 refused.
+    const mixed = compareSchemas({ type: 'string', enum: values('v', 300) }, { type: 'string', enum: values('v', 150), format: 'email' });
+    expect(mixed.differences.filter((difference) => difference.omitted !== undefined)).toEqual([
+      { type: 'enum-value-removed', path: '/enum', before: null, after: null, breaking: 'undecidable', omitted: 50 },
+      { type: 'enum-value-removed', path: '/enum', before: null, after: null, breaking: true, omitted: 50 },
+    ]);
+    expect(mixed.differences).toHaveLength(202);
+    // 1,000 values named in all of a schema's places; past them each place's are only counted
+    // (9,000 enums of 10 other values, a 620 KB spec, were also 180,000 differences, 21 MB).
+    const places = (prefix: string) => ({ type: 'object', properties: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`p${i}`, { enum: values(prefix, 100) }])) });
+    const spread = compareSchemas(places('v'), places('w'));
+    expect([spread.compatible, spread.differences.length, spread.differences.filter((difference) => difference.omitted === undefined).length]).toEqual([false, 5 * 200 + 15 * 2, 1_000]);
+    expect(spread.differences.slice(1_000, 1_002)).toEqual([
+      { type: 'enum-value-removed', path: '/properties/p5/enum', before: null, after: null, breaking: true, omitted: 100 },
+      { type: 'enum-value-added', path: '/properties/p5/enum', before: null, after: null, breaking: false, omitted: 100 },
+    ]);
+  });
+
+  it('a refused version counts the values left out in its message', async () => {
+    const values = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const registry = new InMemoryToolRegistry();
+    await registry.register({ tool_name: 'pick', version: '1.0.0', input_schema: { enum: values('v', 300) }, output_schema: {} });
+    await registry.setPolicy({ compatibility: 'backward' });
+    const refused = registry.register({ tool_name: 'pick', version: '2.0.0', input_schema: { enum: values('w', 300) }, output_schema: {} });
+    await expect(refused).rejects.toMatchObject({ code: 'COMPATIBILITY_FAILED', message: expect.stringContaining('enum-value-removed at /input_schema/enum and 295 more)') });
+    await expect(refused).rejects.toMatchObject({ context: { differences: expect.arrayContaining([expect.objectContaining({ omitted: 200 })]) } });
+  });
+
+  it('judges each pair of $ref targets once: properties that start chains into the same refs (each walked 64 refs of its chain)', () => {
+    // Counted by the reads of the chain's `$ref`s; the same text is equivalent, however long the chain.
+    let reads = 0;
+    const chain = (description: string) => {
+      const defs = Object.fromEntries(
+        Array.from({ length: 3_000 }, (_, i) => {
+          const node = {};
+          const ref = `#/$defs/d${i + 1}`;
+          if (i === 2_999) return [`d${i}`, { type: 'string' }];
+          Object.defineProperty(node, '$ref', {
+            enumerable: true,
+            get: () => {
+              reads++;
+              return ref;
+            },
+          });
+          return [`d${i}`, node];
+        }),
+      );
+      return { type: 'object', description, $defs: defs, properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`p${i}`, { $ref: `#/$defs/d${i}` }])) };
+    };
+    const before = chain('one');
+    const after = chain('two');
+    reads = 0;
+    const result = compareSchemas(before, after);
+    expect(result).toEqual({ compatible: true, differences: [{ type: 'annotation-changed', path: '/description', before: 'one', after: 'two', breaking: false }] });
+    expect(reads).toBeLessThan(40 * 3_000);
   });
 
   it('refs that fan out under oneOf/anyOf end, undecidable (the old code never ended: 3^64 steps)', () => {
