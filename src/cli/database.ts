@@ -198,7 +198,9 @@ function driverError(error: unknown): unknown {
  */
 export function storageFailure(database: string, caught: unknown): unknown {
   const error = driverError(caught);
-  if (error instanceof CliError) return new CliError(error.code, `database ${describeDatabase(database)}: ${error.message}`, { cause: caught });
+  // The command's own errors (VERIFY_FAILED with its details) pass as they are; only the store's diagnosis gets the database named.
+  if (error instanceof CliError && error !== caught) return new CliError(error.code, `database ${describeDatabase(database)}: ${error.message}`, { cause: caught });
+  if (error instanceof CliError) return error;
   if (error instanceof ToolRegistryError || !(error instanceof Error)) return error;
   const code = storageFailureCode(database, error);
   if (code === undefined) return error;
