@@ -483,7 +483,11 @@ describe('PostgreSQL registry, connections the server ends for idleness', () => 
     const url = new URL(db.url());
     url.searchParams.set('options', '-c idle_session_timeout=100');
     for (const cache of [true, false]) {
-      const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema: db.schema(), cache });
+      // The schema is made and migrated first without the timeout: what races it here is the
+      // calls below, not the migrations (on a loaded machine a pause between two of them passed 100 ms).
+      const schema = db.schema();
+      await (await openPostgresToolRegistry({ connectionString: db.url(), schema, cache: false })).close();
+      const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema, cache });
       try {
         // Pauses about as long as the timeout: calls race the server ending their connection.
         for (let round = 0; round < 12; round++) {
