@@ -14,6 +14,7 @@ export interface McpCommandOptions {
   readonly callTimeoutMs?: number;
   readonly pageSize?: number;
   readonly maxResultBytes?: number;
+  readonly maxCallsInFlight?: number;
   readonly maxMessageBytes?: number;
   readonly callRetentionDays?: number;
   readonly callRetentionRows?: number;
@@ -71,6 +72,7 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
     .option('--max-result-bytes <bytes>', 'a tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
+    .option('--max-calls-in-flight <n>', 'tools/calls unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive)
     .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive);
   return retentionOptions(command)
     .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
@@ -83,5 +85,6 @@ export function serveMcpOptions(serve: Command): Command {
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
     .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)
-    .option('--max-result-bytes <bytes>', 'an MCP tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive);
+    .option('--max-result-bytes <bytes>', 'an MCP tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
+    .option('--max-calls-in-flight <n>', 'MCP tools/calls one session may have unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive);
 }

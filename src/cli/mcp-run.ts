@@ -94,6 +94,7 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
         ...(options.callTimeoutMs === undefined ? {} : { callTimeoutMs: options.callTimeoutMs }),
         ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
         ...(options.maxResultBytes === undefined ? {} : { maxResultBytes: options.maxResultBytes }),
+        ...(options.maxCallsInFlight === undefined ? {} : { maxCallsInFlight: options.maxCallsInFlight }),
         ...(options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes }),
         ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),

@@ -34,6 +34,7 @@ async function mcpMountFor(options: Readonly<Record<string, unknown>>): Promise<
     ...number('callTimeoutMs'),
     ...number('pageSize'),
     ...number('maxResultBytes'),
+    ...number('maxCallsInFlight'),
     onError: (error, namespace) => serveWarning(`MCP in namespace ${namespace} cannot follow the registry: ${(error as Error).message ?? String(error)} (retrying)`),
     onWarning: warn,
     upstreams: upstreams ? { ...(typeof options.syncInterval === 'number' ? { syncIntervalMs: options.syncInterval } : {}), onWarning: warn } : false,

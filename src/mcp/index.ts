@@ -1,6 +1,6 @@
 // The MCP layer's public surface (`tool-registry/mcp`): a live tool set served to MCP clients
 // over stdio or Streamable HTTP. It uses the library only through the package's index.
-export { createMcpServer, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_RESULT_BYTES, DEFAULT_PAGE_SIZE, DEPRECATION_META_KEY } from './tool-server.js';
+export { createMcpServer, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MAX_CALLS_IN_FLIGHT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_PAGE_SIZE, DEPRECATION_META_KEY } from './tool-server.js';
 export type { McpServerOptions } from './tool-server.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, serveMcpStdio } from './stdio.js';
 export type { McpStdioOptions, McpStdioSession } from './stdio.js';

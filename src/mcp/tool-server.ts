@@ -37,6 +37,14 @@ export const DEFAULT_PAGE_SIZE = 500;
  */
 export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024;
 /**
+ * The default number of `tools/call`s one session may have unanswered at once: 10,000 slow
+ * calls of one session (100 POSTs of 100-call batches) were all accepted and held `/healthz`
+ * up to 5.6 s while they arrived. Past it a call is refused at once (-32000); the session lives on.
+ */
+export const DEFAULT_MAX_CALLS_IN_FLIGHT = 100;
+/** The JSON-RPC error code of a call refused past `maxCallsInFlight` (the implementation-defined server error). */
+const CALLS_IN_FLIGHT_ERROR_CODE = -32000;
+/**
  * The `_meta` key of a deprecated tool's call result: `{ message, replacement, sunset }`, the
  * registry's deprecation (a prefix of our own, as the MCP specification's `_meta` rules ask).
  */
@@ -56,6 +64,12 @@ export interface McpServerOptions {
    * session goes on. Default 4 MiB (`DEFAULT_MAX_RESULT_BYTES`).
    */
   readonly maxResultBytes?: number;
+  /**
+   * `tools/call`s the session may have unanswered at once; one more is refused at once with
+   * JSON-RPC error -32000 naming the bound (`data: { limit, resource: 'calls' }`), runs
+   * nothing and leaves no call record; the session goes on. Default 100 (`DEFAULT_MAX_CALLS_IN_FLIGHT`).
+   */
+  readonly maxCallsInFlight?: number;
   /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool. */
   readonly onWarning?: (message: string) => void;
   /**
@@ -401,7 +415,7 @@ class SessionServer extends Server {
  * Checks a session's options (without making a session): the live set, the numbers, and the
  * policy (VALIDATION_FAILED naming the field). Returns the numbers with their defaults.
  */
-export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions): { callTimeoutMs: number; pageSize: number; maxResultBytes: number } {
+export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions): { callTimeoutMs: number; pageSize: number; maxResultBytes: number; maxCallsInFlight: number } {
   if (typeof live !== 'object' || live === null || typeof live.current !== 'function' || typeof live.subscribe !== 'function') {
     throw new TypeError('createMcpServer(): live must be a LiveToolSet (liveToolSet())');
   }
@@ -415,6 +429,7 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
     callTimeoutMs: positiveInteger('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
     pageSize: positiveInteger('pageSize', options.pageSize, DEFAULT_PAGE_SIZE),
     maxResultBytes: positiveInteger('maxResultBytes', options.maxResultBytes, DEFAULT_MAX_RESULT_BYTES),
+    maxCallsInFlight: positiveInteger('maxCallsInFlight', options.maxCallsInFlight, DEFAULT_MAX_CALLS_IN_FLIGHT),
   };
 }
 
@@ -440,7 +455,7 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */
 export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {}): Server {
-  const { callTimeoutMs, pageSize, maxResultBytes } = checkSessionOptions(live, options);
+  const { callTimeoutMs, pageSize, maxResultBytes, maxCallsInFlight } = checkSessionOptions(live, options);
   const { policy, onWarning, onCall } = options;
   const policyKey = policy === undefined ? '' : canonicalJson(policy as never);
   const current = (): ServedView => viewOf(live.current(), policy, policyKey, onWarning);
@@ -643,6 +658,20 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   };
 
   /**
+   * The session's calls not answered yet, both ways (the SDK's Server and relayCall): one past
+   * maxCallsInFlight is refused before it runs, so a client cannot queue thousands of slow calls.
+   */
+  let callsInFlight = 0;
+  // One error for every refusal of the session (the SDK's Server reads its code, message and
+  // data): a new Error each captures a stack, 80 ms of the 2 s a flood of 9,900 refusals took in a profile.
+  let tooManyCalls: Error | undefined;
+  const refusal = (): Error =>
+    (tooManyCalls ??= Object.assign(
+      new Error(`Too many calls in flight: this session has ${maxCallsInFlight} tools/call requests unanswered, its limit (maxCallsInFlight; serve and mcp --max-calls-in-flight); retry once one is answered`),
+      { code: CALLS_IN_FLIGHT_ERROR_CODE, data: Object.freeze({ limit: maxCallsInFlight, resource: 'calls' }) },
+    ));
+
+  /**
    * The calls of the gateway's upstream tools are answered here, not by the SDK's Server (its
    * dispatch, an AbortController per request, and three zod checks of every message cost about
    * what the upstream's own answer does): the same checks and the same answer, sent on the
@@ -655,6 +684,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const { name } = params;
     const relayed = new RelayedCall();
     relayedCalls.set(id, relayed);
+    callsInFlight += 1;
     const facts: CallFacts = { name };
     const at = onCall === undefined ? '' : new Date().toISOString();
     const started = performance.now();
@@ -698,6 +728,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
       // As the SDK's Server answers a handler's error.
       if (!relayed.cancelled) reply = { jsonrpc: '2.0', id, error: { code: Number.isSafeInteger(code) ? code : ErrorCode.InternalError, message: message ?? 'Internal error', ...(data !== undefined && { data }) } } as JSONRPCMessage;
     } finally {
+      callsInFlight -= 1;
       if (relayedCalls.get(id) === relayed) relayedCalls.delete(id);
       record(facts, at, started);
     }
@@ -730,7 +761,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const params = value.params as Record<string, unknown>;
     if (typeof params.name !== 'string' || !isPlainCall(params) || server.getClientVersion() === undefined || relayedCalls.has(value.id as RequestId)) return false;
     const tool = current().byName.get(params.name);
-    if (tool === undefined || !isRelayedTool(tool)) return false;
+    // At the bound: the SDK's Server takes it, and its handler refuses it (below).
+    if (tool === undefined || !isRelayedTool(tool) || callsInFlight >= maxCallsInFlight) return false;
     void relayCall(message as JSONRPCRequest, transport, passOn);
     return true;
   };
@@ -742,7 +774,14 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     if (request.method !== 'tools/list' && request.method !== 'tools/call') throw protocolError(ErrorCode.MethodNotFound, `Method not found: ${request.method}`);
     // The SDK records the client at `initialize`; before it, only ping is answered.
     if (server.getClientVersion() === undefined) throw protocolError(ErrorCode.InvalidRequest, `${request.method} before initialize: the session is not initialized`);
-    return request.method === 'tools/list' ? listTools(request) : callTool(request, extra);
+    if (request.method === 'tools/list') return listTools(request);
+    if (callsInFlight >= maxCallsInFlight) throw refusal();
+    callsInFlight += 1;
+    try {
+      return await callTool(request, extra);
+    } finally {
+      callsInFlight -= 1;
+    }
   };
 
   // What the client was last told it can list; a change elsewhere in the set says nothing.

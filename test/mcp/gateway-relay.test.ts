@@ -107,6 +107,25 @@ describe('a relayed tools/call', () => {
     ]);
   });
 
+  it('relayed calls count against the session\'s maxCallsInFlight: one more is refused at once (-32000), leaves no record, and the session calls again once they end', async () => {
+    // Its own records: the other tests count the scripted_hold records of the shared list.
+    const own: CallRecordInput[] = [];
+    const client = await session({ maxCallsInFlight: 2, onCall: (record) => void own.push(record) });
+    const controller = new AbortController();
+    let holding = 0;
+    const held = Array.from({ length: 2 }, () => client.callTool({ name: 'scripted_hold', arguments: {} }, undefined, { signal: controller.signal, onprogress: () => void (holding += 1) }).catch((error: Error) => error));
+    await until(() => holding === 2, 'both calls holding upstream');
+    const refused = await client.callTool({ name: 'scripted_hold', arguments: {} }).catch((error: { code: number; message: string; data: unknown }) => error);
+    expect(refused).toMatchObject({ code: -32000, data: { limit: 2, resource: 'calls' } });
+    expect((refused as { message: string }).message).toMatch(/Too many calls in flight: this session has 2 tools\/call requests unanswered/);
+    controller.abort('done');
+    await Promise.all(held);
+    await until(async () => (await client.callTool({ name: 'scripted_seen', arguments: {} }).then(() => true, () => false)), 'a place to free after the cancellations');
+    // The two held calls are recorded (ABORTED); the refused one ran nothing and has no record.
+    await until(() => own.filter((record) => record.tool === 'scripted_hold').length >= 2, 'the held calls\' records');
+    expect(own.filter((record) => record.tool === 'scripted_hold').map((record) => record.outcome)).toEqual(['ABORTED', 'ABORTED']);
+  });
+
   it("an upstream's JSON-RPC error is an UPSTREAM_ERROR result, as when the SDK's client made the call", async () => {
     const client = await session();
     const result = (await client.callTool({ name: 'scripted_fail', arguments: {} })) as CallToolResult;

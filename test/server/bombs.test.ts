@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ToolSet, defineTool } from '../../src/index.js';
-import { tokenize } from '../../src/core/search/tokens.js';
+import { foldCase, tokenize } from '../../src/core/search/tokens.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { memoryNamespaces } from '../../src/server/index.js';
 import { ROOT, useChildProcessTimeout } from '../cli/helpers.js';
@@ -203,23 +203,32 @@ describe('lint of hostile schemas', () => {
   });
 });
 
+/**
+ * Puts a tool `name` with `description`, then searches `query` (the index is built then): the
+ * tools found, and how many times ICU's segmenter was called meanwhile.
+ */
+async function firstSearch(name: string, description: string, query: string): Promise<{ found: string[]; segmentCalls: number }> {
+  const put = await api.call('PUT', `/v1/tools/${name}`, { body: spec(name, '1', { description }) });
+  expect(put.status).toBe(201);
+  const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
+  try {
+    const found = await api.call('GET', `/v1/tools?q=${encodeURIComponent(query)}`);
+    expect(found.status).toBe(200);
+    return { found: (found.body as { tools: { spec: { tool_name: string } }[] }).tools.map((tool) => tool.spec.tool_name), segmentCalls: segment.mock.calls.length };
+  } finally {
+    segment.mockRestore();
+  }
+}
+
 describe('search over Korean text', () => {
   it('indexes a description of 20,000 Korean words without asking ICU once per word', async () => {
     // ICU's Korean break engine cost ~140 µs a call: a 1 MB description of short Korean words
     // held the first search after it (the index is built then) for 15 s.
     const next = random(7);
     const words = Array.from({ length: 20_000 }, () => hangul(next, 2));
-    const put = await api.call('PUT', '/v1/tools/korean', { body: spec('korean', '1', { description: `데이터베이스를 ${words.join(' ')}` }) });
-    expect(put.status).toBe(201);
-    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment');
-    try {
-      const found = await api.call('GET', `/v1/tools?q=${encodeURIComponent('데이터베이스')}`);
-      expect(found.status).toBe(200);
-      expect((found.body as { tools: { spec: { tool_name: string } }[] }).tools.map((tool) => tool.spec.tool_name)).toEqual(['korean']);
-      expect(segment.mock.calls.length).toBeLessThan(100);
-    } finally {
-      segment.mockRestore();
-    }
+    const { found, segmentCalls } = await firstSearch('korean', `데이터베이스를 ${words.join(' ')}`, '데이터베이스');
+    expect(found).toEqual(['korean']);
+    expect(segmentCalls).toBeLessThan(100);
   });
 
   it('cuts a run of Hangul syllables exactly as ICU does', () => {
@@ -234,5 +243,74 @@ describe('search over Korean text', () => {
     }
     const long = hangul(next, 600);
     expect(tokenize(long, { stemming: false, stopWords: false })).toEqual([long.slice(0, 256), long.slice(256, 512), long.slice(512)]);
+  });
+});
+
+describe('search over Thai, Han and Katakana text', () => {
+  /** A word of `length` characters of the ranges, picked by `next`, in NFKC (Thai's SARA AM is two characters there). */
+  const word = (next: () => number, ranges: readonly (readonly [number, number])[], length: number): string => {
+    let text = '';
+    for (let index = 0; index < length; index++) {
+      const [low, high] = ranges[Math.floor(next() * ranges.length)] as readonly [number, number];
+      text += String.fromCodePoint(low + Math.floor(next() * (high - low + 1)));
+    }
+    return text.normalize('NFKC');
+  };
+  const THAI: [number, number] = [0x0e01, 0x0e2e];
+  const HAN: [number, number] = [0x4e00, 0x9fa5];
+  const KATAKANA: [number, number] = [0x30a1, 0x30fa];
+
+  it('indexes a description of 20,000 short words with a few hundred ICU calls, not one a word', async () => {
+    // ICU costs ~10 µs a call whatever the length: a 900 KB description of short words held the first search 1.8-2.5 s.
+    const next = random(5);
+    const words = Array.from({ length: 20_000 }, (_, index) => word(next, [[THAI, HAN, KATAKANA][index % 3] as [number, number]], 2 + Math.floor(next() * 3)));
+    const { found, segmentCalls } = await firstSearch('unspaced', `ภาษาไทย 東京の天気 ${words.join(' ')}`, '天気');
+    expect(found).toEqual(['unspaced']);
+    // One call a word before (20,003).
+    expect(segmentCalls).toBeLessThan(1_000);
+  });
+
+  it('cuts every word as ICU cuts it alone, in the order of the text, with and without identifiers', () => {
+    // The words are cut many at a time (joined by newlines): the cuts and their order must be
+    // those of one ICU call per word, as they were. The reference is that: each word of the
+    // text (as tokenize finds words) given to ICU alone; a long run (over 256) or one of
+    // Hangul alone as tokenize cuts it by itself.
+    const segmenter = new Intl.Segmenter('und', { granularity: 'word' });
+    const unspaced = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
+    const options = { stemming: false, stopWords: false } as const;
+    const alone = (each: string, identifiers: boolean): string[] => {
+      if (each.length > 256 || /^[가-힣]+$/.test(each)) return tokenize(each, { ...options, identifiers });
+      if (!unspaced.test(each)) return [foldCase(each)];
+      return [...segmenter.segment(each)].filter((part) => part.isWordLike === true).map((part) => foldCase(part.segment));
+    };
+    const scripts: (readonly [number, number])[][] = [
+      [THAI, [0x0e30, 0x0e3a], [0x0e40, 0x0e4e]], // Thai with its vowels, tone marks and digits
+      [[0x0e81, 0x0eb0], [0x0eb1, 0x0ebc], [0x0ec0, 0x0ed9]], // Lao
+      [[0x1780, 0x17b3], [0x17b6, 0x17d3], [0x17e0, 0x17e9]], // Khmer
+      [[0x1000, 0x102a], [0x102b, 0x103e], [0x1040, 0x1049]], // Myanmar
+      [HAN, [0x3041, 0x3096], KATAKANA, [0x30fc, 0x30fc]], // Japanese: kanji, kana, the prolonged sound mark
+      [HAN], // Chinese
+      [HAN, [0xac00, 0xd7a3]], // Han and Hangul in one word
+      [THAI, HAN, KATAKANA, [0x41, 0x5a], [0x61, 0x7a], [0x30, 0x39]], // mixed with Latin and digits
+    ];
+    const next = random(13);
+    for (let round = 0; round < 60; round++) {
+      const ranges = scripts[round % scripts.length] as (readonly [number, number])[];
+      const pieces = Array.from({ length: 400 }, () => word(next, ranges, next() < 0.02 ? 257 + Math.floor(next() * 300) : 1 + Math.floor(next() * 8)));
+      // Some Hangul alone and some Latin words, kept apart from the batches.
+      pieces.push(word(next, [[0xac00, 0xd7a3]], 3), 'Search', word(next, ranges, 5));
+      const separators = [' ', '_', '.', '-', '、', '。', '\n', ', '];
+      const text = pieces.map((piece, index) => (index === 0 ? piece : `${separators[Math.floor(next() * separators.length)] as string}${piece}`)).join('');
+      const plain = [...text.matchAll(/[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu)].flatMap((match) => alone(match[0], false));
+      expect(tokenize(text, { ...options, identifiers: false })).toEqual(plain);
+    }
+    // With identifiers (words joined by `_ . -` are split there, then camelCase): words of letters and marks alone, which have no case.
+    for (let round = 0; round < 40; round++) {
+      const ranges = (scripts[round % 6] as (readonly [number, number])[]).filter(([low]) => low !== 0x0e40 && low !== 0x0ec0 && low !== 0x17e0 && low !== 0x1040);
+      const pieces = Array.from({ length: 400 }, () => word(next, ranges, 1 + Math.floor(next() * 8)));
+      const text = pieces.map((piece, index) => (index === 0 ? piece : `${['_', ' ', '.', '-'][Math.floor(next() * 4)] as string}${piece}`)).join('');
+      const expected = [...text.matchAll(/[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu)].flatMap((match) => alone(match[0], true));
+      expect(tokenize(text, options)).toEqual(expected);
+    }
   });
 });

@@ -64,7 +64,7 @@ function segments(word: string, out: string[]): void {
   // A run of Hangul syllables alone is one word to ICU (it has no Korean dictionary), cut
   // below at SEGMENT_CHUNK as every run is; but ICU's Korean break engine costs about 140 µs
   // a call where other scripts cost 5-10, so a 1 MB description of short Korean words held
-  // the first search after it for 15 s. Kept whole without asking ICU (test/search/tokens-cost.test.ts).
+  // the first search after it for 15 s. Kept whole without asking ICU (test/server/bombs.test.ts).
   if (HANGUL_WORD.test(word)) {
     for (let start = 0; start < word.length; start += SEGMENT_CHUNK) out.push(word.slice(start, start + SEGMENT_CHUNK));
     return;
@@ -98,6 +98,62 @@ function segments(word: string, out: string[]): void {
     start = next;
   }
 }
+/**
+ * Short words of unspaced script cut by one ICU call, joined by newlines, up to this many
+ * characters: longer texts cost ICU more per word again (16,000 Thai words, 64,000 characters,
+ * took twice what one call each did); 256-1,024 cost least.
+ */
+const BATCH_CHARS = 512;
+
+/**
+ * `emit` gets each of `pieces` in order, or, for one holding unspaced script, its words as
+ * `segments` cuts it. ICU costs about 10 µs a call whatever the text's length, so a 900 KB
+ * description of short Thai, Han or Katakana words took 1.8-2.5 s one call per word: the short
+ * ones (not Hangul alone, at most SEGMENT_CHUNK) are cut together, joined by newlines. A
+ * newline is a hard word break (UAX #29 WB3a, WB3b) and ends the run a dictionary sees, so
+ * each word is cut as alone (test/server/bombs.test.ts compares the cuts on a corpus).
+ */
+function eachWord(pieces: readonly string[], emit: (word: string) => void): void {
+  const cuts: (string[] | undefined)[] = Array.from({ length: pieces.length });
+  let batch: number[] = [];
+  let text = '';
+  const flush = (): void => {
+    if (batch.length === 0) return;
+    segmenter ??= new Intl.Segmenter('und', { granularity: 'word' });
+    // The piece a segment falls in: segments never cross the newlines between pieces.
+    let at = 0;
+    let end = (pieces[batch[0] as number] as string).length;
+    for (const { segment, index, isWordLike } of segmenter.segment(text)) {
+      while (index >= end) {
+        at++;
+        end += 1 + (pieces[batch[at] as number] as string).length;
+      }
+      if (isWordLike === true) (cuts[batch[at] as number] as string[]).push(segment);
+    }
+    batch = [];
+    text = '';
+  };
+  for (let index = 0; index < pieces.length; index++) {
+    const piece = pieces[index] as string;
+    if (!UNSPACED.test(piece)) continue;
+    const cut: string[] = [];
+    cuts[index] = cut;
+    if (piece.length > SEGMENT_CHUNK || HANGUL_WORD.test(piece)) {
+      segments(piece, cut);
+      continue;
+    }
+    if (text.length + piece.length >= BATCH_CHARS) flush();
+    text = batch.length === 0 ? piece : `${text}\n${piece}`;
+    batch.push(index);
+  }
+  flush();
+  for (let index = 0; index < pieces.length; index++) {
+    const cut = cuts[index];
+    if (cut === undefined) emit(pieces[index] as string);
+    else for (const word of cut) emit(word);
+  }
+}
+
 /** camelCase and digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
 // A mark stays with the letter or digit before it (`1⃣` is one part, never `1` and a lone mark).
 const CAMEL = /(?:\p{Lu}\p{M}*)+(?![\p{Ll}\p{M}])|(?:\p{Lu}\p{M}*)?[\p{Ll}\p{M}]+|\p{N}[\p{N}\p{M}]*|\p{L}[\p{L}\p{M}]*/gu;
@@ -197,26 +253,27 @@ function words(text: string, identifiers: boolean, out: string[], joined: string
   if (!identifiers) {
     const word = ascii ? ASCII_WORD_RE : WORD;
     word.lastIndex = 0;
-    for (let match = word.exec(normal); match !== null; match = word.exec(normal)) {
-      if (!ascii && UNSPACED.test(match[0])) segments(match[0], out);
-      else out.push(match[0]);
+    if (ascii) {
+      for (let match = word.exec(normal); match !== null; match = word.exec(normal)) out.push(match[0]);
+      return;
     }
+    const found: string[] = [];
+    for (let match = word.exec(normal); match !== null; match = word.exec(normal)) found.push(match[0]);
+    eachWord(found, (each) => out.push(each));
     return;
   }
   const identifier = ascii ? ASCII_IDENTIFIER : IDENTIFIER;
   const camel = ascii ? ASCII_CAMEL : CAMEL;
   identifier.lastIndex = 0;
-  for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
-    for (const piece of match[0].split(SEPARATORS)) {
-      if (ascii || !UNSPACED.test(piece)) {
-        camelParts(piece, camel, out, joined);
-        continue;
-      }
-      const cut: string[] = [];
-      segments(piece, cut);
-      for (const word of cut) camelParts(word, camel, out, joined);
+  if (ascii) {
+    for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
+      for (const piece of match[0].split(SEPARATORS)) camelParts(piece, camel, out, joined);
     }
+    return;
   }
+  const pieces: string[] = [];
+  for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) pieces.push(...match[0].split(SEPARATORS));
+  eachWord(pieces, (word) => camelParts(word, camel, out, joined));
 }
 
 /** The camelCase parts of `word` into `out`; the word whole into `joined` when it has 2-3 parts. */
