@@ -110,14 +110,27 @@ export const boundedRegExp = Object.assign(
   { code: 'boundedRegExp' },
 );
 
-/** Runs ajv's `compile`, telling which patterns the schema has. */
+/**
+ * Runs ajv's `compile`, telling which patterns the schema has. ajv checks the schema against
+ * its meta-schema first, whose patterns (`$id`, `$anchor`) this engine tests too: the compile
+ * gets a budget of its own, so what a refused check spent before cannot refuse a valid `$id`
+ * (it did: "data/$id must match pattern"), and one it runs out of is said as such.
+ */
 export function compiling<T>(compile: () => T): { readonly compiled: T; readonly patterns: Patterns } {
   seen = 'none';
+  startCheck();
   try {
     const compiled = compile();
     return { compiled, patterns: seen };
+  } catch (error) {
+    const missed = uncheckedTest();
+    if (missed !== undefined) {
+      throw new Error(`schema could not be checked against its meta-schema's pattern ${JSON.stringify(missed.pattern)} within ${PATTERN_CHECK_MS} ms`, { cause: error });
+    }
+    throw error;
   } finally {
     seen = 'none';
+    startCheck();
   }
 }
 

@@ -99,4 +99,21 @@ describe('pattern tests of a call are bounded (100 ms per check)', () => {
     const refused = await set.invoke('ids', { ids: Array.from({ length: 2000 }, () => 'a'.repeat(500)) });
     expect(issuesOf(refused)).toEqual({ code: 'INVALID_ARGUMENTS', issues: [{ path: '/ids/0', message: refusal('[a-z]+[0-9]+') }] });
   });
+
+  it("a spent budget is the check's alone: a schema compiled after a refused call is checked against the meta-schema's patterns in full", async () => {
+    // The budget a refused call spent was left over, and ajv checks a new schema's `$id` and
+    // `$anchor` against the meta-schema's patterns with the same engine: a valid `$id` was
+    // refused ("data/$id must match pattern") until the next call reset the budget. Seen as a
+    // flaky define-tool test whenever this file had run before it in the same worker.
+    const set = new ToolSet([spell]);
+    for (const word of [hostile, `${'a'.repeat(41)}b`]) {
+      expect(issuesOf(await set.invoke('spell', { word }))).toEqual({ code: 'INVALID_ARGUMENTS', issues: [{ path: '/word', message: refusal('^(a+)+$') }] });
+      const tool = defineTool({ name: 'later', input_schema: { $id: 'https://example.com/later.json', $anchor: 'args', type: 'object' }, handler: () => 'ran' });
+      expect(tool.spec.input_schema).toMatchObject({ $id: 'https://example.com/later.json' });
+    }
+    // The same after a bounded check that spent the budget on many long values.
+    const ids = new ToolSet([defineTool({ name: 'ids', input_schema: { type: 'array', items: { type: 'string', pattern: '[a-z]+[0-9]+' } }, handler: () => 'ran' })]);
+    expect(issuesOf(await ids.invoke('ids', Array.from({ length: 2000 }, () => 'a'.repeat(500))))).toMatchObject({ code: 'INVALID_ARGUMENTS' });
+    expect(defineTool({ name: 'later', input_schema: { $id: 'https://example.com/again.json', type: 'object' }, handler: () => 'ran' }).name).toBe('later');
+  });
 });
