@@ -62,6 +62,8 @@ export interface Mount {
    * Absent: the document declares them as `default`.
    */
   readonly responses?: Readonly<Record<string, string>>;
+  /** Status to the headers (name to description) the handler's answers of that status carry, for /openapi.json. */
+  readonly headers?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
   readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
@@ -558,7 +560,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses })) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses, headers: mount.headers })) }));
 
   const withCors = (response: Response): Response => {
     if (options.cors === undefined) return response;

@@ -80,7 +80,7 @@ function raw(base: string, method: string, path: string, headers: Record<string,
           parsed = undefined;
         }
         const contentType = (res.headers['content-type'] ?? '').split(';')[0] as string;
-        recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: res.statusCode ?? 0, contentType, body: parsed });
+        recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: res.statusCode ?? 0, contentType, body: parsed, headers: Object.keys(res.headers) });
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
       });
     });
