@@ -106,6 +106,9 @@ const MAX_REMEMBERED_HOSTS = 64;
 function urlHost(host: string, parsed: Map<string, string>): string | null {
   const known = parsed.get(host);
   if (known !== undefined) return known;
+  // A URL takes `a@` as a user and `/x`, `?x`, `#x` as what follows the host, and drops them:
+  // `evil@localhost:8080` would be served as localhost. A Host holds none of them.
+  if (/[@/\\?#]/.test(host)) return null;
   let written: string;
   try {
     written = new URL(`http://${host}/`).host;

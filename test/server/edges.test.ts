@@ -133,9 +133,10 @@ describe('who may talk to the server', () => {
       expect([hosts, answer.split('\r\n')[0]]).toEqual([hosts, 'HTTP/1.1 400 Bad Request']);
       expect(answer).toContain('more than one Host header');
     }
-    // A Host that is no URL host (an invalid punycode label, an IPv4 address out of range): 400 naming it, with or without tokens.
+    // A Host that is no URL host (an invalid punycode label, an IPv4 address out of range, a user
+    // or a path a URL would drop: `evil@localhost:PORT` was served as localhost): 400 naming it, with or without tokens.
     for (const [base, auth] of [[open.url, {}], [secured.url, { authorization: `Bearer ${secrets.reader}` }]] as const) {
-      for (const host of [`xn--a:${port}`, `999.1.1.1:${port}`]) {
+      for (const host of [`xn--a:${port}`, `999.1.1.1:${port}`, 'a@b', `evil@localhost:${port}`, `localhost:${port}/x`, `localhost:${port}?x`, `localhost:${port}#x`, `localhost:${port}\\x`]) {
         const reply = await raw(base, 'GET', '/v1/tools', { host, ...auth });
         expect([host, reply.status, codeOf(reply), (reply.body as { context?: unknown } | undefined)?.context]).toEqual([host, 400, 'BAD_REQUEST', { header: 'host' }]);
       }
