@@ -18,6 +18,12 @@ function whole(value: string): number {
   return Number(value);
 }
 
+function port(value: string): number {
+  const n = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n <= 65_535)) throw new InvalidArgumentError(`expected a port, 0 to 65535, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 function hostList(value: string): string[] {
   const hosts = value.split(',').map((h) => h.trim()).filter((h) => h !== '');
   if (hosts.length === 0) throw new InvalidArgumentError(`expected comma-separated host names, got ${JSON.stringify(value)}`);
@@ -64,7 +70,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
     .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db')
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
-    .option('--port <port>', 'the port (0: a free one)', whole, 8080)
+    .option('--port <port>', 'the port (0: a free one)', port, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)

@@ -280,6 +280,9 @@ describe('who may talk to the server', () => {
     const refused = await runCli(['serve', '--max-body', '0', '--port', '0'], { cwd: folder });
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--max-body')]);
     expect(refused.stderr).toContain('expected a whole number >= 1, got "0"');
+    // A port past 65535 was node:net's RangeError: error INTERNAL with a stack, exit 1.
+    const port = await runCli(['serve', '--port', '70000'], { cwd: folder });
+    expect([port.code, port.stderr.split('\n')[0]]).toEqual([2, `error USAGE: option '--port <port>' argument '70000' is invalid. expected a port, 0 to 65535, got "70000"`]);
   });
 });
 
