@@ -1,7 +1,7 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
 import { parseDatabaseOption } from './database-path.js';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
 import type * as Serve from './serve.js';
@@ -93,7 +93,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')
     .requiredOption('--name <name>', 'its name (shown in logs and whoami)')
     .requiredOption('--scopes <scopes>', 'comma-separated: read, write, admin', parseScopes)
-    .option('--namespace <ns>', 'limit it to this namespace; repeat for several', collect, [])
+    .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collect).default([], 'every namespace'))
     .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey')
     .action(async (options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }) =>
       (await serve()).tokenCreateCommand(io, options),
