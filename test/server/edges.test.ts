@@ -277,6 +277,18 @@ describe('who may talk to the server', () => {
         expect(() => createToolRegistryServer({ registries: memoryNamespaces(), [field]: value })).toThrow(`${field} must be a whole number >= 1, got ${typeof value === 'string' ? `"${value}"` : String(value)}`);
       }
     }
+    // A time past the longest timer Node keeps ran after 1 ms: `drainTimeoutMs: Infinity` (wait for everything) waited 1 ms, a heartbeat every 1 ms.
+    expect(() => createToolRegistryServer({ registries: memoryNamespaces(), heartbeatMs: 2 ** 31 })).toThrow('heartbeatMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
+    const server = createToolRegistryServer({ registries: memoryNamespaces() });
+    try {
+      for (const field of ['drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'stalledWriteMs']) {
+        for (const value of [Number.POSITIVE_INFINITY, 2 ** 31, -1, 1.5]) {
+          await expect(listen(server, { port: 0, [field]: value })).rejects.toThrow(`listen(): ${field} must be a whole number from 0 to 2147483647 (the longest timer Node keeps), got ${String(value)}`);
+        }
+      }
+    } finally {
+      await server.close();
+    }
     const refused = await runCli(['serve', '--max-body', '0', '--port', '0'], { cwd: folder });
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--max-body')]);
     expect(refused.stderr).toContain('expected a whole number >= 1, got "0"');
