@@ -44,6 +44,16 @@ export function parsePositive(value: string): number {
   return Number(value);
 }
 
+/** The longest delay Node's timers keep; a longer one runs after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A time in ms on the command line: a whole number from 1 to the longest timer Node keeps. */
+export function parseMilliseconds(value: string): number {
+  const ms = /^\d{1,10}$/.test(value) ? Number(value) : 0;
+  if (ms < 1 || ms > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a time in ms, 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
+  return ms;
+}
+
 /**
  * A duration on the command line, in ms: a whole number with a unit (`ms`, `s`, `m`, `h`);
  * a bare number is seconds (`--sync-interval 300`, `--sync-interval 5m`).
@@ -51,7 +61,7 @@ export function parsePositive(value: string): number {
 export function parseDuration(value: string): number {
   const match = /^(\d+)(ms|s|m|h)?$/.exec(value);
   const ms = match === null ? Number.NaN : Number(match[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
-  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > 2_147_483_647) throw new InvalidArgumentError(`expected a duration > 0 such as 300, 90s, 5m or 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a duration > 0 such as 300, 90s, 5m or 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
   return ms;
 }
 
@@ -69,7 +79,7 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports')
     .option('--publish', 'publish the tools first (publishTools); otherwise they must already be published')
     .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows')
-    .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
+    .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
     .option('--max-result-bytes <bytes>', 'a tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
     .option('--max-calls-in-flight <n>', 'tools/calls unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive)
@@ -82,8 +92,8 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
 export function serveMcpOptions(serve: Command): Command {
   return upstreamOptions(retentionOptions(serve))
     .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools')
-    .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parsePositive)
-    .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parsePositive)
+    .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parseMilliseconds)
+    .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)
     .option('--max-result-bytes <bytes>', 'an MCP tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
     .option('--max-calls-in-flight <n>', 'MCP tools/calls one session may have unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive);

@@ -1,7 +1,7 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
 import { parseDatabaseOption } from './database-path.js';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
 import type * as Serve from './serve.js';
@@ -16,6 +16,12 @@ const serve = (): Promise<typeof Serve> => import('./serve.js');
 function whole(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`expected a whole number, got ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+function port(value: string): number {
+  const n = /^\d{1,5}$/.test(value) ? Number(value) : Number.NaN;
+  if (!(n <= 65_535)) throw new InvalidArgumentError(`expected a port, 0 to 65535, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 function hostList(value: string): string[] {
@@ -64,7 +70,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
     .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db')
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
-    .option('--port <port>', 'the port (0: a free one)', whole, 8080)
+    .option('--port <port>', 'the port (0: a free one)', port, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
@@ -87,7 +93,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')
     .requiredOption('--name <name>', 'its name (shown in logs and whoami)')
     .requiredOption('--scopes <scopes>', 'comma-separated: read, write, admin', parseScopes)
-    .option('--namespace <ns>', 'limit it to this namespace; repeat for several', collect, [])
+    .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collect).default([], 'every namespace'))
     .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey')
     .action(async (options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }) =>
       (await serve()).tokenCreateCommand(io, options),

@@ -7,7 +7,7 @@ import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { MAX_MESSAGE_DEPTH, invalidMessage, isObject } from './json-rpc.js';
-import { checkSessionOptions, createMcpServer, invalidParamsOf } from './tool-server.js';
+import { checkSessionOptions, createMcpServer, invalidParamsOf, timerMs } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /** The default time after which a session nobody used is ended: 10 minutes. */
@@ -198,10 +198,8 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
  * then the answer is that call's SSE stream. Authentication is the caller's: pass `policy` and `principal`.
  */
 export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerOptions = {}): McpHttpHandler {
-  const { sessionIdleMs = DEFAULT_SESSION_IDLE_MS, allowedOrigins = [], maxBodyBytes = MAX_BODY_BYTES, ...sessionOptions } = options;
-  if (typeof sessionIdleMs !== 'number' || !Number.isSafeInteger(sessionIdleMs) || sessionIdleMs <= 0) {
-    throw new TypeError(`createMcpHttpHandler(): sessionIdleMs must be a whole number > 0, got ${JSON.stringify(sessionIdleMs)}`);
-  }
+  const { sessionIdleMs: idle, allowedOrigins = [], maxBodyBytes = MAX_BODY_BYTES, ...sessionOptions } = options;
+  const sessionIdleMs = timerMs('createMcpHttpHandler', 'sessionIdleMs', idle, DEFAULT_SESSION_IDLE_MS);
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
     throw new TypeError(`createMcpHttpHandler(): maxBodyBytes must be a number > 0, got ${JSON.stringify(maxBodyBytes)}`);
   }

@@ -142,6 +142,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
   return {
     scope: 'read',
     responses: MCP_RESPONSES,
+    headers: { '200': { 'Mcp-Session-Id': "initialize's answer: the new session's id, sent with every later request of the session" } },
     upstreamDefinitions: async (registry, upstream) => {
       const live = started.get(registry)?.live as Partial<GatewayToolSet> | undefined;
       if (closed || typeof live?.upstreams !== 'function' || live.closed === true) return undefined;

@@ -223,6 +223,18 @@ function firstAfter(names: readonly string[], name: string): number {
   return low;
 }
 
+/** The longest delay Node's timers keep; a longer one runs after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A time in ms that a timer will wait: 1 to MAX_TIMER_MS. */
+export function timerMs(caller: string, name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0 || value > MAX_TIMER_MS) {
+    throw new TypeError(`${caller}(): ${name} must be a whole number from 1 to ${MAX_TIMER_MS} (the longest timer Node keeps), got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
 function positiveInteger(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
@@ -426,7 +438,7 @@ export function checkSessionOptions(live: LiveToolSet, options: McpServerOptions
   if (options.namespace !== undefined && typeof options.namespace !== 'string') throw new TypeError('createMcpServer(): namespace must be a string');
   if (options.policy !== undefined) checkToolPermission(options.policy, { name: 'x' });
   return {
-    callTimeoutMs: positiveInteger('callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
+    callTimeoutMs: timerMs('createMcpServer', 'callTimeoutMs', options.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
     pageSize: positiveInteger('pageSize', options.pageSize, DEFAULT_PAGE_SIZE),
     maxResultBytes: positiveInteger('maxResultBytes', options.maxResultBytes, DEFAULT_MAX_RESULT_BYTES),
     maxCallsInFlight: positiveInteger('maxCallsInFlight', options.maxCallsInFlight, DEFAULT_MAX_CALLS_IN_FLIGHT),

@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
+import { MAX_TIMER_MS } from './limits.js';
 import type { ToolRegistryServer } from './server.js';
 
 export interface ListenOptions {
@@ -106,6 +107,9 @@ const MAX_REMEMBERED_HOSTS = 64;
 function urlHost(host: string, parsed: Map<string, string>): string | null {
   const known = parsed.get(host);
   if (known !== undefined) return known;
+  // A URL takes `a@` as a user and `/x`, `?x`, `#x` as what follows the host, and drops them:
+  // `evil@localhost:8080` would be served as localhost. A Host holds none of them.
+  if (/[@/\\?#]/.test(host)) return null;
   let written: string;
   try {
     written = new URL(`http://${host}/`).host;
@@ -118,6 +122,13 @@ function urlHost(host: string, parsed: Map<string, string>): string | null {
 
 /** Serves `server` on a socket; resolves once it listens. */
 export async function listen(server: ToolRegistryServer, options: ListenOptions = {}): Promise<ListeningServer> {
+  // A time past the longest timer Node keeps runs after 1 ms: `drainTimeoutMs: Infinity` waited 1 ms for the requests in flight.
+  for (const field of ['drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'stalledWriteMs'] as const) {
+    const value: unknown = options[field];
+    if (value !== undefined && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_TIMER_MS)) {
+      throw new TypeError(`listen(): ${field} must be a whole number from 0 to ${MAX_TIMER_MS} (the longest timer Node keeps), got ${typeof value === 'number' ? String(value) : JSON.stringify(value)}`);
+    }
+  }
   const host = options.host ?? '127.0.0.1';
   const drainTimeoutMs = options.drainTimeoutMs ?? 10_000;
   const stalledWriteMs = options.stalledWriteMs ?? DEFAULT_STALLED_WRITE_MS;

@@ -95,6 +95,8 @@ export interface MountDescription {
   readonly name: string;
   /** Status to description; absent: the handler's answers are the operation's `default`. */
   readonly responses: Readonly<Record<string, string>> | undefined;
+  /** Status to the headers (name to description) the handler's answers of that status carry. */
+  readonly headers?: Readonly<Record<string, Readonly<Record<string, string>>>> | undefined;
 }
 
 /** The methods a mount's paths are described with (it is handed every one; others are its own 405). */
@@ -109,7 +111,9 @@ function mountOperation(mount: MountDescription, method: string, prefixed: boole
   const own = { 'application/json': { schema: z.unknown().meta({ description: "The handler's own JSON (for MCP: a JSON-RPC message or batch)." }) }, 'text/event-stream': { schema: z.string() } };
   for (const [status, description] of Object.entries(mount.responses ?? { default: `the answers of the handler mounted at /${mount.name}` })) {
     const edge = responses[status];
-    responses[status] = edge === undefined ? { description, content: own } : { ...edge, description: `${description}. Or ${edge.description}`, content: { ...own, ...edge.content } };
+    const declared = Object.entries(mount.headers?.[status] ?? {}).map(([name, text]) => [name, z.string().optional().meta({ description: text })] as const);
+    const headers = declared.length === 0 ? {} : { headers: z.object(Object.fromEntries(declared)) };
+    responses[status] = edge === undefined ? { description, content: own, ...headers } : { ...edge, description: `${description}. Or ${edge.description}`, content: { ...own, ...edge.content }, ...headers };
   }
   return {
     operationId: `${mount.name}${method[0]?.toUpperCase()}${method.slice(1)}${prefixed ? 'InNamespace' : ''}`,
@@ -185,5 +189,19 @@ export function buildOpenApiDocument(options: { routes: readonly RouteDefinition
       },
     },
   );
+  // Every answer carries X-Request-Id (request-id.ts), whichever route, edge or mount gave it.
+  const components = (document.components ??= {}) as { headers?: Record<string, unknown> };
+  components.headers = { ...components.headers, RequestId: REQUEST_ID_HEADER };
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item as Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>)) {
+      for (const response of Object.values(operation.responses ?? {})) response.headers = { ...response.headers, 'X-Request-Id': { $ref: '#/components/headers/RequestId' } };
+    }
+  }
   return document as unknown as Record<string, unknown>;
 }
+
+const REQUEST_ID_HEADER = {
+  required: true,
+  description: "The request's id, also its log line's `request_id`: the request's own X-Request-Id when it was 1-64 of A-Z a-z 0-9 . _ -, else a new UUID.",
+  schema: { type: 'string' },
+};

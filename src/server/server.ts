@@ -22,7 +22,7 @@ import { upstreamRoutes } from './upstream-routes.js';
 import type { UpstreamGovernance } from './upstream-routes.js';
 import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
-import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, openFileLimit, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
+import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, MAX_TIMER_MS, defaultLimits, openFileLimit, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
 import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
 import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
@@ -62,6 +62,8 @@ export interface Mount {
    * Absent: the document declares them as `default`.
    */
   readonly responses?: Readonly<Record<string, string>>;
+  /** Status to the headers (name to description) the handler's answers of that status carry, for /openapi.json. */
+  readonly headers?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
   readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
@@ -242,6 +244,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (value !== undefined && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= 1)) {
       throw new TypeError(`createToolRegistryServer: ${field} must be a whole number >= 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value)}`);
     }
+  }
+  // A longer timer runs after 1 ms: a heartbeat every millisecond on every stream.
+  if (options.heartbeatMs !== undefined && options.heartbeatMs > MAX_TIMER_MS) {
+    throw new TypeError(`createToolRegistryServer: heartbeatMs must be a whole number from 1 to ${MAX_TIMER_MS} (the longest timer Node keeps), got ${options.heartbeatMs}`);
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_DEPTH;
@@ -558,7 +564,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses })) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses, headers: mount.headers })) }));
 
   const withCors = (response: Response): Response => {
     if (options.cors === undefined) return response;

@@ -58,6 +58,9 @@ describe('usage', () => {
       expect(result.stdout).toMatch(/^Usage: tool-registry import \[options\] <file>/);
       expect(result.stdout).toMatch(/--dry-run/);
     }
+    // A repeatable option's default is said in words: `(default: [])` meant nothing to a reader.
+    const create = await runCli(['token', 'create', '--help'], { cwd });
+    expect(create.stdout.replace(/\s+/g, ' ')).toContain('--namespace <ns> limit it to this namespace; repeat for several (default: every namespace)');
   });
 
   it('--version prints the package version and exits 0', async () => {

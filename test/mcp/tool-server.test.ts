@@ -267,6 +267,9 @@ describe('createMcpServer', () => {
     expect(() => createMcpHttpHandler(live, { maxCallsInFlight: 2.5 })).toThrow('maxCallsInFlight must be a whole number > 0, got 2.5');
     expect(() => createMcpServer(live, { policy: { persona: 'x', allowed_tool: [] } as never })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
     expect(() => createMcpHttpHandler(live, { sessionIdleMs: -1 })).toThrow(TypeError);
+    // Past the longest timer Node keeps, a timer runs after 1 ms: every call timed out, every session ended at once.
+    expect(() => createMcpServer(live, { callTimeoutMs: 2 ** 31 })).toThrow('createMcpServer(): callTimeoutMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
+    expect(() => createMcpHttpHandler(live, { sessionIdleMs: 2 ** 31 })).toThrow('createMcpHttpHandler(): sessionIdleMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
     expect(() => createMcpHttpHandler(live, { allowedOrigins: 'x' as never })).toThrow(TypeError);
     await live.close();
   });

@@ -80,7 +80,7 @@ function raw(base: string, method: string, path: string, headers: Record<string,
           parsed = undefined;
         }
         const contentType = (res.headers['content-type'] ?? '').split(';')[0] as string;
-        recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: res.statusCode ?? 0, contentType, body: parsed });
+        recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: res.statusCode ?? 0, contentType, body: parsed, headers: Object.keys(res.headers) });
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
       });
     });
@@ -133,9 +133,10 @@ describe('who may talk to the server', () => {
       expect([hosts, answer.split('\r\n')[0]]).toEqual([hosts, 'HTTP/1.1 400 Bad Request']);
       expect(answer).toContain('more than one Host header');
     }
-    // A Host that is no URL host (an invalid punycode label, an IPv4 address out of range): 400 naming it, with or without tokens.
+    // A Host that is no URL host (an invalid punycode label, an IPv4 address out of range, a user
+    // or a path a URL would drop: `evil@localhost:PORT` was served as localhost): 400 naming it, with or without tokens.
     for (const [base, auth] of [[open.url, {}], [secured.url, { authorization: `Bearer ${secrets.reader}` }]] as const) {
-      for (const host of [`xn--a:${port}`, `999.1.1.1:${port}`]) {
+      for (const host of [`xn--a:${port}`, `999.1.1.1:${port}`, 'a@b', `evil@localhost:${port}`, `localhost:${port}/x`, `localhost:${port}?x`, `localhost:${port}#x`, `localhost:${port}\\x`]) {
         const reply = await raw(base, 'GET', '/v1/tools', { host, ...auth });
         expect([host, reply.status, codeOf(reply), (reply.body as { context?: unknown } | undefined)?.context]).toEqual([host, 400, 'BAD_REQUEST', { header: 'host' }]);
       }
@@ -276,9 +277,24 @@ describe('who may talk to the server', () => {
         expect(() => createToolRegistryServer({ registries: memoryNamespaces(), [field]: value })).toThrow(`${field} must be a whole number >= 1, got ${typeof value === 'string' ? `"${value}"` : String(value)}`);
       }
     }
+    // A time past the longest timer Node keeps ran after 1 ms: `drainTimeoutMs: Infinity` (wait for everything) waited 1 ms, a heartbeat every 1 ms.
+    expect(() => createToolRegistryServer({ registries: memoryNamespaces(), heartbeatMs: 2 ** 31 })).toThrow('heartbeatMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
+    const server = createToolRegistryServer({ registries: memoryNamespaces() });
+    try {
+      for (const field of ['drainTimeoutMs', 'headersTimeoutMs', 'requestTimeoutMs', 'stalledWriteMs']) {
+        for (const value of [Number.POSITIVE_INFINITY, 2 ** 31, -1, 1.5]) {
+          await expect(listen(server, { port: 0, [field]: value })).rejects.toThrow(`listen(): ${field} must be a whole number from 0 to 2147483647 (the longest timer Node keeps), got ${String(value)}`);
+        }
+      }
+    } finally {
+      await server.close();
+    }
     const refused = await runCli(['serve', '--max-body', '0', '--port', '0'], { cwd: folder });
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--max-body')]);
     expect(refused.stderr).toContain('expected a whole number >= 1, got "0"');
+    // A port past 65535 was node:net's RangeError: error INTERNAL with a stack, exit 1.
+    const port = await runCli(['serve', '--port', '70000'], { cwd: folder });
+    expect([port.code, port.stderr.split('\n')[0]]).toEqual([2, `error USAGE: option '--port <port>' argument '70000' is invalid. expected a port, 0 to 65535, got "70000"`]);
   });
 });
 

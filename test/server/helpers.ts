@@ -24,7 +24,7 @@ export interface Running {
 }
 
 /** Every response a file's tests got, for the document check. */
-export const recorded: { method: string; path: string; status: number; contentType: string; body: unknown }[] = [];
+export const recorded: { method: string; path: string; status: number; contentType: string; body: unknown; headers?: readonly string[] }[] = [];
 
 export async function start(options: ToolRegistryServerOptions): Promise<Running> {
   const server = createToolRegistryServer(options);
@@ -51,7 +51,7 @@ export async function start(options: ToolRegistryServerOptions): Promise<Running
         // A text body (GET /metrics) is held to its documented string schema as it is.
         parsed = contentType === 'text/plain' ? text : undefined;
       }
-      recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: response.status, contentType, body: parsed });
+      recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: response.status, contentType, body: parsed, headers: [...response.headers.keys()] });
       return { status: response.status, headers: response.headers, text, body: parsed };
     },
     close: () => listening.close(),
@@ -82,7 +82,13 @@ export const spec = (name: string, version: string | null = '1', extra: Record<s
   ...extra,
 });
 
-type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
+type Operation = { responses: Record<string, { content?: Record<string, { schema: object }>; headers?: Record<string, unknown> }> };
+
+/**
+ * Response headers any HTTP answer may carry that a document does not declare: the message's
+ * framing, caching and proxy hints, and CORS (the preflight declares the CORS headers).
+ */
+const GENERIC_HEADERS = /^(content-type|content-length|date|connection|keep-alive|transfer-encoding|vary|cache-control|x-accel-buffering|access-control-.*)$/;
 
 /** Compiles the document's response schemas and checks recorded responses against them. */
 export function documentChecker(document: Record<string, unknown>) {
@@ -99,7 +105,7 @@ export function documentChecker(document: Record<string, unknown>) {
     matchers.filter((m) => m.regex.test(path)).sort((a, b) => a.params - b.params)[0]?.template;
   return {
     templateOf,
-    /** Problems with the recorded responses: undocumented statuses or bodies that do not match. */
+    /** Problems with the recorded responses: undocumented statuses, headers, or bodies that do not match. */
     check(responses: typeof recorded): string[] {
       const wrong: string[] = [];
       for (const r of responses) {
@@ -110,6 +116,10 @@ export function documentChecker(document: Record<string, unknown>) {
         if (doc === undefined) {
           wrong.push(`${r.method.toUpperCase()} ${r.path} answered ${r.status}, which ${template} does not document`);
           continue;
+        }
+        const declared = new Set(Object.keys(doc.headers ?? {}).map((name) => name.toLowerCase()));
+        for (const name of r.headers ?? []) {
+          if (!GENERIC_HEADERS.test(name) && !declared.has(name)) wrong.push(`${r.method.toUpperCase()} ${r.path} ${r.status}: header ${name} is not documented`);
         }
         if (r.contentType === 'text/event-stream') continue;
         // A documented answer without content (a preflight's 204) holds when none came.
