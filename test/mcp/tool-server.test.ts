@@ -119,6 +119,30 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('each listener hears of a tool not served, once: a second server (another registry, its own onWarning) too', async () => {
+    const bad = defineTool({ name: 'bad', version: '1', input_schema: { type: 'string' }, handler: () => 1 });
+    const heard: string[][] = [];
+    for (const _server of [1, 2]) {
+      const warnings: string[] = [];
+      heard.push(warnings);
+      const onWarning = (message: string): void => void warnings.push(message);
+      const registry = new InMemoryToolRegistry();
+      await publishTools(registry, [bad]);
+      const live = await liveToolSet(registry, [bad]);
+      // Two sessions with the same listener: it hears once.
+      for (const _session of [1, 2]) {
+        const { client } = await session(live, { onWarning });
+        expect((await client.listTools()).tools).toEqual([]);
+        await client.close();
+      }
+      await live.close();
+      await registry.close();
+    }
+    // The second heard nothing: what the first was told was kept for the process, by tool.
+    expect(heard.map((warnings) => warnings.length)).toEqual([1, 1]);
+    expect(heard[1]?.[0]).toMatch(/"bad" is not served over MCP/);
+  });
+
   it("a client's cancellation aborts the handler's signal", async () => {
     let aborted: unknown;
     const waits = defineTool({
