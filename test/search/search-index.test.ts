@@ -205,6 +205,27 @@ describe('SearchIndex', () => {
     expect(index.match(tokenize(word(19_999))).map((hit) => hit.name)).toEqual(['rotating']);
   });
 
+  it("an embedder shared by two registries: a small one's search leaves the vectors of the other's tools cached", async () => {
+    const texts: string[] = [];
+    const embed = (list: string[]): number[][] => {
+      texts.push(...list);
+      return list.map((text) => [(text.length % 7) + 1, 1]);
+    };
+    const big = new InMemoryToolRegistry();
+    await big.registerMany(Array.from({ length: 1200 }, (_, at) => ({ tool_name: `tool_${at}`, description: `weather ${at}`, input_schema: { type: 'object' }, output_schema: {} })));
+    const small = new InMemoryToolRegistry();
+    await small.register({ tool_name: 'weather_small', description: 'weather', input_schema: { type: 'object' }, output_schema: {} });
+    await big.search('weather', { embed });
+    expect(texts).toHaveLength(1201);
+    texts.length = 0;
+    await small.search('weather', { embed });
+    expect(texts).toHaveLength(2);
+    texts.length = 0;
+    // Trimmed to the small one's tools, the cache made this ask for all 1,200 again.
+    await big.search('weather', { embed });
+    expect(texts).toEqual(['weather']);
+  });
+
   it('searched after every write (norms kept between searches), scores exactly as an index built from scratch', () => {
     const next = random(62);
     const live = new Map<string, ReturnType<typeof spec>>();
