@@ -280,6 +280,49 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over stdio (MCP 2025-03-26), a batch whose call the client cancels answers the rest: the cancelled one is owed no response', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const slow = defineTool({
+      name: 'slow',
+      version: '1',
+      input_schema: object,
+      handler: (_args, { signal }) =>
+        new Promise((_resolve, reject) => {
+          started();
+          signal.addEventListener('abort', () => reject(signal.reason as Error));
+        }),
+    });
+    const tools = [slow, named('fast')];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => {
+      written += chunk.toString('utf8');
+    });
+    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const send = (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await until(() => written.includes('\n'), 'the initialize answer');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send([
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {} } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fast', arguments: {} } },
+    ]);
+    await running;
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'not needed' } });
+    // The batch waited for a response to 1 that never comes: 2's answer was never written.
+    await until(() => written.split('\n').length > 2, 'the answer to the batch');
+    const answer = JSON.parse(written.split('\n')[1] as string) as { id: number; result: { structuredContent: unknown } }[];
+    expect(answer.map((reply) => [reply.id, reply.result.structuredContent])).toEqual([[2, { name: 'fast' }]]);
+    await stdio.close();
+    await live.close();
+  });
+
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
     const registry = new InMemoryToolRegistry();
     const live = await liveToolSet(registry, []);
