@@ -26,6 +26,24 @@ async function sessionsOver(tools: Tool[], prepare: (registry: InMemoryToolRegis
   return { clients, close: async () => void (await live.close(), await registry.close()) };
 }
 
+/** `serveMcpStdio` over a memory registry holding `tools`, on streams in this process: what it wrote so far, and a line sender. */
+async function stdioOver(tools: Tool[]) {
+  const registry = new InMemoryToolRegistry();
+  await publishTools(registry, tools);
+  const live = await liveToolSet(registry, tools);
+  const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+  let written = '';
+  stdout.on('data', (chunk: Buffer) => {
+    written += chunk.toString('utf8');
+  });
+  const stdio = await serveMcpStdio(live, { stdin, stdout });
+  return {
+    written: () => written,
+    send: (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`),
+    close: async () => void (await stdio.close(), await live.close()),
+  };
+}
+
 async function session(live: LiveToolSet, options: McpServerOptions = {}) {
   const server = createMcpServer(live, options);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -256,28 +274,18 @@ describe('createMcpServer', () => {
 
   it('over stdio, a result goes out as the JSON the session measured: one line, exactly JSON.stringify of the response', async () => {
     const data = { 2: 'two', b: 'h\u00e9llo "q"\n\u2028', nested: [{ x: null }] };
-    const tools = [defineTool({ name: 'data', version: '1', input_schema: object, handler: () => data })];
-    const registry = new InMemoryToolRegistry();
-    await publishTools(registry, tools);
-    const live = await liveToolSet(registry, tools);
-    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
-    let written = '';
-    stdout.on('data', (chunk: Buffer) => {
-      written += chunk.toString('utf8');
-    });
-    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const { written, send, close } = await stdioOver([defineTool({ name: 'data', version: '1', input_schema: object, handler: () => data })]);
     const lines = async (count: number) => {
-      await until(() => written.split('\n').length > count, `${count} lines written`);
-      return written.split('\n').slice(0, count);
+      await until(() => written().split('\n').length > count, `${count} lines written`);
+      return written().split('\n').slice(0, count);
     };
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'call "1"', method: 'tools/call', params: { name: 'data', arguments: {} } })}\n`);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 'call "1"', method: 'tools/call', params: { name: 'data', arguments: {} } });
     const [, line] = await lines(2);
     const text = JSON.stringify(data);
     expect(line).toBe(JSON.stringify({ result: { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }, jsonrpc: '2.0', id: 'call "1"' }));
-    await stdio.close();
-    await live.close();
+    await close();
   });
 
   it('over stdio (MCP 2025-03-26), a batch whose call the client cancels answers the rest: the cancelled one is owed no response', async () => {
@@ -295,19 +303,9 @@ describe('createMcpServer', () => {
           signal.addEventListener('abort', () => reject(signal.reason as Error));
         }),
     });
-    const tools = [slow, named('fast')];
-    const registry = new InMemoryToolRegistry();
-    await publishTools(registry, tools);
-    const live = await liveToolSet(registry, tools);
-    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
-    let written = '';
-    stdout.on('data', (chunk: Buffer) => {
-      written += chunk.toString('utf8');
-    });
-    const stdio = await serveMcpStdio(live, { stdin, stdout });
-    const send = (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`);
+    const { written, send, close } = await stdioOver([slow, named('fast')]);
     send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-    await until(() => written.includes('\n'), 'the initialize answer');
+    await until(() => written().includes('\n'), 'the initialize answer');
     send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     send([
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {} } },
@@ -316,11 +314,10 @@ describe('createMcpServer', () => {
     await running;
     send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'not needed' } });
     // The batch waited for a response to 1 that never comes: 2's answer was never written.
-    await until(() => written.split('\n').length > 2, 'the answer to the batch');
-    const answer = JSON.parse(written.split('\n')[1] as string) as { id: number; result: { structuredContent: unknown } }[];
+    await until(() => written().split('\n').length > 2, 'the answer to the batch');
+    const answer = JSON.parse(written().split('\n')[1] as string) as { id: number; result: { structuredContent: unknown } }[];
     expect(answer.map((reply) => [reply.id, reply.result.structuredContent])).toEqual([[2, { name: 'fast' }]]);
-    await stdio.close();
-    await live.close();
+    await close();
   });
 
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
