@@ -26,6 +26,25 @@ async function sessionsOver(tools: Tool[], prepare: (registry: InMemoryToolRegis
   return { clients, close: async () => void (await live.close(), await registry.close()) };
 }
 
+/** A tool whose call runs until its signal aborts, and a promise of its first call starting. */
+function waitingTool(name: string): { tool: Tool; running: Promise<void> } {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const tool = defineTool({
+    name,
+    version: '1',
+    input_schema: object,
+    handler: (_args, { signal }) =>
+      new Promise((_resolve, reject) => {
+        started();
+        signal.addEventListener('abort', () => reject(signal.reason as Error));
+      }),
+  });
+  return { tool, running };
+}
+
 /** `serveMcpStdio` over a memory registry holding `tools`, on streams in this process: what it wrote so far, and a line sender. */
 async function stdioOver(tools: Tool[]) {
   const registry = new InMemoryToolRegistry();
@@ -289,20 +308,7 @@ describe('createMcpServer', () => {
   });
 
   it('over stdio (MCP 2025-03-26), a batch whose call the client cancels answers the rest: the cancelled one is owed no response', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const slow = defineTool({
-      name: 'slow',
-      version: '1',
-      input_schema: object,
-      handler: (_args, { signal }) =>
-        new Promise((_resolve, reject) => {
-          started();
-          signal.addEventListener('abort', () => reject(signal.reason as Error));
-        }),
-    });
+    const { tool: slow, running } = waitingTool('slow');
     const { written, send, close } = await stdioOver([slow, named('fast')]);
     send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     await until(() => written().includes('\n'), 'the initialize answer');
@@ -318,6 +324,32 @@ describe('createMcpServer', () => {
     const answer = JSON.parse(written().split('\n')[1] as string) as { id: number; result: { structuredContent: unknown } }[];
     expect(answer.map((reply) => [reply.id, reply.result.structuredContent])).toEqual([[2, { name: 'fast' }]]);
     await close();
+  });
+
+  it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed), and the session can go idle', async () => {
+    const { tool: waits, running } = waitingTool('waits');
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [waits]);
+    const live = await liveToolSet(registry, [waits]);
+    const handler = createMcpHttpHandler(live, { sessionIdleMs: 50 });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    headers['mcp-protocol-version'] = '2025-06-18';
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    let held: Response | undefined;
+    void post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'waits', arguments: {} } }).then((response) => {
+      held = response;
+    });
+    await running;
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'not needed' } })).status).toBe(202);
+    // It waited for an answer the SDK never sends, for as long as the connection stayed: the session was never idle.
+    await until(() => held !== undefined, 'the cancelled call\'s POST to end');
+    expect([held?.status, await held?.text()]).toEqual([202, '']);
+    await until(() => handler.sessionCount === 0, 'the idle session to end');
+    await handler.close();
+    await live.close();
   });
 
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
