@@ -105,6 +105,12 @@ function entryBytes(entry: SdkTool): number {
 }
 /** Each set's view for a policy (by the policy's canonical JSON), built once per set. */
 const views = new WeakMap<ToolSet, Map<string, ServedView>>();
+/**
+ * Views kept per set; past it the set's views start again (a bound, not a cache policy). A set
+ * lives until the registry changes, and each session's own persona (a user's, say) kept its
+ * view: about 40 KB each with 300 tools, for as long as the registry stayed as it was.
+ */
+const MAX_VIEWS_PER_SET = 64;
 
 /** What one policy sees of one set: the tools it lists (servable, in name order) and their entries. */
 interface ServedView {
@@ -180,6 +186,7 @@ function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string,
       listed.push(entry);
     }
     view = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), allowed, excluded: allowed.excluded, refused };
+    if (perPolicy.size >= MAX_VIEWS_PER_SET) perPolicy.clear();
     perPolicy.set(policyKey, view);
   }
   if (onWarning !== undefined) warnRefused(view, onWarning);

@@ -4,7 +4,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema, CreateMessageRequestSchema, ErrorCode, LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, defineTool, liveToolSet, publishTools } from '../../src/index.js';
 import type { LiveToolSet, Tool } from '../../src/index.js';
@@ -351,6 +354,17 @@ describe('createMcpServer', () => {
     await handler.close();
     await live.close();
   });
+
+  it("1,000 sessions, each with its own persona, over an unchanged set leave no view of theirs behind (a set keeps 64 at most)", () => {
+    const dist = fileURLToPath(new URL('../../dist/mcp/index.js', import.meta.url));
+    if (!existsSync(dist)) throw new Error(`build first: ${dist} is missing (npm run build)`);
+    const child = fileURLToPath(new URL('../fixtures/policy-views-heap.mjs', import.meta.url));
+    const out = execFileSync(process.execPath, ['--expose-gc', child, '1000'], { encoding: 'utf8' });
+    const result = JSON.parse(out) as { listed: number; grewMiB: number };
+    expect(result.listed).toBe(1001 * 300);
+    // 38 MiB when every policy's view was kept while the set lived (about 40 KB each); 2-3 since.
+    expect(result.grewMiB).toBeLessThan(15);
+  }, 120_000);
 
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
     const registry = new InMemoryToolRegistry();
