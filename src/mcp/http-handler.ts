@@ -145,10 +145,14 @@ function isResponse(message: unknown): boolean {
  * `requestIds` the stream ended without answering (its session ended meanwhile) gets an error
  * reply, never an empty body that leaves its client waiting. A `batch` (the POST's body was a
  * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch.
+ * Either way it ends once every request is answered or cancelled by the client (`cancels`).
  */
 async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[], batch: boolean, cancels: Map<RequestId, () => void>, cancelled = new Set<RequestId>()): Promise<Response> {
-  if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+  const release = (): void => {
     for (const id of requestIds) cancels.delete(id);
+  };
+  if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    release();
     return response;
   }
   const reader = response.body.getReader();
@@ -156,6 +160,23 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
   const read: Uint8Array[] = [];
   const responses: unknown[] = [];
   let pending = '';
+  /** The messages of the events `chunk` completes. */
+  const messagesIn = (chunk: Uint8Array): unknown[] => {
+    pending += decoder.decode(chunk, { stream: true });
+    const messages: unknown[] = [];
+    let end: number;
+    while ((end = pending.indexOf('\n\n')) !== -1) {
+      const event = pending.slice(0, end);
+      pending = pending.slice(end + 2);
+      const data = event
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      if (data !== '') messages.push(JSON.parse(data));
+    }
+    return messages;
+  };
   // A request the client cancels is owed no answer (MCP), and the SDK sends none: the POST
   // waited for it as long as the connection stayed, and its session was never idle. It ends
   // once every request of the body is answered or cancelled (`cancelled`: those cancelled already).
@@ -167,6 +188,11 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
   const settle = (): void => {
     if (cancelled.size > 0 && requestIds.every((id) => cancelled.has(id) || answeredIds.has(id))) wake();
   };
+  const answered = (message: unknown): void => {
+    if (!isResponse(message)) return;
+    answeredIds.add((message as { id: RequestId }).id);
+    settle();
+  };
   for (const id of requestIds) {
     cancels.set(id, () => {
       cancelled.add(id);
@@ -174,6 +200,7 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
     });
   }
   settle();
+  let streamed = false;
   try {
     for (;;) {
       const next = await Promise.race([reader.read(), settled]);
@@ -183,39 +210,40 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
       }
       if (next.done) break;
       read.push(next.value);
-      pending += decoder.decode(next.value, { stream: true });
-      let end: number;
-      while ((end = pending.indexOf('\n\n')) !== -1) {
-        const event = pending.slice(0, end);
-        pending = pending.slice(end + 2);
-        const data = event
-          .split('\n')
-          .filter((line) => line.startsWith('data:'))
-          .map((line) => line.slice(5).trimStart())
-          .join('\n');
-        if (data === '') continue;
-        const message: unknown = JSON.parse(data);
-        if (!isResponse(message)) {
-          const body = new ReadableStream<Uint8Array>({
-            start(controller) {
-              for (const chunk of read) controller.enqueue(chunk);
-            },
-            async pull(controller) {
-              const more = await reader.read();
-              if (more.done) controller.close();
-              else controller.enqueue(more.value);
-            },
-            cancel: (reason) => reader.cancel(reason),
-          });
-          return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-        }
+      const messages = messagesIn(next.value);
+      const first = messages.findIndex((message) => !isResponse(message));
+      for (const message of first === -1 ? messages : messages.slice(0, first)) {
         responses.push(message);
-        answeredIds.add((message as { id: RequestId }).id);
-        settle();
+        answered(message);
       }
+      if (first === -1) continue;
+      for (const message of messages.slice(first)) answered(message);
+      streamed = true;
+      // Passed on as it is; it still ends when what is left of it is answered or cancelled.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of read) controller.enqueue(chunk);
+        },
+        async pull(controller) {
+          const more = await Promise.race([reader.read(), settled]);
+          if (more === 'settled' || more.done) {
+            if (more === 'settled') reader.cancel().catch(() => {});
+            release();
+            controller.close();
+            return;
+          }
+          controller.enqueue(more.value);
+          for (const message of messagesIn(more.value)) answered(message);
+        },
+        cancel: (reason) => {
+          release();
+          return reader.cancel(reason);
+        },
+      });
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     }
   } finally {
-    for (const id of requestIds) cancels.delete(id);
+    if (!streamed) release();
   }
   // The session ended before it answered (the server stopping, DELETE, its token revoked): the SDK's stream just ends.
   for (const id of requestIds) {

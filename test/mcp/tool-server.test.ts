@@ -29,8 +29,8 @@ async function sessionsOver(tools: Tool[], prepare: (registry: InMemoryToolRegis
   return { clients, close: async () => void (await live.close(), await registry.close()) };
 }
 
-/** A tool whose call runs until its signal aborts, and a promise of its first call starting. */
-function waitingTool(name: string): { tool: Tool; running: Promise<void> } {
+/** A tool whose call runs until its signal aborts (having logged a line, with `logs`), and a promise of its first call starting. */
+function waitingTool(name: string, logs = false): { tool: Tool; running: Promise<void> } {
   let started!: () => void;
   const running = new Promise<void>((resolve) => {
     started = resolve;
@@ -39,8 +39,9 @@ function waitingTool(name: string): { tool: Tool; running: Promise<void> } {
     name,
     version: '1',
     input_schema: object,
-    handler: (_args, { signal }) =>
+    handler: (_args, { signal, log }) =>
       new Promise((_resolve, reject) => {
+        if (logs) log('info', 'waiting');
         started();
         signal.addEventListener('abort', () => reject(signal.reason as Error));
       }),
@@ -329,11 +330,12 @@ describe('createMcpServer', () => {
     await close();
   });
 
-  it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed), and the session can go idle', async () => {
+  it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
     const { tool: waits, running } = waitingTool('waits');
+    const logged = waitingTool('logs_first', true);
     const registry = new InMemoryToolRegistry();
-    await publishTools(registry, [waits]);
-    const live = await liveToolSet(registry, [waits]);
+    await publishTools(registry, [waits, logged.tool]);
+    const live = await liveToolSet(registry, [waits, logged.tool]);
     const handler = createMcpHttpHandler(live, { sessionIdleMs: 50 });
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
@@ -350,6 +352,14 @@ describe('createMcpServer', () => {
     // It waited for an answer the SDK never sends, for as long as the connection stayed: the session was never idle.
     await until(() => held !== undefined, 'the cancelled call\'s POST to end');
     expect([held?.status, await held?.text()]).toEqual([202, '']);
+    // A call that logged first is answered as its SSE stream: it ends too, the log in it.
+    const streamed = await post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'logs_first', arguments: {} } });
+    await logged.running;
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8, reason: 'not needed' } })).status).toBe(202);
+    const events = await streamed.text();
+    expect(events).toContain('"waiting"');
+    expect(events).not.toContain('"id":8');
     await until(() => handler.sessionCount === 0, 'the idle session to end');
     await handler.close();
     await live.close();
