@@ -37,6 +37,12 @@ export interface Compiled {
 }
 
 const compiled = new Map<string, Compiled | null>();
+// Kept: at most COMPILED_LIMIT patterns and COMPILED_CHARS of their text, then all dropped. A
+// pattern may be as long as a request body (1 MiB): by count alone, a client's 1,000 distinct
+// ones kept 2 GB (the text and the RegExp) for the process's life.
+const COMPILED_LIMIT = 1000;
+const COMPILED_CHARS = 4 * 1024 * 1024;
+let compiledChars = 0;
 
 /** A pattern compiled as ajv compiles it (`u` flag) with its `Shape`; null when it does not compile. */
 export function compiledOf(pattern: string): Compiled | null {
@@ -47,8 +53,12 @@ export function compiledOf(pattern: string): Compiled | null {
     } catch {
       entry = null;
     }
-    if (compiled.size > 1000) compiled.clear();
+    if (compiled.size >= COMPILED_LIMIT || compiledChars + pattern.length > COMPILED_CHARS) {
+      compiled.clear();
+      compiledChars = 0;
+    }
     compiled.set(pattern, entry);
+    compiledChars += pattern.length;
   }
   return entry;
 }

@@ -29,7 +29,7 @@ function isToolBoxLike(value: unknown): value is ToolBoxLike {
  */
 const validated = new WeakMap<object, ToolSpec>();
 
-function isDeeplyFrozen(value: unknown): boolean {
+export function isDeeplyFrozen(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return true;
   if (!Object.isFrozen(value)) return false;
   for (const key of Object.keys(value)) if (!isDeeplyFrozen((value as Record<string, unknown>)[key])) return false;
@@ -61,7 +61,9 @@ export function deprecatedLine(deprecation: { message: string; replacement: stri
 
 function annotated(spec: ToolSpec, deprecation: { message: string; replacement: string | null; sunset: string | null }): ToolSpec {
   const line = deprecatedLine(deprecation);
-  return deepFreeze({ ...spec, description: spec.description === null || spec.description === '' ? line : `${spec.description}\n\n${line}` });
+  // Frozen at the top only: its schemas may be the caller's own objects (a spec validated
+  // afresh keeps them), which deepFreeze froze in place.
+  return Object.freeze({ ...spec, description: spec.description === null || spec.description === '' ? line : `${spec.description}\n\n${line}` });
 }
 
 /**

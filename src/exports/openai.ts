@@ -4,6 +4,7 @@
 // subset, formats, 5,000 properties, 10 levels of nesting, 1,000 enum values).
 import type { JsonObject } from '../core/contracts.js';
 import { checkBoolean, deferLoadingOf, exportWith } from './findings.js';
+import { isDeeplyFrozen } from './items.js';
 import type { ProviderRules } from './rule-set.js';
 import { tooManyTools } from './rule-set.js';
 import { copyJson, isObjectSchema, isSchemaObject, pointerTo, resolveLocalRef, rootComposition, rootTypeObject, subschemaSlots, walkSchema } from './schema.js';
@@ -127,7 +128,7 @@ function strictRules(schema: JsonObject): RuleHit[] {
   return hits;
 }
 
-/** `array-items` hits by schema object: every spec the rules see is deeply frozen, so they never go stale. */
+/** `array-items` hits by deeply frozen schema object (a registry's or the runtime's), which never go stale. */
 const arrayItemsHits = new WeakMap<JsonObject, readonly RuleHit[]>();
 
 /** An array schema without `items`, anywhere (the API: "array schema missing items", strict or not). */
@@ -141,7 +142,8 @@ function arrayItemsRules(schema: JsonObject): readonly RuleHit[] {
       hits.push({ path: pointerTo(pointer, 'items'), rule: 'array-items', severity: 'error', message: `${WHO} needs "items" on every array schema (it answers "array schema missing items")` });
     }
   });
-  if (Object.isFrozen(schema)) arrayItemsHits.set(schema, hits);
+  // Deeply: a schema frozen at the top only (the caller's own) may change below, and its hits with it.
+  if (isDeeplyFrozen(schema)) arrayItemsHits.set(schema, hits);
   return hits;
 }
 

@@ -66,6 +66,8 @@ interface Session {
   readonly principal: string | undefined;
   inFlight: number;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** By request id, what to tell the POST waiting for its answer when the client cancels it. */
+  readonly cancels: Map<RequestId, () => void>;
 }
 
 function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
@@ -112,6 +114,16 @@ function requestIdsOf(body: unknown): RequestId[] {
   return body === undefined ? [] : messagesOf(body).filter((message) => isJSONRPCRequest(message)).map((message) => (message as { id: RequestId }).id);
 }
 
+/** The request ids a body's `notifications/cancelled` name. */
+function cancelledIdsOf(body: unknown): RequestId[] {
+  if (body === undefined) return [];
+  return messagesOf(body).flatMap((message) => {
+    const { method, id, params } = message as { method?: unknown; id?: unknown; params?: { requestId?: unknown } };
+    const requestId = params?.requestId;
+    return method === 'notifications/cancelled' && id === undefined && (typeof requestId === 'string' || typeof requestId === 'number') ? [requestId] : [];
+  });
+}
+
 /** The error a request gets when its session ended before answering it. */
 const SESSION_ENDED = 'The session ended before this request was answered (the server is stopping, the session was deleted, or its token was revoked or changed)';
 
@@ -133,19 +145,25 @@ function isResponse(message: unknown): boolean {
  * `requestIds` the stream ended without answering (its session ended meanwhile) gets an error
  * reply, never an empty body that leaves its client waiting. A `batch` (the POST's body was a
  * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch.
+ * Either way it ends once every request is answered or cancelled by the client (`cancels`).
  */
-async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[], batch: boolean): Promise<Response> {
-  if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
+async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[], batch: boolean, cancels: Map<RequestId, () => void>, cancelled = new Set<RequestId>()): Promise<Response> {
+  const release = (): void => {
+    for (const id of requestIds) cancels.delete(id);
+  };
+  if (response.body === null || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    release();
+    return response;
+  }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   const read: Uint8Array[] = [];
   const responses: unknown[] = [];
   let pending = '';
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    read.push(value);
-    pending += decoder.decode(value, { stream: true });
+  /** The messages of the events `chunk` completes. */
+  const messagesIn = (chunk: Uint8Array): unknown[] => {
+    pending += decoder.decode(chunk, { stream: true });
+    const messages: unknown[] = [];
     let end: number;
     while ((end = pending.indexOf('\n\n')) !== -1) {
       const event = pending.slice(0, end);
@@ -155,34 +173,91 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
         .filter((line) => line.startsWith('data:'))
         .map((line) => line.slice(5).trimStart())
         .join('\n');
-      if (data === '') continue;
-      const message: unknown = JSON.parse(data);
-      if (!isResponse(message)) {
-        const body = new ReadableStream<Uint8Array>({
-          start(controller) {
-            for (const chunk of read) controller.enqueue(chunk);
-          },
-          async pull(controller) {
-            const next = await reader.read();
-            if (next.done) controller.close();
-            else controller.enqueue(next.value);
-          },
-          cancel: (reason) => reader.cancel(reason),
-        });
-        return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-      }
-      responses.push(message);
+      if (data !== '') messages.push(JSON.parse(data));
     }
+    return messages;
+  };
+  // A request the client cancels is owed no answer (MCP), and the SDK sends none: the POST
+  // waited for it as long as the connection stayed, and its session was never idle. It ends
+  // once every request of the body is answered or cancelled (`cancelled`: those cancelled already).
+  const answeredIds = new Set<RequestId>();
+  let wake!: () => void;
+  const settled = new Promise<'settled'>((resolve) => {
+    wake = () => resolve('settled');
+  });
+  const settle = (): void => {
+    if (cancelled.size > 0 && requestIds.every((id) => cancelled.has(id) || answeredIds.has(id))) wake();
+  };
+  const answered = (message: unknown): void => {
+    if (!isResponse(message)) return;
+    answeredIds.add((message as { id: RequestId }).id);
+    settle();
+  };
+  for (const id of requestIds) {
+    cancels.set(id, () => {
+      cancelled.add(id);
+      settle();
+    });
+  }
+  settle();
+  let streamed = false;
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), settled]);
+      if (next === 'settled') {
+        reader.cancel().catch(() => {});
+        break;
+      }
+      if (next.done) break;
+      read.push(next.value);
+      const messages = messagesIn(next.value);
+      const first = messages.findIndex((message) => !isResponse(message));
+      for (const message of first === -1 ? messages : messages.slice(0, first)) {
+        responses.push(message);
+        answered(message);
+      }
+      if (first === -1) continue;
+      for (const message of messages.slice(first)) answered(message);
+      streamed = true;
+      // Passed on as it is; it still ends when what is left of it is answered or cancelled.
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of read) controller.enqueue(chunk);
+        },
+        async pull(controller) {
+          const more = await Promise.race([reader.read(), settled]);
+          if (more === 'settled' || more.done) {
+            if (more === 'settled') reader.cancel().catch(() => {});
+            release();
+            controller.close();
+            return;
+          }
+          controller.enqueue(more.value);
+          for (const message of messagesIn(more.value)) answered(message);
+        },
+        cancel: (reason) => {
+          release();
+          return reader.cancel(reason);
+        },
+      });
+      return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
+  } finally {
+    if (!streamed) release();
   }
   // The session ended before it answered (the server stopping, DELETE, its token revoked): the SDK's stream just ends.
-  const answered = new Set(responses.map((message) => (message as { id?: unknown }).id));
   for (const id of requestIds) {
-    if (!answered.has(id)) responses.push({ jsonrpc: '2.0', id, error: { code: -32000, message: SESSION_ENDED } });
+    if (!answeredIds.has(id) && !cancelled.has(id)) responses.push({ jsonrpc: '2.0', id, error: { code: -32000, message: SESSION_ENDED } });
   }
   const headers = new Headers(response.headers);
-  headers.set('content-type', 'application/json');
   headers.delete('cache-control');
   headers.delete('connection');
+  // Nothing left to answer (every request was cancelled): accepted, as a body of notifications is.
+  if (responses.length === 0) {
+    headers.delete('content-type');
+    return new Response(null, { status: 202, headers });
+  }
+  headers.set('content-type', 'application/json');
   return new Response(JSON.stringify(!batch && responses.length === 1 ? responses[0] : responses), { status: response.status, headers });
 }
 
@@ -294,16 +369,25 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       session.idleTimer = undefined;
     }
     const requestIds = requestIdsOf(parsedBody);
+    // Cancelled before the answer is read (the SDK runs the call meanwhile): noted for it.
+    const cancelled = new Set<RequestId>();
+    for (const id of requestIds) session.cancels.set(id, () => cancelled.add(id));
     let response: Response;
     try {
       const pending = session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
       response = await answer(request, pending);
     } catch (error) {
+      for (const id of requestIds) session.cancels.delete(id);
       track(session, request, new Response(null), requestIds);
       throw error;
     }
     const tracked = track(session, request, response, requestIds);
-    return request.method === 'POST' ? jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody)) : tracked;
+    for (const id of cancelledIdsOf(parsedBody)) session.cancels.get(id)?.();
+    if (request.method !== 'POST') {
+      for (const id of requestIds) session.cancels.delete(id);
+      return tracked;
+    }
+    return jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody), session.cancels, cancelled);
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
@@ -325,7 +409,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       // Answers stream (SSE) so a call's progress, logs and requests to the client ride its
       // own response; jsonUnlessStreamed turns an answer that carries nothing else into JSON.
       onsessioninitialized: (id) => {
-        session = { transport, principal: context.principal, inFlight: 0, idleTimer: undefined };
+        session = { transport, principal: context.principal, inFlight: 0, idleTimer: undefined, cancels: new Map() };
         sessions.set(id, session);
       },
     });
@@ -343,7 +427,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let response: Response;
     try {
       await server.connect(transport);
-      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body), Array.isArray(body));
+      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body), Array.isArray(body), new Map());
     } catch (error) {
       lease?.release();
       await server.close();

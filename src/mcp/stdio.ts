@@ -43,6 +43,8 @@ const BATCH_REVISIONS = new Set(['2025-03-26']);
 interface Batch {
   readonly pending: Set<Id>;
   readonly replies: object[];
+  /** While its items are being passed on: the replies go out after the last. */
+  reading: boolean;
 }
 
 /** How many bytes of a skipped line's start and end are kept to find its id. */
@@ -197,7 +199,7 @@ class StdioLines implements Transport {
         this.#batches.delete(reply.id);
         batch.pending.delete(reply.id);
         batch.replies.push(message);
-        return batch.pending.size === 0 ? this.#write(batch.replies) : Promise.resolve();
+        return this.#answer(batch);
       }
     }
     return this.#write(message);
@@ -268,7 +270,7 @@ class StdioLines implements Transport {
       void this.#write(errorReply(null, -32600, `Invalid Request: JSON-RPC batches are not accepted ${session} (MCP 2025-06-18 removed them; only 2025-03-26 has them): send one message per line`));
       return;
     }
-    const batch: Batch = { pending: new Set(), replies: [] };
+    const batch: Batch = { pending: new Set(), replies: [], reading: true };
     // The ids owed a response first: a request answered at once must find its batch.
     for (const item of value) {
       if (!isObject(item) || !isId(item.id) || item.method === 'initialize' || typeof item.method !== 'string' || !JSONRPCMessageSchema.safeParse(item).success) continue;
@@ -279,7 +281,29 @@ class StdioLines implements Transport {
       const refusal = isObject(item) && isId(item.id) && item.method === 'initialize' ? errorReply(item.id, -32600, 'Invalid Request: initialize must not be part of a batch') : this.#message(item);
       if (refusal !== undefined) batch.replies.push(refusal);
     }
-    if (batch.pending.size === 0 && batch.replies.length > 0) void this.#write(batch.replies);
+    batch.reading = false;
+    void this.#answer(batch);
+  }
+
+  /** Writes a batch's replies once none is owed any more (nothing when it had none to give). */
+  #answer(batch: Batch): Promise<void> {
+    if (batch.reading || batch.pending.size > 0 || batch.replies.length === 0) return Promise.resolve();
+    return this.#write(batch.replies);
+  }
+
+  /**
+   * A request the client cancelled is owed no response (MCP: the server sends none): its batch
+   * no longer waits for it. It waited forever, so the batch's other replies never went out and
+   * the batch stayed for the session's life.
+   */
+  #cancelled(message: JSONRPCMessage): void {
+    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
+    const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    const batch = isId(id) ? this.#batches.get(id) : undefined;
+    if (batch === undefined) return;
+    this.#batches.delete(id as Id);
+    batch.pending.delete(id as Id);
+    void this.#answer(batch);
   }
 
   /** The -32700 reply to a line parseJsonBytes refused (undefined for an empty line, which carries nothing to answer). */
@@ -319,6 +343,7 @@ class StdioLines implements Transport {
         this.#initializeId = message.id;
       }
       this.onmessage?.(message);
+      this.#cancelled(message);
       return undefined;
     }
     // A malformed response from the client: JSON-RPC never answers a response.

@@ -70,7 +70,7 @@ export interface McpServerOptions {
    * nothing and leaves no call record; the session goes on. Default 100 (`DEFAULT_MAX_CALLS_IN_FLIGHT`).
    */
   readonly maxCallsInFlight?: number;
-  /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool. */
+  /** Hears a tool that cannot be served (an input schema MCP clients would reject), once per tool and listener (sessions given the same function hear it once). */
   readonly onWarning?: (message: string) => void;
   /**
    * Hears every `tools/call` of the session once it is answered, one record each (the audit
@@ -91,8 +91,8 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 const SERVER_INFO = Object.freeze({ name: 'tool-registry', version: packageVersion() });
 
-/** Each tool's `tools/list` entry, built once per deprecation; `null` for a tool MCP clients would reject. */
-const entries = new WeakMap<Tool, { readonly deprecation: Deprecation | null; readonly entry: SdkTool | null }>();
+/** Each tool's `tools/list` entry, built once per deprecation; `null` for a tool MCP clients would reject, with why. */
+const entries = new WeakMap<Tool, { readonly deprecation: Deprecation | null; readonly entry: SdkTool | null; readonly refusal?: string }>();
 /** The bytes of each `tools/list` entry's JSON, measured once per entry. */
 const entrySizes = new WeakMap<SdkTool, number>();
 function entryBytes(entry: SdkTool): number {
@@ -105,6 +105,12 @@ function entryBytes(entry: SdkTool): number {
 }
 /** Each set's view for a policy (by the policy's canonical JSON), built once per set. */
 const views = new WeakMap<ToolSet, Map<string, ServedView>>();
+/**
+ * Views kept per set; past it the set's views start again (a bound, not a cache policy). A set
+ * lives until the registry changes, and each session's own persona (a user's, say) kept its
+ * view: about 40 KB each with 300 tools, for as long as the registry stayed as it was.
+ */
+const MAX_VIEWS_PER_SET = 64;
 
 /** What one policy sees of one set: the tools it lists (servable, in name order) and their entries. */
 interface ServedView {
@@ -117,16 +123,19 @@ interface ServedView {
   readonly allowed: ToolSet;
   /** What the registry left out that the policy would allow (`forPolicy`'s `excluded`): only these may be named in an answer. */
   readonly excluded: ToolSet['excluded'];
+  /** The tools the policy allows that MCP clients would reject, with why. */
+  readonly refused: readonly (readonly [Tool, string])[];
 }
 
 function sameDeprecation(a: Deprecation | null, b: Deprecation | null): boolean {
   return a === b || (a !== null && b !== null && a.message === b.message && a.replacement === b.replacement && a.sunset === b.sunset);
 }
 
-function entryOf(tool: Tool, deprecation: Deprecation | null, onWarning: ((message: string) => void) | undefined): SdkTool | null {
+function entryOf(tool: Tool, deprecation: Deprecation | null): { readonly entry: SdkTool | null; readonly refusal?: string } {
   const known = entries.get(tool);
-  if (known !== undefined && sameDeprecation(known.deprecation, deprecation)) return known.entry;
+  if (known !== undefined && sameDeprecation(known.deprecation, deprecation)) return known;
   let entry: SdkTool | null;
+  let refusal: string | undefined;
   try {
     // A deprecated tool's description says so, in the exports' words (toMcpTools annotates a
     // registration-like item that carries its deprecation).
@@ -135,28 +144,52 @@ function entryOf(tool: Tool, deprecation: Deprecation | null, onWarning: ((messa
     entry = listed ?? null;
   } catch (error) {
     entry = null;
-    if (known === undefined) onWarning?.(`tool ${JSON.stringify(tool.name)} is not served over MCP: ${(error as Error).message}`);
+    refusal = `tool ${JSON.stringify(tool.name)} is not served over MCP: ${(error as Error).message}`;
   }
-  entries.set(tool, { deprecation, entry });
-  return entry;
+  const made = { deprecation, entry, ...(refusal === undefined ? {} : { refusal }) };
+  entries.set(tool, made);
+  return made;
+}
+
+/**
+ * The tools each listener heard of as not served. Per listener, not per process: entries and
+ * views are shared by every server in the process, and a second server's listener (another
+ * registry's) heard nothing of a tool the first had been told of.
+ */
+const warned = new WeakMap<(message: string) => void, WeakSet<Tool>>();
+
+function warnRefused(view: ServedView, onWarning: (message: string) => void): void {
+  if (view.refused.length === 0) return;
+  let told = warned.get(onWarning);
+  if (told === undefined) warned.set(onWarning, (told = new WeakSet()));
+  for (const [tool, message] of view.refused) {
+    if (told.has(tool)) continue;
+    told.add(tool);
+    onWarning(message);
+  }
 }
 
 function viewOf(set: ToolSet, policy: ToolPolicy | undefined, policyKey: string, onWarning: ((message: string) => void) | undefined): ServedView {
   let perPolicy = views.get(set);
   if (perPolicy === undefined) views.set(set, (perPolicy = new Map()));
-  const known = perPolicy.get(policyKey);
-  if (known !== undefined) return known;
-  const tools: Tool[] = [];
-  const listed: SdkTool[] = [];
-  const allowed = policy === undefined ? set : set.forPolicy(policy);
-  for (const tool of allowed) {
-    const entry = entryOf(tool, allowed.deprecation(tool.name), onWarning);
-    if (entry === null) continue;
-    tools.push(tool);
-    listed.push(entry);
+  let view = perPolicy.get(policyKey);
+  if (view === undefined) {
+    const tools: Tool[] = [];
+    const listed: SdkTool[] = [];
+    const refused: (readonly [Tool, string])[] = [];
+    const allowed = policy === undefined ? set : set.forPolicy(policy);
+    for (const tool of allowed) {
+      const { entry, refusal } = entryOf(tool, allowed.deprecation(tool.name));
+      if (refusal !== undefined) refused.push([tool, refusal]);
+      if (entry === null) continue;
+      tools.push(tool);
+      listed.push(entry);
+    }
+    view = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), allowed, excluded: allowed.excluded, refused };
+    if (perPolicy.size >= MAX_VIEWS_PER_SET) perPolicy.clear();
+    perPolicy.set(policyKey, view);
   }
-  const view: ServedView = { set, tools, names: tools.map((tool) => tool.name), entries: listed, byName: new Map(tools.map((tool) => [tool.name, tool])), allowed, excluded: allowed.excluded };
-  perPolicy.set(policyKey, view);
+  if (onWarning !== undefined) warnRefused(view, onWarning);
   return view;
 }
 

@@ -21,20 +21,44 @@ type Draft = 'draft-07' | '2019-09' | '2020-12';
 // The formats ajv-formats knows (email, uri, date-time, uuid...) are validated.
 // `regExp`: every `pattern` test is bounded in time (pattern-engine.ts).
 const BASE: Options = { allErrors: true, strict: false, logger: false, code: { regExp: boundedRegExp } };
-const instances = new Map<string, AjvInstance>();
 
-function instance(draft: Draft, useDefaults: boolean): AjvInstance {
-  const key = `${draft}:${useDefaults}`;
-  let ajv = instances.get(key);
-  if (ajv === undefined) {
-    const options = { ...BASE, useDefaults };
-    ajv = draft === 'draft-07' ? new Ajv(options) : draft === '2019-09' ? new Ajv2019(options) : new Ajv2020(options);
-    addFormats.default(ajv);
-    ajv.removeKeyword('uniqueItems');
-    ajv.addKeyword(uniqueItems);
-    instances.set(key, ajv);
-  }
+// ajv keeps every schema an instance compiled, and its validator, in the instance's scope for
+// the instance's life; removeSchema does not drop them (ajv-validator/ajv#1413). One instance
+// for the process kept about 4 KB of every Tool ever defined: a server that checks each
+// elicitation answer, or lists an upstream's tools, with a new Tool grew for as long as it ran.
+// So an instance compiles COMPILES_PER_INSTANCE schemas and is then replaced; a validator keeps
+// its own instance, which goes when the last of its validators does. Its meta-schema (about
+// 20 ms to compile, the bulk of a new instance) is checked on a checker per draft that
+// compiles nothing else; the compiling instances skip that check (1-2 ms each).
+const COMPILES_PER_INSTANCE = 100;
+const checkers = new Map<Draft, AjvInstance>();
+const compilers = new Map<string, { readonly ajv: AjvInstance; compiles: number }>();
+
+function newInstance(draft: Draft, options: Options): AjvInstance {
+  const ajv = draft === 'draft-07' ? new Ajv(options) : draft === '2019-09' ? new Ajv2019(options) : new Ajv2020(options);
+  addFormats.default(ajv);
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword(uniqueItems);
   return ajv;
+}
+
+/** The instance that checks schemas of `draft` against their meta-schema. */
+function checker(draft: Draft): AjvInstance {
+  let ajv = checkers.get(draft);
+  if (ajv === undefined) checkers.set(draft, (ajv = newInstance(draft, BASE)));
+  return ajv;
+}
+
+/** An instance to compile one schema on (counted: the COMPILES_PER_INSTANCE-th is its last). */
+function compiler(draft: Draft, useDefaults: boolean): AjvInstance {
+  const key = `${draft}:${useDefaults}`;
+  let entry = compilers.get(key);
+  if (entry === undefined || entry.compiles >= COMPILES_PER_INSTANCE) {
+    entry = { ajv: newInstance(draft, { ...BASE, useDefaults, validateSchema: false }), compiles: 0 };
+    compilers.set(key, entry);
+  }
+  entry.compiles++;
+  return entry.ajv;
 }
 
 /** Which draft a schema asks for with `$schema`; none means 2020-12. */
@@ -57,11 +81,16 @@ function draftOf(schema: JsonObject): Draft {
  * @throws Error with ajv's message when the schema cannot be compiled
  */
 export function compileSchema(schema: JsonObject, applyDefaults: boolean): SchemaCheck {
-  const ajv = instance(draftOf(schema), applyDefaults);
+  const draft = draftOf(schema);
+  const ajv = compiler(draft, applyDefaults);
   let validate: ValidateFunction;
   let patterns: Patterns;
   try {
-    ({ compiled: validate, patterns } = compiling(() => ajv.compile(schema)));
+    // The meta-schema check is ajv's own (`schema is invalid: ...`), as its compile makes it.
+    ({ compiled: validate, patterns } = compiling(() => {
+      checker(draft).validateSchema(schema, true);
+      return ajv.compile(schema);
+    }));
   } finally {
     // The compiled function keeps what it needs; dropping the schema from ajv's registry
     // lets two tools use the same `$id` and lets a dropped Tool be collected.

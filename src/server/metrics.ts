@@ -169,19 +169,24 @@ export class ServerMetrics {
         for (const [mount, stats] of audits) lines.push(`${name}${labels({ mount })} ${stats[field]}`);
       }
     }
-    const stores = await Promise.all(
+    const read = await Promise.all(
       [...this.#registries]
         .filter(([namespace]) => namespaces === null || namespaces.includes(namespace))
         .sort(([a], [b]) => (a < b ? -1 : 1))
         .map(async ([namespace, registry]) => {
           const metrics = (registry as { storeMetrics?: () => StoreMetrics }).storeMetrics?.();
+          let closed = false;
           const revision = await registry.changes({ limit: 0 }).then(
             (page) => page.revision,
-            () => undefined,
+            (error: unknown) => void (closed = (error as { code?: unknown }).code === 'REGISTRY_CLOSED'),
           );
-          return { namespace, metrics, revision };
+          // The server closed it as idle (--max-open-namespaces): not down, just not open. It was
+          // kept and said `storage_up 0` until a request opened the namespace again.
+          if (closed && this.#registries.get(namespace) === registry) this.#registries.delete(namespace);
+          return closed ? undefined : { namespace, metrics, revision };
         }),
     );
+    const stores = read.filter((store) => store !== undefined);
     family('tool_registry_storage_up', 'gauge', "1 when the namespace's store answered this scrape, else 0.");
     for (const { namespace, revision } of stores) lines.push(`tool_registry_storage_up${labels({ namespace })} ${revision === undefined ? 0 : 1}`);
     family('tool_registry_revision', 'gauge', "The namespace's registry revision (its change log's head).");

@@ -12,7 +12,7 @@ import {
   toMcpTools,
   toOpenAITools,
 } from '../../src/index.js';
-import type { ExportItems, LintFinding } from '../../src/index.js';
+import type { ExportItems, JsonObject, LintFinding } from '../../src/index.js';
 import { cleanSchema, many, tool } from './helpers.js';
 
 const weather = tool('get_weather', {
@@ -124,6 +124,21 @@ describe('shapes', () => {
 });
 
 describe('inputs', () => {
+  it("leaves the caller's schemas as they are: not frozen by an annotated export, not judged by what they held before", () => {
+    const schema = { type: 'object', properties: { q: { type: 'string' } } };
+    const deprecated = { spec: { tool_name: 'old', version: null, description: null, tags: [], input_schema: schema, output_schema: {} }, enabled: true, created_at: null, deprecation: { message: 'Gone soon', replacement: null, sunset: null } };
+    expect(toOpenAITools([deprecated], { deprecated: 'annotate' })[0]?.function.description).toBe('Deprecated: Gone soon');
+    // deepFreeze froze the caller's own objects in place.
+    expect([Object.isFrozen(schema), Object.isFrozen(schema.properties.q)]).toEqual([false, false]);
+    // Frozen at the top only, a schema may still change below: its findings were kept by the top object.
+    const list: JsonObject = { type: 'array' };
+    const shallow = Object.freeze({ type: 'object', properties: { list } });
+    const spec = { tool_name: 'lists', input_schema: shallow, output_schema: {} };
+    expect(lintTools([spec], { providers: ['openai'] }).map((f) => f.rule)).toEqual(['array-items']);
+    list.items = { type: 'string' };
+    expect(lintTools([spec], { providers: ['openai'] })).toEqual([]);
+  });
+
   it('takes specs, registrations (disabled ones left out), runtime-shaped tools and tool sets', async () => {
     const registry = new InMemoryToolRegistry();
     await registry.register(tool('a'));

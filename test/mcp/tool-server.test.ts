@@ -4,7 +4,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema, CreateMessageRequestSchema, ErrorCode, LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, defineTool, liveToolSet, publishTools } from '../../src/index.js';
 import type { LiveToolSet, Tool } from '../../src/index.js';
@@ -24,6 +27,44 @@ async function sessionsOver(tools: Tool[], prepare: (registry: InMemoryToolRegis
   const live = await liveToolSet(registry, tools);
   const clients = await Promise.all(policies.map(async (policy) => (await session(live, policy === undefined ? {} : { policy })).client));
   return { clients, close: async () => void (await live.close(), await registry.close()) };
+}
+
+/** A tool whose call runs until its signal aborts (having logged a line, with `logs`), and a promise of its first call starting. */
+function waitingTool(name: string, logs = false): { tool: Tool; running: Promise<void> } {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const tool = defineTool({
+    name,
+    version: '1',
+    input_schema: object,
+    handler: (_args, { signal, log }) =>
+      new Promise((_resolve, reject) => {
+        if (logs) log('info', 'waiting');
+        started();
+        signal.addEventListener('abort', () => reject(signal.reason as Error));
+      }),
+  });
+  return { tool, running };
+}
+
+/** `serveMcpStdio` over a memory registry holding `tools`, on streams in this process: what it wrote so far, and a line sender. */
+async function stdioOver(tools: Tool[]) {
+  const registry = new InMemoryToolRegistry();
+  await publishTools(registry, tools);
+  const live = await liveToolSet(registry, tools);
+  const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+  let written = '';
+  stdout.on('data', (chunk: Buffer) => {
+    written += chunk.toString('utf8');
+  });
+  const stdio = await serveMcpStdio(live, { stdin, stdout });
+  return {
+    written: () => written,
+    send: (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`),
+    close: async () => void (await stdio.close(), await live.close()),
+  };
 }
 
 async function session(live: LiveToolSet, options: McpServerOptions = {}) {
@@ -117,6 +158,30 @@ describe('createMcpServer', () => {
     expect(warnings[0]).toMatch(/"bad" is not served over MCP/);
     await expect(client.callTool({ name: 'bad', arguments: {} })).rejects.toMatchObject({ code: -32602 });
     await live.close();
+  });
+
+  it('each listener hears of a tool not served, once: a second server (another registry, its own onWarning) too', async () => {
+    const bad = defineTool({ name: 'bad', version: '1', input_schema: { type: 'string' }, handler: () => 1 });
+    const heard: string[][] = [];
+    for (const _server of [1, 2]) {
+      const warnings: string[] = [];
+      heard.push(warnings);
+      const onWarning = (message: string): void => void warnings.push(message);
+      const registry = new InMemoryToolRegistry();
+      await publishTools(registry, [bad]);
+      const live = await liveToolSet(registry, [bad]);
+      // Two sessions with the same listener: it hears once.
+      for (const _session of [1, 2]) {
+        const { client } = await session(live, { onWarning });
+        expect((await client.listTools()).tools).toEqual([]);
+        await client.close();
+      }
+      await live.close();
+      await registry.close();
+    }
+    // The second heard nothing: what the first was told was kept for the process, by tool.
+    expect(heard.map((warnings) => warnings.length)).toEqual([1, 1]);
+    expect(heard[1]?.[0]).toMatch(/"bad" is not served over MCP/);
   });
 
   it("a client's cancellation aborts the handler's signal", async () => {
@@ -232,29 +297,84 @@ describe('createMcpServer', () => {
 
   it('over stdio, a result goes out as the JSON the session measured: one line, exactly JSON.stringify of the response', async () => {
     const data = { 2: 'two', b: 'h\u00e9llo "q"\n\u2028', nested: [{ x: null }] };
-    const tools = [defineTool({ name: 'data', version: '1', input_schema: object, handler: () => data })];
-    const registry = new InMemoryToolRegistry();
-    await publishTools(registry, tools);
-    const live = await liveToolSet(registry, tools);
-    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
-    let written = '';
-    stdout.on('data', (chunk: Buffer) => {
-      written += chunk.toString('utf8');
-    });
-    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const { written, send, close } = await stdioOver([defineTool({ name: 'data', version: '1', input_schema: object, handler: () => data })]);
     const lines = async (count: number) => {
-      await until(() => written.split('\n').length > count, `${count} lines written`);
-      return written.split('\n').slice(0, count);
+      await until(() => written().split('\n').length > count, `${count} lines written`);
+      return written().split('\n').slice(0, count);
     };
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'call "1"', method: 'tools/call', params: { name: 'data', arguments: {} } })}\n`);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 'call "1"', method: 'tools/call', params: { name: 'data', arguments: {} } });
     const [, line] = await lines(2);
     const text = JSON.stringify(data);
     expect(line).toBe(JSON.stringify({ result: { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }, jsonrpc: '2.0', id: 'call "1"' }));
-    await stdio.close();
+    await close();
+  });
+
+  it('over stdio (MCP 2025-03-26), a batch whose call the client cancels answers the rest: the cancelled one is owed no response', async () => {
+    const { tool: slow, running } = waitingTool('slow');
+    const { written, send, close } = await stdioOver([slow, named('fast')]);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await until(() => written().includes('\n'), 'the initialize answer');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send([
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow', arguments: {} } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fast', arguments: {} } },
+    ]);
+    await running;
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'not needed' } });
+    // The batch waited for a response to 1 that never comes: 2's answer was never written.
+    await until(() => written().split('\n').length > 2, 'the answer to the batch');
+    const answer = JSON.parse(written().split('\n')[1] as string) as { id: number; result: { structuredContent: unknown } }[];
+    expect(answer.map((reply) => [reply.id, reply.result.structuredContent])).toEqual([[2, { name: 'fast' }]]);
+    await close();
+  });
+
+  it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
+    const { tool: waits, running } = waitingTool('waits');
+    const logged = waitingTool('logs_first', true);
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [waits, logged.tool]);
+    const live = await liveToolSet(registry, [waits, logged.tool]);
+    const handler = createMcpHttpHandler(live, { sessionIdleMs: 50 });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    headers['mcp-protocol-version'] = '2025-06-18';
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    let held: Response | undefined;
+    void post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'waits', arguments: {} } }).then((response) => {
+      held = response;
+    });
+    await running;
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'not needed' } })).status).toBe(202);
+    // It waited for an answer the SDK never sends, for as long as the connection stayed: the session was never idle.
+    await until(() => held !== undefined, 'the cancelled call\'s POST to end');
+    expect([held?.status, await held?.text()]).toEqual([202, '']);
+    // A call that logged first is answered as its SSE stream: it ends too, the log in it.
+    const streamed = await post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'logs_first', arguments: {} } });
+    await logged.running;
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8, reason: 'not needed' } })).status).toBe(202);
+    const events = await streamed.text();
+    expect(events).toContain('"waiting"');
+    expect(events).not.toContain('"id":8');
+    await until(() => handler.sessionCount === 0, 'the idle session to end');
+    await handler.close();
     await live.close();
   });
+
+  it("1,000 sessions, each with its own persona, over an unchanged set leave no view of theirs behind (a set keeps 64 at most)", () => {
+    const dist = fileURLToPath(new URL('../../dist/mcp/index.js', import.meta.url));
+    if (!existsSync(dist)) throw new Error(`build first: ${dist} is missing (npm run build)`);
+    const child = fileURLToPath(new URL('../fixtures/policy-views-heap.mjs', import.meta.url));
+    const out = execFileSync(process.execPath, ['--expose-gc', child, '1000'], { encoding: 'utf8' });
+    const result = JSON.parse(out) as { listed: number; grewMiB: number };
+    expect(result.listed).toBe(1001 * 300);
+    // 38 MiB when every policy's view was kept while the set lived (about 40 KB each); 2-3 since.
+    expect(result.grewMiB).toBeLessThan(15);
+  }, 120_000);
 
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
     const registry = new InMemoryToolRegistry();

@@ -173,6 +173,59 @@ describe('SearchIndex', () => {
     }
   });
 
+  it('forgets the words of replaced versions once swept: a tool described anew 200 times keeps about its own terms, and ranks as built from scratch', () => {
+    const next = random(7);
+    const live = new Map<string, ReturnType<typeof spec>>();
+    const index = new SearchIndex<string>();
+    for (let at = 0; at < 50; at++) write(`tool_${at}`, () => 0.5 + next() / 2, index, live);
+    // Words of letters only (a digit would be a term of its own): x and the number, 0-9 as a-j.
+    const word = (n: number) => `x${String(n).padStart(5, '0').replace(/\d/g, (digit) => 'abcdefghij'[Number(digit)] as string)}`;
+    const queries = [['weather'], ['rotating', 'word'], [word(0), word(9999)]];
+    const ranked = (hits: { name: string; score: number }[]) => topHits(hits, 1000).page.map((hit) => [hit.name, hit.score]);
+    let most = 0;
+    for (let version = 0; version < 200; version++) {
+      // 100 words no other version has, and two every version has.
+      const words = Array.from({ length: 100 }, (_, at) => word(version * 100 + at));
+      const made = { tool_name: 'rotating', description: `rotating word ${words.join(' ')}`, tags: [], input_schema: {} };
+      index.set('rotating', 'rotating', made);
+      live.set('rotating', made as unknown as ReturnType<typeof spec>);
+      most = Math.max(most, index.terms);
+      if (version % 50 === 49) {
+        const fresh = new SearchIndex<string>();
+        for (const [name, each] of live) fresh.set(name, name, each);
+        for (const terms of queries.map((words) => words.flatMap((word) => tokenize(word)))) {
+          expect(ranked(index.match(terms))).toEqual(ranked(fresh.match(terms)));
+          expect(index.top(terms, 5).page).toEqual(topHits(index.match(terms), 1000).page.slice(0, 5));
+        }
+      }
+    }
+    // 20,000 distinct words went through; every one stayed before (20,000+ terms).
+    expect(most).toBeLessThan(3000);
+    expect(index.match(tokenize(word(0)))).toEqual([]);
+    expect(index.match(tokenize(word(19_999))).map((hit) => hit.name)).toEqual(['rotating']);
+  });
+
+  it("an embedder shared by two registries: a small one's search leaves the vectors of the other's tools cached", async () => {
+    const texts: string[] = [];
+    const embed = (list: string[]): number[][] => {
+      texts.push(...list);
+      return list.map((text) => [(text.length % 7) + 1, 1]);
+    };
+    const big = new InMemoryToolRegistry();
+    await big.registerMany(Array.from({ length: 1200 }, (_, at) => ({ tool_name: `tool_${at}`, description: `weather ${at}`, input_schema: { type: 'object' }, output_schema: {} })));
+    const small = new InMemoryToolRegistry();
+    await small.register({ tool_name: 'weather_small', description: 'weather', input_schema: { type: 'object' }, output_schema: {} });
+    await big.search('weather', { embed });
+    expect(texts).toHaveLength(1201);
+    texts.length = 0;
+    await small.search('weather', { embed });
+    expect(texts).toHaveLength(2);
+    texts.length = 0;
+    // Trimmed to the small one's tools, the cache made this ask for all 1,200 again.
+    await big.search('weather', { embed });
+    expect(texts).toEqual(['weather']);
+  });
+
   it('searched after every write (norms kept between searches), scores exactly as an index built from scratch', () => {
     const next = random(62);
     const live = new Map<string, ReturnType<typeof spec>>();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import type { PostgresToolRegistry } from '../../src/index.js';
 import { createToken, tokenFileVerifier } from '../../src/server/index.js';
+import { sqliteNamespaces } from '../../src/server/namespaces.js';
 import type { RequestLogEntry } from '../../src/server/index.js';
 import { useFileDatabase } from '../postgres/helpers.js';
 import { until } from '../support/waiting.js';
@@ -96,6 +97,28 @@ describe('GET /metrics', () => {
     expect((await local(secrets.writer as string)).status).toBe(200);
     // IPv4-mapped loopback counts as loopback.
     expect((await running.server.fetch(new Request('http://127.0.0.1/metrics'), { remoteAddress: '::ffff:127.0.0.1' })).status).toBe(200);
+  });
+});
+
+describe('GET /metrics with namespaces closed as idle', () => {
+  it('leaves out a namespace the server closed as idle (its store is not down), and counts it again once a request opens it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-metrics-ns-'));
+    const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 2 }) });
+    try {
+      const scrape = async () => (await fetch(`${served.url}/metrics`)).text();
+      for (const ns of ['a', 'b']) expect((await served.call('PUT', `/v1/namespaces/${ns}`)).status).toBe(201);
+      // default opens third: a, the least recently used, is closed.
+      for (const ns of ['a', 'b', 'default']) expect((await served.call('GET', `/v1/namespaces/${ns}/tools`)).status).toBe(200);
+      let text = await scrape();
+      expect([sample(text, 'tool_registry_storage_up{namespace="a"}'), sample(text, 'tool_registry_storage_up{namespace="b"}'), sample(text, 'tool_registry_storage_up{namespace="default"}')]).toEqual([undefined, 1, 1]);
+      expect(sample(text, 'tool_registry_revision{namespace="a"}')).toBeUndefined();
+      expect((await served.call('GET', '/v1/namespaces/a/tools')).status).toBe(200);
+      text = await scrape();
+      expect([sample(text, 'tool_registry_storage_up{namespace="a"}'), sample(text, 'tool_registry_revision{namespace="a"}')]).toEqual([1, 0]);
+    } finally {
+      await served.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 

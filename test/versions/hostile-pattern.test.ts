@@ -4,7 +4,10 @@
 // comparison's budget the difference is undecidable. In this process (the verdict), as the
 // command (a real child, COMPATIBILITY_FAILED), and over HTTP against `serve` (another client
 // is answered meanwhile). On the old code every case here hangs.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkSpecs, compareSchemas, compareToolSchemas, InMemoryToolRegistry } from '../../src/index.js';
 import { testsDirectly } from '../../src/core/pattern-match.js';
@@ -125,6 +128,19 @@ describe('the verdict with a pattern that backtracks', () => {
     ];
     for (const [pattern, length] of vm) expect([pattern, length, testsDirectly(pattern, length)]).toEqual([pattern, length, false]);
   });
+});
+
+describe('long patterns', () => {
+  it('40 comparisons with 1 MiB patterns of their own keep at most a few MiB of them (compiled patterns are kept by size too)', () => {
+    const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
+    if (!existsSync(dist)) throw new Error(`build first: ${dist} is missing (npm run build)`);
+    const child = fileURLToPath(new URL('../fixtures/compared-patterns-heap.mjs', import.meta.url));
+    const out = execFileSync(process.execPath, ['--expose-gc', child, '40', String(2 ** 20)], { encoding: 'utf8' });
+    const result = JSON.parse(out) as { differences: number; grewMiB: number };
+    expect(result.differences).toBe(40);
+    // 82 MiB when 1,000 patterns of any length were kept (2 MiB a comparison, for the process's life); 4 since.
+    expect(result.grewMiB).toBeLessThan(20);
+  }, 60_000);
 });
 
 describe('as the command and the server (real processes)', () => {

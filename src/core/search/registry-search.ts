@@ -234,6 +234,8 @@ export function listPageOf(sorted: readonly ToolRegistration[], options: ParsedL
 /** A registry's search index, kept current from the change log. */
 export class RegistrySearchIndex {
   readonly #index = new SearchIndex<Doc>();
+  /** This index as its embedders' caches know it (`#pruneVectors`). */
+  #self: WeakRef<RegistrySearchIndex> | undefined;
   /** The revision the index reflects; -1 before it is built. */
   #revision = -1;
   #refreshing: Promise<void> | undefined;
@@ -352,15 +354,32 @@ export class RegistrySearchIndex {
     };
   }
 
-  /** Keeps an embedder's cache from growing past twice the tools (vectors of gone specs go first). */
+  /**
+   * Keeps an embedder's cache from growing past twice the tools of the registries that use it
+   * (vectors of specs none of them holds go). Counted over them all: the cache is shared, and
+   * a registry of 1 tool trimmed it to its own, so the next search of one of 2,000 asked the
+   * embedder for all 2,000 vectors again.
+   */
   #pruneVectors(embed: Embed): void {
+    let users = embedUsers.get(embed);
+    if (users === undefined) embedUsers.set(embed, (users = new Set()));
+    users.add((this.#self ??= new WeakRef(this)));
+    const live: RegistrySearchIndex[] = [];
+    for (const user of users) {
+      const search = user.deref();
+      if (search === undefined) users.delete(user);
+      else live.push(search);
+    }
     const cache = vectorCache(embed);
-    if (cache.size <= 2 * this.#index.size + 1000) return;
+    if (cache.size <= 2 * live.reduce((tools, search) => tools + search.#index.size, 0) + 1000) return;
     const current = new Set<string>();
-    for (const name of this.#index.names()) current.add((this.#index.get(name) as Doc).fingerprint);
+    for (const search of live) for (const name of search.#index.names()) current.add((search.#index.get(name) as Doc).fingerprint);
     for (const fingerprint of cache.keys()) if (!current.has(fingerprint)) cache.delete(fingerprint);
   }
 }
+
+/** Per embedder, the registries' indexes that searched with it (weakly: a dropped registry goes). */
+const embedUsers = new WeakMap<Embed, Set<WeakRef<RegistrySearchIndex>>>();
 
 function docOf(reader: StoreReader, name: string): Doc | undefined {
   const registration = reader.get(name);

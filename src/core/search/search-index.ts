@@ -127,6 +127,11 @@ export class SearchIndex<T> {
     return this.#live;
   }
 
+  /** Terms known: those a tool holds, and those of versions not yet swept. */
+  get terms(): number {
+    return this.#postings.length;
+  }
+
   has(name: string): boolean {
     return this.#slotOf.has(name);
   }
@@ -462,9 +467,57 @@ export class SearchIndex<T> {
     }
     this.#entries -= this.#deadEntries;
     this.#deadEntries = 0;
+    this.#dropUnheldTerms(live);
     // Removed tools no longer hold any bound up: every bound is computed anew when next needed.
     this.#reference = undefined;
     this.#epoch++;
+  }
+
+  /**
+   * After a sweep, forgets the terms no tool holds any more (the words of removed and replaced
+   * versions only) once they are a quarter of all, and renumbers the rest in order. Every term
+   * ever indexed stayed, with its room in the per-term arrays: a tool registered again and
+   * again with new words grew the index (3.5 MiB a version of a 50,000-word description) for
+   * as long as the process ran. Term ids live only within one call, so none is held elsewhere.
+   */
+  #dropUnheldTerms(liveSlots: number): void {
+    const count = this.#postings.length;
+    const used = this.#used;
+    let unheld = 0;
+    for (let id = 0; id < count; id++) if (used[id] === 0) unheld++;
+    if (unheld === 0 || unheld * 4 < count) return;
+    const renumbered = new Int32Array(count);
+    const capacity = Math.max(64, Math.ceil((count - unheld) * 1.25));
+    const nextUsed = new Int32Array(capacity);
+    const nextDf = new Int32Array(capacity);
+    let kept = 0;
+    for (let id = 0; id < count; id++) {
+      if (used[id] === 0) {
+        renumbered[id] = -1;
+        continue;
+      }
+      renumbered[id] = kept;
+      this.#postings[kept] = this.#postings[id] as Int32Array;
+      nextUsed[kept] = used[id] as number;
+      nextDf[kept] = this.#df[id] as number;
+      kept++;
+    }
+    this.#postings.length = kept;
+    for (const [term, id] of this.#termId) {
+      const next = renumbered[id] as number;
+      if (next < 0) this.#termId.delete(term);
+      else this.#termId.set(term, next);
+    }
+    const pool = this.#termPool;
+    const end = this.#termStart[liveSlots] as number;
+    for (let index = 0; index < end; index++) pool[index] = renumbered[pool[index] as number] as number;
+    this.#termCapacity = capacity;
+    this.#used = nextUsed;
+    this.#df = nextDf;
+    // The bounds are computed anew (the caller moves to a new epoch); the scratch is all zeros between calls.
+    this.#boundTf = new Float64Array(capacity);
+    this.#boundEpoch = new Int32Array(capacity).fill(-1);
+    this.#packedOf = new Int32Array(capacity);
   }
 
   /** The BM25F term frequency of one posting: per field, weight × count / length norm. */
