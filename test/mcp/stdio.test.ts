@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
+import { runCli, runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { HAS_SQLITE3, NEEDS_SQLITE3, SQLITE3 } from '../support/sqlite3-shell.js';
 import { TOOLS_MODULE, connectStdio, listAll, protocolErrorOf, textOf } from './helpers.js';
 
@@ -138,11 +138,10 @@ describe('tool-registry mcp (stdio)', () => {
   it('a time in ms past the longest timer Node keeps (2147483647) is a usage error naming it: Node ran such a timer after 1 ms', async () => {
     // mcp took it, then refused every call (-32603 from invoke()); serve's sessions ended 1 ms after each request.
     // (serve's --host 10.99.99.99 is a usage error of its own, after the options are read: it keeps the test from listening.)
-    const [call, idle, serveCall] = await Promise.all([
-      runCliAsync(['mcp', '--tools', TOOLS_MODULE, '--db', db, '--call-timeout-ms', '2147483648'], { cwd: folder }),
-      runCliAsync(['serve', '--db', db, '--host', '10.99.99.99', '--port', '0', '--session-idle-ms', '99999999999'], { cwd: folder }),
-      runCliAsync(['serve', '--db', db, '--host', '10.99.99.99', '--port', '0', '--call-timeout-ms', '99999999999'], { cwd: folder }),
-    ]);
+    // Usage errors are the command's parse, in this process (runCli); the accepted bound runs as a process.
+    const call = await runCli(['mcp', '--tools', TOOLS_MODULE, '--db', db, '--call-timeout-ms', '2147483648'], { cwd: folder });
+    const idle = await runCli(['serve', '--db', db, '--host', '10.99.99.99', '--port', '0', '--session-idle-ms', '99999999999'], { cwd: folder });
+    const serveCall = await runCli(['serve', '--db', db, '--host', '10.99.99.99', '--port', '0', '--call-timeout-ms', '99999999999'], { cwd: folder });
     for (const [result, option, value] of [[call, '--call-timeout-ms', '2147483648'], [idle, '--session-idle-ms', '99999999999'], [serveCall, '--call-timeout-ms', '99999999999']] as const) {
       expect([result.code, result.stderr.split('\n')[0]]).toEqual([2, `error USAGE: option '${option} <ms>' argument '${value}' is invalid. expected a time in ms, 1 to 2147483647, got "${value}"`]);
     }
