@@ -130,6 +130,7 @@ export { ToolSet, createToolSet } from './runtime/tool-set.js';
 export type { ExcludedTool } from './runtime/tool-set.js';
 export { ToolBox } from './runtime/tool-box.js';
 export type { TurnContext, RegisterOptions, MergeOptions } from './runtime/tool-box.js';
+export { MAX_TIMER_MS } from './runtime/invoke.js';
 export type { InvokeOptions } from './runtime/invoke.js';
 // Rich MCP results and the call's context (issue 37): content blocks, progress, logs, client requests.
 export { mcpContent, isMcpContent } from './runtime/mcp-content.js';

@@ -18,7 +18,7 @@ import type {
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { performance } from 'node:perf_hooks';
-import { canonicalJson, checkToolPermission, defineTool, fingerprintOf, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools, ToolSet } from '../index.js';
+import { canonicalJson, checkToolPermission, defineTool, fingerprintOf, MAX_TIMER_MS, MCP_LOG_LEVELS, toMcpCallToolResult, toMcpTools, ToolSet } from '../index.js';
 import type { CallRecordInput, Deprecation, ElicitParams, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
@@ -255,9 +255,6 @@ function firstAfter(names: readonly string[], name: string): number {
   }
   return low;
 }
-
-/** The longest delay Node's timers keep; a longer one runs after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /** A time in ms that a timer will wait: 1 to MAX_TIMER_MS. */
 export function timerMs(caller: string, name: string, value: unknown, fallback: number): number {

@@ -34,8 +34,8 @@ export interface InvokeOptions<Context = unknown> {
   readonly client?: ToolClient;
 }
 
-/** setTimeout's limit: a longer delay would fire at once. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
+/** The longest delay Node's timers keep (2^31 - 1 ms): a longer one runs after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
 /**
  * The abort of a call with a deadline (`timeoutMs`): its signal is made the first time the
  * handler reads it, already aborted if the call ended before. An AbortController made for
@@ -158,8 +158,8 @@ function checkOptions(options: InvokeOptions | undefined): CheckedOptions {
   }
   // instanceof first: reading `aborted` of a real AbortSignal costs several times more (Node 20).
   if (signal !== undefined && !(signal instanceof AbortSignal) && !isAbortSignal(signal)) throw new TypeError(`invoke(): signal must be an AbortSignal, got ${previewValue(signal)}`);
-  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))) {
-    throw new TypeError(`invoke(): timeoutMs must be a number > 0 and <= ${MAX_TIMEOUT_MS} (or Infinity), got ${previewValue(timeoutMs)}`);
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs > 0 && (timeoutMs <= MAX_TIMER_MS || timeoutMs === Infinity))) {
+    throw new TypeError(`invoke(): timeoutMs must be a number > 0 and <= ${MAX_TIMER_MS} (or Infinity), got ${previewValue(timeoutMs)}`);
   }
   return {
     context,

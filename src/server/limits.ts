@@ -17,8 +17,6 @@ export const TOKEN_SHARE = 0.5;
 export const DEFAULT_STREAM_BACKLOG_BYTES = 1024 * 1024;
 /** How often the tokens of open streams and sessions are checked again. */
 export const TOKEN_RECHECK_MS = 500;
-/** The longest delay Node's timers keep; a longer one runs after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
 /** Retry-After of a refusal for a bound. */
 export const LIMIT_RETRY_AFTER_SECONDS = 5;
 

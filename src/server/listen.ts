@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { MAX_TIMER_MS } from './limits.js';
+import { MAX_TIMER_MS } from '../index.js';
 import type { ToolRegistryServer } from './server.js';
 
 export interface ListenOptions {

@@ -3,7 +3,7 @@
 // registered version's hash is the hash of what the upstream lists now). An upstream tool is
 // a runtime Tool whose spec is the registered one and whose handler forwards, so policies,
 // permissions, enabled flags, deprecation and the call path apply to it as to a local tool.
-import { canonicalJson, liveToolSet, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
+import { canonicalJson, liveToolSet, MAX_TIMER_MS, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
 import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
 import { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
@@ -68,7 +68,7 @@ type Listener = (change: LiveToolSetChange) => void;
 function positive(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   // setTimeout's limit: a longer delay would fire at once.
-  if (typeof value !== 'number' || !(value > 0) || !(value <= 2_147_483_647)) throw new TypeError(`gatewayToolSet(): ${name} must be a number > 0 and <= 2147483647 (ms), got ${JSON.stringify(value)}`);
+  if (typeof value !== 'number' || !(value > 0) || !(value <= MAX_TIMER_MS)) throw new TypeError(`gatewayToolSet(): ${name} must be a number > 0 and <= ${MAX_TIMER_MS} (ms), got ${JSON.stringify(value)}`);
   return value;
 }
 
