@@ -57,7 +57,7 @@ export interface McpHttpHandler {
   handle(request: Request, context?: McpRequestContext): Promise<Response>;
   /** Open sessions. */
   readonly sessionCount: number;
-  /** Ends every session and refuses new ones (503). */
+  /** Ends every session and refuses every request after it (503, Retry-After: 1, a JSON-RPC error). */
   close(): Promise<void>;
 }
 
@@ -70,11 +70,17 @@ interface Session {
   readonly cancels: Map<RequestId, () => void>;
 }
 
-function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
+/**
+ * Seconds a client should wait before trying again after the endpoint's own 503 (it is
+ * closing: a server stopping, or a namespace's endpoint retired and opened again by the next
+ * request). Every 503 and 429 carries Retry-After, as the server's own do (issue 40).
+ */
+export const CLOSING_RETRY_AFTER_SECONDS = 1;
+
+export function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (status === 503 || status === 429) headers['retry-after'] = String(CLOSING_RETRY_AFTER_SECONDS);
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), { status, headers });
 }
 
 /**
