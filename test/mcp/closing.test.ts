@@ -26,7 +26,7 @@ describe('the MCP endpoint closing', () => {
   it('as the server\'s mount, answers 503 with Retry-After at /mcp and in a namespace, as /openapi.json declares it', async () => {
     const mount = mcpMount(tools, { audit: false, upstreams: false });
     const running = await start({ registries: memoryNamespaces(), mounts: { mcp: mount } });
-    await mount.close();
+    await mount.close?.();
     for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
       for (const method of ['POST', 'GET', 'DELETE']) {
         const reply = await running.call(method, path, { headers, ...(method === 'POST' ? { body: initialize } : {}) });

@@ -222,6 +222,32 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it("under a tiny maxResultBytes the server's own error results still say what happened (TIMEOUT, INVALID_ARGUMENTS, a thrown error cut to 1 KiB); a tool's result is still refused", async () => {
+    const { tool: waits } = waitingTool('waits');
+    const tools = [
+      waits,
+      defineTool({ name: 'needs', version: '1', input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, handler: () => null }),
+      defineTool({ name: 'throws', version: '1', input_schema: object, handler: () => { throw new Error(`${'é'.repeat(3000)}"end`); } }),
+      named('plain'),
+    ];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const outcomes: string[] = [];
+    const { client } = await session(live, { maxResultBytes: 20, callTimeoutMs: 30, onCall: (record) => void outcomes.push(record.outcome) });
+    const textOf = (result: unknown): string => ((result as { content: { text: string }[] }).content[0] as { text: string }).text;
+    // A TIMEOUT of about 110 bytes read "TOOL_FAILED: Tool 'waits' returned 110 bytes ..., over this server's limit of 20 bytes".
+    expect(textOf(await client.callTool({ name: 'waits', arguments: {} }))).toMatch(/^TIMEOUT: /);
+    expect(textOf(await client.callTool({ name: 'needs', arguments: {} }))).toMatch(/^INVALID_ARGUMENTS: /);
+    const thrown = await client.callTool({ name: 'throws', arguments: {} });
+    expect(textOf(thrown)).toMatch(/^TOOL_FAILED: Tool 'throws' failed: é+ \.\.\. \(cut: the result was \d+ bytes, over this server's limit of 1024 bytes\)$/);
+    expect(Buffer.byteLength(JSON.stringify(thrown), 'utf8')).toBeLessThanOrEqual(1024);
+    // The tool's own result is what the limit bounds.
+    expect(textOf(await client.callTool({ name: 'plain', arguments: {} }))).toMatch(/^TOOL_FAILED: Tool 'plain' returned \d+ bytes .* over this server's limit of 20 bytes/);
+    expect(outcomes).toEqual(['TIMEOUT', 'INVALID_ARGUMENTS', 'TOOL_FAILED', 'TOOL_FAILED']);
+    await live.close();
+  });
+
   it('a log message or a request to the client over maxResultBytes is not sent: the log says so, sample() fails; the session goes on', async () => {
     const big = 'x'.repeat(2_000);
     const asker = defineTool({
