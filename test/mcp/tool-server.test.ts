@@ -403,6 +403,17 @@ describe('createMcpServer', () => {
     expect(result.grewMiB).toBeLessThan(10);
   }, 120_000);
 
+  it('over HTTP, a long session whose calls are cancelled or left by their client keeps nothing of them (the SDK kept each stream until the session ended)', () => {
+    const dist = fileURLToPath(new URL('../../dist/mcp/index.js', import.meta.url));
+    if (!existsSync(dist)) throw new Error(`build first: ${dist} is missing (npm run build)`);
+    const child = fileURLToPath(new URL('../fixtures/cancelled-calls-heap.mjs', import.meta.url));
+    const result = JSON.parse(execFileSync(process.execPath, ['--expose-gc', child, '30'], { encoding: 'utf8' })) as { sessions: number; grewMiB: { cancelled: number; gone: number } };
+    expect(result.sessions).toBe(1);
+    // 30 calls with 128 KB ids: 4.5 MiB cancelled and 8.1 left (their POSTs never ended) on the code before; 0.1-0.6 since.
+    expect(result.grewMiB.cancelled).toBeLessThan(2);
+    expect(result.grewMiB.gone).toBeLessThan(2);
+  }, 60_000);
+
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
     const registry = new InMemoryToolRegistry();
     const live = await liveToolSet(registry, []);
