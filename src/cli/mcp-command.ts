@@ -84,7 +84,7 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows')
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
-    .option('--max-result-bytes <bytes>', 'a tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
+    .option('--max-result-bytes <bytes>', "a tool's tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304); the server's own error results may take 1024", parsePositive)
     .option('--max-calls-in-flight <n>', 'tools/calls unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive)
     .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive);
   return retentionOptions(command)
@@ -98,6 +98,6 @@ export function serveMcpOptions(serve: Command): Command {
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parseMilliseconds)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)
-    .option('--max-result-bytes <bytes>', 'an MCP tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304)', parsePositive)
+    .option('--max-result-bytes <bytes>', "a tool's MCP tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304); the server's own error results may take 1024", parsePositive)
     .option('--max-calls-in-flight <n>', 'MCP tools/calls one session may have unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive);
 }

@@ -57,7 +57,7 @@ export interface McpHttpHandler {
   handle(request: Request, context?: McpRequestContext): Promise<Response>;
   /** Open sessions. */
   readonly sessionCount: number;
-  /** Ends every session and refuses new ones (503). */
+  /** Ends every session and refuses every request after it (503, Retry-After: 1, a JSON-RPC error). */
   close(): Promise<void>;
 }
 
@@ -70,11 +70,17 @@ interface Session {
   readonly cancels: Map<RequestId, () => void>;
 }
 
-function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
+/**
+ * Seconds a client should wait before trying again after the endpoint's own 503 (it is
+ * closing: a server stopping, or a namespace's endpoint retired and opened again by the next
+ * request). Every 503 and 429 carries Retry-After, as the server's own do (issue 40).
+ */
+export const CLOSING_RETRY_AFTER_SECONDS = 1;
+
+export function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (status === 503 || status === 429) headers['retry-after'] = String(CLOSING_RETRY_AFTER_SECONDS);
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id }), { status, headers });
 }
 
 /**
@@ -147,7 +153,14 @@ function isResponse(message: unknown): boolean {
  * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch.
  * Either way it ends once every request is answered or cancelled by the client (`cancels`).
  */
-async function jsonUnlessStreamed(response: Response, requestIds: readonly RequestId[], batch: boolean, cancels: Map<RequestId, () => void>, cancelled = new Set<RequestId>()): Promise<Response> {
+async function jsonUnlessStreamed(
+  response: Response,
+  requestIds: readonly RequestId[],
+  batch: boolean,
+  cancels: Map<RequestId, () => void>,
+  cancelled = new Set<RequestId>(),
+  forget: (ids: readonly RequestId[]) => void = () => {},
+): Promise<Response> {
   const release = (): void => {
     for (const id of requestIds) cancels.delete(id);
   };
@@ -205,7 +218,8 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
     for (;;) {
       const next = await Promise.race([reader.read(), settled]);
       if (next === 'settled') {
-        reader.cancel().catch(() => {});
+        await reader.cancel().catch(() => {});
+        forget([...cancelled]);
         break;
       }
       if (next.done) break;
@@ -227,7 +241,10 @@ async function jsonUnlessStreamed(response: Response, requestIds: readonly Reque
         async pull(controller) {
           const more = await Promise.race([reader.read(), settled]);
           if (more === 'settled' || more.done) {
-            if (more === 'settled') reader.cancel().catch(() => {});
+            if (more === 'settled') {
+              await reader.cancel().catch(() => {});
+              forget([...cancelled]);
+            }
             release();
             controller.close();
             return;
@@ -287,6 +304,17 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   const sessions = new Map<string, Session>();
   let closed = false;
 
+  /**
+   * Tells the SDK's transport that requests it will never answer (cancelled by the client, or
+   * whose client went away) are done, once their stream is cancelled: it keeps the stream each
+   * request came on until its response is sent (the SDK's Server sends none for a cancelled
+   * one), so a session that cancelled 50 calls with 64 KB ids held 3.9 MiB until it ended.
+   * The reply goes nowhere (its stream is gone); the transport then drops the request's entries.
+   */
+  const forget = (session: Session, ids: readonly RequestId[]): void => {
+    for (const id of ids) session.transport.send({ jsonrpc: '2.0', id, error: { code: -32800, message: 'Request cancelled' } }).catch(() => {});
+  };
+
   const expire = (session: Session): void => {
     if (session.idleTimer !== undefined) clearTimeout(session.idleTimer);
     session.idleTimer = setTimeout(() => {
@@ -310,6 +338,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       // The client went away: stop its calls (the Server aborts each handler's signal).
       for (const requestId of requestIds) {
         session.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client went away' } });
+        // The POST's wait for its answer ends too (none comes): it held the SDK's stream and its entries until the session ended.
+        session.cancels.get(requestId)?.();
       }
       finish();
     };
@@ -343,11 +373,25 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
 
-  /** Waits for the transport's answer, or answers at once when the client has gone away meanwhile. */
-  const answer = (request: Request, pending: Promise<Response>): Promise<Response> => {
-    if (request.signal.aborted) return Promise.resolve(new Response(null, { status: 499 }));
+  /**
+   * Waits for the transport's answer, or answers at once when the client has gone away
+   * meanwhile: the answer that comes later is read by nobody, so its stream is cancelled and
+   * `discarded` hears it (its requests are forgotten).
+   */
+  const answer = (request: Request, pending: Promise<Response>, discarded: () => void = () => {}): Promise<Response> => {
+    const gone = (): Response => {
+      pending.then(
+        async (late) => {
+          await late.body?.cancel().catch(() => {});
+          discarded();
+        },
+        () => {},
+      );
+      return new Response(null, { status: 499 });
+    };
+    if (request.signal.aborted) return Promise.resolve(gone());
     return new Promise((resolve, reject) => {
-      const onAbort = (): void => resolve(new Response(null, { status: 499 }));
+      const onAbort = (): void => resolve(gone());
       request.signal.addEventListener('abort', onAbort, { once: true });
       pending.then(
         (response) => {
@@ -375,7 +419,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let response: Response;
     try {
       const pending = session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
-      response = await answer(request, pending);
+      response = await answer(request, pending, () => forget(session, requestIds));
     } catch (error) {
       for (const id of requestIds) session.cancels.delete(id);
       track(session, request, new Response(null), requestIds);
@@ -387,7 +431,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       for (const id of requestIds) session.cancels.delete(id);
       return tracked;
     }
-    return jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody), session.cancels, cancelled);
+    return jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody), session.cancels, cancelled, (ids) => forget(session, ids));
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {

@@ -9,7 +9,7 @@ import type { GatewayOptions, GatewayToolSet } from './gateway/gateway.js';
 import type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
 import { createCallRecorder } from './call-recorder.js';
 import type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';
-import { createMcpHttpHandler } from './http-handler.js';
+import { createMcpHttpHandler, rpcError } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 
 /**
@@ -45,7 +45,7 @@ const MCP_RESPONSES: Readonly<Record<string, string>> = Object.freeze({
   '413': 'A body over the limit',
   '415': 'A body that is not application/json',
   '500': 'An internal error (a JSON-RPC error)',
-  '503': 'The endpoint is closing',
+  '503': 'The endpoint is closing (a JSON-RPC error, with Retry-After)',
 });
 
 /** The MCP mount, and what its gateways list now (for `upstreamGovernance`'s `definitions`). */
@@ -161,7 +161,8 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
       return sum;
     },
     async handle(request: Request, context: MountContext): Promise<Response> {
-      if (closed) return new Response(null, { status: 503 });
+      // A JSON-RPC error with Retry-After, as the handler's own 503 (it had neither body nor Retry-After).
+      if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
       let endpoint = await endpointFor(context.namespace, context.registry);
       if (endpoint.registry !== context.registry) {
         // The namespace was opened again (a new registry object): follow the new one.

@@ -61,7 +61,9 @@ export interface McpServerOptions {
   /**
    * A `tools/call` result whose JSON is longer than this many bytes (text and
    * `structuredContent` both counted) is replaced by an `isError` result saying so; the
-   * session goes on. Default 4 MiB (`DEFAULT_MAX_RESULT_BYTES`).
+   * session goes on. Default 4 MiB (`DEFAULT_MAX_RESULT_BYTES`). It bounds the tool's result:
+   * an error result the server makes itself (a timeout, invalid arguments, a thrown error) may
+   * take 1,024 bytes whatever the limit, and is cut to fit, never replaced.
    */
   readonly maxResultBytes?: number;
   /**
@@ -282,6 +284,53 @@ function unsendable(name: string, error: unknown): CallToolResult {
 function tooLarge(name: string, bytes: number, limit: number): CallToolResult {
   const text = `TOOL_FAILED: Tool '${name}' returned ${bytes} bytes (text and structuredContent together), over this server's limit of ${limit} bytes (maxResultBytes); ask for less`;
   return { content: [{ type: 'text', text }], isError: true };
+}
+
+/**
+ * The bytes a result the server makes itself (a timeout, invalid arguments, a handler's thrown
+ * error, the gateway's own error) may take whatever `maxResultBytes` is: the limit bounds what
+ * a tool returns, and never turns the server's own verdict into an oversize one (under about
+ * 110 bytes a TIMEOUT read as "returned N bytes, over this server's limit").
+ */
+const SERVER_RESULT_BYTES = 1024;
+
+/** How many bytes `char` (one UTF-16 unit, `next` the one after it) takes in JSON.stringify's output; 4 for a surrogate pair (both units). */
+function jsonBytesOf(char: number, next: number): number {
+  if (char === 0x22 || char === 0x5c) return 2;
+  if (char < 0x20) return char === 0x08 || char === 0x09 || char === 0x0a || char === 0x0c || char === 0x0d ? 2 : 6;
+  if (char < 0x80) return 1;
+  if (char < 0x800) return 2;
+  if (char >= 0xd800 && char <= 0xdbff) return next >= 0xdc00 && next <= 0xdfff ? 4 : 6;
+  return char >= 0xdc00 && char <= 0xdfff ? 6 : 3;
+}
+
+/** The longest start of `text` whose JSON string takes at most `budget` bytes (never half a surrogate pair). */
+function jsonPrefix(text: string, budget: number): string {
+  let used = 2;
+  let index = 0;
+  while (index < text.length) {
+    const char = text.charCodeAt(index);
+    const bytes = jsonBytesOf(char, text.charCodeAt(index + 1));
+    if (used + bytes > budget) break;
+    used += bytes;
+    index += bytes === 4 ? 2 : 1;
+  }
+  return text.slice(0, index);
+}
+
+/**
+ * A result the server made itself that is over the bound (a handler's thrown error of 5 MB, an
+ * upstream's long error text): its text cut to fit `limit`, its code first (`CODE: ...`) kept
+ * whatever the cut, and a note of how long it was; nothing else of it goes.
+ */
+function cutToFit(out: CallToolResult, bytes: number, limit: number, code: string, result: ToolResult): CallToolResult {
+  const block = out.content.find((item) => item.type === 'text');
+  const text = block?.type === 'text' ? block.text : '';
+  const note = ` ... (cut: the result was ${bytes} bytes, over this server's limit of ${limit} bytes)`;
+  const empty = Buffer.byteLength(JSON.stringify(withDeprecation({ content: [{ type: 'text', text: note }], isError: true }, result)), 'utf8');
+  const head = `${code}: `;
+  const kept = jsonPrefix(text, Math.max(limit - empty + 2, 2));
+  return withDeprecation({ content: [{ type: 'text', text: `${kept.startsWith(head) ? kept : head}${note}` }], isError: true }, result);
 }
 
 /** `out` with the deprecation of the called tool in `_meta`, when it has one: every result of a deprecated tool says so, the ones this server makes in place of the handler's too. */
@@ -629,10 +678,15 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     // of ours sends this very text.
     const text = JSON.stringify(out);
     const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes <= maxResultBytes) {
+    // The server's own verdict (a failure the runtime made, or the gateway's marked result) is
+    // bounded by SERVER_RESULT_BYTES at least: it says what happened, never "too large".
+    const own = !result.success || (out.isError === true && callOutcomeOf(result.data) !== undefined);
+    const limit = own ? Math.max(maxResultBytes, SERVER_RESULT_BYTES) : maxResultBytes;
+    if (bytes <= limit) {
       rememberResultJson(server.transport, out, text);
       return out;
     }
+    if (own) return cutToFit(out, bytes, limit, result.success ? (facts.outcome ?? TOOL_ERROR_OUTCOME) : result.code, result);
     facts.outcome = 'TOOL_FAILED';
     return withDeprecation(tooLarge(name, bytes, maxResultBytes), result);
   };

@@ -3,6 +3,7 @@
 // an error answer) does not leave the upstream's tools unserved until a list_changed, a sync or
 // the sync interval; a connection that ends cancels it. Against the hand-written stdio upstream (test/support/scripted-upstream.mjs),
 // whose first tools/list answers an error, or every one, and which logs each tools/list it is asked.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,4 +102,16 @@ describe("a serving gateway's warnings", () => {
     expect(warnings[0]).toBe(`upstream web: cannot connect: fetch failed (connect ECONNREFUSED 127.0.0.1:${port}); retrying in 1 s`);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: false, error: `cannot connect: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})` });
   });
+});
+
+describe("a serving gateway's warnings", () => {
+  it('forget a broken tool once it leaves the listing: 12 relistings of new 256 KB-named broken tools leave the heap flat (it kept each name)', () => {
+    const child = join(ROOT, 'test/fixtures/gateway-warned-heap.mjs');
+    if (!existsSync(join(ROOT, 'dist/mcp/index.js'))) throw new Error('build first: dist/mcp/index.js is missing (npm run build)');
+    const result = JSON.parse(execFileSync(process.execPath, ['--expose-gc', child, '12'], { encoding: 'utf8' })) as { warned: number; grewMiB: number };
+    // Once each (the first listing, 12 new names), and the first name again after it had left (never, before).
+    expect(result.warned).toBe(14);
+    // 3.1 MiB on the code before (every name listed, kept for good); 0-0.3 since.
+    expect(result.grewMiB).toBeLessThan(1.5);
+  }, 60_000);
 });

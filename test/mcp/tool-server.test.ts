@@ -222,6 +222,32 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it("under a tiny maxResultBytes the server's own error results still say what happened (TIMEOUT, INVALID_ARGUMENTS, a thrown error cut to 1 KiB); a tool's result is still refused", async () => {
+    const { tool: waits } = waitingTool('waits');
+    const tools = [
+      waits,
+      defineTool({ name: 'needs', version: '1', input_schema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] }, handler: () => null }),
+      defineTool({ name: 'throws', version: '1', input_schema: object, handler: () => { throw new Error(`${'é'.repeat(3000)}"end`); } }),
+      named('plain'),
+    ];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const outcomes: string[] = [];
+    const { client } = await session(live, { maxResultBytes: 20, callTimeoutMs: 30, onCall: (record) => void outcomes.push(record.outcome) });
+    const textOf = (result: unknown): string => ((result as { content: { text: string }[] }).content[0] as { text: string }).text;
+    // A TIMEOUT of about 110 bytes read "TOOL_FAILED: Tool 'waits' returned 110 bytes ..., over this server's limit of 20 bytes".
+    expect(textOf(await client.callTool({ name: 'waits', arguments: {} }))).toMatch(/^TIMEOUT: /);
+    expect(textOf(await client.callTool({ name: 'needs', arguments: {} }))).toMatch(/^INVALID_ARGUMENTS: /);
+    const thrown = await client.callTool({ name: 'throws', arguments: {} });
+    expect(textOf(thrown)).toMatch(/^TOOL_FAILED: Tool 'throws' failed: é+ \.\.\. \(cut: the result was \d+ bytes, over this server's limit of 1024 bytes\)$/);
+    expect(Buffer.byteLength(JSON.stringify(thrown), 'utf8')).toBeLessThanOrEqual(1024);
+    // The tool's own result is what the limit bounds.
+    expect(textOf(await client.callTool({ name: 'plain', arguments: {} }))).toMatch(/^TOOL_FAILED: Tool 'plain' returned \d+ bytes .* over this server's limit of 20 bytes/);
+    expect(outcomes).toEqual(['TIMEOUT', 'INVALID_ARGUMENTS', 'TOOL_FAILED', 'TOOL_FAILED']);
+    await live.close();
+  });
+
   it('a log message or a request to the client over maxResultBytes is not sent: the log says so, sample() fails; the session goes on', async () => {
     const big = 'x'.repeat(2_000);
     const asker = defineTool({
@@ -376,6 +402,17 @@ describe('createMcpServer', () => {
     // the code before); 3-4 since (64 views at most).
     expect(result.grewMiB).toBeLessThan(10);
   }, 120_000);
+
+  it('over HTTP, a long session whose calls are cancelled or left by their client keeps nothing of them (the SDK kept each stream until the session ended)', () => {
+    const dist = fileURLToPath(new URL('../../dist/mcp/index.js', import.meta.url));
+    if (!existsSync(dist)) throw new Error(`build first: ${dist} is missing (npm run build)`);
+    const child = fileURLToPath(new URL('../fixtures/cancelled-calls-heap.mjs', import.meta.url));
+    const result = JSON.parse(execFileSync(process.execPath, ['--expose-gc', child, '15'], { encoding: 'utf8' })) as { sessions: number; grewMiB: { cancelled: number; gone: number } };
+    expect(result.sessions).toBe(1);
+    // 15 calls with 256 KB ids: 4.2 MiB cancelled and 7.9 left (their POSTs never ended) on the code before; 0.1-0.6 since.
+    expect(result.grewMiB.cancelled).toBeLessThan(2);
+    expect(result.grewMiB.gone).toBeLessThan(2);
+  }, 60_000);
 
   it('refuses bad options: TypeError for misuse, VALIDATION_FAILED for a policy', async () => {
     const registry = new InMemoryToolRegistry();

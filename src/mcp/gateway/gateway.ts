@@ -108,8 +108,14 @@ class Gateway implements GatewayToolSet {
   #polling: Promise<void> | undefined;
   /** The connections and listings the last poll started; polls do not wait for them (a link derives when it has listed). */
   #starting: Promise<unknown> = Promise.resolve();
-  /** Warned already (a tool that cannot be served), so a warning is said once. */
-  readonly #said = new Set<string>();
+  /**
+   * Warned already (a tool that cannot be served), so a warning is said once: only what the
+   * last derivation found, so a hostile upstream that lists new broken tools at every
+   * listing cannot grow it (a tool that leaves the listing and comes back is warned of again).
+   */
+  #said = new Set<string>();
+  /** The last poll failure warned of (one: a poll that succeeds forgets it), so a failing poll warns once, not every interval. */
+  #pollFailure: string | undefined;
 
   constructor(registry: ToolRegistry, local: readonly Tool[], inner: LiveToolSet, options: GatewayOptions) {
     this.#registry = registry;
@@ -182,7 +188,21 @@ class Gateway implements GatewayToolSet {
 
   /** Starts the timers: the rows and revision every poll interval, every upstream every sync interval. */
   startTimers(): void {
-    const poll = setInterval(() => void this.poll().catch((error: unknown) => this.#once(`poll:${(error as Error).message}`, `cannot read the upstreams: ${(error as Error).message}`)), positive('pollIntervalMs', this.#options.pollIntervalMs, UPSTREAM_POLL_MS));
+    const poll = setInterval(
+      () =>
+        void this.poll().then(
+          () => {
+            this.#pollFailure = undefined;
+          },
+          (error: unknown) => {
+            const message = `cannot read the upstreams: ${(error as Error).message}`;
+            if (message === this.#pollFailure) return;
+            this.#pollFailure = message;
+            this.#warn(message);
+          },
+        ),
+      positive('pollIntervalMs', this.#options.pollIntervalMs, UPSTREAM_POLL_MS),
+    );
     const sync = setInterval(() => {
       for (const link of this.#links.values()) void link.relist();
     }, positive('syncIntervalMs', this.#options.syncIntervalMs, DEFAULT_SYNC_INTERVAL_MS));
@@ -300,12 +320,13 @@ class Gateway implements GatewayToolSet {
 
   async #deriveOnce(): Promise<void> {
     if (this.#closed) return;
+    const said = new Set<string>();
     const wanted: { link: UpstreamLink; definition: UpstreamToolDefinition; name: string }[] = [];
     for (const link of this.#links.values()) {
       for (const definition of link.definitions ?? []) {
         // An entry MCP clients refuse is never served (pending and the API show it unregistrable).
         if (definition.refused !== undefined) {
-          this.#once(`refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: not a valid MCP tool (${definition.refused})`);
+          this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: not a valid MCP tool (${definition.refused})`);
           continue;
         }
         wanted.push({ link, definition, name: upstreamToolName(link.upstream, definition) });
@@ -318,13 +339,14 @@ class Gateway implements GatewayToolSet {
       const registration = registrations[index];
       if (registration === undefined || !this.#approved(link.upstream, definition, registration)) return;
       if (this.#localNames.has(name)) {
-        this.#once(`collision:${name}`, `upstream ${link.upstream.name}'s tool ${definition.name} is not served: a local tool is named ${name}`);
+        this.#once(said, `collision:${name}`, `upstream ${link.upstream.name}'s tool ${definition.name} is not served: a local tool is named ${name}`);
         return;
       }
-      const tool = this.#toolFor(link, definition, registration.spec, made);
+      const tool = this.#toolFor(link, definition, registration.spec, made, said);
       if (tool !== undefined) served.push(tool);
     });
     this.#made = made;
+    this.#said = said;
     if (served.length === this.#served.length && served.every((tool, index) => tool === this.#served[index])) return;
     // Kept only once the new set stands: a failed swap is tried again by the next derivation.
     await this.#swap(served);
@@ -336,14 +358,14 @@ class Gateway implements GatewayToolSet {
     return registration.spec.tags.includes(upstreamTag(upstream.name)) && approvedDefinitionHash(registration) === upstreamDefinitionHash(definition);
   }
 
-  #once(key: string, message: string): void {
-    if (this.#said.has(key)) return;
-    this.#said.add(key);
-    this.#warn(message);
+  /** Warns of `key` unless the last derivation did; `said` collects this derivation's keys. */
+  #once(said: Set<string>, key: string, message: string): void {
+    said.add(key);
+    if (!this.#said.has(key)) this.#warn(message);
   }
 
   /** The runtime Tool of a served upstream tool: the registered spec, the upstream's title and annotations, its row's permissions, a forwarding handler. */
-  #toolFor(link: UpstreamLink, definition: UpstreamToolDefinition, spec: ToolSpec, made: Map<string, Tool>): Tool | undefined {
+  #toolFor(link: UpstreamLink, definition: UpstreamToolDefinition, spec: ToolSpec, made: Map<string, Tool>, said: Set<string>): Tool | undefined {
     const upstream = link.upstream;
     const key = canonicalJson({ upstream: upstream.name, spec, title: definition.title ?? null, annotations: definition.annotations ?? null, permissions: upstream.permissions } as never);
     const known = this.#made.get(key) ?? made.get(key);
@@ -358,7 +380,7 @@ class Gateway implements GatewayToolSet {
       tool = upstreamTool(upstream, definition, spec, (args, call) => (this.#links.get(upstream.name) ?? link).call(upstreamName, args, call));
     } catch (error) {
       // The reason `upstream add`, `sync`, `pending` and the API give (`upstreamServingRefusal`: the same call).
-      this.#once(`invalid:${key}`, `upstream ${upstream.name}'s tool ${upstreamName} is not served: ${(error as Error).message}`);
+      this.#once(said, `invalid:${key}`, `upstream ${upstream.name}'s tool ${upstreamName} is not served: ${(error as Error).message}`);
       return undefined;
     }
     // Sessions answer its calls themselves, the link relaying them (docs/gateway.md, "How a call is relayed").

@@ -1,0 +1,39 @@
+// The MCP endpoint's own refusals while it closes (issue 40: every 503 and 429 carries
+// Retry-After), used alone (`createMcpHttpHandler`) and as the server's mount (`mcpMount`),
+// whose answers are held to the server's /openapi.json.
+import { describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet } from '../../src/index.js';
+import { memoryNamespaces } from '../../src/server/index.js';
+import { createMcpHttpHandler, mcpMount } from '../../src/mcp/index.js';
+import { documentChecker, recorded, start } from '../server/helpers.js';
+
+const tools = new ToolSet([defineTool({ name: 'echo', version: '1', input_schema: { type: 'object' }, handler: () => ({}) })]);
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': 'any' };
+
+describe('the MCP endpoint closing', () => {
+  it('used alone, answers every method 503 with Retry-After and a JSON-RPC error', async () => {
+    const live = await liveToolSet(new InMemoryToolRegistry(), tools);
+    const handler = createMcpHttpHandler(live);
+    await handler.close();
+    for (const method of ['POST', 'GET', 'DELETE', 'OPTIONS']) {
+      const reply = await handler.handle(new Request('http://localhost/mcp', { method, headers, ...(method === 'POST' ? { body: JSON.stringify(initialize) } : {}) }));
+      expect([method, reply.status, reply.headers.get('retry-after'), ((await reply.json()) as { error: { code: number } }).error.code]).toEqual([method, 503, '1', -32000]);
+    }
+    await live.close();
+  });
+
+  it('as the server\'s mount, answers 503 with Retry-After at /mcp and in a namespace, as /openapi.json declares it', async () => {
+    const mount = mcpMount(tools, { audit: false, upstreams: false });
+    const running = await start({ registries: memoryNamespaces(), mounts: { mcp: mount } });
+    await mount.close?.();
+    for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
+      for (const method of ['POST', 'GET', 'DELETE']) {
+        const reply = await running.call(method, path, { headers, ...(method === 'POST' ? { body: initialize } : {}) });
+        expect([path, method, reply.status, reply.headers.get('retry-after'), (reply.body as { error?: { code: number } } | undefined)?.error?.code]).toEqual([path, method, 503, '1', -32000]);
+      }
+    }
+    expect(documentChecker(running.server.openapi()).check(recorded)).toEqual([]);
+    await running.close();
+  });
+});
