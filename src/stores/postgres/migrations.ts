@@ -93,15 +93,16 @@ function namesCreatedBy(migration: Migration): ReadonlySet<string> {
 function occupantsQuery(client: pg.ClientBase, schema: string, migrations: readonly Migration[]): string {
   const names = [...new Set(migrations.flatMap((migration) => [...namesCreatedBy(migration)]))];
   const list = names.length === 0 ? "''" : names.map((name) => client.escapeLiteral(name)).join(', ');
-  const literal = client.escapeLiteral(schema);
+  // Each branch filters on its catalog's own name and namespace columns, so the catalogs' (name, namespace) indexes serve it
+  // (a filter on the names cast to text scanned all of pg_proc: 5 ms a file).
+  const space = `(SELECT oid FROM pg_namespace WHERE nspname = ${client.escapeLiteral(schema)})`;
   return (
-    `SELECT kind, name FROM (` +
     `SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table' WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' ` +
     `WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 'c' THEN 'type' ELSE 'relation' END AS kind, c.relname::text AS name ` +
-    `FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ${literal} ` +
-    `UNION ALL SELECT 'type', t.typname::text FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname = ${literal} AND t.typrelid = 0 AND t.typcategory <> 'A' ` +
-    `UNION ALL SELECT 'function', p.proname::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ${literal}` +
-    `) o WHERE name IN (${list}) ORDER BY name, kind`
+    `FROM pg_class c WHERE c.relname IN (${list}) AND c.relnamespace = ${space} ` +
+    `UNION ALL SELECT 'type', t.typname::text FROM pg_type t WHERE t.typname IN (${list}) AND t.typnamespace = ${space} AND t.typrelid = 0 AND t.typcategory <> 'A' ` +
+    `UNION ALL SELECT 'function', p.proname::text FROM pg_proc p WHERE p.proname IN (${list}) AND p.pronamespace = ${space} ` +
+    `ORDER BY name, kind`
   );
 }
 
@@ -170,7 +171,8 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
     const appliedNow: string[] = [];
     for (;;) {
       const step = await retryWhileBusy({ timeoutMs: options.busyTimeoutMs, operation: 'migrate' }, (remainingMs) =>
-        applyNext(client, schema, migrations, remainingMs),
+        // Only the first file this call applies looks for objects in the way of every pending one.
+        applyNext(client, schema, migrations, remainingMs, appliedNow.length === 0),
       ).catch((error: unknown) => {
         // A role that may not create the schema or its tables (42501), a standby (25006): the
         // storage refuses writes, as for the store's writes; a server answered the bare driver
@@ -208,13 +210,16 @@ function resultsOf(result: pg.QueryResult | pg.QueryResult[]): pg.QueryResult[] 
  * One transaction: lock, create what is missing, apply the next pending migration; returns
  * what it applied and how many were still pending after it. Statements without parameters go
  * as one message each step (the simple protocol runs them in order, and stops at the first
- * error): three round trips instead of one per statement.
+ * error): three round trips instead of one per statement. `lookForOccupants`: the second
+ * message also lists the schema's objects under the names pending migrations would create
+ * (about 1 ms of the server's; SchemaOccupiedError when there are any).
  */
 async function applyNext(
   client: pg.ClientBase,
   schema: string,
   migrations: readonly Migration[],
   lockTimeoutMs: number,
+  lookForOccupants: boolean,
 ): Promise<{ applied: string | undefined; pendingAfter: number }> {
   const quoted = quoteIdentifier(schema);
   const key = client.escapeLiteral(lockKeys.migrate(schema));
@@ -239,7 +244,7 @@ async function applyNext(
         .query(
           `${exists ? '' : `CREATE SCHEMA ${quoted}; `}SET LOCAL search_path = ${quoted}; ` +
             `CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now()); ` +
-            `${occupantsQuery(client, schema, migrations)}; ` +
+            `${lookForOccupants ? `${occupantsQuery(client, schema, migrations)}; ` : ''}` +
             `SELECT name FROM ${quoted}.schema_migrations ORDER BY name`,
         )
         .catch((error: unknown) => {
@@ -250,7 +255,7 @@ async function applyNext(
     assertKnown(applied, migrations, schema);
     const pending = pendingMigrations(applied, migrations);
     // Checked under the lock, before the first pending file: none of them is applied when one would fail on such an object.
-    const inTheWay = occupants((prepared.at(-2)?.rows ?? []) as { kind: string; name: string }[], applied, migrations, schema);
+    const inTheWay = lookForOccupants ? occupants((prepared.at(-2)?.rows ?? []) as { kind: string; name: string }[], applied, migrations, schema) : [];
     if (pending.length > 0 && inTheWay.length > 0) throw new SchemaOccupiedError(schema, inTheWay);
     const migration = pending[0];
     if (migration === undefined) {
