@@ -130,24 +130,13 @@ export function problemResponse(
   return new Response(JSON.stringify(body), { status, headers });
 }
 
-/**
- * The code the server answers a registry error with: its own, except a store the server's
- * database role may not read (a privilege missing, SQLSTATE 42501: the library's
- * STORAGE_UNAVAILABLE), which no retry cures and a GRANT does: INTERNAL, a 500 without
- * Retry-After (the server is misconfigured; an operator must act), its detail naming the
- * privilege and the object.
- */
-export function problemCode(error: ToolRegistryError): string {
-  return error.code === 'STORAGE_UNAVAILABLE' && error.context.driver_code === '42501' ? 'INTERNAL' : error.code;
-}
-
 /** The response for a thrown value, or undefined for an unexpected one (a 500, logged by the caller). */
 export function knownProblem(error: unknown): Response | undefined {
   if (error instanceof HttpProblem) return problemResponse(error.code, error.message, { context: error.context, headers: error.headers });
   if (error instanceof ToolRegistryError) {
     const raw = (error as { issues?: readonly { pathText: string; message: string }[] }).issues;
     const issues = Array.isArray(raw) ? raw.map((issue) => ({ path: issue.pathText, message: issue.message })) : undefined;
-    return problemResponse(problemCode(error), error.message, { context: jsonSafe(error.context), ...(issues === undefined ? {} : { issues }) });
+    return problemResponse(error.code, error.message, { context: jsonSafe(error.context), ...(issues === undefined ? {} : { issues }) });
   }
   return undefined;
 }

@@ -1,8 +1,8 @@
 // The change feed as Server-Sent Events: `id:` is the revision, so a client reconnecting with
 // Last-Event-ID (which wins over ?since=) resumes where it stopped, across a server restart too.
-import { ChangesExpiredError, ToolRegistryError } from '../index.js';
+import { ChangesExpiredError } from '../index.js';
 import type { ChangesPage, ToolRegistry } from '../index.js';
-import { HttpProblem, problemCode } from './problems.js';
+import { HttpProblem } from './problems.js';
 import type { RouteContext } from './route-table.js';
 
 /** Default heartbeat: a comment line that keeps proxies from closing an idle stream. */
@@ -87,7 +87,7 @@ export async function changeStream(context: RouteContext): Promise<Response> {
           }
         } catch (error) {
           // Fell behind the log (CHANGES_EXPIRED) or the registry failed: say so, then end; the client reconnects.
-          const code = error instanceof ToolRegistryError ? problemCode(error) : (error as { code?: unknown }).code;
+          const code = (error as { code?: unknown }).code;
           if (!stop.signal.aborted) send(`event: error\ndata: ${JSON.stringify({ code: typeof code === 'string' ? code : 'INTERNAL' })}\n\n`);
         } finally {
           clearInterval(heartbeat);
