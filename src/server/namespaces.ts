@@ -9,7 +9,6 @@ import type pg from 'pg';
 import { InMemoryToolRegistry, ReadOnlyError, StorageUnavailableError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { CallRetention, ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
-import { MigrationFailedError, SchemaOccupiedError } from '../stores/postgres/migrations.js';
 import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits, refuseNearFileLimit } from './limits.js';
 import { HttpProblem } from './problems.js';
 import { NAMESPACE_PATTERN } from './tokens.js';
@@ -266,22 +265,8 @@ class PostgresSchemas extends CachingSource {
     const { rows } = await this.#catalog<{ '?column?': number }>('namespaces', 'SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schemaOf(ns)]);
     return rows.length > 0;
   }
-  protected async openRegistry(ns: string): Promise<ToolRegistry> {
-    const schema = this.schemaOf(ns);
-    try {
-      return await openPostgresToolRegistry({ ...this.#options, pool: this.#pool, schema });
-    } catch (error) {
-      // The schema holds another's objects (a table of ours by name, a schema_migrations of
-      // other columns) or a migration failed on one: no retry cures it, an operator must act.
-      // A 500 that says so, where it was a bare 500; the migrations left nothing half-done.
-      if (error instanceof SchemaOccupiedError) {
-        throw new HttpProblem('INTERNAL', `namespace ${JSON.stringify(ns)}: ${error.message}`, { context: { namespace: ns, schema, objects: error.objects } });
-      }
-      if (error instanceof MigrationFailedError) {
-        throw new HttpProblem('INTERNAL', `namespace ${JSON.stringify(ns)}: ${error.message}`, { context: { namespace: ns, schema, migration: error.migration } });
-      }
-      throw error;
-    }
+  protected openRegistry(ns: string): Promise<ToolRegistry> {
+    return openPostgresToolRegistry({ ...this.#options, pool: this.#pool, schema: this.schemaOf(ns) });
   }
   override async create(ns: string): Promise<{ registry: ToolRegistry; created: boolean }> {
     // A long base schema (?schema=) leaves less than the rule's 40 characters of PostgreSQL's

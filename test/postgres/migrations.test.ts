@@ -146,7 +146,7 @@ describe('PostgreSQL migrations', () => {
     }
   });
 
-  it("a schema holding another's objects under the migrations' names is refused naming the schema and each object, nothing written (library; a server's namespace: 500 saying so; the command: test/cli/postgres.test.ts)", async () => {
+  it("a schema holding another's objects under the migrations' names is refused naming the schema and each object, nothing written (library; a server's namespace: 503 STORAGE_UNAVAILABLE saying so; the command: test/cli/postgres.test.ts)", async () => {
     const pool = db.pool();
     // A table of 0001 with other columns and one of 0007: all migrations before 0007 were applied, then it failed (half-migrated).
     const [first, later, ledger] = [db.schema(), db.schema(), db.schema()];
@@ -168,7 +168,7 @@ describe('PostgreSQL migrations', () => {
     }
     expect(await tablesOf(pool, first)).toEqual(['tool_registrations', 'tool_upstreams']);
     expect(await tablesOf(pool, later)).toEqual(['tool_upstreams']);
-    // A server's namespace whose schema another made so: a 500 naming both, never a bare one; still nothing written.
+    // A server's namespace whose schema another made so: STORAGE_UNAVAILABLE naming the schema and the object, never a bare 500; still nothing written.
     const base = db.schema();
     await pool.query(`CREATE SCHEMA ${base}_ns_taken; CREATE TABLE ${base}_ns_taken.tool_registrations (id int)`);
     const server = createToolRegistryServer({ registries: postgresNamespaces({ connectionString: db.url(), schema: base, maxConnections: 2 }) });
@@ -176,12 +176,12 @@ describe('PostgreSQL migrations', () => {
       for (const request of [new Request('http://localhost/v1/namespaces/taken', { method: 'PUT' }), new Request('http://localhost/v1/namespaces/taken/tools')]) {
         const response = await server.fetch(request);
         const body = (await response.json()) as { code: string; detail: string; context: Record<string, unknown> };
-        expect([request.method, response.status, body.code, response.headers.get('retry-after')]).toEqual([request.method, 500, 'INTERNAL', null]);
-        expect(body.detail).toContain(`namespace "taken": the PostgreSQL schema ${base}_ns_taken holds an object`);
-        expect(body.context).toMatchObject({ namespace: 'taken', schema: `${base}_ns_taken`, objects: [`table ${base}_ns_taken.tool_registrations`] });
+        expect([request.method, response.status, body.code]).toEqual([request.method, 503, 'STORAGE_UNAVAILABLE']);
+        expect(body.detail).toContain(`the PostgreSQL schema ${base}_ns_taken holds an object`);
+        expect(body.context).toMatchObject({ schema: `${base}_ns_taken`, objects: [`table ${base}_ns_taken.tool_registrations`] });
       }
       const document = server.openapi() as { paths: Record<string, { put: { responses: Record<string, { description: string }> } }> };
-      expect(document.paths['/v1/namespaces/{ns}']?.put.responses['500']?.description).toContain('INTERNAL');
+      expect(document.paths['/v1/namespaces/{ns}']?.put.responses['503']?.description).toContain('STORAGE_UNAVAILABLE');
     } finally {
       await server.close();
     }

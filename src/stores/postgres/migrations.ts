@@ -6,7 +6,7 @@ import { readMigrationFiles } from '../../core/migration-files.js';
 import { packageFile } from '../../package-files.js';
 import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
-import { ReadOnlyError, SchemaTooNewError } from '../../core/errors.js';
+import { ReadOnlyError, SchemaTooNewError, StorageUnavailableError } from '../../core/errors.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
 import { CheckoutTimeoutError, checkOut } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
@@ -45,11 +45,12 @@ export async function appliedMigrations(client: pg.ClientBase, schema: string): 
 /**
  * The schema holds objects the registry did not make under names its migrations would
  * create (another application's table, a function of the same name), or a `schema_migrations`
- * that is not the registry's: refused before anything was written (the transaction that found
+ * that is not the registry's: STORAGE_UNAVAILABLE (the store cannot be used until an operator
+ * acts, as for a schema dropped under it), refused before anything was written (the transaction that found
  * them rolled back, the schema too if it made it). Until this check a migration failed on the
  * first of them, after the ones before it had committed: a half-migrated schema, and a server's 500.
  */
-export class SchemaOccupiedError extends Error {
+export class SchemaOccupiedError extends StorageUnavailableError {
   readonly schema: string;
   /** Each object, as `table s.tool_specs`. */
   readonly objects: readonly string[];
@@ -57,9 +58,9 @@ export class SchemaOccupiedError extends Error {
     super(
       `the PostgreSQL schema ${schema} holds ${objects.length === 1 ? 'an object' : 'objects'} that the registry's migrations would create, ` +
         `not made by them: ${objects.join(', ')}; nothing was changed: drop or rename ${objects.length === 1 ? 'it' : 'them'}, or use another schema (for a namespace, another name)`,
-      cause === undefined ? undefined : { cause },
+      { schema, objects: [...objects] },
+      cause,
     );
-    this.name = 'SchemaOccupiedError';
     this.schema = schema;
     this.objects = objects;
   }
