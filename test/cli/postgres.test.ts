@@ -125,7 +125,7 @@ describe('tool-registry --db postgres://', () => {
     }
   });
 
-  it("a ?schema= that names another application's schema, holding a table of one of ours: migrate and serve are IO_ERROR naming the migration, and nothing is left in it", async () => {
+  it("a ?schema= that names another application's schema, holding a table of one of ours: migrate and serve are IO_ERROR naming the schema and the table (STORAGE_UNAVAILABLE in the library), and nothing is left in it", async () => {
     const cwd = tempDir();
     const schema = uniqueName('cli_app');
     const admin = new pg.Client({ connectionString: database.url });
@@ -136,7 +136,9 @@ describe('tool-registry --db postgres://', () => {
         const result = await runCli([...args, '--db', pgUrl(schema)], { cwd });
         expect(result.code, result.stderr).toBe(1);
         // serve exited INTERNAL with a stack.
-        expect(result.stderr).toMatch(/^error IO_ERROR: cannot open database postgres:\/\/postgres:\*\*\*@.*: PostgreSQL migration 0001_init failed and was rolled back: error: relation "tool_specs" already exists\n$/);
+        expect(result.stderr).toMatch(
+          new RegExp(`^error IO_ERROR: (cannot open )?database postgres://postgres:\\*\\*\\*@.*: the PostgreSQL schema ${schema} holds an object that the registry's migrations would create, not made by them: table ${schema}\\.tool_specs; nothing was changed`),
+        );
       }
       const { rows } = await admin.query('SELECT tablename FROM pg_tables WHERE schemaname = $1', [schema]);
       expect(rows).toEqual([{ tablename: 'tool_specs' }]);

@@ -7,7 +7,9 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { lockKeys } from '../../src/stores/postgres/identifiers.js';
-import { MigrationFailedError, migrate, readMigrations, shippedMigrations } from '../../src/stores/postgres/migrations.js';
+import { MigrationFailedError, SchemaOccupiedError, migrate, readMigrations, shippedMigrations } from '../../src/stores/postgres/migrations.js';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
 import { racePgWorkers, SHIPPED, useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
@@ -142,6 +144,48 @@ describe('PostgreSQL migrations', () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  it("a schema holding another's objects under the migrations' names is refused naming the schema and each object, nothing written (library; a server's namespace: 503 STORAGE_UNAVAILABLE saying so; the command: test/cli/postgres.test.ts)", async () => {
+    const pool = db.pool();
+    // A table of 0001 with other columns and one of 0007: all migrations before 0007 were applied, then it failed (half-migrated).
+    const [first, later, ledger] = [db.schema(), db.schema(), db.schema()];
+    await pool.query(
+      `CREATE SCHEMA ${first}; CREATE TABLE ${first}.tool_registrations (id int); CREATE TABLE ${first}.tool_upstreams (x int); ` +
+        `CREATE SCHEMA ${later}; CREATE TABLE ${later}.tool_upstreams (x int); ` +
+        `CREATE SCHEMA ${ledger}; CREATE TABLE ${ledger}.schema_migrations (id int)`,
+    );
+    const refused = async (schema: string, opening: Promise<unknown>, objects: string[]): Promise<void> => {
+      const error = await opening.then(() => 'opened', (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SchemaOccupiedError);
+      expect((error as Error).message).toContain(`the PostgreSQL schema ${schema} holds`);
+      expect((error as SchemaOccupiedError).objects).toEqual(objects);
+    };
+    await refused(first, migrate({ pool, schema: first, busyTimeoutMs: 5000 }), [`table ${first}.tool_registrations`, `table ${first}.tool_upstreams`]);
+    await refused(later, openPostgresToolRegistry({ connectionString: db.url(), schema: later, cache: false }), [`table ${later}.tool_upstreams`]);
+    for (const readonly of [false, true]) {
+      await refused(ledger, openPostgresToolRegistry({ connectionString: db.url(), schema: ledger, cache: false, readonly }), [`table ${ledger}.schema_migrations (its columns are not the registry's)`]);
+    }
+    expect(await tablesOf(pool, first)).toEqual(['tool_registrations', 'tool_upstreams']);
+    expect(await tablesOf(pool, later)).toEqual(['tool_upstreams']);
+    // A server's namespace whose schema another made so: STORAGE_UNAVAILABLE naming the schema and the object, never a bare 500; still nothing written.
+    const base = db.schema();
+    await pool.query(`CREATE SCHEMA ${base}_ns_taken; CREATE TABLE ${base}_ns_taken.tool_registrations (id int)`);
+    const server = createToolRegistryServer({ registries: postgresNamespaces({ connectionString: db.url(), schema: base, maxConnections: 2 }) });
+    try {
+      for (const request of [new Request('http://localhost/v1/namespaces/taken', { method: 'PUT' }), new Request('http://localhost/v1/namespaces/taken/tools')]) {
+        const response = await server.fetch(request);
+        const body = (await response.json()) as { code: string; detail: string; context: Record<string, unknown> };
+        expect([request.method, response.status, body.code]).toEqual([request.method, 503, 'STORAGE_UNAVAILABLE']);
+        expect(body.detail).toContain(`the PostgreSQL schema ${base}_ns_taken holds an object`);
+        expect(body.context).toMatchObject({ schema: `${base}_ns_taken`, objects: [`table ${base}_ns_taken.tool_registrations`] });
+      }
+      const document = server.openapi() as { paths: Record<string, { put: { responses: Record<string, { description: string }> } }> };
+      expect(document.paths['/v1/namespaces/{ns}']?.put.responses['503']?.description).toContain('STORAGE_UNAVAILABLE');
+    } finally {
+      await server.close();
+    }
+    expect(await tablesOf(pool, `${base}_ns_taken`)).toEqual(['tool_registrations']);
   });
 
   it('schemas are independent: two registries in one database migrate separately', async () => {

@@ -229,6 +229,29 @@ describe('PostgreSQL storage that refuses writes', () => {
 });
 
 describe('PostgreSQL roles that are no superuser', () => {
+  it('a role without EXECUTE on tool_registry_write_if writes with the read cache as without it (the locked way), not READ_ONLY', async () => {
+    const schema = db.schema();
+    await (await openPostgresToolRegistry({ connectionString: db.url(), schema })).close();
+    await withRole('nowriteif', async (role, url) => {
+      await db.pool().query(
+        `GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}; ` +
+          `REVOKE EXECUTE ON FUNCTION ${schema}.tool_registry_write_if(integer, json, json, json, json) FROM PUBLIC`,
+      );
+      for (const cache of [true, false]) {
+        const registry = await openPostgresToolRegistry({ connectionString: url, schema, cache });
+        try {
+          // With the cache, both go as one statement first (register, setEnabled).
+          await registry.register(minimalSpec(`t_${cache}`));
+          await registry.setEnabled(`t_${cache}`, false);
+        } finally {
+          await registry.close();
+        }
+      }
+    });
+    const { rows } = await db.pool().query(`SELECT tool_name, enabled FROM ${schema}.tool_registrations ORDER BY 1`);
+    expect(rows).toEqual([{ tool_name: 't_false', enabled: false }, { tool_name: 't_true', enabled: false }]);
+  });
+
   it("an owner with CREATE on the database migrates a new schema, its writes and hand edits are logged once each; another role may not apply a migration of the owner's functions: READ_ONLY", async () => {
     const schema = db.schema();
     await withRole('owner', async (role, url) => {

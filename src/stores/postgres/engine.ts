@@ -116,6 +116,8 @@ export class PostgresEngine<T> {
    * connection (docs/postgres.md, "Benchmarks"); false for good after a connection refused one.
    */
   #namedStatements = true;
+  /** False for good once the server refused this role tool_registry_write_if (refusedOneStatement). */
+  #oneStatement = true;
   /** The listener's first connection, once something needed it (see #listen). */
   #listenerStarted: Promise<boolean> | undefined;
 
@@ -310,7 +312,20 @@ export class PostgresEngine<T> {
    * enough names to lock one by one, and no statement timeout (a statement cannot bound itself).
    */
   canWriteInOneStatement(names: readonly string[]): boolean {
-    return names.length <= MAX_NAME_LOCKS && this.statementTimeoutMs === undefined;
+    return this.#oneStatement && names.length <= MAX_NAME_LOCKS && this.statementTimeoutMs === undefined;
+  }
+
+  /**
+   * Whether `error` (a one-statement write's) is the server refusing this role EXECUTE on
+   * tool_registry_write_if: then nothing was written, this engine stops sending it, and the
+   * caller writes the locked way, which needs no right on that function. The uncached store
+   * never calls it, so a role without the right wrote there and was READ_ONLY with the cache.
+   */
+  refusedOneStatement(error: unknown): boolean {
+    const cause = error instanceof ReadOnlyError ? error.cause : undefined;
+    if (sqlState(cause) !== '42501' || !/permission denied for function "?tool_registry_write_if\b/.test((cause as Error).message)) return false;
+    this.#oneStatement = false;
+    return true;
   }
 
   /**

@@ -541,8 +541,11 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         writeToolsIf(query, this.#engine.schema, lockTimeoutMs, before, puts.map(toWrite), first.policy),
       );
     } catch (error) {
-      for (const call of batch) call.reject(error);
-      return;
+      // A role without EXECUTE on the function: nothing was written; the locked way follows.
+      if (!this.#engine.refusedOneStatement(error)) {
+        for (const call of batch) call.reject(error);
+        return;
+      }
     }
     if (head === undefined) {
       // Each call is decided again under its locks, one after the other in arrival order
