@@ -425,38 +425,56 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
     facts.namespace = route.namespaced ? namespace : null;
-    const opened = route.namespaced ? resolveNamespace(namespace, token) : Promise.resolve(undefined as unknown as ToolRegistry);
-    const registry = await (route.scope === 'write' ? readBeforeWrite(opened) : opened);
-    if (route.namespaced) metrics.sawRegistry(namespace, registry);
-    if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional' && !loopbackOpen) requireScope(token, route.scope);
-    if (params.name !== undefined) checkToolName(params.name);
-    const query = parseQuery(route, c.req.url);
-    checkPreconditions(route, c.req.raw);
-    const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
-    // A route that reads no body still checks one that came (`{}` is fine): every body is JSON as the command reads it.
-    if (route.body === undefined && hasBody(c.req.raw)) await parseBody(c.req.raw, 'spec');
-    let signal: AbortSignal | undefined;
-    const request = c.req.raw;
-    const context: RouteContext = {
-      request,
-      registry,
-      namespace,
-      params,
-      query,
-      body,
-      token,
-      heartbeatMs,
-      streamBacklogBytes,
-      requestId: facts.requestId,
-      openStream: () => leases.admit('stream', token, namespace),
-      // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
-      get signal() {
-        return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
-      },
+    // The namespace is held (never closed as the least recently used one) from before it is
+    // opened to the route's end: unheld, a namespace another request opened meanwhile closed it
+    // under this one (a 503 REGISTRY_CLOSED for a valid PUT).
+    const resolve = (): Promise<ToolRegistry> => {
+      const opened = resolveNamespace(namespace, token);
+      return route.scope === 'write' ? readBeforeWrite(opened) : opened;
     };
-    // The namespace stays open (never the least recently used one closed) while its request runs.
-    const release = route.namespaced ? hold(namespace) : undefined;
+    let release = route.namespaced ? hold(namespace) : undefined;
     try {
+      let registry = route.namespaced ? await resolve() : (undefined as unknown as ToolRegistry);
+      if (route.namespaced) metrics.sawRegistry(namespace, registry);
+      if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional' && !loopbackOpen) requireScope(token, route.scope);
+      if (params.name !== undefined) checkToolName(params.name);
+      const query = parseQuery(route, c.req.url);
+      checkPreconditions(route, c.req.raw);
+      let body: unknown;
+      if (route.body !== undefined || hasBody(c.req.raw)) {
+        // A body comes at the client's pace: not held meanwhile (a client trickling bodies into
+        // many namespaces would keep them all open), then held again and opened again should it
+        // have been closed. A route that reads no body still checks one that came (`{}` is
+        // fine): every body is JSON as the command reads it.
+        release?.();
+        release = undefined;
+        const parsed = await parseBody(c.req.raw, route.body?.kind ?? 'spec');
+        if (route.body !== undefined) body = parsed;
+        if (route.namespaced) {
+          release = hold(namespace);
+          registry = await resolve();
+          metrics.sawRegistry(namespace, registry);
+        }
+      }
+      let signal: AbortSignal | undefined;
+      const request = c.req.raw;
+      const context: RouteContext = {
+        request,
+        registry,
+        namespace,
+        params,
+        query,
+        body,
+        token,
+        heartbeatMs,
+        streamBacklogBytes,
+        requestId: facts.requestId,
+        openStream: () => leases.admit('stream', token, namespace),
+        // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
+        get signal() {
+          return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
+        },
+      };
       return await route.handle(context);
     } finally {
       release?.();
@@ -470,6 +488,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     openapi: () => serverDocument(),
     resolveNamespace,
     requireScope,
+    hold,
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];

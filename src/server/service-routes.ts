@@ -17,6 +17,8 @@ export interface ServiceDependencies {
   readonly openapi: () => Record<string, unknown>;
   readonly resolveNamespace: (namespace: string, token: AuthenticatedToken | null) => Promise<ToolRegistry>;
   readonly requireScope: (token: AuthenticatedToken | null, scope: TokenScope) => void;
+  /** Marks a namespace in use (never closed as the least recently used) until the returned function is called. */
+  readonly hold: (namespace: string) => () => void;
 }
 
 /** The routes outside a namespace, over the server's namespaces and tokens. */
@@ -45,8 +47,14 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       responses: { 200: { description: 'Ready; with the revision when the request may read the default namespace (no tokens, or a read token that reaches it).', schema: ReadySchema } },
       errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED'],
       handle: async ({ token }) => {
-        const registry = await deps.resolveNamespace(DEFAULT_NAMESPACE, null);
-        const { revision } = await registry.changes({ limit: 0 });
+        // Held while it is read: another namespace opened meanwhile must not close it (a probe's 503 takes the server out of rotation).
+        const release = deps.hold(DEFAULT_NAMESPACE);
+        let revision: number;
+        try {
+          ({ revision } = await (await deps.resolveNamespace(DEFAULT_NAMESPACE, null)).changes({ limit: 0 }));
+        } finally {
+          release();
+        }
         // A probe without a token, or a token that may not read `default`, learns only that the store answers.
         const mayRead = !deps.tokensRequired || (token !== null && token.scopes.includes('read') && (token.namespaces === null || token.namespaces.includes(DEFAULT_NAMESPACE)));
         return json(mayRead ? { status: 'ready', revision } : { status: 'ready' });

@@ -1,0 +1,94 @@
+// Namespaces closed as the least recently used (`sqliteNamespaces(dir, { maxOpen })`, `serve
+// --max-open-namespaces`) against requests in flight (issue 40): a namespace is never closed
+// under a request that uses it. In process over a real socket, with one namespace open at most.
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { sqliteNamespaces } from '../../src/server/index.js';
+import type { NamespaceSource } from '../../src/server/index.js';
+import { until } from '../support/waiting.js';
+import { spec, start } from './helpers.js';
+import type { Running } from './helpers.js';
+
+const folders: string[] = [];
+const running: Running[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.close()));
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+/** `sqliteNamespaces` keeping one open, wrapped to see each open and to hold one back (a gate) before the server gets it. */
+function oneOpen() {
+  const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+  folders.push(folder);
+  const inner = sqliteNamespaces(folder, { maxOpen: 1 });
+  const opened: string[] = [];
+  const gates = new Map<string, Promise<void>>();
+  const source: NamespaceSource = {
+    extensible: true,
+    maxOpen: 1,
+    hold: (ns) => (inner.hold as (ns: string) => () => void)(ns),
+    list: () => inner.list(),
+    create: (ns) => inner.create(ns),
+    close: () => inner.close(),
+    // Seen once the source has it open; then it waits for the namespace's gate, if any.
+    open: async (ns) => {
+      const registry = await inner.open(ns);
+      opened.push(ns);
+      await gates.get(ns);
+      return registry;
+    },
+  };
+  return { source, opened, gates };
+}
+
+describe('a namespace closed as the least recently used, under --max-open-namespaces 1', () => {
+  it('a PUT whose body is still coming is not failed by a request for another namespace meanwhile: both are served', async () => {
+    const { source, opened } = oneOpen();
+    const served = await start({ registries: source });
+    running.push(served);
+    for (const ns of ['a', 'b']) expect((await served.call('PUT', `/v1/namespaces/${ns}`)).status).toBe(201);
+    const body = JSON.stringify(spec('slow'));
+    // A Content-Length body sent in two parts (fetch would send a stream chunked, which the body limit reads whole first).
+    const socket = connect(Number(new URL(served.url).port), '127.0.0.1');
+    let reply = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (reply += chunk));
+    const closed = once(socket, 'close');
+    const before = opened.length;
+    socket.write(`PUT /v1/namespaces/a/tools/slow HTTP/1.1\r\nHost: ${new URL(served.url).host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`);
+    // The PUT found its namespace and waits for the rest of its body.
+    await until(() => opened.slice(before).includes('a'), 'the PUT to open namespace a');
+    // Another namespace, opened meanwhile: a is the least recently used.
+    expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
+    socket.write(body.slice(10));
+    await closed;
+    const [head, text] = reply.split('\r\n\r\n') as [string, string];
+    const answer = { status: Number(head.split(' ')[1]), code: (JSON.parse(text) as { code?: string }).code };
+    // Was 503 REGISTRY_CLOSED: the registry the PUT had found was closed under it.
+    expect(answer).toEqual({ status: 201, code: undefined });
+    expect((await served.call('GET', '/v1/namespaces/a/tools/slow')).status).toBe(200);
+  });
+
+  it("/readyz reading the default namespace is not failed by a request for another namespace meanwhile (a probe's 503 takes the server out)", async () => {
+    const { source, opened, gates } = oneOpen();
+    const served = await start({ registries: source });
+    running.push(served);
+    expect((await served.call('PUT', '/v1/namespaces/b')).status).toBe(201);
+    let open: (() => void) | undefined;
+    gates.set('default', new Promise((resolve) => (open = resolve)));
+    const before = opened.length;
+    const ready = served.call('GET', '/readyz');
+    await until(() => opened.slice(before).includes('default'), '/readyz to open namespace default');
+    // default is in use: a request for b waits its turn (503 with Retry-After, as documented), it does not close default.
+    const other = await served.call('GET', '/v1/namespaces/b/tools');
+    expect([other.status, other.headers.get('retry-after'), (other.body as { code?: string }).code]).toEqual([503, '5', 'CAPACITY_EXCEEDED']);
+    open?.();
+    // Was 503 REGISTRY_CLOSED.
+    expect((await ready).status).toBe(200);
+    gates.clear();
+    expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
+  });
+});
