@@ -173,7 +173,26 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
       // A session belongs to the token itself (its id), not its name: one created again under the same name is another
       // principal. So is the token once its scopes, namespaces or policy changed: the session's next request is a 404 at
       // once (the server checks the token file on every request), before the server's 500 ms check ends the session.
-      const admit = context.openSession;
+      const recorder = endpoint.recorder;
+      const admit =
+        recorder === undefined
+          ? context.openSession
+          : (): ReturnType<MountContext['openSession']> => {
+              const lease = context.openSession();
+              let released = false;
+              return {
+                signal: lease.signal,
+                release: () => {
+                  if (released) return;
+                  released = true;
+                  // The namespace stays open until the session's call records are written: closed
+                  // meanwhile as the least recently used one, they were dropped (REGISTRY_CLOSED).
+                  const unhold = context.hold();
+                  lease.release();
+                  void recorder.flush().finally(unhold);
+                },
+              };
+            };
       const principal = token === null ? undefined : JSON.stringify([token.id, token.scopes, token.namespaces, token.policy]);
       return endpoint.handler.handle(
         request,

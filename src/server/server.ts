@@ -45,6 +45,12 @@ export interface MountContext {
    * session then. @throws HttpProblem 503 or 429 past a limit (let it propagate)
    */
   readonly openSession: () => Lease;
+  /**
+   * Keeps the namespace open (never closed as the least recently used one) until the returned
+   * function is called, without counting as a session: for work a session leaves behind (the
+   * MCP endpoint's call records still to be written).
+   */
+  readonly hold: () => () => void;
 }
 
 /** A web-standard handler mounted at `/{name}` and `/v1/namespaces/{ns}/{name}` (and every path below them). */
@@ -522,7 +528,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       if (c.req.method === 'GET') refuseNearFileLimit();
       const release = hold(namespace);
       try {
-        return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace) });
+        return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace), hold: () => hold(namespace) });
       } finally {
         release();
       }

@@ -1,12 +1,17 @@
 // Namespaces closed as the least recently used (`sqliteNamespaces(dir, { maxOpen })`, `serve
-// --max-open-namespaces`) against requests in flight (issue 40): a namespace is never closed
-// under a request that uses it. In process over a real socket, with one namespace open at most.
+// --max-open-namespaces`) against requests in flight and sessions just ended (issue 40): a
+// namespace is never closed under a request that uses it, nor before an MCP session's call
+// records are written. In process over a real socket, with one or two namespaces open at most.
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ToolSet, defineTool, openSqliteToolRegistry, publishTools } from '../../src/index.js';
+import { mcpMount } from '../../src/mcp/index.js';
 import { sqliteNamespaces } from '../../src/server/index.js';
 import type { NamespaceSource } from '../../src/server/index.js';
 import { until } from '../support/waiting.js';
@@ -90,5 +95,32 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
     expect((await ready).status).toBe(200);
     gates.clear();
     expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
+  });
+});
+
+describe('an MCP session ended in a namespace closed as the least recently used right after', () => {
+  it("its call records are written before the namespace closes (they were dropped as REGISTRY_CLOSED)", async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    const echo = defineTool({ name: 'echo', version: '1', input_schema: { type: 'object' }, handler: () => ({ ok: true }) });
+    for (const ns of ['a', 'b', 'c']) {
+      const registry = await openSqliteToolRegistry({ filename: join(folder, `${ns}.db`) });
+      await publishTools(registry, [echo]);
+      await registry.close();
+    }
+    // Records wait a minute unless something flushes them: only the session's end does.
+    const mount = mcpMount(new ToolSet([echo]), { upstreams: false, audit: { flushMs: 60_000 } });
+    const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 2 }), mounts: { mcp: mount } });
+    running.push(served);
+    const transport = new StreamableHTTPClientTransport(new URL(`${served.url}/v1/namespaces/a/mcp`));
+    const client = new Client({ name: 'ns-edges', version: '1' });
+    await client.connect(transport);
+    for (let i = 0; i < 3; i++) expect((await client.callTool({ name: 'echo', arguments: {} })).isError).toBeFalsy();
+    await transport.terminateSession();
+    await client.close();
+    // Two other namespaces opened: a, the least recently used, is closed.
+    for (const ns of ['b', 'c']) expect((await served.call('GET', `/v1/namespaces/${ns}/tools`)).status).toBe(200);
+    const calls = await served.call('GET', '/v1/namespaces/a/calls');
+    expect([(calls.body as { calls: unknown[] }).calls.length, mount.auditStats?.().dropped]).toEqual([3, 0]);
   });
 });
