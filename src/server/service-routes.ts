@@ -45,7 +45,8 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       scope: 'optional',
       namespaced: false,
       responses: { 200: { description: 'Ready; with the revision when the request may read the default namespace (no tokens, or a read token that reaches it).', schema: ReadySchema } },
-      errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED'],
+      // Its store down (PostgreSQL), or every open namespace in use when default must be opened (--max-open-namespaces).
+      errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED', 'STORAGE_UNAVAILABLE', 'CAPACITY_EXCEEDED'],
       handle: async ({ token }) => {
         // Held while it is read: another namespace opened meanwhile must not close it (a probe's 503 takes the server out of rotation).
         const release = deps.hold(DEFAULT_NAMESPACE);
@@ -98,7 +99,8 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       scope: 'read',
       namespaced: false,
       responses: { 200: { description: 'Namespace names, sorted.', schema: NamespaceListSchema } },
-      errors: [],
+      // Listing reads the folder (no file handle left) or PostgreSQL's catalog (the database down).
+      errors: ['CAPACITY_EXCEEDED', 'STORAGE_UNAVAILABLE'],
       handle: async ({ token }) => {
         const all = await deps.source.list();
         return json({ namespaces: token === null || token.namespaces === null ? all : all.filter((ns) => token.namespaces?.includes(ns)) });
@@ -117,8 +119,9 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
         200: { description: 'It existed.', schema: NamespaceCreatedSchema },
         201: { description: 'Created.', schema: NamespaceCreatedSchema },
       },
-      // On PostgreSQL: a role or a server that refuses to create the schema, a database that cannot be reached.
-      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND', 'READ_ONLY', 'STORAGE_UNAVAILABLE'],
+      // On PostgreSQL: a role or a server that refuses to create the schema, a database that cannot be reached;
+      // opening it: every open namespace in use (--max-open-namespaces), or no file handle left.
+      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND', 'READ_ONLY', 'STORAGE_UNAVAILABLE', 'CAPACITY_EXCEEDED'],
       handle: async ({ params, token }) => {
         const namespace = params.ns as string;
         if (!NAMESPACE_PATTERN.test(namespace)) throw new HttpProblem('BAD_REQUEST', namespaceRuleMessage(namespace), { context: { namespace } });

@@ -96,6 +96,33 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
     gates.clear();
     expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
   });
+
+  it('with every open namespace in use, PUT /v1/namespaces/{ns} and /readyz are 503 CAPACITY_EXCEEDED with Retry-After, as /openapi.json lists them', async () => {
+    const { source, opened, gates } = oneOpen();
+    const served = await start({ registries: source });
+    running.push(served);
+    expect((await served.call('PUT', '/v1/namespaces/b')).status).toBe(201);
+    let open: (() => void) | undefined;
+    gates.set('b', new Promise((resolve) => (open = resolve)));
+    const before = opened.length;
+    const reading = served.call('GET', '/v1/namespaces/b/tools');
+    await until(() => opened.slice(before).includes('b'), 'the read to open namespace b');
+    const document = served.server.openapi() as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
+    try {
+      for (const [method, path, documented] of [
+        ['PUT', '/v1/namespaces/c', ['/v1/namespaces/{ns}', 'put']],
+        ['GET', '/readyz', ['/readyz', 'get']],
+      ] as const) {
+        const refused = await served.call(method, path);
+        expect([path, refused.status, refused.headers.get('retry-after'), (refused.body as { code?: string }).code]).toEqual([path, 503, '5', 'CAPACITY_EXCEEDED']);
+        // The document listed neither code for either route (its 503s said SHUTTING_DOWN, STORAGE_UNAVAILABLE; REGISTRY_CLOSED, ...).
+        expect(document.paths[documented[0]]?.[documented[1]]?.responses['503']?.description).toContain('CAPACITY_EXCEEDED');
+      }
+    } finally {
+      open?.();
+    }
+    expect((await reading).status).toBe(200);
+  });
 });
 
 describe('an MCP session ended in a namespace closed as the least recently used right after', () => {
