@@ -151,3 +151,34 @@ describe('an MCP session ended in a namespace closed as the least recently used 
     expect([(calls.body as { calls: unknown[] }).calls.length, mount.auditStats?.().dropped]).toEqual([3, 0]);
   });
 });
+
+describe('PUT /v1/namespaces/{ns} through two servers on one --data-dir', () => {
+  it('of PUTs of one new namespace at once, only one is 201; one refused for capacity makes nothing', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    const [one, two] = [await start({ registries: sqliteNamespaces(folder) }), await start({ registries: sqliteNamespaces(folder) })];
+    running.push(one, two);
+    for (const ns of ['n1', 'n2', 'n3']) {
+      const statuses = await Promise.all([one, two, one, two].map(async (server) => (await server.call('PUT', `/v1/namespaces/${ns}`)).status));
+      // Was 201 from each server: each found no file, and each one's open made it.
+      expect([ns, statuses.sort()]).toEqual([ns, [200, 200, 200, 201]]);
+    }
+    // Every open namespace in use (one at most, held by a read waiting at its gate): the PUT is 503 and no file is made.
+    const { source, opened, gates } = oneOpen();
+    const served = await start({ registries: source });
+    running.push(served);
+    let open: (() => void) | undefined;
+    gates.set('default', new Promise((resolve) => (open = resolve)));
+    const reading = served.call('GET', '/v1/tools');
+    await until(() => opened.includes('default'), 'the read to open namespace default');
+    try {
+      expect((await served.call('PUT', '/v1/namespaces/later')).status).toBe(503);
+    } finally {
+      open?.();
+    }
+    expect((await reading).status).toBe(200);
+    gates.clear();
+    expect((await served.call('GET', '/v1/namespaces/later/tools')).status).toBe(404);
+    expect((await served.call('PUT', '/v1/namespaces/later')).status).toBe(201);
+  });
+});
