@@ -16,7 +16,7 @@ import { sqliteNamespaces } from '../../src/server/index.js';
 import type { NamespaceSource } from '../../src/server/index.js';
 import { until } from '../support/waiting.js';
 import { spec, start } from './helpers.js';
-import type { Running } from './helpers.js';
+import type { Reply, Running } from './helpers.js';
 
 const folders: string[] = [];
 const running: Running[] = [];
@@ -50,6 +50,31 @@ function oneOpen() {
   return { source, opened, gates };
 }
 
+/**
+ * A server over `oneOpen()`, and `stall(ns, request)`: starts the request and resolves once it
+ * has namespace `ns` open and waits at its gate; `answer` is its reply once `release()` lets it go.
+ */
+async function oneOpenServer() {
+  const { source, opened, gates } = oneOpen();
+  const served = await start({ registries: source });
+  running.push(served);
+  const stall = async (ns: string, request: () => Promise<Reply>) => {
+    let release: (() => void) | undefined;
+    gates.set(ns, new Promise((resolve) => (release = resolve)));
+    const before = opened.length;
+    const answer = request();
+    await until(() => opened.slice(before).includes(ns), `the request to open namespace ${ns}`);
+    return {
+      answer,
+      release: () => {
+        gates.delete(ns);
+        release?.();
+      },
+    };
+  };
+  return { served, opened, stall };
+}
+
 describe('a namespace closed as the least recently used, under --max-open-namespaces 1', () => {
   it('a PUT whose body is still coming is not failed by a request for another namespace meanwhile: both are served', async () => {
     const { source, opened } = oneOpen();
@@ -78,35 +103,22 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
   });
 
   it("/readyz reading the default namespace is not failed by a request for another namespace meanwhile (a probe's 503 takes the server out)", async () => {
-    const { source, opened, gates } = oneOpen();
-    const served = await start({ registries: source });
-    running.push(served);
+    const { served, stall } = await oneOpenServer();
     expect((await served.call('PUT', '/v1/namespaces/b')).status).toBe(201);
-    let open: (() => void) | undefined;
-    gates.set('default', new Promise((resolve) => (open = resolve)));
-    const before = opened.length;
-    const ready = served.call('GET', '/readyz');
-    await until(() => opened.slice(before).includes('default'), '/readyz to open namespace default');
+    const ready = await stall('default', () => served.call('GET', '/readyz'));
     // default is in use: a request for b waits its turn (503 with Retry-After, as documented), it does not close default.
     const other = await served.call('GET', '/v1/namespaces/b/tools');
+    ready.release();
     expect([other.status, other.headers.get('retry-after'), (other.body as { code?: string }).code]).toEqual([503, '5', 'CAPACITY_EXCEEDED']);
-    open?.();
     // Was 503 REGISTRY_CLOSED.
-    expect((await ready).status).toBe(200);
-    gates.clear();
+    expect((await ready.answer).status).toBe(200);
     expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
   });
 
   it('with every open namespace in use, PUT /v1/namespaces/{ns} and /readyz are 503 CAPACITY_EXCEEDED with Retry-After, as /openapi.json lists them', async () => {
-    const { source, opened, gates } = oneOpen();
-    const served = await start({ registries: source });
-    running.push(served);
+    const { served, stall } = await oneOpenServer();
     expect((await served.call('PUT', '/v1/namespaces/b')).status).toBe(201);
-    let open: (() => void) | undefined;
-    gates.set('b', new Promise((resolve) => (open = resolve)));
-    const before = opened.length;
-    const reading = served.call('GET', '/v1/namespaces/b/tools');
-    await until(() => opened.slice(before).includes('b'), 'the read to open namespace b');
+    const reading = await stall('b', () => served.call('GET', '/v1/namespaces/b/tools'));
     const document = served.server.openapi() as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
     try {
       for (const [method, path, documented] of [
@@ -119,9 +131,9 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
         expect(document.paths[documented[0]]?.[documented[1]]?.responses['503']?.description).toContain('CAPACITY_EXCEEDED');
       }
     } finally {
-      open?.();
+      reading.release();
     }
-    expect((await reading).status).toBe(200);
+    expect((await reading.answer).status).toBe(200);
   });
 });
 
@@ -164,20 +176,12 @@ describe('PUT /v1/namespaces/{ns} through two servers on one --data-dir', () => 
       expect([ns, statuses.sort()]).toEqual([ns, [200, 200, 200, 201]]);
     }
     // Every open namespace in use (one at most, held by a read waiting at its gate): the PUT is 503 and no file is made.
-    const { source, opened, gates } = oneOpen();
-    const served = await start({ registries: source });
-    running.push(served);
-    let open: (() => void) | undefined;
-    gates.set('default', new Promise((resolve) => (open = resolve)));
-    const reading = served.call('GET', '/v1/tools');
-    await until(() => opened.includes('default'), 'the read to open namespace default');
-    try {
-      expect((await served.call('PUT', '/v1/namespaces/later')).status).toBe(503);
-    } finally {
-      open?.();
-    }
-    expect((await reading).status).toBe(200);
-    gates.clear();
+    const { served, stall } = await oneOpenServer();
+    const reading = await stall('default', () => served.call('GET', '/v1/tools'));
+    const refused = await served.call('PUT', '/v1/namespaces/later');
+    reading.release();
+    expect(refused.status).toBe(503);
+    expect((await reading.answer).status).toBe(200);
     expect((await served.call('GET', '/v1/namespaces/later/tools')).status).toBe(404);
     expect((await served.call('PUT', '/v1/namespaces/later')).status).toBe(201);
   });
