@@ -521,14 +521,18 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const token = authenticate(c.req.raw, facts);
       const namespace = prefixed ? (c.req.param('ns') as string) : DEFAULT_NAMESPACE;
       facts.namespace = namespace;
-      const registry = await resolveNamespace(namespace, token);
-      metrics.sawRegistry(namespace, registry);
-      requireScope(token, mount.scope ?? 'read');
-      // A GET is a session's notification stream: a socket held as long as the session likes.
-      if (c.req.method === 'GET') refuseNearFileLimit();
+      // The body first, at the client's pace, before the namespace is held (as a route's): a
+      // client trickling bodies into many namespaces' endpoints held them all open, and every
+      // other namespace was 503 until its request timed out.
+      const request = hasBody(c.req.raw) ? new Request(c.req.raw, { body: await c.req.raw.arrayBuffer() }) : c.req.raw;
       const release = hold(namespace);
       try {
-        return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace), hold: () => hold(namespace) });
+        const registry = await resolveNamespace(namespace, token);
+        metrics.sawRegistry(namespace, registry);
+        requireScope(token, mount.scope ?? 'read');
+        // A GET is a session's notification stream: a socket held as long as the session likes.
+        if (c.req.method === 'GET') refuseNearFileLimit();
+        return await mount.handle(request, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace), hold: () => hold(namespace) });
       } finally {
         release();
       }

@@ -137,6 +137,36 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
   });
 });
 
+describe("a body still coming to a namespace's MCP endpoint", () => {
+  it('does not hold the namespace open: with one open at most, another namespace is served meanwhile (it was 503)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 1 }), mounts: { mcp: mcpMount(new ToolSet([]), { upstreams: false, audit: false }) } });
+    running.push(served);
+    for (const ns of ['a', 'b']) expect((await served.call('PUT', `/v1/namespaces/${ns}`)).status).toBe(201);
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'slow', version: '1' } } });
+    const socket = connect(Number(new URL(served.url).port), '127.0.0.1');
+    let reply = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (reply += chunk));
+    const closed = once(socket, 'close');
+    socket.write(
+      `POST /v1/namespaces/a/mcp HTTP/1.1\r\nHost: ${new URL(served.url).host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, 10)}`,
+    );
+    try {
+      await until(() => served.server.inFlight === 1, 'the POST to be in flight');
+      // One round trip more: what the POST does before it waits for its body is done by then.
+      expect((await served.call('GET', '/healthz')).status).toBe(200);
+      expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
+      socket.write(body.slice(10));
+      await closed;
+    } finally {
+      socket.destroy();
+    }
+    expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+  });
+});
+
 describe('an MCP session ended in a namespace closed as the least recently used right after', () => {
   it("its call records are written before the namespace closes (they were dropped as REGISTRY_CLOSED)", async () => {
     const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
