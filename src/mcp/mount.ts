@@ -163,10 +163,13 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
     async handle(request: Request, context: MountContext): Promise<Response> {
       // A JSON-RPC error with Retry-After, as the handler's own 503 (it had neither body nor Retry-After).
       if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
-      let endpoint = await endpointFor(context.namespace, context.registry);
+      const known = endpointFor(context.namespace, context.registry);
+      let endpoint = await known;
       if (endpoint.registry !== context.registry) {
-        // The namespace was opened again (a new registry object): follow the new one.
-        retire(context.namespace, endpoints.get(context.namespace) as Promise<Endpoint>);
+        // The namespace was opened again (a new registry object): follow the new one. The one
+        // retired is the stale one this request found, never what the map holds now: another
+        // request may have made the new endpoint meanwhile (retiring it ended its new sessions).
+        retire(context.namespace, known);
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;

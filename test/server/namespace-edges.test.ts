@@ -137,14 +137,22 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
   });
 });
 
+const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ns-edges', version: '1' } } });
+
+/** A server with the MCP endpoint (no tools) over SQLite namespaces a and b, one open at most. */
+async function mcpServerOneOpen(): Promise<Running> {
+  const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+  folders.push(folder);
+  const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 1 }), mounts: { mcp: mcpMount(new ToolSet([]), { upstreams: false, audit: false }) } });
+  running.push(served);
+  for (const ns of ['a', 'b']) expect((await served.call('PUT', `/v1/namespaces/${ns}`)).status).toBe(201);
+  return served;
+}
+
 describe("a body still coming to a namespace's MCP endpoint", () => {
   it('does not hold the namespace open: with one open at most, another namespace is served meanwhile (it was 503)', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
-    folders.push(folder);
-    const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 1 }), mounts: { mcp: mcpMount(new ToolSet([]), { upstreams: false, audit: false }) } });
-    running.push(served);
-    for (const ns of ['a', 'b']) expect((await served.call('PUT', `/v1/namespaces/${ns}`)).status).toBe(201);
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'slow', version: '1' } } });
+    const served = await mcpServerOneOpen();
+    const body = INITIALIZE;
     const socket = connect(Number(new URL(served.url).port), '127.0.0.1');
     let reply = '';
     socket.setEncoding('utf8').on('data', (chunk: string) => (reply += chunk));
@@ -164,6 +172,29 @@ describe("a body still coming to a namespace's MCP endpoint", () => {
       socket.destroy();
     }
     expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+  });
+});
+
+describe('MCP sessions opened at once in a namespace reopened after it was closed as the least recently used', () => {
+  it('all live (one request retired the endpoint another had just made, ending its new session: 404)', async () => {
+    const served = await mcpServerOneOpen();
+    const initialize = JSON.parse(INITIALIZE) as object;
+    const headers = { accept: 'application/json, text/event-stream' };
+    // a's endpoint starts, then a is closed (b opened): the endpoint is for a registry that is gone.
+    const first = await served.call('POST', '/v1/namespaces/a/mcp', { body: initialize, headers });
+    expect(first.status).toBe(200);
+    const ended = await served.call('DELETE', '/v1/namespaces/a/mcp', { headers: { 'mcp-session-id': first.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' } });
+    expect(ended.status).toBe(200);
+    expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
+    const opened = await Promise.all(Array.from({ length: 4 }, () => served.call('POST', '/v1/namespaces/a/mcp', { body: initialize, headers })));
+    const lists = await Promise.all(
+      opened.map(async (reply) => {
+        expect(reply.status).toBe(200);
+        const session = reply.headers.get('mcp-session-id') as string;
+        return (await served.call('POST', '/v1/namespaces/a/mcp', { body: { jsonrpc: '2.0', id: 2, method: 'tools/list' }, headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' } })).status;
+      }),
+    );
+    expect(lists).toEqual([200, 200, 200, 200]);
   });
 });
 
