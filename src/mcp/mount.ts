@@ -90,13 +90,23 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
   /** Recorders of the endpoints alive now, and the counts of those retired. */
   const recorders = new Set<CallRecorder>();
   const retired = { written: 0, failedWrites: 0, dropped: 0 };
-  const closeRecorder = async (recorder: CallRecorder | undefined): Promise<void> => {
-    if (recorder === undefined || !recorders.has(recorder)) return;
-    await recorder.close();
-    recorders.delete(recorder);
-    retired.written += recorder.stats.written;
-    retired.failedWrites += recorder.stats.failedWrites;
-    retired.dropped += recorder.stats.dropped;
+  /** Recorders being closed: an endpoint retired twice at once (requests that found it stale, its registry closed) counted its rows twice. */
+  const closingRecorders = new Map<CallRecorder, Promise<void>>();
+  const closeRecorder = (recorder: CallRecorder | undefined): Promise<void> => {
+    if (recorder === undefined || !recorders.has(recorder)) return Promise.resolve();
+    let closing = closingRecorders.get(recorder);
+    if (closing === undefined) {
+      closing = (async () => {
+        await recorder.close();
+        recorders.delete(recorder);
+        closingRecorders.delete(recorder);
+        retired.written += recorder.stats.written;
+        retired.failedWrites += recorder.stats.failedWrites;
+        retired.dropped += recorder.stats.dropped;
+      })();
+      closingRecorders.set(recorder, closing);
+    }
+    return closing;
   };
 
   const retire = (namespace: string, endpoint: Promise<Endpoint>): void => {

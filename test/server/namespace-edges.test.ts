@@ -247,3 +247,41 @@ describe('PUT /v1/namespaces/{ns} through two servers on one --data-dir', () => 
     expect((await served.call('PUT', '/v1/namespaces/later')).status).toBe(201);
   });
 });
+
+describe('/metrics audit counters over namespaces closed and opened again', () => {
+  it('count each written call record once (an endpoint retired twice, stale and closed, added its rows twice)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    const echo = defineTool({ name: 'echo', version: '1', input_schema: { type: 'object' }, handler: () => ({ ok: true }) });
+    for (const ns of ['a', 'b']) {
+      const registry = await openSqliteToolRegistry({ filename: join(folder, `${ns}.db`) });
+      await publishTools(registry, [echo]);
+      await registry.close();
+    }
+    const mount = mcpMount(new ToolSet([echo]), { upstreams: false });
+    const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 1 }), mounts: { mcp: mount } });
+    running.push(served);
+    let calls = 0;
+    for (let round = 0; round < 3; round++) {
+      const transport = new StreamableHTTPClientTransport(new URL(`${served.url}/v1/namespaces/a/mcp`));
+      const client = new Client({ name: 'ns-edges', version: '1' });
+      await client.connect(transport);
+      for (let i = 0; i < 2; i++, calls++) await client.callTool({ name: 'echo', arguments: {} });
+      await transport.terminateSession();
+      await client.close();
+      // b opened: a is closed, and its endpoint is stale for the next sessions, opened at once.
+      expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
+      const headers = { accept: 'application/json, text/event-stream' };
+      const opened = await Promise.all(Array.from({ length: 3 }, () => served.call('POST', '/v1/namespaces/a/mcp', { body: JSON.parse(INITIALIZE) as object, headers })));
+      for (const reply of opened) {
+        const session = { 'mcp-session-id': reply.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
+        expect((await served.call('DELETE', '/v1/namespaces/a/mcp', { headers: session })).status).toBe(200);
+      }
+    }
+    const rows = (await served.call('GET', '/v1/namespaces/a/calls')).body as { calls: unknown[] };
+    expect(rows.calls.length).toBe(calls);
+    await until(() => mount.auditStats?.().buffered === 0, 'the records written');
+    expect(mount.auditStats?.().written).toBe(calls);
+  });
+});
+
