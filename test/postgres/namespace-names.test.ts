@@ -73,5 +73,25 @@ describe("the server's PostgreSQL namespaces", () => {
     }
     expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
+
+  it('namespaces closed and opened at once on one pool: one query at a time on the shared LISTEN connection (pg warned of overlapping ones)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const pool = new (nodePostgres().Pool)({ connectionString: db.url(), max: 3 });
+    const schemas = [db.schema(), db.schema(), db.schema(), db.schema()];
+    const open = (schema: string) => openPostgresToolRegistry({ pool, schema });
+    try {
+      const [a, b, c, d] = await Promise.all(schemas.map(open));
+      // Two close (UNLISTEN) while two open (LISTEN), as a server's least recently used namespaces do.
+      const again = await Promise.all([a?.close(), b?.close(), open(schemas[0] as string), open(schemas[1] as string)]);
+      await Promise.all([c, d, again[2], again[3]].map((registry) => registry?.close()));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+      await pool.end();
+    }
+    expect(warnings.filter((warning) => warning.includes('already executing a query'))).toEqual([]);
+  });
 });
 
