@@ -388,7 +388,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const parseBody = async (request: Request, kind: 'spec' | 'snapshot'): Promise<unknown> => {
     const type = mediaType(request.headers.get('content-type'));
     if (!isJsonType(type)) throw unsupportedMediaType(type);
-    const bytes = Buffer.from(await request.arrayBuffer());
+    let bytes: Buffer;
+    try {
+      bytes = Buffer.from(await request.arrayBuffer());
+    } catch {
+      // The client stopped sending (went away mid-body): a 400, not a 500 with an error id in the log.
+      throw new HttpProblem('BAD_REQUEST', 'the body could not be read to its end (the connection closed before it did); nothing was changed');
+    }
     // Structural characters are ASCII, so the depth is counted on the bytes before decoding.
     const depth = jsonDepth(bytes.toString('latin1'), maxDepth);
     if (depth > maxDepth) throw new HttpProblem('BAD_REQUEST', `the JSON body nests deeper than ${maxDepth} levels`, { context: { max_depth: maxDepth } });
@@ -524,7 +530,14 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       // The body first, at the client's pace, before the namespace is held (as a route's): a
       // client trickling bodies into many namespaces' endpoints held them all open, and every
       // other namespace was 503 until its request timed out.
-      const request = hasBody(c.req.raw) ? new Request(c.req.raw, { body: await c.req.raw.arrayBuffer() }) : c.req.raw;
+      let request = c.req.raw;
+      if (hasBody(request)) {
+        try {
+          request = new Request(request, { body: await request.arrayBuffer() });
+        } catch {
+          // Unreadable (the client went away mid-body): the mount reads it again and says so (a 400).
+        }
+      }
       const release = hold(namespace);
       try {
         const registry = await resolveNamespace(namespace, token);

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ToolSet, defineTool, openSqliteToolRegistry, publishTools } from '../../src/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { sqliteNamespaces } from '../../src/server/index.js';
-import type { NamespaceSource } from '../../src/server/index.js';
+import type { NamespaceSource, RequestLogEntry } from '../../src/server/index.js';
 import { until } from '../support/waiting.js';
 import { spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
@@ -282,6 +282,27 @@ describe('/metrics audit counters over namespaces closed and opened again', () =
     expect(rows.calls.length).toBe(calls);
     await until(() => mount.auditStats?.().buffered === 0, 'the records written');
     expect(mount.auditStats?.().written).toBe(calls);
+  });
+});
+
+describe('a client that goes away in the middle of its body', () => {
+  it('is a 400 in the log, on a route and on /mcp of a namespace, never a 500 with an error id', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    const logged: RequestLogEntry[] = [];
+    const served = await start({ registries: sqliteNamespaces(folder), mounts: { mcp: mcpMount(new ToolSet([]), { upstreams: false, audit: false }) }, log: (entry) => logged.push(entry) });
+    running.push(served);
+    expect((await served.call('PUT', '/v1/namespaces/a')).status).toBe(201);
+    for (const [method, path] of [['PUT', '/v1/namespaces/a/tools/gone'], ['POST', '/v1/namespaces/a/mcp']] as const) {
+      const before = logged.length;
+      const socket = connect(Number(new URL(served.url).port), '127.0.0.1');
+      socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${new URL(served.url).host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{"a"`);
+      await until(() => served.server.inFlight === 1, `the ${method} to be in flight`);
+      socket.destroy();
+      await until(() => logged.length > before, `the ${method}'s log line`);
+      // Was a 500 on both (the route's body read failed; /mcp's since its body is read before the namespace is held).
+      expect([path, logged.at(-1)?.status, logged.at(-1)?.error_id]).toEqual([path, 400, undefined]);
+    }
   });
 });
 
