@@ -2,6 +2,7 @@
 // the registry is open, applies the registration rule and the import plan, and hands the
 // store clean values through a few hooks (the abstract-level pattern). Stores only store,
 // fetch, and make each write atomic.
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Deprecation, DeprecationInput, ToolRegistration, ToolRegistrySnapshot, ToolSpecInput } from './contracts.js';
 import { ChangesExpiredError, ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError, ToolNotFoundError, ValidationError } from './errors.js';
@@ -303,6 +304,17 @@ function registrationOf(registration: ToolRegistration): ToolRegistration {
 
 /** BaseToolRegistry's #register, for registerWithAction (set in the class's static block). */
 let registerOf: (registry: BaseToolRegistry, spec: ToolSpecInput, options: RegistrationOptions | undefined) => Promise<RegistrationOutcome>;
+/**
+ * The controller close() aborts, which every watch listens to (and leaves when it ends): with
+ * no bound on listeners, as eleven change-feed streams on one registry printed Node's
+ * MaxListenersExceededWarning, "possible memory leak", for what is none.
+ */
+function closingController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 /** BaseToolRegistry's #registerMany, for registerManyWithActions (set in the class's static block). */
 let registerManyOf: (registry: BaseToolRegistry, specs: readonly ToolSpecInput[], options: RegisterManyOptions | undefined) => Promise<RegistrationOutcome[]>;
 
@@ -390,7 +402,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   }
 
   /** Aborted by close(): ends every watch. */
-  readonly #closing = new AbortController();
+  readonly #closing = closingController();
 
   // --- the contract ------------------------------------------------------------------
 

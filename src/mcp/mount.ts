@@ -90,13 +90,23 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
   /** Recorders of the endpoints alive now, and the counts of those retired. */
   const recorders = new Set<CallRecorder>();
   const retired = { written: 0, failedWrites: 0, dropped: 0 };
-  const closeRecorder = async (recorder: CallRecorder | undefined): Promise<void> => {
-    if (recorder === undefined || !recorders.has(recorder)) return;
-    await recorder.close();
-    recorders.delete(recorder);
-    retired.written += recorder.stats.written;
-    retired.failedWrites += recorder.stats.failedWrites;
-    retired.dropped += recorder.stats.dropped;
+  /** Recorders being closed: an endpoint retired twice at once (requests that found it stale, its registry closed) counted its rows twice. */
+  const closingRecorders = new Map<CallRecorder, Promise<void>>();
+  const closeRecorder = (recorder: CallRecorder | undefined): Promise<void> => {
+    if (recorder === undefined || !recorders.has(recorder)) return Promise.resolve();
+    let closing = closingRecorders.get(recorder);
+    if (closing === undefined) {
+      closing = (async () => {
+        await recorder.close();
+        recorders.delete(recorder);
+        closingRecorders.delete(recorder);
+        retired.written += recorder.stats.written;
+        retired.failedWrites += recorder.stats.failedWrites;
+        retired.dropped += recorder.stats.dropped;
+      })();
+      closingRecorders.set(recorder, closing);
+    }
+    return closing;
   };
 
   const retire = (namespace: string, endpoint: Promise<Endpoint>): void => {
@@ -163,17 +173,39 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
     async handle(request: Request, context: MountContext): Promise<Response> {
       // A JSON-RPC error with Retry-After, as the handler's own 503 (it had neither body nor Retry-After).
       if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
-      let endpoint = await endpointFor(context.namespace, context.registry);
+      const known = endpointFor(context.namespace, context.registry);
+      let endpoint = await known;
       if (endpoint.registry !== context.registry) {
-        // The namespace was opened again (a new registry object): follow the new one.
-        retire(context.namespace, endpoints.get(context.namespace) as Promise<Endpoint>);
+        // The namespace was opened again (a new registry object): follow the new one. The one
+        // retired is the stale one this request found, never what the map holds now: another
+        // request may have made the new endpoint meanwhile (retiring it ended its new sessions).
+        retire(context.namespace, known);
         endpoint = await endpointFor(context.namespace, context.registry);
       }
       const token = context.token;
       // A session belongs to the token itself (its id), not its name: one created again under the same name is another
       // principal. So is the token once its scopes, namespaces or policy changed: the session's next request is a 404 at
       // once (the server checks the token file on every request), before the server's 500 ms check ends the session.
-      const admit = context.openSession;
+      const recorder = endpoint.recorder;
+      const admit =
+        recorder === undefined
+          ? context.openSession
+          : (): ReturnType<MountContext['openSession']> => {
+              const lease = context.openSession();
+              let released = false;
+              return {
+                signal: lease.signal,
+                release: () => {
+                  if (released) return;
+                  released = true;
+                  // The namespace stays open until the session's call records are written: closed
+                  // meanwhile as the least recently used one, they were dropped (REGISTRY_CLOSED).
+                  const unhold = context.hold();
+                  lease.release();
+                  void recorder.flush().finally(unhold);
+                },
+              };
+            };
       const principal = token === null ? undefined : JSON.stringify([token.id, token.scopes, token.namespaces, token.policy]);
       return endpoint.handler.handle(
         request,

@@ -3,7 +3,7 @@
 // finds the namespaces another created). The folder and the schemas keep at most `maxOpen`
 // open, closing the least recently used one that nothing holds.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { InMemoryToolRegistry, ReadOnlyError, StorageUnavailableError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
@@ -65,11 +65,17 @@ abstract class CachingSource implements NamespaceSource {
 
   protected abstract exists(namespace: string): Promise<boolean>;
   protected abstract openRegistry(namespace: string): Promise<ToolRegistry>;
+  /**
+   * Makes the namespace's storage, empty (its open migrates it), by one atomic step: true when
+   * this call made it, false when it existed, so that of creations at once through several
+   * servers only one says it created it (each one's `open` before can find it missing).
+   */
+  protected abstract make(namespace: string): Promise<boolean>;
   abstract list(): Promise<string[]>;
 
   open(namespace: string): Promise<ToolRegistry | undefined> {
     const known = this.#opened.get(namespace);
-    if (known === undefined) return this.#load(namespace, false);
+    if (known === undefined) return this.#load(namespace);
     this.#opened.delete(namespace);
     this.#opened.set(namespace, known);
     return known;
@@ -105,15 +111,19 @@ abstract class CachingSource implements NamespaceSource {
     return closing;
   }
 
-  /** Opens (or with `create`, makes) the registry once; an absent or failed one is asked again next time. */
-  #load(namespace: string, create: boolean): Promise<ToolRegistry | undefined> {
+  /**
+   * Opens the registry once (with `make`, makes it first); an absent or failed one is asked
+   * again next time. Made only once there is room: a refusal (503) makes nothing.
+   */
+  #load(namespace: string, make?: () => Promise<unknown>): Promise<ToolRegistry | undefined> {
     const opening = (async () => {
       // A name that does not exist closes nothing.
-      if (!create && !(await this.exists(namespace))) return undefined;
+      if (make === undefined && !(await this.exists(namespace))) return undefined;
       await Promise.allSettled(this.#makeRoom(namespace).map((registry) => registry.close()));
       // A namespace takes files (SQLite: three): refused while the process holds all but 16 of
       // its handles, which stay for new connections, /healthz and the namespaces already open.
       refuseNearFileLimit();
+      await make?.();
       return this.openRegistry(namespace);
     })();
     this.#opened.set(namespace, opening);
@@ -130,10 +140,11 @@ abstract class CachingSource implements NamespaceSource {
   async create(namespace: string): Promise<{ registry: ToolRegistry; created: boolean }> {
     const existing = await this.open(namespace);
     if (existing !== undefined) return { registry: existing, created: false };
-    // Another request may have created it meanwhile.
+    let created = false;
+    // Another request may be creating it meanwhile.
     const again = this.#opened.get(namespace);
-    const registry = (again !== undefined ? await again : undefined) ?? (await this.#load(namespace, true));
-    return { registry: registry as ToolRegistry, created: again === undefined };
+    const registry = (again !== undefined ? await again : undefined) ?? (await this.#load(namespace, async () => (created = await this.make(namespace))));
+    return { registry: registry as ToolRegistry, created };
   }
 
   async close(): Promise<void> {
@@ -205,6 +216,18 @@ class SqliteDirectory extends CachingSource {
   protected async openRegistry(ns: string): Promise<ToolRegistry> {
     await mkdir(this.#directory, { recursive: true });
     return openSqliteToolRegistry({ ...this.#options, filename: this.#file(ns) });
+  }
+  /** An empty file, made exclusively (O_EXCL): SQLite reads it as an empty database. */
+  protected async make(ns: string): Promise<boolean> {
+    if (ns === DEFAULT_NAMESPACE) return false;
+    await mkdir(this.#directory, { recursive: true });
+    try {
+      await (await open(this.#file(ns), 'wx')).close();
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'EEXIST') return false;
+      throw error;
+    }
   }
   async list(): Promise<string[]> {
     let names: string[] = [];
@@ -282,15 +305,11 @@ class PostgresSchemas extends CachingSource {
         { context: { namespace: ns } },
       );
     }
-    const existing = await this.open(ns);
-    if (existing !== undefined) return { registry: existing, created: false };
-    // Made here, by one statement, so that of creations at once through several servers of a
-    // fleet only one says it created it (each one's look above can find it missing); the open
-    // migrates the empty schema under the migrations' lock, as for a schema a DBA made.
-    const created = await this.#createSchema(schema);
-    const registry = await this.open(ns);
-    if (registry === undefined) throw new StorageUnavailableError(`createNamespace: the schema of ${JSON.stringify(ns)} was dropped while it was created`, { operation: 'createNamespace' });
-    return { registry, created };
+    return super.create(ns);
+  }
+  /** By one statement; the open migrates the empty schema under the migrations' lock, as for a schema a DBA made. */
+  protected make(ns: string): Promise<boolean> {
+    return this.#createSchema(this.schemaOf(ns));
   }
   /** True when this statement created the schema, false when another had (42P06, or 23505 when both ran at once). */
   async #createSchema(schema: string): Promise<boolean> {

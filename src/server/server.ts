@@ -45,6 +45,12 @@ export interface MountContext {
    * session then. @throws HttpProblem 503 or 429 past a limit (let it propagate)
    */
   readonly openSession: () => Lease;
+  /**
+   * Keeps the namespace open (never closed as the least recently used one) until the returned
+   * function is called, without counting as a session: for work a session leaves behind (the
+   * MCP endpoint's call records still to be written).
+   */
+  readonly hold: () => () => void;
 }
 
 /** A web-standard handler mounted at `/{name}` and `/v1/namespaces/{ns}/{name}` (and every path below them). */
@@ -382,7 +388,13 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const parseBody = async (request: Request, kind: 'spec' | 'snapshot'): Promise<unknown> => {
     const type = mediaType(request.headers.get('content-type'));
     if (!isJsonType(type)) throw unsupportedMediaType(type);
-    const bytes = Buffer.from(await request.arrayBuffer());
+    let bytes: Buffer;
+    try {
+      bytes = Buffer.from(await request.arrayBuffer());
+    } catch {
+      // The client stopped sending (went away mid-body): a 400, not a 500 with an error id in the log.
+      throw new HttpProblem('BAD_REQUEST', 'the body could not be read to its end (the connection closed before it did); nothing was changed');
+    }
     // Structural characters are ASCII, so the depth is counted on the bytes before decoding.
     const depth = jsonDepth(bytes.toString('latin1'), maxDepth);
     if (depth > maxDepth) throw new HttpProblem('BAD_REQUEST', `the JSON body nests deeper than ${maxDepth} levels`, { context: { max_depth: maxDepth } });
@@ -425,38 +437,56 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const params: Record<string, string> = { ...c.req.param() };
     const namespace = prefixed ? (params.ns as string) : DEFAULT_NAMESPACE;
     facts.namespace = route.namespaced ? namespace : null;
-    const opened = route.namespaced ? resolveNamespace(namespace, token) : Promise.resolve(undefined as unknown as ToolRegistry);
-    const registry = await (route.scope === 'write' ? readBeforeWrite(opened) : opened);
-    if (route.namespaced) metrics.sawRegistry(namespace, registry);
-    if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional' && !loopbackOpen) requireScope(token, route.scope);
-    if (params.name !== undefined) checkToolName(params.name);
-    const query = parseQuery(route, c.req.url);
-    checkPreconditions(route, c.req.raw);
-    const body = route.body === undefined ? undefined : await parseBody(c.req.raw, route.body.kind ?? 'spec');
-    // A route that reads no body still checks one that came (`{}` is fine): every body is JSON as the command reads it.
-    if (route.body === undefined && hasBody(c.req.raw)) await parseBody(c.req.raw, 'spec');
-    let signal: AbortSignal | undefined;
-    const request = c.req.raw;
-    const context: RouteContext = {
-      request,
-      registry,
-      namespace,
-      params,
-      query,
-      body,
-      token,
-      heartbeatMs,
-      streamBacklogBytes,
-      requestId: facts.requestId,
-      openStream: () => leases.admit('stream', token, namespace),
-      // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
-      get signal() {
-        return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
-      },
+    // The namespace is held (never closed as the least recently used one) from before it is
+    // opened to the route's end: unheld, a namespace another request opened meanwhile closed it
+    // under this one (a 503 REGISTRY_CLOSED for a valid PUT).
+    const resolve = (): Promise<ToolRegistry> => {
+      const opened = resolveNamespace(namespace, token);
+      return route.scope === 'write' ? readBeforeWrite(opened) : opened;
     };
-    // The namespace stays open (never the least recently used one closed) while its request runs.
-    const release = route.namespaced ? hold(namespace) : undefined;
+    let release = route.namespaced ? hold(namespace) : undefined;
     try {
+      let registry = route.namespaced ? await resolve() : (undefined as unknown as ToolRegistry);
+      if (route.namespaced) metrics.sawRegistry(namespace, registry);
+      if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional' && !loopbackOpen) requireScope(token, route.scope);
+      if (params.name !== undefined) checkToolName(params.name);
+      const query = parseQuery(route, c.req.url);
+      checkPreconditions(route, c.req.raw);
+      let body: unknown;
+      if (route.body !== undefined || hasBody(c.req.raw)) {
+        // A body comes at the client's pace: not held meanwhile (a client trickling bodies into
+        // many namespaces would keep them all open), then held again and opened again should it
+        // have been closed. A route that reads no body still checks one that came (`{}` is
+        // fine): every body is JSON as the command reads it.
+        release?.();
+        release = undefined;
+        const parsed = await parseBody(c.req.raw, route.body?.kind ?? 'spec');
+        if (route.body !== undefined) body = parsed;
+        if (route.namespaced) {
+          release = hold(namespace);
+          registry = await resolve();
+          metrics.sawRegistry(namespace, registry);
+        }
+      }
+      let signal: AbortSignal | undefined;
+      const request = c.req.raw;
+      const context: RouteContext = {
+        request,
+        registry,
+        namespace,
+        params,
+        query,
+        body,
+        token,
+        heartbeatMs,
+        streamBacklogBytes,
+        requestId: facts.requestId,
+        openStream: () => leases.admit('stream', token, namespace),
+        // Made on demand: only event streams watch it, and AbortSignal.any costs every request.
+        get signal() {
+          return (signal ??= AbortSignal.any([request.signal, shutdownController.signal]));
+        },
+      };
       return await route.handle(context);
     } finally {
       release?.();
@@ -470,6 +500,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     openapi: () => serverDocument(),
     resolveNamespace,
     requireScope,
+    hold,
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];
@@ -496,14 +527,25 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const token = authenticate(c.req.raw, facts);
       const namespace = prefixed ? (c.req.param('ns') as string) : DEFAULT_NAMESPACE;
       facts.namespace = namespace;
-      const registry = await resolveNamespace(namespace, token);
-      metrics.sawRegistry(namespace, registry);
-      requireScope(token, mount.scope ?? 'read');
-      // A GET is a session's notification stream: a socket held as long as the session likes.
-      if (c.req.method === 'GET') refuseNearFileLimit();
+      // The body first, at the client's pace, before the namespace is held (as a route's): a
+      // client trickling bodies into many namespaces' endpoints held them all open, and every
+      // other namespace was 503 until its request timed out.
+      let request = c.req.raw;
+      if (hasBody(request)) {
+        try {
+          request = new Request(request, { body: await request.arrayBuffer() });
+        } catch {
+          // Unreadable (the client went away mid-body): the mount reads it again and says so (a 400).
+        }
+      }
       const release = hold(namespace);
       try {
-        return await mount.handle(c.req.raw, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace) });
+        const registry = await resolveNamespace(namespace, token);
+        metrics.sawRegistry(namespace, registry);
+        requireScope(token, mount.scope ?? 'read');
+        // A GET is a session's notification stream: a socket held as long as the session likes.
+        if (c.req.method === 'GET') refuseNearFileLimit();
+        return await mount.handle(request, { namespace, registry, token, signal: shutdownController.signal, openSession: () => leases.admit('session', token, namespace), hold: () => hold(namespace) });
       } finally {
         release();
       }

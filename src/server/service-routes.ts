@@ -17,6 +17,8 @@ export interface ServiceDependencies {
   readonly openapi: () => Record<string, unknown>;
   readonly resolveNamespace: (namespace: string, token: AuthenticatedToken | null) => Promise<ToolRegistry>;
   readonly requireScope: (token: AuthenticatedToken | null, scope: TokenScope) => void;
+  /** Marks a namespace in use (never closed as the least recently used) until the returned function is called. */
+  readonly hold: (namespace: string) => () => void;
 }
 
 /** The routes outside a namespace, over the server's namespaces and tokens. */
@@ -43,10 +45,17 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       scope: 'optional',
       namespaced: false,
       responses: { 200: { description: 'Ready; with the revision when the request may read the default namespace (no tokens, or a read token that reaches it).', schema: ReadySchema } },
-      errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED'],
+      // Its store down (PostgreSQL), or every open namespace in use when default must be opened (--max-open-namespaces).
+      errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED', 'STORAGE_UNAVAILABLE', 'CAPACITY_EXCEEDED'],
       handle: async ({ token }) => {
-        const registry = await deps.resolveNamespace(DEFAULT_NAMESPACE, null);
-        const { revision } = await registry.changes({ limit: 0 });
+        // Held while it is read: another namespace opened meanwhile must not close it (a probe's 503 takes the server out of rotation).
+        const release = deps.hold(DEFAULT_NAMESPACE);
+        let revision: number;
+        try {
+          ({ revision } = await (await deps.resolveNamespace(DEFAULT_NAMESPACE, null)).changes({ limit: 0 }));
+        } finally {
+          release();
+        }
         // A probe without a token, or a token that may not read `default`, learns only that the store answers.
         const mayRead = !deps.tokensRequired || (token !== null && token.scopes.includes('read') && (token.namespaces === null || token.namespaces.includes(DEFAULT_NAMESPACE)));
         return json(mayRead ? { status: 'ready', revision } : { status: 'ready' });
@@ -90,7 +99,8 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       scope: 'read',
       namespaced: false,
       responses: { 200: { description: 'Namespace names, sorted.', schema: NamespaceListSchema } },
-      errors: [],
+      // Listing reads the folder (no file handle left) or PostgreSQL's catalog (the database down).
+      errors: ['CAPACITY_EXCEEDED', 'STORAGE_UNAVAILABLE'],
       handle: async ({ token }) => {
         const all = await deps.source.list();
         return json({ namespaces: token === null || token.namespaces === null ? all : all.filter((ns) => token.namespaces?.includes(ns)) });
@@ -109,8 +119,9 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
         200: { description: 'It existed.', schema: NamespaceCreatedSchema },
         201: { description: 'Created.', schema: NamespaceCreatedSchema },
       },
-      // On PostgreSQL: a role or a server that refuses to create the schema, a database that cannot be reached.
-      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND', 'READ_ONLY', 'STORAGE_UNAVAILABLE'],
+      // On PostgreSQL: a role or a server that refuses to create the schema, a database that cannot be reached;
+      // opening it: every open namespace in use (--max-open-namespaces), or no file handle left.
+      errors: ['NAMESPACES_UNAVAILABLE', 'NAMESPACE_NOT_FOUND', 'READ_ONLY', 'STORAGE_UNAVAILABLE', 'CAPACITY_EXCEEDED'],
       handle: async ({ params, token }) => {
         const namespace = params.ns as string;
         if (!NAMESPACE_PATTERN.test(namespace)) throw new HttpProblem('BAD_REQUEST', namespaceRuleMessage(namespace), { context: { namespace } });

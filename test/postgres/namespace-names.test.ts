@@ -2,6 +2,8 @@
 // at most 63 characters: under a long base schema (`serve --db postgres://…?schema=…`) a name
 // the namespace rule allows can make a schema name PostgreSQL cannot hold.
 import { describe, expect, it } from 'vitest';
+import { openPostgresToolRegistry } from '../../src/index.js';
+import { nodePostgres } from '../../src/node-postgres.js';
 import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
 import { useFileDatabase } from './helpers.js';
 
@@ -51,4 +53,45 @@ describe("the server's PostgreSQL namespaces", () => {
       await Promise.all(servers.map((server) => server.close()));
     }
   });
+
+  it("eleven registries on one pool (a server's namespaces) print no MaxListenersExceededWarning; closed, they leave the bound as it was", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const pool = new (nodePostgres().Pool)({ connectionString: db.url(), max: 2 });
+    const schema = db.schema();
+    try {
+      const registries = [];
+      for (let i = 0; i < 11; i++) registries.push(await openPostgresToolRegistry({ pool, schema }));
+      // A warning is emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all(registries.map((registry) => registry.close()));
+      expect(pool.getMaxListeners()).toBe(10);
+    } finally {
+      process.off('warning', onWarning);
+      await pool.end();
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
+  it('namespaces closed and opened at once on one pool: one query at a time on the shared LISTEN connection (pg warned of overlapping ones)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    const pool = new (nodePostgres().Pool)({ connectionString: db.url(), max: 3 });
+    const schemas = [db.schema(), db.schema(), db.schema(), db.schema()];
+    const open = (schema: string) => openPostgresToolRegistry({ pool, schema });
+    try {
+      const [a, b, c, d] = await Promise.all(schemas.map(open));
+      // Two close (UNLISTEN) while two open (LISTEN), as a server's least recently used namespaces do.
+      const again = await Promise.all([a?.close(), b?.close(), open(schemas[0] as string), open(schemas[1] as string)]);
+      await Promise.all([c, d, again[2], again[3]].map((registry) => registry?.close()));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+      await pool.end();
+    }
+    expect(warnings.filter((warning) => warning.includes('already executing a query'))).toEqual([]);
+  });
 });
+

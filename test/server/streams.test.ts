@@ -138,3 +138,26 @@ describe('a server shutting down', () => {
     }
   });
 });
+
+describe('many streams on one registry', () => {
+  it('eleven watchers at once print no MaxListenersExceededWarning (each leaves its listener when it ends: no leak to warn of)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const own = new InMemoryToolRegistry();
+    try {
+      const stops = Array.from({ length: 11 }, () => new AbortController());
+      const watchers = stops.map((stop) => own.watch({ signal: stop.signal })[Symbol.asyncIterator]());
+      const first = watchers.map((watcher) => watcher.next());
+      await own.register(spec('watched'));
+      expect((await Promise.all(first)).map((step) => step.done)).toEqual(Array(11).fill(false));
+      for (const stop of stops) stop.abort();
+      // A warning is emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+      await own.close();
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+});

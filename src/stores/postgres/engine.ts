@@ -87,6 +87,17 @@ function refusedPreparedStatement(error: unknown): boolean {
  */
 const callDeadline = new AsyncLocalStorage<number>();
 
+/**
+ * Each registry on a pool listens for its errors: the pool's bound on listeners grows and
+ * shrinks with them (one left unbounded stays so), so that the registries sharing one pool (a
+ * server's namespaces: ten of them) are not Node's MaxListenersExceededWarning, "possible
+ * memory leak", while a real leak still is.
+ */
+function listenerRoom(pool: pg.Pool, by: 1 | -1): void {
+  const bound = pool.getMaxListeners();
+  if (bound !== 0) pool.setMaxListeners(Math.max(1, bound + by));
+}
+
 /** SQLSTATEs of a schema, table or function that does not exist: 3F000 invalid_schema_name, 42P01 undefined_table, 42883 undefined_function. */
 const MISSING_OBJECT_STATES: ReadonlySet<string> = new Set(['3F000', '42P01', '42883']);
 
@@ -139,6 +150,7 @@ export class PostgresEngine<T> {
     this.readonly = init.readonly;
     this.busyTimeoutMs = init.busyTimeoutMs;
     this.statementTimeoutMs = init.statementTimeoutMs;
+    listenerRoom(this.pool, 1);
     this.pool.on('error', this.#onPoolError);
     this.#guardedPool = kyselyPool(init.pool, () => this.#timeLeft());
     this.db = new Kysely<PostgresSchema>({ dialect: new PostgresDialect({ pool: this.#guardedPool }) }).withSchema(init.schema);
@@ -617,6 +629,7 @@ export class PostgresEngine<T> {
     this.#wake();
     await this.listener?.close();
     this.pool.off('error', this.#onPoolError);
+    listenerRoom(this.pool, -1);
     if (this.#ownsPool) await this.pool.end();
   }
 }

@@ -111,6 +111,8 @@ class ListenConnection {
   /** The channels LISTENed on the current client, with when their LISTEN began. */
   #channels = new Map<string, Promise<number>>();
   #client: pg.Client | undefined;
+  /** Each client's last query: the next waits for it. */
+  readonly #sending = new WeakMap<pg.Client, Promise<unknown>>();
   #state: 'idle' | 'connecting' | 'up' | 'waiting' = 'idle';
   #loop: Promise<void> | undefined;
   backendPid: number | undefined;
@@ -178,13 +180,27 @@ class ListenConnection {
     return true;
   }
 
+  /**
+   * One query at a time on a client: namespaces opened and closed at once sent LISTEN and
+   * UNLISTEN together, which pg queues but warns of (a DeprecationWarning on stderr: pg@9
+   * refuses them). `send` runs when the client's previous query has settled.
+   */
+  #query<R>(client: pg.Client, send: () => Promise<R>): Promise<R> {
+    const sent = (this.#sending.get(client) ?? Promise.resolve()).then(send);
+    this.#sending.set(client, sent.catch(() => {}));
+    return sent;
+  }
+
   /** LISTEN on `channel` once per client; resolves with when it began. */
   #listenOn(client: pg.Client, channel: string): Promise<number> {
     const channels = this.#channels;
     const known = channels.get(channel);
     if (known !== undefined) return known;
-    const began = performance.now();
-    const listening = client.query(`LISTEN ${quoteIdentifier(channel)}`).then(() => began);
+    const listening = this.#query(client, async () => {
+      const began = performance.now();
+      await client.query(`LISTEN ${quoteIdentifier(channel)}`);
+      return began;
+    });
     channels.set(channel, listening);
     // A failed LISTEN is tried again by the next listener (on this client's map, not a newer one's).
     listening.catch(() => channels.get(channel) === listening && channels.delete(channel));
@@ -201,7 +217,7 @@ class ListenConnection {
     const client = this.#client;
     if (client !== undefined && ![...this.#listeners].some((other) => other.options.channel === channel) && this.#channels.delete(channel)) {
       // Best effort: a failing connection is the loop's to handle.
-      await client.query(`UNLISTEN ${quoteIdentifier(channel)}`).catch(() => {});
+      await this.#query(client, () => client.query(`UNLISTEN ${quoteIdentifier(channel)}`)).catch(() => {});
     }
   }
 
@@ -265,7 +281,7 @@ class ListenConnection {
     // pg's connect() never settles when end() comes before the server answered (close()
     // during a reconnect): stop waiting for it when the listener stops.
     await untilStopped(client.connect(), this.#stop.signal);
-    const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const { rows } = await this.#query(client, () => client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'));
     // Listeners may come while a LISTEN is under way: listen until every one's channel is covered.
     const listenedAt = new Map<ChangeListener, number>();
     for (;;) {
@@ -297,7 +313,7 @@ class ListenConnection {
         const sent = performance.now();
         const timeout = new AbortController();
         const answer = await Promise.race([
-          client.query('SELECT 1').then(() => true, (error: unknown) => error),
+          this.#query(client, () => client.query('SELECT 1')).then(() => true, (error: unknown) => error),
           sleep(this.#heartbeatMs, false, { signal: timeout.signal, ref: false }).catch(() => false),
         ]);
         timeout.abort();
