@@ -200,7 +200,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
                   released = true;
                   // The namespace stays open until the session's call records are written: closed
                   // meanwhile as the least recently used one, they were dropped (REGISTRY_CLOSED).
-                  const unhold = context.hold();
+                  const unhold = context.hold?.() ?? (() => {});
                   lease.release();
                   void recorder.flush().finally(unhold);
                 },

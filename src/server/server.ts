@@ -48,9 +48,10 @@ export interface MountContext {
   /**
    * Keeps the namespace open (never closed as the least recently used one) until the returned
    * function is called, without counting as a session: for work a session leaves behind (the
-   * MCP endpoint's call records still to be written).
+   * MCP endpoint's call records still to be written). Optional, so that a context built by a
+   * caller of `Mount.handle` outside this server (before this field) still type-checks.
    */
-  readonly hold: () => () => void;
+  readonly hold?: () => () => void;
 }
 
 /** A web-standard handler mounted at `/{name}` and `/v1/namespaces/{ns}/{name}` (and every path below them). */
