@@ -153,6 +153,8 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
     scope: 'read',
     responses: MCP_RESPONSES,
     headers: { '200': { 'Mcp-Session-Id': "initialize's answer: the new session's id, sent with every later request of the session" } },
+    // The SDK's transport answers these with no body.
+    noContent: { post: ['202'], delete: ['200'] },
     upstreamDefinitions: async (registry, upstream) => {
       const live = started.get(registry)?.live as Partial<GatewayToolSet> | undefined;
       if (closed || typeof live?.upstreams !== 'function' || live.closed === true) return undefined;

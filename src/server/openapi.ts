@@ -97,6 +97,8 @@ export interface MountDescription {
   readonly responses: Readonly<Record<string, string>> | undefined;
   /** Status to the headers (name to description) the handler's answers of that status carry. */
   readonly headers?: Readonly<Record<string, Readonly<Record<string, string>>>> | undefined;
+  /** Method to the statuses whose answers carry no body. */
+  readonly noContent?: Readonly<Record<string, readonly string[]>> | undefined;
 }
 
 /** The methods a mount's paths are described with (it is handed every one; others are its own 405). */
@@ -113,7 +115,10 @@ function mountOperation(mount: MountDescription, method: string, prefixed: boole
     const edge = responses[status];
     const declared = Object.entries(mount.headers?.[status] ?? {}).map(([name, text]) => [name, z.string().optional().meta({ description: text })] as const);
     const headers = declared.length === 0 ? {} : { headers: z.object(Object.fromEntries(declared)) };
-    responses[status] = edge === undefined ? { description, content: own, ...headers } : { ...edge, description: `${description}. Or ${edge.description}`, content: { ...own, ...edge.content }, ...headers };
+    // An answer with no body is declared without content: a client reads none (the MCP DELETE's 200).
+    const content = mount.noContent?.[method]?.includes(status) === true ? undefined : own;
+    const merged = edge === undefined ? content : content === undefined ? edge.content : { ...own, ...edge.content };
+    responses[status] = { ...edge, description: edge === undefined ? description : `${description}. Or ${edge.description}`, ...(merged === undefined ? {} : { content: merged }), ...headers };
   }
   return {
     operationId: `${mount.name}${method[0]?.toUpperCase()}${method.slice(1)}${prefixed ? 'InNamespace' : ''}`,

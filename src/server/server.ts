@@ -71,6 +71,11 @@ export interface Mount {
   readonly responses?: Readonly<Record<string, string>>;
   /** Status to the headers (name to description) the handler's answers of that status carry, for /openapi.json. */
   readonly headers?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /**
+   * Method (lower case) to the statuses of `responses` the handler answers with no body, for
+   * /openapi.json (the MCP endpoint's DELETE 200 and POST 202): declared without content there.
+   */
+  readonly noContent?: Readonly<Record<string, readonly string[]>>;
   /** The mount's audit log writer (the MCP endpoint's call records), for GET /metrics: rows written, failed writes, rows dropped (counters), rows waiting now. */
   readonly auditStats?: () => { readonly written: number; readonly failedWrites: number; readonly dropped: number; readonly buffered: number };
 }
@@ -607,7 +612,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses, headers: mount.headers })) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses, headers: mount.headers, noContent: mount.noContent })) }));
 
   const withCors = (response: Response): Response => {
     if (options.cors === undefined) return response;

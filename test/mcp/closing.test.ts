@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet } from '../../src/index.js';
 import { memoryNamespaces } from '../../src/server/index.js';
 import { createMcpHttpHandler, mcpMount } from '../../src/mcp/index.js';
-import { documentChecker, recorded, start } from '../server/helpers.js';
+import { documentChecker, recorded, recordThisFile, start } from '../server/helpers.js';
+
+recordThisFile();
 
 const tools = new ToolSet([defineTool({ name: 'echo', version: '1', input_schema: { type: 'object' }, handler: () => ({}) })]);
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };

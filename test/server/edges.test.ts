@@ -14,10 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
-import { documentChecker, recorded, spec, start } from './helpers.js';
+import { documentChecker, recorded, recordThisFile, spec, start } from './helpers.js';
 import { runCli } from '../cli/helpers.js';
 import { until } from '../support/waiting.js';
 import type { Running } from './helpers.js';
+
+recordThisFile();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-edges-'));
 const CORS = 'https://console.example';

@@ -3,6 +3,7 @@
 import { request as httpRequest } from 'node:http';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
+import { beforeAll } from 'vitest';
 import { createToolRegistryServer, listen } from '../../src/server/index.js';
 import type { ListeningServer, ToolRegistryServer, ToolRegistryServerOptions } from '../../src/server/index.js';
 
@@ -23,8 +24,20 @@ export interface Running {
   close(): Promise<void>;
 }
 
-/** Every response a file's tests got, for the document check. */
+/** Every response a file's tests got, for the document check (emptied by `recordThisFile`). */
 export const recorded: { method: string; path: string; status: number; contentType: string; body: unknown; headers?: readonly string[] }[] = [];
+
+/**
+ * Empties `recorded` before the file's first test. The files of a worker share this module
+ * (`isolate: false`), so without it a file's document check also held the answers of whatever
+ * file ran before it in the same worker to its own server's document, and passed or failed
+ * by the order files happened to run in.
+ */
+export function recordThisFile(): void {
+  beforeAll(() => {
+    recorded.length = 0;
+  });
+}
 
 export async function start(options: ToolRegistryServerOptions): Promise<Running> {
   const server = createToolRegistryServer(options);

@@ -10,8 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolRegistrySnapshot, openSqliteToolRegistry } from '../../src/index.js';
 import { PROBLEM_STATUS, createToken, memoryNamespaces, sqliteNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import type { ToolRegistry } from '../../src/index.js';
-import { documentChecker, rawRequest, recorded, spec, start } from './helpers.js';
+import { documentChecker, rawRequest, recorded, recordThisFile, spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
+
+recordThisFile();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-http-'));
 let api: Running;

@@ -15,8 +15,10 @@ import { mcpMount } from '../../src/mcp/index.js';
 import { sqliteNamespaces } from '../../src/server/index.js';
 import type { NamespaceSource, RequestLogEntry } from '../../src/server/index.js';
 import { until } from '../support/waiting.js';
-import { spec, start } from './helpers.js';
+import { documentChecker, recorded, recordThisFile, spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
+
+recordThisFile();
 
 const folders: string[] = [];
 const running: Running[] = [];
@@ -183,7 +185,10 @@ describe('MCP sessions opened at once in a namespace reopened after it was close
     // a's endpoint starts, then a is closed (b opened): the endpoint is for a registry that is gone.
     const first = await served.call('POST', '/v1/namespaces/a/mcp', { body: initialize, headers });
     expect(first.status).toBe(200);
-    const ended = await served.call('DELETE', '/v1/namespaces/a/mcp', { headers: { 'mcp-session-id': first.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' } });
+    const session = { 'mcp-session-id': first.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
+    const accepted = await served.call('POST', '/v1/namespaces/a/mcp', { body: { jsonrpc: '2.0', method: 'notifications/initialized' }, headers: { ...headers, ...session } });
+    expect([accepted.status, accepted.text]).toEqual([202, '']);
+    const ended = await served.call('DELETE', '/v1/namespaces/a/mcp', { headers: session });
     expect(ended.status).toBe(200);
     expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
     const opened = await Promise.all(Array.from({ length: 4 }, () => served.call('POST', '/v1/namespaces/a/mcp', { body: initialize, headers })));
@@ -195,6 +200,9 @@ describe('MCP sessions opened at once in a namespace reopened after it was close
       }),
     );
     expect(lists).toEqual([200, 200, 200, 200]);
+    // Every answer as /openapi.json declares it: DELETE's 200 and a notification's 202 have no body (they were declared with content).
+    expect(recorded.some((r) => r.method === 'delete' && r.status === 200 && r.contentType === '')).toBe(true);
+    expect(documentChecker(served.server.openapi()).check(recorded)).toEqual([]);
   });
 });
 

@@ -17,12 +17,14 @@ import type { ToolRegistry } from '../../src/index.js';
 import { connectUpstream, listUpstreamDefinitions, upstreamDefinitionHash, upstreamGovernance, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { UpstreamConnection } from '../../src/mcp/index.js';
 import { createToken, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
-import { documentChecker, recorded, start } from './helpers.js';
+import { documentChecker, recorded, recordThisFile, start } from './helpers.js';
 import { startHttpUpstream } from '../support/http-upstream.js';
 import type { HttpUpstream } from '../support/http-upstream.js';
 import type { Running } from './helpers.js';
 import { serveGovernance, serveMounts } from '../../src/cli/serve-mounts.js';
 import { until } from '../support/waiting.js';
+
+recordThisFile();
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const folder = mkdtempSync(join(tmpdir(), 'upstream-api-'));

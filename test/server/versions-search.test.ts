@@ -10,8 +10,10 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, diffVersions } from '../../src/index.js';
 import { PROBLEM_STATUS, createToken, tokenFileVerifier } from '../../src/server/index.js';
-import { documentChecker, recorded, spec, start } from './helpers.js';
+import { documentChecker, recorded, recordThisFile, spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
+
+recordThisFile();
 
 const folder = mkdtempSync(join(tmpdir(), 'tool-registry-routes-'));
 const main = new InMemoryToolRegistry();
