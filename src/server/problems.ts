@@ -108,6 +108,21 @@ function statusOf(code: string): { status: number; title: string } {
   return PROBLEM_STATUS[code] ?? { status: 500, title: 'Internal server error' };
 }
 
+/**
+ * The longest string a problem carries. A problem names the value it refuses, and a hostile
+ * one (a 1 MiB body key, a 16 KiB header) came back whole two or three times (detail, context,
+ * issues): past this it is cut and ends in `...`, enough to recognise it.
+ */
+export const PROBLEM_TEXT_MAX = 1024;
+
+/** `value` with every string in it cut to PROBLEM_TEXT_MAX characters. */
+function cutStrings(value: unknown): unknown {
+  if (typeof value === 'string') return value.length > PROBLEM_TEXT_MAX ? `${value.slice(0, PROBLEM_TEXT_MAX - 3)}...` : value;
+  if (Array.isArray(value)) return value.map(cutStrings);
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, cutStrings(inner)]));
+  return value;
+}
+
 /** A JSON response of the problem for `code`. */
 export function problemResponse(
   code: string,
@@ -127,7 +142,7 @@ export function problemResponse(
   };
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', ...extra.headers };
   if (code === 'STORAGE_BUSY' || code === 'STORAGE_UNAVAILABLE' || code === 'SHUTTING_DOWN' || code === 'REGISTRY_CLOSED') headers['retry-after'] = String(RETRY_AFTER_SECONDS);
-  return new Response(JSON.stringify(body), { status, headers });
+  return new Response(JSON.stringify(cutStrings(body)), { status, headers });
 }
 
 /** The response for a thrown value, or undefined for an unexpected one (a 500, logged by the caller). */

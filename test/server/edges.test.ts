@@ -404,6 +404,32 @@ describe('bad input refused, never altered', () => {
     }
   });
 
+  it('a hostile value is echoed cut, not whole: every string of a problem has at most 1,024 characters (a 5,000-character value came back two or three times)', async () => {
+    const long = 'b'.repeat(5000);
+    const replies = {
+      namespace: await open.call('PUT', `/v1/namespaces/${long}`),
+      'query parameter': await open.call('GET', `/v1/tools?x${long}=1`),
+      cursor: await open.call('GET', `/v1/tools?cursor=${long}`),
+      'body key': await open.call('PUT', '/v1/tools/payments', { body: { ...spec('payments'), [long]: 1 } }),
+      'content type': await open.call('PUT', '/v1/tools/payments', { raw: '{}', headers: { 'content-type': `application/${long}` } }),
+      origin: await raw(open.url, 'PUT', '/v1/tools/payments', { origin: `http://${long}`, 'content-type': 'application/json' }, '{}'),
+      host: await raw(open.url, 'GET', '/v1/tools', { host: `${long}.example` }),
+      'last event id': await open.call('GET', '/v1/changes', { headers: { accept: 'text/event-stream', 'last-event-id': long } }),
+    };
+    const strings = (value: unknown): string[] =>
+      typeof value === 'string' ? [value] : Array.isArray(value) ? value.flatMap(strings) : typeof value === 'object' && value !== null ? Object.values(value).flatMap(strings) : [];
+    for (const [what, reply] of Object.entries(replies)) {
+      expect([what, reply.status >= 400 && reply.status < 500]).toEqual([what, true]);
+      const texts = strings(reply.body);
+      // Still says what was wrong, and shows the start of the value.
+      expect([what, texts.some((text) => text.includes('b'.repeat(100)))]).toEqual([what, true]);
+      expect([what, texts.filter((text) => text.length > 1024).length]).toEqual([what, 0]);
+      expect([what, texts.filter((text) => text.length === 1024).every((text) => text.endsWith('...'))]).toEqual([what, true]);
+    }
+    // Nothing was written.
+    expect(((await open.call('GET', '/v1/namespaces')).body as { namespaces: { name: string }[] }).namespaces.map((ns) => ns.name)).not.toContain(long);
+  });
+
   it('the head and request timeouts hold as set (node checked them only every 30 s), and default to 10 s and 30 s', async () => {
     const server = createToolRegistryServer({ registries: memoryNamespaces() });
     const listening = await listen(server, { headersTimeoutMs: 300, requestTimeoutMs: 600 });
