@@ -1,8 +1,9 @@
 // `tool-registry serve` and `tool-registry token create|list|revoke`: the registry as a service.
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { openSqliteToolRegistry, ToolRegistryError } from '../index.js';
+import { join } from 'node:path';
+import { openSqliteToolRegistry, StorageUnavailableError, ToolRegistryError } from '../index.js';
 import {
   createToolRegistryServer,
   defaultConsoleRoot,
@@ -66,7 +67,11 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
   if (options.dataDir !== undefined && options.db !== undefined) throw new CliError('USAGE', '--db and --data-dir cannot be used together');
   const maxOpen = options.maxOpenNamespaces === undefined ? {} : { maxOpen: options.maxOpenNamespaces };
   const retention = callRetentionOf(options);
-  if (options.dataDir !== undefined) return sqliteNamespaces(options.dataDir, { ...maxOpen, ...retention });
+  if (options.dataDir !== undefined) {
+    // A missing folder is made at the first open; a file in its place is a mistyped option.
+    if (statSync(options.dataDir, { throwIfNoEntry: false })?.isDirectory() === false) throw new CliError('USAGE', `--data-dir ${options.dataDir} is not a folder`);
+    return sqliteNamespaces(options.dataDir, { ...maxOpen, ...retention });
+  }
   const database = resolveDatabase(options.db, env);
   if (isPostgresUrl(database)) {
     let target: { connectionString: string; schema: string | undefined };
@@ -135,7 +140,13 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     await server.close();
     // A database that cannot be reached (PostgreSQL down at start) or opened (not a database,
     // a missing folder, a folder it may not write) is IO_ERROR or READ_ONLY, as for every command.
-    if (options.dataDir !== undefined) throw error;
+    if (options.dataDir !== undefined) {
+      // The folder's namespace source names the file; the command says it as for --db (the
+      // driver's error, under the store's wrapper): it was INTERNAL with a stack.
+      const file = join(options.dataDir, 'default.db');
+      if (error instanceof StorageUnavailableError && error.cause !== undefined) throw openFailure(file, error.cause, 'readwrite');
+      throw error;
+    }
     const database = resolveDatabase(options.db, io.env);
     if (!isPostgresUrl(database)) throw openFailure(database, error, 'readwrite');
     const failure = storageFailure(database, error);

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { InMemoryToolRegistry, ReadOnlyError, StorageUnavailableError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
+import { InMemoryToolRegistry, ReadOnlyError, StorageUnavailableError, ToolRegistryError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
 import type { CallRetention, ToolRegistry } from '../index.js';
 import { nodePostgres } from '../node-postgres.js';
 import { LIMIT_RETRY_AFTER_SECONDS, defaultLimits, refuseNearFileLimit } from './limits.js';
@@ -213,20 +213,45 @@ class SqliteDirectory extends CachingSource {
   protected async exists(ns: string): Promise<boolean> {
     return ns === DEFAULT_NAMESPACE || existsSync(this.#file(ns));
   }
+  /**
+   * A namespace's file that cannot be opened (a folder this process may not write, SQLite
+   * needing its `-shm` there; a file that is a folder; a data dir that is a file) is the
+   * storage's fault an operator must cure: STORAGE_UNAVAILABLE (503 with Retry-After), naming
+   * the file. It was a bare error, a 500 with an error id.
+   */
   protected async openRegistry(ns: string): Promise<ToolRegistry> {
-    await mkdir(this.#directory, { recursive: true });
-    return openSqliteToolRegistry({ ...this.#options, filename: this.#file(ns) });
+    const file = this.#file(ns);
+    try {
+      await mkdir(this.#directory, { recursive: true });
+      return await openSqliteToolRegistry({ ...this.#options, filename: file });
+    } catch (error) {
+      if (error instanceof ToolRegistryError || error instanceof HttpProblem) throw error;
+      throw new StorageUnavailableError(`namespace ${ns}: cannot open ${file}: ${fileFailure(error)}`, { namespace: ns, file, operation: 'open' }, error);
+    }
   }
-  /** An empty file, made exclusively (O_EXCL): SQLite reads it as an empty database. */
+  /**
+   * An empty file, made exclusively (O_EXCL): SQLite reads it as an empty database. A folder
+   * that refuses it is READ_ONLY (409), as a PostgreSQL role that may not create the schema;
+   * any other failure STORAGE_UNAVAILABLE.
+   */
   protected async make(ns: string): Promise<boolean> {
     if (ns === DEFAULT_NAMESPACE) return false;
-    await mkdir(this.#directory, { recursive: true });
+    const file = this.#file(ns);
+    const refused = (error: unknown): Error => {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return new ReadOnlyError('createNamespace', { cause: error, detail: `this process may not create ${file}` });
+      return new StorageUnavailableError(`createNamespace: cannot create ${file}: ${fileFailure(error)}`, { namespace: ns, file, operation: 'createNamespace' }, error);
+    };
+    // A data dir that is a file is EEXIST here too: not "the namespace exists".
+    await mkdir(this.#directory, { recursive: true }).catch((error: unknown) => {
+      throw refused(error);
+    });
     try {
-      await (await open(this.#file(ns), 'wx')).close();
+      await (await open(file, 'wx')).close();
       return true;
     } catch (error) {
       if ((error as { code?: unknown }).code === 'EEXIST') return false;
-      throw error;
+      throw refused(error);
     }
   }
   async list(): Promise<string[]> {
@@ -238,6 +263,14 @@ class SqliteDirectory extends CachingSource {
     }
     return [...new Set([DEFAULT_NAMESPACE, ...names.filter((n) => NAMESPACE_PATTERN.test(n))])].sort();
   }
+}
+
+/** What went wrong with a file, as the driver or the system said it (the store's wrapper names the file already). */
+function fileFailure(error: unknown): string {
+  const inner = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = (inner as { code?: unknown }).code;
+  const message = inner instanceof Error ? inner.message : String(inner);
+  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
 }
 
 /**

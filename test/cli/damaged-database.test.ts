@@ -1,13 +1,14 @@
 // What an operator meets at 3 a.m.: a database file damaged after it was opened, a file the
 // process may not write, a --db URL that is not one, a full disk under `export > file`. Each
 // is a clear error with a code, never `error INTERNAL` or Node's own stack trace.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { damagePages } from '../support/damaged-file.js';
-import { CLI, childEnv, errorCode, runCli, sha256, spec, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+import { CLI, childEnv, errorCode, listeningUrl, runCli, sha256, spec, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
@@ -114,6 +115,67 @@ describe('a database file this process may not write', () => {
       chmodSync(db, 0o644);
     }
     expect(sha256(db)).toBe(before);
+  });
+});
+
+describe('serve --data-dir on a folder this process may not write', () => {
+  /** The folder's owner runs serve (as root: `nobody`, the folder given to it), so the test can take the folder's write right away. */
+  const asRoot = process.getuid?.() === 0;
+  const owner = asRoot ? { uid: 65534, gid: 65534 } : {};
+  const serveIn = (folder: string) => spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', folder], { env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'], ...owner });
+
+  it('at start: READ_ONLY naming default.db and the -shm SQLite needs beside it (exit 1, no stack; it was INTERNAL with a stack); a file for the folder is a usage error', async () => {
+    const cwd = tempDir();
+    const folder = join(cwd, 'data');
+    mkdirSync(folder);
+    expect((await runCli(['--db', join(folder, 'default.db'), 'migrate'], { cwd })).code).toBe(0);
+    // Nobody but root (or, as another user, nobody at all) may write the folder.
+    chmodSync(cwd, 0o755);
+    chmodSync(folder, asRoot ? 0o755 : 0o555);
+    chmodSync(join(folder, 'default.db'), 0o644);
+    const child = serveIn(folder);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    chmodSync(folder, 0o755);
+    expect({ code, error: errorCode(stderr) }).toEqual({ code: 1, error: 'READ_ONLY' });
+    expect(stderr).toContain(`cannot write database ${join(folder, 'default.db')}: its folder cannot be written by this process, and SQLite must create ${join(folder, 'default.db')}-shm there`);
+    expect(stderr).not.toMatch(/^\s+at /m);
+    const file = join(cwd, 'not-a-folder');
+    writeFileSync(file, '');
+    const usage = await runCli(['serve', '--port', '0', '--data-dir', file], { cwd });
+    expect({ code: usage.code, stderr: usage.stderr }).toEqual({ code: 2, stderr: `error USAGE: --data-dir ${file} is not a folder\n` });
+  });
+
+  it('running: a new namespace is 409 READ_ONLY and a file it may not open 503 STORAGE_UNAVAILABLE naming it (both were 500s); default is served meanwhile', async () => {
+    const cwd = tempDir();
+    const folder = join(cwd, 'data');
+    mkdirSync(folder);
+    chmodSync(cwd, 0o755);
+    // A namespace file of another owner that this process may not open (as root: made by root, mode 600; else mode 000).
+    expect((await runCli(['--db', join(folder, 'locked.db'), 'migrate'], { cwd })).code).toBe(0);
+    chmodSync(join(folder, 'locked.db'), asRoot ? 0o600 : 0o000);
+    if (asRoot) chownSync(folder, 65534, 65534);
+    const child = serveIn(folder);
+    try {
+      const url = await listeningUrl(child);
+      // The folder loses its write right while the server runs (a remount read-only, a chmod by a deploy script).
+      chmodSync(folder, 0o555);
+      const created = await fetch(`${url}/v1/namespaces/team_new`, { method: 'PUT' });
+      const createdBody = (await created.json()) as { code: string; detail: string };
+      expect([created.status, createdBody.code]).toEqual([409, 'READ_ONLY']);
+      expect(createdBody.detail).toContain(`this process may not create ${join(folder, 'team_new.db')}`);
+      const locked = await fetch(`${url}/v1/namespaces/locked/tools`);
+      const lockedBody = (await locked.json()) as { code: string; detail: string; context: Record<string, unknown> };
+      expect([locked.status, locked.headers.get('retry-after'), lockedBody.code]).toEqual([503, '1', 'STORAGE_UNAVAILABLE']);
+      expect(lockedBody.context).toMatchObject({ namespace: 'locked', file: join(folder, 'locked.db') });
+      expect((await fetch(`${url}/v1/tools`)).status).toBe(200);
+      expect(existsSync(join(folder, 'team_new.db'))).toBe(false);
+    } finally {
+      chmodSync(folder, 0o755);
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
   });
 });
 

@@ -3,7 +3,7 @@
 // namespace is never closed under a request that uses it, nor before an MCP session's call
 // records are written. In process over a real socket, with one or two namespaces open at most.
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -314,3 +314,28 @@ describe('a client that goes away in the middle of its body', () => {
   });
 });
 
+
+describe("a namespace's SQLite file that cannot be opened or made", () => {
+  it('is 503 STORAGE_UNAVAILABLE naming the file (a folder in its place), and a data dir that is a file refuses a new namespace the same way; both were 500s', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    mkdirSync(join(folder, 'broken.db'));
+    const served = await start({ registries: sqliteNamespaces(folder) });
+    running.push(served);
+    for (const [method, path] of [['GET', '/v1/namespaces/broken/tools'], ['PUT', '/v1/namespaces/broken']] as const) {
+      const reply = await served.call(method, path);
+      const body = reply.body as { code: string; context: Record<string, unknown> };
+      expect([method, reply.status, reply.headers.get('retry-after'), body.code]).toEqual([method, 503, '1', 'STORAGE_UNAVAILABLE']);
+      expect(body.context).toMatchObject({ namespace: 'broken', file: join(folder, 'broken.db') });
+    }
+    expect((await served.call('GET', '/v1/tools')).status).toBe(200);
+    const file = join(folder, 'not-a-folder');
+    writeFileSync(file, '');
+    const onFile = await start({ registries: sqliteNamespaces(file) });
+    running.push(onFile);
+    const reply = await onFile.call('PUT', '/v1/namespaces/team_a');
+    expect([reply.status, (reply.body as { code: string }).code]).toEqual([503, 'STORAGE_UNAVAILABLE']);
+    expect((reply.body as { detail: string }).detail).toContain(`cannot create ${join(file, 'team_a.db')}`);
+    expect(documentChecker(served.server.openapi()).check(recorded)).toEqual([]);
+  });
+});
