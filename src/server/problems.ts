@@ -113,7 +113,7 @@ function statusOf(code: string): { status: number; title: string } {
  * one (a 1 MiB body key, a 16 KiB header) came back whole two or three times (detail, context,
  * issues): past this it is cut and ends in `...`, enough to recognise it.
  */
-export const PROBLEM_TEXT_MAX = 1024;
+const PROBLEM_TEXT_MAX = 1024;
 
 /** `value` with every string in it cut to PROBLEM_TEXT_MAX characters. */
 function cutStrings(value: unknown): unknown {
