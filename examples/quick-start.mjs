@@ -1,7 +1,7 @@
 // The library in one page: register, list, disable, export, and read it all back after a
 // "restart". Run with `npm run example` (it builds first). Re-runnable: the specs carry
 // versions, so a second run finds them unchanged.
-import { openSqliteToolRegistry, VersionConflictError } from '../dist/index.js';
+import { openSqliteToolRegistry, VersionConflictError } from 'tool-registry'; // the package by its name: in the repository too (a package may import itself)
 
 const filename = process.argv[2] ?? 'example.db';
 const registry = await openSqliteToolRegistry({ filename });

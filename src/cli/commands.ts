@@ -346,15 +346,15 @@ export async function importCommand(
   progress.update(`${dryRun ? 'planning the import of' : 'importing'} ${entries.length} tools ...`, true);
   let report: ImportReport;
   try {
-    if (dryRun && !isPostgresUrl(context.database) && !(await exists(context.database))) {
-      // Nothing to compare with, and a dry run must not create the file: plan against an empty registry.
+    report = await withRegistry(context.database, dryRun ? 'readonly' : 'readwrite', (registry) =>
+      registry.importSnapshot(input, { mode: options.mode, dryRun }),
+    ).catch(async (error: unknown) => {
+      // No registry there (a missing file, a PostgreSQL schema with none in it): nothing to
+      // compare with, and a dry run must not create one: plan against an empty registry.
+      if (!dryRun || !(error instanceof CliError && error.code === 'DATABASE_NOT_FOUND')) throw error;
       await using empty = new InMemoryToolRegistry();
-      report = await empty.importSnapshot(input, { mode: options.mode, dryRun: true });
-    } else {
-      report = await withRegistry(context.database, dryRun ? 'readonly' : 'readwrite', (registry) =>
-        registry.importSnapshot(input, { mode: options.mode, dryRun }),
-      );
-    }
+      return await empty.importSnapshot(input, { mode: options.mode, dryRun: true });
+    });
   } finally {
     progress.done();
   }

@@ -866,7 +866,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (dryRun) {
       // A dry run reads the snapshot at the call.
       const entries = parseSnapshot(snapshot);
-      return this._read({ all: true }, (reader) => importReport(importPlan(reader.records(), entries, mode), true, reader.revision()), 'importSnapshot');
+      const { plan, revision } = await this._read({ all: true }, (reader) => ({ plan: importPlan(reader.records(), entries, mode), revision: reader.revision() }), 'importSnapshot');
+      // What the import would refuse after its conflicts: a merge the compatibility policy
+      // refuses (a dry run that passed while the import failed misled a deploy's check).
+      if (mode === 'merge' && plan.firstConflict === undefined) await this.#checkDryRunPolicies(snapshot, entries, plan);
+      return importReport(plan, true, revision);
     }
     return this._write('importSnapshot', {
       scope: { all: true },
@@ -886,6 +890,23 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         };
       },
     });
+  }
+
+  /**
+   * A dry run's `checkImportPolicies`, on the stored policies (getPolicy: a read may hold an
+   * instance's older copy) and the stored specs of the tools it would update (a read of those
+   * names loads their specs in every store).
+   */
+  async #checkDryRunPolicies(snapshot: unknown, entries: readonly PreparedImportEntry[], plan: ImportPlan): Promise<void> {
+    const policy = await this.getPolicy();
+    if (policy.compatibility === 'none') return;
+    const names = entries.filter((_, index) => plan.actions[index] === 'update').map((entry) => entry.tool_name);
+    if (names.length === 0) return;
+    await this._read(
+      { names },
+      (reader) => checkImportPolicies({ find: (name) => reader.find(name), get: (name) => reader.get(name), records: () => reader.records(), revision: () => reader.revision(), policy: () => policy }, snapshot, entries, plan),
+      'importSnapshot',
+    );
   }
 
   async close(): Promise<void> {

@@ -41,6 +41,15 @@ describe('tool-registry --db postgres://', () => {
     const missing = await runCli(['status', '--db', db], { cwd });
     expect(missing.code).toBe(1);
     expect(errorCode(missing.stderr)).toBe('DATABASE_NOT_FOUND');
+    // A dry run plans against an empty registry there, as on a missing file, and creates nothing.
+    const snapshot = writeJson(join(cwd, 'snap.json'), { tools: [{ spec: spec('a') }] });
+    const dry = await runCli(['import', snapshot, '--dry-run', '--db', db], { cwd });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/^add +a +tools\[0\]/m);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    expect((await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'cli_migrate'")).rowCount).toBe(0);
+    await client.end();
     const first = await runCli(['migrate', '--db', db], { cwd });
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/^created schema cli_migrate in postgres:\/\/postgres:\*\*\*@/);

@@ -234,9 +234,14 @@ export function defineVersionsSuite(harness: StoreHarness): void {
       await registry.register(tool('t', '1'));
       const breaking = { tools: [{ spec: tool('t', '2', {}, []) }, { spec: tool('u', '1') }] };
       await registry.setPolicy({ compatibility: 'backward' });
-      const error = await expectCode(registry.importSnapshot({ tools: [{ spec: tool('x', '1') }, { spec: tool('t', '2', { q: { type: 'integer' } }) }] }), 'COMPATIBILITY_FAILED');
+      const incompatible = { tools: [{ spec: tool('x', '1') }, { spec: tool('t', '2', { q: { type: 'integer' } }) }] };
+      const error = await expectCode(registry.importSnapshot(incompatible), 'COMPATIBILITY_FAILED');
       expect(error.context.path).toBe('tools[1]');
       expect(await registry.has('x')).toBe(false);
+      // A dry run answers as the import would (it planned an update, and the import then failed).
+      const dry = await expectCode(registry.importSnapshot(incompatible, { dryRun: true }), 'COMPATIBILITY_FAILED');
+      expect(dry.context.path).toBe('tools[1]');
+      expect((await registry.importSnapshot(incompatible, { mode: 'replace', dryRun: true })).updated).toBe(1);
       // Removing the only property of a closed object narrows ({q: 'a'} is refused): still refused.
       await expectCode(registry.importSnapshot(breaking), 'COMPATIBILITY_FAILED');
       const report = await registry.importSnapshot(breaking, { mode: 'replace' });

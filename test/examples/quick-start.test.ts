@@ -1,7 +1,7 @@
 // `npm run example` must keep working: run the example twice against one file (it promises
 // to be re-runnable) and check what it left behind through the library.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,8 +17,14 @@ afterEach(() => {
 it('examples/quick-start.mjs runs twice on one file and leaves two tools, one disabled', async () => {
   dir = mkdtempSync(join(tmpdir(), 'tool-registry-example-'));
   const filename = join(dir, 'example.db');
-  for (let i = 0; i < 2; i++) {
-    const out = execFileSync('node', [join(root, 'examples/quick-start.mjs'), filename], { encoding: 'utf8' });
+  // The second run is a copy in a user's project, where the package is installed under its
+  // name (the package ships the example; it imported '../dist/index.js', which only the
+  // package's own folder has).
+  mkdirSync(join(dir, 'node_modules'));
+  symlinkSync(root, join(dir, 'node_modules', 'tool-registry'), 'dir');
+  copyFileSync(join(root, 'examples/quick-start.mjs'), join(dir, 'quick-start.mjs'));
+  for (const script of [join(root, 'examples/quick-start.mjs'), join(dir, 'quick-start.mjs')]) {
+    const out = execFileSync('node', [script, filename], { encoding: 'utf8' });
     expect(out).toContain('refused: VERSION_CONFLICT calculator 2.1.0');
   }
   const registry = await openSqliteToolRegistry({ filename, readonly: true });

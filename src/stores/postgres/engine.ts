@@ -609,7 +609,8 @@ export class PostgresEngine<T> {
     return {
       schema: this.schema,
       schemaVersion: applied.at(-1) ?? '',
-      appliedMigrations: applied,
+      // Frozen as every object handed out is (the registry freezes the status itself).
+      appliedMigrations: Object.freeze(applied),
       tools: counts.tools,
       enabled: counts.enabled,
       disabled: counts.tools - counts.enabled,
