@@ -3,7 +3,7 @@
 // reject) are the MCP layer's (src/mcp/gateway/sync.ts), reached through 'tool-registry/mcp'.
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PERMISSION_NAME_PATTERN } from '../index.js';
+import { InMemoryToolRegistry, PERMISSION_NAME_PATTERN } from '../index.js';
 import type { Upstream, UpstreamInput, UpstreamTransport } from '../index.js';
 import {
   approveUpstreamTools,
@@ -94,6 +94,9 @@ export async function addCommand(context: UpstreamContext, name: string, options
   const invalid = permissions.find((permission) => !PERMISSION_NAME_PATTERN.test(permission));
   if (invalid !== undefined) throw new CliError('USAGE', `--permission ${JSON.stringify(invalid)} is not a permission name (^[A-Z][A-Z0-9_]*$, such as NET_HTTP)`);
   const input: UpstreamInput = { name, transport, approve: options.approve, permissions, ...(options.prefix === undefined ? {} : { prefix: options.prefix }) };
+  // The store's own check of the row, before connecting: a bad name, prefix or URL is refused
+  // naming the field, not after a child was spawned or a fetch failed ("fetch failed").
+  await new InMemoryToolRegistry().putUpstream(input);
   for (const [option, pairs, separator] of [['--header', options.header, ': '], ['--env', options.env, '=']] as const) {
     for (const [key, value] of pairs) {
       if (SECRET_NAME.test(key) && !value.includes('${')) {

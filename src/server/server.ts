@@ -361,10 +361,18 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       const issues = parsed.error.issues.map((issue) => ({ path: issue.path.map(String).join('.'), message: issue.message }));
       const first = issues[0] as { path: string; message: string };
       const name = first.path.split('.')[0] as string;
+      let [message, value] = [first.message, raw[name]];
+      // A repeatable parameter comes as an array, so its schema's union (one value or several)
+      // fails as a whole ("Invalid input"): say the array branch's reason and the value at fault.
+      const union = parsed.error.issues[0];
+      if (Array.isArray(value) && union?.code === 'invalid_union') {
+        const inner = union.errors.flat().find((issue) => typeof issue.path[0] === 'number');
+        if (inner !== undefined) [message, value] = [inner.message, value[inner.path[0] as number]];
+      }
       // The value quoted as far as it helps: a 10 KB query is not sent back whole.
-      const text = typeof raw[name] === 'string' ? JSON.stringify(raw[name]) : undefined;
-      const given = text === undefined ? '' : ` (got ${text.length > 80 ? `${text.slice(0, 77)}..." (${(raw[name] as string).length} characters)` : text})`;
-      throw new HttpProblem('BAD_REQUEST', `query parameter ${name}: ${first.message}${given}`, { context: { parameter: name, issues } });
+      const text = typeof value === 'string' ? JSON.stringify(value) : undefined;
+      const given = text === undefined ? '' : ` (got ${text.length > 80 ? `${text.slice(0, 77)}..." (${(value as string).length} characters)` : text})`;
+      throw new HttpProblem('BAD_REQUEST', `query parameter ${name}: ${message}${given}`, { context: { parameter: name, issues } });
     }
     return raw;
   };

@@ -168,6 +168,9 @@ describe('errors and remove', () => {
       [['upstream', 'add', 'x', '--command', quoted(join(cwd, 'no-such-program'), '--flag')], 1, 'UPSTREAM_UNAVAILABLE', /no-such-program --flag/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp'], 1, 'UPSTREAM_UNAVAILABLE', /http:\/\/127\.0\.0\.1:9\/mcp/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'Authorization: Bearer ${GW_CLI_UNSET}'], 1, 'VARIABLE_MISSING', /GW_CLI_UNSET/],
+      // A row the store refuses is refused before connecting, naming the field (it used to spawn or fetch first: "fetch failed").
+      [['upstream', 'add', 'x', '--url', 'ftp://127.0.0.1:9/mcp'], 1, 'VALIDATION_FAILED', /transport\.url: must be an http: or https: URL/],
+      [['upstream', 'add', 'bad name', '--command', quoted(join(cwd, 'no-such-program'))], 1, 'VALIDATION_FAILED', /name: must be 1-64 characters/],
       [['upstream', 'approve', 'nowhere', '--all'], 1, 'UPSTREAM_NOT_FOUND', /no upstream named "nowhere"/],
       [['upstream', 'reject', 'demo', 'nope'], 1, 'UPSTREAM_TOOL_NOT_FOUND', /does not list a tool "nope"/],
       [['upstream', 'reject', 'demo', 'echo'], 1, 'UPSTREAM_TOOL_NOT_FOUND', /approved and served/],

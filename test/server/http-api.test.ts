@@ -611,6 +611,9 @@ describe('bad input: each a 4xx problem body, the server up, nothing written', (
       expect(reply.status, `${method} ${path.slice(0, 60)}`).toBe(status);
       expect(reply.headers.get('content-type'), path.slice(0, 60)).toBe('application/problem+json');
     }
+    // A repeatable parameter's bad value is named with the choices (it read "provider: Invalid input").
+    const lint = (await api.call('GET', '/v1/lint?provider=openai&provider=cobol')).body as { detail: string };
+    expect(lint.detail).toMatch(/^query parameter provider: Invalid option: expected one of .*"openai".* \(got "cobol"\)$/);
     for (const path of ['/v1/tools/..', '/v1/tools/.', '/v1/tools/%2e%2e', '/v1/tools/%2E', '/v1/namespaces/team_a/tools/../../tools/x']) {
       const reply = await rawRequest(api.url, 'GET', path);
       expect(reply.status, path).toBe(400);
