@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { MAX_TIMER_MS, TOOL_NAME_PATTERN, jsonDepth, parseJsonBytes } from '../index.js';
+import { MAX_TIMER_MS, TOOL_NAME_PATTERN, UPSTREAM_NAME_PATTERN, jsonDepth, parseJsonBytes } from '../index.js';
 import type { ToolRegistry } from '../index.js';
 import { hostCheck, parseHostEntry } from './host-check.js';
 import { isJsonType, jsonOnly, mediaType, unsupportedMediaType } from './json-only.js';
@@ -322,6 +322,14 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return registry;
   };
 
+  const checkUpstreamName = (name: string): void => {
+    if (!UPSTREAM_NAME_PATTERN.test(name)) {
+      throw new HttpProblem('BAD_REQUEST', `${JSON.stringify(name.length > 140 ? `${name.slice(0, 140)}...` : name)} is not an upstream name (1-64 of A-Z a-z 0-9 _ -)`, {
+        context: { parameter: 'name', length: name.length },
+      });
+    }
+  };
+
   const checkToolName = (name: string): void => {
     if (name === '.' || name === '..') {
       throw new HttpProblem('BAD_REQUEST', `the tool name ${JSON.stringify(name)} cannot be addressed in a URL path (clients and proxies resolve it as a dot segment); use POST /v1/tools or a snapshot import for it`, {
@@ -463,7 +471,11 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       let registry = route.namespaced ? await resolve() : (undefined as unknown as ToolRegistry);
       if (route.namespaced) metrics.sawRegistry(namespace, registry);
       if (route.scope !== null && route.scope !== 'token' && route.scope !== 'optional' && !loopbackOpen) requireScope(token, route.scope);
-      if (params.name !== undefined) checkToolName(params.name);
+      if (params.name !== undefined) {
+        // `{name}` is an upstream's under /v1/upstreams: its own rule, so the 400 says which name is wrong.
+        if (route.path.startsWith('/v1/upstreams/')) checkUpstreamName(params.name);
+        else checkToolName(params.name);
+      }
       const query = parseQuery(route, c.req.url);
       checkPreconditions(route, c.req.raw);
       let body: unknown;

@@ -174,6 +174,12 @@ describe('/v1/upstreams', () => {
   it('errors: unknown upstream or tool (404), a body that asks nothing (400), no gateway (501), an unreachable upstream (502)', async () => {
     const admin = { token: secrets.admin };
     expect((await server.call('GET', '/v1/upstreams/nowhere/pending', admin)).body).toMatchObject({ status: 404, code: 'UPSTREAM_NOT_FOUND' });
+    // An upstream name is held to its own rule (it was called "not a tool name (1-128 of ... .)").
+    expect((await server.call('GET', '/v1/upstreams/bad%20name/pending', admin)).body).toMatchObject({
+      status: 400,
+      detail: '"bad name" is not an upstream name (1-64 of A-Z a-z 0-9 _ -)',
+      context: { parameter: 'name' },
+    });
     expect((await server.call('POST', '/v1/upstreams/demo/approve', { ...admin, body: { tools: ['nope'] } })).body).toMatchObject({ status: 404, code: 'UPSTREAM_TOOL_NOT_FOUND' });
     expect((await server.call('POST', '/v1/upstreams/demo/reject', { ...admin, body: { tool: 'echo' } })).body).toMatchObject({ status: 404, code: 'UPSTREAM_TOOL_NOT_FOUND', context: { state: 'served' } });
     expect((await server.call('POST', '/v1/upstreams/demo/approve', { ...admin, body: {} })).status).toBe(400);
