@@ -37,11 +37,11 @@ function lists(log: string): number {
  * tools approved as listed by a well-behaved instance (so each is served once listed), with
  * the default sync interval (5 min): nothing but the gateway's own retry lists it again.
  */
-async function flakyGateway(failures: string): Promise<{ gateway: GatewayToolSet; warnings: string[]; log: string }> {
-  const log = join(dir, `${failures}.log`);
+async function flakyGateway(failures: string, env: Record<string, string> = {}): Promise<{ gateway: GatewayToolSet; warnings: string[]; log: string }> {
+  const log = join(dir, `${failures}${Object.keys(env).join('')}.log`);
   const registry = new InMemoryToolRegistry();
   const command = [process.execPath, SCRIPTED];
-  const row = await registry.putUpstream({ name: 'flaky', transport: { type: 'stdio', command, env: { SCRIPTED_LIST_FAILURES: failures, SCRIPTED_LIST_LOG: log }, cwd: null } });
+  const row = await registry.putUpstream({ name: 'flaky', transport: { type: 'stdio', command, env: { SCRIPTED_LIST_FAILURES: failures, SCRIPTED_LIST_LOG: log, ...env }, cwd: null } });
   for (const definition of await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command, env: {}, cwd: null } })) {
     await registry.register(upstreamToolSpec(row, definition, '1.0.0'));
   }
@@ -88,6 +88,17 @@ describe("a serving gateway's failed listing", () => {
     expect(retries()[3]).toMatch(/listing 1 failed; none of its tools is served until it lists them; listing again in 1 s$/);
     expect(warnings.some((warning) => warning.includes('the connection ended'))).toBe(true);
   }, 40_000);
+
+  it('that pages for ever (no tools, a next cursor each time) gives up after 100 pages, as the commands do, and serves nothing', async () => {
+    const { gateway, warnings, log } = await flakyGateway('0', { SCRIPTED_LIST_ENDLESS: '1' });
+    // On the old code the link asked for the next page without end (about 1,000 a second) and never warned.
+    await until(() => warnings.some((warning) => warning.includes('listing again')), 'the endless listing given up', { timeoutMs: 15_000, pollMs: 20 });
+    expect(lists(log)).toBe(100);
+    expect(warnings.filter((warning) => warning.includes('list'))).toEqual([
+      'upstream flaky: cannot list its tools: tools/list gave a next page 100 times; giving up; none of its tools is served until it lists them; listing again in 1 s',
+    ]);
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, served: [] });
+  }, 30_000);
 });
 
 describe("a serving gateway's warnings", () => {

@@ -12,7 +12,8 @@
 //   ({ requestId, matched: whether a call of that id was in flight, reason }).
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
-// set) for each tools/list it is asked.
+// set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
+// no tools and a next cursor (a pager that never ends).
 import { appendFileSync } from 'node:fs';
 
 const RESULTS = {
@@ -96,6 +97,7 @@ function handle(message) {
     lists++;
     if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists}\n`);
     if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
+    else if (process.env.SCRIPTED_LIST_ENDLESS !== undefined) send({ jsonrpc: '2.0', id: message.id, result: { tools: [], nextCursor: 'again' } });
     else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
   } else if (message.method === 'tools/call') {
     call(message);

@@ -8,7 +8,7 @@ import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonic
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { approvedDefinitionHash, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { MAX_LIST_PAGES, approvedDefinitionHash, endlessListing, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { upstreamServingRefusal } from './upstream-tool.js';
 
@@ -38,9 +38,6 @@ export function describeUpstreamTarget(upstream: Pick<Upstream, 'transport'>): s
   return transport.type === 'http' ? transport.url : transport.command.map((word) => (/^[A-Za-z0-9_./:=@%+,-]+$/.test(word) ? word : JSON.stringify(word))).join(' ');
 }
 
-/** Pages of `tools/list` followed to the end, bounded (an upstream that pages forever is an error). */
-const MAX_LIST_PAGES = 100;
-
 /** Every tool the connected upstream lists (all pages), as the gateway keeps them. */
 export async function listUpstreamDefinitions(client: Client, options: { readonly timeoutMs?: number } = {}): Promise<UpstreamToolDefinition[]> {
   const definitions: UpstreamToolDefinition[] = [];
@@ -51,7 +48,7 @@ export async function listUpstreamDefinitions(client: Client, options: { readonl
     cursor = result.nextCursor;
     if (cursor === undefined) return definitions;
   }
-  throw new Error(`tools/list gave a next page ${MAX_LIST_PAGES} times; giving up`);
+  throw endlessListing();
 }
 
 

@@ -55,6 +55,14 @@ export function listingRefusal(error: unknown): string | undefined {
   return `${place === '' ? 'the answer' : place}: ${first.message ?? 'is invalid'}${more}; the SDK's client refuses the whole listing for it`;
 }
 
+/** Pages of `tools/list` followed to the end, bounded (an upstream that pages forever is an error). */
+export const MAX_LIST_PAGES = 100;
+
+/** The error of a listing that gave a next page `MAX_LIST_PAGES` times. */
+export function endlessListing(): Error {
+  return new Error(`tools/list gave a next page ${MAX_LIST_PAGES} times; giving up`);
+}
+
 /** One page of an upstream's `tools/list`: its definitions (refused entries included), the tools it runs only as tasks, the next cursor. */
 export interface UpstreamToolsPage {
   readonly definitions: UpstreamToolDefinition[];

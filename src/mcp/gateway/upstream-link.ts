@@ -23,7 +23,7 @@ import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream, invalidAnswerOf } from './connect.js';
 import type { InvalidAnswer, UpstreamConnection } from './connect.js';
-import { listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
+import { MAX_LIST_PAGES, endlessListing, listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
@@ -385,7 +385,11 @@ export class UpstreamLink {
     const row = this.#upstream.updated_at;
     try {
       let cursor: string | undefined;
+      let pages = 0;
       do {
+        // Bounded as the commands' listing is: an upstream whose pages never end (empty ones
+        // grow nothing) was asked for the next one without end, and its last listing stayed served.
+        if (pages++ === MAX_LIST_PAGES) throw endlessListing();
         const page = await listUpstreamToolsPage(connection.client, cursor, { timeout: this.#options.connectTimeoutMs });
         listed.push(...page.definitions);
         for (const name of page.taskRequired) taskRequired.add(name);
