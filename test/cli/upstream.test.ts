@@ -5,7 +5,7 @@
 // command that lists connects afresh, as the command does: a stdio upstream is a child per
 // command (three here; the changing upstream is in-process to spare a child per step).
 // One database and folder for the file, the steps in order.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,7 @@ import { createToken, createToolRegistryServer, listen, tokenFileVerifier } from
 import type { ListeningServer } from '../../src/server/index.js';
 import { ROOT, errorCode, runCli, useChildProcessTimeout, withLibrary } from './helpers.js';
 import { startHttpUpstream } from '../support/http-upstream.js';
+import { processesWith } from '../support/upstreams.js';
 import type { HttpUpstream } from '../support/http-upstream.js';
 
 useChildProcessTimeout();
@@ -186,6 +187,25 @@ describe('errors and remove', () => {
     const envLiteral = await cli(['upstream', 'add', 'x', '--command', quoted(join(cwd, 'no-such-program')), '--env', 'GITHUB_TOKEN=ghp_123']);
     expect(envLiteral.stderr).toMatch(/^warning: GITHUB_TOKEN is stored as typed.*\(--env 'GITHUB_TOKEN=\$\{VAR\}'\)/);
     expect((JSON.parse((await cli(['upstream', 'list', '--json'])).stdout) as { name: string }[]).map((row) => row.name)).toEqual(['demo', 'memory']);
+  });
+
+  it('a stdio upstream that never answers is given up after --timeout and ended before the command returns: its input closed, SIGTERM 0.3 s later, then SIGKILL', async () => {
+    // It ignores the end of its input and SIGTERM, noting when each came (ms since its start).
+    const program = join(cwd, 'mute.mjs');
+    const log = join(cwd, 'mute.log');
+    writeFileSync(
+      program,
+      "import { appendFileSync } from 'node:fs';\nconst note = (what) => appendFileSync(process.env.MUTE_LOG, `${what} ${Math.round(performance.now())}\\n`);\n" +
+        "process.stdin.on('end', () => note('end')).resume();\nprocess.on('SIGTERM', () => note('SIGTERM'));\nsetInterval(() => {}, 60_000);\n",
+    );
+    const add = await runCli(['upstream', 'add', 'mute', '--command', quoted(process.execPath, program), '--env', `MUTE_LOG=${log}`, '--timeout', '500'], { cwd });
+    expect([add.code, errorCode(add.stderr)]).toEqual([1, 'UPSTREAM_UNAVAILABLE']);
+    // On the old code the SDK's client closed it unawaited, 2 s after its input ended and 2 s after
+    // SIGTERM: the command returned with the child alive (a process's exit waited for it, 4 s).
+    expect(processesWith(program, log)).toEqual([]);
+    const notes = Object.fromEntries(readFileSync(log, 'utf8').trim().split('\n').map((line) => line.split(' ')).map(([what, ms]) => [what, Number(ms)]));
+    expect(Object.keys(notes)).toEqual(['end', 'SIGTERM']);
+    expect((notes.SIGTERM as number) - (notes.end as number)).toBeLessThan(1800);
   });
 
   it('remove takes the tools with it (history kept); --keep-tools leaves them registered', async () => {

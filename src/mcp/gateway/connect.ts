@@ -118,7 +118,26 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
     });
     observeInvalidLines(child, options.onInvalidAnswer);
     const client = newClient();
-    await client.connect(child, { timeout });
+    // The child's end, heard from before connecting: one that ended already is not waited for.
+    let exited = false;
+    const ended = new Promise<void>((resolve) => {
+      client.onclose = () => {
+        exited = true;
+        resolve();
+      };
+    });
+    const connecting = client.connect(child, { timeout });
+    // Spawned by the transport's start, which the connect calls before its first await.
+    const pid = child.pid;
+    try {
+      await connecting;
+    } catch (error) {
+      // The SDK's client closes the transport itself, unawaited, giving the child 2 s after its
+      // input ends and 2 more after SIGTERM (a command that gave up after --timeout waited that
+      // long to exit): ended here in closeStdio's steps, before the failure is told.
+      if (!exited && pid !== null) await endStdioChild(ended, pid);
+      throw error;
+    }
     return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
   }
   const headers = expandAll(transport.headers, env, `upstream ${upstream.name} header`);
@@ -639,6 +658,12 @@ const STDIO_KILL_AFTER_MS = 800;
  * within 2 s of a signal whatever a tool does; here the steps come after 0.3 and 0.8 s.
  */
 async function closeStdio(client: Client, pid: number | null): Promise<void> {
+  // The transport resolves once the child has closed.
+  await endStdioChild(client.close(), pid);
+}
+
+/** SIGTERM to `pid` 0.3 s from now, SIGKILL at 0.8 s, until `ended` (the child closed): its pid is not signalled after that. */
+async function endStdioChild(ended: Promise<void>, pid: number | null): Promise<void> {
   const signal = (name: NodeJS.Signals) => (): void => {
     try {
       if (pid !== null) process.kill(pid, name);
@@ -649,9 +674,8 @@ async function closeStdio(client: Client, pid: number | null): Promise<void> {
   const term = setTimeout(signal('SIGTERM'), STDIO_TERM_AFTER_MS);
   const kill = setTimeout(signal('SIGKILL'), STDIO_KILL_AFTER_MS);
   try {
-    await client.close();
+    await ended;
   } finally {
-    // The transport resolves once the child has closed: its pid is not signalled after that.
     clearTimeout(term);
     clearTimeout(kill);
   }
