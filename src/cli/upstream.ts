@@ -67,10 +67,15 @@ export interface AddOptions {
 /** Header and variable names that usually carry a secret. */
 const SECRET_NAME = /authorization|cookie|token|secret|password|passwd|api[-_]?key|private/i;
 
-function record(pairs: readonly (readonly [string, string])[], what: string): Record<string, string> {
+/** The pairs as a record; a name given twice is refused (`caseless`: header names, which HTTP compares ignoring case). */
+function record(pairs: readonly (readonly [string, string])[], what: string, caseless = false): Record<string, string> {
   const out: Record<string, string> = {};
+  const seen = new Map<string, string>();
   for (const [key, value] of pairs) {
-    if (Object.hasOwn(out, key)) throw new CliError('USAGE', `${what} ${key} is given twice`);
+    const first = seen.get(caseless ? key.toLowerCase() : key);
+    // `X-A` and `x-a` were both stored and sent as one header, `X-A: 1, 2`.
+    if (first !== undefined) throw new CliError('USAGE', `${what} ${key} is given twice${first === key ? '' : ` (as ${first}: header names ignore case)`}`);
+    seen.set(caseless ? key.toLowerCase() : key, key);
     out[key] = value;
   }
   return out;
@@ -84,7 +89,7 @@ function record(pairs: readonly (readonly [string, string])[], what: string): Re
 export async function addCommand(context: UpstreamContext, name: string, options: AddOptions): Promise<void> {
   const transport: UpstreamTransport =
     options.url !== undefined
-      ? { type: 'http', url: options.url, headers: record(options.header, 'header') }
+      ? { type: 'http', url: options.url, headers: record(options.header, 'header', true) }
       : { type: 'stdio', command: options.command as string[], env: record(options.env, 'environment variable'), cwd: options.cwd === undefined ? null : resolve(options.cwd) };
   // Else the child's spawn fails with ENOENT naming the program, not the folder.
   if (transport.type === 'stdio' && transport.cwd !== null && statSync(transport.cwd, { throwIfNoEntry: false })?.isDirectory() !== true) {

@@ -162,6 +162,7 @@ describe('errors and remove', () => {
       [['upstream', 'add', 'x', '--command', 'node a.js | tee log'], 2, 'USAGE', /unquoted "\|"/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--env', 'A=1'], 2, 'USAGE', /--env and --cwd apply to --command only/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'no colon'], 2, 'USAGE', /"Name: value"/],
+      [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--header', 'X-A: 1', '--header', 'x-a: 2'], 2, 'USAGE', /header x-a is given twice \(as X-A: header names ignore case\)/],
       [['upstream', 'add', 'x', '--command', 'node a.js', '--cwd', join(cwd, 'no-such-folder')], 2, 'USAGE', /--cwd \S*no-such-folder is not a folder/],
       [['upstream', 'approve', 'demo'], 2, 'USAGE', /name the tools to approve, or give --all/],
       [['upstream', 'add', 'x', '--url', 'http://127.0.0.1:9/mcp', '--permission', 'net'], 2, 'USAGE', /not a permission name/],
