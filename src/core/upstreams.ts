@@ -91,7 +91,8 @@ export const UpstreamTransportSchema = z.discriminatedUnion('type', [
 export const UpstreamInputSchema = z.strictObject({
   name: z.string().regex(UPSTREAM_NAME_PATTERN, { error: 'must be 1-64 characters of A-Z a-z 0-9 _ -' }),
   transport: UpstreamTransportSchema,
-  prefix: z.string().regex(/^[A-Za-z0-9_.-]{0,64}$/, { error: 'must be 0-64 characters of A-Z a-z 0-9 _ - .' }).optional(),
+  // Up to 65: the default, `NAME_` of a 64-character name, is put back as given by approve, reject and sync.
+  prefix: z.string().regex(/^[A-Za-z0-9_.-]{0,65}$/, { error: 'must be 0-65 characters of A-Z a-z 0-9 _ - .' }).optional(),
   approve: z.enum(['all', 'none']).default('all'),
   permissions: z.array(z.string().min(1)).default([]),
   rejected: z.array(z.strictObject({ tool: z.string().min(1), definition: z.string().min(1) })).default([]),

@@ -84,6 +84,10 @@ export function defineGatewaySuite(harness: StoreHarness): void {
       // The same content again still touches the row (how `upstream sync` wakes the serving processes).
       clock.set('2025-01-03T00:00:00.000Z');
       expect((await registry.putUpstream({ ...HTTP, prefix: 'gh_', approve: 'none' })).updated_at).toBe('2025-01-03T00:00:00.000Z');
+      // A row as read back can be put again: a 64-character name's default prefix is 65
+      // characters (refused when given, so approve, reject and sync of it failed for good).
+      const long = await registry.putUpstream({ ...HTTP, name: 'n'.repeat(64) });
+      expect((await registry.putUpstream({ ...HTTP, name: long.name, prefix: long.prefix })).prefix).toBe(`${'n'.repeat(64)}_`);
     });
 
     it('listUpstreams sorts by name in code-point order and hands out a fresh array; removeUpstream is idempotent; invalid input is VALIDATION_FAILED with its path', async () => {
