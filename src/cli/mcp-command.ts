@@ -64,7 +64,7 @@ export function parseMilliseconds(value: string): number {
 export function parseDuration(value: string): number {
   const match = /^(\d+)(ms|s|m|h)?$/.exec(value);
   const ms = match === null ? Number.NaN : Number(match[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
-  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a duration > 0 such as 300, 90s, 5m or 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a duration from 1ms to ${Math.floor(MAX_TIMER_MS / 3_600_000)}h (the longest timer Node keeps) such as 300, 90s, 5m or 1h (a bare number is seconds), got ${JSON.stringify(value)}`);
   return ms;
 }
 

@@ -120,6 +120,9 @@ describe('the options', () => {
     const bad = await runCli(['mcp', '--db', db, '--sync-interval', '5x'], { cwd: dir });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--sync-interval');
+    // Past the longest timer: the bound is said (it read "a duration > 0", as if 600h were not one).
+    const long = await runCli(['mcp', '--db', db, '--sync-interval', '600h'], { cwd: dir });
+    expect([long.code, long.stderr]).toEqual([2, expect.stringContaining('expected a duration from 1ms to 596h (the longest timer Node keeps)')]);
     const nothing = await runCli(['mcp', '--db', db, '--no-upstreams'], { cwd: dir });
     expect(nothing.code).toBe(2);
     expect(errorCode(nothing.stderr)).toBe('USAGE');
