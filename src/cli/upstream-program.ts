@@ -6,7 +6,7 @@ import { parseDatabaseOption } from './database-path.js';
 import type { CliContext } from './commands.js';
 import { splitCommandLine } from './command-line.js';
 import type * as Upstream from './upstream.js';
-import { parsePositive } from './mcp-command.js';
+import { parseMilliseconds } from './mcp-command.js';
 
 /** How long a command waits for an upstream to connect, then to list (a first `npx -y` downloads the server). */
 export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000;
@@ -60,7 +60,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   };
   /** A subcommand that connects to the upstream. */
   const connecting = (name: string): Command =>
-    sub(name).option('--timeout <ms>', `give up connecting, and then listing, after this many ms (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})`, parsePositive);
+    sub(name).option('--timeout <ms>', `give up connecting, and then listing, after this many ms (default ${DEFAULT_UPSTREAM_TIMEOUT_MS})`, parseMilliseconds);
 
   connecting('add')
     .description('connect to an upstream, list its tools, store it, and (with --approve all, the default) register its tools as 1.0.0+HASH')

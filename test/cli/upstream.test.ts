@@ -177,6 +177,10 @@ describe('errors and remove', () => {
       [['upstream', 'reject', 'demo', 'nope'], 1, 'UPSTREAM_TOOL_NOT_FOUND', /does not list a tool "nope"/],
       [['upstream', 'reject', 'demo', 'echo'], 1, 'UPSTREAM_TOOL_NOT_FOUND', /approved and served/],
     ];
+    // Past the longest timer Node keeps (it ran after 1 ms: every connection timed out at once). Not through cli(), which gives its own --timeout.
+    const long = await runCli(['upstream', 'pending', '--timeout', '3000000000'], { cwd });
+    expect([long.code, errorCode(long.stderr)]).toEqual([2, 'USAGE']);
+    expect(long.stderr).toMatch(/--timeout.*expected a time in ms, 1 to 2147483647, got "3000000000"/);
     for (const [args, code, errorName, message] of cases) {
       const result = await cli(args);
       expect([result.code, errorCode(result.stderr)], args.join(' ')).toEqual([code, errorName]);
