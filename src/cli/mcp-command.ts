@@ -48,7 +48,7 @@ export function parsePositive(value: string): number {
  * The longest delay Node's timers keep; a longer one runs after 1 ms. The library's
  * MAX_TIMER_MS, written here because option parsing runs before the library is loaded.
  */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** A time in ms on the command line: a whole number from 1 to the longest timer Node keeps. */
 export function parseMilliseconds(value: string): number {

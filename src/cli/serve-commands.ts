@@ -1,6 +1,7 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
 import { parseDatabaseOption } from './database-path.js';
+import { MAX_TIMER_MS } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
@@ -13,8 +14,9 @@ const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin'];
 
 const serve = (): Promise<typeof Serve> => import('./serve.js');
 
+/** A time in ms, 0 to the longest timer (the 9-digit bound it had refused 10 digits as "not a whole number"). */
 function whole(value: string): number {
-  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError(`expected a whole number, got ${JSON.stringify(value)}`);
+  if (!/^\d{1,10}$/.test(value) || Number(value) > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a whole number of ms, 0 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
   return Number(value);
 }
 

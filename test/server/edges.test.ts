@@ -294,6 +294,9 @@ describe('who may talk to the server', () => {
     const refused = await runCli(['serve', '--max-body', '0', '--port', '0'], { cwd: folder });
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--max-body')]);
     expect(refused.stderr).toContain('expected a whole number >= 1, got "0"');
+    // A 10-digit drain timeout was "expected a whole number": it is one; the bound is what it passed.
+    const drain = await runCli(['serve', '--drain-timeout', '3000000000', '--port', '0'], { cwd: folder });
+    expect([drain.code, drain.stderr.split('\n')[0]]).toEqual([2, `error USAGE: option '--drain-timeout <ms>' argument '3000000000' is invalid. expected a whole number of ms, 0 to 2147483647, got "3000000000"`]);
     // A port past 65535 was node:net's RangeError: error INTERNAL with a stack, exit 1.
     const port = await runCli(['serve', '--port', '70000'], { cwd: folder });
     expect([port.code, port.stderr.split('\n')[0]]).toEqual([2, `error USAGE: option '--port <port>' argument '70000' is invalid. expected a port, 0 to 65535, got "70000"`]);
