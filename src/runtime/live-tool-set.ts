@@ -71,9 +71,12 @@ function sameSet(a: ToolSet, b: ToolSet): boolean {
   return a.excluded.every((entry, index) => entry.tool_name === b.excluded[index]?.tool_name && entry.reason === b.excluded[index]?.reason);
 }
 
+function describeError(error: unknown): string {
+  return error instanceof Error ? `${(error as { code?: unknown }).code ?? error.name}: ${error.message}` : String(error);
+}
+
 function warn(error: unknown): void {
-  const text = error instanceof Error ? `${(error as { code?: unknown }).code ?? error.name}: ${error.message}` : String(error);
-  process.emitWarning(`liveToolSet: cannot follow the registry (${text}); retrying`, 'ToolRegistryWarning');
+  process.emitWarning(`liveToolSet: cannot follow the registry (${describeError(error)}); retrying`, 'ToolRegistryWarning');
 }
 
 class Live implements LiveToolSet {
@@ -295,7 +298,9 @@ class Live implements LiveToolSet {
       try {
         listener(change);
       } catch (error) {
-        this.#report(error);
+        // The default warning would blame the registry and promise a retry: say whose error it is.
+        if (this.#onError === warn) process.emitWarning(`liveToolSet: a subscribe() listener threw (${describeError(error)}); the set is current`, 'ToolRegistryWarning');
+        else this.#report(error);
       }
     }
   }

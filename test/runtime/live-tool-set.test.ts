@@ -162,6 +162,29 @@ describe('liveToolSet (memory store)', () => {
     await live.close();
     await registry.close();
   });
+
+  it("a throwing listener: the default warning names the listener, not the registry, and the others still hear", async () => {
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.message);
+    process.on('warning', onWarning);
+    try {
+      live.subscribe(() => {
+        throw new Error('listener boom');
+      });
+      const heard: string[][] = [];
+      live.subscribe(({ current }) => heard.push(current.list()));
+      await registry.setEnabled('calc', false);
+      await until(() => heard.length > 0 && warnings.length > 0, 'the change and the warning');
+      expect(warnings).toEqual(['liveToolSet: a subscribe() listener threw (Error: listener boom); the set is current']);
+    } finally {
+      process.off('warning', onWarning);
+      await live.close();
+      await registry.close();
+    }
+  });
 });
 
 describe('liveToolSet (SQLite file, other processes)', () => {

@@ -226,6 +226,13 @@ describe('SearchIndex', () => {
     expect(texts).toEqual(['weather']);
   });
 
+  it('an embedder vector holding a non-finite number: the TypeError names where and the value', async () => {
+    const registry = new InMemoryToolRegistry();
+    await registry.register({ tool_name: 'weather', description: 'weather', input_schema: { type: 'object' }, output_schema: {} });
+    const embed = (list: string[]): number[][] => list.map(() => [1, Number.NaN, 2]);
+    await expect(registry.search('weather', { embed })).rejects.toThrow(/\[0\]\[1\] must be a finite number, got NaN/);
+  });
+
   it('searched after every write (norms kept between searches), scores exactly as an index built from scratch', () => {
     const next = random(62);
     const live = new Map<string, ReturnType<typeof spec>>();

@@ -32,9 +32,12 @@ function checkVectors(vectors: unknown, count: number, dimensions: number | unde
   return vectors.map((vector: unknown, index) => {
     if (!Array.isArray(vector) && !ArrayBuffer.isView(vector)) throw new TypeError(`embed() returned a non-array vector at [${index}]`);
     const values = Float64Array.from(vector as ArrayLike<number>);
-    if ((dimensions !== undefined && values.length !== dimensions) || values.length === 0 || values.some((value) => !Number.isFinite(value))) {
+    if ((dimensions !== undefined && values.length !== dimensions) || values.length === 0) {
       throw new TypeError(`embed() returned an invalid vector at [${index}]: it must hold ${dimensions ?? 'some'} finite numbers, got ${values.length}`);
     }
+    // Name the bad number: "got 3" for a vector of the right length holding NaN said nothing.
+    const bad = values.findIndex((value) => !Number.isFinite(value));
+    if (bad !== -1) throw new TypeError(`embed() returned an invalid vector at [${index}]: [${index}][${bad}] must be a finite number, got ${String(values[bad])}`);
     return values;
   });
 }
