@@ -175,8 +175,17 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
       res.setTimeout(stalledWriteMs, () => {
         if ((res.socket?.writableLength ?? 0) > 0) res.socket?.destroy();
       });
+      // An answer that starts before the body is all in (a 413, and a 401, 404 or a query's 400,
+      // refused before the body was read) closes the connection and lingers as the 413 does: kept
+      // alive, the unread rest stalled it, and a client still sending a body of 300 KB lost the
+      // answer to a reset or EPIPE one time in two.
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+        if (!req.complete) this.setHeader('connection', 'close');
+        return writeHead.apply(this, args);
+      } as typeof writeHead;
       res.once('prefinish', () => {
-        if (res.statusCode === 413 && !req.complete && req.socket !== null) lingerAfterRefusal(req.socket);
+        if (!req.complete && req.socket !== null) lingerAfterRefusal(req.socket);
       });
       void handle(req, res);
     },
