@@ -74,9 +74,13 @@ const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=\/|\?|#|$)/i;
 
 /** A 400 BAD_REQUEST problem written before the request reaches the server. */
 function refuse(res: ServerResponse, detail: string, context: Record<string, unknown>): void {
-  const body = JSON.stringify({ type: 'https://tool-registry.dev/problems/bad-request', title: 'The request is malformed', status: 400, detail, code: 'BAD_REQUEST', context });
+  const body = badRequest(detail, context);
   res.writeHead(400, { 'content-type': 'application/problem+json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
+}
+
+function badRequest(detail: string, context: Record<string, unknown>): string {
+  return JSON.stringify({ type: 'https://tool-registry.dev/problems/bad-request', title: 'The request is malformed', status: 400, detail, code: 'BAD_REQUEST', context });
 }
 
 /**
@@ -171,12 +175,34 @@ export async function listen(server: ToolRegistryServer, options: ListenOptions 
       res.setTimeout(stalledWriteMs, () => {
         if ((res.socket?.writableLength ?? 0) > 0) res.socket?.destroy();
       });
+      // An answer that starts before the body is all in (a 413, and a 401, 404 or a query's 400,
+      // refused before the body was read) closes the connection and lingers as the 413 does: kept
+      // alive, the unread rest stalled it, and a client still sending a body of 300 KB lost the
+      // answer to a reset or EPIPE one time in two.
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+        if (!req.complete) this.setHeader('connection', 'close');
+        return writeHead.apply(this, args);
+      } as typeof writeHead;
       res.once('prefinish', () => {
-        if (res.statusCode === 413 && !req.complete && req.socket !== null) lingerAfterRefusal(req.socket);
+        if (!req.complete && req.socket !== null) lingerAfterRefusal(req.socket);
       });
       void handle(req, res);
     },
   );
+  // Node answers an Expect other than 100-continue with a bare 417 that no route declares: a
+  // 400 naming the header, as the other requests refused here.
+  http.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const value = String(req.headers.expect);
+    refuse(res, `the Expect header ${JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}...` : value)} is not supported; only 100-continue is`, { header: 'expect' });
+  });
+  // Without a listener Node drops a CONNECT's socket unanswered: this server is no proxy.
+  http.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    // Node leaves such a socket without an error listener: a client's reset would end the process.
+    socket.on('error', () => socket.destroy());
+    const body = badRequest('CONNECT is not supported: this server is no proxy', { method: 'CONNECT' });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 0, host, () => {

@@ -443,7 +443,22 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
   // A GET or HEAD request has no body (a Request of either method never carries one), and
   // asking the Node adapter's lightweight request for `body` builds the whole web Request.
-  app.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  app.use('*', async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    let passed = false;
+    try {
+      return await limitBody(c, () => ((passed = true), next()));
+    } catch (error) {
+      if (passed || error instanceof HttpProblem) throw error;
+      // bodyLimit reads a chunked body itself, and the client went away before its end: a 400
+      // as when parseBody finds so (a 500 with an error id before). A mount gets a body that
+      // fails again, so that it says so its own way (/mcp: JSON-RPC -32700).
+      if (!isMount(c.req.path)) throw new HttpProblem('BAD_REQUEST', 'the body could not be read to its end (the connection closed before it did); nothing was changed');
+      const failed = new ReadableStream({ start: (controller) => controller.error(error) });
+      c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers: c.req.raw.headers, body: failed, duplex: 'half' } as RequestInit);
+      return next();
+    }
+  });
 
   const onRoute = (route: RouteDefinition, prefixed: boolean) => {
     const template = prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path;
