@@ -141,6 +141,11 @@ const UNDECIDABLE: Effect = { in: 1, out: 1 };
  * a default the runtime fills in (ajv's `useDefaults`, inputs only) can change what they decide.
  */
 const PRESENCE_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', '$ref', '$dynamicRef', 'unevaluatedProperties'];
+/**
+ * The same for an array schema and its items: `uniqueItems` and `contains` compare or test the
+ * items after a default was filled into one (`[{}, {a: 'x'}]` becomes two equal items).
+ */
+const ITEM_PRESENCE_KEYWORDS = ['uniqueItems', 'contains', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', '$ref', '$dynamicRef', 'unevaluatedItems'];
 
 function combine(a: Effect, b: Effect): Effect {
   return a.in >= b.in && a.out >= b.out ? a : { in: Math.max(a.in, b.in) as Dir, out: Math.max(a.out, b.out) as Dir };
@@ -577,7 +582,11 @@ class Comparer {
   readonly out: Raw[] = [];
   /** Pairs of `$ref` targets this comparer compared (and reported) already. */
   readonly #done = new Set<string>();
-  /** Whether the object schema whose property is being compared looks at which properties are present (PRESENCE_KEYWORDS). */
+  /**
+   * Whether a schema above the value being compared looks at it again once a default is filled
+   * in (PRESENCE_KEYWORDS, ITEM_PRESENCE_KEYWORDS): a filled default changes the value every
+   * enclosing object and array sees, not only its own object.
+   */
   #presenceParent = false;
 
   constructor(
@@ -594,7 +603,9 @@ class Comparer {
   }
 
   #sub(polarity = this.polarity, descend = false): Comparer {
-    return new Comparer(this.ctx, new Map(this.open), this.depth + (descend ? 1 : 0), polarity);
+    const sub = new Comparer(this.ctx, new Map(this.open), this.depth + (descend ? 1 : 0), polarity);
+    sub.#presenceParent = this.#presenceParent;
+    return sub;
   }
 
   /** The combined effect of comparing two subschemas, without reporting their differences. */
@@ -744,7 +755,7 @@ class Comparer {
   /** Compares a property's two schemas knowing whether their object looks at which properties are present. */
   #property(a: Schema, b: Schema, where: string, presence: boolean): void {
     const outer = this.#presenceParent;
-    this.#presenceParent = presence;
+    this.#presenceParent = outer || presence;
     try {
       this.#child(a, b, where);
     } finally {
@@ -1038,7 +1049,7 @@ class Comparer {
       // that comes with a default fills one in from now on, one that goes no longer does (a
       // `required` beside it then refuses what passed), so for inputs neither is proved.
       const given = inB ? propsB[name] : propsA[name];
-      if (isObject(given) && Object.hasOwn(given, 'default')) effect = combine(effect, { in: inB && !presence && this.ctx.after.validates(asSchema(given), given.default) === true ? 0 : 1, out: 0 });
+      if (isObject(given) && Object.hasOwn(given, 'default')) effect = combine(effect, { in: inB && !presence && !this.#presenceParent && this.ctx.after.validates(asSchema(given), given.default) === true ? 0 : 1, out: 0 });
       if (inB) this.report('property-added', where, null, propsB[name], effect);
       else this.report('property-removed', where, propsA[name], null, effect);
     }
@@ -1140,12 +1151,18 @@ class Comparer {
     const shapeA = shape(a);
     const shapeB = shape(b);
     const length = Math.max(shapeA.prefix.length, shapeB.prefix.length);
-    for (let i = 0; i < length; i++) {
-      const itemA = i < shapeA.prefix.length ? asSchema(shapeA.prefix[i]) : shapeA.rest;
-      const itemB = i < shapeB.prefix.length ? asSchema(shapeB.prefix[i]) : shapeB.rest;
-      this.#compareItems(itemA, itemB, `${path}/${shapeB.prefix.length > i ? shapeB.prefixKey : shapeB.restKey}${shapeB.prefix.length > i ? `/${i}` : ''}`);
+    const outer = this.#presenceParent;
+    this.#presenceParent = outer || ITEM_PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key));
+    try {
+      for (let i = 0; i < length; i++) {
+        const itemA = i < shapeA.prefix.length ? asSchema(shapeA.prefix[i]) : shapeA.rest;
+        const itemB = i < shapeB.prefix.length ? asSchema(shapeB.prefix[i]) : shapeB.rest;
+        this.#compareItems(itemA, itemB, `${path}/${shapeB.prefix.length > i ? shapeB.prefixKey : shapeB.restKey}${shapeB.prefix.length > i ? `/${i}` : ''}`);
+      }
+      this.#compareItems(shapeA.rest, shapeB.rest, `${path}/${shapeB.restKey}`);
+    } finally {
+      this.#presenceParent = outer;
     }
-    this.#compareItems(shapeA.rest, shapeB.rest, `${path}/${shapeB.restKey}`);
     const containsSame = this.ctx.equivalent(a.contains, b.contains);
     if (!containsSame) {
       const where = `${path}/contains`;

@@ -396,6 +396,19 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(open({}), open({ a: { type: 'string', default: 'x' } })).compatible).toBe(true);
   });
 
+  it('a filled-in default meets the keywords of every enclosing object and array, not only its own object', () => {
+    const item = (a: Record<string, unknown>) => ({ type: 'object', properties: { a } });
+    // [{}, {a: 'x'}] was valid; the runtime makes it [{a: 'x'}, {a: 'x'}], which uniqueItems refuses. The old code: compatible.
+    const unique = (a: Record<string, unknown>) => ({ type: 'array', items: item(a), uniqueItems: true });
+    expect(compareSchemas(unique({ type: 'string' }), unique({ type: 'string', default: 'x' })).compatible).toBe(false);
+    expect(compareSchemas({ type: 'array', items: item({}), uniqueItems: true }, unique({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // {o: {}} was valid; the root's pattern then sees {o: {a: 'x'}} past maxProperties 0. The old code: compatible.
+    const nested = (a: Record<string, unknown>) => obj({ o: item(a) }, { patternProperties: { '^o$': { maxProperties: 0 } } });
+    expect(compareSchemas(nested({ type: 'string' }), nested({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // With nothing above that looks again, the nested default stays provable.
+    expect(compareSchemas(obj({ o: item({ type: 'string' }) }), obj({ o: item({ type: 'string', default: 'x' }) })).compatible).toBe(true);
+  });
+
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
     const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
