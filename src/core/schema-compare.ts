@@ -657,7 +657,9 @@ class Comparer {
       return;
     }
     const key = `${fa.key}\u0000${fb.key}`;
-    if (this.#done.has(key)) return;
+    // A pair judged where no default mattered is judged again where one may (#presenceParent).
+    const doneKey = `${key}\u0000${this.#presenceParent}`;
+    if (this.#done.has(doneKey)) return;
     // Each ref followed is a level of recursion: a chain of 4,000 `$ref`s overflowed the stack
     // (a 500 on PUT, POST /v1/check and diff), and each of n properties that starts a chain
     // walks it again (n times its length). Past MAX_OPEN_REFS refs followed at once (each
@@ -687,7 +689,7 @@ class Comparer {
     this.compare(fa.schema, fb.schema, where);
     this.open.delete(key);
     for (const loop of loops) if (loop !== undefined) this.open.delete(loop);
-    this.#done.add(key);
+    this.#done.add(doneKey);
   }
 
   /**
@@ -750,6 +752,20 @@ class Comparer {
     // oneOf on presence …) may refuse the object once the default is filled in.
     if (this.#presenceParent) return { in: 1, out: 0 };
     return { in: this.ctx.after.validates(b, b.default) === true ? 0 : 1, out: 0 };
+  }
+
+  /**
+   * Runs `compare` for subschemas that apply to the same value as `b` (allOf, then/else,
+   * dependentSchemas): a default they fill in lands in the object `b`'s other keywords see.
+   */
+  #inPlace(b: Record<string, unknown>, compare: () => void): void {
+    const outer = this.#presenceParent;
+    this.#presenceParent = outer || PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key)) || ITEM_PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key));
+    try {
+      compare();
+    } finally {
+      this.#presenceParent = outer;
+    }
   }
 
   /** Compares a property's two schemas knowing whether their object looks at which properties are present. */
@@ -901,10 +917,10 @@ class Comparer {
       const add = b.uniqueItems === true;
       this.report(add ? 'unique-items-added' : 'unique-items-removed', `${path}/uniqueItems`, a.uniqueItems, b.uniqueItems, add ? NARROWS : WIDENS);
     }
-    this.#compareAllOf(a.allOf, b.allOf, path);
+    this.#inPlace(b, () => this.#compareAllOf(a.allOf, b.allOf, path));
     this.#compareAlternatives(a, b, path);
     this.#compareNot(a.not, b.not, path);
-    this.#compareConditional(a, b, path);
+    this.#inPlace(b, () => this.#compareConditional(a, b, path));
     const keys = Object.keys(a);
     for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) keys.push(key);
     for (const key of keys) {
@@ -1119,7 +1135,7 @@ class Comparer {
         } else if (key !== 'dependentRequired' && !list(x) && !list(y)) {
           if (x === undefined) this.report('keyword-changed', where, null, y, NARROWS);
           else if (y === undefined) this.report('keyword-changed', where, x, null, WIDENS);
-          else this.#child(asSchema(x), asSchema(y), where);
+          else this.#inPlace(b, () => this.#child(asSchema(x), asSchema(y), where));
         } else this.report('keyword-changed', where, x, y, UNDECIDABLE);
       }
     }

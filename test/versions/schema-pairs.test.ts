@@ -405,6 +405,9 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     // {o: {}} was valid; the root's pattern then sees {o: {a: 'x'}} past maxProperties 0. The old code: compatible.
     const nested = (a: Record<string, unknown>) => obj({ o: item(a) }, { patternProperties: { '^o$': { maxProperties: 0 } } });
     expect(compareSchemas(nested({ type: 'string' }), nested({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // A default under `then` (or dependentSchemas) fills the same object: {} passed maxProperties 0, {b: 'x'} does not. The old code: compatible.
+    const then = (b: Record<string, unknown>) => ({ if: true, then: obj({ b }), maxProperties: 0 });
+    expect(compareSchemas(then({ type: 'string' }), then({ type: 'string', default: 'x' })).compatible).toBe(false);
     // With nothing above that looks again, the nested default stays provable.
     expect(compareSchemas(obj({ o: item({ type: 'string' }) }), obj({ o: item({ type: 'string', default: 'x' }) })).compatible).toBe(true);
   });
