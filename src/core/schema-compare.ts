@@ -1386,6 +1386,79 @@ function bothReadings(before: SchemaDocument, after: SchemaDocument): readonly R
   return [...merged.values()];
 }
 
+/** Keywords whose subschemas ajv validates without filling in defaults (its `compositeRule`). */
+const COMPOSITE_KEYWORDS: ReadonlySet<string> = new Set(['anyOf', 'oneOf', 'not', 'if', 'contains']);
+/** Subschemas that apply to the value their parent applies to. */
+const IN_PLACE_KEYWORDS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'dependencies']);
+/** Keywords that count or inspect which properties an object has (PRESENCE_KEYWORDS but the applicators). */
+const COUNTING_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'unevaluatedProperties'];
+
+/**
+ * A property default ajv may leave unfilled (under a composite keyword, or anywhere in a
+ * document that reaches a ref from one) whose filling decides something: its property is
+ * required, its object looks at which properties are present, or its own schema refuses it.
+ */
+function inertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+  // A document's answer is kept with it (a stored spec's document is kept and reused).
+  if (inertDefaults.has(doc)) return inertDefaults.get(doc);
+  const found = findInertDefault(doc);
+  inertDefaults.set(doc, found);
+  return found;
+}
+const inertDefaults = new WeakMap<SchemaDocument, { pointer: string; value: unknown } | undefined>();
+
+function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+  // One cheap pass first: most documents have no composite keyword, so no default ajv leaves unfilled.
+  let composites = false;
+  let everywhere = false;
+  const scan = (node: unknown, composite: boolean, depth: number): void => {
+    if (everywhere || depth > MAX_JSON_DEPTH || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      for (const one of node) scan(one, composite, depth + 1);
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    if (composite && (typeof record.$ref === 'string' || record.$dynamicRef !== undefined)) everywhere = true;
+    for (const key in record) {
+      if (VALUE_KEYWORDS.has(key)) continue;
+      const entering = COMPOSITE_KEYWORDS.has(key);
+      if (entering) composites = true;
+      scan(record[key], composite || entering, depth + 1);
+    }
+  };
+  scan(doc.root, false, 0);
+  if (!composites) return undefined;
+  let found: { pointer: string; value: unknown } | undefined;
+  // `required` and the counting keywords of the object a subschema applies in place to (an anyOf branch's, its parent's).
+  const visit = (node: unknown, pointer: string, composite: boolean, depth: number, outerRequired: readonly unknown[], outerLooks: boolean): void => {
+    if (found !== undefined || depth > MAX_JSON_DEPTH || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      node.forEach((one, i) => visit(one, `${pointer}/${i}`, composite, depth + 1, outerRequired, outerLooks));
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    const required = Array.isArray(record.required) ? [...outerRequired, ...record.required] : outerRequired;
+    const counts = outerLooks || COUNTING_KEYWORDS.some((key) => Object.hasOwn(record, key));
+    if ((composite || everywhere) && isObject(record.properties)) {
+      const looks = counts || PRESENCE_KEYWORDS.some((key) => Object.hasOwn(record, key));
+      for (const [name, property] of Object.entries(record.properties)) {
+        if (!isObject(property) || !Object.hasOwn(property, 'default')) continue;
+        if (looks || required.includes(name) || doc.validates(property as Schema, property.default) !== true) {
+          found = { pointer: `${pointer}/properties/${token(name)}/default`, value: property.default };
+          return;
+        }
+      }
+    }
+    for (const [key, value] of Object.entries(record)) {
+      if (VALUE_KEYWORDS.has(key)) continue;
+      const inPlace = IN_PLACE_KEYWORDS.has(key);
+      visit(value, `${pointer}/${token(key)}`, composite || COMPOSITE_KEYWORDS.has(key), depth + 1, inPlace ? required : [], inPlace && counts);
+    }
+  };
+  visit(doc.root, '', false, 0, [], false);
+  return found;
+}
+
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
   if (typeof value === 'boolean') return value;
   if (isObject(value)) return value;
@@ -1458,6 +1531,16 @@ function differencesOf(before: Schema, after: Schema, role: Role, prefix: string
     const seen = raws.findIndex((raw) => raw.type === 'keyword-changed' && raw.path === bad.pointer);
     if (seen !== -1) raws[seen] = { ...(raws[seen] as Raw), effect: combine((raws[seen] as Raw).effect, UNDECIDABLE) };
     else raws.push({ type: 'keyword-changed', path: bad.pointer, before: side === 'before' ? bad.value : null, after: side === 'after' ? bad.value : null, effect: UNDECIDABLE });
+  }
+  // The walk reads every default as filled in; ajv fills none under anyOf/oneOf/not/if/contains
+  // (except through a ref it compiles apart), so one there that decides something is undecidable.
+  if (role === 'input') {
+    for (const [doc, side] of [[docAfter, 'after'], [docBefore, 'before']] as const) {
+      const site = inertDefault(doc);
+      if (site === undefined) continue;
+      raws.push({ type: 'annotation-changed', path: side === 'after' ? site.pointer : '', before: side === 'before' ? site.value : null, after: side === 'after' ? site.value : null, effect: { in: 1, out: 0 } });
+      break;
+    }
   }
   const out: SchemaDifference[] = [];
   /** Per enum-value type, place and verdict: the values named, those left out, and where the entry counting them is. */

@@ -396,6 +396,19 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(open({}), open({ a: { type: 'string', default: 'x' } })).compatible).toBe(true);
   });
 
+  it('a default ajv does not fill in (under anyOf/oneOf/not/if/contains) decides nothing the walk may rely on', () => {
+    // {} passed `required` with `a` filled in, and is refused
+    // once that default sits in a branch (one-branch, nullable, or a $ref reached from one). The old code: compatible.
+    const filled = obj({ a: { default: 1 } }, { required: ['a'] });
+    expect(compareSchemas(filled, { anyOf: [{ properties: { a: { default: 1 } } }], required: ['a'] }).compatible).toBe(false);
+    const A = { type: 'object', properties: { a: { default: 1 } }, required: ['a'] };
+    expect(compareSchemas(obj({ o: { $ref: '#/$defs/A' } }, { $defs: { A } }), obj({ o: { anyOf: [{ $ref: '#/$defs/A' }, { type: 'null' }] } }, { $defs: { A } })).compatible).toBe(false);
+    // pydantic's Optional[Model] whose fields have defaults they need not fill stays permissive.
+    const M = (x: number) => ({ type: 'object', properties: { x: { type: 'integer', default: x } } });
+    const optional = (x: number) => obj({ m: { anyOf: [{ $ref: '#/$defs/M' }, { type: 'null' }], default: null } }, { $defs: { M: M(x) } });
+    expect(compareSchemas(optional(0), optional(1)).compatible).toBe(true);
+  });
+
   it('a filled-in default meets the keywords of every enclosing object and array, not only its own object', () => {
     const item = (a: Record<string, unknown>) => ({ type: 'object', properties: { a } });
     // [{}, {a: 'x'}] was valid; the runtime makes it [{a: 'x'}, {a: 'x'}], which uniqueItems refuses. The old code: compatible.
