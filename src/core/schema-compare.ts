@@ -706,7 +706,8 @@ class Comparer {
     const rest: Record<string, unknown> = {};
     for (const key of Object.keys(schema)) if (key !== '$ref' && !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions') rest[key] = schema[key];
     if (Object.keys(rest).length === 0) return { schema: target, target, key: nodeKey(target) };
-    const both = { allOf: [target, rest] };
+    // unevaluated* beside the ref sees what the target evaluated: it stays beside it, not in a branch of its own.
+    const both = hasUnevaluated(rest) ? { ...rest, allOf: [target, ...(Array.isArray(rest.allOf) ? rest.allOf : [])] } : { allOf: [target, rest] };
     doc.adopt(rest, schema);
     doc.adopt(both, schema);
     return { schema: both, target, key: `${nodeKey(target)}\u0000${doc.baseOf(schema)}\u0000${canonicalJson(rest)}` };

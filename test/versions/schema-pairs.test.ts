@@ -295,6 +295,10 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     // With an in-place applicator beside it, any change is undecidable.
     const applied = (props: Record<string, unknown>) => ({ allOf: [{ properties: props }], unevaluatedProperties: false });
     expect(compareSchemas(applied({ a: {}, b: {} }), applied({ a: {} })).differences).toEqual([expect.objectContaining({ type: 'keyword-changed', breaking: 'undecidable' })]);
+    // A $ref beside it is such an applicator: {a: 1} passed, the target no longer evaluates `a`. The old code: compatible both ways.
+    const referred = (props: Record<string, unknown>) => ({ $defs: { B: { properties: props } }, $ref: '#/$defs/B', unevaluatedProperties: false });
+    expect(compareSchemas(referred({ a: {} }), referred({ b: {} })).compatible).toBe(false);
+    expect(compareToolSchemas({ input_schema: {}, output_schema: referred({ a: {} }) }, { input_schema: {}, output_schema: referred({ b: {} }) }).compatible).toBe(false);
   });
 
   it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks)', () => {
