@@ -643,7 +643,14 @@ class Comparer {
     const na = this.ctx.norm(a, 'before');
     const nb = this.ctx.norm(b, 'after');
     if ((na !== a || nb !== b) && this.ctx.equivalent(na, nb)) return;
-    if (ownRef(na) || ownRef(nb)) return this.#followRefs(na, nb, path);
+    if (ownRef(na) || ownRef(nb)) {
+      // Following a ref leaves its annotations behind, but the runtime fills a `default` beside
+      // one (pydantic writes `{$ref: Color, default: 'red'}`): compared here, for inputs.
+      const da = typeof a === 'object' && Object.hasOwn(a, 'default');
+      const db = typeof b === 'object' && Object.hasOwn(b, 'default');
+      if ((da || db) && typeof a === 'object' && typeof b === 'object' && !same(a.default, b.default)) this.report('annotation-changed', `${path}/default`, a.default, b.default, this.#defaultEffect(b));
+      return this.#followRefs(na, nb, path);
+    }
     if (typeof na === 'boolean' || typeof nb === 'boolean' || isEmptySchema(na) || isEmptySchema(nb)) return this.#compareBoolean(na, nb, path);
     this.#compareObjects(na, nb, path);
   }

@@ -413,6 +413,15 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(optional(0), optional(1)).compatible).toBe(true);
   });
 
+  it("a default beside a $ref is filled in too (pydantic's {$ref: Color, default: 'red'})", () => {
+    const color = (extra: Record<string, unknown>, outer: Record<string, unknown> = {}) => obj({ c: { $ref: '#/$defs/Color', ...extra } }, { $defs: { Color: { enum: ['red', 'blue'] } }, ...outer });
+    // {} passed `required` with c filled in. The old code: compatible.
+    expect(compareSchemas(color({ default: 'red' }, { required: ['c'] }), color({}, { required: ['c'] })).compatible).toBe(false);
+    // A default the target refuses: {} is now {c: 'green'}, refused. The old code: compatible.
+    expect(compareSchemas(color({}), color({ default: 'green' })).compatible).toBe(false);
+    expect(compareSchemas(color({ default: 'red' }), color({ default: 'blue' })).compatible).toBe(true);
+  });
+
   it('a filled-in default meets the keywords of every enclosing object and array, not only its own object', () => {
     const item = (a: Record<string, unknown>) => ({ type: 'object', properties: { a } });
     // [{}, {a: 'x'}] was valid; the runtime makes it [{a: 'x'}, {a: 'x'}], which uniqueItems refuses. The old code: compatible.
