@@ -1457,6 +1457,14 @@ function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknow
         }
       }
     }
+    // ajv also fills the defaults of a tuple's entries (draft-07's array `items`): rare, so any such one counts.
+    if ((composite || everywhere) && Array.isArray(record.items)) {
+      const index = record.items.findIndex((entry) => isObject(entry) && Object.hasOwn(entry, 'default'));
+      if (index !== -1) {
+        found = { pointer: `${pointer}/items/${index}/default`, value: (record.items[index] as Record<string, unknown>).default };
+        return;
+      }
+    }
     for (const [key, value] of Object.entries(record)) {
       if (VALUE_KEYWORDS.has(key)) continue;
       const inPlace = IN_PLACE_KEYWORDS.has(key);

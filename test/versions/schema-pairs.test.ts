@@ -411,6 +411,9 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     const M = (x: number) => ({ type: 'object', properties: { x: { type: 'integer', default: x } } });
     const optional = (x: number) => obj({ m: { anyOf: [{ $ref: '#/$defs/M' }, { type: 'null' }], default: null } }, { $defs: { M: M(x) } });
     expect(compareSchemas(optional(0), optional(1)).compatible).toBe(true);
+    // The same for a draft-07 tuple entry's default: [5] became [5, 1] and passed minItems 2.
+    const d07 = 'http://json-schema.org/draft-07/schema#';
+    expect(compareSchemas({ $schema: d07, items: [{}, { default: 1 }], minItems: 2 }, { $schema: d07, anyOf: [{ items: [{}, { default: 1 }] }], minItems: 2 }).compatible).toBe(false);
   });
 
   it("a default beside a $ref is filled in too (pydantic's {$ref: Color, default: 'red'})", () => {
