@@ -437,6 +437,9 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     // A default under `then` (or dependentSchemas) fills the same object: {} passed maxProperties 0, {b: 'x'} does not. The old code: compatible.
     const then = (b: Record<string, unknown>) => ({ if: true, then: obj({ b }), maxProperties: 0 });
     expect(compareSchemas(then({ type: 'string' }), then({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // One $ref target reached where nothing looks again (y) and where uniqueItems does (z): judged at both.
+    const O = (a: Record<string, unknown>) => obj({ y: { $ref: '#/$defs/O' }, z: { type: 'array', items: { $ref: '#/$defs/O' }, uniqueItems: true } }, { $defs: { O: item(a) } });
+    expect(compareSchemas(O({ type: 'string' }), O({ type: 'string', default: 'x' })).compatible).toBe(false);
     // With nothing above that looks again, the nested default stays provable.
     expect(compareSchemas(obj({ o: item({ type: 'string' }) }), obj({ o: item({ type: 'string', default: 'x' }) })).compatible).toBe(true);
   });
