@@ -141,6 +141,11 @@ const UNDECIDABLE: Effect = { in: 1, out: 1 };
  * a default the runtime fills in (ajv's `useDefaults`, inputs only) can change what they decide.
  */
 const PRESENCE_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', '$ref', '$dynamicRef', 'unevaluatedProperties'];
+/**
+ * The same for an array schema and its items: `uniqueItems` and `contains` compare or test the
+ * items after a default was filled into one (`[{}, {a: 'x'}]` becomes two equal items).
+ */
+const ITEM_PRESENCE_KEYWORDS = ['uniqueItems', 'contains', 'allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', '$ref', '$dynamicRef', 'unevaluatedItems'];
 
 function combine(a: Effect, b: Effect): Effect {
   return a.in >= b.in && a.out >= b.out ? a : { in: Math.max(a.in, b.in) as Dir, out: Math.max(a.out, b.out) as Dir };
@@ -577,7 +582,11 @@ class Comparer {
   readonly out: Raw[] = [];
   /** Pairs of `$ref` targets this comparer compared (and reported) already. */
   readonly #done = new Set<string>();
-  /** Whether the object schema whose property is being compared looks at which properties are present (PRESENCE_KEYWORDS). */
+  /**
+   * Whether a schema above the value being compared looks at it again once a default is filled
+   * in (PRESENCE_KEYWORDS, ITEM_PRESENCE_KEYWORDS): a filled default changes the value every
+   * enclosing object and array sees, not only its own object.
+   */
   #presenceParent = false;
 
   constructor(
@@ -594,7 +603,9 @@ class Comparer {
   }
 
   #sub(polarity = this.polarity, descend = false): Comparer {
-    return new Comparer(this.ctx, new Map(this.open), this.depth + (descend ? 1 : 0), polarity);
+    const sub = new Comparer(this.ctx, new Map(this.open), this.depth + (descend ? 1 : 0), polarity);
+    sub.#presenceParent = this.#presenceParent;
+    return sub;
   }
 
   /** The combined effect of comparing two subschemas, without reporting their differences. */
@@ -632,7 +643,14 @@ class Comparer {
     const na = this.ctx.norm(a, 'before');
     const nb = this.ctx.norm(b, 'after');
     if ((na !== a || nb !== b) && this.ctx.equivalent(na, nb)) return;
-    if (ownRef(na) || ownRef(nb)) return this.#followRefs(na, nb, path);
+    if (ownRef(na) || ownRef(nb)) {
+      // Following a ref leaves its annotations behind, but the runtime fills a `default` beside
+      // one (pydantic writes `{$ref: Color, default: 'red'}`): compared here, for inputs.
+      const da = typeof a === 'object' && Object.hasOwn(a, 'default');
+      const db = typeof b === 'object' && Object.hasOwn(b, 'default');
+      if ((da || db) && typeof a === 'object' && typeof b === 'object' && !same(a.default, b.default)) this.report('annotation-changed', `${path}/default`, a.default, b.default, this.#defaultEffect(b));
+      return this.#followRefs(na, nb, path);
+    }
     if (typeof na === 'boolean' || typeof nb === 'boolean' || isEmptySchema(na) || isEmptySchema(nb)) return this.#compareBoolean(na, nb, path);
     this.#compareObjects(na, nb, path);
   }
@@ -646,7 +664,9 @@ class Comparer {
       return;
     }
     const key = `${fa.key}\u0000${fb.key}`;
-    if (this.#done.has(key)) return;
+    // A pair judged where no default mattered is judged again where one may (#presenceParent).
+    const doneKey = `${key}\u0000${this.#presenceParent}`;
+    if (this.#done.has(doneKey)) return;
     // Each ref followed is a level of recursion: a chain of 4,000 `$ref`s overflowed the stack
     // (a 500 on PUT, POST /v1/check and diff), and each of n properties that starts a chain
     // walks it again (n times its length). Past MAX_OPEN_REFS refs followed at once (each
@@ -676,7 +696,7 @@ class Comparer {
     this.compare(fa.schema, fb.schema, where);
     this.open.delete(key);
     for (const loop of loops) if (loop !== undefined) this.open.delete(loop);
-    this.#done.add(key);
+    this.#done.add(doneKey);
   }
 
   /**
@@ -693,7 +713,8 @@ class Comparer {
     const rest: Record<string, unknown> = {};
     for (const key of Object.keys(schema)) if (key !== '$ref' && !ANNOTATIONS.has(key) && key !== '$defs' && key !== 'definitions') rest[key] = schema[key];
     if (Object.keys(rest).length === 0) return { schema: target, target, key: nodeKey(target) };
-    const both = { allOf: [target, rest] };
+    // unevaluated* beside the ref sees what the target evaluated: it stays beside it, not in a branch of its own.
+    const both = hasUnevaluated(rest) ? { ...rest, allOf: [target, ...(Array.isArray(rest.allOf) ? rest.allOf : [])] } : { allOf: [target, rest] };
     doc.adopt(rest, schema);
     doc.adopt(both, schema);
     return { schema: both, target, key: `${nodeKey(target)}\u0000${doc.baseOf(schema)}\u0000${canonicalJson(rest)}` };
@@ -741,10 +762,24 @@ class Comparer {
     return { in: this.ctx.after.validates(b, b.default) === true ? 0 : 1, out: 0 };
   }
 
+  /**
+   * Runs `compare` for subschemas that apply to the same value as `b` (allOf, then/else,
+   * dependentSchemas): a default they fill in lands in the object `b`'s other keywords see.
+   */
+  #inPlace(b: Record<string, unknown>, compare: () => void): void {
+    const outer = this.#presenceParent;
+    this.#presenceParent = outer || PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key)) || ITEM_PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key));
+    try {
+      compare();
+    } finally {
+      this.#presenceParent = outer;
+    }
+  }
+
   /** Compares a property's two schemas knowing whether their object looks at which properties are present. */
   #property(a: Schema, b: Schema, where: string, presence: boolean): void {
     const outer = this.#presenceParent;
-    this.#presenceParent = presence;
+    this.#presenceParent = outer || presence;
     try {
       this.#child(a, b, where);
     } finally {
@@ -890,10 +925,10 @@ class Comparer {
       const add = b.uniqueItems === true;
       this.report(add ? 'unique-items-added' : 'unique-items-removed', `${path}/uniqueItems`, a.uniqueItems, b.uniqueItems, add ? NARROWS : WIDENS);
     }
-    this.#compareAllOf(a.allOf, b.allOf, path);
+    this.#inPlace(b, () => this.#compareAllOf(a.allOf, b.allOf, path));
     this.#compareAlternatives(a, b, path);
     this.#compareNot(a.not, b.not, path);
-    this.#compareConditional(a, b, path);
+    this.#inPlace(b, () => this.#compareConditional(a, b, path));
     const keys = Object.keys(a);
     for (const key of Object.keys(b)) if (!Object.hasOwn(a, key)) keys.push(key);
     for (const key of keys) {
@@ -1038,7 +1073,7 @@ class Comparer {
       // that comes with a default fills one in from now on, one that goes no longer does (a
       // `required` beside it then refuses what passed), so for inputs neither is proved.
       const given = inB ? propsB[name] : propsA[name];
-      if (isObject(given) && Object.hasOwn(given, 'default')) effect = combine(effect, { in: inB && !presence && this.ctx.after.validates(asSchema(given), given.default) === true ? 0 : 1, out: 0 });
+      if (isObject(given) && Object.hasOwn(given, 'default')) effect = combine(effect, { in: inB && !presence && !this.#presenceParent && this.ctx.after.validates(asSchema(given), given.default) === true ? 0 : 1, out: 0 });
       if (inB) this.report('property-added', where, null, propsB[name], effect);
       else this.report('property-removed', where, propsA[name], null, effect);
     }
@@ -1108,7 +1143,7 @@ class Comparer {
         } else if (key !== 'dependentRequired' && !list(x) && !list(y)) {
           if (x === undefined) this.report('keyword-changed', where, null, y, NARROWS);
           else if (y === undefined) this.report('keyword-changed', where, x, null, WIDENS);
-          else this.#child(asSchema(x), asSchema(y), where);
+          else this.#inPlace(b, () => this.#child(asSchema(x), asSchema(y), where));
         } else this.report('keyword-changed', where, x, y, UNDECIDABLE);
       }
     }
@@ -1140,12 +1175,18 @@ class Comparer {
     const shapeA = shape(a);
     const shapeB = shape(b);
     const length = Math.max(shapeA.prefix.length, shapeB.prefix.length);
-    for (let i = 0; i < length; i++) {
-      const itemA = i < shapeA.prefix.length ? asSchema(shapeA.prefix[i]) : shapeA.rest;
-      const itemB = i < shapeB.prefix.length ? asSchema(shapeB.prefix[i]) : shapeB.rest;
-      this.#compareItems(itemA, itemB, `${path}/${shapeB.prefix.length > i ? shapeB.prefixKey : shapeB.restKey}${shapeB.prefix.length > i ? `/${i}` : ''}`);
+    const outer = this.#presenceParent;
+    this.#presenceParent = outer || ITEM_PRESENCE_KEYWORDS.some((key) => Object.hasOwn(b, key));
+    try {
+      for (let i = 0; i < length; i++) {
+        const itemA = i < shapeA.prefix.length ? asSchema(shapeA.prefix[i]) : shapeA.rest;
+        const itemB = i < shapeB.prefix.length ? asSchema(shapeB.prefix[i]) : shapeB.rest;
+        this.#compareItems(itemA, itemB, `${path}/${shapeB.prefix.length > i ? shapeB.prefixKey : shapeB.restKey}${shapeB.prefix.length > i ? `/${i}` : ''}`);
+      }
+      this.#compareItems(shapeA.rest, shapeB.rest, `${path}/${shapeB.restKey}`);
+    } finally {
+      this.#presenceParent = outer;
     }
-    this.#compareItems(shapeA.rest, shapeB.rest, `${path}/${shapeB.restKey}`);
     const containsSame = this.ctx.equivalent(a.contains, b.contains);
     if (!containsSame) {
       const where = `${path}/contains`;
@@ -1353,6 +1394,87 @@ function bothReadings(before: SchemaDocument, after: SchemaDocument): readonly R
   return [...merged.values()];
 }
 
+/** Keywords whose subschemas ajv validates without filling in defaults (its `compositeRule`). */
+const COMPOSITE_KEYWORDS: ReadonlySet<string> = new Set(['anyOf', 'oneOf', 'not', 'if', 'contains']);
+/** Subschemas that apply to the value their parent applies to. */
+const IN_PLACE_KEYWORDS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'dependencies']);
+/** Keywords that count or inspect which properties an object has (PRESENCE_KEYWORDS but the applicators). */
+const COUNTING_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'unevaluatedProperties'];
+
+/**
+ * A property default ajv may leave unfilled (under a composite keyword, or anywhere in a
+ * document that reaches a ref from one) whose filling decides something: its property is
+ * required, its object looks at which properties are present, or its own schema refuses it.
+ */
+function inertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+  // A document's answer is kept with it (a stored spec's document is kept and reused).
+  if (inertDefaults.has(doc)) return inertDefaults.get(doc);
+  const found = findInertDefault(doc);
+  inertDefaults.set(doc, found);
+  return found;
+}
+const inertDefaults = new WeakMap<SchemaDocument, { pointer: string; value: unknown } | undefined>();
+
+function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+  // One cheap pass first: most documents have no composite keyword, so no default ajv leaves unfilled.
+  let composites = false;
+  let everywhere = false;
+  const scan = (node: unknown, composite: boolean, depth: number): void => {
+    if (everywhere || depth > MAX_JSON_DEPTH || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      for (const one of node) scan(one, composite, depth + 1);
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    if (composite && (typeof record.$ref === 'string' || record.$dynamicRef !== undefined)) everywhere = true;
+    for (const key in record) {
+      if (VALUE_KEYWORDS.has(key)) continue;
+      const entering = COMPOSITE_KEYWORDS.has(key);
+      if (entering) composites = true;
+      scan(record[key], composite || entering, depth + 1);
+    }
+  };
+  scan(doc.root, false, 0);
+  if (!composites) return undefined;
+  let found: { pointer: string; value: unknown } | undefined;
+  // `required` and the counting keywords of the object a subschema applies in place to (an anyOf branch's, its parent's).
+  const visit = (node: unknown, pointer: string, composite: boolean, depth: number, outerRequired: readonly unknown[], outerLooks: boolean): void => {
+    if (found !== undefined || depth > MAX_JSON_DEPTH || typeof node !== 'object' || node === null) return;
+    if (Array.isArray(node)) {
+      node.forEach((one, i) => visit(one, `${pointer}/${i}`, composite, depth + 1, outerRequired, outerLooks));
+      return;
+    }
+    const record = node as Record<string, unknown>;
+    const required = Array.isArray(record.required) ? [...outerRequired, ...record.required] : outerRequired;
+    const counts = outerLooks || COUNTING_KEYWORDS.some((key) => Object.hasOwn(record, key));
+    if ((composite || everywhere) && isObject(record.properties)) {
+      const looks = counts || PRESENCE_KEYWORDS.some((key) => Object.hasOwn(record, key));
+      for (const [name, property] of Object.entries(record.properties)) {
+        if (!isObject(property) || !Object.hasOwn(property, 'default')) continue;
+        if (looks || required.includes(name) || doc.validates(property as Schema, property.default) !== true) {
+          found = { pointer: `${pointer}/properties/${token(name)}/default`, value: property.default };
+          return;
+        }
+      }
+    }
+    // ajv also fills the defaults of a tuple's entries (draft-07's array `items`): rare, so any such one counts.
+    if ((composite || everywhere) && Array.isArray(record.items)) {
+      const index = record.items.findIndex((entry) => isObject(entry) && Object.hasOwn(entry, 'default'));
+      if (index !== -1) {
+        found = { pointer: `${pointer}/items/${index}/default`, value: (record.items[index] as Record<string, unknown>).default };
+        return;
+      }
+    }
+    for (const [key, value] of Object.entries(record)) {
+      if (VALUE_KEYWORDS.has(key)) continue;
+      const inPlace = IN_PLACE_KEYWORDS.has(key);
+      visit(value, `${pointer}/${token(key)}`, composite || COMPOSITE_KEYWORDS.has(key), depth + 1, inPlace ? required : [], inPlace && counts);
+    }
+  };
+  visit(doc.root, '', false, 0, [], false);
+  return found;
+}
+
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
   if (typeof value === 'boolean') return value;
   if (isObject(value)) return value;
@@ -1425,6 +1547,16 @@ function differencesOf(before: Schema, after: Schema, role: Role, prefix: string
     const seen = raws.findIndex((raw) => raw.type === 'keyword-changed' && raw.path === bad.pointer);
     if (seen !== -1) raws[seen] = { ...(raws[seen] as Raw), effect: combine((raws[seen] as Raw).effect, UNDECIDABLE) };
     else raws.push({ type: 'keyword-changed', path: bad.pointer, before: side === 'before' ? bad.value : null, after: side === 'after' ? bad.value : null, effect: UNDECIDABLE });
+  }
+  // The walk reads every default as filled in; ajv fills none under anyOf/oneOf/not/if/contains
+  // (except through a ref it compiles apart), so one there that decides something is undecidable.
+  if (role === 'input') {
+    for (const [doc, side] of [[docAfter, 'after'], [docBefore, 'before']] as const) {
+      const site = inertDefault(doc);
+      if (site === undefined) continue;
+      raws.push({ type: 'annotation-changed', path: side === 'after' ? site.pointer : '', before: side === 'before' ? site.value : null, after: side === 'after' ? site.value : null, effect: { in: 1, out: 0 } });
+      break;
+    }
   }
   const out: SchemaDifference[] = [];
   /** Per enum-value type, place and verdict: the values named, those left out, and where the entry counting them is. */

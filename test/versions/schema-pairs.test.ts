@@ -295,6 +295,10 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     // With an in-place applicator beside it, any change is undecidable.
     const applied = (props: Record<string, unknown>) => ({ allOf: [{ properties: props }], unevaluatedProperties: false });
     expect(compareSchemas(applied({ a: {}, b: {} }), applied({ a: {} })).differences).toEqual([expect.objectContaining({ type: 'keyword-changed', breaking: 'undecidable' })]);
+    // A $ref beside it is such an applicator: {a: 1} passed, the target no longer evaluates `a`. The old code: compatible both ways.
+    const referred = (props: Record<string, unknown>) => ({ $defs: { B: { properties: props } }, $ref: '#/$defs/B', unevaluatedProperties: false });
+    expect(compareSchemas(referred({ a: {} }), referred({ b: {} })).compatible).toBe(false);
+    expect(compareToolSchemas({ input_schema: {}, output_schema: referred({ a: {} }) }, { input_schema: {}, output_schema: referred({ b: {} }) }).compatible).toBe(false);
   });
 
   it('7. the divides test of multipleOf is exact (3 -> 1.0000000001 breaks)', () => {
@@ -394,6 +398,50 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     // A new property with a default its schema accepts, under an object that looks at nothing else, stays provable.
     const open = (properties: Record<string, unknown>) => ({ type: 'object', properties, additionalProperties: false });
     expect(compareSchemas(open({}), open({ a: { type: 'string', default: 'x' } })).compatible).toBe(true);
+  });
+
+  it('a default ajv does not fill in (under anyOf/oneOf/not/if/contains) decides nothing the walk may rely on', () => {
+    // {} passed `required` with `a` filled in, and is refused
+    // once that default sits in a branch (one-branch, nullable, or a $ref reached from one). The old code: compatible.
+    const filled = obj({ a: { default: 1 } }, { required: ['a'] });
+    expect(compareSchemas(filled, { anyOf: [{ properties: { a: { default: 1 } } }], required: ['a'] }).compatible).toBe(false);
+    const A = { type: 'object', properties: { a: { default: 1 } }, required: ['a'] };
+    expect(compareSchemas(obj({ o: { $ref: '#/$defs/A' } }, { $defs: { A } }), obj({ o: { anyOf: [{ $ref: '#/$defs/A' }, { type: 'null' }] } }, { $defs: { A } })).compatible).toBe(false);
+    // pydantic's Optional[Model] whose fields have defaults they need not fill stays permissive.
+    const M = (x: number) => ({ type: 'object', properties: { x: { type: 'integer', default: x } } });
+    const optional = (x: number) => obj({ m: { anyOf: [{ $ref: '#/$defs/M' }, { type: 'null' }], default: null } }, { $defs: { M: M(x) } });
+    expect(compareSchemas(optional(0), optional(1)).compatible).toBe(true);
+    // The same for a draft-07 tuple entry's default: [5] became [5, 1] and passed minItems 2.
+    const d07 = 'http://json-schema.org/draft-07/schema#';
+    expect(compareSchemas({ $schema: d07, items: [{}, { default: 1 }], minItems: 2 }, { $schema: d07, anyOf: [{ items: [{}, { default: 1 }] }], minItems: 2 }).compatible).toBe(false);
+  });
+
+  it("a default beside a $ref is filled in too (pydantic's {$ref: Color, default: 'red'})", () => {
+    const color = (extra: Record<string, unknown>, outer: Record<string, unknown> = {}) => obj({ c: { $ref: '#/$defs/Color', ...extra } }, { $defs: { Color: { enum: ['red', 'blue'] } }, ...outer });
+    // {} passed `required` with c filled in. The old code: compatible.
+    expect(compareSchemas(color({ default: 'red' }, { required: ['c'] }), color({}, { required: ['c'] })).compatible).toBe(false);
+    // A default the target refuses: {} is now {c: 'green'}, refused. The old code: compatible.
+    expect(compareSchemas(color({}), color({ default: 'green' })).compatible).toBe(false);
+    expect(compareSchemas(color({ default: 'red' }), color({ default: 'blue' })).compatible).toBe(true);
+  });
+
+  it('a filled-in default meets the keywords of every enclosing object and array, not only its own object', () => {
+    const item = (a: Record<string, unknown>) => ({ type: 'object', properties: { a } });
+    // [{}, {a: 'x'}] was valid; the runtime makes it [{a: 'x'}, {a: 'x'}], which uniqueItems refuses. The old code: compatible.
+    const unique = (a: Record<string, unknown>) => ({ type: 'array', items: item(a), uniqueItems: true });
+    expect(compareSchemas(unique({ type: 'string' }), unique({ type: 'string', default: 'x' })).compatible).toBe(false);
+    expect(compareSchemas({ type: 'array', items: item({}), uniqueItems: true }, unique({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // {o: {}} was valid; the root's pattern then sees {o: {a: 'x'}} past maxProperties 0. The old code: compatible.
+    const nested = (a: Record<string, unknown>) => obj({ o: item(a) }, { patternProperties: { '^o$': { maxProperties: 0 } } });
+    expect(compareSchemas(nested({ type: 'string' }), nested({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // A default under `then` (or dependentSchemas) fills the same object: {} passed maxProperties 0, {b: 'x'} does not. The old code: compatible.
+    const then = (b: Record<string, unknown>) => ({ if: true, then: obj({ b }), maxProperties: 0 });
+    expect(compareSchemas(then({ type: 'string' }), then({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // One $ref target reached where nothing looks again (y) and where uniqueItems does (z): judged at both.
+    const O = (a: Record<string, unknown>) => obj({ y: { $ref: '#/$defs/O' }, z: { type: 'array', items: { $ref: '#/$defs/O' }, uniqueItems: true } }, { $defs: { O: item(a) } });
+    expect(compareSchemas(O({ type: 'string' }), O({ type: 'string', default: 'x' })).compatible).toBe(false);
+    // With nothing above that looks again, the nested default stays provable.
+    expect(compareSchemas(obj({ o: item({ type: 'string' }) }), obj({ o: item({ type: 'string', default: 'x' }) })).compatible).toBe(true);
   });
 
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
