@@ -322,12 +322,15 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     return registry;
   };
 
+  /** A `{name}` the path's rule refuses: quoted as far as it helps (the names have at most 128 characters). */
+  const refuseName = (name: string, rule: string): never => {
+    throw new HttpProblem('BAD_REQUEST', `${JSON.stringify(name.length > 140 ? `${name.slice(0, 140)}...` : name)} is not ${rule}`, {
+      context: { parameter: 'name', length: name.length },
+    });
+  };
+
   const checkUpstreamName = (name: string): void => {
-    if (!UPSTREAM_NAME_PATTERN.test(name)) {
-      throw new HttpProblem('BAD_REQUEST', `${JSON.stringify(name.length > 140 ? `${name.slice(0, 140)}...` : name)} is not an upstream name (1-64 of A-Z a-z 0-9 _ -)`, {
-        context: { parameter: 'name', length: name.length },
-      });
-    }
+    if (!UPSTREAM_NAME_PATTERN.test(name)) refuseName(name, 'an upstream name (1-64 of A-Z a-z 0-9 _ -)');
   };
 
   const checkToolName = (name: string): void => {
@@ -336,11 +339,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
         context: { tool_name: name, parameter: 'name' },
       });
     }
-    if (!TOOL_NAME_PATTERN.test(name)) {
-      throw new HttpProblem('BAD_REQUEST', `${JSON.stringify(name.length > 140 ? `${name.slice(0, 140)}...` : name)} is not a tool name (1-128 of A-Z a-z 0-9 _ - .)`, {
-        context: { parameter: 'name', length: name.length },
-      });
-    }
+    if (!TOOL_NAME_PATTERN.test(name)) refuseName(name, 'a tool name (1-128 of A-Z a-z 0-9 _ - .)');
   };
 
   const parseQuery = (route: RouteDefinition, href: string): Record<string, string | string[] | undefined> => {
