@@ -203,7 +203,9 @@ describe('errors and remove', () => {
       "import { appendFileSync } from 'node:fs';\nconst note = (what) => appendFileSync(process.env.MUTE_LOG, `${what} ${Math.round(performance.now())}\\n`);\n" +
         "process.stdin.on('end', () => note('end')).resume();\nprocess.on('SIGTERM', () => note('SIGTERM'));\nsetInterval(() => {}, 60_000);\n",
     );
-    const add = await runCli(['upstream', 'add', 'mute', '--command', quoted(process.execPath, program), '--env', `MUTE_LOG=${log}`, '--timeout', '500'], { cwd });
+    // 2 s: the program must have started and set its handlers before its input ends (a loaded
+    // machine took over 500 ms to start it, and the log then held nothing).
+    const add = await runCli(['upstream', 'add', 'mute', '--command', quoted(process.execPath, program), '--env', `MUTE_LOG=${log}`, '--timeout', '2000'], { cwd });
     expect([add.code, errorCode(add.stderr)]).toEqual([1, 'UPSTREAM_UNAVAILABLE']);
     // On the old code the SDK's client closed it unawaited, 2 s after its input ended and 2 s after
     // SIGTERM: the command returned with the child alive (a process's exit waited for it, 4 s).

@@ -395,6 +395,9 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
   };
 }
 
+/** The calls' timeout in this block: each call must end well before it (at once, with its reason). */
+const CALL_TIMEOUT_MS = 15_000;
+
 describe("an HTTP upstream's answer stream that is cut or ends before the answer (Streamable HTTP)", () => {
   let upstream: Awaited<ReturnType<typeof startCuttingUpstream>>;
   let cutting: GatewayToolSet;
@@ -406,8 +409,9 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     const own = new InMemoryToolRegistry();
     const definition = { name: 'cutting', transport: { type: 'http' as const, url: upstream.url, headers: {} } };
     await own.putUpstream(definition);
-    // A few seconds: on the old code each of these calls ended with this timeout.
-    cutting = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: 4_000 });
+    // On the old code each of these calls ended with this timeout. Generous: a passing run never
+    // waits for it, and on a loaded machine 4 s was too short to relay 10 MiB.
+    cutting = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: CALL_TIMEOUT_MS });
     await approveListed(own, cutting);
     client = await session({}, cutting);
     connection = await connectUpstream(definition, { timeoutMs: 5_000 });
@@ -421,12 +425,12 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
 
   it("an event past the 10 MiB bound fails the call it answers at once with the bound's message, and the request the SDK's client made", async () => {
     // On the old code the screen errored the stream, which the SDK's transport only reported: the
-    // relayed call ended as "did not answer endless within 4000 ms", the client's request as "Request timed out".
+    // relayed call ended as "did not answer endless within <the timeout> ms", the client's request as "Request timed out".
     const result = await client.callTool({ name: 'cutting_endless', arguments: {} });
     // The gateway made that error, not the upstream: said so (it read "answered endless with error -32603").
     expect([result.isError, text(result)]).toEqual([true, "UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to endless: the upstream's answer is over 10485760 bytes"]);
     expect(records.filter((record) => record.tool === 'cutting_endless').map((record) => [record.outcome, record.upstream])).toEqual([['UPSTREAM_ERROR', 'cutting']]);
-    const refused = await connection.client.callTool({ name: 'endless', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+    const refused = await connection.client.callTool({ name: 'endless', arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is over 10485760 bytes" });
     // Each upstream stream was cancelled at the cut, not read to its end.
     expect(upstream.sent).toHaveLength(2);
@@ -434,7 +438,7 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
   });
 
   it('a stream closed or dropped before the answer, with no event id (nothing the SDK can resume), fails its call at once', async () => {
-    // On the old code both waited for the 4 s timeout, the SDK's own request for its own.
+    // On the old code both waited for the timeout, the SDK's own request for its own.
     const progress: Progress[] = [];
     const results = await Promise.all(['closed', 'dropped'].map((name) => client.callTool({ name: `cutting_${name}`, arguments: {} }, undefined, { onprogress: (report) => void progress.push(report) })));
     const ended = (name: string) => `UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to ${name}: the upstream ended the answer's stream without answering`;
@@ -446,7 +450,7 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     // What came before the end was relayed.
     expect(progress.map((report) => report.message)).toEqual(['working', 'working']);
     for (const name of ['closed', 'dropped']) {
-      const refused = await connection.client.callTool({ name, arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+      const refused = await connection.client.callTool({ name, arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => error);
       expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream ended the answer's stream without answering" });
     }
   });
@@ -454,11 +458,11 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
   it("a stream closed unanswered after an event with an id is left to the SDK's transport, which resumes it: the answer comes on the resumed GET", async () => {
     // Failed at once, this answer would be lost (the test fails when the screen ignores the event's id).
     expect(text(await client.callTool({ name: 'cutting_resumable', arguments: {} }))).toBe('resumed');
-    expect(await connection.client.callTool({ name: 'resumable', arguments: {} }, undefined, { timeout: 4_000 })).toMatchObject({ content: [{ type: 'text', text: 'resumed' }] });
+    expect(await connection.client.callTool({ name: 'resumable', arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS })).toMatchObject({ content: [{ type: 'text', text: 'resumed' }] });
   });
 
   it("a stream whose resume fails for good (a 405, which the SDK's transport takes silently, or its last failed GET) fails its call at once, not at its timeout", async () => {
-    // On the old code both waited for the 4 s timeout: the SDK's transport reports a failed resume
+    // On the old code both waited for the timeout: the SDK's transport reports a failed resume
     // only to its onerror, without the request, and a 405 not at all.
     const failed = (name: string, why: string) => `UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to ${name}: the upstream's answer stream could not be resumed: ${why}`;
     const results = await Promise.all(['unresumable', 'unavailable'].map((name) => client.callTool({ name: `cutting_${name}`, arguments: {} })));
@@ -469,7 +473,7 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     // The transport's two GETs (its maxRetries), the second answered by the screen.
     expect(upstream.unavailable).toBe(2);
     expect(records.filter((record) => record.tool === 'cutting_unresumable' || record.tool === 'cutting_unavailable').map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR', 'UPSTREAM_ERROR']);
-    const refused = await connection.client.callTool({ name: 'unresumable', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+    const refused = await connection.client.callTool({ name: 'unresumable', arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer stream could not be resumed: HTTP 405 Method Not Allowed" });
   });
 
@@ -477,7 +481,7 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     const errors: string[] = [];
     connection.client.onerror = (error) => void errors.push(error.message);
     try {
-      const refused = await connection.client.callTool({ name: 'replayed', arguments: {} }, undefined, { timeout: 4_000 }).catch((error: unknown) => error);
+      const refused = await connection.client.callTool({ name: 'replayed', arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => error);
       expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream's answer is over 10485760 bytes" });
       // The SDK's transport resumes it still (an error answered it, not a result): refused without a
       // request, it gives up after its retries. Resumed, the upstream replayed the event each time, 10 MiB every 20 ms, until the client closed.
