@@ -334,6 +334,22 @@ describe.each([
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('a property named like an Object.prototype member (constructor, toString) is there only when the arguments have it', async () => {
+    const tool = defineTool({
+      name: 't',
+      input_schema: { type: 'object', properties: { constructor: { type: 'string' }, toString: { type: 'number' }, q: { type: 'string' } }, required: ['q'] },
+      output_schema: { type: 'object', properties: { valueOf: { type: 'string' } } },
+      handler: (args) => ({ got: Object.keys(args) }),
+    });
+    const set = make([tool]);
+    expect(await set.invoke('t', { q: 'x' })).toMatchObject({ success: true, data: { got: ['q'] } });
+    expect(await set.invoke('t', { q: 'x', constructor: 'y', toString: 1 })).toMatchObject({ success: true, data: { got: ['q', 'constructor', 'toString'] } });
+    const missing = await set.invoke('t', { constructor: 'y' });
+    expect(missing).toMatchObject({ code: 'INVALID_ARGUMENTS', issues: [{ path: '/q', message: 'is required' }] });
+    const required = defineTool({ name: 'r', input_schema: { type: 'object', properties: { constructor: { type: 'string' } }, required: ['constructor'] }, handler: () => 1 });
+    expect(await make([required]).invoke('r', {})).toMatchObject({ code: 'INVALID_ARGUMENTS', issues: [{ path: '/constructor', message: 'is required' }] });
+  });
+
   it('PERMISSION_DENIED with the policy reason, the handler never called', async () => {
     let calls = 0;
     const tool = defineTool({ name: 'fetch', input_schema: {}, permissions: { required: [NET_HTTP, 'B_PERM'] }, handler: () => ++calls });
