@@ -86,6 +86,9 @@ function kindOf(value: object): string {
 
 const TO_ISO = ' (return date.toISOString() for a date)';
 
+/** An array index as `Object.keys` gives it. */
+const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
+
 /**
  * Why a handler's value is not JSON data, as one issue at its JSON Pointer, or undefined
  * when it is; then `objects` holds every object and array in it, for `success` to freeze.
@@ -127,9 +130,13 @@ export function jsonIssue(value: unknown, objects: object[]): ToolResultIssue | 
       const issue = visit((item as Record<string, unknown>)[key], array);
       if (issue !== undefined) return { path: `/${escapePointer(key)}${issue.path}`, message: issue.message };
     }
-    // An array's holes are not among its keys.
-    if (array && keys.length !== (item as unknown[]).length) {
-      return { path: '', message: 'has holes, which JSON cannot carry (they would be null)' };
+    if (array) {
+      // Index keys come first, in order, then named ones: a named key is last if there is one.
+      // JSON leaves a named property out (a count alone took one for a hole, or let one hide a hole).
+      const named = keys.length > 0 && !ARRAY_INDEX.test(keys[keys.length - 1] as string) ? keys.find((key) => !ARRAY_INDEX.test(key)) : undefined;
+      if (named !== undefined) return { path: `/${escapePointer(named)}`, message: 'is a named property of an array, which JSON leaves out' };
+      // An array's holes are not among its keys.
+      if (keys.length !== (item as unknown[]).length) return { path: '', message: 'has holes, which JSON cannot carry (they would be null)' };
     }
     states.set(item, 2);
     objects.push(item);

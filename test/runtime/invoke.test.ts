@@ -224,6 +224,9 @@ describe.each([
     ['a symbol', () => Symbol('s'), '', /is a symbol/],
     ['undefined in an array', () => [1, undefined], '/1', /undefined/],
     ['an array with holes', () => [1, , 3], '', /holes/], // eslint-disable-line no-sparse-arrays
+    ['a named property of an array', () => ({ list: Object.assign([1, 2], { extra: 'x' }) }), '/list/extra', /is a named property of an array, which JSON leaves out/],
+    // As many named keys as holes: a count of keys against the length passed it, and JSON made a null of the hole and dropped the name.
+    ['a hole and a named property', () => Object.assign([1, , 3], { extra: 'x' }), '/extra', /named property/], // eslint-disable-line no-sparse-arrays
     ['a cycle', () => {
       const data: Record<string, unknown> = { list: [] };
       (data.list as unknown[]).push(data);
