@@ -79,7 +79,7 @@ export function success<Data>(data: Data, started: number, objects: readonly obj
 /** The kind of a value that is not JSON data, for a message: `a Map`, `a Uint8Array`, `an instance of Point`. */
 function kindOf(value: object): string {
   const tag = Object.prototype.toString.call(value).slice(8, -1);
-  if (tag !== 'Object') return `a ${tag}`;
+  if (tag !== 'Object') return `${/^[AEIO]/.test(tag) ? 'an' : 'a'} ${tag}`;
   const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
   return typeof name === 'string' && name !== '' ? `an instance of ${name}` : 'an object with a prototype of its own';
 }

@@ -216,6 +216,7 @@ describe.each([
     ['a Date', () => ({ at: new Date(0) }), '/at', /is a Date, not JSON data \(return date\.toISOString\(\)/],
     ['a class instance', () => ({ list: [new (class Point { x = 1; })()] }), '/list/0', /an instance of Point/],
     ['a typed array', () => ({ bytes: new Uint8Array([1, 2]) }), '/bytes', /is a Uint8Array/],
+    ['an Error', () => ({ error: new Error('x') }), '/error', /is an Error, not JSON data/],
     ['a RegExp (key with / and ~)', () => ({ 'a/b~c': /x/ }), '/a~1b~0c', /is a RegExp/],
     ['NaN', () => ({ n: NaN }), '/n', /is NaN/],
     ['Infinity', () => [Infinity], '/0', /is Infinity/],
