@@ -384,6 +384,20 @@ describe.each([
     await expect(set.invoke('t', {}, 'fast' as never)).rejects.toBeInstanceOf(TypeError);
   });
 
+  it('a signal look-alike without removeEventListener is a TypeError; one whose removeEventListener throws still settles', async () => {
+    const set = make([defineTool({ name: 't', input_schema: {}, handler: async () => 1 })]);
+    // Before: accepted, and the throw when the call ended left invoke pending forever (and an unhandled rejection).
+    await expect(set.invoke('t', {}, { signal: { aborted: false, addEventListener() {} } as never })).rejects.toBeInstanceOf(TypeError);
+    const throwing = {
+      aborted: false,
+      addEventListener() {},
+      removeEventListener() {
+        throw new Error('remove');
+      },
+    };
+    expect(await set.invoke('t', {}, { signal: throwing as never })).toMatchObject({ success: true, data: 1 });
+  });
+
   it('accepts timeoutMs: Infinity as no timeout', async () => {
     const set = make([defineTool({ name: 't', input_schema: {}, handler: async () => 1 })]);
     expect(await set.invoke('t', {}, { timeoutMs: Infinity })).toMatchObject({ success: true });
