@@ -76,6 +76,29 @@ function namesPrototypeMember(value: JsonValue): boolean {
   return Object.keys(value).some((key) => namesPrototypeMember(key) || namesPrototypeMember(value[key] as JsonValue));
 }
 
+/**
+ * Where `schema` declares a property named `__proto__` (`/properties/__proto__`, at any depth),
+ * or undefined. ajv leaves that name out of `properties`: its value was never checked, and
+ * beside `additionalProperties: false` the property was refused as undeclared.
+ */
+function protoProperty(value: JsonValue, pointer = ''): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = protoProperty(value[index] as JsonValue, `${pointer}/${index}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    const item = value[key] as JsonValue;
+    if (key === 'properties' && typeof item === 'object' && item !== null && !Array.isArray(item) && Object.hasOwn(item, '__proto__')) return `${pointer}/properties/__proto__`;
+    const found = protoProperty(item, `${pointer}/${escapePointer(key)}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 /** Which draft a schema asks for with `$schema`; none means 2020-12. */
 function draftOf(schema: JsonObject): Draft {
   const declared = schema.$schema;
@@ -97,6 +120,8 @@ function draftOf(schema: JsonObject): Draft {
  */
 export function compileSchema(schema: JsonObject, applyDefaults: boolean): SchemaCheck {
   const draft = draftOf(schema);
+  const proto = protoProperty(schema);
+  if (proto !== undefined) throw new Error(`it declares a property named "__proto__" (at ${proto}), which ajv cannot check: it skips that name`);
   const ajv = compiler(draft, applyDefaults, namesPrototypeMember(schema));
   let validate: ValidateFunction;
   let patterns: Patterns;
