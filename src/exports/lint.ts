@@ -104,7 +104,9 @@ export function lintTools(items: ExportItems, options: LintOptions = {}): LintFi
   if (revision !== '2025-11-25' && revision !== '2025-06-18') {
     throw new TypeError(`lintTools: revision must be '2025-11-25' or '2025-06-18', got ${JSON.stringify(revision)}`);
   }
-  const specs = specsOf(items, 'lintTools');
+  // What the exporters send by default: a deprecated tool's description with its Deprecated line,
+  // which can pass a provider's limit (OpenAI's 1,024 characters) that the registered one keeps.
+  const specs = specsOf(items, 'lintTools', 'annotate');
   const context: RuleContext = { strict, revision };
   const findings: LintFinding[] = [];
   const deprecated = deprecatedFindings(items);

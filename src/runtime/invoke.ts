@@ -143,7 +143,8 @@ function isAbortSignal(value: unknown): value is AbortSignal {
     typeof value === 'object' &&
     value !== null &&
     typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function'
+    typeof (value as AbortSignal).addEventListener === 'function' &&
+    typeof (value as AbortSignal).removeEventListener === 'function'
   );
 }
 
@@ -360,8 +361,12 @@ function run(
       if (settled) return;
       settled = true;
       if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
       resolve(result());
+      try {
+        signal?.removeEventListener('abort', onAbort);
+      } catch {
+        // A look-alike signal whose removeEventListener throws: the call is decided all the same.
+      }
     };
     const onAbort = (): void => {
       settle(() => failure('ABORTED', `Tool '${name}' was aborted by the caller's signal`, started));

@@ -1,10 +1,11 @@
-import { DuplicateToolError } from '../core/errors.js';
+import { DuplicateToolError, ValidationError } from '../core/errors.js';
 import { previewValue } from '../core/issues.js';
 import { collectTools } from './collect-tools.js';
 import { assertTool } from './define-tool.js';
 import type { CollisionPolicy, Tool } from './define-tool.js';
 import { invokeTool } from './invoke.js';
 import type { InvokeOptions } from './invoke.js';
+import { checkCompiled } from './policy.js';
 import type { CompiledPolicy } from './policy.js';
 import type { ToolResult } from './tool-result.js';
 import { scopeOfSet, setSetScope, ToolSet } from './tool-set.js';
@@ -29,6 +30,17 @@ const COLLISION_POLICIES: readonly unknown[] = ['throw', 'keep', 'replace'];
 
 /** Gives a box the policies the set it came from was derived under (`forTurn`); internal to the runtime. */
 export let setBoxScope: (box: ToolBox, scope: readonly CompiledPolicy[] | undefined) => ToolBox;
+/** The policies a box was derived under (what its `register` enforces); internal to the runtime. */
+export let scopeOfBox: (box: ToolBox) => readonly CompiledPolicy[] | undefined;
+
+/** The first policy of `scope` that denies `tool`, with its reason; `undefined` when all allow it. */
+function denial(scope: readonly CompiledPolicy[] | undefined, tool: Tool): { persona: string; reason: string } | undefined {
+  for (const policy of scope ?? []) {
+    const verdict = checkCompiled(policy, tool);
+    if (!verdict.allowed) return { persona: policy.persona, reason: verdict.reason };
+  }
+  return undefined;
+}
 const BRAND = Symbol.for('tool-registry.ToolBox');
 
 /**
@@ -39,7 +51,11 @@ const BRAND = Symbol.for('tool-registry.ToolBox');
  */
 export class ToolBox {
   readonly #tools = new Map<string, Tool>();
-  /** The policies of the `forPolicy` set this box comes from: its calls run under them too (`toolSearchTool`). */
+  /**
+   * The policies of the `forPolicy` set this box comes from: the box holds only tools they
+   * allow (`register` refuses the others, `merge` leaves them out), and its calls run under
+   * them too (`toolSearchTool`).
+   */
   #scope: readonly CompiledPolicy[] | undefined;
   // A brand rather than instanceof alone, so two copies of the package recognise each other.
   readonly [BRAND] = true;
@@ -76,16 +92,21 @@ export class ToolBox {
     }
     const merged = new ToolBox();
     const from = new Map<string, number>();
-    let index = 0;
-    for (const box of boxes) {
+    const list = [...boxes];
+    list.forEach((box, index) => {
       if (!ToolBox.isToolBox(box) && !(box instanceof ToolSet)) throw new TypeError(`ToolBox.merge(): boxes[${index}] is not a ToolBox or ToolSet`);
       // Every input's policies bind the merged box: a persona's box merged with a plugin stays the persona's.
       const scope = box instanceof ToolSet ? scopeOfSet(box) : box instanceof ToolBox ? box.#scope : undefined;
       if (scope !== undefined) merged.#scope = [...(merged.#scope ?? []), ...scope];
+    });
+    let index = 0;
+    for (const box of list) {
       for (const tool of ToolBox.isToolBox(box) ? box.all() : box.tools()) {
         // The brand also matches a box from another copy of the package (or a forgery): its
         // tools must be this copy's, or a box would hold a tool without compiled schemas.
         assertTool(tool, `ToolBox.merge(): a tool of boxes[${index}]`);
+        // A tool the persona may not call is left out, as forPolicy leaves it out: the model must never see it.
+        if (denial(merged.#scope, tool) !== undefined) continue;
         const existing = merged.get(tool.name);
         if (existing === undefined) {
           merged.#tools.set(tool.name, tool);
@@ -112,6 +133,16 @@ export class ToolBox {
   register(tool: Tool, options: RegisterOptions = {}): this {
     assertTool(tool, 'ToolBox.register(): tool');
     if (typeof options !== 'object' || options === null) throw new TypeError('ToolBox.register(): options must be an object');
+    const denied = denial(this.#scope, tool);
+    if (denied !== undefined) {
+      // The box came from a forPolicy set: a tool its persona may not call would be shown to the model and run.
+      const issues = [{ code: 'custom', message: `is not allowed for persona '${denied.persona}': ${denied.reason}`, path: ['tool'], pathText: 'tool' }];
+      throw new ValidationError(
+        `ToolBox.register(): tool '${tool.name}' is not allowed in this box, which came from a set derived with forPolicy: persona '${denied.persona}': ${denied.reason}`,
+        issues,
+        { path: 'tool', tool_name: tool.name, persona: denied.persona },
+      );
+    }
     if (options.overwrite !== true && this.#tools.has(tool.name)) {
       throw new DuplicateToolError(tool.name, 'register(tool)', 'the tool box');
     }
@@ -215,6 +246,7 @@ export class ToolBox {
       box.#scope = scope;
       return box;
     };
+    scopeOfBox = (box) => box.#scope;
   }
 }
 

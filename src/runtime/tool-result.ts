@@ -79,12 +79,15 @@ export function success<Data>(data: Data, started: number, objects: readonly obj
 /** The kind of a value that is not JSON data, for a message: `a Map`, `a Uint8Array`, `an instance of Point`. */
 function kindOf(value: object): string {
   const tag = Object.prototype.toString.call(value).slice(8, -1);
-  if (tag !== 'Object') return `a ${tag}`;
+  if (tag !== 'Object') return `${/^[AEIO]/.test(tag) ? 'an' : 'a'} ${tag}`;
   const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
   return typeof name === 'string' && name !== '' ? `an instance of ${name}` : 'an object with a prototype of its own';
 }
 
 const TO_ISO = ' (return date.toISOString() for a date)';
+
+/** An array index as `Object.keys` gives it. */
+const ARRAY_INDEX = /^(?:0|[1-9]\d*)$/;
 
 /**
  * Why a handler's value is not JSON data, as one issue at its JSON Pointer, or undefined
@@ -127,9 +130,13 @@ export function jsonIssue(value: unknown, objects: object[]): ToolResultIssue | 
       const issue = visit((item as Record<string, unknown>)[key], array);
       if (issue !== undefined) return { path: `/${escapePointer(key)}${issue.path}`, message: issue.message };
     }
-    // An array's holes are not among its keys.
-    if (array && keys.length !== (item as unknown[]).length) {
-      return { path: '', message: 'has holes, which JSON cannot carry (they would be null)' };
+    if (array) {
+      // Index keys come first, in order, then named ones: a named key is last if there is one.
+      // JSON leaves a named property out (a count alone took one for a hole, or let one hide a hole).
+      const named = keys.length > 0 && !ARRAY_INDEX.test(keys[keys.length - 1] as string) ? keys.find((key) => !ARRAY_INDEX.test(key)) : undefined;
+      if (named !== undefined) return { path: `/${escapePointer(named)}`, message: 'is a named property of an array, which JSON leaves out' };
+      // An array's holes are not among its keys.
+      if (keys.length !== (item as unknown[]).length) return { path: '', message: 'has holes, which JSON cannot carry (they would be null)' };
     }
     states.set(item, 2);
     objects.push(item);

@@ -7,7 +7,7 @@ import type { Tool } from './define-tool.js';
 import { callPolicyOf } from './invoke.js';
 import { checkCompiled } from './policy.js';
 import type { CompiledPolicy } from './policy.js';
-import { ToolBox } from './tool-box.js';
+import { scopeOfBox, ToolBox } from './tool-box.js';
 import { ToolSet } from './tool-set.js';
 
 export interface ToolSearchToolOptions {
@@ -85,9 +85,12 @@ export function toolSearchTool(source: ToolSet, options: ToolSearchToolOptions =
     },
     handler: ({ query }, options): ToolSearchOutput => {
       const { context } = options;
-      const policy = callPolicyOf(options);
-      const hits = (policy === undefined ? source : allowedOf(source, policy)).search(query, k);
       const box = boxOf(context);
+      // The turn's box may be a persona's (from a forPolicy set), which takes only what it may call: search under its policies too.
+      const boxScope = box instanceof ToolBox ? scopeOfBox(box) : undefined; // a foreign copy's box enforces its own
+      const callPolicy = callPolicyOf(options);
+      const policy = boxScope === undefined ? callPolicy : [...(callPolicy ?? []), ...boxScope];
+      const hits = (policy === undefined ? source : allowedOf(source, policy)).search(query, k);
       const loaded: string[] = [];
       if (box !== undefined) {
         for (const { tool } of hits) {

@@ -160,6 +160,9 @@ describe('defineTool', () => {
     ['an empty title', { name: 't', input_schema: schema, handler, title: '' }, ['title']],
     ['a non-boolean annotation', { name: 't', input_schema: schema, handler, annotations: { readOnlyHint: 'yes' } }, ['annotations.readOnlyHint']],
     ['an unknown annotation', { name: 't', input_schema: schema, handler, annotations: { safe: true } }, ['annotations.safe']],
+    // ajv skips that property name: its value went unchecked, and additionalProperties: false refused it as undeclared.
+    ['a property named __proto__ (nested)', { name: 't', input_schema: JSON.parse('{"type":"object","properties":{"a":{"type":"object","properties":{"__proto__":{"type":"string"}}}}}'), handler }, ['input_schema']],
+    ['an output property named __proto__', { name: 't', input_schema: schema, output_schema: JSON.parse('{"type":"object","properties":{"__proto__":{"type":"string"}}}'), handler }, ['output_schema']],
   ])('refuses %s with VALIDATION_FAILED naming the field', (_label, definition, expected) => {
     const error = failure(() => defineTool(definition as never));
     expect(error.code).toBe('VALIDATION_FAILED');

@@ -216,6 +216,7 @@ describe.each([
     ['a Date', () => ({ at: new Date(0) }), '/at', /is a Date, not JSON data \(return date\.toISOString\(\)/],
     ['a class instance', () => ({ list: [new (class Point { x = 1; })()] }), '/list/0', /an instance of Point/],
     ['a typed array', () => ({ bytes: new Uint8Array([1, 2]) }), '/bytes', /is a Uint8Array/],
+    ['an Error', () => ({ error: new Error('x') }), '/error', /is an Error, not JSON data/],
     ['a RegExp (key with / and ~)', () => ({ 'a/b~c': /x/ }), '/a~1b~0c', /is a RegExp/],
     ['NaN', () => ({ n: NaN }), '/n', /is NaN/],
     ['Infinity', () => [Infinity], '/0', /is Infinity/],
@@ -224,6 +225,9 @@ describe.each([
     ['a symbol', () => Symbol('s'), '', /is a symbol/],
     ['undefined in an array', () => [1, undefined], '/1', /undefined/],
     ['an array with holes', () => [1, , 3], '', /holes/], // eslint-disable-line no-sparse-arrays
+    ['a named property of an array', () => ({ list: Object.assign([1, 2], { extra: 'x' }) }), '/list/extra', /is a named property of an array, which JSON leaves out/],
+    // As many named keys as holes: a count of keys against the length passed it, and JSON made a null of the hole and dropped the name.
+    ['a hole and a named property', () => Object.assign([1, , 3], { extra: 'x' }), '/extra', /named property/], // eslint-disable-line no-sparse-arrays
     ['a cycle', () => {
       const data: Record<string, unknown> = { list: [] };
       (data.list as unknown[]).push(data);
@@ -334,6 +338,22 @@ describe.each([
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('a property named like an Object.prototype member (constructor, toString) is there only when the arguments have it', async () => {
+    const tool = defineTool({
+      name: 't',
+      input_schema: { type: 'object', properties: { constructor: { type: 'string' }, toString: { type: 'number' }, q: { type: 'string' } }, required: ['q'] },
+      output_schema: { type: 'object', properties: { valueOf: { type: 'string' } } },
+      handler: (args) => ({ got: Object.keys(args) }),
+    });
+    const set = make([tool]);
+    expect(await set.invoke('t', { q: 'x' })).toMatchObject({ success: true, data: { got: ['q'] } });
+    expect(await set.invoke('t', { q: 'x', constructor: 'y', toString: 1 })).toMatchObject({ success: true, data: { got: ['q', 'constructor', 'toString'] } });
+    const missing = await set.invoke('t', { constructor: 'y' });
+    expect(missing).toMatchObject({ code: 'INVALID_ARGUMENTS', issues: [{ path: '/q', message: 'is required' }] });
+    const required = defineTool({ name: 'r', input_schema: { type: 'object', properties: { constructor: { type: 'string' } }, required: ['constructor'] }, handler: () => 1 });
+    expect(await make([required]).invoke('r', {})).toMatchObject({ code: 'INVALID_ARGUMENTS', issues: [{ path: '/constructor', message: 'is required' }] });
+  });
+
   it('PERMISSION_DENIED with the policy reason, the handler never called', async () => {
     let calls = 0;
     const tool = defineTool({ name: 'fetch', input_schema: {}, permissions: { required: [NET_HTTP, 'B_PERM'] }, handler: () => ++calls });
@@ -362,6 +382,20 @@ describe.each([
     const set = make([defineTool({ name: 't', input_schema: {}, handler: () => 1 })]);
     await expect(set.invoke(42 as never, {})).rejects.toBeInstanceOf(TypeError);
     await expect(set.invoke('t', {}, 'fast' as never)).rejects.toBeInstanceOf(TypeError);
+  });
+
+  it('a signal look-alike without removeEventListener is a TypeError; one whose removeEventListener throws still settles', async () => {
+    const set = make([defineTool({ name: 't', input_schema: {}, handler: async () => 1 })]);
+    // Before: accepted, and the throw when the call ended left invoke pending forever (and an unhandled rejection).
+    await expect(set.invoke('t', {}, { signal: { aborted: false, addEventListener() {} } as never })).rejects.toBeInstanceOf(TypeError);
+    const throwing = {
+      aborted: false,
+      addEventListener() {},
+      removeEventListener() {
+        throw new Error('remove');
+      },
+    };
+    expect(await set.invoke('t', {}, { signal: throwing as never })).toMatchObject({ success: true, data: 1 });
   });
 
   it('accepts timeoutMs: Infinity as no timeout', async () => {

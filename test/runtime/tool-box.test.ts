@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { DuplicateToolError, ToolBox, ToolSet, defineTool } from '../../src/index.js';
+import { DuplicateToolError, ToolBox, ToolSet, ValidationError, defineTool, toAiSdkTools } from '../../src/index.js';
 import type { CollisionPolicy } from '../../src/index.js';
 
 const tool = (name: string, extra: Record<string, unknown> = {}) => defineTool({ name, input_schema: {}, handler: () => name, ...extra });
@@ -200,6 +200,42 @@ describe('ToolBox', () => {
     it('refuses non-boxes and a bad policy with a TypeError', () => {
       expect(() => ToolBox.merge([{}] as never)).toThrow(TypeError);
       expect(() => ToolBox.merge([], { onCollision: 'merge' } as never)).toThrow(TypeError);
+    });
+  });
+
+  describe('a box from a forPolicy set holds only what its persona may call', () => {
+    const guest = { persona: 'guest', allowed_permissions: ['NET_HTTP'] };
+    const shell = tool('shell', { permissions: { required: ['EXEC_SHELL'] } });
+    const shown = new ToolSet([tool('search', { permissions: { required: ['NET_HTTP'] } }), shell]).forPolicy(guest);
+
+    it('register refuses a tool the policy denies (VALIDATION_FAILED naming it), overwrite or not', async () => {
+      const box = shown.forTurn();
+      for (const options of [{}, { overwrite: true }]) {
+        let thrown: unknown;
+        try {
+          box.register(shell, options);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown).toBeInstanceOf(ValidationError);
+        expect((thrown as ValidationError).context).toMatchObject({ path: 'tool', tool_name: 'shell', persona: 'guest' });
+        expect((thrown as ValidationError).message).toContain('Missing required permissions: EXEC_SHELL');
+      }
+      expect(box.all().map((t) => t.name)).toEqual(['search']);
+      expect(await box.invoke('shell', {})).toMatchObject({ code: 'TOOL_NOT_FOUND' });
+      // What the policy allows is still registered; a box built anew is not bound.
+      expect(box.register(tool('lookup')).has('lookup')).toBe(true);
+      expect(new ToolBox().register(shell).has('shell')).toBe(true);
+    });
+
+    it('merge leaves out the tools any input\'s policy denies, whatever the order of the boxes', () => {
+      const plugin = new ToolBox([tool('rm', { permissions: { required: ['EXEC_SHELL'] } }), tool('translate')]);
+      for (const boxes of [[shown.forTurn(), plugin], [plugin, shown.forTurn()]]) {
+        const merged = ToolBox.merge(boxes);
+        expect(merged.all().map((t) => t.name).sort()).toEqual(['search', 'translate']);
+        expect(Object.keys(toAiSdkTools(merged)).sort()).toEqual(['search', 'translate']);
+        expect(merged.toToolSet().list()).toEqual(['search', 'translate']);
+      }
     });
   });
 });

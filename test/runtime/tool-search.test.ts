@@ -141,6 +141,12 @@ describe('toolSearchTool', () => {
     expect(names(await box.toToolSet().invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
     const merged = ToolBox.merge([box, new ToolBox([defineTool({ name: 'plugin', input_schema: {}, handler: () => 1 })])]);
     expect(names(await merged.invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
+    // The persona's box as the context of a search tool invoked elsewhere (a set not bound to the policy): its policy still rules.
+    const elsewhere = new ToolSet([toolSearchTool(new ToolSet(tools), { k: 5 })]);
+    const turn = shown.forTurn();
+    const other = await elsewhere.invoke('tool_search', { query: 'delete every email' }, { context: turn });
+    expect(names(other)).toEqual(['search_emails']);
+    expect(turn.has('wipe_emails')).toBe(false);
     // Two policies: both must allow.
     expect(names(await shown.forPolicy({ persona: 'admin', allowed_permissions: ['ADMIN'] }).invoke('tool_search', { query: 'email' }))).toEqual(['search_emails']);
     // The full set is not bound: its calls run under what each call says.

@@ -84,6 +84,16 @@ describe('exports and lint', () => {
     expect(toMcpTools(await reg.listAll()).map((tool) => tool.name)).toEqual(['find']);
   });
 
+  it('lintTools judges the description the exports send: a Deprecated line that passes OpenAI\'s 1,024 characters is an error, not an "ok"', async () => {
+    const reg = new InMemoryToolRegistry();
+    await reg.register({ tool_name: 'long', version: '1', description: 'x'.repeat(1000), input_schema: { type: 'object', properties: {} }, output_schema: {} });
+    await reg.deprecate('long', { message: 'use find', replacement: 'find', sunset: null });
+    const registrations = await reg.listAll();
+    expect(() => toOpenAITools(registrations)).toThrow(expect.objectContaining({ code: 'PROVIDER_INCOMPATIBLE' }));
+    const errors = lintTools(registrations, { providers: ['openai'] }).filter((found) => found.severity === 'error');
+    expect(errors.map((found) => [found.tool_name, found.rule, found.path])).toEqual([['long', 'description-length', '/description']]);
+  });
+
   it('lintTools warns once per provider about a deprecated tool', async () => {
     const findings = lintTools(await (await registry('2999-06-01')).listAll(), { providers: ['mcp', 'openai'] }).filter((found) => found.rule === 'deprecated');
     expect(findings.map((found) => [found.tool_name, found.provider, found.severity])).toEqual([
