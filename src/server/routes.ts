@@ -7,6 +7,7 @@ import {
   ToolNotFoundError,
   ToolRegistryError,
   checkSpecs,
+  checkToolPermission,
   diffVersions,
   lintTools,
   registerManyWithActions,
@@ -17,7 +18,7 @@ import {
   toMcpTools,
   toOpenAITools,
 } from '../index.js';
-import type { DeprecationInput, LintProvider, RegistrationOptions, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import type { DeprecationInput, LintProvider, RegistrationOptions, ToolPolicy, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
 import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
@@ -139,6 +140,22 @@ function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], stri
     case 'ai-sdk':
       return toAiSdkTools(tools, { onIncompatible });
   }
+}
+
+/**
+ * The tools a token's persona policy allows, for what is shown to a model (`/v1/exports`): a
+ * model must never see a tool its persona may not call, as over MCP. A registered spec names no
+ * permissions (a tool's code does), so here the policy's `allowed_tools` decides. A deprecation
+ * names its replacement only when that tool is shown too (its message is the operator's text).
+ * Without a policy, every tool.
+ */
+function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRegistration[]): readonly ToolRegistration[] {
+  if (policy === null || policy === undefined) return tools;
+  const allowed = tools.filter((tool) => checkToolPermission(policy, { name: tool.spec.tool_name }).allowed);
+  const names = new Set(allowed.map((tool) => tool.spec.tool_name));
+  return allowed.map((tool) =>
+    tool.deprecation === null || tool.deprecation.replacement === null || names.has(tool.deprecation.replacement) ? tool : { ...tool, deprecation: { ...tool.deprecation, replacement: null } },
+  );
 }
 
 /** The routes every namespace has (the prefix `/v1/namespaces/{ns}` is added for the namespaced copies). */
@@ -442,7 +459,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     method: 'get',
     path: '/v1/exports/{format}',
     operationId: 'exportTools',
-    summary: 'The enabled tools as a model provider takes them',
+    summary: "The enabled tools as a model provider takes them (those the token's persona policy allows)",
     tag: 'exports',
     scope: 'read',
     namespaced: true,
@@ -452,7 +469,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     }),
     responses: { 200: { description: "The provider's tool list.", schema: AnyJsonSchema } },
     errors: ['PROVIDER_INCOMPATIBLE', 'NOT_FOUND'],
-    handle: async ({ registry, params, query }) => {
+    handle: async ({ registry, params, query, token }) => {
       const format = params.format as ExportFormat;
       if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
         throw new HttpProblem('NOT_FOUND', `no export format ${JSON.stringify(format)}; the formats are ${EXPORT_FORMATS.join(', ')}`, {
@@ -464,7 +481,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         throw new HttpProblem('BAD_REQUEST', `strict applies to openai, openai-responses and anthropic only, not ${format}`, { context: { parameter: 'strict' } });
       }
       const skip = parseBoolean(query.skip_incompatible as string | undefined, false);
-      return json(exportAs(format, await registry.listAll(), strict, skip ? 'skip' : 'throw'));
+      return json(exportAs(format, allowedBy(token?.policy, await registry.listAll()), strict, skip ? 'skip' : 'throw'));
     },
   },
   {

@@ -413,6 +413,26 @@ describe('tokens', () => {
     await expect(createToken(file, { name: 'agent', scopes: ['read'] })).rejects.toThrow(/exists/);
     await expect(createToken(file, { name: 'x', scopes: ['root' as 'read'] })).rejects.toThrow(TypeError);
   });
+
+  it("the exports show a token's persona only the tools its policy allows, and name a replacement only when it is shown too", async () => {
+    const persona = (await createToken(file, { name: 'persona_exports', scopes: ['read'], namespaces: ['team_b'], policy: { persona: 'support', allowed_tools: ['lookup', 'lookup_v2'] } })).secret;
+    for (const name of ['lookup', 'lookup_v2', 'refund', 'refund_v2']) {
+      expect((await secured.call('PUT', `/v1/namespaces/team_b/tools/${name}`, { body: spec(name), token: secrets.admin })).status).toBe(201);
+    }
+    // lookup's replacement is shown to the persona; refund_v2 is not, so the deprecated line may not name it.
+    await secured.call('POST', '/v1/namespaces/team_b/tools/lookup/deprecate', { body: { message: 'Old', replacement: 'lookup_v2' }, token: secrets.admin });
+    await secured.call('POST', '/v1/namespaces/team_b/tools/lookup_v2/deprecate', { body: { message: 'Old', replacement: 'refund_v2' }, token: secrets.admin });
+    const shown = (await secured.call('GET', '/v1/namespaces/team_b/exports/mcp', { token: persona })).body as { name: string; description: string }[];
+    expect(shown.map((tool) => [tool.name, tool.description.split('\n').at(-1)])).toEqual([
+      ['lookup', 'Deprecated: Old. Use lookup_v2 instead.'],
+      ['lookup_v2', 'Deprecated: Old'],
+    ]);
+    for (const format of ['openai', 'anthropic', 'gemini', 'ai-sdk']) {
+      expect(JSON.stringify((await secured.call('GET', `/v1/namespaces/team_b/exports/${format}`, { token: persona })).body), format).not.toMatch(/refund/);
+    }
+    // A token without a policy sees them all.
+    expect(((await secured.call('GET', '/v1/namespaces/team_b/exports/mcp', { token: secrets.admin })).body as { name: string }[]).map((tool) => tool.name)).toEqual(['lookup', 'lookup_v2', 'refund', 'refund_v2']);
+  });
 });
 
 describe('mounts (the MCP endpoint) and the console', () => {
