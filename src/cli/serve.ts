@@ -60,7 +60,15 @@ function hostnameOf(name: string): string {
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1' || host === '[::1]';
+  // ::1 however it is written (0:0:0:0:0:0:0:1, [::1]).
+  const bare = bareHost(host);
+  return isIP(bare) === 6 && hostnameOf(`[${bare}]`) === '[::1]';
+}
+
+/** `--host` as listen() takes it: `[::1]`, as a URL and the `listening on` line write an IPv6 address, is `::1`. */
+function bareHost(host: string): string {
+  const inner = /^\[(.+)\]$/.exec(host)?.[1];
+  return inner !== undefined && isIP(inner) === 6 ? inner : host;
 }
 
 function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): NamespaceSource {
@@ -88,7 +96,8 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
 
 /** Serves until SIGTERM or SIGINT, then stops gracefully and resolves. */
 export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>): Promise<void> {
-  if (options.tokens === undefined && !isLoopback(options.host)) {
+  const host = bareHost(options.host);
+  if (options.tokens === undefined && !isLoopback(host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
   }
   let tokens;
@@ -106,9 +115,9 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   const mounts = await serveMounts(options);
   // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is
   // checked; the server's own loopback names are served with its port only (`Host: 127.0.0.1` is port 80).
-  const listenName = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
+  const listenName = isIP(host) === 6 ? `[${host}]` : host;
   const checked = tokens === undefined || options.allowedHosts !== undefined;
-  const ownName = !['0.0.0.0', '::'].includes(options.host) && !SERVED_LOOPBACK_NAMES.includes(hostnameOf(listenName));
+  const ownName = !['0.0.0.0', '::'].includes(host) && !SERVED_LOOPBACK_NAMES.includes(hostnameOf(listenName));
   const allowedHosts = [...(options.allowedHosts ?? []), ...(checked && ownName ? [listenName] : [])];
   let server;
   try {
@@ -159,11 +168,13 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   }
   let running;
   try {
-    running = await listen(server, { host: options.host, port: options.port, ...(options.drainTimeout === undefined ? {} : { drainTimeoutMs: options.drainTimeout }) });
+    running = await listen(server, { host, port: options.port, ...(options.drainTimeout === undefined ? {} : { drainTimeoutMs: options.drainTimeout }) });
   } catch (error) {
     await server.close();
     const code = (error as { code?: unknown }).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, { cause: error });
+    // A name that does not resolve: it was INTERNAL with a stack.
+    if ((error as { syscall?: unknown }).syscall === 'getaddrinfo') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: the host name does not resolve (${String(code)})`, { cause: error });
     throw error;
   }
   io.stdout.write(`listening on ${running.url}\n`);

@@ -211,6 +211,19 @@ describe('SSE across a restart', () => {
   });
 });
 
+describe('--host', () => {
+  it('[::1], as a URL and the listening line write it, listens on ::1; a name that does not resolve is IO_ERROR naming it, no stack', async () => {
+    const bracketed = startCli(['serve', '--port', '0', '--db', join(folder, 'v6.db'), '--host', '[::1]'], { cwd: folder });
+    await bracketed.lines(1).catch(() => {});
+    const url = /^listening on (http:\/\/\[::1\]:\d+)$/m.exec(bracketed.stdout())?.[1];
+    expect([url === undefined ? bracketed.stderr() : 'listening', url === undefined ? 0 : (await fetch(`${url}/healthz`)).status]).toEqual(['listening', 200]);
+    expect(await stop(bracketed)).toBe(0);
+    writeFileSync(join(folder, 'no-tokens.json'), '{"version":1,"tokens":[]}');
+    const unknown = await cli(['serve', '--port', '0', '--db', join(folder, 'v6.db'), '--tokens', join(folder, 'no-tokens.json'), '--host', 'nosuch.invalid']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: cannot listen on nosuch\.invalid:0: the host name does not resolve \(\w+\)\n$/)]);
+  });
+});
+
 describe('SIGTERM during 200 in-flight writes', () => {
   it('each write is either committed and answered, or not committed; the file verifies; exit 0', async () => {
     const db = join(folder, 'drain.db');
