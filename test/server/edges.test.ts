@@ -155,6 +155,10 @@ describe('who may talk to the server', () => {
       await guarded.close();
     }
     expect(() => createToolRegistryServer({ registries: memoryNamespaces(), allowedHosts: ['http://x/y'] })).toThrow(TypeError);
+    // A wildcard would be taken as the literal name `*`: every host it was meant to admit was a silent 403.
+    for (const wildcard of ['*', '*.example.com', '*:8080']) {
+      expect(() => createToolRegistryServer({ registries: memoryNamespaces(), allowedHosts: [wildcard] })).toThrow(/allowedHosts: .* wildcards are not supported/);
+    }
   });
 
   it('a foreign Origin changes nothing and never reaches /mcp, with or without tokens; the own origin and the --cors one do', async () => {
