@@ -108,6 +108,11 @@ describe('the command line', () => {
     const broken = await cli(['serve', '--port', '0', '--tokens', join(folder, 'broken-tokens.json')]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^error IO_ERROR: token file .*tokens\[0\]\.sha256/);
+    // Counts and sizes are no times: the message said "a whole number of ms, 0 to 2147483647" (and 0 was refused).
+    for (const [flag, value] of [['--max-streams', 'abc'], ['--max-sessions', '0'], ['--max-open-namespaces', '1.5'], ['--max-body', '99999999999']]) {
+      const bad = await cli(['serve', '--port', '0', flag as string, value as string]);
+      expect([flag, bad.code, bad.stderr.split('\n')[0]]).toEqual([flag, 2, `error USAGE: option '${flag} <${flag === '--max-body' ? 'bytes' : 'n'}>' argument '${value}' is invalid. expected a whole number, 1 to 2147483647, got "${value}"`]);
+    }
     const badHost = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--allowed-hosts', 'registry.test,http://x/y']);
     expect(badHost.code).toBe(2);
     expect(badHost.stderr).toMatch(/^error USAGE: --allowed-hosts: .*http:\/\/x\/y/);
