@@ -1,6 +1,5 @@
 // `tool-registry serve` and `tool-registry token create|list|revoke`: the registry as a service.
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { openSqliteToolRegistry, StorageUnavailableError, ToolRegistryError } from '../index.js';
@@ -21,6 +20,7 @@ import { describeDatabase, isPostgresUrl, openFailure, postgresTarget, storageFa
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
+import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
@@ -208,23 +208,9 @@ export function tokensFile(flag: string | undefined, env: NodeJS.ProcessEnv): st
   return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_TOKENS;
 }
 
-export async function readPolicy(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new CliError('IO_ERROR', `cannot read the policy file ${file}: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError('USAGE', `the policy file ${file} is not JSON: ${(error as Error).message}`, { cause: error });
-  }
-}
-
 export async function tokenCreateCommand(io: CliIO, options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }): Promise<void> {
   const file = tokensFile(options.tokens, io.env);
-  const policy = options.policy === undefined ? undefined : await readPolicy(options.policy);
+  const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   let created;
   try {
     created = await createToken(file, { name: options.name, scopes: options.scopes, namespaces: options.namespace, ...(policy === undefined ? {} : { policy }) });

@@ -105,6 +105,25 @@ syncBuiltinESMExports();
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
   });
 
+  it('--policy FILE is read as every input, refused and never altered: a byte not UTF-8, 1e400, a key given twice; no JSON (or no UTF-8) is a usage error', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    const cases: [string, Buffer, number, RegExp][] = [
+      ['latin1', Buffer.concat([Buffer.from('{"persona":"caf'), Buffer.from([0xe9]), Buffer.from('","allowed_tools":["x"]}')]), 2, /^error USAGE: the policy file .*latin1\.json is not UTF-8 text \(JSON must be\): byte 0xE9 at offset 15, in persona/],
+      ['huge', Buffer.from('{"persona":"p","allowed_tools":["x"],"max_calls":1e400}'), 1, /^error VALIDATION_FAILED: the policy file .*huge\.json: max_calls: /],
+      ['twice', Buffer.from('{"persona":"p","allowed_tools":["x"],"allowed_tools":["y"]}'), 1, /^error VALIDATION_FAILED: the policy file .*twice\.json: allowed_tools: /],
+      ['garbage', Buffer.from('{"persona":'), 2, /^error USAGE: the policy file .*garbage\.json is not JSON/],
+    ];
+    for (const [name, bytes, code, message] of cases) {
+      const policy = join(folder, `${name}.json`);
+      writeFileSync(policy, bytes);
+      const created = await runCli(['token', 'create', '--name', name, '--scopes', 'read', '--policy', policy, '--tokens', file], { cwd: folder });
+      expect([name, created.code, created.stderr]).toEqual([name, code, expect.stringMatching(message)]);
+    }
+    // Nothing was stored (JSON.parse had stored "caf\uFFFD" and ["y"]).
+    expect(existsSync(file)).toBe(false);
+  });
+
   it('a lock written by hand (a newline after pid@host) whose process is gone is broken too', async () => {
     const folder = tempDir();
     const file = join(folder, 'tokens.json');
