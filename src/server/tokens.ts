@@ -91,6 +91,15 @@ export function parseTokenFile(text: string, file: string): TokenFileContent {
     if (t.namespaces !== null && (!Array.isArray(t.namespaces) || !t.namespaces.every((n) => typeof n === 'string'))) {
       fail(file, `tokens[${i}].namespaces must be null or a list of names`);
     }
+    if (t.policy !== undefined && t.policy !== null) {
+      // Checked as `token create` checks it: a hand-edited policy that is none was taken, and each
+      // MCP request of the token was a 400 VALIDATION_FAILED blaming the client ("invalid policy").
+      try {
+        checkToolPermission(t.policy, { name: 'x' });
+      } catch (error) {
+        fail(file, `tokens[${i}].policy is not a ToolPolicy: ${(error as Error).message}`);
+      }
+    }
     return Object.freeze({
       name: t.name,
       sha256: t.sha256,

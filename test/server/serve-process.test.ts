@@ -108,6 +108,13 @@ describe('the command line', () => {
     const broken = await cli(['serve', '--port', '0', '--tokens', join(folder, 'broken-tokens.json')]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^error IO_ERROR: token file .*tokens\[0\]\.sha256/);
+    // A policy edited by hand is checked as `token create` checks it (it was taken, and each MCP request of the token was a 400 blaming the client).
+    writeFileSync(join(folder, 'bad-policy-tokens.json'), JSON.stringify({ version: 1, tokens: [{ name: 'x', sha256: 'a'.repeat(64), scopes: ['read'], namespaces: null, policy: { persona: 'p', allowed_tools: 'echo' } }] }));
+    // A process: the server it started (and never stopped) held an in-process run.
+    const badPolicy = startCli(['serve', '--port', '0', '--db', join(folder, 'bad-policy.db'), '--tokens', join(folder, 'bad-policy-tokens.json')], { cwd: folder });
+    const outcome = await Promise.race([badPolicy.exited, badPolicy.lines(1).then(() => 'listening')]);
+    if (outcome === 'listening') await stop(badPolicy);
+    expect([outcome, badPolicy.stderr()]).toEqual([1, expect.stringMatching(/^error IO_ERROR: token file .*tokens\[0\]\.policy is not a ToolPolicy: .*allowed_tools/)]);
     // Counts and sizes are no times: the message said "a whole number of ms, 0 to 2147483647" (and 0 was refused).
     for (const [flag, value] of [['--max-streams', 'abc'], ['--max-sessions', '0'], ['--max-open-namespaces', '1.5'], ['--max-body', '99999999999']]) {
       const bad = await cli(['serve', '--port', '0', flag as string, value as string]);
