@@ -145,6 +145,11 @@ describe('who may talk to the server', () => {
     }
     // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
     expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
+    // ... so what it answers from loopback without a token (/metrics) needs a loopback name too: a page whose name
+    // was rebound to 127.0.0.1 comes from loopback as well, and read every namespace's name (team_a) and revision.
+    const securedPort = new URL(secured.url).port;
+    const metricsStatus = async (host: string) => (await raw(secured.url, 'GET', '/metrics', { host })).status;
+    expect([await metricsStatus(`evil.example:${securedPort}`), await metricsStatus(`localhost:${securedPort}`), await metricsStatus(`127.0.0.1:${securedPort}`), await metricsStatus(`[::1]:${securedPort}`)]).toEqual([401, 200, 200, 200]);
     const guarded = createToolRegistryServer({ registries: memoryNamespaces(), tokens: tokenFileVerifier(join(folder, 'tokens.json')), allowedHosts: ['registry.example:443'] });
     try {
       const auth = { authorization: `Bearer ${secrets.reader}` };
