@@ -233,7 +233,7 @@ export function metricsRoute(metrics: ServerMetrics): RouteDefinition {
     method: 'get',
     path: '/metrics',
     operationId: 'metrics',
-    summary: 'Prometheus metrics (text exposition format); no token needed from loopback addresses',
+    summary: 'Prometheus metrics (text exposition format); no token needed from loopback addresses under a loopback name',
     tag: 'service',
     scope: 'read',
     loopbackWithoutToken: true,
