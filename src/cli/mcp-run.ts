@@ -1,29 +1,14 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
-import { readFile } from 'node:fs/promises';
 import { checkToolPermission, createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
 import { createCallRecorder, DEFAULT_MAX_MESSAGE_BYTES, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
 import { openReadOnly, openReadWrite } from './database.js';
 import type { CliRegistry } from './database.js';
-import { CliError, describeSystemError } from './errors.js';
+import { CliError } from './errors.js';
+import { readPolicyFile } from './input.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
-
-/** Reads `--policy FILE` as JSON; mcpRun validates it (VALIDATION_FAILED names the field). */
-export async function readPolicyFile(file: string): Promise<ToolPolicy> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new CliError('IO_ERROR', `cannot read the policy file ${file}: ${describeSystemError(error)}`, { cause: error });
-  }
-  try {
-    return JSON.parse(text) as ToolPolicy;
-  } catch (error) {
-    throw new CliError('USAGE', `the policy file ${file} is not JSON: ${(error as Error).message}`, { cause: error });
-  }
-}
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
 export async function readToolsModule(path: string): Promise<Awaited<ReturnType<typeof loadToolsModule>>> {
@@ -67,7 +52,7 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
   const upstreams = options.upstreams !== false;
   if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
   const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
-  const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
+  const policy = options.policy === undefined ? undefined : ((await readPolicyFile(options.policy)) as ToolPolicy);
   // Checked before the database is opened (VALIDATION_FAILED naming the field).
   if (policy !== undefined) checkToolPermission(policy, { name: 'x' });
   const { registry, recording } = await openForServing(context, options);

@@ -47,10 +47,10 @@ function corsOrigin(value: string): string {
   return url.origin;
 }
 
+/** A count or a size (--max-body, --max-streams, ...), 1 to the bound `whole` keeps; it said "a whole number of ms, 0 to ...". */
 function positive(value: string): number {
-  const n = whole(value);
-  if (n < 1) throw new InvalidArgumentError(`expected a whole number >= 1, got ${JSON.stringify(value)}`);
-  return n;
+  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a whole number, 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
+  return Number(value);
 }
 
 function collect(value: string, previous: readonly string[]): string[] {

@@ -1,6 +1,5 @@
 // `tool-registry serve` and `tool-registry token create|list|revoke`: the registry as a service.
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { openSqliteToolRegistry, StorageUnavailableError, ToolRegistryError } from '../index.js';
@@ -21,6 +20,7 @@ import { describeDatabase, isPostgresUrl, openFailure, postgresTarget, storageFa
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
+import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
@@ -60,7 +60,15 @@ function hostnameOf(name: string): string {
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1' || host === '[::1]';
+  // ::1 however it is written (0:0:0:0:0:0:0:1, [::1]).
+  const bare = bareHost(host);
+  return isIP(bare) === 6 && hostnameOf(`[${bare}]`) === '[::1]';
+}
+
+/** `--host` as listen() takes it: `[::1]`, as a URL and the `listening on` line write an IPv6 address, is `::1`. */
+function bareHost(host: string): string {
+  const inner = /^\[(.+)\]$/.exec(host)?.[1];
+  return inner !== undefined && isIP(inner) === 6 ? inner : host;
 }
 
 function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): NamespaceSource {
@@ -88,7 +96,8 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
 
 /** Serves until SIGTERM or SIGINT, then stops gracefully and resolves. */
 export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>): Promise<void> {
-  if (options.tokens === undefined && !isLoopback(options.host)) {
+  const host = bareHost(options.host);
+  if (options.tokens === undefined && !isLoopback(host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
   }
   let tokens;
@@ -106,9 +115,9 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   const mounts = await serveMounts(options);
   // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is
   // checked; the server's own loopback names are served with its port only (`Host: 127.0.0.1` is port 80).
-  const listenName = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
+  const listenName = isIP(host) === 6 ? `[${host}]` : host;
   const checked = tokens === undefined || options.allowedHosts !== undefined;
-  const ownName = !['0.0.0.0', '::'].includes(options.host) && !SERVED_LOOPBACK_NAMES.includes(hostnameOf(listenName));
+  const ownName = !['0.0.0.0', '::'].includes(host) && !SERVED_LOOPBACK_NAMES.includes(hostnameOf(listenName));
   const allowedHosts = [...(options.allowedHosts ?? []), ...(checked && ownName ? [listenName] : [])];
   let server;
   try {
@@ -159,11 +168,13 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   }
   let running;
   try {
-    running = await listen(server, { host: options.host, port: options.port, ...(options.drainTimeout === undefined ? {} : { drainTimeoutMs: options.drainTimeout }) });
+    running = await listen(server, { host, port: options.port, ...(options.drainTimeout === undefined ? {} : { drainTimeoutMs: options.drainTimeout }) });
   } catch (error) {
     await server.close();
     const code = (error as { code?: unknown }).code;
     if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: ${(error as Error).message}`, { cause: error });
+    // A name that does not resolve: it was INTERNAL with a stack.
+    if ((error as { syscall?: unknown }).syscall === 'getaddrinfo') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: the host name does not resolve (${String(code)})`, { cause: error });
     throw error;
   }
   io.stdout.write(`listening on ${running.url}\n`);
@@ -197,23 +208,9 @@ export function tokensFile(flag: string | undefined, env: NodeJS.ProcessEnv): st
   return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_TOKENS;
 }
 
-export async function readPolicy(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new CliError('IO_ERROR', `cannot read the policy file ${file}: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new CliError('USAGE', `the policy file ${file} is not JSON: ${(error as Error).message}`, { cause: error });
-  }
-}
-
 export async function tokenCreateCommand(io: CliIO, options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }): Promise<void> {
   const file = tokensFile(options.tokens, io.env);
-  const policy = options.policy === undefined ? undefined : await readPolicy(options.policy);
+  const policy = options.policy === undefined ? undefined : await readPolicyFile(options.policy);
   let created;
   try {
     created = await createToken(file, { name: options.name, scopes: options.scopes, namespaces: options.namespace, ...(policy === undefined ? {} : { policy }) });

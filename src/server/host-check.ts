@@ -13,6 +13,8 @@ const MAX_REMEMBERED_HOSTS = 64;
 
 /** An entry of `allowedHosts`: a name (any port) or `name:port`, compared as a URL's host (lowercase, `[v6]`). */
 export function parseHostEntry(entry: string): { readonly hostname: string; readonly port: string | null } {
+  // URL takes `*` as a letter: `*.example.com` would admit only a Host of those very characters.
+  if (entry.includes('*')) throw new TypeError(`allowedHosts: ${JSON.stringify(entry)}: wildcards are not supported; list each name (a name without :port allows any port)`);
   let url: URL;
   try {
     url = new URL(`http://${entry}`);

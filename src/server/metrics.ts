@@ -38,6 +38,21 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1';
 }
 
+/**
+ * Whether a request URL's host is a loopback name (`localhost`, 127/8, `[::1]`), as a client
+ * on the machine writes it. A page whose name was rebound to 127.0.0.1 connects from loopback
+ * too, but its browser sends the page's own name.
+ */
+export function isLoopbackName(url: string): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
 /** A mount's audit log writer, as `Mount.auditStats` tells it. */
 interface AuditStats {
   readonly written: number;
@@ -218,7 +233,7 @@ export function metricsRoute(metrics: ServerMetrics): RouteDefinition {
     method: 'get',
     path: '/metrics',
     operationId: 'metrics',
-    summary: 'Prometheus metrics (text exposition format); no token needed from loopback addresses',
+    summary: 'Prometheus metrics (text exposition format); no token needed from loopback addresses under a loopback name',
     tag: 'service',
     scope: 'read',
     loopbackWithoutToken: true,

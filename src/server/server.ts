@@ -24,7 +24,7 @@ import { serviceRoutes } from './service-routes.js';
 import { HEARTBEAT_MS } from './sse.js';
 import { DEFAULT_STREAM_BACKLOG_BYTES, Leases, defaultLimits, openFileLimit, outOfFileHandles, refuseNearFileLimit, LIMIT_RETRY_AFTER_SECONDS } from './limits.js';
 import type { Lease } from './limits.js';
-import { ServerMetrics, isLoopbackAddress, metricsRoute } from './metrics.js';
+import { ServerMetrics, isLoopbackAddress, isLoopbackName, metricsRoute } from './metrics.js';
 import { hasRequestId, requestIdOf, withRequestId } from './request-id.js';
 import { serveStatic } from './static-files.js';
 import { NAMESPACE_PATTERN, TOKEN_SCOPES, namespaceRuleMessage } from './tokens.js';
@@ -467,7 +467,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     const facts = c.env.facts;
     facts.route = template;
     // From loopback such a route needs no token, but one sent along is read (a namespace-bound token sees its namespaces only).
-    const loopbackOpen = route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress);
+    // Addressed by a loopback name too: a page whose name was rebound to 127.0.0.1 (DNS rebinding) also comes from loopback,
+    // and read every namespace's name and revision on a server with tokens, which checks no Host.
+    const loopbackOpen = route.loopbackWithoutToken === true && isLoopbackAddress(facts.remoteAddress) && isLoopbackName(c.req.url);
     const open = route.scope === null || ((route.scope === 'optional' || loopbackOpen) && bearer(c.req.raw) === undefined);
     const token = open ? null : authenticate(c.req.raw, facts);
     const params: Record<string, string> = { ...c.req.param() };

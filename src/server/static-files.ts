@@ -1,6 +1,7 @@
 // Static files for the console: GET and HEAD under one folder, nothing outside it.
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
+import { outOfFileHandles } from './limits.js';
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -50,7 +51,9 @@ export async function serveStatic(root: string, pathname: string, headOnly: bool
       'referrer-policy': 'no-referrer',
     };
     return new Response(headOnly ? null : await readFile(file), { status: 200, headers });
-  } catch {
+  } catch (error) {
+    // Out of file handles the file is there all the same: the server's 503, not a 404.
+    if (outOfFileHandles(error)) throw error;
     return undefined;
   }
 }

@@ -2,7 +2,7 @@
 // its name, scopes, namespaces and (for MCP sessions) a persona policy.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -91,6 +91,15 @@ export function parseTokenFile(text: string, file: string): TokenFileContent {
     if (t.namespaces !== null && (!Array.isArray(t.namespaces) || !t.namespaces.every((n) => typeof n === 'string'))) {
       fail(file, `tokens[${i}].namespaces must be null or a list of names`);
     }
+    if (t.policy !== undefined && t.policy !== null) {
+      // Checked as `token create` checks it: a hand-edited policy that is none was taken, and each
+      // MCP request of the token was a 400 VALIDATION_FAILED blaming the client ("invalid policy").
+      try {
+        checkToolPermission(t.policy, { name: 'x' });
+      } catch (error) {
+        fail(file, `tokens[${i}].policy is not a ToolPolicy: ${(error as Error).message}`);
+      }
+    }
     return Object.freeze({
       name: t.name,
       sha256: t.sha256,
@@ -172,8 +181,8 @@ async function breakLock(lock: string, seen: string): Promise<void> {
 }
 
 /**
- * Runs `work` holding the token file's lock (`FILE.lock`, created with O_EXCL and holding
- * `pid@host`), so token commands of every process edit the file one at a time and none
+ * Runs `work` holding the token file's lock (`FILE.lock`, holding `pid@host`, linked into
+ * place whole), so token commands of every process edit the file one at a time and none
  * loses another's change. A lock whose process is gone, or older than 30 s, is stale and
  * broken. @throws Error when another process holds the lock for 10 s
  */
@@ -182,35 +191,50 @@ async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T>
   const lock = `${file}.lock`;
   const me = `${process.pid}@${hostname()}`;
   const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      const handle = await open(lock, 'wx', 0o600);
+  // The lock appears with its holder written, never empty: made aside, then linked to its name
+  // (atomic, EEXIST when taken). Created empty and then written, a command killed (or out of
+  // disk) in between left an empty lock that every command waited 10 s on and failed for 30 s.
+  const mine = `${lock}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(mine, me, { mode: 0o600 });
+  try {
+    for (;;) {
       try {
-        await handle.writeFile(me);
-      } finally {
-        await handle.close();
+        // Its age counts from now, not from the first try (a lock older than 30 s is stale).
+        const now = new Date();
+        await utimes(mine, now, now);
+        await link(mine, lock);
+        break;
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
       }
-      break;
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+      await waitForLock(file, lock, deadline);
     }
-    const holder = await readFile(lock, 'utf8').catch(() => undefined);
-    const age = await stat(lock).then((info) => Date.now() - info.mtimeMs, () => 0);
-    // An empty lock is one being written this instant: only its age makes it stale.
-    if (holder !== undefined && ((holder !== '' && holderGone(holder)) || age > LOCK_STALE_MS)) {
-      await breakLock(lock, holder);
-      continue;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`the token file ${file} is locked by process ${holder ?? '?'} (${lock}); remove the lock file if no token command is running`);
-    }
-    await sleep(5 + Math.floor(Math.random() * 20));
+  } finally {
+    await unlink(mine).catch(() => {});
   }
   try {
     return await work();
   } finally {
     await unlink(lock).catch(() => {});
   }
+}
+
+/**
+ * Another process holds the lock: breaks it when stale, else waits a moment.
+ * @throws Error past the deadline
+ */
+async function waitForLock(file: string, lock: string, deadline: number): Promise<void> {
+  const holder = await readFile(lock, 'utf8').catch(() => undefined);
+  const age = await stat(lock).then((info) => Date.now() - info.mtimeMs, () => 0);
+  // An empty lock (written by hand, or by an older version killed mid-write): only its age makes it stale.
+  if (holder !== undefined && ((holder !== '' && holderGone(holder)) || age > LOCK_STALE_MS)) {
+    await breakLock(lock, holder);
+    return;
+  }
+  if (Date.now() > deadline) {
+    throw new Error(`the token file ${file} is locked by process ${holder === undefined || holder === '' ? '?' : holder.trim()} (${lock}); remove the lock file if no token command is running`);
+  }
+  await sleep(5 + Math.floor(Math.random() * 20));
 }
 
 /**

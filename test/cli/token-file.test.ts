@@ -2,16 +2,17 @@
 // of separate processes at once never lose one another's update (a lock file serializes
 // them, each write is a temporary file renamed over the old one), and a lock left by a
 // process that died is broken.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StoredToken } from '../../src/server/index.js';
 import { hashToken, listTokens } from '../../src/server/index.js';
 import { updateTokens } from '../../src/server/tokens.js';
 import { until } from '../support/waiting.js';
-import { runCli, startCli, useChildProcessTimeout, useTempDir } from './helpers.js';
+import { CLI, childEnv, runCli, startCli, useChildProcessTimeout, useTempDir } from './helpers.js';
 
 useChildProcessTimeout();
 const tempDir = useTempDir();
@@ -74,6 +75,53 @@ describe('token create / revoke across processes', () => {
     expect([created.code, created.stderr]).toEqual([0, '']);
     expect(existsSync(`${file}.lock`)).toBe(false);
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
+  });
+
+  it('a command killed (SIGKILL) the instant its lock appears leaves a lock the next command breaks at once', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    // Loaded before the command: the fs call that makes FILE.lock appear kills the process as it returns.
+    const hook = join(folder, 'die-at-lock.mjs');
+    writeFileSync(
+      hook,
+      `import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+for (const [name, at] of [['open', 0], ['link', 1]]) {
+  const real = fs.promises[name];
+  fs.promises[name] = async (...args) => {
+    const result = await real(...args);
+    if (String(args[at]).endsWith('.lock')) process.kill(process.pid, 'SIGKILL');
+    return result;
+  };
+}
+syncBuiltinESMExports();
+`,
+    );
+    const killed = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI, 'token', 'create', '--name', 'killed', '--scopes', 'read', '--tokens', file], { cwd: folder, env: childEnv() });
+    expect([killed.signal, existsSync(`${file}.lock`)]).toEqual(['SIGKILL', true]);
+    // It was created empty and then written: killed in between, every command waited 10 s on it and failed.
+    const after = await runCli(['token', 'create', '--name', 'after', '--scopes', 'read', '--tokens', file], { cwd: folder });
+    expect([after.code, after.stderr]).toEqual([0, '']);
+    expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
+  });
+
+  it('--policy FILE is read as every input, refused and never altered: a byte not UTF-8, 1e400, a key given twice; no JSON (or no UTF-8) is a usage error', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    const cases: [string, Buffer, number, RegExp][] = [
+      ['latin1', Buffer.concat([Buffer.from('{"persona":"caf'), Buffer.from([0xe9]), Buffer.from('","allowed_tools":["x"]}')]), 2, /^error USAGE: the policy file .*latin1\.json is not UTF-8 text \(JSON must be\): byte 0xE9 at offset 15, in persona/],
+      ['huge', Buffer.from('{"persona":"p","allowed_tools":["x"],"max_calls":1e400}'), 1, /^error VALIDATION_FAILED: the policy file .*huge\.json: max_calls: /],
+      ['twice', Buffer.from('{"persona":"p","allowed_tools":["x"],"allowed_tools":["y"]}'), 1, /^error VALIDATION_FAILED: the policy file .*twice\.json: allowed_tools: /],
+      ['garbage', Buffer.from('{"persona":'), 2, /^error USAGE: the policy file .*garbage\.json is not JSON/],
+    ];
+    for (const [name, bytes, code, message] of cases) {
+      const policy = join(folder, `${name}.json`);
+      writeFileSync(policy, bytes);
+      const created = await runCli(['token', 'create', '--name', name, '--scopes', 'read', '--policy', policy, '--tokens', file], { cwd: folder });
+      expect([name, created.code, created.stderr]).toEqual([name, code, expect.stringMatching(message)]);
+    }
+    // Nothing was stored (JSON.parse had stored "caf\uFFFD" and ["y"]).
+    expect(existsSync(file)).toBe(false);
   });
 
   it('a lock written by hand (a newline after pid@host) whose process is gone is broken too', async () => {

@@ -145,6 +145,11 @@ describe('who may talk to the server', () => {
     }
     // A server with tokens answers any Host (a token is the defence), unless given allowedHosts.
     expect((await raw(secured.url, 'GET', '/v1/snapshot', { host: 'evil.example', authorization: `Bearer ${secrets.reader}` })).status).toBe(200);
+    // ... so what it answers from loopback without a token (/metrics) needs a loopback name too: a page whose name
+    // was rebound to 127.0.0.1 comes from loopback as well, and read every namespace's name (team_a) and revision.
+    const securedPort = new URL(secured.url).port;
+    const metricsStatus = async (host: string) => (await raw(secured.url, 'GET', '/metrics', { host })).status;
+    expect([await metricsStatus(`evil.example:${securedPort}`), await metricsStatus(`localhost:${securedPort}`), await metricsStatus(`127.0.0.1:${securedPort}`), await metricsStatus(`[::1]:${securedPort}`)]).toEqual([401, 200, 200, 200]);
     const guarded = createToolRegistryServer({ registries: memoryNamespaces(), tokens: tokenFileVerifier(join(folder, 'tokens.json')), allowedHosts: ['registry.example:443'] });
     try {
       const auth = { authorization: `Bearer ${secrets.reader}` };
@@ -155,6 +160,10 @@ describe('who may talk to the server', () => {
       await guarded.close();
     }
     expect(() => createToolRegistryServer({ registries: memoryNamespaces(), allowedHosts: ['http://x/y'] })).toThrow(TypeError);
+    // A wildcard would be taken as the literal name `*`: every host it was meant to admit was a silent 403.
+    for (const wildcard of ['*', '*.example.com', '*:8080']) {
+      expect(() => createToolRegistryServer({ registries: memoryNamespaces(), allowedHosts: [wildcard] })).toThrow(/allowedHosts: .* wildcards are not supported/);
+    }
   });
 
   it('a foreign Origin changes nothing and never reaches /mcp, with or without tokens; the own origin and the --cors one do', async () => {
@@ -293,7 +302,7 @@ describe('who may talk to the server', () => {
     }
     const refused = await runCli(['serve', '--max-body', '0', '--port', '0'], { cwd: folder });
     expect([refused.code, refused.stderr]).toEqual([2, expect.stringContaining('--max-body')]);
-    expect(refused.stderr).toContain('expected a whole number >= 1, got "0"');
+    expect(refused.stderr).toContain('expected a whole number, 1 to 2147483647, got "0"');
     // A 10-digit drain timeout was "expected a whole number": it is one; the bound is what it passed.
     const drain = await runCli(['serve', '--drain-timeout', '3000000000', '--port', '0'], { cwd: folder });
     expect([drain.code, drain.stderr.split('\n')[0]]).toEqual([2, `error USAGE: option '--drain-timeout <ms>' argument '3000000000' is invalid. expected a whole number of ms, 0 to 2147483647, got "3000000000"`]);

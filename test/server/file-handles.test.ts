@@ -5,11 +5,14 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, childEnv, listeningUrl, useChildProcessTimeout } from '../cli/helpers.js';
+import { until } from '../support/waiting.js';
 import { rawRequest, spec } from './helpers.js';
 
 useChildProcessTimeout();
@@ -30,9 +33,9 @@ afterAll(async () => {
 });
 
 /** `serve --data-dir DIR ARGS` in a shell whose open-file limit is 128; its URL. */
-async function serveLimited(dir: string, args: readonly string[] = []): Promise<string> {
+async function serveLimited(dir: string, args: readonly string[] = ['--no-console']): Promise<string> {
   const command = `ulimit -n 128 && exec "$0" "$@"`;
-  const server = spawn('bash', ['-c', command, process.execPath, CLI, 'serve', '--data-dir', join(folder, dir), '--port', '0', '--no-console', ...args], {
+  const server = spawn('bash', ['-c', command, process.execPath, CLI, 'serve', '--data-dir', join(folder, dir), '--port', '0', ...args], {
     cwd: folder,
     env: childEnv(),
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -89,7 +92,7 @@ describe('serve --data-dir under ulimit -n 128', () => {
   });
 
   it('--max-streams past what the handles allow: a stream is 503 (file_handles) while some are left, and /healthz answers', async () => {
-    exhausted = await serveLimited('exhausted', ['--max-open-namespaces', '500', '--max-streams', '400']);
+    exhausted = await serveLimited('exhausted', ['--no-console', '--max-open-namespaces', '500', '--max-streams', '400']);
     const streams: Response[] = [];
     let refused: Response | undefined;
     for (let i = 0; i < 140 && refused === undefined; i++) {
@@ -126,5 +129,40 @@ describe('serve --data-dir under ulimit -n 128', () => {
       Array.from({ length: 8 }, (_, i) => rawRequest(url, 'GET', i % 2 === 0 ? '/v1/tools' : '/healthz', { connection: 'close' }).then((answer) => answer.status, (error: Error) => error.message)),
     );
     expect(answers).toEqual(Array(8).fill(200));
+  });
+
+  it("the console's files with every handle taken: 503 with Retry-After, not a 404 (the file is there)", async () => {
+    const url = await serveLimited('console', []);
+    const { hostname, port } = new URL(url);
+    const open = (): Socket => connect(Number(port), hostname).on('error', () => {});
+    // One connection per file, accepted while handles are left: its request head is sent but for its last line.
+    const held = await Promise.all(
+      ['/', '/app.js'].map(async (path) => {
+        const socket = open();
+        await once(socket, 'connect');
+        socket.write(`GET /healthz HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
+        await once(socket, 'data');
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n`);
+        return socket;
+      }),
+    );
+    // Then connections until the server holds every file it may (each accepted one is a handle).
+    const handles = `/proc/${String(servers.at(-1)?.pid)}/fd`;
+    const hogs = Array.from({ length: 160 }, () => open());
+    await until(() => readdirSync(handles).length >= 128, 'the server to hold every file it may');
+    const answers = await Promise.all(
+      held.map(async (socket) => {
+        let text = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        socket.write('\r\n');
+        await once(socket, 'close');
+        return /^HTTP\/1\.1 (\d+)[^]*?retry-after: (\d+)/i.exec(text)?.slice(1) ?? text.split('\r\n')[0];
+      }),
+    );
+    for (const socket of hogs) socket.destroy();
+    expect(answers).toEqual([
+      ['503', '5'],
+      ['503', '5'],
+    ]);
   });
 });

@@ -108,6 +108,18 @@ describe('the command line', () => {
     const broken = await cli(['serve', '--port', '0', '--tokens', join(folder, 'broken-tokens.json')]);
     expect(broken.code).toBe(1);
     expect(broken.stderr).toMatch(/^error IO_ERROR: token file .*tokens\[0\]\.sha256/);
+    // A policy edited by hand is checked as `token create` checks it (it was taken, and each MCP request of the token was a 400 blaming the client).
+    writeFileSync(join(folder, 'bad-policy-tokens.json'), JSON.stringify({ version: 1, tokens: [{ name: 'x', sha256: 'a'.repeat(64), scopes: ['read'], namespaces: null, policy: { persona: 'p', allowed_tools: 'echo' } }] }));
+    // A process: the server it started (and never stopped) held an in-process run.
+    const badPolicy = startCli(['serve', '--port', '0', '--db', join(folder, 'bad-policy.db'), '--tokens', join(folder, 'bad-policy-tokens.json')], { cwd: folder });
+    const outcome = await Promise.race([badPolicy.exited, badPolicy.lines(1).then(() => 'listening')]);
+    if (outcome === 'listening') await stop(badPolicy);
+    expect([outcome, badPolicy.stderr()]).toEqual([1, expect.stringMatching(/^error IO_ERROR: token file .*tokens\[0\]\.policy is not a ToolPolicy: .*allowed_tools/)]);
+    // Counts and sizes are no times: the message said "a whole number of ms, 0 to 2147483647" (and 0 was refused).
+    for (const [flag, value] of [['--max-streams', 'abc'], ['--max-sessions', '0'], ['--max-open-namespaces', '1.5'], ['--max-body', '99999999999']]) {
+      const bad = await cli(['serve', '--port', '0', flag as string, value as string]);
+      expect([flag, bad.code, bad.stderr.split('\n')[0]]).toEqual([flag, 2, `error USAGE: option '${flag} <${flag === '--max-body' ? 'bytes' : 'n'}>' argument '${value}' is invalid. expected a whole number, 1 to 2147483647, got "${value}"`]);
+    }
     const badHost = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--allowed-hosts', 'registry.test,http://x/y']);
     expect(badHost.code).toBe(2);
     expect(badHost.stderr).toMatch(/^error USAGE: --allowed-hosts: .*http:\/\/x\/y/);
@@ -208,6 +220,19 @@ describe('SSE across a restart', () => {
     expect(await stop(second.cli)).toBe(0);
     const all = [...seen, ...resumed.events()];
     expect(all).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+});
+
+describe('--host', () => {
+  it('[::1], as a URL and the listening line write it, listens on ::1; a name that does not resolve is IO_ERROR naming it, no stack', async () => {
+    const bracketed = startCli(['serve', '--port', '0', '--db', join(folder, 'v6.db'), '--host', '[::1]'], { cwd: folder });
+    await bracketed.lines(1).catch(() => {});
+    const url = /^listening on (http:\/\/\[::1\]:\d+)$/m.exec(bracketed.stdout())?.[1];
+    expect([url === undefined ? bracketed.stderr() : 'listening', url === undefined ? 0 : (await fetch(`${url}/healthz`)).status]).toEqual(['listening', 200]);
+    expect(await stop(bracketed)).toBe(0);
+    writeFileSync(join(folder, 'no-tokens.json'), '{"version":1,"tokens":[]}');
+    const unknown = await cli(['serve', '--port', '0', '--db', join(folder, 'v6.db'), '--tokens', join(folder, 'no-tokens.json'), '--host', 'nosuch.invalid']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: cannot listen on nosuch\.invalid:0: the host name does not resolve \(\w+\)\n$/)]);
   });
 });
 
