@@ -75,13 +75,14 @@ function raw(base: string, method: string, path: string, headers: Record<string,
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
+        const contentType = (res.headers['content-type'] ?? '').split(';')[0] as string;
         let parsed: unknown;
         try {
           parsed = JSON.parse(text);
         } catch {
-          parsed = undefined;
+          // A text body (GET /metrics) is held to its documented string schema as it is.
+          parsed = contentType === 'text/plain' ? text : undefined;
         }
-        const contentType = (res.headers['content-type'] ?? '').split(';')[0] as string;
         recorded.push({ method: method.toLowerCase(), path: path.split('?')[0] as string, status: res.statusCode ?? 0, contentType, body: parsed, headers: Object.keys(res.headers) });
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: parsed });
       });
