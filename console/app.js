@@ -84,6 +84,14 @@ function canAdmin() {
 }
 
 async function loadIdentity(signal) {
+  // A token kept from before sign-in checked it could never be sent: back to the form, not "cannot reach the server" forever.
+  const kept = storedToken();
+  if (kept !== null && tokenProblem(kept) !== null) {
+    storeToken(null);
+    state.identity = null;
+    state.signInMessage = tokenProblem(kept);
+    return;
+  }
   try {
     state.identity = await call('/v1/whoami', { signal });
   } catch (error) {
@@ -113,6 +121,13 @@ function signOut(message = null) {
   state.namespaces = null;
   state.signInMessage = message;
   void render();
+}
+
+/** A 401 anywhere (the token was revoked while the tab was open) signs the tab out: true if it did. */
+function signedOutBy(error) {
+  if (!(error instanceof ApiError) || error.status !== 401) return false;
+  signOut('Your token is no longer accepted. Sign in again.');
+  return true;
 }
 
 // ---------------------------------------------------------------- chrome
@@ -177,6 +192,19 @@ const UNREACHABLE = 'The console cannot reach the server, retrying…';
 
 // ---------------------------------------------------------------- sign-in
 
+/**
+ * Why a typed token cannot be one, or null. A token is visible ASCII (token create prints
+ * `trg_` and base64url); anything else, such as a "…" copied from a shortened display, could not
+ * even be sent (fetch refuses a header outside Latin-1, which looked like an unreachable server).
+ */
+function tokenProblem(token) {
+  const at = [...token].findIndex((char) => char < '!' || char > '~');
+  if (at === -1) return null;
+  const char = [...token][at];
+  const code = `U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return `That is not a token: it has ${visibleControls(JSON.stringify(char))} (${code}) at character ${at + 1}. Paste it as tool-registry token create printed it: trg_ and then letters, digits, - and _.`;
+}
+
 function signInScreen(main) {
   const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-hint' });
   const message = h('p', { id: 'sign-in-error', class: 'error', role: 'alert' }, state.signInMessage ?? '');
@@ -184,8 +212,9 @@ function signInScreen(main) {
   const form = h('form', { class: 'sign-in', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     const token = input.value.trim();
-    if (token === '') {
-      message.textContent = 'Enter a token.';
+    const wrong = token === '' ? 'Enter a token.' : tokenProblem(token);
+    if (wrong !== null) {
+      message.textContent = wrong;
       input.focus();
       return;
     }
@@ -356,7 +385,7 @@ function verdictView(result, olderLabel, newerLabel) {
         : 'a caller or a consumer of the old version may break',
       `; ${count === 0 ? 'no schema differences' : `${count} schema difference${count === 1 ? '' : 's'}`}.`),
     count === 0 ? null : h('ul', { class: 'differences' }, diff.differences.map((difference) => h('li', { class: difference.breaking === false ? '' : 'breaking' },
-      h('code', {}, text(difference.type)), ' at ', h('code', {}, text(difference.path || '/')), ': ',
+      h('code', {}, text(difference.type)), ' at ', h('code', {}, text(visibleControls(difference.path || '/'))), ': ',
       h('strong', {}, BREAKING[String(difference.breaking)] ?? String(difference.breaking)),
       ...valuesView(differenceValues(difference))))));
 }
@@ -420,7 +449,7 @@ function historySection(route, history, screenSignal) {
     const mine = (comparing += 1);
     const verdict = a === b ? { missing: 'the same version on both sides' } : await verdictFor(route.namespace, history[a], history[b], screenSignal)
       .catch((error) => ({ error }));
-    if (mine !== comparing || screenSignal.aborted) return;
+    if (mine !== comparing || screenSignal.aborted || ('error' in verdict && signedOutBy(verdict.error))) return;
     output.replaceChildren(verdictView(verdict, label(history[a], a), label(history[b], b)), diffView(history[a], history[b], label(history[a], a), label(history[b], b)));
   };
   from.addEventListener('change', () => void update());
@@ -448,7 +477,7 @@ function lintSection(registration, results) {
         : result.findings.length === 0
           ? 'No findings.'
           : h('ul', {}, result.findings.map((finding) => h('li', { class: finding.severity },
-            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(finding.path || '/')), ': ', text(visibleControls(finding.message)))))),
+            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(visibleControls(finding.path || '/'))), ': ', text(visibleControls(finding.message)))))),
   ])));
   return h('section', { 'aria-labelledby': 'lint' }, parts);
 }
@@ -467,7 +496,7 @@ function actionsSection(route, registration, rerender) {
   const version = registration.spec.version;
   const alert = h('div', { class: 'error', role: 'alert' });
   const failed = (error) => {
-    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (signedOutBy(error)) return;
     alert.replaceChildren();
     if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
       alert.append(h('p', {}, preconditionMessage(name, version)), h('button', { type: 'button', class: 'secondary', onclick: rerender }, 'Reload'));
@@ -504,7 +533,8 @@ function actionsSection(route, registration, rerender) {
     h('p', { id: 'remove-text' }, 'Version ', text(versionText(version)), ' stops being listed and agents stop seeing it. Its history and changes are kept.'),
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'danger', onclick: removeNow }, 'Remove'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel')));
+      // Focus starts on Cancel, the action that changes nothing: Enter twice must not remove.
+      h('button', { type: 'button', class: 'secondary', autofocus: true, onclick: () => dialog.close() }, 'Cancel')));
   return h('section', { 'aria-labelledby': 'actions', class: 'actions-box' },
     h('h2', { id: 'actions' }, 'Actions'),
     h('div', { class: 'actions' },
@@ -589,7 +619,7 @@ async function changesScreen(main, route, signal) {
     },
     onState: (feedState, error) => {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
-      if (feedState === 'failed' && error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+      if (feedState === 'failed' && signedOutBy(error)) return;
       status.className = `feed-state ${feedState}`;
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
@@ -620,7 +650,11 @@ function bytes(count) {
   return `${count.toLocaleString('en')} bytes${mib >= 0.1 ? ` (${mib.toFixed(mib < 10 ? 1 : 0)} MiB)` : ''}`;
 }
 
-function importScreen(main, route) {
+async function importScreen(main, route, signal) {
+  // The one screen that reads nothing before a write: ask the namespace's revision, so that an
+  // address in a namespace that does not exist (or this token does not see) is Not found, as on every other screen.
+  await call(`${base(route.namespace)}/changes${query({ limit: 0 })}`, { signal });
+  if (signal.aborted) return;
   if (!canWrite()) {
     show(main, 'Import', heading('Import'), h('p', {}, 'Importing needs a token with the write scope; this one can only read.'));
     return;
@@ -631,11 +665,11 @@ function importScreen(main, route) {
     h('option', { value: 'replace' }, 'Replace'));
   const alert = h('div', { class: 'error', role: 'alert' });
   const result = h('div', { class: 'plan', role: 'status' });
-  let planned = null; // { text, mode, report }
+  let planned = null; // { bytes, size, mode, report }
 
   const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
   const fail = (error, size) => {
-    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (signedOutBy(error)) return;
     if (error instanceof ApiError && (error.status === 413 || error.code === 'PAYLOAD_TOO_LARGE')) {
       const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
       alert.replaceChildren(
@@ -655,14 +689,14 @@ function importScreen(main, route) {
     alert.replaceChildren();
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
-      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.text });
+      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.bytes });
       if (JSON.stringify(again.plan) !== JSON.stringify(planned.report.plan)) {
         planned = { ...planned, report: again };
         result.replaceChildren(planView(again));
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
-      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.text });
+      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
       planned = null;
       result.replaceChildren(h('p', { class: 'notice' },
         `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}). `,
@@ -692,10 +726,11 @@ function importScreen(main, route) {
       file.focus();
       return;
     }
-    const content = await chosen.text();
+    // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
+    const content = await chosen.arrayBuffer();
     try {
       const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: content });
-      planned = { text: content, size: chosen.size, mode: mode.value, report };
+      planned = { bytes: content, size: chosen.size, mode: mode.value, report };
       result.replaceChildren(planView(report));
     } catch (error) {
       fail(error, chosen.size);
@@ -760,7 +795,7 @@ function upstreamToolView(route, upstream, tool, approved, rerender) {
       state.flash = done;
       rerender();
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+      if (signedOutBy(error)) return;
       alert.replaceChildren(h('p', {}, `${path === 'approve' ? 'Approving' : 'Rejecting'} failed: `, text(problemText(error))));
       if (error instanceof ApiError && error.code === 'COMPATIBILITY_FAILED' && json.force !== true) {
         alert.append(
@@ -814,6 +849,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
         state.flash = `Approved ${result.approved.length} tools of ${upstream.name}.`;
         rerender();
       } catch (error) {
+        if (signedOutBy(error)) return;
         alert.replaceChildren(h('p', {}, 'Approving failed (nothing was approved): ', text(problemText(error))));
       }
     } }, `Approve all ${counts.pending} pending`)), alert);
@@ -926,14 +962,14 @@ async function render() {
     else if (route.screen === 'upstreams') await upstreamsScreen(main, route, controller.signal);
     else if (route.screen === 'calls' && !canAdmin()) callsNeedAdmin(main, route);
     else if (route.screen === 'calls') await callsScreen(main, route, controller.signal, { show, heading, href });
-    else importScreen(main, route);
+    else await importScreen(main, route, controller.signal);
     retryDelay = 1000;
   } catch (error) {
     if (controller.signal.aborted) return;
     if (error instanceof UnreachableError) return unreachableScreen(main, controller.signal);
     retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
-    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (signedOutBy(error)) return;
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
       return notFoundScreen(main, route, `no namespace ${route.namespace} that this token may see.`);
     }
