@@ -685,7 +685,12 @@ async function importScreen(main, route, signal) {
       : error instanceof UnreachableError ? 'Cannot reach the server: nothing was imported. Try again when it is back.'
         : ['The import failed: ', text(problemText(error))]));
   };
+  let importing = false;
   const confirm = async () => {
+    // A second click (a double-click, Enter pressed twice) while the first runs would import
+    // again and report the second import's "0 added, … unchanged" over the first's.
+    if (importing || planned === null) return;
+    importing = true;
     alert.replaceChildren();
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
@@ -705,6 +710,8 @@ async function importScreen(main, route, signal) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
       } else fail(error, planned.size);
+    } finally {
+      importing = false;
     }
   };
   const planView = (report) => h('div', {},

@@ -538,8 +538,15 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     // The dry run wrote nothing.
     expect(await stored(db, 'translate')).toBeUndefined();
 
-    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    // Double-clicked: one import (each click imported, and the second's "0 added, 2 unchanged" could replace the first's report).
+    const plans: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().includes('dry_run=true')) plans.push(request.url());
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).dblclick();
     await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
+    // The confirm's plan again, once: both clicks had sent theirs before either import.
+    expect(plans).toHaveLength(1);
     expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
   });
 
