@@ -769,6 +769,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('Showing 1 call.').waitFor();
     expect(new URL(page.url()).hash).toBe(`#/ns/hostile/calls?tool=${LONG_NAME}`);
+    // A filter the API refuses is said next to the form, which keeps what was typed (it was a "Not found" screen).
+    await page.getByLabel('Since (ISO 8601)').fill('yesterday');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('alert').getByText(/^The filters were refused: query parameter since: .*\(got "yesterday"\)/).waitFor();
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Calls in hostile');
+    expect(await page.getByLabel('Tool').inputValue()).toBe(LONG_NAME);
     // The comparison: the API's verdict and each difference first, then both sides within the page.
     await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
     await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();
