@@ -155,9 +155,17 @@ function updateChrome(route) {
   if (!signedIn) return;
   const namespaces = state.namespaces ?? [];
   if (namespaces.length > 1) {
-    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']); } },
-      namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
-    session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select));
+    const go = () => { location.hash = href(select.value, [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']); };
+    // A pick with the pointer switches at once; the arrow keys only choose (chromium fires change on
+    // each one, which switched the screen under a keyboard user at the first press), and Enter switches.
+    let keyed = false;
+    const select = h('select', { id: 'namespace', 'aria-describedby': 'namespace-hint',
+      onkeydown: (event) => { if (event.key === 'Enter') go(); else if (event.key !== 'Tab') keyed = true; },
+      onchange: () => { if (!keyed) go(); },
+      onblur: () => { keyed = false; } },
+    namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
+    session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select,
+      h('span', { id: 'namespace-hint', class: 'visually-hidden' }, 'Choose with the arrow keys, then press Enter.')));
   }
   if (state.identity.token !== null && state.identity.token !== undefined) {
     const scopes = (state.identity.scopes ?? []).join(', ');

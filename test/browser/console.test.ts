@@ -596,6 +596,15 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await page.locator('table.tools tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^beta/)]);
     await page.getByRole('link', { name: 'beta' }).click();
     await page.getByRole('heading', { level: 1, name: 'beta' }).waitFor();
+    // By keyboard: an arrow key only chooses (it switched the screen at the first press, focus
+    // and all), Enter switches.
+    await page.getByLabel('Namespace').focus();
+    await page.keyboard.press('Home');
+    expect(await page.getByLabel('Namespace').inputValue()).toBe('default');
+    expect(new URL(page.url()).hash).toBe('#/ns/team/tools/beta');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/tools');
     expect(errors.get(page)).toEqual([]);
   });
 
