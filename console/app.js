@@ -618,6 +618,10 @@ async function changesScreen(main, route, signal) {
     heading('Changes'),
     h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
     status, empty, list);
+  signal.addEventListener('abort', () => {
+    status.className = 'feed-state';
+    status.replaceChildren('Not live: another screen is loading.');
+  }, { once: true });
   const since = page.events.length > 0 ? page.events[page.events.length - 1].revision : page.revision;
   void follow(route.namespace, Math.max(since, head.revision), {
     signal,
@@ -956,6 +960,13 @@ async function render() {
   screen = controller;
   const main = document.getElementById('main');
   const route = parseRoute();
+  // A screen that takes a while (2,000 tools: seconds) says so; the one on show stays, under
+  // "Loading…", rather than looking current (a Changes screen still said "Live" with its feed ended).
+  const loading = firstRender ? undefined : setTimeout(() => {
+    if (screen !== controller) return; // a newer render owns the page
+    main.setAttribute('aria-busy', 'true');
+    main.prepend(h('p', { class: 'notice loading', role: 'status' }, 'Loading…'));
+  }, 250);
   try {
     if (state.identity === null) await loadIdentity(controller.signal);
     if (controller.signal.aborted) return;
@@ -994,6 +1005,12 @@ async function render() {
     // An address the API refuses (400) or has nothing at (404): the reason is the server's.
     if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return notFoundScreen(main, route, problemText(error));
     errorScreen(main, error);
+  } finally {
+    clearTimeout(loading);
+    if (screen === controller) {
+      main.removeAttribute('aria-busy');
+      main.querySelector(':scope > .loading')?.remove();
+    }
   }
 }
 

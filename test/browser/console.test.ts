@@ -862,14 +862,29 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
     expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (disabled)'));
 
-    // 1,001 tools: two pages of up to 1,000.
+    // 1,001 tools: two pages of up to 1,000. Left from the live feed, held at the first page: the
+    // feed says it stopped and "Loading…" shows (the old screen stayed, still "Live", with no sign of the wait).
+    await page.goto(at('#/ns/hostile/changes', open?.url));
+    await page.getByText('Live: following new changes.').waitFor();
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    await page.route('**/v1/namespaces/many/tools?*', async (route) => {
+      await held;
+      await route.continue();
+    });
     const pages: URL[] = [];
     page.on('request', (request) => {
       const url = new URL(request.url());
       if (url.pathname === '/v1/namespaces/many/tools') pages.push(url);
     });
-    await page.goto(at('#/ns/many/tools', open?.url));
+    await page.evaluate(() => { location.hash = '#/ns/many/tools'; });
+    await page.getByRole('status').filter({ hasText: /^Loading…$/ }).waitFor();
+    expect(await page.getByText('Not live: another screen is loading.').count()).toBe(1);
+    expect(await page.getByText(/^Live/).count()).toBe(0);
+    release();
     await page.getByText('Showing 1001 of 1001 tools.').waitFor();
+    expect(await page.getByText('Loading…').count()).toBe(0);
+    await page.unrouteAll();
     expect(pages.map((url) => url.searchParams.get('limit'))).toEqual(['1000', '1000']);
 
   });
