@@ -162,6 +162,7 @@ function updateChrome(route) {
     const select = h('select', { id: 'namespace', 'aria-describedby': 'namespace-hint',
       onkeydown: (event) => { if (event.key === 'Enter') go(); else if (event.key !== 'Tab') keyed = true; },
       onchange: () => { if (!keyed) go(); },
+      onpointerdown: () => { keyed = false; },
       onblur: () => { keyed = false; } },
     namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
     session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select,
