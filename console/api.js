@@ -94,8 +94,9 @@ async function body(response) {
 }
 
 /**
- * One API call. `json` is JSON-encoded unless it is a string (an uploaded file is sent as
- * its own text, so its key order reaches the server as written).
+ * One API call. `json` is JSON-encoded unless it is bytes (an uploaded file is sent as its own
+ * bytes, so its key order reaches the server as written, and bytes that are not UTF-8 reach
+ * the server's check rather than being replaced on the way).
  * @param {string} path
  * @param {{ method?: string, json?: unknown, signal?: AbortSignal }} [options]
  */
@@ -104,7 +105,7 @@ export async function call(path, { method = 'GET', json, signal } = {}) {
   const init = { method, headers: headers(), signal, cache: 'no-store' };
   if (json !== undefined) {
     init.headers['Content-Type'] = 'application/json';
-    init.body = typeof json === 'string' ? json : JSON.stringify(json);
+    init.body = json instanceof ArrayBuffer ? json : JSON.stringify(json);
   }
   const response = await reach(path, init);
   const data = await body(response);

@@ -84,6 +84,14 @@ function canAdmin() {
 }
 
 async function loadIdentity(signal) {
+  // A token kept from before sign-in checked it could never be sent: back to the form, not "cannot reach the server" forever.
+  const kept = storedToken();
+  if (kept !== null && tokenProblem(kept) !== null) {
+    storeToken(null);
+    state.identity = null;
+    state.signInMessage = tokenProblem(kept);
+    return;
+  }
   try {
     state.identity = await call('/v1/whoami', { signal });
   } catch (error) {
@@ -115,6 +123,13 @@ function signOut(message = null) {
   void render();
 }
 
+/** A 401 anywhere (the token was revoked while the tab was open) signs the tab out: true if it did. */
+function signedOutBy(error) {
+  if (!(error instanceof ApiError) || error.status !== 401) return false;
+  signOut('Your token is no longer accepted. Sign in again.');
+  return true;
+}
+
 // ---------------------------------------------------------------- chrome
 
 function updateChrome(route) {
@@ -140,9 +155,18 @@ function updateChrome(route) {
   if (!signedIn) return;
   const namespaces = state.namespaces ?? [];
   if (namespaces.length > 1) {
-    const select = h('select', { id: 'namespace', onchange: (event) => { location.hash = href(event.target.value, [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']); } },
-      namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
-    session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select));
+    const go = () => { location.hash = href(select.value, [NAMESPACED_SCREENS.includes(route.screen) ? route.screen : 'tools']); };
+    // A pick with the pointer switches at once; the arrow keys only choose (chromium fires change on
+    // each one, which switched the screen under a keyboard user at the first press), and Enter switches.
+    let keyed = false;
+    const select = h('select', { id: 'namespace', 'aria-describedby': 'namespace-hint',
+      onkeydown: (event) => { if (event.key === 'Enter') go(); else if (event.key !== 'Tab') keyed = true; },
+      onchange: () => { if (!keyed) go(); },
+      onpointerdown: () => { keyed = false; },
+      onblur: () => { keyed = false; } },
+    namespaces.map((name) => h('option', { value: name, selected: name === route.namespace }, name)));
+    session.append(h('div', { class: 'field inline' }, h('label', { for: 'namespace' }, 'Namespace'), select,
+      h('span', { id: 'namespace-hint', class: 'visually-hidden' }, 'Choose with the arrow keys, then press Enter.')));
   }
   if (state.identity.token !== null && state.identity.token !== undefined) {
     const scopes = (state.identity.scopes ?? []).join(', ');
@@ -177,6 +201,19 @@ const UNREACHABLE = 'The console cannot reach the server, retrying…';
 
 // ---------------------------------------------------------------- sign-in
 
+/**
+ * Why a typed token cannot be one, or null. A token is visible ASCII (token create prints
+ * `trg_` and base64url); anything else, such as a "…" copied from a shortened display, could not
+ * even be sent (fetch refuses a header outside Latin-1, which looked like an unreachable server).
+ */
+function tokenProblem(token) {
+  const at = [...token].findIndex((char) => char < '!' || char > '~');
+  if (at === -1) return null;
+  const char = [...token][at];
+  const code = `U+${char.codePointAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+  return `That is not a token: it has ${visibleControls(JSON.stringify(char))} (${code}) at character ${at + 1}. Paste it as tool-registry token create printed it: trg_ and then letters, digits, - and _.`;
+}
+
 function signInScreen(main) {
   const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, 'aria-describedby': 'token-hint' });
   const message = h('p', { id: 'sign-in-error', class: 'error', role: 'alert' }, state.signInMessage ?? '');
@@ -184,8 +221,9 @@ function signInScreen(main) {
   const form = h('form', { class: 'sign-in', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     const token = input.value.trim();
-    if (token === '') {
-      message.textContent = 'Enter a token.';
+    const wrong = token === '' ? 'Enter a token.' : tokenProblem(token);
+    if (wrong !== null) {
+      message.textContent = wrong;
       input.focus();
       return;
     }
@@ -356,7 +394,7 @@ function verdictView(result, olderLabel, newerLabel) {
         : 'a caller or a consumer of the old version may break',
       `; ${count === 0 ? 'no schema differences' : `${count} schema difference${count === 1 ? '' : 's'}`}.`),
     count === 0 ? null : h('ul', { class: 'differences' }, diff.differences.map((difference) => h('li', { class: difference.breaking === false ? '' : 'breaking' },
-      h('code', {}, text(difference.type)), ' at ', h('code', {}, text(difference.path || '/')), ': ',
+      h('code', {}, text(difference.type)), ' at ', h('code', {}, text(visibleControls(difference.path || '/'))), ': ',
       h('strong', {}, BREAKING[String(difference.breaking)] ?? String(difference.breaking)),
       ...valuesView(differenceValues(difference))))));
 }
@@ -420,7 +458,7 @@ function historySection(route, history, screenSignal) {
     const mine = (comparing += 1);
     const verdict = a === b ? { missing: 'the same version on both sides' } : await verdictFor(route.namespace, history[a], history[b], screenSignal)
       .catch((error) => ({ error }));
-    if (mine !== comparing || screenSignal.aborted) return;
+    if (mine !== comparing || screenSignal.aborted || ('error' in verdict && signedOutBy(verdict.error))) return;
     output.replaceChildren(verdictView(verdict, label(history[a], a), label(history[b], b)), diffView(history[a], history[b], label(history[a], a), label(history[b], b)));
   };
   from.addEventListener('change', () => void update());
@@ -448,7 +486,7 @@ function lintSection(registration, results) {
         : result.findings.length === 0
           ? 'No findings.'
           : h('ul', {}, result.findings.map((finding) => h('li', { class: finding.severity },
-            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(finding.path || '/')), ': ', text(visibleControls(finding.message)))))),
+            h('strong', {}, finding.severity), ' ', h('code', {}, finding.rule), ' at ', h('code', {}, text(visibleControls(finding.path || '/'))), ': ', text(visibleControls(finding.message)))))),
   ])));
   return h('section', { 'aria-labelledby': 'lint' }, parts);
 }
@@ -467,7 +505,7 @@ function actionsSection(route, registration, rerender) {
   const version = registration.spec.version;
   const alert = h('div', { class: 'error', role: 'alert' });
   const failed = (error) => {
-    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (signedOutBy(error)) return;
     alert.replaceChildren();
     if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
       alert.append(h('p', {}, preconditionMessage(name, version)), h('button', { type: 'button', class: 'secondary', onclick: rerender }, 'Reload'));
@@ -504,7 +542,8 @@ function actionsSection(route, registration, rerender) {
     h('p', { id: 'remove-text' }, 'Version ', text(versionText(version)), ' stops being listed and agents stop seeing it. Its history and changes are kept.'),
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'danger', onclick: removeNow }, 'Remove'),
-      h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close() }, 'Cancel')));
+      // Focus starts on Cancel, the action that changes nothing: Enter twice must not remove.
+      h('button', { type: 'button', class: 'secondary', autofocus: true, onclick: () => dialog.close() }, 'Cancel')));
   return h('section', { 'aria-labelledby': 'actions', class: 'actions-box' },
     h('h2', { id: 'actions' }, 'Actions'),
     h('div', { class: 'actions' },
@@ -580,6 +619,10 @@ async function changesScreen(main, route, signal) {
     heading('Changes'),
     h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
     status, empty, list);
+  signal.addEventListener('abort', () => {
+    status.className = 'feed-state';
+    status.replaceChildren('Not live: another screen is loading.');
+  }, { once: true });
   const since = page.events.length > 0 ? page.events[page.events.length - 1].revision : page.revision;
   void follow(route.namespace, Math.max(since, head.revision), {
     signal,
@@ -589,7 +632,7 @@ async function changesScreen(main, route, signal) {
     },
     onState: (feedState, error) => {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
-      if (feedState === 'failed' && error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+      if (feedState === 'failed' && signedOutBy(error)) return;
       status.className = `feed-state ${feedState}`;
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
@@ -620,7 +663,14 @@ function bytes(count) {
   return `${count.toLocaleString('en')} bytes${mib >= 0.1 ? ` (${mib.toFixed(mib < 10 ? 1 : 0)} MiB)` : ''}`;
 }
 
-function importScreen(main, route) {
+async function importScreen(main, route, signal) {
+  // The one screen that reads nothing before a write: ask the namespace's revision, so that an
+  // address in a namespace that does not exist (or this token does not see) is Not found, as on every other screen.
+  // A token without the read scope (403) may still import: the plan's answer says what it may not.
+  await call(`${base(route.namespace)}/changes${query({ limit: 0 })}`, { signal }).catch((error) => {
+    if (!(error instanceof ApiError) || error.status !== 403) throw error;
+  });
+  if (signal.aborted) return;
   if (!canWrite()) {
     show(main, 'Import', heading('Import'), h('p', {}, 'Importing needs a token with the write scope; this one can only read.'));
     return;
@@ -631,11 +681,11 @@ function importScreen(main, route) {
     h('option', { value: 'replace' }, 'Replace'));
   const alert = h('div', { class: 'error', role: 'alert' });
   const result = h('div', { class: 'plan', role: 'status' });
-  let planned = null; // { text, mode, report }
+  let planned = null; // { bytes, size, mode, report }
 
   const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
   const fail = (error, size) => {
-    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (signedOutBy(error)) return;
     if (error instanceof ApiError && (error.status === 413 || error.code === 'PAYLOAD_TOO_LARGE')) {
       const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
       alert.replaceChildren(
@@ -651,18 +701,23 @@ function importScreen(main, route) {
       : error instanceof UnreachableError ? 'Cannot reach the server: nothing was imported. Try again when it is back.'
         : ['The import failed: ', text(problemText(error))]));
   };
+  let importing = false;
   const confirm = async () => {
+    // A second click (a double-click, Enter pressed twice) while the first runs would import
+    // again and report the second import's "0 added, … unchanged" over the first's.
+    if (importing || planned === null) return;
+    importing = true;
     alert.replaceChildren();
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
-      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.text });
+      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.bytes });
       if (JSON.stringify(again.plan) !== JSON.stringify(planned.report.plan)) {
         planned = { ...planned, report: again };
         result.replaceChildren(planView(again));
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
-      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.text });
+      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
       planned = null;
       result.replaceChildren(h('p', { class: 'notice' },
         `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}). `,
@@ -671,6 +726,8 @@ function importScreen(main, route) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
       } else fail(error, planned.size);
+    } finally {
+      importing = false;
     }
   };
   const planView = (report) => h('div', {},
@@ -692,10 +749,11 @@ function importScreen(main, route) {
       file.focus();
       return;
     }
-    const content = await chosen.text();
+    // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
+    const content = await chosen.arrayBuffer();
     try {
       const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: content });
-      planned = { text: content, size: chosen.size, mode: mode.value, report };
+      planned = { bytes: content, size: chosen.size, mode: mode.value, report };
       result.replaceChildren(planView(report));
     } catch (error) {
       fail(error, chosen.size);
@@ -760,7 +818,7 @@ function upstreamToolView(route, upstream, tool, approved, rerender) {
       state.flash = done;
       rerender();
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+      if (signedOutBy(error)) return;
       alert.replaceChildren(h('p', {}, `${path === 'approve' ? 'Approving' : 'Rejecting'} failed: `, text(problemText(error))));
       if (error instanceof ApiError && error.code === 'COMPATIBILITY_FAILED' && json.force !== true) {
         alert.append(
@@ -814,6 +872,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
         state.flash = `Approved ${result.approved.length} tools of ${upstream.name}.`;
         rerender();
       } catch (error) {
+        if (signedOutBy(error)) return;
         alert.replaceChildren(h('p', {}, 'Approving failed (nothing was approved): ', text(problemText(error))));
       }
     } }, `Approve all ${counts.pending} pending`)), alert);
@@ -902,6 +961,13 @@ async function render() {
   screen = controller;
   const main = document.getElementById('main');
   const route = parseRoute();
+  // A screen that takes a while (2,000 tools: seconds) says so; the one on show stays, under
+  // "Loading…", rather than looking current (a Changes screen still said "Live" with its feed ended).
+  const loading = firstRender ? undefined : setTimeout(() => {
+    if (screen !== controller) return; // a newer render owns the page
+    main.setAttribute('aria-busy', 'true');
+    main.prepend(h('p', { class: 'notice loading', role: 'status' }, 'Loading…'));
+  }, 250);
   try {
     if (state.identity === null) await loadIdentity(controller.signal);
     if (controller.signal.aborted) return;
@@ -926,20 +992,26 @@ async function render() {
     else if (route.screen === 'upstreams') await upstreamsScreen(main, route, controller.signal);
     else if (route.screen === 'calls' && !canAdmin()) callsNeedAdmin(main, route);
     else if (route.screen === 'calls') await callsScreen(main, route, controller.signal, { show, heading, href });
-    else importScreen(main, route);
+    else await importScreen(main, route, controller.signal);
     retryDelay = 1000;
   } catch (error) {
     if (controller.signal.aborted) return;
     if (error instanceof UnreachableError) return unreachableScreen(main, controller.signal);
     retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
-    if (error instanceof ApiError && error.status === 401) return signOut('Your token is no longer accepted. Sign in again.');
+    if (signedOutBy(error)) return;
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
       return notFoundScreen(main, route, `no namespace ${route.namespace} that this token may see.`);
     }
     // An address the API refuses (400) or has nothing at (404): the reason is the server's.
     if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return notFoundScreen(main, route, problemText(error));
     errorScreen(main, error);
+  } finally {
+    clearTimeout(loading);
+    if (screen === controller) {
+      main.removeAttribute('aria-busy');
+      main.querySelector(':scope > .loading')?.remove();
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 // The Calls screen (#/calls): the audit log of MCP tool calls, newest first, from
 // GET /v1/calls (admin scope), with the API's filters in the address and paging by `before`.
 // Every value from a row goes in as isolated text: a caller chooses the tool name it sends.
-import { base, call, query } from './api.js';
-import { box, formatTime, h, text } from './dom.js';
+import { ApiError, base, call, query } from './api.js';
+import { box, formatTime, h, text, visibleControls } from './dom.js';
 
 export const CALLS_PAGE = 100;
 const FILTERS = ['tool', 'token', 'since'];
@@ -41,7 +41,15 @@ function callRow(record) {
  */
 export async function callsScreen(main, route, signal, ui) {
   const filters = filtersOf(route.params);
-  const page = await call(`${base(route.namespace)}/calls${query({ ...filters, limit: CALLS_PAGE })}`, { signal });
+  let page;
+  let refused = null; // a filter the API refuses (400, "since" not a date): said next to the form, which keeps what was typed
+  try {
+    page = await call(`${base(route.namespace)}/calls${query({ ...filters, limit: CALLS_PAGE })}`, { signal });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 400) throw error;
+    refused = error;
+    page = { calls: [], next_before: null };
+  }
   if (signal.aborted) return;
   const calls = Array.isArray(page?.calls) ? page.calls : [];
   const inputs = Object.fromEntries(FILTERS.map((name) => [name, h('input', { id: `calls-${name}`, name, type: 'search', value: filters[name] ?? '', autocomplete: 'off' })]));
@@ -78,7 +86,8 @@ export async function callsScreen(main, route, signal, ui) {
     ui.heading(route.namespace === 'default' ? 'Calls' : `Calls in ${route.namespace}`),
     h('p', {}, 'Every MCP tools/call answered in this namespace, newest first: who, which tool, how long, how it ended. Never its arguments or result.'),
     form,
-    h('p', { class: 'count', role: 'status' }, calls.length === 0 ? 'No calls match.' : `Showing ${calls.length} call${calls.length === 1 ? '' : 's'}${filters.before === undefined ? '' : ' (older page)'}.`),
+    refused === null ? [] : [h('p', { class: 'error', role: 'alert' }, 'The filters were refused: ', text(visibleControls(refused.message)))],
+    h('p', { class: 'count', role: 'status' }, refused !== null ? 'No calls shown.' : calls.length === 0 ? 'No calls match.' : `Showing ${calls.length} call${calls.length === 1 ? '' : 's'}${filters.before === undefined ? '' : ' (older page)'}.`),
     // show() takes nodes only (replaceChildren would write a null as "null").
     ...(calls.length === 0 ? [] : [box(table)]),
     ...(paging.length === 0 ? [] : [h('nav', { class: 'actions', 'aria-label': 'Pages of calls' }, paging)]));

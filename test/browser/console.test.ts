@@ -335,7 +335,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     });
     await Promise.all([
       write(`v1/namespaces/hostile/tools/${LONG_NAME}`, 'PUT', incompatible(long)),
-      write('v1/namespaces/hostile/tools/evolving', 'PUT', incompatible(tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` }))),
+      // Its second version adds a property whose name holds a U+202E: the difference's path and the lint's show it escaped.
+      write('v1/namespaces/hostile/tools/evolving', 'PUT', (() => {
+        const next = tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` });
+        const properties = { ...(next.input_schema.properties as object), [`mode${RLO}txet`]: { type: 'string' } };
+        return incompatible({ ...next, input_schema: { ...next.input_schema, properties } });
+      })()),
       // A second version (the comparison's labels) whose isolates do not balance: a PDI that closes nothing, an LRI left open.
       (async () => {
         await write('v1/namespaces/hostile/tools/spoof', 'PUT', tool('spoof', `2.0${PDI}${RLO}${LRI}`, { tags: [`ab${RLO}cd`, 'next', `ef${PDI}${RLO}gh`], description: `Reads ${RLO}everything` }));
@@ -383,6 +388,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByLabel('Token', { exact: true }).fill('not-a-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That token was not accepted').waitFor();
+    // A token copied from a shortened display ("…"): fetch cannot send it, which looked like a
+    // server that does not answer ("cannot reach the server, retrying" for good, reload included).
+    await page.getByLabel('Token', { exact: true }).fill('trg_abc\u2026');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('That is not a token: it has "\u2026" (U+2026) at character 8.').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(null);
 
     await page.getByLabel('Token', { exact: true }).fill(operatorToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -492,6 +503,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('button', { name: 'Remove', exact: true }).click();
     const dialog = page.getByRole('dialog', { name: 'Remove old_report?' });
     await dialog.waitFor();
+    // Focus starts on the action that changes nothing.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Cancel');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
     expect(await stored(db, 'old_report')).toBeDefined();
@@ -525,8 +538,15 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     // The dry run wrote nothing.
     expect(await stored(db, 'translate')).toBeUndefined();
 
-    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    // Double-clicked: one import (each click imported, and the second's "0 added, 2 unchanged" could replace the first's report).
+    const plans: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().includes('dry_run=true')) plans.push(request.url());
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).dblclick();
     await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
+    // The confirm's plan again, once: both clicks had sent theirs before either import.
+    expect(plans).toHaveLength(1);
     expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
   });
 
@@ -576,6 +596,15 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await page.locator('table.tools tbody tr').allInnerTexts()).toEqual([expect.stringMatching(/^beta/)]);
     await page.getByRole('link', { name: 'beta' }).click();
     await page.getByRole('heading', { level: 1, name: 'beta' }).waitFor();
+    // By keyboard: an arrow key only chooses (it switched the screen at the first press, focus
+    // and all), Enter switches.
+    await page.getByLabel('Namespace').focus();
+    await page.keyboard.press('Home');
+    expect(await page.getByLabel('Namespace').inputValue()).toBe('default');
+    expect(new URL(page.url()).hash).toBe('#/ns/team/tools/beta');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/tools');
     expect(errors.get(page)).toEqual([]);
   });
 
@@ -749,6 +778,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.getByText('Showing 1 call.').waitFor();
     expect(new URL(page.url()).hash).toBe(`#/ns/hostile/calls?tool=${LONG_NAME}`);
+    // A filter the API refuses is said next to the form, which keeps what was typed (it was a "Not found" screen).
+    await page.getByLabel('Since (ISO 8601)').fill('yesterday');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByRole('alert').getByText(/^The filters were refused: query parameter since: .*\(got "yesterday"\)/).waitFor();
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Calls in hostile');
+    expect(await page.getByLabel('Tool').inputValue()).toBe(LONG_NAME);
     // The comparison: the API's verdict and each difference first, then both sides within the page.
     await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
     await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();
@@ -762,7 +797,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await verdict.locator('strong').first().innerText()).toBe('not compatible');
     const listed = await verdict.locator('li').allInnerTexts();
     expect(listed).toHaveLength(api.differences.length);
-    api.differences.forEach((difference, index) => expect(listed[index]).toContain(`${difference.type} at ${difference.path || '/'}`));
+    api.differences.forEach((difference, index) => expect(listed[index]).toContain(`${difference.type} at ${(difference.path || '/').replace(RLO, '\\u202e')}`));
+    expect(listed.join('\n')).toContain('property-added at /input_schema/properties/mode\\u202etxet');
+    expect(await page.locator('dl.lint').innerText()).toContain('at /input_schema/properties/mode\\u202etxet:');
+    expect((await page.locator('.verdict').innerText()) + (await page.locator('dl.lint').innerText())).not.toContain(RLO);
     // The verdict comes first, then the two sides, both within the page at either width.
     expect(await page.evaluate(`!!(document.querySelector('.verdict').compareDocumentPosition(document.querySelector('table.diff')) & Node.DOCUMENT_POSITION_FOLLOWING)`)).toBe(true);
     for (const width of WIDTHS) {
@@ -805,6 +843,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     for (const [path, reason] of [
       ['#/ns/hostile/tools/nope', /^Not found: no tool named "nope" was ever registered in namespace hostile\.$/],
       ['#/ns/nowhere/tools', /^Not found: no namespace nowhere that this token may see\.$/],
+      ['#/ns/nowhere/import', /^Not found: no namespace nowhere that this token may see\.$/],
       ['#/ns/Bad-Name/tools', /^Not found: "Bad-Name" is not a namespace name/],
       ['#/ns/a%2Fb/tools', /^Not found: "a\/b" is not a namespace name/],
       ['#/ns/hostile/tools/a%2Fb', /^Not found: "a\/b" is not a tool name/],
@@ -823,14 +862,29 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
     expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (disabled)'));
 
-    // 1,001 tools: two pages of up to 1,000.
+    // 1,001 tools: two pages of up to 1,000. Left from the live feed, held at the first page: the
+    // feed says it stopped and "Loading…" shows (the old screen stayed, still "Live", with no sign of the wait).
+    await page.goto(at('#/ns/hostile/changes', open?.url));
+    await page.getByText('Live: following new changes.').waitFor();
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    await page.route('**/v1/namespaces/many/tools?*', async (route) => {
+      await held;
+      await route.continue();
+    });
     const pages: URL[] = [];
     page.on('request', (request) => {
       const url = new URL(request.url());
       if (url.pathname === '/v1/namespaces/many/tools') pages.push(url);
     });
-    await page.goto(at('#/ns/many/tools', open?.url));
+    await page.evaluate(() => { location.hash = '#/ns/many/tools'; });
+    await page.getByRole('status').filter({ hasText: /^Loading…$/ }).waitFor();
+    expect(await page.getByText('Not live: another screen is loading.').count()).toBe(1);
+    expect(await page.getByText(/^Live/).count()).toBe(0);
+    release();
     await page.getByText('Showing 1001 of 1001 tools.').waitFor();
+    expect(await page.getByText('Loading…').count()).toBe(0);
+    await page.unrouteAll();
     expect(pages.map((url) => url.searchParams.get('limit'))).toEqual(['1000', '1000']);
 
   });
@@ -877,6 +931,13 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       expect(said).toContain('tool-registry import --db DATABASE FILE');
       // The command takes --db only: a server over --data-dir has a file per namespace to name.
       expect(said).toContain('--data-dir DIR the file DIR/default.db');
+      // A file that is not UTF-8 goes as its bytes, so the server refuses it as it refuses the
+      // command's (read as text, the byte became U+FFFD and the plan offered to store it).
+      const notUtf8 = Buffer.from(JSON.stringify({ tools: [{ spec: tool('latin1', '1.0.0', { description: 'caf@' }), enabled: true, created_at: null }] }).replace('@', '\u00e9'), 'latin1');
+      await page.getByLabel('Snapshot file').setInputFiles({ name: 'latin1.json', mimeType: 'application/json', buffer: notUtf8 });
+      await page.getByRole('button', { name: 'Plan import' }).click();
+      await page.getByRole('alert').getByText(/^The import failed: the body is not UTF-8 text .*byte 0xE9 at offset \d+, in tools\[0\]\.spec\.description/).waitFor();
+      expect(await page.getByRole('button', { name: 'Import', exact: true }).count()).toBe(0);
 
       // A token bound to namespace default, sent a link into another namespace: Not found with
       // the reason, not the same screen of its own namespace (nor an unprefixed address's redirect).
@@ -885,14 +946,32 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await boundPage.goto(`${live.url}/#/ns/other/tools/alpha`);
       await boundPage.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
       expect(await boundPage.locator('main').innerText()).toContain('Not found: no namespace other that this token may see.');
-      errors.get(boundPage)?.splice(0); // the API's 404, logged by chromium
+      // Revoked while it compares two versions: the next comparison's 401 signs the tab out
+      // (it showed "No verdict: the bearer token is not valid" beside the data, still signed in).
+      const put = (name: string, version: string) =>
+        fetch(`${live.url}/v1/tools/${name}`, { method: 'PUT', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: JSON.stringify(tool(name, version)) });
+      expect((await put('alpha', '1.1.0')).status).toBe(200);
+      await boundPage.goto(`${live.url}/#/tools/alpha?from=1&to=2`);
+      await boundPage.locator('.verdict').waitFor();
+      await revokeToken(tokens, 'bound');
+      // 2 against 1 (2 against 2, on the way, asks nothing of the API).
+      await boundPage.getByLabel('From version').selectOption({ index: 1 });
+      await boundPage.getByLabel('To version').selectOption({ index: 0 });
+      await boundPage.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      expect(await boundPage.getByText('Your token is no longer accepted. Sign in again.').count()).toBe(1);
+      // Signed in again with a token that may write but not read: the import screen is there (its check of the namespace is a read).
+      const writer = (await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret;
+      await boundPage.getByLabel('Token', { exact: true }).fill(writer);
+      await boundPage.getByRole('button', { name: 'Sign in' }).click();
+      await boundPage.evaluate(() => { location.hash = '#/import'; });
+      await boundPage.getByLabel('Snapshot file').waitFor();
+      errors.get(boundPage)?.splice(0); // the API's 404 and 401, logged by chromium
 
       // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
-      // revision 2: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
+      // revision 3: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
       await page.evaluate(() => { location.hash = '#/changes'; });
       await page.getByText('Live: following new changes.').waitFor();
-      const put = await fetch(`${live.url}/v1/tools/beta`, { method: 'PUT', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: JSON.stringify(tool('beta', '1.0.0')) });
-      expect(put.status).toBe(201);
+      expect((await put('beta', '1.0.0')).status).toBe(201);
       await page.getByRole('link', { name: 'beta', exact: true }).waitFor();
       await live.close();
       live = await start(port);
