@@ -426,6 +426,16 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return clockTime(this.#clock(), toolName);
   }
 
+  /**
+   * The time of one call's write, read from the clock once, when a decision first needs it: a
+   * store that decides again (PostgreSQL after its one-statement attempt, SQLite after a busy
+   * retry) stores the same `created_at`, so an injected clock gives every store the same times.
+   */
+  #callTime(): (toolName: string) => string {
+    let time: string | undefined;
+    return (toolName) => (time ??= this.now(toolName));
+  }
+
   register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
     return this.#register(spec, options, registrationOf);
   }
@@ -463,12 +473,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (unchanged !== undefined) return answer(unchanged, 'unchanged');
     }
     const prepared = parseSpec(spec);
+    const now = this.#callTime();
     const written = this._write('register', {
       scope: { names: [prepared.tool_name] },
       decide: (view) => {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
-        const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), { allowDowngrade, allowIncompatible });
+        const one = this.#decideRegistration(view, current, prepared, now, { allowDowngrade, allowIncompatible });
         return { changes: one.change === undefined ? [] : [one.change], result: (applied) => answer(one.result(applied), one.action, one.replacedVersion) };
       },
     });
@@ -502,11 +513,10 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (unchanged !== undefined) return unchanged;
     }
     // A batch that never got the lock fails with the first call's STORAGE_BUSY: named as this call.
+    const now = this.#callTime();
     const written = this._write('registerMany', {
       scope: { names },
       decide: (view) => {
-        let createdAt: string | undefined;
-        const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
         // One budget for the batch's pattern tests: N specs must not hold the process N times as long.
         const budget = new PatternBudget();
@@ -872,6 +882,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (mode === 'merge' && plan.firstConflict === undefined) await this.#checkDryRunPolicies(snapshot, entries, plan);
       return importReport(plan, true, revision);
     }
+    const now = this.#callTime();
     return this._write('importSnapshot', {
       scope: { all: true },
       needsRevision: true,
@@ -885,7 +896,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         if (plan.firstConflict !== undefined) throw plan.firstConflict;
         if (mode === 'merge') checkImportPolicies(view, snapshot, entries, plan);
         return {
-          changes: importChanges(view.records(), snapshot, entries, plan, (toolName) => this.now(toolName), sameTurn),
+          changes: importChanges(view.records(), snapshot, entries, plan, now, sameTurn),
           result: (applied) => importReport(plan, false, applied.revision()),
         };
       },

@@ -1069,6 +1069,21 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(await registry.has('timed')).toBe(false);
     });
 
+    it('each write reads the clock once, so a clock that steps on each reading gives every store the same created_at', async () => {
+      // PostgreSQL decides a write on its cache first and, when its one-statement attempt does
+      // not apply (a rollback, a spec already in the history), decides again under its locks.
+      let readings = 0;
+      const registry = await openWithClock(() => new Date(Date.parse(T0) + ++readings * 1000));
+      const at = (reading: number): string => new Date(Date.parse(T0) + reading * 1000).toISOString();
+      await registry.register(minimalSpec('stepped', { version: '1.0.0' }));
+      await registry.remove('stepped');
+      expect((await registry.register(minimalSpec('stepped', { version: '1.0.0' }))).created_at).toBe(at(2));
+      await registry.setPolicy({ versionOrder: 'semver' });
+      expect((await registry.register(minimalSpec('stepped', { version: '0.9.0' }), { allowDowngrade: true })).created_at).toBe(at(3));
+      expect((await registry.registerMany([minimalSpec('stepped', { version: '1.0.0' })], { allowDowngrade: true }))[0]?.created_at).toBe(at(4));
+      expect(readings).toBe(4);
+    });
+
     it('the first and the last instants of years 0000 and 9999 are stored as plain ISO text that imports back', async () => {
       for (const instant of ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
         const registry = await openWithClock(() => new Date(instant));
