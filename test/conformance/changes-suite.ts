@@ -165,6 +165,16 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(textOf((await registry.get('three'))?.spec)).toBe(textOf(asRegistered(three)));
     });
 
+    it('an import entry identical to the stored tool in another key order keeps the stored text, whatever else it changes', async () => {
+      // Before the read (no restart): PostgreSQL's cache took the entry's text as the stored one.
+      const registry = await open();
+      const spec = unsortedSpec('kept');
+      const first = await registry.register(spec);
+      expect(await registry.importSnapshot({ tools: [{ spec: reversedKeys(spec), enabled: false, created_at: T0 }] })).toMatchObject({ updated: 1 });
+      expect(textOf((await registry.get('kept'))?.spec)).toBe(textOf(first.spec));
+      expect(textOf((await registry.listAll({ includeDisabled: true }))[0]?.spec)).toBe(textOf(first.spec));
+    });
+
     it('keeps __proto__ and constructor keys in place', async () => {
       const registry = await open();
       const schema = JSON.parse('{"type":"object","__proto__":{"x":1},"constructor":2,"a":3}') as JsonObject;
