@@ -208,14 +208,16 @@ function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } 
   }
   const given = options as ImportOptions;
   refuseCondition('importSnapshot', given);
+  refuseUnknownOptions('importSnapshot', given, ['mode', 'dryRun']);
   const mode = importMode('importSnapshot', given.mode);
   const { dryRun = false } = given;
   if (typeof dryRun !== 'boolean') throw new TypeError(`importSnapshot(): dryRun must be a boolean, got ${typeof dryRun}`);
   return { mode, dryRun };
 }
 
-/** The `expectedVersion` of a conditional write's options (undefined: no condition). */
-function expectedVersionOf(method: string, options: unknown): string | null | undefined {
+/** The `expectedVersion` of a conditional write's options (undefined: no condition); `known`: every option the method takes. */
+function expectedVersionOf(method: string, options: unknown, known: readonly string[] = ['expectedVersion']): string | null | undefined {
+  refuseUnknownOptions(method, options, known);
   const { expectedVersion } = optionsObject(method, options) as WriteOptions;
   if (expectedVersion !== undefined && expectedVersion !== null && typeof expectedVersion !== 'string') {
     throw new TypeError(`${method}(): expectedVersion must be a string or null, got ${typeof expectedVersion}`);
@@ -230,6 +232,20 @@ function expectedVersionOf(method: string, options: unknown): string | null | un
 function refuseCondition(method: string, options: unknown): void {
   if (typeof options === 'object' && options !== null && (options as WriteOptions).expectedVersion !== undefined) {
     throw new TypeError(`${method}() takes no expectedVersion (conditional writes are register, setEnabled and remove, one tool each)`);
+  }
+}
+
+/**
+ * A write refuses an option it does not know rather than ignoring it: a misspelt
+ * `expectedVersion` made the write unconditional, a misspelt `dryRun` made the import real.
+ * An option given as `undefined` is as good as left out.
+ */
+function refuseUnknownOptions(method: string, options: unknown, known: readonly string[]): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined && !known.includes(key)) {
+      throw new TypeError(`${method}(): unknown option ${JSON.stringify(key)} (the options are ${known.join(', ')})`);
+    }
   }
 }
 
@@ -451,7 +467,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   ): Promise<T> {
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     this.#assertOpen('register', toolName);
-    const expected = expectedVersionOf('register', options);
+    const expected = expectedVersionOf('register', options, ['expectedVersion', 'allowDowngrade', 'allowIncompatible']);
     const allowDowngrade = allowDowngradeOf('register', options);
     const allowIncompatible = allowIncompatibleOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
@@ -497,6 +513,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const allowDowngrade = allowDowngradeOf('registerMany', options);
     const allowIncompatible = allowIncompatibleOf('registerMany', options);
     refuseCondition('registerMany', options);
+    refuseUnknownOptions('registerMany', options, ['allowDowngrade', 'allowIncompatible']);
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);

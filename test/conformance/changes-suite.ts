@@ -635,6 +635,24 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(await registry.has('t')).toBe(false);
     });
 
+    it('a misspelt option is a plain TypeError naming it, never ignored, and changes nothing', async () => {
+      // Ignored, `expectedversion` made the write unconditional and `dry` made the import real.
+      const registry = await open();
+      await registry.register(minimalSpec('t', { version: '1' }));
+      const typos: [string, () => Promise<unknown>][] = [
+        ['expectedversion', () => registry.register(minimalSpec('t', { version: '2' }), { expectedversion: '9' } as never)],
+        ['expected', () => registry.setEnabled('t', false, { expected: '9' } as never)],
+        ['expectVersion', () => registry.remove('t', { expectVersion: '9' } as never)],
+        ['expected_version', () => registry.deprecate('t', { message: 'old' }, { expected_version: '9' } as never)],
+        ['allowDowngrades', () => registry.registerMany([minimalSpec('u')], { allowDowngrades: true } as never)],
+        ['dry', () => registry.importSnapshot({ tools: [] }, { mode: 'replace', dry: true } as never)],
+      ];
+      for (const [option, write] of typos) expect((await expectPlainTypeError(write())).message).toContain(`"${option}"`);
+      expect(await registry.exportSnapshot()).toEqual({ tools: [{ spec: minimalSpec('t', { version: '1', description: null, tags: [] }), enabled: true, created_at: T0 }] });
+      // An option given as undefined is as good as left out.
+      expect(await registry.remove('t', { expectedVersion: '1', other: undefined } as never)).toBe(true);
+    });
+
     it('concurrent conditional registers from one expected version: exactly one wins', async () => {
       const registry = await open();
       await registry.register(minimalSpec('t', { version: '1' }));
