@@ -1251,6 +1251,33 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       });
     }
 
+    it('calls made before close() complete; only calls made after it are refused', async () => {
+      // PostgreSQL refused a register still reading its cache (REGISTRY_CLOSED) and cut writes
+      // off with the pool (STORAGE_BUSY); the other stores complete them.
+      const registry = await open();
+      await registry.register(minimalSpec('present'));
+      const made = Promise.all([
+        registry.register(minimalSpec('added')),
+        registry.setEnabled('present', false),
+        registry.importSnapshot({ tools: [{ spec: minimalSpec('imported') }] }),
+        registry.get('present'),
+      ]);
+      await registry.close();
+      const [added, disabled, imported] = await made;
+      expect(added.spec.tool_name).toBe('added');
+      expect(disabled.enabled).toBe(false);
+      expect(imported).toMatchObject({ added: 1 });
+      await expectCode(registry.register(minimalSpec('late')), 'REGISTRY_CLOSED');
+      const reopened = await harness.restart(registry);
+      if (reopened === registry) return; // nothing outlives the memory store's instance
+      track(reopened);
+      expect((await reopened.listAll({ includeDisabled: true })).map((one) => [one.spec.tool_name, one.enabled])).toEqual([
+        ['added', true],
+        ['imported', true],
+        ['present', false],
+      ]);
+    });
+
     it('Symbol.asyncDispose closes the registry', async () => {
       const registry = await open();
       expect(typeof registry[Symbol.asyncDispose]).toBe('function');

@@ -120,6 +120,9 @@ export class PostgresEngine<T> {
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
+  /** Reads and writes under way (`#timed`), and who waits for there to be none. */
+  #running = 0;
+  #whenIdle: (() => void)[] = [];
   /** Write transactions committed (storeMetrics). */
   writeBatches = 0;
   /**
@@ -273,6 +276,21 @@ export class PostgresEngine<T> {
 
   #assertOpen(operation: string): void {
     if (this.#closed) throw new RegistryClosedError(operation);
+  }
+
+  /** Whether `close()` has run: the pool and the listener are gone. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Whether a read or a write is under way. */
+  get busy(): boolean {
+    return this.#running > 0;
+  }
+
+  /** Resolves once no read or write is under way (the registry's close() waits for it). */
+  idle(): Promise<void> {
+    return this.#running === 0 ? Promise.resolve() : new Promise((resolve) => this.#whenIdle.push(resolve));
   }
 
   /**
@@ -489,6 +507,7 @@ export class PostgresEngine<T> {
    * shutting down or restarting) is STORAGE_UNAVAILABLE, with what is known of a write.
    */
   async #timed<R>(operation: string, run: () => Promise<R>, outcome?: () => WriteOutcome | undefined): Promise<R> {
+    this.#running++;
     try {
       return await run();
     } catch (error) {
@@ -518,6 +537,8 @@ export class PostgresEngine<T> {
         );
       }
       throw error;
+    } finally {
+      if (--this.#running === 0) for (const wake of this.#whenIdle.splice(0)) wake();
     }
   }
 

@@ -262,7 +262,16 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     this.#engine = engine;
   }
 
+  /**
+   * For the steps of a call: a call made before close() takes its next steps (the write after
+   * its read) while close() waits for it; only once the engine is closed are they refused.
+   */
   #assertOpen(operation: string): void {
+    if (this.#engine.closed) throw new RegistryClosedError(operation);
+  }
+
+  /** For a call of this store's own (status, verify, getPolicy): refused from close() on. */
+  #assertCallable(operation: string): void {
     if (this.closed) throw new RegistryClosedError(operation);
   }
 
@@ -378,7 +387,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   override async getPolicy(): Promise<RegistryPolicy> {
-    this.#assertOpen('getPolicy');
+    this.#assertCallable('getPolicy');
     return this.#engine.read((trx) => this.#readPolicy(trx), 'getPolicy');
   }
 
@@ -708,12 +717,20 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _close(): Promise<void> {
-    await this.#batches.flush();
+    // Calls made before close() finish first, as in the other stores: a register that was
+    // reading the cache when close() came was refused (REGISTRY_CLOSED), a write on the pool
+    // was cut off with it (STORAGE_BUSY). A call's next step starts within a turn of the loop.
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!this.#engine.busy && this.#batches.idle) break;
+      await this.#batches.flush();
+      await this.#engine.idle();
+    }
     await this.#engine.close();
   }
 
   async status(): Promise<PostgresStatus> {
-    this.#assertOpen('status');
+    this.#assertCallable('status');
     return Object.freeze(await this.#engine.status());
   }
 
@@ -724,7 +741,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   async verify(): Promise<PostgresVerifyReport> {
-    this.#assertOpen('verify');
+    this.#assertCallable('verify');
     const rows = await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled: true }), 'verify');
     const problems: PostgresVerifyProblem[] = [];
     for (const row of rows) problems.push(...checkStoredRow(row));
