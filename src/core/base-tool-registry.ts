@@ -637,9 +637,22 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return this._revision();
   }
 
+  /** Searches under way: close() lets them finish on the index before it clears it. */
+  readonly #searches = new Set<Promise<SearchPage>>();
+
   async search(query: string, options?: SearchOptions): Promise<SearchPage> {
     this.#assertOpen('search');
     const parsed = parseSearch(query, options);
+    const searching = this.#searchNow(parsed);
+    this.#searches.add(searching);
+    try {
+      return await searching;
+    } finally {
+      this.#searches.delete(searching);
+    }
+  }
+
+  async #searchNow(parsed: ReturnType<typeof parseSearch>): Promise<SearchPage> {
     await errorOfCall(
       this.#search.refresh({
         revision: () => this._searchRevision(),
@@ -649,7 +662,6 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       'search',
       undefined,
     );
-    this.#assertOpen('search');
     const page = await this.#search.search(parsed);
     return Object.freeze({ results: Object.freeze(page.results.slice()) as SearchPage['results'], next_cursor: page.next_cursor });
   }
@@ -941,6 +953,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
+    // A search made before close() answers from the index (its store calls: _close() waits).
+    await Promise.allSettled([...this.#searches]);
     this.#search.clear();
     await this._close();
   }

@@ -1261,9 +1261,11 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         registry.setEnabled('present', false),
         registry.importSnapshot({ tools: [{ spec: minimalSpec('imported') }] }),
         registry.get('present'),
+        registry.search('present', { includeDisabled: true }),
       ]);
       await registry.close();
-      const [added, disabled, imported] = await made;
+      const [added, disabled, imported, , found] = await made;
+      expect(found.results.map((one) => one.registration.spec.tool_name)).toContain('present');
       expect(added.spec.tool_name).toBe('added');
       expect(disabled.enabled).toBe(false);
       expect(imported).toMatchObject({ added: 1 });

@@ -120,6 +120,7 @@ export class PostgresEngine<T> {
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
+  #closing = false;
   /** Reads and writes under way (`#timed`), and who waits for there to be none. */
   #running = 0;
   #whenIdle: (() => void)[] = [];
@@ -275,7 +276,15 @@ export class PostgresEngine<T> {
   }
 
   #assertOpen(operation: string): void {
-    if (this.#closed) throw new RegistryClosedError(operation);
+    if (this.#closed || this.#closing) throw new RegistryClosedError(operation);
+  }
+
+  /**
+   * The registry is closing: calls under way finish, but a wait for a lock is given up
+   * (REGISTRY_CLOSED at its next try), so close() does not wait out busyTimeoutMs.
+   */
+  closing(): void {
+    this.#closing = true;
   }
 
   /** Whether `close()` has run: the pool and the listener are gone. */

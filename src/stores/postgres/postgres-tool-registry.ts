@@ -720,6 +720,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     // Calls made before close() finish first, as in the other stores: a register that was
     // reading the cache when close() came was refused (REGISTRY_CLOSED), a write on the pool
     // was cut off with it (STORAGE_BUSY). A call's next step starts within a turn of the loop.
+    this.#engine.closing();
     for (;;) {
       await new Promise((resolve) => setImmediate(resolve));
       if (!this.#engine.busy && this.#batches.idle) break;
