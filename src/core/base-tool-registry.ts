@@ -208,14 +208,16 @@ function importOptions(options: unknown): { mode: ImportMode; dryRun: boolean } 
   }
   const given = options as ImportOptions;
   refuseCondition('importSnapshot', given);
+  refuseUnknownOptions('importSnapshot', given, ['mode', 'dryRun']);
   const mode = importMode('importSnapshot', given.mode);
   const { dryRun = false } = given;
   if (typeof dryRun !== 'boolean') throw new TypeError(`importSnapshot(): dryRun must be a boolean, got ${typeof dryRun}`);
   return { mode, dryRun };
 }
 
-/** The `expectedVersion` of a conditional write's options (undefined: no condition). */
-function expectedVersionOf(method: string, options: unknown): string | null | undefined {
+/** The `expectedVersion` of a conditional write's options (undefined: no condition); `known`: every option the method takes. */
+function expectedVersionOf(method: string, options: unknown, known: readonly string[] = ['expectedVersion']): string | null | undefined {
+  refuseUnknownOptions(method, options, known);
   const { expectedVersion } = optionsObject(method, options) as WriteOptions;
   if (expectedVersion !== undefined && expectedVersion !== null && typeof expectedVersion !== 'string') {
     throw new TypeError(`${method}(): expectedVersion must be a string or null, got ${typeof expectedVersion}`);
@@ -230,6 +232,20 @@ function expectedVersionOf(method: string, options: unknown): string | null | un
 function refuseCondition(method: string, options: unknown): void {
   if (typeof options === 'object' && options !== null && (options as WriteOptions).expectedVersion !== undefined) {
     throw new TypeError(`${method}() takes no expectedVersion (conditional writes are register, setEnabled and remove, one tool each)`);
+  }
+}
+
+/**
+ * A write refuses an option it does not know rather than ignoring it: a misspelt
+ * `expectedVersion` made the write unconditional, a misspelt `dryRun` made the import real.
+ * An option given as `undefined` is as good as left out.
+ */
+function refuseUnknownOptions(method: string, options: unknown, known: readonly string[]): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const [key, value] of Object.entries(options)) {
+    if (value !== undefined && !known.includes(key)) {
+      throw new TypeError(`${method}(): unknown option ${JSON.stringify(key)} (the options are ${known.join(', ')})`);
+    }
   }
 }
 
@@ -426,6 +442,16 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return clockTime(this.#clock(), toolName);
   }
 
+  /**
+   * The time of one call's write, read from the clock once, when a decision first needs it: a
+   * store that decides again (PostgreSQL after its one-statement attempt, SQLite after a busy
+   * retry) stores the same `created_at`, so an injected clock gives every store the same times.
+   */
+  #callTime(): (toolName: string) => string {
+    let time: string | undefined;
+    return (toolName) => (time ??= this.now(toolName));
+  }
+
   register(spec: ToolSpecInput, options?: RegistrationOptions): Promise<ToolRegistration> {
     return this.#register(spec, options, registrationOf);
   }
@@ -441,7 +467,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   ): Promise<T> {
     const toolName = (spec as { tool_name?: unknown } | null)?.tool_name;
     this.#assertOpen('register', toolName);
-    const expected = expectedVersionOf('register', options);
+    const expected = expectedVersionOf('register', options, ['expectedVersion', 'allowDowngrade', 'allowIncompatible']);
     const allowDowngrade = allowDowngradeOf('register', options);
     const allowIncompatible = allowIncompatibleOf('register', options);
     // Rule 2 needs no lock and no validation: input equal (as JSON, defaults applied) to the
@@ -463,12 +489,13 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (unchanged !== undefined) return answer(unchanged, 'unchanged');
     }
     const prepared = parseSpec(spec);
+    const now = this.#callTime();
     const written = this._write('register', {
       scope: { names: [prepared.tool_name] },
       decide: (view) => {
         const current = view.find(prepared.tool_name);
         checkExpectedVersion(prepared.tool_name, current, expected);
-        const one = this.#decideRegistration(view, current, prepared, (toolName) => this.now(toolName), { allowDowngrade, allowIncompatible });
+        const one = this.#decideRegistration(view, current, prepared, now, { allowDowngrade, allowIncompatible });
         return { changes: one.change === undefined ? [] : [one.change], result: (applied) => answer(one.result(applied), one.action, one.replacedVersion) };
       },
     });
@@ -486,6 +513,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     const allowDowngrade = allowDowngradeOf('registerMany', options);
     const allowIncompatible = allowIncompatibleOf('registerMany', options);
     refuseCondition('registerMany', options);
+    refuseUnknownOptions('registerMany', options, ['allowDowngrade', 'allowIncompatible']);
     const prepared = parseSpecs(specs);
     // As in register: a batch of identical specs is answered from a read and nothing is written.
     const names = prepared.map((one) => one.tool_name);
@@ -502,11 +530,10 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (unchanged !== undefined) return unchanged;
     }
     // A batch that never got the lock fails with the first call's STORAGE_BUSY: named as this call.
+    const now = this.#callTime();
     const written = this._write('registerMany', {
       scope: { names },
       decide: (view) => {
-        let createdAt: string | undefined;
-        const now = (toolName: string): string => (createdAt ??= this.now(toolName));
         // Names are distinct (parseSpecs), so each decision stands alone; one conflict throws for all.
         // One budget for the batch's pattern tests: N specs must not hold the process N times as long.
         const budget = new PatternBudget();
@@ -610,9 +637,22 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     return this._revision();
   }
 
+  /** Searches under way: close() lets them finish on the index before it clears it. */
+  readonly #searches = new Set<Promise<SearchPage>>();
+
   async search(query: string, options?: SearchOptions): Promise<SearchPage> {
     this.#assertOpen('search');
     const parsed = parseSearch(query, options);
+    const searching = this.#searchNow(parsed);
+    this.#searches.add(searching);
+    try {
+      return await searching;
+    } finally {
+      this.#searches.delete(searching);
+    }
+  }
+
+  async #searchNow(parsed: ReturnType<typeof parseSearch>): Promise<SearchPage> {
     await errorOfCall(
       this.#search.refresh({
         revision: () => this._searchRevision(),
@@ -622,7 +662,6 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       'search',
       undefined,
     );
-    this.#assertOpen('search');
     const page = await this.#search.search(parsed);
     return Object.freeze({ results: Object.freeze(page.results.slice()) as SearchPage['results'], next_cursor: page.next_cursor });
   }
@@ -872,6 +911,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
       if (mode === 'merge' && plan.firstConflict === undefined) await this.#checkDryRunPolicies(snapshot, entries, plan);
       return importReport(plan, true, revision);
     }
+    const now = this.#callTime();
     return this._write('importSnapshot', {
       scope: { all: true },
       needsRevision: true,
@@ -885,7 +925,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         if (plan.firstConflict !== undefined) throw plan.firstConflict;
         if (mode === 'merge') checkImportPolicies(view, snapshot, entries, plan);
         return {
-          changes: importChanges(view.records(), snapshot, entries, plan, (toolName) => this.now(toolName), sameTurn),
+          changes: importChanges(view.records(), snapshot, entries, plan, now, sameTurn),
           result: (applied) => importReport(plan, false, applied.revision()),
         };
       },
@@ -913,6 +953,8 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
+    // A search made before close() answers from the index (its store calls: _close() waits).
+    await Promise.allSettled([...this.#searches]);
     this.#search.clear();
     await this._close();
   }

@@ -165,6 +165,16 @@ export function defineChangesSuite(harness: StoreHarness): void {
       expect(textOf((await registry.get('three'))?.spec)).toBe(textOf(asRegistered(three)));
     });
 
+    it('an import entry identical to the stored tool in another key order keeps the stored text, whatever else it changes', async () => {
+      // Before the read (no restart): PostgreSQL's cache took the entry's text as the stored one.
+      const registry = await open();
+      const spec = unsortedSpec('kept');
+      const first = await registry.register(spec);
+      expect(await registry.importSnapshot({ tools: [{ spec: reversedKeys(spec), enabled: false, created_at: T0 }] })).toMatchObject({ updated: 1 });
+      expect(textOf((await registry.get('kept'))?.spec)).toBe(textOf(first.spec));
+      expect(textOf((await registry.listAll({ includeDisabled: true }))[0]?.spec)).toBe(textOf(first.spec));
+    });
+
     it('keeps __proto__ and constructor keys in place', async () => {
       const registry = await open();
       const schema = JSON.parse('{"type":"object","__proto__":{"x":1},"constructor":2,"a":3}') as JsonObject;
@@ -623,6 +633,24 @@ export function defineChangesSuite(harness: StoreHarness): void {
       await expectPlainTypeError(registry.registerMany([minimalSpec('t')], { expectedVersion: null } as never));
       await expectPlainTypeError(registry.importSnapshot({ tools: [{ spec: minimalSpec('t') }] }, { expectedVersion: '1' } as never));
       expect(await registry.has('t')).toBe(false);
+    });
+
+    it('a misspelt option is a plain TypeError naming it, never ignored, and changes nothing', async () => {
+      // Ignored, `expectedversion` made the write unconditional and `dry` made the import real.
+      const registry = await open();
+      await registry.register(minimalSpec('t', { version: '1' }));
+      const typos: [string, () => Promise<unknown>][] = [
+        ['expectedversion', () => registry.register(minimalSpec('t', { version: '2' }), { expectedversion: '9' } as never)],
+        ['expected', () => registry.setEnabled('t', false, { expected: '9' } as never)],
+        ['expectVersion', () => registry.remove('t', { expectVersion: '9' } as never)],
+        ['expected_version', () => registry.deprecate('t', { message: 'old' }, { expected_version: '9' } as never)],
+        ['allowDowngrades', () => registry.registerMany([minimalSpec('u')], { allowDowngrades: true } as never)],
+        ['dry', () => registry.importSnapshot({ tools: [] }, { mode: 'replace', dry: true } as never)],
+      ];
+      for (const [option, write] of typos) expect((await expectPlainTypeError(write())).message).toContain(`"${option}"`);
+      expect(await registry.exportSnapshot()).toEqual({ tools: [{ spec: minimalSpec('t', { version: '1', description: null, tags: [] }), enabled: true, created_at: T0 }] });
+      // An option given as undefined is as good as left out.
+      expect(await registry.remove('t', { expectedVersion: '1', other: undefined } as never)).toBe(true);
     });
 
     it('concurrent conditional registers from one expected version: exactly one wins', async () => {

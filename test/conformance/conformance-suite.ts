@@ -1069,6 +1069,22 @@ export function defineConformanceSuite(harness: StoreHarness): void {
       expect(await registry.has('timed')).toBe(false);
     });
 
+    it('each write reads the clock once, so a clock that steps on each reading gives every store the same created_at', async () => {
+      // PostgreSQL decides a write on its cache first and, when its one-statement attempt does
+      // not apply (a rollback, a spec already in the history), decides again under its locks.
+      const registry = await open();
+      clock.stepEach(1000);
+      const at = (reading: number): string => new Date(Date.parse(T0) + reading * 1000).toISOString();
+      await registry.register(minimalSpec('stepped', { version: '1.0.0' }));
+      await registry.remove('stepped');
+      expect((await registry.register(minimalSpec('stepped', { version: '1.0.0' }))).created_at).toBe(at(2));
+      await registry.setPolicy({ versionOrder: 'semver' });
+      expect((await registry.register(minimalSpec('stepped', { version: '0.9.0' }), { allowDowngrade: true })).created_at).toBe(at(3));
+      expect((await registry.registerMany([minimalSpec('stepped', { version: '1.0.0' })], { allowDowngrade: true }))[0]?.created_at).toBe(at(4));
+      // No reading in between: the next write's time is the fifth.
+      expect((await registry.register(minimalSpec('fifth', { version: '1.0.0' }))).created_at).toBe(at(5));
+    });
+
     it('the first and the last instants of years 0000 and 9999 are stored as plain ISO text that imports back', async () => {
       for (const instant of ['0000-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
         const registry = await openWithClock(() => new Date(instant));
@@ -1235,6 +1251,35 @@ export function defineConformanceSuite(harness: StoreHarness): void {
         expect(error.context.tool_name).toBe(toolNamedBy[method]);
       });
     }
+
+    it('calls made before close() complete; only calls made after it are refused', async () => {
+      // PostgreSQL refused a register still reading its cache (REGISTRY_CLOSED) and cut writes
+      // off with the pool (STORAGE_BUSY); the other stores complete them.
+      const registry = await open();
+      await registry.register(minimalSpec('present'));
+      const made = Promise.all([
+        registry.register(minimalSpec('added')),
+        registry.setEnabled('present', false),
+        registry.importSnapshot({ tools: [{ spec: minimalSpec('imported') }] }),
+        registry.get('present'),
+        registry.search('present', { includeDisabled: true }),
+      ]);
+      await registry.close();
+      const [added, disabled, imported, , found] = await made;
+      expect(found.results.map((one) => one.registration.spec.tool_name)).toContain('present');
+      expect(added.spec.tool_name).toBe('added');
+      expect(disabled.enabled).toBe(false);
+      expect(imported).toMatchObject({ added: 1 });
+      await expectCode(registry.register(minimalSpec('late')), 'REGISTRY_CLOSED');
+      const reopened = await harness.restart(registry);
+      if (reopened === registry) return; // nothing outlives the memory store's instance
+      track(reopened);
+      expect((await reopened.listAll({ includeDisabled: true })).map((one) => [one.spec.tool_name, one.enabled])).toEqual([
+        ['added', true],
+        ['imported', true],
+        ['present', false],
+      ]);
+    });
 
     it('Symbol.asyncDispose closes the registry', async () => {
       const registry = await open();

@@ -29,15 +29,26 @@ export function fullSpec(toolName: string, version: string | null = '1.0.0') {
 /** A clock that returns a fixed instant until it is set to another one. */
 export interface ManualClock {
   readonly now: () => Date;
+  /** Sets the instant (and stops any stepping). */
   set(iso: string): void;
+  /** From now on each reading moves the instant `ms` later first (it counts the readings). */
+  stepEach(ms: number): void;
 }
 
 export function manualClock(iso = '2025-01-01T00:00:00.000Z'): ManualClock {
   let current = iso;
+  let step = 0;
   return {
-    now: () => new Date(current),
+    now: () => {
+      if (step !== 0) current = new Date(Date.parse(current) + step).toISOString();
+      return new Date(current);
+    },
     set(next: string) {
       current = next;
+      step = 0;
+    },
+    stepEach(ms: number) {
+      step = ms;
     },
   };
 }

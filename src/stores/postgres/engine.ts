@@ -120,6 +120,10 @@ export class PostgresEngine<T> {
   /** Revision reads in flight (see revision()). */
   readonly #revisionReads = new Set<Promise<number>>();
   #closed = false;
+  #closing = false;
+  /** Reads and writes under way (`#timed`), and who waits for there to be none. */
+  #running = 0;
+  #whenIdle: (() => void)[] = [];
   /** Write transactions committed (storeMetrics). */
   writeBatches = 0;
   /**
@@ -272,7 +276,30 @@ export class PostgresEngine<T> {
   }
 
   #assertOpen(operation: string): void {
-    if (this.#closed) throw new RegistryClosedError(operation);
+    if (this.#closed || this.#closing) throw new RegistryClosedError(operation);
+  }
+
+  /**
+   * The registry is closing: calls under way finish, but a wait for a lock is given up
+   * (REGISTRY_CLOSED at its next try), so close() does not wait out busyTimeoutMs.
+   */
+  closing(): void {
+    this.#closing = true;
+  }
+
+  /** Whether `close()` has run: the pool and the listener are gone. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Whether a read or a write is under way. */
+  get busy(): boolean {
+    return this.#running > 0;
+  }
+
+  /** Resolves once no read or write is under way (the registry's close() waits for it). */
+  idle(): Promise<void> {
+    return this.#running === 0 ? Promise.resolve() : new Promise((resolve) => this.#whenIdle.push(resolve));
   }
 
   /**
@@ -489,6 +516,7 @@ export class PostgresEngine<T> {
    * shutting down or restarting) is STORAGE_UNAVAILABLE, with what is known of a write.
    */
   async #timed<R>(operation: string, run: () => Promise<R>, outcome?: () => WriteOutcome | undefined): Promise<R> {
+    this.#running++;
     try {
       return await run();
     } catch (error) {
@@ -518,6 +546,8 @@ export class PostgresEngine<T> {
         );
       }
       throw error;
+    } finally {
+      if (--this.#running === 0) for (const wake of this.#whenIdle.splice(0)) wake();
     }
   }
 

@@ -160,12 +160,21 @@ function toWrite(change: PutChange): ToolWrite {
  * Records in `after` the rows that `puts` leave (the text of a spec a tool already shows is
  * kept) and returns how many log entries they wrote (one per tool whose readers see a change).
  */
-function rowsAfterPuts(puts: readonly PutChange[], before: ReadonlyMap<string, ToolRow | RegistrationRow>, after: Map<string, RegistrationRow | undefined>): number {
+function rowsAfterPuts(
+  puts: readonly PutChange[],
+  before: ReadonlyMap<string, ToolRow | RegistrationRow>,
+  after: Map<string, RegistrationRow | undefined>,
+  unknownText?: Set<string>,
+): number {
   let entries = 0;
   for (const put of puts) {
     const record = put.tool.record;
     const previous = before.get(record.tool_name);
-    const text = previous !== undefined && 'spec_json' in previous && previous.fingerprint === record.fingerprint ? previous.spec_json : put.tool.json;
+    const same = previous !== undefined && previous.fingerprint === record.fingerprint;
+    // The same spec keeps its stored text; an import reads rows without it, so the text given
+    // is only a guess there (in another key order, say), which the cache must not serve.
+    if (same && !('spec_json' in previous)) unknownText?.add(record.tool_name);
+    const text = same && 'spec_json' in previous ? previous.spec_json : put.tool.json;
     after.set(record.tool_name, rowOf(record, text));
     if (changeAction(previous === undefined ? undefined : toRecord(previous), record) !== undefined) entries++;
   }
@@ -253,7 +262,16 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     this.#engine = engine;
   }
 
+  /**
+   * For the steps of a call: a call made before close() takes its next steps (the write after
+   * its read) while close() waits for it; only once the engine is closed are they refused.
+   */
   #assertOpen(operation: string): void {
+    if (this.#engine.closed) throw new RegistryClosedError(operation);
+  }
+
+  /** For a call of this store's own (status, verify, getPolicy): refused from close() on. */
+  #assertCallable(operation: string): void {
     if (this.closed) throw new RegistryClosedError(operation);
   }
 
@@ -369,7 +387,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   override async getPolicy(): Promise<RegistryPolicy> {
-    this.#assertOpen('getPolicy');
+    this.#assertCallable('getPolicy');
     return this.#engine.read((trx) => this.#readPolicy(trx), 'getPolicy');
   }
 
@@ -438,7 +456,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
 
   async #writeLocked<T>(method: string, plan: WritePlan<T>): Promise<T> {
     const lock = 'names' in plan.scope ? { names: plan.scope.names } : ({ exclusive: true } as const);
-    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined>; onlyPuts: boolean } | undefined;
+    let written: { entries: number; head: Omit<Head, 'generation'> | undefined; after: Map<string, RegistrationRow | undefined>; onlyPuts: boolean; unknownText: boolean } | undefined;
     const result = await this.#engine.write(method, lock, async (trx, locked, storedPolicy) => {
       const policy = policyOf(storedPolicy);
       this.#knownPolicy = policy;
@@ -453,7 +471,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       const decision = plan.decide(view);
       const after = new Map<string, RegistrationRow | undefined>();
       const applied = await this.#apply(trx, decision.changes, rows, after);
-      written = { entries: applied.entries, head: applied.head, after, onlyPuts: applied.onlyPuts };
+      written = { entries: applied.entries, head: applied.head, after, onlyPuts: applied.onlyPuts, unknownText: applied.unknownText };
       const revision = plan.needsRevision === true ? (applied.head?.revision ?? (await readHead(trx)).revision) : Number.NaN;
       return decision.result({
         found: applied.found,
@@ -463,11 +481,12 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     });
     const cache = this.#engine.cache;
     if (cache !== undefined && written !== undefined) {
-      const { entries, head, after, onlyPuts } = written;
+      const { entries, head, after, onlyPuts, unknownText } = written;
       // Nothing written: nothing to tell. Puts alone report the head: the cache takes the rows.
       // (A deprecation an import changed leaves no row in `after`: the cache catches up on it.)
       if (entries === 0 && after.size === 0 && onlyPuts) return result;
-      if (head !== undefined) cache.ownWrite(entries, head, after);
+      // A row whose stored text the write did not read: the cache reads it from the log's changes.
+      if (head !== undefined && !unknownText) cache.ownWrite(entries, head, after);
       else cache.invalidate();
     }
     return result;
@@ -593,8 +612,9 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     changes: Iterable<StoreChange>,
     before: ReadonlyMap<string, ToolRow | RegistrationRow>,
     after: Map<string, RegistrationRow | undefined>,
-  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined; onlyPuts: boolean }> {
+  ): Promise<{ found: boolean[]; entries: number; head: Omit<Head, 'generation'> | undefined; onlyPuts: boolean; unknownText: boolean }> {
     const found: boolean[] = [];
+    const unknownText = new Set<string>();
     let head: Omit<Head, 'generation'> | undefined;
     let entries = 0;
     let onlyPuts = true;
@@ -636,7 +656,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       if (change.kind === 'put') {
         const puts = run as PutChange[];
         head = await writeTools(trx, this.#engine.schema, puts.map(toWrite));
-        entries += rowsAfterPuts(puts, before, after);
+        entries += rowsAfterPuts(puts, before, after, unknownText);
         await markRollbacks(trx, puts.filter((put) => put.tool.rollback === true).map((put) => put.tool.record.tool_name));
         for (let i = 0; i < puts.length; i++) found.push(true);
       } else {
@@ -649,7 +669,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
         }
       }
     }
-    return { found, entries, head: onlyPuts ? head : undefined, onlyPuts };
+    return { found, entries, head: onlyPuts ? head : undefined, onlyPuts, unknownText: unknownText.size > 0 };
   }
 
   protected async _history(toolName: string): Promise<readonly HistoryEntry[]> {
@@ -697,12 +717,21 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   protected async _close(): Promise<void> {
-    await this.#batches.flush();
+    // Calls made before close() finish first, as in the other stores: a register that was
+    // reading the cache when close() came was refused (REGISTRY_CLOSED), a write on the pool
+    // was cut off with it (STORAGE_BUSY). A call's next step starts within a turn of the loop.
+    this.#engine.closing();
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!this.#engine.busy && this.#batches.idle) break;
+      await this.#batches.flush();
+      await this.#engine.idle();
+    }
     await this.#engine.close();
   }
 
   async status(): Promise<PostgresStatus> {
-    this.#assertOpen('status');
+    this.#assertCallable('status');
     return Object.freeze(await this.#engine.status());
   }
 
@@ -713,7 +742,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 
   async verify(): Promise<PostgresVerifyReport> {
-    this.#assertOpen('verify');
+    this.#assertCallable('verify');
     const rows = await this.#engine.read((trx) => readRegistrations(trx, { includeDisabled: true }), 'verify');
     const problems: PostgresVerifyProblem[] = [];
     for (const row of rows) problems.push(...checkStoredRow(row));

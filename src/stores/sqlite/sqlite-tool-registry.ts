@@ -267,6 +267,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   readonly #readonly: boolean;
   readonly #busyTimeoutMs: number;
   readonly #sql: Statements;
+  /** Set once close() has let the calls made before it finish: their later steps are refused from then on. */
+  #released = false;
   readonly #beginRead: BetterSqlite3.Statement;
   readonly #beginWrite: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
@@ -346,7 +348,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
           };
     this.#group = new GroupCommit(db, {
       busyTimeoutMs: options.busyTimeoutMs,
-      assertOpen: (method) => this.#assertOpen(method),
+      assertOpen: (method) => this.#assertCallable(method),
       writes: () => this.#writes,
       ...(observer === undefined ? {} : { observer }),
     });
@@ -454,7 +456,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       if (!isBusyError(error)) throw error;
       if (this.#db.inTransaction) throw busyInCallersTransaction(operation, error);
       return retryWhileBusy(
-        { timeoutMs: this.#busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) },
+        { timeoutMs: this.#busyTimeoutMs, operation, beforeRetry: () => this.#assertCallable(operation) },
         attempt,
       );
     }
@@ -486,7 +488,19 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     });
   }
 
+  /**
+   * For the steps of a call: a call made before close() (a search catching up its index) takes
+   * its next steps while close() waits for it; only once the store is released are they refused.
+   */
   #assertOpen(operation: string): void {
+    if (this.#released) throw new RegistryClosedError(operation);
+  }
+
+  /**
+   * Refused from close() on: a call of this store's own (status, verify), and a wait for a lock
+   * (close() does not wait out busyTimeoutMs: the waiting call is REGISTRY_CLOSED).
+   */
+  #assertCallable(operation: string): void {
     if (this.closed) throw new RegistryClosedError(operation);
   }
 
@@ -933,6 +947,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected async _close(): Promise<void> {
     // Writes called before close() still run (they were queued for the next batch).
     await this.#group.flush();
+    this.#released = true;
     clearTimeout(this.#pollTimer);
     this.#files?.close();
     for (const waiter of [...this.#waiting]) waiter.wake();
@@ -957,7 +972,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   // --- operator tools ----------------------------------------------------------------
 
   async status(): Promise<SqliteStatus> {
-    this.#assertOpen('status');
+    this.#assertCallable('status');
     return this.#whileBusy('status', () => this.#inTransaction(this.#beginRead, () => this.#status()));
   }
 
@@ -984,7 +999,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   }
 
   async verify(): Promise<VerifyReport> {
-    this.#assertOpen('verify');
+    this.#assertCallable('verify');
     const problems: VerifyProblem[] = [];
     const checked = { tools: 0 };
     try {
