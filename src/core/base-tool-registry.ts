@@ -236,11 +236,12 @@ function refuseCondition(method: string, options: unknown): void {
 }
 
 /**
- * A write refuses an option it does not know rather than ignoring it: a misspelt
- * `expectedVersion` made the write unconditional, a misspelt `dryRun` made the import real.
- * An option given as `undefined` is as good as left out.
+ * A write (or an open) refuses an option it does not know rather than ignoring it: a misspelt
+ * `expectedVersion` made the write unconditional, a misspelt `dryRun` made the import real, a
+ * misspelt `readOnly` opened a store that writes. An option given as `undefined` is as good as
+ * left out.
  */
-function refuseUnknownOptions(method: string, options: unknown, known: readonly string[]): void {
+export function refuseUnknownOptions(method: string, options: unknown, known: readonly string[]): void {
   if (typeof options !== 'object' || options === null) return;
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined && !known.includes(key)) {

@@ -251,3 +251,10 @@ describe('registerManyWithActions over another implementation of ToolRegistry', 
     await expect(registerWithAction(foreign, fullSpec('b', '3'), { expectedVersion: '1' })).rejects.toMatchObject({ code: 'PRECONDITION_FAILED' });
   });
 });
+
+describe('new InMemoryToolRegistry(options)', () => {
+  it('refuses an option it does not know with a TypeError naming it (it was ignored, as a misspelt clock would be)', () => {
+    expect(() => new InMemoryToolRegistry({ clok: () => new Date(0) } as never)).toThrow(/^new InMemoryToolRegistry\(\): unknown option "clok" \(the options are clock, callRetention\)$/);
+    expect(new InMemoryToolRegistry({ clock: undefined })).toBeInstanceOf(InMemoryToolRegistry);
+  });
+});

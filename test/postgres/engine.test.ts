@@ -44,6 +44,12 @@ describe('PostgreSQL engine', () => {
     await expect(PostgresEngine.open({ pool: {} as pg.Pool, convert })).rejects.toThrow(/pool must be a pg Pool/);
   });
 
+  it('openPostgresToolRegistry refuses an option it does not know with a TypeError naming it, before connecting (a misspelt readonly opened a store that writes)', async () => {
+    const error = await openPostgresToolRegistry({ connectionString: 'postgres://127.0.0.1:1/nothing', readOnly: true } as never).then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/^openPostgresToolRegistry\(\): unknown option "readOnly" \(the options are .*readonly/);
+  });
+
   it('refuses a system schema name (the reserved pg_ prefix, information_schema) with a TypeError, before connecting', async () => {
     // Nothing listens on port 1: a check made after connecting would fail with ECONNREFUSED instead.
     const nowhere = 'postgres://127.0.0.1:1/nothing';

@@ -49,6 +49,8 @@ describe('openSqliteToolRegistry options', () => {
     ['a clock that is not a function', { filename: ':memory:', clock: Date.now() }],
     ['a callRetention.maxRows of 0', { filename: ':memory:', callRetention: { maxRows: 0 } }],
     ['a string callRetention.maxAgeDays', { filename: ':memory:', callRetention: { maxAgeDays: '30' } }],
+    // It opened a store that writes.
+    ['a misspelt readonly (readOnly)', { filename: ':memory:', readOnly: true }],
   ];
   it.each(bad)('%s is a plain TypeError', async (_what, options) => {
     await expectPlainTypeError(() => openSqliteToolRegistry(options as SqliteToolRegistryOptions));

@@ -1,7 +1,7 @@
 import { compareCodePoints } from '../../core/canonical.js';
 import { RegistryClosedError } from '../../core/errors.js';
 import type { ToolRegistration } from '../../core/contracts.js';
-import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
+import { BaseToolRegistry, refuseUnknownOptions, runPlanSync } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions } from '../../core/registry.js';
 import { CHANGE_LOG_TRIM_EVERY, changeAction, changeLogRetained } from '../../core/rules.js';
@@ -78,6 +78,7 @@ export class InMemoryToolRegistry extends BaseToolRegistry {
   #oldestCallAt = '';
 
   constructor(options: InMemoryToolRegistryOptions = {}) {
+    refuseUnknownOptions('new InMemoryToolRegistry', options, ['clock', 'callRetention'] satisfies readonly (keyof InMemoryToolRegistryOptions)[]);
     super(options);
   }
 

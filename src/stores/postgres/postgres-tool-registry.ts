@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
-import { BaseToolRegistry } from '../../core/base-tool-registry.js';
+import { BaseToolRegistry, refuseUnknownOptions } from '../../core/base-tool-registry.js';
 import { BatchQueue } from '../../core/batch-queue.js';
 import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
@@ -750,6 +750,21 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
   }
 }
 
+/** Every option `openPostgresToolRegistry` takes (any other is refused). */
+const POSTGRES_OPTIONS = [
+  'connectionString',
+  'pool',
+  'schema',
+  'cache',
+  'staleIfErrorMs',
+  'busyTimeoutMs',
+  'statementTimeoutMs',
+  'readonly',
+  'listenConnectionString',
+  'clock',
+  'callRetention',
+] as const satisfies readonly (keyof PostgresToolRegistryOptions)[];
+
 /**
  * Opens a registry on PostgreSQL: connects (your `pool`, or one made from `connectionString`),
  * creates and migrates `schema` unless `readonly` (N instances starting at once apply each
@@ -758,6 +773,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
  *   release (left untouched); STORAGE_BUSY when the migration lock is not obtained in time
  */
 export async function openPostgresToolRegistry(options: PostgresToolRegistryOptions): Promise<PostgresToolRegistry> {
+  refuseUnknownOptions('openPostgresToolRegistry', options, POSTGRES_OPTIONS);
   const clock = (options as PostgresToolRegistryOptions | undefined)?.clock;
   if (clock !== undefined && typeof clock !== 'function') throw new TypeError(`openPostgresToolRegistry(): clock must be a function, got ${typeof clock}`);
   // Checked before connecting, as the clock is.

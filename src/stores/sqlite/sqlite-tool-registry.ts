@@ -8,7 +8,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { checkStoredRow } from '../../core/stored-row.js';
 import type { StoreStatus, StoreVerifyProblem, StoreVerifyReport } from '../../core/stored-row.js';
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
-import { BaseToolRegistry, runPlanSync } from '../../core/base-tool-registry.js';
+import { BaseToolRegistry, refuseUnknownOptions, runPlanSync } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, FollowRead, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
@@ -134,10 +134,14 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
+/** Every option `openSqliteToolRegistry` takes (any other is refused). */
+const SQLITE_OPTIONS = ['filename', 'database', 'busyTimeoutMs', 'synchronous', 'readonly', 'cache', 'clock', 'callRetention'] as const satisfies readonly (keyof SqliteToolRegistryOptions)[];
+
 function resolveOptions(options: unknown): ResolvedOptions {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`openSqliteToolRegistry(): options must be an object, got ${describe(options)}`);
   }
+  refuseUnknownOptions('openSqliteToolRegistry', options, SQLITE_OPTIONS);
   const {
     filename,
     database,
