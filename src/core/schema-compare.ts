@@ -642,6 +642,14 @@ class Comparer {
     }
     const na = this.ctx.norm(a, 'before');
     const nb = this.ctx.norm(b, 'after');
+    // A node that normalizes to a boolean (`{not: {}, default: 1}` is false) keeps no annotation,
+    // but the runtime still fills its default in (and then refuses it there): compared here, for inputs.
+    const lost = (s: Schema, n: Schema) => typeof s === 'object' && typeof n === 'boolean' && Object.hasOwn(s, 'default');
+    if (lost(a, na) || lost(b, nb)) {
+      const da = typeof a === 'object' && Object.hasOwn(a, 'default') ? a.default : undefined;
+      const db = typeof b === 'object' && Object.hasOwn(b, 'default') ? b.default : undefined;
+      if ((da === undefined) !== (db === undefined) || !same(da, db)) this.report('annotation-changed', `${path}/default`, da, db, this.#defaultEffect(typeof b === 'object' ? b : {}));
+    }
     if ((na !== a || nb !== b) && this.ctx.equivalent(na, nb)) return;
     if (ownRef(na) || ownRef(nb)) {
       // Following a ref leaves its annotations behind, but the runtime fills a `default` beside
@@ -724,6 +732,8 @@ class Comparer {
     // true and {} accept everything; false accepts nothing.
     if (a === false) {
       if (b !== false) this.report('schema-changed', path, a, b, WIDENS);
+      // A property that had to be absent may now get a default filled in, which must pass its schema.
+      if (typeof b === 'object' && Object.hasOwn(b, 'default')) this.report('annotation-changed', `${path}/default`, null, b.default, this.#defaultEffect(b));
       return;
     }
     if (b === false) {
@@ -1488,7 +1498,8 @@ function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknow
 interface Step {
   readonly kind: 'fill' | 'look' | 'read';
   readonly data: readonly string[];
-  readonly names: ReadonlySet<string> | null;
+  /** The properties it fills (one) or looks at; null: all. */
+  readonly names: readonly string[] | null;
   readonly pointer: string;
   readonly value?: unknown;
 }
@@ -1528,8 +1539,8 @@ function findOrderedDefault(doc: SchemaDocument): { pointer: string; value: unkn
   /** Nodes being followed on the current value (a loop in place ends there), and up the whole stack (recursion through a descent). */
   let inPlace = new Set<object>();
   const stack = new Set<object>();
-  const add = (kind: Step['kind'], data: readonly string[], names: Iterable<string> | null, pointer: string, value?: unknown) => {
-    steps.push({ kind, data, names: names === null ? null : new Set(names), pointer, ...(kind === 'fill' ? { value } : {}) });
+  const add = (kind: Step['kind'], data: readonly string[], names: readonly string[] | null, pointer: string, value?: unknown) => {
+    steps.push({ kind, data, names, pointer, value });
   };
   const descend = (node: unknown, pointer: string, data: readonly string[], key: string, depth: number) => {
     const outer = inPlace;
@@ -1572,10 +1583,12 @@ function findOrderedDefault(doc: SchemaDocument): { pointer: string; value: unkn
       }
       if (OBJECT_KEYWORDS.some((key) => Object.hasOwn(node, key))) {
         const properties = isObject(node.properties) ? node.properties : {};
-        for (const name of Object.keys(properties)) {
+        const names = Object.keys(properties);
+        const where = names.map((name) => `${pointer}/properties/${token(name)}`);
+        names.forEach((name, i) => {
           const property = properties[name];
-          if (isObject(property) && property.default !== undefined) add('fill', data, [name], `${pointer}/properties/${token(name)}/default`, property.default);
-        }
+          if (isObject(property) && property.default !== undefined) add('fill', data, [name], `${where[i]}/default`, property.default);
+        });
         if (Array.isArray(node.required)) add('look', data, node.required.map(String), pointer);
         for (const key of ['maxProperties', 'minProperties', 'propertyNames', 'additionalProperties', 'patternProperties', 'unevaluatedProperties']) if (node[key] !== undefined) add('look', data, null, `${pointer}/${key}`);
         for (const key of ['dependencies', 'dependentRequired', 'dependentSchemas']) {
@@ -1586,11 +1599,11 @@ function findOrderedDefault(doc: SchemaDocument): { pointer: string; value: unkn
             if (!Array.isArray(dependency)) evaluate(dependency, `${pointer}/${key}/${token(name)}`, data, depth + 1);
           }
         }
-        for (const name of Object.keys(properties)) {
+        names.forEach((name, i) => {
           const property = asSchema(properties[name]);
-          if (!isEmptySchema(property)) add('look', data, [name], `${pointer}/properties/${token(name)}`);
-          descend(property, `${pointer}/properties/${token(name)}`, data, name, depth);
-        }
+          if (!isEmptySchema(property)) add('look', data, [name], where[i] as string);
+          descend(property, where[i] as string, data, name, depth);
+        });
         for (const key of ['additionalProperties', 'unevaluatedProperties']) if (node[key] !== undefined) descend(node[key], `${pointer}/${key}`, data, '*', depth);
         if (isObject(node.patternProperties)) for (const [pattern, sub] of Object.entries(node.patternProperties)) descend(sub, `${pointer}/patternProperties/${token(pattern)}`, data, '*', depth);
       }
@@ -1599,21 +1612,39 @@ function findOrderedDefault(doc: SchemaDocument): { pointer: string; value: unkn
     }
   };
   evaluate(doc.root, '', [], 0);
-  const fills = steps.filter((step) => step.kind === 'fill');
   if (cut) {
-    const first = fills[0];
+    const first = steps.find((step) => step.kind === 'fill');
     return first === undefined ? { pointer: '', value: null } : { pointer: first.pointer, value: first.value };
   }
   const alias = (x: readonly string[], y: readonly string[], length = x.length) => x.length === length && y.length >= length && x.every((seg, i) => seg === y[i] || seg === '*' || y[i] === '*');
-  for (const [index, fill] of steps.entries()) {
-    if (fill.kind !== 'fill') continue;
-    const name = [...(fill.names as ReadonlySet<string>)][0] as string;
-    const earlier = steps.slice(0, index);
-    const lookedFirst = earlier.some((step) => step.kind === 'look' && alias(step.data, fill.data, fill.data.length) && (step.names === null || step.names.has(name)));
-    const filledFirst = earlier.some((step) => step.kind === 'fill' && alias(step.data, fill.data, fill.data.length) && step.names?.has(name) === true && !same(step.value, fill.value));
-    // An enum or const at this value or one enclosing it, later: it compares what the default was filled into.
-    const readAfter = steps.slice(index + 1).some((step) => step.kind === 'read' && alias(step.data, fill.data, step.data.length));
-    if (lookedFirst || filledFirst || readAfter) return { pointer: fill.pointer, value: fill.value };
+  // One pass in ajv's order: each fill against the looks and fills before it (of its name, or
+  // of all names), each read against the fills before it.
+  const looksAtAll: Step[] = [];
+  const looksAt = new Map<string, Step[]>();
+  const filled: Step[] = [];
+  const filledAt = new Map<string, Step[]>();
+  const list = (map: Map<string, Step[]>, name: string): Step[] => {
+    let steps = map.get(name);
+    if (steps === undefined) map.set(name, (steps = []));
+    return steps;
+  };
+  for (const step of steps) {
+    if (step.kind === 'look') {
+      if (step.names === null) looksAtAll.push(step);
+      else for (const name of step.names) list(looksAt, name).push(step);
+    } else if (step.kind === 'read') {
+      // An enum or const at a value a default was filled into, or at one enclosing it: it compares the filled value.
+      const fill = filled.find((one) => alias(step.data, one.data, step.data.length));
+      if (fill !== undefined) return { pointer: fill.pointer, value: fill.value };
+    } else {
+      const name = (step.names as readonly string[])[0] as string;
+      const here = (other: Step) => alias(other.data, step.data, step.data.length);
+      const lookedFirst = looksAtAll.some(here) || (looksAt.get(name)?.some(here) ?? false);
+      const filledFirst = filledAt.get(name)?.some((one) => here(one) && !same(one.value, step.value)) ?? false;
+      if (lookedFirst || filledFirst) return { pointer: step.pointer, value: step.value };
+      filled.push(step);
+      list(filledAt, name).push(step);
+    }
   }
   return undefined;
 }

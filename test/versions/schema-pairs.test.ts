@@ -469,6 +469,11 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     const k = (schema: unknown) => obj({ k: schema }, { required: ['k'] });
     for (const loose of [true, {}]) expect(compareSchemas(k({ type: 'integer', default: 100 }), k(loose)).compatible).toBe(false);
     expect(compareSchemas(k({ type: 'integer' }), k(true)).compatible).toBe(true);
+    // A property that had to be absent (false, or what normalizes to it) now gets a default its schema refuses: {} is refused. The old code: compatible.
+    const a = (schema: unknown) => obj({ a: schema });
+    expect(compareSchemas(a(false), a({ type: 'number', maximum: 10, default: 11 })).compatible).toBe(false);
+    expect(compareSchemas(a({ not: {} }), a({ not: {}, default: 1 })).compatible).toBe(false);
+    expect(compareSchemas(a(false), a({ type: 'number', maximum: 10, default: 1 })).compatible).toBe(true);
   });
 
   it('draft-07 read as written: an allOf branch holding a $ref is not folded beside other keywords, which would then be ignored (found by a fuzz)', () => {
