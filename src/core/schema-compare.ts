@@ -1415,21 +1415,28 @@ const IN_PLACE_KEYWORDS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf
 /** Keywords that count or inspect which properties an object has (PRESENCE_KEYWORDS but the applicators). */
 const COUNTING_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'unevaluatedProperties'];
 
+/** Where a default is, and its value. */
+type DefaultSite = { readonly pointer: string; readonly value: unknown } | undefined;
+
+/** `find`, its answer kept with each document (a stored spec's document is kept and reused). */
+function perDocument(find: (doc: SchemaDocument) => DefaultSite): (doc: SchemaDocument) => DefaultSite {
+  const answers = new WeakMap<SchemaDocument, DefaultSite>();
+  return (doc) => {
+    if (answers.has(doc)) return answers.get(doc);
+    const found = find(doc);
+    answers.set(doc, found);
+    return found;
+  };
+}
+
 /**
  * A property default ajv may leave unfilled (under a composite keyword, or anywhere in a
  * document that reaches a ref from one) whose filling decides something: its property is
  * required, its object looks at which properties are present, or its own schema refuses it.
  */
-function inertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
-  // A document's answer is kept with it (a stored spec's document is kept and reused).
-  if (inertDefaults.has(doc)) return inertDefaults.get(doc);
-  const found = findInertDefault(doc);
-  inertDefaults.set(doc, found);
-  return found;
-}
-const inertDefaults = new WeakMap<SchemaDocument, { pointer: string; value: unknown } | undefined>();
+const inertDefault = perDocument(findInertDefault);
 
-function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+function findInertDefault(doc: SchemaDocument): DefaultSite {
   // One cheap pass first: most documents have no composite keyword, so no default ajv leaves unfilled.
   let composites = false;
   let everywhere = false;
@@ -1523,15 +1530,9 @@ const OBJECT_KEYWORDS = ['maxProperties', 'minProperties', 'required', 'property
  * verdict is undecidable. So is a document this cannot follow (a recursive schema with
  * defaults, `$dynamicRef`, more than ORDER_STEPS nodes).
  */
-function orderedDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
-  if (orderedDefaults.has(doc)) return orderedDefaults.get(doc);
-  const found = findOrderedDefault(doc);
-  orderedDefaults.set(doc, found);
-  return found;
-}
-const orderedDefaults = new WeakMap<SchemaDocument, { pointer: string; value: unknown } | undefined>();
+const orderedDefault = perDocument(findOrderedDefault);
 
-function findOrderedDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+function findOrderedDefault(doc: SchemaDocument): DefaultSite {
   if (!holdsPropertyDefault(doc.root, 0)) return undefined;
   const steps: Step[] = [];
   let count = 0;
@@ -1624,9 +1625,9 @@ function findOrderedDefault(doc: SchemaDocument): { pointer: string; value: unkn
   const filled: Step[] = [];
   const filledAt = new Map<string, Step[]>();
   const list = (map: Map<string, Step[]>, name: string): Step[] => {
-    let steps = map.get(name);
-    if (steps === undefined) map.set(name, (steps = []));
-    return steps;
+    let entries = map.get(name);
+    if (entries === undefined) map.set(name, (entries = []));
+    return entries;
   };
   for (const step of steps) {
     if (step.kind === 'look') {
