@@ -51,6 +51,8 @@ export function fuzzCompatibility(options: {
   readonly defaults?: number;
   /** How often a family is draft-07 (0.2). */
   readonly draft07?: number;
+  /** Defaults only in every other family (the others compile one validator per schema, not two). */
+  readonly defaultsInEveryOtherFamily?: boolean;
   readonly maxUnsound?: number;
 }): FuzzStats;
 

@@ -563,7 +563,7 @@ function* reductions(pair) {
  * family judged by `compareSchemas` (inputs) and `compareToolSchemas` (outputs), values by ajv.
  * Returns the counts and the unsound verdicts found (each shrunk, with its counterexample).
  */
-export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, valuesPerVariant = 10, compareSchemas, compareToolSchemas, compileSchema, defaults = 0.15, draft07 = 0.2, maxUnsound = 3 }) {
+export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, valuesPerVariant = 10, compareSchemas, compareToolSchemas, compileSchema, defaults = 0.15, draft07 = 0.2, defaultsInEveryOtherFamily = false, maxUnsound = 3 }) {
   const gen = new Gen(seed, { defaults, draft07 });
   const stats = {
     pairs: 0,
@@ -591,8 +591,8 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
   };
   for (let f = 0; stats.pairs < pairs; f++) {
     stats.families++;
-    // Every other family has no default: its schemas need one validator each, not two.
-    gen.defaults = f % 2 === 0 ? defaults : 0;
+    // defaultsInEveryOtherFamily: the others have none, so their schemas need one validator each, not two.
+    gen.defaults = defaultsInEveryOtherFamily && f % 2 === 1 ? 0 : defaults;
     const base = gen.root();
     const schemas = [base];
     while (schemas.length < variants) {
