@@ -741,7 +741,8 @@ class Comparer {
       return;
     }
     if (isEmptySchema(a) && isEmptySchema(b)) {
-      if (typeof a === 'object' && typeof b === 'object') this.#annotations(a, b, path);
+      // `true` is `{}`: a default dropped (`{default: 'a'}` → `true`) is filled in no more.
+      if (typeof a === 'object' || typeof b === 'object') this.#annotations(a === true ? {} : (a as Record<string, unknown>), b === true ? {} : (b as Record<string, unknown>), path);
       return;
     }
     if (isEmptySchema(b)) {

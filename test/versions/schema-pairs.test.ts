@@ -468,6 +468,8 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     // A property whose schema with a default became true or {}: nothing fills k in, and required refuses {}. The old code: compatible.
     const k = (schema: unknown) => obj({ k: schema }, { required: ['k'] });
     for (const loose of [true, {}]) expect(compareSchemas(k({ type: 'integer', default: 100 }), k(loose)).compatible).toBe(false);
+    // The same for a schema that was only a default (found by the fuzz at seed 16). The old code: compatible.
+    expect(compareSchemas(k({ default: 'a' }), k(true)).compatible).toBe(false);
     expect(compareSchemas(k({ type: 'integer' }), k(true)).compatible).toBe(true);
     // A property that had to be absent (false, or what normalizes to it) now gets a default its schema refuses: {} is refused. The old code: compatible.
     const a = (schema: unknown) => obj({ a: schema });
