@@ -180,7 +180,8 @@ describe('compareSchemas is sound (fast-check + ajv)', () => {
           expect({ before, after, value, refused: validate(after, value, 'input') === false }).toMatchObject({ refused: false });
         }
       }),
-      { numRuns: 300, seed: 27 },
+      // 200 runs (300 before): the runtime's validator costs more per schema than a bare ajv.
+      { numRuns: 200, seed: 27 },
     );
     // Both verdicts occurred often enough for the property to mean something.
     expect(compatible).toBeGreaterThan(50);
@@ -199,7 +200,7 @@ describe('compareSchemas is sound (fast-check + ajv)', () => {
           expect({ before, after, value, refusedBefore: validate(before, value, 'output') === false }).toMatchObject({ refusedBefore: false });
         }
       }),
-      { numRuns: 300, seed: 72 },
+      { numRuns: 200, seed: 72 },
     );
     expect(compatible).toBeGreaterThan(50);
   });
