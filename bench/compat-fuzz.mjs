@@ -4,7 +4,7 @@
 // with a schema registry's compatibility cases (COMPAT_CORPUS: a folder or files of JSON
 // arrays of { description, original_schema, update_schema, compatible }, as Confluent Schema
 // Registry's json-schema-provider/src/test/resources/diff-*.json; not shipped with us).
-// `bench/run.mjs` calls compatFuzzWorkloads(); `node bench/compat-fuzz.mjs [--dist DIR] [--pairs N] [--seed S]`
+// `bench/run.mjs` calls compatFuzzWorkloads(); `node bench/compat-fuzz.mjs [--dist DIR] [--pairs N] [--seed S] [--defaults P] [--draft07 P]`
 // runs only this (after npm run build); --dist judges another build (the code before a change).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -63,12 +63,16 @@ function describe(stats) {
   return `inputs: ${side(stats.input)}; outputs: ${side(stats.output)}`;
 }
 
-export async function compatFuzzWorkloads({ record, log, quick, lib }) {
+export async function compatFuzzWorkloads({ record, log, quick, lib, validator }) {
   const { compareSchemas, compareToolSchemas } = lib ?? (await import('../dist/index.js'));
+  // The judge is the runtime's own validator (its ajv options, drafts and, for inputs, defaults).
+  const { compileSchema } = validator ?? (await import('../dist/runtime/schema-validator.js'));
+  const defaults = Number(process.env.COMPAT_FUZZ_DEFAULTS ?? 0.15);
+  const draft07 = Number(process.env.COMPAT_FUZZ_DRAFT07 ?? 0.2);
   const seed = Number(process.env.COMPAT_FUZZ_SEED ?? 38);
   const pairs = Number(process.env.COMPAT_FUZZ_PAIRS ?? (quick ? 2_000 : 30_000));
   const cpu = process.cpuUsage();
-  const stats = fuzzCompatibility({ seed, pairs, variants: 24, compareSchemas, compareToolSchemas });
+  const stats = fuzzCompatibility({ seed, pairs, variants: 24, compareSchemas, compareToolSchemas, compileSchema, defaults, draft07 });
   const used = process.cpuUsage(cpu);
   const perPair = (used.user + used.system) / stats.pairs;
   const workload = `compareSchemas judged by ajv: ${stats.pairs.toLocaleString('en-US')} generated pairs (seed ${seed}), inputs and outputs`;
@@ -98,14 +102,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   };
   const dist = arg('--dist');
   const lib = await import(dist === undefined ? '../dist/index.js' : pathToFileURL(join(resolve(dist), 'index.js')).href);
+  // The judge stays this build's runtime validator, whichever build is judged.
+  const validator = await import('../dist/runtime/schema-validator.js');
   if (arg('--pairs') !== undefined) process.env.COMPAT_FUZZ_PAIRS = arg('--pairs');
   if (arg('--seed') !== undefined) process.env.COMPAT_FUZZ_SEED = arg('--seed');
+  if (arg('--defaults') !== undefined) process.env.COMPAT_FUZZ_DEFAULTS = arg('--defaults');
+  if (arg('--draft07') !== undefined) process.env.COMPAT_FUZZ_DRAFT07 = arg('--draft07');
   const started = performance.now();
   const stats = await compatFuzzWorkloads({
     record: (id, workload, contender, s, extra) => process.stdout.write(`${id}: ${workload}\n  ${contender}\n  ${Number.isNaN(s.median_us) ? '' : `${s.median_us.toFixed(0)} us CPU per pair; `}${JSON.stringify(extra)}\n`),
     log: (text) => process.stdout.write(`${text}\n`),
     quick: process.env.BENCH_QUICK === '1',
     lib,
+    validator,
   });
   const rate = (n, d) => `${((100 * n) / Math.max(1, d)).toFixed(1)} %`;
   for (const [name, s] of [['inputs', stats.input], ['outputs', stats.output]]) {

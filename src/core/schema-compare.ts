@@ -642,6 +642,14 @@ class Comparer {
     }
     const na = this.ctx.norm(a, 'before');
     const nb = this.ctx.norm(b, 'after');
+    // A node that normalizes to a boolean (`{not: {}, default: 1}` is false) keeps no annotation,
+    // but the runtime still fills its default in (and then refuses it there): compared here, for inputs.
+    const lost = (s: Schema, n: Schema) => typeof s === 'object' && typeof n === 'boolean' && Object.hasOwn(s, 'default');
+    if (lost(a, na) || lost(b, nb)) {
+      const da = typeof a === 'object' && Object.hasOwn(a, 'default') ? a.default : undefined;
+      const db = typeof b === 'object' && Object.hasOwn(b, 'default') ? b.default : undefined;
+      if ((da === undefined) !== (db === undefined) || !same(da, db)) this.report('annotation-changed', `${path}/default`, da, db, this.#defaultEffect(typeof b === 'object' ? b : {}));
+    }
     if ((na !== a || nb !== b) && this.ctx.equivalent(na, nb)) return;
     if (ownRef(na) || ownRef(nb)) {
       // Following a ref leaves its annotations behind, but the runtime fills a `default` beside
@@ -724,6 +732,8 @@ class Comparer {
     // true and {} accept everything; false accepts nothing.
     if (a === false) {
       if (b !== false) this.report('schema-changed', path, a, b, WIDENS);
+      // A property that had to be absent may now get a default filled in, which must pass its schema.
+      if (typeof b === 'object' && Object.hasOwn(b, 'default')) this.report('annotation-changed', `${path}/default`, null, b.default, this.#defaultEffect(b));
       return;
     }
     if (b === false) {
@@ -731,11 +741,14 @@ class Comparer {
       return;
     }
     if (isEmptySchema(a) && isEmptySchema(b)) {
-      if (typeof a === 'object' && typeof b === 'object') this.#annotations(a, b, path);
+      // `true` is `{}`: a default dropped (`{default: 'a'}` → `true`) is filled in no more.
+      if (typeof a === 'object' || typeof b === 'object') this.#annotations(a === true ? {} : (a as Record<string, unknown>), b === true ? {} : (b as Record<string, unknown>), path);
       return;
     }
     if (isEmptySchema(b)) {
       this.report('schema-changed', path, a, b, WIDENS);
+      // A default that goes with the assertions is filled in no more (a required property then refuses what passed).
+      if (typeof a === 'object') this.#annotations(a, b === true ? {} : b, path);
       return;
     }
     // a accepts everything, b has assertions: compare as objects ({} against b).
@@ -1365,10 +1378,12 @@ function documentOf(schema: Schema, refSiblings: 'ignore' | 'apply' = 'ignore'):
   return doc;
 }
 
-/** The raw differences of one reading of the two documents. */
-function rawDifferences(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
+/** The raw differences of one reading of the two documents; `role` input: the values judged get defaults filled in. */
+function rawDifferences(before: SchemaDocument, after: SchemaDocument, role: Role): readonly Raw[] {
   before.validationSteps = 0;
   after.validationSteps = 0;
+  before.fillsDefaults = role === 'input';
+  after.fillsDefaults = role === 'input';
   work = 0;
   const comparer = new Comparer(new Context(before, after), new Map(), 0, 1);
   comparer.compare(before.root, after.root, '');
@@ -1381,12 +1396,12 @@ function rawDifferences(before: SchemaDocument, after: SchemaDocument): readonly
  * verdict must hold under both: the differences of both, the same difference counted once
  * with the worse effect in each direction.
  */
-function bothReadings(before: SchemaDocument, after: SchemaDocument): readonly Raw[] {
-  const spec = rawDifferences(before, after);
+function bothReadings(before: SchemaDocument, after: SchemaDocument, role: Role): readonly Raw[] {
+  const spec = rawDifferences(before, after, role);
   const needsBoth = (doc: SchemaDocument) => doc.ignoresRefSiblings && holdsRefWithSiblings(doc.root);
   if (!needsBoth(before) && !needsBoth(after)) return spec;
   const merged = new Map<string, Raw>();
-  for (const raw of [...spec, ...rawDifferences(documentOf(before.root, 'apply'), documentOf(after.root, 'apply'))]) {
+  for (const raw of [...spec, ...rawDifferences(documentOf(before.root, 'apply'), documentOf(after.root, 'apply'), role)]) {
     const key = `${raw.type}\u0000${raw.path}\u0000${canonicalJson(raw.before ?? null)}\u0000${canonicalJson(raw.after ?? null)}`;
     const seen = merged.get(key);
     merged.set(key, seen === undefined ? raw : { ...seen, effect: { in: Math.max(seen.effect.in, raw.effect.in) as Dir, out: Math.max(seen.effect.out, raw.effect.out) as Dir } });
@@ -1401,21 +1416,28 @@ const IN_PLACE_KEYWORDS: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf
 /** Keywords that count or inspect which properties an object has (PRESENCE_KEYWORDS but the applicators). */
 const COUNTING_KEYWORDS = ['maxProperties', 'dependentRequired', 'dependentSchemas', 'dependencies', 'propertyNames', 'patternProperties', 'unevaluatedProperties'];
 
+/** Where a default is, and its value. */
+type DefaultSite = { readonly pointer: string; readonly value: unknown } | undefined;
+
+/** `find`, its answer kept with each document (a stored spec's document is kept and reused). */
+function perDocument(find: (doc: SchemaDocument) => DefaultSite): (doc: SchemaDocument) => DefaultSite {
+  const answers = new WeakMap<SchemaDocument, DefaultSite>();
+  return (doc) => {
+    if (answers.has(doc)) return answers.get(doc);
+    const found = find(doc);
+    answers.set(doc, found);
+    return found;
+  };
+}
+
 /**
  * A property default ajv may leave unfilled (under a composite keyword, or anywhere in a
  * document that reaches a ref from one) whose filling decides something: its property is
  * required, its object looks at which properties are present, or its own schema refuses it.
  */
-function inertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
-  // A document's answer is kept with it (a stored spec's document is kept and reused).
-  if (inertDefaults.has(doc)) return inertDefaults.get(doc);
-  const found = findInertDefault(doc);
-  inertDefaults.set(doc, found);
-  return found;
-}
-const inertDefaults = new WeakMap<SchemaDocument, { pointer: string; value: unknown } | undefined>();
+const inertDefault = perDocument(findInertDefault);
 
-function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknown } | undefined {
+function findInertDefault(doc: SchemaDocument): DefaultSite {
   // One cheap pass first: most documents have no composite keyword, so no default ajv leaves unfilled.
   let composites = false;
   let everywhere = false;
@@ -1473,6 +1495,171 @@ function findInertDefault(doc: SchemaDocument): { pointer: string; value: unknow
   };
   visit(doc.root, '', false, 0, [], false);
   return found;
+}
+
+/**
+ * One step of ajv's validation of an input, as far as defaults go: a default filled into an
+ * object (`fill`), a keyword looking at which properties an object has or at their values
+ * (`look`; `names` null: at all of them), or an `enum`/`const` comparing a value whole (`read`).
+ * `data` is where the value is, a property name or `*` (any item or other name) per level.
+ */
+interface Step {
+  readonly kind: 'fill' | 'look' | 'read';
+  readonly data: readonly string[];
+  /** The properties it fills (one) or looks at; null: all. */
+  readonly names: readonly string[] | null;
+  readonly pointer: string;
+  readonly value?: unknown;
+}
+
+/** Nodes the order of ajv's steps is followed through, per document, before it cannot tell. */
+const ORDER_STEPS = 20_000;
+const ARRAY_KEYWORDS = ['maxItems', 'minItems', 'prefixItems', 'items', 'additionalItems', 'contains', 'uniqueItems', 'maxContains', 'minContains', 'unevaluatedItems'];
+const OBJECT_KEYWORDS = ['maxProperties', 'minProperties', 'required', 'propertyNames', 'additionalProperties', 'dependencies', 'properties', 'patternProperties', 'dependentRequired', 'dependentSchemas', 'unevaluatedProperties'];
+
+/**
+ * A default whose effect depends on the order ajv checks in. ajv fills a schema's property
+ * defaults only when it reaches that schema's object keywords: after the keywords of every type
+ * (`$ref`, `enum`, `const`, `not`, `anyOf`, `oneOf`, `allOf`, `if`/`then`/`else`, in that
+ * order), which see the object as it was, and after whatever ran on the same value before (an
+ * earlier `allOf` branch). The walk reads every default as filled in before anything looks,
+ * and `enum`/`const` as comparing the value given. So where something looks at a property
+ * before a default is filled into it (`{properties: {a: {default: 1}}, allOf: [{required:
+ * ['a']}]}` refuses `{}`, its flattened form takes it), an `enum`/`const` compares a value a
+ * default was filled into before (`allOf: [{properties: {a: {default: 1}}}, {enum: [{a: 1}]}]`
+ * takes `{}`), or two defaults are filled into one property (the first wins), the input
+ * verdict is undecidable. So is a document this cannot follow (a recursive schema with
+ * defaults, `$dynamicRef`, more than ORDER_STEPS nodes).
+ */
+const orderedDefault = perDocument(findOrderedDefault);
+
+function findOrderedDefault(doc: SchemaDocument): DefaultSite {
+  if (!holdsPropertyDefault(doc.root, 0)) return undefined;
+  const steps: Step[] = [];
+  let count = 0;
+  let cut = false;
+  /** Nodes being followed on the current value (a loop in place ends there), and up the whole stack (recursion through a descent). */
+  let inPlace = new Set<object>();
+  const stack = new Set<object>();
+  const add = (kind: Step['kind'], data: readonly string[], names: readonly string[] | null, pointer: string, value?: unknown) => {
+    steps.push({ kind, data, names, pointer, value });
+  };
+  const descend = (node: unknown, pointer: string, data: readonly string[], key: string, depth: number) => {
+    const outer = inPlace;
+    inPlace = new Set();
+    evaluate(node, pointer, [...data, key], depth + 1);
+    inPlace = outer;
+  };
+  // In ajv's order (ajv 8's RULES): the keywords of every type, then the array and the object keywords, defaults filled first in each.
+  const evaluate = (node: unknown, pointer: string, data: readonly string[], depth: number): void => {
+    if (cut || !isObject(node) || inPlace.has(node)) return;
+    if (stack.has(node) || ++count > ORDER_STEPS || depth > MAX_JSON_DEPTH || node.$dynamicRef !== undefined || node.$recursiveRef !== undefined) {
+      cut = true;
+      return;
+    }
+    inPlace.add(node);
+    stack.add(node);
+    try {
+      if (typeof node.$ref === 'string') {
+        const target = doc.resolve(node.$ref, node);
+        if (target === undefined) add('look', data, null, pointer);
+        else evaluate(target, doc.pointerOf(target) ?? `${pointer}/$ref`, data, depth + 1);
+      }
+      if ('const' in node || 'enum' in node) add('read', data, null, pointer);
+      if (node.not !== undefined) evaluate(node.not, `${pointer}/not`, data, depth + 1);
+      for (const key of ['anyOf', 'oneOf', 'allOf']) {
+        const list = node[key];
+        if (Array.isArray(list)) list.forEach((branch, i) => evaluate(branch, `${pointer}/${key}/${i}`, data, depth + 1));
+      }
+      for (const key of ['if', 'then', 'else']) if (node[key] !== undefined) evaluate(node[key], `${pointer}/${key}`, data, depth + 1);
+      if (ARRAY_KEYWORDS.some((key) => Object.hasOwn(node, key))) {
+        const tuple = Array.isArray(node.items) ? node.items : undefined;
+        tuple?.forEach((entry, i) => {
+          if (isObject(entry) && entry.default !== undefined) add('fill', data, [String(i)], `${pointer}/items/${i}/default`, entry.default);
+        });
+        if (node.maxItems !== undefined || node.minItems !== undefined || node.uniqueItems !== undefined || node.unevaluatedItems !== undefined) add('look', data, null, pointer);
+        if (Array.isArray(node.prefixItems)) node.prefixItems.forEach((entry, i) => descend(entry, `${pointer}/prefixItems/${i}`, data, '*', depth));
+        if (tuple !== undefined) tuple.forEach((entry, i) => descend(entry, `${pointer}/items/${i}`, data, '*', depth));
+        else if (node.items !== undefined) descend(node.items, `${pointer}/items`, data, '*', depth);
+        for (const key of ['additionalItems', 'contains', 'unevaluatedItems']) if (node[key] !== undefined) descend(node[key], `${pointer}/${key}`, data, '*', depth);
+      }
+      if (OBJECT_KEYWORDS.some((key) => Object.hasOwn(node, key))) {
+        const properties = isObject(node.properties) ? node.properties : {};
+        const names = Object.keys(properties);
+        const where = names.map((name) => `${pointer}/properties/${token(name)}`);
+        names.forEach((name, i) => {
+          const property = properties[name];
+          if (isObject(property) && property.default !== undefined) add('fill', data, [name], `${where[i]}/default`, property.default);
+        });
+        if (Array.isArray(node.required)) add('look', data, node.required.map(String), pointer);
+        for (const key of ['maxProperties', 'minProperties', 'propertyNames', 'additionalProperties', 'patternProperties', 'unevaluatedProperties']) if (node[key] !== undefined) add('look', data, null, `${pointer}/${key}`);
+        for (const key of ['dependencies', 'dependentRequired', 'dependentSchemas']) {
+          const map = node[key];
+          if (!isObject(map)) continue;
+          for (const [name, dependency] of Object.entries(map)) {
+            add('look', data, Array.isArray(dependency) ? [name, ...dependency.map(String)] : [name], `${pointer}/${key}/${token(name)}`);
+            if (!Array.isArray(dependency)) evaluate(dependency, `${pointer}/${key}/${token(name)}`, data, depth + 1);
+          }
+        }
+        names.forEach((name, i) => {
+          const property = asSchema(properties[name]);
+          if (!isEmptySchema(property)) add('look', data, [name], where[i] as string);
+          descend(property, where[i] as string, data, name, depth);
+        });
+        for (const key of ['additionalProperties', 'unevaluatedProperties']) if (node[key] !== undefined) descend(node[key], `${pointer}/${key}`, data, '*', depth);
+        if (isObject(node.patternProperties)) for (const [pattern, sub] of Object.entries(node.patternProperties)) descend(sub, `${pointer}/patternProperties/${token(pattern)}`, data, '*', depth);
+      }
+    } finally {
+      stack.delete(node);
+    }
+  };
+  evaluate(doc.root, '', [], 0);
+  if (cut) {
+    const first = steps.find((step) => step.kind === 'fill');
+    return first === undefined ? { pointer: '', value: null } : { pointer: first.pointer, value: first.value };
+  }
+  const alias = (x: readonly string[], y: readonly string[], length = x.length) => x.length === length && y.length >= length && x.every((seg, i) => seg === y[i] || seg === '*' || y[i] === '*');
+  // One pass in ajv's order: each fill against the looks and fills before it (of its name, or
+  // of all names), each read against the fills before it.
+  const looksAtAll: Step[] = [];
+  const looksAt = new Map<string, Step[]>();
+  const filled: Step[] = [];
+  const filledAt = new Map<string, Step[]>();
+  const list = (map: Map<string, Step[]>, name: string): Step[] => {
+    let entries = map.get(name);
+    if (entries === undefined) map.set(name, (entries = []));
+    return entries;
+  };
+  for (const step of steps) {
+    if (step.kind === 'look') {
+      if (step.names === null) looksAtAll.push(step);
+      else for (const name of step.names) list(looksAt, name).push(step);
+    } else if (step.kind === 'read') {
+      // An enum or const at a value a default was filled into, or at one enclosing it: it compares the filled value.
+      const fill = filled.find((one) => alias(step.data, one.data, step.data.length));
+      if (fill !== undefined) return { pointer: fill.pointer, value: fill.value };
+    } else {
+      const name = (step.names as readonly string[])[0] as string;
+      const here = (other: Step) => alias(other.data, step.data, step.data.length);
+      const lookedFirst = looksAtAll.some(here) || (looksAt.get(name)?.some(here) ?? false);
+      const filledFirst = filledAt.get(name)?.some((one) => here(one) && !same(one.value, step.value)) ?? false;
+      if (lookedFirst || filledFirst) return { pointer: step.pointer, value: step.value };
+      filled.push(step);
+      list(filledAt, name).push(step);
+    }
+  }
+  return undefined;
+}
+
+/** Whether a schema holds a property default (or a draft-07 tuple entry's) anywhere: else no order matters. */
+function holdsPropertyDefault(node: unknown, depth: number): boolean {
+  if (typeof node !== 'object' || node === null || depth > MAX_JSON_DEPTH) return false;
+  if (Array.isArray(node)) return node.some((one) => holdsPropertyDefault(one, depth + 1));
+  const record = node as Record<string, unknown>;
+  if (isObject(record.properties) && Object.values(record.properties).some((p) => isObject(p) && p.default !== undefined)) return true;
+  if (Array.isArray(record.items) && record.items.some((p) => isObject(p) && p.default !== undefined)) return true;
+  for (const key of Object.keys(record)) if (!VALUE_KEYWORDS.has(key) && holdsPropertyDefault(record[key], depth + 1)) return true;
+  return false;
 }
 
 function checkSchemaArgument(method: string, name: string, value: unknown): Schema {
@@ -1536,7 +1723,7 @@ function differencesOf(before: Schema, after: Schema, role: Role, prefix: string
   if (same(before, after)) return [];
   const docBefore = documentOf(before);
   const docAfter = documentOf(after);
-  const raws = [...bothReadings(docBefore, docAfter)];
+  const raws = [...bothReadings(docBefore, docAfter, role)];
   // A side ajv cannot compile validates nothing at run time, whatever the walk read into it.
   for (const [doc, side] of [[docBefore, 'before'], [docAfter, 'after']] as const) {
     const bad = doc.malformed;
@@ -1552,7 +1739,7 @@ function differencesOf(before: Schema, after: Schema, role: Role, prefix: string
   // (except through a ref it compiles apart), so one there that decides something is undecidable.
   if (role === 'input') {
     for (const [doc, side] of [[docAfter, 'after'], [docBefore, 'before']] as const) {
-      const site = inertDefault(doc);
+      const site = inertDefault(doc) ?? orderedDefault(doc);
       if (site === undefined) continue;
       raws.push({ type: 'annotation-changed', path: side === 'after' ? site.pointer : '', before: side === 'before' ? site.value : null, after: side === 'after' ? site.value : null, effect: { in: 1, out: 0 } });
       break;

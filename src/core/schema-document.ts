@@ -152,6 +152,15 @@ export class SchemaDocument {
   /** Steps of `validates` in the current comparison (`VALIDATION_LIMIT`; the comparison resets it). */
   validationSteps = 0;
 
+  /**
+   * Whether the values `validates` judges are inputs, which the runtime checks with ajv's
+   * `useDefaults` (the comparison sets it): then a value ajv would fill a default into (an
+   * object without a property that has one, a draft-07 tuple shorter than an entry that has
+   * one) is not judged (`undefined`): what ajv decides then depends on the order it fills and
+   * checks in, which this validator does not follow.
+   */
+  fillsDefaults = false;
+
   /** Whether `validates` ran out of steps in this comparison: every later answer is `undefined`. */
   get exhausted(): boolean {
     return this.validationSteps > VALIDATION_LIMIT;
@@ -469,6 +478,7 @@ export class SchemaDocument {
     // Refs under anyOf/oneOf/not can fan out (`A: {anyOf: [{$ref: A}, {$ref: A}]}` makes 2^64
     // steps of a depth bound alone): past the budget, it cannot tell.
     if (depth > 64 || ++this.validationSteps > VALIDATION_LIMIT) return undefined;
+    if (this.fillsDefaults && fillsInto(schema, value)) return undefined;
     // Draft-07: a $ref's siblings are ignored (read as the specification says).
     if (this.ignoresRefSiblings && typeof schema.$ref === 'string') return this.#keyword(schema, '$ref', value, depth);
     let result: Tri = true;
@@ -702,6 +712,19 @@ export class SchemaDocument {
         return undefined;
     }
   }
+}
+
+/** Whether ajv's `useDefaults` would fill a default of `schema`'s own `properties` (or draft-07 tuple `items`) into `value`. */
+function fillsInto(schema: Record<string, unknown>, value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(value)) return Array.isArray(schema.items) && schema.items.some((entry, i) => i >= value.length && isObject(entry) && entry.default !== undefined);
+  const properties = schema.properties;
+  if (!isObject(properties)) return false;
+  for (const name of Object.keys(properties)) {
+    const property = properties[name];
+    if (isObject(property) && property.default !== undefined && !Object.hasOwn(value, name)) return true;
+  }
+  return false;
 }
 
 /**

@@ -94,9 +94,14 @@ function same(a: unknown, b: unknown): boolean {
   return a === b || (typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b));
 }
 
-/** Whether `branch` can be folded into `target` (their conjunction written as one object). */
-function canMerge(target: Record<string, unknown>, branch: Schema): branch is Record<string, unknown> {
+/**
+ * Whether `branch` can be folded into `target` (their conjunction written as one object). Not
+ * a `$ref` where the document ignores a `$ref`'s siblings (draft-07 read as written): beside
+ * the target's keywords it would make them ignored.
+ */
+function canMerge(target: Record<string, unknown>, branch: Schema, doc: SchemaDocument): branch is Record<string, unknown> {
   if (typeof branch !== 'object') return false;
+  if (doc.ignoresRefSiblings && typeof branch.$ref === 'string') return false;
   if (SCOPES.some((k) => k in branch) || hasUnevaluated(target) || hasUnevaluated(branch)) return false;
   for (const group of GROUPS) if (group.some((k) => k in target) && group.some((k) => k in branch)) return false;
   for (const key of Object.keys(branch)) {
@@ -232,7 +237,7 @@ function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Sc
     delete edit().allOf;
     const kept: Schema[] = [];
     for (const branch of branches) {
-      if (canMerge(out, branch)) out = merge(out, branch);
+      if (canMerge(out, branch, doc)) out = merge(out, branch);
       else kept.push(branch);
     }
     if (kept.length > 0) out.allOf = kept;
@@ -258,7 +263,7 @@ function normalizeNode(schema: Record<string, unknown>, doc: SchemaDocument): Sc
     if (single !== undefined) {
       delete edit()[key];
       if (single === true || isEmptySchema(single)) continue;
-      if (canMerge(out, single)) out = merge(out, single);
+      if (canMerge(out, single, doc)) out = merge(out, single);
       else out.allOf = [...(Array.isArray(out.allOf) ? out.allOf : []), single];
       continue;
     }

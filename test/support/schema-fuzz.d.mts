@@ -45,7 +45,18 @@ export function fuzzCompatibility(options: {
   readonly valuesPerVariant?: number;
   readonly compareSchemas: (before: unknown, after: unknown) => Comparison;
   readonly compareToolSchemas: (before: { input_schema: unknown; output_schema: unknown }, after: { input_schema: unknown; output_schema: unknown }) => Comparison;
+  /** The runtime's compileSchema (src/runtime/schema-validator.ts): the judge. */
+  readonly compileSchema: (schema: never, applyDefaults: boolean) => (value: unknown) => unknown;
+  /** How often a generated subschema gets a `default` (0.15). */
+  readonly defaults?: number;
+  /** How often a family is draft-07 (0.2). */
+  readonly draft07?: number;
+  /** Defaults only in every other family (the others compile one validator per schema, not two). */
+  readonly defaultsInEveryOtherFamily?: boolean;
   readonly maxUnsound?: number;
 }): FuzzStats;
 
 export function shrinkPair<T extends { before: unknown; after: unknown }>(pair: T, fails: (candidate: T) => boolean): T;
+
+/** A schema in draft-07's words (definitions, tuple items, dependencies). */
+export function toDraft07(schema: unknown): unknown;

@@ -8,25 +8,60 @@
 // nested $id, unevaluated*, and rewrites that keep the meaning). Every ordered pair of one
 // family's variants is a pair to judge, so N variants cost N ajv compiles for N(N-1) pairs.
 // Values are sampled from every variant (valid-looking values and mutations of them) and
-// checked with ajv under every variant: a `compatible` input verdict with a value valid
-// before and refused after is unsound; so is a `compatible` output verdict with a value valid
-// after and refused before. Numbers stay below 1e21 in magnitude: above it ajv's multipleOf
+// checked under every variant by the runtime's own validator (its compileSchema: its ajv
+// options, the draft its `$schema` names, and for inputs ajv's useDefaults filling defaults
+// into a copy of each value, as a call's arguments are checked): a `compatible` input verdict
+// with a value valid before and refused after is unsound; so is a `compatible` output verdict
+// with a value valid after and refused before (outputs are checked without defaults).
+// Defaults are generated at every depth (`defaults`), and some families are draft-07 (`draft07`). Numbers stay below 1e21 in magnitude: above it ajv's multipleOf
 // (the quotient against its parseInt) refuses every value, which the specification does not say.
 import { performance } from 'node:perf_hooks';
-import Ajv2020 from 'ajv/dist/2020.js';
 import { random } from '../../bench/lib/random.mjs';
 
 const NAMES = ['a', 'b', 'k', 'id'];
 const clone = (value) => JSON.parse(JSON.stringify(value));
+const isRecord = (value) => typeof value === 'object' && value !== null && !Array.isArray(value);
 const STRINGS = ['', 'a', 'ab', 'abc', 'old', 'other', 'x1', 'é', 'A'];
 const NUMBERS = [0, 1, 2, 3, 4, 5, 6, 10, 11, 12, -1, 0.5, 1.5, 2.5, 5.5, 33, 1.0000000001, 100];
 const PATTERNS = ['^old$', '^(old|other)$', 'old', '^a', '^(?:a|ab)$', '^[ab]+$'];
 const MULTIPLES = [1, 2, 3, 4, 10, 11, 0.5, 1.0000000001];
+const DRAFT_07 = 'http://json-schema.org/draft-07/schema#';
+
+/**
+ * The same schema in draft-07's words: `definitions`, a tuple `items` with `additionalItems`,
+ * `dependencies`. What draft-07 has no word for (unevaluated*) stays, as an annotation there.
+ */
+export function toDraft07(node) {
+  if (Array.isArray(node)) return node.map(toDraft07);
+  if (typeof node !== 'object' || node === null) return node;
+  const map = (object) => Object.fromEntries(Object.entries(object).map(([k, v]) => [k, toDraft07(v)]));
+  const out = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (value === undefined) continue;
+    if (key === 'enum' || key === 'const' || key === 'default' || key === 'required') out[key] = value;
+    else if (key === '$defs' || key === 'definitions') out.definitions = { ...out.definitions, ...map(value) };
+    else if (key === '$ref' && typeof value === 'string') out.$ref = value.replace('#/$defs/', '#/definitions/');
+    else if (key === 'properties' || key === 'patternProperties') out[key] = map(value);
+    else if (key === 'prefixItems') {
+      out.items = toDraft07(value);
+      if (node.items !== undefined && !Array.isArray(node.items)) out.additionalItems = toDraft07(node.items);
+    } else if (key === 'items' && Array.isArray(node.prefixItems)) continue;
+    else if (key === 'dependentSchemas') out.dependencies = { ...out.dependencies, ...map(value) };
+    else if (key === 'dependentRequired') out.dependencies = { ...value, ...out.dependencies };
+    else if (key === 'dependencies') out.dependencies = { ...out.dependencies, ...Object.fromEntries(Object.entries(value).map(([k, v]) => [k, Array.isArray(v) ? v : toDraft07(v)])) };
+    else out[key] = typeof value === 'object' && value !== null ? toDraft07(value) : value;
+  }
+  return out;
+}
 
 /** A JSON Schema generator, an editor and a value sampler over one seeded stream of numbers. */
 class Gen {
-  constructor(seed) {
+  /** `defaults`: how often a subschema gets a `default`; `draft07`: how often a family is draft-07. */
+  constructor(seed, { defaults = 0, draft07 = 0 } = {}) {
     this.next = random(seed);
+    this.defaults = defaults;
+    this.draft07 = draft07;
+    this.root07 = false;
   }
   int(n) {
     return Math.floor(this.next() * n);
@@ -38,7 +73,18 @@ class Gen {
     return list[this.int(list.length)];
   }
 
+  /** A `default` beside some schemas: mostly a value of the schema, sometimes any value. */
+  withDefault(s) {
+    if (typeof s !== 'object' || s === null || this.defaults === 0 || !this.chance(this.defaults)) return s;
+    const value = this.chance(0.75) ? this.value(s, { $defs: { A: { type: 'object' }, B: { type: 'integer' } } }, 2) : this.any(2);
+    return { ...s, default: value === undefined ? null : value };
+  }
+
   leaf() {
+    return this.withDefault(this.bareLeaf());
+  }
+
+  bareLeaf() {
     switch (this.int(11)) {
       case 0: {
         const s = { type: 'string' };
@@ -87,7 +133,11 @@ class Gen {
   }
 
   schema(depth) {
-    if (depth <= 0 || this.chance(0.35)) return this.leaf();
+    return this.withDefault(this.bareSchema(depth));
+  }
+
+  bareSchema(depth) {
+    if (depth <= 0 || this.chance(0.35)) return this.bareLeaf();
     switch (this.int(8)) {
       case 0:
       case 1:
@@ -147,7 +197,8 @@ class Gen {
       s.$defs.A = { $id: 'https://tool-registry.invalid/a.json', $defs: { B: this.leaf() }, type: 'object', properties: { id: { $ref: '#/$defs/B' } }, required: ['id'] };
       if (s.$defs.A.$defs.B.$ref !== undefined) s.$defs.A.$defs.B = { type: 'integer' };
     }
-    return s;
+    this.root07 = this.draft07 > 0 && this.chance(this.draft07);
+    return this.root07 ? { $schema: DRAFT_07, ...toDraft07(s) } : s;
   }
 
   /** Every subschema position of a root: [parent, key] pairs, the root as [null, null]. */
@@ -160,8 +211,9 @@ class Gen {
         walk(parent[key], depth + 1);
       };
       for (const key of ['items', 'not', 'if', 'then', 'else', 'contains', 'additionalProperties']) if (typeof node[key] === 'object' && node[key] !== null) visit(node, key);
-      for (const key of ['properties', 'patternProperties', '$defs']) if (node[key]) for (const name of Object.keys(node[key])) visit(node[key], name);
-      for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) if (Array.isArray(node[key])) node[key].forEach((_, i) => visit(node[key], i));
+      for (const key of ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']) if (isRecord(node[key])) for (const name of Object.keys(node[key])) visit(node[key], name);
+      if (isRecord(node.dependencies)) for (const name of Object.keys(node.dependencies)) if (!Array.isArray(node.dependencies[name])) visit(node.dependencies, name);
+      for (const key of ['anyOf', 'oneOf', 'allOf', 'prefixItems', 'items']) if (Array.isArray(node[key])) node[key].forEach((_, i) => visit(node[key], i));
     };
     walk(root, 0);
     return out;
@@ -169,18 +221,49 @@ class Gen {
 
   /** One random edit somewhere in a copy of `root`. */
   edit(root) {
-    const copy = clone(root);
+    // A draft-07 root is edited with its definitions named as 2020-12 names them, then put back in draft-07's words.
+    const copy = root.$schema === DRAFT_07 ? JSON.parse(JSON.stringify(root).replaceAll('"definitions":', '"$defs":').replaceAll('#/definitions/', '#/$defs/')) : clone(root);
     const [parent, key] = this.pick(this.positions(copy));
     const node = parent === null ? copy : parent[key];
     const changed = this.editNode(node, parent === null);
-    if (parent === null) return changed;
+    // A draft-07 family mostly stays in draft-07's words (else its new 2020-12 keywords are annotations there).
+    const draft07 = (root) => (this.root07 && this.chance(0.9) ? { ...toDraft07(root), $schema: DRAFT_07 } : root);
+    if (parent === null) return draft07(changed);
     parent[key] = changed;
-    return copy;
+    return draft07(copy);
   }
 
   editNode(node, isRoot) {
     if (typeof node !== 'object') return this.chance(0.5) ? this.leaf() : !node;
     const s = { ...node };
+    if (this.defaults > 0 && this.chance(this.defaults / 2)) {
+      // The order ajv fills defaults and checks in: a keyword moved into an allOf branch (first
+      // or last) or out of one, allOf branches reordered, a $ref beside the rest.
+      const keys = Object.keys(s).filter((k) => k !== '$defs' && k !== 'definitions' && k !== '$schema' && k !== 'default');
+      const order = this.int(5);
+      if (order === 0 && keys.length > 0) {
+        const key = this.pick(keys);
+        const { [key]: moved, ...rest } = s;
+        const branches = Array.isArray(rest.allOf) ? rest.allOf : [];
+        return { ...rest, allOf: this.chance(0.5) ? [{ [key]: moved }, ...branches] : [...branches, { [key]: moved }] };
+      }
+      if (order === 1 && Array.isArray(s.allOf) && s.allOf.length > 1) return { ...s, allOf: [...s.allOf].reverse() };
+      if (order === 2 && Array.isArray(s.allOf)) {
+        const { allOf, ...rest } = s;
+        return allOf.reduce((out, branch) => (typeof branch === 'object' ? { ...branch, ...out } : out), rest);
+      }
+      if (order === 3 && !isRoot && s.$ref === undefined) return { ...s, $ref: `#/$defs/${this.pick(['A', 'B'])}` };
+      // uniqueItems compares items a default may have been filled into.
+      if (order === 4 && (s.type === 'array' || s.items !== undefined)) return { ...s, uniqueItems: s.uniqueItems !== true };
+      // A default added, changed or removed (the runtime fills it in for inputs).
+      if ('default' in s && this.chance(0.4)) delete s.default;
+      else {
+        const { default: _old, ...rest } = s;
+        const value = this.chance(0.6) ? this.value(rest, { $defs: {} }, 2) : this.any(2);
+        s.default = value === undefined ? null : value;
+      }
+      return s;
+    }
     const keep = (wrapper) => {
       // The root keeps its $defs where its refs look for them.
       if (!isRoot || s.$defs === undefined) return wrapper;
@@ -313,8 +396,9 @@ class Gen {
     if (depth > 4 || typeof schema !== 'object' || schema === null || this.chance(0.08)) return this.any(depth);
     if (typeof schema.$ref === 'string') {
       const name = schema.$ref.split('/').pop();
-      const defs = schema.$ref.startsWith('#') ? root.$defs : undefined;
-      return this.value(defs?.[name] ?? (root.$defs?.A?.$defs?.[name]) ?? true, root, depth + 1);
+      const defs = schema.$ref.startsWith('#') ? (root.$defs ?? root.definitions) : undefined;
+      const nested = root.$defs?.A ?? root.definitions?.A;
+      return this.value(defs?.[name] ?? nested?.$defs?.[name] ?? nested?.definitions?.[name] ?? true, root, depth + 1);
     }
     if ('const' in schema) return schema.const;
     if (Array.isArray(schema.enum)) return this.pick(schema.enum);
@@ -334,13 +418,17 @@ class Gen {
       case 'array': {
         const out = [];
         const n = this.int(4);
-        for (let i = 0; i < n; i++) out.push(this.value(Array.isArray(schema.prefixItems) && i < schema.prefixItems.length ? schema.prefixItems[i] : (schema.items ?? true), root, depth + 1));
+        const tuple = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : [];
+        const rest = Array.isArray(schema.items) ? (schema.additionalItems ?? true) : (schema.items ?? true);
+        for (let i = 0; i < n; i++) out.push(this.value(i < tuple.length ? tuple[i] : rest, root, depth + 1));
         return out;
       }
       default: {
         const out = {};
         const properties = schema.properties ?? {};
         for (const [name, sub] of Object.entries(properties)) {
+          // A property with a default is often left out, required or not: the runtime fills it in.
+          if (typeof sub === 'object' && sub !== null && 'default' in sub && this.chance(0.5)) continue;
           if ((Array.isArray(schema.required) && schema.required.includes(name)) || this.chance(0.6)) out[name] = this.value(sub, root, depth + 1);
         }
         if (this.chance(0.3)) out[this.pick(['x1', 'zz', ...NAMES])] = this.any(depth + 1);
@@ -387,14 +475,33 @@ function freeze(value) {
   return value;
 }
 
-function newAjv() {
-  // addUsedSchema: false and code.optimize: false make a compile about 4x cheaper; nothing else changes.
-  return new Ajv2020.default({ strict: false, validateFormats: false, allErrors: false, addUsedSchema: false, code: { optimize: false } });
+/**
+ * The runtime's judges of one schema: `input` with defaults filled in (ajv's useDefaults, as
+ * the runtime checks a call's arguments), `output` without (as it checks a result); the same
+ * function when the schema has no default. `compileSchema` is the runtime's own
+ * (src/runtime/schema-validator.ts), so the options and the draft (by `$schema`) are its.
+ * Undefined when it does not compile.
+ */
+function judges(compileSchema, schema) {
+  try {
+    if (!JSON.stringify(schema).includes('"default":')) {
+      const check = compileSchema(schema, false);
+      return { input: check, output: check };
+    }
+    const input = compileSchema(schema, true);
+    // Each value is checked on a copy, as the runtime checks its own copy of a call's arguments: defaults are filled into it.
+    return { input: (value) => input(globalThis.structuredClone(value)), output: compileSchema(schema, false) };
+  } catch {
+    return undefined;
+  }
 }
 
-function judge(validator, value) {
+/** true, false, or undefined when it cannot tell (the check ran out of its pattern time, as on a loaded machine: no verdict). */
+function judge(check, value) {
   try {
-    return validator(value) === true;
+    const issues = check(value);
+    if (issues === undefined) return true;
+    return issues.some((issue) => issue.message.startsWith('could not be checked')) ? undefined : false;
   } catch {
     return undefined;
   }
@@ -456,9 +563,8 @@ function* reductions(pair) {
  * family judged by `compareSchemas` (inputs) and `compareToolSchemas` (outputs), values by ajv.
  * Returns the counts and the unsound verdicts found (each shrunk, with its counterexample).
  */
-export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, valuesPerVariant = 10, compareSchemas, compareToolSchemas, maxUnsound = 3 }) {
-  const gen = new Gen(seed);
-  let ajv = newAjv();
+export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, valuesPerVariant = 10, compareSchemas, compareToolSchemas, compileSchema, defaults = 0.15, draft07 = 0.2, defaultsInEveryOtherFamily = false, maxUnsound = 3 }) {
+  const gen = new Gen(seed, { defaults, draft07 });
   const stats = {
     pairs: 0,
     families: 0,
@@ -471,9 +577,7 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
   const compile = (schema) => {
     const started = performance.now();
     try {
-      return ajv.compile(schema);
-    } catch {
-      return undefined;
+      return judges(compileSchema, schema);
     } finally {
       stats.compileMs += performance.now() - started;
     }
@@ -486,8 +590,9 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
     return { input, output };
   };
   for (let f = 0; stats.pairs < pairs; f++) {
-    if (f % 50 === 49) ajv = newAjv();
     stats.families++;
+    // defaultsInEveryOtherFamily: the others have none, so their schemas need one validator each, not two.
+    gen.defaults = defaultsInEveryOtherFamily && f % 2 === 1 ? 0 : defaults;
     const base = gen.root();
     const schemas = [base];
     while (schemas.length < variants) {
@@ -498,8 +603,15 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
     }
     for (const schema of schemas) freeze(schema);
     const texts = schemas.map((s) => JSON.stringify(s));
-    const validators = schemas.map(compile);
-    stats.compiles += schemas.length;
+    // Variants of the same text share their validators.
+    const compiled = new Map();
+    const validators = texts.map((text, i) => {
+      if (!compiled.has(text)) {
+        compiled.set(text, compile(schemas[i]));
+        stats.compiles++;
+      }
+      return compiled.get(text);
+    });
     const values = [];
     for (const schema of schemas) {
       for (let i = 0; i < valuesPerVariant; i++) {
@@ -507,7 +619,12 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
         values.push(v, gen.mutate(v));
       }
     }
-    const valid = validators.map((validator) => values.map((v) => (validator === undefined ? undefined : judge(validator, v))));
+    // Per direction: inputs are judged with defaults filled in, outputs without.
+    const valid = {
+      input: validators.map((validator) => values.map((v) => (validator === undefined ? undefined : judge(validator.input, v)))),
+      output: validators.map((validator) => (validator === undefined ? [] : validator.output === validator.input ? undefined : values.map((v) => judge(validator.output, v)))),
+    };
+    valid.output = valid.output.map((row, i) => row ?? valid.input[i]);
     for (let i = 0; i < schemas.length; i++) {
       for (let j = 0; j < schemas.length; j++) {
         // Pairs of the same text are not counted: they say nothing.
@@ -519,12 +636,12 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
           ['output', output, j, i],
         ]) {
           const bucket = stats[direction];
-          const counterexample = values.findIndex((_, x) => valid[from][x] === true && valid[to][x] === false);
+          const counterexample = values.findIndex((_, x) => valid[direction][from][x] === true && valid[direction][to][x] === false);
           if (verdict.compatible) {
             bucket.compatible++;
             if (counterexample !== -1) bucket.unsoundCount++;
             if (counterexample !== -1 && bucket.unsound.length < maxUnsound) {
-              bucket.unsound.push(shrunk(direction, schemas[i], schemas[j], values[counterexample], { compareSchemas, compareToolSchemas, gen }));
+              bucket.unsound.push(shrunk(direction, schemas[i], schemas[j], values[counterexample], { compareSchemas, compareToolSchemas, compileSchema, gen }));
             }
           } else {
             if (verdict.differences.some((d) => d.breaking === true)) bucket.breaking++;
@@ -539,19 +656,16 @@ export function fuzzCompatibility({ seed = 38, pairs = 10_000, variants = 14, va
 }
 
 /** The unsound pair, shrunk while it stays compatible and ajv still tells a counterexample. */
-function shrunk(direction, before, after, value, { compareSchemas, compareToolSchemas, gen }) {
-  const ajv = newAjv();
+function shrunk(direction, before, after, value, { compareSchemas, compareToolSchemas, compileSchema, gen }) {
   const find = (pair) => {
+    if (typeof pair.before !== 'object' || typeof pair.after !== 'object') return undefined;
     const verdict = direction === 'input' ? compareSchemas(pair.before, pair.after) : compareToolSchemas({ input_schema: {}, output_schema: pair.before }, { input_schema: {}, output_schema: pair.after });
     if (!verdict.compatible) return undefined;
-    let from;
-    let to;
-    try {
-      from = ajv.compile(direction === 'input' ? pair.before : pair.after);
-      to = ajv.compile(direction === 'input' ? pair.after : pair.before);
-    } catch {
-      return undefined;
-    }
+    const x = judges(compileSchema, direction === 'input' ? pair.before : pair.after);
+    const y = judges(compileSchema, direction === 'input' ? pair.after : pair.before);
+    if (x === undefined || y === undefined) return undefined;
+    const from = x[direction];
+    const to = y[direction];
     const candidates = [pair.value, value];
     for (let i = 0; i < 20; i++) candidates.push(gen.value(direction === 'input' ? pair.before : pair.after, direction === 'input' ? pair.before : pair.after));
     return candidates.find((v) => judge(from, v) === true && judge(to, v) === false);

@@ -444,6 +444,49 @@ describe('compareSchemas: the unsound verdicts of issue 38', () => {
     expect(compareSchemas(obj({ o: item({ type: 'string' }) }), obj({ o: item({ type: 'string', default: 'x' }) })).compatible).toBe(true);
   });
 
+  it("ajv fills a schema's defaults after its $ref, enum, const and combinators, and after what ran before it on the value: where the order decides, undecidable", () => {
+    // Each pair was compatible for the old code, and ajv with useDefaults (the runtime) takes {} before and refuses it after.
+    const P = { properties: { a: { default: 1 } } };
+    // allOf branches reordered: the enum (required) now looks before the default is filled in.
+    expect(compareSchemas({ allOf: [P, { enum: [{ a: 1 }] }] }, { allOf: [{ enum: [{ a: 1 }] }, P] }).compatible).toBe(false);
+    expect(compareSchemas({ allOf: [P, { required: ['a'] }] }, { allOf: [{ required: ['a'] }, P] }).compatible).toBe(false);
+    // `required` moved into an allOf (or a $ref's target) beside the default: it runs first.
+    expect(compareSchemas({ ...P, required: ['a'] }, { ...P, allOf: [{ required: ['a'] }] }).compatible).toBe(false);
+    const R = { $defs: { R: { required: ['a'] } } };
+    expect(compareSchemas({ ...R, ...P, required: ['a'] }, { ...R, ...P, $ref: '#/$defs/R' }).compatible).toBe(false);
+    // The order ajv keeps (the default filled in by the branch before the one that requires it) stays provable.
+    expect(compareSchemas({ ...P, required: ['a'] }, { ...P, required: ['a'], description: 'the a' }).compatible).toBe(true);
+  });
+
+  it('a default is judged with the defaults ajv fills into it, and against an enum or const beside it, as the runtime fills them', () => {
+    // p's new default {} gets x: 5 filled in, which x's type refuses. The old code: compatible.
+    const p = (extra: Record<string, unknown>) => obj({ p: { type: 'object', properties: { x: { type: 'string', default: 5 } }, ...extra } });
+    expect(compareSchemas(p({}), p({ default: {} })).compatible).toBe(false);
+    expect(compareSchemas(p({}), p({ default: { x: 'y' } })).compatible).toBe(true);
+    // {} is in both enums, but after gets a: 1 filled in and refused by a's type. The old code: compatible.
+    expect(compareSchemas({ enum: [{}] }, { enum: [{}], properties: { a: { type: 'string', default: 1 } } }).compatible).toBe(false);
+    // A property whose schema with a default became true or {}: nothing fills k in, and required refuses {}. The old code: compatible.
+    const k = (schema: unknown) => obj({ k: schema }, { required: ['k'] });
+    for (const loose of [true, {}]) expect(compareSchemas(k({ type: 'integer', default: 100 }), k(loose)).compatible).toBe(false);
+    // The same for a schema that was only a default (found by the fuzz at seed 16). The old code: compatible.
+    expect(compareSchemas(k({ default: 'a' }), k(true)).compatible).toBe(false);
+    expect(compareSchemas(k({ type: 'integer' }), k(true)).compatible).toBe(true);
+    // A property that had to be absent (false, or what normalizes to it) now gets a default its schema refuses: {} is refused. The old code: compatible.
+    const a = (schema: unknown) => obj({ a: schema });
+    expect(compareSchemas(a(false), a({ type: 'number', maximum: 10, default: 11 })).compatible).toBe(false);
+    expect(compareSchemas(a({ not: {} }), a({ not: {}, default: 1 })).compatible).toBe(false);
+    expect(compareSchemas(a(false), a({ type: 'number', maximum: 10, default: 1 })).compatible).toBe(true);
+  });
+
+  it('draft-07 read as written: an allOf branch holding a $ref is not folded beside other keywords, which would then be ignored (found by a fuzz)', () => {
+    // Folded, {type: 'object', $ref: B} read as draft-07 is B alone ({}), so '' seemed allowed before. The old code: compatible both ways.
+    const d07 = 'http://json-schema.org/draft-07/schema#';
+    const object = { $schema: d07, allOf: [{ allOf: [{ $ref: '#/definitions/B' }], properties: { a: { $ref: '#/definitions/A', default: 0.5 } }, type: 'object' }], definitions: { A: { $id: 'https://tool-registry.invalid/a.json', type: 'object' }, B: {} }, patternProperties: {} };
+    const empty = { $schema: d07, allOf: [{ enum: [''] }] };
+    expect(compareToolSchemas({ input_schema: {}, output_schema: object }, { input_schema: {}, output_schema: empty }).compatible).toBe(false);
+    expect(compareSchemas(empty, object).compatible).toBe(false);
+  });
+
   it('contains beside typed prefixItems: ajv lets [] through, so a change there is undecidable (found by the fuzz)', () => {
     const before = { type: 'array', prefixItems: [{ type: 'integer' }], contains: { const: 'ab' } };
     expect(compareSchemas(before, { type: 'array', contains: { const: 'ab' } }).differences).toEqual([expect.objectContaining({ path: '/contains', breaking: 'undecidable' })]);
