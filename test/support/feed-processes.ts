@@ -224,7 +224,7 @@ export function changeFeedProcessTests(store: ProcessStore): void {
 
 /** A conditional write on `deploy` expecting 1.4.0. */
 function conditional(at: StoreJob, write: Record<string, unknown>): StoreJob {
-  return { ...at, action: 'conditional', name: 'deploy', options: { expectedVersion: '1.4.0' }, ...write };
+  return { ...at, action: 'conditional', name: 'deploy', writeOptions: { expectedVersion: '1.4.0' }, ...write };
 }
 
 /** Each loser failed the precondition on `deploy` expecting 1.4.0, nothing else. */

@@ -58,11 +58,17 @@ class JobMessages {
   }
 
   #flush(): void {
+    // A job's "done" is its last message: what it has not said by then it never will (a job
+    // that failed before "ready" left a race waiting for ever, and the run hung).
+    const done = this.#messages.find((m) => m.event === 'done');
     for (const waiter of [...this.#waiters]) {
       const found = this.#messages.find((m) => m.event === waiter.event && waiter.where(m));
       if (found !== undefined) {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
         waiter.resolve(found);
+      } else if (done !== undefined) {
+        this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
+        waiter.reject(new Error(`the job was done before "${waiter.event}": ${JSON.stringify(done)}`));
       } else if (this.#ended !== undefined) {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
         waiter.reject(new Error(`worker ended before "${waiter.event}": ${this.#ended}`));
