@@ -82,7 +82,15 @@ export interface FollowRead {
   readonly mark: string | undefined;
   /** Aborts when the watch ends: a store that must wait before it can read stops waiting. */
   readonly signal: AbortSignal;
+  /**
+   * Read at once, as `changes()` reads (the search index checks the marks, issue 26): no wait
+   * for the caller's transaction on its own handle, which a search inside it must not hang on.
+   */
+  readonly now?: boolean;
 }
+
+/** The signal of a read that is never cancelled (the search index's marked reads). */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** Reads inside one consistent view of the store. */
 export interface StoreReader {
@@ -657,7 +665,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     await errorOfCall(
       this.#search.refresh({
         revision: () => this._searchRevision(),
-        changes: (since, limit) => this._changes(since, limit),
+        changes: (since, limit, mark) => this._changes(since, limit, { mark, signal: NEVER_ABORTED, now: true }),
         read: (scope, work, operation) => this._read(scope, work, operation),
       }),
       'search',

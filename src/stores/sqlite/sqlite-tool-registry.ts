@@ -582,7 +582,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // is one statement, which reads the newest and oldest revisions in one snapshot of its own.
     if (follow === undefined && limit === 0) return this.#whileBusy('changes', () => this.#revisions());
     // One read transaction: the revision, the oldest event, the page and its marks agree.
-    if (follow === undefined) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, undefined)));
+    if (follow === undefined || follow.now === true) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, follow)));
     for (;;) {
       // A watch delivers committed events only: inside the caller's transaction on its handle
       // this connection would read that transaction's changes, which a ROLLBACK takes back.

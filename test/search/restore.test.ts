@@ -1,0 +1,46 @@
+// Search after a restore (issue 26): a backup of another file restored onto the live SQLite
+// file hands the same revisions out again for other changes, so the index, which follows the
+// log from its revision, must notice that the log was replaced (the watch's marks) and build
+// anew, rather than keep tools the restored file does not hold.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openSqliteToolRegistry } from '../../src/index.js';
+
+const tool = (name: string, version: string) => ({ tool_name: name, version, description: `${name} weather`, input_schema: {}, output_schema: {} });
+
+describe('search over a SQLite file restored in place', () => {
+  let folder: string;
+  beforeEach(() => {
+    folder = mkdtempSync(join(tmpdir(), 'search-restore-'));
+  });
+  afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+  it.each([true, false])('finds what the restored file holds, not what the index held (cache %s)', async (cache) => {
+    const file = join(folder, 'live.db');
+    const other = join(folder, 'other.db');
+    const registry = await openSqliteToolRegistry({ filename: file, cache });
+    try {
+      await registry.register(tool('a', '1.0.0'));
+      await registry.register(tool('b', '1.0.0'));
+      expect((await registry.search('weather')).results).toHaveLength(2); // the index, at revision 2
+      const elsewhere = await openSqliteToolRegistry({ filename: other, cache: false });
+      await elsewhere.register(tool('a', '9.0.0'));
+      await elsewhere.register(tool('c', '1.0.0'));
+      await elsewhere.register(tool('d', '1.0.0')); // revision 3: one event after the index's
+      await elsewhere.close();
+      const restorer = new Database(other);
+      await restorer.backup(file);
+      restorer.close();
+
+      const listed = (await registry.listAll()).map((registration) => `${registration.spec.tool_name}@${registration.spec.version}`);
+      expect(listed).toEqual(['a@9.0.0', 'c@1.0.0', 'd@1.0.0']);
+      const found = (await registry.search('weather')).results.map(({ registration }) => `${registration.spec.tool_name}@${registration.spec.version}`);
+      expect(found.sort()).toEqual(listed);
+    } finally {
+      await registry.close();
+    }
+  });
+});
