@@ -32,6 +32,7 @@ import { PatternBudget } from './pattern-match.js';
 import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan, sameDeprecation } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { filterOf, listPageOf, parseListPage, parseSearch, RegistrySearchIndex, tagsOf } from './search/registry-search.js';
+import type { SearchHead } from './search/registry-search.js';
 import { fingerprintOf, makeRegistration, parseDeprecation, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson, snapshotRegistration } from './validation.js';
 import { checkPolicies, parsePolicyInput } from './versions.js';
 import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
@@ -640,9 +641,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   /**
    * The revision the search index compares with before each search: a store whose reads come
    * from a cache with its own position (PostgreSQL) returns that position, so that a search
-   * costs no round trip while nothing changed. Default: `_revision()`.
+   * costs no round trip while nothing changed. A store may add the log's mark there (SQLite),
+   * so that a log restored at the very revision the index reflects is found too. Default:
+   * `_revision()`.
    */
-  protected _searchRevision(): number | Promise<number> {
+  protected _searchRevision(): SearchHead | Promise<SearchHead> {
     return this._revision();
   }
 

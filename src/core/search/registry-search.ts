@@ -30,9 +30,12 @@ const CHANGES_PAGE = 1000;
  */
 export const MAX_QUERY_TERMS = 64;
 
+/** A store's revision, with the log's mark there when the store has one (change-log-mark.ts). */
+export type SearchHead = number | { readonly revision: number; readonly mark: string };
+
 /** What the index needs of a store: the base registry's hooks. */
 export interface IndexSource {
-  revision(): number | Promise<number>;
+  revision(): SearchHead | Promise<SearchHead>;
   /**
    * The log after `since`, with the page's mark and whether the log still holds the position
    * `mark` named at `since` (a watch's marks): a restored backup or dump hands the same
@@ -261,9 +264,12 @@ export class RegistrySearchIndex {
   }
 
   async #catchUp(source: IndexSource): Promise<void> {
-    const head = await source.revision();
-    if (this.#revision >= 0 && head === this.#revision) return;
-    if (this.#revision < 0 || head < this.#revision) return this.#rebuild(source, head);
+    const current = await source.revision();
+    const head = typeof current === 'number' ? current : current.revision;
+    // The same revision of another log (restored in place) is no reason to stop.
+    const sameLog = typeof current === 'number' || this.#mark === undefined || current.mark === this.#mark;
+    if (this.#revision >= 0 && head === this.#revision && sameLog) return;
+    if (this.#revision < 0 || head <= this.#revision) return this.#rebuild(source, head);
     // Each changed tool with the revision of its last change.
     const names = new Map<string, number>();
     let since = this.#revision;
