@@ -51,3 +51,26 @@ describe('search over a SQLite file restored in place', () => {
     }
   });
 });
+
+describe("search inside the caller's transaction on its own SQLite handle", () => {
+  it('reads the transaction as get() does (it hung), and after a ROLLBACK finds only what was committed', async () => {
+    const db = new Database(':memory:');
+    const registry = await openSqliteToolRegistry({ database: db });
+    const names = async (): Promise<string[]> => (await registry.search('weather')).results.map(({ registration }) => registration.spec.tool_name).sort();
+    try {
+      await registry.register(tool('a', '1.0.0'));
+      expect(await names()).toEqual(['a']);
+      db.exec('BEGIN');
+      await registry.register(tool('b', '1.0.0'));
+      expect(await names()).toEqual(['a', 'b']);
+      db.exec('ROLLBACK');
+      expect(await names()).toEqual(['a']);
+      // The revision b had is handed out again, for c.
+      await registry.register(tool('c', '1.0.0'));
+      expect(await names()).toEqual(['a', 'c']);
+    } finally {
+      await registry.close();
+      db.close();
+    }
+  });
+});

@@ -606,15 +606,22 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
    * after a commit of any connection (`#revisions`).
    */
   protected override _searchRevision(): SearchHead | Promise<SearchHead> {
-    if (this.#db.inTransaction) return this._revision();
+    // Inside the caller's transaction a search reads it as get() does (waiting for its end, as
+    // a watch does, hung a search awaited inside it); a ROLLBACK moves the revision back or
+    // hands it out again under another mark, and the index builds anew.
+    if (this.#db.inTransaction) return this.#whileBusy('search', () => this.#markedHead(this.#head()));
     return this.#whileBusy('search', () => {
       const page = this.#revisions();
       if (this.#searchHead?.page === page) return this.#searchHead.head;
-      const at = this.#sql.markAt.get({ revision: page.revision });
-      const head = { revision: page.revision, mark: logMark(at?.generation, at?.token) };
+      const head = this.#markedHead(page.revision);
       this.#searchHead = { page, head };
       return head;
     });
+  }
+
+  #markedHead(revision: number): SearchHead {
+    const at = this.#sql.markAt.get({ revision });
+    return { revision, mark: logMark(at?.generation, at?.token) };
   }
 
   /**
