@@ -32,6 +32,7 @@ import { PatternBudget } from './pattern-match.js';
 import { checkCursor, checkExpectedVersion, decideRegistration, importMode, importPlan, sameDeprecation } from './rules.js';
 import type { ImportPlan, ToolRecord } from './rules.js';
 import { filterOf, listPageOf, parseListPage, parseSearch, RegistrySearchIndex, tagsOf } from './search/registry-search.js';
+import type { SearchHead } from './search/registry-search.js';
 import { fingerprintOf, makeRegistration, parseDeprecation, parseSnapshot, parseSpec, parseSpecs, isStoredSpec, snapshotEntryJson, snapshotRegistration } from './validation.js';
 import { checkPolicies, parsePolicyInput } from './versions.js';
 import type { RegistryPolicy, RegistryPolicyInput } from './versions.js';
@@ -82,7 +83,15 @@ export interface FollowRead {
   readonly mark: string | undefined;
   /** Aborts when the watch ends: a store that must wait before it can read stops waiting. */
   readonly signal: AbortSignal;
+  /**
+   * Read at once, as `changes()` reads (the search index checks the marks, issue 26): no wait
+   * for the caller's transaction on its own handle, which a search inside it must not hang on.
+   */
+  readonly now?: boolean;
 }
+
+/** The signal of a read that is never cancelled (the search index's marked reads). */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** Reads inside one consistent view of the store. */
 export interface StoreReader {
@@ -632,9 +641,11 @@ export abstract class BaseToolRegistry implements ToolRegistry {
   /**
    * The revision the search index compares with before each search: a store whose reads come
    * from a cache with its own position (PostgreSQL) returns that position, so that a search
-   * costs no round trip while nothing changed. Default: `_revision()`.
+   * costs no round trip while nothing changed. A store may add the log's mark there (SQLite),
+   * so that a log restored at the very revision the index reflects is found too. Default:
+   * `_revision()`.
    */
-  protected _searchRevision(): number | Promise<number> {
+  protected _searchRevision(): SearchHead | Promise<SearchHead> {
     return this._revision();
   }
 
@@ -657,7 +668,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
     await errorOfCall(
       this.#search.refresh({
         revision: () => this._searchRevision(),
-        changes: (since, limit) => this._changes(since, limit),
+        changes: (since, limit, mark) => this._changes(since, limit, { mark, signal: NEVER_ABORTED, now: true }),
         read: (scope, work, operation) => this._read(scope, work, operation),
       }),
       'search',

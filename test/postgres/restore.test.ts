@@ -11,6 +11,29 @@ import { useFileDatabase } from './helpers.js';
 const database = useFileDatabase();
 const TABLES = ['tool_specs', 'tool_registrations', 'tool_changes', 'tool_registry_head'] as const;
 
+/** A copy of every table's rows in schema `dump` (a dump at this revision). */
+async function takeDump(pool: ReturnType<typeof database.pool>, schema: string, dump: string): Promise<void> {
+  await pool.query(`CREATE SCHEMA ${dump}`);
+  for (const table of TABLES) await pool.query(`CREATE TABLE ${dump}.${table} AS SELECT * FROM ${schema}.${table}`);
+}
+
+/** What pg_restore of the dump does: the rows replaced without the store's triggers. */
+async function restoreDump(pool: ReturnType<typeof database.pool>, schema: string, dump: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL session_replication_role = replica');
+    for (const table of TABLES) await client.query(`DELETE FROM ${schema}.${table}`);
+    for (const table of TABLES) {
+      const overriding = table === 'tool_specs' ? 'OVERRIDING SYSTEM VALUE' : '';
+      await client.query(`INSERT INTO ${schema}.${table} ${overriding} SELECT * FROM ${dump}.${table}`);
+    }
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+}
+
 describe('PostgreSQL: a watch over a restored dump', () => {
   it('a dump restored under a running watch ends it with CHANGES_EXPIRED (replaced), never a silent gap', async () => {
     const schema = database.schema();
@@ -19,9 +42,7 @@ describe('PostgreSQL: a watch over a restored dump', () => {
     const registry = await openPostgresToolRegistry({ connectionString: database.url(), schema });
     try {
       await registry.registerMany([minimalSpec('a'), minimalSpec('b'), minimalSpec('c')]);
-      // The dump, at revision 3: a copy of every table's rows.
-      await pool.query(`CREATE SCHEMA ${dump}`);
-      for (const table of TABLES) await pool.query(`CREATE TABLE ${dump}.${table} AS SELECT * FROM ${schema}.${table}`);
+      await takeDump(pool, schema, dump); // at revision 3
       await registry.register(minimalSpec('x'));
       await registry.register(minimalSpec('y'));
       const iterator = registry.watch()[Symbol.asyncIterator](); // from revision 5
@@ -30,20 +51,7 @@ describe('PostgreSQL: a watch over a restored dump', () => {
       // Its first read (at revision 5, marked) is done before the restore: an answer from the server.
       await registry.changes({ limit: 0 });
       await registry.changes({ limit: 0 });
-      // What pg_restore of the dump does: the rows replaced without the store's triggers.
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query('SET LOCAL session_replication_role = replica');
-        for (const table of TABLES) await client.query(`DELETE FROM ${schema}.${table}`);
-        for (const table of TABLES) {
-          const overriding = table === 'tool_specs' ? 'OVERRIDING SYSTEM VALUE' : '';
-          await client.query(`INSERT INTO ${schema}.${table} ${overriding} SELECT * FROM ${dump}.${table}`);
-        }
-        await client.query('COMMIT');
-      } finally {
-        client.release();
-      }
+      await restoreDump(pool, schema, dump);
       // The log is back at revision 3, and 4, 5 and 6 are handed out again: following by number alone delivered only f.
       for (const name of ['d', 'e', 'f']) await registry.register(minimalSpec(name));
       const error = await failed;
@@ -53,6 +61,30 @@ describe('PostgreSQL: a watch over a restored dump', () => {
         [5, 'e'],
         [6, 'f'],
       ]);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it.each([true, false])('search finds what the restored dump holds once the log moves on, not what its index held (cache %s)', async (cache) => {
+    const schema = database.schema();
+    const dump = `${schema}_dump`;
+    const pool = database.pool();
+    const registry = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache });
+    const described = (name: string): ReturnType<typeof minimalSpec> => minimalSpec(name, { description: 'A minimal tool.' });
+    const names = async (): Promise<string[]> => (await registry.search('minimal', { limit: 100 })).results.map(({ registration }) => registration.spec.tool_name).sort();
+    try {
+      await registry.registerMany([described('a'), described('b'), described('c')]);
+      await takeDump(pool, schema, dump); // at revision 3
+      await registry.register(described('x'));
+      await registry.register(described('y'));
+      expect(await names()).toEqual(['a', 'b', 'c', 'x', 'y']); // the index, at revision 5
+      await restoreDump(pool, schema, dump);
+      // Revisions 4, 5 and 6 handed out again: following by number alone read only f.
+      for (const name of ['d', 'e', 'f']) await registry.register(described(name));
+      const listed = (await registry.listAll()).map((registration) => registration.spec.tool_name);
+      expect(listed).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+      expect(await names()).toEqual(listed);
     } finally {
       await registry.close();
     }

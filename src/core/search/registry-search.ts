@@ -30,10 +30,19 @@ const CHANGES_PAGE = 1000;
  */
 export const MAX_QUERY_TERMS = 64;
 
+/** A store's revision, with the log's mark there when the store has one (change-log-mark.ts). */
+export type SearchHead = number | { readonly revision: number; readonly mark: string };
+
 /** What the index needs of a store: the base registry's hooks. */
 export interface IndexSource {
-  revision(): number | Promise<number>;
-  changes(since: number, limit: number): Promise<ChangeLogPage>;
+  revision(): SearchHead | Promise<SearchHead>;
+  /**
+   * The log after `since`, with the page's mark and whether the log still holds the position
+   * `mark` named at `since` (a watch's marks): a restored backup or dump hands the same
+   * revisions out again for other changes, so the events after the index's revision are not
+   * what changed since the index was built.
+   */
+  changes(since: number, limit: number, mark: string | undefined): Promise<ChangeLogPage>;
   read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): T | Promise<T>;
 }
 
@@ -238,6 +247,8 @@ export class RegistrySearchIndex {
   #self: WeakRef<RegistrySearchIndex> | undefined;
   /** The revision the index reflects; -1 before it is built. */
   #revision = -1;
+  /** The log's mark at `#revision` (undefined: not known, nothing compared). */
+  #mark: string | undefined;
   #refreshing: Promise<void> | undefined;
 
   /** Brings the index up to date with the store's reads (one refresh at a time). */
@@ -253,16 +264,22 @@ export class RegistrySearchIndex {
   }
 
   async #catchUp(source: IndexSource): Promise<void> {
-    const head = await source.revision();
-    if (this.#revision >= 0 && head === this.#revision) return;
-    if (this.#revision < 0 || head < this.#revision) return this.#rebuild(source, head);
+    const current = await source.revision();
+    const head = typeof current === 'number' ? current : current.revision;
+    // The same revision of another log (restored in place) is no reason to stop.
+    const sameLog = typeof current === 'number' || this.#mark === undefined || current.mark === this.#mark;
+    if (this.#revision >= 0 && head === this.#revision && sameLog) return;
+    if (this.#revision < 0 || head <= this.#revision) return this.#rebuild(source, head);
     // Each changed tool with the revision of its last change.
     const names = new Map<string, number>();
     let since = this.#revision;
+    let mark = this.#mark;
     for (;;) {
-      const page = await source.changes(since, CHANGES_PAGE);
-      // Restored to an older state, or the log no longer holds what the index missed: build anew.
-      if (page.revision < since || (page.revision > since && page.oldestRevision > since + 1)) return this.#rebuild(source, head);
+      const page = await source.changes(since, CHANGES_PAGE, mark);
+      // Restored to an older state, or another log restored in place (a backup of another
+      // moment or file), or the log no longer holds what the index missed: build anew.
+      if (page.revision < since || page.replaced === true || (page.revision > since && page.oldestRevision > since + 1)) return this.#rebuild(source, head);
+      mark = page.mark;
       for (const event of page.events) names.set(event.tool_name, event.revision);
       if (names.size > Math.max(CHANGES_PAGE, this.#index.size)) return this.#rebuild(source, head);
       since = page.events.at(-1)?.revision ?? since;
@@ -283,6 +300,7 @@ export class RegistrySearchIndex {
     wanted.forEach((name, index) => this.#put(name, docs[index], Math.min(names.get(name) as number, revision)));
     // Never ahead of what was read (a cache behind the log): the rest is read again next time.
     this.#revision = Math.min(since, revision);
+    this.#mark = this.#revision === since ? mark : undefined;
   }
 
   async #rebuild(source: IndexSource, head: number): Promise<void> {
@@ -300,6 +318,9 @@ export class RegistrySearchIndex {
     });
     this.#index.build(tools);
     this.#revision = Math.min(head, listedAt, revision);
+    // The log's mark there, so that a log restored in place before the next catch-up is found.
+    const page = await source.changes(this.#revision, 0, undefined);
+    this.#mark = page.revision === this.#revision ? page.mark : undefined;
   }
 
   #put(name: string, doc: Doc | undefined, revision: number): void {
@@ -314,6 +335,7 @@ export class RegistrySearchIndex {
   clear(): void {
     this.#index.clear();
     this.#revision = -1;
+    this.#mark = undefined;
   }
 
   /**

@@ -10,6 +10,7 @@ import type { StoreStatus, StoreVerifyProblem, StoreVerifyReport } from '../../c
 import type { ToolRegistration as ToolRegistrationType } from '../../core/contracts.js';
 import { BaseToolRegistry, refuseUnknownOptions, runPlanSync } from '../../core/base-tool-registry.js';
 import type { ChangeLogPage, FollowRead, StoredTool, StoreReader, StoreScope, StoreWriter, WritePlan } from '../../core/base-tool-registry.js';
+import type { SearchHead } from '../../core/search/registry-search.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
 import { ReadOnlyError, RegistryClosedError } from '../../core/errors.js';
 import type { ChangeAction, ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
@@ -297,6 +298,8 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #seen: CommitMarks = { dataVersion: -1, totalChanges: -1 };
   /** The last revision page read (`changes({ limit: 0 })`) and the commit marks it was read under. */
   #heads: { readonly marks: CommitMarks; readonly page: ChangeLogPage } | undefined;
+  /** `_searchRevision`'s last answer, for the `#heads` page it was read at. */
+  #searchHead: { readonly page: ChangeLogPage; readonly head: SearchHead } | undefined;
   /** The file, resolved at open (the working folder may change later); undefined in memory. */
   readonly #path: string | undefined;
   /** Write events of the database's files, started by the first watch. */
@@ -582,7 +585,7 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
     // is one statement, which reads the newest and oldest revisions in one snapshot of its own.
     if (follow === undefined && limit === 0) return this.#whileBusy('changes', () => this.#revisions());
     // One read transaction: the revision, the oldest event, the page and its marks agree.
-    if (follow === undefined) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, undefined)));
+    if (follow === undefined || follow.now === true) return this.#whileBusy('changes', () => this.#inTransaction(this.#beginRead, () => this.#changesPage(since, limit, follow)));
     for (;;) {
       // A watch delivers committed events only: inside the caller's transaction on its handle
       // this connection would read that transaction's changes, which a ROLLBACK takes back.
@@ -595,6 +598,30 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
       );
       if (page !== undefined) return page;
     }
+  }
+
+  /**
+   * Search (issue 26): the revision with the log's mark there, so that a backup restored onto
+   * the file at the very revision the search index reflects is found too. Read again only
+   * after a commit of any connection (`#revisions`).
+   */
+  protected override _searchRevision(): SearchHead | Promise<SearchHead> {
+    // Inside the caller's transaction a search reads it as get() does (waiting for its end, as
+    // a watch does, hung a search awaited inside it); a ROLLBACK moves the revision back or
+    // hands it out again under another mark, and the index builds anew.
+    if (this.#db.inTransaction) return this.#whileBusy('search', () => this.#markedHead(this.#head()));
+    return this.#whileBusy('search', () => {
+      const page = this.#revisions();
+      if (this.#searchHead?.page === page) return this.#searchHead.head;
+      const head = this.#markedHead(page.revision);
+      this.#searchHead = { page, head };
+      return head;
+    });
+  }
+
+  #markedHead(revision: number): SearchHead {
+    const at = this.#sql.markAt.get({ revision });
+    return { revision, mark: logMark(at?.generation, at?.token) };
   }
 
   /**
