@@ -197,6 +197,21 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
   });
 
+  it("what a tools module writes to stdout (at import, in a handler, without a newline) goes to stderr: stdout carries the protocol alone", async () => {
+    // A line of text was an error at the client; a write without a newline spoiled the next answer (the client timed out).
+    const chatty = spawnRawStdio(['--tools', join(ROOT, 'test', 'fixtures', 'mcp-stdout-tools.mjs'), '--db', join(folder, 'stdout.db'), '--publish'], folder);
+    try {
+      chatty.send(initializeRequest(1));
+      expect((await chatty.reply(1)).result).toMatchObject({ serverInfo: { name: 'tool-registry' } });
+      chatty.send(call(2, 'chatty'));
+      expect((await chatty.reply(2)).result).toMatchObject({ structuredContent: { said: true } });
+      expect(chatty.stderr()).toContain('stdout-tools: loading (no newline)');
+      expect(chatty.stderr()).toContain('chatty: console.log in a handler\nchatty: no newline');
+    } finally {
+      chatty.child.kill();
+    }
+  });
+
   it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
