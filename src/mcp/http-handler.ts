@@ -522,6 +522,10 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         if (messagesOf(body).some((message) => isObject(message) && message.method === 'initialize' && !('id' in message))) {
           return rpcError(400, -32600, 'Invalid Request: initialize must be a request (with an "id"), not a notification; it opens no session');
         }
+        // As over stdio, with its id: the SDK's transport said "Only one initialization request is
+        // allowed" with id null to a batch holding one initialize, and opened a session for [initialize].
+        const batched = Array.isArray(body) ? body.find((message) => isObject(message) && message.method === 'initialize') : undefined;
+        if (batched !== undefined) return rpcError(400, -32600, 'Invalid Request: initialize must not be part of a batch', (batched as { id: RequestId }).id);
       } else if (carriesBody(request)) {
         // A DELETE reads no body, but one that came is checked as a POST's: it does not end the session when it cannot be read.
         const read = await readBody(request, maxBodyBytes);
