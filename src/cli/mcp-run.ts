@@ -1,4 +1,5 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
+import { resolve } from 'node:path';
 import { checkToolPermission, createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
 import { createCallRecorder, DEFAULT_MAX_MESSAGE_BYTES, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
@@ -12,11 +13,20 @@ import type { McpCommandOptions } from './mcp-command.js';
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
 export async function readToolsModule(path: string): Promise<Awaited<ReturnType<typeof loadToolsModule>>> {
+  // A module that calls process.exit() while it loads ended the command with its code (0 too)
+  // and not a word, and an MCP client saw the server vanish: a usage error, as any failure to load.
+  const exited = (code: number): void => {
+    process.stderr.write(`error USAGE: the tools module ${resolve(path)} ended the process while it loaded (process.exit(${code}))\n`);
+    process.exitCode = 2;
+  };
+  process.once('exit', exited);
   try {
     return await loadToolsModule(path);
   } catch (error) {
     if (error instanceof ToolsModuleError) throw new CliError('USAGE', error.message, { cause: error });
     throw error;
+  } finally {
+    process.removeListener('exit', exited);
   }
 }
 
