@@ -407,6 +407,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   };
 
   const handleSession = async (session: Session, request: Request, parsedBody: unknown): Promise<Response> => {
+    // An id still unanswered in this session (MCP: a request id is never reused in a session): the
+    // SDK's transport sent the answer of either to the last POST, and the first POST waited forever.
+    const ids = requestIdsOf(parsedBody);
+    const reused = ids.find((id, index) => session.cancels.has(id) || ids.indexOf(id) !== index);
+    if (reused !== undefined) return rpcError(400, -32600, `Invalid Request: request id ${JSON.stringify(reused)} is already in use by a request of this session not yet answered; give each request a new id`, reused);
     session.inFlight += 1;
     if (session.idleTimer !== undefined) {
       clearTimeout(session.idleTimer);
