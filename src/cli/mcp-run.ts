@@ -1,4 +1,5 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
+import { resolve } from 'node:path';
 import { checkToolPermission, createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
 import { createCallRecorder, DEFAULT_MAX_MESSAGE_BYTES, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
@@ -12,11 +13,20 @@ import type { McpCommandOptions } from './mcp-command.js';
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
 export async function readToolsModule(path: string): Promise<Awaited<ReturnType<typeof loadToolsModule>>> {
+  // A module that calls process.exit() while it loads ended the command with its code (0 too)
+  // and not a word, and an MCP client saw the server vanish: a usage error, as any failure to load.
+  const exited = (code: number): void => {
+    process.stderr.write(`error USAGE: the tools module ${resolve(path)} ended the process while it loaded (process.exit(${code}))\n`);
+    process.exitCode = 2;
+  };
+  process.once('exit', exited);
   try {
     return await loadToolsModule(path);
   } catch (error) {
     if (error instanceof ToolsModuleError) throw new CliError('USAGE', error.message, { cause: error });
     throw error;
+  } finally {
+    process.removeListener('exit', exited);
   }
 }
 
@@ -48,7 +58,45 @@ async function openForServing(context: CliContext, options: McpCommandOptions): 
   return { registry: writer, recording: true };
 }
 
+/**
+ * Standard output carries the protocol alone: whatever else the process writes there (a tools
+ * module's `console.log`, at import or in a handler) goes to stderr instead. A stray line was
+ * an error at the client, and a write without a newline spoiled the next answer (the client
+ * waited for it until its timeout). The session writes through `protocol`.
+ */
+function reserveStdout(): { protocol: NodeJS.WritableStream; restore(): void } {
+  const stdout = process.stdout;
+  const ownWrite = Object.hasOwn(stdout, 'write');
+  const write = stdout.write;
+  const protocol = new Proxy(stdout, {
+    get: (target, key) => {
+      const value: unknown = key === 'write' ? write : Reflect.get(target, key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
+  return {
+    protocol,
+    restore: () => {
+      if (ownWrite) stdout.write = write;
+      else delete (stdout as { write?: unknown }).write;
+    },
+  };
+}
+
 export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
+  if (context.stdout !== process.stdout) return serveMcpCommand(context, options, false);
+  // Before the tools module is imported: what it prints then must not reach the client either.
+  const stdout = reserveStdout();
+  try {
+    await serveMcpCommand({ ...context, stdout: stdout.protocol }, options, true);
+  } finally {
+    stdout.restore();
+  }
+}
+
+/** `ownsProcess`: the session is this process's own stdio, which ends the process when it closes. */
+async function serveMcpCommand(context: CliContext, options: McpCommandOptions, ownsProcess: boolean): Promise<void> {
   const upstreams = options.upstreams !== false;
   if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
   const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
@@ -108,7 +156,7 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions): P
         // The session's end aborted the calls still running (their signal). A handler that
         // ignores its signal must not keep the process: when this process serves its own
         // stdio, it ends at the latest EXIT_GRACE_MS later (the event loop may end it sooner).
-        if (context.stdout === process.stdout) {
+        if (ownsProcess) {
           setTimeout(() => {
             line(context, `a tool handler was still running ${EXIT_GRACE_MS} ms after its call was aborted; exiting without it`);
             process.exit();

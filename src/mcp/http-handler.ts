@@ -407,6 +407,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   };
 
   const handleSession = async (session: Session, request: Request, parsedBody: unknown): Promise<Response> => {
+    // An id still unanswered in this session (MCP: a request id is never reused in a session): the
+    // SDK's transport sent the answer of either to the last POST, and the first POST waited forever.
+    const ids = requestIdsOf(parsedBody);
+    const reused = ids.find((id, index) => session.cancels.has(id) || ids.indexOf(id) !== index);
+    if (reused !== undefined) return rpcError(400, -32600, `Invalid Request: request id ${JSON.stringify(reused)} is already in use by a request of this session not yet answered; give each request a new id`, reused);
     session.inFlight += 1;
     if (session.idleTimer !== undefined) {
       clearTimeout(session.idleTimer);
@@ -522,6 +527,10 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         if (messagesOf(body).some((message) => isObject(message) && message.method === 'initialize' && !('id' in message))) {
           return rpcError(400, -32600, 'Invalid Request: initialize must be a request (with an "id"), not a notification; it opens no session');
         }
+        // As over stdio, with its id: the SDK's transport said "Only one initialization request is
+        // allowed" with id null to a batch holding one initialize, and opened a session for [initialize].
+        const batched = Array.isArray(body) ? body.find((message) => isObject(message) && message.method === 'initialize') : undefined;
+        if (batched !== undefined) return rpcError(400, -32600, 'Invalid Request: initialize must not be part of a batch', (batched as { id: RequestId }).id);
       } else if (carriesBody(request)) {
         // A DELETE reads no body, but one that came is checked as a POST's: it does not end the session when it cannot be read.
         const read = await readBody(request, maxBodyBytes);

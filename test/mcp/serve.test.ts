@@ -173,11 +173,21 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
   });
 
-  it('a batch is answered with an array, one reply in it included; a second initialize is -32600 with its id; an initialize without an id is 400 -32600 and opens no session', async () => {
+  it('a batch is answered with an array, one reply in it included; initialize in a batch is -32600 with its id; a second initialize is -32600 with its id; an initialize without an id is 400 -32600 and opens no session', async () => {
     const admin = { authorization: `Bearer ${secrets.admin}` };
+    // initialize must not be part of a batch (MCP 2025-03-26): it was "Only one initialization request is allowed"
+    // with id null for [initialize, ping], and [initialize] opened a session.
+    for (const batch of [[initialize], [initialize, { jsonrpc: '2.0', id: 'p', method: 'ping' }]]) {
+      const batched = await post(admin, batch);
+      expect([batched.status, batched.headers.get('mcp-session-id'), await batched.json()]).toEqual([
+        400,
+        null,
+        { jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'Invalid Request: initialize must not be part of a batch' } },
+      ]);
+    }
+    const opened = await post(admin, initialize);
+    expect([opened.status, await opened.json()]).toMatchObject([200, { id: 1, result: { protocolVersion: '2025-11-25' } }]);
     // A batch of one request was answered with the bare reply object; JSON-RPC answers a batch with an array.
-    const opened = await post(admin, [initialize]);
-    expect([opened.status, await opened.json()]).toMatchObject([200, [{ id: 1, result: { protocolVersion: '2025-11-25' } }]]);
     const session = { ...admin, 'mcp-session-id': opened.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
     const one = await post(session, [{ jsonrpc: '2.0', id: 'p', method: 'ping' }]);
     expect([one.status, await one.json()]).toEqual([200, [{ jsonrpc: '2.0', id: 'p', result: {} }]]);

@@ -197,7 +197,22 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(await protocolErrorOf(client.client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe(-32602);
   });
 
-  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled) is a usage error without a stack', async () => {
+  it("what a tools module writes to stdout (at import, in a handler, without a newline) goes to stderr: stdout carries the protocol alone", async () => {
+    // A line of text was an error at the client; a write without a newline spoiled the next answer (the client timed out).
+    const chatty = spawnRawStdio(['--tools', join(ROOT, 'test', 'fixtures', 'mcp-stdout-tools.mjs'), '--db', join(folder, 'stdout.db'), '--publish'], folder);
+    try {
+      chatty.send(initializeRequest(1));
+      expect((await chatty.reply(1)).result).toMatchObject({ serverInfo: { name: 'tool-registry' } });
+      chatty.send(call(2, 'chatty'));
+      expect((await chatty.reply(2)).result).toMatchObject({ structuredContent: { said: true } });
+      expect(chatty.stderr()).toContain('stdout-tools: loading (no newline)');
+      expect(chatty.stderr()).toContain('chatty: console.log in a handler\nchatty: no newline');
+    } finally {
+      chatty.child.kill();
+    }
+  });
+
+  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled, process.exit(0)) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
     writeFileSync(join(folder, 'getter.mjs'), 'export default { get tools() { throw new Error("no tools today"); } };\n');
@@ -205,12 +220,13 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // Thrown outside the import's own promise: in a timer its top-level await waits on, and a rejection nobody handles.
     writeFileSync(join(folder, 'throws-later.mjs'), 'setTimeout(() => { throw new Error("late boom"); }, 0);\nawait new Promise((settle) => setTimeout(settle, 200));\n');
     writeFileSync(join(folder, 'rejects.mjs'), 'export default Promise.reject(new Error("nobody caught this"));\n');
+    writeFileSync(join(folder, 'exits.mjs'), 'process.exit(0);\n');
     // Processes of their own: in this one the event loop never runs empty, which is how the stall is seen, and vitest hears uncaught errors.
-    const own = ['never-settles.mjs', 'throws-later.mjs', 'rejects.mjs'].map((module) => runCliAsync(['mcp', '--tools', module, '--db', db], { cwd: folder }));
+    const own = ['never-settles.mjs', 'throws-later.mjs', 'rejects.mjs', 'exits.mjs'].map((module) => runCliAsync(['mcp', '--tools', module, '--db', db], { cwd: folder }));
     const outcomes = [];
     for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
     outcomes.push(...(await Promise.all(own)));
-    const [thrown, syntax, missing, getter, stalled, later, rejected] = outcomes;
+    const [thrown, syntax, missing, getter, stalled, later, rejected, exits] = outcomes;
     for (const outcome of outcomes) {
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
@@ -228,6 +244,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // Both were exit 1 with a stack (the second after a usage error saying it exports no tools).
     expect(later?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*throws-later\.mjs: Error: late boom$/m);
     expect(rejected?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*rejects\.mjs: Error: nobody caught this$/m);
+    // It was exit 0 and not a word: the client saw the server vanish.
+    expect(exits?.stderr).toMatch(/^error USAGE: the tools module \S*exits\.mjs ended the process while it loaded \(process\.exit\(0\)\)$/m);
   });
 
   it('serve --tools, SIGTERM with a call in flight whose handler ignores its signal: the call gets an error reply and the process exits without the handler', async () => {

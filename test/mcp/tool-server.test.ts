@@ -391,6 +391,31 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over HTTP, a request id still unanswered in the session (or twice in one batch) is refused -32600 with that id; the first request keeps its POST', async () => {
+    const { tool: waits, running } = waitingTool('waits');
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [waits]);
+    const live = await liveToolSet(registry, [waits]);
+    const handler = createMcpHttpHandler(live);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    const first = post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'waits', arguments: {} } });
+    await running;
+    // It was answered (the ping's result), and the call's POST then waited forever: its answer went to the last POST of id 7.
+    const again = await post({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    expect([again.status, await again.json()]).toEqual([400, { jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request: request id 7 is already in use by a request of this session not yet answered; give each request a new id' } }]);
+    const twice = await post([{ jsonrpc: '2.0', id: 'x', method: 'ping' }, { jsonrpc: '2.0', id: 'x', method: 'ping' }]);
+    expect([twice.status, ((await twice.json()) as { id: unknown }).id]).toEqual([400, 'x']);
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } })).status).toBe(202);
+    expect((await first).status).toBe(202);
+    // Answered, the id is free again.
+    expect(await (await post({ jsonrpc: '2.0', id: 7, method: 'ping' })).json()).toEqual({ jsonrpc: '2.0', id: 7, result: {} });
+    await handler.close();
+    await live.close();
+  });
+
   it("300 sessions, each with its own persona, over an unchanged set leave no view of theirs behind (a set keeps 64 at most)", () => {
     const dist = fileURLToPath(new URL('../../dist/mcp/index.js', import.meta.url));
     if (!existsSync(dist)) throw new Error(`build first: ${dist} is missing (npm run build)`);
