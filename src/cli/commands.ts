@@ -18,7 +18,7 @@ import {
 } from '../index.js';
 import type { ChangeEvent, ImportMode, ImportReport, LintFinding, LintProvider, RegistrationOutcome, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
-import { CliError } from './errors.js';
+import { CliError, escapeControls } from './errors.js';
 import { readJsonInput } from './input.js';
 import {
   cell,
@@ -149,7 +149,7 @@ export async function watchCommand(context: CliContext, options: { since?: numbe
     process.once('SIGTERM', stop);
     try {
       const feed = registry.watch({ signal: controller.signal, ...(options.since === undefined ? {} : { since: options.since }) });
-      for await (const event of feed) print(context, `${JSON.stringify(event satisfies ChangeEvent)}\n`);
+      for await (const event of feed) print(context, `${escapeControls(JSON.stringify(event satisfies ChangeEvent))}\n`);
     } finally {
       process.removeListener('SIGINT', stop);
       process.removeListener('SIGTERM', stop);

@@ -6,7 +6,7 @@ import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
-import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
+import { EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
@@ -90,7 +90,8 @@ export function buildProgram(io: CliIO): Command {
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       // Same shape as every other error: `error CODE: message`.
-      outputError: (text, write) => write(text.replace(/^error: /, 'error USAGE: ')),
+      // An argument echoed back (an unknown command, a bad value) is escaped as tool data is.
+      outputError: (text, write) => write(escapeControls(text.replace(/^error: /, 'error USAGE: '), '\n')),
     })
     .addHelpText(
       'after',
