@@ -71,6 +71,9 @@ interface ExpectOptions {
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
+  // Whether a usage error's `error USAGE:` line was printed: commander prints the help alone
+  // for a missing command (`tool-registry`, `upstream`) and for `help NAME` of no command.
+  let usageErrorPrinted = false;
   program
     .description('Inspect and change a tool registry database (SQLite, or PostgreSQL with --db postgres://...).')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -91,7 +94,16 @@ export function buildProgram(io: CliIO): Command {
       writeErr: (text) => io.stderr.write(text),
       // Same shape as every other error: `error CODE: message`.
       // An argument echoed back (an unknown command, a bad value) is escaped as tool data is.
-      outputError: (text, write) => write(escapeControls(text.replace(/^error: /, 'error USAGE: '), '\n')),
+      outputError: (text, write) => {
+        usageErrorPrinted = true;
+        write(escapeControls(text.replace(/^error: /, 'error USAGE: '), '\n'));
+      },
+    })
+    .addHelpText('beforeAll', ({ error, command }) => {
+      if (!error || usageErrorPrinted) return '';
+      const [first, name] = command.args;
+      const message = first === 'help' && name !== undefined ? `unknown command '${name}'` : `missing command for '${command.name()}'`;
+      return `${escapeControls(`error USAGE: ${message}`)}\n`;
     })
     .addHelpText(
       'after',
