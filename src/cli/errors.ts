@@ -64,12 +64,6 @@ export function escapeControls(text: string, keep = ''): string {
   return text.replace(TERMINAL_CONTROL, (char) => (keep.includes(char) ? char : escapeControl(char)));
 }
 
-/** Whether `text` has a terminal control in it. */
-export function hasControls(text: string): boolean {
-  TERMINAL_CONTROL.lastIndex = 0;
-  return TERMINAL_CONTROL.test(text);
-}
-
 /** Error messages are printed on one line: a newline inside one would split it. */
 function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, ' ');

@@ -2,7 +2,7 @@
 import stringWidth from 'string-width';
 import { canonicalJson } from '../index.js';
 import type { ChangeEvent, HistoryEntry, ImportStep, LintFinding, ToolRegistration, ToolRegistrySnapshot } from '../index.js';
-import { escapeControls, hasControls } from './errors.js';
+import { escapeControls } from './errors.js';
 import type { Progress } from './progress.js';
 
 /**
@@ -22,7 +22,10 @@ export function toJson(value: unknown): string {
 export function cell(text: string): string {
   const value: unknown = text;
   if (typeof value !== 'string') return JSON.stringify(value) ?? String(value);
-  return hasControls(value) ? escapeControls(JSON.stringify(value).slice(1, -1)) : value;
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(value)) return escapeControls(JSON.stringify(value).slice(1, -1));
+  // Only C1 or bidirectional controls: escaped alone, so a cell that is JSON already (`upstream pending`) is not escaped twice.
+  return escapeControls(value);
 }
 
 /** A version or date as a cell: `-` for null, nothing for absent. */

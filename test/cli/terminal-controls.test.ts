@@ -37,6 +37,11 @@ describe('terminal controls in printed tool data', () => {
     },
   );
 
+  it('a cell with only a bidirectional control is escaped once, not as JSON', async () => {
+    const { stdout } = await runCli(['list'], { cwd });
+    expect(stdout).toMatch(/\s1\\u202e0\s.*\st\\u202ex\n$/);
+  });
+
   it('export stays the same value, and imports back byte for byte', async () => {
     const first = await runCli(['export'], { cwd });
     expect((JSON.parse(first.stdout) as { tools: { spec: { description: string } }[] }).tools[0]?.spec.description).toBe(HOSTILE);
