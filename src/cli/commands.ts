@@ -359,7 +359,8 @@ export async function importCommand(
     progress.done();
   }
   if (options.json === true) print(context, toJson(report));
-  else print(context, (report.plan === undefined ? '' : formatPlan(report.plan)) + summary(report, options.mode));
+  // An empty plan (an empty snapshot merged) has no table: a header alone reads as a broken one.
+  else print(context, (report.plan === undefined || report.plan.length === 0 ? '' : formatPlan(report.plan)) + summary(report, options.mode));
   if (report.conflicts > 0) {
     const conflicts = (report.plan ?? []).filter((step) => step.action === 'conflict');
     const first = conflicts[0];

@@ -194,6 +194,12 @@ describe('import', () => {
     expect(existsSync(join(cwd, 'new.db'))).toBe(false);
   });
 
+  it('--dry-run of an empty plan prints the summary alone, no table header without rows', async () => {
+    const cwd = tempDir();
+    const result = await runCli(['--db', join(cwd, 'new.db'), 'import', '-', '--dry-run'], { cwd, input: '{"tools": []}' });
+    expect(result).toEqual({ code: 0, stdout: 'dry run (merge): 0 to add, 0 to update, 0 unchanged, 0 to remove, 0 conflicts; nothing was written\n', stderr: '' });
+  });
+
   it('a conflict: --dry-run shows it and exits 1; the real import exits 1 and changes nothing', async () => {
     const cwd = tempDir();
     const target = await database(cwd, 'target.db', [spec('a', '1'), spec('b')]);
