@@ -230,7 +230,7 @@ export function buildProgram(io: CliIO): Command {
 
   command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
-    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
+    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output (- is standard output)')
     .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
     .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
     .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
@@ -241,9 +241,13 @@ export function buildProgram(io: CliIO): Command {
       if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
         cmd.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
       }
+      if (options.out === '') cmd.error("error: option '--out <file>' argument '' is invalid. expected a file name, or - for standard output");
+      // `--out -` is standard output, as `-` is standard input for register and import (it wrote a file named "-").
+      const { out, ...rest } = options;
+      const outOption = out === undefined || out === '-' ? {} : { out };
       const run = await commands();
-      if (options.format === undefined) await run.exportCommand(context(cmd), options);
-      else await run.providerExportCommand(context(cmd), { ...options, format: options.format });
+      if (options.format === undefined) await run.exportCommand(context(cmd), outOption);
+      else await run.providerExportCommand(context(cmd), { ...rest, ...outOption, format: options.format });
     });
 
   command('lint')
