@@ -46,7 +46,8 @@ export interface CliContext {
 }
 
 function print(context: CliContext, text: string): void {
-  context.stdout.write(text);
+  // Tool data is escaped where it is formatted; this catches the rest (a --db or --out path).
+  context.stdout.write(escapeControls(text, '\n'));
 }
 
 /** A version in a message: control characters escaped as in the tables (no raw terminal escapes). */

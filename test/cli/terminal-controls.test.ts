@@ -49,6 +49,14 @@ describe('terminal controls in printed tool data', () => {
     expect((await runCli(['--db', 'copy.db', 'export'], { cwd })).stdout).toBe(first.stdout);
   });
 
+  it('a --db or --out path is escaped in what the command prints', async () => {
+    const name = 'odd\u001b[31m\u202E';
+    for (const args of [['--db', `${name}.db`, 'migrate'], ['--db', `${name}.db`, 'status'], ['export', '--out', `${name}.json`]]) {
+      const { code, stdout } = await runCli(args, { cwd });
+      expect({ args, code, raw: ACTS_ON_TERMINAL.test(stdout), shown: stdout.includes('odd\\u001b[31m\\u202e') }).toEqual({ args, code: 0, raw: false, shown: true });
+    }
+  });
+
   it('errors and usage errors escape what they echo back', async () => {
     const missing = await runCli(['get', 'x\u001b[31m\u202E'], { cwd });
     expect(missing.code).toBe(1);
