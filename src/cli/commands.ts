@@ -18,7 +18,7 @@ import {
 } from '../index.js';
 import type { ChangeEvent, ImportMode, ImportReport, LintFinding, LintProvider, RegistrationOutcome, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
 import { describeDatabase, isPostgresUrl, withRegistry } from './database.js';
-import { CliError } from './errors.js';
+import { CliError, escapeControls } from './errors.js';
 import { readJsonInput } from './input.js';
 import {
   cell,
@@ -46,7 +46,8 @@ export interface CliContext {
 }
 
 function print(context: CliContext, text: string): void {
-  context.stdout.write(text);
+  // Tool data is escaped where it is formatted; this catches the rest (a --db or --out path).
+  context.stdout.write(escapeControls(text, '\n'));
 }
 
 /** A version in a message: control characters escaped as in the tables (no raw terminal escapes). */
@@ -149,7 +150,7 @@ export async function watchCommand(context: CliContext, options: { since?: numbe
     process.once('SIGTERM', stop);
     try {
       const feed = registry.watch({ signal: controller.signal, ...(options.since === undefined ? {} : { since: options.since }) });
-      for await (const event of feed) print(context, `${JSON.stringify(event satisfies ChangeEvent)}\n`);
+      for await (const event of feed) print(context, `${escapeControls(JSON.stringify(event satisfies ChangeEvent))}\n`);
     } finally {
       process.removeListener('SIGINT', stop);
       process.removeListener('SIGTERM', stop);
@@ -359,7 +360,8 @@ export async function importCommand(
     progress.done();
   }
   if (options.json === true) print(context, toJson(report));
-  else print(context, (report.plan === undefined ? '' : formatPlan(report.plan)) + summary(report, options.mode));
+  // An empty plan (an empty snapshot merged) has no table: a header alone reads as a broken one.
+  else print(context, (report.plan === undefined || report.plan.length === 0 ? '' : formatPlan(report.plan)) + summary(report, options.mode));
   if (report.conflicts > 0) {
     const conflicts = (report.plan ?? []).filter((step) => step.action === 'conflict');
     const first = conflicts[0];

@@ -44,6 +44,26 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Characters a terminal acts on rather than shows: C0 and C1 controls and DEL (escape
+ * sequences, CR, backspace, OSC 8 links; U+009B is an 8-bit CSI) and the bidirectional
+ * controls (U+202E would show a tool's text reversed; U+2066-U+2069, U+200E/F, U+061C) and
+ * U+2028/U+2029. Tool data printed to a terminal must not carry them raw.
+ */
+// eslint-disable-next-line no-control-regex
+const TERMINAL_CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** One such character as a JSON escape (`\n`, `\u001b`, `\u202e`), so what it was stays visible. */
+function escapeControl(char: string): string {
+  const short = JSON.stringify(char).slice(1, -1);
+  return short.length === 2 ? short : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** `text` with every terminal control JSON-escaped; `keep` (such as a newline) is left as it is. */
+export function escapeControls(text: string, keep = ''): string {
+  return text.replace(TERMINAL_CONTROL, (char) => (keep.includes(char) ? char : escapeControl(char)));
+}
+
 /** Error messages are printed on one line: a newline inside one would split it. */
 function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, ' ');
@@ -65,7 +85,7 @@ function issueLines(issues: readonly RegistryIssue[]): string[] {
 export async function describeError(error: unknown): Promise<{ lines: string[]; exitCode: number }> {
   if (error instanceof CliError) {
     return {
-      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...error.details.map((line) => `  ${oneLine(line)}`)],
+      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...error.details.map((line) => `  ${oneLine(line)}`)].map((line) => escapeControls(line)),
       exitCode: error.code === 'USAGE' ? EXIT_USAGE : EXIT_ERROR,
     };
   }
@@ -74,14 +94,14 @@ export async function describeError(error: unknown): Promise<{ lines: string[]; 
   if (error instanceof ToolRegistryError) {
     const issues = (error as { issues?: readonly RegistryIssue[] }).issues ?? [];
     return {
-      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...issueLines(issues), ...findingLines(error.context.findings)],
+      lines: [`error ${error.code}: ${oneLine(error.message)}`, ...issueLines(issues), ...findingLines(error.context.findings)].map((line) => escapeControls(line)),
       exitCode: EXIT_ERROR,
     };
   }
   // A bug or an environment failure we did not foresee: the stack helps whoever reports it.
   const message = error instanceof Error ? error.message : String(error);
   const stack = error instanceof Error && error.stack !== undefined ? error.stack.split('\n').slice(1) : [];
-  return { lines: [`error INTERNAL: ${oneLine(message)}`, ...stack], exitCode: EXIT_ERROR };
+  return { lines: [`error INTERNAL: ${oneLine(message)}`, ...stack].map((line) => escapeControls(line)), exitCode: EXIT_ERROR };
 }
 
 /** `ENOENT` -> `no such file or directory (ENOENT)`, for IO_ERROR messages. */

@@ -2,11 +2,16 @@
 import stringWidth from 'string-width';
 import { canonicalJson } from '../index.js';
 import type { ChangeEvent, HistoryEntry, ImportStep, LintFinding, ToolRegistration, ToolRegistrySnapshot } from '../index.js';
+import { escapeControls } from './errors.js';
 import type { Progress } from './progress.js';
 
-/** JSON as the command prints it: 2-space indent and a final newline. */
+/**
+ * JSON as the command prints it: 2-space indent and a final newline. C1 and bidirectional
+ * controls, which JSON may carry raw, are escaped as well (the same value, parsed): raw in a
+ * terminal they would act on it (see escapeControls). The indentation's newlines stay.
+ */
 export function toJson(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+  return `${escapeControls(JSON.stringify(value, null, 2), '\n')}\n`;
 }
 
 /**
@@ -18,7 +23,9 @@ export function cell(text: string): string {
   const value: unknown = text;
   if (typeof value !== 'string') return JSON.stringify(value) ?? String(value);
   // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u001f\u007f]/.test(value) ? JSON.stringify(value).slice(1, -1) : value;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return escapeControls(JSON.stringify(value).slice(1, -1));
+  // Only C1 or bidirectional controls: escaped alone, so a cell that is JSON already (`upstream pending`) is not escaped twice.
+  return escapeControls(value);
 }
 
 /** A version or date as a cell: `-` for null, nothing for absent. */
@@ -36,7 +43,7 @@ function tagsCell(tags: readonly string[]): string {
 
 /** A schema as indented JSON (`-` when a hand-edited row has none). */
 function schemaBlock(schema: unknown): string {
-  return indent(JSON.stringify(schema, null, 2) ?? '-', '  ');
+  return indent(escapeControls(JSON.stringify(schema, null, 2) ?? '-', '\n'), '  ');
 }
 
 /**
@@ -170,7 +177,7 @@ export function writeSnapshotJson(
   }
   let chunk = '{\n  "tools": [\n';
   tools.forEach((tool, index) => {
-    chunk += indent(JSON.stringify(tool, null, 2), '    ') + (index === tools.length - 1 ? '\n' : ',\n');
+    chunk += indent(escapeControls(JSON.stringify(tool, null, 2), '\n'), '    ') + (index === tools.length - 1 ? '\n' : ',\n');
     if (chunk.length > 1 << 16) {
       write(chunk);
       chunk = '';

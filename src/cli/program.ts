@@ -6,7 +6,7 @@ import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
-import { EXIT_OK, EXIT_USAGE, describeError } from './errors.js';
+import { EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
@@ -71,6 +71,9 @@ interface ExpectOptions {
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
+  // Whether a usage error's `error USAGE:` line was printed: commander prints the help alone
+  // for a missing command (`tool-registry`, `upstream`) and for `help NAME` of no command.
+  let usageErrorPrinted = false;
   program
     .description('Inspect and change a tool registry database (SQLite, or PostgreSQL with --db postgres://...).')
     .version(packageVersion(), '-V, --version', 'print the version')
@@ -90,7 +93,17 @@ export function buildProgram(io: CliIO): Command {
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
       // Same shape as every other error: `error CODE: message`.
-      outputError: (text, write) => write(text.replace(/^error: /, 'error USAGE: ')),
+      // An argument echoed back (an unknown command, a bad value) is escaped as tool data is.
+      outputError: (text, write) => {
+        usageErrorPrinted = true;
+        write(escapeControls(text.replace(/^error: /, 'error USAGE: '), '\n'));
+      },
+    })
+    .addHelpText('beforeAll', ({ error, command }) => {
+      if (!error || usageErrorPrinted) return '';
+      const [first, name] = command.args;
+      const message = first === 'help' && name !== undefined ? `unknown command '${name}'` : `missing command for '${command.name()}'`;
+      return `${escapeControls(`error USAGE: ${message}`)}\n`;
     })
     .addHelpText(
       'after',
@@ -217,7 +230,7 @@ export function buildProgram(io: CliIO): Command {
 
   command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
-    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output')
+    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output (- is standard output)')
     .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
     .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
     .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
@@ -228,9 +241,13 @@ export function buildProgram(io: CliIO): Command {
       if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
         cmd.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
       }
+      if (options.out === '') cmd.error("error: option '--out <file>' argument '' is invalid. expected a file name, or - for standard output");
+      // `--out -` is standard output, as `-` is standard input for register and import (it wrote a file named "-").
+      const { out, ...rest } = options;
+      const outOption = out === undefined || out === '-' ? {} : { out };
       const run = await commands();
-      if (options.format === undefined) await run.exportCommand(context(cmd), options);
-      else await run.providerExportCommand(context(cmd), { ...options, format: options.format });
+      if (options.format === undefined) await run.exportCommand(context(cmd), outOption);
+      else await run.providerExportCommand(context(cmd), { ...rest, ...outOption, format: options.format });
     });
 
   command('lint')

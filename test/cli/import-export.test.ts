@@ -194,6 +194,24 @@ describe('import', () => {
     expect(existsSync(join(cwd, 'new.db'))).toBe(false);
   });
 
+  it('--out - is standard output (no file named "-"); --out with no name is a usage error', async () => {
+    const cwd = tempDir();
+    const db = await database(cwd, 'a.db', [spec('a')], []);
+    for (const format of [[], ['--format', 'mcp']]) {
+      const dash = await runCli(['--db', db, 'export', '--out', '-', ...format], { cwd });
+      expect({ format, code: dash.code, stdout: dash.stdout }).toEqual({ format, code: 0, stdout: (await runCli(['--db', db, 'export', ...format], { cwd })).stdout });
+    }
+    expect(existsSync(join(cwd, '-'))).toBe(false);
+    const empty = await runCli(['--db', db, 'export', '--out', ''], { cwd });
+    expect([empty.code, errorCode(empty.stderr)]).toEqual([2, 'USAGE']);
+  });
+
+  it('--dry-run of an empty plan prints the summary alone, no table header without rows', async () => {
+    const cwd = tempDir();
+    const result = await runCli(['--db', join(cwd, 'new.db'), 'import', '-', '--dry-run'], { cwd, input: '{"tools": []}' });
+    expect(result).toEqual({ code: 0, stdout: 'dry run (merge): 0 to add, 0 to update, 0 unchanged, 0 to remove, 0 conflicts; nothing was written\n', stderr: '' });
+  });
+
   it('a conflict: --dry-run shows it and exits 1; the real import exits 1 and changes nothing', async () => {
     const cwd = tempDir();
     const target = await database(cwd, 'target.db', [spec('a', '1'), spec('b')]);

@@ -95,4 +95,21 @@ describe('usage', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(/^error (?!USAGE)/m);
   });
+
+  // Commander prints the help alone here; every usage error starts with its `error USAGE:` line.
+  it('a missing command and help of an unknown one say so before the help, exit 2', async () => {
+    const cwd = tempDir();
+    const cases: [string[], string, string][] = [
+      [[], "error USAGE: missing command for 'tool-registry'", 'Usage: tool-registry [options] [command]'],
+      [['help', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry [options] [command]'],
+      [['upstream'], "error USAGE: missing command for 'upstream'", 'Usage: tool-registry upstream [options] [command]'],
+      [['token', 'help', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry token [options] [command]'],
+    ];
+    for (const [args, line, usage] of cases) {
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      expect({ args, code, stdout, head: stderr.split('\n').slice(0, 3) }).toEqual({ args, code: 2, stdout: '', head: [line, '', usage] });
+    }
+    // An ordinary usage error keeps its one error line.
+    expect((await runCli(['list', '--nope'], { cwd })).stderr.match(/^error /gm)).toHaveLength(1);
+  });
 });
