@@ -3,7 +3,7 @@
 // it by number alone skips them. Item 8: a schema the first releases wrote, with numbers
 // beyond ±(2^53 - 1) in a spec: verify() and a restore of its own export. The behaviour every
 // store shares is in the conformance suite.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { canonicalJson, fingerprintOf, openPostgresToolRegistry } from '../../src/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { useFileDatabase } from './helpers.js';
@@ -85,6 +85,44 @@ describe('PostgreSQL: a watch over a restored dump', () => {
       const listed = (await registry.listAll()).map((registration) => registration.spec.tool_name);
       expect(listed).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
       expect(await names()).toEqual(listed);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  // The index at revision 5 (a, b, c, x, y); then the schema holds a, b, c, d, e at revision 5:
+  // a dump of another moment restored as it is, or a dump of revision 3 restored and written
+  // on to 5. The revision alone did not tell: the search kept x and y until a write moved it.
+  it.each([
+    [true, 'restored'],
+    [false, 'restored'],
+    [true, 'written on'],
+    [false, 'written on'],
+  ])('search finds a dump restored at the very revision its index reflects at the next search (cache %s, %s)', async (cache, how) => {
+    const schema = database.schema();
+    const pool = database.pool();
+    const registry = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache });
+    const described = (name: string): ReturnType<typeof minimalSpec> => minimalSpec(name, { description: 'A minimal tool.' });
+    const names = async (): Promise<string[]> => (await registry.search('minimal', { limit: 100 })).results.map(({ registration }) => registration.spec.tool_name).sort();
+    const listed = async (): Promise<string[]> => (await registry.listAll()).map((registration) => registration.spec.tool_name);
+    try {
+      await registry.registerMany([described('a'), described('b'), described('c')]);
+      await takeDump(pool, schema, `${schema}_at3`);
+      await registry.registerMany([described('d'), described('e')]);
+      await takeDump(pool, schema, `${schema}_at5`);
+      await restoreDump(pool, schema, `${schema}_at3`);
+      await registry.registerMany([described('x'), described('y')]);
+      expect(await names()).toEqual(['a', 'b', 'c', 'x', 'y']); // the index, at revision 5
+      if (how === 'restored') {
+        await restoreDump(pool, schema, `${schema}_at5`);
+        // A restore sends no notification: a cache learns of it when its listener reconnects.
+        if (cache) await pool.query('SELECT pg_terminate_backend($1)', [(await registry.status()).listenerPid]);
+      } else {
+        await restoreDump(pool, schema, `${schema}_at3`);
+        await registry.registerMany([described('d'), described('e')]);
+      }
+      await vi.waitFor(async () => expect(await listed()).toEqual(['a', 'b', 'c', 'd', 'e']));
+      expect(await names()).toEqual(['a', 'b', 'c', 'd', 'e']);
     } finally {
       await registry.close();
     }

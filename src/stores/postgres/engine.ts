@@ -18,7 +18,7 @@ import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigr
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
-import type { Db, RegistrationRow, StatementRunner } from './tables.js';
+import type { Db, Head, RegistrationRow, StatementRunner } from './tables.js';
 import { readDenied, storageUnavailable } from './unavailable.js';
 import type { WriteOutcome } from './unavailable.js';
 
@@ -118,7 +118,7 @@ export class PostgresEngine<T> {
   };
   readonly #waiters = new Set<() => void>();
   /** Revision reads in flight (see revision()). */
-  readonly #revisionReads = new Set<Promise<number>>();
+  readonly #revisionReads = new Set<Promise<unknown>>();
   #closed = false;
   #closing = false;
   /** Reads and writes under way (`#timed`), and who waits for there to be none. */
@@ -556,7 +556,12 @@ export class PostgresEngine<T> {
    * the answer, so a `watch()` started before a `register()` sees its event.
    */
   async revision(): Promise<number> {
-    const read = this.read(readHead, 'revision').then((head) => head.revision);
+    return (await this.head()).revision;
+  }
+
+  /** The head (revision, token, generation), read now, as `revision()` reads it. */
+  async head(): Promise<Head> {
+    const read = this.read(readHead, 'revision');
     this.#revisionReads.add(read);
     try {
       return await read;

@@ -10,6 +10,7 @@ import { BaseToolRegistry, refuseUnknownOptions } from '../../core/base-tool-reg
 import { BatchQueue } from '../../core/batch-queue.js';
 import type { ChangeLogPage, FollowRead, StoreChange, StoreReader, StoreScope, WriteDecision, WritePlan } from '../../core/base-tool-registry.js';
 import { logMark, logReplaced } from '../../core/change-log-mark.js';
+import type { SearchHead } from '../../core/search/registry-search.js';
 import { RegistryClosedError, StorageUnavailableError } from '../../core/errors.js';
 import type { ChangeEvent, HistoryEntry, RegistryOptions, ToolRegistry } from '../../core/registry.js';
 import type { StoreMetrics } from '../../core/store-metrics.js';
@@ -697,9 +698,16 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
     return this.#engine.revision();
   }
 
-  /** Search (issue 26): the read cache's position while it may answer, so an idle search costs no round trip. */
-  protected override async _searchRevision(): Promise<number> {
-    return this.#reading('search', (cache) => cache.revision, () => this.#engine.revision());
+  /**
+   * Search (issue 26): the read cache's position while it may answer, so an idle search costs
+   * no round trip, else the head read now; with the log's mark there (generation and the head's
+   * token, as `_changes` marks it), so that a dump restored at the very revision the index
+   * reflects is found at the next search that reads it, as on SQLite.
+   */
+  protected override async _searchRevision(): Promise<SearchHead> {
+    const head = await this.#reading('search', (cache) => cache.head, () => this.#engine.head());
+    if (head === undefined) return -1;
+    return { revision: head.revision, mark: logMark(head.generation, head.revision > 0 ? head.token : undefined) };
   }
 
   protected _waitForChange(revision: number, signal: AbortSignal): Promise<void> {

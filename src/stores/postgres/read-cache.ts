@@ -149,6 +149,11 @@ export class PostgresReadCache<T> {
     return this.#head?.revision ?? -1;
   }
 
+  /** The position the cache reflects (undefined before the first load): its revision, token and generation. */
+  get head(): Head | undefined {
+    return this.#head;
+  }
+
   /**
    * Whether a write that checks its rows under its locks (the one-statement write) may be
    * decided on memory as it is now, without catching up first: loaded, and the listener up and
