@@ -252,6 +252,30 @@ describe('PostgreSQL roles that are no superuser', () => {
     expect(rows).toEqual([{ tool_name: 't_false', enabled: false }, { tool_name: 't_true', enabled: false }]);
   });
 
+  // The embedded server ships no message translations (and this machine no locales but C), so
+  // the function raises what a server with lc_messages = 'de_DE' sends for a missing EXECUTE
+  // right: SQLSTATE 42501 and PostgreSQL's German text. It was READ_ONLY: the English text was matched.
+  it('a refused tool_registry_write_if in another language than English is told by its SQLSTATE and name: the locked way writes', async () => {
+    const schema = db.schema();
+    const registry = await openPostgresToolRegistry({ connectionString: db.url(), schema });
+    try {
+      await registry.register(minimalSpec('a'));
+      await db.pool().query(
+        `CREATE OR REPLACE FUNCTION ${schema}.tool_registry_write_if(lock_timeout_ms integer, expected json, specs json, registrations json, policy json) ` +
+          `RETURNS TABLE (written boolean, revision bigint, token text) LANGUAGE plpgsql AS $$ BEGIN ` +
+          `RAISE EXCEPTION USING ERRCODE = '42501', MESSAGE = 'keine Berechtigung für Funktion tool_registry_write_if'; END $$`,
+      );
+      await registry.register(minimalSpec('b'));
+      await registry.setEnabled('b', false);
+      expect((await registry.listAll({ includeDisabled: true })).map((tool) => [tool.spec.tool_name, tool.enabled])).toEqual([
+        ['a', true],
+        ['b', false],
+      ]);
+    } finally {
+      await registry.close();
+    }
+  });
+
   it("an owner with CREATE on the database migrates a new schema, its writes and hand edits are logged once each; another role may not apply a migration of the owner's functions: READ_ONLY", async () => {
     const schema = db.schema();
     await withRole('owner', async (role, url) => {

@@ -359,10 +359,12 @@ export class PostgresEngine<T> {
    * tool_registry_write_if: then nothing was written, this engine stops sending it, and the
    * caller writes the locked way, which needs no right on that function. The uncached store
    * never calls it, so a role without the right wrote there and was READ_ONLY with the cache.
+   * Told by what lc_messages does not translate: the SQLSTATE and the function's name in the
+   * message (a table the function may not write is 42501 too, naming the table).
    */
   refusedOneStatement(error: unknown): boolean {
     const cause = error instanceof ReadOnlyError ? error.cause : undefined;
-    if (sqlState(cause) !== '42501' || !/permission denied for function "?tool_registry_write_if\b/.test((cause as Error).message)) return false;
+    if (sqlState(cause) !== '42501' || !/(?<![\w$])tool_registry_write_if(?![\w$])/.test((cause as Error).message)) return false;
     this.#oneStatement = false;
     return true;
   }
