@@ -5,6 +5,7 @@
 // store shares is in the conformance suite.
 import { describe, expect, it, vi } from 'vitest';
 import { canonicalJson, fingerprintOf, openPostgresToolRegistry } from '../../src/index.js';
+import type { ToolRegistry } from '../../src/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { useFileDatabase } from './helpers.js';
 
@@ -32,6 +33,12 @@ async function restoreDump(pool: ReturnType<typeof database.pool>, schema: strin
   } finally {
     client.release();
   }
+}
+
+/** A registry with the read cache and one without it, on `schema`. */
+async function openCachedAndNot(schema: string): Promise<{ cached: ToolRegistry; uncached: ToolRegistry }> {
+  const cached = await openPostgresToolRegistry({ connectionString: database.url(), schema });
+  return { cached, uncached: await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false }) };
 }
 
 describe('PostgreSQL: a watch over a restored dump', () => {
@@ -129,6 +136,26 @@ describe('PostgreSQL: a watch over a restored dump', () => {
   });
 });
 
+describe('PostgreSQL: a read cache over a dump restored at an older revision', () => {
+  it("another instance's commit after the restore wakes it, though its revision is below the cache's", async () => {
+    const schema = database.schema();
+    const pool = database.pool();
+    const { cached, uncached: other } = await openCachedAndNot(schema);
+    try {
+      await cached.registerMany([minimalSpec('a'), minimalSpec('b'), minimalSpec('c')]);
+      await takeDump(pool, schema, `${schema}_at3`);
+      await cached.registerMany([minimalSpec('x'), minimalSpec('y')]); // the cache, at revision 5
+      expect(await cached.get('x')).toBeDefined();
+      await restoreDump(pool, schema, `${schema}_at3`);
+      await other.register(minimalSpec('z')); // revision 4, notified: the cache ignored it until the log passed 5
+      await vi.waitFor(async () => expect((await cached.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['a', 'b', 'c', 'z']), { timeout: 5000 });
+    } finally {
+      await other.close();
+      await cached.close();
+    }
+  });
+});
+
 describe('PostgreSQL: a schema the first releases wrote, with numbers beyond ±(2^53 - 1) in a schema', () => {
   it('verify() passes it, and its own export imports back, as objects and as JSON text', async () => {
     const schema = database.schema();
@@ -171,8 +198,7 @@ describe('PostgreSQL: the schema dropped under an open registry', () => {
   it('(a namespace a DBA dropped, a restore with --clean under way) reads and writes are STORAGE_UNAVAILABLE, a write not_written, never a bare driver error', async () => {
     const schema = database.schema();
     const pool = database.pool();
-    const cached = await openPostgresToolRegistry({ connectionString: database.url(), schema });
-    const uncached = await openPostgresToolRegistry({ connectionString: database.url(), schema, cache: false });
+    const { cached, uncached } = await openCachedAndNot(schema);
     try {
       await cached.register(minimalSpec('a'));
       await pool.query(`DROP SCHEMA ${schema} CASCADE`);

@@ -77,7 +77,10 @@ export class PostgresReadCache<T> {
   notified(payload: string): void {
     const revision = Number(payload);
     if (!Number.isSafeInteger(revision)) return this.invalidate();
-    if (this.#head === undefined || revision > this.#head.revision) {
+    // Below the cache's revision: a commit on a log restored to an older state (a dump sends
+    // no notification of its own), which the catch-up finds replaced. Ignored, the cache kept
+    // the state before the restore until the log passed its revision again.
+    if (this.#head === undefined || revision !== this.#head.revision) {
       this.#wakeups++;
       this.#requiredAt = this.#wakeups;
       this.#notifiedUpTo = Math.max(this.#notifiedUpTo, revision);
