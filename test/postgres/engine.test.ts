@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import { PostgresEngine } from '../../src/stores/postgres/engine.js';
+import { lockKeys } from '../../src/stores/postgres/identifiers.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
 import type { RegistrationRow, ToolWrite } from '../../src/stores/postgres/tables.js';
 import { until } from '../support/waiting.js';
@@ -42,6 +43,21 @@ describe('PostgreSQL engine', () => {
     await expect(open('s', { busyTimeoutMs: -1 })).rejects.toThrow(/busyTimeoutMs .*-1/);
     await expect(open('s', { cache: 'yes' })).rejects.toThrow(/cache .*"yes"/);
     await expect(PostgresEngine.open({ pool: {} as pg.Pool, convert })).rejects.toThrow(/pool must be a pg Pool/);
+  });
+
+  it("refuses a busyTimeoutMs or statementTimeoutMs beyond PostgreSQL's longest timeout before connecting (it opened, and every call failed)", async () => {
+    const nowhere = 'postgres://127.0.0.1:1/nothing';
+    for (const name of ['busyTimeoutMs', 'statementTimeoutMs']) {
+      const error = await PostgresEngine.open({ connectionString: nowhere, convert, [name]: 2 ** 31 }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toBe(`openPostgresToolRegistry(): ${name} must be at most 2147483647 ms (PostgreSQL's longest timeout), got 2147483648`);
+    }
+    const registry = await openPostgresToolRegistry({ connectionString: database.url(), schema: database.schema(), busyTimeoutMs: 2 ** 31 - 1, statementTimeoutMs: 2 ** 31 - 1 });
+    try {
+      expect((await registry.register({ tool_name: 'a', version: '1', input_schema: {}, output_schema: {} })).spec.tool_name).toBe('a');
+    } finally {
+      await registry.close();
+    }
   });
 
   it('openPostgresToolRegistry refuses an option it does not know with a TypeError naming it, before connecting (a misspelt readonly opened a store that writes)', async () => {
@@ -172,6 +188,24 @@ describe('PostgreSQL engine', () => {
       expect(await engine.read(async (trx) => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.id(engine.schema)}.tool_registrations`.execute(trx)).rows[0]?.n)).toBe(0);
     } finally {
       await engine.close();
+    }
+  });
+
+  it("an open whose wait for another instance's migration the server's statement_timeout cancels is STORAGE_BUSY, not a bare driver error", async () => {
+    const schema = database.schema();
+    const url = new URL(database.url());
+    url.searchParams.set('options', '-c statement_timeout=100');
+    // Another instance migrating: it holds the schema's migration lock.
+    const holder = await database.pool({ max: 1 }).connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKeys.migrate(schema)]);
+      const error = await open(schema, { connectionString: url.toString() }).then(() => undefined, (caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'STORAGE_BUSY', context: { operation: 'open', sqlstate: '57014' }, cause: { code: '57014' } });
+      expect((error as Error).message).toMatch(/^open: the database cancelled the statement \(canceling statement due to statement timeout, SQLSTATE 57014\)$/);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
     }
   });
 

@@ -14,7 +14,7 @@ import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
 import { ChangeListener } from './listener.js';
-import { appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
+import { MigrationFailedError, appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
 import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
@@ -58,10 +58,18 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
-function optionalMs(name: string, value: unknown, fallback: number | undefined): number | undefined {
+/** The longest `statement_timeout` and `lock_timeout` PostgreSQL takes (and Node's longest timer). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+function optionalMs(name: string, value: unknown, fallback: number | undefined, max = Number.MAX_SAFE_INTEGER): number | undefined {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw new TypeError(`openPostgresToolRegistry(): ${name} must be an integer number of milliseconds >= 0, got ${describe(value)}`);
+  }
+  // Longer was taken, and every call then failed: the server refused the setting (a bare
+  // 22023 on writes, 25P02 on reads), a busy wait ended at once as STORAGE_BUSY.
+  if (value > max) {
+    throw new TypeError(`openPostgresToolRegistry(): ${name} must be at most ${max} ms (PostgreSQL's longest timeout), got ${describe(value)}`);
   }
   return value;
 }
@@ -207,8 +215,8 @@ export class PostgresEngine<T> {
       throw new TypeError(`openPostgresToolRegistry(): pool must be a pg Pool, got ${describe(pool)}`);
     }
     const schema = checkSchemaName(options.schema ?? 'tool_registry');
-    const busyTimeoutMs = optionalMs('busyTimeoutMs', options.busyTimeoutMs, DEFAULT_BUSY_TIMEOUT_MS) as number;
-    const statementTimeoutMs = optionalMs('statementTimeoutMs', options.statementTimeoutMs, undefined);
+    const busyTimeoutMs = optionalMs('busyTimeoutMs', options.busyTimeoutMs, DEFAULT_BUSY_TIMEOUT_MS, MAX_TIMEOUT_MS) as number;
+    const statementTimeoutMs = optionalMs('statementTimeoutMs', options.statementTimeoutMs, undefined, MAX_TIMEOUT_MS);
     const readonly = optionalBoolean('readonly', options.readonly, false);
     const cache = optionalBoolean('cache', options.cache, true);
     const staleIfErrorMs = optionalMs('staleIfErrorMs', options.staleIfErrorMs, DEFAULT_STALE_IF_ERROR_MS) as number;
@@ -248,6 +256,13 @@ export class PostgresEngine<T> {
       // Reading what is applied failed for want of a right (no USAGE on the schema, no SELECT
       // on schema_migrations); a migration's own refusals are READ_ONLY already (migrate()).
       if (sqlState(error) === '42501') throw readDenied('openPostgresToolRegistry', schema, error);
+      // A statement_timeout of the role, the database or the URL's options that ended a wait
+      // for another instance's migration, or a migration itself (rolled back): STORAGE_BUSY, as
+      // for any call (it was the bare driver error).
+      const cancelled = error instanceof MigrationFailedError ? error.cause : error;
+      if (sqlState(cancelled) === '57014') {
+        throw new StorageBusyError(`open: the database cancelled the statement (${(cancelled as Error).message}, SQLSTATE 57014)`, { operation: 'open', sqlstate: '57014' }, cancelled);
+      }
       throw error;
     }
   }
