@@ -516,3 +516,30 @@ describe('PostgreSQL registry, connections the server ends for idleness', () => 
     }
   });
 });
+
+describe('PostgreSQL registry, search while the server is away', () => {
+  it('answers from a cache within staleIfErrorMs as get() does: an index behind the cache, and one built then (it read the log, STORAGE_UNAVAILABLE)', async () => {
+    const proxy = await startProxy(db.url());
+    const schema = db.schema();
+    const open = (): Promise<PostgresToolRegistry> => openPostgresToolRegistry({ connectionString: proxy.url, schema, staleIfErrorMs: 600_000 });
+    const behind = await open();
+    const fresh = await open();
+    const found = async (registry: PostgresToolRegistry): Promise<string[]> => (await registry.search('minimal')).results.map(({ registration }) => registration.spec.tool_name).sort();
+    try {
+      const described = (name: string): ToolSpecInput => minimalSpec(name, { description: 'A minimal tool.' });
+      await behind.registerMany([described('a'), described('b')]);
+      expect(await found(behind)).toEqual(['a', 'b']);
+      await behind.register(described('c')); // the cache has it, the index not yet
+      // Both caches caught up with c (the first read after the notification catches up, the second answers from memory).
+      for (const registry of [behind, fresh]) await until(async () => (await registry.get('c')) !== undefined && (await registry.get('c')) !== undefined, 'the caches to hold c');
+      await proxy.close();
+      for (const registry of [behind, fresh]) {
+        expect((await registry.listAll()).map((registration) => registration.spec.tool_name)).toEqual(['a', 'b', 'c']);
+        expect(await found(registry)).toEqual(['a', 'b', 'c']);
+      }
+    } finally {
+      await behind.close();
+      await fresh.close();
+    }
+  });
+});

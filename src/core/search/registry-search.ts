@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { compareCodePoints } from '../canonical.js';
 import type { ToolRegistration } from '../contracts.js';
-import { ValidationError } from '../errors.js';
+import { StorageUnavailableError, ValidationError } from '../errors.js';
 import { formatPath, previewValue } from '../issues.js';
 import type { ChangeLogPage, StoreReader, StoreScope } from '../base-tool-registry.js';
 import type { ListPageOptions, ListPageResult, SearchOptions, SearchResult } from '../registry.js';
@@ -269,19 +269,28 @@ export class RegistrySearchIndex {
     // The same revision of another log (restored in place) is no reason to stop.
     const sameLog = typeof current === 'number' || this.#mark === undefined || current.mark === this.#mark;
     if (this.#revision >= 0 && head === this.#revision && sameLog) return;
-    if (this.#revision < 0 || head <= this.#revision) return this.#rebuild(source, head);
+    const headMark = typeof current === 'number' ? undefined : current.mark;
+    if (this.#revision < 0 || head <= this.#revision) return this.#rebuild(source, head, headMark);
     // Each changed tool with the revision of its last change.
     const names = new Map<string, number>();
     let since = this.#revision;
     let mark = this.#mark;
     for (;;) {
-      const page = await source.changes(since, CHANGES_PAGE, mark);
+      let page: ChangeLogPage;
+      try {
+        page = await source.changes(since, CHANGES_PAGE, mark);
+      } catch (error) {
+        // The log cannot be read while the reads may still answer (a PostgreSQL cache within
+        // its staleIfErrorMs while the server is away): build from the reads, as get() answers.
+        if (error instanceof StorageUnavailableError) return this.#rebuild(source, head, headMark);
+        throw error;
+      }
       // Restored to an older state, or another log restored in place (a backup of another
       // moment or file), or the log no longer holds what the index missed: build anew.
-      if (page.revision < since || page.replaced === true || (page.revision > since && page.oldestRevision > since + 1)) return this.#rebuild(source, head);
+      if (page.revision < since || page.replaced === true || (page.revision > since && page.oldestRevision > since + 1)) return this.#rebuild(source, head, headMark);
       mark = page.mark;
       for (const event of page.events) names.set(event.tool_name, event.revision);
-      if (names.size > Math.max(CHANGES_PAGE, this.#index.size)) return this.#rebuild(source, head);
+      if (names.size > Math.max(CHANGES_PAGE, this.#index.size)) return this.#rebuild(source, head, headMark);
       since = page.events.at(-1)?.revision ?? since;
       if (page.events.length < CHANGES_PAGE) {
         since = Math.max(since, page.revision);
@@ -303,7 +312,7 @@ export class RegistrySearchIndex {
     this.#mark = this.#revision === since ? mark : undefined;
   }
 
-  async #rebuild(source: IndexSource, head: number): Promise<void> {
+  async #rebuild(source: IndexSource, head: number, headMark: string | undefined): Promise<void> {
     // Two reads: the names (a store may read every tool without its spec text, as an import
     // plan does), then their registrations. A tool added in between is in the log after the
     // first read's revision, which the index does not pass, so the next search adds it.
@@ -318,7 +327,13 @@ export class RegistrySearchIndex {
     });
     this.#index.build(tools);
     this.#revision = Math.min(head, listedAt, revision);
-    // The log's mark there, so that a log restored in place before the next catch-up is found.
+    // The log's mark there, so that a log restored in place before the next catch-up is found:
+    // the revision read's when the index is at that revision (no read of the log, which a
+    // PostgreSQL cache answering while the server is away could not make).
+    if (this.#revision === head && headMark !== undefined) {
+      this.#mark = headMark;
+      return;
+    }
     const page = await source.changes(this.#revision, 0, undefined);
     this.#mark = page.revision === this.#revision ? page.mark : undefined;
   }
