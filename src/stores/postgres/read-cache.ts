@@ -77,13 +77,18 @@ export class PostgresReadCache<T> {
   notified(payload: string): void {
     const revision = Number(payload);
     if (!Number.isSafeInteger(revision)) return this.invalidate();
-    // Below the cache's revision: a commit on a log restored to an older state (a dump sends
-    // no notification of its own), which the catch-up finds replaced. Ignored, the cache kept
-    // the state before the restore until the log passed its revision again.
-    if (this.#head === undefined || revision !== this.#head.revision) {
+    // A listener hears commits in order, so revisions only grow: one at or below a revision
+    // already notified is a commit on a log restored to an older state (a dump sends no
+    // notification of its own), which the catch-up finds replaced. Ignored, the cache kept the
+    // state before the restore until the log passed its revision again. (Below the cache's
+    // revision alone is no sign: the notifications of its own writes often come after it took them.)
+    const restored = revision <= this.#notifiedUpTo;
+    // Every notification counts (its own writes' too): at most the cache's revision, they do not
+    // make an own write look behind (ownWrite).
+    this.#notifiedUpTo = Math.max(this.#notifiedUpTo, revision);
+    if (this.#head === undefined || revision > this.#head.revision || restored) {
       this.#wakeups++;
       this.#requiredAt = this.#wakeups;
-      this.#notifiedUpTo = Math.max(this.#notifiedUpTo, revision);
     }
   }
 
