@@ -297,6 +297,8 @@ interface TestProxy {
   /** Hold back what the server sends (notifications, heartbeat answers) until `release`. */
   holdReplies(): void;
   releaseReplies(): void;
+  /** Ends every connection through the proxy (a restart's, a failover's), still accepting new ones. */
+  cutAll(): void;
   close(): Promise<void>;
 }
 
@@ -353,6 +355,10 @@ async function startProxy(serverUrl: string): Promise<TestProxy> {
     cuts: () => cuts,
     holdReplies: () => (held ??= []),
     releaseReplies,
+    cutAll: () => {
+      for (const socket of sockets) socket.destroy();
+      sockets.clear();
+    },
     close: async () => {
       releaseReplies();
       for (const socket of sockets) socket.destroy();
@@ -517,8 +523,8 @@ describe('PostgreSQL registry, connections the server ends for idleness', () => 
   });
 });
 
-describe('PostgreSQL registry, search while the server is away', () => {
-  it('answers from a cache within staleIfErrorMs as get() does: an index behind the cache, and one built then (it read the log, STORAGE_UNAVAILABLE)', async () => {
+describe('PostgreSQL registry, search and status() while the server is away', () => {
+  it('search answers from a cache within staleIfErrorMs as get() does: an index behind the cache, and one built then (it read the log, STORAGE_UNAVAILABLE)', async () => {
     const proxy = await startProxy(db.url());
     const schema = db.schema();
     const open = (): Promise<PostgresToolRegistry> => openPostgresToolRegistry({ connectionString: proxy.url, schema, staleIfErrorMs: 600_000 });
@@ -540,6 +546,22 @@ describe('PostgreSQL registry, search while the server is away', () => {
     } finally {
       await behind.close();
       await fresh.close();
+    }
+  });
+
+  it('status() answers over a fresh connection after the pooled one was cut, and is STORAGE_UNAVAILABLE while the server is away (it was the bare driver error)', async () => {
+    const proxy = await startProxy(db.url());
+    const registry = await openPostgresToolRegistry({ connectionString: proxy.url, schema: db.schema(), cache: false });
+    try {
+      await registry.register(minimalSpec('a'));
+      expect((await registry.status()).tools).toBe(1);
+      proxy.cutAll();
+      expect((await registry.status()).tools).toBe(1);
+      await proxy.close();
+      const error = await registry.status().then(() => undefined, (caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', context: { operation: 'status' } });
+    } finally {
+      await registry.close();
     }
   });
 });

@@ -634,18 +634,29 @@ export class PostgresEngine<T> {
 
   /** Counts and the schema's state, for operators and the CLI. */
   async status(): Promise<PostgresEngineStatus> {
-    const client = await this.#timed('status', () => checkOut(this.pool, this.busyTimeoutMs));
-    let applied: string[];
-    try {
-      applied = await appliedMigrations(client, this.schema).catch((error: unknown) => {
-        throw sqlState(error) === '42501' ? readDenied('status', this.schema, error) : error;
-      });
-    } finally {
-      // Given back before the counts' read takes a connection: holding it meanwhile made status()
-      // wait for a second connection, which a pool of one (a role with CONNECTION LIMIT 1, a
-      // caller's pool with max 1) never has: STORAGE_BUSY every time.
-      client.release();
-    }
+    const readApplied = async (): Promise<string[]> => {
+      const client = await checkOut(this.pool, this.busyTimeoutMs);
+      let failed: unknown;
+      try {
+        return await appliedMigrations(client, this.schema);
+      } catch (error) {
+        failed = error;
+        throw error;
+      } finally {
+        // Given back before the counts' read takes a connection: holding it meanwhile made status()
+        // wait for a second connection, which a pool of one (a role with CONNECTION LIMIT 1, a
+        // caller's pool with max 1) never has: STORAGE_BUSY every time. A dead one is dropped.
+        client.release(isConnectionFailure(failed));
+      }
+    };
+    // As every read (#timed: STORAGE_UNAVAILABLE, not the driver's bare error, when the server is
+    // away; 42501 as a read's), and once more on a fresh connection after a killed backend.
+    const applied = await this.#timed('status', () =>
+      readApplied().catch((error: unknown) => {
+        if (!isConnectionFailure(error) || this.#closed) throw error;
+        return readApplied();
+      }),
+    );
     const counts = await this.read(async (trx) => {
       const row = await trx
         .selectFrom('tool_registrations')
