@@ -135,6 +135,31 @@ describe('PostgreSQL: a write in one round trip from a current cache', () => {
     }
   });
 
+  it("a function whose result type a migration changed (0A000, cached plan) makes it go unnamed, told by the error's routine, which lc_messages does not translate", async () => {
+    const pool = database.pool({ max: 1 });
+    const schema = database.schema();
+    const registry = await open(pool, schema);
+    const args = 'integer, json, json, json, json';
+    try {
+      await registry.register(spec('one', '1.0.0')); // prepared on the pool's one connection
+      // What a later release's migration may do: the same function, another result type.
+      await pool.query(
+        `ALTER FUNCTION ${schema}.tool_registry_write_if(${args}) RENAME TO write_if_before; ` +
+          `CREATE FUNCTION ${schema}.tool_registry_write_if(l integer, e json, s json, r json, p json) RETURNS TABLE (written boolean, revision numeric, token text) ` +
+          `LANGUAGE sql AS $$ SELECT w.written, w.revision::numeric, w.token FROM ${schema}.write_if_before(l, e, s, r, p) AS w $$`,
+      );
+      expect((await registry.register(spec('two', '1.0.0'))).spec.tool_name).toBe('two');
+      expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['one', 'two']);
+      // The server's error for it, on a statement of the test's own: the routine is the mark.
+      await pool.query(`PREPARE probe AS SELECT * FROM ${schema}.tool_registry_write_if(0, '[]', '[]', '[]', 'null')`).catch(() => {});
+      await pool.query(`ALTER FUNCTION ${schema}.tool_registry_write_if(${args}) RENAME TO write_if_numeric; ALTER FUNCTION ${schema}.write_if_before(${args}) RENAME TO tool_registry_write_if`);
+      const error = await pool.query('EXECUTE probe').then(() => undefined, (caught: unknown) => caught);
+      expect(error).toMatchObject({ code: '0A000', routine: 'RevalidateCachedQuery' });
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('a cache that missed a write decides nothing: the statement writes nothing and the rule runs again under the locks', async () => {
     const { pool, statements } = countingPool();
     const schema = database.schema();

@@ -80,10 +80,16 @@ function optionalBoolean(name: string, value: unknown, fallback: boolean): boole
   return value;
 }
 
-/** Whether the server refused a named prepared statement before running it (see writeInOneStatement). */
+/**
+ * Whether the server refused a named prepared statement before running it (see
+ * writeInOneStatement). "cached plan must not change result type" is told by the server's
+ * routine, which lc_messages does not translate (the English text is kept for a server that
+ * sends no routine).
+ */
 function refusedPreparedStatement(error: unknown): boolean {
   const state = sqlState(error);
-  return state === '26000' || state === '42P05' || (state === '0A000' && /cached plan/.test((error as Error).message));
+  if (state === '26000' || state === '42P05') return true;
+  return state === '0A000' && ((error as { routine?: unknown }).routine === 'RevalidateCachedQuery' || /cached plan/.test((error as Error).message));
 }
 
 /**
