@@ -670,6 +670,7 @@ export abstract class BaseToolRegistry implements ToolRegistry {
         revision: () => this._searchRevision(),
         changes: (since, limit, mark) => this._changes(since, limit, { mark, signal: NEVER_ABORTED, now: true }),
         read: (scope, work, operation) => this._read(scope, work, operation),
+        transient: (error) => this._isTransient(error),
       }),
       'search',
       undefined,

@@ -252,6 +252,29 @@ describe('PostgreSQL roles that are no superuser', () => {
     expect(rows).toEqual([{ tool_name: 't_false', enabled: false }, { tool_name: 't_true', enabled: false }]);
   });
 
+  it('a role that may not read the change log: search is STORAGE_UNAVAILABLE naming the right once it must read the log, not built anew from the rows at every search', async () => {
+    const schema = db.schema();
+    const owner = await openPostgresToolRegistry({ connectionString: db.url(), schema, cache: false });
+    try {
+      await owner.register(minimalSpec('a', { description: 'weather' }));
+      await withRole('nolog', async (role, url) => {
+        await db.pool().query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}; REVOKE SELECT ON ${schema}.tool_changes FROM ${role}`);
+        const reader = await openPostgresToolRegistry({ connectionString: url, schema, cache: false, readonly: true });
+        try {
+          await reader.search('weather').catch(() => undefined); // builds the index (the log's mark comes with the revision)
+          await owner.register(minimalSpec('b', { description: 'weather' }));
+          const error = await expectCode(reader.search('weather'), 'STORAGE_UNAVAILABLE');
+          expect(error.context).toMatchObject({ driver_code: '42501', schema });
+          expect(error.message).toContain(`SELECT on table ${schema}.tool_changes`);
+        } finally {
+          await reader.close();
+        }
+      });
+    } finally {
+      await owner.close();
+    }
+  });
+
   // The embedded server ships no message translations (and this machine no locales but C), so
   // the function raises what a server with lc_messages = 'de_DE' sends for a missing EXECUTE
   // right: SQLSTATE 42501 and PostgreSQL's German text. It was READ_ONLY: the English text was matched.

@@ -44,6 +44,8 @@ export interface IndexSource {
    */
   changes(since: number, limit: number, mark: string | undefined): Promise<ChangeLogPage>;
   read<T>(scope: StoreScope, work: (reader: StoreReader) => T, operation: string): T | Promise<T>;
+  /** Whether a failure may pass by itself (a server away), not a lasting one (a right missing). */
+  transient(error: unknown): boolean;
 }
 
 interface Doc {
@@ -282,7 +284,7 @@ export class RegistrySearchIndex {
       } catch (error) {
         // The log cannot be read while the reads may still answer (a PostgreSQL cache within
         // its staleIfErrorMs while the server is away): build from the reads, as get() answers.
-        if (error instanceof StorageUnavailableError) return this.#rebuild(source, head, headMark);
+        if (error instanceof StorageUnavailableError && source.transient(error)) return this.#rebuild(source, head, headMark);
         throw error;
       }
       // Restored to an older state, or another log restored in place (a backup of another
