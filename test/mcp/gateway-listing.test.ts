@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import { createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
@@ -21,6 +22,7 @@ import { until } from '../support/waiting.js';
 const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'gateway-listing-'));
 const closing: (() => Promise<void>)[] = [];
+let gateways = 0;
 
 afterAll(async () => {
   for (const close of closing) await close();
@@ -38,7 +40,7 @@ function lists(log: string): number {
  * the default sync interval (5 min): nothing but the gateway's own retry lists it again.
  */
 async function flakyGateway(failures: string, env: Record<string, string> = {}): Promise<{ gateway: GatewayToolSet; warnings: string[]; log: string }> {
-  const log = join(dir, `${failures}${Object.keys(env).join('')}.log`);
+  const log = join(dir, `${failures}${Object.keys(env).join('')}-${++gateways}.log`);
   const registry = new InMemoryToolRegistry();
   const command = [process.execPath, SCRIPTED];
   const row = await registry.putUpstream({ name: 'flaky', transport: { type: 'stdio', command, env: { SCRIPTED_LIST_FAILURES: failures, SCRIPTED_LIST_LOG: log, ...env }, cwd: null } });
@@ -51,18 +53,26 @@ async function flakyGateway(failures: string, env: Record<string, string> = {}):
   return { gateway, warnings, log };
 }
 
+/** A session of `gateway` over an in-memory pair, counting the list_changed it is sent. */
+async function countingSession(gateway: GatewayToolSet): Promise<{ client: Client; changed: () => number }> {
+  const server = createMcpServer(gateway);
+  const client = new Client({ name: 'test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  await client.connect(b);
+  closing.unshift(() => client.close());
+  let changed = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+  return { client, changed: () => changed };
+}
+
 describe("a serving gateway's failed listing", () => {
   it('is tried again after 1 s: the tools are served without any list_changed, sync or interval', async () => {
     const { gateway, warnings, log } = await flakyGateway('1');
     // On the old code the upstream stayed unserved: nothing listed it again.
     await until(() => (gateway.upstreams()[0]?.served.length ?? 0) > 0, 'the upstream served after its failed listing', { timeoutMs: 15_000, pollMs: 20 });
-    const server = createMcpServer(gateway);
-    const client = new Client({ name: 'test', version: '1' });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    await client.connect(b);
-    closing.unshift(() => client.close());
-    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['flaky_answer', 'flaky_fail', 'flaky_hold', 'flaky_pair', 'flaky_seen']);
+    const { client } = await countingSession(gateway);
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['flaky_answer', 'flaky_fail', 'flaky_flood', 'flaky_hold', 'flaky_pair', 'flaky_seen']);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
     expect(lists(log)).toBe(2);
     expect(warnings.filter((warning) => warning.includes('list'))).toEqual([
@@ -98,6 +108,41 @@ describe("a serving gateway's failed listing", () => {
       'upstream flaky: cannot list its tools: tools/list gave a next page 100 times; giving up; none of its tools is served until it lists them; listing again in 1 s',
     ]);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: true, served: [] });
+  }, 30_000);
+});
+
+describe("a serving gateway's list_changed flood", () => {
+  it('lists an upstream once for any number of list_changed that come during a listing, and tells the sessions nothing when nothing changed', async () => {
+    const { gateway, log } = await flakyGateway('0');
+    const sessions = [await countingSession(gateway), await countingSession(gateway)];
+    const { client } = sessions[0]!;
+    await until(() => lists(log) === 1, 'the first listing');
+    // 1,000 in one write: the first starts a listing, the other 999 come before its answer and ask for one more.
+    await client.callTool({ name: 'flaky_flood', arguments: { count: 1_000 } });
+    // The flood's two listings, then a sync's: the one it starts, or the one more it asks of the second.
+    await until(() => lists(log) >= 3, 'the listings of the flood');
+    await gateway.sync('flaky');
+    // On a gateway that listed once a list_changed, 1,001 (or more, one each).
+    expect(lists(log)).toBe(4);
+    // The same 1,000 one a write (one per turn of the upstream's loop): a few listings, never one each (2-4 seen).
+    await client.callTool({ name: 'flaky_flood', arguments: { count: 1_000, apart: true } });
+    await gateway.sync('flaky');
+    expect(lists(log)).toBeLessThan(4 + 20);
+    expect(sessions.map(({ changed }) => changed())).toEqual([0, 0]);
+  }, 30_000);
+
+  it('picks up a change announced during a listing with a listing that starts after it, and tells each session once', async () => {
+    const { gateway, log } = await flakyGateway('0');
+    const { client, changed } = await countingSession(gateway);
+    await until(() => lists(log) === 1 && (gateway.upstreams()[0]?.served.length ?? 0) === 6, 'the first listing, every tool served');
+    // The listing the flood starts is answered with `seen` as approved, after a list_changed saying it changed.
+    await client.callTool({ name: 'flaky_flood', arguments: { count: 1_000, change: true } });
+    await until(() => !(gateway.upstreams()[0]?.served ?? []).includes('flaky_seen'), 'the changed tool no longer served');
+    await until(() => changed() === 1, 'the list_changed of the change');
+    expect(gateway.upstreams()[0]?.listed?.find((definition) => definition.name === 'seen')?.description).toBe('changed during a listing');
+    expect(lists(log)).toBe(3);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('flaky_seen');
+    expect(changed()).toBe(1);
   }, 30_000);
 });
 

@@ -9,12 +9,18 @@
 //   `error` as it is given (5, null, {code: 'x'}: what no JSON-RPC error is);
 // - `answer` {kind}: the result RESULTS[kind], as it is;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
-//   ({ requestId, matched: whether a call of that id was in flight, reason }).
+//   ({ requestId, matched: whether a call of that id was in flight, reason });
+// - `flood` {count, apart?, change?}: sends `count` notifications/tools/list_changed (all in one
+//   write, or with `apart` each in a write of its own, one per turn of its event loop), then
+//   answers; with `change`, the next tools/list it is asked changes `seen`'s description while
+//   it is answered: list_changed goes out first, then the listing as it was before the change.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
-// no tools and a next cursor (a pager that never ends).
+// no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
+// `many0` to `many{N-1}`, after those (each answers its name).
 import { appendFileSync } from 'node:fs';
+import { setImmediate } from 'node:timers';
 
 const RESULTS = {
   usual: { content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } },
@@ -37,10 +43,14 @@ const TOOLS = [
   { name: 'fail', inputSchema: object },
   { name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } }, required: ['kind'] } },
   { name: 'seen', inputSchema: object },
+  { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' } }, required: ['count'] } },
 ];
+for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
 
 const listFailures = process.env.SCRIPTED_LIST_FAILURES === 'all' ? Infinity : Number(process.env.SCRIPTED_LIST_FAILURES ?? 0);
 let lists = 0;
+/** `flood` with `change`: the next tools/list changes the listing under way. */
+let changeAtNextList = false;
 const calls = [];
 const cancelled = [];
 /** Calls answered later, by id. */
@@ -83,6 +93,23 @@ function call(request) {
     send({ jsonrpc: '2.0', id: request.id, error: { code: args?.code ?? -32050, message: 'boom', data: { why: 'asked to' } } });
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
+  } else if (name === 'flood') {
+    if (args.change === true) changeAtNextList = true;
+    const changed = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    if (args.apart !== true) {
+      process.stdout.write(`${changed}\n`.repeat(args.count));
+      text(request, 'flooded');
+      return;
+    }
+    let left = args.count;
+    const next = () => {
+      if (left-- === 0) return text(request, 'flooded');
+      process.stdout.write(`${changed}\n`);
+      setImmediate(next);
+    };
+    next();
+  } else if (name.startsWith('many')) {
+    text(request, name);
   } else if (name === 'seen') {
     text(request, JSON.stringify({ calls, cancelled }));
   } else {
@@ -98,7 +125,13 @@ function handle(message) {
     if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists}\n`);
     if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
     else if (process.env.SCRIPTED_LIST_ENDLESS !== undefined) send({ jsonrpc: '2.0', id: message.id, result: { tools: [], nextCursor: 'again' } });
-    else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
+    else if (changeAtNextList) {
+      changeAtNextList = false;
+      const before = JSON.parse(JSON.stringify(TOOLS));
+      TOOLS.find((tool) => tool.name === 'seen').description = 'changed during a listing';
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      send({ jsonrpc: '2.0', id: message.id, result: { tools: before } });
+    } else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
   } else if (message.method === 'tools/call') {
     call(message);
   } else if (message.method === 'notifications/cancelled') {
