@@ -146,6 +146,24 @@ describe("a serving gateway's list_changed flood", () => {
   }, 30_000);
 });
 
+describe('an upstream that lists more than 10,000 tools', () => {
+  it('is refused by the commands and by a serving gateway alike, which served the first 10,000 as if they were all', async () => {
+    // 10,001 tools in pages of 5,000: the serving link stopped after the second page, silently.
+    const env = { SCRIPTED_MANY_TOOLS: '9995', SCRIPTED_PAGE_SIZE: '5000', SCRIPTED_LIST_LOG: join(dir, `crowded-${++gateways}.log`) };
+    const transport = { type: 'stdio' as const, command: [process.execPath, SCRIPTED], env, cwd: null };
+    const why = 'tools/list listed 10001 tools, more than the 10000 one upstream may list; giving up';
+    await expect(fetchUpstreamDefinitions({ name: 'crowded', transport })).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', message: expect.stringContaining(`did not list its tools: ${why}`) });
+    const registry = new InMemoryToolRegistry();
+    await registry.putUpstream({ name: 'crowded', transport });
+    const warnings: string[] = [];
+    const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+    closing.push(() => gateway.close());
+    await until(() => warnings.length > 0, 'the warning of the refused listing');
+    expect(warnings[0]).toBe(`upstream crowded: cannot list its tools: ${why}; none of its tools is served until it lists them; listing again in 1 s`);
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, listed: undefined, served: [] });
+  }, 30_000);
+});
+
 describe("a serving gateway's warnings", () => {
   it("say why a fetch failed: the cause fetch's `fetch failed` hides (connection refused)", async () => {
     const port = await freePort();

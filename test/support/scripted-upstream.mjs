@@ -18,7 +18,8 @@
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
-// `many0` to `many{N-1}`, after those (each answers its name).
+// `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
+// pages of N.
 import { appendFileSync } from 'node:fs';
 import { setImmediate } from 'node:timers';
 
@@ -131,6 +132,12 @@ function handle(message) {
       TOOLS.find((tool) => tool.name === 'seen').description = 'changed during a listing';
       send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
       send({ jsonrpc: '2.0', id: message.id, result: { tools: before } });
+    } else if (process.env.SCRIPTED_PAGE_SIZE !== undefined) {
+      // Pages of SCRIPTED_PAGE_SIZE tools, the cursor the index of the next one.
+      const size = Number(process.env.SCRIPTED_PAGE_SIZE);
+      const from = Number(message.params?.cursor ?? 0);
+      const next = from + size < TOOLS.length ? { nextCursor: String(from + size) } : {};
+      send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS.slice(from, from + size), ...next } });
     } else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
   } else if (message.method === 'tools/call') {
     call(message);

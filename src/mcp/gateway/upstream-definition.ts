@@ -58,6 +58,18 @@ export function listingRefusal(error: unknown): string | undefined {
 /** Pages of `tools/list` followed to the end, bounded (an upstream that pages forever is an error). */
 export const MAX_LIST_PAGES = 100;
 
+/**
+ * Tools one upstream may list: a listing of more is an error, in the commands and a serving
+ * process alike (the serving one used to stop reading pages here, silently leaving the rest
+ * of what `add` had registered unserved).
+ */
+export const MAX_LISTED_TOOLS = 10_000;
+
+/** The error of a listing of more than `MAX_LISTED_TOOLS` tools (`count` read so far). */
+export function crowdedListing(count: number): Error {
+  return new Error(`tools/list listed ${count} tools, more than the ${MAX_LISTED_TOOLS} one upstream may list; giving up`);
+}
+
 /** The error of a listing that gave a next page `MAX_LIST_PAGES` times. */
 export function endlessListing(): Error {
   return new Error(`tools/list gave a next page ${MAX_LIST_PAGES} times; giving up`);

@@ -23,15 +23,13 @@ import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream, invalidAnswerOf } from './connect.js';
 import type { InvalidAnswer, UpstreamConnection } from './connect.js';
-import { MAX_LIST_PAGES, endlessListing, listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
 export const RECONNECT_FIRST_MS = 1_000;
 /** The longest pause between two attempts to reach an upstream. */
 export const RECONNECT_MAX_MS = 60_000;
-/** At most this many tools are read from one upstream's `tools/list` (pages followed up to it). */
-const MAX_LISTED = 10_000;
 
 /** Options a link takes from the gateway. */
 export interface UpstreamLinkOptions {
@@ -392,9 +390,11 @@ export class UpstreamLink {
         if (pages++ === MAX_LIST_PAGES) throw endlessListing();
         const page = await listUpstreamToolsPage(connection.client, cursor, { timeout: this.#options.connectTimeoutMs });
         listed.push(...page.definitions);
+        // As the commands' listing: more is an error, never the first pages served as if they were all.
+        if (listed.length > MAX_LISTED_TOOLS) throw crowdedListing(listed.length);
         for (const name of page.taskRequired) taskRequired.add(name);
         cursor = page.nextCursor;
-      } while (cursor !== undefined && listed.length < MAX_LISTED);
+      } while (cursor !== undefined);
     } catch (error) {
       if (this.#connection !== connection) return;
       this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
