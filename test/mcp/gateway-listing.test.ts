@@ -13,7 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
-import { createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
+import { computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { freePort, processesWith } from '../support/upstreams.js';
@@ -161,6 +161,25 @@ describe('an upstream that lists more than 10,000 tools', () => {
     await until(() => warnings.length > 0, 'the warning of the refused listing');
     expect(warnings[0]).toBe(`upstream crowded: cannot list its tools: ${why}; none of its tools is served until it lists them; listing again in 1 s`);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: true, listed: undefined, served: [] });
+  }, 30_000);
+});
+
+describe('a listed tool whose definition no hash can be taken of', () => {
+  it('is refused alone, by the commands and a serving gateway: it ended the serving process (an unhandled rejection) and upstream add (error INTERNAL)', async () => {
+    const { gateway, warnings } = await flakyGateway('0', { SCRIPTED_UNHASHABLE: '1' });
+    const deep = 'its definition is not JSON data the gateway can hash (inputSchema: nested 1000 levels deep or more)';
+    const huge = 'its definition is not JSON data the gateway can hash (inputSchema.maximum: a number out of range, read as Infinity)';
+    // On the old code the listing threw (canonicalJson) and nothing was listed; the process died of it.
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined, served: expect.arrayContaining(['flaky_seen']) });
+    expect(gateway.upstreams()[0]?.served).toHaveLength(6);
+    expect(warnings).toEqual([`upstream flaky's tool "deep" is not served: ${deep}`, `upstream flaky's tool "huge" is not served: ${huge}`]);
+    const row = { name: 'flaky', prefix: 'flaky_', rejected: [] };
+    const definitions = await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: { SCRIPTED_UNHASHABLE: '1' }, cwd: null } });
+    const states = computeUpstreamStates(row, definitions, []).filter((state) => state.state === 'unregistrable');
+    expect(states.map((state) => [state.tool, state.reason])).toEqual([
+      ['deep', `the upstream's entry is refused: ${deep}`],
+      ['huge', `the upstream's entry is refused: ${huge}`],
+    ]);
   }, 30_000);
 });
 

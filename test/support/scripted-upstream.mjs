@@ -19,7 +19,9 @@
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
 // `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
-// pages of N.
+// pages of N. SCRIPTED_UNHASHABLE set lists two valid MCP tools more whose definitions no hash can
+// be taken of: `deep` (an inputSchema nested 1,000 levels) and `huge` (`maximum: 1e999`, which
+// JSON.parse reads as Infinity).
 import { appendFileSync } from 'node:fs';
 import { setImmediate } from 'node:timers';
 
@@ -47,6 +49,12 @@ const TOOLS = [
   { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' } }, required: ['count'] } },
 ];
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
+if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
+  let deep = {};
+  for (let level = 0; level < 1000; level++) deep = { type: 'object', properties: { a: deep } };
+  // A placeholder the listing's text replaces with a number JSON cannot carry.
+  TOOLS.push({ name: 'deep', inputSchema: deep }, { name: 'huge', inputSchema: { type: 'object', maximum: 'INFINITE' } });
+}
 
 const listFailures = process.env.SCRIPTED_LIST_FAILURES === 'all' ? Infinity : Number(process.env.SCRIPTED_LIST_FAILURES ?? 0);
 let lists = 0;
@@ -59,7 +67,7 @@ const held = new Map();
 let pairs = [];
 
 function send(message) {
-  process.stdout.write(`${JSON.stringify(message)}\n`);
+  process.stdout.write(`${JSON.stringify(message).replace('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
 }
 
 function progress(request, message) {

@@ -18,7 +18,8 @@ export interface UpstreamToolDefinition {
   readonly annotations?: Readonly<Record<string, unknown>>;
   /**
    * Set when the upstream's entry is not a valid MCP tool (the SDK's client refuses it, e.g. an
-   * `inputSchema` not of type `object`): why. Such an entry is unregistrable, never served;
+   * `inputSchema` not of type `object`), or no hash can be taken of it (`UNHASHABLE_DEFINITION`
+   * begins the reason): why. Such an entry is unregistrable, never served;
    * `name` is its name when it has one (else ''), `inputSchema` is `{}`.
    */
   readonly refused?: string;
@@ -112,10 +113,53 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
       definitions.push({ name: typeof name === 'string' ? name : '', inputSchema: {}, refused: listingRefusal(parsed.error)?.replace(/; the SDK's client refuses .*$/, '') ?? parsed.error.message });
       continue;
     }
-    definitions.push(definitionOf(parsed.data));
+    const definition = definitionOf(parsed.data);
+    const unhashable = unhashableReason(definition);
+    if (unhashable !== undefined) {
+      definitions.push({ name: definition.name, inputSchema: {}, refused: unhashable });
+      continue;
+    }
+    definitions.push(definition);
     if (parsed.data.execution?.taskSupport === 'required') taskRequired.push(parsed.data.name);
   }
   return { definitions, taskRequired, nextCursor };
+}
+
+/** How the reason of a definition that cannot be hashed begins (`refused`): a valid MCP tool, but no JSON data the registry can hold. */
+export const UNHASHABLE_DEFINITION = 'its definition is not JSON data the gateway can hash';
+
+/** canonicalJson's nesting bound: an object or array this deep is not JSON data to it. */
+const HASHABLE_DEPTH = 1000;
+
+/**
+ * Why a listed definition cannot be hashed (canonicalJson throws on it: a number JSON.parse
+ * read as infinite, `1e999`, or nesting 1,000 levels deep), or undefined. Such an entry is
+ * refused alone: hashed later, it threw out of a serving process's listing (an unhandled
+ * rejection ended `serve` and `mcp`) and out of `upstream add` (`error INTERNAL`).
+ */
+function unhashableReason(definition: UpstreamToolDefinition): string | undefined {
+  try {
+    canonicalJson(definitionBody(definition));
+    return undefined;
+  } catch {
+    return `${UNHASHABLE_DEFINITION} (${whereUnhashable(definitionBody(definition), '', 0) ?? 'canonicalJson refuses it'})`;
+  }
+}
+
+/** The first place canonicalJson refuses in parsed JSON: `path: what` (bounded by HASHABLE_DEPTH, so never deeper on the stack). */
+function whereUnhashable(value: unknown, path: string, depth: number): string | undefined {
+  if (typeof value === 'number') {
+    // A path hundreds of keys long says less than its first key and its depth.
+    const place = path.length > 120 ? `${path.slice(0, path.indexOf('.'))} at depth ${depth}` : path;
+    return Number.isFinite(value) ? undefined : `${place}: a number out of range, read as ${value}`;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= HASHABLE_DEPTH) return `${path.slice(0, path.indexOf('.'))}: nested ${HASHABLE_DEPTH} levels deep or more`;
+  for (const [key, item] of Object.entries(value)) {
+    const where = whereUnhashable(item, path === '' ? key : `${path}.${key}`, depth + 1);
+    if (where !== undefined) return where;
+  }
+  return undefined;
 }
 
 /** The tag every tool of upstream NAME carries. */
