@@ -21,7 +21,7 @@
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
 // `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
 // pages of N. SCRIPTED_UNHASHABLE set lists two valid MCP tools more whose definitions no hash can
-// be taken of: `deep` (an inputSchema nested 1,000 levels) and `huge` (`maximum: 1e999`, which
+// be taken of: `deep` (an inputSchema nested 998 levels) and `huge` (`maximum: 1e999`, which
 // JSON.parse reads as Infinity).
 import { appendFileSync } from 'node:fs';
 import { setImmediate } from 'node:timers';
@@ -51,8 +51,10 @@ const TOOLS = [
 ];
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
+  // 998 levels: its own canonical JSON can be taken, a listing's (one level more) cannot.
   let deep = {};
-  for (let level = 0; level < 1000; level++) deep = { type: 'object', properties: { a: deep } };
+  for (let level = 1; level < 998; level++) deep = { a: deep };
+  deep = { type: 'object', a: deep };
   // A placeholder the listing's text replaces with a number JSON cannot carry.
   TOOLS.push({ name: 'deep', inputSchema: deep }, { name: 'huge', inputSchema: { type: 'object', maximum: 'INFINITE' } });
 }

@@ -128,25 +128,24 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
 /** How the reason of a definition that cannot be hashed begins (`refused`): a valid MCP tool, but no JSON data the registry can hold. */
 export const UNHASHABLE_DEFINITION = 'its definition is not JSON data the gateway can hash';
 
-/** canonicalJson's nesting bound: an object or array this deep is not JSON data to it. */
-const HASHABLE_DEPTH = 1000;
+/**
+ * The nesting a definition may have: canonicalJson refuses 1,000 levels, and the gateway hashes
+ * definitions inside other values too (a listing is an array of them: one level more).
+ */
+const MAX_DEFINITION_DEPTH = 900;
 
 /**
  * Why a listed definition cannot be hashed (canonicalJson throws on it: a number JSON.parse
- * read as infinite, `1e999`, or nesting 1,000 levels deep), or undefined. Such an entry is
+ * read as infinite, `1e999`, or nesting near 1,000 levels), or undefined. Such an entry is
  * refused alone: hashed later, it threw out of a serving process's listing (an unhandled
  * rejection ended `serve` and `mcp`) and out of `upstream add` (`error INTERNAL`).
  */
 function unhashableReason(definition: UpstreamToolDefinition): string | undefined {
-  try {
-    canonicalJson(definitionBody(definition));
-    return undefined;
-  } catch {
-    return `${UNHASHABLE_DEFINITION} (${whereUnhashable(definitionBody(definition), '', 0) ?? 'canonicalJson refuses it'})`;
-  }
+  const where = whereUnhashable(definitionBody(definition), '', 0);
+  return where === undefined ? undefined : `${UNHASHABLE_DEFINITION} (${where})`;
 }
 
-/** The first place canonicalJson refuses in parsed JSON: `path: what` (bounded by HASHABLE_DEPTH, so never deeper on the stack). */
+/** The first place in parsed JSON that canonicalJson refuses, or would inside a listing: `path: what` (never deeper on the stack than MAX_DEFINITION_DEPTH). */
 function whereUnhashable(value: unknown, path: string, depth: number): string | undefined {
   if (typeof value === 'number') {
     // A path hundreds of keys long says less than its first key and its depth.
@@ -154,7 +153,7 @@ function whereUnhashable(value: unknown, path: string, depth: number): string | 
     return Number.isFinite(value) ? undefined : `${place}: a number out of range, read as ${value}`;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  if (depth >= HASHABLE_DEPTH) return `${path.slice(0, path.indexOf('.'))}: nested ${HASHABLE_DEPTH} levels deep or more`;
+  if (depth >= MAX_DEFINITION_DEPTH) return `${path.slice(0, path.indexOf('.'))}: nested ${MAX_DEFINITION_DEPTH} levels deep or more`;
   for (const [key, item] of Object.entries(value)) {
     const where = whereUnhashable(item, path === '' ? key : `${path}.${key}`, depth + 1);
     if (where !== undefined) return where;
