@@ -22,7 +22,8 @@
 // `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
 // pages of N. SCRIPTED_UNHASHABLE set lists two valid MCP tools more whose definitions no hash can
 // be taken of: `deep` (an inputSchema nested 998 levels) and `huge` (`maximum: 1e999`, which
-// JSON.parse reads as Infinity).
+// JSON.parse reads as Infinity). SCRIPTED_LIST_CHANGED_EACH set sends list_changed before every
+// tools/list answer (a listing that asks for the next one).
 import { appendFileSync } from 'node:fs';
 import { setImmediate } from 'node:timers';
 
@@ -140,6 +141,7 @@ function handle(message) {
   } else if (message.method === 'tools/list') {
     lists++;
     if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists}\n`);
+    if (process.env.SCRIPTED_LIST_CHANGED_EACH !== undefined) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
     else if (process.env.SCRIPTED_LIST_ENDLESS !== undefined) send({ jsonrpc: '2.0', id: message.id, result: { tools: [], nextCursor: 'again' } });
     else if (changeAtNextList) {

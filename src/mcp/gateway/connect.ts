@@ -253,6 +253,8 @@ class ObservedReadBuffer {
   #buffer: Buffer | undefined;
   readonly #hear: HearInvalidAnswer;
   readonly #unanswered: HearUnanswered;
+  /** A tools/list_changed was read in this read of the transport's (`readMessage` until null). */
+  #listChangedRead = false;
   /** The start of a line whose end has not come yet, chunk by chunk. */
   #pieces: Buffer[] = [];
   /** The start of the over-long line being skipped (undefined: none is). */
@@ -322,17 +324,30 @@ class ObservedReadBuffer {
   readMessage(): JSONRPCMessage | null {
     const made = this.#made.shift();
     if (made !== undefined) return made;
-    const index = this.#buffer?.indexOf('\n') ?? -1;
-    if (this.#buffer === undefined || index === -1) return null;
-    const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
-    this.#buffer = this.#buffer.subarray(index + 1);
-    // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
-    const value: unknown = JSON.parse(line);
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (parsed.success) return parsed.data;
-    const answer = refusedAnswer(value, parsed.error, this.#hear);
-    if (answer === undefined) throw parsed.error;
-    return answer;
+    for (;;) {
+      const index = this.#buffer?.indexOf('\n') ?? -1;
+      if (this.#buffer === undefined || index === -1) {
+        // The transport reads every whole line at once; the next read is a later turn of the loop.
+        this.#listChangedRead = false;
+        return null;
+      }
+      const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
+      this.#buffer = this.#buffer.subarray(index + 1);
+      // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
+      const value: unknown = JSON.parse(line);
+      // A list_changed after another of the same read says nothing more: the handlers run after
+      // the read, so the listing the first one asks for is sent after both. Dropped before the
+      // schema (about 70 µs of CPU each: a flood of 10,000 took 0.7 s).
+      if (isListChanged(value)) {
+        if (this.#listChangedRead) continue;
+        this.#listChangedRead = true;
+      }
+      const parsed = JSONRPCMessageSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      const answer = refusedAnswer(value, parsed.error, this.#hear);
+      if (answer === undefined) throw parsed.error;
+      return answer;
+    }
   }
 
   clear(): void {
@@ -342,6 +357,11 @@ class ObservedReadBuffer {
     this.#tail = Buffer.alloc(0);
     this.#made.length = 0;
   }
+}
+
+/** A `notifications/tools/list_changed` (no id: a notification). */
+function isListChanged(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { method?: unknown }).method === 'notifications/tools/list_changed' && !('id' in value);
 }
 
 /** The last `SNIFFED_BYTES` of `bytes`, copied (a slice would keep a whole chunk alive). */
