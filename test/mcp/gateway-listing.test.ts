@@ -211,6 +211,20 @@ describe('a listed tool whose definition no hash can be taken of', () => {
   }, 30_000);
 });
 
+describe('a listed tool whose outputSchema ajv cannot compile', () => {
+  it('is refused alone, by the commands and a serving gateway: the SDK client compiled it while listing and failed the whole listing', async () => {
+    const { gateway } = await flakyGateway('0', { SCRIPTED_ODD_OUTPUT: '1' });
+    // On the old code: 'cannot list its tools: type must be JSONType or JSONType[]: integr', nothing served.
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
+    expect(gateway.upstreams()[0]?.served).toHaveLength(6);
+    const definitions = await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: { SCRIPTED_ODD_OUTPUT: '1' }, cwd: null } });
+    const states = computeUpstreamStates({ name: 'flaky', prefix: 'flaky_', rejected: [] }, definitions, []);
+    expect(states.filter((state) => state.state === 'unregistrable').map((state) => [state.tool, state.reason])).toEqual([
+      ['oddout', expect.stringMatching(/^a serving process does not serve it: invalid tool definition "flaky_oddout": output_schema: is not a JSON Schema ajv can compile: /)],
+    ]);
+  }, 30_000);
+});
+
 describe("a serving gateway's warnings", () => {
   it("say why a fetch failed: the cause fetch's `fetch failed` hides (connection refused)", async () => {
     const port = await freePort();

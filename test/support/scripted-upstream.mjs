@@ -51,6 +51,8 @@ const TOOLS = [
   { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' } }, required: ['count'] } },
 ];
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
+// SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
+if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
   // 998 levels: its own canonical JSON can be taken, a listing's (one level more) cannot.
   let deep = {};

@@ -4,7 +4,7 @@
 // annotations), so a "rug pull" (a changed description) is a different definition.
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { PaginatedResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsResultSchema, PaginatedResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../index.js';
 import type { ToolRegistration, ToolSpecInput, Upstream } from '../../index.js';
 
@@ -94,7 +94,10 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
   let tools: readonly unknown[];
   let nextCursor: string | undefined;
   try {
-    const result = await client.listTools(params, options);
+    // Not client.listTools: it compiles every outputSchema (for its own callTool, which the
+    // gateway does not use for these) and throws for one ajv refuses, failing the whole
+    // listing; such a tool is refused alone here (`upstreamServingRefusal`), as one with such an inputSchema is.
+    const result = await client.request({ method: 'tools/list', params }, ListToolsResultSchema, options);
     tools = result.tools;
     nextCursor = result.nextCursor;
   } catch (error) {
