@@ -8,7 +8,8 @@
 // - `fail` {code?, error?}: a JSON-RPC error (code, default -32050; "boom", with data), or
 //   `error` as it is given (5, null, {code: 'x'}: what no JSON-RPC error is);
 // - `answer` {kind}: the result RESULTS[kind], as it is; `over-bound` and `over-bound-id-last`: a
-//   text result whose line is over 10 MiB, its id before or after the result;
+//   text result whose line is over 10 MiB, its id before or after the result (`over-bound-bad-id`:
+//   an id that is no JSON string);
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason });
 // - `flood` {count, apart?, change?}: sends `count` notifications/tools/list_changed (all in one
@@ -108,7 +109,8 @@ function call(request) {
     send({ jsonrpc: '2.0', id: request.id, error: { code: args?.code ?? -32050, message: 'boom', data: { why: 'asked to' } } });
   } else if (name === 'answer' && args.kind.startsWith('over-bound')) {
     // A line past the gateway's 10 MiB bound, its id before the result or (`over-bound-id-last`) after it.
-    const id = `"id":${JSON.stringify(request.id)}`;
+    // `over-bound-bad-id`: an id no JSON parser reads (an escape JSON does not have).
+    const id = args.kind === 'over-bound-bad-id' ? '"id":"\\x"' : `"id":${JSON.stringify(request.id)}`;
     const result = `"result":{"content":[{"type":"text","text":"${'x'.repeat(10 * 1024 * 1024)}"}]}`;
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
   } else if (name === 'answer') {

@@ -234,7 +234,12 @@ function sniffedId(head: Buffer, tail: Buffer): string | number | undefined {
     // The first in the head, the last in the tail: the nearest to the message's own level.
     const match = index === 0 ? found[0] : found.at(-1);
     if (match?.[1] === undefined) continue;
-    const id: unknown = JSON.parse(match[1]);
+    let id: unknown;
+    try {
+      id = JSON.parse(match[1]);
+    } catch {
+      continue; // an escape JSON does not have (`"\x"`): no id
+    }
     if (typeof id === 'string' || Number.isSafeInteger(id)) return id as string | number;
   }
   return undefined;
