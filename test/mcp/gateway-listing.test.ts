@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
-import { createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
+import { computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { freePort, processesWith } from '../support/upstreams.js';
@@ -21,6 +22,7 @@ import { until } from '../support/waiting.js';
 const SCRIPTED = join(ROOT, 'test/support/scripted-upstream.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'gateway-listing-'));
 const closing: (() => Promise<void>)[] = [];
+let gateways = 0;
 
 afterAll(async () => {
   for (const close of closing) await close();
@@ -38,7 +40,7 @@ function lists(log: string): number {
  * the default sync interval (5 min): nothing but the gateway's own retry lists it again.
  */
 async function flakyGateway(failures: string, env: Record<string, string> = {}): Promise<{ gateway: GatewayToolSet; warnings: string[]; log: string }> {
-  const log = join(dir, `${failures}${Object.keys(env).join('')}.log`);
+  const log = join(dir, `${failures}${Object.keys(env).join('')}-${++gateways}.log`);
   const registry = new InMemoryToolRegistry();
   const command = [process.execPath, SCRIPTED];
   const row = await registry.putUpstream({ name: 'flaky', transport: { type: 'stdio', command, env: { SCRIPTED_LIST_FAILURES: failures, SCRIPTED_LIST_LOG: log, ...env }, cwd: null } });
@@ -51,18 +53,26 @@ async function flakyGateway(failures: string, env: Record<string, string> = {}):
   return { gateway, warnings, log };
 }
 
+/** A session of `gateway` over an in-memory pair, counting the list_changed it is sent. */
+async function countingSession(gateway: GatewayToolSet): Promise<{ client: Client; changed: () => number }> {
+  const server = createMcpServer(gateway);
+  const client = new Client({ name: 'test', version: '1' });
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  await client.connect(b);
+  closing.unshift(() => client.close());
+  let changed = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+  return { client, changed: () => changed };
+}
+
 describe("a serving gateway's failed listing", () => {
   it('is tried again after 1 s: the tools are served without any list_changed, sync or interval', async () => {
     const { gateway, warnings, log } = await flakyGateway('1');
     // On the old code the upstream stayed unserved: nothing listed it again.
     await until(() => (gateway.upstreams()[0]?.served.length ?? 0) > 0, 'the upstream served after its failed listing', { timeoutMs: 15_000, pollMs: 20 });
-    const server = createMcpServer(gateway);
-    const client = new Client({ name: 'test', version: '1' });
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await server.connect(a);
-    await client.connect(b);
-    closing.unshift(() => client.close());
-    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['flaky_answer', 'flaky_fail', 'flaky_hold', 'flaky_pair', 'flaky_seen']);
+    const { client } = await countingSession(gateway);
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(['flaky_answer', 'flaky_fail', 'flaky_flood', 'flaky_hold', 'flaky_pair', 'flaky_seen']);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
     expect(lists(log)).toBe(2);
     expect(warnings.filter((warning) => warning.includes('list'))).toEqual([
@@ -98,6 +108,120 @@ describe("a serving gateway's failed listing", () => {
       'upstream flaky: cannot list its tools: tools/list gave a next page 100 times; giving up; none of its tools is served until it lists them; listing again in 1 s',
     ]);
     expect(gateway.upstreams()[0]).toMatchObject({ connected: true, served: [] });
+  }, 30_000);
+});
+
+describe("a serving gateway's list_changed flood", () => {
+  it('lists an upstream once for any number of list_changed that come during a listing, and tells the sessions nothing when nothing changed', async () => {
+    const { gateway, log } = await flakyGateway('0');
+    const sessions = [await countingSession(gateway), await countingSession(gateway)];
+    const { client } = sessions[0]!;
+    await until(() => lists(log) === 1, 'the first listing');
+    // 1,000 in one write: the first starts a listing, the other 999 come before its answer and ask for one more.
+    await client.callTool({ name: 'flaky_flood', arguments: { count: 1_000 } });
+    // The flood's listings (one, or two when the notifications came in two reads), then a sync's:
+    // the one it starts, or the one more it asks of the second.
+    await until(() => lists(log) >= 2, 'the listings of the flood');
+    await gateway.sync('flaky');
+    // On a gateway that listed once a list_changed, 1,002.
+    expect(lists(log)).toBeGreaterThanOrEqual(3);
+    expect(lists(log)).toBeLessThanOrEqual(4);
+    // The same 1,000 one a write (one per turn of the upstream's loop): a few listings, never one each (2-4 seen).
+    const before = lists(log);
+    await client.callTool({ name: 'flaky_flood', arguments: { count: 1_000, apart: true } });
+    await gateway.sync('flaky');
+    expect(lists(log)).toBeLessThan(before + 20);
+    expect(sessions.map(({ changed }) => changed())).toEqual([0, 0]);
+  }, 30_000);
+
+  it('picks up a change announced during a listing with a listing that starts after it, and tells each session once', async () => {
+    const { gateway, log } = await flakyGateway('0');
+    const { client, changed } = await countingSession(gateway);
+    await until(() => lists(log) === 1 && (gateway.upstreams()[0]?.served.length ?? 0) === 6, 'the first listing, every tool served');
+    // The listing the flood starts is answered with `seen` as approved, after a list_changed saying it changed.
+    await client.callTool({ name: 'flaky_flood', arguments: { count: 1_000, change: true } });
+    await until(() => !(gateway.upstreams()[0]?.served ?? []).includes('flaky_seen'), 'the changed tool no longer served');
+    await until(() => changed() === 1, 'the list_changed of the change');
+    expect(gateway.upstreams()[0]?.listed?.find((definition) => definition.name === 'seen')?.description).toBe('changed during a listing');
+    expect(lists(log)).toBe(3);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('flaky_seen');
+    expect(changed()).toBe(1);
+  }, 30_000);
+});
+
+describe('an upstream that says list_changed with every tools/list answer', () => {
+  // On the old code each listing asked for the next at once: a listing per round trip, for ever
+  // (with a failing listing, one warning each, its pause never waited for).
+  it('is listed at most every 250 ms (LISTING_SPACING_MS), not once per round trip', async () => {
+    const started = performance.now();
+    const { log } = await flakyGateway('0', { SCRIPTED_LIST_CHANGED_EACH: '1' });
+    await until(() => lists(log) >= 4, 'four listings');
+    // Each listing after the first waited 250 ms at least: slowness only widens the margin.
+    expect((performance.now() - started) / 250).toBeGreaterThanOrEqual(lists(log) - 1 - 1);
+  }, 30_000);
+
+  it('that fails is listed again only after its pause, whatever list_changed says meanwhile', async () => {
+    const { warnings, log } = await flakyGateway('all', { SCRIPTED_LIST_CHANGED_EACH: '1' });
+    const at: number[] = [];
+    await until(() => {
+      while (at.length < warnings.length) at.push(performance.now());
+      return at.length >= 2;
+    }, 'two failed listings', { timeoutMs: 20_000, pollMs: 5 });
+    expect(warnings.map((warning) => /listing again in (\d+) s$/.exec(warning)?.[1])).toEqual(['1', '2']);
+    // The second came after the 1 s pause of the first (polled every 5 ms: 0.9 s leaves room).
+    expect(at[1]! - at[0]!).toBeGreaterThan(900);
+    expect(lists(log)).toBe(2);
+  }, 30_000);
+});
+
+describe('an upstream that lists more than 10,000 tools', () => {
+  it('is refused by the commands and by a serving gateway alike, which served the first 10,000 as if they were all', async () => {
+    // 10,001 tools in pages of 5,000: the serving link stopped after the second page, silently.
+    const env = { SCRIPTED_MANY_TOOLS: '9995', SCRIPTED_PAGE_SIZE: '5000', SCRIPTED_LIST_LOG: join(dir, `crowded-${++gateways}.log`) };
+    const transport = { type: 'stdio' as const, command: [process.execPath, SCRIPTED], env, cwd: null };
+    const why = 'tools/list listed 10001 tools, more than the 10000 one upstream may list; giving up';
+    await expect(fetchUpstreamDefinitions({ name: 'crowded', transport })).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', message: expect.stringContaining(`did not list its tools: ${why}`) });
+    const registry = new InMemoryToolRegistry();
+    await registry.putUpstream({ name: 'crowded', transport });
+    const warnings: string[] = [];
+    const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+    closing.push(() => gateway.close());
+    await until(() => warnings.length > 0, 'the warning of the refused listing');
+    expect(warnings[0]).toBe(`upstream crowded: cannot list its tools: ${why}; none of its tools is served until it lists them; listing again in 1 s`);
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, listed: undefined, served: [] });
+  }, 30_000);
+});
+
+describe('a listed tool whose definition no hash can be taken of', () => {
+  it('is refused alone, by the commands and a serving gateway: it ended the serving process (an unhandled rejection) and upstream add (error INTERNAL)', async () => {
+    const { gateway, warnings } = await flakyGateway('0', { SCRIPTED_UNHASHABLE: '1' });
+    const deep = 'its definition is not JSON data the gateway can hash (inputSchema: nested 900 levels deep or more)';
+    const huge = 'its definition is not JSON data the gateway can hash (inputSchema.maximum: a number out of range, read as Infinity)';
+    // On the old code the listing threw (canonicalJson) and nothing was listed; the process died of it.
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined, served: expect.arrayContaining(['flaky_seen']) });
+    expect(gateway.upstreams()[0]?.served).toHaveLength(6);
+    expect(warnings).toEqual([`upstream flaky's tool "deep" is not served: ${deep}`, `upstream flaky's tool "huge" is not served: ${huge}`]);
+    const row = { name: 'flaky', prefix: 'flaky_', rejected: [] };
+    const definitions = await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: { SCRIPTED_UNHASHABLE: '1' }, cwd: null } });
+    const states = computeUpstreamStates(row, definitions, []).filter((state) => state.state === 'unregistrable');
+    expect(states.map((state) => [state.tool, state.reason])).toEqual([
+      ['deep', `the upstream's entry is refused: ${deep}`],
+      ['huge', `the upstream's entry is refused: ${huge}`],
+    ]);
+  }, 30_000);
+});
+
+describe('a listed tool whose outputSchema ajv cannot compile', () => {
+  it('is refused alone, by the commands and a serving gateway: the SDK client compiled it while listing and failed the whole listing', async () => {
+    const { gateway } = await flakyGateway('0', { SCRIPTED_ODD_OUTPUT: '1' });
+    // On the old code: 'cannot list its tools: type must be JSONType or JSONType[]: integr', nothing served.
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
+    expect(gateway.upstreams()[0]?.served).toHaveLength(6);
+    const definitions = await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: { SCRIPTED_ODD_OUTPUT: '1' }, cwd: null } });
+    const states = computeUpstreamStates({ name: 'flaky', prefix: 'flaky_', rejected: [] }, definitions, []);
+    expect(states.filter((state) => state.state === 'unregistrable').map((state) => [state.tool, state.reason])).toEqual([
+      ['oddout', expect.stringMatching(/^a serving process does not serve it: invalid tool definition "flaky_oddout": output_schema: is not a JSON Schema ajv can compile: /)],
+    ]);
   }, 30_000);
 });
 

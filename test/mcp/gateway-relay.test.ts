@@ -180,6 +180,21 @@ describe('a relayed tools/call', () => {
     }
   });
 
+  it("an answer over the 10 MiB bound is UPSTREAM_ERROR naming the bound at once, its id read before or after its result, and the connection lives on (the SDK's transport closed it)", async () => {
+    const client = await session();
+    const before = (await seen(client)).calls.length;
+    const results = [];
+    for (const kind of ['over-bound', 'over-bound-id-last']) results.push(text(await client.callTool({ name: 'scripted_answer', arguments: { kind } })));
+    // On the old code: UPSTREAM_UNAVAILABLE … MCP error -32000: Connection closed, the child ended and started again.
+    expect(results).toEqual(Array(2).fill("UPSTREAM_ERROR: upstream 'scripted': the gateway could not get its answer to answer: the upstream's answer is over 10485760 bytes"));
+    // The same child answers: it saw both calls and this one (a new child would have seen only this one).
+    expect((await seen(client)).calls.length).toBe(before + 3);
+    // One whose id cannot be read is dropped (its call ends at the session's timeout), and the connection lives on too.
+    const quick = await session({ callTimeoutMs: 300 });
+    expect(text(await quick.callTool({ name: 'scripted_answer', arguments: { kind: 'over-bound-bad-id' } }))).toMatch(/^TIMEOUT: /);
+    expect((await seen(client)).calls.length).toBe(before + 5);
+  }, 60_000);
+
   it('an answer whose error is no JSON-RPC error (5, null, a code that is no number, no message) is UPSTREAM_ERROR naming it at once, and fails a request of the SDK client at once', async () => {
     // On the old code these ended at once as "… not a valid CallToolResult: the result Invalid input", and
     // the SDK client's own request as "neither a result object nor a valid error": what was wrong went unsaid.

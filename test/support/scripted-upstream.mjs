@@ -7,14 +7,26 @@
 // - `hold`: sends one progress report, never answers (a notifications/cancelled ends it);
 // - `fail` {code?, error?}: a JSON-RPC error (code, default -32050; "boom", with data), or
 //   `error` as it is given (5, null, {code: 'x'}: what no JSON-RPC error is);
-// - `answer` {kind}: the result RESULTS[kind], as it is;
+// - `answer` {kind}: the result RESULTS[kind], as it is; `over-bound` and `over-bound-id-last`: a
+//   text result whose line is over 10 MiB, its id before or after the result (`over-bound-bad-id`:
+//   an id that is no JSON string);
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
-//   ({ requestId, matched: whether a call of that id was in flight, reason }).
+//   ({ requestId, matched: whether a call of that id was in flight, reason });
+// - `flood` {count, apart?, change?}: sends `count` notifications/tools/list_changed (all in one
+//   write, or with `apart` each in a write of its own, one per turn of its event loop), then
+//   answers; with `change`, the next tools/list it is asked changes `seen`'s description while
+//   it is answered: list_changed goes out first, then the listing as it was before the change.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
-// no tools and a next cursor (a pager that never ends).
+// no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
+// `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
+// pages of N. SCRIPTED_UNHASHABLE set lists two valid MCP tools more whose definitions no hash can
+// be taken of: `deep` (an inputSchema nested 998 levels) and `huge` (`maximum: 1e999`, which
+// JSON.parse reads as Infinity). SCRIPTED_LIST_CHANGED_EACH set sends list_changed before every
+// tools/list answer (a listing that asks for the next one).
 import { appendFileSync } from 'node:fs';
+import { setImmediate } from 'node:timers';
 
 const RESULTS = {
   usual: { content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } },
@@ -37,10 +49,24 @@ const TOOLS = [
   { name: 'fail', inputSchema: object },
   { name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } }, required: ['kind'] } },
   { name: 'seen', inputSchema: object },
+  { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' } }, required: ['count'] } },
 ];
+for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
+// SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
+if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
+if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
+  // 998 levels: its own canonical JSON can be taken, a listing's (one level more) cannot.
+  let deep = {};
+  for (let level = 1; level < 998; level++) deep = { a: deep };
+  deep = { type: 'object', a: deep };
+  // A placeholder the listing's text replaces with a number JSON cannot carry.
+  TOOLS.push({ name: 'deep', inputSchema: deep }, { name: 'huge', inputSchema: { type: 'object', maximum: 'INFINITE' } });
+}
 
 const listFailures = process.env.SCRIPTED_LIST_FAILURES === 'all' ? Infinity : Number(process.env.SCRIPTED_LIST_FAILURES ?? 0);
 let lists = 0;
+/** `flood` with `change`: the next tools/list changes the listing under way. */
+let changeAtNextList = false;
 const calls = [];
 const cancelled = [];
 /** Calls answered later, by id. */
@@ -48,7 +74,7 @@ const held = new Map();
 let pairs = [];
 
 function send(message) {
-  process.stdout.write(`${JSON.stringify(message)}\n`);
+  process.stdout.write(`${JSON.stringify(message).replace('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
 }
 
 function progress(request, message) {
@@ -81,8 +107,31 @@ function call(request) {
     send({ jsonrpc: '2.0', id: request.id, error: args.error });
   } else if (name === 'fail') {
     send({ jsonrpc: '2.0', id: request.id, error: { code: args?.code ?? -32050, message: 'boom', data: { why: 'asked to' } } });
+  } else if (name === 'answer' && args.kind.startsWith('over-bound')) {
+    // A line past the gateway's 10 MiB bound, its id before the result or (`over-bound-id-last`) after it.
+    // `over-bound-bad-id`: an id no JSON parser reads (an escape JSON does not have).
+    const id = args.kind === 'over-bound-bad-id' ? '"id":"\\x"' : `"id":${JSON.stringify(request.id)}`;
+    const result = `"result":{"content":[{"type":"text","text":"${'x'.repeat(10 * 1024 * 1024)}"}]}`;
+    process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
+  } else if (name === 'flood') {
+    if (args.change === true) changeAtNextList = true;
+    const changed = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    if (args.apart !== true) {
+      process.stdout.write(`${changed}\n`.repeat(args.count));
+      text(request, 'flooded');
+      return;
+    }
+    let left = args.count;
+    const next = () => {
+      if (left-- === 0) return text(request, 'flooded');
+      process.stdout.write(`${changed}\n`);
+      setImmediate(next);
+    };
+    next();
+  } else if (name.startsWith('many')) {
+    text(request, name);
   } else if (name === 'seen') {
     text(request, JSON.stringify({ calls, cancelled }));
   } else {
@@ -96,9 +145,22 @@ function handle(message) {
   } else if (message.method === 'tools/list') {
     lists++;
     if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists}\n`);
+    if (process.env.SCRIPTED_LIST_CHANGED_EACH !== undefined) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
     else if (process.env.SCRIPTED_LIST_ENDLESS !== undefined) send({ jsonrpc: '2.0', id: message.id, result: { tools: [], nextCursor: 'again' } });
-    else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
+    else if (changeAtNextList) {
+      changeAtNextList = false;
+      const before = JSON.parse(JSON.stringify(TOOLS));
+      TOOLS.find((tool) => tool.name === 'seen').description = 'changed during a listing';
+      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+      send({ jsonrpc: '2.0', id: message.id, result: { tools: before } });
+    } else if (process.env.SCRIPTED_PAGE_SIZE !== undefined) {
+      // Pages of SCRIPTED_PAGE_SIZE tools, the cursor the index of the next one.
+      const size = Number(process.env.SCRIPTED_PAGE_SIZE);
+      const from = Number(message.params?.cursor ?? 0);
+      const next = from + size < TOOLS.length ? { nextCursor: String(from + size) } : {};
+      send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS.slice(from, from + size), ...next } });
+    } else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
   } else if (message.method === 'tools/call') {
     call(message);
   } else if (message.method === 'notifications/cancelled') {

@@ -5,7 +5,7 @@
 // permissions, enabled flags, deprecation and the call path apply to it as to a local tool.
 import { canonicalJson, liveToolSet, MAX_TIMER_MS, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
 import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
-import { approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
+import { UNHASHABLE_DEFINITION, approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { UpstreamLink } from './upstream-link.js';
 import { upstreamTool } from './upstream-tool.js';
@@ -326,7 +326,7 @@ class Gateway implements GatewayToolSet {
       for (const definition of link.definitions ?? []) {
         // An entry MCP clients refuse is never served (pending and the API show it unregistrable).
         if (definition.refused !== undefined) {
-          this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: not a valid MCP tool (${definition.refused})`);
+          this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: ${definition.refused.startsWith(UNHASHABLE_DEFINITION) ? definition.refused : `not a valid MCP tool (${definition.refused})`}`);
           continue;
         }
         wanted.push({ link, definition, name: upstreamToolName(link.upstream, definition) });

@@ -8,7 +8,7 @@ import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonic
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { MAX_LIST_PAGES, approvedDefinitionHash, endlessListing, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { upstreamServingRefusal } from './upstream-tool.js';
 
@@ -45,6 +45,7 @@ export async function listUpstreamDefinitions(client: Client, options: { readonl
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const result = await listUpstreamToolsPage(client, cursor, options.timeoutMs === undefined ? undefined : { timeout: options.timeoutMs });
     definitions.push(...result.definitions);
+    if (definitions.length > MAX_LISTED_TOOLS) throw crowdedListing(definitions.length);
     cursor = result.nextCursor;
     if (cursor === undefined) return definitions;
   }
@@ -192,7 +193,8 @@ export function computeUpstreamStates(
     const hash = upstreamDefinitionHash(definition);
     const base = { tool: definition.name, tool_name: toolName, definition, definition_hash: hash };
     if (definition.refused !== undefined) {
-      states.push({ ...base, state: 'unregistrable', reason: `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it` });
+      const reason = definition.refused.startsWith(UNHASHABLE_DEFINITION) ? `the upstream's entry is refused: ${definition.refused}` : `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it`;
+      states.push({ ...base, state: 'unregistrable', reason });
       continue;
     }
     if (seen.has(definition.name)) {

@@ -4,7 +4,7 @@
 // annotations), so a "rug pull" (a changed description) is a different definition.
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { PaginatedResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsResultSchema, PaginatedResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson } from '../../index.js';
 import type { ToolRegistration, ToolSpecInput, Upstream } from '../../index.js';
 
@@ -18,7 +18,8 @@ export interface UpstreamToolDefinition {
   readonly annotations?: Readonly<Record<string, unknown>>;
   /**
    * Set when the upstream's entry is not a valid MCP tool (the SDK's client refuses it, e.g. an
-   * `inputSchema` not of type `object`): why. Such an entry is unregistrable, never served;
+   * `inputSchema` not of type `object`), or no hash can be taken of it (`UNHASHABLE_DEFINITION`
+   * begins the reason): why. Such an entry is unregistrable, never served;
    * `name` is its name when it has one (else ''), `inputSchema` is `{}`.
    */
   readonly refused?: string;
@@ -58,6 +59,18 @@ export function listingRefusal(error: unknown): string | undefined {
 /** Pages of `tools/list` followed to the end, bounded (an upstream that pages forever is an error). */
 export const MAX_LIST_PAGES = 100;
 
+/**
+ * Tools one upstream may list: a listing of more is an error, in the commands and a serving
+ * process alike (the serving one used to stop reading pages here, silently leaving the rest
+ * of what `add` had registered unserved).
+ */
+export const MAX_LISTED_TOOLS = 10_000;
+
+/** The error of a listing of more than `MAX_LISTED_TOOLS` tools (`count` read so far). */
+export function crowdedListing(count: number): Error {
+  return new Error(`tools/list listed ${count} tools, more than the ${MAX_LISTED_TOOLS} one upstream may list; giving up`);
+}
+
 /** The error of a listing that gave a next page `MAX_LIST_PAGES` times. */
 export function endlessListing(): Error {
   return new Error(`tools/list gave a next page ${MAX_LIST_PAGES} times; giving up`);
@@ -81,7 +94,10 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
   let tools: readonly unknown[];
   let nextCursor: string | undefined;
   try {
-    const result = await client.listTools(params, options);
+    // Not client.listTools: it compiles every outputSchema (for its own callTool, which the
+    // gateway does not use for these) and throws for one ajv refuses, failing the whole
+    // listing; such a tool is refused alone here (`upstreamServingRefusal`), as one with such an inputSchema is.
+    const result = await client.request({ method: 'tools/list', params }, ListToolsResultSchema, options);
     tools = result.tools;
     nextCursor = result.nextCursor;
   } catch (error) {
@@ -100,10 +116,52 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
       definitions.push({ name: typeof name === 'string' ? name : '', inputSchema: {}, refused: listingRefusal(parsed.error)?.replace(/; the SDK's client refuses .*$/, '') ?? parsed.error.message });
       continue;
     }
-    definitions.push(definitionOf(parsed.data));
+    const definition = definitionOf(parsed.data);
+    const unhashable = unhashableReason(definition);
+    if (unhashable !== undefined) {
+      definitions.push({ name: definition.name, inputSchema: {}, refused: unhashable });
+      continue;
+    }
+    definitions.push(definition);
     if (parsed.data.execution?.taskSupport === 'required') taskRequired.push(parsed.data.name);
   }
   return { definitions, taskRequired, nextCursor };
+}
+
+/** How the reason of a definition that cannot be hashed begins (`refused`): a valid MCP tool, but no JSON data the registry can hold. */
+export const UNHASHABLE_DEFINITION = 'its definition is not JSON data the gateway can hash';
+
+/**
+ * The nesting a definition may have: canonicalJson refuses 1,000 levels, and the gateway hashes
+ * definitions inside other values too (a listing is an array of them: one level more).
+ */
+const MAX_DEFINITION_DEPTH = 900;
+
+/**
+ * Why a listed definition cannot be hashed (canonicalJson throws on it: a number JSON.parse
+ * read as infinite, `1e999`, or nesting near 1,000 levels), or undefined. Such an entry is
+ * refused alone: hashed later, it threw out of a serving process's listing (an unhandled
+ * rejection ended `serve` and `mcp`) and out of `upstream add` (`error INTERNAL`).
+ */
+function unhashableReason(definition: UpstreamToolDefinition): string | undefined {
+  const where = whereUnhashable(definitionBody(definition), '', 0);
+  return where === undefined ? undefined : `${UNHASHABLE_DEFINITION} (${where})`;
+}
+
+/** The first place in parsed JSON that canonicalJson refuses, or would inside a listing: `path: what` (never deeper on the stack than MAX_DEFINITION_DEPTH). */
+function whereUnhashable(value: unknown, path: string, depth: number): string | undefined {
+  if (typeof value === 'number') {
+    // A path hundreds of keys long says less than its first key and its depth.
+    const place = path.length > 120 ? `${path.slice(0, path.indexOf('.'))} at depth ${depth}` : path;
+    return Number.isFinite(value) ? undefined : `${place}: a number out of range, read as ${value}`;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= MAX_DEFINITION_DEPTH) return `${path.slice(0, path.indexOf('.'))}: nested ${MAX_DEFINITION_DEPTH} levels deep or more`;
+  for (const [key, item] of Object.entries(value)) {
+    const where = whereUnhashable(item, path === '' ? key : `${path}.${key}`, depth + 1);
+    if (where !== undefined) return where;
+  }
+  return undefined;
 }
 
 /** The tag every tool of upstream NAME carries. */

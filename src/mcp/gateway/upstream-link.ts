@@ -23,15 +23,15 @@ import { relayedCallOf } from '../relayed-call.js';
 import type { RelayedCall } from '../relayed-call.js';
 import { connectUpstream, invalidAnswerOf } from './connect.js';
 import type { InvalidAnswer, UpstreamConnection } from './connect.js';
-import { MAX_LIST_PAGES, endlessListing, listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
 export const RECONNECT_FIRST_MS = 1_000;
 /** The longest pause between two attempts to reach an upstream. */
 export const RECONNECT_MAX_MS = 60_000;
-/** At most this many tools are read from one upstream's `tools/list` (pages followed up to it). */
-const MAX_LISTED = 10_000;
+/** The pause before a listing asked for while another was under way: a list_changed flood is listed at most this often. */
+export const LISTING_SPACING_MS = 250;
 
 /** Options a link takes from the gateway. */
 export interface UpstreamLinkOptions {
@@ -42,6 +42,18 @@ export interface UpstreamLinkOptions {
   readonly onWarning: (message: string) => void;
   /** Called when the listed definitions changed (or the link went up or down). */
   readonly onChange: () => void;
+}
+
+/** A promise and what settles it (Node 20 has no Promise.withResolvers). */
+interface Waiter {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+}
+
+function waiter(): Waiter {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => (resolve = settle));
+  return { promise, resolve };
 }
 
 /** A call in flight: where what the upstream tells or asks during it goes. */
@@ -147,6 +159,8 @@ export class UpstreamLink {
   #listedFor: string | undefined;
   #listing: Promise<void> | undefined;
   #listAgain = false;
+  /** Settles when the listing asked for during the one under way has ended. */
+  #nextListing: Waiter | undefined;
   #retryMs = RECONNECT_FIRST_MS;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** The pause before listing again after a failed listing (doubling as the reconnect's), and its timer. */
@@ -265,7 +279,7 @@ export class UpstreamLink {
       }
     });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.relist();
+      void this.relist(true);
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
       const relay = this.#relay();
@@ -347,23 +361,48 @@ export class UpstreamLink {
     await this.#connect();
   }
 
-  /** Lists the upstream's tools again (coalesced); tells the gateway when the definitions changed. */
-  relist(): Promise<void> {
+  /**
+   * Lists the upstream's tools again (coalesced: one listing under way, and one more asked for
+   * by anything that comes during it, `LISTING_SPACING_MS` after it); tells the gateway when the
+   * definitions changed. Settles when a listing that started after the call has ended (never
+   * waiting for the ones after it: an upstream that keeps saying list_changed kept it pending for
+   * ever, and a sync with it). `announced`: asked by the upstream's list_changed, which waits for
+   * the pause after a failed listing (the listing then due reads the change) rather than taking its place.
+   */
+  relist(announced = false): Promise<void> {
     if (this.#listing !== undefined) {
       this.#listAgain = true;
-      return this.#listing;
+      this.#nextListing ??= waiter();
+      return this.#nextListing.promise;
     }
-    this.#listing = current.exit(async () => {
+    if (announced && this.#relistTimer !== undefined) return Promise.resolve();
+    let listing = waiter();
+    this.#listing = listing.promise;
+    void current.exit(async () => {
       try {
         do {
           this.#listAgain = false;
           await this.#listOnce();
+          listing.resolve();
+          // A failed listing is tried again after its pause (#scheduleRelist), whatever came meanwhile.
+          if (this.#relistTimer !== undefined) break;
+          // What comes during the pause joins the next listing: an upstream that says list_changed
+          // without end (or with every answer) is listed at most every LISTING_SPACING_MS.
+          if (this.#listAgain && !this.#closed) await new Promise((resolve) => setTimeout(resolve, LISTING_SPACING_MS).unref?.());
+          listing = this.#nextListing ?? waiter();
+          this.#nextListing = undefined;
         } while (this.#listAgain && !this.#closed);
+      } catch (error) {
+        // Never an unhandled rejection out of a listing: it would end the serving process.
+        this.#options.onWarning(`upstream ${this.#upstream.name}: cannot list its tools: ${describe(error)}`);
       } finally {
         this.#listing = undefined;
+        listing.resolve();
+        this.#nextListing?.resolve();
+        this.#nextListing = undefined;
       }
     });
-    return this.#listing;
+    return listing.promise;
   }
 
   async #listOnce(): Promise<void> {
@@ -392,9 +431,11 @@ export class UpstreamLink {
         if (pages++ === MAX_LIST_PAGES) throw endlessListing();
         const page = await listUpstreamToolsPage(connection.client, cursor, { timeout: this.#options.connectTimeoutMs });
         listed.push(...page.definitions);
+        // As the commands' listing: more is an error, never the first pages served as if they were all.
+        if (listed.length > MAX_LISTED_TOOLS) throw crowdedListing(listed.length);
         for (const name of page.taskRequired) taskRequired.add(name);
         cursor = page.nextCursor;
-      } while (cursor !== undefined && listed.length < MAX_LISTED);
+      } while (cursor !== undefined);
     } catch (error) {
       if (this.#connection !== connection) return;
       this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
