@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
+import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -121,6 +121,41 @@ function signOut(message = null) {
   state.namespaces = null;
   state.signInMessage = message;
   void render();
+}
+
+/** The stream that tells this tab its token was revoked or changed: `{ key, controller }`, or null. */
+let watch = null;
+
+/**
+ * While a token is signed in and the tab is visible, one change-feed stream stays open on every
+ * screen, so that a revoke (the server cuts the token's streams) signs the tab out without the
+ * user acting, and a changed token's screens follow its new scopes. A hidden tab holds none (a
+ * browser allows 6 connections to a server, shared by its tabs) and checks again when shown.
+ */
+function watchToken() {
+  const token = storedToken();
+  const allowed = state.identity?.namespaces;
+  const namespace = Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default') ? allowed[0] : 'default';
+  const key = token === null || state.identity === null || document.visibilityState === 'hidden' ? null : `${namespace} ${token}`;
+  if (watch?.key === key) return;
+  watch?.controller.abort();
+  watch = null;
+  if (key === null) return;
+  const controller = new AbortController();
+  watch = { key, controller };
+  void watchStreams(namespace, { signal: controller.signal, onCut: () => recheckToken(controller.signal) });
+}
+
+/** The token's streams ended: a 401 signs the tab out; other scopes or namespaces render the screen again under them. */
+async function recheckToken(signal) {
+  try {
+    const identity = await call('/v1/whoami', { signal });
+    if (signal.aborted || JSON.stringify(identity) === JSON.stringify(state.identity)) return;
+    state.identity = null;
+    void render();
+  } catch (error) {
+    if (!signal.aborted) signedOutBy(error);
+  }
 }
 
 /** A 401 anywhere (the token was revoked while the tab was open) signs the tab out: true if it did. */
@@ -981,6 +1016,7 @@ async function render() {
       return;
     }
     updateChrome(route);
+    watchToken();
     if (state.identity === null) {
       retryDelay = 1000;
       return signInScreen(main);
@@ -1020,4 +1056,5 @@ document.getElementById('skip-link').addEventListener('click', (event) => {
   document.getElementById('main').focus();
 });
 window.addEventListener('hashchange', () => void render());
+document.addEventListener('visibilitychange', watchToken);
 void render();
