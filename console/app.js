@@ -743,6 +743,7 @@ async function importScreen(main, route, signal) {
     if (importing || planned === null) return;
     importing = true;
     alert.replaceChildren();
+    let sent = false; // the import itself went out: lost on the way back, it may have been made
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
       const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.bytes });
@@ -752,6 +753,7 @@ async function importScreen(main, route, signal) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
+      sent = true;
       const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
       planned = null;
       result.replaceChildren(h('p', { class: 'notice' },
@@ -760,6 +762,8 @@ async function importScreen(main, route, signal) {
     } catch (error) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
+      } else if (error instanceof UnreachableError && sent) {
+        alert.replaceChildren(h('p', {}, 'Cannot reach the server: the connection was lost after the import was sent, so the snapshot may have been imported. When the server is back, see the changes (or plan again: a plan of all "unchanged" means it was).'));
       } else fail(error, planned.size);
     } finally {
       importing = false;

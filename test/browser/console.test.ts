@@ -549,6 +549,25 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     // The confirm's plan again, once: both clicks had sent theirs before either import.
     expect(plans).toHaveLength(1);
     expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
+
+    // The connection lost after the server took the import (its answer never came back): the
+    // console cannot know whether it was made, and must not say "nothing was imported" (it was).
+    const next = { tools: [{ spec: tool('translate', '1.1.0', { tags: ['text'] }), enabled: true, created_at: null }] };
+    await page.getByLabel('Snapshot file').setInputFiles({ name: 'next.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(next)) });
+    await page.getByRole('button', { name: 'Plan import' }).click();
+    await page.getByRole('table', { name: /^Plan: 0 to add, 1 to update/ }).waitFor();
+    await page.route((url) => url.pathname === '/v1/snapshot' && !url.searchParams.has('dry_run'), async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const lost = page.getByRole('alert').filter({ hasText: 'Cannot reach the server' });
+    await lost.waitFor();
+    expect(await stored(db, 'translate')).toMatchObject({ spec: { version: '1.1.0' } });
+    expect(await lost.innerText()).not.toContain('nothing was imported');
+    expect(await lost.innerText()).toContain('may have been imported');
+    await page.unrouteAll();
+    errors.get(page)?.splice(0); // chromium logs the lost connection
   });
 
   it('shows a read-only token no write controls, and the server refuses its forged write (403)', async () => {
