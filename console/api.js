@@ -217,9 +217,10 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
  * 2 s (an `error` event, then the end); each time the stream ends or is refused, `onCut()` is
  * awaited (the console asks whoami), then the stream opens again after 1 s, doubling to 15 s
  * while refused. A token that may not read the feed (403, 404) cannot hold one: `onCut()` runs
- * every 2 s instead. Until `signal` aborts.
+ * every 2 s instead. `onLive()` is called each time a stream opens (the server answers again).
+ * Until `signal` aborts.
  */
-export async function watchStreams(namespace, { signal, onCut }) {
+export async function watchStreams(namespace, { signal, onCut, onLive }) {
   let delay = 1000;
   while (!signal.aborted) {
     let wait = delay;
@@ -228,6 +229,7 @@ export async function watchStreams(namespace, { signal, onCut }) {
       if (response.ok) {
         delay = 1000;
         wait = delay;
+        onLive();
         for await (const message of events(response.body)) void message; // only its end matters
       } else {
         await response.body?.cancel();

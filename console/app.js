@@ -136,26 +136,44 @@ function watchToken() {
   const token = storedToken();
   const allowed = state.identity?.namespaces;
   const namespace = Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default') ? allowed[0] : 'default';
-  const key = token === null || state.identity === null || document.visibilityState === 'hidden' ? null : `${namespace} ${token}`;
+  const key = state.identity === null || document.visibilityState === 'hidden' ? null : `${namespace} ${token ?? ''}`;
   if (watch?.key === key) return;
   watch?.controller.abort();
   watch = null;
   if (key === null) return;
   const controller = new AbortController();
   watch = { key, controller };
-  void watchStreams(namespace, { signal: controller.signal, onCut: () => recheckToken(controller.signal) });
+  void watchStreams(namespace, { signal: controller.signal, onCut: () => recheckToken(controller.signal), onLive: () => connectionLost(false) });
 }
 
 /** The token's streams ended: a 401 signs the tab out; other scopes or namespaces render the screen again under them. */
 async function recheckToken(signal) {
   try {
     const identity = await call('/v1/whoami', { signal });
+    connectionLost(false);
     if (signal.aborted || JSON.stringify(identity) === JSON.stringify(state.identity)) return;
     state.identity = null;
     void render();
   } catch (error) {
-    if (!signal.aborted) signedOutBy(error);
+    if (signal.aborted) return;
+    if (error instanceof UnreachableError) connectionLost(true);
+    else signedOutBy(error);
   }
+}
+
+/** The screen on show says itself that the server cannot be reached ("Cannot reach the server"). */
+let screenSaysUnreachable = false;
+
+/**
+ * Above a screen already shown, whose data may be out of date: the server stopped answering
+ * (the watch stream's whoami could not reach it). Not where the screen says so itself (the
+ * Cannot reach the server screen, the Changes screen's feed line).
+ */
+function connectionLost(lost) {
+  const banner = document.getElementById('connection');
+  const shown = lost && !screenSaysUnreachable && parseRoute().screen !== 'changes';
+  banner.hidden = !shown;
+  banner.textContent = shown ? `${UNREACHABLE} What this screen shows may be out of date.` : '';
 }
 
 /** A 401 anywhere (the token was revoked while the tab was open) signs the tab out: true if it did. */
@@ -218,6 +236,9 @@ function heading(text) {
 
 function show(main, title, ...children) {
   document.title = `${isolated(title)} · Tool registry`;
+  // A screen shown was read just now, or says itself that the server cannot be reached.
+  screenSaysUnreachable = title === 'Cannot reach the server';
+  connectionLost(false);
   const flash = state.flash;
   state.flash = null;
   main.replaceChildren(...(flash ? [h('p', { class: 'notice', role: 'status' }, flash)] : []), ...children.flat());

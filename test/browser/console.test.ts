@@ -934,6 +934,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByText(/cannot reach the server, retrying/).waitFor();
       live = await start(port);
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+      // Stopped while a screen is on show, the user doing nothing: said above it (it showed its
+      // data as if current), and no longer once the server answers again.
+      await live.close();
+      const banner = page.locator('#connection');
+      await banner.getByText(/cannot reach the server, retrying.*may be out of date/).waitFor();
+      expect(await page.getByRole('table').count()).toBe(1);
+      live = await start(port);
+      await banner.waitFor({ state: 'hidden' });
 
       // A snapshot over the server's body limit (--max-body; 64 KiB here, 1 MiB by default): the console says what to do.
       await page.evaluate(() => { location.hash = '#/import'; });
