@@ -870,6 +870,11 @@ function upstreamSpec(upstream, tool) {
   };
 }
 
+/** A write whose answer never came (the server may have made it before the connection was lost): never "failed". */
+function lostAnswer(what) {
+  return `Cannot reach the server: the ${what} may have been made before the connection was lost. Reload when the server is back to see.`;
+}
+
 function upstreamToolView(route, upstream, tool, approved, rerender) {
   const alert = h('div', { class: 'error', role: 'alert' });
   const act = async (path, json, done) => {
@@ -879,6 +884,10 @@ function upstreamToolView(route, upstream, tool, approved, rerender) {
       rerender();
     } catch (error) {
       if (signedOutBy(error)) return;
+      if (error instanceof UnreachableError) {
+        alert.replaceChildren(h('p', {}, lostAnswer(path === 'approve' ? 'approval' : 'rejection')));
+        return;
+      }
       alert.replaceChildren(h('p', {}, `${path === 'approve' ? 'Approving' : 'Rejecting'} failed: `, text(problemText(error))));
       if (error instanceof ApiError && error.code === 'COMPATIBILITY_FAILED' && json.force !== true) {
         alert.append(
@@ -933,7 +942,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
         rerender();
       } catch (error) {
         if (signedOutBy(error)) return;
-        alert.replaceChildren(h('p', {}, 'Approving failed (nothing was approved): ', text(problemText(error))));
+        alert.replaceChildren(h('p', {}, error instanceof UnreachableError ? lostAnswer('approval') : ['Approving failed (nothing was approved): ', text(problemText(error))]));
       }
     } }, `Approve all ${counts.pending} pending`)), alert);
   }
