@@ -740,14 +740,21 @@ async function importScreen(main, route, signal) {
   let planned = null; // { bytes, size, mode, report }
 
   const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
-  const fail = (error, size) => {
+  const fail = (error, size, importMode) => {
     if (signedOutBy(error)) return;
     if (error instanceof ApiError && (error.status === 413 || error.code === 'PAYLOAD_TOO_LARGE')) {
       const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
+      const ns = route.namespace;
+      // The command with the mode planned (without it, a replace would run as a merge), on this
+      // namespace's own database: the server's --db is namespace default's (a replace there would empty default).
+      const database = ns === 'default'
+        ? [' (DATABASE: the server\'s ', h('code', {}, '--db'), ', a file or a postgres:// URL, or with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, 'DIR/default.db')]
+        : [' (DATABASE: with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, `DIR/${ns}.db`), '; with a postgres:// ', h('code', {}, '--db'),
+          ', that URL with ', h('code', {}, `?schema=BASE_ns_${ns}`), ', BASE being its own ?schema= or else tool_registry; not the server\'s ', h('code', {}, '--db'), ' as it is, which is namespace default'];
       alert.replaceChildren(
         h('p', {}, `Nothing was imported: the snapshot (${bytes(size)}) is over this server's body limit${limit === null ? '' : ` of ${bytes(limit)}`}.`),
-        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import --db DATABASE FILE'),
-          ' (DATABASE: the server\'s ', h('code', {}, '--db'), ', or with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, `DIR/${route.namespace}.db`),
+        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, `tool-registry import --db DATABASE${importMode === 'replace' ? ' --mode replace' : ''} FILE`),
+          ...database,
           '); or restart the server with a larger ',
           h('code', {}, '--max-body'), ': ', h('code', {}, `tool-registry serve --max-body ${Math.ceil(((size ?? limit ?? 0) + 1) / 1048576) * 1048576}`), ' and the options it runs with.'));
       return;
@@ -785,7 +792,7 @@ async function importScreen(main, route, signal) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
       } else if (error instanceof UnreachableError && sent) {
         alert.replaceChildren(h('p', {}, 'Cannot reach the server: the connection was lost after the import was sent, so the snapshot may have been imported. When the server is back, see the changes (or plan again: a plan of all "unchanged" means it was).'));
-      } else fail(error, planned.size);
+      } else fail(error, planned.size, planned.mode);
     } finally {
       importing = false;
     }
@@ -816,7 +823,7 @@ async function importScreen(main, route, signal) {
       planned = { bytes: content, size: chosen.size, mode: mode.value, report };
       result.replaceChildren(planView(report));
     } catch (error) {
-      fail(error, chosen.size);
+      fail(error, chosen.size, mode.value);
     }
   } },
   h('div', { class: 'field' },

@@ -780,6 +780,24 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(snapshot)) });
         await page.getByRole('button', { name: 'Plan import' }).click();
         await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
+        // Over the body limit (1 MiB by default), planned as a replace: the command said is this
+        // namespace's database and the same mode (it named the server's --db, namespace default's,
+        // without --mode: a merge, or a replace run against default).
+        await page.getByLabel('Mode').selectOption('replace');
+        const big = { tools: [{ spec: tool('big', '1.0.0', { description: 'b'.repeat(1_100_000) }), enabled: true, created_at: null }] };
+        await page.getByLabel('Snapshot file').setInputFiles({ name: 'big.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(big)) });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        const over = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
+        await over.waitFor();
+        const said = await over.innerText();
+        expect(said).toContain('tool-registry import --db DATABASE --mode replace FILE');
+        expect(said).toContain('--data-dir DIR the file DIR/hostile.db');
+        expect(said).toContain('?schema=BASE_ns_hostile');
+        // Planned again within the limit, for the checks below.
+        await page.getByLabel('Mode').selectOption('merge');
+        await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(snapshot)) });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
       }
       const where = screen.path.slice(0, 40);
       const bidi = (await page.evaluate(UNISOLATED_BIDI)) as { checked: number; unisolated: string[] };
@@ -970,13 +988,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const buffer = Buffer.from(JSON.stringify(snapshot));
       expect(buffer.length).toBeGreaterThan(64 * 1024);
       await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer });
+      await page.getByLabel('Mode').selectOption('replace');
       await page.getByRole('button', { name: 'Plan import' }).click();
       const alert = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
       await alert.waitFor();
       const said = await alert.innerText();
       expect(said).toContain(`the snapshot (${buffer.length.toLocaleString('en')} bytes) is over this server's body limit of 65,536 bytes`);
       expect(said).toContain('--max-body');
-      expect(said).toContain('tool-registry import --db DATABASE FILE');
+      expect(said).toContain('tool-registry import --db DATABASE --mode replace FILE');
       // The command takes --db only: a server over --data-dir has a file per namespace to name.
       expect(said).toContain('--data-dir DIR the file DIR/default.db');
       // A file that is not UTF-8 goes as its bytes, so the server refuses it as it refuses the
