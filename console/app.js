@@ -1078,7 +1078,7 @@ async function render() {
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
     if (signedOutBy(error)) return;
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
-      return notFoundScreen(main, route, `no namespace ${route.namespace} that this token may see.`);
+      return notFoundScreen(main, route, storedToken() === null ? `no namespace ${route.namespace} on this server.` : `no namespace ${route.namespace} that this token may see.`);
     }
     // An address the API refuses (400) or has nothing at (404): the reason is the server's.
     if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return notFoundScreen(main, route, problemText(error));
