@@ -123,14 +123,15 @@ function signOut(message = null) {
   void render();
 }
 
-/** The stream that tells this tab its token was revoked or changed: `{ key, controller }`, or null. */
+/** The stream that tells this tab its token was revoked or changed, or the server went away: `{ key, controller }`, or null. */
 let watch = null;
 
 /**
- * While a token is signed in and the tab is visible, one change-feed stream stays open on every
- * screen, so that a revoke (the server cuts the token's streams) signs the tab out without the
- * user acting, and a changed token's screens follow its new scopes. A hidden tab holds none (a
- * browser allows 6 connections to a server, shared by its tabs) and checks again when shown.
+ * While the tab is signed in (or on a server without tokens) and visible, one change-feed stream
+ * stays open on every screen, so that a revoke (the server cuts the token's streams) signs the tab
+ * out without the user acting, a changed token's screens follow its new scopes, and a server that
+ * stops answering is said above the screen. A hidden tab holds none (a browser allows 6
+ * connections to a server, shared by its tabs) and checks again when shown.
  */
 function watchToken() {
   const token = storedToken();
