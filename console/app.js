@@ -125,6 +125,12 @@ function signOut(message = null) {
 
 /** The stream that tells this tab its token was revoked or changed, or the server went away: `{ key, controller }`, or null. */
 let watch = null;
+/**
+ * The Changes screen's own feed does the watch's work (a revoke cuts it too, and its reconnect
+ * is a 401): a tab holds one stream, never two, so that a token's share of `--max-streams`
+ * (a half) is not taken from the feed by its watch. False once the feed stops (403, 404, 410).
+ */
+let feedWatches = false;
 
 /**
  * While the tab is signed in (or on a server without tokens) and visible, one change-feed stream
@@ -137,7 +143,7 @@ function watchToken() {
   const token = storedToken();
   const allowed = state.identity?.namespaces;
   const namespace = Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default') ? allowed[0] : 'default';
-  const key = state.identity === null || document.visibilityState === 'hidden' ? null : `${namespace} ${token ?? ''}`;
+  const key = state.identity === null || document.visibilityState === 'hidden' || feedWatches ? null : `${namespace} ${token ?? ''}`;
   if (watch?.key === key) return;
   watch?.controller.abort();
   watch = null;
@@ -690,6 +696,12 @@ async function changesScreen(main, route, signal) {
     onState: (feedState, error) => {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
       if (feedState === 'failed' && signedOutBy(error)) return;
+      // A cut stream may be a changed token (other scopes): as the watch asks, ask. A stopped feed watches no more.
+      if (feedState === 'reconnecting') void recheckToken(signal);
+      if (feedState === 'failed') {
+        feedWatches = false;
+        watchToken();
+      }
       status.className = `feed-state ${feedState}`;
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
@@ -1058,6 +1070,8 @@ async function render() {
       return;
     }
     updateChrome(route);
+    // The Changes screen's feed watches (it does not start when the screen fails to load: see the catch).
+    feedWatches = route.screen === 'changes' && wrong === null && state.identity !== null;
     watchToken();
     if (state.identity === null) {
       retryDelay = 1000;
@@ -1074,6 +1088,10 @@ async function render() {
     retryDelay = 1000;
   } catch (error) {
     if (controller.signal.aborted) return;
+    if (feedWatches) {
+      feedWatches = false; // the Changes screen did not load: no feed of its own
+      watchToken();
+    }
     if (error instanceof UnreachableError) return unreachableScreen(main, controller.signal);
     retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);

@@ -955,7 +955,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     const start = async (port = 0): Promise<ListeningServer> => {
       const registry = new InMemoryToolRegistry();
       await registry.register(tool('alpha', '1.0.0'));
-      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024 };
+      // Two streams, one a token: a tab holds one (its Changes screen's feed, or else its watch), never two.
+      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024, maxStreams: 2 };
       return listen(createToolRegistryServer(options), { port, drainTimeoutMs: 100 });
     };
     let live = await start();
