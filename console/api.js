@@ -157,6 +157,16 @@ async function* events(stream) {
   }
 }
 
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms, signal) {
+  return /** @type {Promise<void>} */ (
+    new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    })
+  );
+}
+
 /**
  * The live change feed, read with fetch so the bearer header goes along (EventSource cannot
  * send one). Calls `onEvent` with each change event after `since`, reconnects with
@@ -196,12 +206,42 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
     }
     if (signal.aborted) return;
     onState(state);
-    await /** @type {Promise<void>} */ (
-      new Promise((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-      })
-    );
+    await pause(delay, signal);
     delay = Math.min(delay * 2, 15000);
+  }
+}
+
+/**
+ * Learns that the server cut this token's streams, on any screen: it holds one change-feed stream
+ * open and reads past its events. The server ends a revoked or changed token's streams within
+ * 2 s (an `error` event, then the end); each time the stream ends or is refused, `onCut()` is
+ * awaited (the console asks whoami), then the stream opens again after 1 s, doubling to 15 s
+ * while refused. A token that may not read the feed (403, 404) cannot hold one: `onCut()` runs
+ * every 2 s instead. `onLive()` is called each time a stream opens (the server answers again).
+ * Until `signal` aborts.
+ */
+export async function watchStreams(namespace, { signal, onCut, onLive }) {
+  let delay = 1000;
+  while (!signal.aborted) {
+    let wait = delay;
+    try {
+      const response = await reach(`${base(namespace)}/changes`, { headers: headers({ Accept: 'text/event-stream' }), signal, cache: 'no-store' });
+      if (response.ok) {
+        delay = 1000;
+        wait = delay;
+        onLive();
+        for await (const message of events(response.body)) void message; // only its end matters
+      } else {
+        await response.body?.cancel();
+        if (response.status === 403 || response.status === 404) wait = 2000;
+        else delay = Math.min(delay * 2, 15000);
+      }
+    } catch {
+      if (signal.aborted) return;
+      delay = Math.min(delay * 2, 15000); // unreachable, or the stream broke off
+    }
+    if (signal.aborted) return;
+    await onCut();
+    await pause(wait, signal);
   }
 }

@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable } from './api.js';
+import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -123,6 +123,66 @@ function signOut(message = null) {
   void render();
 }
 
+/** The stream that tells this tab its token was revoked or changed, or the server went away: `{ key, controller }`, or null. */
+let watch = null;
+/**
+ * The Changes screen's own feed does the watch's work (a revoke cuts it too, and its reconnect
+ * is a 401): a tab holds one stream, never two, so that a token's share of `--max-streams`
+ * (a half) is not taken from the feed by its watch. False once the feed stops (403, 404, 410).
+ */
+let feedWatches = false;
+
+/**
+ * While the tab is signed in (or on a server without tokens) and visible, one change-feed stream
+ * stays open on every screen, so that a revoke (the server cuts the token's streams) signs the tab
+ * out without the user acting, a changed token's screens follow its new scopes, and a server that
+ * stops answering is said above the screen. A hidden tab holds none (a browser allows 6
+ * connections to a server, shared by its tabs) and checks again when shown.
+ */
+function watchToken() {
+  const token = storedToken();
+  const allowed = state.identity?.namespaces;
+  const namespace = Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default') ? allowed[0] : 'default';
+  const key = state.identity === null || document.visibilityState === 'hidden' || feedWatches ? null : `${namespace} ${token ?? ''}`;
+  if (watch?.key === key) return;
+  watch?.controller.abort();
+  watch = null;
+  if (key === null) return;
+  const controller = new AbortController();
+  watch = { key, controller };
+  void watchStreams(namespace, { signal: controller.signal, onCut: () => recheckToken(controller.signal), onLive: () => connectionLost(false) });
+}
+
+/** The token's streams ended: a 401 signs the tab out; other scopes or namespaces render the screen again under them. */
+async function recheckToken(signal) {
+  try {
+    const identity = await call('/v1/whoami', { signal });
+    connectionLost(false);
+    if (signal.aborted || JSON.stringify(identity) === JSON.stringify(state.identity)) return;
+    state.identity = null;
+    void render();
+  } catch (error) {
+    if (signal.aborted) return;
+    if (error instanceof UnreachableError) connectionLost(true);
+    else signedOutBy(error);
+  }
+}
+
+/** The screen on show says itself that the server cannot be reached ("Cannot reach the server"). */
+let screenSaysUnreachable = false;
+
+/**
+ * Above a screen already shown, whose data may be out of date: the server stopped answering
+ * (the watch stream's whoami could not reach it). Not where the screen says so itself (the
+ * Cannot reach the server screen, the Changes screen's feed line).
+ */
+function connectionLost(lost) {
+  const banner = document.getElementById('connection');
+  const shown = lost && !screenSaysUnreachable && parseRoute().screen !== 'changes';
+  banner.hidden = !shown;
+  banner.textContent = shown ? `${UNREACHABLE} What this screen shows may be out of date.` : '';
+}
+
 /** A 401 anywhere (the token was revoked while the tab was open) signs the tab out: true if it did. */
 function signedOutBy(error) {
   if (!(error instanceof ApiError) || error.status !== 401) return false;
@@ -183,6 +243,9 @@ function heading(text) {
 
 function show(main, title, ...children) {
   document.title = `${isolated(title)} · Tool registry`;
+  // A screen shown was read just now, or says itself that the server cannot be reached.
+  screenSaysUnreachable = title === 'Cannot reach the server';
+  connectionLost(false);
   const flash = state.flash;
   state.flash = null;
   main.replaceChildren(...(flash ? [h('p', { class: 'notice', role: 'status' }, flash)] : []), ...children.flat());
@@ -633,6 +696,12 @@ async function changesScreen(main, route, signal) {
     onState: (feedState, error) => {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
       if (feedState === 'failed' && signedOutBy(error)) return;
+      // A cut stream may be a changed token (other scopes): as the watch asks, ask. A stopped feed watches no more.
+      if (feedState === 'reconnecting') void recheckToken(signal);
+      if (feedState === 'failed') {
+        feedWatches = false;
+        watchToken();
+      }
       status.className = `feed-state ${feedState}`;
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
@@ -684,14 +753,21 @@ async function importScreen(main, route, signal) {
   let planned = null; // { bytes, size, mode, report }
 
   const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
-  const fail = (error, size) => {
+  const fail = (error, size, importMode) => {
     if (signedOutBy(error)) return;
     if (error instanceof ApiError && (error.status === 413 || error.code === 'PAYLOAD_TOO_LARGE')) {
       const limit = typeof error.context.limit === 'number' ? error.context.limit : null;
+      const ns = route.namespace;
+      // The command with the mode planned (without it, a replace would run as a merge), on this
+      // namespace's own database: the server's --db is namespace default's (a replace there would empty default).
+      const database = ns === 'default'
+        ? [' (DATABASE: the server\'s ', h('code', {}, '--db'), ', a file or a postgres:// URL, or with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, 'DIR/default.db')]
+        : [' (DATABASE: with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, `DIR/${ns}.db`), '; with a postgres:// ', h('code', {}, '--db'),
+          ', that URL with ', h('code', {}, `?schema=BASE_ns_${ns}`), ', BASE being its own ?schema= or else tool_registry; not the server\'s ', h('code', {}, '--db'), ' as it is, which is namespace default'];
       alert.replaceChildren(
         h('p', {}, `Nothing was imported: the snapshot (${bytes(size)}) is over this server's body limit${limit === null ? '' : ` of ${bytes(limit)}`}.`),
-        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, 'tool-registry import --db DATABASE FILE'),
-          ' (DATABASE: the server\'s ', h('code', {}, '--db'), ', or with ', h('code', {}, '--data-dir DIR'), ' the file ', h('code', {}, `DIR/${route.namespace}.db`),
+        h('p', {}, 'Import it with the command, which has no such limit: ', h('code', {}, `tool-registry import --db DATABASE${importMode === 'replace' ? ' --mode replace' : ''} FILE`),
+          ...database,
           '); or restart the server with a larger ',
           h('code', {}, '--max-body'), ': ', h('code', {}, `tool-registry serve --max-body ${Math.ceil(((size ?? limit ?? 0) + 1) / 1048576) * 1048576}`), ' and the options it runs with.'));
       return;
@@ -708,6 +784,7 @@ async function importScreen(main, route, signal) {
     if (importing || planned === null) return;
     importing = true;
     alert.replaceChildren();
+    let sent = false; // the import itself went out: lost on the way back, it may have been made
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
       const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.bytes });
@@ -717,6 +794,7 @@ async function importScreen(main, route, signal) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
+      sent = true;
       const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
       planned = null;
       result.replaceChildren(h('p', { class: 'notice' },
@@ -725,7 +803,9 @@ async function importScreen(main, route, signal) {
     } catch (error) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
-      } else fail(error, planned.size);
+      } else if (error instanceof UnreachableError && sent) {
+        alert.replaceChildren(h('p', {}, 'Cannot reach the server: the connection was lost after the import was sent, so the snapshot may have been imported. When the server is back, see the changes (or plan again: a plan of all "unchanged" means it was).'));
+      } else fail(error, planned.size, planned.mode);
     } finally {
       importing = false;
     }
@@ -756,7 +836,7 @@ async function importScreen(main, route, signal) {
       planned = { bytes: content, size: chosen.size, mode: mode.value, report };
       result.replaceChildren(planView(report));
     } catch (error) {
-      fail(error, chosen.size);
+      fail(error, chosen.size, mode.value);
     }
   } },
   h('div', { class: 'field' },
@@ -810,6 +890,11 @@ function upstreamSpec(upstream, tool) {
   };
 }
 
+/** A write whose answer never came (the server may have made it before the connection was lost): never "failed". */
+function lostAnswer(what) {
+  return `Cannot reach the server: the ${what} may have been made before the connection was lost. Reload when the server is back to see.`;
+}
+
 function upstreamToolView(route, upstream, tool, approved, rerender) {
   const alert = h('div', { class: 'error', role: 'alert' });
   const act = async (path, json, done) => {
@@ -819,6 +904,10 @@ function upstreamToolView(route, upstream, tool, approved, rerender) {
       rerender();
     } catch (error) {
       if (signedOutBy(error)) return;
+      if (error instanceof UnreachableError) {
+        alert.replaceChildren(h('p', {}, lostAnswer(path === 'approve' ? 'approval' : 'rejection')));
+        return;
+      }
       alert.replaceChildren(h('p', {}, `${path === 'approve' ? 'Approving' : 'Rejecting'} failed: `, text(problemText(error))));
       if (error instanceof ApiError && error.code === 'COMPATIBILITY_FAILED' && json.force !== true) {
         alert.append(
@@ -873,7 +962,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
         rerender();
       } catch (error) {
         if (signedOutBy(error)) return;
-        alert.replaceChildren(h('p', {}, 'Approving failed (nothing was approved): ', text(problemText(error))));
+        alert.replaceChildren(h('p', {}, error instanceof UnreachableError ? lostAnswer('approval') : ['Approving failed (nothing was approved): ', text(problemText(error))]));
       }
     } }, `Approve all ${counts.pending} pending`)), alert);
   }
@@ -981,6 +1070,9 @@ async function render() {
       return;
     }
     updateChrome(route);
+    // The Changes screen's feed watches (it does not start when the screen fails to load: see the catch).
+    feedWatches = route.screen === 'changes' && wrong === null && state.identity !== null;
+    watchToken();
     if (state.identity === null) {
       retryDelay = 1000;
       return signInScreen(main);
@@ -996,12 +1088,16 @@ async function render() {
     retryDelay = 1000;
   } catch (error) {
     if (controller.signal.aborted) return;
+    if (feedWatches) {
+      feedWatches = false; // the Changes screen did not load: no feed of its own
+      watchToken();
+    }
     if (error instanceof UnreachableError) return unreachableScreen(main, controller.signal);
     retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
     if (signedOutBy(error)) return;
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
-      return notFoundScreen(main, route, `no namespace ${route.namespace} that this token may see.`);
+      return notFoundScreen(main, route, storedToken() === null ? `no namespace ${route.namespace} on this server.` : `no namespace ${route.namespace} that this token may see.`);
     }
     // An address the API refuses (400) or has nothing at (404): the reason is the server's.
     if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return notFoundScreen(main, route, problemText(error));
@@ -1020,4 +1116,5 @@ document.getElementById('skip-link').addEventListener('click', (event) => {
   document.getElementById('main').focus();
 });
 window.addEventListener('hashchange', () => void render());
+document.addEventListener('visibilitychange', watchToken);
 void render();

@@ -14,6 +14,7 @@ import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 import { createToken, createToolRegistryServer, defaultConsoleRoot, listen, revokeToken, tokenFileVerifier } from '../../src/server/index.js';
 import type { ListeningServer } from '../../src/server/index.js';
+import { updateTokens } from '../../src/server/tokens.js';
 import { CLI, ROOT, childEnv, runCli, writeJson, useChildProcessTimeout } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
 
@@ -239,6 +240,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     watchErrors(page, errors.get(page) as string[]);
     used.push({ key, width, page });
     return page;
+  }
+
+  /** Forgets chromium's log of the connection a test reset on purpose (route.abort), and nothing else. */
+  function dropConnectionReset(page: Page): void {
+    const list = errors.get(page) ?? [];
+    list.splice(0, list.length, ...list.filter((error) => !error.endsWith('Failed to load resource: net::ERR_CONNECTION_RESET')));
   }
 
   /** Back to the state of a new page: off the console, session storage empty, no listener of the test, its own width; false if it cannot be. */
@@ -548,6 +555,25 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     // The confirm's plan again, once: both clicks had sent theirs before either import.
     expect(plans).toHaveLength(1);
     expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
+
+    // The connection lost after the server took the import (its answer never came back): the
+    // console cannot know whether it was made, and must not say "nothing was imported" (it was).
+    const next = { tools: [{ spec: tool('translate', '1.1.0', { tags: ['text'] }), enabled: true, created_at: null }] };
+    await page.getByLabel('Snapshot file').setInputFiles({ name: 'next.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(next)) });
+    await page.getByRole('button', { name: 'Plan import' }).click();
+    await page.getByRole('table', { name: /^Plan: 0 to add, 1 to update/ }).waitFor();
+    await page.route((url) => url.pathname === '/v1/snapshot' && !url.searchParams.has('dry_run'), async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const lost = page.getByRole('alert').filter({ hasText: 'Cannot reach the server' });
+    await lost.waitFor();
+    expect(await stored(db, 'translate')).toMatchObject({ spec: { version: '1.1.0' } });
+    expect(await lost.innerText()).not.toContain('nothing was imported');
+    expect(await lost.innerText()).toContain('may have been imported');
+    await page.unrouteAll();
+    dropConnectionReset(page);
   });
 
   it('shows a read-only token no write controls, and the server refuses its forged write (403)', async () => {
@@ -680,6 +706,20 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         await page.getByRole('article').filter({ hasText: 'demo_ping' }).getByRole('button', { name: 'Reject' }).click();
         await page.getByText('Rejected this definition of demo_ping').waitFor();
         await page.getByText('0 served, 1 pending, 0 gone, 1 rejected, 0 refused.').waitFor();
+        // The connection lost after the server made the rejection of the changed tool: not "Rejecting failed" (it did not).
+        let made = 0;
+        await page.route((url) => url.pathname === '/v1/upstreams/demo/reject', async (route) => {
+          made = (await route.fetch()).status();
+          await route.abort('connectionreset');
+        });
+        await page.getByRole('article').filter({ hasText: 'demo_echo' }).getByRole('button', { name: 'Reject' }).click();
+        const lost = page.getByRole('alert').filter({ hasText: 'Cannot reach the server' });
+        await lost.waitFor();
+        expect(await lost.innerText()).not.toContain('failed');
+        expect(await lost.innerText()).toContain('may have been made');
+        expect(made).toBe(200); // the server made it
+        await page.unrouteAll();
+        dropConnectionReset(page);
       }
     }
     report.push(...(errors.get(page) ?? []).map((error) => `console: ${error}`));
@@ -737,6 +777,24 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       if (screen.heading === 'Calls in hostile') await page.getByText('Showing 9 calls.').waitFor();
       if (screen.heading === 'Import') {
         const snapshot = { tools: [{ spec: tool(`${LONG_NAME.slice(0, 120)}_import`, `2.0${RLO}`, { tags: [LONG_TAG] }), enabled: true, created_at: null }] };
+        await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(snapshot)) });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
+        // Over the body limit (1 MiB by default), planned as a replace: the command said is this
+        // namespace's database and the same mode (it named the server's --db, namespace default's,
+        // without --mode: a merge, or a replace run against default).
+        await page.getByLabel('Mode').selectOption('replace');
+        const big = { tools: [{ spec: tool('big', '1.0.0', { description: 'b'.repeat(1_100_000) }), enabled: true, created_at: null }] };
+        await page.getByLabel('Snapshot file').setInputFiles({ name: 'big.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(big)) });
+        await page.getByRole('button', { name: 'Plan import' }).click();
+        const over = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
+        await over.waitFor();
+        const said = await over.innerText();
+        expect(said).toContain('tool-registry import --db DATABASE --mode replace FILE');
+        expect(said).toContain('--data-dir DIR the file DIR/hostile.db');
+        expect(said).toContain('?schema=BASE_ns_hostile');
+        // Planned again within the limit, for the checks below.
+        await page.getByLabel('Mode').selectOption('merge');
         await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(snapshot)) });
         await page.getByRole('button', { name: 'Plan import' }).click();
         await page.getByRole('button', { name: 'Import', exact: true }).waitFor();
@@ -842,8 +900,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     requested.splice(0);
     for (const [path, reason] of [
       ['#/ns/hostile/tools/nope', /^Not found: no tool named "nope" was ever registered in namespace hostile\.$/],
-      ['#/ns/nowhere/tools', /^Not found: no namespace nowhere that this token may see\.$/],
-      ['#/ns/nowhere/import', /^Not found: no namespace nowhere that this token may see\.$/],
+      // A server without tokens has no token to blame ("that this token may see" was said here too).
+      ['#/ns/nowhere/tools', /^Not found: no namespace nowhere on this server\.$/],
+      ['#/ns/nowhere/import', /^Not found: no namespace nowhere on this server\.$/],
       ['#/ns/Bad-Name/tools', /^Not found: "Bad-Name" is not a namespace name/],
       ['#/ns/a%2Fb/tools', /^Not found: "a\/b" is not a namespace name/],
       ['#/ns/hostile/tools/a%2Fb', /^Not found: "a\/b" is not a tool name/],
@@ -896,7 +955,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     const start = async (port = 0): Promise<ListeningServer> => {
       const registry = new InMemoryToolRegistry();
       await registry.register(tool('alpha', '1.0.0'));
-      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024 };
+      // Two streams, one a token: a tab holds one (its Changes screen's feed, or else its watch), never two.
+      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024, maxStreams: 2 };
       return listen(createToolRegistryServer(options), { port, drainTimeoutMs: 100 });
     };
     let live = await start();
@@ -914,6 +974,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByText(/cannot reach the server, retrying/).waitFor();
       live = await start(port);
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+      // Stopped while a screen is on show, the user doing nothing: said above it (it showed its
+      // data as if current), and no longer once the server answers again.
+      await live.close();
+      const banner = page.locator('#connection');
+      await banner.getByText(/cannot reach the server, retrying.*may be out of date/).waitFor();
+      expect(await page.getByRole('table').count()).toBe(1);
+      live = await start(port);
+      await banner.waitFor({ state: 'hidden' });
 
       // A snapshot over the server's body limit (--max-body; 64 KiB here, 1 MiB by default): the console says what to do.
       await page.evaluate(() => { location.hash = '#/import'; });
@@ -922,13 +990,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const buffer = Buffer.from(JSON.stringify(snapshot));
       expect(buffer.length).toBeGreaterThan(64 * 1024);
       await page.getByLabel('Snapshot file').setInputFiles({ name: 'snapshot.json', mimeType: 'application/json', buffer });
+      await page.getByLabel('Mode').selectOption('replace');
       await page.getByRole('button', { name: 'Plan import' }).click();
       const alert = page.getByRole('alert').filter({ hasText: 'Nothing was imported' });
       await alert.waitFor();
       const said = await alert.innerText();
       expect(said).toContain(`the snapshot (${buffer.length.toLocaleString('en')} bytes) is over this server's body limit of 65,536 bytes`);
       expect(said).toContain('--max-body');
-      expect(said).toContain('tool-registry import --db DATABASE FILE');
+      expect(said).toContain('tool-registry import --db DATABASE --mode replace FILE');
       // The command takes --db only: a server over --data-dir has a file per namespace to name.
       expect(said).toContain('--data-dir DIR the file DIR/default.db');
       // A file that is not UTF-8 goes as its bytes, so the server refuses it as it refuses the
@@ -946,26 +1015,38 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await boundPage.goto(`${live.url}/#/ns/other/tools/alpha`);
       await boundPage.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
       expect(await boundPage.locator('main').innerText()).toContain('Not found: no namespace other that this token may see.');
-      // Revoked while it compares two versions: the next comparison's 401 signs the tab out
-      // (it showed "No verdict: the bearer token is not valid" beside the data, still signed in).
+      // Revoked while a screen is on show, the user doing nothing: the server cuts the token's
+      // streams, and every screen (not only Changes) signs the tab out, its data gone (each kept
+      // its data until the next action). A tool's comparison, the tools filtered, an import's plan.
+      const revoked = async (name: string) => {
+        await revokeToken(tokens, name);
+        await boundPage.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+        expect(await boundPage.getByText('Your token is no longer accepted. Sign in again.').count()).toBe(1);
+        expect(await boundPage.locator('main').innerText()).not.toMatch(/alpha|bulk_0/);
+      };
+      const signIn = async (token: string, hash: string) => {
+        await boundPage.getByLabel('Token', { exact: true }).fill(token);
+        await boundPage.getByRole('button', { name: 'Sign in' }).click();
+        await boundPage.getByRole('heading', { level: 1 }).filter({ hasNotText: 'Sign in' }).waitFor();
+        await boundPage.evaluate((value) => { location.hash = value; }, hash);
+      };
       const put = (name: string, version: string) =>
         fetch(`${live.url}/v1/tools/${name}`, { method: 'PUT', headers: { Authorization: `Bearer ${secret}`, 'Content-Type': 'application/json' }, body: JSON.stringify(tool(name, version)) });
       expect((await put('alpha', '1.1.0')).status).toBe(200);
       await boundPage.goto(`${live.url}/#/tools/alpha?from=1&to=2`);
       await boundPage.locator('.verdict').waitFor();
-      await revokeToken(tokens, 'bound');
-      // 2 against 1 (2 against 2, on the way, asks nothing of the API).
-      await boundPage.getByLabel('From version').selectOption({ index: 1 });
-      await boundPage.getByLabel('To version').selectOption({ index: 0 });
-      await boundPage.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-      expect(await boundPage.getByText('Your token is no longer accepted. Sign in again.').count()).toBe(1);
-      // Signed in again with a token that may write but not read: the import screen is there (its check of the namespace is a read).
-      const writer = (await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret;
-      await boundPage.getByLabel('Token', { exact: true }).fill(writer);
-      await boundPage.getByRole('button', { name: 'Sign in' }).click();
-      await boundPage.evaluate(() => { location.hash = '#/import'; });
-      await boundPage.getByLabel('Snapshot file').waitFor();
-      errors.get(boundPage)?.splice(0); // the API's 404 and 401, logged by chromium
+      await revoked('bound');
+      await signIn((await createToken(tokens, { name: 'searcher', scopes: ['read'] })).secret, '#/tools?q=alp');
+      await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
+      await revoked('searcher');
+      // A token that may write but not read (no stream of its own: the console asks whoami instead)
+      // reaches the import screen (its check of the namespace is a read) and plans an import.
+      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/import');
+      await boundPage.getByLabel('Snapshot file').setInputFiles({ name: 'small.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ tools: snapshot.tools.slice(0, 1) })) });
+      await boundPage.getByRole('button', { name: 'Plan import' }).click();
+      await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
+      await revoked('writer');
+      errors.get(boundPage)?.splice(0); // the API's 404s, 403s and 401s, logged by chromium
 
       // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
       // revision 3: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
@@ -982,10 +1063,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       // Reloaded, the screen follows the restored log.
       await page.reload();
       await page.getByText('Live: following new changes.').waitFor();
-      // The token is revoked and its stream cut (here by a restart): the reconnect's 401 signs the page out.
+      // Its write scope taken away (the server cuts a changed token's streams too): the tab follows, with no Import.
+      expect(await page.locator('#nav-import').isVisible()).toBe(true);
+      await updateTokens(tokens, (list) => ({ tokens: list.map((entry) => (entry.name === 'engineer' ? { ...entry, scopes: ['read'] } : entry)), result: undefined }));
+      await page.locator('#nav-import').waitFor({ state: 'hidden' });
+      // The token is revoked: the server cuts its streams, and the page is signed out.
       await revokeToken(tokens, 'engineer');
-      await live.close();
-      live = await start(port);
       await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
       expect(await page.getByText('Your token is no longer accepted. Sign in again.').count()).toBe(1);
       expect(await page.getByText(/^Live/).count()).toBe(0);
