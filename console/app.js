@@ -1008,6 +1008,23 @@ function callsNeedAdmin(main, route) {
     h('p', {}, 'The audit log of MCP tool calls needs a token with the admin scope.'));
 }
 
+/**
+ * A screen this token's scopes do not reach (a write-only token on the tools, a tool or the
+ * changes, by link or as the first screen): the scope it lacks, in plain words, not "Something went wrong".
+ */
+function lacksScopeScreen(main, route, error) {
+  const scope = typeof error.context.scope === 'string' ? error.context.scope : 'read';
+  const scopes = (state.identity?.scopes ?? []).join(', ');
+  const where = route.namespace === 'default' ? '' : ` in ${route.namespace}`;
+  const tool = route.screen === 'tools' && route.name !== undefined;
+  const screenName = route.screen.charAt(0).toUpperCase() + route.screen.slice(1);
+  const title = tool ? route.name : `${screenName}${where}`;
+  const what = tool ? ['the tool ', text(route.name)] : [route.screen === 'tools' ? 'tools' : `the ${route.screen}`];
+  show(main, title, heading(tool ? text(route.name) : title),
+    h('p', { class: 'notice' }, 'This token may not read ', ...what, `: that needs the ${scope} scope, which it lacks (its scopes: ${scopes === '' ? 'none' : scopes}). Sign in with a token that has the ${scope} scope to see ${tool ? 'it' : 'them'}.`),
+    canWrite() ? [h('p', {}, 'It may import snapshots: ', h('a', { href: href(route.namespace, ['import']) }, 'Import'), '.')] : []);
+}
+
 function errorScreen(main, error) {
   show(main, 'Error', heading('Something went wrong'),
     h('p', { class: 'error' }, text(problemText(error))),
@@ -1096,6 +1113,7 @@ async function render() {
     retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
     if (signedOutBy(error)) return;
+    if (error instanceof ApiError && error.code === 'FORBIDDEN') return lacksScopeScreen(main, route, error);
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
       return notFoundScreen(main, route, storedToken() === null ? `no namespace ${route.namespace} on this server.` : `no namespace ${route.namespace} that this token may see.`);
     }

@@ -1039,9 +1039,18 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await signIn((await createToken(tokens, { name: 'searcher', scopes: ['read'] })).secret, '#/tools?q=alp');
       await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
       await revoked('searcher');
-      // A token that may write but not read (no stream of its own: the console asks whoami instead)
-      // reaches the import screen (its check of the namespace is a read) and plans an import.
-      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/import');
+      // A token that may write but not read (no stream of its own: the console asks whoami instead):
+      // the tools (its first screen), a tool and the changes say it may not read them, naming the
+      // scope (each said "Something went wrong"); it reaches the import screen (its check of the
+      // namespace is a read) and plans an import.
+      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/tools');
+      for (const [hash, title, what] of [['#/tools', 'Tools', 'tools'], ['#/tools/alpha', 'alpha', 'the tool alpha'], ['#/changes', 'Changes', 'the changes']] as const) {
+        await boundPage.evaluate((value) => { location.hash = value; }, hash);
+        await boundPage.getByRole('heading', { level: 1, name: new RegExp(`^(${title}|Something went wrong)$`) }).waitFor();
+        expect(await boundPage.getByRole('heading', { level: 1 }).innerText()).toBe(title);
+        expect(await boundPage.locator('main').innerText()).toContain(`This token may not read ${what}: that needs the read scope, which it lacks (its scopes: write).`);
+      }
+      await boundPage.evaluate(() => { location.hash = '#/import'; });
       await boundPage.getByLabel('Snapshot file').setInputFiles({ name: 'small.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ tools: snapshot.tools.slice(0, 1) })) });
       await boundPage.getByRole('button', { name: 'Plan import' }).click();
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
