@@ -663,6 +663,19 @@ async function toolScreen(main, route, signal) {
 
 // ---------------------------------------------------------------- changes
 
+/**
+ * The feed's 410 (CHANGES_EXPIRED: a restore replaced the log, or it was pruned past our revision)
+ * in the user's terms: what happened, and the way out (the API's own detail says "resync from a
+ * snapshot", which is a client's way, not a reader's).
+ */
+function expiredText(error) {
+  const { since, oldest_revision: oldest, revision, replaced } = error.context;
+  const why = replaced === true
+    ? `the server's change log was replaced (a restored backup or dump) and now ends at revision ${String(revision)}`
+    : `the server's change log no longer holds the changes after revision ${String(since)} (it keeps revisions ${String(oldest)} to ${String(revision)})`;
+  return `Not live: ${why}, so the changes below may no longer be the registry's. Reload this screen to follow the feed from the current revision.`;
+}
+
 async function changesScreen(main, route, signal) {
   const feed = `${base(route.namespace)}/changes`;
   const head = await call(`${feed}${query({ limit: 0 })}`, { signal });
@@ -678,10 +691,13 @@ async function changesScreen(main, route, signal) {
     [...page.events].reverse().map((event) => changeItem(route.namespace, event, true)));
   const empty = h('p', { hidden: page.events.length > 0 }, 'No changes yet.');
   const status = h('p', { class: 'feed-state', role: 'status' }, 'Connecting…');
+  // Outside the status region: a button is no announcement.
+  const recover = h('div', { class: 'actions', hidden: true },
+    h('button', { type: 'button', onclick: () => void render() }, 'Reload from the current revision'));
   show(main, 'Changes',
     heading('Changes'),
     h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
-    status, empty, list);
+    status, recover, empty, list);
   signal.addEventListener('abort', () => {
     status.className = 'feed-state';
     status.replaceChildren('Not live: another screen is loading.');
@@ -703,10 +719,13 @@ async function changesScreen(main, route, signal) {
         watchToken();
       }
       status.className = `feed-state ${feedState}`;
+      const expired = feedState === 'failed' && error instanceof ApiError && error.status === 410;
+      recover.hidden = !expired;
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
           : feedState === 'unreachable' ? [UNREACHABLE]
-            : ['Not live: the feed stopped: ', text(problemText(error))]));
+            : expired ? [expiredText(error)]
+              : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   });
 }
