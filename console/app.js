@@ -663,6 +663,19 @@ async function toolScreen(main, route, signal) {
 
 // ---------------------------------------------------------------- changes
 
+/**
+ * The feed's 410 (CHANGES_EXPIRED: a restore replaced the log, or it was pruned past our revision)
+ * in the user's terms: what happened, and the way out (the API's own detail says "resync from a
+ * snapshot", which is a client's way, not a reader's).
+ */
+function expiredText(error) {
+  const { since, oldest_revision: oldest, revision, replaced } = error.context;
+  const why = replaced === true
+    ? `the server's change log was replaced (a restored backup or dump) and now ends at revision ${String(revision)}`
+    : `the server's change log no longer holds the changes after revision ${String(since)} (it keeps revisions ${String(oldest)} to ${String(revision)})`;
+  return `Not live: ${why}, so the changes below may no longer be the registry's. Reload this screen to follow the feed from the current revision.`;
+}
+
 async function changesScreen(main, route, signal) {
   const feed = `${base(route.namespace)}/changes`;
   const head = await call(`${feed}${query({ limit: 0 })}`, { signal });
@@ -678,10 +691,13 @@ async function changesScreen(main, route, signal) {
     [...page.events].reverse().map((event) => changeItem(route.namespace, event, true)));
   const empty = h('p', { hidden: page.events.length > 0 }, 'No changes yet.');
   const status = h('p', { class: 'feed-state', role: 'status' }, 'Connecting…');
+  // Outside the status region: a button is no announcement.
+  const recover = h('div', { class: 'actions', hidden: true },
+    h('button', { type: 'button', onclick: () => void render() }, 'Reload from the current revision'));
   show(main, 'Changes',
     heading('Changes'),
     h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
-    status, empty, list);
+    status, recover, empty, list);
   signal.addEventListener('abort', () => {
     status.className = 'feed-state';
     status.replaceChildren('Not live: another screen is loading.');
@@ -703,10 +719,13 @@ async function changesScreen(main, route, signal) {
         watchToken();
       }
       status.className = `feed-state ${feedState}`;
+      const expired = feedState === 'failed' && error instanceof ApiError && error.status === 410;
+      recover.hidden = !expired;
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
           : feedState === 'unreachable' ? [UNREACHABLE]
-            : ['Not live: the feed stopped: ', text(problemText(error))]));
+            : expired ? [expiredText(error)]
+              : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   });
 }
@@ -1008,6 +1027,23 @@ function callsNeedAdmin(main, route) {
     h('p', {}, 'The audit log of MCP tool calls needs a token with the admin scope.'));
 }
 
+/**
+ * A screen this token's scopes do not reach (a write-only token on the tools, a tool or the
+ * changes, by link or as the first screen): the scope it lacks, in plain words, not "Something went wrong".
+ */
+function lacksScopeScreen(main, route, error) {
+  const scope = typeof error.context.scope === 'string' ? error.context.scope : 'read';
+  const scopes = (state.identity?.scopes ?? []).join(', ');
+  const where = route.namespace === 'default' ? '' : ` in ${route.namespace}`;
+  const tool = route.screen === 'tools' && route.name !== undefined;
+  const screenName = route.screen.charAt(0).toUpperCase() + route.screen.slice(1);
+  const title = tool ? route.name : `${screenName}${where}`;
+  const what = tool ? ['the tool ', text(route.name)] : [route.screen === 'tools' ? 'tools' : `the ${route.screen}`];
+  show(main, title, heading(tool ? text(route.name) : title),
+    h('p', { class: 'notice' }, 'This token may not read ', ...what, `: that needs the ${scope} scope, which it lacks (its scopes: ${scopes === '' ? 'none' : scopes}). Sign in with a token that has the ${scope} scope to see ${tool ? 'it' : 'them'}.`),
+    canWrite() ? [h('p', {}, 'It may import snapshots: ', h('a', { href: href(route.namespace, ['import']) }, 'Import'), '.')] : []);
+}
+
 function errorScreen(main, error) {
   show(main, 'Error', heading('Something went wrong'),
     h('p', { class: 'error' }, text(problemText(error))),
@@ -1096,6 +1132,7 @@ async function render() {
     retryDelay = 1000; // the server answered
     if (error instanceof NotFound) return notFoundScreen(main, route, error.message);
     if (signedOutBy(error)) return;
+    if (error instanceof ApiError && error.code === 'FORBIDDEN') return lacksScopeScreen(main, route, error);
     if (error instanceof ApiError && error.code === 'NAMESPACE_NOT_FOUND') {
       return notFoundScreen(main, route, storedToken() === null ? `no namespace ${route.namespace} on this server.` : `no namespace ${route.namespace} that this token may see.`);
     }

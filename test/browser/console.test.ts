@@ -1039,9 +1039,18 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await signIn((await createToken(tokens, { name: 'searcher', scopes: ['read'] })).secret, '#/tools?q=alp');
       await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
       await revoked('searcher');
-      // A token that may write but not read (no stream of its own: the console asks whoami instead)
-      // reaches the import screen (its check of the namespace is a read) and plans an import.
-      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/import');
+      // A token that may write but not read (no stream of its own: the console asks whoami instead):
+      // the tools (its first screen), a tool and the changes say it may not read them, naming the
+      // scope (each said "Something went wrong"); it reaches the import screen (its check of the
+      // namespace is a read) and plans an import.
+      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/tools');
+      for (const [hash, title, what] of [['#/tools', 'Tools', 'tools'], ['#/tools/alpha', 'alpha', 'the tool alpha'], ['#/changes', 'Changes', 'the changes']] as const) {
+        await boundPage.evaluate((value) => { location.hash = value; }, hash);
+        await boundPage.getByRole('heading', { level: 1, name: new RegExp(`^(${title}|Something went wrong)$`) }).waitFor();
+        expect(await boundPage.getByRole('heading', { level: 1 }).innerText()).toBe(title);
+        expect(await boundPage.locator('main').innerText()).toContain(`This token may not read ${what}: that needs the read scope, which it lacks (its scopes: write).`);
+      }
+      await boundPage.evaluate(() => { location.hash = '#/import'; });
       await boundPage.getByLabel('Snapshot file').setInputFiles({ name: 'small.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ tools: snapshot.tools.slice(0, 1) })) });
       await boundPage.getByRole('button', { name: 'Plan import' }).click();
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
@@ -1056,13 +1065,16 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByRole('link', { name: 'beta', exact: true }).waitFor();
       await live.close();
       live = await start(port);
+      // It says what happened and what to do (it said only "Not live" and the API's "resync from a snapshot").
       const feedState = page.getByRole('status').filter({ hasText: 'Not live' });
       await feedState.waitFor();
-      expect(await feedState.innerText()).toMatch(/^Not live: the feed stopped: \S.*\(CHANGES_EXPIRED\)$/);
+      expect(await feedState.innerText()).toBe("Not live: the server's change log was replaced (a restored backup or dump) and now ends at revision 1, so the changes below may no longer be the registry's. Reload this screen to follow the feed from the current revision.");
 
-      // Reloaded, the screen follows the restored log.
-      await page.reload();
+      // Reloaded from the current revision, the screen follows the restored log (beta was the old log's).
+      await page.getByRole('button', { name: 'Reload from the current revision' }).click();
       await page.getByText('Live: following new changes.').waitFor();
+      expect(await page.getByRole('link', { name: 'beta', exact: true }).count()).toBe(0);
+      await page.getByRole('link', { name: 'alpha', exact: true }).waitFor();
       // Its write scope taken away (the server cuts a changed token's streams too): the tab follows, with no Import.
       expect(await page.locator('#nav-import').isVisible()).toBe(true);
       await updateTokens(tokens, (list) => ({ tokens: list.map((entry) => (entry.name === 'engineer' ? { ...entry, scopes: ['read'] } : entry)), result: undefined }));
