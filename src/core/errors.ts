@@ -125,7 +125,8 @@ export class StorageBusyError extends ToolRegistryError {
 /**
  * The storage cannot be reached: the database server is down, restarting or failing over, or
  * it ended the connection (PostgreSQL: refused or reset connections, `57P01`-`57P03`, `57P05`, `25P03`, `25P04`, class
- * `08`, a connection that ended without a word). Retry later; the driver's error is `cause`.
+ * `08`, a connection that ended without a word; a write that a caller's pool's `query_timeout` gave
+ * up on, its statement left running). Retry later; the driver's error is `cause`.
  * `context.operation` is the method; for a write, `context.outcome` says what is known of it:
  * `'not_written'` (it failed before its commit was sent: nothing of it is stored) or
  * `'unknown'` (its commit was sent and the answer lost: it is stored whole or not at all; read

@@ -4,6 +4,7 @@
 // retried here with capped, jittered backoff until busyTimeoutMs, then STORAGE_BUSY.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StorageBusyError } from '../../core/errors.js';
+import { queryTimeoutWords } from './connections.js';
 
 /** SQLSTATEs a retry can cure: serialization_failure, deadlock_detected, lock_not_available. */
 const RETRYABLE_CODES: ReadonlySet<string> = new Set(['40001', '40P01', '55P03']);
@@ -31,6 +32,15 @@ export function storageBusy(operation: string, timeoutMs: number, attempts: numb
     { operation, busy_timeout_ms: timeoutMs, attempts, ...(code === undefined ? {} : { sqlstate: code }) },
     cause,
   );
+}
+
+/**
+ * STORAGE_BUSY for a read (or an open) that a caller's pool's `query_timeout` gave up on (a
+ * DBA's lock, a slow server): it did not get through in time, as for a statement_timeout.
+ */
+export function queryTimeoutBusy(operation: string, cause: unknown): StorageBusyError {
+  const { text, context } = queryTimeoutWords(cause);
+  return new StorageBusyError(`${operation}: ${text}`, { operation, ...context }, cause);
 }
 
 /** A STORAGE_BUSY of another operation (a read shared by several calls) as one of `operation`; any other error as it is. */

@@ -41,6 +41,36 @@ export function isConnectionFailure(error: unknown): boolean {
   return /^(Connection terminated\b|Client has encountered a connection error\b|timeout exceeded when trying to connect\b)/.test(error.message);
 }
 
+/**
+ * Whether `error` is node-postgres' client-side `query_timeout` (a caller's pool made with it):
+ * the driver stopped waiting for the answer, but the statement runs on in the server, and the
+ * connection stays busy with it. No SQLSTATE: told by the driver's words.
+ */
+export function isQueryReadTimeout(error: unknown): boolean {
+  return error instanceof Error && (error as { code?: unknown }).code === undefined && error.message === 'Query read timeout';
+}
+
+/** The client's query_timeout, noted on its timeout errors (noteQueryTimeout), for the message. */
+const queryTimeouts = new WeakMap<object, number>();
+
+/** Whether `error` is a query_timeout of `client`'s (then its limit is noted on it, for queryTimeoutWords). */
+export function noteQueryTimeout(error: unknown, client: pg.ClientBase): boolean {
+  if (!isQueryReadTimeout(error)) return false;
+  // The client's own: the pool's options, a `query_timeout` in the URL, or pg.defaults.
+  const ms = Number((client as unknown as { connectionParameters?: { query_timeout?: unknown } }).connectionParameters?.query_timeout);
+  if (Number.isFinite(ms) && ms > 0) queryTimeouts.set(error as object, ms);
+  return true;
+}
+
+/** What a query_timeout error's message and context say of it: the limit, when it was noted. */
+export function queryTimeoutWords(cause: unknown): { text: string; context: { query_timeout_ms?: number } } {
+  const ms = typeof cause === 'object' && cause !== null ? queryTimeouts.get(cause) : undefined;
+  return {
+    text: `the database did not answer within the pool's query_timeout${ms === undefined ? '' : ` (${ms} ms)`} (Query read timeout); the statement may still run on the server, and its connection was dropped from the pool`,
+    context: ms === undefined ? {} : { query_timeout_ms: ms },
+  };
+}
+
 /** No connection of the pool became free in time (the store turns it into STORAGE_BUSY). */
 export class CheckoutTimeoutError extends Error {
   constructor(waitMs: number, pool: pg.Pool) {
@@ -128,12 +158,16 @@ export function kyselyPool(pool: pg.Pool, waitMs: () => number): PostgresPool {
         // `name`: sent as a named prepared statement (the one-statement write's; Kysely never names one).
         query: async (sql: string, parameters: readonly unknown[], name?: string) => {
           const rollback = /^rollback$/i.test(sql);
+          // The connection is dropped on release, and the server rolls back a transaction whose
+          // connection ends: a ROLLBACK would queue behind a statement still running (query_timeout).
+          if (rollback && broken) return { command: 'ROLLBACK', rowCount: 0, rows: [] } satisfies PostgresQueryResult<never>;
           try {
             return await (name === undefined ? client.query(sql, [...parameters]) : client.query({ name, text: sql, values: [...parameters] }));
           } catch (error) {
             // A statement outside a transaction has no ROLLBACK to find the connection gone:
             // its own failure says so (the server's FATAL can come before the socket closes).
-            if (rollback || isConnectionFailure(error)) broken = true;
+            // One that query_timeout gave up on still runs there: not to be handed out again.
+            if (rollback || isConnectionFailure(error) || noteQueryTimeout(error, client)) broken = true;
             if (DEAD_BEFORE_SENDING.test((error as Error).message ?? '')) markNotSent(error);
             if (rollback) return { command: 'ROLLBACK', rowCount: 0, rows: [] } satisfies PostgresQueryResult<never>;
             throw error;

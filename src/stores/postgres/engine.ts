@@ -8,8 +8,8 @@ import type { PostgresPool } from 'kysely';
 import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
-import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut, failedBeforeSending, isConnectionFailure, kyselyPool } from './connections.js';
+import { queryTimeoutBusy, retryWhileBusy, sqlState, storageBusy } from './busy.js';
+import { CheckoutTimeoutError, checkOut, failedBeforeSending, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
@@ -19,7 +19,7 @@ import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, Head, RegistrationRow, StatementRunner } from './tables.js';
-import { readDenied, storageUnavailable } from './unavailable.js';
+import { queryTimeoutUnavailable, readDenied, storageUnavailable } from './unavailable.js';
 import type { WriteOutcome } from './unavailable.js';
 
 export interface EngineOptions<T> {
@@ -266,6 +266,8 @@ export class PostgresEngine<T> {
       // for another instance's migration, or a migration itself (rolled back): STORAGE_BUSY, as
       // for any call (it was the bare driver error).
       const cancelled = error instanceof MigrationFailedError ? error.cause : error;
+      // A caller's pool's query_timeout that gave up on the same waits (migrate() dropped the connection).
+      if (isQueryReadTimeout(cancelled)) throw queryTimeoutBusy('open', cancelled);
       if (sqlState(cancelled) === '57014') {
         throw new StorageBusyError(`open: the database cancelled the statement (${(cancelled as Error).message}, SQLSTATE 57014)`, { operation: 'open', sqlstate: '57014' }, cancelled);
       }
@@ -280,6 +282,7 @@ export class PostgresEngine<T> {
       return;
     }
     const client = await this.#timed('open', () => checkOut(this.pool, this.busyTimeoutMs));
+    let failed: unknown;
     try {
       const applied = await appliedMigrations(client, this.schema);
       assertKnown(applied, migrations, this.schema);
@@ -291,8 +294,12 @@ export class PostgresEngine<T> {
             `a read-only registry does not migrate: run \`tool-registry migrate\` or open it once without readonly`,
         ), { schema: this.schema, pendingMigrations: pending.map((m) => m.name) });
       }
+    } catch (error) {
+      failed = error;
+      throw error;
     } finally {
-      client.release();
+      // One that query_timeout gave up on still runs on the server: not to be handed out again.
+      client.release(noteQueryTimeout(failed, client));
     }
   }
 
@@ -452,7 +459,8 @@ export class PostgresEngine<T> {
               try {
                 return await retryWhileBusy({ timeoutMs: this.busyTimeoutMs, operation, beforeRetry: () => this.#assertOpen(operation) }, () => attempt(lockTimeoutMs, progress));
               } catch (error) {
-                if (!isConnectionFailure(error)) throw error;
+                // query_timeout: the driver stopped waiting, the statement runs on (connections.ts).
+                if (!isConnectionFailure(error) && !isQueryReadTimeout(error)) throw error;
                 const unsent = failedBeforeSending(error);
                 outcome = progress.commitSent && !unsent ? 'unknown' : 'not_written';
                 // Only a statement that never reached the server is sent again: one that did and
@@ -544,6 +552,9 @@ export class PostgresEngine<T> {
       return await run();
     } catch (error) {
       if (isConnectionFailure(error)) throw storageUnavailable(operation, error, outcome?.());
+      // A caller's pool's query_timeout: a read did not get through in time (as for a
+      // statement_timeout); a write's statement may still commit, so its outcome is told.
+      if (isQueryReadTimeout(error)) throw outcome === undefined ? queryTimeoutBusy(operation, error) : queryTimeoutUnavailable(operation, error, outcome() ?? 'unknown');
       if (sqlState(error) === '57014') {
         if (this.statementTimeoutMs !== undefined) throw storageBusy(operation, this.statementTimeoutMs, 1, error);
         // The server's own limit (a statement_timeout of the role, the database or the URL's
@@ -652,7 +663,7 @@ export class PostgresEngine<T> {
         // Given back before the counts' read takes a connection: holding it meanwhile made status()
         // wait for a second connection, which a pool of one (a role with CONNECTION LIMIT 1, a
         // caller's pool with max 1) never has: STORAGE_BUSY every time. A dead one is dropped.
-        client.release(isConnectionFailure(failed));
+        client.release(isConnectionFailure(failed) || noteQueryTimeout(failed, client));
       }
     };
     // As every read (#timed: STORAGE_UNAVAILABLE, not the driver's bare error, when the server is

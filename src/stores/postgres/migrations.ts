@@ -8,7 +8,7 @@ import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { ReadOnlyError, SchemaTooNewError, StorageUnavailableError } from '../../core/errors.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut } from './connections.js';
+import { CheckoutTimeoutError, checkOut, isQueryReadTimeout, noteQueryTimeout } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
 
 /** The folder of the shipped PostgreSQL migrations. */
@@ -165,6 +165,7 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
   const client = await checkOut(pool, options.busyTimeoutMs).catch((error: unknown) => {
     throw error instanceof CheckoutTimeoutError ? storageBusy('migrate', options.busyTimeoutMs, 1, error) : error;
   });
+  let failed: unknown;
   try {
     const before = await appliedMigrations(client, schema);
     assertKnown(before, migrations, schema);
@@ -197,8 +198,12 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
       if (step.applied !== undefined) appliedNow.push(step.applied);
       if (step.pendingAfter === 0) return appliedNow;
     }
+  } catch (error) {
+    failed = error;
+    throw error;
   } finally {
-    client.release();
+    // One that a caller's pool's query_timeout gave up on still runs on the server: dropped.
+    client.release(noteQueryTimeout(failed instanceof MigrationFailedError ? failed.cause : failed, client));
   }
 }
 
@@ -271,7 +276,9 @@ async function applyNext(
     }
     return { applied: migration.name, pendingAfter: pending.length - 1 };
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
+    // After a query_timeout a ROLLBACK would wait behind the statement still running; the
+    // connection is dropped instead (migrate()), and the server rolls back with it.
+    if (!isQueryReadTimeout(error instanceof MigrationFailedError ? error.cause : error)) await client.query('ROLLBACK').catch(() => {});
     throw error;
   }
 }

@@ -1,6 +1,7 @@
 // The server or the connection going away, as the registry's STORAGE_UNAVAILABLE: translated
 // once, at the store's edge (engine.ts), with the driver's error as `cause`.
 import { StorageUnavailableError } from '../../core/errors.js';
+import { queryTimeoutWords } from './connections.js';
 
 /** What is known of a write that failed so: nothing of it is stored, or its commit's answer was lost. */
 export type WriteOutcome = 'not_written' | 'unknown';
@@ -16,6 +17,18 @@ export function storageUnavailable(operation: string, cause: unknown, outcome?: 
     ...(typeof code === 'string' ? { driver_code: code } : {}),
     ...(outcome === undefined ? {} : { outcome }),
   }, cause);
+}
+
+/**
+ * STORAGE_UNAVAILABLE for a write that a caller's pool's `query_timeout` gave up on: its
+ * statement may still run and commit (`unknown`: a one-statement write, a COMMIT), unless its
+ * transaction's COMMIT was never sent (`not_written`: the connection is ended, so the server
+ * rolls it back).
+ */
+export function queryTimeoutUnavailable(operation: string, cause: unknown, outcome: WriteOutcome): StorageUnavailableError {
+  const { text, context } = queryTimeoutWords(cause);
+  const known = outcome === 'not_written' ? 'nothing of this write is stored' : 'this write may have committed (read to find out, or repeat it)';
+  return new StorageUnavailableError(`${operation}: ${text}; ${known}`, { operation, ...context, outcome }, cause);
 }
 
 /** What a read needs for the object a `permission denied for KIND NAME` message names. */
