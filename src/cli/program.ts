@@ -56,12 +56,21 @@ function parseSince(value: string): string {
   return new Date(time).toISOString();
 }
 
-/** `calls --limit`: 1-10000 (listCalls' bound). */
-function parseCallsLimit(value: string): number {
-  const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!(count >= 1 && count <= 10_000)) throw new InvalidArgumentError(`expected a whole number from 1 to 10000, got ${JSON.stringify(value)}`);
-  return count;
+/** A whole number from 1 to `max`: the library's bound, checked here so a value out of it is a usage error (exit 2), not the library's VALIDATION_FAILED (exit 1). */
+function wholeFrom1To(max: number): (value: string) => number {
+  return (value) => {
+    const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!(count >= 1 && count <= max)) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+    return count;
+  };
 }
+
+/** `calls --limit`: 1-10000 (listCalls' bound). */
+const parseCallsLimit = wholeFrom1To(10_000);
+/** `search --limit`: 1-1000 (search()'s bound). */
+const parseSearchLimit = wholeFrom1To(1000);
+/** `calls --before`: a call id, >= 1 (listCalls' bound). */
+const parseCallId = wholeFrom1To(Number.MAX_SAFE_INTEGER);
 
 interface ExpectOptions {
   readonly expectVersion?: string;
@@ -151,7 +160,7 @@ export function buildProgram(io: CliIO): Command {
     .description('the enabled tools (all with --all) that best match QUERY, best first')
     .argument('<query>', 'what the tool should do, in words')
     .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
-    .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseRevision)
+    .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseSearchLimit)
     .option('--all', 'include disabled tools')
     .option('--json', "print the library's search() page as JSON")
     .action(async (query: string, options: SearchCommandOptions, cmd: Command) =>
@@ -191,7 +200,7 @@ export function buildProgram(io: CliIO): Command {
     .option('--token <name>', 'only calls made with this token (its name)')
     .option('--since <iso>', 'only calls that started at or after this ISO 8601 date or date-time', parseSince)
     .option('--limit <count>', 'at most this many calls, 1-10000 (default 100)', parseCallsLimit)
-    .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseRevision)
+    .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseCallId)
     .option('--json', '{ calls, next_before } as JSON (as GET /v1/calls answers)')
     .action(async (options: CallsCommandOptions, cmd: Command) => (await import('./calls.js')).callsCommand(context(cmd), options));
 

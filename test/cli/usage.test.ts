@@ -1,5 +1,5 @@
 // Usage errors exit 2 with the help text; --help and --version exit 0.
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
@@ -87,6 +87,41 @@ describe('usage', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^Usage: tool-registry/m);
     if (args.length > 0) expect(errorCode(result.stderr)).toBe('USAGE');
+  });
+
+  // Every numeric option, each value it refuses: `error USAGE:` naming the option and the value,
+  // exit 2, before any database is opened. search --limit 0 and 1001 and calls --before 0 were
+  // the library's VALIDATION_FAILED (exit 1).
+  it('a numeric option out of its range is a usage error naming the option and the value', async () => {
+    const cwd = tempDir();
+    const malformed = ['-1', '1.5', '1e3', '', '99999999999999999999'];
+    const cases: [string[], string, string[]][] = [
+      [['search', 'x'], '--limit', ['0', '1001', ...malformed]],
+      [['changes'], '--since', malformed],
+      [['changes'], '--limit', malformed],
+      [['watch'], '--since', malformed],
+      [['calls'], '--limit', ['0', '10001', ...malformed]],
+      [['calls'], '--before', ['0', ...malformed]],
+      [['serve'], '--port', ['65536', ...malformed]],
+      [['serve'], '--drain-timeout', ['2147483648', ...malformed]],
+      ...['--max-body', '--max-streams', '--max-sessions', '--max-open-namespaces'].map((option): [string[], string, string[]] => [['serve'], option, ['0', '2147483648', ...malformed]]),
+      ...['serve', 'mcp'].flatMap((name) =>
+        ['--call-timeout-ms', '--sync-interval', '--page-size', '--max-result-bytes', '--max-calls-in-flight', '--call-retention-days', '--call-retention-rows'].map(
+          (option): [string[], string, string[]] => [[name], option, ['0', ...malformed]],
+        ),
+      ),
+      [['serve'], '--session-idle-ms', ['0', '2147483648', ...malformed]],
+      [['mcp'], '--max-message-bytes', ['0', ...malformed]],
+      ...['add', 'sync', 'pending', 'approve'].map((sub): [string[], string, string[]] => [['upstream', sub, 'x'], '--timeout', ['0', '2147483648', ...malformed]]),
+    ];
+    for (const [args, option, values] of cases) {
+      for (const value of values) {
+        const { code, stderr } = await runCli([...args, option, value], { cwd });
+        const line = stderr.split('\n')[0] ?? '';
+        expect({ args, option, value, code, named: line.startsWith(`error USAGE: option '${option} `) && line.includes(`argument '${value}' is invalid`) }).toEqual({ args, option, value, code: 2, named: true });
+      }
+    }
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('a usage error touches nothing: the mode is checked before the input is read', async () => {
