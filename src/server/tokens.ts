@@ -1,8 +1,9 @@
 // Bearer tokens: a random secret shown once, stored only as its SHA-256 in a JSON file with
 // its name, scopes, namespaces and (for MCP sessions) a persona policy.
+import { constants } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -112,13 +113,26 @@ export function parseTokenFile(text: string, file: string): TokenFileContent {
   return { version: 1, tokens };
 }
 
+/** A file too large for one string (read, it failed as "Invalid string length", naming nothing): its size and the limit named. */
+function checkSize(file: string, size: number): void {
+  const limit = constants.MAX_STRING_LENGTH;
+  if (size > limit) fail(file, `it is too large: ${size} bytes, over the limit of ${limit} bytes (the longest string JavaScript holds)`);
+}
+
 /** The file's text, or undefined when it does not exist. */
 async function readText(file: string): Promise<string | undefined> {
+  let handle;
   try {
-    return await readFile(file, 'utf8');
+    handle = await open(file);
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
     throw error;
+  }
+  try {
+    checkSize(file, (await handle.stat()).size);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
   }
 }
 
@@ -347,6 +361,7 @@ export function tokenFileVerifier(file: string): TokenVerifier {
     }
     const next = `${info.mtimeMs}:${info.size}:${info.ino}`;
     if (next === stamp) return;
+    checkSize(file, info.size);
     current = tokenVerifier(parseTokenFile(readFileSync(file, 'utf8'), file).tokens);
     stamp = next;
   };
