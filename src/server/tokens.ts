@@ -3,9 +3,9 @@
 import { constants } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, open, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, readdir, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkToolPermission } from '../index.js';
 import type { ToolPolicy } from '../index.js';
@@ -227,9 +227,35 @@ async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T>
     await unlink(mine).catch(() => {});
   }
   try {
+    await removeStaleTemporaries(file);
     return await work();
   } finally {
     await unlink(lock).catch(() => {});
+  }
+}
+
+/**
+ * Removes what token commands killed mid-write (kill -9, a crash, a power cut) left beside the
+ * file, which stayed for good (the last one a copy of every token's hash, name and scopes):
+ * called holding the lock. A write's temporary file is made only by the lock's holder, so
+ * any is a dead writer's (or one whose lock was broken as stale: its rename then fails, and
+ * that command with it); a lock's temporary file (`pid@host`) is removed when its process is gone, and a
+ * broken lock set aside, or a lock's temporary file killed before it was written, when older than a stale lock.
+ */
+async function removeStaleTemporaries(file: string): Promise<void> {
+  const base = basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const write = new RegExp(`^${base}\\.\\d+\\.[0-9a-f]{8}\\.tmp$`);
+  const locking = new RegExp(`^${base}\\.lock\\.\\d+\\.[0-9a-f]{8}\\.(tmp|stale)$`);
+  const names = await readdir(dirname(file)).catch(() => []);
+  for (const name of names) {
+    const path = join(dirname(file), name);
+    if (write.test(name)) {
+      await unlink(path).catch(() => {});
+    } else if (locking.test(name)) {
+      const holder = name.endsWith('.tmp') ? await readFile(path, 'utf8').catch(() => '') : '';
+      const age = await stat(path).then((info) => Date.now() - info.mtimeMs, () => 0);
+      if ((holder !== '' && holderGone(holder)) || age > LOCK_STALE_MS) await unlink(path).catch(() => {});
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 // them, each write is a temporary file renamed over the old one), and a lock left by a
 // process that died is broken.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -103,6 +103,46 @@ syncBuiltinESMExports();
     const after = await runCli(['token', 'create', '--name', 'after', '--scopes', 'read', '--tokens', file], { cwd: folder });
     expect([after.code, after.stderr]).toEqual([0, '']);
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
+  });
+
+  // A command killed between writing its temporary file and renaming it left the file (the
+  // hashes, names and scopes of every token) beside the token file for good; one killed while
+  // taking the lock left its lock's temporary file.
+  it('commands killed (SIGKILL) with their temporary files written leave none the next command does not remove', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    expect((await runCli(['token', 'create', '--name', 'first', '--scopes', 'read', '--tokens', file], { cwd: folder })).code).toBe(0);
+    // Loaded before the command: the write of a temporary file whose name matches WHERE kills the process as it returns.
+    const killedAt = (where: string): void => {
+      const hook = join(folder, 'die-at-write.mjs');
+      writeFileSync(
+        hook,
+        `import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+const real = fs.promises.writeFile;
+fs.promises.writeFile = async (...args) => {
+  const result = await real(...args);
+  if (${where}.test(String(args[0]).split('/').at(-1))) process.kill(process.pid, 'SIGKILL');
+  return result;
+};
+syncBuiltinESMExports();
+`,
+      );
+      const killed = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI, 'token', 'revoke', 'first', '--tokens', file], { cwd: folder, env: childEnv() });
+      expect(killed.signal).toBe('SIGKILL');
+      rmSync(hook);
+    };
+    const left = (pattern: RegExp): string[] => readdirSync(folder).filter((name) => pattern.test(name));
+    const lockTemporary = /^tokens\.json\.lock\.\d+\.[0-9a-f]+\.tmp$/;
+    const writeTemporary = /^tokens\.json\.\d+\.[0-9a-f]+\.tmp$/;
+    killedAt(String(lockTemporary));
+    expect(left(lockTemporary)).toHaveLength(1);
+    killedAt(String(writeTemporary));
+    expect(left(writeTemporary)).toHaveLength(1);
+    const after = await runCli(['token', 'create', '--name', 'after', '--scopes', 'read', '--tokens', file], { cwd: folder });
+    expect([after.code, after.stderr]).toEqual([0, '']);
+    expect(readdirSync(folder)).toEqual(['tokens.json']);
+    expect((await listTokens(file)).map((t) => t.name)).toEqual(['first', 'after']);
   });
 
   it('--policy FILE is read as every input, refused and never altered: a byte not UTF-8, 1e400, a key given twice; no JSON (or no UTF-8) is a usage error', async () => {
