@@ -124,6 +124,18 @@ describe('usage', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // Date.parse reads a day the calendar lacks as a later one (2026-02-30 as March 2): the
+  // command listed the calls since a day nobody asked for.
+  it('calls --since a day the calendar does not have is a usage error, not the day Date.parse rolls it to', async () => {
+    const cwd = tempDir();
+    for (const value of ['2026-02-30', '2026-02-29T10:00:00Z', '2026-04-31 08:00']) {
+      const { code, stderr } = await runCli(['calls', '--since', value], { cwd });
+      expect({ value, code, line: stderr.split('\n')[0] }).toEqual({ value, code: 2, line: expect.stringContaining(`error USAGE: option '--since <iso>' argument '${value}' is invalid`) });
+    }
+    // A day that exists gets past the option (to the missing database).
+    expect(errorCode((await runCli(['calls', '--since', '2028-02-29'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+  });
+
   it('a usage error touches nothing: the mode is checked before the input is read', async () => {
     const cwd = tempDir();
     const result = await runCli(['import', '-', '--mode', 'upsert'], { cwd, input: '{"tools": []}' });
