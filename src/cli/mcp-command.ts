@@ -87,8 +87,11 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     .option('--max-result-bytes <bytes>', "a tool's tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304); the server's own error results may take 1024", parsePositive)
     .option('--max-calls-in-flight <n>', 'tools/calls unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive)
     .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive);
-  return retentionOptions(command)
-    .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
+  return retentionOptions(command).action(async (options: McpCommandOptions, cmd: Command) => {
+    // Alone it published nothing, yet created the database (opened for writing to publish).
+    if (options.publish === true && options.tools === undefined) cmd.error('error: --publish needs --tools MODULE (it publishes the tools of that module)');
+    await (await import('./mcp-run.js')).mcpRun(context(cmd), options);
+  });
 }
 
 /** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */

@@ -4,7 +4,7 @@
 // bin's own process behaviour is in test/mcp/stdio.test.ts) serve a SQLite registry's approved
 // upstream tools (an upstream of our own, test/support/rug-pull-server.mjs, over stdio); each
 // stops its upstream children when it stops (no orphans).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,5 +127,9 @@ describe('the options', () => {
     expect(nothing.code).toBe(2);
     expect(errorCode(nothing.stderr)).toBe('USAGE');
     expect(nothing.stdout).toBe('');
+    // --publish without --tools published nothing, exit 0, and created a missing database.
+    const fresh = join(dir, 'never-created.db');
+    const publish = await runCli(['mcp', '--db', fresh, '--publish'], { cwd: dir });
+    expect([publish.code, publish.stdout, publish.stderr.split('\n')[0], existsSync(fresh)]).toEqual([2, '', 'error USAGE: --publish needs --tools MODULE (it publishes the tools of that module)', false]);
   });
 });
