@@ -19,3 +19,15 @@ export function parseDatabaseOption(value: string): string {
   if (value === '') throw new InvalidArgumentError('expected a database file or a postgres:// URL, got an empty value');
   return value;
 }
+
+/**
+ * A parser for an option naming a file or folder (`--tokens`, `--policy`, `--tools`,
+ * `--data-dir`): an empty value is a usage error. It was a stack (`--tools ''`), a temporary
+ * file left in the working folder (`token create --tokens ''`), or no error at all (`token list`).
+ */
+export function parsePathOption(what: string): (value: string) => string {
+  return (value) => {
+    if (value === '') throw new InvalidArgumentError(`expected ${what}, got an empty value`);
+    return value;
+  };
+}

@@ -113,10 +113,14 @@ export function parseTokenFile(text: string, file: string): TokenFileContent {
   return { version: 1, tokens };
 }
 
-/** A file too large for one string (read, it failed as "Invalid string length", naming nothing): its size and the limit named. */
-function checkSize(file: string, size: number): void {
+/**
+ * A folder, or a file too large for one string, named with the reason: read, they failed as
+ * "EISDIR: illegal operation on a directory, read" and "Invalid string length", naming nothing.
+ */
+function checkReadable(file: string, info: { isDirectory(): boolean; size: number }): void {
   const limit = constants.MAX_STRING_LENGTH;
-  if (size > limit) fail(file, `it is too large: ${size} bytes, over the limit of ${limit} bytes (the longest string JavaScript holds)`);
+  if (info.isDirectory()) fail(file, 'it is a directory');
+  if (info.size > limit) fail(file, `it is too large: ${info.size} bytes, over the limit of ${limit} bytes (the longest string JavaScript holds)`);
 }
 
 /** The file's text, or undefined when it does not exist. */
@@ -129,7 +133,7 @@ async function readText(file: string): Promise<string | undefined> {
     throw error;
   }
   try {
-    checkSize(file, (await handle.stat()).size);
+    checkReadable(file, await handle.stat());
     return await handle.readFile('utf8');
   } finally {
     await handle.close();
@@ -387,7 +391,7 @@ export function tokenFileVerifier(file: string): TokenVerifier {
     }
     const next = `${info.mtimeMs}:${info.size}:${info.ino}`;
     if (next === stamp) return;
-    checkSize(file, info.size);
+    checkReadable(file, info);
     current = tokenVerifier(parseTokenFile(readFileSync(file, 'utf8'), file).tokens);
     stamp = next;
   };

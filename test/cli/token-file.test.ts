@@ -3,7 +3,7 @@
 // them, each write is a temporary file renamed over the old one), and a lock left by a
 // process that died is broken.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -193,6 +193,13 @@ syncBuiltinESMExports();
     for (const args of [['token', 'revoke', 'x'], ['token', 'list'], ['token', 'create', '--name', 'x', '--scopes', 'read']]) {
       const run = await runCli([...args, '--tokens', file], { cwd: folder });
       expect([run.code, run.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: token file .*: not JSON [^\n]*\n$/)]);
+    }
+    // A folder: it was "EISDIR: illegal operation on a directory, read", naming no file.
+    const folderFile = join(folder, 'tokens.d');
+    mkdirSync(folderFile);
+    for (const args of [['token', 'revoke', 'x'], ['token', 'list'], ['token', 'create', '--name', 'x', '--scopes', 'read']]) {
+      const run = await runCli([...args, '--tokens', folderFile], { cwd: folder });
+      expect([run.code, run.stderr]).toEqual([1, `error IO_ERROR: token file ${folderFile}: it is a directory\n`]);
     }
   });
 });

@@ -124,6 +124,29 @@ describe('usage', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // `--tools ''` was error INTERNAL with a stack, `token create --tokens ''` left a temporary file
+  // in the working folder, `token list --tokens ''` printed nothing and exit 0.
+  it('an empty file or folder option is a usage error naming the option, and leaves nothing', async () => {
+    const cwd = tempDir();
+    const cases: [string[], string][] = [
+      [['mcp'], '--tools'],
+      [['mcp'], '--policy'],
+      [['serve'], '--tools'],
+      [['serve'], '--tokens'],
+      [['serve'], '--data-dir'],
+      [['token', 'list'], '--tokens'],
+      [['token', 'revoke', 'a'], '--tokens'],
+      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--tokens'],
+      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--policy'],
+    ];
+    for (const [args, option] of cases) {
+      const { code, stderr } = await runCli([...args, option, ''], { cwd });
+      const line = stderr.split('\n')[0] ?? '';
+      expect({ args, option, code, named: line.startsWith(`error USAGE: option '${option} `) && line.includes("argument '' is invalid") }).toEqual({ args, option, code: 2, named: true });
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   // Date.parse reads a day the calendar lacks as a later one (2026-02-30 as March 2): the
   // command listed the calls since a day nobody asked for.
   it('calls --since a day the calendar does not have is a usage error, not the day Date.parse rolls it to', async () => {
