@@ -3,9 +3,9 @@
 import { constants } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, open, readFile, readdir, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, readdir, readlink, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkToolPermission } from '../index.js';
 import type { ToolPolicy } from '../index.js';
@@ -281,6 +281,26 @@ async function waitForLock(file: string, lock: string, deadline: number): Promis
   await sleep(5 + Math.floor(Math.random() * 20));
 }
 
+/** Linux's own limit on links followed in one path (ELOOP beyond it). */
+const MAX_LINKS = 40;
+
+/**
+ * The file a symbolic link (or a chain of them) leads to, which may not exist yet; `file`
+ * itself when it is no link. The write renames over this path: renamed over the link, it
+ * replaced the link with a file of its own, and a server reading the link's target (or a
+ * `revoke` through the target's path) never saw the change, a revoked token kept working.
+ */
+async function linkTarget(file: string): Promise<string> {
+  let current = file;
+  for (let links = 0; links < MAX_LINKS; links++) {
+    const info = await lstat(current).catch(() => undefined);
+    // Missing, or unreadable: the read or the write says why.
+    if (info === undefined || !info.isSymbolicLink()) return current;
+    current = resolve(dirname(current), await readlink(current));
+  }
+  return current;
+}
+
 /**
  * Reads the token file, hands its tokens to `edit` and writes what it returns, holding the
  * file's lock throughout: the one way every token command changes the file (atomic: a
@@ -288,13 +308,14 @@ async function waitForLock(file: string, lock: string, deadline: number): Promis
  * returning undefined writes nothing.
  */
 export async function updateTokens<T>(file: string, edit: (tokens: readonly StoredToken[]) => { tokens: readonly StoredToken[]; result: T } | { result: T }): Promise<T> {
-  return withFileLock(file, async () => {
+  const target = await linkTarget(file);
+  return withFileLock(target, async () => {
     // A hand edit takes no lock: one saved between this read and the write is read and edited
     // in turn, never overwritten.
     for (let attempt = 0; ; attempt++) {
-      const read = await readText(file);
+      const read = await readText(target);
       const outcome = edit(read === undefined ? [] : parseTokenFile(read, file).tokens);
-      if (!('tokens' in outcome) || (await writeTokens(file, read, outcome.tokens))) return outcome.result;
+      if (!('tokens' in outcome) || (await writeTokens(target, read, outcome.tokens))) return outcome.result;
       if (attempt === EDIT_RETRIES) throw new Error(`the token file ${file} kept changing while this command edited it (a hand edit being saved?); try again`);
     }
   });

@@ -3,7 +3,7 @@
 // them, each write is a temporary file renamed over the old one), and a lock left by a
 // process that died is broken.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -143,6 +143,20 @@ syncBuiltinESMExports();
     expect([after.code, after.stderr]).toEqual([0, '']);
     expect(readdirSync(folder)).toEqual(['tokens.json']);
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['first', 'after']);
+  });
+
+  // The write renamed its temporary file over the link: the link became a file of its own, and
+  // a revoke through the target's path (or a server reading it) left the token working.
+  it('a token file reached through a symbolic link is edited in place: the link stays, its target changes', async () => {
+    const folder = tempDir();
+    const real = join(folder, 'real.json');
+    const link = join(folder, 'link.json');
+    expect((await runCli(['token', 'create', '--name', 'first', '--scopes', 'read', '--tokens', real], { cwd: folder })).code).toBe(0);
+    symlinkSync('real.json', link);
+    expect((await runCli(['token', 'create', '--name', 'second', '--scopes', 'read', '--tokens', link], { cwd: folder })).code).toBe(0);
+    expect((await runCli(['token', 'revoke', 'first', '--tokens', link], { cwd: folder })).code).toBe(0);
+    expect([lstatSync(link).isSymbolicLink(), (await listTokens(real)).map((t) => t.name)]).toEqual([true, ['second']]);
+    expect(readdirSync(folder).sort()).toEqual(['link.json', 'real.json']);
   });
 
   it('--policy FILE is read as every input, refused and never altered: a byte not UTF-8, 1e400, a key given twice; no JSON (or no UTF-8) is a usage error', async () => {
