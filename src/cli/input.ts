@@ -42,9 +42,10 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
 async function readFileBounded(file: string, name: string): Promise<Buffer> {
   const handle = await open(file);
   try {
-    const { size } = await handle.stat();
-    if (size > MAX_TEXT_BYTES) throw new CliError('IO_ERROR', tooLargeMessage(name, size));
-    return await readAll(handle.createReadStream({ autoClose: false }));
+    const info = await handle.stat();
+    if (info.size > MAX_TEXT_BYTES) throw new CliError('IO_ERROR', tooLargeMessage(name, info.size));
+    // A regular file in one read of its size (as before); a FIFO or a device as a stream, counted.
+    return info.isFile() ? await handle.readFile() : await readAll(handle.createReadStream({ autoClose: false }));
   } finally {
     await handle.close();
   }
