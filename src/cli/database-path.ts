@@ -21,11 +21,12 @@ export function parseDatabaseOption(value: string): string {
 }
 
 /**
- * A parser for an option naming a file or folder (`--tokens`, `--policy`, `--tools`,
- * `--data-dir`): an empty value is a usage error. It was a stack (`--tools ''`), a temporary
- * file left in the working folder (`token create --tokens ''`), or no error at all (`token list`).
+ * A parser for an option naming a file, a folder or an address (`--tokens`, `--policy`,
+ * `--tools`, `--data-dir`, `--host`): an empty value is a usage error. It was a stack
+ * (`--tools ''`), a temporary file left in the working folder (`token create --tokens ''`),
+ * no error at all (`token list`), or a server listening on every address (`serve --host ''`).
  */
-export function parsePathOption(what: string): (value: string) => string {
+export function parseNonEmpty(what: string): (value: string) => string {
   return (value) => {
     if (value === '') throw new InvalidArgumentError(`expected ${what}, got an empty value`);
     return value;

@@ -2,7 +2,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { CliContext } from './commands.js';
-import { parsePathOption } from './database-path.js';
+import { parseNonEmpty } from './database-path.js';
 
 /** The options of `mcp`, as commander parses them. */
 export interface McpCommandOptions {
@@ -80,9 +80,9 @@ function upstreamOptions(command: Command): Command {
 export function mcpCommand(command: Command, context: (cmd: Command) => CliContext): Command {
   upstreamOptions(command)
     .description("serve the tools of a module and the registry's approved upstream MCP tools to one MCP client over stdio (what Claude Desktop or Cursor runs), kept current from the registry")
-    .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports', parsePathOption('a module file'))
+    .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports', parseNonEmpty('a module file'))
     .option('--publish', 'publish the tools first (publishTools); otherwise they must already be published')
-    .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows', parsePathOption('a file name'))
+    .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows', parseNonEmpty('a file name'))
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
     .option('--max-result-bytes <bytes>', "a tool's tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304); the server's own error results may take 1024", parsePositive)
@@ -98,7 +98,7 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
 /** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */
 export function serveMcpOptions(serve: Command): Command {
   return upstreamOptions(retentionOptions(serve))
-    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools', parsePathOption('a module file'))
+    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools', parseNonEmpty('a module file'))
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parseMilliseconds)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)

@@ -126,7 +126,7 @@ describe('usage', () => {
 
   // `--tools ''` was error INTERNAL with a stack, `token create --tokens ''` left a temporary file
   // in the working folder, `token list --tokens ''` printed nothing and exit 0.
-  it('an empty file or folder option is a usage error naming the option, and leaves nothing', async () => {
+  it('an empty file, folder or address option is a usage error naming the option, and leaves nothing', async () => {
     const cwd = tempDir();
     const cases: [string[], string][] = [
       [['mcp'], '--tools'],
@@ -134,6 +134,8 @@ describe('usage', () => {
       [['serve'], '--tools'],
       [['serve'], '--tokens'],
       [['serve'], '--data-dir'],
+      // It listened on every address (`[::]`): `--host "$UNSET"` exposed the server.
+      [['serve', '--tokens', 'tokens.json'], '--host'],
       [['token', 'list'], '--tokens'],
       [['token', 'revoke', 'a'], '--tokens'],
       [['token', 'create', '--name', 'a', '--scopes', 'read'], '--tokens'],
