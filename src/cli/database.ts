@@ -149,6 +149,10 @@ export async function openReadOnly(filename: string): Promise<CliRegistry> {
 /** Opens the database for writing, creating and migrating it as needed. */
 export async function openReadWrite(filename: string, options: OpenOptions = {}): Promise<CliRegistry> {
   if (isPostgresUrl(filename)) return openPostgres(filename, false, options);
+  // As for a read: SQLite opened a FIFO, a device or a folder and failed with "disk I/O error"
+  // or "unable to open", and left a journal beside it (`migrate --db /dev/null`: /dev/null-journal).
+  const info = await stat(filename).catch(() => undefined);
+  if (info !== undefined && !info.isFile()) throw new CliError('IO_ERROR', `cannot open database ${filename}: it is not a regular file`);
   try {
     return await openSqliteToolRegistry({ ...options, filename });
   } catch (error) {
