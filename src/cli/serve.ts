@@ -91,6 +91,8 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
     const { connectionString, schema } = target;
     return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }), ...maxOpen, ...retention });
   }
+  // As every command: SQLite said "disk I/O error" of a FIFO or a device.
+  if (statSync(database, { throwIfNoEntry: false })?.isFile() === false) throw new CliError('IO_ERROR', `cannot open database ${database}: it is not a regular file`);
   return singleNamespace(() => openSqliteToolRegistry({ ...retention, filename: database }));
 }
 

@@ -35,7 +35,7 @@ describe('a --db that is no regular file', () => {
     mkdirSync(join(cwd, 'folder'));
     execFileSync('mkfifo', [join(cwd, 'fifo')]);
     for (const db of ['folder', 'fifo']) {
-      for (const args of [['list'], ['migrate'], ['register', '-']]) {
+      for (const args of [['list'], ['migrate'], ['register', '-'], ['serve', '--port', '0']]) {
         const result = await runCli(['--db', db, ...args], { cwd, input: JSON.stringify(spec('a')) });
         expect({ db, args, code: result.code, stderr: result.stderr }).toEqual({ db, args, code: 1, stderr: `error IO_ERROR: cannot open database ${db}: it is not a regular file\n` });
       }
