@@ -141,6 +141,7 @@ async function readText(file: string): Promise<string | undefined> {
 }
 
 async function readTokens(file: string): Promise<readonly StoredToken[]> {
+  await removeStaleTemporaries(await linkTarget(file), false);
   const text = await readText(file);
   return text === undefined ? [] : parseTokenFile(text, file).tokens;
 }
@@ -155,7 +156,8 @@ const EDIT_RETRIES = 20;
  */
 async function writeTokens(file: string, read: string | undefined, tokens: readonly StoredToken[]): Promise<boolean> {
   await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  // Named by its writer (pid and host), so that `token list`, which takes no lock, can tell a dead writer's.
+  const temporary = `${file}.${process.pid}-${HOST_TAG}.${randomBytes(4).toString('hex')}.tmp`;
   const content: TokenFileContent = { version: 1, tokens };
   // Readable by its owner only: the hashes are not secrets, the names and scopes are private.
   await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
@@ -172,18 +174,25 @@ const LOCK_WAIT_MS = 10_000;
 /** A lock older than this is stale whoever holds it (an edit takes milliseconds). */
 const LOCK_STALE_MS = 30_000;
 
-/** Whether the lock's holder (`pid@host`) is gone: a process of this host that no longer runs. */
-function holderGone(holder: string): boolean {
-  // A lock written by hand (`echo "$$@$(hostname)" > FILE.lock`) ends with a newline.
-  const [pid, host] = holder.trim().split('@');
-  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+/** Whether process `pid` of this host no longer runs. */
+function processGone(pid: number): boolean {
   try {
-    process.kill(Number(pid), 0);
+    process.kill(pid, 0);
     return false;
   } catch (error) {
     return (error as { code?: unknown }).code === 'ESRCH';
   }
 }
+
+/** Whether the lock's holder (`pid@host`) is gone: a process of this host that no longer runs. */
+function holderGone(holder: string): boolean {
+  // A lock written by hand (`echo "$$@$(hostname)" > FILE.lock`) ends with a newline.
+  const [pid, host] = holder.trim().split('@');
+  return host === hostname() && /^\d+$/.test(pid ?? '') && processGone(Number(pid));
+}
+
+/** This host in a write's temporary file name (a host name may hold any character). */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
 
 /** Removes a stale lock, unless another process replaced it meanwhile (then it is put back). */
 async function breakLock(lock: string, seen: string): Promise<void> {
@@ -231,7 +240,7 @@ async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T>
     await unlink(mine).catch(() => {});
   }
   try {
-    await removeStaleTemporaries(file);
+    await removeStaleTemporaries(file, true);
     return await work();
   } finally {
     await unlink(lock).catch(() => {});
@@ -240,21 +249,25 @@ async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T>
 
 /**
  * Removes what token commands killed mid-write (kill -9, a crash, a power cut) left beside the
- * file, which stayed for good (the last one a copy of every token's hash, name and scopes):
- * called holding the lock. A write's temporary file is made only by the lock's holder, so
- * any is a dead writer's (or one whose lock was broken as stale: its rename then fails, and
- * that command with it); a lock's temporary file (`pid@host`) is removed when its process is gone, and a
- * broken lock set aside, or a lock's temporary file killed before it was written, when older than a stale lock.
+ * file, which stayed for good (the last one a copy of every token's hash, name and scopes).
+ * A write's temporary file is made only by the lock's holder: `locked` (the caller holds the
+ * lock), any is a dead writer's (or one whose lock was broken as stale: its rename then fails,
+ * and that command with it); else (`token list`) only one of a process of this host that is
+ * gone. A lock's temporary file (`pid@host`) is removed when its process is gone, and a
+ * broken lock set aside, or a lock's temporary file killed before it was written, when older
+ * than a stale lock. Best effort: a folder it may not write leaves them.
  */
-async function removeStaleTemporaries(file: string): Promise<void> {
+async function removeStaleTemporaries(file: string, locked: boolean): Promise<void> {
   const base = basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const write = new RegExp(`^${base}\\.\\d+\\.[0-9a-f]{8}\\.tmp$`);
+  // `pid.hex` before the host was named: only a lock holder removes those.
+  const write = new RegExp(`^${base}\\.(\\d+)(?:-([0-9a-f]{8}))?\\.[0-9a-f]{8}\\.tmp$`);
   const locking = new RegExp(`^${base}\\.lock\\.\\d+\\.[0-9a-f]{8}\\.(tmp|stale)$`);
   const names = await readdir(dirname(file)).catch(() => []);
   for (const name of names) {
     const path = join(dirname(file), name);
-    if (write.test(name)) {
-      await unlink(path).catch(() => {});
+    const writer = write.exec(name);
+    if (writer !== null) {
+      if (locked || (writer[2] === HOST_TAG && processGone(Number(writer[1])))) await unlink(path).catch(() => {});
     } else if (locking.test(name)) {
       const holder = name.endsWith('.tmp') ? await readFile(path, 'utf8').catch(() => '') : '';
       const age = await stat(path).then((info) => Date.now() - info.mtimeMs, () => 0);

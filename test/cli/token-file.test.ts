@@ -108,7 +108,7 @@ syncBuiltinESMExports();
   // A command killed between writing its temporary file and renaming it left the file (the
   // hashes, names and scopes of every token) beside the token file for good; one killed while
   // taking the lock left its lock's temporary file.
-  it('commands killed (SIGKILL) with their temporary files written leave none the next command does not remove', async () => {
+  it('commands killed (SIGKILL) with their temporary files written leave none the next command (list, create) does not remove', async () => {
     const folder = tempDir();
     const file = join(folder, 'tokens.json');
     expect((await runCli(['token', 'create', '--name', 'first', '--scopes', 'read', '--tokens', file], { cwd: folder })).code).toBe(0);
@@ -134,11 +134,14 @@ syncBuiltinESMExports();
     };
     const left = (pattern: RegExp): string[] => readdirSync(folder).filter((name) => pattern.test(name));
     const lockTemporary = /^tokens\.json\.lock\.\d+\.[0-9a-f]+\.tmp$/;
-    const writeTemporary = /^tokens\.json\.\d+\.[0-9a-f]+\.tmp$/;
+    const writeTemporary = /^tokens\.json\.\d+-[0-9a-f]+\.[0-9a-f]+\.tmp$/;
     killedAt(String(lockTemporary));
     expect(left(lockTemporary)).toHaveLength(1);
     killedAt(String(writeTemporary));
     expect(left(writeTemporary)).toHaveLength(1);
+    // `token list` takes no lock: it removes the temporary files of writers of this host that are gone.
+    expect((await runCli(['token', 'list', '--tokens', file], { cwd: folder })).stderr).toBe('');
+    expect(left(/\.tmp$/)).toEqual([]);
     const after = await runCli(['token', 'create', '--name', 'after', '--scopes', 'read', '--tokens', file], { cwd: folder });
     expect([after.code, after.stderr]).toEqual([0, '']);
     expect(readdirSync(folder)).toEqual(['tokens.json']);
