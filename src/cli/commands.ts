@@ -439,7 +439,7 @@ function pendingMigrationsOf(error: unknown): readonly string[] | undefined {
 
 export async function migrateCommand(context: CliContext): Promise<void> {
   const postgres = isPostgresUrl(context.database);
-  const existed = postgres || (context.database !== ':memory:' && (await exists(context.database)));
+  const existed = postgres || (await exists(context.database));
   // Only to tell which migrations are new: the ones applied before, or (a registry too old to
   // open read-only) the ones it lacked; a file too new to read is refused below.
   let isNew = (_name: string): boolean => true;

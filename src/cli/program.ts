@@ -6,7 +6,7 @@ import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
-import { EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
+import { CliError, EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
@@ -128,12 +128,15 @@ export function buildProgram(io: CliIO): Command {
         `Read-only commands (list, search, get, history, changes, watch, calls, export, lint, status, verify, policy, diff, check, upstream list, upstream pending) never create or migrate the database.\n`,
     );
 
-  const context = (command?: Command): CliContext => ({
-    database: resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env),
-    stdin: io.stdin,
-    stdout: io.stdout,
-    stderr: io.stderr,
-  });
+  const context = (command?: Command): CliContext => {
+    const database = resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env);
+    // SQLite's in-memory database lives as long as the process: a command that ends said
+    // "added q" of a tool stored nowhere. `mcp --publish` serves it for its session.
+    if (database === ':memory:' && command?.name() !== 'mcp') {
+      throw new CliError('USAGE', "database :memory: is SQLite's in-memory database, gone when this command ends: nothing would be kept (./:memory: names a file)");
+    }
+    return { database, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr };
+  };
 
   /** A command that also takes --db after its name. */
   const command = (name: string): Command =>

@@ -149,6 +149,18 @@ describe('usage', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // `register` said "added a" of a tool stored nowhere (SQLite's in-memory database ends with the command).
+  it('--db :memory: (or TOOL_REGISTRY_DB) is a usage error for every command that ends', async () => {
+    const cwd = tempDir();
+    for (const args of [['register', '-'], ['migrate'], ['list'], ['upstream', 'list'], ['policy', 'set', '--version-order', 'semver']]) {
+      for (const via of ['flag', 'env'] as const) {
+        const run = via === 'flag' ? await runCli(['--db', ':memory:', ...args], { cwd, input: JSON.stringify(spec('a')) }) : await runCli(args, { cwd, input: JSON.stringify(spec('a')), env: { TOOL_REGISTRY_DB: ':memory:' } });
+        expect({ args, via, code: run.code, stdout: run.stdout, line: run.stderr.split('\n')[0] }).toEqual({ args, via, code: 2, stdout: '', line: expect.stringMatching(/^error USAGE: database :memory: is SQLite's in-memory database/) });
+      }
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   // Date.parse reads a day the calendar lacks as a later one (2026-02-30 as March 2): the
   // command listed the calls since a day nobody asked for.
   it('calls --since a day the calendar does not have is a usage error, not the day Date.parse rolls it to', async () => {
