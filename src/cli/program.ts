@@ -31,8 +31,9 @@ function collect(value: string, previous: readonly string[]): string[] {
 /** The formats of `export --format`, and the providers of `lint --provider` (kept in step with the library). */
 const EXPORT_FORMATS: readonly ExportFormat[] = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'];
 const PROVIDERS: readonly LintProvider[] = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
-/** The formats whose provider has a strict mode. */
+/** The formats whose provider has a strict mode, and the providers whose lint rules do. */
 const STRICT_FORMATS: readonly ExportFormat[] = ['openai', 'openai-responses', 'anthropic'];
+const STRICT_PROVIDERS: readonly LintProvider[] = ['openai', 'anthropic'];
 
 function collectProvider(value: string, previous: readonly LintProvider[]): LintProvider[] {
   if (!PROVIDERS.includes(value as LintProvider)) {
@@ -279,9 +280,13 @@ export function buildProgram(io: CliIO): Command {
     )
     .option('--strict', 'also the strict-mode rules of openai and anthropic')
     .option('--json', "print lintTools()' findings as JSON")
-    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }, cmd: Command) =>
-      (await commands()).lintCommand(context(cmd), options),
-    );
+    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }, cmd: Command) => {
+      // As `export --strict` with another format: it checked nothing more, and said "(strict)".
+      if (options.strict === true && options.provider.length > 0 && !options.provider.some((provider) => STRICT_PROVIDERS.includes(provider))) {
+        cmd.error(`error: --strict applies to --provider ${STRICT_PROVIDERS.join(', ')} only`);
+      }
+      await (await commands()).lintCommand(context(cmd), options);
+    });
 
   command('import')
     .description('import a snapshot all-or-nothing')

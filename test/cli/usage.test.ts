@@ -161,6 +161,15 @@ describe('usage', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // It linted gemini alone and said "(strict)", as if strict rules had been checked.
+  it('lint --strict with only providers that have no strict mode is a usage error, as export --strict is', async () => {
+    const cwd = tempDir();
+    const alone = await runCli(['lint', '--provider', 'gemini', '--provider', 'mcp', '--strict'], { cwd });
+    expect([alone.code, alone.stderr.split('\n')[0]]).toEqual([2, 'error USAGE: --strict applies to --provider openai, anthropic only']);
+    // With openai among them it applies (here: to the missing database).
+    expect(errorCode((await runCli(['lint', '--provider', 'gemini', '--provider', 'openai', '--strict'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+  });
+
   // Date.parse reads a day the calendar lacks as a later one (2026-02-30 as March 2): the
   // command listed the calls since a day nobody asked for.
   it('calls --since a day the calendar does not have is a usage error, not the day Date.parse rolls it to', async () => {
