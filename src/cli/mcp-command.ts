@@ -69,6 +69,12 @@ export function parseDuration(value: string): number {
   return ms;
 }
 
+/** `--sync-interval` with `--no-upstreams` is a usage error (`mcp` and `serve`): it was taken and did nothing. */
+export function checkUpstreamOptions(options: object, cmd: Command): void {
+  const { upstreams, syncInterval } = options as { readonly upstreams?: unknown; readonly syncInterval?: unknown };
+  if (upstreams === false && syncInterval !== undefined) cmd.error('error: --sync-interval applies to the upstream tools, which --no-upstreams leaves out');
+}
+
 /** The gateway's options, shared by `mcp` and `serve`. */
 function upstreamOptions(command: Command): Command {
   return command
@@ -91,6 +97,7 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
   return retentionOptions(command).action(async (options: McpCommandOptions, cmd: Command) => {
     // Alone it published nothing, yet created the database (opened for writing to publish).
     if (options.publish === true && options.tools === undefined) cmd.error('error: --publish needs --tools MODULE (it publishes the tools of that module)');
+    checkUpstreamOptions(options, cmd);
     await (await import('./mcp-run.js')).mcpRun(context(cmd), options);
   });
 }

@@ -1,7 +1,7 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
 import { parseDatabaseOption, parseNonEmpty } from './database-path.js';
-import { MAX_TIMER_MS } from './mcp-command.js';
+import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
@@ -83,7 +83,8 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-open-namespaces <n>', 'namespaces open at once with --data-dir or PostgreSQL; the least recently used idle one is closed (default 64, or a sixteenth of the open-file limit if lower)', positive)
     // `tool-registry --db FILE serve`: the program's --db counts as for every other command.
-    .action(async (options: Serve.ServeOptions & Record<string, unknown>) => {
+    .action(async (options: Serve.ServeOptions & Record<string, unknown>, cmd: Command) => {
+      checkUpstreamOptions(options, cmd);
       const db = options.db ?? program.opts<{ db?: string }>().db;
       return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
     });

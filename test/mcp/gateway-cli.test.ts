@@ -127,6 +127,11 @@ describe('the options', () => {
     expect(nothing.code).toBe(2);
     expect(errorCode(nothing.stderr)).toBe('USAGE');
     expect(nothing.stdout).toBe('');
+    // --sync-interval with --no-upstreams was taken and did nothing.
+    for (const command of ['mcp', 'serve']) {
+      const ignored = await runCli([command, '--db', db, '--tools', 'x.mjs', '--no-upstreams', '--sync-interval', '5m'], { cwd: dir });
+      expect([command, ignored.code, ignored.stderr.split('\n')[0]]).toEqual([command, 2, 'error USAGE: --sync-interval applies to the upstream tools, which --no-upstreams leaves out']);
+    }
     // --publish without --tools published nothing, exit 0, and created a missing database.
     const fresh = join(dir, 'never-created.db');
     const publish = await runCli(['mcp', '--db', fresh, '--publish'], { cwd: dir });
