@@ -382,7 +382,7 @@ export async function createToken(file: string, options: CreateTokenOptions): Pr
   });
 }
 
-/** The tokens in the file (none when it does not exist). */
+/** The tokens in the file (none when it does not exist); removes what token commands of this host that died mid-write left beside it. */
 export function listTokens(file: string): Promise<readonly StoredToken[]> {
   return readTokens(file);
 }
