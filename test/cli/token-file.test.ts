@@ -162,6 +162,21 @@ syncBuiltinESMExports();
     expect(readdirSync(folder).sort()).toEqual(['link.json', 'real.json']);
   });
 
+  // The persona was printed raw by create and list (and U+202E by list --json): an ESC sequence reached the terminal.
+  it('create and list print a persona with terminal controls escaped; --json parses back to it', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    const persona = 'a\u001b[31mRED\u202eevil';
+    const policy = join(folder, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ persona, allowed_tools: ['x'] }));
+    const created = await runCli(['token', 'create', '--name', 'p', '--scopes', 'read', '--policy', policy, '--tokens', file], { cwd: folder });
+    const listed = await runCli(['token', 'list', '--tokens', file], { cwd: folder });
+    const json = await runCli(['token', 'list', '--json', '--tokens', file], { cwd: folder });
+    for (const out of [created.stdout, listed.stdout, json.stdout]) expect(out).not.toMatch(/[\u001b\u202e]/);
+    expect(listed.stdout).toContain('a\\u001b[31mRED\\u202eevil');
+    expect((JSON.parse(json.stdout) as StoredToken[])[0]?.policy?.persona).toBe(persona);
+  });
+
   it('--policy FILE is read as every input, refused and never altered: a byte not UTF-8, 1e400, a key given twice; no JSON (or no UTF-8) is a usage error', async () => {
     const folder = tempDir();
     const file = join(folder, 'tokens.json');
