@@ -182,7 +182,7 @@ export async function setEnabledCommand(
   enabled: boolean,
   write: WriteOptions = {},
 ): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const before = await registry.get(name);
     await registry.setEnabled(name, enabled, write);
     const state = enabled ? 'enabled' : 'disabled';
@@ -191,7 +191,7 @@ export async function setEnabledCommand(
 }
 
 export async function removeCommand(context: CliContext, name: string, write: WriteOptions = {}): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const removed = await registry.remove(name, write);
     print(context, removed ? `removed ${name}\n` : `nothing removed: ${name} was not registered\n`);
   });

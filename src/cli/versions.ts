@@ -22,7 +22,7 @@ export async function deprecateCommand(
   options: { message: string; replacement?: string; sunset?: string; json?: boolean },
   write: WriteOptions,
 ): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const deprecation = { message: options.message, replacement: options.replacement ?? null, sunset: options.sunset ?? null };
     const registration = await registry.deprecate(name, deprecation, write);
     if (options.json === true) print(context, toJson(registration));
@@ -31,7 +31,7 @@ export async function deprecateCommand(
 }
 
 export async function undeprecateCommand(context: CliContext, name: string, write: WriteOptions): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const before = await registry.get(name);
     await registry.undeprecate(name, write);
     print(context, before !== undefined && before.deprecation === null ? `${name} was not deprecated\n` : `undeprecated ${name}\n`);
