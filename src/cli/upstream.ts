@@ -205,7 +205,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
 
 /** `upstream remove NAME [--keep-tools]`: removes its tools (history kept) and then its row. */
 export async function removeCommand(context: UpstreamContext, name: string, options: { keepTools?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) =>
+  await withRegistry(context.database, 'existing', (registry) =>
     governed(async () => {
       const row = await requireUpstream(registry, name);
       let removed = 0;
@@ -277,7 +277,7 @@ function reportListings(context: UpstreamContext, listings: readonly Listing[], 
 
 /** `upstream sync [NAME]`: touches each row (serving processes re-list), lists, prints what is not served. */
 export async function syncCommand(context: UpstreamContext, name: string | undefined, options: { json?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) => governed(async () => reportListings(context, await listingsOf(context, registry, name, true), options, 'synced')));
+  await withRegistry(context.database, 'existing', (registry) => governed(async () => reportListings(context, await listingsOf(context, registry, name, true), options, 'synced')));
 }
 
 /** `upstream pending [NAME]`: lists every upstream (or one) and prints its pending tools with the difference. */
@@ -287,7 +287,7 @@ export async function pendingCommand(context: UpstreamContext, name: string | un
 
 /** `upstream approve NAME [TOOL...] [--all] [--force]`. */
 export async function approveCommand(context: UpstreamContext, name: string, tools: readonly string[], options: { all?: boolean; force?: boolean; json?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) =>
+  await withRegistry(context.database, 'existing', (registry) =>
     governed(async () => {
       const upstream = await requireUpstream(registry, name);
       const definitions = await definitionsOf(context, upstream);
@@ -308,7 +308,7 @@ export async function approveCommand(context: UpstreamContext, name: string, too
 
 /** `upstream reject NAME TOOL`: the definition listed now is refused; another one is pending again. */
 export async function rejectCommand(context: UpstreamContext, name: string, tool: string, options: { json?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) =>
+  await withRegistry(context.database, 'existing', (registry) =>
     governed(async () => {
       const upstream = await requireUpstream(registry, name);
       const definitions = await definitionsOf(context, upstream);
