@@ -1,8 +1,10 @@
 // Usage errors exit 2 with the help text; --help and --version exit 0.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
+import { CLI, ROOT, childEnv, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
@@ -38,6 +40,18 @@ describe('the built bin', () => {
     }
     // The bin's own error line names the code (the loop's run: a fifth process would print the same).
     expect(errorCode(notFound)).toBe('TOOL_NOT_FOUND');
+  });
+});
+
+describe('a closed standard error', () => {
+  // `... 2>&1 | head -1` closes the pipe after the error line: the help could not be written
+  // and the unheard EPIPE ended the bin with exit 1, a usage error reported as a registry error.
+  it('leaves the exit code as it is: a usage error is still 2', async () => {
+    const child = spawn(process.execPath, [CLI, 'search', 'x', '--limit', '0'], { cwd: tempDir(), env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    // Closed before the bin has started, so its first write to stderr meets EPIPE.
+    child.stderr.destroy();
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(2);
   });
 });
 
