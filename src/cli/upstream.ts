@@ -19,7 +19,7 @@ import {
 } from '../mcp/index.js';
 import type { ApprovedTool, UpstreamToolDefinition, UpstreamToolState } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
-import { withRegistry } from './database.js';
+import { isPostgresUrl, withRegistry } from './database.js';
 import type { CliRegistry } from './database.js';
 import { CliError } from './errors.js';
 import { cell, formatTable, toJson } from './output.js';
@@ -109,13 +109,17 @@ export async function addCommand(context: UpstreamContext, name: string, options
       }
     }
   }
+  // No database file yet: connect before it is created, so an upstream that cannot be reached
+  // (a mistyped URL) leaves no empty database behind (none can hold the name already).
+  const missing = !isPostgresUrl(context.database) && statSync(context.database, { throwIfNoEntry: false }) === undefined;
+  const listed = missing ? await governed(() => definitionsOf(context, { name, transport })) : undefined;
   await withRegistry(context.database, 'readwrite', (registry) =>
     governed(async () => {
       if ((await registry.getUpstream(name)) !== undefined) {
         throw new CliError('UPSTREAM_EXISTS', `an upstream named ${name} exists already (upstream remove ${name} first, or choose another name)`);
       }
       // Connecting before anything is stored: an upstream that cannot be reached is not added.
-      const definitions = await definitionsOf(context, { name, transport });
+      const definitions = listed ?? (await definitionsOf(context, { name, transport }));
       let row = await registry.putUpstream(input);
       let approved: readonly ApprovedTool[] = [];
       if (options.approve === 'all') {
