@@ -182,7 +182,7 @@ export async function setEnabledCommand(
   enabled: boolean,
   write: WriteOptions = {},
 ): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const before = await registry.get(name);
     await registry.setEnabled(name, enabled, write);
     const state = enabled ? 'enabled' : 'disabled';
@@ -191,7 +191,7 @@ export async function setEnabledCommand(
 }
 
 export async function removeCommand(context: CliContext, name: string, write: WriteOptions = {}): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const removed = await registry.remove(name, write);
     print(context, removed ? `removed ${name}\n` : `nothing removed: ${name} was not registered\n`);
   });
@@ -439,7 +439,7 @@ function pendingMigrationsOf(error: unknown): readonly string[] | undefined {
 
 export async function migrateCommand(context: CliContext): Promise<void> {
   const postgres = isPostgresUrl(context.database);
-  const existed = postgres || (context.database !== ':memory:' && (await exists(context.database)));
+  const existed = postgres || (await exists(context.database));
   // Only to tell which migrations are new: the ones applied before, or (a registry too old to
   // open read-only) the ones it lacked; a file too new to read is refused below.
   let isNew = (_name: string): boolean => true;

@@ -19,3 +19,16 @@ export function parseDatabaseOption(value: string): string {
   if (value === '') throw new InvalidArgumentError('expected a database file or a postgres:// URL, got an empty value');
   return value;
 }
+
+/**
+ * A parser for an option naming a file, a folder or an address (`--tokens`, `--policy`,
+ * `--tools`, `--data-dir`, `--host`): an empty value is a usage error. It was a stack
+ * (`--tools ''`), a temporary file left in the working folder (`token create --tokens ''`),
+ * no error at all (`token list`), or a server listening on every address (`serve --host ''`).
+ */
+export function parseNonEmpty(what: string): (value: string) => string {
+  return (value) => {
+    if (value === '') throw new InvalidArgumentError(`expected ${what}, got an empty value`);
+    return value;
+  };
+}

@@ -149,6 +149,10 @@ export async function openReadOnly(filename: string): Promise<CliRegistry> {
 /** Opens the database for writing, creating and migrating it as needed. */
 export async function openReadWrite(filename: string, options: OpenOptions = {}): Promise<CliRegistry> {
   if (isPostgresUrl(filename)) return openPostgres(filename, false, options);
+  // As for a read: SQLite opened a FIFO, a device or a folder and failed with "disk I/O error"
+  // or "unable to open", and left a journal beside it (`migrate --db /dev/null`: /dev/null-journal).
+  const info = await stat(filename).catch(() => undefined);
+  if (info !== undefined && !info.isFile()) throw new CliError('IO_ERROR', `cannot open database ${filename}: it is not a regular file`);
   try {
     return await openSqliteToolRegistry({ ...options, filename });
   } catch (error) {
@@ -207,13 +211,20 @@ export function storageFailure(database: string, caught: unknown): unknown {
   return new CliError('IO_ERROR', `database ${describeDatabase(database)}: ${error.message} (${code})`, { cause: error });
 }
 
-/** Runs `work` with the registry open and always closes it. */
+/**
+ * Runs `work` with the registry open and always closes it. `existing`: a write that can only
+ * change a tool already stored (enable, disable, remove, deprecate, undeprecate); on a SQLite
+ * file that does not exist it runs against an empty registry in memory, so it fails
+ * (TOOL_NOT_FOUND) or does nothing (`remove`) exactly as on an empty file, and creates none (a
+ * mistyped --db left an empty database behind).
+ */
 export async function withRegistry<T>(
   filename: string,
-  access: 'readonly' | 'readwrite',
+  access: 'readonly' | 'readwrite' | 'existing',
   work: (registry: CliRegistry) => Promise<T>,
 ): Promise<T> {
-  const registry = access === 'readonly' ? await openReadOnly(filename) : await openReadWrite(filename);
+  const missing = access === 'existing' && !isPostgresUrl(filename) && (await stat(filename).then(() => false, (error: unknown) => (error as { code?: unknown }).code === 'ENOENT'));
+  const registry = access === 'readonly' ? await openReadOnly(filename) : missing ? await openSqliteToolRegistry({ filename: ':memory:' }) : await openReadWrite(filename);
   try {
     return await work(registry);
   } catch (error) {

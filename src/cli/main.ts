@@ -12,6 +12,11 @@ process.stdout.on('error', async (error: NodeJS.ErrnoException) => {
   process.exit(EXIT_ERROR);
 });
 
+// `tool-registry ... 2>&1 | head -1` closes the pipe after the error line: the rest of the
+// message (the help) cannot be written, and nobody is left to tell. Unheard, the EPIPE ended
+// the process with exit 1, so a usage error (2) looked like a registry error; the exit code stays.
+process.stderr.on('error', () => {});
+
 process.exitCode = await run(process.argv.slice(2), {
   stdin: process.stdin,
   stdout: process.stdout,

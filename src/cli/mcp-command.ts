@@ -2,6 +2,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { CliContext } from './commands.js';
+import { parseNonEmpty } from './database-path.js';
 
 /** The options of `mcp`, as commander parses them. */
 export interface McpCommandOptions {
@@ -68,6 +69,12 @@ export function parseDuration(value: string): number {
   return ms;
 }
 
+/** `--sync-interval` with `--no-upstreams` is a usage error (`mcp` and `serve`): it was taken and did nothing. */
+export function checkUpstreamOptions(options: object, cmd: Command): void {
+  const { upstreams, syncInterval } = options as { readonly upstreams?: unknown; readonly syncInterval?: unknown };
+  if (upstreams === false && syncInterval !== undefined) cmd.error('error: --sync-interval applies to the upstream tools, which --no-upstreams leaves out');
+}
+
 /** The gateway's options, shared by `mcp` and `serve`. */
 function upstreamOptions(command: Command): Command {
   return command
@@ -79,22 +86,26 @@ function upstreamOptions(command: Command): Command {
 export function mcpCommand(command: Command, context: (cmd: Command) => CliContext): Command {
   upstreamOptions(command)
     .description("serve the tools of a module and the registry's approved upstream MCP tools to one MCP client over stdio (what Claude Desktop or Cursor runs), kept current from the registry")
-    .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports')
+    .option('--tools <module>', 'an ES module exporting the tools: a default array of Tools (or a ToolSet), or named Tool exports', parseNonEmpty('a module file'))
     .option('--publish', 'publish the tools first (publishTools); otherwise they must already be published')
-    .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows')
+    .option('--policy <file>', 'a JSON ToolPolicy ({ "persona", "allowed_permissions", "allowed_tools" }): the session sees and calls only what it allows', parseNonEmpty('a file name'))
     .option('--call-timeout-ms <ms>', 'end each tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per tools/list page (default 500)', parsePositive)
     .option('--max-result-bytes <bytes>', "a tool's tools/call result longer than this (text and structuredContent together) becomes an error result (default 4194304); the server's own error results may take 1024", parsePositive)
     .option('--max-calls-in-flight <n>', 'tools/calls unanswered at once; one more is refused at once with a JSON-RPC error (default 100)', parsePositive)
     .option('--max-message-bytes <bytes>', 'a line from the client longer than this is skipped with an error reply (default 4194304)', parsePositive);
-  return retentionOptions(command)
-    .action(async (options: McpCommandOptions, cmd: Command) => (await import('./mcp-run.js')).mcpRun(context(cmd), options));
+  return retentionOptions(command).action(async (options: McpCommandOptions, cmd: Command) => {
+    // Alone it published nothing, yet created the database (opened for writing to publish).
+    if (options.publish === true && options.tools === undefined) cmd.error('error: --publish needs --tools MODULE (it publishes the tools of that module)');
+    checkUpstreamOptions(options, cmd);
+    await (await import('./mcp-run.js')).mcpRun(context(cmd), options);
+  });
 }
 
 /** Adds the MCP endpoint's options to `serve` (made by serve-commands.ts); serve-mounts.ts reads them. */
 export function serveMcpOptions(serve: Command): Command {
   return upstreamOptions(retentionOptions(serve))
-    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools')
+    .option('--tools <module>', 'serve MCP (Streamable HTTP) at /mcp and /v1/namespaces/{ns}/mcp with the tools of this ES module, beside the upstream tools', parseNonEmpty('a module file'))
     .option('--session-idle-ms <ms>', 'end an MCP session nobody used for this long (default 600000)', parseMilliseconds)
     .option('--call-timeout-ms <ms>', 'end each MCP tools/call with a TIMEOUT error result after this long (default 30000)', parseMilliseconds)
     .option('--page-size <count>', 'tools per MCP tools/list page (default 500)', parsePositive)

@@ -6,7 +6,7 @@ import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
 import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
-import { EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
+import { CliError, EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
@@ -31,8 +31,9 @@ function collect(value: string, previous: readonly string[]): string[] {
 /** The formats of `export --format`, and the providers of `lint --provider` (kept in step with the library). */
 const EXPORT_FORMATS: readonly ExportFormat[] = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'];
 const PROVIDERS: readonly LintProvider[] = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
-/** The formats whose provider has a strict mode. */
+/** The formats whose provider has a strict mode, and the providers whose lint rules do. */
 const STRICT_FORMATS: readonly ExportFormat[] = ['openai', 'openai-responses', 'anthropic'];
+const STRICT_PROVIDERS: readonly LintProvider[] = ['openai', 'anthropic'];
 
 function collectProvider(value: string, previous: readonly LintProvider[]): LintProvider[] {
   if (!PROVIDERS.includes(value as LintProvider)) {
@@ -49,19 +50,36 @@ function parseRevision(value: string): number {
   return Number(value);
 }
 
+/** Whether the `YYYY-MM-DD` that `text` starts with is a day the calendar has (Date.parse reads 2026-02-30 as March 2). */
+function dayExists(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(2000, month - 1, day));
+  date.setUTCFullYear(year); // Date.UTC reads years 0-99 as 1900-1999
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 /** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`). */
 function parseSince(value: string): string {
-  const time = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-][\d:]+)?)?$/i.test(value) ? Date.parse(value) : Number.NaN;
+  const time = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-][\d:]+)?)?$/i.test(value) && dayExists(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(time)) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
   return new Date(time).toISOString();
 }
 
-/** `calls --limit`: 1-10000 (listCalls' bound). */
-function parseCallsLimit(value: string): number {
-  const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!(count >= 1 && count <= 10_000)) throw new InvalidArgumentError(`expected a whole number from 1 to 10000, got ${JSON.stringify(value)}`);
-  return count;
+/** A whole number from 1 to `max`: the library's bound, checked here so a value out of it is a usage error (exit 2), not the library's VALIDATION_FAILED (exit 1). */
+function wholeFrom1To(max: number): (value: string) => number {
+  return (value) => {
+    const count = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!(count >= 1 && count <= max)) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}, got ${JSON.stringify(value)}`);
+    return count;
+  };
 }
+
+/** `calls --limit`: 1-10000 (listCalls' bound). */
+const parseCallsLimit = wholeFrom1To(10_000);
+/** `search --limit`: 1-1000 (search()'s bound). */
+const parseSearchLimit = wholeFrom1To(1000);
+/** `calls --before`: a call id, >= 1 (listCalls' bound). */
+const parseCallId = wholeFrom1To(Number.MAX_SAFE_INTEGER);
 
 interface ExpectOptions {
   readonly expectVersion?: string;
@@ -111,12 +129,15 @@ export function buildProgram(io: CliIO): Command {
         `Read-only commands (list, search, get, history, changes, watch, calls, export, lint, status, verify, policy, diff, check, upstream list, upstream pending) never create or migrate the database.\n`,
     );
 
-  const context = (command?: Command): CliContext => ({
-    database: resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env),
-    stdin: io.stdin,
-    stdout: io.stdout,
-    stderr: io.stderr,
-  });
+  const context = (command?: Command): CliContext => {
+    const database = resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env);
+    // SQLite's in-memory database lives as long as the process: a command that ends said
+    // "added q" of a tool stored nowhere. `mcp --publish` serves it for its session.
+    if (database === ':memory:' && command?.name() !== 'mcp') {
+      throw new CliError('USAGE', "database :memory: is SQLite's in-memory database, gone when this command ends: nothing would be kept (./:memory: names a file)");
+    }
+    return { database, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr };
+  };
 
   /** A command that also takes --db after its name. */
   const command = (name: string): Command =>
@@ -151,7 +172,7 @@ export function buildProgram(io: CliIO): Command {
     .description('the enabled tools (all with --all) that best match QUERY, best first')
     .argument('<query>', 'what the tool should do, in words')
     .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
-    .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseRevision)
+    .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseSearchLimit)
     .option('--all', 'include disabled tools')
     .option('--json', "print the library's search() page as JSON")
     .action(async (query: string, options: SearchCommandOptions, cmd: Command) =>
@@ -191,7 +212,7 @@ export function buildProgram(io: CliIO): Command {
     .option('--token <name>', 'only calls made with this token (its name)')
     .option('--since <iso>', 'only calls that started at or after this ISO 8601 date or date-time', parseSince)
     .option('--limit <count>', 'at most this many calls, 1-10000 (default 100)', parseCallsLimit)
-    .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseRevision)
+    .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseCallId)
     .option('--json', '{ calls, next_before } as JSON (as GET /v1/calls answers)')
     .action(async (options: CallsCommandOptions, cmd: Command) => (await import('./calls.js')).callsCommand(context(cmd), options));
 
@@ -259,9 +280,13 @@ export function buildProgram(io: CliIO): Command {
     )
     .option('--strict', 'also the strict-mode rules of openai and anthropic')
     .option('--json', "print lintTools()' findings as JSON")
-    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }, cmd: Command) =>
-      (await commands()).lintCommand(context(cmd), options),
-    );
+    .action(async (options: { provider: LintProvider[]; strict?: boolean; json?: boolean }, cmd: Command) => {
+      // As `export --strict` with another format: it checked nothing more, and said "(strict)".
+      if (options.strict === true && options.provider.length > 0 && !options.provider.some((provider) => STRICT_PROVIDERS.includes(provider))) {
+        cmd.error(`error: --strict applies to --provider ${STRICT_PROVIDERS.join(', ')} only`);
+      }
+      await (await commands()).lintCommand(context(cmd), options);
+    });
 
   command('import')
     .description('import a snapshot all-or-nothing')

@@ -1,7 +1,7 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
-import { parseDatabaseOption } from './database-path.js';
-import { MAX_TIMER_MS } from './mcp-command.js';
+import { parseDatabaseOption, parseNonEmpty } from './database-path.js';
+import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
@@ -70,10 +70,10 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .command('serve')
     .description('serve the registry over HTTP (routes: docs/server.md); SIGTERM/SIGINT stops it gracefully')
     .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
-    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db')
-    .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', '127.0.0.1')
+    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db', parseNonEmpty('a folder'))
+    .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', parseNonEmpty('an address (0.0.0.0 or :: for every one)'), '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', port, 8080)
-    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)')
+    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseNonEmpty('a file name'))
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
@@ -83,20 +83,21 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-open-namespaces <n>', 'namespaces open at once with --data-dir or PostgreSQL; the least recently used idle one is closed (default 64, or a sixteenth of the open-file limit if lower)', positive)
     // `tool-registry --db FILE serve`: the program's --db counts as for every other command.
-    .action(async (options: Serve.ServeOptions & Record<string, unknown>) => {
+    .action(async (options: Serve.ServeOptions & Record<string, unknown>, cmd: Command) => {
+      checkUpstreamOptions(options, cmd);
       const db = options.db ?? program.opts<{ db?: string }>().db;
       return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
     });
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');
-  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`);
+  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`, parseNonEmpty('a file name'));
 
   withFile(token.command('create'))
     .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')
     .requiredOption('--name <name>', 'its name (shown in logs and whoami)')
     .requiredOption('--scopes <scopes>', 'comma-separated: read, write, admin', parseScopes)
     .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collect).default([], 'every namespace'))
-    .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey')
+    .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey', parseNonEmpty('a file name'))
     .action(async (options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }) =>
       (await serve()).tokenCreateCommand(io, options),
     );

@@ -20,6 +20,7 @@ import { describeDatabase, isPostgresUrl, openFailure, postgresTarget, storageFa
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
+import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
@@ -91,6 +92,8 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
     const { connectionString, schema } = target;
     return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }), ...maxOpen, ...retention });
   }
+  // As every command: SQLite said "disk I/O error" of a FIFO or a device.
+  if (statSync(database, { throwIfNoEntry: false })?.isFile() === false) throw new CliError('IO_ERROR', `cannot open database ${database}: it is not a regular file`);
   return singleNamespace(() => openSqliteToolRegistry({ ...retention, filename: database }));
 }
 
@@ -223,7 +226,7 @@ export async function tokenCreateCommand(io: CliIO, options: { name: string; sco
     throw new CliError('IO_ERROR', error instanceof Error ? error.message : String(error), { cause: error });
   }
   const where = created.token.namespaces === null ? 'every namespace' : `namespaces ${created.token.namespaces.join(', ')}`;
-  io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${created.token.policy.persona}`}) in ${file}\n`);
+  io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${cell(created.token.policy.persona)}`}) in ${file}\n`);
   io.stdout.write(`the token is shown once; store it now:\n${created.secret}\n`);
 }
 
@@ -238,12 +241,14 @@ async function onTokenFile<T>(work: Promise<T>): Promise<T> {
 
 export async function tokenListCommand(io: CliIO, options: { tokens?: string; json?: boolean }): Promise<void> {
   const tokens = await onTokenFile(listTokens(tokensFile(options.tokens, io.env)));
+  // A persona (and a hand-edited created_at) may hold any character: escaped as all tool data
+  // printed (an ESC sequence or a U+202E reached the terminal raw).
   if (options.json === true) {
-    io.stdout.write(`${JSON.stringify(tokens, null, 2)}\n`);
+    io.stdout.write(toJson(tokens));
     return;
   }
   for (const t of tokens) {
-    io.stdout.write(`${t.name}\t${t.scopes.join(',')}\t${t.namespaces === null ? '*' : t.namespaces.join(',')}\t${t.policy === null ? '-' : t.policy.persona}\t${t.created_at}\n`);
+    io.stdout.write(`${t.name}\t${t.scopes.join(',')}\t${t.namespaces === null ? '*' : t.namespaces.join(',')}\t${t.policy === null ? '-' : cell(t.policy.persona)}\t${cell(t.created_at)}\n`);
   }
 }
 

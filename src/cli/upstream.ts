@@ -19,7 +19,7 @@ import {
 } from '../mcp/index.js';
 import type { ApprovedTool, UpstreamToolDefinition, UpstreamToolState } from '../mcp/index.js';
 import type { CliContext } from './commands.js';
-import { withRegistry } from './database.js';
+import { isPostgresUrl, withRegistry } from './database.js';
 import type { CliRegistry } from './database.js';
 import { CliError } from './errors.js';
 import { cell, formatTable, toJson } from './output.js';
@@ -109,13 +109,17 @@ export async function addCommand(context: UpstreamContext, name: string, options
       }
     }
   }
+  // No database file yet: connect before it is created, so an upstream that cannot be reached
+  // (a mistyped URL) leaves no empty database behind (none can hold the name already).
+  const missing = !isPostgresUrl(context.database) && statSync(context.database, { throwIfNoEntry: false }) === undefined;
+  const listed = missing ? await governed(() => definitionsOf(context, { name, transport })) : undefined;
   await withRegistry(context.database, 'readwrite', (registry) =>
     governed(async () => {
       if ((await registry.getUpstream(name)) !== undefined) {
         throw new CliError('UPSTREAM_EXISTS', `an upstream named ${name} exists already (upstream remove ${name} first, or choose another name)`);
       }
       // Connecting before anything is stored: an upstream that cannot be reached is not added.
-      const definitions = await definitionsOf(context, { name, transport });
+      const definitions = listed ?? (await definitionsOf(context, { name, transport }));
       let row = await registry.putUpstream(input);
       let approved: readonly ApprovedTool[] = [];
       if (options.approve === 'all') {
@@ -205,7 +209,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
 
 /** `upstream remove NAME [--keep-tools]`: removes its tools (history kept) and then its row. */
 export async function removeCommand(context: UpstreamContext, name: string, options: { keepTools?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) =>
+  await withRegistry(context.database, 'existing', (registry) =>
     governed(async () => {
       const row = await requireUpstream(registry, name);
       let removed = 0;
@@ -277,7 +281,7 @@ function reportListings(context: UpstreamContext, listings: readonly Listing[], 
 
 /** `upstream sync [NAME]`: touches each row (serving processes re-list), lists, prints what is not served. */
 export async function syncCommand(context: UpstreamContext, name: string | undefined, options: { json?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) => governed(async () => reportListings(context, await listingsOf(context, registry, name, true), options, 'synced')));
+  await withRegistry(context.database, 'existing', (registry) => governed(async () => reportListings(context, await listingsOf(context, registry, name, true), options, 'synced')));
 }
 
 /** `upstream pending [NAME]`: lists every upstream (or one) and prints its pending tools with the difference. */
@@ -287,7 +291,7 @@ export async function pendingCommand(context: UpstreamContext, name: string | un
 
 /** `upstream approve NAME [TOOL...] [--all] [--force]`. */
 export async function approveCommand(context: UpstreamContext, name: string, tools: readonly string[], options: { all?: boolean; force?: boolean; json?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) =>
+  await withRegistry(context.database, 'existing', (registry) =>
     governed(async () => {
       const upstream = await requireUpstream(registry, name);
       const definitions = await definitionsOf(context, upstream);
@@ -308,7 +312,7 @@ export async function approveCommand(context: UpstreamContext, name: string, too
 
 /** `upstream reject NAME TOOL`: the definition listed now is refused; another one is pending again. */
 export async function rejectCommand(context: UpstreamContext, name: string, tool: string, options: { json?: boolean }): Promise<void> {
-  await withRegistry(context.database, 'readwrite', (registry) =>
+  await withRegistry(context.database, 'existing', (registry) =>
     governed(async () => {
       const upstream = await requireUpstream(registry, name);
       const definitions = await definitionsOf(context, upstream);

@@ -1,6 +1,6 @@
 // The commands of issue 27 (versions with meaning): deprecate, undeprecate, policy, diff,
 // check. They use the library only through its public API (src/index.ts), as a user's tool would.
-import { checkSpecs, diffVersions } from '../index.js';
+import { InMemoryToolRegistry, checkSpecs, diffVersions } from '../index.js';
 import type { CheckReport, RegistryPolicyInput, SchemaDifference, WriteOptions } from '../index.js';
 import type { CliContext } from './commands.js';
 import { withRegistry } from './database.js';
@@ -22,7 +22,7 @@ export async function deprecateCommand(
   options: { message: string; replacement?: string; sunset?: string; json?: boolean },
   write: WriteOptions,
 ): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const deprecation = { message: options.message, replacement: options.replacement ?? null, sunset: options.sunset ?? null };
     const registration = await registry.deprecate(name, deprecation, write);
     if (options.json === true) print(context, toJson(registration));
@@ -31,7 +31,7 @@ export async function deprecateCommand(
 }
 
 export async function undeprecateCommand(context: CliContext, name: string, write: WriteOptions): Promise<void> {
-  await withRegistry(context.database, 'readwrite', async (registry) => {
+  await withRegistry(context.database, 'existing', async (registry) => {
     const before = await registry.get(name);
     await registry.undeprecate(name, write);
     print(context, before !== undefined && before.deprecation === null ? `${name} was not deprecated\n` : `undeprecated ${name}\n`);
@@ -102,12 +102,17 @@ function formatCheck(report: CheckReport): string {
 /** `check FILE`: what `register` would do with each spec, changing nothing; exit 1 when one would be refused. */
 export async function checkCommand(context: CliContext, source: string, options: { json?: boolean; allowDowngrade?: boolean }): Promise<void> {
   const input = await readJsonInput(source, 'spec', context.stdin);
-  await withRegistry(context.database, 'readonly', async (registry) => {
-    const report = await checkSpecs(registry, input, { allowDowngrade: options.allowDowngrade === true });
-    if (options.json === true) print(context, toJson(report));
-    else if (report.results.length > 0) print(context, formatCheck(report));
-    const refusedCount = report.results.filter((result) => result.action === 'refused').length;
-    if (!report.ok) throw new CliError('CHECK_FAILED', `${refusedCount} of ${report.results.length} specs would be refused; nothing was changed`);
-    if (options.json !== true) print(context, `ok: register would accept ${report.results.length === 1 ? 'the spec' : `all ${report.results.length} specs`}; nothing was changed\n`);
+  const check = { allowDowngrade: options.allowDowngrade === true };
+  const report = await withRegistry(context.database, 'readonly', (registry) => checkSpecs(registry, input, check)).catch(async (error: unknown) => {
+    // No registry there yet (a first deploy's CI): `register` would create it and add, so the
+    // check is against an empty registry, creating none, as `import --dry-run` plans (it was DATABASE_NOT_FOUND).
+    if (!(error instanceof CliError && error.code === 'DATABASE_NOT_FOUND')) throw error;
+    await using empty = new InMemoryToolRegistry();
+    return await checkSpecs(empty, input, check);
   });
+  if (options.json === true) print(context, toJson(report));
+  else if (report.results.length > 0) print(context, formatCheck(report));
+  const refusedCount = report.results.filter((result) => result.action === 'refused').length;
+  if (!report.ok) throw new CliError('CHECK_FAILED', `${refusedCount} of ${report.results.length} specs would be refused; nothing was changed`);
+  if (options.json !== true) print(context, `ok: register would accept ${report.results.length === 1 ? 'the spec' : `all ${report.results.length} specs`}; nothing was changed\n`);
 }

@@ -1,10 +1,11 @@
 // Bearer tokens: a random secret shown once, stored only as its SHA-256 in a JSON file with
 // its name, scopes, namespaces and (for MCP sessions) a persona policy.
+import { constants } from 'node:buffer';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { link, mkdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, readdir, readlink, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { dirname } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkToolPermission } from '../index.js';
 import type { ToolPolicy } from '../index.js';
@@ -112,17 +113,35 @@ export function parseTokenFile(text: string, file: string): TokenFileContent {
   return { version: 1, tokens };
 }
 
+/**
+ * A folder, or a file too large for one string, named with the reason: read, they failed as
+ * "EISDIR: illegal operation on a directory, read" and "Invalid string length", naming nothing.
+ */
+function checkReadable(file: string, info: { isDirectory(): boolean; size: number }): void {
+  const limit = constants.MAX_STRING_LENGTH;
+  if (info.isDirectory()) fail(file, 'it is a directory');
+  if (info.size > limit) fail(file, `it is too large: ${info.size} bytes, over the limit of ${limit} bytes (the longest string JavaScript holds)`);
+}
+
 /** The file's text, or undefined when it does not exist. */
 async function readText(file: string): Promise<string | undefined> {
+  let handle;
   try {
-    return await readFile(file, 'utf8');
+    handle = await open(file);
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ENOENT') return undefined;
     throw error;
   }
+  try {
+    checkReadable(file, await handle.stat());
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 async function readTokens(file: string): Promise<readonly StoredToken[]> {
+  await removeStaleTemporaries(await linkTarget(file), false);
   const text = await readText(file);
   return text === undefined ? [] : parseTokenFile(text, file).tokens;
 }
@@ -137,7 +156,8 @@ const EDIT_RETRIES = 20;
  */
 async function writeTokens(file: string, read: string | undefined, tokens: readonly StoredToken[]): Promise<boolean> {
   await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  // Named by its writer (pid and host), so that `token list`, which takes no lock, can tell a dead writer's.
+  const temporary = `${file}.${process.pid}-${HOST_TAG}.${randomBytes(4).toString('hex')}.tmp`;
   const content: TokenFileContent = { version: 1, tokens };
   // Readable by its owner only: the hashes are not secrets, the names and scopes are private.
   await writeFile(temporary, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
@@ -154,18 +174,25 @@ const LOCK_WAIT_MS = 10_000;
 /** A lock older than this is stale whoever holds it (an edit takes milliseconds). */
 const LOCK_STALE_MS = 30_000;
 
-/** Whether the lock's holder (`pid@host`) is gone: a process of this host that no longer runs. */
-function holderGone(holder: string): boolean {
-  // A lock written by hand (`echo "$$@$(hostname)" > FILE.lock`) ends with a newline.
-  const [pid, host] = holder.trim().split('@');
-  if (host !== hostname() || !/^\d+$/.test(pid ?? '')) return false;
+/** Whether process `pid` of this host no longer runs. */
+function processGone(pid: number): boolean {
   try {
-    process.kill(Number(pid), 0);
+    process.kill(pid, 0);
     return false;
   } catch (error) {
     return (error as { code?: unknown }).code === 'ESRCH';
   }
 }
+
+/** Whether the lock's holder (`pid@host`) is gone: a process of this host that no longer runs. */
+function holderGone(holder: string): boolean {
+  // A lock written by hand (`echo "$$@$(hostname)" > FILE.lock`) ends with a newline.
+  const [pid, host] = holder.trim().split('@');
+  return host === hostname() && /^\d+$/.test(pid ?? '') && processGone(Number(pid));
+}
+
+/** This host in a write's temporary file name (a host name may hold any character). */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
 
 /** Removes a stale lock, unless another process replaced it meanwhile (then it is put back). */
 async function breakLock(lock: string, seen: string): Promise<void> {
@@ -213,9 +240,39 @@ async function withFileLock<T>(file: string, work: () => Promise<T>): Promise<T>
     await unlink(mine).catch(() => {});
   }
   try {
+    await removeStaleTemporaries(file, true);
     return await work();
   } finally {
     await unlink(lock).catch(() => {});
+  }
+}
+
+/**
+ * Removes what token commands killed mid-write (kill -9, a crash, a power cut) left beside the
+ * file, which stayed for good (the last one a copy of every token's hash, name and scopes).
+ * A write's temporary file is made only by the lock's holder: `locked` (the caller holds the
+ * lock), any is a dead writer's (or one whose lock was broken as stale: its rename then fails,
+ * and that command with it); else (`token list`) only one of a process of this host that is
+ * gone. A lock's temporary file (`pid@host`) is removed when its process is gone, and a
+ * broken lock set aside, or a lock's temporary file killed before it was written, when older
+ * than a stale lock. Best effort: a folder it may not write leaves them.
+ */
+async function removeStaleTemporaries(file: string, locked: boolean): Promise<void> {
+  const base = basename(file).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // `pid.hex` before the host was named: only a lock holder removes those.
+  const write = new RegExp(`^${base}\\.(\\d+)(?:-([0-9a-f]{8}))?\\.[0-9a-f]{8}\\.tmp$`);
+  const locking = new RegExp(`^${base}\\.lock\\.\\d+\\.[0-9a-f]{8}\\.(tmp|stale)$`);
+  const names = await readdir(dirname(file)).catch(() => []);
+  for (const name of names) {
+    const path = join(dirname(file), name);
+    const writer = write.exec(name);
+    if (writer !== null) {
+      if (locked || (writer[2] === HOST_TAG && processGone(Number(writer[1])))) await unlink(path).catch(() => {});
+    } else if (locking.test(name)) {
+      const holder = name.endsWith('.tmp') ? await readFile(path, 'utf8').catch(() => '') : '';
+      const age = await stat(path).then((info) => Date.now() - info.mtimeMs, () => 0);
+      if ((holder !== '' && holderGone(holder)) || age > LOCK_STALE_MS) await unlink(path).catch(() => {});
+    }
   }
 }
 
@@ -237,6 +294,26 @@ async function waitForLock(file: string, lock: string, deadline: number): Promis
   await sleep(5 + Math.floor(Math.random() * 20));
 }
 
+/** Linux's own limit on links followed in one path (ELOOP beyond it). */
+const MAX_LINKS = 40;
+
+/**
+ * The file a symbolic link (or a chain of them) leads to, which may not exist yet; `file`
+ * itself when it is no link. The write renames over this path: renamed over the link, it
+ * replaced the link with a file of its own, and a server reading the link's target (or a
+ * `revoke` through the target's path) never saw the change, a revoked token kept working.
+ */
+async function linkTarget(file: string): Promise<string> {
+  let current = file;
+  for (let links = 0; links < MAX_LINKS; links++) {
+    const info = await lstat(current).catch(() => undefined);
+    // Missing, or unreadable: the read or the write says why.
+    if (info === undefined || !info.isSymbolicLink()) return current;
+    current = resolve(dirname(current), await readlink(current));
+  }
+  return current;
+}
+
 /**
  * Reads the token file, hands its tokens to `edit` and writes what it returns, holding the
  * file's lock throughout: the one way every token command changes the file (atomic: a
@@ -244,13 +321,14 @@ async function waitForLock(file: string, lock: string, deadline: number): Promis
  * returning undefined writes nothing.
  */
 export async function updateTokens<T>(file: string, edit: (tokens: readonly StoredToken[]) => { tokens: readonly StoredToken[]; result: T } | { result: T }): Promise<T> {
-  return withFileLock(file, async () => {
+  const target = await linkTarget(file);
+  return withFileLock(target, async () => {
     // A hand edit takes no lock: one saved between this read and the write is read and edited
     // in turn, never overwritten.
     for (let attempt = 0; ; attempt++) {
-      const read = await readText(file);
+      const read = await readText(target);
       const outcome = edit(read === undefined ? [] : parseTokenFile(read, file).tokens);
-      if (!('tokens' in outcome) || (await writeTokens(file, read, outcome.tokens))) return outcome.result;
+      if (!('tokens' in outcome) || (await writeTokens(target, read, outcome.tokens))) return outcome.result;
       if (attempt === EDIT_RETRIES) throw new Error(`the token file ${file} kept changing while this command edited it (a hand edit being saved?); try again`);
     }
   });
@@ -304,7 +382,7 @@ export async function createToken(file: string, options: CreateTokenOptions): Pr
   });
 }
 
-/** The tokens in the file (none when it does not exist). */
+/** The tokens in the file (none when it does not exist); removes what token commands of this host that died mid-write left beside it. */
 export function listTokens(file: string): Promise<readonly StoredToken[]> {
   return readTokens(file);
 }
@@ -347,6 +425,7 @@ export function tokenFileVerifier(file: string): TokenVerifier {
     }
     const next = `${info.mtimeMs}:${info.size}:${info.ino}`;
     if (next === stamp) return;
+    checkReadable(file, info);
     current = tokenVerifier(parseTokenFile(readFileSync(file, 'utf8'), file).tokens);
     stamp = next;
   };

@@ -200,6 +200,19 @@ describe('enable, disable, remove', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/^nothing removed/);
   });
+
+  // A mistyped --db (`--db prod.dbb disable foo`) said TOOL_NOT_FOUND and left a new empty database behind.
+  it('on a database file that does not exist: the same answer as on an empty one, and no file is created', async () => {
+    const cwd = tempDir();
+    expect((await runCli(['--db', 'empty.db', 'migrate'], { cwd })).code).toBe(0);
+    // `check` (read-only) said DATABASE_NOT_FOUND where `register` would create the file and add.
+    writeJson(join(cwd, 'a.json'), spec('a'));
+    for (const args of [['enable', 'x'], ['disable', 'x'], ['remove', 'x'], ['remove', 'x', '--expect-version', '1'], ['deprecate', 'x', '--message', 'm'], ['undeprecate', 'x'], ['upstream', 'remove', 'x'], ['upstream', 'sync'], ['upstream', 'approve', 'x', '--all'], ['upstream', 'reject', 'x', 't'], ['check', 'a.json']]) {
+      const onEmpty = await runCli(['--db', 'empty.db', ...args], { cwd });
+      const onMissing = await runCli(['--db', 'typo.db', ...args], { cwd });
+      expect({ args, code: onMissing.code, stdout: onMissing.stdout, stderr: onMissing.stderr, created: existsSync(join(cwd, 'typo.db')) }).toEqual({ args, code: onEmpty.code, stdout: onEmpty.stdout, stderr: onEmpty.stderr, created: false });
+    }
+  });
 });
 
 describe('status, verify, migrate', () => {

@@ -1,9 +1,9 @@
 // What an operator meets at 3 a.m.: a database file damaged after it was opened, a file the
 // process may not write, a --db URL that is not one, a full disk under `export > file`. Each
 // is a clear error with a code, never `error INTERNAL` or Node's own stack trace.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +26,23 @@ async function bigDatabase(cwd: string, count = 2000): Promise<string> {
   expect((await runCli(['--db', db, 'import', 'big.json'], { cwd })).code).toBe(0);
   return db;
 }
+
+describe('a --db that is no regular file', () => {
+  // Reads said so; writes let SQLite open it: "disk I/O error (SQLITE_IOERR_READ)" or "unable to
+  // open database file", and a FIFO got a `-journal` file beside it (`/dev/null` too).
+  it('a folder or a FIFO: reads and writes are IO_ERROR saying so, and nothing is created beside it', async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, 'folder'));
+    execFileSync('mkfifo', [join(cwd, 'fifo')]);
+    for (const db of ['folder', 'fifo']) {
+      for (const args of [['list'], ['migrate'], ['register', '-'], ['serve', '--port', '0']]) {
+        const result = await runCli(['--db', db, ...args], { cwd, input: JSON.stringify(spec('a')) });
+        expect({ db, args, code: result.code, stderr: result.stderr }).toEqual({ db, args, code: 1, stderr: `error IO_ERROR: cannot open database ${db}: it is not a regular file\n` });
+      }
+    }
+    expect(readdirSync(cwd).sort()).toEqual(['fifo', 'folder']);
+  });
+});
 
 describe('a database damaged after it was created', () => {
   it('list, get, status, export, register and import are IO_ERROR, exit 1, one line, no stack', async () => {

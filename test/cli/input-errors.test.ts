@@ -1,5 +1,6 @@
 // Bad input from a file and from standard input: exit 1, the right code, paths, and nothing written.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:buffer';
+import { existsSync, mkdirSync, readdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorCode, issuePaths, runCli, spec, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
@@ -176,6 +177,31 @@ describe('IO_ERROR', () => {
       }
     }
     expect(existsSync(join(cwd, 'tool-registry.db'))).toBe(false);
+  });
+
+  // A sparse file of one byte more than the longest string: only its size is read. It was
+  // read whole, scanned 10 s and called "not UTF-8 text"; the token file "Invalid string length".
+  it('an input file too large for one string is IO_ERROR naming the file, its size and the limit, for every file the command reads', async () => {
+    const cwd = tempDir();
+    const MAX_TEXT_BYTES = constants.MAX_STRING_LENGTH;
+    const big = join(cwd, 'big.json');
+    writeFileSync(big, '');
+    truncateSync(big, MAX_TEXT_BYTES + 1);
+    const tooLarge = `is too large: ${MAX_TEXT_BYTES + 1} bytes, over the limit of ${MAX_TEXT_BYTES} bytes (the longest string JavaScript holds)\n`;
+    const cases: [string[], string][] = [
+      [['register', big], `error IO_ERROR: ${big} ${tooLarge}`],
+      [['import', big], `error IO_ERROR: ${big} ${tooLarge}`],
+      [['check', big], `error IO_ERROR: ${big} ${tooLarge}`],
+      [['token', 'create', '--name', 'a', '--scopes', 'read', '--policy', big, '--tokens', join(cwd, 'tokens.json')], `error IO_ERROR: the policy file ${big} ${tooLarge}`],
+      ...[['token', 'list'], ['token', 'revoke', 'a'], ['token', 'create', '--name', 'a', '--scopes', 'read'], ['serve', '--port', '0']].map(
+        (args): [string[], string] => [[...args, '--tokens', big], `error IO_ERROR: token file ${big}: it ${tooLarge}`],
+      ),
+    ];
+    for (const [args, line] of cases) {
+      const { code, stderr } = await runCli(args, { cwd });
+      expect({ args, code, stderr }).toEqual({ args, code: 1, stderr: line });
+    }
+    expect(readdirSync(cwd)).toEqual(['big.json']);
   });
 
   it('a database in a folder that does not exist is IO_ERROR, not a stack trace', async () => {

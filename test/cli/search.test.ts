@@ -33,10 +33,11 @@ describe('search', () => {
     expect(withAll).toMatch(/weatherAlerts\s+no/);
     expect((await runCli(['search', 'zzz'], { cwd })).stdout).toBe('no enabled tools match "zzz"\n');
 
-    // A limit out of range is the library's VALIDATION_FAILED; not a number, a usage error.
+    // A limit out of 1-1000 is a usage error, as a word is (it was the library's VALIDATION_FAILED, exit 1).
     const zero = await runCli(['search', 'weather', '--limit', '0'], { cwd });
-    expect(zero.code).toBe(1);
-    expect(errorCode(zero.stderr)).toBe('VALIDATION_FAILED');
+    expect(zero.code).toBe(2);
+    expect(errorCode(zero.stderr)).toBe('USAGE');
+    expect((await runCli(['search', 'weather', '--limit', '1000'], { cwd })).code).toBe(0);
     const word = await runCli(['search', 'weather', '--limit', 'ten'], { cwd });
     expect(word.code).toBe(2);
     expect(errorCode(word.stderr)).toBe('USAGE');

@@ -3,7 +3,7 @@
 // them, each write is a temporary file renamed over the old one), and a lock left by a
 // process that died is broken.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readdirSync, readlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -105,6 +105,78 @@ syncBuiltinESMExports();
     expect((await listTokens(file)).map((t) => t.name)).toEqual(['after']);
   });
 
+  // A command killed between writing its temporary file and renaming it left the file (the
+  // hashes, names and scopes of every token) beside the token file for good; one killed while
+  // taking the lock left its lock's temporary file.
+  it('commands killed (SIGKILL) with their temporary files written leave none the next command (list, create) does not remove', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    expect((await runCli(['token', 'create', '--name', 'first', '--scopes', 'read', '--tokens', file], { cwd: folder })).code).toBe(0);
+    // Loaded before the command: the write of a temporary file whose name matches WHERE kills the process as it returns.
+    const killedAt = (where: string): void => {
+      const hook = join(folder, 'die-at-write.mjs');
+      writeFileSync(
+        hook,
+        `import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+const real = fs.promises.writeFile;
+fs.promises.writeFile = async (...args) => {
+  const result = await real(...args);
+  if (${where}.test(String(args[0]).split('/').at(-1))) process.kill(process.pid, 'SIGKILL');
+  return result;
+};
+syncBuiltinESMExports();
+`,
+      );
+      const killed = spawnSync(process.execPath, ['--import', pathToFileURL(hook).href, CLI, 'token', 'revoke', 'first', '--tokens', file], { cwd: folder, env: childEnv() });
+      expect(killed.signal).toBe('SIGKILL');
+      rmSync(hook);
+    };
+    const left = (pattern: RegExp): string[] => readdirSync(folder).filter((name) => pattern.test(name));
+    const lockTemporary = /^tokens\.json\.lock\.\d+\.[0-9a-f]+\.tmp$/;
+    const writeTemporary = /^tokens\.json\.\d+-[0-9a-f]+\.[0-9a-f]+\.tmp$/;
+    killedAt(String(lockTemporary));
+    expect(left(lockTemporary)).toHaveLength(1);
+    killedAt(String(writeTemporary));
+    expect(left(writeTemporary)).toHaveLength(1);
+    // `token list` takes no lock: it removes the temporary files of writers of this host that are gone.
+    expect((await runCli(['token', 'list', '--tokens', file], { cwd: folder })).stderr).toBe('');
+    expect(left(/\.tmp$/)).toEqual([]);
+    const after = await runCli(['token', 'create', '--name', 'after', '--scopes', 'read', '--tokens', file], { cwd: folder });
+    expect([after.code, after.stderr]).toEqual([0, '']);
+    expect(readdirSync(folder)).toEqual(['tokens.json']);
+    expect((await listTokens(file)).map((t) => t.name)).toEqual(['first', 'after']);
+  });
+
+  // The write renamed its temporary file over the link: the link became a file of its own, and
+  // a revoke through the target's path (or a server reading it) left the token working.
+  it('a token file reached through a symbolic link is edited in place: the link stays, its target changes', async () => {
+    const folder = tempDir();
+    const real = join(folder, 'real.json');
+    const link = join(folder, 'link.json');
+    expect((await runCli(['token', 'create', '--name', 'first', '--scopes', 'read', '--tokens', real], { cwd: folder })).code).toBe(0);
+    symlinkSync('real.json', link);
+    expect((await runCli(['token', 'create', '--name', 'second', '--scopes', 'read', '--tokens', link], { cwd: folder })).code).toBe(0);
+    expect((await runCli(['token', 'revoke', 'first', '--tokens', link], { cwd: folder })).code).toBe(0);
+    expect([lstatSync(link).isSymbolicLink(), (await listTokens(real)).map((t) => t.name)]).toEqual([true, ['second']]);
+    expect(readdirSync(folder).sort()).toEqual(['link.json', 'real.json']);
+  });
+
+  // The persona was printed raw by create and list (and U+202E by list --json): an ESC sequence reached the terminal.
+  it('create and list print a persona with terminal controls escaped; --json parses back to it', async () => {
+    const folder = tempDir();
+    const file = join(folder, 'tokens.json');
+    const persona = 'a\u001b[31mRED\u202eevil';
+    const policy = join(folder, 'policy.json');
+    writeFileSync(policy, JSON.stringify({ persona, allowed_tools: ['x'] }));
+    const created = await runCli(['token', 'create', '--name', 'p', '--scopes', 'read', '--policy', policy, '--tokens', file], { cwd: folder });
+    const listed = await runCli(['token', 'list', '--tokens', file], { cwd: folder });
+    const json = await runCli(['token', 'list', '--json', '--tokens', file], { cwd: folder });
+    for (const out of [created.stdout, listed.stdout, json.stdout]) expect(out).not.toMatch(/[\u001b\u202e]/);
+    expect(listed.stdout).toContain('a\\u001b[31mRED\\u202eevil');
+    expect((JSON.parse(json.stdout) as StoredToken[])[0]?.policy?.persona).toBe(persona);
+  });
+
   it('--policy FILE is read as every input, refused and never altered: a byte not UTF-8, 1e400, a key given twice; no JSON (or no UTF-8) is a usage error', async () => {
     const folder = tempDir();
     const file = join(folder, 'tokens.json');
@@ -153,6 +225,13 @@ syncBuiltinESMExports();
     for (const args of [['token', 'revoke', 'x'], ['token', 'list'], ['token', 'create', '--name', 'x', '--scopes', 'read']]) {
       const run = await runCli([...args, '--tokens', file], { cwd: folder });
       expect([run.code, run.stderr]).toEqual([1, expect.stringMatching(/^error IO_ERROR: token file .*: not JSON [^\n]*\n$/)]);
+    }
+    // A folder: it was "EISDIR: illegal operation on a directory, read", naming no file.
+    const folderFile = join(folder, 'tokens.d');
+    mkdirSync(folderFile);
+    for (const args of [['token', 'revoke', 'x'], ['token', 'list'], ['token', 'create', '--name', 'x', '--scopes', 'read']]) {
+      const run = await runCli([...args, '--tokens', folderFile], { cwd: folder });
+      expect([run.code, run.stderr]).toEqual([1, `error IO_ERROR: token file ${folderFile}: it is a directory\n`]);
     }
   });
 });

@@ -155,6 +155,22 @@ describe('an HTTP upstream (Streamable HTTP, a bearer token as a ${VAR} header)'
   });
 });
 
+describe('a first upstream, with no database yet', () => {
+  // It opened (created) the database first: a mistyped URL left an empty one behind.
+  it('one that cannot be reached is UPSTREAM_UNAVAILABLE and creates no database; one that can creates it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-upstream-first-'));
+    try {
+      const url = `${http.url}/mcp`;
+      const wrong = await runCli(['upstream', 'add', 'web', '--url', url, '--header', 'Authorization: Bearer ${GW_CLI_TOKEN}', '--timeout', '120000'], { cwd: folder, env: { GW_CLI_TOKEN: 'trg_wrong' } });
+      expect([wrong.code, errorCode(wrong.stderr), readdirSync(folder)]).toEqual([1, 'UPSTREAM_UNAVAILABLE', []]);
+      const add = await runCli(['upstream', 'add', 'web', '--url', url, '--header', 'Authorization: Bearer ${GW_CLI_TOKEN}', '--timeout', '120000'], { cwd: folder, env: { GW_CLI_TOKEN: httpToken } });
+      expect([add.code, add.stderr, readdirSync(folder).includes('tool-registry.db')]).toEqual([0, '', true]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('errors and remove', () => {
   it('usage errors exit 2; unknown upstream or tool, a taken name, an upstream that cannot be reached exit 1 with a code, storing nothing', async () => {
     const cases: [string[], number, string | undefined, RegExp][] = [

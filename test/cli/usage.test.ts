@@ -1,8 +1,10 @@
 // Usage errors exit 2 with the help text; --help and --version exit 0.
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
+import { CLI, ROOT, childEnv, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
@@ -38,6 +40,18 @@ describe('the built bin', () => {
     }
     // The bin's own error line names the code (the loop's run: a fifth process would print the same).
     expect(errorCode(notFound)).toBe('TOOL_NOT_FOUND');
+  });
+});
+
+describe('a closed standard error', () => {
+  // `... 2>&1 | head -1` closes the pipe after the error line: the help could not be written
+  // and the unheard EPIPE ended the bin with exit 1, a usage error reported as a registry error.
+  it('leaves the exit code as it is: a usage error is still 2', async () => {
+    const child = spawn(process.execPath, [CLI, 'search', 'x', '--limit', '0'], { cwd: tempDir(), env: childEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+    // Closed before the bin has started, so its first write to stderr meets EPIPE.
+    child.stderr.destroy();
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(2);
   });
 });
 
@@ -87,6 +101,99 @@ describe('usage', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^Usage: tool-registry/m);
     if (args.length > 0) expect(errorCode(result.stderr)).toBe('USAGE');
+  });
+
+  // Every numeric option, each value it refuses: `error USAGE:` naming the option and the value,
+  // exit 2, before any database is opened. search --limit 0 and 1001 and calls --before 0 were
+  // the library's VALIDATION_FAILED (exit 1).
+  it('a numeric option out of its range is a usage error naming the option and the value', async () => {
+    const cwd = tempDir();
+    const malformed = ['-1', '1.5', '1e3', '', '99999999999999999999'];
+    const cases: [string[], string, string[]][] = [
+      [['search', 'x'], '--limit', ['0', '1001', ...malformed]],
+      [['changes'], '--since', malformed],
+      [['changes'], '--limit', malformed],
+      [['watch'], '--since', malformed],
+      [['calls'], '--limit', ['0', '10001', ...malformed]],
+      [['calls'], '--before', ['0', ...malformed]],
+      [['serve'], '--port', ['65536', ...malformed]],
+      [['serve'], '--drain-timeout', ['2147483648', ...malformed]],
+      ...['--max-body', '--max-streams', '--max-sessions', '--max-open-namespaces'].map((option): [string[], string, string[]] => [['serve'], option, ['0', '2147483648', ...malformed]]),
+      ...['serve', 'mcp'].flatMap((name) =>
+        ['--call-timeout-ms', '--sync-interval', '--page-size', '--max-result-bytes', '--max-calls-in-flight', '--call-retention-days', '--call-retention-rows'].map(
+          (option): [string[], string, string[]] => [[name], option, ['0', ...malformed]],
+        ),
+      ),
+      [['serve'], '--session-idle-ms', ['0', '2147483648', ...malformed]],
+      [['mcp'], '--max-message-bytes', ['0', ...malformed]],
+      ...['add', 'sync', 'pending', 'approve'].map((sub): [string[], string, string[]] => [['upstream', sub, 'x'], '--timeout', ['0', '2147483648', ...malformed]]),
+    ];
+    for (const [args, option, values] of cases) {
+      for (const value of values) {
+        const { code, stderr } = await runCli([...args, option, value], { cwd });
+        const line = stderr.split('\n')[0] ?? '';
+        expect({ args, option, value, code, named: line.startsWith(`error USAGE: option '${option} `) && line.includes(`argument '${value}' is invalid`) }).toEqual({ args, option, value, code: 2, named: true });
+      }
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  // `--tools ''` was error INTERNAL with a stack, `token create --tokens ''` left a temporary file
+  // in the working folder, `token list --tokens ''` printed nothing and exit 0.
+  it('an empty file, folder or address option is a usage error naming the option, and leaves nothing', async () => {
+    const cwd = tempDir();
+    const cases: [string[], string][] = [
+      [['mcp'], '--tools'],
+      [['mcp'], '--policy'],
+      [['serve'], '--tools'],
+      [['serve'], '--tokens'],
+      [['serve'], '--data-dir'],
+      // It listened on every address (`[::]`): `--host "$UNSET"` exposed the server.
+      [['serve', '--tokens', 'tokens.json'], '--host'],
+      [['token', 'list'], '--tokens'],
+      [['token', 'revoke', 'a'], '--tokens'],
+      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--tokens'],
+      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--policy'],
+    ];
+    for (const [args, option] of cases) {
+      const { code, stderr } = await runCli([...args, option, ''], { cwd });
+      const line = stderr.split('\n')[0] ?? '';
+      expect({ args, option, code, named: line.startsWith(`error USAGE: option '${option} `) && line.includes("argument '' is invalid") }).toEqual({ args, option, code: 2, named: true });
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  // `register` said "added a" of a tool stored nowhere (SQLite's in-memory database ends with the command).
+  it('--db :memory: (or TOOL_REGISTRY_DB) is a usage error for every command that ends', async () => {
+    const cwd = tempDir();
+    for (const args of [['register', '-'], ['migrate'], ['list'], ['upstream', 'list'], ['policy', 'set', '--version-order', 'semver']]) {
+      for (const via of ['flag', 'env'] as const) {
+        const run = via === 'flag' ? await runCli(['--db', ':memory:', ...args], { cwd, input: JSON.stringify(spec('a')) }) : await runCli(args, { cwd, input: JSON.stringify(spec('a')), env: { TOOL_REGISTRY_DB: ':memory:' } });
+        expect({ args, via, code: run.code, stdout: run.stdout, line: run.stderr.split('\n')[0] }).toEqual({ args, via, code: 2, stdout: '', line: expect.stringMatching(/^error USAGE: database :memory: is SQLite's in-memory database/) });
+      }
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  // It linted gemini alone and said "(strict)", as if strict rules had been checked.
+  it('lint --strict with only providers that have no strict mode is a usage error, as export --strict is', async () => {
+    const cwd = tempDir();
+    const alone = await runCli(['lint', '--provider', 'gemini', '--provider', 'mcp', '--strict'], { cwd });
+    expect([alone.code, alone.stderr.split('\n')[0]]).toEqual([2, 'error USAGE: --strict applies to --provider openai, anthropic only']);
+    // With openai among them it applies (here: to the missing database).
+    expect(errorCode((await runCli(['lint', '--provider', 'gemini', '--provider', 'openai', '--strict'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+  });
+
+  // Date.parse reads a day the calendar lacks as a later one (2026-02-30 as March 2): the
+  // command listed the calls since a day nobody asked for.
+  it('calls --since a day the calendar does not have is a usage error, not the day Date.parse rolls it to', async () => {
+    const cwd = tempDir();
+    for (const value of ['2026-02-30', '2026-02-29T10:00:00Z', '2026-04-31 08:00']) {
+      const { code, stderr } = await runCli(['calls', '--since', value], { cwd });
+      expect({ value, code, line: stderr.split('\n')[0] }).toEqual({ value, code: 2, line: expect.stringContaining(`error USAGE: option '--since <iso>' argument '${value}' is invalid`) });
+    }
+    // A day that exists gets past the option (to the missing database).
+    expect(errorCode((await runCli(['calls', '--since', '2028-02-29'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
   });
 
   it('a usage error touches nothing: the mode is checked before the input is read', async () => {

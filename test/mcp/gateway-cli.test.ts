@@ -4,7 +4,7 @@
 // bin's own process behaviour is in test/mcp/stdio.test.ts) serve a SQLite registry's approved
 // upstream tools (an upstream of our own, test/support/rug-pull-server.mjs, over stdio); each
 // stops its upstream children when it stops (no orphans).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,5 +127,14 @@ describe('the options', () => {
     expect(nothing.code).toBe(2);
     expect(errorCode(nothing.stderr)).toBe('USAGE');
     expect(nothing.stdout).toBe('');
+    // --sync-interval with --no-upstreams was taken and did nothing.
+    for (const command of ['mcp', 'serve']) {
+      const ignored = await runCli([command, '--db', db, '--tools', 'x.mjs', '--no-upstreams', '--sync-interval', '5m'], { cwd: dir });
+      expect([command, ignored.code, ignored.stderr.split('\n')[0]]).toEqual([command, 2, 'error USAGE: --sync-interval applies to the upstream tools, which --no-upstreams leaves out']);
+    }
+    // --publish without --tools published nothing, exit 0, and created a missing database.
+    const fresh = join(dir, 'never-created.db');
+    const publish = await runCli(['mcp', '--db', fresh, '--publish'], { cwd: dir });
+    expect([publish.code, publish.stdout, publish.stderr.split('\n')[0], existsSync(fresh)]).toEqual([2, '', 'error USAGE: --publish needs --tools MODULE (it publishes the tools of that module)', false]);
   });
 });
