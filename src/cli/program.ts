@@ -324,10 +324,21 @@ export function buildProgram(io: CliIO): Command {
 }
 
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
+/**
+ * `help upstream add` as `upstream help add`: commander's help command reads one name, so it
+ * printed the help of `upstream` (and `help upstream nope` that help too, exit 0).
+ */
+function nestedHelp(program: Command, argv: readonly string[]): string[] {
+  const [first, name, ...rest] = argv;
+  if (first !== 'help' || name === undefined || rest.length === 0) return [...argv];
+  const group = program.commands.find((command) => command.name() === name || command.aliases().includes(name));
+  return group !== undefined && group.commands.length > 0 ? [name, 'help', ...rest] : [...argv];
+}
+
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   const program = buildProgram(io);
   try {
-    await program.parseAsync([...argv], { from: 'user' });
+    await program.parseAsync(nestedHelp(program, argv), { from: 'user' });
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -72,6 +72,11 @@ describe('usage', () => {
       expect(result.stdout).toMatch(/^Usage: tool-registry import \[options\] <file>/);
       expect(result.stdout).toMatch(/--dry-run/);
     }
+    // A command of a group, named after `help` as after the group's own help.
+    for (const args of [['help', 'upstream', 'add'], ['upstream', 'help', 'add'], ['help', 'token', 'create']]) {
+      const result = await runCli(args, { cwd });
+      expect({ args, code: result.code, usage: result.stdout.split('\n')[0] }).toEqual({ args, code: 0, usage: `Usage: tool-registry ${args.filter((arg) => arg !== 'help').join(' ')} [options]${args.includes('add') ? ' <name>' : ''}` });
+    }
     // A repeatable option's default is said in words: `(default: [])` meant nothing to a reader.
     const create = await runCli(['token', 'create', '--help'], { cwd });
     expect(create.stdout.replace(/\s+/g, ' ')).toContain('--namespace <ns> limit it to this namespace; repeat for several (default: every namespace)');
@@ -211,6 +216,7 @@ describe('usage', () => {
       [['help', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry [options] [command]'],
       [['upstream'], "error USAGE: missing command for 'upstream'", 'Usage: tool-registry upstream [options] [command]'],
       [['token', 'help', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry token [options] [command]'],
+      [['help', 'upstream', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry upstream [options] [command]'],
     ];
     for (const [args, line, usage] of cases) {
       const { code, stdout, stderr } = await runCli(args, { cwd });
