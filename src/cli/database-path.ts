@@ -15,10 +15,7 @@ export function resolveDatabase(flag: string | undefined, env: NodeJS.ProcessEnv
 }
 
 /** Parses a `--db` value: an empty one names no database (a usage error, exit 2), rather than `./tool-registry.db` or an odd open failure. */
-export function parseDatabaseOption(value: string): string {
-  if (value === '') throw new InvalidArgumentError('expected a database file or a postgres:// URL, got an empty value');
-  return value;
-}
+export const parseDatabaseOption = parseNonEmpty('a database file or a postgres:// URL');
 
 /**
  * A parser for an option naming a file, a folder or an address (`--tokens`, `--policy`,

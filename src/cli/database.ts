@@ -119,6 +119,11 @@ export function openFailure(filename: string, error: unknown, access: 'readonly'
   return new CliError('IO_ERROR', message, { cause: error });
 }
 
+/** A database path naming a folder, a FIFO or a device: SQLite said "disk I/O error" of it, and left a journal beside it. */
+export function notRegularFile(filename: string): CliError {
+  return new CliError('IO_ERROR', `cannot open database ${filename}: it is not a regular file`);
+}
+
 /**
  * Opens an existing database read-only.
  * @throws DATABASE_NOT_FOUND when the file does not exist (nothing is created), IO_ERROR
@@ -128,7 +133,7 @@ export async function openReadOnly(filename: string): Promise<CliRegistry> {
   if (isPostgresUrl(filename)) return openPostgres(filename, true);
   try {
     const info = await stat(filename);
-    if (!info.isFile()) throw new CliError('IO_ERROR', `cannot open database ${filename}: it is not a regular file`);
+    if (!info.isFile()) throw notRegularFile(filename);
   } catch (error) {
     if (error instanceof CliError) throw error;
     if ((error as { code?: unknown }).code === 'ENOENT') {
@@ -152,7 +157,7 @@ export async function openReadWrite(filename: string, options: OpenOptions = {})
   // As for a read: SQLite opened a FIFO, a device or a folder and failed with "disk I/O error"
   // or "unable to open", and left a journal beside it (`migrate --db /dev/null`: /dev/null-journal).
   const info = await stat(filename).catch(() => undefined);
-  if (info !== undefined && !info.isFile()) throw new CliError('IO_ERROR', `cannot open database ${filename}: it is not a regular file`);
+  if (info !== undefined && !info.isFile()) throw notRegularFile(filename);
   try {
     return await openSqliteToolRegistry({ ...options, filename });
   } catch (error) {

@@ -16,7 +16,7 @@ import {
   tokenFileVerifier,
 } from '../server/index.js';
 import type { NamespaceSource, TokenScope } from '../server/index.js';
-import { describeDatabase, isPostgresUrl, openFailure, postgresTarget, storageFailure } from './database.js';
+import { describeDatabase, isPostgresUrl, notRegularFile, openFailure, postgresTarget, storageFailure } from './database.js';
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase } from './database-path.js';
 import { CliError } from './errors.js';
@@ -93,7 +93,7 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
     return postgresNamespaces({ connectionString, ...(schema === undefined ? {} : { schema }), ...maxOpen, ...retention });
   }
   // As every command: SQLite said "disk I/O error" of a FIFO or a device.
-  if (statSync(database, { throwIfNoEntry: false })?.isFile() === false) throw new CliError('IO_ERROR', `cannot open database ${database}: it is not a regular file`);
+  if (statSync(database, { throwIfNoEntry: false })?.isFile() === false) throw notRegularFile(database);
   return singleNamespace(() => openSqliteToolRegistry({ ...retention, filename: database }));
 }
 
