@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { changeChannel } from '../../src/stores/postgres/identifiers.js';
 import { ChangeListener } from '../../src/stores/postgres/listener.js';
 import { migrate } from '../../src/stores/postgres/migrations.js';
+import { uniqueName } from '../support/postgres.js';
 import { until as untilHolds } from '../support/waiting.js';
 import { useFileDatabase } from './helpers.js';
 
@@ -142,6 +143,30 @@ describe('PostgreSQL change listener', () => {
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it("a role's idle_session_timeout under the heartbeat does not end the connection: one connect, no reconnects", async () => {
+    // The listener waits heartbeatMs (the store's 500) between its statements; a DBA's 200 ms
+    // idle_session_timeout on the role ended its connection between beats, over and over.
+    const pool = db.pool();
+    const role = uniqueName('idle');
+    await pool.query(`CREATE ROLE ${role} LOGIN; ALTER ROLE ${role} SET idle_session_timeout = '200ms'`);
+    const url = new URL(db.url());
+    url.username = role;
+    const seen = recorder();
+    const listener = new ChangeListener({ connection: { connectionString: url.toString() }, channel: changeChannel(db.schema()), heartbeatMs: 500, reconnectMs: { initial: 20, max: 50 }, ...seen.callbacks });
+    try {
+      expect(await listener.start()).toBe(true);
+      const pid = listener.backendPid;
+      const first = listener.confirmedAt;
+      // Two heartbeats, each after 500 ms idle (a reconnect moves confirmedAt too, and shows in the events).
+      await until(() => listener.confirmedAt > first + 900, 'two heartbeats');
+      expect(seen.events).toEqual(['connect']);
+      expect(listener.backendPid).toBe(pid);
+    } finally {
+      await listener.close();
+      await pool.query(`DROP ROLE ${role}`);
     }
   });
 

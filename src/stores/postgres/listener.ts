@@ -281,7 +281,14 @@ class ListenConnection {
     // pg's connect() never settles when end() comes before the server answered (close()
     // during a reconnect): stop waiting for it when the listener stops.
     await untilStopped(client.connect(), this.#stop.signal);
-    const { rows } = await this.#query(client, () => client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'));
+    // An idle_session_timeout of the role, the database or the server (PostgreSQL 14+) under the
+    // heartbeat would end this connection between beats, over and over: it is never idle long,
+    // and it holds no transaction. Off for this session only; missing_ok for older servers.
+    const { rows } = await this.#query(client, () =>
+      client.query<{ pid: number }>(
+        `SELECT pg_backend_pid() AS pid, CASE WHEN current_setting('idle_session_timeout', true) IS NOT NULL THEN set_config('idle_session_timeout', '0', false) END`,
+      ),
+    );
     // Listeners may come while a LISTEN is under way: listen until every one's channel is covered.
     const listenedAt = new Map<ChangeListener, number>();
     for (;;) {
