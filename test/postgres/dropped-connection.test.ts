@@ -523,6 +523,31 @@ describe('PostgreSQL registry, connections the server ends for idleness', () => 
   });
 });
 
+describe('PostgreSQL registry, a pooled connection idle_session_timeout ended unseen', () => {
+  it('the next call, handed that connection before the pool saw its end, answers: 57P05 says the statement never ran, so a write is sent again', async () => {
+    const url = new URL(db.url());
+    url.searchParams.set('options', '-c idle_session_timeout=150');
+    const schema = db.schema();
+    await (await openPostgresToolRegistry({ connectionString: db.url(), schema, cache: false })).close();
+    const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema, cache: false });
+    // Blocks the event loop (no timers, no I/O) past the timeout: the server ends the idle
+    // connection, and the pool hands it out again before node reads the FATAL.
+    const idle = (): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+    try {
+      await registry.register(spec('a'));
+      idle();
+      await registry.register(spec('b'));
+      idle();
+      expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['a', 'b']);
+      idle();
+      await registry.setEnabled('a', false);
+      expect((await registry.get('a'))?.enabled).toBe(false);
+    } finally {
+      await registry.close();
+    }
+  });
+});
+
 describe('PostgreSQL registry, search and status() while the server is away', () => {
   it('search answers from a cache within staleIfErrorMs as get() does: an index behind the cache, and one built then (it read the log, STORAGE_UNAVAILABLE)', async () => {
     const proxy = await startProxy(db.url());

@@ -92,13 +92,23 @@ function markNotSent(error: unknown): unknown {
 }
 
 /**
- * Whether `error` is known to have happened before anything was sent to the server: the
- * connection was refused, or the client was already dead when the statement was to be sent
- * (node-postgres: "not queryable"). A write that failed so did not happen; any other failure
- * of a write may have committed.
+ * SQLSTATEs of a session the server ended while it sat idle waiting for the client: a DBA's
+ * `idle_session_timeout` (57P05) or `idle_in_transaction_session_timeout` (25P03). The
+ * statement that meets it was never run (a pooled connection ended so is handed out before
+ * node has read the FATAL), and a transaction so ended was rolled back before its COMMIT.
+ */
+const ENDED_WHILE_IDLE = /^(57P05|25P03)$/;
+
+/**
+ * Whether `error` is known to have happened before anything reached the server's execution:
+ * the connection was refused, the client was already dead when the statement was to be sent
+ * (node-postgres: "not queryable"), or the server had ended the session for idleness. A write
+ * that failed so did not happen; any other failure of a write may have committed.
  */
 export function failedBeforeSending(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && notSent.has(error);
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return notSent.has(error) || (typeof code === 'string' && ENDED_WHILE_IDLE.test(code));
 }
 
 /**
