@@ -1,6 +1,8 @@
 // Storage that refuses writes: a role with SELECT only, or a server (a standby) or session
 // whose transactions are read-only. Like a SQLite file this process may not write, every
 // write is READ_ONLY with the server's error as cause; reads work.
+import { connect, createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
@@ -63,6 +65,66 @@ async function expectReadDenied(promise: Promise<unknown>, schema: string, opera
   expect(error.context).toMatchObject({ operation, driver_code: '42501', schema });
   expect(error.message).toContain(`may not read the registry schema ${schema}: it lacks ${lacks} (`);
   expect((error.cause as { code?: unknown }).code).toBe('42501');
+}
+
+/** PostgreSQL's German words (de.po) for the privilege errors the store meets. */
+const GERMAN: [RegExp, string][] = [
+  [/^permission denied for table /, 'keine Berechtigung für Tabelle '],
+  [/^permission denied for schema /, 'keine Berechtigung für Schema '],
+  [/^permission denied for database /, 'keine Berechtigung für Datenbank '],
+];
+
+/**
+ * A TCP proxy to the server at `serverUrl` that rewrites the message (field M) of every
+ * ErrorResponse the server sends, as lc_messages = 'de_DE' would; everything else passes as it is.
+ */
+async function germanProxy(serverUrl: string): Promise<{ host: string; close(): Promise<void> }> {
+  const target = new URL(serverUrl);
+  const sockets = new Set<Socket>();
+  const translate = (body: Buffer): Buffer => {
+    const fields: Buffer[] = [];
+    for (let at = 0; at < body.length && body[at] !== 0; ) {
+      const end = body.indexOf(0, at + 1);
+      let text = body.toString('utf8', at + 1, end);
+      if (body[at] === 0x4d) for (const [english, german] of GERMAN) text = text.replace(english, german);
+      fields.push(Buffer.from([body[at] as number]), Buffer.from(`${text}\0`, 'utf8'));
+      at = end + 1;
+    }
+    return Buffer.concat([...fields, Buffer.from([0])]);
+  };
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk: Buffer) => upstream.write(chunk));
+    // Whole messages only: a type byte and a length that counts itself.
+    let pending = Buffer.alloc(0);
+    upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= 5 && pending.length >= 1 + pending.readUInt32BE(1)) {
+        const length = pending.readUInt32BE(1);
+        let message = pending.subarray(0, 1 + length);
+        pending = pending.subarray(1 + length);
+        if (message[0] === 0x45) {
+          const body = translate(message.subarray(5));
+          const header = Buffer.alloc(5);
+          header[0] = 0x45;
+          header.writeUInt32BE(body.length + 4, 1);
+          message = Buffer.concat([header, body]);
+        }
+        client.write(message);
+      }
+    });
+    client.on('error', () => upstream.destroy()).on('close', () => upstream.end());
+    upstream.on('error', () => client.destroy()).on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    host: `127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 describe('PostgreSQL storage that refuses writes', () => {
@@ -161,6 +223,48 @@ describe('PostgreSQL storage that refuses writes', () => {
         await registry.close();
       }
     });
+  });
+
+  // The embedded server ships no message translations (and this machine has no locale but C),
+  // so a proxy between the store and the real server puts into German what a server with
+  // lc_messages = 'de_DE' sends: the store named the right by matching the English text, and
+  // said "a right the store needs" in any other language.
+  it('a role that may not read, on a server that answers in German: the missing right is still named (USAGE, CONNECT, SELECT on which table)', async () => {
+    const schema = db.schema();
+    await seed(schema);
+    const admin = db.pool();
+    const proxy = await germanProxy(db.url());
+    try {
+      await withRole('blind', async (role, direct) => {
+        const url = new URL(direct);
+        url.host = proxy.host;
+        const german = (lacks: string, words: string) => async (promise: Promise<unknown>, operation: string) => {
+          const error = await expectCode(promise, 'STORAGE_UNAVAILABLE');
+          expect(error.message).toContain(`(keine Berechtigung für ${words}, SQLSTATE 42501)`);
+          await expectReadDenied(Promise.reject(error), schema, operation, lacks);
+        };
+        await german(`USAGE on schema ${schema}`, `Schema ${schema}`)(openPostgresToolRegistry({ connectionString: url.toString(), schema, readonly: true }), 'openPostgresToolRegistry');
+        const database = url.pathname.slice(1);
+        await admin.query(`REVOKE CONNECT ON DATABASE ${database} FROM PUBLIC`);
+        try {
+          await german(`CONNECT on database ${database}`, `Datenbank "${database}"`)(openPostgresToolRegistry({ connectionString: url.toString(), schema, cache: false }), 'openPostgresToolRegistry');
+        } finally {
+          await admin.query(`GRANT CONNECT ON DATABASE ${database} TO PUBLIC`);
+        }
+        await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+        await admin.query(`REVOKE SELECT ON ${schema}.tool_specs, ${schema}.tool_calls FROM ${role}`);
+        const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema, cache: false });
+        try {
+          // Both tables are denied: each read names the one it reads.
+          await german(`SELECT on table ${schema}.tool_specs`, 'Tabelle tool_specs')(registry.get('t'), 'get');
+          await german(`SELECT on table ${schema}.tool_calls`, 'Tabelle tool_calls')(registry.listCalls(), 'listCalls');
+        } finally {
+          await registry.close();
+        }
+      });
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("a role that may only SELECT follows the change feed: its cache and watch() see the owner's writes", async () => {

@@ -82,6 +82,23 @@ export class CheckoutTimeoutError extends Error {
   }
 }
 
+/** The text of the statement a privilege error (42501) came from (noteRefusedStatement). */
+const refusedStatements = new WeakMap<object, string>();
+
+/**
+ * Notes `text` on `error` when the server refused the statement for want of a privilege: what
+ * the store was doing names the right it lacks (unavailable.ts), in any lc_messages.
+ */
+export function noteRefusedStatement(error: unknown, text: string): void {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === '42501' && typeof error === 'object' && error !== null) refusedStatements.set(error, text);
+}
+
+/** The statement noted on `error` by noteRefusedStatement, if any. */
+export function refusedStatement(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null ? refusedStatements.get(error) : undefined;
+}
+
 /** Errors of statements that never reached the server (a refused connect, a client found dead before sending). */
 const notSent = new WeakSet<object>();
 
@@ -179,6 +196,7 @@ export function kyselyPool(pool: pg.Pool, waitMs: () => number): PostgresPool {
             // One that query_timeout gave up on still runs there: not to be handed out again.
             if (rollback || isConnectionFailure(error) || noteQueryTimeout(error, client)) broken = true;
             if (DEAD_BEFORE_SENDING.test((error as Error).message ?? '')) markNotSent(error);
+            noteRefusedStatement(error, sql);
             if (rollback) return { command: 'ROLLBACK', rowCount: 0, rows: [] } satisfies PostgresQueryResult<never>;
             throw error;
           }

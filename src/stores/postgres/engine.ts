@@ -257,11 +257,13 @@ export class PostgresEngine<T> {
       await listening;
       return engine;
     } catch (error) {
-      await engine.close();
-      if (isConnectionFailure(error)) throw storageUnavailable('open', error);
       // Reading what is applied failed for want of a right (no USAGE on the schema, no SELECT
       // on schema_migrations); a migration's own refusals are READ_ONLY already (migrate()).
-      if (sqlState(error) === '42501') throw readDenied('openPostgresToolRegistry', schema, error);
+      // Which right is asked of the server before the pool is closed.
+      const denied = sqlState(error) === '42501' ? await readDenied('openPostgresToolRegistry', schema, error, thePool, busyTimeoutMs) : undefined;
+      await engine.close();
+      if (isConnectionFailure(error)) throw storageUnavailable('open', error);
+      if (denied !== undefined) throw denied;
       // A statement_timeout of the role, the database or the URL's options that ended a wait
       // for another instance's migration, or a migration itself (rolled back): STORAGE_BUSY, as
       // for any call (it was the bare driver error).
@@ -565,7 +567,7 @@ export class PostgresEngine<T> {
       if (error instanceof CheckoutTimeoutError || sqlState(error) === '55P03') throw storageBusy(operation, this.busyTimeoutMs, 1, error);
       const state = sqlState(error);
       // A write's 42501 is READ_ONLY (#writing); a read's is a role that may not read at all.
-      if (state === '42501' && outcome === undefined) throw readDenied(operation, this.schema, error);
+      if (state === '42501' && outcome === undefined) throw await readDenied(operation, this.schema, error, this.pool, this.busyTimeoutMs);
       if (state !== undefined && MISSING_OBJECT_STATES.has(state)) {
         // The schema or its objects went away under the open registry (a DBA dropped a
         // namespace's schema, a restore with --clean is under way): not a bug of the store's

@@ -8,7 +8,7 @@ import type { Migration } from '../../core/migration-files.js';
 import type pg from 'pg';
 import { ReadOnlyError, SchemaTooNewError, StorageUnavailableError } from '../../core/errors.js';
 import { retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut, isQueryReadTimeout, noteQueryTimeout } from './connections.js';
+import { CheckoutTimeoutError, checkOut, isQueryReadTimeout, noteQueryTimeout, noteRefusedStatement } from './connections.js';
 import { lockKeys, quoteIdentifier } from './identifiers.js';
 
 /** The folder of the shipped PostgreSQL migrations. */
@@ -32,10 +32,12 @@ const MISSING_RELATION: ReadonlySet<string | undefined> = new Set(['3F000', '42P
 
 /** Names of the migrations recorded in the schema, in name order ([] when it has none yet). One round trip. */
 export async function appliedMigrations(client: pg.ClientBase, schema: string): Promise<string[]> {
+  const text = `SELECT name FROM ${quoteIdentifier(schema)}.schema_migrations ORDER BY name`;
   try {
-    const rows = await client.query<{ name: string }>(`SELECT name FROM ${quoteIdentifier(schema)}.schema_migrations ORDER BY name`);
+    const rows = await client.query<{ name: string }>(text);
     return rows.rows.map((row) => row.name);
   } catch (error) {
+    noteRefusedStatement(error, text);
     // Outside a transaction (open, status), a failed statement leaves the connection as it was.
     if (MISSING_RELATION.has(sqlState(error))) return [];
     throw foreignMigrationsTable(schema, error);

@@ -1,7 +1,9 @@
 // The server or the connection going away, as the registry's STORAGE_UNAVAILABLE: translated
 // once, at the store's edge (engine.ts), with the driver's error as `cause`.
 import { StorageUnavailableError } from '../../core/errors.js';
-import { queryTimeoutWords } from './connections.js';
+import type pg from 'pg';
+import { nodePostgres } from '../../node-postgres.js';
+import { checkOut, failedBeforeSending, queryTimeoutWords, refusedStatement } from './connections.js';
 
 /** What is known of a write that failed so: nothing of it is stored, or its commit's answer was lost. */
 export type WriteOutcome = 'not_written' | 'unknown';
@@ -31,28 +33,66 @@ export function queryTimeoutUnavailable(operation: string, cause: unknown, outco
   return new StorageUnavailableError(`${operation}: ${text}; ${known}`, { operation, ...context, outcome }, cause);
 }
 
-/** What a read needs for the object a `permission denied for KIND NAME` message names. */
-function missingRight(message: string, schema: string): string {
-  const denied = /permission denied for (database|schema|table|view|function) "?([^"\s]+)"?/.exec(message);
-  if (denied === null) return `a right the store needs in schema ${schema}`;
-  const [, kind, name] = denied as unknown as [string, string, string];
-  // A database whose CONNECT was revoked from PUBLIC: the login itself is refused.
-  if (kind === 'database') return `CONNECT on database ${name}`;
-  if (kind === 'schema') return `USAGE on schema ${name}`;
-  if (kind === 'function') return `EXECUTE on function ${name}`;
-  return `SELECT on ${kind} ${name.includes('.') ? name : `${schema}.${name}`}`;
+/** The schema's USAGE, and its tables and functions the role may not SELECT or EXECUTE, as the server has them now. */
+const RIGHTS_QUERY = `SELECT has_schema_privilege(n.oid, 'USAGE') AS usage,
+  ARRAY(SELECT CASE WHEN c.relkind IN ('v', 'm') THEN 'view ' ELSE 'table ' END || c.relname FROM pg_class c
+        WHERE c.relnamespace = n.oid AND c.relkind IN ('r', 'p', 'v', 'm') AND NOT has_table_privilege(c.oid, 'SELECT') ORDER BY c.relname) AS tables,
+  ARRAY(SELECT DISTINCT p.proname::text FROM pg_proc p WHERE p.pronamespace = n.oid AND NOT has_function_privilege(p.oid, 'EXECUTE')) AS functions
+  FROM pg_namespace n WHERE n.nspname = $1`;
+
+/** Whether `statement` names `name` as a whole identifier (quoted or not). */
+function names(statement: string, name: string): boolean {
+  return new RegExp(`(?<![\\w$])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w$])`).test(statement);
+}
+
+/**
+ * What a read refused with SQLSTATE 42501 needs, told without the server's message (its words
+ * follow lc_messages): a login refused is CONNECT on the database; otherwise the catalog says
+ * which right the role lacks now, among what the refused statement (noted by the store)
+ * reads. A generic sentence when neither tells.
+ */
+async function missingRight(pool: pg.Pool, waitMs: number, schema: string, cause: unknown): Promise<string> {
+  const fallback = `a right the store needs in schema ${schema}`;
+  if (failedBeforeSending(cause)) {
+    // A database whose CONNECT was revoked from PUBLIC: the login itself is refused.
+    const { database } = new (nodePostgres().Client)(pool.options);
+    return `CONNECT on database ${database ?? '(the default)'}`;
+  }
+  let rights: { usage: boolean; tables: string[]; functions: string[] } | undefined;
+  try {
+    const client = await checkOut(pool, waitMs);
+    try {
+      rights = (await client.query<{ usage: boolean; tables: string[]; functions: string[] }>(RIGHTS_QUERY, [schema])).rows[0];
+    } finally {
+      client.release();
+    }
+  } catch {
+    // Best effort: the refusal is reported either way.
+    return fallback;
+  }
+  if (rights === undefined) return fallback;
+  if (!rights.usage) return `USAGE on schema ${schema}`;
+  const statement = refusedStatement(cause);
+  const table = rights.tables.find((kindAndName) => statement === undefined || names(statement, kindAndName.slice(kindAndName.indexOf(' ') + 1)));
+  if (table !== undefined) {
+    const [kind, name] = table.split(' ') as [string, string];
+    return `SELECT on ${kind} ${schema}.${name}`;
+  }
+  const fn = statement === undefined ? undefined : rights.functions.find((name) => names(statement, name));
+  return fn === undefined ? fallback : `EXECUTE on function ${schema}.${fn}`;
 }
 
 /**
  * STORAGE_UNAVAILABLE for a read the server refused for want of a privilege (42501): the role
  * lacks USAGE on the registry's schema or SELECT on one of its tables. Not a bug of the
  * store's (a server answered it 500), and not READ_ONLY (nothing can be read either); it
- * holds until a DBA grants the right, so the message says which one.
+ * holds until a DBA grants the right, so the message says which one (asking the server, on
+ * one of `pool`'s connections, waiting at most `waitMs` for it).
  */
-export function readDenied(operation: string, schema: string, cause: unknown): StorageUnavailableError {
+export async function readDenied(operation: string, schema: string, cause: unknown, pool: pg.Pool, waitMs: number): Promise<StorageUnavailableError> {
   const message = cause instanceof Error ? cause.message : String(cause);
   return new StorageUnavailableError(
-    `${operation}: this database role may not read the registry schema ${schema}: it lacks ${missingRight(message, schema)} ` +
+    `${operation}: this database role may not read the registry schema ${schema}: it lacks ${await missingRight(pool, waitMs, schema, cause)} ` +
       `(${message}, SQLSTATE 42501); a reading role needs USAGE on the schema and SELECT on its tables (docs/postgres.md, "Roles and rights")`,
     { operation, driver_code: '42501', schema },
     cause,
