@@ -82,6 +82,19 @@ export class CheckoutTimeoutError extends Error {
   }
 }
 
+/**
+ * Whether `error` is a pooled connection found dead when a statement was sent on it (ended by
+ * the server for idleness, or failed while idle): the pool drops it, so a call repeated after
+ * it meets one dead connection fewer each time. Idle connections ended at once (a server's
+ * idle_session_timeout, a blocked event loop) are handed out in turn before node has read
+ * their ends, as promise continuations run between one socket's event and the next's.
+ */
+export function foundDeadInPool(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && ENDED_WHILE_IDLE.test(code)) || DEAD_BEFORE_SENDING.test(error.message);
+}
+
 /** The text of the statement a privilege error (42501) came from (noteRefusedStatement). */
 const refusedStatements = new WeakMap<object, string>();
 

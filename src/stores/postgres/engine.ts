@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { queryTimeoutBusy, retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut, failedBeforeSending, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
+import { CheckoutTimeoutError, checkOut, failedBeforeSending, foundDeadInPool, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
@@ -467,7 +467,8 @@ export class PostgresEngine<T> {
                 outcome = progress.commitSent && !unsent ? 'unknown' : 'not_written';
                 // Only a statement that never reached the server is sent again: one that did and
                 // was cut (a backend an operator terminated) may be what the operator stopped.
-                if (!unsent || tries > 1 || this.#closed || lockTimeoutMs() <= 0) throw error;
+                // Once, or while each try meets another dead pooled connection (connections.ts).
+                if (!unsent || (tries > 1 && !this.#anotherDeadInPool(error, tries)) || this.#closed || lockTimeoutMs() <= 0) throw error;
               }
             }
           }),
@@ -505,16 +506,27 @@ export class PostgresEngine<T> {
     const deadline = performance.now() + this.busyTimeoutMs;
     return this.#timed(operation, () =>
       callDeadline.run(deadline, async () => {
-        try {
-          return await this.#readOnce(work, deadline);
-        } catch (error) {
-          // A read-only transaction is safe to repeat: once, on a fresh connection (the dead one
-          // was dropped), so the first call after a killed backend or a restart still answers.
-          if (!isConnectionFailure(error) || this.#closed || deadline - performance.now() <= 0) throw error;
-          return this.#readOnce(work, deadline);
+        for (let tries = 1; ; tries++) {
+          try {
+            return await this.#readOnce(work, deadline);
+          } catch (error) {
+            // A read-only transaction is safe to repeat: once, on a fresh connection (the dead one
+            // was dropped), so the first call after a killed backend or a restart still answers;
+            // again while each try meets another dead pooled connection (connections.ts).
+            if (!isConnectionFailure(error) || this.#closed || deadline - performance.now() <= 0) throw error;
+            if (tries > 1 && !this.#anotherDeadInPool(error, tries)) throw error;
+          }
         }
       }),
     );
+  }
+
+  /**
+   * Whether try number `tries` failed on a dead pooled connection and the pool may hold another
+   * (there are no more of them than its `max`): then one more try is worth it.
+   */
+  #anotherDeadInPool(error: unknown, tries: number): boolean {
+    return foundDeadInPool(error) && tries <= (this.pool.options.max ?? 10);
   }
 
   #readOnce<R>(work: (trx: Db) => Promise<R>, deadline: number): Promise<R> {
