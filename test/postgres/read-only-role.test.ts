@@ -251,6 +251,10 @@ describe('PostgreSQL storage that refuses writes', () => {
         } finally {
           await admin.query(`GRANT CONNECT ON DATABASE ${database} TO PUBLIC`);
         }
+        // A login refused for another reason (options a superuser may set) is not CONNECT.
+        const options = new URL(url);
+        options.searchParams.set('options', '-c session_replication_role=replica');
+        await expectReadDenied(openPostgresToolRegistry({ connectionString: options.toString(), schema, cache: false }), schema, 'openPostgresToolRegistry', `a right the login needs (see the server's words)`);
         await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
         await admin.query(`REVOKE SELECT ON ${schema}.tool_specs, ${schema}.tool_calls FROM ${role}`);
         const registry = await openPostgresToolRegistry({ connectionString: url.toString(), schema, cache: false });

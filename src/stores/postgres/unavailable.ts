@@ -54,7 +54,10 @@ function names(statement: string, name: string): boolean {
 async function missingRight(pool: pg.Pool, waitMs: number, schema: string, cause: unknown): Promise<string> {
   const fallback = `a right the store needs in schema ${schema}`;
   if (failedBeforeSending(cause)) {
-    // A database whose CONNECT was revoked from PUBLIC: the login itself is refused.
+    // A database whose CONNECT was revoked from PUBLIC: the login itself is refused, by the
+    // server's CheckMyDatabase (its `routine`, never translated). A login refused otherwise
+    // (the URL's options set a parameter only a superuser may: set_config_with_handle) is not that.
+    if ((cause as { routine?: unknown }).routine !== 'CheckMyDatabase') return `a right the login needs (see the server's words)`;
     const { database } = new (nodePostgres().Client)(pool.options);
     return `CONNECT on database ${database ?? '(the default)'}`;
   }
