@@ -551,6 +551,22 @@ describe('PostgreSQL registry, a pooled connection idle_session_timeout ended un
       await registry.close();
     }
   });
+
+  it('a read after every pooled connection was terminated at once (a failover node has not read yet) answers: tried on each, not failed at the second', async () => {
+    const schema = db.schema();
+    const name = 'tr-drop-all-idle';
+    const registry = await openPostgresToolRegistry({ connectionString: withAppName(db.url(), name), schema, cache: false });
+    try {
+      await registry.register(spec('a'));
+      await Promise.all(Array.from({ length: 6 }, () => registry.history('a')));
+      await db.pool().query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [name]);
+      // Blocks the event loop while the FATALs arrive: the pool still counts the connections idle.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      expect((await registry.history('a')).length).toBe(1);
+    } finally {
+      await registry.close();
+    }
+  });
 });
 
 describe('PostgreSQL registry, search and status() while the server is away', () => {

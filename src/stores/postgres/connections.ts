@@ -115,6 +115,23 @@ export function refusedStatement(error: unknown): string | undefined {
 /** Errors of statements that never reached the server (a refused connect, a client found dead before sending). */
 const notSent = new WeakSet<object>();
 
+/** Errors of a check-out that had to connect and could not (refused, the server shutting down). */
+const connectFailures = new WeakSet<object>();
+
+function markConnectFailure(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) connectFailures.add(error);
+  return error;
+}
+
+/**
+ * Whether `error` ended a statement on a connection the pool had, rather than a new
+ * connection's attempt: the server may be up, and only its old connections gone (a
+ * failover or a restart that node has not read yet), so a read tried again may get through.
+ */
+export function failedOnPooledConnection(error: unknown): boolean {
+  return isConnectionFailure(error) && !connectFailures.has(error as object);
+}
+
 /** Marks `error` as the failure of a statement that was never sent; returns it. */
 function markNotSent(error: unknown): unknown {
   if (typeof error === 'object' && error !== null) notSent.add(error);
@@ -160,7 +177,7 @@ export function checkOut(pool: pg.Pool, waitMs: number): Promise<pg.PoolClient> 
     pool.connect((error, client, done) => {
       clearTimeout(timer);
       if (error !== undefined && error !== null) {
-        if (!settled) reject(markNotSent(error));
+        if (!settled) reject(markNotSent(markConnectFailure(error)));
         settled = true;
         return;
       }

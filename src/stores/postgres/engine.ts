@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { queryTimeoutBusy, retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut, failedBeforeSending, foundDeadInPool, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
+import { CheckoutTimeoutError, checkOut, failedBeforeSending, failedOnPooledConnection, foundDeadInPool, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
@@ -512,9 +512,10 @@ export class PostgresEngine<T> {
           } catch (error) {
             // A read-only transaction is safe to repeat: once, on a fresh connection (the dead one
             // was dropped), so the first call after a killed backend or a restart still answers;
-            // again while each try meets another dead pooled connection (connections.ts).
+            // again while each try fails on another connection the pool had (all of them ended
+            // at once, handed out before node read their ends), never after a refused connect.
             if (!isConnectionFailure(error) || this.#closed || deadline - performance.now() <= 0) throw error;
-            if (tries > 1 && !this.#anotherDeadInPool(error, tries)) throw error;
+            if (tries > 1 && !(failedOnPooledConnection(error) && tries <= (this.pool.options.max ?? 10))) throw error;
           }
         }
       }),
