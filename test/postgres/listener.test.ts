@@ -147,11 +147,11 @@ describe('PostgreSQL change listener', () => {
   });
 
   it("a role's idle_session_timeout under the heartbeat does not end the connection: one connect, no reconnects", async () => {
-    // The listener waits heartbeatMs (the store's 500) between its statements; a DBA's 200 ms
+    // The listener waits heartbeatMs (the store's 500) between its statements; a DBA's 300 ms
     // idle_session_timeout on the role ended its connection between beats, over and over.
     const pool = db.pool();
     const role = uniqueName('idle');
-    await pool.query(`CREATE ROLE ${role} LOGIN; ALTER ROLE ${role} SET idle_session_timeout = '200ms'`);
+    await pool.query(`CREATE ROLE ${role} LOGIN; ALTER ROLE ${role} SET idle_session_timeout = '300ms'`);
     const url = new URL(db.url());
     url.username = role;
     const seen = recorder();
