@@ -215,6 +215,23 @@ describe('who may talk to the server', () => {
     expect((await open.call('POST', '/v1/tools/payments/enable')).status).toBe(200);
   });
 
+  it('JSON declared in another charset than UTF-8 is 415, not read as UTF-8 (latin-1 "Ã©", bytes C3 A9, was stored as "é")', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"tool_name":"latin","version":"1","description":"'), Buffer.from([0xc3, 0xa9]), Buffer.from('","input_schema":{},"output_schema":{}}')]);
+    for (const type of ['application/json; charset=latin1', 'application/json;charset="ISO-8859-1"', 'application/json; charset=utf-16']) {
+      const reply = await open.call('PUT', '/v1/tools/latin', { raw: bytes, headers: { 'content-type': type } });
+      expect([type, reply.status, codeOf(reply), (reply.body as { context?: { charset?: unknown } }).context?.charset]).toEqual([type, 415, 'UNSUPPORTED_MEDIA_TYPE', type.split('=')[1]?.replace(/"/g, '')]);
+    }
+    const mcp = await open.call('POST', '/mcp', { raw: JSON.stringify(initialize), headers: { ...mcpHeaders, 'content-type': 'application/json; charset=latin1' } });
+    expect([mcp.status, codeOf(mcp)]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    expect((await open.call('GET', '/v1/tools/latin')).status).toBe(404);
+    // UTF-8 named in any of its spellings is JSON's own encoding: read as sent.
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
+      expect((await open.call('PUT', '/v1/tools/latin', { raw: bytes, headers: { 'content-type': type } })).status).toBeLessThan(300);
+    }
+    expect((await open.call('GET', '/v1/tools/latin')).body).toMatchObject({ spec: { description: 'é' } });
+    expect((await open.call('DELETE', '/v1/tools/latin')).status).toBe(200);
+  });
+
   it('OPTIONS /mcp and /v1/namespaces/{ns}/mcp answer a preflight as the API does under --cors (no token needed)', async () => {
     for (const server of [open]) {
       for (const path of ['/mcp', '/v1/namespaces/default/mcp', '/v1/tools']) {
