@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
@@ -230,6 +231,22 @@ describe('who may talk to the server', () => {
     }
     expect((await open.call('GET', '/v1/tools/latin')).body).toMatchObject({ spec: { description: 'é' } });
     expect((await open.call('DELETE', '/v1/tools/latin')).status).toBe(200);
+  });
+
+  it('a content-coded body is 415 naming Content-Encoding (gzip was read as its compressed bytes, and plain bytes labelled gzip were taken)', async () => {
+    const body = JSON.stringify(spec('coded'));
+    for (const [path, bytes] of [
+      ['/v1/tools/coded', gzipSync(body)],
+      ['/v1/tools/coded', Buffer.from(body)],
+      ['/mcp', Buffer.from(JSON.stringify(initialize))],
+    ] as const) {
+      const reply = await open.call(path === '/mcp' ? 'POST' : 'PUT', path, { raw: bytes, headers: { ...mcpHeaders, 'content-encoding': 'gzip' } });
+      expect([path, reply.status, codeOf(reply), (reply.body as { context?: unknown }).context]).toEqual([path, 415, 'UNSUPPORTED_MEDIA_TYPE', { content_encoding: 'gzip' }]);
+    }
+    expect((await open.call('GET', '/v1/tools/coded')).status).toBe(404);
+    // `identity` is no coding at all.
+    expect((await open.call('PUT', '/v1/tools/coded', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'identity' } })).status).toBe(201);
+    expect((await open.call('DELETE', '/v1/tools/coded')).status).toBe(200);
   });
 
   it('OPTIONS /mcp and /v1/namespaces/{ns}/mcp answer a preflight as the API does under --cors (no token needed)', async () => {
