@@ -44,7 +44,7 @@ async function oldestRevision(registry: ToolRegistry, revision: number): Promise
 
 /**
  * The SSE response for `GET /v1/changes` with `Accept: text/event-stream`. `HEAD` answers the
- * headers only: no stream, no watcher. The stream is a lease of the server (`--max-streams`,
+ * headers only (and the limits' 429/503 as GET would): no stream, no watcher. The stream is a lease of the server (`--max-streams`,
  * one token's share); it ends when its token is revoked or changed (an `error` event with
  * code `UNAUTHORIZED` first), and when its reader falls `streamBacklogBytes` behind (cut
  * off: the client resumes with Last-Event-ID).
@@ -55,8 +55,12 @@ export async function changeStream(context: RouteContext): Promise<Response> {
   const since = resumeFrom ?? (query.since === undefined ? (await registry.changes({ limit: 0 })).revision : Number(query.since));
   // A cursor the log no longer reaches, or one past its end, is a 410 now, before the stream starts (the client resyncs).
   await beyondTheLog(registry, since, await registry.changes({ since, limit: 1 }));
-  if (request.method === 'HEAD') return new Response(null, { status: 200, headers: STREAM_HEADERS });
+  // HEAD gets the status a GET would (429/503 at a limit; it was 200 there), then gives the place back: no stream, no watcher.
   const lease = context.openStream();
+  if (request.method === 'HEAD') {
+    lease.release();
+    return new Response(null, { status: 200, headers: STREAM_HEADERS });
+  }
   const heartbeatMs = context.heartbeatMs;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();

@@ -113,6 +113,9 @@ describe('--max-streams', () => {
     expect(refused.body).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 1, resource: 'stream' } });
     expect((await api.call('GET', '/v1/tools?limit=1')).status).toBe(200);
     expect((await api.call('GET', '/healthz')).status).toBe(200);
+    // HEAD answers as GET would (it said 200 while GET was 503), and still takes no place.
+    const head = await fetch(`${api.url}/v1/changes`, { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+    expect([head.status, head.headers.get('retry-after')]).toEqual([503, '5']);
     held.destroy();
   });
 });
