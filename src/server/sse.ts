@@ -8,8 +8,18 @@ import type { RouteContext } from './route-table.js';
 /** Default heartbeat: a comment line that keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
 
+/**
+ * Whether Accept lists `text/event-stream` with a q above 0: as a media range, not a substring
+ * (`text/event-stream;q=0`, which refuses it, and `application/x-text/event-stream-like` got
+ * a stream that never ends).
+ */
 export function wantsEventStream(request: Request): boolean {
-  return (request.headers.get('accept') ?? '').toLowerCase().includes('text/event-stream');
+  return (request.headers.get('accept') ?? '').split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';');
+    if (type.trim().toLowerCase() !== 'text/event-stream') return false;
+    const q = parameters.map((parameter) => /^\s*q\s*=\s*(\S*)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined);
+    return q === undefined || Number(q) > 0;
+  });
 }
 
 function lastEventId(request: Request): number | undefined {

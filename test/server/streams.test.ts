@@ -70,6 +70,22 @@ describe('HEAD /v1/changes', () => {
   });
 });
 
+describe('Accept', () => {
+  it('text/event-stream as a media range with q above 0 streams; refused with q=0, or only a substring, is the JSON page', async () => {
+    // HEAD answers what GET would; each of the first three got a stream that never ended.
+    for (const [accept, type] of [
+      ['text/event-stream;q=0, application/json', 'application/json'],
+      ['application/json, text/event-stream; q=0.0', 'application/json'],
+      ['application/x-text/event-stream-like', 'application/json'],
+      ['TEXT/EVENT-STREAM', 'text/event-stream; charset=utf-8'],
+      ['application/json;q=0.5, text/event-stream;q=0.1', 'text/event-stream; charset=utf-8'],
+    ]) {
+      const head = await fetch(`${api.url}/v1/changes`, { method: 'HEAD', headers: { accept: accept as string } });
+      expect([accept, head.status, head.headers.get('content-type')]).toEqual([accept, 200, type]);
+    }
+  });
+});
+
 describe('a reader that falls behind', () => {
   it('is cut off past the backlog bound, gets every event up to the cut, and resumes with Last-Event-ID', async () => {
     await until(async () => streamAdmitted(), 'the probe stream closed');
