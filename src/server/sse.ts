@@ -9,17 +9,19 @@ import type { RouteContext } from './route-table.js';
 export const HEARTBEAT_MS = 15_000;
 
 /**
- * Whether Accept lists `text/event-stream` with a q above 0: as a media range, not a substring
- * (`text/event-stream;q=0`, which refuses it, and `application/x-text/event-stream-like` got
- * a stream that never ends).
+ * Whether Accept asks for `text/event-stream`: as a media range with a q above 0, and not below
+ * `application/json`'s (`text/event-stream;q=0`, which refuses it, and
+ * `application/x-text/event-stream-like` got a stream that never ends).
  */
 export function wantsEventStream(request: Request): boolean {
-  return (request.headers.get('accept') ?? '').split(',').some((range) => {
+  const q = new Map<string, number>();
+  for (const range of (request.headers.get('accept') ?? '').split(',')) {
     const [type = '', ...parameters] = range.split(';');
-    if (type.trim().toLowerCase() !== 'text/event-stream') return false;
-    const q = parameters.map((parameter) => /^\s*q\s*=\s*(\S*)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined);
-    return q === undefined || Number(q) > 0;
-  });
+    const weight = parameters.map((parameter) => /^\s*q\s*=\s*(\S*)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined);
+    q.set(type.trim().toLowerCase(), weight === undefined ? 1 : Number(weight) || 0);
+  }
+  const stream = q.get('text/event-stream') ?? 0;
+  return stream > 0 && stream >= (q.get('application/json') ?? 0);
 }
 
 function lastEventId(request: Request): number | undefined {

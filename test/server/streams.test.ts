@@ -71,14 +71,16 @@ describe('HEAD /v1/changes', () => {
 });
 
 describe('Accept', () => {
-  it('text/event-stream as a media range with q above 0 streams; refused with q=0, or only a substring, is the JSON page', async () => {
+  it('text/event-stream as a media range with q above 0 and not below application/json streams; refused with q=0, preferred less, or only a substring, is the JSON page', async () => {
     // HEAD answers what GET would; each of the first three got a stream that never ended.
     for (const [accept, type] of [
       ['text/event-stream;q=0, application/json', 'application/json'],
       ['application/json, text/event-stream; q=0.0', 'application/json'],
       ['application/x-text/event-stream-like', 'application/json'],
+      ['text/event-stream;q=0.5, application/json', 'application/json'],
       ['TEXT/EVENT-STREAM', 'text/event-stream; charset=utf-8'],
-      ['application/json;q=0.5, text/event-stream;q=0.1', 'text/event-stream; charset=utf-8'],
+      ['application/json, text/event-stream', 'text/event-stream; charset=utf-8'],
+      ['application/json;q=0.5, text/event-stream;q=0.9', 'text/event-stream; charset=utf-8'],
     ]) {
       const head = await fetch(`${api.url}/v1/changes`, { method: 'HEAD', headers: { accept: accept as string } });
       expect([accept, head.status, head.headers.get('content-type')]).toEqual([accept, 200, type]);
