@@ -58,6 +58,13 @@ export function jsonOnly(): MiddlewareHandler {
           context: { content_encoding: encoding },
         });
       }
+      // Nor a transfer coding but chunked, which Node decodes: `gzip, chunked` was read as the gzip bytes, `foo, chunked` as if plain.
+      const transfer = c.req.header('transfer-encoding');
+      if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) {
+        throw new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must be sent plain or chunked, got Transfer-Encoding ${JSON.stringify(transfer)}`, {
+          context: { transfer_encoding: transfer },
+        });
+      }
     }
     return next();
   };

@@ -233,7 +233,7 @@ describe('who may talk to the server', () => {
     expect((await open.call('DELETE', '/v1/tools/latin')).status).toBe(200);
   });
 
-  it('a content-coded body is 415 naming Content-Encoding (gzip was read as its compressed bytes, and plain bytes labelled gzip were taken)', async () => {
+  it('a content-coded body is 415 naming Content-Encoding, and one in a transfer coding but chunked naming Transfer-Encoding (gzip was read as its compressed bytes, and plain bytes labelled gzip were taken)', async () => {
     const body = JSON.stringify(spec('coded'));
     for (const [path, bytes] of [
       ['/v1/tools/coded', gzipSync(body)],
@@ -242,6 +242,18 @@ describe('who may talk to the server', () => {
     ] as const) {
       const reply = await open.call(path === '/mcp' ? 'POST' : 'PUT', path, { raw: bytes, headers: { ...mcpHeaders, 'content-encoding': 'gzip' } });
       expect([path, reply.status, codeOf(reply), (reply.body as { context?: unknown }).context]).toEqual([path, 415, 'UNSUPPORTED_MEDIA_TYPE', { content_encoding: 'gzip' }]);
+    }
+    // A transfer coding but chunked (which Node decodes) likewise: `foo, chunked` was read as if plain.
+    const port = new URL(open.url).port;
+    for (const coding of ['gzip, chunked', 'foo, chunked']) {
+      const socket = connect(Number(port), '127.0.0.1');
+      const bytes = Buffer.from(body);
+      socket.end(`PUT /v1/tools/coded HTTP/1.1\r\nHost: localhost:${port}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n${bytes.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect([coding, answer.split('\r\n')[0]]).toEqual([coding, 'HTTP/1.1 415 Unsupported Media Type']);
+      expect(answer).toContain('"transfer_encoding"');
     }
     expect((await open.call('GET', '/v1/tools/coded')).status).toBe(404);
     // `identity` is no coding at all.
