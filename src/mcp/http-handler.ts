@@ -89,6 +89,9 @@ export function rpcError(status: number, code: number, message: string, id: Requ
  * cannot be read.
  */
 async function readBody(request: Request, limit: number): Promise<{ body: unknown } | Response> {
+  // The bytes are read as UTF-8 (JSON's only encoding): JSON said to be in another charset would be read as other text.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers.get('content-type') ?? '')?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) return rpcError(415, -32000, `Unsupported Media Type: the body must be UTF-8 JSON, got charset ${JSON.stringify(charset)}`);
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
   let bytes: Uint8Array;

@@ -20,7 +20,27 @@ export function unsupportedMediaType(type: string): HttpProblem {
   return new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must be application/json, got ${type === '' ? 'no Content-Type' : JSON.stringify(type)}`, { context: { content_type: type } });
 }
 
-/** 415 for a request that changes something with a Content-Type other than JSON, or a body without one. */
+/**
+ * A `charset` parameter other than UTF-8 (`application/json; charset=latin1`), or undefined:
+ * the body is read as UTF-8 (JSON's only encoding, RFC 8259), so latin-1 bytes `C3 A9` meant as
+ * `Ã©` were stored as `é`. Refused rather than read as something the client did not send.
+ */
+function foreignCharset(contentType: string | null | undefined): string | undefined {
+  for (const parameter of (contentType ?? '').split(';').slice(1)) {
+    const match = /^\s*charset\s*=\s*(?:"([^"]*)"|([^\s;]*))\s*$/i.exec(parameter);
+    const charset = match === null ? undefined : (match[1] ?? match[2] ?? '');
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) return charset;
+  }
+  return undefined;
+}
+
+function unsupportedCharset(contentType: string, charset: string): HttpProblem {
+  return new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must be UTF-8 JSON, got charset ${JSON.stringify(charset)} in ${JSON.stringify(contentType)}; send it as UTF-8 (or without a charset)`, {
+    context: { content_type: contentType, charset },
+  });
+}
+
+/** 415 for a request that changes something with a Content-Type other than JSON (or JSON in another charset than UTF-8, or content-coded), or a body without one. */
 export function jsonOnly(): MiddlewareHandler {
   return (c, next) => {
     if (!SAFE_METHOD.test(c.req.method)) {
@@ -28,6 +48,23 @@ export function jsonOnly(): MiddlewareHandler {
       const length = c.req.header('content-length');
       const hasBody = (length !== undefined && length.trim() !== '0') || c.req.header('transfer-encoding') !== undefined;
       if (header !== undefined ? !isJsonType(mediaType(header)) : hasBody) throw unsupportedMediaType(mediaType(header));
+      const charset = foreignCharset(header);
+      if (charset !== undefined) throw unsupportedCharset(header as string, charset);
+      // No content coding is decoded: a gzip body was read as its compressed bytes ("not UTF-8
+      // text ... save it as UTF-8"), and plain bytes labelled gzip were taken as they came.
+      const encoding = c.req.header('content-encoding');
+      if (hasBody && encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) {
+        throw new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must not be encoded, got Content-Encoding ${JSON.stringify(encoding)}; send it uncompressed`, {
+          context: { content_encoding: encoding },
+        });
+      }
+      // Nor a transfer coding but chunked, which Node decodes: `gzip, chunked` was read as the gzip bytes, `foo, chunked` as if plain.
+      const transfer = c.req.header('transfer-encoding');
+      if (transfer !== undefined && !/^\s*chunked\s*$/i.test(transfer)) {
+        throw new HttpProblem('UNSUPPORTED_MEDIA_TYPE', `the body must be sent plain or chunked, got Transfer-Encoding ${JSON.stringify(transfer)}`, {
+          context: { transfer_encoding: transfer },
+        });
+      }
     }
     return next();
   };

@@ -8,8 +8,20 @@ import type { RouteContext } from './route-table.js';
 /** Default heartbeat: a comment line that keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
 
+/**
+ * Whether Accept asks for `text/event-stream`: as a media range with a q above 0, and not below
+ * `application/json`'s (`text/event-stream;q=0`, which refuses it, and
+ * `application/x-text/event-stream-like` got a stream that never ends).
+ */
 export function wantsEventStream(request: Request): boolean {
-  return (request.headers.get('accept') ?? '').toLowerCase().includes('text/event-stream');
+  const q = new Map<string, number>();
+  for (const range of (request.headers.get('accept') ?? '').split(',')) {
+    const [type = '', ...parameters] = range.split(';');
+    const weight = parameters.map((parameter) => /^\s*q\s*=\s*(\S*)\s*$/i.exec(parameter)?.[1]).find((value) => value !== undefined);
+    q.set(type.trim().toLowerCase(), weight === undefined ? 1 : Number(weight) || 0);
+  }
+  const stream = q.get('text/event-stream') ?? 0;
+  return stream > 0 && stream >= (q.get('application/json') ?? 0);
 }
 
 function lastEventId(request: Request): number | undefined {
@@ -44,7 +56,7 @@ async function oldestRevision(registry: ToolRegistry, revision: number): Promise
 
 /**
  * The SSE response for `GET /v1/changes` with `Accept: text/event-stream`. `HEAD` answers the
- * headers only: no stream, no watcher. The stream is a lease of the server (`--max-streams`,
+ * headers only (and the limits' 429/503 as GET would): no stream, no watcher. The stream is a lease of the server (`--max-streams`,
  * one token's share); it ends when its token is revoked or changed (an `error` event with
  * code `UNAUTHORIZED` first), and when its reader falls `streamBacklogBytes` behind (cut
  * off: the client resumes with Last-Event-ID).
@@ -55,8 +67,12 @@ export async function changeStream(context: RouteContext): Promise<Response> {
   const since = resumeFrom ?? (query.since === undefined ? (await registry.changes({ limit: 0 })).revision : Number(query.since));
   // A cursor the log no longer reaches, or one past its end, is a 410 now, before the stream starts (the client resyncs).
   await beyondTheLog(registry, since, await registry.changes({ since, limit: 1 }));
-  if (request.method === 'HEAD') return new Response(null, { status: 200, headers: STREAM_HEADERS });
+  // HEAD gets the status a GET would (429/503 at a limit; it was 200 there), then gives the place back: no stream, no watcher.
   const lease = context.openStream();
+  if (request.method === 'HEAD') {
+    lease.release();
+    return new Response(null, { status: 200, headers: STREAM_HEADERS });
+  }
   const heartbeatMs = context.heartbeatMs;
   const stop = new AbortController();
   const onAbort = (): void => stop.abort();

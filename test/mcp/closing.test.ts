@@ -1,6 +1,6 @@
 // The MCP endpoint's own refusals while it closes (issue 40: every 503 and 429 carries
 // Retry-After), used alone (`createMcpHttpHandler`) and as the server's mount (`mcpMount`),
-// whose answers are held to the server's /openapi.json.
+// whose answers are held to the server's /openapi.json; and, used alone, its 415 for JSON in another charset.
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet } from '../../src/index.js';
 import { memoryNamespaces } from '../../src/server/index.js';
@@ -37,5 +37,19 @@ describe('the MCP endpoint closing', () => {
     }
     expect(documentChecker(running.server.openapi()).check(recorded)).toEqual([]);
     await running.close();
+  });
+
+  it('used alone, refuses JSON said to be in another charset than UTF-8 (415), where it read it as UTF-8', async () => {
+    const live = await liveToolSet(new InMemoryToolRegistry(), tools);
+    const handler = createMcpHttpHandler(live);
+    const ask = (type: string) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers: { accept: headers.accept, 'content-type': type }, body: JSON.stringify(initialize) }));
+    for (const type of ['application/json; charset=latin1', 'application/json; charset="ISO-8859-1"']) {
+      const reply = await ask(type);
+      expect([type, reply.status, ((await reply.json()) as { error: { code: number } }).error.code]).toEqual([type, 415, -32000]);
+    }
+    expect(handler.sessionCount).toBe(0);
+    expect((await ask('application/json; charset=UTF-8')).status).toBe(200);
+    await handler.close();
+    await live.close();
   });
 });

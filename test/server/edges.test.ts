@@ -10,6 +10,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
@@ -213,6 +214,51 @@ describe('who may talk to the server', () => {
     expect((await raw(open.url, 'POST', '/v1/tools/payments/disable', {}, 'x')).status).toBe(415);
     expect((await open.call('GET', '/v1/tools/payments')).body).toMatchObject({ enabled: true });
     expect((await open.call('POST', '/v1/tools/payments/enable')).status).toBe(200);
+  });
+
+  it('JSON declared in another charset than UTF-8 is 415, not read as UTF-8 (latin-1 "Ã©", bytes C3 A9, was stored as "é")', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"tool_name":"latin","version":"1","description":"'), Buffer.from([0xc3, 0xa9]), Buffer.from('","input_schema":{},"output_schema":{}}')]);
+    for (const type of ['application/json; charset=latin1', 'application/json;charset="ISO-8859-1"', 'application/json; charset=utf-16']) {
+      const reply = await open.call('PUT', '/v1/tools/latin', { raw: bytes, headers: { 'content-type': type } });
+      expect([type, reply.status, codeOf(reply), (reply.body as { context?: { charset?: unknown } }).context?.charset]).toEqual([type, 415, 'UNSUPPORTED_MEDIA_TYPE', type.split('=')[1]?.replace(/"/g, '')]);
+    }
+    const mcp = await open.call('POST', '/mcp', { raw: JSON.stringify(initialize), headers: { ...mcpHeaders, 'content-type': 'application/json; charset=latin1' } });
+    expect([mcp.status, codeOf(mcp)]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    expect((await open.call('GET', '/v1/tools/latin')).status).toBe(404);
+    // UTF-8 named in any of its spellings is JSON's own encoding: read as sent.
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
+      expect((await open.call('PUT', '/v1/tools/latin', { raw: bytes, headers: { 'content-type': type } })).status).toBeLessThan(300);
+    }
+    expect((await open.call('GET', '/v1/tools/latin')).body).toMatchObject({ spec: { description: 'é' } });
+    expect((await open.call('DELETE', '/v1/tools/latin')).status).toBe(200);
+  });
+
+  it('a content-coded body is 415 naming Content-Encoding, and one in a transfer coding but chunked naming Transfer-Encoding (gzip was read as its compressed bytes, and plain bytes labelled gzip were taken)', async () => {
+    const body = JSON.stringify(spec('coded'));
+    for (const [path, bytes] of [
+      ['/v1/tools/coded', gzipSync(body)],
+      ['/v1/tools/coded', Buffer.from(body)],
+      ['/mcp', Buffer.from(JSON.stringify(initialize))],
+    ] as const) {
+      const reply = await open.call(path === '/mcp' ? 'POST' : 'PUT', path, { raw: bytes, headers: { ...mcpHeaders, 'content-encoding': 'gzip' } });
+      expect([path, reply.status, codeOf(reply), (reply.body as { context?: unknown }).context]).toEqual([path, 415, 'UNSUPPORTED_MEDIA_TYPE', { content_encoding: 'gzip' }]);
+    }
+    // A transfer coding but chunked (which Node decodes) likewise: `foo, chunked` was read as if plain.
+    const port = new URL(open.url).port;
+    for (const coding of ['gzip, chunked', 'foo, chunked']) {
+      const socket = connect(Number(port), '127.0.0.1');
+      const bytes = Buffer.from(body);
+      socket.end(`PUT /v1/tools/coded HTTP/1.1\r\nHost: localhost:${port}\r\nContent-Type: application/json\r\nTransfer-Encoding: ${coding}\r\nConnection: close\r\n\r\n${bytes.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect([coding, answer.split('\r\n')[0]]).toEqual([coding, 'HTTP/1.1 415 Unsupported Media Type']);
+      expect(answer).toContain('"transfer_encoding"');
+    }
+    expect((await open.call('GET', '/v1/tools/coded')).status).toBe(404);
+    // `identity` is no coding at all.
+    expect((await open.call('PUT', '/v1/tools/coded', { raw: body, headers: { 'content-type': 'application/json', 'content-encoding': 'identity' } })).status).toBe(201);
+    expect((await open.call('DELETE', '/v1/tools/coded')).status).toBe(200);
   });
 
   it('OPTIONS /mcp and /v1/namespaces/{ns}/mcp answer a preflight as the API does under --cors (no token needed)', async () => {

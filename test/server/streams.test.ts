@@ -70,6 +70,24 @@ describe('HEAD /v1/changes', () => {
   });
 });
 
+describe('Accept', () => {
+  it('text/event-stream as a media range with q above 0 and not below application/json streams; refused with q=0, preferred less, or only a substring, is the JSON page', async () => {
+    // HEAD answers what GET would; each of the first three got a stream that never ended.
+    for (const [accept, type] of [
+      ['text/event-stream;q=0, application/json', 'application/json'],
+      ['application/json, text/event-stream; q=0.0', 'application/json'],
+      ['application/x-text/event-stream-like', 'application/json'],
+      ['text/event-stream;q=0.5, application/json', 'application/json'],
+      ['TEXT/EVENT-STREAM', 'text/event-stream; charset=utf-8'],
+      ['application/json, text/event-stream', 'text/event-stream; charset=utf-8'],
+      ['application/json;q=0.5, text/event-stream;q=0.9', 'text/event-stream; charset=utf-8'],
+    ]) {
+      const head = await fetch(`${api.url}/v1/changes`, { method: 'HEAD', headers: { accept: accept as string } });
+      expect([accept, head.status, head.headers.get('content-type')]).toEqual([accept, 200, type]);
+    }
+  });
+});
+
 describe('a reader that falls behind', () => {
   it('is cut off past the backlog bound, gets every event up to the cut, and resumes with Last-Event-ID', async () => {
     await until(async () => streamAdmitted(), 'the probe stream closed');
@@ -113,6 +131,9 @@ describe('--max-streams', () => {
     expect(refused.body).toMatchObject({ code: 'CAPACITY_EXCEEDED', context: { limit: 1, resource: 'stream' } });
     expect((await api.call('GET', '/v1/tools?limit=1')).status).toBe(200);
     expect((await api.call('GET', '/healthz')).status).toBe(200);
+    // HEAD answers as GET would (it said 200 while GET was 503), and still takes no place.
+    const head = await fetch(`${api.url}/v1/changes`, { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+    expect([head.status, head.headers.get('retry-after')]).toEqual([503, '5']);
     held.destroy();
   });
 });
