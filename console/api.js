@@ -216,14 +216,23 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
  * open and reads past its events. The server ends a revoked or changed token's streams within
  * 2 s (an `error` event, then the end); each time the stream ends or is refused, `onCut()` is
  * awaited (the console asks whoami), then the stream opens again after 1 s, doubling to 15 s
- * while refused. A token that may not read the feed (403, 404) cannot hold one: `onCut()` runs
- * every 2 s instead. `onLive()` is called each time a stream opens (the server answers again).
- * Until `signal` aborts.
+ * while refused. A token that may not read the feed (`reads` false, or a 403 or 404) cannot hold
+ * one: `onCut()` runs every 2 s instead, and nothing else is asked (the refused stream was asked
+ * again each time: two requests every 2 s). `onLive()` is called each time a stream opens (the
+ * server answers again). Until `signal` aborts.
  */
-export async function watchStreams(namespace, { signal, onCut, onLive }) {
+export async function watchStreams(namespace, { signal, onCut, onLive, reads = true }) {
   let delay = 1000;
+  let streams = reads;
   while (!signal.aborted) {
     let wait = delay;
+    if (!streams) {
+      // Its scopes or namespaces changing re-renders the screen, which starts another watch: this one never needs the stream again.
+      await pause(2000, signal);
+      if (signal.aborted) return;
+      await onCut();
+      continue;
+    }
     try {
       const response = await reach(`${base(namespace)}/changes`, { headers: headers({ Accept: 'text/event-stream' }), signal, cache: 'no-store' });
       if (response.ok) {
@@ -233,7 +242,7 @@ export async function watchStreams(namespace, { signal, onCut, onLive }) {
         for await (const message of events(response.body)) void message; // only its end matters
       } else {
         await response.body?.cancel();
-        if (response.status === 403 || response.status === 404) wait = 2000;
+        if (response.status === 403 || response.status === 404) streams = false;
         else delay = Math.min(delay * 2, 15000);
       }
     } catch {
@@ -242,6 +251,6 @@ export async function watchStreams(namespace, { signal, onCut, onLive }) {
     }
     if (signal.aborted) return;
     await onCut();
-    await pause(wait, signal);
+    if (streams) await pause(wait, signal);
   }
 }

@@ -1038,12 +1038,44 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await revoked('bound');
       await signIn((await createToken(tokens, { name: 'searcher', scopes: ['read'] })).secret, '#/tools?q=alp');
       await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
-      await revoked('searcher');
+      // Hidden, then shown (headless chromium's pages are never hidden: the page is told, as a
+      // browser tells it). Its token still good: the screen comes back as it was, filter and focus.
+      await boundPage.getByLabel('Filter tools').focus();
+      const seen = (visibility: string) => boundPage.evaluate(`(() => {
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${visibility}' });
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => '${visibility}' === 'hidden' });
+        document.dispatchEvent(new Event('visibilitychange'));
+        return document.body.innerText;
+      })()`) as Promise<string>;
+      await seen('hidden');
+      await seen('visible');
+      await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
+      expect(await boundPage.getByLabel('Filter tools').inputValue()).toBe('alp');
+      expect(await boundPage.evaluate(() => document.activeElement?.id)).toBe('filter');
+      // Revoked while hidden: shown again, its data is not (it showed until the stream's 401 came back).
+      await seen('hidden');
+      await revokeToken(tokens, 'searcher');
+      expect(await seen('visible')).not.toContain('alpha');
+      await boundPage.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      expect(await boundPage.locator('main').innerText()).not.toContain('alpha');
       // A token that may write but not read (no stream of its own: the console asks whoami instead):
       // the tools (its first screen), a tool and the changes say it may not read them, naming the
       // scope (each said "Something went wrong"); it reaches the import screen (its check of the
       // namespace is a read) and plans an import.
+      // It is shown only the links it may use (its Tools and Changes said only what they need); its first screen says why.
+      // It holds no stream (each refused with 403, asked again every 2 s beside whoami): whoami alone.
+      const streamsAsked: string[] = [];
+      let whoamis = 0;
+      boundPage.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname === '/v1/changes' && url.search === '') streamsAsked.push(request.url());
+        if (url.pathname === '/v1/whoami') whoamis += 1;
+      });
+      streamsAsked.splice(0);
       await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/tools');
+      whoamis = 0;
+      expect(await boundPage.locator('main').innerText()).toContain('so the Tools and Changes links are not shown to this token');
+      expect(await boundPage.locator('#nav a:visible').allInnerTexts()).toEqual(['Import']);
       for (const [hash, title, what] of [['#/tools', 'Tools', 'tools'], ['#/tools/alpha', 'alpha', 'the tool alpha'], ['#/changes', 'Changes', 'the changes']] as const) {
         await boundPage.evaluate((value) => { location.hash = value; }, hash);
         await boundPage.getByRole('heading', { level: 1, name: new RegExp(`^(${title}|Something went wrong)$`) }).waitFor();
@@ -1054,6 +1086,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await boundPage.getByLabel('Snapshot file').setInputFiles({ name: 'small.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ tools: snapshot.tools.slice(0, 1) })) });
       await boundPage.getByRole('button', { name: 'Plan import' }).click();
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
+      await expect.poll(() => whoamis, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(streamsAsked).toEqual([]);
       await revoked('writer');
       errors.get(boundPage)?.splice(0); // the API's 404s, 403s and 401s, logged by chromium
 
