@@ -218,19 +218,22 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
  * awaited (the console asks whoami), then the stream opens again after 1 s, doubling to 15 s
  * while refused. A token that may not read the feed (`reads` false, or a 403 or 404) cannot hold
  * one: `onCut()` runs every 2 s instead, and nothing else is asked (the refused stream was asked
- * again each time: two requests every 2 s). `onLive()` is called each time a stream opens (the
- * server answers again). Until `signal` aborts.
+ * again each time: two requests every 2 s). One refused for want of room (429 over the token's
+ * share of `--max-streams`, 503 over the server's) is asked again after 1 s, doubling to 15 s, and
+ * `onCut()` runs every 2 s meanwhile. `onLive()` is called each time a stream opens (the server
+ * answers again). Until `signal` aborts.
  */
 export async function watchStreams(namespace, { signal, onCut, onLive, reads = true }) {
   let delay = 1000;
   let streams = reads;
+  let retryAt = 0; // a stream refused for want of room (429, 503) is asked again then; whoami every 2 s meanwhile
   while (!signal.aborted) {
     let wait = delay;
-    if (!streams) {
+    if (!streams || Date.now() < retryAt) {
       // Its scopes or namespaces changing re-renders the screen, which starts another watch: this one never needs the stream again.
-      await pause(2000, signal);
+      await pause(streams ? Math.min(2000, retryAt - Date.now()) : 2000, signal);
       if (signal.aborted) return;
-      await onCut();
+      if (!streams || Date.now() < retryAt) await onCut();
       continue;
     }
     try {
@@ -243,7 +246,13 @@ export async function watchStreams(namespace, { signal, onCut, onLive, reads = t
       } else {
         await response.body?.cancel();
         if (response.status === 403 || response.status === 404) streams = false;
-        else delay = Math.min(delay * 2, 15000);
+        else if (response.status === 429 || response.status === 503) {
+          // Over the token's share of --max-streams (its other tabs, its scripts) or the server's: no stream, so
+          // whoami every 2 s meanwhile (it waited 1 s, doubling to 15 s, so a revoke signed it out only that late).
+          retryAt = Date.now() + delay;
+          delay = Math.min(delay * 2, 15000);
+          wait = 0;
+        } else delay = Math.min(delay * 2, 15000);
       }
     } catch {
       if (signal.aborted) return;
