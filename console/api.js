@@ -171,14 +171,16 @@ function pause(ms, signal) {
  * The live change feed, read with fetch so the bearer header goes along (EventSource cannot
  * send one). Calls `onEvent` with each change event after `since`, reconnects with
  * `Last-Event-ID` (1 s, doubling to 15 s) and reports `live`, `reconnecting` (the stream
- * ended), `unreachable` (no answer from the server) or `failed` (an answer not worth retrying:
- * 401, 403, 404, 410) to `onState`, until `signal` aborts.
+ * ended), `unreachable` (no answer from the server), `refused` (429 or 503: no room for the
+ * stream; `recheck()` is awaited every 2 s until the retry) or `failed` (an answer not worth
+ * retrying: 401, 403, 404, 410) to `onState`, until `signal` aborts.
  */
-export async function follow(namespace, since, { signal, onEvent, onState }) {
+export async function follow(namespace, since, { signal, onEvent, onState, recheck }) {
   let last = since;
   let delay = 1000;
   while (!signal.aborted) {
     let state = 'reconnecting';
+    let refused = null;
     try {
       const response = await reach(`${base(namespace)}/changes${query({ since: last })}`, {
         headers: headers({ Accept: 'text/event-stream', 'Last-Event-ID': String(last) }),
@@ -203,10 +205,21 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
         return;
       }
       if (error instanceof UnreachableError) state = 'unreachable';
+      if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
+        state = 'refused';
+        refused = error;
+      }
     }
     if (signal.aborted) return;
-    onState(state);
-    await pause(delay, signal);
+    onState(state, refused);
+    if (refused === null) await pause(delay, signal);
+    else {
+      // No stream, so no cut to learn a revoke from: `recheck()` every 2 s until the retry (it was asked at each retry only).
+      for (const until = Date.now() + delay; !signal.aborted && Date.now() < until;) {
+        await pause(Math.min(2000, until - Date.now()), signal);
+        if (!signal.aborted && Date.now() < until) await recheck();
+      }
+    }
     delay = Math.min(delay * 2, 15000);
   }
 }

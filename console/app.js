@@ -774,6 +774,7 @@ async function changesScreen(main, route, signal) {
   const since = page.events.length > 0 ? page.events[page.events.length - 1].revision : page.revision;
   void follow(route.namespace, Math.max(since, head.revision), {
     signal,
+    recheck: () => recheckToken(signal),
     onEvent: (event) => {
       empty.hidden = true;
       list.prepend(changeItem(route.namespace, event, true));
@@ -782,7 +783,7 @@ async function changesScreen(main, route, signal) {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
       if (feedState === 'failed' && signedOutBy(error)) return;
       // A cut stream may be a changed token (other scopes): as the watch asks, ask. A stopped feed watches no more.
-      if (feedState === 'reconnecting') void recheckToken(signal);
+      if (feedState === 'reconnecting' || feedState === 'refused') void recheckToken(signal);
       if (feedState === 'failed') {
         feedWatches = false;
         watchToken();
@@ -790,11 +791,13 @@ async function changesScreen(main, route, signal) {
       status.className = `feed-state ${feedState}`;
       const expired = feedState === 'failed' && error instanceof ApiError && error.status === 410;
       recover.hidden = !expired;
+      // Refused (over the token's share of --max-streams, its other tabs holding it, or the server's): it said "Reconnecting…" for good.
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
           : feedState === 'unreachable' ? [UNREACHABLE]
-            : expired ? [expiredText(error)]
-              : ['Not live: the feed stopped: ', text(problemText(error))]));
+            : feedState === 'refused' ? ['Not live: the server has no room for this stream: ', text(problemText(error)), '. Retrying…']
+              : expired ? [expiredText(error)]
+                : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   });
 }

@@ -1008,17 +1008,21 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByRole('alert').getByText(/^The import failed: the body is not UTF-8 text .*byte 0xE9 at offset \d+, in tools\[0\]\.spec\.description/).waitFor();
       expect(await page.getByRole('button', { name: 'Import', exact: true }).count()).toBe(0);
 
-      // A second tab of the engineer, whose one stream the first tab's watch holds: refused (429), it
-      // asks whoami every 2 s until it gets one (it asked at each retry only: 1 s, doubling to 15 s).
-      const crowded = await user(secret);
-      const asked: string[] = [];
-      crowded.on('response', (response) => {
-        const url = new URL(response.url());
-        if (url.pathname === '/v1/changes' && url.search === '') asked.push(`stream ${response.status()}`);
-        if (url.pathname === '/v1/whoami') asked.push('whoami');
-      });
-      await crowded.goto(`${live.url}/#/tools`);
-      await crowded.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
+      // Two more tabs of the engineer, whose one stream the first tab's watch holds: refused (429, or
+      // 503 with the server's two taken), each asks whoami every 2 s until it gets one (it asked at each
+      // retry only: 1 s, doubling to 15 s, so a revoke signed it out up to 15 s late); the Changes
+      // screen says why it is not live (it said "Reconnecting…" for good).
+      const crowded = await Promise.all(['#/tools', '#/changes'].map(async (hash) => {
+        const tab = await user(secret);
+        const asked: string[] = [];
+        tab.on('response', (response) => {
+          const url = new URL(response.url());
+          if (url.pathname === '/v1/changes' && response.request().headers().accept === 'text/event-stream') asked.push(`stream ${response.status()}`);
+          if (url.pathname === '/v1/whoami') asked.push('whoami');
+        });
+        await tab.goto(`${live.url}/${hash}`);
+        return { tab, asked };
+      }));
 
       // A token bound to namespace default, sent a link into another namespace: Not found with
       // the reason, not the same screen of its own namespace (nor an unprefixed address's redirect).
@@ -1102,8 +1106,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       expect(streamsAsked).toEqual([]);
       await revoked('writer');
       errors.get(boundPage)?.splice(0); // the API's 404s, 403s and 401s, logged by chromium
-      await expect.poll(() => asked.join(', '), { timeout: 15_000 }).toMatch(/stream 429, whoami, whoami/);
-      await crowded.goto('about:blank'); // its watch would take the stream the first tab's feed needs below
+      for (const { asked } of crowded) await expect.poll(() => asked.join(', '), { timeout: 15_000 }).toMatch(/stream (429|503), whoami, whoami/);
+      expect(await crowded[1]?.tab.locator('.feed-state').innerText()).toMatch(/^Not live: the server has no room for this stream: .* \((TOKEN_LIMIT|CAPACITY)_EXCEEDED\)\. Retrying…$/);
+      // Their streams would take the one the first tab's feed needs below.
+      for (const { tab } of crowded) await tab.goto('about:blank');
 
       // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
       // revision 3: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
