@@ -772,10 +772,30 @@ async function changesScreen(main, route, signal) {
     status.replaceChildren('Not live: another screen is loading.');
   }, { once: true });
   const since = page.events.length > 0 ? page.events[page.events.length - 1].revision : page.revision;
-  void follow(route.namespace, Math.max(since, head.revision), {
-    signal,
-    recheck: () => recheckToken(signal),
+  let last = Math.max(since, head.revision);
+  // A hidden tab holds no stream (a browser allows 6 connections to a server, shared by its tabs; this one kept
+  // its feed): it ends when the tab hides and resumes from the last change shown when the tab is shown.
+  let running = null;
+  let stopped = false; // 401, 403, 404, 410: not resumed
+  const resume = () => {
+    if (signal.aborted || stopped) return;
+    if (document.visibilityState === 'hidden') {
+      running?.abort();
+      running = null;
+      status.className = 'feed-state';
+      status.replaceChildren('Not live: this tab is hidden; it follows the feed again when shown.');
+      return;
+    }
+    if (running !== null) return;
+    running = new AbortController();
+    const feedSignal = AbortSignal.any([signal, running.signal]);
+    void follow(route.namespace, last, { ...feedCallbacks, signal: feedSignal, recheck: () => recheckToken(feedSignal) });
+  };
+  document.addEventListener('visibilitychange', resume);
+  signal.addEventListener('abort', () => document.removeEventListener('visibilitychange', resume), { once: true });
+  const feedCallbacks = {
     onEvent: (event) => {
+      last = event.revision;
       empty.hidden = true;
       list.prepend(changeItem(route.namespace, event, true));
     },
@@ -785,6 +805,7 @@ async function changesScreen(main, route, signal) {
       // A cut stream may be a changed token (other scopes): as the watch asks, ask. A stopped feed watches no more.
       if (feedState === 'reconnecting' || feedState === 'refused') void recheckToken(signal);
       if (feedState === 'failed') {
+        stopped = true;
         feedWatches = false;
         watchToken();
       }
@@ -799,7 +820,8 @@ async function changesScreen(main, route, signal) {
               : expired ? [expiredText(error)]
                 : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
-  });
+  };
+  resume();
 }
 
 // ---------------------------------------------------------------- import

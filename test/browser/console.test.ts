@@ -111,6 +111,19 @@ function watchErrors(page: Page, errors: string[]): void {
   page.on('pageerror', (error) => errors.push(`${page.url()}: uncaught ${error.message}`));
 }
 
+/**
+ * Tells the page its tab was hidden or shown, as a browser does (headless chromium never hides a
+ * page); resolves with the text the page shows at once.
+ */
+function tabShown(page: Page, visibility: 'hidden' | 'visible'): Promise<string> {
+  return page.evaluate(`(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${visibility}' });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => '${visibility}' === 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+    return document.body.innerText;
+  })()`) as Promise<string>;
+}
+
 interface AxeResults {
   violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
   passes: unknown[];
@@ -965,6 +978,16 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const page = await user(secret);
       await page.goto(`${live.url}/#/changes`);
       await page.getByText('Live: following new changes.').waitFor();
+      // Hidden, the tab holds no stream (its feed kept it: the token's one): another reader gets it; shown, live again.
+      await tabShown(page, 'hidden');
+      expect(await page.locator('.feed-state').textContent()).toBe('Not live: this tab is hidden; it follows the feed again when shown.');
+      await expect.poll(async () => {
+        const response = await fetch(`${live.url}/v1/changes`, { headers: { Authorization: `Bearer ${secret}`, Accept: 'text/event-stream' } });
+        await response.body?.cancel();
+        return response.status;
+      }).toBe(200);
+      await tabShown(page, 'visible');
+      await page.getByText('Live: following new changes.').waitFor();
       // Stopped: the feed says so; a new screen says so too, and comes up once the server is back.
       await live.close();
       // The issue's words as written (a regular expression minds their case).
@@ -1057,12 +1080,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       // Hidden, then shown (headless chromium's pages are never hidden: the page is told, as a
       // browser tells it). Its token still good: the screen comes back as it was, filter and focus.
       await boundPage.getByLabel('Filter tools').focus();
-      const seen = (visibility: string) => boundPage.evaluate(`(() => {
-        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${visibility}' });
-        Object.defineProperty(document, 'hidden', { configurable: true, get: () => '${visibility}' === 'hidden' });
-        document.dispatchEvent(new Event('visibilitychange'));
-        return document.body.innerText;
-      })()`) as Promise<string>;
+      const seen = (visibility: 'hidden' | 'visible') => tabShown(boundPage, visibility);
       await seen('hidden');
       await seen('visible');
       await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
