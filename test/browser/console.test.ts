@@ -855,6 +855,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('alert').getByText(/^The filters were refused: query parameter since: .*\(got "yesterday"\)/).waitFor();
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Calls in hostile');
     expect(await page.getByLabel('Tool').inputValue()).toBe(LONG_NAME);
+    // So is a page that is not a row id (a hand-edited address): it was dropped, and the newest calls shown as if asked for.
+    await page.evaluate(() => { location.hash = '#/ns/hostile/calls?before=abc'; });
+    await page.getByRole('alert').getByText(/^The filters were refused: query parameter before: .*\(got "abc"\)/).waitFor();
+    expect(await page.getByText('No calls shown.').count()).toBe(1);
     // The comparison: the API's verdict and each difference first, then both sides within the page.
     await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
     await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();
