@@ -171,14 +171,16 @@ function pause(ms, signal) {
  * The live change feed, read with fetch so the bearer header goes along (EventSource cannot
  * send one). Calls `onEvent` with each change event after `since`, reconnects with
  * `Last-Event-ID` (1 s, doubling to 15 s) and reports `live`, `reconnecting` (the stream
- * ended), `unreachable` (no answer from the server) or `failed` (an answer not worth retrying:
- * 401, 403, 404, 410) to `onState`, until `signal` aborts.
+ * ended), `unreachable` (no answer from the server), `refused` (429 or 503: no room for the
+ * stream; `recheck()` is awaited every 2 s until the retry) or `failed` (an answer not worth
+ * retrying: 401, 403, 404, 410) to `onState`, until `signal` aborts.
  */
-export async function follow(namespace, since, { signal, onEvent, onState }) {
+export async function follow(namespace, since, { signal, onEvent, onState, recheck }) {
   let last = since;
   let delay = 1000;
   while (!signal.aborted) {
     let state = 'reconnecting';
+    let refused = null;
     try {
       const response = await reach(`${base(namespace)}/changes${query({ since: last })}`, {
         headers: headers({ Accept: 'text/event-stream', 'Last-Event-ID': String(last) }),
@@ -203,10 +205,21 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
         return;
       }
       if (error instanceof UnreachableError) state = 'unreachable';
+      if (error instanceof ApiError && (error.status === 429 || error.status === 503)) {
+        state = 'refused';
+        refused = error;
+      }
     }
     if (signal.aborted) return;
-    onState(state);
-    await pause(delay, signal);
+    onState(state, refused);
+    if (refused === null) await pause(delay, signal);
+    else {
+      // No stream, so no cut to learn a revoke from: `recheck()` every 2 s until the retry (it was asked at each retry only).
+      for (const until = Date.now() + delay; !signal.aborted && Date.now() < until;) {
+        await pause(Math.min(2000, until - Date.now()), signal);
+        if (!signal.aborted && Date.now() < until) await recheck();
+      }
+    }
     delay = Math.min(delay * 2, 15000);
   }
 }
@@ -216,14 +229,26 @@ export async function follow(namespace, since, { signal, onEvent, onState }) {
  * open and reads past its events. The server ends a revoked or changed token's streams within
  * 2 s (an `error` event, then the end); each time the stream ends or is refused, `onCut()` is
  * awaited (the console asks whoami), then the stream opens again after 1 s, doubling to 15 s
- * while refused. A token that may not read the feed (403, 404) cannot hold one: `onCut()` runs
- * every 2 s instead. `onLive()` is called each time a stream opens (the server answers again).
- * Until `signal` aborts.
+ * while refused. A token that may not read the feed (`reads` false, or a 403 or 404) cannot hold
+ * one: `onCut()` runs every 2 s instead, and nothing else is asked (the refused stream was asked
+ * again each time: two requests every 2 s). One refused for want of room (429 over the token's
+ * share of `--max-streams`, 503 over the server's) is asked again after 1 s, doubling to 15 s, and
+ * `onCut()` runs every 2 s meanwhile. `onLive()` is called each time a stream opens (the server
+ * answers again). Until `signal` aborts.
  */
-export async function watchStreams(namespace, { signal, onCut, onLive }) {
+export async function watchStreams(namespace, { signal, onCut, onLive, reads = true }) {
   let delay = 1000;
+  let streams = reads;
+  let retryAt = 0; // a stream refused for want of room (429, 503) is asked again then; whoami every 2 s meanwhile
   while (!signal.aborted) {
     let wait = delay;
+    if (!streams || Date.now() < retryAt) {
+      // Its scopes or namespaces changing re-renders the screen, which starts another watch: this one never needs the stream again.
+      await pause(streams ? Math.min(2000, retryAt - Date.now()) : 2000, signal);
+      if (signal.aborted) return;
+      if (!streams || Date.now() < retryAt) await onCut();
+      continue;
+    }
     try {
       const response = await reach(`${base(namespace)}/changes`, { headers: headers({ Accept: 'text/event-stream' }), signal, cache: 'no-store' });
       if (response.ok) {
@@ -233,8 +258,14 @@ export async function watchStreams(namespace, { signal, onCut, onLive }) {
         for await (const message of events(response.body)) void message; // only its end matters
       } else {
         await response.body?.cancel();
-        if (response.status === 403 || response.status === 404) wait = 2000;
-        else delay = Math.min(delay * 2, 15000);
+        if (response.status === 403 || response.status === 404) streams = false;
+        else if (response.status === 429 || response.status === 503) {
+          // Over the token's share of --max-streams (its other tabs, its scripts) or the server's: no stream, so
+          // whoami every 2 s meanwhile (it waited 1 s, doubling to 15 s, so a revoke signed it out only that late).
+          retryAt = Date.now() + delay;
+          delay = Math.min(delay * 2, 15000);
+          wait = 0;
+        } else delay = Math.min(delay * 2, 15000);
       }
     } catch {
       if (signal.aborted) return;
@@ -242,6 +273,6 @@ export async function watchStreams(namespace, { signal, onCut, onLive }) {
     }
     if (signal.aborted) return;
     await onCut();
-    await pause(wait, signal);
+    if (streams) await pause(wait, signal);
   }
 }

@@ -78,6 +78,11 @@ function canWrite() {
   return (state.identity?.scopes ?? []).includes('write');
 }
 
+/** The tools, a tool and the changes need the read scope (a write-only token may only import). */
+function canRead() {
+  return (state.identity?.scopes ?? []).includes('read');
+}
+
 /** The upstream routes (the gateway's governance) and the audit log (GET /v1/calls) need the admin scope. */
 function canAdmin() {
   return (state.identity?.scopes ?? []).includes('admin');
@@ -116,6 +121,9 @@ async function loadIdentity(signal) {
 }
 
 function signOut(message = null) {
+  // The data goes now, not when the render's whoami is answered; a held screen is held no more.
+  document.getElementById('main').replaceChildren();
+  release();
   storeToken(null);
   state.identity = null;
   state.namespaces = null;
@@ -143,14 +151,16 @@ function watchToken() {
   const token = storedToken();
   const allowed = state.identity?.namespaces;
   const namespace = Array.isArray(allowed) && allowed.length > 0 && !allowed.includes('default') ? allowed[0] : 'default';
-  const key = state.identity === null || document.visibilityState === 'hidden' || feedWatches ? null : `${namespace} ${token ?? ''}`;
+  // A token without the read scope is refused the feed: it asks whoami alone (its scopes are part of the key, so gaining read opens the stream).
+  const reads = canRead();
+  const key = state.identity === null || document.visibilityState === 'hidden' || feedWatches ? null : `${namespace} ${String(reads)} ${token ?? ''}`;
   if (watch?.key === key) return;
   watch?.controller.abort();
   watch = null;
   if (key === null) return;
   const controller = new AbortController();
   watch = { key, controller };
-  void watchStreams(namespace, { signal: controller.signal, onCut: () => recheckToken(controller.signal), onLive: () => connectionLost(false) });
+  void watchStreams(namespace, { signal: controller.signal, reads, onCut: () => recheckToken(controller.signal), onLive: () => connectionLost(false) });
 }
 
 /** The token's streams ended: a 401 signs the tab out; other scopes or namespaces render the screen again under them. */
@@ -166,6 +176,62 @@ async function recheckToken(signal) {
     if (error instanceof UnreachableError) connectionLost(true);
     else signedOutBy(error);
   }
+}
+
+/**
+ * A hidden tab's screen is kept out of sight (the `hidden` attribute on main) until whoami, asked
+ * when the tab is shown again, says its token still reads it: a token revoked meanwhile showed its
+ * data until the stream's 401 came back. Kept rather than dropped, so a filter, a comparison or an
+ * import's plan is still there after a look at another tab; one request on each return. Not on a
+ * server without tokens (nothing to revoke). The AbortController of that check, or null.
+ */
+let held = null;
+/** What had the focus when the screen was held (hidden, it lost it): given back on release. @type {HTMLElement | null} */
+let heldFocus = null;
+
+function holdWhileHidden() {
+  const main = document.getElementById('main');
+  if (document.visibilityState === 'hidden') {
+    held?.abort(); // a check still running when hidden again answers for the last look, not the next
+    held = null;
+    if (storedToken() === null) return;
+    held = new AbortController();
+    heldFocus = /** @type {HTMLElement | null} */ (document.activeElement);
+    main.hidden = true;
+    return;
+  }
+  if (held === null || held.signal.aborted) return;
+  // Signed out meanwhile (a token refused at the form): the sign-in form holds nothing to check.
+  if (storedToken() === null) return release();
+  const check = held;
+  void call('/v1/whoami', { signal: check.signal }).then((identity) => {
+    if (check.signal.aborted) return;
+    // Other scopes or namespaces: the screen again under them, never the one read before.
+    const changed = JSON.stringify(identity) !== JSON.stringify(state.identity);
+    if (changed) document.getElementById('main').replaceChildren();
+    release();
+    if (!changed) return;
+    state.identity = null;
+    void render();
+  }, (error) => {
+    if (check.signal.aborted) return;
+    if (error instanceof UnreachableError) {
+      // It cannot say: the screen as it was (read with the token then), said to be maybe out of date.
+      release();
+      connectionLost(true);
+    } else if (!signedOutBy(error)) release();
+  });
+}
+
+/** Shows the held screen again (or lets the next one show). */
+function release() {
+  held?.abort();
+  held = null;
+  const main = document.getElementById('main');
+  if (!main.hidden) return;
+  main.hidden = false;
+  if (heldFocus !== null && heldFocus.isConnected && main.contains(heldFocus)) heldFocus.focus();
+  heldFocus = null;
 }
 
 /** The screen on show says itself that the server cannot be reached ("Cannot reach the server"). */
@@ -202,6 +268,9 @@ function updateChrome(route) {
     if (route.screen === target) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
+  // Only the screens this token may use: a write-only token's Tools and Changes said only what they need (its landing screen says it once).
+  document.getElementById('nav-tools').parentElement.hidden = !canRead();
+  document.getElementById('nav-changes').parentElement.hidden = !canRead();
   document.getElementById('nav-import').parentElement.hidden = !canWrite();
   document.getElementById('nav-upstreams').parentElement.hidden = !signedIn || !canAdmin();
   // Once per namespace shown (the Upstreams screen keeps it current): a screen never asks more of the API than it needs.
@@ -703,9 +772,30 @@ async function changesScreen(main, route, signal) {
     status.replaceChildren('Not live: another screen is loading.');
   }, { once: true });
   const since = page.events.length > 0 ? page.events[page.events.length - 1].revision : page.revision;
-  void follow(route.namespace, Math.max(since, head.revision), {
-    signal,
+  let last = Math.max(since, head.revision);
+  // A hidden tab holds no stream (a browser allows 6 connections to a server, shared by its tabs; this one kept
+  // its feed): it ends when the tab hides and resumes from the last change shown when the tab is shown.
+  let running = null;
+  let stopped = false; // 401, 403, 404, 410: not resumed
+  const resume = () => {
+    if (signal.aborted || stopped) return;
+    if (document.visibilityState === 'hidden') {
+      running?.abort();
+      running = null;
+      status.className = 'feed-state';
+      status.replaceChildren('Not live: this tab is hidden; it follows the feed again when shown.');
+      return;
+    }
+    if (running !== null) return;
+    running = new AbortController();
+    const feedSignal = AbortSignal.any([signal, running.signal]);
+    void follow(route.namespace, last, { ...feedCallbacks, signal: feedSignal, recheck: () => recheckToken(feedSignal) });
+  };
+  document.addEventListener('visibilitychange', resume);
+  signal.addEventListener('abort', () => document.removeEventListener('visibilitychange', resume), { once: true });
+  const feedCallbacks = {
     onEvent: (event) => {
+      last = event.revision;
       empty.hidden = true;
       list.prepend(changeItem(route.namespace, event, true));
     },
@@ -713,21 +803,25 @@ async function changesScreen(main, route, signal) {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
       if (feedState === 'failed' && signedOutBy(error)) return;
       // A cut stream may be a changed token (other scopes): as the watch asks, ask. A stopped feed watches no more.
-      if (feedState === 'reconnecting') void recheckToken(signal);
+      if (feedState === 'reconnecting' || feedState === 'refused') void recheckToken(signal);
       if (feedState === 'failed') {
+        stopped = true;
         feedWatches = false;
         watchToken();
       }
       status.className = `feed-state ${feedState}`;
       const expired = feedState === 'failed' && error instanceof ApiError && error.status === 410;
       recover.hidden = !expired;
+      // Refused (over the token's share of --max-streams, its other tabs holding it, or the server's): it said "Reconnecting…" for good.
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
           : feedState === 'unreachable' ? [UNREACHABLE]
-            : expired ? [expiredText(error)]
-              : ['Not live: the feed stopped: ', text(problemText(error))]));
+            : feedState === 'refused' ? ['Not live: the server has no room for this stream: ', text(problemText(error)), '. Retrying…']
+              : expired ? [expiredText(error)]
+                : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
-  });
+  };
+  resume();
 }
 
 // ---------------------------------------------------------------- import
@@ -1041,6 +1135,7 @@ function lacksScopeScreen(main, route, error) {
   const what = tool ? ['the tool ', text(route.name)] : [route.screen === 'tools' ? 'tools' : `the ${route.screen}`];
   show(main, title, heading(tool ? text(route.name) : title),
     h('p', { class: 'notice' }, 'This token may not read ', ...what, `: that needs the ${scope} scope, which it lacks (its scopes: ${scopes === '' ? 'none' : scopes}). Sign in with a token that has the ${scope} scope to see ${tool ? 'it' : 'them'}.`),
+    route.screen === 'tools' && !tool && scope === 'read' ? [h('p', {}, 'The changes need the read scope too, so the Tools and Changes links are not shown to this token.')] : [],
     canWrite() ? [h('p', {}, 'It may import snapshots: ', h('a', { href: href(route.namespace, ['import']) }, 'Import'), '.')] : []);
 }
 
@@ -1153,5 +1248,9 @@ document.getElementById('skip-link').addEventListener('click', (event) => {
   document.getElementById('main').focus();
 });
 window.addEventListener('hashchange', () => void render());
-document.addEventListener('visibilitychange', watchToken);
+document.addEventListener('visibilitychange', () => {
+  holdWhileHidden();
+  watchToken();
+});
+holdWhileHidden(); // opened in a background tab: held until first shown, too
 void render();

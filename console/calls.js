@@ -14,8 +14,9 @@ function filtersOf(params) {
     const value = (params.get(name) ?? '').trim();
     if (value !== '') filters[name] = value;
   }
-  const before = params.get('before');
-  if (before !== null && /^\d{1,15}$/.test(before)) filters.before = before;
+  // As it is, for the API to check: one that is not a row id (a hand-edited address) was dropped, and the newest page shown as if asked for.
+  const before = (params.get('before') ?? '').trim();
+  if (before !== '') filters.before = before;
   return filters;
 }
 

@@ -111,6 +111,19 @@ function watchErrors(page: Page, errors: string[]): void {
   page.on('pageerror', (error) => errors.push(`${page.url()}: uncaught ${error.message}`));
 }
 
+/**
+ * Tells the page its tab was hidden or shown, as a browser does (headless chromium never hides a
+ * page); resolves with the text the page shows at once.
+ */
+function tabShown(page: Page, visibility: 'hidden' | 'visible'): Promise<string> {
+  return page.evaluate(`(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${visibility}' });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => '${visibility}' === 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+    return document.body.innerText;
+  })()`) as Promise<string>;
+}
+
 interface AxeResults {
   violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
   passes: unknown[];
@@ -842,6 +855,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('alert').getByText(/^The filters were refused: query parameter since: .*\(got "yesterday"\)/).waitFor();
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Calls in hostile');
     expect(await page.getByLabel('Tool').inputValue()).toBe(LONG_NAME);
+    // So is a page that is not a row id (a hand-edited address): it was dropped, and the newest calls shown as if asked for.
+    await page.evaluate(() => { location.hash = '#/ns/hostile/calls?before=abc'; });
+    await page.getByRole('alert').getByText(/^The filters were refused: query parameter before: .*\(got "abc"\)/).waitFor();
+    expect(await page.getByText('No calls shown.').count()).toBe(1);
     // The comparison: the API's verdict and each difference first, then both sides within the page.
     await page.goto(at('#/ns/hostile/tools/evolving?from=1&to=2', open?.url));
     await page.getByRole('heading', { level: 1, name: 'evolving' }).waitFor();
@@ -965,6 +982,16 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const page = await user(secret);
       await page.goto(`${live.url}/#/changes`);
       await page.getByText('Live: following new changes.').waitFor();
+      // Hidden, the tab holds no stream (its feed kept it: the token's one): another reader gets it; shown, live again.
+      await tabShown(page, 'hidden');
+      expect(await page.locator('.feed-state').textContent()).toBe('Not live: this tab is hidden; it follows the feed again when shown.');
+      await expect.poll(async () => {
+        const response = await fetch(`${live.url}/v1/changes`, { headers: { Authorization: `Bearer ${secret}`, Accept: 'text/event-stream' } });
+        await response.body?.cancel();
+        return response.status;
+      }).toBe(200);
+      await tabShown(page, 'visible');
+      await page.getByText('Live: following new changes.').waitFor();
       // Stopped: the feed says so; a new screen says so too, and comes up once the server is back.
       await live.close();
       // The issue's words as written (a regular expression minds their case).
@@ -1008,6 +1035,22 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByRole('alert').getByText(/^The import failed: the body is not UTF-8 text .*byte 0xE9 at offset \d+, in tools\[0\]\.spec\.description/).waitFor();
       expect(await page.getByRole('button', { name: 'Import', exact: true }).count()).toBe(0);
 
+      // Two more tabs of the engineer, whose one stream the first tab's watch holds: refused (429, or
+      // 503 with the server's two taken), each asks whoami every 2 s until it gets one (it asked at each
+      // retry only: 1 s, doubling to 15 s, so a revoke signed it out up to 15 s late); the Changes
+      // screen says why it is not live (it said "Reconnecting…" for good).
+      const crowded = await Promise.all(['#/tools', '#/changes'].map(async (hash) => {
+        const tab = await user(secret);
+        const asked: string[] = [];
+        tab.on('response', (response) => {
+          const url = new URL(response.url());
+          if (url.pathname === '/v1/changes' && response.request().headers().accept === 'text/event-stream') asked.push(`stream ${response.status()}`);
+          if (url.pathname === '/v1/whoami') asked.push('whoami');
+        });
+        await tab.goto(`${live.url}/${hash}`);
+        return { tab, asked };
+      }));
+
       // A token bound to namespace default, sent a link into another namespace: Not found with
       // the reason, not the same screen of its own namespace (nor an unprefixed address's redirect).
       const bound = (await createToken(tokens, { name: 'bound', scopes: ['read'], namespaces: ['default'] })).secret;
@@ -1038,12 +1081,39 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await revoked('bound');
       await signIn((await createToken(tokens, { name: 'searcher', scopes: ['read'] })).secret, '#/tools?q=alp');
       await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
-      await revoked('searcher');
+      // Hidden, then shown (headless chromium's pages are never hidden: the page is told, as a
+      // browser tells it). Its token still good: the screen comes back as it was, filter and focus.
+      await boundPage.getByLabel('Filter tools').focus();
+      const seen = (visibility: 'hidden' | 'visible') => tabShown(boundPage, visibility);
+      await seen('hidden');
+      await seen('visible');
+      await boundPage.getByText('Showing 1 of 1 tool.').waitFor();
+      expect(await boundPage.getByLabel('Filter tools').inputValue()).toBe('alp');
+      expect(await boundPage.evaluate(() => document.activeElement?.id)).toBe('filter');
+      // Revoked while hidden: shown again, its data is not (it showed until the stream's 401 came back).
+      await seen('hidden');
+      await revokeToken(tokens, 'searcher');
+      expect(await seen('visible')).not.toContain('alpha');
+      await boundPage.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+      expect(await boundPage.locator('main').innerText()).not.toContain('alpha');
       // A token that may write but not read (no stream of its own: the console asks whoami instead):
       // the tools (its first screen), a tool and the changes say it may not read them, naming the
       // scope (each said "Something went wrong"); it reaches the import screen (its check of the
       // namespace is a read) and plans an import.
+      // It is shown only the links it may use (its Tools and Changes said only what they need); its first screen says why.
+      // It holds no stream (each refused with 403, asked again every 2 s beside whoami): whoami alone.
+      const streamsAsked: string[] = [];
+      let whoamis = 0;
+      boundPage.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.pathname === '/v1/changes' && url.search === '') streamsAsked.push(request.url());
+        if (url.pathname === '/v1/whoami') whoamis += 1;
+      });
+      streamsAsked.splice(0);
       await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/tools');
+      whoamis = 0;
+      expect(await boundPage.locator('main').innerText()).toContain('so the Tools and Changes links are not shown to this token');
+      expect(await boundPage.locator('#nav a:visible').allInnerTexts()).toEqual(['Import']);
       for (const [hash, title, what] of [['#/tools', 'Tools', 'tools'], ['#/tools/alpha', 'alpha', 'the tool alpha'], ['#/changes', 'Changes', 'the changes']] as const) {
         await boundPage.evaluate((value) => { location.hash = value; }, hash);
         await boundPage.getByRole('heading', { level: 1, name: new RegExp(`^(${title}|Something went wrong)$`) }).waitFor();
@@ -1054,8 +1124,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await boundPage.getByLabel('Snapshot file').setInputFiles({ name: 'small.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ tools: snapshot.tools.slice(0, 1) })) });
       await boundPage.getByRole('button', { name: 'Plan import' }).click();
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
+      await expect.poll(() => whoamis, { timeout: 10_000 }).toBeGreaterThan(0);
+      expect(streamsAsked).toEqual([]);
       await revoked('writer');
       errors.get(boundPage)?.splice(0); // the API's 404s, 403s and 401s, logged by chromium
+      for (const { asked } of crowded) await expect.poll(() => asked.join(', '), { timeout: 15_000 }).toMatch(/stream (429|503), whoami, whoami/);
+      expect(await crowded[1]?.tab.locator('.feed-state').innerText()).toMatch(/^Not live: the server has no room for this stream: .* \((TOKEN_LIMIT|CAPACITY)_EXCEEDED\)\. Retrying…$/);
+      // Their streams would take the one the first tab's feed needs below.
+      for (const { tab } of crowded) await tab.goto('about:blank');
 
       // A restore (here a restart over a fresh registry, at revision 1) while the feed shows
       // revision 3: the reconnect's Last-Event-ID is newer than the log (410); the feed stops and says why.
