@@ -1,6 +1,8 @@
 // Which database file a command uses. Kept apart from database.ts so that --help and
 // usage errors do not load the store.
 import { InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
+import { CliError } from './errors.js';
 
 /** The embedded default, relative to the working folder. */
 export const DEFAULT_DATABASE = './tool-registry.db';
@@ -28,4 +30,20 @@ export function parseNonEmpty(what: string): (value: string) => string {
     if (value === '') throw new InvalidArgumentError(`expected ${what}, got an empty value`);
     return value;
   };
+}
+
+/**
+ * The --db of a command: given after it or after a command it belongs to (`upstream --db X add`,
+ * `--db X list`). Given at two levels is a usage error, as twice at one level is: the nearest won.
+ */
+export function databaseOption(command: Command): string | undefined {
+  const given: string[] = [];
+  for (let level: Command | null = command; level !== null; level = level.parent) {
+    const db = level.opts<{ db?: string }>().db;
+    if (db !== undefined) given.push(db);
+  }
+  if (given.length > 1) {
+    throw new CliError('USAGE', `option '--db <path>' given twice (${given.reverse().map((db) => `'${db}'`).join(' and ')}); give it once`);
+  }
+  return given[0];
 }

@@ -5,7 +5,7 @@ import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
-import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, databaseOption, parseDatabaseOption, resolveDatabase } from './database-path.js';
 import { CliError, EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
@@ -86,6 +86,25 @@ interface ExpectOptions {
   readonly expectAbsent?: boolean;
 }
 
+/**
+ * Makes a value option given twice on one command a usage error naming both values: commander
+ * kept the last one silently (`--db a.db list --db b.db`... `list --db a.db --db b.db` used b.db).
+ * A repeatable option is one whose default is a list (`--tag`, `--provider`, `--header`...).
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options) {
+    if (option.isBoolean() || option.negate || Array.isArray(option.defaultValue)) continue;
+    let first: string | undefined;
+    command.on(`option:${option.name()}`, (value: string) => {
+      if (first !== undefined) {
+        command.error(`error: option '${option.flags}' given twice ('${first}' and '${value}'); give it once`, { exitCode: EXIT_USAGE, code: 'commander.repeatedOption' });
+      }
+      first = value;
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
+}
+
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
@@ -130,7 +149,7 @@ export function buildProgram(io: CliIO): Command {
     );
 
   const context = (command?: Command): CliContext => {
-    const database = resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env);
+    const database = resolveDatabase(databaseOption(command ?? program), io.env);
     // SQLite's in-memory database lives as long as the process: a command that ends said
     // "added q" of a tool stored nowhere. `mcp --publish` serves it for its session.
     if (database === ':memory:' && command?.name() !== 'mcp') {
@@ -320,6 +339,7 @@ export function buildProgram(io: CliIO): Command {
   defineUpstreamCommands({ command, context }, io.env);
   serveMcpOptions(registerServeCommands(program, io));
   mcpCommand(command('mcp'), context);
+  refuseRepeatedOptions(program);
   return program;
 }
 

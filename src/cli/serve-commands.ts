@@ -1,6 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
-import { parseDatabaseOption, parseNonEmpty } from './database-path.js';
+import { databaseOption, parseDatabaseOption, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
@@ -85,7 +85,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     // `tool-registry --db FILE serve`: the program's --db counts as for every other command.
     .action(async (options: Serve.ServeOptions & Record<string, unknown>, cmd: Command) => {
       checkUpstreamOptions(options, cmd);
-      const db = options.db ?? program.opts<{ db?: string }>().db;
+      const db = databaseOption(cmd);
       return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
     });
 

@@ -55,8 +55,8 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   /** A subcommand; --db may come after `upstream` or after the subcommand. */
   const sub = (name: string): Command => group.command(name).option('--db <path>', 'the database file or postgres:// URL', parseDatabaseOption);
   const context = (cmd: Command): Upstream.UpstreamContext => {
-    const own = cmd.opts<{ db?: string; timeout?: number }>();
-    return { ...parts.context(own.db === undefined ? group : cmd), env, timeoutMs: own.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS };
+    const own = cmd.opts<{ timeout?: number }>();
+    return { ...parts.context(cmd), env, timeoutMs: own.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS };
   };
   /** A subcommand that connects to the upstream. */
   const connecting = (name: string): Command =>

@@ -71,10 +71,8 @@ export function defineVersionCommands({ command, expectation, expectedVersion, c
         ...(options.versionOrder === undefined ? {} : { versionOrder: options.versionOrder }),
         ...(options.compatibility === undefined ? {} : { compatibility: options.compatibility }),
       };
-      // --db may come after `set` or after `policy`.
-      const parent = cmd.parent as Command;
-      const db = cmd.opts<{ db?: string }>().db;
-      await (await versions()).policyCommand(db === undefined ? context(parent) : context(cmd), set, options);
+      // --db may come after `set` or after `policy` (context reads both).
+      await (await versions()).policyCommand(context(cmd), set, options);
     });
 
   command('diff')

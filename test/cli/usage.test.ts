@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
 import { CLI, ROOT, childEnv, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
@@ -224,5 +227,45 @@ describe('usage', () => {
     }
     // An ordinary usage error keeps its one error line.
     expect((await runCli(['list', '--nope'], { cwd })).stderr.match(/^error /gm)).toHaveLength(1);
+  });
+
+  // `--db a.db list --db b.db` (and any value option twice) used the last value silently.
+  // Every value option of every command, from the program itself: a new one is swept too.
+  it('a value option given twice (not a repeatable one) is a usage error naming both values, and touches nothing', async () => {
+    const cwd = tempDir();
+    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+    const program = buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} });
+    // Two values each option's parser takes ('a' and 'b' unless listed).
+    const values: Record<string, [string, string]> = {
+      '--format': ['mcp', 'openai'], '--mode': ['merge', 'replace'], '--version-order': ['any', 'semver'], '--compatibility': ['none', 'backward'],
+      '--scopes': ['read', 'write'], '--cors': ['http://a.example', 'http://b.example'], '--approve': ['all', 'none'],
+    };
+    const numeric = /^<(n|ms|port|bytes|count|revision|id|days|rows|duration)>$/;
+    const cases: string[][] = [];
+    const walk = (command: Command, path: string[]): void => {
+      for (const option of command.options) {
+        if (option.isBoolean() || option.negate || Array.isArray(option.defaultValue) || option.long === undefined) continue;
+        const flags = option.flags.split(' ').at(-1) as string;
+        const [first, second] = values[option.long] ?? (option.long === '--since' && path.at(-1) === 'calls' ? ['2026-01-01', '2026-01-02'] : numeric.test(flags) ? ['1', '2'] : ['a', 'b']);
+        cases.push([...path, option.long, first, option.long, second]);
+      }
+      for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+    };
+    walk(program, []);
+    expect(cases.length).toBeGreaterThan(60);
+    for (const args of cases) {
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      const [option, first, , second] = args.slice(-4) as [string, string, string, string];
+      const line = stderr.split('\n')[0] ?? '';
+      expect({ args, code, stdout, named: line.startsWith(`error USAGE: option '${option}`) && line.includes(`given twice ('${first}' and '${second}')`) }).toEqual({ args, code: 2, stdout: '', named: true });
+    }
+    // --db at two levels: after the program (or the group) and after the command.
+    for (const args of [['--db', 'a', 'list', '--db', 'b'], ['upstream', '--db', 'a', 'list', '--db', 'b'], ['--db', 'a', 'upstream', 'list', '--db', 'b'], ['--db', 'a', 'serve', '--db', 'b'], ['policy', '--db', 'a', 'set', '--version-order', 'any', '--db', 'b']]) {
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      expect({ args, code, stdout, line: stderr.split('\n')[0] }).toEqual({ args, code: 2, stdout: '', line: "error USAGE: option '--db <path>' given twice ('a' and 'b'); give it once" });
+    }
+    // A repeatable option still repeats (here: to the missing database).
+    expect(errorCode((await runCli(['list', '--tag', 'a', '--tag', 'b'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 });
