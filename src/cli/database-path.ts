@@ -32,6 +32,12 @@ export function parseNonEmpty(what: string): (value: string) => string {
   };
 }
 
+/** A parser for a repeatable option (`--tag`, `--namespace`, `--permission`): each value as `parseNonEmpty` takes it, collected. */
+export function collectNonEmpty(what: string): (value: string, previous: readonly string[]) => string[] {
+  const parse = parseNonEmpty(what);
+  return (value, previous) => [...previous, parse(value)];
+}
+
 /**
  * The --db of a command: given after it or after a command it belongs to (`upstream --db X add`,
  * `--db X list`). Given at two levels is a usage error, as twice at one level is: the nearest won.

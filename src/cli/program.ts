@@ -5,7 +5,7 @@ import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
-import { DATABASE_ENV, DEFAULT_DATABASE, databaseOption, parseDatabaseOption, resolveDatabase } from './database-path.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, collectNonEmpty, databaseOption, parseDatabaseOption, parseNonEmpty, resolveDatabase } from './database-path.js';
 import { CliError, EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
@@ -24,9 +24,8 @@ export interface CliIO {
   readonly env: NodeJS.ProcessEnv;
 }
 
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
-}
+/** `--tag`: an empty one matched no tool (a tag is never empty), silently. */
+const collectTag = collectNonEmpty('a tag');
 
 /** The formats of `export --format`, and the providers of `lint --provider` (kept in step with the library). */
 const EXPORT_FORMATS: readonly ExportFormat[] = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'];
@@ -167,7 +166,7 @@ export function buildProgram(io: CliIO): Command {
   /** --expect-version / --expect-absent: the condition of a conditional write. */
   const expectation = (cmd: Command): Command =>
     cmd
-      .option('--expect-version <version>', 'only if the stored version is exactly this one (else PRECONDITION_FAILED, nothing changes)')
+      .option('--expect-version <version>', 'only if the stored version is exactly this one (else PRECONDITION_FAILED, nothing changes)', parseNonEmpty('a version'))
       .option('--expect-absent', 'only if the tool is not registered (else PRECONDITION_FAILED, nothing changes)');
 
   const expectedVersion = (cmd: Command, options: ExpectOptions): string | null | undefined => {
@@ -180,7 +179,7 @@ export function buildProgram(io: CliIO): Command {
   command('list')
     .description('list the enabled tools (all with --all) as a table')
     .option('--all', 'include disabled tools')
-    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
+    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collectTag, [])
     .option('--json', "print the library's listAll() array as JSON")
     .action(async (options: { all?: boolean; tag: string[]; json?: boolean }, cmd: Command) =>
       (await commands()).listCommand(context(cmd), options),
@@ -190,7 +189,7 @@ export function buildProgram(io: CliIO): Command {
   command('search')
     .description('the enabled tools (all with --all) that best match QUERY, best first')
     .argument('<query>', 'what the tool should do, in words')
-    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
+    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collectTag, [])
     .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseSearchLimit)
     .option('--all', 'include disabled tools')
     .option('--json', "print the library's search() page as JSON")
@@ -201,7 +200,7 @@ export function buildProgram(io: CliIO): Command {
   command('get')
     .description('show one tool: its spec, enabled flag and created_at (--version: a spec from its history)')
     .argument('<name>', 'the tool_name (exact, case-sensitive)')
-    .option('--version <version>', 'show the spec this version had (current or in the history)')
+    .option('--version <version>', 'show the spec this version had (current or in the history)', parseNonEmpty('a version'))
     .option('--json', 'print the registration (with --version: the history entry) as JSON')
     .action(async (name: string, options: { json?: boolean; version?: string }, cmd: Command) =>
       (await commands()).getCommand(context(cmd), name, options),
@@ -227,8 +226,8 @@ export function buildProgram(io: CliIO): Command {
   // Issue 37: the audit log of MCP tool calls (src/cli/calls.ts).
   command('calls')
     .description('the audit log: MCP tools/call records (who, which tool, how long, outcome), newest first')
-    .option('--tool <name>', 'only calls of this tool')
-    .option('--token <name>', 'only calls made with this token (its name)')
+    .option('--tool <name>', 'only calls of this tool', parseNonEmpty('a tool name'))
+    .option('--token <name>', 'only calls made with this token (its name)', parseNonEmpty('a token name'))
     .option('--since <iso>', 'only calls that started at or after this ISO 8601 date or date-time', parseSince)
     .option('--limit <count>', 'at most this many calls, 1-10000 (default 100)', parseCallsLimit)
     .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseCallId)

@@ -1,6 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
-import { databaseOption, parseDatabaseOption, parseNonEmpty } from './database-path.js';
+import { collectNonEmpty, databaseOption, parseDatabaseOption, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
@@ -53,10 +53,6 @@ function positive(value: string): number {
   return Number(value);
 }
 
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
-}
-
 function parseScopes(value: string): TokenScope[] {
   const scopes = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const wrong = scopes.filter((s) => !SCOPES.includes(s as TokenScope));
@@ -94,9 +90,9 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
 
   withFile(token.command('create'))
     .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')
-    .requiredOption('--name <name>', 'its name (shown in logs and whoami)')
+    .requiredOption('--name <name>', 'its name (shown in logs and whoami)', parseNonEmpty('a token name'))
     .requiredOption('--scopes <scopes>', 'comma-separated: read, write, admin', parseScopes)
-    .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collect).default([], 'every namespace'))
+    .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collectNonEmpty('a namespace')).default([], 'every namespace'))
     .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey', parseNonEmpty('a file name'))
     .action(async (options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }) =>
       (await serve()).tokenCreateCommand(io, options),

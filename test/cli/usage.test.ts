@@ -13,6 +13,37 @@ useChildProcessTimeout();
 
 const tempDir = useTempDir();
 
+/**
+ * Every option that takes a value, of every command, read from the program itself (so a new
+ * one is swept too): the words before it (the command, its required arguments and options),
+ * two values its parser takes, and whether it repeats (its default is a list).
+ */
+function valueOptions(): { before: string[]; long: string; values: [string, string]; repeatable: boolean }[] {
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const program = buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} });
+  const named: Record<string, [string, string]> = {
+    '--format': ['mcp', 'openai'], '--mode': ['merge', 'replace'], '--version-order': ['any', 'semver'], '--compatibility': ['none', 'backward'],
+    '--scopes': ['read', 'write'], '--cors': ['http://a.example', 'http://b.example'], '--approve': ['all', 'none'], '--name': ['a', 'b'],
+  };
+  const numeric = /^<(n|ms|port|bytes|count|revision|id|days|rows|duration)>$/;
+  const values = (flags: string, long: string, command: string): [string, string] =>
+    named[long] ?? (long === '--since' && command === 'calls' ? ['2026-01-01', '2026-01-02'] : numeric.test(flags.split(' ').at(-1) as string) ? ['1', '2'] : ['a', 'b']);
+  const found: { before: string[]; long: string; values: [string, string]; repeatable: boolean }[] = [];
+  const walk = (command: Command, path: string[]): void => {
+    const required = command.registeredArguments.filter((argument) => argument.required).map(() => 'x');
+    const mandatory = command.options.filter((option) => option.mandatory);
+    for (const option of command.options) {
+      if (option.isBoolean() || option.negate || option.long === undefined) continue;
+      const others = mandatory.filter((other) => other !== option).flatMap((other) => [other.long as string, values(other.flags, other.long as string, command.name())[0]]);
+      const before = [...path, ...required, ...others];
+      found.push({ before, long: option.long, values: values(option.flags, option.long, command.name()), repeatable: Array.isArray(option.defaultValue) });
+    }
+    for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+  };
+  walk(program, []);
+  return found;
+}
+
 const COMMANDS = ['list', 'get', 'history', 'changes', 'watch', 'register', 'enable', 'disable', 'remove', 'export', 'lint', 'import', 'status', 'verify', 'migrate'];
 
 describe('the built bin', () => {
@@ -147,27 +178,21 @@ describe('usage', () => {
   });
 
   // `--tools ''` was error INTERNAL with a stack, `token create --tokens ''` left a temporary file
-  // in the working folder, `token list --tokens ''` printed nothing and exit 0.
-  it('an empty file, folder or address option is a usage error naming the option, and leaves nothing', async () => {
+  // in the working folder, `token list --tokens ''` printed nothing and exit 0; `--expect-version ''`
+  // was PRECONDITION_FAILED, `calls --tool ''` and `list --tag ''` found nothing, `upstream add
+  // --cwd ''` ran in the working folder. Every value option (but --prefix, where '' means no prefix).
+  it('an empty value of any option is a usage error naming the option, and leaves nothing', async () => {
     const cwd = tempDir();
-    const cases: [string[], string][] = [
-      [['mcp'], '--tools'],
-      [['mcp'], '--policy'],
-      [['serve'], '--tools'],
-      [['serve'], '--tokens'],
-      [['serve'], '--data-dir'],
-      // It listened on every address (`[::]`): `--host "$UNSET"` exposed the server.
-      [['serve', '--tokens', 'tokens.json'], '--host'],
-      [['token', 'list'], '--tokens'],
-      [['token', 'revoke', 'a'], '--tokens'],
-      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--tokens'],
-      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--policy'],
-    ];
-    for (const [args, option] of cases) {
-      const { code, stderr } = await runCli([...args, option, ''], { cwd });
+    const cases = valueOptions().filter(({ long }) => long !== '--prefix');
+    expect(cases.length).toBeGreaterThan(60);
+    const wrong = [];
+    for (const { before, long } of cases) {
+      const args = [...before, long, ''];
+      const { code, stdout, stderr } = await runCli(args, { cwd });
       const line = stderr.split('\n')[0] ?? '';
-      expect({ args, option, code, named: line.startsWith(`error USAGE: option '${option} `) && line.includes("argument '' is invalid") }).toEqual({ args, option, code: 2, named: true });
+      if (!(code === 2 && stdout === '' && line.startsWith('error USAGE: ') && line.includes(long) && /''|""/.test(line))) wrong.push({ args, code, line });
     }
+    expect(wrong).toEqual([]);
     expect(readdirSync(cwd)).toEqual([]);
   });
 
@@ -230,34 +255,15 @@ describe('usage', () => {
   });
 
   // `--db a.db list --db b.db` (and any value option twice) used the last value silently.
-  // Every value option of every command, from the program itself: a new one is swept too.
   it('a value option given twice (not a repeatable one) is a usage error naming both values, and touches nothing', async () => {
     const cwd = tempDir();
-    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
-    const program = buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} });
-    // Two values each option's parser takes ('a' and 'b' unless listed).
-    const values: Record<string, [string, string]> = {
-      '--format': ['mcp', 'openai'], '--mode': ['merge', 'replace'], '--version-order': ['any', 'semver'], '--compatibility': ['none', 'backward'],
-      '--scopes': ['read', 'write'], '--cors': ['http://a.example', 'http://b.example'], '--approve': ['all', 'none'],
-    };
-    const numeric = /^<(n|ms|port|bytes|count|revision|id|days|rows|duration)>$/;
-    const cases: string[][] = [];
-    const walk = (command: Command, path: string[]): void => {
-      for (const option of command.options) {
-        if (option.isBoolean() || option.negate || Array.isArray(option.defaultValue) || option.long === undefined) continue;
-        const flags = option.flags.split(' ').at(-1) as string;
-        const [first, second] = values[option.long] ?? (option.long === '--since' && path.at(-1) === 'calls' ? ['2026-01-01', '2026-01-02'] : numeric.test(flags) ? ['1', '2'] : ['a', 'b']);
-        cases.push([...path, option.long, first, option.long, second]);
-      }
-      for (const sub of command.commands) walk(sub, [...path, sub.name()]);
-    };
-    walk(program, []);
+    const cases = valueOptions().filter(({ repeatable }) => !repeatable);
     expect(cases.length).toBeGreaterThan(60);
-    for (const args of cases) {
+    for (const { before, long, values: [first, second] } of cases) {
+      const args = [...before, long, first, long, second];
       const { code, stdout, stderr } = await runCli(args, { cwd });
-      const [option, first, , second] = args.slice(-4) as [string, string, string, string];
       const line = stderr.split('\n')[0] ?? '';
-      expect({ args, code, stdout, named: line.startsWith(`error USAGE: option '${option}`) && line.includes(`given twice ('${first}' and '${second}')`) }).toEqual({ args, code: 2, stdout: '', named: true });
+      expect({ args, code, stdout, named: line.startsWith(`error USAGE: option '${long}`) && line.includes(`given twice ('${first}' and '${second}')`) }).toEqual({ args, code: 2, stdout: '', named: true });
     }
     // --db at two levels: after the program (or the group) and after the command.
     for (const args of [['--db', 'a', 'list', '--db', 'b'], ['upstream', '--db', 'a', 'list', '--db', 'b'], ['--db', 'a', 'upstream', 'list', '--db', 'b'], ['--db', 'a', 'serve', '--db', 'b'], ['policy', '--db', 'a', 'set', '--version-order', 'any', '--db', 'b']]) {
