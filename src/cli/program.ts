@@ -104,6 +104,21 @@ function refuseRepeatedOptions(command: Command): void {
   for (const sub of command.commands) refuseRepeatedOptions(sub);
 }
 
+/**
+ * Makes an empty NAME or FILE argument a usage error naming it, as an empty option value is:
+ * `remove ""` said "nothing removed:  was not registered" (exit 0), `register ""` "cannot read :".
+ * Not search's QUERY: a query without terms has no results (docs/search.md). Lists collect themselves.
+ */
+function refuseEmptyArguments(command: Command): void {
+  if (command.name() !== 'search') {
+    for (const argument of command.registeredArguments) {
+      if (argument.variadic || argument.parseArg !== undefined) continue;
+      argument.argParser(parseNonEmpty(argument.description));
+    }
+  }
+  for (const sub of command.commands) refuseEmptyArguments(sub);
+}
+
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
@@ -339,6 +354,7 @@ export function buildProgram(io: CliIO): Command {
   serveMcpOptions(registerServeCommands(program, io));
   mcpCommand(command('mcp'), context);
   refuseRepeatedOptions(program);
+  refuseEmptyArguments(program);
   return program;
 }
 

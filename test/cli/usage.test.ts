@@ -196,6 +196,31 @@ describe('usage', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // `remove ''` said "nothing removed:  was not registered" (exit 0), `register ''` "cannot read :".
+  it('an empty NAME or FILE argument is a usage error naming it (not search QUERY), and leaves nothing', async () => {
+    const cwd = tempDir();
+    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+    const cases: string[][] = [];
+    const walk = (command: Command, path: string[]): void => {
+      const given = command.registeredArguments.filter((argument) => !argument.variadic);
+      const mandatory = command.options.filter((option) => option.mandatory).flatMap((option) => [option.long as string, option.long === '--scopes' ? 'read' : 'a']);
+      if (command.name() !== 'search') given.forEach((_, at) => cases.push([...path, ...given.map((__, index) => (index === at ? '' : 'x')), ...mandatory]));
+      for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+    };
+    walk(buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} }), []);
+    expect(cases.length).toBeGreaterThan(15);
+    const wrong = [];
+    for (const args of cases) {
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      const line = stderr.split('\n')[0] ?? '';
+      if (!(code === 2 && stdout === '' && /^error USAGE: command-argument value '' is invalid for argument '\w+'/.test(line))) wrong.push({ args, code, line });
+    }
+    expect(wrong).toEqual([]);
+    expect(readdirSync(cwd)).toEqual([]);
+    // An empty query is no error: it has no terms, so no results (here: to the missing database).
+    expect(errorCode((await runCli(['search', ''], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+  });
+
   // `register` said "added a" of a tool stored nowhere (SQLite's in-memory database ends with the command).
   it('--db :memory: (or TOOL_REGISTRY_DB) is a usage error for every command that ends', async () => {
     const cwd = tempDir();
