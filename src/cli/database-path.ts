@@ -11,9 +11,29 @@ export const DATABASE_ENV = 'TOOL_REGISTRY_DB';
 
 /** `--db`, else `TOOL_REGISTRY_DB` (when not empty), else `./tool-registry.db`. */
 export function resolveDatabase(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (flag !== undefined) return flag;
   const fromEnv = env[DATABASE_ENV];
-  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DATABASE;
+  const database = flag ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DATABASE);
+  if (database.includes(NOT_UTF8)) throw new CliError('USAGE', `database ${notUtf8(flag === undefined ? `$${DATABASE_ENV}` : '--db')}`);
+  return database;
+}
+
+/**
+ * U+FFFD: what Node reads in an argument or environment variable for bytes that are not UTF-8
+ * (a Latin-1 `café.db`). A file named with it is another file: `migrate` created `caf\uFFFD.db`.
+ */
+const NOT_UTF8 = '\uFFFD';
+
+function notUtf8(where: string): string {
+  return `${where} holds U+FFFD, which Node puts for bytes that are not UTF-8: the file would be made or looked for under another name (give a UTF-8 name)`;
+}
+
+/** A parser for an option naming a file or folder the command may create (`--out`, `--tokens`, `--data-dir`): not empty, no U+FFFD. */
+export function parseFileName(what: string): (value: string) => string {
+  const nonEmpty = parseNonEmpty(what);
+  return (value) => {
+    if (nonEmpty(value).includes(NOT_UTF8)) throw new InvalidArgumentError(notUtf8('the name'));
+    return value;
+  };
 }
 
 /** Parses a `--db` value: an empty one names no database (a usage error, exit 2), rather than `./tool-registry.db` or an odd open failure. */

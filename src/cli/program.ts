@@ -5,7 +5,7 @@ import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
-import { DATABASE_ENV, DEFAULT_DATABASE, collectNonEmpty, databaseOption, parseDatabaseOption, parseNonEmpty, resolveDatabase } from './database-path.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty, resolveDatabase } from './database-path.js';
 import { CliError, EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
@@ -284,7 +284,7 @@ export function buildProgram(io: CliIO): Command {
 
   command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
-    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output (- is standard output)')
+    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output (- is standard output)', parseFileName('a file name, or - for standard output'))
     .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
     .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
     .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
@@ -295,7 +295,6 @@ export function buildProgram(io: CliIO): Command {
       if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
         cmd.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
       }
-      if (options.out === '') cmd.error("error: option '--out <file>' argument '' is invalid. expected a file name, or - for standard output");
       // `--out -` is standard output, as `-` is standard input for register and import (it wrote a file named "-").
       const { out, ...rest } = options;
       const outOption = out === undefined || out === '-' ? {} : { out };

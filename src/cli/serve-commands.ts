@@ -1,6 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
-import { collectNonEmpty, databaseOption, parseDatabaseOption, parseNonEmpty } from './database-path.js';
+import { collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
@@ -66,10 +66,10 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .command('serve')
     .description('serve the registry over HTTP (routes: docs/server.md); SIGTERM/SIGINT stops it gracefully')
     .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
-    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db', parseNonEmpty('a folder'))
+    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db', parseFileName('a folder'))
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', parseNonEmpty('an address (0.0.0.0 or :: for every one)'), '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', port, 8080)
-    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseNonEmpty('a file name'))
+    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseFileName('a file name'))
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
@@ -86,7 +86,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     });
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');
-  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`, parseNonEmpty('a file name'));
+  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`, parseFileName('a file name'));
 
   withFile(token.command('create'))
     .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')

@@ -196,6 +196,25 @@ describe('usage', () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
+  // Node reads bytes that are not UTF-8 in an argument as U+FFFD: `--db $'caf\xe9.db' migrate`
+  // created `caf\uFFFD.db` (EF BF BD on disk), another file than the one named, silently.
+  it('a file name the command may create holding U+FFFD (bytes not UTF-8) is a usage error, and creates nothing', async () => {
+    const cwd = tempDir();
+    const name = 'caf\uFFFD';
+    const cases: [string[], Record<string, string>][] = [
+      [['--db', `${name}.db`, 'migrate'], {}],
+      [['migrate'], { TOOL_REGISTRY_DB: `${name}.db` }],
+      [['export', '--out', `${name}.json`], {}],
+      [['token', 'create', '--name', 'a', '--scopes', 'read', '--tokens', `${name}.json`], {}],
+      [['serve', '--data-dir', name], {}],
+    ];
+    for (const [args, env] of cases) {
+      const { code, stdout, stderr } = await runCli(args, { cwd, env });
+      expect({ args, code, stdout, line: stderr.split('\n')[0] }).toEqual({ args, code: 2, stdout: '', line: expect.stringMatching(/^error USAGE: .*holds U\+FFFD, which Node puts for bytes that are not UTF-8/) });
+    }
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
   // `remove ''` said "nothing removed:  was not registered" (exit 0), `register ''` "cannot read :".
   it('an empty NAME or FILE argument is a usage error naming it (not search QUERY), and leaves nothing', async () => {
     const cwd = tempDir();
