@@ -12,6 +12,7 @@ import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
+import { sinceInstant } from '../core/since-instant.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -49,19 +50,11 @@ function parseRevision(value: string): number {
   return Number(value);
 }
 
-/** Whether the `YYYY-MM-DD` that `text` starts with is a day the calendar has (Date.parse reads 2026-02-30 as March 2). */
-function dayExists(text: string): boolean {
-  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(2000, month - 1, day));
-  date.setUTCFullYear(year); // Date.UTC reads years 0-99 as 1900-1999
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-/** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`). */
+/** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`); read as GET /v1/calls reads it. */
 function parseSince(value: string): string {
-  const time = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-][\d:]+)?)?$/i.test(value) && dayExists(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(time)) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
-  return new Date(time).toISOString();
+  const instant = sinceInstant(value);
+  if (instant === undefined) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
+  return instant;
 }
 
 /** A whole number from 1 to `max`: the library's bound, checked here so a value out of it is a usage error (exit 2), not the library's VALIDATION_FAILED (exit 1). */
