@@ -13,8 +13,13 @@ export const DATABASE_ENV = 'TOOL_REGISTRY_DB';
 export function resolveDatabase(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   const fromEnv = env[DATABASE_ENV];
   const database = flag ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_DATABASE);
-  if (database.includes(NOT_UTF8)) throw new CliError('USAGE', `database ${notUtf8(flag === undefined ? `$${DATABASE_ENV}` : '--db')}`);
-  return database;
+  return utf8Name(database, flag === undefined ? `database $${DATABASE_ENV}` : 'database --db');
+}
+
+/** `name`, unless it holds U+FFFD (see NOT_UTF8): then a usage error saying `where` it came from. */
+export function utf8Name(name: string, where: string): string {
+  if (name.includes(NOT_UTF8)) throw new CliError('USAGE', notUtf8(where));
+  return name;
 }
 
 /**

@@ -206,6 +206,7 @@ describe('usage', () => {
       [['migrate'], { TOOL_REGISTRY_DB: `${name}.db` }],
       [['export', '--out', `${name}.json`], {}],
       [['token', 'create', '--name', 'a', '--scopes', 'read', '--tokens', `${name}.json`], {}],
+      [['token', 'create', '--name', 'a', '--scopes', 'read'], { TOOL_REGISTRY_TOKENS: `${name}.json` }],
       [['serve', '--data-dir', name], {}],
     ];
     for (const [args, env] of cases) {
