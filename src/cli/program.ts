@@ -12,7 +12,7 @@ import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
-import { sinceInstant } from '../core/since-instant.js';
+import { sinceInstant } from '../since-instant.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { json } from './route-table.js';
 import type { RouteDefinition } from './route-table.js';
 import { queryCount } from './schemas.js';
-import { sinceInstant } from '../core/since-instant.js';
+import { sinceInstant } from '../since-instant.js';
 
 export const CALLS_PAGE_MAX = 1000;
 const CALLS_PAGE_DEFAULT = 100;

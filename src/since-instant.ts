@@ -1,4 +1,5 @@
 // The audit log's `since` (GET /v1/calls, `tool-registry calls --since`): one reading of it for both.
+// Outside core/ so the command's usage errors do not load the core chunk (rolldown.config.mjs).
 
 /** An ISO 8601 date, or date-time with an optional offset. */
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
