@@ -12,6 +12,8 @@ import { CliError, describeSystemError } from './errors.js';
 /** Linux's own limit on links followed in one path (ELOOP beyond it). */
 const MAX_LINKS = 40;
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+/** The files SQLite keeps beside a database: replacing the WAL loses the commits it holds that are not in the database yet. */
+const SQLITE_COMPANIONS: readonly string[] = ['-wal', '-shm', '-journal'];
 
 /** What a file that is not a regular file is, for a message. */
 function kindOf(stats: Stats): string {
@@ -60,6 +62,10 @@ export function outTarget(path: string): OutTarget {
     }
     if (isSqliteFile(current)) {
       throw new CliError('IO_ERROR', `refusing to write ${shown}: it is a SQLite database file, and --out replaces the file (did you mean --db?)`);
+    }
+    const companion = SQLITE_COMPANIONS.find((suffix) => current.endsWith(suffix) && isSqliteFile(current.slice(0, -suffix.length)));
+    if (companion !== undefined) {
+      throw new CliError('IO_ERROR', `refusing to write ${shown}: it belongs to the SQLite database ${current.slice(0, -companion.length)} (its ${companion.slice(1)} file), and --out replaces the file`);
     }
     return { path: current, mode: stats.mode & 0o7777 };
   }

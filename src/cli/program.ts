@@ -5,13 +5,14 @@ import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
 import type { SearchCommandOptions } from './search.js';
 import type { CallsCommandOptions } from './calls.js';
-import { DATABASE_ENV, DEFAULT_DATABASE, parseDatabaseOption, resolveDatabase } from './database-path.js';
+import { DATABASE_ENV, DEFAULT_DATABASE, collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty, resolveDatabase } from './database-path.js';
 import { CliError, EXIT_OK, EXIT_USAGE, describeError, escapeControls } from './errors.js';
 import { defineVersionCommands } from './versions-program.js';
 import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
+import { sinceInstant } from '../since-instant.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -24,9 +25,8 @@ export interface CliIO {
   readonly env: NodeJS.ProcessEnv;
 }
 
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
-}
+/** `--tag`: an empty one matched no tool (a tag is never empty), silently. */
+const collectTag = collectNonEmpty('a tag');
 
 /** The formats of `export --format`, and the providers of `lint --provider` (kept in step with the library). */
 const EXPORT_FORMATS: readonly ExportFormat[] = ['mcp', 'openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk'];
@@ -50,19 +50,11 @@ function parseRevision(value: string): number {
   return Number(value);
 }
 
-/** Whether the `YYYY-MM-DD` that `text` starts with is a day the calendar has (Date.parse reads 2026-02-30 as March 2). */
-function dayExists(text: string): boolean {
-  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(2000, month - 1, day));
-  date.setUTCFullYear(year); // Date.UTC reads years 0-99 as 1900-1999
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
-}
-
-/** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`). */
+/** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`); read as GET /v1/calls reads it. */
 function parseSince(value: string): string {
-  const time = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-][\d:]+)?)?$/i.test(value) && dayExists(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(time)) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
-  return new Date(time).toISOString();
+  const instant = sinceInstant(value);
+  if (instant === undefined) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
+  return instant;
 }
 
 /** A whole number from 1 to `max`: the library's bound, checked here so a value out of it is a usage error (exit 2), not the library's VALIDATION_FAILED (exit 1). */
@@ -84,6 +76,40 @@ const parseCallId = wholeFrom1To(Number.MAX_SAFE_INTEGER);
 interface ExpectOptions {
   readonly expectVersion?: string;
   readonly expectAbsent?: boolean;
+}
+
+/**
+ * Makes a value option given twice on one command a usage error naming both values: commander
+ * kept the last one silently (`--db a.db list --db b.db`... `list --db a.db --db b.db` used b.db).
+ * A repeatable option is one whose default is a list (`--tag`, `--provider`, `--header`...).
+ */
+function refuseRepeatedOptions(command: Command): void {
+  for (const option of command.options) {
+    if (option.isBoolean() || option.negate || Array.isArray(option.defaultValue)) continue;
+    let first: string | undefined;
+    command.on(`option:${option.name()}`, (value: string) => {
+      if (first !== undefined) {
+        command.error(`error: option '${option.flags}' given twice ('${first}' and '${value}'); give it once`, { exitCode: EXIT_USAGE, code: 'commander.repeatedOption' });
+      }
+      first = value;
+    });
+  }
+  for (const sub of command.commands) refuseRepeatedOptions(sub);
+}
+
+/**
+ * Makes an empty NAME or FILE argument a usage error naming it, as an empty option value is:
+ * `remove ""` said "nothing removed:  was not registered" (exit 0), `register ""` "cannot read :".
+ * Not search's QUERY: a query without terms has no results (docs/search.md). Lists collect themselves.
+ */
+function refuseEmptyArguments(command: Command): void {
+  if (command.name() !== 'search') {
+    for (const argument of command.registeredArguments) {
+      if (argument.variadic || argument.parseArg !== undefined) continue;
+      argument.argParser(parseNonEmpty(argument.description));
+    }
+  }
+  for (const sub of command.commands) refuseEmptyArguments(sub);
 }
 
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
@@ -130,7 +156,7 @@ export function buildProgram(io: CliIO): Command {
     );
 
   const context = (command?: Command): CliContext => {
-    const database = resolveDatabase(command?.opts<{ db?: string }>().db ?? program.opts<{ db?: string }>().db, io.env);
+    const database = resolveDatabase(databaseOption(command ?? program), io.env);
     // SQLite's in-memory database lives as long as the process: a command that ends said
     // "added q" of a tool stored nowhere. `mcp --publish` serves it for its session.
     if (database === ':memory:' && command?.name() !== 'mcp') {
@@ -148,7 +174,7 @@ export function buildProgram(io: CliIO): Command {
   /** --expect-version / --expect-absent: the condition of a conditional write. */
   const expectation = (cmd: Command): Command =>
     cmd
-      .option('--expect-version <version>', 'only if the stored version is exactly this one (else PRECONDITION_FAILED, nothing changes)')
+      .option('--expect-version <version>', 'only if the stored version is exactly this one (else PRECONDITION_FAILED, nothing changes)', parseNonEmpty('a version'))
       .option('--expect-absent', 'only if the tool is not registered (else PRECONDITION_FAILED, nothing changes)');
 
   const expectedVersion = (cmd: Command, options: ExpectOptions): string | null | undefined => {
@@ -161,7 +187,7 @@ export function buildProgram(io: CliIO): Command {
   command('list')
     .description('list the enabled tools (all with --all) as a table')
     .option('--all', 'include disabled tools')
-    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
+    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collectTag, [])
     .option('--json', "print the library's listAll() array as JSON")
     .action(async (options: { all?: boolean; tag: string[]; json?: boolean }, cmd: Command) =>
       (await commands()).listCommand(context(cmd), options),
@@ -171,7 +197,7 @@ export function buildProgram(io: CliIO): Command {
   command('search')
     .description('the enabled tools (all with --all) that best match QUERY, best first')
     .argument('<query>', 'what the tool should do, in words')
-    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collect, [])
+    .option('--tag <tag>', 'only tools with this tag; repeat it to require several', collectTag, [])
     .option('--limit <n>', 'at most this many results, 1-1000 (default 10)', parseSearchLimit)
     .option('--all', 'include disabled tools')
     .option('--json', "print the library's search() page as JSON")
@@ -182,7 +208,7 @@ export function buildProgram(io: CliIO): Command {
   command('get')
     .description('show one tool: its spec, enabled flag and created_at (--version: a spec from its history)')
     .argument('<name>', 'the tool_name (exact, case-sensitive)')
-    .option('--version <version>', 'show the spec this version had (current or in the history)')
+    .option('--version <version>', 'show the spec this version had (current or in the history)', parseNonEmpty('a version'))
     .option('--json', 'print the registration (with --version: the history entry) as JSON')
     .action(async (name: string, options: { json?: boolean; version?: string }, cmd: Command) =>
       (await commands()).getCommand(context(cmd), name, options),
@@ -208,8 +234,8 @@ export function buildProgram(io: CliIO): Command {
   // Issue 37: the audit log of MCP tool calls (src/cli/calls.ts).
   command('calls')
     .description('the audit log: MCP tools/call records (who, which tool, how long, outcome), newest first')
-    .option('--tool <name>', 'only calls of this tool')
-    .option('--token <name>', 'only calls made with this token (its name)')
+    .option('--tool <name>', 'only calls of this tool', parseNonEmpty('a tool name'))
+    .option('--token <name>', 'only calls made with this token (its name)', parseNonEmpty('a token name'))
     .option('--since <iso>', 'only calls that started at or after this ISO 8601 date or date-time', parseSince)
     .option('--limit <count>', 'at most this many calls, 1-10000 (default 100)', parseCallsLimit)
     .option('--before <id>', 'only calls older than this id (the next page: the id the previous page names)', parseCallId)
@@ -251,7 +277,7 @@ export function buildProgram(io: CliIO): Command {
 
   command('export')
     .description('write a snapshot of every tool (disabled ones too) as JSON; with --format, the enabled tools as a model provider takes them')
-    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output (- is standard output)')
+    .option('--out <file>', 'write to this file (whole or not at all) instead of standard output (- is standard output)', parseFileName('a file name, or - for standard output'))
     .addOption(new Option('--format <format>', "the provider's tool list instead of a snapshot").choices(EXPORT_FORMATS))
     .option('--strict', `strict mode (${STRICT_FORMATS.join(', ')}): strict rules apply, strict: true is sent`)
     .option('--skip-incompatible', 'leave out the tools the provider would reject (listed on stderr) instead of failing')
@@ -262,7 +288,6 @@ export function buildProgram(io: CliIO): Command {
       if (options.strict === true && options.format !== undefined && !STRICT_FORMATS.includes(options.format)) {
         cmd.error(`error: --strict applies to --format ${STRICT_FORMATS.join(', ')} only`);
       }
-      if (options.out === '') cmd.error("error: option '--out <file>' argument '' is invalid. expected a file name, or - for standard output");
       // `--out -` is standard output, as `-` is standard input for register and import (it wrote a file named "-").
       const { out, ...rest } = options;
       const outOption = out === undefined || out === '-' ? {} : { out };
@@ -320,6 +345,8 @@ export function buildProgram(io: CliIO): Command {
   defineUpstreamCommands({ command, context }, io.env);
   serveMcpOptions(registerServeCommands(program, io));
   mcpCommand(command('mcp'), context);
+  refuseRepeatedOptions(program);
+  refuseEmptyArguments(program);
   return program;
 }
 

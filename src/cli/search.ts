@@ -34,11 +34,17 @@ export function formatSearchPage(page: SearchPage): string {
   );
 }
 
+/** Said under a table the limit cut short (it ended at 10 results, as if no more tools matched), as `calls` says `older calls`. */
+function moreLine(page: SearchPage, limit: number): string {
+  if (page.next_cursor === null) return '';
+  return limit < 1000 ? `more tools match: raise --limit (${limit} shown, up to 1000)\n` : 'more tools match than 1000: narrow the query or add --tag\n';
+}
+
 export async function searchCommand(context: CliContext, query: string, options: SearchCommandOptions): Promise<void> {
   await withRegistry(context.database, 'readonly', async (registry) => {
     const page = await registry.search(query, { tags: options.tag, limit: options.limit ?? 10, includeDisabled: options.all === true });
     if (options.json === true) context.stdout.write(toJson(page));
-    else if (page.results.length > 0) context.stdout.write(formatSearchPage(page));
+    else if (page.results.length > 0) context.stdout.write(formatSearchPage(page) + moreLine(page, options.limit ?? 10));
     else context.stdout.write(`no ${options.all === true ? '' : 'enabled '}tools match ${JSON.stringify(query)}\n`);
   });
 }

@@ -1,6 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import type { Command } from 'commander';
-import { parseDatabaseOption, parseNonEmpty } from './database-path.js';
+import { collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
@@ -53,10 +53,6 @@ function positive(value: string): number {
   return Number(value);
 }
 
-function collect(value: string, previous: readonly string[]): string[] {
-  return [...previous, value];
-}
-
 function parseScopes(value: string): TokenScope[] {
   const scopes = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const wrong = scopes.filter((s) => !SCOPES.includes(s as TokenScope));
@@ -70,10 +66,10 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .command('serve')
     .description('serve the registry over HTTP (routes: docs/server.md); SIGTERM/SIGINT stops it gracefully')
     .option('--db <path>', 'the database file or postgres:// URL (namespace default; with a URL, each namespace is a schema)', parseDatabaseOption)
-    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db', parseNonEmpty('a folder'))
+    .option('--data-dir <dir>', 'one SQLite file per namespace: DIR/{ns}.db', parseFileName('a folder'))
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', parseNonEmpty('an address (0.0.0.0 or :: for every one)'), '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', port, 8080)
-    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseNonEmpty('a file name'))
+    .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseFileName('a file name'))
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
@@ -85,18 +81,18 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     // `tool-registry --db FILE serve`: the program's --db counts as for every other command.
     .action(async (options: Serve.ServeOptions & Record<string, unknown>, cmd: Command) => {
       checkUpstreamOptions(options, cmd);
-      const db = options.db ?? program.opts<{ db?: string }>().db;
+      const db = databaseOption(cmd);
       return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
     });
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');
-  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`, parseNonEmpty('a file name'));
+  const withFile = (cmd: Command): Command => cmd.option('--tokens <file>', `the token file (default: $${TOKENS_ENV}, else ${DEFAULT_TOKENS})`, parseFileName('a file name'));
 
   withFile(token.command('create'))
     .description('create a token; its secret is printed once (the last line) and only its SHA-256 is stored')
-    .requiredOption('--name <name>', 'its name (shown in logs and whoami)')
+    .requiredOption('--name <name>', 'its name (shown in logs and whoami)', parseNonEmpty('a token name'))
     .requiredOption('--scopes <scopes>', 'comma-separated: read, write, admin', parseScopes)
-    .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collect).default([], 'every namespace'))
+    .addOption(new Option('--namespace <ns>', 'limit it to this namespace; repeat for several').argParser(collectNonEmpty('a namespace')).default([], 'every namespace'))
     .option('--policy <file>', 'a ToolPolicy JSON file (as invoke takes it) that MCP sessions of this token obey', parseNonEmpty('a file name'))
     .action(async (options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }) =>
       (await serve()).tokenCreateCommand(io, options),

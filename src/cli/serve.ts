@@ -18,7 +18,7 @@ import {
 import type { NamespaceSource, TokenScope } from '../server/index.js';
 import { describeDatabase, isPostgresUrl, notRegularFile, openFailure, postgresTarget, storageFailure } from './database.js';
 import { callRetentionOf } from './mcp-command.js';
-import { resolveDatabase } from './database-path.js';
+import { resolveDatabase, utf8Name } from './database-path.js';
 import { CliError } from './errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
@@ -208,7 +208,7 @@ const EXIT_GRACE_MS = 1_000;
 export function tokensFile(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   if (flag !== undefined) return flag;
   const fromEnv = env[TOKENS_ENV];
-  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_TOKENS;
+  return fromEnv !== undefined && fromEnv !== '' ? utf8Name(fromEnv, `token file $${TOKENS_ENV}`) : DEFAULT_TOKENS;
 }
 
 export async function tokenCreateCommand(io: CliIO, options: { name: string; scopes: TokenScope[]; namespace: string[]; policy?: string; tokens?: string }): Promise<void> {

@@ -2,7 +2,7 @@
 // call in program.ts. Light: --help and usage errors load nothing else; upstream.ts does the work.
 import { InvalidArgumentError, Option } from 'commander';
 import type { Command } from 'commander';
-import { parseDatabaseOption } from './database-path.js';
+import { collectNonEmpty, parseDatabaseOption, parseNonEmpty } from './database-path.js';
 import type { CliContext } from './commands.js';
 import { splitCommandLine } from './command-line.js';
 import type * as Upstream from './upstream.js';
@@ -55,8 +55,8 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   /** A subcommand; --db may come after `upstream` or after the subcommand. */
   const sub = (name: string): Command => group.command(name).option('--db <path>', 'the database file or postgres:// URL', parseDatabaseOption);
   const context = (cmd: Command): Upstream.UpstreamContext => {
-    const own = cmd.opts<{ db?: string; timeout?: number }>();
-    return { ...parts.context(own.db === undefined ? group : cmd), env, timeoutMs: own.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS };
+    const own = cmd.opts<{ timeout?: number }>();
+    return { ...parts.context(cmd), env, timeoutMs: own.timeout ?? DEFAULT_UPSTREAM_TIMEOUT_MS };
   };
   /** A subcommand that connects to the upstream. */
   const connecting = (name: string): Command =>
@@ -65,13 +65,13 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   connecting('add')
     .description('connect to an upstream, list its tools, store it, and (with --approve all, the default) register its tools as 1.0.0+HASH')
     .argument('<name>', 'the upstream name: 1-64 of A-Z a-z 0-9 _ - (its tools are tagged upstream:NAME)')
-    .option('--url <url>', 'an HTTP upstream: Streamable HTTP, falling back to HTTP+SSE')
+    .option('--url <url>', 'an HTTP upstream: Streamable HTTP, falling back to HTTP+SSE', parseNonEmpty('an http: or https: URL'))
     .option('--command <command-line>', 'a stdio upstream: the program and its arguments, split like a shell (quotes, backslashes) but never run by one', parseCommandLine)
     .option('--header <header>', '"Name: value" sent to an HTTP upstream; the value may name ${VAR}; repeatable', collectHeader, [])
     .option('--env <name=value>', "an environment variable of a stdio upstream; the value may name ${VAR}; repeatable", collectEnv, [])
-    .option('--cwd <dir>', 'the working folder of a stdio upstream (made absolute)')
+    .option('--cwd <dir>', 'the working folder of a stdio upstream (made absolute)', parseNonEmpty('a folder'))
     .option('--prefix <prefix>', "put before each tool's name (default NAME_; '' keeps the upstream's names)")
-    .option('--permission <name>', "a permission every tool of the upstream requires of a session's policy (e.g. NET_HTTP); repeatable", (value: string, previous: string[]) => [...previous, value], [])
+    .option('--permission <name>', "a permission every tool of the upstream requires of a session's policy (e.g. NET_HTTP); repeatable", collectNonEmpty('a permission name'), [])
     .addOption(new Option('--approve <which>', 'all: serve its tools at once; none: they wait as pending').choices(['all', 'none']).default('all'))
     .option('--json', 'print the row, the approved tools and every tool\'s state as JSON')
     .action(async (name: string, options: AddLine, cmd: Command) => {

@@ -185,7 +185,7 @@ export async function listCommand(context: UpstreamContext, options: { json?: bo
       return;
     }
     if (rows.length === 0) {
-      print(context, 'no upstreams (add one with: tool-registry upstream add NAME --url URL | --command "CMD ARG...")\n');
+      print(context, NO_UPSTREAMS);
       return;
     }
     print(
@@ -249,6 +249,8 @@ async function listingsOf(context: UpstreamContext, registry: CliRegistry, name:
   return listings;
 }
 
+const NO_UPSTREAMS = 'no upstreams (add one with: tool-registry upstream add NAME --url URL | --command "CMD ARG...")\n';
+
 function reportListings(context: UpstreamContext, listings: readonly Listing[], options: { json?: boolean }, verb: 'synced' | 'pending'): void {
   if (options.json === true) {
     const shown = listings.map((one) => ({
@@ -272,6 +274,8 @@ function reportListings(context: UpstreamContext, listings: readonly Listing[], 
         print(context, `synced ${one.upstream.name}: ${counts.served} served, ${counts.pending} pending, ${counts.gone} gone, ${counts.rejected} rejected\n`);
       }
     }
+    // `sync` of no upstreams printed nothing at all.
+    if (verb === 'synced' && listings.length === 0) print(context, NO_UPSTREAMS);
     if (verb === 'pending') print(context, pending === 0 ? 'nothing pending\n' : `${pending} pending (approve: tool-registry upstream approve NAME TOOL... | --all; reject: tool-registry upstream reject NAME TOOL)\n`);
   }
   const failed = listings.filter((one) => one.error !== undefined);

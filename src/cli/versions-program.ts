@@ -1,8 +1,8 @@
 // The command lines of issue 27's commands (deprecate, undeprecate, policy, diff, check),
 // registered on the program by one call in program.ts.
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import type { Command } from 'commander';
-import { parseDatabaseOption } from './database-path.js';
+import { parseDatabaseOption, parseNonEmpty } from './database-path.js';
 import type { CompatibilityPolicy, RegistryPolicyInput, VersionOrder } from '../index.js';
 import type { CliContext } from './commands.js';
 import type * as Versions from './versions.js';
@@ -26,20 +26,13 @@ export interface ProgramParts {
   readonly context: (cmd?: Command) => CliContext;
 }
 
-function nonEmpty(name: string): (value: string) => string {
-  return (value) => {
-    if (value === '') throw new InvalidArgumentError(`${name} must not be empty`);
-    return value;
-  };
-}
-
 export function defineVersionCommands({ command, expectation, expectedVersion, context }: ProgramParts): void {
   expectation(command('deprecate'))
     .description('mark a tool deprecated: it keeps working; exports say so, and after --sunset loadToolSet leaves it out')
     .argument('<name>', 'the tool_name')
-    .requiredOption('--message <text>', 'why, and what to do instead (shown to people and models)', nonEmpty('--message'))
-    .option('--replacement <name>', 'the tool to use instead')
-    .option('--sunset <date>', 'when it stops being offered: an ISO 8601 date (2026-12-31) or date-time')
+    .requiredOption('--message <text>', 'why, and what to do instead (shown to people and models)', parseNonEmpty('the text'))
+    .option('--replacement <name>', 'the tool to use instead', parseNonEmpty('a tool name'))
+    .option('--sunset <date>', 'when it stops being offered: an ISO 8601 date (2026-12-31) or date-time', parseNonEmpty('an ISO 8601 date'))
     .option('--json', 'print the registration as JSON')
     .action(async (name: string, options: ExpectOptions & { message: string; replacement?: string; sunset?: string; json?: boolean }, cmd: Command) =>
       (await versions()).deprecateCommand(context(cmd), name, options, { expectedVersion: expectedVersion(cmd, options) }),
@@ -71,17 +64,15 @@ export function defineVersionCommands({ command, expectation, expectedVersion, c
         ...(options.versionOrder === undefined ? {} : { versionOrder: options.versionOrder }),
         ...(options.compatibility === undefined ? {} : { compatibility: options.compatibility }),
       };
-      // --db may come after `set` or after `policy`.
-      const parent = cmd.parent as Command;
-      const db = cmd.opts<{ db?: string }>().db;
-      await (await versions()).policyCommand(db === undefined ? context(parent) : context(cmd), set, options);
+      // --db may come after `set` or after `policy` (context reads both).
+      await (await versions()).policyCommand(context(cmd), set, options);
     });
 
   command('diff')
     .description('the schema differences between two versions of a tool (default: the current one and the one before)')
     .argument('<name>', 'the tool_name')
-    .option('--from <version>', 'the older version (default: the spec stored before --to)')
-    .option('--to <version>', 'the newer version (default: the current spec)')
+    .option('--from <version>', 'the older version (default: the spec stored before --to)', parseNonEmpty('a version'))
+    .option('--to <version>', 'the newer version (default: the current spec)', parseNonEmpty('a version'))
     .option('--json', 'print the diff as JSON')
     .action(async (name: string, options: { from?: string; to?: string; json?: boolean }, cmd: Command) =>
       (await versions()).diffCommand(context(cmd), name, options),

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { json } from './route-table.js';
 import type { RouteDefinition } from './route-table.js';
 import { queryCount } from './schemas.js';
+import { sinceInstant } from '../since-instant.js';
 
 export const CALLS_PAGE_MAX = 1000;
 const CALLS_PAGE_DEFAULT = 100;
@@ -34,15 +35,6 @@ export const CallsPageSchema = z
   .strict()
   .meta({ id: 'CallsPage', description: 'Audit rows, newest first.' });
 
-/** An ISO 8601 date-time or date, as `since` takes it; normalised to UTC (`toISOString`) before it reaches the store. */
-export const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
-
-/** `since` as the store compares it (UTC, `toISOString`), or undefined for a text that is no instant. */
-export function sinceInstant(text: string): string | undefined {
-  if (!ISO_INSTANT.test(text)) return undefined;
-  const time = Date.parse(text);
-  return Number.isNaN(time) ? undefined : new Date(time).toISOString();
-}
 
 export const CALL_ROUTES: readonly RouteDefinition[] = [
   {

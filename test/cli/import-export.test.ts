@@ -1,6 +1,6 @@
 // export and import: the snapshot JSON, dry runs that write nothing, all-or-nothing imports.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,6 +63,27 @@ describe('export', () => {
     }
     expect({ a: sha256(db), b: sha256(other) }).toEqual(before);
     expect((await withLibrary(db, (registry) => registry.listAll())).map((tool) => tool.spec.tool_name)).toEqual(['a']);
+  });
+
+  // `export --out tools.db-wal` replaced the log of commits not yet in the database with JSON:
+  // SQLite then ignores the log, and those commits are gone.
+  it("--out naming a SQLite database's -wal, -shm or -journal file is IO_ERROR and leaves it intact", async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'a.db');
+    const registry = await openSqliteToolRegistry({ filename: db });
+    try {
+      await registry.register(spec('a'));
+      writeFileSync(`${db}-journal`, '');
+      const before = [sha256(`${db}-wal`), sha256(`${db}-shm`)];
+      for (const suffix of ['-wal', '-shm', '-journal']) {
+        const result = await runCli(['--db', db, 'export', '--out', `${db}${suffix}`], { cwd });
+        expect({ suffix, code: result.code, line: result.stderr.split('\n')[0] }).toEqual({ suffix, code: 1, line: expect.stringMatching(new RegExp(`^error IO_ERROR: refusing to write .*a\\.db${suffix}: it belongs to the SQLite database `)) });
+      }
+      expect([sha256(`${db}-wal`), sha256(`${db}-shm`)]).toEqual(before);
+    } finally {
+      await registry.close();
+    }
+    expect((await withLibrary(db, (reopened) => reopened.listAll())).map((tool) => tool.spec.tool_name)).toEqual(['a']);
   });
 
   it('works once the change log was pruned past revision 0 (a long-lived file), to stdout and to --out', async () => {

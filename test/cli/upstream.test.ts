@@ -240,6 +240,7 @@ describe('errors and remove', () => {
     expect(keep.stdout).toMatch(/its tools stay registered \(tagged upstream:memory\), unserved/);
     expect((await cli(['list', '--tag', 'upstream:memory'])).stdout).toMatch(/memory_read_graph/);
     expect((await cli(['upstream', 'list'])).stdout).toMatch(/^no upstreams/);
+    expect((await cli(['upstream', 'sync'])).stdout).toMatch(/^no upstreams/);
     expect(errorCode((await cli(['upstream', 'remove', 'memory'])).stderr)).toBe('UPSTREAM_NOT_FOUND');
   });
 });

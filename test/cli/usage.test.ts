@@ -3,12 +3,46 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
 import { CLI, ROOT, childEnv, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
 const tempDir = useTempDir();
+
+/**
+ * Every option that takes a value, of every command, read from the program itself (so a new
+ * one is swept too): the words before it (the command, its required arguments and options),
+ * two values its parser takes, and whether it repeats (its default is a list).
+ */
+function valueOptions(): { before: string[]; long: string; values: [string, string]; repeatable: boolean }[] {
+  const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const program = buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} });
+  const named: Record<string, [string, string]> = {
+    '--format': ['mcp', 'openai'], '--mode': ['merge', 'replace'], '--version-order': ['any', 'semver'], '--compatibility': ['none', 'backward'],
+    '--scopes': ['read', 'write'], '--cors': ['http://a.example', 'http://b.example'], '--approve': ['all', 'none'], '--name': ['a', 'b'],
+  };
+  const numeric = /^<(n|ms|port|bytes|count|revision|id|days|rows|duration)>$/;
+  const values = (flags: string, long: string, command: string): [string, string] =>
+    named[long] ?? (long === '--since' && command === 'calls' ? ['2026-01-01', '2026-01-02'] : numeric.test(flags.split(' ').at(-1) as string) ? ['1', '2'] : ['a', 'b']);
+  const found: { before: string[]; long: string; values: [string, string]; repeatable: boolean }[] = [];
+  const walk = (command: Command, path: string[]): void => {
+    const required = command.registeredArguments.filter((argument) => argument.required).map(() => 'x');
+    const mandatory = command.options.filter((option) => option.mandatory);
+    for (const option of command.options) {
+      if (option.isBoolean() || option.negate || option.long === undefined) continue;
+      const others = mandatory.filter((other) => other !== option).flatMap((other) => [other.long as string, values(other.flags, other.long as string, command.name())[0]]);
+      const before = [...path, ...required, ...others];
+      found.push({ before, long: option.long, values: values(option.flags, option.long, command.name()), repeatable: Array.isArray(option.defaultValue) });
+    }
+    for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+  };
+  walk(program, []);
+  return found;
+}
 
 const COMMANDS = ['list', 'get', 'history', 'changes', 'watch', 'register', 'enable', 'disable', 'remove', 'export', 'lint', 'import', 'status', 'verify', 'migrate'];
 
@@ -82,6 +116,14 @@ describe('usage', () => {
     expect(create.stdout.replace(/\s+/g, ' ')).toContain('--namespace <ns> limit it to this namespace; repeat for several (default: every namespace)');
   });
 
+  // --help and usage errors run on the bin's own imports: one shared helper in the core chunk
+  // (580 kB: Kysely, the search index) made every --help load it, 0.17 s became 0.44 s.
+  it("the built bin's own imports leave out the library's chunks (loaded when a command runs)", () => {
+    const imports = [...readFileSync(CLI, 'utf8').matchAll(/^import .*"\.\.\/chunks\/([a-z-]+)-[\w-]+\.js";$/gm)].map((match) => match[1]);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((chunk) => ['core', 'sqlite', 'postgres', 'runtime', 'exports', 'server', 'mcp'].includes(chunk as string))).toEqual([]);
+  });
+
   it('--version prints the package version and exits 0', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
     const result = await runCli(['--version'], { cwd: tempDir() });
@@ -144,28 +186,67 @@ describe('usage', () => {
   });
 
   // `--tools ''` was error INTERNAL with a stack, `token create --tokens ''` left a temporary file
-  // in the working folder, `token list --tokens ''` printed nothing and exit 0.
-  it('an empty file, folder or address option is a usage error naming the option, and leaves nothing', async () => {
+  // in the working folder, `token list --tokens ''` printed nothing and exit 0; `--expect-version ''`
+  // was PRECONDITION_FAILED, `calls --tool ''` and `list --tag ''` found nothing, `upstream add
+  // --cwd ''` ran in the working folder. Every value option (but --prefix, where '' means no prefix).
+  it('an empty value of any option is a usage error naming the option, and leaves nothing', async () => {
     const cwd = tempDir();
-    const cases: [string[], string][] = [
-      [['mcp'], '--tools'],
-      [['mcp'], '--policy'],
-      [['serve'], '--tools'],
-      [['serve'], '--tokens'],
-      [['serve'], '--data-dir'],
-      // It listened on every address (`[::]`): `--host "$UNSET"` exposed the server.
-      [['serve', '--tokens', 'tokens.json'], '--host'],
-      [['token', 'list'], '--tokens'],
-      [['token', 'revoke', 'a'], '--tokens'],
-      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--tokens'],
-      [['token', 'create', '--name', 'a', '--scopes', 'read'], '--policy'],
-    ];
-    for (const [args, option] of cases) {
-      const { code, stderr } = await runCli([...args, option, ''], { cwd });
+    const cases = valueOptions().filter(({ long }) => long !== '--prefix');
+    expect(cases.length).toBeGreaterThan(60);
+    const wrong = [];
+    for (const { before, long } of cases) {
+      const args = [...before, long, ''];
+      const { code, stdout, stderr } = await runCli(args, { cwd });
       const line = stderr.split('\n')[0] ?? '';
-      expect({ args, option, code, named: line.startsWith(`error USAGE: option '${option} `) && line.includes("argument '' is invalid") }).toEqual({ args, option, code: 2, named: true });
+      if (!(code === 2 && stdout === '' && line.startsWith('error USAGE: ') && line.includes(long) && /''|""/.test(line))) wrong.push({ args, code, line });
+    }
+    expect(wrong).toEqual([]);
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  // Node reads bytes that are not UTF-8 in an argument as U+FFFD: `--db $'caf\xe9.db' migrate`
+  // created `caf\uFFFD.db` (EF BF BD on disk), another file than the one named, silently.
+  it('a file name the command may create holding U+FFFD (bytes not UTF-8) is a usage error, and creates nothing', async () => {
+    const cwd = tempDir();
+    const name = 'caf\uFFFD';
+    const cases: [string[], Record<string, string>][] = [
+      [['--db', `${name}.db`, 'migrate'], {}],
+      [['migrate'], { TOOL_REGISTRY_DB: `${name}.db` }],
+      [['export', '--out', `${name}.json`], {}],
+      [['token', 'create', '--name', 'a', '--scopes', 'read', '--tokens', `${name}.json`], {}],
+      [['token', 'create', '--name', 'a', '--scopes', 'read'], { TOOL_REGISTRY_TOKENS: `${name}.json` }],
+      [['serve', '--data-dir', name], {}],
+    ];
+    for (const [args, env] of cases) {
+      const { code, stdout, stderr } = await runCli(args, { cwd, env });
+      expect({ args, code, stdout, line: stderr.split('\n')[0] }).toEqual({ args, code: 2, stdout: '', line: expect.stringMatching(/^error USAGE: .*holds U\+FFFD, which Node puts for bytes that are not UTF-8/) });
     }
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  // `remove ''` said "nothing removed:  was not registered" (exit 0), `register ''` "cannot read :".
+  it('an empty NAME or FILE argument is a usage error naming it (not search QUERY), and leaves nothing', async () => {
+    const cwd = tempDir();
+    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+    const cases: string[][] = [];
+    const walk = (command: Command, path: string[]): void => {
+      const given = command.registeredArguments.filter((argument) => !argument.variadic);
+      const mandatory = command.options.filter((option) => option.mandatory).flatMap((option) => [option.long as string, option.long === '--scopes' ? 'read' : 'a']);
+      if (command.name() !== 'search') given.forEach((_, at) => cases.push([...path, ...given.map((__, index) => (index === at ? '' : 'x')), ...mandatory]));
+      for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+    };
+    walk(buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} }), []);
+    expect(cases.length).toBeGreaterThan(15);
+    const wrong = [];
+    for (const args of cases) {
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      const line = stderr.split('\n')[0] ?? '';
+      if (!(code === 2 && stdout === '' && /^error USAGE: command-argument value '' is invalid for argument '\w+'/.test(line))) wrong.push({ args, code, line });
+    }
+    expect(wrong).toEqual([]);
+    expect(readdirSync(cwd)).toEqual([]);
+    // An empty query is no error: it has no terms, so no results (here: to the missing database).
+    expect(errorCode((await runCli(['search', ''], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
   });
 
   // `register` said "added a" of a tool stored nowhere (SQLite's in-memory database ends with the command).
@@ -224,5 +305,26 @@ describe('usage', () => {
     }
     // An ordinary usage error keeps its one error line.
     expect((await runCli(['list', '--nope'], { cwd })).stderr.match(/^error /gm)).toHaveLength(1);
+  });
+
+  // `--db a.db list --db b.db` (and any value option twice) used the last value silently.
+  it('a value option given twice (not a repeatable one) is a usage error naming both values, and touches nothing', async () => {
+    const cwd = tempDir();
+    const cases = valueOptions().filter(({ repeatable }) => !repeatable);
+    expect(cases.length).toBeGreaterThan(60);
+    for (const { before, long, values: [first, second] } of cases) {
+      const args = [...before, long, first, long, second];
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      const line = stderr.split('\n')[0] ?? '';
+      expect({ args, code, stdout, named: line.startsWith(`error USAGE: option '${long}`) && line.includes(`given twice ('${first}' and '${second}')`) }).toEqual({ args, code: 2, stdout: '', named: true });
+    }
+    // --db at two levels: after the program (or the group) and after the command.
+    for (const args of [['--db', 'a', 'list', '--db', 'b'], ['upstream', '--db', 'a', 'list', '--db', 'b'], ['--db', 'a', 'upstream', 'list', '--db', 'b'], ['--db', 'a', 'serve', '--db', 'b'], ['policy', '--db', 'a', 'set', '--version-order', 'any', '--db', 'b']]) {
+      const { code, stdout, stderr } = await runCli(args, { cwd });
+      expect({ args, code, stdout, line: stderr.split('\n')[0] }).toEqual({ args, code: 2, stdout: '', line: "error USAGE: option '--db <path>' given twice ('a' and 'b'); give it once" });
+    }
+    // A repeatable option still repeats (here: to the missing database).
+    expect(errorCode((await runCli(['list', '--tag', 'a', '--tag', 'b'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 });

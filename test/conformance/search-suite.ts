@@ -51,6 +51,8 @@ const QUERIES = [
   'calendar',
   'flights',
   'the',
+  'OR',
+  'to or from',
   'zzz nothing matches this',
   '',
 ];
@@ -136,6 +138,25 @@ export function defineSearchSuite(harness: StoreHarness): void {
       for (const result of (await registry.search('weather', { limit: 100 })).results) {
         expect(JSON.stringify(result.registration.spec).toLowerCase()).toContain('weather');
       }
+    });
+
+    // `search OR` and `search "the of"` found nothing: stop words were dropped from every name.
+    it('a query made only of stop words finds them in names, tags and parameter names, never in prose', async () => {
+      const others = [
+        tool('is_a', 'Whether a value has a type.', { tags: ['the'] }),
+        tool('pick', 'One of them or the other.', { input_schema: { type: 'object', properties: { either_or: { type: 'string' } } } }),
+        tool('plain_and', 'The and of two booleans.'),
+      ];
+      const registry = await open();
+      await registry.registerMany([tool('logical_or', 'Either of two booleans.'), ...others]);
+      expect(names(await registry.search('OR'))).toEqual(['logical_or', 'pick']);
+      expect(names(await registry.search('the of'))).toEqual(['is_a']);
+      expect(names(await registry.search('is a'))).toEqual(['is_a']);
+      // With another word, stop words weigh nothing: a name's stop word neither matches nor lengthens it.
+      expect(names(await registry.search('logical or'))).toEqual(['logical_or']);
+      const alone = await open();
+      await alone.registerMany([tool('logical', 'Either of two booleans.'), ...others]);
+      expect((await registry.search('logical')).results[0]?.score).toBe((await alone.search('logical')).results[0]?.score);
     });
 
     it('orders ties by tool_name', async () => {

@@ -137,9 +137,12 @@ describe('tokenize', () => {
     expect(Math.max(...lengths)).toBeLessThanOrEqual(256);
   });
 
-  it('drops stop words unless they are all the text has', () => {
+  it('drops stop words from a query unless they are all it has (then stop terms), marks them in names, drops them from prose', () => {
     expect(tokenize('what is the weather in Paris?')).toEqual(['weather', 'pari']);
-    expect(tokenize('the')).toEqual(['the']);
+    expect(tokenize('the')).toEqual(['\u0000the']);
+    expect(tokenize('is_a the', { stopWords: 'mark' })).toEqual(['\u0000is', '\u0000a', '\u0000the']);
+    expect(tokenize('get_all users', { stopWords: 'mark' })).toEqual(['get', '\u0000all', 'user']);
+    expect(tokenize('the', { stopWords: 'drop' })).toEqual([]);
     expect(tokenize('   ')).toEqual([]);
   });
 });

@@ -62,11 +62,12 @@ function schemaText(schema: unknown): { names: string[]; descriptions: string[] 
 export function specTerms(spec: Pick<ToolSpec, 'tool_name' | 'description' | 'tags' | 'input_schema'>): string[][] {
   const { names, descriptions } = schemaText(spec.input_schema);
   return [
-    tokenize(spec.tool_name),
-    tokenize(spec.description ?? '', { identifiers: false }),
-    tokenize(spec.tags.join(' ')),
-    tokenize(names.join(' ')),
-    tokenize(descriptions.join(' '), { identifiers: false }),
+    // Stop words are kept (as stop terms) where a word names the tool, never in prose.
+    tokenize(spec.tool_name, { stopWords: 'mark' }),
+    tokenize(spec.description ?? '', { identifiers: false, stopWords: 'drop' }),
+    tokenize(spec.tags.join(' '), { stopWords: 'mark' }),
+    tokenize(names.join(' '), { stopWords: 'mark' }),
+    tokenize(descriptions.join(' '), { identifiers: false, stopWords: 'drop' }),
   ];
 }
 

@@ -10,6 +10,7 @@ import { compareCodePoints } from '../canonical.js';
 import type { ToolSpec } from '../contracts.js';
 import { FIELDS, FIELD_WEIGHTS } from './fields.js';
 import { specTerms } from './fields.js';
+import { STOP_TERM } from './tokens.js';
 
 const FIELD_COUNT = FIELDS.length;
 /** What of a spec is indexed. */
@@ -348,7 +349,9 @@ export class SearchIndex<T> {
     if (slot + 2 > this.#termStart.length) this.#termStart = grow(this.#termStart, slot + 2);
     this.#termStart[slot + 1] = this.#termStart[slot] as number;
     for (let field = 0; field < FIELD_COUNT; field++) {
-      const length = (fields[field] as string[]).length;
+      // Stop terms do not count: a stop word in a name leaves every other query's scores as they were.
+      let length = 0;
+      for (const term of fields[field] as string[]) if (!term.startsWith(STOP_TERM)) length++;
       this.#lengths[slot * FIELD_COUNT + field] = length;
       this.#totalLength[field] = (this.#totalLength[field] as number) + length;
     }

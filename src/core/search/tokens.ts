@@ -231,11 +231,22 @@ function stem(word: string): string {
 export interface TokenOptions {
   /** Split identifiers at `_ . -` and camelCase (names, property names, queries). Default true. */
   readonly identifiers?: boolean;
-  /** Drop stop words (kept when they are all the text has). Default true. */
-  readonly stopWords?: boolean;
+  /**
+   * true (a query): drop stop words, but when they are all the text has, keep them as stop terms
+   * (`stopTerm`). 'mark' (a name, tags, parameter names): every stop word as a stop term. 'drop'
+   * (prose): drop them all. false: keep them as plain words. Default true.
+   */
+  readonly stopWords?: boolean | 'mark' | 'drop';
   /** Porter-stem English words. Default true. */
   readonly stemming?: boolean;
 }
+
+/**
+ * Stop terms start with this (no word holds it): indexed in the identifier fields but not
+ * counted in their length, matched only by a query made of stop words alone (`search OR`
+ * finds `logical_or`), so a stop word never weighs in a query that has other words.
+ */
+export const STOP_TERM = '\u0000';
 
 /** camelCase words of at most this many parts are also kept whole ("GitHub" -> github). */
 const MAX_JOINED_PARTS = 3;
@@ -295,16 +306,17 @@ export function tokenize(text: string, options: TokenOptions = {}): string[] {
   const raw: string[] = [];
   const joined: string[] = [];
   words(text, identifiers, raw, joined);
-  // One pass: folded, stop words dropped, stemmed; a second only when all were stop words.
+  // One pass: folded, stop words dropped (or marked), stemmed; a second only when all were stop words.
   const chosen: string[] = [];
   for (let index = 0; index < raw.length; index++) {
     const word = foldCase(raw[index] as string);
-    if (!stopWords || !STOP_WORDS.has(word)) chosen.push(stemming ? stem(word) : word);
+    if (stopWords === false || !STOP_WORDS.has(word)) chosen.push(stemming ? stem(word) : word);
+    else if (stopWords === 'mark') chosen.push(STOP_TERM + (stemming ? stem(word) : word));
   }
-  if (chosen.length === 0) {
+  if (chosen.length === 0 && stopWords === true) {
     for (let index = 0; index < raw.length; index++) {
       const word = foldCase(raw[index] as string);
-      chosen.push(stemming ? stem(word) : word);
+      chosen.push(STOP_TERM + (stemming ? stem(word) : word));
     }
   }
   for (const word of joined) chosen.push(foldCase(word));
