@@ -32,17 +32,20 @@ function relativeImports(file: string, text: string): { target: string; typeOnly
   return found;
 }
 
-/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files or node-postgres. */
+/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres or since-instant. */
 function layerOf(path: string): string {
   const [top, second] = path.split('/');
   if (top === 'stores') return `stores/${second}`;
-  return /^(index|package-files|node-postgres)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
+  return /^(index|package-files|node-postgres|since-instant)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
 }
 
 // Any layer may read the package's own files (package.json, migrations/, console/) through
 // src/package-files.ts, and load node-postgres on first use through src/node-postgres.ts: both
-// import nothing of ours, and are packaging, not use of the library.
-const EVERY_LAYER = ['package-files', 'node-postgres'];
+// import nothing of ours, and are packaging, not use of the library. src/since-instant.ts reads
+// the audit log's `since` the same way for the API and the command (both edges read the user's
+// text before the library sees it); it imports nothing, so the command's usage errors stay
+// free of the core chunk.
+const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant'];
 
 /** What each layer may import (besides itself); `types` may be imported for their types only. */
 const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
@@ -64,6 +67,7 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   index: { values: ['core', 'stores/memory', 'stores/sqlite', 'stores/postgres', 'runtime', 'exports'] },
   'package-files': { values: [] },
   'node-postgres': { values: [] },
+  'since-instant': { values: [] },
 };
 
 /** The layers that are package entries of their own: another layer may import only the entry file. */
