@@ -18,12 +18,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
 import { screeningFetch } from '../../src/mcp/gateway/connect.js';
-import { connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { CALL_NOTIFICATION_BURST, MAX_NOTIFICATION_BYTES, connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { InvalidAnswer } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions, UpstreamConnection } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
@@ -37,6 +38,7 @@ let registry: InMemoryToolRegistry;
 let gateway: GatewayToolSet;
 const clients: Client[] = [];
 const records: CallRecordInput[] = [];
+const warnings: string[] = [];
 
 /** A session of the SDK's client over the gateway (or `over`), in process (as `serve` and `mcp` make them). */
 async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway): Promise<Client> {
@@ -62,7 +64,7 @@ function text(result: unknown): string {
 beforeAll(async () => {
   registry = new InMemoryToolRegistry();
   await registry.putUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
-  gateway = await gatewayToolSet(registry, [], { onWarning: () => {} });
+  gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
   await approveListed(registry, gateway);
 }, 60_000);
 
@@ -295,6 +297,30 @@ describe('a relayed tools/call', () => {
     } finally {
       await impatient.close();
     }
+  });
+
+  it('a flood of progress reports or log messages during one call is bounded (a bucket of 1,000, each at most 64 KiB): the excess is dropped with one warning a call, the call answered', async () => {
+    const client = await session();
+    const bound = (flood: string) => warnings.filter((warning) => warning.startsWith(`upstream scripted: a call of flood sent notifications (progress, log messages) past the gateway's bound (${flood}`));
+    let progress = 0;
+    const flooded = await client.callTool({ name: 'scripted_flood', arguments: { count: 2_000, kind: 'progress' } }, undefined, { onprogress: () => void (progress += 1) });
+    expect(text(flooded)).toBe('flooded');
+    // The old code relayed all 2,000. The bucket refills at 100 a second while the call runs.
+    expect(progress).toBeGreaterThanOrEqual(CALL_NOTIFICATION_BURST);
+    expect(progress).toBeLessThan(2_000);
+    expect(bound('more than 1000 at once or 100 a second')).toHaveLength(1);
+    let logs = 0;
+    client.setNotificationHandler(LoggingMessageNotificationSchema, () => void (logs += 1));
+    expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 2_000, kind: 'log' } }))).toBe('flooded');
+    await until(() => logs >= CALL_NOTIFICATION_BURST, 'the log messages within the bound');
+    expect(logs).toBeLessThan(2_000);
+    expect(bound('more than 1000 at once or 100 a second')).toHaveLength(2);
+    // One over 64 KiB is dropped, within the bucket too; the others of the call go on.
+    logs = 0;
+    expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 1, kind: 'log', bytes: MAX_NOTIFICATION_BYTES } }))).toBe('flooded');
+    expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 2, kind: 'log' } }))).toBe('flooded');
+    await until(() => logs === 2, 'the two small log messages');
+    expect(bound('one of 65549 bytes, over 65536')).toHaveLength(1);
   });
 
   it("a call the SDK's Server dispatches (params with another _meta key) or an in-process invoke is relayed too, and its signal cancels it upstream", async () => {

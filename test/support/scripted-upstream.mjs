@@ -16,6 +16,9 @@
 //   write, or with `apart` each in a write of its own, one per turn of its event loop), then
 //   answers; with `change`, the next tools/list it is asked changes `seen`'s description while
 //   it is answered: list_changed goes out first, then the listing as it was before the change.
+//   With `kind` `progress` (under the call's progress token) or `log` (notifications/message,
+//   level info) it floods those instead, in writes of 1,000 one turn of its event loop apart,
+//   each carrying `bytes` characters (default 10), then answers `flooded`.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
@@ -49,7 +52,7 @@ const TOOLS = [
   { name: 'fail', inputSchema: object },
   { name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } }, required: ['kind'] } },
   { name: 'seen', inputSchema: object },
-  { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' } }, required: ['count'] } },
+  { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' }, kind: { type: 'string' }, bytes: { type: 'integer' } }, required: ['count'] } },
 ];
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
 // SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
@@ -115,6 +118,23 @@ function call(request) {
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
+  } else if (name === 'flood' && args.kind !== undefined) {
+    const filler = 'n'.repeat(args.bytes ?? 10);
+    const line = (index) =>
+      JSON.stringify(
+        args.kind === 'log'
+          ? { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${index} ${filler}` } }
+          : { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: request.params._meta?.progressToken, progress: index + 1, message: filler } },
+      );
+    let sent = 0;
+    const next = () => {
+      if (sent >= args.count) return text(request, 'flooded');
+      let chunk = '';
+      for (const end = Math.min(sent + 1000, args.count); sent < end; sent++) chunk += `${line(sent)}\n`;
+      process.stdout.write(chunk);
+      setImmediate(next);
+    };
+    next();
   } else if (name === 'flood') {
     if (args.change === true) changeAtNextList = true;
     const changed = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });

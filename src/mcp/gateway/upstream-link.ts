@@ -32,6 +32,16 @@ export const RECONNECT_FIRST_MS = 1_000;
 export const RECONNECT_MAX_MS = 60_000;
 /** The pause before a listing asked for while another was under way: a list_changed flood is listed at most this often. */
 export const LISTING_SPACING_MS = 250;
+/**
+ * The notifications (progress reports and log messages together) the gateway relays of one
+ * call at once: a bucket that refills at `CALL_NOTIFICATIONS_PER_SECOND`. The excess is dropped
+ * (a hostile upstream's flood would else be queued for the session without bound).
+ */
+export const CALL_NOTIFICATION_BURST = 1_000;
+/** The rate the bucket of `CALL_NOTIFICATION_BURST` refills at: a call that reports this often or less loses nothing. */
+export const CALL_NOTIFICATIONS_PER_SECOND = 100;
+/** The longest progress message or log message (the JSON of its data and logger) relayed; a longer one is dropped. */
+export const MAX_NOTIFICATION_BYTES = 64 * 1024;
 
 /** Options a link takes from the gateway. */
 export interface UpstreamLinkOptions {
@@ -59,6 +69,16 @@ function waiter(): Waiter {
 /** A call in flight: where what the upstream tells or asks during it goes. */
 interface Relay {
   readonly call: ToolHandlerOptions;
+  readonly toolName: string;
+  /** The notifications it may relay now (`CALL_NOTIFICATION_BURST` at most), as of `refilledAt` (performance.now()). */
+  allowance: number;
+  refilledAt: number;
+  /** A notification of it was dropped: warned once. */
+  warned: boolean;
+}
+
+function relayOf(call: ToolHandlerOptions, toolName: string): Relay {
+  return { call, toolName, allowance: CALL_NOTIFICATION_BURST, refilledAt: performance.now(), warned: false };
 }
 
 /** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
@@ -271,7 +291,7 @@ export class UpstreamLink {
     client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
       const { progressToken, progress, total, message } = notification.params;
       const relay = this.#byToken.get(String(progressToken));
-      if (relay === undefined) return;
+      if (relay === undefined || !this.#admits(relay, () => (message === undefined ? 0 : Buffer.byteLength(message, 'utf8')))) return;
       try {
         relay.call.progress(progress, total, message);
       } catch {
@@ -285,6 +305,7 @@ export class UpstreamLink {
       const relay = this.#relay();
       if (relay === undefined) return;
       const { level, data, logger } = notification.params;
+      if (!this.#admits(relay, () => Buffer.byteLength(JSON.stringify({ data, logger }) ?? '', 'utf8'))) return;
       try {
         relay.call.log(level, data, logger);
       } catch {
@@ -320,6 +341,33 @@ export class UpstreamLink {
       else if (relay.call.session === undefined || relay.call.session !== first.call.session) return undefined;
     }
     return first;
+  }
+
+  /**
+   * Whether a notification of `relay` is relayed: within the call's bucket
+   * (`CALL_NOTIFICATION_BURST`, refilled at `CALL_NOTIFICATIONS_PER_SECOND`) and, when it is,
+   * at most `MAX_NOTIFICATION_BYTES` (`size`, taken only then: a flood costs no JSON each).
+   * The first one dropped is warned of, once a call.
+   */
+  #admits(relay: Relay, size: () => number): boolean {
+    const now = performance.now();
+    relay.allowance = Math.min(CALL_NOTIFICATION_BURST, relay.allowance + ((now - relay.refilledAt) * CALL_NOTIFICATIONS_PER_SECOND) / 1000);
+    relay.refilledAt = now;
+    let why: string;
+    if (relay.allowance < 1) {
+      why = `more than ${CALL_NOTIFICATION_BURST} at once or ${CALL_NOTIFICATIONS_PER_SECOND} a second`;
+    } else {
+      // A dropped one counts too: a flood of large ones costs a size each only within the bucket.
+      relay.allowance -= 1;
+      const bytes = size();
+      if (bytes <= MAX_NOTIFICATION_BYTES) return true;
+      why = `one of ${bytes} bytes, over ${MAX_NOTIFICATION_BYTES}`;
+    }
+    if (!relay.warned) {
+      relay.warned = true;
+      this.#options.onWarning(`upstream ${this.#upstream.name}: a call of ${relay.toolName} sent notifications (progress, log messages) past the gateway's bound (${why}): they are dropped, the call goes on (warned once a call)`);
+    }
+    return false;
   }
 
   #failed(message: string): void {
@@ -504,7 +552,7 @@ export class UpstreamLink {
     }
     const relayed = relayedCallOf(call.context);
     if (!this.#taskRequired.has(toolName)) return this.#forward(connection, toolName, args, call, relayed);
-    const relay: Relay = { call };
+    const relay = relayOf(call, toolName);
     const progressToken = `${RELAY_ID_PREFIX}${++this.#tokens}`;
     this.#calls.add(relay);
     this.#byToken.set(progressToken, relay);
@@ -536,7 +584,7 @@ export class UpstreamLink {
     if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
     if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
-    const relay: Relay = { call };
+    const relay = relayOf(call, toolName);
     return new Promise<McpContent>((resolve) => {
       const finish = (result: McpContent): void => {
         if (!this.#pending.delete(id)) return;
