@@ -700,7 +700,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const { name } = params;
     facts.outcome = undefined;
     // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
-    const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+    const set = typeof live.latest === 'function' ? await live.latest(name) : live.current();
     facts.tool = toolFor(set, name, facts);
     const served = viewOf(set, policy, policyKey, onWarning).allowed;
     return answerOf(name, await served.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
@@ -786,7 +786,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const started = performance.now();
     let reply: JSONRPCMessage | undefined;
     try {
-      const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+      const set = typeof live.latest === 'function' ? await live.latest(name) : live.current();
       const tool = toolFor(set, name, facts);
       if (!isRelayedTool(tool)) {
         // Another tool of that name since the message came (the set changed): the SDK's Server answers it, and records it.

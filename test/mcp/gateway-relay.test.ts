@@ -336,6 +336,29 @@ describe('a relayed tools/call', () => {
   });
 });
 
+describe('a call that starts after its upstream was removed (its tools kept, upstream remove --keep-tools)', () => {
+  it('is refused at once as an unknown tool (TOOL_NOT_FOUND), not relayed until the next read of the rows (every 2 s)', async () => {
+    // A registry and a gateway of its own: the shared upstream stays.
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'kept', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+    const kept = await gatewayToolSet(own, [], { onWarning: () => {} });
+    try {
+      await approveListed(own, kept);
+      const client = await session({}, kept);
+      expect(text(await client.callTool({ name: 'kept_answer', arguments: { kind: 'usual' } }))).toBe('t');
+      // What another process's `upstream remove --keep-tools` commits: the row only.
+      await own.removeUpstream('kept');
+      // The old code relayed it (the rows are read every 2 s): 't'.
+      await expect(client.callTool({ name: 'kept_answer', arguments: { kind: 'usual' } })).rejects.toThrow(/Unknown tool: kept_answer/);
+      expect(records.filter((record) => record.tool === 'kept_answer').map((record) => record.outcome)).toEqual(['ok', 'TOOL_NOT_FOUND']);
+      expect(kept.upstreams()).toEqual([]);
+      expect((await own.get('kept_answer'))?.spec.tags).toContain('upstream:kept');
+    } finally {
+      await kept.close();
+    }
+  });
+});
+
 const MIB = 1024 * 1024;
 
 /**
