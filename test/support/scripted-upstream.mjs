@@ -23,7 +23,8 @@
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
-// `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
+// `many0` to `many{N-1}`, after those (each answers its name; with SCRIPTED_MANY_DISTINCT set each has
+// an inputSchema of its own, else all `{type: object}`); SCRIPTED_PAGE_SIZE=N lists them in
 // pages of N. SCRIPTED_UNHASHABLE set lists two valid MCP tools more whose definitions no hash can
 // be taken of: `deep` (an inputSchema nested 998 levels) and `huge` (`maximum: 1e999`, which
 // JSON.parse reads as Infinity). SCRIPTED_LIST_CHANGED_EACH set sends list_changed before every
@@ -54,7 +55,9 @@ const TOOLS = [
   { name: 'seen', inputSchema: object },
   { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' }, kind: { type: 'string' }, bytes: { type: 'integer' } }, required: ['count'] } },
 ];
-for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
+// SCRIPTED_MANY_DISTINCT set gives each its own inputSchema (a property of its own name).
+const manySchema = (index) => (process.env.SCRIPTED_MANY_DISTINCT === undefined ? object : { type: 'object', properties: { [`p${index}`]: { type: 'string', minLength: 1 } }, required: [`p${index}`] });
+for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: manySchema(index) });
 // SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
 if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
