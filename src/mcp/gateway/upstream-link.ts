@@ -250,6 +250,7 @@ export class UpstreamLink {
           setup: (client) => this.#setup(client),
           onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
           onUnanswered: (id, reason) => this.#unanswered(id, reason),
+          dropNotification: (message) => this.#dropped(message),
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -350,24 +351,40 @@ export class UpstreamLink {
    * The first one dropped is warned of, once a call.
    */
   #admits(relay: Relay, size: () => number): boolean {
+    if (this.#spent(relay)) return false;
+    // A dropped one counts too: a flood of large ones costs a size each only within the bucket.
+    relay.allowance -= 1;
+    const bytes = size();
+    if (bytes <= MAX_NOTIFICATION_BYTES) return true;
+    this.#warnDropped(relay, `one of ${bytes} bytes, over ${MAX_NOTIFICATION_BYTES}`);
+    return false;
+  }
+
+  /** Whether `relay`'s bucket is empty now (refilled first): its notifications are dropped, warned of once. */
+  #spent(relay: Relay): boolean {
     const now = performance.now();
     relay.allowance = Math.min(CALL_NOTIFICATION_BURST, relay.allowance + ((now - relay.refilledAt) * CALL_NOTIFICATIONS_PER_SECOND) / 1000);
     relay.refilledAt = now;
-    let why: string;
-    if (relay.allowance < 1) {
-      why = `more than ${CALL_NOTIFICATION_BURST} at once or ${CALL_NOTIFICATIONS_PER_SECOND} a second`;
-    } else {
-      // A dropped one counts too: a flood of large ones costs a size each only within the bucket.
-      relay.allowance -= 1;
-      const bytes = size();
-      if (bytes <= MAX_NOTIFICATION_BYTES) return true;
-      why = `one of ${bytes} bytes, over ${MAX_NOTIFICATION_BYTES}`;
-    }
-    if (!relay.warned) {
-      relay.warned = true;
-      this.#options.onWarning(`upstream ${this.#upstream.name}: a call of ${relay.toolName} sent notifications (progress, log messages) past the gateway's bound (${why}): they are dropped, the call goes on (warned once a call)`);
-    }
-    return false;
+    if (relay.allowance >= 1) return false;
+    this.#warnDropped(relay, `more than ${CALL_NOTIFICATION_BURST} at once or ${CALL_NOTIFICATIONS_PER_SECOND} a second`);
+    return true;
+  }
+
+  #warnDropped(relay: Relay, why: string): void {
+    if (relay.warned) return;
+    relay.warned = true;
+    this.#options.onWarning(`upstream ${this.#upstream.name}: a call of ${relay.toolName} sent notifications (progress, log messages) past the gateway's bound (${why}): they are dropped, the call goes on (warned once a call)`);
+  }
+
+  /**
+   * A stdio upstream's progress report or log message as read, before the SDK's schema: dropped
+   * there when its call's bucket is empty, or when no call would take it (the handlers would
+   * drop it after the parse). One within the bucket is parsed and counted by its handler.
+   */
+  #dropped(message: { readonly method: string; readonly params?: unknown }): boolean {
+    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as { progressToken?: unknown };
+    const relay = message.method === 'notifications/progress' ? this.#byToken.get(String(params.progressToken)) : this.#relay();
+    return relay === undefined || this.#spent(relay);
   }
 
   #failed(message: string): void {
