@@ -18,13 +18,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
 import { screeningFetch } from '../../src/mcp/gateway/connect.js';
-import { CALL_NOTIFICATION_BURST, MAX_NOTIFICATION_BYTES, connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { CALL_NOTIFICATION_BURST, CALL_REQUESTS_IN_FLIGHT, MAX_NOTIFICATION_BYTES, connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { InvalidAnswer } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions, UpstreamConnection } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
@@ -41,9 +41,9 @@ const records: CallRecordInput[] = [];
 const warnings: string[] = [];
 
 /** A session of the SDK's client over the gateway (or `over`), in process (as `serve` and `mcp` make them). */
-async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway): Promise<Client> {
+async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway, capabilities: ClientCapabilities = {}): Promise<Client> {
   const server = createMcpServer(over, { onCall: (record) => void records.push(record), ...options });
-  const client = new Client({ name: 'test', version: '1' });
+  const client = new Client({ name: 'test', version: '1' }, { capabilities });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   await client.connect(b);
@@ -321,6 +321,26 @@ describe('a relayed tools/call', () => {
     expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 2, kind: 'log' } }))).toBe('flooded');
     await until(() => logs === 2, 'the two small log messages');
     expect(bound('one of 65549 bytes, over 65536')).toHaveLength(1);
+  });
+
+  it('a flood of sampling requests during one call is bounded: at most 10 wait for the client at once, one more is refused at once (the upstream hears why)', async () => {
+    const client = await session({}, gateway, { sampling: {} });
+    let asked = 0;
+    const held: (() => void)[] = [];
+    // Each held until ten have come: the client never sees more than it is answering.
+    client.setRequestHandler(CreateMessageRequestSchema, () => {
+      asked += 1;
+      return new Promise((resolve) => {
+        held.push(() => resolve({ role: 'assistant', content: { type: 'text', text: 'a' }, model: 'm' }));
+        if (held.length === CALL_REQUESTS_IN_FLIGHT) setTimeout(() => held.splice(0).forEach((answer) => answer()), 0);
+      });
+    });
+    const result = JSON.parse(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 30, kind: 'sampling' } }))) as { answered: number; refused: string[] };
+    // The old code asked the client all 30 at once.
+    expect(asked).toBe(CALL_REQUESTS_IN_FLIGHT);
+    expect(result.answered).toBe(CALL_REQUESTS_IN_FLIGHT);
+    expect(result.refused).toHaveLength(20);
+    expect(result.refused[0]).toBe('MCP error -32600: the gateway cannot relay sampling/createMessage: this call has 10 requests to its client unanswered, the most it relays at once');
   });
 
   it("a call the SDK's Server dispatches (params with another _meta key) or an in-process invoke is relayed too, and its signal cancels it upstream", async () => {

@@ -18,7 +18,9 @@
 //   it is answered: list_changed goes out first, then the listing as it was before the change.
 //   With `kind` `progress` (under the call's progress token) or `log` (notifications/message,
 //   level info) it floods those instead, in writes of 1,000 one turn of its event loop apart,
-//   each carrying `bytes` characters (default 10), then answers `flooded`.
+//   each carrying `bytes` characters (default 10), then answers `flooded`. With `kind`
+//   `sampling`, it sends `count` sampling/createMessage requests in one write and answers, once
+//   each is answered, `{"answered": N, "refused": [messages of the error answers]}` as text.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
@@ -78,6 +80,9 @@ const cancelled = [];
 /** Calls answered later, by id. */
 const held = new Map();
 let pairs = [];
+/** `flood` of kind `sampling`: its requests waiting for their answer, by id. */
+const asking = new Map();
+let askIds = 0;
 
 function send(message) {
   process.stdout.write(`${JSON.stringify(message).replace('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
@@ -121,6 +126,15 @@ function call(request) {
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
+  } else if (name === 'flood' && args.kind === 'sampling') {
+    const asked = { request, left: args.count, answered: 0, refused: [] };
+    let lines = '';
+    for (let index = 0; index < args.count; index++) {
+      const id = `ask-${++askIds}`;
+      asking.set(id, asked);
+      lines += `${JSON.stringify({ jsonrpc: '2.0', id, method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: `q${index}` } }], maxTokens: 5 } })}\n`;
+    }
+    process.stdout.write(lines);
   } else if (name === 'flood' && args.kind !== undefined) {
     const filler = 'n'.repeat(args.bytes ?? 10);
     const line = (index) =>
@@ -189,6 +203,12 @@ function handle(message) {
   } else if (message.method === 'notifications/cancelled') {
     const { requestId, reason } = message.params;
     cancelled.push({ requestId, matched: held.delete(requestId), reason });
+  } else if (message.method === undefined && asking.has(message.id)) {
+    const asked = asking.get(message.id);
+    asking.delete(message.id);
+    if (message.error !== undefined) asked.refused.push(message.error.message);
+    else asked.answered++;
+    if (--asked.left === 0) text(asked.request, JSON.stringify({ answered: asked.answered, refused: asked.refused }));
   } else if (message.id !== undefined && message.method !== undefined) {
     send({ jsonrpc: '2.0', id: message.id, result: {} });
   }

@@ -42,6 +42,8 @@ export const CALL_NOTIFICATION_BURST = 1_000;
 export const CALL_NOTIFICATIONS_PER_SECOND = 100;
 /** The longest progress message or log message (the JSON of its data and logger) relayed; a longer one is dropped. */
 export const MAX_NOTIFICATION_BYTES = 64 * 1024;
+/** The requests (sampling, elicitation) of one call relayed to its session at once; one more is refused at once. */
+export const CALL_REQUESTS_IN_FLIGHT = 10;
 
 /** Options a link takes from the gateway. */
 export interface UpstreamLinkOptions {
@@ -75,10 +77,12 @@ interface Relay {
   refilledAt: number;
   /** A notification of it was dropped: warned once. */
   warned: boolean;
+  /** Its requests (sampling, elicitation) relayed to the session and not answered yet. */
+  asking: number;
 }
 
 function relayOf(call: ToolHandlerOptions, toolName: string): Relay {
-  return { call, toolName, allowance: CALL_NOTIFICATION_BURST, refilledAt: performance.now(), warned: false };
+  return { call, toolName, allowance: CALL_NOTIFICATION_BURST, refilledAt: performance.now(), warned: false, asking: 0 };
 }
 
 /** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
@@ -313,14 +317,28 @@ export class UpstreamLink {
         // A level this runtime does not know: not relayed.
       }
     });
-    client.setRequestHandler(CreateMessageRequestSchema, (request) => this.#ask('sampling/createMessage').sample(request.params as unknown as SampleParams) as never);
-    client.setRequestHandler(ElicitRequestSchema, (request) => this.#ask('elicitation/create').elicit(request.params as unknown as ElicitParams) as never);
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => this.#ask('sampling/createMessage', (call) => call.sample(request.params as unknown as SampleParams)) as never);
+    client.setRequestHandler(ElicitRequestSchema, (request) => this.#ask('elicitation/create', (call) => call.elicit(request.params as unknown as ElicitParams)) as never);
   }
 
-  /** The calling session's sample/elicit for a request of the upstream, or a refusal when no call can take it. */
-  #ask(method: string): Pick<ToolHandlerOptions, 'sample' | 'elicit'> {
+  /**
+   * A request of the upstream, asked of the calling session, or a refusal when no call can take
+   * it or its call has `CALL_REQUESTS_IN_FLIGHT` unanswered already (a flood of elicitations
+   * would be a flood of prompts to the user, each waiting in the session).
+   */
+  async #ask<T>(method: string, ask: (call: ToolHandlerOptions) => Promise<T>): Promise<T> {
     const relay = this.#relay();
-    if (relay !== undefined) return relay.call;
+    if (relay !== undefined && relay.asking >= CALL_REQUESTS_IN_FLIGHT) {
+      throw new McpError(ErrorCode.InvalidRequest, `the gateway cannot relay ${method}: this call has ${CALL_REQUESTS_IN_FLIGHT} requests to its client unanswered, the most it relays at once`);
+    }
+    if (relay !== undefined) {
+      relay.asking += 1;
+      try {
+        return await ask(relay.call);
+      } finally {
+        relay.asking -= 1;
+      }
+    }
     const why =
       this.#calls.size === 0
         ? 'no call to this upstream is in progress'
