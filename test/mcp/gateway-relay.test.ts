@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
@@ -341,6 +341,12 @@ describe('a relayed tools/call', () => {
     expect(result.answered).toBe(CALL_REQUESTS_IN_FLIGHT);
     expect(result.refused).toHaveLength(20);
     expect(result.refused[0]).toBe('MCP error -32600: the gateway cannot relay sampling/createMessage: this call has 10 requests to its client unanswered, the most it relays at once');
+  });
+
+  it('a call whose progress token is over 1,024 characters is refused (-32602) before it is relayed: each of up to 1,000 reports would carry it back', async () => {
+    const client = await session();
+    const call = client.request({ method: 'tools/call', params: { name: 'scripted_answer', arguments: { kind: 'usual' }, _meta: { progressToken: 't'.repeat(1_025) } } }, CallToolResultSchema);
+    await expect(call).rejects.toMatchObject({ code: -32602, message: 'MCP error -32602: Invalid params of tools/call: "_meta.progressToken" must be at most 1024 characters, got a string of 1025' });
   });
 
   it("a call the SDK's Server dispatches (params with another _meta key) or an in-process invoke is relayed too, and its signal cancels it upstream", async () => {

@@ -364,6 +364,23 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('refuses a tools/call whose progress token is over 1,024 characters (-32602 naming it): each report carried it back', async () => {
+    const reporter = defineTool({ name: 'reporter', version: '1', input_schema: object, handler: (_args, { progress }) => {
+      for (let index = 0; index < 3; index++) progress(index, 3);
+      return 'done';
+    } });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [reporter]);
+    const live = await liveToolSet(registry, [reporter]);
+    const { client } = await session(live);
+    const call = (progressToken: string) => client.request({ method: 'tools/call', params: { name: 'reporter', arguments: {}, _meta: { progressToken } } }, CallToolResultSchema);
+    expect((await call('t'.repeat(1_024))).content).toEqual([{ type: 'text', text: 'done' }]);
+    // The old code answered it, each of its reports 2 KB more.
+    await expect(call('t'.repeat(1_025))).rejects.toMatchObject({ code: ErrorCode.InvalidParams, message: 'MCP error -32602: Invalid params of tools/call: "_meta.progressToken" must be at most 1024 characters, got a string of 1025' });
+    await client.close();
+    await live.close();
+  });
+
   it('over stdio (MCP 2025-03-26), a batch whose call the client cancels answers the rest: the cancelled one is owed no response', async () => {
     const { tool: slow, running } = waitingTool('slow');
     const { written, send, close } = await stdioOver([slow, named('fast')]);
