@@ -78,9 +78,9 @@ export interface ConnectUpstreamOptions {
    */
   readonly onUnanswered?: (id: string | number, reason: string) => void;
   /**
-   * Over stdio, asked of each `notifications/progress` and `notifications/message` as read
-   * (JSON, unchecked) before the SDK's schema parses it: true drops it there (a flood past the
-   * gateway's per-call bound costs no parse of each).
+   * Over stdio, asked of each notification as read (JSON with a string `method` and no `id`,
+   * unchecked) before the SDK's schema parses it: true drops it there (a flood past the
+   * gateway's per-call bound, or of a notification no handler takes, costs no parse of each).
    */
   readonly dropNotification?: (message: { readonly method: string; readonly params?: unknown }) => boolean;
 }
@@ -355,7 +355,7 @@ class ObservedReadBuffer {
         if (this.#listChangedRead) continue;
         this.#listChangedRead = true;
       }
-      if (this.#drop !== undefined && isReport(value) && this.#drop(value)) continue;
+      if (this.#drop !== undefined && isNotification(value) && this.#drop(value)) continue;
       const parsed = JSONRPCMessageSchema.safeParse(value);
       if (parsed.success) return parsed.data;
       const answer = refusedAnswer(value, parsed.error, this.#hear);
@@ -378,11 +378,9 @@ function isListChanged(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { method?: unknown }).method === 'notifications/tools/list_changed' && !('id' in value);
 }
 
-/** A progress report or a log message (no id: a notification). */
-function isReport(value: unknown): value is { readonly method: string; readonly params?: unknown } {
-  if (typeof value !== 'object' || value === null || 'id' in value) return false;
-  const { method } = value as { method?: unknown };
-  return method === 'notifications/progress' || method === 'notifications/message';
+/** A notification: a string `method`, no `id`. */
+function isNotification(value: unknown): value is { readonly method: string; readonly params?: unknown } {
+  return typeof value === 'object' && value !== null && !('id' in value) && typeof (value as { method?: unknown }).method === 'string';
 }
 
 /** The last `SNIFFED_BYTES` of `bytes`, copied (a slice would keep a whole chunk alive). */

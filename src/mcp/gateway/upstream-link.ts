@@ -395,14 +395,30 @@ export class UpstreamLink {
   }
 
   /**
-   * A stdio upstream's progress report or log message as read, before the SDK's schema: dropped
-   * there when its call's bucket is empty, or when no call would take it (the handlers would
-   * drop it after the parse). One within the bucket is parsed and counted by its handler.
+   * A stdio upstream's notification as read, before the SDK's schema: a progress report or log
+   * message is dropped there when its call's bucket is empty, or when no call would take it
+   * (the handlers would drop it after the parse; one within the bucket is parsed and counted by
+   * its handler); one that no handler of the link's client takes is dropped (the SDK's client
+   * parsed it and ignored it: a flood of 100,000 cost 4.8 CPU-s).
    */
   #dropped(message: { readonly method: string; readonly params?: unknown }): boolean {
-    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as { progressToken?: unknown };
-    const relay = message.method === 'notifications/progress' ? this.#byToken.get(String(params.progressToken)) : this.#relay();
-    return relay === undefined || this.#spent(relay);
+    switch (message.method) {
+      case 'notifications/progress': {
+        const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as { progressToken?: unknown };
+        const relay = this.#byToken.get(String(params.progressToken));
+        return relay === undefined || this.#spent(relay);
+      }
+      case 'notifications/message': {
+        const relay = this.#relay();
+        return relay === undefined || this.#spent(relay);
+      }
+      // Handled: the SDK's Protocol's own (cancelled) and #setup's (list_changed).
+      case 'notifications/cancelled':
+      case 'notifications/tools/list_changed':
+        return false;
+      default:
+        return true;
+    }
   }
 
   #failed(message: string): void {
