@@ -104,6 +104,8 @@ class StdioLines implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   readonly #stdin: NodeJS.ReadableStream;
   readonly #stdout: NodeJS.WritableStream;
+  /** The writes waiting for stdout's 'drain' (one listener for them all). */
+  #draining: (() => void)[] = [];
   readonly #maxBytes: number;
   readonly #warn: (message: string) => void;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
@@ -210,8 +212,20 @@ class StdioLines implements Transport {
     // A tools/call result was serialised already, to measure it: its text is sent as it is.
     const text = responseJson(value) ?? JSON.stringify(value);
     return new Promise((resolve) => {
-      if (this.#stdout.write(`${text}\n`)) resolve();
-      else this.#stdout.once('drain', resolve);
+      if (this.#stdout.write(`${text}\n`)) {
+        resolve();
+        return;
+      }
+      // One 'drain' listener for every write waiting (a listener each: a client slow to read
+      // a flood of notifications got Node's MaxListenersExceededWarning on stderr, and 100,000 listeners).
+      this.#draining.push(resolve);
+      if (this.#draining.length === 1) {
+        this.#stdout.once('drain', () => {
+          const waiting = this.#draining;
+          this.#draining = [];
+          for (const each of waiting) each();
+        });
+      }
     });
   }
 

@@ -354,6 +354,21 @@ function isPlainRecord(value: object): boolean {
 }
 
 /**
+ * The longest progress token a tools/call may give (characters): every progress report of the
+ * call carries it back, so a token of megabytes made each report (a tool's, an upstream's, up
+ * to 1,000 a call) megabytes the server wrote and buffered for a client that need not read.
+ */
+const MAX_PROGRESS_TOKEN_LENGTH = 1_024;
+
+/** What is wrong with a tools/call's progress token, or undefined. */
+function progressTokenProblem(params: Record<string, unknown>): string | undefined {
+  const meta = params._meta;
+  const token = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
+  if (typeof token !== 'string' || token.length <= MAX_PROGRESS_TOKEN_LENGTH) return undefined;
+  return `"_meta.progressToken" must be at most ${MAX_PROGRESS_TOKEN_LENGTH} characters, got a string of ${token.length}`;
+}
+
+/**
  * Whether tools/call params (a string `name`, `arguments` an object or absent: checked by
  * paramsOf) hold nothing else than plain `arguments` and a `_meta` with at most a progress
  * token: then CallToolRequestSchema accepts them as they are, and parsing them again would
@@ -376,6 +391,8 @@ function isPlainCall(params: Record<string, unknown>): boolean {
       if (metaKey !== 'progressToken') return false;
       const token = (meta as { progressToken?: unknown }).progressToken;
       if (typeof token !== 'string' && !Number.isSafeInteger(token)) return false;
+      // paramsOf refuses it.
+      if (typeof token === 'string' && token.length > MAX_PROGRESS_TOKEN_LENGTH) return false;
     }
   }
   return true;
@@ -418,6 +435,8 @@ function paramsOf<T>(request: JSONRPCRequest, schema: { safeParse(value: unknown
     if (typeof given.name !== 'string') throw invalid(`"name" must be a tool's name (a string), got ${shown(given.name)}`);
     const args = given.arguments;
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw invalid(`"arguments" must be an object, got ${shown(args)}`);
+    const token = progressTokenProblem(given);
+    if (token !== undefined) throw invalid(token);
   }
   if (given.cursor !== undefined && typeof given.cursor !== 'string') throw invalid(`"cursor" must be a string, got ${shown(given.cursor)}`);
   // What clients send (a name, arguments, perhaps a progress token) is what the schema accepts as it is.
@@ -700,7 +719,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const { name } = params;
     facts.outcome = undefined;
     // The registry as it is now: a tool disabled a moment ago, by any process, is unknown now.
-    const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+    const set = typeof live.latest === 'function' ? await live.latest(name) : live.current();
     facts.tool = toolFor(set, name, facts);
     const served = viewOf(set, policy, policyKey, onWarning).allowed;
     return answerOf(name, await served.invoke(name, params.arguments ?? {}, invokeOptions(request, extra)), facts);
@@ -786,7 +805,7 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
     const started = performance.now();
     let reply: JSONRPCMessage | undefined;
     try {
-      const set = typeof live.latest === 'function' ? await live.latest() : live.current();
+      const set = typeof live.latest === 'function' ? await live.latest(name) : live.current();
       const tool = toolFor(set, name, facts);
       if (!isRelayedTool(tool)) {
         // Another tool of that name since the message came (the set changed): the SDK's Server answers it, and records it.

@@ -37,10 +37,12 @@ export interface LiveToolSet extends AsyncDisposable {
    * read, no rows) and, when a commit landed that the set does not reflect yet or a sunset
    * has passed, derives the set first (listeners hear the change as usual). What a server
    * asks at call time, so that a tool disabled, removed or sunset a moment ago, by any
-   * process, does not run while the change feed is still on its way.
+   * process, does not run while the change feed is still on its way. `tool`: the name the
+   * call asks for (a gateway also reads that tool's upstream row, so a call that starts after
+   * the upstream's removal committed is refused; `liveToolSet` ignores it).
    * @throws the store's errors when the registry cannot be read
    */
-  latest(): Promise<ToolSet>;
+  latest(tool?: string): Promise<ToolSet>;
   /** The registry revision `current()` reflects (at least). */
   readonly revision: number;
   /** Whether `close()` was called. */

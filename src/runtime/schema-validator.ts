@@ -4,6 +4,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fingerprintOfCanonical } from '../core/canonical.js';
 import type { JsonObject, JsonValue } from '../core/contracts.js';
 import { PATTERN_CHECK_MS, boundedRegExp, checkWhole, compiling, startCheck, uncheckedTest } from './pattern-engine.js';
 import type { Patterns, Unchecked } from './pattern-engine.js';
@@ -113,12 +114,37 @@ function draftOf(schema: JsonObject): Draft {
   );
 }
 
+// Checks compiled lately, by the SHA-256 of what they are compiled from (the schema's JSON text,
+// its keys in their order, which decides the order defaults are filled in and issues reported;
+// and applyDefaults): a schema defined again (a gateway's cold listing of an upstream whose
+// tools share schemas, a namespace opened again) reuses its check instead of compiling it again.
+// A check is a function of that text alone, so sharing it across tools and namespaces tells
+// nothing. At most COMPILED_KEPT, the least recently used dropped first.
+const COMPILED_KEPT = 1_000;
+const compiledChecks = new Map<string, SchemaCheck>();
+
 /**
- * Compiles `schema` (a frozen JSON object). `applyDefaults` fills in schema defaults on the
- * value being checked (inputs only: the value is the invocation's own copy).
+ * Compiles `schema` (a frozen JSON object), or gives the check compiled lately for the same
+ * schema. `applyDefaults` fills in schema defaults on the value being checked (inputs only:
+ * the value is the invocation's own copy).
  * @throws Error with ajv's message when the schema cannot be compiled
  */
 export function compileSchema(schema: JsonObject, applyDefaults: boolean): SchemaCheck {
+  // JSON values only (the spec's contract refused anything else): the text is the schema.
+  const key = fingerprintOfCanonical(`${applyDefaults ? 'defaults' : 'plain'}:${JSON.stringify(schema)}`);
+  const known = compiledChecks.get(key);
+  if (known !== undefined) {
+    compiledChecks.delete(key);
+    compiledChecks.set(key, known);
+    return known;
+  }
+  const check = compileAnew(schema, applyDefaults);
+  compiledChecks.set(key, check);
+  if (compiledChecks.size > COMPILED_KEPT) compiledChecks.delete(compiledChecks.keys().next().value as string);
+  return check;
+}
+
+function compileAnew(schema: JsonObject, applyDefaults: boolean): SchemaCheck {
   const draft = draftOf(schema);
   const proto = protoProperty(schema);
   if (proto !== undefined) throw new Error(`it declares a property named "__proto__" (at ${proto}), which ajv cannot check: it skips that name`);

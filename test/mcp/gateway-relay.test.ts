@@ -18,12 +18,13 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
 import { screeningFetch } from '../../src/mcp/gateway/connect.js';
-import { connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { CALL_NOTIFICATION_BURST, CALL_REQUESTS_IN_FLIGHT, MAX_NOTIFICATION_BYTES, connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { InvalidAnswer } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions, UpstreamConnection } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
@@ -37,11 +38,12 @@ let registry: InMemoryToolRegistry;
 let gateway: GatewayToolSet;
 const clients: Client[] = [];
 const records: CallRecordInput[] = [];
+const warnings: string[] = [];
 
 /** A session of the SDK's client over the gateway (or `over`), in process (as `serve` and `mcp` make them). */
-async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway): Promise<Client> {
+async function session(options: McpServerOptions = {}, over: GatewayToolSet = gateway, capabilities: ClientCapabilities = {}): Promise<Client> {
   const server = createMcpServer(over, { onCall: (record) => void records.push(record), ...options });
-  const client = new Client({ name: 'test', version: '1' });
+  const client = new Client({ name: 'test', version: '1' }, { capabilities });
   const [a, b] = InMemoryTransport.createLinkedPair();
   await server.connect(a);
   await client.connect(b);
@@ -62,7 +64,7 @@ function text(result: unknown): string {
 beforeAll(async () => {
   registry = new InMemoryToolRegistry();
   await registry.putUpstream({ name: 'scripted', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
-  gateway = await gatewayToolSet(registry, [], { onWarning: () => {} });
+  gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
   await approveListed(registry, gateway);
 }, 60_000);
 
@@ -297,6 +299,56 @@ describe('a relayed tools/call', () => {
     }
   });
 
+  it('a flood of progress reports or log messages during one call is bounded (a bucket of 1,000, each at most 64 KiB): the excess is dropped with one warning a call, the call answered', async () => {
+    const client = await session();
+    const bound = (flood: string) => warnings.filter((warning) => warning.startsWith(`upstream scripted: a call of flood sent notifications (progress, log messages) past the gateway's bound (${flood}`));
+    let progress = 0;
+    const flooded = await client.callTool({ name: 'scripted_flood', arguments: { count: 2_000, kind: 'progress' } }, undefined, { onprogress: () => void (progress += 1) });
+    expect(text(flooded)).toBe('flooded');
+    // The old code relayed all 2,000. The bucket refills at 100 a second while the call runs.
+    expect(progress).toBeGreaterThanOrEqual(CALL_NOTIFICATION_BURST);
+    expect(progress).toBeLessThan(2_000);
+    expect(bound('more than 1000 at once or 100 a second')).toHaveLength(1);
+    let logs = 0;
+    client.setNotificationHandler(LoggingMessageNotificationSchema, () => void (logs += 1));
+    expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 2_000, kind: 'log' } }))).toBe('flooded');
+    await until(() => logs >= CALL_NOTIFICATION_BURST, 'the log messages within the bound');
+    expect(logs).toBeLessThan(2_000);
+    expect(bound('more than 1000 at once or 100 a second')).toHaveLength(2);
+    // One over 64 KiB is dropped, within the bucket too; the others of the call go on.
+    logs = 0;
+    expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 1, kind: 'log', bytes: MAX_NOTIFICATION_BYTES } }))).toBe('flooded');
+    expect(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 2, kind: 'log' } }))).toBe('flooded');
+    await until(() => logs === 2, 'the two small log messages');
+    expect(bound('one of 65549 bytes, over 65536')).toHaveLength(1);
+  });
+
+  it('a flood of sampling requests during one call is bounded: at most 10 wait for the client at once, one more is refused at once (the upstream hears why)', async () => {
+    const client = await session({}, gateway, { sampling: {} });
+    let asked = 0;
+    const held: (() => void)[] = [];
+    // Each held until ten have come: the client never sees more than it is answering.
+    client.setRequestHandler(CreateMessageRequestSchema, () => {
+      asked += 1;
+      return new Promise((resolve) => {
+        held.push(() => resolve({ role: 'assistant', content: { type: 'text', text: 'a' }, model: 'm' }));
+        if (held.length === CALL_REQUESTS_IN_FLIGHT) setTimeout(() => held.splice(0).forEach((answer) => answer()), 0);
+      });
+    });
+    const result = JSON.parse(text(await client.callTool({ name: 'scripted_flood', arguments: { count: 30, kind: 'sampling' } }))) as { answered: number; refused: string[] };
+    // The old code asked the client all 30 at once.
+    expect(asked).toBe(CALL_REQUESTS_IN_FLIGHT);
+    expect(result.answered).toBe(CALL_REQUESTS_IN_FLIGHT);
+    expect(result.refused).toHaveLength(20);
+    expect(result.refused[0]).toBe('MCP error -32600: the gateway cannot relay sampling/createMessage: this call has 10 requests to its client unanswered, the most it relays at once');
+  });
+
+  it('a call whose progress token is over 1,024 characters is refused (-32602) before it is relayed: each of up to 1,000 reports would carry it back', async () => {
+    const client = await session();
+    const call = client.request({ method: 'tools/call', params: { name: 'scripted_answer', arguments: { kind: 'usual' }, _meta: { progressToken: 't'.repeat(1_025) } } }, CallToolResultSchema);
+    await expect(call).rejects.toMatchObject({ code: -32602, message: 'MCP error -32602: Invalid params of tools/call: "_meta.progressToken" must be at most 1024 characters, got a string of 1025' });
+  });
+
   it("a call the SDK's Server dispatches (params with another _meta key) or an in-process invoke is relayed too, and its signal cancels it upstream", async () => {
     const client = await session();
     const dispatched = await client.callTool({ name: 'scripted_answer', arguments: { kind: 'usual' }, _meta: { 'example/trace': 't1' } });
@@ -307,6 +359,29 @@ describe('a relayed tools/call', () => {
     expect(await held).toMatchObject({ success: false, code: 'ABORTED' });
     await until(async () => (await seen(client)).cancelled.length > before, 'the cancellation upstream');
     expect((await seen(client)).cancelled.slice(before).map((entry) => entry.matched)).toEqual([true]);
+  });
+});
+
+describe('a call that starts after its upstream was removed (its tools kept, upstream remove --keep-tools)', () => {
+  it('is refused at once as an unknown tool (TOOL_NOT_FOUND), not relayed until the next read of the rows (every 2 s)', async () => {
+    // A registry and a gateway of its own: the shared upstream stays.
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'kept', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+    const kept = await gatewayToolSet(own, [], { onWarning: () => {} });
+    try {
+      await approveListed(own, kept);
+      const client = await session({}, kept);
+      expect(text(await client.callTool({ name: 'kept_answer', arguments: { kind: 'usual' } }))).toBe('t');
+      // What another process's `upstream remove --keep-tools` commits: the row only.
+      await own.removeUpstream('kept');
+      // The old code relayed it (the rows are read every 2 s): 't'.
+      await expect(client.callTool({ name: 'kept_answer', arguments: { kind: 'usual' } })).rejects.toThrow(/Unknown tool: kept_answer/);
+      expect(records.filter((record) => record.tool === 'kept_answer').map((record) => record.outcome)).toEqual(['ok', 'TOOL_NOT_FOUND']);
+      expect(kept.upstreams()).toEqual([]);
+      expect((await own.get('kept_answer'))?.spec.tags).toContain('upstream:kept');
+    } finally {
+      await kept.close();
+    }
   });
 });
 

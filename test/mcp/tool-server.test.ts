@@ -337,6 +337,50 @@ describe('createMcpServer', () => {
     await close();
   });
 
+  it("over stdio, a client slow to read a tool's many notifications leaves one 'drain' listener, not one a message (Node warned of a leak past 10)", async () => {
+    const chatty = defineTool({ name: 'chatty', version: '1', input_schema: object, handler: (_args, { log }) => {
+      for (let index = 0; index < 50; index++) log('info', `line ${index}`);
+      return 'done';
+    } });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [chatty]);
+    const live = await liveToolSet(registry, [chatty]);
+    // A pipe the client does not read yet: every write past the first few waits for 'drain'.
+    const [stdin, stdout] = [new PassThrough(), new PassThrough({ highWaterMark: 64 })];
+    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const send = (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty', arguments: {} } });
+    await until(() => stdout.writableLength > 50 * 40, 'the log lines written, waiting for the client');
+    // The old code: 52 (the result, then a listener for each of the 50 lines and the answer).
+    expect(stdout.listenerCount('drain')).toBe(1);
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => void (written += chunk.toString('utf8')));
+    await until(() => written.includes('"id":1'), 'the answer, once the client reads');
+    expect(written.split('\n').filter((line) => line.includes('notifications/message'))).toHaveLength(50);
+    expect(stdout.listenerCount('drain')).toBe(0);
+    await stdio.close();
+    await live.close();
+  });
+
+  it('refuses a tools/call whose progress token is over 1,024 characters (-32602 naming it): each report carried it back', async () => {
+    const reporter = defineTool({ name: 'reporter', version: '1', input_schema: object, handler: (_args, { progress }) => {
+      for (let index = 0; index < 3; index++) progress(index, 3);
+      return 'done';
+    } });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [reporter]);
+    const live = await liveToolSet(registry, [reporter]);
+    const { client } = await session(live);
+    const call = (progressToken: string) => client.request({ method: 'tools/call', params: { name: 'reporter', arguments: {}, _meta: { progressToken } } }, CallToolResultSchema);
+    expect((await call('t'.repeat(1_024))).content).toEqual([{ type: 'text', text: 'done' }]);
+    // The old code answered it, each of its reports 2 KB more.
+    await expect(call('t'.repeat(1_025))).rejects.toMatchObject({ code: ErrorCode.InvalidParams, message: 'MCP error -32602: Invalid params of tools/call: "_meta.progressToken" must be at most 1024 characters, got a string of 1025' });
+    await client.close();
+    await live.close();
+  });
+
   it('over stdio (MCP 2025-03-26), a batch whose call the client cancels answers the rest: the cancelled one is owed no response', async () => {
     const { tool: slow, running } = waitingTool('slow');
     const { written, send, close } = await stdioOver([slow, named('fast')]);

@@ -264,6 +264,32 @@ describe('readonly: true', () => {
   });
 });
 
+describe('getUpstream, which keeps the rows it read until the next commit (a serving gateway reads its row at each upstream call)', () => {
+  it("reads again after a commit of this connection, of another one, or a hand edit, and inside the caller's transaction", async () => {
+    const file = temp.file('upstreams.db');
+    const one = await open({ filename: file });
+    const two = await open({ filename: file });
+    await two.putUpstream({ name: 'gh', transport: { type: 'stdio', command: ['node', 'gh.js'], env: {}, cwd: null } });
+    expect((await one.getUpstream('gh'))?.prefix).toBe('gh_');
+    expect(await one.getUpstream('gh')).toBe(await one.getUpstream('gh'));
+    await two.removeUpstream('gh');
+    expect(await one.getUpstream('gh')).toBeUndefined();
+    await one.putUpstream({ name: 'gh', prefix: 'hub_', transport: { type: 'stdio', command: ['node', 'gh.js'], env: {}, cwd: null } });
+    expect((await one.getUpstream('gh'))?.prefix).toBe('hub_');
+    rawConnection(file).prepare("UPDATE tool_upstreams SET prefix = 'raw_' WHERE name = 'gh'").run();
+    expect((await one.getUpstream('gh'))?.prefix).toBe('raw_');
+    // A caller's own handle: inside its transaction, what it wrote there, and after its rollback, the row as it was.
+    const db = rawConnection(file);
+    const own = await open({ database: db });
+    expect((await own.getUpstream('gh'))?.prefix).toBe('raw_');
+    db.exec('BEGIN');
+    db.prepare("UPDATE tool_upstreams SET prefix = 'tx_' WHERE name = 'gh'").run();
+    expect((await own.getUpstream('gh'))?.prefix).toBe('tx_');
+    db.exec('ROLLBACK');
+    expect((await own.getUpstream('gh'))?.prefix).toBe('raw_');
+  });
+});
+
 describe('locking', () => {
   it('a write lock held longer than busyTimeoutMs is STORAGE_BUSY with the SQLITE_BUSY as cause, and nothing changes', async () => {
     const file = temp.file('busy.db');

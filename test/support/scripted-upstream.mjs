@@ -16,11 +16,18 @@
 //   write, or with `apart` each in a write of its own, one per turn of its event loop), then
 //   answers; with `change`, the next tools/list it is asked changes `seen`'s description while
 //   it is answered: list_changed goes out first, then the listing as it was before the change.
+//   With `kind` `progress` (under the call's progress token), `log` (notifications/message,
+//   level info) or `other` (notifications/resources/updated, which the gateway has no handler
+//   for) it floods those instead, in writes of 1,000 one turn of its event loop apart,
+//   each carrying `bytes` characters (default 10), then answers `flooded`. With `kind`
+//   `sampling`, it sends `count` sampling/createMessage requests in one write and answers, once
+//   each is answered, `{"answered": N, "refused": [messages of the error answers]}` as text.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
-// `many0` to `many{N-1}`, after those (each answers its name); SCRIPTED_PAGE_SIZE=N lists them in
+// `many0` to `many{N-1}`, after those (each answers its name; with SCRIPTED_MANY_DISTINCT set each has
+// an inputSchema of its own, else all `{type: object}`); SCRIPTED_PAGE_SIZE=N lists them in
 // pages of N. SCRIPTED_UNHASHABLE set lists two valid MCP tools more whose definitions no hash can
 // be taken of: `deep` (an inputSchema nested 998 levels) and `huge` (`maximum: 1e999`, which
 // JSON.parse reads as Infinity). SCRIPTED_LIST_CHANGED_EACH set sends list_changed before every
@@ -49,9 +56,11 @@ const TOOLS = [
   { name: 'fail', inputSchema: object },
   { name: 'answer', inputSchema: { type: 'object', properties: { kind: { type: 'string' } }, required: ['kind'] } },
   { name: 'seen', inputSchema: object },
-  { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' } }, required: ['count'] } },
+  { name: 'flood', inputSchema: { type: 'object', properties: { count: { type: 'integer' }, apart: { type: 'boolean' }, change: { type: 'boolean' }, kind: { type: 'string' }, bytes: { type: 'integer' } }, required: ['count'] } },
 ];
-for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: object });
+// SCRIPTED_MANY_DISTINCT set gives each its own inputSchema (a property of its own name).
+const manySchema = (index) => (process.env.SCRIPTED_MANY_DISTINCT === undefined ? object : { type: 'object', properties: { [`p${index}`]: { type: 'string', minLength: 1 } }, required: [`p${index}`] });
+for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: manySchema(index) });
 // SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
 if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
@@ -72,6 +81,9 @@ const cancelled = [];
 /** Calls answered later, by id. */
 const held = new Map();
 let pairs = [];
+/** `flood` of kind `sampling`: its requests waiting for their answer, by id. */
+const asking = new Map();
+let askIds = 0;
 
 function send(message) {
   process.stdout.write(`${JSON.stringify(message).replace('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
@@ -115,6 +127,34 @@ function call(request) {
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
+  } else if (name === 'flood' && args.kind === 'sampling') {
+    const asked = { request, left: args.count, answered: 0, refused: [] };
+    let lines = '';
+    for (let index = 0; index < args.count; index++) {
+      const id = `ask-${++askIds}`;
+      asking.set(id, asked);
+      lines += `${JSON.stringify({ jsonrpc: '2.0', id, method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: `q${index}` } }], maxTokens: 5 } })}\n`;
+    }
+    process.stdout.write(lines);
+  } else if (name === 'flood' && args.kind !== undefined) {
+    const filler = 'n'.repeat(args.bytes ?? 10);
+    const line = (index) =>
+      JSON.stringify(
+        args.kind === 'log'
+          ? { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${index} ${filler}` } }
+          : args.kind === 'other'
+            ? { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: `file:///${index}/${filler}` } }
+            : { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: request.params._meta?.progressToken, progress: index + 1, message: filler } },
+      );
+    let sent = 0;
+    const next = () => {
+      if (sent >= args.count) return text(request, 'flooded');
+      let chunk = '';
+      for (const end = Math.min(sent + 1000, args.count); sent < end; sent++) chunk += `${line(sent)}\n`;
+      process.stdout.write(chunk);
+      setImmediate(next);
+    };
+    next();
   } else if (name === 'flood') {
     if (args.change === true) changeAtNextList = true;
     const changed = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
@@ -166,6 +206,12 @@ function handle(message) {
   } else if (message.method === 'notifications/cancelled') {
     const { requestId, reason } = message.params;
     cancelled.push({ requestId, matched: held.delete(requestId), reason });
+  } else if (message.method === undefined && asking.has(message.id)) {
+    const asked = asking.get(message.id);
+    asking.delete(message.id);
+    if (message.error !== undefined) asked.refused.push(message.error.message);
+    else asked.answered++;
+    if (--asked.left === 0) text(asked.request, JSON.stringify({ answered: asked.answered, refused: asked.refused }));
   } else if (message.id !== undefined && message.method !== undefined) {
     send({ jsonrpc: '2.0', id: message.id, result: {} });
   }

@@ -77,6 +77,12 @@ export interface ConnectUpstreamOptions {
    * say the gateway made the error, not the upstream.
    */
   readonly onUnanswered?: (id: string | number, reason: string) => void;
+  /**
+   * Over stdio, asked of each notification as read (JSON with a string `method` and no `id`,
+   * unchecked) before the SDK's schema parses it: true drops it there (a flood past the
+   * gateway's per-call bound, or of a notification no handler takes, costs no parse of each).
+   */
+  readonly dropNotification?: (message: { readonly method: string; readonly params?: unknown }) => boolean;
 }
 
 /** A connected upstream: the SDK client and which transport answered. */
@@ -116,7 +122,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
     });
-    observeInvalidLines(child, options.onInvalidAnswer, options.onUnanswered);
+    observeInvalidLines(child, options.onInvalidAnswer, options.onUnanswered, options.dropNotification);
     const client = newClient();
     // The child's end, heard from before connecting: one that ended already is not waited for.
     let exited = false;
@@ -258,6 +264,7 @@ class ObservedReadBuffer {
   #buffer: Buffer | undefined;
   readonly #hear: HearInvalidAnswer;
   readonly #unanswered: HearUnanswered;
+  readonly #drop: ConnectUpstreamOptions['dropNotification'];
   /** A tools/list_changed was read in this read of the transport's (`readMessage` until null). */
   #listChangedRead = false;
   /** The start of a line whose end has not come yet, chunk by chunk. */
@@ -269,9 +276,10 @@ class ObservedReadBuffer {
   /** The errors answering skipped lines, given before any later line. */
   readonly #made: JSONRPCMessage[] = [];
 
-  constructor(hear: HearInvalidAnswer, unanswered: HearUnanswered) {
+  constructor(hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']) {
     this.#hear = hear;
     this.#unanswered = unanswered;
+    this.#drop = drop;
   }
 
   append(chunk: Buffer): void {
@@ -347,6 +355,7 @@ class ObservedReadBuffer {
         if (this.#listChangedRead) continue;
         this.#listChangedRead = true;
       }
+      if (this.#drop !== undefined && isNotification(value) && this.#drop(value)) continue;
       const parsed = JSONRPCMessageSchema.safeParse(value);
       if (parsed.success) return parsed.data;
       const answer = refusedAnswer(value, parsed.error, this.#hear);
@@ -369,6 +378,11 @@ function isListChanged(value: unknown): boolean {
   return typeof value === 'object' && value !== null && (value as { method?: unknown }).method === 'notifications/tools/list_changed' && !('id' in value);
 }
 
+/** A notification: a string `method`, no `id`. */
+function isNotification(value: unknown): value is { readonly method: string; readonly params?: unknown } {
+  return typeof value === 'object' && value !== null && !('id' in value) && typeof (value as { method?: unknown }).method === 'string';
+}
+
 /** The last `SNIFFED_BYTES` of `bytes`, copied (a slice would keep a whole chunk alive). */
 function lastBytes(bytes: Buffer): Buffer {
   return Buffer.from(bytes.subarray(Math.max(0, bytes.length - SNIFFED_BYTES)));
@@ -379,9 +393,9 @@ function lastBytes(bytes: Buffer): Buffer {
  * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
  * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
  */
-function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered): void {
+function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']): void {
   const fields = transport as unknown as { _readBuffer?: unknown };
-  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear, unanswered);
+  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear, unanswered, drop);
 }
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;

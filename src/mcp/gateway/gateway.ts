@@ -94,6 +94,8 @@ class Gateway implements GatewayToolSet {
   #made = new Map<string, Tool>();
   /** The upstream tools served now, by name. */
   #served: readonly Tool[] = [];
+  /** The upstream of each tool in `#served`, by the tool's name: a call of it reads that row (`latest`). */
+  #servedBy: ReadonlyMap<string, string> = new Map();
   #inner: LiveToolSet;
   #unsubscribe: () => void;
   readonly #listeners = new Set<Listener>();
@@ -131,7 +133,21 @@ class Gateway implements GatewayToolSet {
     return this.#inner.current();
   }
 
-  latest(): Promise<ToolSet> {
+  /**
+   * The registry's revision, and for a served upstream tool its upstream's row: a row removed
+   * (`upstream remove --keep-tools`, whose tools stay registered) or changed since the last
+   * poll, by any process, reads the rows again first, so a call that starts after the removal
+   * committed is refused, not relayed until the next poll. One small read per upstream call;
+   * none for a local tool's.
+   */
+  async latest(tool?: string): Promise<ToolSet> {
+    const upstream = tool === undefined ? undefined : this.#servedBy.get(tool);
+    if (upstream === undefined) return this.#inner.latest();
+    const [set, row] = await Promise.all([this.#inner.latest(), this.#registry.getUpstream(upstream)]);
+    if (row !== undefined && row.updated_at === this.#rows.get(upstream)?.updated_at) return set;
+    // A poll under way may have read the rows before the change: one that starts now.
+    await this.#polling?.catch(() => undefined);
+    await this.poll();
     return this.#inner.latest();
   }
 
@@ -335,6 +351,7 @@ class Gateway implements GatewayToolSet {
     const registrations = await Promise.all(wanted.map(({ name }) => this.#registry.get(name)));
     const made = new Map<string, Tool>();
     const served: Tool[] = [];
+    const servedBy = new Map<string, string>();
     wanted.forEach(({ link, definition, name }, index) => {
       const registration = registrations[index];
       if (registration === undefined || !this.#approved(link.upstream, definition, registration)) return;
@@ -343,7 +360,9 @@ class Gateway implements GatewayToolSet {
         return;
       }
       const tool = this.#toolFor(link, definition, registration.spec, made, said);
-      if (tool !== undefined) served.push(tool);
+      if (tool === undefined) return;
+      served.push(tool);
+      servedBy.set(tool.name, link.upstream.name);
     });
     this.#made = made;
     this.#said = said;
@@ -351,6 +370,7 @@ class Gateway implements GatewayToolSet {
     // Kept only once the new set stands: a failed swap is tried again by the next derivation.
     await this.#swap(served);
     this.#served = served;
+    this.#servedBy = servedBy;
   }
 
   /** The rule of GATEWAY.md: registered under the upstream's tag, and the version's hash is the hash of the definition listed now. */

@@ -32,6 +32,18 @@ export const RECONNECT_FIRST_MS = 1_000;
 export const RECONNECT_MAX_MS = 60_000;
 /** The pause before a listing asked for while another was under way: a list_changed flood is listed at most this often. */
 export const LISTING_SPACING_MS = 250;
+/**
+ * The notifications (progress reports and log messages together) the gateway relays of one
+ * call at once: a bucket that refills at `CALL_NOTIFICATIONS_PER_SECOND`. The excess is dropped
+ * (a hostile upstream's flood would else be queued for the session without bound).
+ */
+export const CALL_NOTIFICATION_BURST = 1_000;
+/** The rate the bucket of `CALL_NOTIFICATION_BURST` refills at: a call that reports this often or less loses nothing. */
+export const CALL_NOTIFICATIONS_PER_SECOND = 100;
+/** The longest progress message or log message (the JSON of its data and logger) relayed; a longer one is dropped. */
+export const MAX_NOTIFICATION_BYTES = 64 * 1024;
+/** The requests (sampling, elicitation) of one call relayed to its session at once; one more is refused at once. */
+export const CALL_REQUESTS_IN_FLIGHT = 10;
 
 /** Options a link takes from the gateway. */
 export interface UpstreamLinkOptions {
@@ -59,6 +71,18 @@ function waiter(): Waiter {
 /** A call in flight: where what the upstream tells or asks during it goes. */
 interface Relay {
   readonly call: ToolHandlerOptions;
+  readonly toolName: string;
+  /** The notifications it may relay now (`CALL_NOTIFICATION_BURST` at most), as of `refilledAt` (performance.now()). */
+  allowance: number;
+  refilledAt: number;
+  /** A notification of it was dropped: warned once. */
+  warned: boolean;
+  /** Its requests (sampling, elicitation) relayed to the session and not answered yet. */
+  asking: number;
+}
+
+function relayOf(call: ToolHandlerOptions, toolName: string): Relay {
+  return { call, toolName, allowance: CALL_NOTIFICATION_BURST, refilledAt: performance.now(), warned: false, asking: 0 };
 }
 
 /** The ids (and progress tokens) of the calls a link relays: strings of its own, never the SDK client's numbers. */
@@ -230,6 +254,7 @@ export class UpstreamLink {
           setup: (client) => this.#setup(client),
           onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
           onUnanswered: (id, reason) => this.#unanswered(id, reason),
+          dropNotification: (message) => this.#dropped(message),
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -271,7 +296,7 @@ export class UpstreamLink {
     client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
       const { progressToken, progress, total, message } = notification.params;
       const relay = this.#byToken.get(String(progressToken));
-      if (relay === undefined) return;
+      if (relay === undefined || !this.#admits(relay, () => (message === undefined ? 0 : Buffer.byteLength(message, 'utf8')))) return;
       try {
         relay.call.progress(progress, total, message);
       } catch {
@@ -285,20 +310,35 @@ export class UpstreamLink {
       const relay = this.#relay();
       if (relay === undefined) return;
       const { level, data, logger } = notification.params;
+      if (!this.#admits(relay, () => Buffer.byteLength(JSON.stringify({ data, logger }) ?? '', 'utf8'))) return;
       try {
         relay.call.log(level, data, logger);
       } catch {
         // A level this runtime does not know: not relayed.
       }
     });
-    client.setRequestHandler(CreateMessageRequestSchema, (request) => this.#ask('sampling/createMessage').sample(request.params as unknown as SampleParams) as never);
-    client.setRequestHandler(ElicitRequestSchema, (request) => this.#ask('elicitation/create').elicit(request.params as unknown as ElicitParams) as never);
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => this.#ask('sampling/createMessage', (call) => call.sample(request.params as unknown as SampleParams)) as never);
+    client.setRequestHandler(ElicitRequestSchema, (request) => this.#ask('elicitation/create', (call) => call.elicit(request.params as unknown as ElicitParams)) as never);
   }
 
-  /** The calling session's sample/elicit for a request of the upstream, or a refusal when no call can take it. */
-  #ask(method: string): Pick<ToolHandlerOptions, 'sample' | 'elicit'> {
+  /**
+   * A request of the upstream, asked of the calling session, or a refusal when no call can take
+   * it or its call has `CALL_REQUESTS_IN_FLIGHT` unanswered already (a flood of elicitations
+   * would be a flood of prompts to the user, each waiting in the session).
+   */
+  async #ask<T>(method: string, ask: (call: ToolHandlerOptions) => Promise<T>): Promise<T> {
     const relay = this.#relay();
-    if (relay !== undefined) return relay.call;
+    if (relay !== undefined && relay.asking >= CALL_REQUESTS_IN_FLIGHT) {
+      throw new McpError(ErrorCode.InvalidRequest, `the gateway cannot relay ${method}: this call has ${CALL_REQUESTS_IN_FLIGHT} requests to its client unanswered, the most it relays at once`);
+    }
+    if (relay !== undefined) {
+      relay.asking += 1;
+      try {
+        return await ask(relay.call);
+      } finally {
+        relay.asking -= 1;
+      }
+    }
     const why =
       this.#calls.size === 0
         ? 'no call to this upstream is in progress'
@@ -320,6 +360,65 @@ export class UpstreamLink {
       else if (relay.call.session === undefined || relay.call.session !== first.call.session) return undefined;
     }
     return first;
+  }
+
+  /**
+   * Whether a notification of `relay` is relayed: within the call's bucket
+   * (`CALL_NOTIFICATION_BURST`, refilled at `CALL_NOTIFICATIONS_PER_SECOND`) and, when it is,
+   * at most `MAX_NOTIFICATION_BYTES` (`size`, taken only then: a flood costs no JSON each).
+   * The first one dropped is warned of, once a call.
+   */
+  #admits(relay: Relay, size: () => number): boolean {
+    if (this.#spent(relay)) return false;
+    // A dropped one counts too: a flood of large ones costs a size each only within the bucket.
+    relay.allowance -= 1;
+    const bytes = size();
+    if (bytes <= MAX_NOTIFICATION_BYTES) return true;
+    this.#warnDropped(relay, `one of ${bytes} bytes, over ${MAX_NOTIFICATION_BYTES}`);
+    return false;
+  }
+
+  /** Whether `relay`'s bucket is empty now (refilled first): its notifications are dropped, warned of once. */
+  #spent(relay: Relay): boolean {
+    const now = performance.now();
+    relay.allowance = Math.min(CALL_NOTIFICATION_BURST, relay.allowance + ((now - relay.refilledAt) * CALL_NOTIFICATIONS_PER_SECOND) / 1000);
+    relay.refilledAt = now;
+    if (relay.allowance >= 1) return false;
+    this.#warnDropped(relay, `more than ${CALL_NOTIFICATION_BURST} at once or ${CALL_NOTIFICATIONS_PER_SECOND} a second`);
+    return true;
+  }
+
+  #warnDropped(relay: Relay, why: string): void {
+    if (relay.warned) return;
+    relay.warned = true;
+    this.#options.onWarning(`upstream ${this.#upstream.name}: a call of ${relay.toolName} sent notifications (progress, log messages) past the gateway's bound (${why}): they are dropped, the call goes on (warned once a call)`);
+  }
+
+  /**
+   * A stdio upstream's notification as read, before the SDK's schema: a progress report or log
+   * message is dropped there when its call's bucket is empty, or when no call would take it
+   * (the handlers would drop it after the parse; one within the bucket is parsed and counted by
+   * its handler); one that no handler of the link's client takes is dropped (the SDK's client
+   * parsed it and ignored it: a flood of 100,000 cost 4.6-4.8 CPU-s, 0.35-0.5 since).
+   */
+  #dropped(message: { readonly method: string; readonly params?: unknown }): boolean {
+    switch (message.method) {
+      case 'notifications/progress': {
+        const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as { progressToken?: unknown };
+        const relay = this.#byToken.get(String(params.progressToken));
+        return relay === undefined || this.#spent(relay);
+      }
+      case 'notifications/message': {
+        const relay = this.#relay();
+        return relay === undefined || this.#spent(relay);
+      }
+      // Handled: the SDK's Protocol's own (cancelled) and #setup's (list_changed).
+      case 'notifications/cancelled':
+      case 'notifications/tools/list_changed':
+        return false;
+      default:
+        return true;
+    }
   }
 
   #failed(message: string): void {
@@ -504,7 +603,7 @@ export class UpstreamLink {
     }
     const relayed = relayedCallOf(call.context);
     if (!this.#taskRequired.has(toolName)) return this.#forward(connection, toolName, args, call, relayed);
-    const relay: Relay = { call };
+    const relay = relayOf(call, toolName);
     const progressToken = `${RELAY_ID_PREFIX}${++this.#tokens}`;
     this.#calls.add(relay);
     this.#byToken.set(progressToken, relay);
@@ -536,7 +635,7 @@ export class UpstreamLink {
     if (signal?.aborted === true) return Promise.resolve(this.#failure(toolName, signal.reason));
     if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
-    const relay: Relay = { call };
+    const relay = relayOf(call, toolName);
     return new Promise<McpContent>((resolve) => {
       const finish = (result: McpContent): void => {
         if (!this.#pending.delete(id)) return;

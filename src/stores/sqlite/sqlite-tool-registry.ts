@@ -112,6 +112,9 @@ const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 const SYNCHRONOUS_NAMES = ['off', 'normal', 'full', 'extra'];
 
+/** The upstream rows `_getUpstream` keeps between two commits (by name). */
+const UPSTREAM_ROWS_KEPT = 64;
+
 /** A watch waiting for the revision to pass `revision`. */
 interface Waiter {
   readonly revision: number;
@@ -298,6 +301,12 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   #seen: CommitMarks = { dataVersion: -1, totalChanges: -1 };
   /** The last revision page read (`changes({ limit: 0 })`) and the commit marks it was read under. */
   #heads: { readonly marks: CommitMarks; readonly page: ChangeLogPage } | undefined;
+  /**
+   * Upstream rows read by name (`_getUpstream`, which a serving gateway asks at each upstream
+   * call) and the commit marks they were read under: read again after any commit. At most
+   * `UPSTREAM_ROWS_KEPT` names; the rows are frozen, so they are shared.
+   */
+  #upstreamRows: { readonly marks: CommitMarks; readonly rows: Map<string, Upstream | undefined> } | undefined;
   /** `_searchRevision`'s last answer, for the `#heads` page it was read at. */
   #searchHead: { readonly page: ChangeLogPage; readonly head: SearchHead } | undefined;
   /** The file, resolved at open (the working folder may change later); undefined in memory. */
@@ -910,9 +919,24 @@ class SqliteToolRegistryImpl extends BaseToolRegistry implements SqliteToolRegis
   protected _getUpstream(name: string): Upstream | undefined | Promise<Upstream | undefined> {
     this.#assertOpen('getUpstream');
     return this.#whileBusy('getUpstream', () => {
-      const row = this.#sql.upstream.get({ name });
-      return row === undefined ? undefined : upstreamFromRow(row);
+      if (this.#db.inTransaction) return this.#upstreamRow(name);
+      const marks = this.#commitMarks();
+      let known = this.#upstreamRows;
+      if (known === undefined || known.marks.dataVersion !== marks.dataVersion || known.marks.totalChanges !== marks.totalChanges || known.rows.size >= UPSTREAM_ROWS_KEPT) {
+        known = { marks, rows: new Map() };
+        this.#upstreamRows = known;
+      }
+      if (known.rows.has(name)) return known.rows.get(name);
+      // Read after the marks: a commit in between moves them, and the next call reads again.
+      const upstream = this.#upstreamRow(name);
+      known.rows.set(name, upstream);
+      return upstream;
     });
+  }
+
+  #upstreamRow(name: string): Upstream | undefined {
+    const row = this.#sql.upstream.get({ name });
+    return row === undefined ? undefined : upstreamFromRow(row);
   }
 
   protected _listUpstreams(): readonly Upstream[] | Promise<readonly Upstream[]> {
