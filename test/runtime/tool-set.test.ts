@@ -110,8 +110,9 @@ describe('ToolSet', () => {
       }
       expect(compile2020).not.toHaveBeenCalled();
       expect(compile07).not.toHaveBeenCalled();
-      // The spies do see compiles: defining a tool compiles its schemas.
-      defineTool({ name: 'fresh', input_schema: { type: 'object' }, handler: () => 1 });
+      // The spies do see compiles: defining a tool compiles its schemas (one no other file of
+      // this worker defined: compiled checks are shared by schema text).
+      defineTool({ name: 'fresh', input_schema: { type: 'object', title: `fresh ${process.hrtime.bigint()}` }, handler: () => 1 });
       expect(compile2020).toHaveBeenCalled();
     } finally {
       compile2020.mockRestore();
