@@ -1,5 +1,5 @@
 // The `tool-registry` command line: commander wiring, exit codes, and error printing.
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Help, InvalidArgumentError, Option } from 'commander';
 import type { ImportMode, LintProvider } from '../index.js';
 import type { CliContext, ExportFormat } from './commands.js';
 import type * as Commands from './commands.js';
@@ -112,6 +112,16 @@ function refuseEmptyArguments(command: Command): void {
   for (const sub of command.commands) refuseEmptyArguments(sub);
 }
 
+/**
+ * A repeatable option's default is its empty list, which commander showed as "(default: [])": a
+ * JavaScript value, nothing a user types. Shown without it; a described one (`lint --provider`) keeps its words.
+ */
+function optionDescription(this: Help, option: Option): string {
+  const emptyList = Array.isArray(option.defaultValue) && option.defaultValue.length === 0 && option.defaultValueDescription === undefined;
+  const shown = emptyList ? Object.assign(Object.create(Option.prototype) as Option, option, { defaultValue: undefined }) : option;
+  return Help.prototype.optionDescription.call(this, shown);
+}
+
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
@@ -123,6 +133,7 @@ export function buildProgram(io: CliIO): Command {
     .version(packageVersion(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'print help')
     .helpCommand('help [command]', 'print help for a command')
+    .configureHelp({ optionDescription })
     .option(
       '--db <path>',
       `the database file, or a postgres:// URL (?schema=name picks the schema) (default: $${DATABASE_ENV}, else ${DEFAULT_DATABASE})`,

@@ -98,6 +98,22 @@ describe('usage', () => {
     expect(result.stdout).toMatch(/TOOL_REGISTRY_DB/);
   });
 
+  // A repeatable option (`--tag`, `--header`...) said "(default: [])": a JavaScript value, no word a user gives.
+  it("no command's help shows a JavaScript value as a default ([], {}, undefined, NaN)", () => {
+    const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
+    const shown: { command: string; text: string }[] = [];
+    let repeatable = 0;
+    const walk = (command: Command, path: string[]): void => {
+      repeatable += command.options.filter((option) => Array.isArray(option.defaultValue)).length;
+      const help = command.helpInformation().replace(/\n +/g, ' ');
+      for (const text of help.match(/.{0,40}(?:\[\]|\{\}|\bundefined\b|\bNaN\b)/g) ?? []) shown.push({ command: path.join(' '), text });
+      for (const sub of command.commands) walk(sub, [...path, sub.name()]);
+    };
+    walk(buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} }), ['tool-registry']);
+    expect(repeatable).toBeGreaterThan(5);
+    expect(shown).toEqual([]);
+  });
+
   it('help COMMAND and COMMAND --help print that command and exit 0', async () => {
     const cwd = tempDir();
     for (const args of [['help', 'import'], ['import', '--help']]) {
