@@ -361,7 +361,6 @@ export function buildProgram(io: CliIO): Command {
   return program;
 }
 
-/** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
 /**
  * `help upstream add` as `upstream help add`: commander's help command reads one name, so it
  * printed the help of `upstream` (and `help upstream nope` that help too, exit 0).
@@ -373,10 +372,27 @@ function nestedHelp(program: Command, argv: readonly string[]): string[] {
   return group !== undefined && group.commands.length > 0 ? [name, 'help', ...rest] : [...argv];
 }
 
+/**
+ * `help ''` (`upstream help ''`...) printed the general help, exit 0: commander reads an empty
+ * name as none. A usage error naming it, as `help nope` is.
+ */
+function refuseEmptyHelpName(program: Command, argv: readonly string[]): void {
+  let level = program;
+  for (const [at, word] of argv.entries()) {
+    if (word === 'help' && argv[at + 1] === '') level.error("error: unknown command ''", { exitCode: EXIT_USAGE, code: 'commander.unknownCommand' });
+    const sub = level.commands.find((command) => command.name() === word || command.aliases().includes(word));
+    if (sub === undefined) return;
+    level = sub;
+  }
+}
+
+/** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
 export async function run(argv: readonly string[], io: CliIO): Promise<number> {
   const program = buildProgram(io);
   try {
-    await program.parseAsync(nestedHelp(program, argv), { from: 'user' });
+    const args = nestedHelp(program, argv);
+    refuseEmptyHelpName(program, args);
+    await program.parseAsync(args, { from: 'user' });
     return EXIT_OK;
   } catch (error) {
     if (error instanceof CommanderError) {

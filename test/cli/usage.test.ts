@@ -314,6 +314,10 @@ describe('usage', () => {
       [['upstream'], "error USAGE: missing command for 'upstream'", 'Usage: tool-registry upstream [options] [command]'],
       [['token', 'help', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry token [options] [command]'],
       [['help', 'upstream', 'nope'], "error USAGE: unknown command 'nope'", 'Usage: tool-registry upstream [options] [command]'],
+      // An empty name printed the general help, exit 0.
+      [['help', ''], "error USAGE: unknown command ''", 'Usage: tool-registry [options] [command]'],
+      [['upstream', 'help', ''], "error USAGE: unknown command ''", 'Usage: tool-registry upstream [options] [command]'],
+      [['help', 'token', ''], "error USAGE: unknown command ''", 'Usage: tool-registry token [options] [command]'],
     ];
     for (const [args, line, usage] of cases) {
       const { code, stdout, stderr } = await runCli(args, { cwd });
