@@ -57,10 +57,14 @@ export function parseNonEmpty(what: string): (value: string) => string {
   };
 }
 
-/** A parser for a repeatable option (`--tag`, `--namespace`, `--permission`): each value as `parseNonEmpty` takes it, collected. */
-export function collectNonEmpty(what: string): (value: string, previous: readonly string[]) => string[] {
+/**
+ * A parser for a repeatable option (`--tag`, `--namespace`, `--permission`) or a list argument
+ * (`upstream approve NAME TOOL...`): each value as `parseNonEmpty` takes it, collected. A list
+ * argument has no values before its first.
+ */
+export function collectNonEmpty(what: string): (value: string, previous: readonly string[] | undefined) => string[] {
   const parse = parseNonEmpty(what);
-  return (value, previous) => [...previous, parse(value)];
+  return (value, previous) => [...(previous ?? []), parse(value)];
 }
 
 /**

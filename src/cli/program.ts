@@ -100,13 +100,15 @@ function refuseRepeatedOptions(command: Command): void {
 /**
  * Makes an empty NAME or FILE argument a usage error naming it, as an empty option value is:
  * `remove ""` said "nothing removed:  was not registered" (exit 0), `register ""` "cannot read :".
- * Not search's QUERY: a query without terms has no results (docs/search.md). Lists collect themselves.
+ * Not search's QUERY: a query without terms has no results (docs/search.md). A list's values each
+ * (`upstream approve NAME TOOL...`): an empty tool matched none.
  */
 function refuseEmptyArguments(command: Command): void {
   if (command.name() !== 'search') {
     for (const argument of command.registeredArguments) {
-      if (argument.variadic || argument.parseArg !== undefined) continue;
-      argument.argParser(parseNonEmpty(argument.description));
+      if (argument.parseArg !== undefined) continue;
+      if (argument.variadic) argument.argParser(collectNonEmpty(argument.description));
+      else argument.argParser(parseNonEmpty(argument.description));
     }
   }
   for (const sub of command.commands) refuseEmptyArguments(sub);

@@ -246,13 +246,16 @@ describe('usage', () => {
     const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
     const cases: string[][] = [];
     const walk = (command: Command, path: string[]): void => {
-      const given = command.registeredArguments.filter((argument) => !argument.variadic);
+      const given = command.registeredArguments;
       const mandatory = command.options.filter((option) => option.mandatory).flatMap((option) => [option.long as string, option.long === '--scopes' ? 'read' : 'a']);
-      if (command.name() !== 'search') given.forEach((_, at) => cases.push([...path, ...given.map((__, index) => (index === at ? '' : 'x')), ...mandatory]));
+      // A list (`upstream approve NAME TOOL...`) with an empty one after a given one.
+      const empty = (variadic: boolean): string[] => (variadic ? ['x', ''] : ['']);
+      if (command.name() !== 'search') given.forEach((_, at) => cases.push([...path, ...given.flatMap((argument, index) => (index === at ? empty(argument.variadic) : ['x'])), ...mandatory]));
       for (const sub of command.commands) walk(sub, [...path, sub.name()]);
     };
     walk(buildProgram({ stdin: process.stdin, stdout: sink, stderr: sink, env: {} }), []);
     expect(cases.length).toBeGreaterThan(15);
+    expect(cases).toContainEqual(['upstream', 'approve', 'x', 'x', '']);
     const wrong = [];
     for (const args of cases) {
       const { code, stdout, stderr } = await runCli(args, { cwd });
@@ -260,6 +263,7 @@ describe('usage', () => {
       if (!(code === 2 && stdout === '' && /^error USAGE: command-argument value '' is invalid for argument '\w+'/.test(line))) wrong.push({ args, code, line });
     }
     expect(wrong).toEqual([]);
+    expect((await runCli(['upstream', 'approve', 'x', 'a', ''], { cwd })).stderr.split('\n')[0]).toBe("error USAGE: command-argument value '' is invalid for argument 'tools'. expected a tool name, got an empty value");
     expect(readdirSync(cwd)).toEqual([]);
     // An empty query is no error: it has no terms, so no results (here: to the missing database).
     expect(errorCode((await runCli(['search', ''], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
