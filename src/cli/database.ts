@@ -196,8 +196,10 @@ function driverError(error: unknown): unknown {
   if (error.cause instanceof Error && isConnectionFailure(error.cause)) return error.cause;
   // The store's own diagnosis (a role that may not read the schema, a schema dropped while the
   // command ran), which names the schema and what is missing: its message, as IO_ERROR. The
-  // driver's error alone was printed as INTERNAL with a stack.
-  return new CliError('IO_ERROR', error.message, { cause: error });
+  // driver's error alone was printed as INTERNAL with a stack. The open's (a database or role
+  // the server does not know) without its "open: ": the command says "cannot open database …".
+  const message = error.context.operation === 'open' ? error.message.replace(/^open: /, '') : error.message;
+  return new CliError('IO_ERROR', message, { cause: error });
 }
 
 /**

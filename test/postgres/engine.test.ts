@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { openPostgresToolRegistry } from '../../src/index.js';
+import { ToolRegistryError, openPostgresToolRegistry } from '../../src/index.js';
 import { PostgresEngine } from '../../src/stores/postgres/engine.js';
 import { lockKeys } from '../../src/stores/postgres/identifiers.js';
 import { writeTools } from '../../src/stores/postgres/tables.js';
@@ -79,6 +79,43 @@ describe('PostgreSQL engine', () => {
     // PostgreSQL's rule is case-sensitive and our names are quoted: PG_... is an ordinary schema.
     const engine = await open(`PG_${database.schema()}`);
     await engine.close();
+  });
+
+  it('a login the server refuses for its settings is STORAGE_UNAVAILABLE naming the database, the role, the option or the SSL request (it was the bare driver error)', async () => {
+    const cases: [edit: (url: URL) => void, message: string, context: Record<string, unknown>, sqlstate: string | undefined][] = [
+      [(url) => void (url.pathname = '/no_such_db'), 'open: the database no_such_db does not exist on the server (database "no_such_db" does not exist, SQLSTATE 3D000)', { database: 'no_such_db' }, '3D000'],
+      [
+        (url) => void ((url.username = 'no_such_role'), (url.password = '')),
+        `open: the server refused the login of role no_such_role to database ${new URL(database.url()).pathname.slice(1)} (role "no_such_role" does not exist, SQLSTATE 28000)`,
+        { role: 'no_such_role' },
+        '28000',
+      ],
+      [(url) => url.searchParams.set('options', '-c no_such_setting=1'), `open: the server refused the connection's options "-c no_such_setting=1" (unrecognized configuration parameter "no_such_setting", SQLSTATE 42704)`, { options: '-c no_such_setting=1' }, '42704'],
+      [(url) => url.searchParams.set('options', '-c statement_timeout=soon'), `open: the server refused the connection's options "-c statement_timeout=soon" (invalid value for parameter "statement_timeout": "soon", SQLSTATE 22023)`, { options: '-c statement_timeout=soon' }, '22023'],
+      [
+        (url) => url.searchParams.set('sslmode', 'verify-full'),
+        'open: the server does not support SSL connections, and this connection asks for SSL (sslmode=verify-full): connect without SSL, or to a server that has it',
+        { ssl: 'sslmode=verify-full' },
+        undefined,
+      ],
+    ];
+    for (const [edit, message, context, sqlstate] of cases) {
+      const url = new URL(database.url());
+      edit(url);
+      // Both ways of opening: migrating (read-write) and checking the schema (readonly).
+      for (const readonly of [false, true]) {
+        const error = await openPostgresToolRegistry({ connectionString: url.toString(), schema: 's', cache: false, readonly }).then(
+          async (registry) => registry.close(),
+          (caught: unknown) => caught,
+        );
+        expect(error, message).toBeInstanceOf(ToolRegistryError);
+        expect(error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', message, context: { operation: 'open', ...context, ...(sqlstate === undefined ? {} : { driver_code: sqlstate }) } });
+        const cause = (error as Error).cause as { code?: unknown; message: string };
+        expect(cause).toBeInstanceOf(Error);
+        if (sqlstate !== undefined) expect(cause.code).toBe(sqlstate);
+        else expect(cause.message).toBe('The server does not support SSL connections');
+      }
+    }
   });
 
   it("a caller's pool stays open after close(), and its error handler is removed again", async () => {

@@ -123,6 +123,11 @@ function markConnectFailure(error: unknown): unknown {
   return error;
 }
 
+/** Whether `error` is a check-out's failure to connect (refused, or the server refused the login). */
+export function failedToConnect(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && connectFailures.has(error);
+}
+
 /**
  * Whether `error` ended a statement on a connection the pool had, rather than a new
  * connection's attempt: the server may be up, and only its old connections gone (a

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { ReadOnlyError, RegistryClosedError, StorageBusyError, StorageUnavailableError } from '../../core/errors.js';
 import type { StoreStatus } from '../../core/stored-row.js';
 import { queryTimeoutBusy, retryWhileBusy, sqlState, storageBusy } from './busy.js';
-import { CheckoutTimeoutError, checkOut, failedBeforeSending, failedOnPooledConnection, foundDeadInPool, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
+import { CheckoutTimeoutError, checkOut, failedBeforeSending, failedOnPooledConnection, failedToConnect, foundDeadInPool, isConnectionFailure, isQueryReadTimeout, kyselyPool, noteQueryTimeout } from './connections.js';
 import { changeChannel, checkSchemaName } from './identifiers.js';
 import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
@@ -19,7 +19,7 @@ import { PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, Head, RegistrationRow, StatementRunner } from './tables.js';
-import { queryTimeoutUnavailable, readDenied, storageUnavailable } from './unavailable.js';
+import { loginRefused, queryTimeoutUnavailable, readDenied, storageUnavailable } from './unavailable.js';
 import type { WriteOutcome } from './unavailable.js';
 
 export interface EngineOptions<T> {
@@ -263,6 +263,10 @@ export class PostgresEngine<T> {
       const denied = sqlState(error) === '42501' ? await readDenied('openPostgresToolRegistry', schema, error, thePool, busyTimeoutMs) : undefined;
       await engine.close();
       if (isConnectionFailure(error)) throw storageUnavailable('open', error);
+      // The server refused the login for what it was given (no such database or role, a bad
+      // option, SSL): the bare driver error until now.
+      const refused = failedToConnect(error) ? loginRefused('open', error, thePool) : undefined;
+      if (refused !== undefined) throw refused;
       if (denied !== undefined) throw denied;
       // A statement_timeout of the role, the database or the URL's options that ended a wait
       // for another instance's migration, or a migration itself (rolled back): STORAGE_BUSY, as

@@ -21,6 +21,57 @@ export function storageUnavailable(operation: string, cause: unknown, outcome?: 
   }, cause);
 }
 
+/** node-postgres' own words (never the server's) for a server that answered its SSL request with no. */
+const NO_SSL = 'The server does not support SSL connections';
+
+/** SQLSTATEs of a login refused for a setting of the connection's `options` (`-c name=value`): a bad value, an unknown or unsettable parameter. */
+const OPTION_REFUSED = /^(22023|42704|55P02)$/;
+
+/** Where the connection's SSL request came from: the URL's sslmode or ssl, PGSSLMODE, or the pool's `ssl`. */
+function sslSetting(options: pg.PoolConfig): string {
+  const [, name, value] = /[?&](sslmode|ssl)=([^&#]*)/.exec(options.connectionString ?? '') ?? [];
+  if (name !== undefined) return `${name}=${decodeURIComponent(value ?? '')}`;
+  return options.ssl === undefined && process.env.PGSSLMODE !== undefined ? `PGSSLMODE=${process.env.PGSSLMODE}` : "the pool's ssl option";
+}
+
+/**
+ * STORAGE_UNAVAILABLE for a new connection of `pool` that the server refused for what it was
+ * given, not for being down (that is storageUnavailable): a database that does not exist
+ * (3D000), a login refused (class 28: no such role, one that may not log in, no pg_hba.conf
+ * entry, a wrong password), an option of `options` it rejects, SSL asked of a server without
+ * it. It holds until the settings change, so the message names the one at fault, from the
+ * settings (the server's words follow lc_messages). Undefined for any other error.
+ */
+export function loginRefused(operation: string, cause: unknown, pool: pg.Pool): StorageUnavailableError | undefined {
+  if (!(cause instanceof Error)) return undefined;
+  // The settings as node-postgres resolves them: the URL's, the pool's own, the PG* variables.
+  const client = new (nodePostgres().Client)(pool.options) as pg.Client & { connectionParameters?: { options?: unknown } };
+  const database = client.database ?? '(the default)';
+  if (cause.message === NO_SSL) {
+    const ssl = sslSetting(pool.options);
+    return new StorageUnavailableError(
+      `${operation}: the server does not support SSL connections, and this connection asks for SSL (${ssl}): connect without SSL, or to a server that has it`,
+      { operation, ssl },
+      cause,
+    );
+  }
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code !== 'string') return undefined;
+  const why = `(${cause.message}, SQLSTATE ${code})`;
+  if (code === '3D000') {
+    return new StorageUnavailableError(`${operation}: the database ${database} does not exist on the server ${why}`, { operation, driver_code: code, database }, cause);
+  }
+  if (code.startsWith('28')) {
+    const role = client.user ?? '(the default)';
+    return new StorageUnavailableError(`${operation}: the server refused the login of role ${role} to database ${database} ${why}`, { operation, driver_code: code, role, database }, cause);
+  }
+  const options = client.connectionParameters?.options;
+  if (OPTION_REFUSED.test(code) && typeof options === 'string' && options !== '') {
+    return new StorageUnavailableError(`${operation}: the server refused the connection's options ${JSON.stringify(options)} ${why}`, { operation, driver_code: code, options }, cause);
+  }
+  return undefined;
+}
+
 /**
  * STORAGE_UNAVAILABLE for a write that a caller's pool's `query_timeout` gave up on: its
  * statement may still run and commit (`unknown`: a one-statement write, a COMMIT), unless its
