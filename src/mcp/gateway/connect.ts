@@ -89,6 +89,8 @@ export interface ConnectUpstreamOptions {
    * closed as failed, and this hears why first (its calls in flight end with that reason).
    */
   readonly onUnread?: (why: string) => void;
+  /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
+  readonly maxUnwrittenBytes?: number;
 }
 
 /**
@@ -138,7 +140,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
     });
     observeInvalidLines(child, options.onInvalidAnswer, options.onUnanswered, options.dropNotification);
     const client = newClient();
-    boundUnwritten(child, (why) => {
+    boundUnwritten(child, options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES, (why) => {
       options.onUnread?.(why);
       void closeStdio(client, child.pid).catch(() => undefined);
     });
@@ -417,18 +419,18 @@ function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidA
 }
 
 /**
- * Refuses to write to a stdio child that has more than `MAX_UNWRITTEN_BYTES` of the gateway's
+ * Refuses to write to a stdio child that has more than `bound` bytes of the gateway's
  * messages unread, and ends it once (`end`, with why). SDK 1.x keeps the child in `_process`;
  * a transport without it is not bounded, and test/mcp/gateway-relay.test.ts then fails.
  */
-function boundUnwritten(transport: StdioClientTransport, end: (why: string) => void): void {
+function boundUnwritten(transport: StdioClientTransport, bound: number, end: (why: string) => void): void {
   const fields = transport as unknown as { _process?: { stdin?: { writableLength: number } | null } };
   const send = transport.send.bind(transport);
   let why: string | undefined;
   transport.send = (message) => {
     const unwritten = fields._process?.stdin?.writableLength ?? 0;
-    if (why === undefined && unwritten > MAX_UNWRITTEN_BYTES) {
-      why = `it left ${unwritten} bytes of the gateway's messages unread, over the bound of ${MAX_UNWRITTEN_BYTES} (MAX_UNWRITTEN_BYTES): closed as failed`;
+    if (why === undefined && unwritten > bound) {
+      why = `it left ${unwritten} bytes of the gateway's messages unread, over the bound of ${bound} (maxUnwrittenBytes): closed as failed`;
       end(why);
     }
     return why === undefined ? send(message) : Promise.reject(new Error(why));

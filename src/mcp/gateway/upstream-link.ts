@@ -50,6 +50,8 @@ export interface UpstreamLinkOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly connectTimeoutMs: number;
   readonly callTimeoutMs: number;
+  /** A stdio upstream leaving more of the gateway's messages unread is closed as failed. */
+  readonly maxUnwrittenBytes: number;
   /** Hears what the operator should know (a failed connection, a failed listing). */
   readonly onWarning: (message: string) => void;
   /** Called when the listed definitions changed (or the link went up or down). */
@@ -253,6 +255,7 @@ export class UpstreamLink {
         connection = await connectUpstream(this.#upstream, {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
           timeoutMs: this.#options.connectTimeoutMs,
+          maxUnwrittenBytes: this.#options.maxUnwrittenBytes,
           setup: (client) => this.#setup(client),
           onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
           onUnanswered: (id, reason) => this.#unanswered(id, reason),
