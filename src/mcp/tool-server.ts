@@ -612,7 +612,9 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
   ): { -readonly [K in keyof InvokeOptions]: InvokeOptions[K] } => {
     // A notification over maxResultBytes (an 11 MiB log message) would pass the line a stdio
     // client reads (10 MiB for the SDK's) and end its session, as a result would: it is not
-    // sent; a log message is replaced by a short one saying so, and onWarning hears it.
+    // sent; a log message is replaced by a short one saying so, and onWarning hears the first
+    // of the call only (a hostile upstream's flood of them would fill the log otherwise).
+    let warned = false;
     const bounded = (notification: ServerNotification): void => {
       let bytes = 0;
       try {
@@ -626,7 +628,8 @@ export function createMcpServer(live: LiveToolSet, options: McpServerOptions = {
         return;
       }
       const note = `a ${notification.method} of ${bytes} bytes from a tool was not sent: over this server's limit of ${maxResultBytes} bytes (maxResultBytes)`;
-      onWarning?.(note);
+      if (!warned) onWarning?.(`${note} (warned once a call)`);
+      warned = true;
       if (notification.method === 'notifications/message') send({ method: 'notifications/message', params: { level: notification.params.level, data: note } });
     };
     // A request to the client as big would end its session the same way: the handler's sample() or elicit() fails instead.

@@ -582,3 +582,28 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     }
   });
 });
+
+describe('a stdio upstream that floods requests and never reads its input', () => {
+  it("is closed as failed past maxUnwrittenBytes: its call ends naming the bound, one warning, the other upstream's calls go on", async () => {
+    const own = new InMemoryToolRegistry();
+    for (const name of ['hostile', 'calm']) await own.putUpstream({ name, transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: null } });
+    const heard: string[] = [];
+    // A bound of 1 MiB (the default's 16 MiB took 2-3 s of pings): the same code.
+    const bound = 1024 * 1024;
+    await expect(gatewayToolSet(own, [], { maxUnwrittenBytes: 0.5 })).rejects.toThrow('gatewayToolSet(): maxUnwrittenBytes must be an integer > 0 (bytes), got 0.5');
+    const set = await gatewayToolSet(own, [], { maxUnwrittenBytes: bound, onWarning: (message) => void heard.push(message) });
+    try {
+      await approveListed(own, set);
+      // Without the bound the call waited for its timeout (the upstream never answers), the gateway's buffer growing.
+      const client = await session({ callTimeoutMs: 10_000 }, set);
+      // Pings of 256 KiB ids: their answers, unread, pass the bound after 5 of them.
+      const bytes = 256 * 1024;
+      const flooded = await client.callTool({ name: 'hostile_flood', arguments: { count: bound / bytes + 2, kind: 'ping', bytes } });
+      expect(text(flooded)).toMatch(new RegExp(`^UPSTREAM_UNAVAILABLE: .*it left \\d+ bytes of the gateway's messages unread, over the bound of ${bound} \\(maxUnwrittenBytes\\): closed as failed`));
+      expect(heard.filter((message) => message.includes('unread'))).toEqual([expect.stringMatching(/^upstream hostile: it left \d+ bytes/)]);
+      expect(JSON.parse(text(await client.callTool({ name: 'calm_seen', arguments: {} }))).calls).toHaveLength(1);
+    } finally {
+      await set.close();
+    }
+  }, 30_000);
+});

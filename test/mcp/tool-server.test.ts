@@ -283,6 +283,35 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('the log messages over maxResultBytes a call drops are warned of once a call, not once each (a flood would fill the log)', async () => {
+    const loud = defineTool({
+      name: 'loud',
+      version: '1',
+      input_schema: object,
+      handler: async (_args, { log }) => {
+        for (let index = 0; index < 5; index++) log('info', 'x'.repeat(2_000));
+        return {};
+      },
+    });
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, [loud]);
+    const live = await liveToolSet(registry, [loud]);
+    const warnings: string[] = [];
+    const { client } = await session(live, { maxResultBytes: 1_000, onWarning: (message) => void warnings.push(message) });
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params.data));
+    await client.callTool({ name: 'loud', arguments: {} });
+    await client.callTool({ name: 'loud', arguments: {} });
+    // The client still hears of each one dropped; the operator once for each call.
+    expect(logs).toHaveLength(10);
+    expect(warnings).toEqual([
+      expect.stringMatching(/^a notifications\/message of \d+ bytes from a tool was not sent: .* \(warned once a call\)$/),
+      expect.stringMatching(/\(warned once a call\)$/),
+    ]);
+    await client.close();
+    await live.close();
+  });
+
   it('a tools/list page stays within maxResultBytes too: it ends before the entry that would pass it (one entry at least)', async () => {
     // Entries of about 1,100 bytes under a bound of 2,500: two a page, where pageSize alone made one page of five.
     const tools = ['a', 'b', 'c', 'd', 'e'].map((name) => named(name, { description: name.repeat(1_000) }));

@@ -22,6 +22,8 @@
 //   each carrying `bytes` characters (default 10), then answers `flooded`. With `kind`
 //   `sampling`, it sends `count` sampling/createMessage requests in one write and answers, once
 //   each is answered, `{"answered": N, "refused": [messages of the error answers]}` as text.
+//   With `kind` `ping`, it stops reading its input and sends `count` pings, each id `bytes`
+//   characters long (the answers then pile up in the gateway), and never answers or exits.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
@@ -33,7 +35,7 @@
 // JSON.parse reads as Infinity). SCRIPTED_LIST_CHANGED_EACH set sends list_changed before every
 // tools/list answer (a listing that asks for the next one).
 import { appendFileSync } from 'node:fs';
-import { setImmediate } from 'node:timers';
+import { setImmediate, setInterval } from 'node:timers';
 
 const RESULTS = {
   usual: { content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } },
@@ -135,6 +137,14 @@ function call(request) {
       asking.set(id, asked);
       lines += `${JSON.stringify({ jsonrpc: '2.0', id, method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: `q${index}` } }], maxTokens: 5 } })}\n`;
     }
+    process.stdout.write(lines);
+  } else if (name === 'flood' && args.kind === 'ping') {
+    process.stdin.pause();
+    // Alive until ended (its paused input would not keep it).
+    setInterval(() => undefined, 60_000);
+    const filler = 'p'.repeat(args.bytes ?? 10);
+    let lines = '';
+    for (let index = 0; index < args.count; index++) lines += `${JSON.stringify({ jsonrpc: '2.0', id: `${index}${filler}`, method: 'ping' })}\n`;
     process.stdout.write(lines);
   } else if (name === 'flood' && args.kind !== undefined) {
     const filler = 'n'.repeat(args.bytes ?? 10);

@@ -83,7 +83,23 @@ export interface ConnectUpstreamOptions {
    * gateway's per-call bound, or of a notification no handler takes, costs no parse of each).
    */
   readonly dropNotification?: (message: { readonly method: string; readonly params?: unknown }) => boolean;
+  /**
+   * Over stdio, the child left more than `MAX_UNWRITTEN_BYTES` of the gateway's messages unread
+   * (it floods requests the gateway answers and never reads its input): the connection is
+   * closed as failed, and this hears why first (its calls in flight end with that reason).
+   */
+  readonly onUnread?: (why: string) => void;
+  /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
+  readonly maxUnwrittenBytes?: number;
 }
+
+/**
+ * The bytes the gateway may have written to a stdio upstream that it has not read yet. Past
+ * them, the connection is closed as failed: a child that floods requests (pings) and never
+ * reads its input grew the gateway's write buffer about 2x what it sent, without a bound. Above
+ * the one-message bound (10 MiB), so a slow reader of one large call is not cut.
+ */
+export const MAX_UNWRITTEN_BYTES = 16 * 1024 * 1024;
 
 /** A connected upstream: the SDK client and which transport answered. */
 export interface UpstreamConnection {
@@ -124,6 +140,10 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
     });
     observeInvalidLines(child, options.onInvalidAnswer, options.onUnanswered, options.dropNotification);
     const client = newClient();
+    boundUnwritten(child, options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES, (why) => {
+      options.onUnread?.(why);
+      void closeStdio(client, child.pid).catch(() => undefined);
+    });
     // The child's end, heard from before connecting: one that ended already is not waited for.
     let exited = false;
     const ended = new Promise<void>((resolve) => {
@@ -396,6 +416,25 @@ function lastBytes(bytes: Buffer): Buffer {
 function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']): void {
   const fields = transport as unknown as { _readBuffer?: unknown };
   if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear, unanswered, drop);
+}
+
+/**
+ * Refuses to write to a stdio child that has more than `bound` bytes of the gateway's
+ * messages unread, and ends it once (`end`, with why). SDK 1.x keeps the child in `_process`;
+ * a transport without it is not bounded, and test/mcp/gateway-relay.test.ts then fails.
+ */
+function boundUnwritten(transport: StdioClientTransport, bound: number, end: (why: string) => void): void {
+  const fields = transport as unknown as { _process?: { stdin?: { writableLength: number } | null } };
+  const send = transport.send.bind(transport);
+  let why: string | undefined;
+  transport.send = (message) => {
+    const unwritten = fields._process?.stdin?.writableLength ?? 0;
+    if (why === undefined && unwritten > bound) {
+      why = `it left ${unwritten} bytes of the gateway's messages unread, over the bound of ${bound} (maxUnwrittenBytes): closed as failed`;
+      end(why);
+    }
+    return why === undefined ? send(message) : Promise.reject(new Error(why));
+  };
 }
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;

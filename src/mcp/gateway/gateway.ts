@@ -7,6 +7,7 @@ import { canonicalJson, liveToolSet, MAX_TIMER_MS, ToolBox, ToolSet as ToolSetCl
 import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
 import { UNHASHABLE_DEFINITION, approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
+import { MAX_UNWRITTEN_BYTES } from './connect.js';
 import { UpstreamLink } from './upstream-link.js';
 import { upstreamTool } from './upstream-tool.js';
 import { markRelayedTool } from '../relayed-call.js';
@@ -36,6 +37,8 @@ export interface GatewayOptions extends LiveToolSetOptions {
   readonly startupWaitMs?: number;
   /** Give up waiting for an upstream's answer to a call after this long (ms): `UPSTREAM_UNAVAILABLE`. Default 60,000. */
   readonly upstreamCallTimeoutMs?: number;
+  /** Close a stdio upstream as failed once it leaves this many bytes of the gateway's messages unread. Default `MAX_UNWRITTEN_BYTES` (16 MiB). */
+  readonly maxUnwrittenBytes?: number;
   /** Where `${VAR}` in upstream headers and environment comes from. Default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
   /** Hears what an operator should know: an upstream that cannot be reached or listed, a tool that cannot be served. Default: a process warning. */
@@ -269,6 +272,7 @@ class Gateway implements GatewayToolSet {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
           connectTimeoutMs: positive('connectTimeoutMs', this.#options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS),
           callTimeoutMs: positive('upstreamCallTimeoutMs', this.#options.upstreamCallTimeoutMs, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS),
+          maxUnwrittenBytes: this.#options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES,
           onWarning: this.#warn,
           onChange: () => void this.derive(),
         });
@@ -467,6 +471,8 @@ export async function gatewayToolSet(registry: ToolRegistry, tools: ToolSource, 
   positive('pollIntervalMs', options.pollIntervalMs, UPSTREAM_POLL_MS);
   positive('connectTimeoutMs', options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
   positive('upstreamCallTimeoutMs', options.upstreamCallTimeoutMs, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS);
+  const unwritten = options.maxUnwrittenBytes;
+  if (unwritten !== undefined && !(Number.isSafeInteger(unwritten) && unwritten > 0)) throw new TypeError(`gatewayToolSet(): maxUnwrittenBytes must be an integer > 0 (bytes), got ${JSON.stringify(unwritten)}`);
   if (options.onWarning !== undefined && typeof options.onWarning !== 'function') throw new TypeError('gatewayToolSet(): onWarning must be a function');
   // The local tools as a list (a set of them checks for duplicates and non-tools first).
   const local = new ToolSetClass(ToolBox.isToolBox(tools) ? tools.all() : tools instanceof ToolSetClass ? tools.tools() : [...tools]).tools();

@@ -50,6 +50,8 @@ export interface UpstreamLinkOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly connectTimeoutMs: number;
   readonly callTimeoutMs: number;
+  /** A stdio upstream leaving more of the gateway's messages unread is closed as failed. */
+  readonly maxUnwrittenBytes: number;
   /** Hears what the operator should know (a failed connection, a failed listing). */
   readonly onWarning: (message: string) => void;
   /** Called when the listed definitions changed (or the link went up or down). */
@@ -191,6 +193,8 @@ export class UpstreamLink {
   #relistMs = RECONNECT_FIRST_MS;
   #relistTimer: ReturnType<typeof setTimeout> | undefined;
   #lastError: string | undefined;
+  /** Why the connection is being closed as failed (its input left unread), for its calls and the warning. */
+  #endedWhy: string | undefined;
   #closed = false;
   /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
   #taskRequired: ReadonlySet<string> = new Set();
@@ -251,10 +255,14 @@ export class UpstreamLink {
         connection = await connectUpstream(this.#upstream, {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
           timeoutMs: this.#options.connectTimeoutMs,
+          maxUnwrittenBytes: this.#options.maxUnwrittenBytes,
           setup: (client) => this.#setup(client),
           onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
           onUnanswered: (id, reason) => this.#unanswered(id, reason),
           dropNotification: (message) => this.#dropped(message),
+          onUnread: (why) => {
+            this.#endedWhy = why;
+          },
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -266,8 +274,10 @@ export class UpstreamLink {
       }
       this.#connection = connection;
       connection.client.onclose = () => {
-        this.#endCalls(connection);
-        this.#lost(connection);
+        const why = this.#endedWhy;
+        this.#endedWhy = undefined;
+        this.#endCalls(connection, why);
+        this.#lost(connection, why);
       };
       // The answers to relayed calls are taken before the SDK's client parses them (`#answer`).
       const transport = connection.client.transport;
@@ -439,12 +449,12 @@ export class UpstreamLink {
   }
 
   /** The connection ended (the child exited, the server went away): reconnect after a pause. */
-  #lost(connection: UpstreamConnection): void {
+  #lost(connection: UpstreamConnection, why = 'the connection ended'): void {
     if (this.#connection !== connection) return;
     this.#connection = undefined;
     this.#cancelRelist();
     if (this.#closed) return;
-    this.#failed('the connection ended');
+    this.#failed(why);
     this.#options.onChange();
   }
 
@@ -772,9 +782,9 @@ export class UpstreamLink {
   }
 
   /** The connection ended: the calls relayed on it end as the SDK's client ends its requests. */
-  #endCalls(connection: UpstreamConnection): void {
+  #endCalls(connection: UpstreamConnection, why = 'Connection closed'): void {
     for (const pending of [...this.#pending.values()]) {
-      if (pending.connection === connection) pending.finish(this.#failure(pending.toolName, new McpError(ErrorCode.ConnectionClosed, 'Connection closed')));
+      if (pending.connection === connection) pending.finish(this.#failure(pending.toolName, new McpError(ErrorCode.ConnectionClosed, why)));
     }
   }
 
