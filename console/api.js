@@ -51,6 +51,22 @@ export function unaddressable(segment) {
     : null;
 }
 
+/**
+ * The namespaces the header's switch offers, from whoami (`identity`) and, for a token that may
+ * read, `GET /v1/namespaces` (`listed`, or null when that failed). A token without `read` is
+ * refused that list: its switch is the namespaces whoami says it is bound to, sorted as the list
+ * is. A write-only token bound to every namespace (whoami's `null`) gets null, no switch: the
+ * console cannot learn the server's namespaces for it (its addresses `#/ns/NS/import` still work).
+ * @param {{ scopes?: string[], namespaces?: string[] | null } | null} identity
+ * @param {string[] | null} listed
+ * @returns {string[] | null}
+ */
+export function switchNamespaces(identity, listed) {
+  if ((identity?.scopes ?? []).includes('read')) return listed;
+  const bound = identity?.namespaces;
+  return Array.isArray(bound) ? [...bound].sort() : null;
+}
+
 /** One path segment, percent-encoded; a `.` or `..` segment is refused rather than sent to another resource. */
 export function segment(value) {
   const reason = unaddressable(value);

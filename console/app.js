@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, unaddressable, watchStreams } from './api.js';
+import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -18,7 +18,7 @@ const NAMESPACED_SCREENS = ['changes', 'import', 'upstreams', 'calls'];
 const state = {
   /** GET /v1/whoami, or null while signed out. */
   identity: null,
-  /** Namespace names this token sees (GET /v1/namespaces), or null when unknown. */
+  /** The namespace switch's names (GET /v1/namespaces, or whoami's for a write-only token: switchNamespaces), or null when unknown. */
   namespaces: null,
   signInMessage: null,
   /** A message to show once on the next screen (after an action moved us there). */
@@ -110,14 +110,18 @@ async function loadIdentity(signal) {
     }
     throw error;
   }
-  try {
-    const data = await call('/v1/namespaces', { signal });
-    const list = Array.isArray(data) ? data : data?.namespaces ?? [];
-    state.namespaces = list.map((entry) => (typeof entry === 'string' ? entry : entry.name)).filter((name) => typeof name === 'string');
-  } catch (error) {
-    if (signal.aborted) throw error;
-    state.namespaces = null; // the switch stays hidden; the rest works
+  // GET /v1/namespaces needs read: a write-only token's switch comes from whoami alone (it got no switch, its 403 asked each time).
+  let listed = null;
+  if (canRead()) {
+    try {
+      const data = await call('/v1/namespaces', { signal });
+      const list = Array.isArray(data) ? data : data?.namespaces ?? [];
+      listed = list.map((entry) => (typeof entry === 'string' ? entry : entry.name)).filter((name) => typeof name === 'string');
+    } catch (error) {
+      if (signal.aborted) throw error; // otherwise the switch stays hidden; the rest works
+    }
   }
+  state.namespaces = switchNamespaces(state.identity, listed);
 }
 
 function signOut(message = null) {

@@ -973,7 +973,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       const registry = new InMemoryToolRegistry();
       await registry.register(tool('alpha', '1.0.0'));
       // Two streams, one a token: a tab holds one (its Changes screen's feed, or else its watch), never two.
-      const options = { registries: registry, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024, maxStreams: 2 };
+      // Namespace team: the write-only token's switch (below).
+      const options = { registries: { default: registry, team: new InMemoryToolRegistry() }, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024, maxStreams: 2 };
       return listen(createToolRegistryServer(options), { port, drainTimeoutMs: 100 });
     };
     let live = await start();
@@ -1102,6 +1103,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       // namespace is a read) and plans an import.
       // It is shown only the links it may use (its Tools and Changes said only what they need); its first screen says why.
       // It holds no stream (each refused with 403, asked again every 2 s beside whoami): whoami alone.
+      // Bound to two namespaces, it gets the switch from whoami (it got none: GET /v1/namespaces needs read),
+      // and imports into the one it picks.
       const streamsAsked: string[] = [];
       let whoamis = 0;
       boundPage.on('request', (request) => {
@@ -1110,7 +1113,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         if (url.pathname === '/v1/whoami') whoamis += 1;
       });
       streamsAsked.splice(0);
-      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'] })).secret, '#/tools');
+      await signIn((await createToken(tokens, { name: 'writer', scopes: ['write'], namespaces: ['team', 'default'] })).secret, '#/tools');
       whoamis = 0;
       expect(await boundPage.locator('main').innerText()).toContain('so the Tools and Changes links are not shown to this token');
       expect(await boundPage.locator('#nav a:visible').allInnerTexts()).toEqual(['Import']);
@@ -1121,9 +1124,20 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         expect(await boundPage.locator('main').innerText()).toContain(`This token may not read ${what}: that needs the read scope, which it lacks (its scopes: write).`);
       }
       await boundPage.evaluate(() => { location.hash = '#/import'; });
+      await boundPage.getByLabel('Snapshot file').waitFor();
+      expect(await boundPage.locator('#namespace option').allInnerTexts()).toEqual(['default', 'team']);
+      const defaultForm = await boundPage.getByLabel('Snapshot file').elementHandle();
+      await boundPage.getByLabel('Namespace').selectOption('team');
+      await boundPage.waitForURL(/#\/ns\/team\/import$/);
+      await defaultForm?.waitForElementState('hidden'); // team's screen replaced default's
       await boundPage.getByLabel('Snapshot file').setInputFiles({ name: 'small.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ tools: snapshot.tools.slice(0, 1) })) });
       await boundPage.getByRole('button', { name: 'Plan import' }).click();
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
+      await boundPage.getByRole('button', { name: 'Import', exact: true }).click();
+      await boundPage.getByText(/^Imported: 1 added/).waitFor();
+      const names = async (path: string) => ((await (await fetch(`${live.url}/${path}`, { headers: { Authorization: `Bearer ${secret}` } })).json()) as { tools: { spec: { tool_name: string } }[] }).tools.map((entry) => entry.spec.tool_name);
+      expect(await names('v1/namespaces/team/tools')).toEqual(['bulk_0']);
+      expect(await names('v1/tools')).toEqual(['alpha']);
       await expect.poll(() => whoamis, { timeout: 10_000 }).toBeGreaterThan(0);
       expect(streamsAsked).toEqual([]);
       await revoked('writer');
