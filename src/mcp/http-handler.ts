@@ -23,7 +23,8 @@ export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> 
    * Origins (`https://app.example`) whose browser requests are served; a request with any
    * other `Origin` header is refused with 403 (DNS rebinding, CSRF), its own page's included:
    * the handler cannot know its own origin (the `Host` header is the attacker's to choose).
-   * Requests without `Origin` (non-browser clients) are served. Mounted in the server
+   * Requests without `Origin` (non-browser clients) are served, but a POST or DELETE whose
+   * `Sec-Fetch-Site` is other than `same-origin` or `none` is 403 too. Mounted in the server
    * (`mcpMount`), the server's Origin check decides instead.
    */
   readonly allowedOrigins?: readonly string[];
@@ -136,9 +137,14 @@ function cancelledIdsOf(body: unknown): RequestId[] {
 /** The error a request gets when its session ended before answering it. */
 const SESSION_ENDED = 'The session ended before this request was answered (the server is stopping, the session was deleted, or its token was revoked or changed)';
 
-function isOriginAllowed(request: Request, allowed: ReadonlySet<string>): boolean {
+/** Why a request is refused for where it comes from (403), or undefined when it may be served. */
+function originRefusal(request: Request, allowed: ReadonlySet<string>): string | undefined {
   const origin = request.headers.get('origin');
-  return origin === null || allowed.has(origin);
+  if (origin !== null) return allowed.has(origin) ? undefined : `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`;
+  // No Origin, yet a browser says a page of another site (or an unknown one) sent this POST or DELETE: as a foreign Origin (the server's originCheck).
+  const site = request.headers.get('sec-fetch-site');
+  if (site === null || site === 'same-origin' || site === 'none' || request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return undefined;
+  return `Forbidden: Sec-Fetch-Site ${JSON.stringify(site)} without Origin is not allowed`;
 }
 
 /** Whether a JSON-RPC message is a response (a result or an error for a request id). */
@@ -505,7 +511,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
 
     async handle(request: Request, context: McpRequestContext = {}): Promise<Response> {
       if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
-      if (context.originChecked !== true && !isOriginAllowed(request, origins)) return rpcError(403, -32000, `Forbidden: Origin ${JSON.stringify(request.headers.get('origin'))} is not allowed`);
+      const refusal = context.originChecked === true ? undefined : originRefusal(request, origins);
+      if (refusal !== undefined) return rpcError(403, -32000, refusal);
       // The endpoint takes no query parameter: one is refused whatever its name, as the server's routes refuse unknown ones.
       const query = new URL(request.url).searchParams.keys().next();
       if (query.done !== true) return rpcError(400, -32000, `Bad Request: unknown query parameter ${JSON.stringify(query.value)} (the MCP endpoint takes none)`);

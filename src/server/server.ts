@@ -115,7 +115,8 @@ export interface ToolRegistryServerOptions {
    * Answer browsers from this origin (`*` for any); absent: no CORS headers. A request with
    * another `Origin` than this one or the server's own may not change anything (403
    * ORIGIN_NOT_ALLOWED) nor use a mount; `*` lets every origin write only on a server with
-   * tokens, and never opens the mounts.
+   * tokens, and never opens the mounts. Nor may a write without `Origin` whose
+   * `Sec-Fetch-Site` is other than `same-origin` or `none` (a page of another site).
    */
   readonly cors?: string;
   /**
