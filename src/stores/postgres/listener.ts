@@ -106,14 +106,20 @@ export class ChangeListener {
 
 /**
  * The heartbeat when a listener asks for its rights: one row per listener whose schema and
- * role exist, in the same round trip as the `SELECT 1` it replaces. By oid, so that a schema
- * or table dropped meanwhile answers nothing instead of failing the heartbeat.
+ * role exist, in the same round trip as the `SELECT 1` it replaces. By oid and to_regrole, so
+ * that a schema, table or role dropped meanwhile answers nothing instead of failing the
+ * heartbeat; each table looked up by (name, schema), the catalog's index. Prepared once per
+ * connection (named): planning it cost more than running it (0.6 ms against 0.2 ms).
  */
-const RIGHTS_HEARTBEAT = `SELECT w.i, has_schema_privilege(r.oid, n.oid, 'USAGE')
-  AND NOT EXISTS (SELECT FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = ANY (w.tables) AND NOT has_table_privilege(r.oid, c.oid, 'SELECT')) AS readable
-  FROM json_to_recordset($1::json) AS w(i integer, schema text, role text, tables text[])
+const RIGHTS_HEARTBEAT = {
+  name: 'tool_registry_rights_heartbeat',
+  text: `SELECT w.i, has_schema_privilege(w.r, n.oid, 'USAGE')
+  AND NOT EXISTS (SELECT FROM unnest(w.tables) AS t(name) JOIN pg_class c ON c.relname = t.name AND c.relnamespace = n.oid WHERE NOT has_table_privilege(w.r, c.oid, 'SELECT')) AS readable
+  FROM (SELECT j.i, j.schema, j.tables, to_regrole(quote_ident(coalesce(j.role, current_user))) AS r
+        FROM json_to_recordset($1::json) AS j(i integer, schema text, role text, tables text[])) AS w
   JOIN pg_namespace n ON n.nspname = w.schema
-  JOIN pg_roles r ON r.rolname = coalesce(w.role, current_user)`;
+  WHERE w.r IS NOT NULL`,
+};
 
 /** Connections shared by key, then by connection string and heartbeat. */
 const shared = new WeakMap<object, Map<string, ListenConnection>>();
@@ -341,7 +347,7 @@ class ListenConnection {
         const checked = [...this.#listeners].filter((listener) => listener.options.rights !== undefined);
         const checks = checked.map((listener, i) => ({ i, ...listener.options.rights }));
         const answer = await Promise.race([
-          this.#query(client, () => (checks.length === 0 ? client.query('SELECT 1') : client.query<{ i: number; readable: boolean }>(RIGHTS_HEARTBEAT, [JSON.stringify(checks)]))).then(
+          this.#query(client, () => (checks.length === 0 ? client.query('SELECT 1') : client.query<{ i: number; readable: boolean }>({ ...RIGHTS_HEARTBEAT, values: [JSON.stringify(checks)] }))).then(
             (result) => result,
             (error: unknown) => ({ error }),
           ),
