@@ -62,7 +62,7 @@ describe('tool-registry --db postgres://', () => {
     expect(again.stdout).toMatch(/0 new/);
     const status = await runCli(['status', '--json', '--db', db], { cwd });
     expect(status.code, status.stderr).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ schema: 'cli_migrate', tools: 0, revision: 0, appliedMigrations: ['0001_init', '0002_generic_plans', '0003_tools_view_nul', '0004_batch_order', '0005_write_if', '0006_versions', '0007_gateway', '0008_write_if_inline'] });
+    expect(JSON.parse(status.stdout)).toMatchObject({ schema: 'cli_migrate', tools: 0, revision: 0, appliedMigrations: ['0001_init', '0002_generic_plans', '0003_tools_view_nul', '0004_batch_order', '0005_write_if', '0006_versions', '0007_gateway', '0008_write_if_inline', '0009_pg_temp_last'] });
     expect((await runCli(['status', '--db', db], { cwd })).stdout).toMatch(/^schema:\s+cli_migrate$/m);
     const verify = await runCli(['verify', '--db', db], { cwd });
     expect(verify.code, verify.stderr).toBe(0);

@@ -188,6 +188,52 @@ describe('PostgreSQL migrations', () => {
     expect(await tablesOf(pool, `${base}_ns_taken`)).toEqual(['tool_registrations']);
   });
 
+  // The functions searched the registry's schema alone (SET search_path FROM CURRENT), so
+  // PostgreSQL searched pg_temp first: a hand edit from a session holding a temporary table
+  // named tool_changes was logged into it, never into the registry's log.
+  it("a session's temporary table named like a store table does not take the triggers' writes: on a fresh schema, and on one migrated before 0009_pg_temp_last once it is applied", async () => {
+    // One connection: the temporary table lives in the session that makes the hand edits.
+    const pool = db.pool({ max: 1 });
+    const fresh = db.schema();
+    const old = db.schema();
+    await migrate({ pool, schema: fresh, busyTimeoutMs: 5000 });
+    await migrate({ pool, schema: old, busyTimeoutMs: 5000, migrations: shippedMigrations().filter((migration) => migration.name < '0009_pg_temp_last') });
+    // As a release before 0009 left them: the schema alone.
+    await pool.query(
+      `DO $$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace ` +
+        `WHERE n.nspname = '${old}' AND p.proconfig IS NOT NULL LOOP EXECUTE format('ALTER FUNCTION %s SET search_path = %I', f, '${old}'); END LOOP; END $$`,
+    );
+    /** Adds a tool by hand from the session with the temporary table: [entries in the schema's log, entries the temporary table took]. */
+    const handEdit = async (schema: string, name: string): Promise<[number, number]> => {
+      const client = await pool.connect();
+      try {
+        await client.query(`CREATE TEMP TABLE IF NOT EXISTS tool_changes (LIKE ${schema}.tool_changes INCLUDING ALL)`);
+        await client.query('BEGIN');
+        await client.query(`INSERT INTO ${schema}.tool_specs (tool_name, fingerprint, version, spec_json, first_registered_at) VALUES ($1, $2, '1', '{}', 'now')`, [name, '0'.repeat(64)]);
+        await client.query(`INSERT INTO ${schema}.tool_registrations VALUES ($1, $2, true, '2026-01-01T00:00:00Z')`, [name, '0'.repeat(64)]);
+        await client.query('COMMIT');
+        const count = async (table: string): Promise<number> => (await client.query(`SELECT count(*)::int AS n FROM ${table} WHERE tool_name = $1`, [name])).rows[0].n;
+        return [await count(`${schema}.tool_changes`), await count('pg_temp.tool_changes')];
+      } finally {
+        client.release();
+      }
+    };
+    expect(await handEdit(old, 'before')).toEqual([0, 1]);
+    expect(await migrate({ pool, schema: old, busyTimeoutMs: 5000 })).toEqual(['0009_pg_temp_last']);
+    for (const schema of [old, fresh]) {
+      expect(await handEdit(schema, 'after')).toEqual([1, 0]);
+      const { rows } = await pool.query(
+        `SELECT DISTINCT c.setting FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace, unnest(p.proconfig) AS c(setting) WHERE n.nspname = $1 AND c.setting LIKE 'search%'`,
+        [schema],
+      );
+      expect(rows).toEqual([{ setting: `search_path=${schema}, pg_temp` }]);
+    }
+    // A later migration's function made the usual way (SET search_path FROM CURRENT) gets it too.
+    const next = { name: '0999_next', sql: "CREATE FUNCTION next_path() RETURNS text LANGUAGE sql SET search_path FROM CURRENT AS $$ SELECT current_setting('search_path') $$;" };
+    await migrate({ pool, schema: fresh, busyTimeoutMs: 5000, migrations: [...shippedMigrations(), next] });
+    expect((await pool.query(`SELECT ${fresh}.next_path() AS path`)).rows).toEqual([{ path: `${fresh}, pg_temp` }]);
+  });
+
   it('schemas are independent: two registries in one database migrate separately', async () => {
     const pool = db.pool();
     const [a, b] = [db.schema(), db.schema()];

@@ -3,11 +3,13 @@
 // write is READ_ONLY with the server's error as cause; reads work.
 import { connect, createServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { openPostgresToolRegistry } from '../../src/index.js';
 import { createToolRegistryServer, postgresNamespaces } from '../../src/server/index.js';
 import { expectCode, minimalSpec } from '../support/registry-helpers.js';
 import { uniqueName } from '../support/postgres.js';
+import { until } from '../support/waiting.js';
 import { SHIPPED, useFileDatabase } from './helpers.js';
 
 const db = useFileDatabase();
@@ -225,6 +227,52 @@ describe('PostgreSQL storage that refuses writes', () => {
     });
   });
 
+  // A REVOKE sends no notification: a cached registry read on from memory for as long as its
+  // listener stayed up. The heartbeat now checks the rights too (docs/postgres.md, the read cache):
+  // the role's own, also when the listener logs in as another (here the superuser).
+  it('a right revoked under an open cached registry: its reads are refused (naming the right) within the cache\'s bound, and work again once granted back', async () => {
+    const schema = db.schema();
+    await seed(schema);
+    const admin = db.pool();
+    await withRole('revoked', async (role, url) => {
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      const pool = new pg.Pool({ connectionString: url });
+      pool.on('error', () => {});
+      const registries = [await openPostgresToolRegistry({ pool, schema }), await openPostgresToolRegistry({ pool, schema, listenConnectionString: db.url() })];
+      /** Whether every registry answers `t` from memory now. */
+      const cached = async (): Promise<boolean> => {
+        for (const registry of registries) {
+          const before = registry.storeMetrics().cacheHits ?? 0;
+          if ((await registry.get('t'))?.spec.tool_name !== 't' || (registry.storeMetrics().cacheHits ?? 0) === before) return false;
+        }
+        return true;
+      };
+      const refused = async (): Promise<boolean> => (await Promise.all(registries.map((registry) => registry.get('t').then(() => false, () => true)))).every(Boolean);
+      try {
+        const cases: [string, string, string][] = [
+          [`REVOKE SELECT ON ${schema}.tool_specs FROM ${role}`, `GRANT SELECT ON ${schema}.tool_specs TO ${role}`, `SELECT on table ${schema}.tool_specs`],
+          [`REVOKE USAGE ON SCHEMA ${schema} FROM ${role}`, `GRANT USAGE ON SCHEMA ${schema} TO ${role}`, `USAGE on schema ${schema}`],
+        ];
+        for (const [revoke, grant, lacks] of cases) {
+          await until(cached, 'reads answered by the caches');
+          await admin.query(revoke);
+          // The documented bound is 1 s; the deadline only ends a wait for what never comes (the old code).
+          await until(refused, `the refusal after ${revoke}`, { timeoutMs: 10_000 });
+          for (const registry of registries) {
+            await expectReadDenied(registry.get('t'), schema, 'get', lacks);
+            await expectReadDenied(registry.listAll(), schema, 'listAll', lacks);
+          }
+          await admin.query(grant);
+          for (const registry of registries) expect((await registry.listAll()).map((tool) => tool.spec.tool_name)).toEqual(['t']);
+        }
+        await until(cached, 'the caches answering again after the GRANT');
+      } finally {
+        for (const registry of registries) await registry.close();
+        await pool.end();
+      }
+    });
+  });
+
   // The embedded server ships no message translations (and this machine has no locale but C),
   // so a proxy between the store and the real server puts into German what a server with
   // lc_messages = 'de_DE' sends: the store named the right by matching the English text, and
@@ -435,10 +483,14 @@ describe('PostgreSQL roles that are no superuser', () => {
       await withRole('service', async (service, serviceUrl) => {
         const hand = db.pool();
         await hand.query(`GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${service}; GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${service}`);
-        await hand.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [SHIPPED.at(-1)]);
+        // 0008 replaces functions (CREATE OR REPLACE); 0009, the last, changes nothing on a schema
+        // whose functions have its search_path already.
+        const replacing = '0008_write_if_inline';
+        expect(SHIPPED).toContain(replacing);
+        await hand.query(`DELETE FROM ${schema}.schema_migrations WHERE name = $1`, [replacing]);
         const error = await expectCode(openPostgresToolRegistry({ connectionString: serviceUrl, schema }), 'READ_ONLY');
         expect(error.message).toContain('must be owner of function');
-        expect(error.context.detail).toContain(`needs migrations ${SHIPPED.at(-1)}, which this role may not apply: run "tool-registry migrate" as the schema's owner`);
+        expect(error.context.detail).toContain(`needs migrations ${replacing}, which this role may not apply: run "tool-registry migrate" as the schema's owner`);
         expect((error.cause as { code?: unknown }).code).toBe('42501');
       });
     });

@@ -15,7 +15,7 @@ import { safeInteger } from './integers.js';
 import { nodePostgres } from '../../node-postgres.js';
 import { ChangeListener } from './listener.js';
 import { MigrationFailedError, appliedMigrations, assertKnown, migrate, pendingMigrations, shippedMigrations } from './migrations.js';
-import { PostgresReadCache } from './read-cache.js';
+import { CACHED_TABLES, PostgresReadCache } from './read-cache.js';
 import type { PostgresSchema } from './schema.js';
 import { beginBoundedRead, lockAndRead, readHead, readPolicyAndDeprecations, setStatementTimeout } from './tables.js';
 import type { Db, Head, RegistrationRow, StatementRunner } from './tables.js';
@@ -158,6 +158,8 @@ export class PostgresEngine<T> {
     busyTimeoutMs: number;
     statementTimeoutMs: number | undefined;
     listenConfig: pg.ClientConfig | undefined;
+    /** The pool's role, when the listener logs in as given elsewhere (listenConnectionString); else its own current_user is the pool's. */
+    poolRole: string | undefined;
     cache: boolean;
     staleIfErrorMs: number;
     convert: (row: RegistrationRow) => T;
@@ -180,6 +182,8 @@ export class PostgresEngine<T> {
         // The registries on one pool share one LISTEN connection (one server process).
         shareKey: init.pool,
         heartbeatMs: HEARTBEAT_MS,
+        // A REVOKE sends no notification: the heartbeat checks the rights memory answers on.
+        ...(init.cache ? { rights: { schema: init.schema, role: init.poolRole, tables: CACHED_TABLES }, onRights: (readable: boolean) => cache?.rights(readable) } : {}),
         onNotify: (payload) => {
           cache?.notified(payload);
           this.#wake();
@@ -244,6 +248,7 @@ export class PostgresEngine<T> {
       busyTimeoutMs,
       statementTimeoutMs,
       listenConfig,
+      poolRole: listen !== undefined ? new (nodePostgres().Client)(thePool.options).user : undefined,
       cache,
       staleIfErrorMs,
       convert: options.convert,

@@ -247,10 +247,13 @@ async function applyNext(
     // Checked before CREATE: CREATE SCHEMA needs the CREATE privilege even when the schema exists.
     const exists = (locked.at(-1)?.rowCount ?? 0) > 0;
     // With the look for objects in the way of the pending migrations, in the same message (no round trip more).
+    // pg_temp last: the functions keep this search_path (SET search_path FROM CURRENT), and
+    // with the schema alone a session's temporary table of a store table's name took their
+    // writes (0009_pg_temp_last).
     const prepared = resultsOf(
       await client
         .query(
-          `${exists ? '' : `CREATE SCHEMA ${quoted}; `}SET LOCAL search_path = ${quoted}; ` +
+          `${exists ? '' : `CREATE SCHEMA ${quoted}; `}SET LOCAL search_path = ${quoted}, pg_temp; ` +
             `CREATE TABLE IF NOT EXISTS ${quoted}.schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now()); ` +
             `${lookForOccupants ? `${occupantsQuery(client, schema, migrations)}; ` : ''}` +
             `SELECT name FROM ${quoted}.schema_migrations ORDER BY name`,

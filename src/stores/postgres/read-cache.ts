@@ -7,6 +7,9 @@
 // database, so a lost listener never makes the cache serve data older than that bound.
 // While the database cannot be reached, memory may still answer for `staleIfErrorMs` after
 // the listener last confirmed it (servesWhileUnavailable), and not a moment longer.
+// The heartbeat also asks whether the role may still read the tables memory answers from
+// (rights): a REVOKE sends no notification, so without it a revoked role read on from memory
+// for as long as the listener stayed up.
 import { compareCodePoints } from '../../core/canonical.js';
 import { readChanges, readHead, readRegistrations } from './tables.js';
 import type { Db, Head, RegistrationRow } from './tables.js';
@@ -38,6 +41,9 @@ interface Entry<T> {
   value: T | undefined;
 }
 
+/** The tables memory answers from (and catches up from): a role must be able to read all of them. */
+export const CACHED_TABLES: readonly string[] = ['tool_registrations', 'tool_specs', 'tool_deprecations', 'tool_registry_head', 'tool_changes'];
+
 /** More changed names than this in one catch-up: reload everything instead. */
 const MAX_CHANGES = 10_000;
 
@@ -66,6 +72,10 @@ export class PostgresReadCache<T> {
   /** The highest head revision a notification announced. */
   #notifiedUpTo = -1;
   #running: Promise<void> | undefined;
+  /** The heartbeat found a right to read gone: memory is dropped and answers nothing until it is back. */
+  #refused = false;
+  /** Bumped when memory is dropped: a catch-up begun before leaves its result unused. */
+  #epoch = 0;
   /** Counters, for tests and status. */
   readonly stats = { reloads: 0, catchUps: 0, uncachedReads: 0, hits: 0, staleReads: 0 };
 
@@ -104,6 +114,24 @@ export class PostgresReadCache<T> {
   }
 
   /**
+   * The heartbeat's word on whether the role may still read what memory holds (USAGE on the
+   * schema, SELECT on CACHED_TABLES). Gone: memory is dropped, so reads go to the database and
+   * meet its refusal (42501, naming the right). Back: the next read reloads.
+   */
+  rights(readable: boolean): void {
+    if (readable === !this.#refused) return;
+    this.#refused = !readable;
+    if (!readable) {
+      this.#epoch++;
+      this.#entries.clear();
+      this.#sorted = undefined;
+      this.#head = undefined;
+      this.#headEntryToken = undefined;
+    }
+    this.invalidate();
+  }
+
+  /**
    * Whether memory may answer a read the database could not (STORAGE_UNAVAILABLE): it was
    * loaded, it caught up with every notification and reconnect it saw, and the listener last
    * confirmed, at most `staleIfErrorMs` ago, that every commit before then had been notified.
@@ -111,7 +139,7 @@ export class PostgresReadCache<T> {
    */
   servesWhileUnavailable(): boolean {
     const lastConfirmed = this.#options.listener.lastConfirmedAt;
-    const may = this.#head !== undefined && this.#caughtUpTo >= this.#requiredAt && performance.now() - lastConfirmed <= this.#options.staleIfErrorMs;
+    const may = !this.#refused && this.#head !== undefined && this.#caughtUpTo >= this.#requiredAt && performance.now() - lastConfirmed <= this.#options.staleIfErrorMs;
     if (may) this.stats.staleReads++;
     return may;
   }
@@ -170,7 +198,7 @@ export class PostgresReadCache<T> {
    */
   get decidable(): boolean {
     const { listening, confirmedAt } = this.#options.listener;
-    return this.#head !== undefined && listening && performance.now() - confirmedAt <= this.#options.stalenessMs;
+    return !this.#refused && this.#head !== undefined && listening && performance.now() - confirmedAt <= this.#options.stalenessMs;
   }
 
   /**
@@ -179,7 +207,7 @@ export class PostgresReadCache<T> {
    */
   async ready(): Promise<boolean> {
     const { listening, confirmedAt } = this.#options.listener;
-    if (!listening || performance.now() - confirmedAt > this.#options.stalenessMs) {
+    if (this.#refused || !listening || performance.now() - confirmedAt > this.#options.stalenessMs) {
       this.invalidate(false);
       this.stats.uncachedReads++;
       return false;
@@ -197,6 +225,11 @@ export class PostgresReadCache<T> {
           });
       }
       await this.#running;
+    }
+    // Dropped while waiting (rights gone, maybe back): the catch-up's result was not used.
+    if (this.#refused || this.#head === undefined) {
+      this.stats.uncachedReads++;
+      return false;
     }
     this.stats.hits++;
     return true;
@@ -237,8 +270,10 @@ export class PostgresReadCache<T> {
   async #catchUp(): Promise<void> {
     const head = this.#head;
     if (head === undefined) return this.#reload();
+    const epoch = this.#epoch;
     await this.#options.read(async (trx) => {
       const page = await readChanges(trx, this.#options.schema, head.revision, MAX_CHANGES + 1);
+      if (epoch !== this.#epoch) return;
       const followed =
         page.head.generation === head.generation &&
         page.head.revision >= head.revision &&
@@ -251,6 +286,7 @@ export class PostgresReadCache<T> {
       if (page.changes.length === 0) return;
       const names = [...new Set(page.changes.map((change) => change.tool_name))];
       const rows = await readRegistrations(trx, { includeDisabled: true, names });
+      if (epoch !== this.#epoch) return;
       const found = new Map(rows.map((row) => [row.tool_name, row]));
       let membership = false;
       for (const name of names) {
@@ -273,9 +309,11 @@ export class PostgresReadCache<T> {
       return this.#options.read((inner) => this.#reload(inner));
     }
     this.stats.reloads++;
+    const epoch = this.#epoch;
     const head = await readHead(trx);
     const { sinceToken } = await readChanges(trx, this.#options.schema, head.revision, 0);
     const rows = await readRegistrations(trx, { includeDisabled: true });
+    if (epoch !== this.#epoch) return;
     this.#entries.clear();
     for (const row of rows) this.#entries.set(row.tool_name, { row, value: undefined });
     this.#sorted = rows.map((row) => row.tool_name);
