@@ -44,7 +44,9 @@ export default defineConfig({
     codeSplitting: {
       groups: [
         { name: 'package-files', test: /[\\/]dist[\\/](package-files|node-postgres)\.js$/, priority: 7 },
-        { name: 'core', test: /[\\/]dist[\\/]core[\\/]|[\\/]node_modules[\\/](kysely|semver|stemmer)[\\/]/, priority: 6 },
+        // The connection-error predicates are pure (no driver): in core, so the command tells a lost
+        // connection without loading the PostgreSQL store, which it loads for a PostgreSQL --db only.
+        { name: 'core', test: /[\\/]dist[\\/]core[\\/]|[\\/]dist[\\/]stores[\\/]postgres[\\/]connections\.js$|[\\/]node_modules[\\/](kysely|semver|stemmer)[\\/]/, priority: 6 },
         { name: 'sqlite', test: /[\\/]dist[\\/]stores[\\/](sqlite|memory)[\\/]/, priority: 5 },
         { name: 'postgres', test: /[\\/]dist[\\/]stores[\\/]postgres[\\/]/, priority: 4 },
         { name: 'runtime', test: /[\\/]dist[\\/]runtime[\\/]|[\\/]node_modules[\\/](ajv|ajv-formats|fast-uri|fast-deep-equal|json-schema-traverse|require-from-string)[\\/]/, priority: 3 },

@@ -5,14 +5,8 @@ import {
   ToolNotFoundError,
   ToolRegistryError,
   canonicalJson,
-  lintTools,
   registerManyWithActions,
   registerWithAction,
-  toAiSdkTools,
-  toAnthropicTools,
-  toGeminiTools,
-  toMcpTools,
-  toOpenAITools,
   validateSnapshot,
   validateSpecs,
 } from '../index.js';
@@ -34,6 +28,7 @@ import {
   writeSnapshotJson,
 } from './output.js';
 import { outTarget, writeFileAtomically } from './out-file.js';
+import type * as ProviderExportsModule from './provider-exports.js';
 import { createProgress } from './progress.js';
 
 /** What every command needs from the process. */
@@ -237,7 +232,15 @@ const FORMAT_PROVIDER: Record<ExportFormat, LintProvider | undefined> = {
   'ai-sdk': undefined,
 };
 
-function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], strict: boolean, onIncompatible: 'throw' | 'skip'): { value: unknown; count: number } {
+type ProviderExports = typeof ProviderExportsModule;
+
+function exportAs(
+  { toAiSdkTools, toAnthropicTools, toGeminiTools, toMcpTools, toOpenAITools }: ProviderExports,
+  format: ExportFormat,
+  tools: readonly ToolRegistration[],
+  strict: boolean,
+  onIncompatible: 'throw' | 'skip',
+): { value: unknown; count: number } {
   switch (format) {
     case 'mcp': {
       const value = toMcpTools(tools, { onIncompatible });
@@ -274,11 +277,12 @@ export async function providerExportCommand(
     const tools = await registry.listAll();
     const strict = options.strict === true;
     const skip = options.skipIncompatible === true;
-    const { value, count } = exportAs(options.format, tools, strict, skip ? 'skip' : 'throw');
+    const exports = await import('./provider-exports.js');
+    const { value, count } = exportAs(exports, options.format, tools, strict, skip ? 'skip' : 'throw');
     const provider = FORMAT_PROVIDER[options.format];
     if (skip && count < tools.length && provider !== undefined) {
       // Say what was left out and why, as lintTools does.
-      const errors = lintTools(tools, { providers: [provider], strict }).filter((found) => found.severity === 'error' && found.tool_name !== null);
+      const errors = exports.lintTools(tools, { providers: [provider], strict }).filter((found) => found.severity === 'error' && found.tool_name !== null);
       for (const found of errors) context.stderr.write(`skipped ${found.tool_name}: ${found.rule} at ${found.path}: ${found.message}\n`);
     }
     if (options.out === undefined) {
@@ -299,6 +303,7 @@ export async function lintCommand(context: CliContext, options: { provider: read
   await withRegistry(context.database, 'readonly', async (registry) => {
     const tools = await registry.listAll();
     const providers: readonly LintProvider[] = options.provider.length > 0 ? [...new Set(options.provider)] : ['mcp', 'openai', 'anthropic', 'gemini'];
+    const { lintTools } = await import('./provider-exports.js');
     const findings = lintTools(tools, { providers, strict: options.strict === true });
     const errors = countBy(findings, 'error');
     const warnings = countBy(findings, 'warning');

@@ -1,6 +1,6 @@
 // Opening the database: read-only commands never create or migrate it.
 import { stat } from 'node:fs/promises';
-import { ToolRegistryError, isConnectionFailure, openPostgresToolRegistry, openSqliteToolRegistry } from '../index.js';
+import { ToolRegistryError, isConnectionFailure, openSqliteToolRegistry } from '../index.js';
 import type { CallRetention, PostgresToolRegistry, SqliteToolRegistry } from '../index.js';
 import { CliError, describeSystemError } from './errors.js';
 
@@ -52,6 +52,7 @@ async function openPostgres(database: string, readonly: boolean, options: OpenOp
   try {
     // node-postgres is loaded by the first PostgreSQL store (src/node-postgres.ts), never by a SQLite command.
     // One command, one read: no cache to keep coherent.
+    const { openPostgresToolRegistry } = await import('./postgres-store.js');
     return await openPostgresToolRegistry({ ...options, connectionString, readonly, cache: false, ...(schema === undefined ? {} : { schema }) });
   } catch (caught) {
     const error = driverError(caught);

@@ -321,6 +321,28 @@ console.log(JSON.stringify([await set.invoke('mail', { to: 'a@example.com' }), (
     expect((JSON.parse(out) as { spec: { tool_name: string } }[]).map((r) => r.spec.tool_name)).toEqual(['fetch']);
   });
 
+  it('the command loads the PostgreSQL store and the provider exports only for the commands that use them', () => {
+    // A module hook (its own thread) that appends each ES module's URL to a file before the
+    // module is evaluated: the file is whole when the command exits, however it exits.
+    const hook = 'import { appendFileSync } from "node:fs"; let out; export function initialize(data) { out = data.out; } export async function load(url, context, next) { appendFileSync(out, url + "\\n"); return next(url, context); }';
+    writeFileSync(join(project, 'record-loads.mjs'), `import { register } from 'node:module';\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}), { parentURL: import.meta.url, data: { out: process.env.LOADED_LIST } });\n`);
+    const bin = join(project, 'node_modules/tool-registry/dist/cli/main.js');
+    const database = join(project, 'loads.db');
+    run('node', [bin, '--db', database, 'migrate'], project);
+    const chunksLoadedBy = (args: string[]): string[] => {
+      const list = join(project, `loaded-${args.join('-')}.txt`);
+      writeFileSync(list, '');
+      execFileSync('node', ['--import', './record-loads.mjs', bin, '--db', database, ...args], { cwd: project, env: { ...process.env, LOADED_LIST: list }, stdio: ['ignore', 'pipe', 'pipe'] });
+      // dist/chunks/postgres-HASH.js -> postgres
+      return [...new Set(readFileSync(list, 'utf8').split('\n').flatMap((url) => /\/tool-registry\/dist\/chunks\/(.+)-[\w-]{8}\.js$/.exec(url)?.[1] ?? []))].sort();
+    };
+    // About 145 kB a SQLite command does not run: 0.03 CPU-s of each start (docs/testing.md).
+    const list = chunksLoadedBy(['list']);
+    expect(list).toContain('sqlite');
+    expect(list.filter((chunk) => chunk === 'postgres' || chunk === 'exports')).toEqual([]);
+    expect(chunksLoadedBy(['export', '--format', 'openai'])).toContain('exports');
+  });
+
   it('serves the console from the installed package at /', async () => {
     const bin = join(project, 'node_modules/.bin/tool-registry');
     const child = spawn(bin, ['serve', '--db', join(project, 'installed.db'), '--port', '0'], { cwd: project, stdio: ['ignore', 'pipe', 'inherit'] });
