@@ -13,6 +13,7 @@ import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
 import { sinceInstant } from '../since-instant.js';
+import { catchStopSignals } from './stop-signals.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -258,7 +259,15 @@ export function buildProgram(io: CliIO): Command {
   command('watch')
     .description('print each change as one JSON line as it happens, until interrupted (SIGINT/SIGTERM: exit 0)')
     .option('--since <revision>', 'first print the changes after this revision (default: only new ones)', parseRevision)
-    .action(async (options: { since?: number }, cmd: Command) => (await commands()).watchCommand(context(cmd), options));
+    .action(async (options: { since?: number }, cmd: Command) => {
+      // Caught before the store loads and the database opens: a signal then was the process's death (143).
+      const stop = catchStopSignals(io.stdout === process.stdout);
+      try {
+        await (await commands()).watchCommand(context(cmd), options, stop);
+      } finally {
+        stop.dispose();
+      }
+    });
 
   expectation(command('register'))
     .description('register one ToolSpec, or an array of them all-or-nothing')
