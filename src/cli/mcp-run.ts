@@ -136,10 +136,13 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
       });
       const stopped = stop.running();
       let signalled = false;
-      stopped.addEventListener('abort', () => {
+      const onStop = (): void => {
         signalled = true;
         void session.close();
-      }, { once: true });
+      };
+      // Already aborted when a signal came while it started and did not end the process (in-process use).
+      if (stopped.aborted) onStop();
+      else stopped.addEventListener('abort', onStop, { once: true });
       try {
         await session.closed;
         // The session went on past an over-long line, but the client lost that message: when its input

@@ -183,7 +183,8 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   }
   io.stdout.write(`listening on ${running.url}\n`);
   const stopped = stop.running();
-  await new Promise<void>((resolve) => stopped.addEventListener('abort', () => resolve(), { once: true }));
+  // Already aborted when a signal came while it started and did not end the process (in-process use).
+  if (!stopped.aborted) await new Promise<void>((resolve) => stopped.addEventListener('abort', () => resolve(), { once: true }));
   await running.close();
   // Closing ended the MCP sessions and aborted their calls; a tool handler that ignores its
   // signal must not keep the process (it held it until the handler ended): as `tool-registry
