@@ -30,6 +30,7 @@ import {
 import { outTarget, writeFileAtomically } from './out-file.js';
 import type * as ProviderExportsModule from './provider-exports.js';
 import { createProgress } from './progress.js';
+import type { StopSignals } from './stop-signals.js';
 
 /** What every command needs from the process. */
 export interface CliContext {
@@ -136,20 +137,12 @@ export async function changesCommand(
   });
 }
 
-/** Prints each change as one JSON line until SIGINT or SIGTERM (then exit 0). */
-export async function watchCommand(context: CliContext, options: { since?: number }): Promise<void> {
+/** Prints each change as one JSON line until SIGINT or SIGTERM (then exit 0); `stop` was caught by the action. */
+export async function watchCommand(context: CliContext, options: { since?: number }, stop: StopSignals): Promise<void> {
   await withRegistry(context.database, 'readonly', async (registry) => {
-    const controller = new AbortController();
-    const stop = (): void => controller.abort();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    try {
-      const feed = registry.watch({ signal: controller.signal, ...(options.since === undefined ? {} : { since: options.since }) });
-      for await (const event of feed) print(context, `${escapeControls(JSON.stringify(event satisfies ChangeEvent))}\n`);
-    } finally {
-      process.removeListener('SIGINT', stop);
-      process.removeListener('SIGTERM', stop);
-    }
+    const signal = stop.running();
+    const feed = registry.watch({ signal, ...(options.since === undefined ? {} : { since: options.since }) });
+    for await (const event of feed) print(context, `${escapeControls(JSON.stringify(event satisfies ChangeEvent))}\n`);
   });
 }
 

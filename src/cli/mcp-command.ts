@@ -3,6 +3,7 @@ import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
 import type { CliContext } from './commands.js';
 import { parseNonEmpty } from './database-path.js';
+import { catchStopSignals } from './stop-signals.js';
 
 /** The options of `mcp`, as commander parses them. */
 export interface McpCommandOptions {
@@ -98,7 +99,14 @@ export function mcpCommand(command: Command, context: (cmd: Command) => CliConte
     // Alone it published nothing, yet created the database (opened for writing to publish).
     if (options.publish === true && options.tools === undefined) cmd.error('error: --publish needs --tools MODULE (it publishes the tools of that module)');
     checkUpstreamOptions(options, cmd);
-    await (await import('./mcp-run.js')).mcpRun(context(cmd), options);
+    const run = context(cmd);
+    // Caught before the session's code loads and the database opens: a signal then was the process's death (143).
+    const stop = catchStopSignals(run.stdout === process.stdout);
+    try {
+      await (await import('./mcp-run.js')).mcpRun(run, options, stop);
+    } finally {
+      stop.dispose();
+    }
   });
 }
 

@@ -10,6 +10,7 @@ import { CliError } from './errors.js';
 import { readPolicyFile } from './input.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
+import type { StopSignals } from './stop-signals.js';
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
 export async function readToolsModule(path: string): Promise<Awaited<ReturnType<typeof loadToolsModule>>> {
@@ -84,19 +85,20 @@ function reserveStdout(): { protocol: NodeJS.WritableStream; restore(): void } {
   };
 }
 
-export async function mcpRun(context: CliContext, options: McpCommandOptions): Promise<void> {
-  if (context.stdout !== process.stdout) return serveMcpCommand(context, options, false);
+/** Serves one session until its input ends or SIGINT/SIGTERM (`stop`, caught by the action). */
+export async function mcpRun(context: CliContext, options: McpCommandOptions, stop: StopSignals): Promise<void> {
+  if (context.stdout !== process.stdout) return serveMcpCommand(context, options, stop, false);
   // Before the tools module is imported: what it prints then must not reach the client either.
   const stdout = reserveStdout();
   try {
-    await serveMcpCommand({ ...context, stdout: stdout.protocol }, options, true);
+    await serveMcpCommand({ ...context, stdout: stdout.protocol }, options, stop, true);
   } finally {
     stdout.restore();
   }
 }
 
 /** `ownsProcess`: the session is this process's own stdio, which ends the process when it closes. */
-async function serveMcpCommand(context: CliContext, options: McpCommandOptions, ownsProcess: boolean): Promise<void> {
+async function serveMcpCommand(context: CliContext, options: McpCommandOptions, stop: StopSignals, ownsProcess: boolean): Promise<void> {
   const upstreams = options.upstreams !== false;
   if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
   const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
@@ -132,13 +134,15 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
         ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
+      const stopped = stop.running();
       let signalled = false;
-      const stop = (): void => {
+      const onStop = (): void => {
         signalled = true;
         void session.close();
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      // Already aborted when a signal came while it started and did not end the process (in-process use).
+      if (stopped.aborted) onStop();
+      else stopped.addEventListener('abort', onStop, { once: true });
       try {
         await session.closed;
         // The session went on past an over-long line, but the client lost that message: when its input
@@ -148,8 +152,7 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
           throw new CliError('IO_ERROR', `${skipped} message${skipped === 1 ? ' was' : 's were'} over --max-message-bytes (${options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES} bytes) on standard input, skipped with an error reply`);
         }
       } finally {
-        process.removeListener('SIGINT', stop);
-        process.removeListener('SIGTERM', stop);
+        stop.dispose();
         // The upstream connections first: the grace below must not end the process while a
         // stdio upstream child is still being stopped (it would outlive us).
         await live.close();

@@ -12,7 +12,8 @@ import { defineUpstreamCommands } from './upstream-program.js';
 import { registerServeCommands } from './serve-commands.js';
 import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
-import { sinceInstant } from '../since-instant.js';
+import { readSince } from '../since-instant.js';
+import { catchStopSignals } from './stop-signals.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -50,11 +51,11 @@ function parseRevision(value: string): number {
   return Number(value);
 }
 
-/** `calls --since`: an ISO 8601 date or date-time, as the store compares it (UTC, `toISOString`); read as GET /v1/calls reads it. */
+/** `calls --since`: an ISO 8601 date or date-time with an offset, as the store compares it (UTC, `toISOString`); read as GET /v1/calls reads it. */
 function parseSince(value: string): string {
-  const instant = sinceInstant(value);
-  if (instant === undefined) throw new InvalidArgumentError(`expected an ISO 8601 date or date-time such as 2026-11-28T09:00:00Z, got ${JSON.stringify(value)}`);
-  return instant;
+  const read = readSince(value);
+  if ('error' in read) throw new InvalidArgumentError(read.error);
+  return read.instant;
 }
 
 /** A whole number from 1 to `max`: the library's bound, checked here so a value out of it is a usage error (exit 2), not the library's VALIDATION_FAILED (exit 1). */
@@ -258,7 +259,15 @@ export function buildProgram(io: CliIO): Command {
   command('watch')
     .description('print each change as one JSON line as it happens, until interrupted (SIGINT/SIGTERM: exit 0)')
     .option('--since <revision>', 'first print the changes after this revision (default: only new ones)', parseRevision)
-    .action(async (options: { since?: number }, cmd: Command) => (await commands()).watchCommand(context(cmd), options));
+    .action(async (options: { since?: number }, cmd: Command) => {
+      // Caught before the store loads and the database opens: a signal then was the process's death (143).
+      const stop = catchStopSignals(io.stdout === process.stdout);
+      try {
+        await (await commands()).watchCommand(context(cmd), options, stop);
+      } finally {
+        stop.dispose();
+      }
+    });
 
   expectation(command('register'))
     .description('register one ToolSpec, or an array of them all-or-nothing')

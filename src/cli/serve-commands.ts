@@ -6,6 +6,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { TokenScope } from '../server/index.js';
 import type { CliIO } from './program.js';
 import type * as Serve from './serve.js';
+import { catchStopSignals } from './stop-signals.js';
 
 /** The token file when `--tokens` is not given (token commands only; serve needs the flag). */
 export const TOKENS_ENV = 'TOOL_REGISTRY_TOKENS';
@@ -82,7 +83,13 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .action(async (options: Serve.ServeOptions & Record<string, unknown>, cmd: Command) => {
       checkUpstreamOptions(options, cmd);
       const db = databaseOption(cmd);
-      return (await serve()).serveCommand(io, db === undefined ? options : { ...options, db });
+      // Caught before the server's code loads and the database opens: a signal then was the process's death (143).
+      const stop = catchStopSignals(io.stdout === process.stdout);
+      try {
+        await (await serve()).serveCommand(io, db === undefined ? options : { ...options, db }, stop);
+      } finally {
+        stop.dispose();
+      }
     });
 
   const token = program.command('token').description('create, list and revoke the bearer tokens of `serve --tokens FILE`');

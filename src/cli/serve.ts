@@ -25,6 +25,7 @@ import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
+import type { StopSignals } from './stop-signals.js';
 import { DEFAULT_TOKENS, TOKENS_ENV } from './serve-commands.js';
 
 export interface ServeOptions {
@@ -97,8 +98,8 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
   return singleNamespace(() => openSqliteToolRegistry({ ...retention, filename: database }));
 }
 
-/** Serves until SIGTERM or SIGINT, then stops gracefully and resolves. */
-export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>): Promise<void> {
+/** Serves until SIGTERM or SIGINT (`stop`, caught by the action), then stops gracefully and resolves. */
+export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>, stop: StopSignals): Promise<void> {
   const host = bareHost(options.host);
   if (options.tokens === undefined && !isLoopback(host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
@@ -181,15 +182,9 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     throw error;
   }
   io.stdout.write(`listening on ${running.url}\n`);
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off('SIGTERM', stop);
-      process.off('SIGINT', stop);
-      resolve();
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
-  });
+  const stopped = stop.running();
+  // Already aborted when a signal came while it started and did not end the process (in-process use).
+  if (!stopped.aborted) await new Promise<void>((resolve) => stopped.addEventListener('abort', () => resolve(), { once: true }));
   await running.close();
   // Closing ended the MCP sessions and aborted their calls; a tool handler that ignores its
   // signal must not keep the process (it held it until the handler ended): as `tool-registry

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { json } from './route-table.js';
 import type { RouteDefinition } from './route-table.js';
 import { queryCount } from './schemas.js';
-import { sinceInstant } from '../since-instant.js';
+import { readSince, sinceInstant } from '../since-instant.js';
 
 export const CALLS_PAGE_MAX = 1000;
 const CALLS_PAGE_DEFAULT = 100;
@@ -50,9 +50,12 @@ export const CALL_ROUTES: readonly RouteDefinition[] = [
       token: z.string().min(1).optional().meta({ description: "Only calls made with this token (its name)." }),
       since: z
         .string()
-        .refine((text) => sinceInstant(text) !== undefined, { error: 'expected an ISO 8601 date or date-time, such as 2026-11-28T09:00:00Z' })
+        .superRefine((text, context) => {
+          const read = readSince(text);
+          if ('error' in read) context.addIssue({ code: 'custom', message: read.error });
+        })
         .optional()
-        .meta({ description: 'Only calls that started at or after this instant (ISO 8601 date or date-time).' }),
+        .meta({ description: 'Only calls that started at or after this instant: an ISO 8601 date-time with Z or +hh:mm, or a date (midnight UTC).' }),
       limit: queryCount(`At most this many rows (default ${CALLS_PAGE_DEFAULT})`, CALLS_PAGE_MAX),
       before: queryCount('Only rows older than this id: the `next_before` of the previous page', Number.MAX_SAFE_INTEGER),
     }),

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
+import { sinceInstant } from '../../src/since-instant.js';
 import { CLI, ROOT, childEnv, errorCode, runCli, spawnCli, spec, useTempDir, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
@@ -300,6 +301,20 @@ describe('usage', () => {
     }
     // A day that exists gets past the option (to the missing database).
     expect(errorCode((await runCli(['calls', '--since', '2028-02-29'], { cwd })).stderr)).toBe('DATABASE_NOT_FOUND');
+  });
+
+  // A date-time without an offset was read in the machine's time zone: one command, a different instant on two machines.
+  it('calls --since a date-time without Z or +hh:mm is a usage error naming it; a date alone is midnight UTC', async () => {
+    const cwd = tempDir();
+    for (const value of ['2026-01-01T10:00:00', '2026-01-01 10:00', '2026-01-01t10:00:00.5']) {
+      const { code, stderr } = await runCli(['calls', '--since', value], { cwd });
+      expect({ code, line: stderr.split('\n')[0] }).toEqual({
+        code: 2,
+        line: `error USAGE: option '--since <iso>' argument '${value}' is invalid. "${value}" has no UTC offset (it would be read in this machine's time zone); add Z or +hh:mm, such as ${value}Z`,
+      });
+    }
+    for (const value of ['2026-01-01T10:00:00Z', '2026-01-01T10:00+02:00', '2026-01-01']) expect(errorCode((await runCli(['calls', '--since', value], { cwd })).stderr), value).toBe('DATABASE_NOT_FOUND');
+    expect(['2026-01-01', '2026-01-01T10:00:00+02:00'].map(sinceInstant)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T08:00:00.000Z']);
   });
 
   it('a usage error touches nothing: the mode is checked before the input is read', async () => {

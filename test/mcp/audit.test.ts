@@ -274,6 +274,10 @@ describe('over HTTP: the /mcp mount records with the token, and GET /v1/calls re
     // Bad filters are 400 naming the parameter.
     // 2026-02-30 was read as March 2, as Date.parse reads it.
     for (const bad of ['since=yesterday', 'since=2026-02-30', 'limit=1001', 'before=x', 'tool=']) expect((await calls(`/v1/calls?${bad}`)).status, bad).toBe(400);
+    // A date-time without an offset was read in the server's time zone: refused, naming the value.
+    const local = await calls('/v1/calls?since=2026-01-01T10:00:00');
+    expect([local.status, JSON.stringify(local.body)]).toEqual([400, expect.stringContaining('\\"2026-01-01T10:00:00\\" has no UTC offset')]);
+
     // Admin scope: no token 401, a read token 403.
     expect((await running.call('GET', '/v1/calls')).status).toBe(401);
     expect((await calls('/v1/calls', 'support')).status).toBe(403);
