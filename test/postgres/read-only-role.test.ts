@@ -61,6 +61,16 @@ async function withRole(prefix: string, work: (role: string, url: string) => Pro
   }
 }
 
+/** A seeded schema and a new role that may read it (USAGE, SELECT on every table), for `work`. */
+async function withReader(prefix: string, work: (schema: string, role: string, url: string) => Promise<void>): Promise<void> {
+  const schema = db.schema();
+  await seed(schema);
+  await withRole(prefix, async (role, url) => {
+    await db.pool().query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    await work(schema, role, url);
+  });
+}
+
 /** A STORAGE_UNAVAILABLE for want of a right to read: names the schema and the right, the driver's error as cause. */
 async function expectReadDenied(promise: Promise<unknown>, schema: string, operation: string, lacks: string): Promise<void> {
   const error = await expectCode(promise, 'STORAGE_UNAVAILABLE');
@@ -231,11 +241,8 @@ describe('PostgreSQL storage that refuses writes', () => {
   // listener stayed up. The heartbeat now checks the rights too (docs/postgres.md, the read cache):
   // the role's own, also when the listener logs in as another (here the superuser).
   it('a right revoked under an open cached registry: its reads are refused (naming the right) within the cache\'s bound, and work again once granted back', async () => {
-    const schema = db.schema();
-    await seed(schema);
     const admin = db.pool();
-    await withRole('revoked', async (role, url) => {
-      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}; GRANT SELECT ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+    await withReader('revoked', async (schema, role, url) => {
       const pool = new pg.Pool({ connectionString: url });
       pool.on('error', () => {});
       const registries = [await openPostgresToolRegistry({ pool, schema }), await openPostgresToolRegistry({ pool, schema, listenConnectionString: db.url() })];
@@ -269,6 +276,49 @@ describe('PostgreSQL storage that refuses writes', () => {
       } finally {
         for (const registry of registries) await registry.close();
         await pool.end();
+      }
+    });
+  });
+
+  // A reconnect counted as a confirmation before its first heartbeat checked the rights: a right
+  // revoked while the listener was down left memory answering for up to a heartbeat after the
+  // reconnect. The (re)connect itself now checks them, before the connection counts as confirmed.
+  // And the refusal met while the listener was down was answered from memory (staleIfErrorMs).
+  it('a right revoked while the listener is down: no read is answered from memory, before the reconnect or after it', async () => {
+    const admin = db.pool();
+    await withReader('downrevoked', async (schema, role, url) => {
+      const registry = await openPostgresToolRegistry({ connectionString: url, schema });
+      try {
+        const fromMemory = (): number => (registry.storeMetrics().cacheHits ?? 0) + (registry.storeMetrics().staleReads ?? 0);
+        await until(async () => {
+          const before = fromMemory();
+          return (await registry.get('t'))?.spec.tool_name === 't' && fromMemory() > before;
+        }, 'a read answered by the cache');
+        const { listenerPid } = await registry.status();
+        // NOLOGIN holds the listener down (its reconnects are refused; the pool's open
+        // connections stay) until the REVOKE has committed: no race with its backoff.
+        await admin.query(`ALTER ROLE ${role} NOLOGIN; SELECT pg_terminate_backend(${Number(listenerPid)})`);
+        await until(async () => !(await registry.status()).listening, 'the listener to notice its loss');
+        await admin.query(`REVOKE SELECT ON ${schema}.tool_specs FROM ${role}; ALTER ROLE ${role} LOGIN`);
+        // Read until the new connection's first heartbeat has answered (it checks the rights on
+        // the old code too): through the reconnect and the heartbeat's wait after it.
+        const heartbeatDone = async (): Promise<boolean> =>
+          (
+            await admin.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND usename = $1 AND pid <> $2 AND state = 'idle' AND query LIKE 'SELECT w.i, has_schema_privilege%'`,
+              [role, listenerPid],
+            )
+          ).rowCount === 1;
+        const answered: string[] = [];
+        const before = fromMemory();
+        do {
+          const tool = await registry.get('t').catch(() => undefined);
+          if (tool !== undefined) answered.push(tool.spec.tool_name);
+        } while (!(await heartbeatDone()));
+        expect({ answered, fromMemory: fromMemory() - before, metrics: registry.storeMetrics() }).toMatchObject({ answered: [], fromMemory: 0 });
+        await expectReadDenied(registry.get('t'), schema, 'get', `SELECT on table ${schema}.tool_specs`);
+      } finally {
+        await registry.close();
       }
     });
   });

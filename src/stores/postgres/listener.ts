@@ -29,12 +29,12 @@ export interface ChangeListenerOptions {
   /** A notification on the channel (the payload is whatever the sender put there). */
   readonly onNotify: (payload: string) => void;
   /**
-   * What this listener's owner serves from memory: each heartbeat also asks whether `role`
+   * What this listener's owner serves from memory: every (re)connect and heartbeat also asks whether `role`
    * (default: the connection's current_user) still has USAGE on `schema` and SELECT on
    * `tables`, and tells onRights. No answer for a schema or role that does not exist.
    */
   readonly rights?: { readonly schema: string; readonly role?: string; readonly tables: readonly string[] };
-  /** The heartbeat's answer for `rights`, told just before the heartbeat counts as confirmed. */
+  /** The answer for `rights`, told just before a (re)connect or a heartbeat counts as confirmed. */
   readonly onRights?: (readable: boolean) => void;
   /** Connected and listening (first time and after every reconnect): resync now. */
   readonly onConnect: () => void;
@@ -120,6 +120,16 @@ const RIGHTS_HEARTBEAT = {
   JOIN pg_namespace n ON n.nspname = w.schema
   WHERE w.r IS NOT NULL`,
 };
+
+interface RightsRow {
+  readonly i: number;
+  readonly readable: boolean;
+}
+
+/** RIGHTS_HEARTBEAT's parameter: each checked listener's rights, numbered. */
+function checksOf(checked: readonly ChangeListener[]): string {
+  return JSON.stringify(checked.map((listener, i) => ({ i, ...listener.options.rights })));
+}
 
 /** Connections shared by key, then by connection string and heartbeat. */
 const shared = new WeakMap<object, Map<string, ListenConnection>>();
@@ -309,9 +319,16 @@ class ListenConnection {
     // An idle_session_timeout of the role, the database or the server (PostgreSQL 14+) under the
     // heartbeat would end this connection between beats, over and over: it is never idle long,
     // and it holds no transaction. Off for this session only; missing_ok for older servers.
+    // The same round trip checks the rights (RIGHTS_HEARTBEAT's query): a cache whose right was
+    // revoked while the listener was down would otherwise answer from memory on the reconnect's
+    // confirmation until the first heartbeat. Listeners that come after this statement have
+    // never been listening, so their owners hold nothing from memory yet.
+    const checked = this.#checked();
     const { rows } = await this.#query(client, () =>
-      client.query<{ pid: number }>(
-        `SELECT pg_backend_pid() AS pid, CASE WHEN current_setting('idle_session_timeout', true) IS NOT NULL THEN set_config('idle_session_timeout', '0', false) END`,
+      client.query<{ pid: number; rights: RightsRow[] | null }>(
+        `SELECT pg_backend_pid() AS pid, CASE WHEN current_setting('idle_session_timeout', true) IS NOT NULL THEN set_config('idle_session_timeout', '0', false) END,
+          (SELECT json_agg(r) FROM (${RIGHTS_HEARTBEAT.text}) AS r) AS rights`,
+        [checksOf(checked)],
       ),
     );
     // Listeners may come while a LISTEN is under way: listen until every one's channel is covered.
@@ -324,6 +341,8 @@ class ListenConnection {
     if (this.#stop.signal.aborted) throw new Error('the listener was closed');
     this.backendPid = rows[0]?.pid;
     this.heartbeatAt = Number.NEGATIVE_INFINITY;
+    // Told before the connection counts as confirmed, as a heartbeat's answer is.
+    this.#tellRights(checked, rows[0]?.rights ?? []);
     for (const [listener, at] of listenedAt) if (this.#listeners.has(listener)) listener.listenedAt = at;
     this.#state = 'up';
     this.#heartbeat(client, markLost);
@@ -344,10 +363,9 @@ class ListenConnection {
         if (this.#client !== client) return;
         const sent = performance.now();
         const timeout = new AbortController();
-        const checked = [...this.#listeners].filter((listener) => listener.options.rights !== undefined);
-        const checks = checked.map((listener, i) => ({ i, ...listener.options.rights }));
+        const checked = this.#checked();
         const answer = await Promise.race([
-          this.#query(client, () => (checks.length === 0 ? client.query('SELECT 1') : client.query<{ i: number; readable: boolean }>({ ...RIGHTS_HEARTBEAT, values: [JSON.stringify(checks)] }))).then(
+          this.#query(client, () => (checked.length === 0 ? client.query('SELECT 1') : client.query<RightsRow>({ ...RIGHTS_HEARTBEAT, values: [checksOf(checked)] }))).then(
             (result) => result,
             (error: unknown) => ({ error }),
           ),
@@ -356,12 +374,7 @@ class ListenConnection {
         timeout.abort();
         if (answer !== false && !('error' in answer)) {
           // Before the confirmation: a cache told its rights are gone must not answer on it.
-          if (checks.length > 0) {
-            for (const row of answer.rows as { i: number; readable: boolean }[]) {
-              const listener = checked[row.i];
-              if (listener !== undefined && this.#listeners.has(listener)) callSafely(() => listener.options.onRights?.(row.readable));
-            }
-          }
+          if (checked.length > 0) this.#tellRights(checked, answer.rows as RightsRow[]);
           this.heartbeatAt = Math.max(this.heartbeatAt, sent);
         } else {
           markLost(answer === false ? new Error(`the listener connection did not answer a heartbeat within ${this.#heartbeatMs} ms`) : answer.error);
@@ -370,6 +383,19 @@ class ListenConnection {
       }
     };
     void beat();
+  }
+
+  /** The listeners whose rights the connect and each heartbeat check (a row's `i` is the index here). */
+  #checked(): ChangeListener[] {
+    return [...this.#listeners].filter((listener) => listener.options.rights !== undefined);
+  }
+
+  /** Tells each listener still here its row's answer (none for a schema or role that does not exist). */
+  #tellRights(checked: readonly ChangeListener[], rows: readonly RightsRow[]): void {
+    for (const row of rows) {
+      const listener = checked[row.i];
+      if (listener !== undefined && this.#listeners.has(listener)) callSafely(() => listener.options.onRights?.(row.readable));
+    }
   }
 
   /** Forgets the current connection and closes its socket without waiting for the server. */

@@ -302,7 +302,10 @@ class PostgresToolRegistryImpl extends BaseToolRegistry implements PostgresToolR
       return cache !== undefined ? fromCache(cache) : await fromDatabase();
     } catch (error) {
       const cache = this.#engine.cache;
-      if (cache !== undefined && error instanceof StorageUnavailableError && !this.closed && cache.servesWhileUnavailable()) return fromCache(cache);
+      // A refusal (42501) is the server's answer, not a server out of reach: a right revoked while
+      // the listener was down must not be answered from memory for staleIfErrorMs.
+      const refused = error instanceof StorageUnavailableError && error.context.driver_code === '42501';
+      if (cache !== undefined && error instanceof StorageUnavailableError && !refused && !this.closed && cache.servesWhileUnavailable()) return fromCache(cache);
       throw error;
     }
   }
