@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { refusedBySecFetchSite } from '../fetch-site.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { MAX_MESSAGE_DEPTH, invalidMessage, isObject } from './json-rpc.js';
@@ -143,8 +144,7 @@ function originRefusal(request: Request, allowed: ReadonlySet<string>): string |
   if (origin !== null) return allowed.has(origin) ? undefined : `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`;
   // No Origin, yet a browser says a page of another site (or an unknown one) sent this POST or DELETE: as a foreign Origin (the server's originCheck).
   const site = request.headers.get('sec-fetch-site');
-  if (site === null || site === 'same-origin' || site === 'none' || request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return undefined;
-  return `Forbidden: Sec-Fetch-Site ${JSON.stringify(site)} without Origin is not allowed`;
+  return refusedBySecFetchSite(request.method, site) ? `Forbidden: Sec-Fetch-Site ${JSON.stringify(site)} without Origin is not allowed` : undefined;
 }
 
 /** Whether a JSON-RPC message is a response (a result or an error for a request id). */

@@ -5,18 +5,10 @@
 // every content type). A write without `Origin` but with a browser's `Sec-Fetch-Site` that
 // does not say same-origin (or `none`: typed by the user) is refused the same way.
 import type { MiddlewareHandler } from 'hono';
+import { refusedBySecFetchSite } from '../fetch-site.js';
 import { HttpProblem } from './problems.js';
 
 const SAFE_METHOD = /^(?:GET|HEAD|OPTIONS)$/;
-
-/**
- * The `Sec-Fetch-Site` values a write without `Origin` may carry: the browser says the page is
- * the server's own (`same-origin`) or no page made it (`none`). `same-site` is refused: another
- * port of localhost, or a sibling subdomain, is same-site yet another origin, and without
- * `Origin` the --cors one cannot be told from them. Any other value (`Cross-Site`, a list) is
- * refused rather than guessed at: browsers send exactly these lowercase tokens.
- */
-const TRUSTED_FETCH_SITE = new Set(['same-origin', 'none']);
 
 export interface OriginCheckOptions {
   /** The `cors` origin; `*` counts for the routes (not the mounts) only when `tokens` is true. */
@@ -54,7 +46,7 @@ export function originCheck(options: OriginCheckOptions): MiddlewareHandler {
     if (origin === undefined) {
       const site = c.req.header('sec-fetch-site');
       // Without the header (a non-browser client, an old browser) nothing is known: served, as before.
-      if (site !== undefined && !TRUSTED_FETCH_SITE.has(site) && !SAFE_METHOD.test(c.req.method)) {
+      if (refusedBySecFetchSite(c.req.method, site)) {
         throw new HttpProblem('ORIGIN_NOT_ALLOWED', `a request the browser calls Sec-Fetch-Site ${JSON.stringify(site)} and sent without Origin may not ${c.req.method} here: only the server's own origin (same-origin), a client that is no page (none), or one whose Origin is allowed may (serve --cors ORIGIN)`, {
           context: { sec_fetch_site: site },
         });

@@ -32,11 +32,11 @@ function relativeImports(file: string, text: string): { target: string; typeOnly
   return found;
 }
 
-/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres or since-instant. */
+/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres, since-instant or fetch-site. */
 function layerOf(path: string): string {
   const [top, second] = path.split('/');
   if (top === 'stores') return `stores/${second}`;
-  return /^(index|package-files|node-postgres|since-instant)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
+  return /^(index|package-files|node-postgres|since-instant|fetch-site)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
 }
 
 // Any layer may read the package's own files (package.json, migrations/, console/) through
@@ -44,8 +44,9 @@ function layerOf(path: string): string {
 // import nothing of ours, and are packaging, not use of the library. src/since-instant.ts reads
 // the audit log's `since` the same way for the API and the command (both edges read the user's
 // text before the library sees it); it imports nothing, so the command's usage errors stay
-// free of the core chunk.
-const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant'];
+// free of the core chunk. src/fetch-site.ts is the `Sec-Fetch-Site` rule of the server's routes
+// and of the MCP handler used alone, which may not import each other; it imports nothing.
+const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant', 'fetch-site'];
 
 /** What each layer may import (besides itself); `types` may be imported for their types only. */
 const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
@@ -68,6 +69,7 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   'package-files': { values: [] },
   'node-postgres': { values: [] },
   'since-instant': { values: [] },
+  'fetch-site': { values: [] },
 };
 
 /** The layers that are package entries of their own: another layer may import only the entry file. */
