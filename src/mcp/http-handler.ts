@@ -222,6 +222,8 @@ async function jsonUnlessStreamed(
     });
   }
   settle();
+  /** An error reply for each request the stream ended without answering (its session ended meanwhile). */
+  const unanswered = (): unknown[] => requestIds.filter((id) => !answeredIds.has(id) && !cancelled.has(id)).map((id) => ({ jsonrpc: '2.0', id, error: { code: -32000, message: SESSION_ENDED } }));
   let streamed = false;
   try {
     for (;;) {
@@ -253,6 +255,9 @@ async function jsonUnlessStreamed(
             if (more === 'settled') {
               await reader.cancel().catch(() => {});
               forget([...cancelled]);
+            } else {
+              // The session ended before it answered: said on the stream, as in a JSON body (the client waited until its timeout).
+              for (const message of unanswered()) controller.enqueue(new TextEncoder().encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
             }
             release();
             controller.close();
@@ -272,9 +277,7 @@ async function jsonUnlessStreamed(
     if (!streamed) release();
   }
   // The session ended before it answered (the server stopping, DELETE, its token revoked): the SDK's stream just ends.
-  for (const id of requestIds) {
-    if (!answeredIds.has(id) && !cancelled.has(id)) responses.push({ jsonrpc: '2.0', id, error: { code: -32000, message: SESSION_ENDED } });
-  }
+  responses.push(...unanswered());
   const headers = new Headers(response.headers);
   headers.delete('cache-control');
   headers.delete('connection');

@@ -1,6 +1,9 @@
 // The MCP endpoint's own refusals while it closes (issue 40: every 503 and 429 carries
 // Retry-After), used alone (`createMcpHttpHandler`) and as the server's mount (`mcpMount`),
-// whose answers are held to the server's /openapi.json; and, used alone, its 415 for JSON in another charset.
+// whose answers are held to the server's /openapi.json; used alone, its 415 for JSON in another
+// charset; and a call answered as a stream (it reported progress) whose session ends under it.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolSet, defineTool, liveToolSet } from '../../src/index.js';
 import { memoryNamespaces } from '../../src/server/index.js';
@@ -50,6 +53,46 @@ describe('the MCP endpoint closing', () => {
     expect(handler.sessionCount).toBe(0);
     expect((await ask('application/json; charset=UTF-8')).status).toBe(200);
     await handler.close();
+    await live.close();
+  });
+
+  it('a call whose answer is a stream (it reported progress) gets the session-ended error when its session ends: DELETE, a revoked token, close()', async () => {
+    let progressed!: () => void;
+    const stuck = defineTool({
+      name: 'stuck',
+      version: '1',
+      input_schema: { type: 'object' },
+      handler: async (_args, { progress }) => {
+        progress(1, 2);
+        return new Promise(() => {});
+      },
+    });
+    const registry = new InMemoryToolRegistry();
+    const set = new ToolSet([stuck]);
+    await registry.register(stuck.spec);
+    const live = await liveToolSet(registry, set);
+    for (const end of ['delete', 'revoke', 'close'] as const) {
+      const handler = createMcpHttpHandler(live);
+      const revoked = new AbortController();
+      const admit = () => ({ signal: revoked.signal, release: () => {} });
+      const transport = new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), { fetch: (url, init) => handler.handle(new Request(url, init), { admit }) });
+      const client = new Client({ name: 't', version: '1' });
+      await client.connect(transport);
+      const reported = new Promise<void>((resolve) => (progressed = resolve));
+      // The client's own timeout only bounds a failure: on the old code the stream just ended and the call waited for it.
+      const outcome = client.callTool({ name: 'stuck', arguments: {} }, undefined, { onprogress: () => progressed(), timeout: 10_000 }).then(
+        () => 'answered',
+        (error: { code?: number; message: string }) => [error.code, error.message],
+      );
+      await reported;
+      if (end === 'delete') await transport.terminateSession();
+      else if (end === 'revoke') revoked.abort();
+      else await handler.close();
+      expect([end, await outcome]).toEqual([end, [-32000, expect.stringMatching(/The session ended before this request was answered/)]]);
+      expect(handler.sessionCount).toBe(0);
+      await client.close();
+      await handler.close();
+    }
     await live.close();
   });
 });
