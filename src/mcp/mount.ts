@@ -38,7 +38,7 @@ const MCP_RESPONSES: Readonly<Record<string, string>> = Object.freeze({
   '200': 'A JSON-RPC response (application/json), or an event stream: GET\'s notifications, or a call that sends something first; DELETE: the session ended',
   '202': 'A notification or a response from the client, accepted',
   '400': 'A JSON-RPC error: not JSON or not UTF-8 or an inexact number (-32700), not a JSON-RPC request (-32600), no session header, or a query parameter (the endpoint takes none)',
-  '404': 'A session this token does not hold (unknown, ended, or another token\'s): open a new one',
+  '404': 'A session this token does not hold (unknown, ended, or another token\'s): open a new one; or a path below the endpoint\'s (it has one path)',
   '405': 'A method other than GET, POST and DELETE',
   '406': 'Accept lacks application/json and text/event-stream (POST) or text/event-stream (GET)',
   '409': 'The session already has its notification stream open',
@@ -175,6 +175,12 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
     async handle(request: Request, context: MountContext): Promise<Response> {
       // A JSON-RPC error with Retry-After, as the handler's own 503 (it had neither body nor Retry-After).
       if (closed) return rpcError(503, -32000, 'The MCP endpoint is shutting down');
+      // The server hands a mount every path below its own, but the endpoint is one path (MCP: "a single HTTP
+      // endpoint"): `/mcp/team_a` served the default namespace's tools as if it were that namespace's endpoint.
+      const path = new URL(request.url).pathname;
+      const segments = path.split('/');
+      const own = segments.slice(0, path.startsWith('/v1/namespaces/') ? 5 : 2).join('/');
+      if (path !== own) return rpcError(404, -32000, `Not found: ${JSON.stringify(path)} is below the MCP endpoint ${own}, which has no paths under it (a namespace's endpoint is /v1/namespaces/{ns}${own.slice(own.lastIndexOf('/'))})`);
       const known = endpointFor(context.namespace, context.registry);
       let endpoint = await known;
       if (endpoint.registry !== context.registry) {

@@ -289,6 +289,17 @@ describe('who may talk to the server', () => {
     }
   });
 
+  it('a path below /mcp is 404 and opens nothing (/mcp/team_a served the default namespace as if it were that namespace\'s endpoint)', async () => {
+    const opened = await open.call('POST', '/mcp', { headers: mcpHeaders, body: initialize });
+    const session = { ...mcpHeaders, 'mcp-session-id': opened.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
+    for (const path of ['/mcp/team_a', '/mcp/', '/v1/namespaces/default/mcp/x']) {
+      const refused = await open.call('POST', path, { headers: mcpHeaders, body: initialize });
+      expect([path, refused.status, refused.headers.get('mcp-session-id'), (refused.body as { error?: { code: number } }).error?.code]).toEqual([path, 404, null, -32000]);
+      expect([path, (await open.call('POST', path, { headers: session, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } })).status]).toEqual([path, 404]);
+    }
+    expect((await open.call('DELETE', '/mcp', { headers: session })).status).toBe(200);
+  });
+
   it('--max-body applies to /mcp (413 past it), and a body under it is read whole', async () => {
     const big = { jsonrpc: '2.0', id: 2, method: 'initialize', params: { ...initialize.params, padding: 'x'.repeat(LIMIT) } };
     for (const path of ['/mcp', '/v1/namespaces/default/mcp']) {
