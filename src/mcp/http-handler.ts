@@ -24,6 +24,8 @@ export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> 
    * Origins (`https://app.example`) whose browser requests are served; a request with any
    * other `Origin` header is refused with 403 (DNS rebinding, CSRF), its own page's included:
    * the handler cannot know its own origin (the `Host` header is the attacker's to choose).
+   * Each as a browser sends it (`https://app.example`: lowercase, no path, no default port);
+   * one no `Origin` header can equal (`https://App.example/`, `*`) is a TypeError.
    * Requests without `Origin` (non-browser clients) are served, but a POST or DELETE whose
    * `Sec-Fetch-Site` is other than `same-origin` or `none` is 403 too. Mounted in the server
    * (`mcpMount`), the server's Origin check decides instead.
@@ -145,6 +147,25 @@ function originRefusal(request: Request, allowed: ReadonlySet<string>): string |
   // No Origin, yet a browser says a page of another site (or an unknown one) sent this POST or DELETE: as a foreign Origin (the server's originCheck).
   const site = request.headers.get('sec-fetch-site');
   return refusedBySecFetchSite(request.method, site) ? `Forbidden: Sec-Fetch-Site ${JSON.stringify(site)} without Origin is not allowed` : undefined;
+}
+
+/**
+ * Why an `allowedOrigins` entry can never equal an `Origin` header (they are compared as
+ * strings), or undefined: `https://App.example/` or `*` let no browser in, and said nothing.
+ */
+function originMistake(origin: string): string | undefined {
+  let url: URL | undefined;
+  try {
+    url = new URL(origin);
+  } catch {
+    url = undefined;
+  }
+  const sent = url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') ? url.origin : undefined;
+  if (sent === origin) return undefined;
+  // Another scheme (a browser extension's chrome-extension://ID) is compared as it is given.
+  if (url !== undefined && sent === undefined && /^[a-z][a-z0-9+.-]*:\/\/[^/?#@\s]+$/.test(origin)) return undefined;
+  const meant = sent === undefined ? '' : ` (${JSON.stringify(sent)}?)`;
+  return `must be an origin as a browser sends it in Origin (scheme://host[:port], lowercase, no path or default port), got ${JSON.stringify(origin)}${meant}: it would match no request`;
 }
 
 /** Whether a JSON-RPC message is a response (a result or an error for a request id). */
@@ -309,6 +330,10 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   }
   if (!Array.isArray(allowedOrigins) || allowedOrigins.some((origin) => typeof origin !== 'string')) {
     throw new TypeError('createMcpHttpHandler(): allowedOrigins must be an array of strings');
+  }
+  for (const [index, origin] of allowedOrigins.entries()) {
+    const wrong = originMistake(origin);
+    if (wrong !== undefined) throw new TypeError(`createMcpHttpHandler(): allowedOrigins[${index}] ${wrong}`);
   }
   // Checked once here (a bad option is the caller's bug, not a failed request).
   checkSessionOptions(live, sessionOptions);

@@ -527,6 +527,19 @@ describe('createMcpServer', () => {
     expect(() => createMcpServer(live, { callTimeoutMs: 2 ** 31 })).toThrow('createMcpServer(): callTimeoutMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
     expect(() => createMcpHttpHandler(live, { sessionIdleMs: 2 ** 31 })).toThrow('createMcpHttpHandler(): sessionIdleMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
     expect(() => createMcpHttpHandler(live, { allowedOrigins: 'x' as never })).toThrow(TypeError);
+    // An entry no Origin header can equal let no browser in and said nothing (a trailing slash, a capital, `*`).
+    for (const [origin, meant] of [['https://App.example/', ' ("https://app.example"?)'], ['https://app.example:443', ' ("https://app.example"?)'], ['*', ''], ['app.example', ''], ['null', '']]) {
+      expect(() => createMcpHttpHandler(live, { allowedOrigins: ['https://ok.example', origin as string] })).toThrow(
+        `createMcpHttpHandler(): allowedOrigins[1] must be an origin as a browser sends it in Origin (scheme://host[:port], lowercase, no path or default port), got ${JSON.stringify(origin)}${meant as string}: it would match no request`,
+      );
+    }
+    // As a browser sends them: served. Another scheme (an extension's) is compared as given.
+    const handler = createMcpHttpHandler(live, { allowedOrigins: ['https://app.example', 'http://[::1]:5173', 'chrome-extension://abcdefgh'] });
+    for (const origin of ['https://app.example', 'http://[::1]:5173', 'chrome-extension://abcdefgh']) {
+      const reply = await handler.handle(new Request('http://localhost/mcp', { method: 'DELETE', headers: { origin, 'mcp-session-id': 'none' } }));
+      expect([origin, reply.status]).toEqual([origin, 404]);
+    }
+    await handler.close();
     await live.close();
   });
 });
