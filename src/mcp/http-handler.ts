@@ -88,6 +88,38 @@ export function rpcError(status: number, code: number, message: string, id: Requ
 }
 
 /**
+ * A body's bytes, read no further than `limit`: a chunked body (no Content-Length) was read
+ * whole before its size was looked at, so one endless POST held as much memory as it sent.
+ */
+async function bytesWithin(request: Request, limit: number): Promise<Uint8Array | 'over' | 'unreadable'> {
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      length += value.byteLength;
+      if (length > limit) {
+        await reader.cancel().catch(() => {});
+        return 'over';
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return 'unreadable';
+  }
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/**
  * Reads a POST body within the size limit as the command reads JSON (UTF-8, every number
  * exact: an argument of 18446744073709551616 is refused, not rounded); a Response for what
  * cannot be read.
@@ -98,13 +130,9 @@ async function readBody(request: Request, limit: number): Promise<{ body: unknow
   if (charset !== undefined && !/^utf-?8$/i.test(charset)) return rpcError(415, -32000, `Unsupported Media Type: the body must be UTF-8 JSON, got charset ${JSON.stringify(charset)}`);
   const declared = Number(request.headers.get('content-length') ?? '0');
   if (declared > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await request.arrayBuffer());
-  } catch {
-    return rpcError(400, -32700, 'Parse error: the body could not be read');
-  }
-  if (bytes.byteLength > limit) return rpcError(413, -32000, `Request body over ${limit} bytes`);
+  const bytes = await bytesWithin(request, limit);
+  if (bytes === 'unreadable') return rpcError(400, -32700, 'Parse error: the body could not be read');
+  if (bytes === 'over') return rpcError(413, -32000, `Request body over ${limit} bytes`);
   try {
     return { body: parseJsonBytes(bytes, { name: 'the body', refuseRepeatedKeys: true, maxDepth: MAX_MESSAGE_DEPTH }) };
   } catch (error) {

@@ -56,6 +56,27 @@ describe('the MCP endpoint closing', () => {
     await live.close();
   });
 
+  it('used alone, stops reading a body without Content-Length once it passes maxBodyBytes (413): it read the whole body first', async () => {
+    const live = await liveToolSet(new InMemoryToolRegistry(), tools);
+    const handler = createMcpHttpHandler(live, { maxBodyBytes: 100 * 1024 });
+    // 64 chunks of 64 KiB (4 MiB), as a chunked upload sends them; the bytes pulled are counted.
+    let pulled = 0;
+    let chunks = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (chunks++ === 64) return controller.close();
+        pulled += 64 * 1024;
+        controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+      },
+    });
+    const reply = await handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers: { accept: headers.accept, 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit));
+    expect([reply.status, ((await reply.json()) as { error: { code: number } }).error.code]).toEqual([413, -32000]);
+    // The limit and what the stream had queued past it; the old code pulled all 4 MiB.
+    expect(pulled).toBeLessThanOrEqual(4 * 64 * 1024);
+    await handler.close();
+    await live.close();
+  });
+
   it('a call whose answer is a stream (it reported progress) gets the session-ended error when its session ends: DELETE, a revoked token, close()', async () => {
     let progressed!: () => void;
     const stuck = defineTool({
