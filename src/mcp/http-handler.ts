@@ -15,6 +15,10 @@ import type { McpServerOptions } from './tool-server.js';
 export const DEFAULT_SESSION_IDLE_MS = 600_000;
 /** The largest POST body read by default (the SDK transport's own default). */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Sessions open at once by default, as `serve --max-sessions`. */
+const DEFAULT_MAX_SESSIONS = 1000;
+/** Seconds a client refused for the session bound should wait, as the server's limits say. */
+const SESSION_LIMIT_RETRY_AFTER_SECONDS = 5;
 
 /** Options of `createMcpHttpHandler`; the session options apply to every session. */
 export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> {
@@ -33,6 +37,11 @@ export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> 
   readonly allowedOrigins?: readonly string[];
   /** The largest POST body (413 above). Default 4 MiB; `mcpMount` leaves it to the server's `maxBodyBytes`. */
   readonly maxBodyBytes?: number;
+  /**
+   * Sessions open at once (an `initialize` past it is 503); one `principal` may hold half,
+   * rounded up (429). Both with Retry-After. Default 1000; `mcpMount` leaves it to the server's `maxSessions`.
+   */
+  readonly maxSessions?: number;
 }
 
 /** Who is asking: decided by the caller (the server's bearer token), never by the handler. */
@@ -351,7 +360,7 @@ async function jsonUnlessStreamed(
  * then the answer is that call's SSE stream. Authentication is the caller's: pass `policy` and `principal`.
  */
 export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerOptions = {}): McpHttpHandler {
-  const { sessionIdleMs: idle, allowedOrigins = [], maxBodyBytes = MAX_BODY_BYTES, ...sessionOptions } = options;
+  const { sessionIdleMs: idle, allowedOrigins = [], maxBodyBytes = MAX_BODY_BYTES, maxSessions = DEFAULT_MAX_SESSIONS, ...sessionOptions } = options;
   const sessionIdleMs = timerMs('createMcpHttpHandler', 'sessionIdleMs', idle, DEFAULT_SESSION_IDLE_MS);
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
     throw new TypeError(`createMcpHttpHandler(): maxBodyBytes must be a number > 0, got ${JSON.stringify(maxBodyBytes)}`);
@@ -365,7 +374,41 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   }
   // Checked once here (a bad option is the caller's bug, not a failed request).
   checkSessionOptions(live, sessionOptions);
+  if (!(Number.isInteger(maxSessions) && maxSessions > 0) && maxSessions !== Number.POSITIVE_INFINITY) {
+    throw new TypeError(`createMcpHttpHandler(): maxSessions must be a whole number > 0, got ${JSON.stringify(maxSessions)}`);
+  }
   const origins = new Set(allowedOrigins);
+  /** Sessions admitted (opening or open), and of them by principal: one principal may hold half of `maxSessions`, rounded up. */
+  let admitted = 0;
+  const admittedBy = new Map<string, number>();
+  const share = Math.ceil(maxSessions / 2);
+  const admitOwn = (principal: string | undefined): Response | { release(): void } => {
+    const held = principal === undefined ? 0 : (admittedBy.get(principal) ?? 0);
+    const refusal =
+      admitted >= maxSessions
+        ? rpcError(503, -32000, `Too many sessions: this endpoint has ${admitted} open, its limit (maxSessions); retry once one ends`)
+        : principal !== undefined && held >= share
+          ? rpcError(429, -32000, `Too many sessions: this principal has ${held} open, its share (half of maxSessions ${maxSessions}); end one (DELETE) or retry once one ends`)
+          : undefined;
+    if (refusal !== undefined) {
+      refusal.headers.set('retry-after', String(SESSION_LIMIT_RETRY_AFTER_SECONDS));
+      return refusal;
+    }
+    admitted += 1;
+    if (principal !== undefined) admittedBy.set(principal, held + 1);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        admitted -= 1;
+        if (principal === undefined) return;
+        const left = (admittedBy.get(principal) ?? 1) - 1;
+        if (left === 0) admittedBy.delete(principal);
+        else admittedBy.set(principal, left);
+      },
+    };
+  };
   const sessions = new Map<string, Session>();
   let closed = false;
 
@@ -505,7 +548,22 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
-    const lease = context.admit?.();
+    const own = admitOwn(context.principal);
+    if (own instanceof Response) return own;
+    let given: ReturnType<NonNullable<McpRequestContext['admit']>> | undefined;
+    try {
+      given = context.admit?.();
+    } catch (error) {
+      own.release();
+      throw error;
+    }
+    const lease = {
+      signal: given?.signal,
+      release: (): void => {
+        own.release();
+        given?.release();
+      },
+    };
     let server;
     try {
       server = createMcpServer(live, {
@@ -514,7 +572,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
         ...(context.tokenName === undefined ? {} : { tokenName: context.tokenName }),
       });
     } catch (error) {
-      lease?.release();
+      lease.release();
       throw error;
     }
     let session: Session | undefined;
@@ -529,8 +587,8 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     });
     const endOnRevoke = (): void => void transport.close();
     transport.onclose = () => {
-      lease?.signal.removeEventListener('abort', endOnRevoke);
-      lease?.release();
+      lease.signal?.removeEventListener('abort', endOnRevoke);
+      lease.release();
       const id = transport.sessionId;
       const known = id === undefined ? undefined : sessions.get(id);
       if (known !== undefined) {
@@ -543,19 +601,19 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       await server.connect(transport);
       response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body), Array.isArray(body), new Map());
     } catch (error) {
-      lease?.release();
+      lease.release();
       await server.close();
       throw error;
     }
     if (session === undefined) {
       // The initialize failed (a bad request): no session to keep.
-      lease?.release();
+      lease.release();
       await server.close();
       return response;
     }
     // Its token revoked or changed: the session ends (its notification stream too); the next request is a 404.
-    if (lease?.signal.aborted === true) void transport.close();
-    else lease?.signal.addEventListener('abort', endOnRevoke, { once: true });
+    if (lease.signal?.aborted === true) void transport.close();
+    else lease.signal?.addEventListener('abort', endOnRevoke, { once: true });
     expire(session);
     return response;
   };

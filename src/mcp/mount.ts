@@ -13,11 +13,11 @@ import { createMcpHttpHandler, rpcError } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
 
 /**
- * Options of `mcpMount`: every namespace's handler gets them, but for `allowedOrigins` and
- * `maxBodyBytes`: the server's edges decide those for every route (its own origin and `cors`;
- * its `maxBodyBytes`).
+ * Options of `mcpMount`: every namespace's handler gets them, but for `allowedOrigins`,
+ * `maxBodyBytes` and `maxSessions`: the server's edges decide those for every route (its own
+ * origin and `cors`; its `maxBodyBytes`; its `maxSessions`).
  */
-export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOrigins' | 'maxBodyBytes'> {
+export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOrigins' | 'maxBodyBytes' | 'maxSessions'> {
   /** Hears a namespace's failure to follow its registry (default: a process warning). */
   readonly onError?: (error: unknown, namespace: string) => void;
   /**
@@ -78,8 +78,9 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
   const { onError, upstreams = {}, audit = {}, ...rest } = options;
   // Whatever a caller passes (a plain object may carry more than the type): the server decides
   // the edges, and each namespace's endpoint its own records.
-  const { allowedOrigins: _origins, maxBodyBytes: _limit, onCall: _onCall, namespace: _namespace, tokenName: _tokenName, ...given } = rest as McpHttpHandlerOptions;
-  const handlerOptions: McpHttpHandlerOptions = { ...given, maxBodyBytes: Number.POSITIVE_INFINITY };
+  const { allowedOrigins: _origins, maxBodyBytes: _limit, maxSessions: _sessions, onCall: _onCall, namespace: _namespace, tokenName: _tokenName, ...given } = rest as McpHttpHandlerOptions;
+  // The server bounds bodies and sessions (its maxBodyBytes, its maxSessions and a token's share of it).
+  const handlerOptions: McpHttpHandlerOptions = { ...given, maxBodyBytes: Number.POSITIVE_INFINITY, maxSessions: Number.POSITIVE_INFINITY };
   const endpoints = new Map<string, Promise<Endpoint>>();
   /** The endpoints that started, by their registry (a namespace opened again is another registry). */
   const started = new WeakMap<ToolRegistry, Endpoint>();
