@@ -442,6 +442,9 @@ describe('createMcpServer', () => {
     headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
     headers['mcp-protocol-version'] = '2025-06-18';
     expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    // The notification stream keeps the session from idling out between the steps (50 ms: under load the session ended
+    // after the first call, the next POST was a 404 and the test waited for a call that never ran until its timeout).
+    const listening = await handler.handle(new Request('http://localhost/mcp', { method: 'GET', headers: { ...headers, accept: 'text/event-stream' } }));
     let held: Response | undefined;
     void post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'waits', arguments: {} } }).then((response) => {
       held = response;
@@ -459,6 +462,7 @@ describe('createMcpServer', () => {
     const events = await streamed.text();
     expect(events).toContain('"waiting"');
     expect(events).not.toContain('"id":8');
+    await listening.body?.cancel();
     await until(() => handler.sessionCount === 0, 'the idle session to end');
     await handler.close();
     await live.close();
