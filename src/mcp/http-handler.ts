@@ -611,6 +611,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       await server.close();
       return response;
     }
+    if (closed) {
+      // close() ran while this session opened: it ended the sessions it found, and this one outlived it (its place held).
+      await transport.close();
+      return rpcError(503, -32000, 'The MCP endpoint is shutting down');
+    }
     // Its token revoked or changed: the session ends (its notification stream too); the next request is a 404.
     if (lease.signal?.aborted === true) void transport.close();
     else lease.signal?.addEventListener('abort', endOnRevoke, { once: true });

@@ -28,6 +28,19 @@ describe('the MCP endpoint closing', () => {
     await live.close();
   });
 
+  it('used alone, an initialize in flight when close() is called opens no session that outlives it: 503, its place released', async () => {
+    const live = await liveToolSet(new InMemoryToolRegistry(), tools);
+    const handler = createMcpHttpHandler(live);
+    let released = 0;
+    const admit = () => ({ signal: new AbortController().signal, release: () => (released += 1) });
+    const opening = handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers: { accept: headers.accept, 'content-type': 'application/json' }, body: JSON.stringify(initialize) }), { admit });
+    await handler.close();
+    const reply = await opening;
+    // It was 200 with a session id, and the session stayed open after close() (its --max-sessions place held until it idled out).
+    expect([reply.status, reply.headers.get('retry-after'), handler.sessionCount, released]).toEqual([503, '1', 0, 1]);
+    await live.close();
+  });
+
   it('as the server\'s mount, answers 503 with Retry-After at /mcp and in a namespace, as /openapi.json declares it', async () => {
     const mount = mcpMount(tools, { audit: false, upstreams: false });
     const running = await start({ registries: memoryNamespaces(), mounts: { mcp: mount } });
