@@ -102,10 +102,11 @@ export function rpcError(status: number, code: number, message: string, id: Requ
  */
 async function bytesWithin(request: Request, limit: number): Promise<Uint8Array | 'over' | 'unreadable'> {
   if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
   try {
+    // Inside: a body already read (the server's attempt, its client gone) cannot be read again.
+    const reader = request.body.getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
