@@ -511,6 +511,13 @@ type Intercept = (message: JSONRPCMessage, transport: Transport, passOn: () => v
 class SessionServer extends Server {
   intercept: Intercept | undefined;
 
+  /**
+   * A `tools/call` asking for a task (MCP 2025-11-25) runs as a plain call: a receiver that does
+   * not declare tasks for a request type MUST process it normally, ignoring the task metadata
+   * (the SDK answered -32603 `Server does not support task creation`).
+   */
+  protected override assertTaskHandlerCapability(): void {}
+
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
     const protocol = transport.onmessage;

@@ -350,6 +350,23 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('a tools/call asking for a task (MCP 2025-11-25) runs as a plain call: this server declares no tasks, and such a receiver must ignore the task', async () => {
+    const tools = [defineTool({ name: 'echo', version: '1', input_schema: object, handler: (args) => args })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const handler = createMcpHttpHandler(live);
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = async (message: unknown) => (await handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }))).json();
+    const opened = await handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) }));
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    headers['mcp-protocol-version'] = '2025-11-25';
+    // It was -32603 "Server does not support task creation (required for tools/call)", an internal error.
+    expect(await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { a: 1 }, task: { ttl: 60_000 } } })).toMatchObject({ id: 1, result: { structuredContent: { a: 1 } } });
+    await handler.close();
+    await live.close();
+  });
+
   it('over stdio, a result goes out as the JSON the session measured: one line, exactly JSON.stringify of the response', async () => {
     const data = { 2: 'two', b: 'h\u00e9llo "q"\n\u2028', nested: [{ x: null }] };
     const { written, send, close } = await stdioOver([defineTool({ name: 'data', version: '1', input_schema: object, handler: () => data })]);
