@@ -503,7 +503,8 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     responses: { 200: { description: 'The findings (none: every tool passes).', schema: LintResultSchema } },
     errors: [],
     handle: async ({ registry, query }) => {
-      const providers = query.provider as LintProvider[] | undefined;
+      // A provider named twice is linted once, as `tool-registry lint --provider` does (its findings came twice).
+      const providers = query.provider === undefined ? undefined : [...new Set(query.provider as LintProvider[])];
       const strict = parseBoolean(query.strict as string | undefined, false);
       const tools = await registry.listAll();
       return json({ findings: lintTools(tools, { strict, ...(providers === undefined || providers.length === 0 ? {} : { providers }) }) });

@@ -1,0 +1,80 @@
+// Edges found by the seventeenth audit of the HTTP API, in process (no socket): a wrong method
+// on a token server told an anonymous client which routes exist (405 with Allow), the library's
+// `cors` option took values no browser's Origin can match, and `GET /v1/lint` listed every
+// finding once per repetition of `provider`.
+import { describe, expect, it } from 'vitest';
+import { InMemoryToolRegistry } from '../../src/index.js';
+import { createToolRegistryServer, hashToken, memoryNamespaces, tokenVerifier } from '../../src/server/index.js';
+import { spec } from './helpers.js';
+
+const SECRET = 'trg_probe_edges_reader';
+
+function securedServer() {
+  const tokens = tokenVerifier([{ name: 'reader', sha256: hashToken(SECRET), scopes: ['read'], namespaces: null, policy: null, created_at: '2026-11-30T00:00:00Z' }]);
+  return createToolRegistryServer({ registries: memoryNamespaces(), tokens });
+}
+
+async function answer(response: Response): Promise<[number, unknown, string | null]> {
+  return [response.status, ((await response.json()) as { code?: unknown }).code, response.headers.get('allow')];
+}
+
+describe('a wrong method on a server with tokens', () => {
+  it('is 401 for an anonymous client, as an unknown path is (405 with Allow told it the route map); 405 for a token holder', async () => {
+    const server = securedServer();
+    try {
+      const unknown = await answer(await server.fetch(new Request('http://localhost/v1/nothing-here', { method: 'DELETE' })));
+      expect(unknown).toEqual([401, 'UNAUTHORIZED', null]);
+      for (const [method, path] of [
+        ['DELETE', '/v1/tools'],
+        ['PATCH', '/v1/calls'],
+        ['DELETE', '/v1/upstreams'],
+        ['DELETE', '/v1/namespaces/team_a/tools/x/history'],
+        ['POST', '/openapi.json'],
+      ]) {
+        const request = (headers: Record<string, string>) => new Request(`http://localhost${path as string}`, { method, headers });
+        expect([method, path, ...(await answer(await server.fetch(request({}))))]).toEqual([method, path, ...unknown]);
+        const bad = await server.fetch(request({ authorization: 'Bearer nope' }));
+        expect([method, path, bad.status]).toEqual([method, path, 401]);
+        const held = await answer(await server.fetch(request({ authorization: `Bearer ${SECRET}` })));
+        expect([method, path, held[0], held[1]]).toEqual([method, path, 405, 'METHOD_NOT_ALLOWED']);
+      }
+      // Routes that answer without a token say nothing new with their 405.
+      expect(await answer(await server.fetch(new Request('http://localhost/healthz', { method: 'DELETE' })))).toEqual([405, 'METHOD_NOT_ALLOWED', 'GET, HEAD']);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the cors option', () => {
+  it('takes an origin as the command does (case and a trailing slash forgiven) and refuses what no Origin can match, naming the value', async () => {
+    const server = createToolRegistryServer({ registries: new InMemoryToolRegistry(), cors: 'HTTPS://Console.Example/' });
+    try {
+      const put = await server.fetch(
+        new Request('http://localhost/v1/tools/a', { method: 'PUT', headers: { origin: 'https://console.example', 'content-type': 'application/json' }, body: JSON.stringify(spec('a')) }),
+      );
+      expect([put.status, put.headers.get('access-control-allow-origin')]).toEqual([201, 'https://console.example']);
+    } finally {
+      await server.close();
+    }
+    for (const cors of ['console.example', 'https://console.example/app', 'null', 'file:///x', '']) {
+      expect(() => createToolRegistryServer({ registries: new InMemoryToolRegistry(), cors })).toThrow(new TypeError(`createToolRegistryServer: cors must be * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(cors)}`));
+    }
+  });
+});
+
+describe('GET /v1/lint', () => {
+  it('lints a provider named twice once, as `tool-registry lint` does (its findings came twice)', async () => {
+    const server = createToolRegistryServer({ registries: new InMemoryToolRegistry() });
+    try {
+      await server.fetch(new Request('http://localhost/v1/tools/loose', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...spec('loose'), input_schema: {} }) }));
+      const lint = async (query: string) => ((await (await server.fetch(new Request(`http://localhost/v1/lint?${query}`))).json()) as { findings: unknown[] }).findings;
+      const once = await lint('provider=openai');
+      expect(once.length).toBeGreaterThan(0);
+      expect(await lint('provider=openai&provider=openai')).toEqual(once);
+      expect(await lint('provider=openai&provider=gemini&provider=openai')).toEqual(await lint('provider=openai&provider=gemini'));
+    } finally {
+      await server.close();
+    }
+  });
+});
