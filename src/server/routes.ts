@@ -158,6 +158,9 @@ function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRe
   );
 }
 
+/** A `tag` filter: a tag as the contract has them, never empty. */
+const tagFilter = z.string().min(1, 'a tag is a non-empty string');
+
 /** The routes every namespace has (the prefix `/v1/namespaces/{ns}` is added for the namespaced copies). */
 export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
   {
@@ -175,7 +178,8 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         .optional()
         .meta({ description: "Search: the tools matching the query's terms, best first (ties by name), with their `scores` (the registry's search())." }),
       include_disabled: queryBoolean('Also list disabled tools (default false).'),
-      tag: z.union([z.string(), z.array(z.string())]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
+      // Tags are never empty: `tag=` matched nothing, silently (`tool-registry list --tag ''` is a usage error).
+      tag: z.union([tagFilter, z.array(tagFilter)]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
       limit: queryCount(`At most this many tools (default ${TOOL_PAGE_DEFAULT}; with q, ${SEARCH_PAGE_DEFAULT})`, TOOL_PAGE_MAX),
       cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page (of the same q and filters).' }),
     }),

@@ -78,3 +78,21 @@ describe('GET /v1/lint', () => {
     }
   });
 });
+
+describe('GET /v1/tools?tag=', () => {
+  it('an empty tag is 400 naming `tag`, listing or searching, as `tool-registry list --tag ""` is a usage error (it matched nothing, silently)', async () => {
+    const server = createToolRegistryServer({ registries: new InMemoryToolRegistry() });
+    try {
+      await server.fetch(new Request('http://localhost/v1/tools/tagged', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...spec('tagged'), tags: ['a'] }) }));
+      for (const query of ['tag=', 'tag=a&tag=', 'q=tagged&tag=']) {
+        const response = await server.fetch(new Request(`http://localhost/v1/tools?${query}`));
+        const body = (await response.json()) as { code?: string; context?: { parameter?: string } };
+        expect([query, response.status, body.code, body.context?.parameter]).toEqual([query, 400, 'BAD_REQUEST', 'tag']);
+      }
+      const listed = (await (await server.fetch(new Request('http://localhost/v1/tools?tag=a'))).json()) as { tools: unknown[] };
+      expect(listed.tools).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
