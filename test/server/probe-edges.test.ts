@@ -3,7 +3,9 @@
 // `cors` option took values no browser's Origin can match, and `GET /v1/lint` listed every
 // finding once per repetition of `provider`.
 import { describe, expect, it } from 'vitest';
-import { InMemoryToolRegistry } from '../../src/index.js';
+import { InMemoryToolRegistry, ToolSet } from '../../src/index.js';
+import { mcpMount } from '../../src/mcp/index.js';
+import { serveMounts } from '../../src/cli/serve-mounts.js';
 import { createToolRegistryServer, hashToken, memoryNamespaces, tokenVerifier } from '../../src/server/index.js';
 import { spec } from './helpers.js';
 
@@ -93,6 +95,21 @@ describe('GET /v1/tools?tag=', () => {
       expect(listed.tools).toHaveLength(1);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe("/openapi.json of `serve` without --tools (its /mcp loads on the first request)", () => {
+  it('describes /mcp as the loaded endpoint is described: its JSON-RPC 400, Mcp-Session-Id, the bodiless 202 (all were `default`, and the 400 a problem only)', async () => {
+    const lazy = createToolRegistryServer({ registries: new InMemoryToolRegistry(), mounts: await serveMounts({}) });
+    const loaded = createToolRegistryServer({ registries: new InMemoryToolRegistry(), mounts: { mcp: mcpMount(new ToolSet([])) } });
+    try {
+      const paths = (server: typeof lazy) => (server.openapi() as { paths: Record<string, unknown> }).paths;
+      for (const path of ['/mcp', '/v1/namespaces/{ns}/mcp']) expect([path, paths(lazy)[path]]).toEqual([path, paths(loaded)[path]]);
+      const post = paths(lazy)['/mcp'] as { post: { responses: Record<string, { content?: Record<string, unknown> }> } };
+      expect(Object.keys(post.post.responses['400']?.content ?? {})).toContain('application/json');
+    } finally {
+      await Promise.all([lazy.close(), loaded.close()]);
     }
   });
 });
