@@ -158,6 +158,9 @@ function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRe
   );
 }
 
+/** The lint providers with a strict mode (`strict` adds their rules). */
+const LINT_STRICT_PROVIDERS: readonly LintProvider[] = ['openai', 'anthropic'];
+
 /** A `tag` filter: a tag as the contract has them, never empty. */
 const tagFilter = z.string().min(1, 'a tag is a non-empty string');
 
@@ -510,6 +513,10 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       // A provider named twice is linted once, as `tool-registry lint --provider` does (its findings came twice).
       const providers = query.provider === undefined ? undefined : [...new Set(query.provider as LintProvider[])];
       const strict = parseBoolean(query.strict as string | undefined, false);
+      // As the exports' `strict` and `tool-registry lint --strict`: asked of providers without a strict mode, it checked nothing more, silently.
+      if (strict && providers !== undefined && providers.length > 0 && !providers.some((provider) => LINT_STRICT_PROVIDERS.includes(provider))) {
+        throw new HttpProblem('BAD_REQUEST', `strict applies to provider ${LINT_STRICT_PROVIDERS.join(', ')} only, not ${providers.join(', ')}`, { context: { parameter: 'strict' } });
+      }
       const tools = await registry.listAll();
       return json({ findings: lintTools(tools, { strict, ...(providers === undefined || providers.length === 0 ? {} : { providers }) }) });
     },

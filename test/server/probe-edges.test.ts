@@ -66,7 +66,7 @@ describe('the cors option', () => {
 });
 
 describe('GET /v1/lint', () => {
-  it('lints a provider named twice once, as `tool-registry lint` does (its findings came twice)', async () => {
+  it('lints a provider named twice once, as `tool-registry lint` does (its findings came twice); strict without a provider that has it is a 400', async () => {
     const server = createToolRegistryServer({ registries: new InMemoryToolRegistry() });
     try {
       await server.fetch(new Request('http://localhost/v1/tools/loose', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...spec('loose'), input_schema: {} }) }));
@@ -75,6 +75,14 @@ describe('GET /v1/lint', () => {
       expect(once.length).toBeGreaterThan(0);
       expect(await lint('provider=openai&provider=openai')).toEqual(once);
       expect(await lint('provider=openai&provider=gemini&provider=openai')).toEqual(await lint('provider=openai&provider=gemini'));
+      // strict asked of providers without a strict mode checked nothing more, silently: 400 naming it, as the exports' strict and `lint --strict`.
+      for (const query of ['provider=gemini&strict=true', 'provider=mcp&provider=gemini-openapi&strict=1']) {
+        const response = await server.fetch(new Request(`http://localhost/v1/lint?${query}`));
+        const body = (await response.json()) as { code?: string; context?: { parameter?: string } };
+        expect([query, response.status, body.code, body.context?.parameter]).toEqual([query, 400, 'BAD_REQUEST', 'strict']);
+      }
+      expect((await server.fetch(new Request('http://localhost/v1/lint?provider=gemini&provider=openai&strict=true'))).status).toBe(200);
+      expect((await server.fetch(new Request('http://localhost/v1/lint?strict=true'))).status).toBe(200);
     } finally {
       await server.close();
     }
