@@ -202,7 +202,8 @@ export const queryBoolean = (description: string) =>
 export const queryCount = (description: string, max: number) =>
   z
     .string()
-    .regex(/^\d{1,15}$/, { error: `expected a whole number from 0 to ${max}` })
+    // abort: a 16-digit value failed both checks, and the 400 listed the same issue twice.
+    .regex(/^\d{1,15}$/, { error: `expected a whole number from 0 to ${max}`, abort: true })
     .refine((text) => Number(text) <= max, { error: `expected a whole number from 0 to ${max}` })
     .optional()
     .meta({ description: `${description} (0-${max})` });

@@ -121,3 +121,17 @@ describe("/openapi.json of `serve` without --tools (its /mcp loads on the first 
     }
   });
 });
+
+describe('a count in the query past its bound', () => {
+  it('is one issue, not the same one twice (a 16-digit value failed both checks)', async () => {
+    const server = createToolRegistryServer({ registries: new InMemoryToolRegistry() });
+    try {
+      for (const path of ['/v1/changes?since=9007199254740993', '/v1/tools?limit=10000000000000000', '/v1/changes?limit=10001']) {
+        const body = (await (await server.fetch(new Request(`http://localhost${path}`))).json()) as { code?: string; context?: { issues?: unknown[] } };
+        expect([path, body.code, body.context?.issues?.length]).toEqual([path, 'BAD_REQUEST', 1]);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
