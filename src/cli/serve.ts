@@ -22,7 +22,7 @@ import { resolveDatabase, utf8Name } from './database-path.js';
 import { CliError } from './errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
-import { serveGovernance, serveMounts } from './serve-mounts.js';
+import { serveGovernance, serveMounts, serveWarning } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
 import type { StopSignals } from './stop-signals.js';
@@ -109,7 +109,7 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     // A misspelt --tokens would otherwise start a server that refuses every request.
     if (!existsSync(options.tokens)) throw new CliError('USAGE', `the token file ${options.tokens} does not exist; create a token first (tool-registry token create --tokens ${options.tokens} ...)`);
     try {
-      tokens = tokenFileVerifier(options.tokens);
+      tokens = tokenFileVerifier(options.tokens, { onError: (error) => serveWarning(error.message) });
     } catch (error) {
       throw new CliError('IO_ERROR', (error as Error).message, { cause: error });
     }

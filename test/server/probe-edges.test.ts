@@ -2,11 +2,14 @@
 // on a token server told an anonymous client which routes exist (405 with Allow), the library's
 // `cors` option took values no browser's Origin can match, and `GET /v1/lint` listed every
 // finding once per repetition of `provider`.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolSet } from '../../src/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { serveMounts } from '../../src/cli/serve-mounts.js';
-import { createToolRegistryServer, hashToken, memoryNamespaces, tokenVerifier } from '../../src/server/index.js';
+import { createToken, createToolRegistryServer, hashToken, memoryNamespaces, tokenFileVerifier, tokenVerifier } from '../../src/server/index.js';
 import { spec } from './helpers.js';
 
 const SECRET = 'trg_probe_edges_reader';
@@ -132,6 +135,29 @@ describe('a count in the query past its bound', () => {
       }
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('a hand edit of the token file that is no token file', () => {
+  it('is reported once (it was silent: a revoke saved with a typo left the token working), the last good tokens staying; the next good save counts', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-probe-'));
+    try {
+      const file = join(folder, 'tokens.json');
+      const { secret } = await createToken(file, { name: 'leaver', scopes: ['read'] });
+      const heard: string[] = [];
+      const verifier = tokenFileVerifier(file, { onError: (error) => heard.push(error.message) });
+      const good = readFileSync(file, 'utf8');
+      // The revoke, saved with a stray comma.
+      writeFileSync(file, good.replace(/"tokens": \[[\s\S]*\]/, '"tokens": [,]'));
+      for (let i = 0; i < 3; i++) expect(verifier.verify(secret)?.name).toBe('leaver');
+      expect(heard).toHaveLength(1);
+      expect(heard[0]).toContain(file);
+      writeFileSync(file, good.replace(/"tokens": \[[\s\S]*\]/, '"tokens": []'));
+      expect(verifier.verify(secret)).toBeUndefined();
+      expect(heard).toHaveLength(1);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });
