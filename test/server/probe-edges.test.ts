@@ -161,3 +161,19 @@ describe('a hand edit of the token file that is no token file', () => {
     }
   });
 });
+
+describe('a preflight with a body over the limit', () => {
+  it('is a 413 that /openapi.json declares for OPTIONS (it was answered, undeclared)', async () => {
+    const server = createToolRegistryServer({ registries: new InMemoryToolRegistry(), cors: 'https://console.example', maxBodyBytes: 100 });
+    try {
+      const document = server.openapi() as { paths: Record<string, { options?: { responses: Record<string, unknown> } }> };
+      for (const path of ['/v1/tools', '/v1/tools/{name}']) {
+        const concrete = path.replace('{name}', 'x');
+        const response = await server.fetch(new Request(`http://localhost${concrete}`, { method: 'OPTIONS', headers: { origin: 'https://console.example', 'content-length': '1000' }, body: 'x'.repeat(1000) }));
+        expect([path, response.status, Object.keys(document.paths[path]?.options?.responses ?? {})]).toEqual([path, 413, expect.arrayContaining(['204', '413'])]);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
