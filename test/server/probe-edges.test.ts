@@ -126,13 +126,24 @@ describe("/openapi.json of `serve` without --tools (its /mcp loads on the first 
 });
 
 describe('a count in the query past its bound', () => {
-  it('is one issue, not the same one twice (a 16-digit value failed both checks)', async () => {
+  it('is one issue, not the same one twice (a 16-digit value failed both checks); 16 digits below 2^53 are a revision', async () => {
     const server = createToolRegistryServer({ registries: new InMemoryToolRegistry() });
     try {
       for (const path of ['/v1/changes?since=9007199254740993', '/v1/tools?limit=10000000000000000', '/v1/changes?limit=10001']) {
         const body = (await (await server.fetch(new Request(`http://localhost${path}`))).json()) as { code?: string; context?: { issues?: unknown[] } };
         expect([path, body.code, body.context?.issues?.length]).toEqual([path, 'BAD_REQUEST', 1]);
       }
+      // A revision of 16 digits below 2^53 is one (it was refused as "not a whole number"): past the log, a 410, in the query and in Last-Event-ID.
+      for (const [path, headers] of [
+        ['/v1/changes?since=1000000000000000', {}],
+        ['/v1/changes', { accept: 'text/event-stream', 'last-event-id': '1000000000000000' }],
+        ['/v1/changes', { accept: 'text/event-stream', 'last-event-id': '9007199254740991' }],
+      ] as const) {
+        const response = await server.fetch(new Request(`http://localhost${path}`, { headers }));
+        expect([path, headers, response.status, ((await response.json()) as { code?: string }).code]).toEqual([path, headers, 410, 'CHANGES_EXPIRED']);
+      }
+      const past = await server.fetch(new Request('http://localhost/v1/changes', { headers: { accept: 'text/event-stream', 'last-event-id': '9007199254740992' } }));
+      expect(past.status).toBe(400);
     } finally {
       await server.close();
     }
