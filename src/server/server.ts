@@ -1,6 +1,7 @@
 // The server: a web-standard handler `(Request) => Promise<Response>` over one or more
 // registries (namespaces), built on Hono's router from the route table. Authentication,
 // namespaces, limits and the problem edge live here, once; the routes stay thin.
+import { constants } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Hono } from 'hono';
@@ -258,6 +259,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (value !== undefined && !(typeof value === 'number' && Number.isSafeInteger(value) && value >= 1)) {
       throw new TypeError(`createToolRegistryServer: ${field} must be a whole number >= 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value)}`);
     }
+  }
+  // A body is read as one string: a larger one failed there, a 500 for every such request.
+  if (options.maxBodyBytes !== undefined && options.maxBodyBytes > constants.MAX_STRING_LENGTH) {
+    throw new TypeError(`createToolRegistryServer: maxBodyBytes must be a whole number from 1 to ${constants.MAX_STRING_LENGTH} (the longest string JavaScript holds), got ${options.maxBodyBytes}`);
   }
   // A longer timer runs after 1 ms: a heartbeat every millisecond on every stream.
   if (options.heartbeatMs !== undefined && options.heartbeatMs > MAX_TIMER_MS) {

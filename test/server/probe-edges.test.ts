@@ -3,12 +3,14 @@
 // `cors` option took values no browser's Origin can match, and `GET /v1/lint` listed every
 // finding once per repetition of `provider`.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:buffer';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolSet } from '../../src/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { serveMounts } from '../../src/cli/serve-mounts.js';
+import { runCli } from '../cli/helpers.js';
 import { createToken, createToolRegistryServer, hashToken, memoryNamespaces, tokenFileVerifier, tokenVerifier } from '../../src/server/index.js';
 import { spec } from './helpers.js';
 
@@ -185,6 +187,26 @@ describe('a preflight with a body over the limit', () => {
       }
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('a body limit past the longest string', () => {
+  it('is refused when the server is made (library: TypeError; serve --max-body: a usage error), naming it: such a body was a 500', async () => {
+    const over = constants.MAX_STRING_LENGTH + 1;
+    expect(() => createToolRegistryServer({ registries: new InMemoryToolRegistry(), maxBodyBytes: over })).toThrow(
+      new TypeError(`createToolRegistryServer: maxBodyBytes must be a whole number from 1 to ${constants.MAX_STRING_LENGTH} (the longest string JavaScript holds), got ${over}`),
+    );
+    await createToolRegistryServer({ registries: new InMemoryToolRegistry(), maxBodyBytes: constants.MAX_STRING_LENGTH }).close();
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-probe-'));
+    try {
+      const refused = await runCli(['serve', '--max-body', String(over), '--port', '0', '--db', join(folder, 'tools.db')], { cwd: folder });
+      expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([
+        2,
+        `error USAGE: option '--max-body <bytes>' argument '${over}' is invalid. expected at most ${constants.MAX_STRING_LENGTH} bytes (the longest string JavaScript holds: a body is read as one), got "${over}"`,
+      ]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });
