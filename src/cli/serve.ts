@@ -104,6 +104,11 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   if (options.tokens === undefined && !isLoopback(host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
   }
+  // Every page the operator's browser opens could read the whole registry (the snapshot, the
+  // audit log): no Host or Origin check stands in the way of a read the CORS header allows.
+  if (options.tokens === undefined && options.cors === '*') {
+    throw new CliError('USAGE', "--cors '*' needs --tokens FILE: without tokens every web page could read the registry; give the console's origin (--cors https://console.example) or tokens");
+  }
   let tokens;
   if (options.tokens !== undefined) {
     // A misspelt --tokens would otherwise start a server that refuses every request.

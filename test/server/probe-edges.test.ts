@@ -210,3 +210,18 @@ describe('a body limit past the longest string', () => {
     }
   });
 });
+
+describe("serve --cors '*' without --tokens", () => {
+  it('is a usage error: every web page could read the whole registry (it started, and answered any origin with Access-Control-Allow-Origin: *)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-probe-'));
+    try {
+      const refused = await runCli(['serve', '--cors', '*', '--port', '0', '--db', join(folder, 'tools.db')], { cwd: folder });
+      expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([2, "error USAGE: --cors '*' needs --tokens FILE: without tokens every web page could read the registry; give the console's origin (--cors https://console.example) or tokens"]);
+      // With tokens it goes on (here to the missing token file).
+      const withTokens = await runCli(['serve', '--cors', '*', '--tokens', join(folder, 'none.json'), '--port', '0', '--db', join(folder, 'tools.db')], { cwd: folder });
+      expect([withTokens.code, withTokens.stderr]).toEqual([2, expect.stringContaining('does not exist')]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
