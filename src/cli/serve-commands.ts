@@ -1,4 +1,5 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
+import { constants } from 'node:buffer';
 import type { Command } from 'commander';
 import { collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
@@ -54,6 +55,13 @@ function positive(value: string): number {
   return Number(value);
 }
 
+/** --max-body: a body is read as one string, so at most the longest one JavaScript holds (a larger body was a 500). */
+function bodySize(value: string): number {
+  const bytes = positive(value);
+  if (bytes > constants.MAX_STRING_LENGTH) throw new InvalidArgumentError(`expected at most ${constants.MAX_STRING_LENGTH} bytes (the longest string JavaScript holds: a body is read as one), got ${JSON.stringify(value)}`);
+  return bytes;
+}
+
 function parseScopes(value: string): TokenScope[] {
   const scopes = value.split(',').map((s) => s.trim()).filter((s) => s !== '');
   const wrong = scopes.filter((s) => !SCOPES.includes(s as TokenScope));
@@ -74,7 +82,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
-    .option('--max-body <bytes>', 'largest request body (default 1048576)', positive)
+    .option('--max-body <bytes>', 'largest request body (default 1048576)', bodySize)
     .option('--drain-timeout <ms>', 'how long a stop lets in-flight requests finish (default 10000)', whole)
     .option('--max-streams <n>', 'SSE change-feed streams open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)
     .option('--max-sessions <n>', 'MCP sessions open at once; one token may hold half (default 1000, or a quarter of the open-file limit if lower)', positive)

@@ -3,6 +3,8 @@
 // each namespace's approved upstream tools.
 import type { McpMount } from '../mcp/index.js';
 import type { Mount, UpstreamGovernance } from '../server/index.js';
+// The endpoint's description alone (no imports): /openapi.json describes /mcp before the SDK loads.
+import { MCP_MOUNT_DESCRIPTION } from '../mcp/mount-description.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {
@@ -55,6 +57,9 @@ function onFirstRequest(make: () => Promise<McpMount>): McpMount {
   let closed = false;
   return {
     scope: 'read',
+    // Declared now, not once loaded: the document is built at the first GET /openapi.json (it
+    // declared every answer of /mcp as `default`, and its 400, JSON-RPC, as a problem only).
+    ...MCP_MOUNT_DESCRIPTION,
     upstreamDefinitions: async (registry, upstream) => (mount === undefined ? undefined : mount.upstreamDefinitions(registry, upstream)),
     sessionCount: () => mount?.sessionCount?.() ?? 0,
     auditStats: () => mount?.auditStats?.() ?? { written: 0, failedWrites: 0, dropped: 0, buffered: 0 },

@@ -22,7 +22,7 @@ import { resolveDatabase, utf8Name } from './database-path.js';
 import { CliError } from './errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
-import { serveGovernance, serveMounts } from './serve-mounts.js';
+import { serveGovernance, serveMounts, serveWarning } from './serve-mounts.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
 import type { StopSignals } from './stop-signals.js';
@@ -104,12 +104,17 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   if (options.tokens === undefined && !isLoopback(host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
   }
+  // Every page the operator's browser opens could read the whole registry (the snapshot, the
+  // audit log): no Host or Origin check stands in the way of a read the CORS header allows.
+  if (options.tokens === undefined && options.cors === '*') {
+    throw new CliError('USAGE', "--cors '*' needs --tokens FILE: without tokens every web page could read the registry; give the console's origin (--cors https://console.example) or tokens");
+  }
   let tokens;
   if (options.tokens !== undefined) {
     // A misspelt --tokens would otherwise start a server that refuses every request.
     if (!existsSync(options.tokens)) throw new CliError('USAGE', `the token file ${options.tokens} does not exist; create a token first (tool-registry token create --tokens ${options.tokens} ...)`);
     try {
-      tokens = tokenFileVerifier(options.tokens);
+      tokens = tokenFileVerifier(options.tokens, { onError: (error) => serveWarning(error.message) });
     } catch (error) {
       throw new CliError('IO_ERROR', (error as Error).message, { cause: error });
     }

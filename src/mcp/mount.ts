@@ -11,6 +11,7 @@ import { createCallRecorder } from './call-recorder.js';
 import type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';
 import { createMcpHttpHandler, rpcError } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
+import { MCP_MOUNT_DESCRIPTION } from './mount-description.js';
 
 /**
  * Options of `mcpMount`: every namespace's handler gets them, but for `allowedOrigins`,
@@ -33,20 +34,6 @@ export interface McpMountOptions extends Omit<McpHttpHandlerOptions, 'allowedOri
   readonly audit?: false | CallRecorderOptions;
 }
 
-/** What the MCP endpoint answers itself, for /openapi.json (the server declares its own problems beside them). */
-const MCP_RESPONSES: Readonly<Record<string, string>> = Object.freeze({
-  '200': 'A JSON-RPC response (application/json), or an event stream: GET\'s notifications, or a call that sends something first; DELETE: the session ended',
-  '202': 'A notification or a response from the client, accepted',
-  '400': 'A JSON-RPC error: not JSON or not UTF-8 or an inexact number (-32700), not a JSON-RPC request (-32600), no session header, or a query parameter (the endpoint takes none)',
-  '404': 'A session this token does not hold (unknown, ended, or another token\'s): open a new one; or a path below the endpoint\'s (it has one path)',
-  '405': 'A method other than GET, POST and DELETE',
-  '406': 'Accept lacks application/json and text/event-stream (POST) or text/event-stream (GET)',
-  '409': 'The session already has its notification stream open',
-  '413': 'A body over the limit',
-  '415': 'A body that is not application/json',
-  '500': 'An internal error (a JSON-RPC error)',
-  '503': 'The endpoint is closing (a JSON-RPC error, with Retry-After)',
-});
 
 /** The MCP mount, and what its gateways list now (for `upstreamGovernance`'s `definitions`). */
 export interface McpMount extends Mount {
@@ -152,10 +139,7 @@ export function mcpMount(tools: ToolSet, options: McpMountOptions = {}): McpMoun
 
   return {
     scope: 'read',
-    responses: MCP_RESPONSES,
-    headers: { '200': { 'Mcp-Session-Id': "initialize's answer: the new session's id, sent with every later request of the session" } },
-    // The SDK's transport answers these with no body.
-    noContent: { post: ['202'], delete: ['200'] },
+    ...MCP_MOUNT_DESCRIPTION,
     upstreamDefinitions: async (registry, upstream) => {
       const live = started.get(registry)?.live as Partial<GatewayToolSet> | undefined;
       if (closed || typeof live?.upstreams !== 'function' || live.closed === true) return undefined;

@@ -130,8 +130,12 @@ function mountOperation(mount: MountDescription, method: string, prefixed: boole
   };
 }
 
-/** The codes the edges answer a preflight with before it is answered (a mount's also checks Origin). */
-const PREFLIGHT_ERRORS = ['INTERNAL', 'SHUTTING_DOWN', 'HOST_NOT_ALLOWED', 'BAD_REQUEST'];
+/**
+ * The codes the edges answer a preflight with before it is answered (a mount's also checks
+ * Origin): an `OPTIONS` that says it carries a body over the limit is a 413 too (no browser
+ * sends one; it was answered and not declared).
+ */
+const PREFLIGHT_ERRORS = ['INTERNAL', 'SHUTTING_DOWN', 'HOST_NOT_ALLOWED', 'BAD_REQUEST', 'PAYLOAD_TOO_LARGE'];
 
 /** `OPTIONS` of a path under `cors` (server.ts): 204 with the CORS headers, no token needed. */
 function preflightOperation(path: string, mount: boolean): ZodOpenApiOperationObject {

@@ -39,6 +39,26 @@ function sameOrigin(origin: string, requestUrl: string): boolean {
   }
 }
 
+/**
+ * The `cors` option as a browser writes an `Origin` (`https://Console.Example/` is
+ * `https://console.example`), or `*`; anything else is a TypeError naming it. It is compared
+ * with `Origin` as it is: `console.example` or a trailing slash matched no page, so every write
+ * from the console's origin was a 403 (and browsers refuse such an allow-origin header).
+ */
+export function corsOption(value: unknown): string | undefined {
+  if (value === undefined || value === '*') return value;
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    throw new TypeError(`createToolRegistryServer: cors must be * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
+  }
+  return url.origin;
+}
+
 /** 403 ORIGIN_NOT_ALLOWED for a foreign `Origin` on a method that changes anything, or on a mount, and for a write whose `Sec-Fetch-Site` says another site sent it without `Origin`. */
 export function originCheck(options: OriginCheckOptions): MiddlewareHandler {
   return (c, next) => {

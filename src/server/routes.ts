@@ -158,6 +158,12 @@ function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRe
   );
 }
 
+/** The lint providers with a strict mode (`strict` adds their rules). */
+const LINT_STRICT_PROVIDERS: readonly LintProvider[] = ['openai', 'anthropic'];
+
+/** A `tag` filter: a tag as the contract has them, never empty. */
+const tagFilter = z.string().min(1, 'a tag is a non-empty string');
+
 /** The routes every namespace has (the prefix `/v1/namespaces/{ns}` is added for the namespaced copies). */
 export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
   {
@@ -175,7 +181,8 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         .optional()
         .meta({ description: "Search: the tools matching the query's terms, best first (ties by name), with their `scores` (the registry's search())." }),
       include_disabled: queryBoolean('Also list disabled tools (default false).'),
-      tag: z.union([z.string(), z.array(z.string())]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
+      // Tags are never empty: `tag=` matched nothing, silently (`tool-registry list --tag ''` is a usage error).
+      tag: z.union([tagFilter, z.array(tagFilter)]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
       limit: queryCount(`At most this many tools (default ${TOOL_PAGE_DEFAULT}; with q, ${SEARCH_PAGE_DEFAULT})`, TOOL_PAGE_MAX),
       cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page (of the same q and filters).' }),
     }),
@@ -503,8 +510,13 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     responses: { 200: { description: 'The findings (none: every tool passes).', schema: LintResultSchema } },
     errors: [],
     handle: async ({ registry, query }) => {
-      const providers = query.provider as LintProvider[] | undefined;
+      // A provider named twice is linted once, as `tool-registry lint --provider` does (its findings came twice).
+      const providers = query.provider === undefined ? undefined : [...new Set(query.provider as LintProvider[])];
       const strict = parseBoolean(query.strict as string | undefined, false);
+      // As the exports' `strict` and `tool-registry lint --strict`: asked of providers without a strict mode, it checked nothing more, silently.
+      if (strict && providers !== undefined && providers.length > 0 && !providers.some((provider) => LINT_STRICT_PROVIDERS.includes(provider))) {
+        throw new HttpProblem('BAD_REQUEST', `strict applies to provider ${LINT_STRICT_PROVIDERS.join(', ')} only, not ${providers.join(', ')}`, { context: { parameter: 'strict' } });
+      }
       const tools = await registry.listAll();
       return json({ findings: lintTools(tools, { strict, ...(providers === undefined || providers.length === 0 ? {} : { providers }) }) });
     },

@@ -202,7 +202,9 @@ export const queryBoolean = (description: string) =>
 export const queryCount = (description: string, max: number) =>
   z
     .string()
-    .regex(/^\d{1,15}$/, { error: `expected a whole number from 0 to ${max}` })
+    // 16 digits: 1000000000000000 is below 2^53 (it was refused as not a whole number). abort:
+    // a value that fails here is not checked again (the 400 listed the same issue twice).
+    .regex(/^\d{1,16}$/, { error: `expected a whole number from 0 to ${max}`, abort: true })
     .refine((text) => Number(text) <= max, { error: `expected a whole number from 0 to ${max}` })
     .optional()
     .meta({ description: `${description} (0-${max})` });

@@ -1,6 +1,7 @@
 // The server: a web-standard handler `(Request) => Promise<Response>` over one or more
 // registries (namespaces), built on Hono's router from the route table. Authentication,
 // namespaces, limits and the problem edge live here, once; the routes stay thin.
+import { constants } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Hono } from 'hono';
@@ -13,7 +14,7 @@ import { isJsonType, jsonOnly, mediaType, unsupportedMediaType } from './json-on
 import { DEFAULT_NAMESPACE, fixedNamespaces } from './namespaces.js';
 import type { NamespaceSource } from './namespaces.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { originCheck } from './origin-check.js';
+import { corsOption, originCheck } from './origin-check.js';
 import { HttpProblem, knownProblem, problemResponse } from './problems.js';
 import type { RouteContext, RouteDefinition } from './route-table.js';
 import { CALL_ROUTES } from './call-routes.js';
@@ -117,6 +118,7 @@ export interface ToolRegistryServerOptions {
    * ORIGIN_NOT_ALLOWED) nor use a mount; `*` lets every origin write only on a server with
    * tokens, and never opens the mounts. Nor may a write without `Origin` whose
    * `Sec-Fetch-Site` is other than `same-origin` or `none` (a page of another site).
+   * `scheme://host[:port]` (case and a trailing slash forgiven) or `*`; else a TypeError.
    */
   readonly cors?: string;
   /**
@@ -258,10 +260,15 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       throw new TypeError(`createToolRegistryServer: ${field} must be a whole number >= 1, got ${typeof value === 'number' ? String(value) : JSON.stringify(value)}`);
     }
   }
+  // A body is read as one string: a larger one failed there, a 500 for every such request.
+  if (options.maxBodyBytes !== undefined && options.maxBodyBytes > constants.MAX_STRING_LENGTH) {
+    throw new TypeError(`createToolRegistryServer: maxBodyBytes must be a whole number from 1 to ${constants.MAX_STRING_LENGTH} (the longest string JavaScript holds), got ${options.maxBodyBytes}`);
+  }
   // A longer timer runs after 1 ms: a heartbeat every millisecond on every stream.
   if (options.heartbeatMs !== undefined && options.heartbeatMs > MAX_TIMER_MS) {
     throw new TypeError(`createToolRegistryServer: heartbeatMs must be a whole number from 1 to ${MAX_TIMER_MS} (the longest timer Node keeps), got ${options.heartbeatMs}`);
   }
+  const cors = corsOption(options.cors);
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const maxDepth = options.maxJsonDepth ?? DEFAULT_MAX_DEPTH;
   const allowedHosts = options.allowedHosts ?? [];
@@ -432,7 +439,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   };
   // The edges, before any route, mount or console page: each one small middleware.
   if (tokens === undefined || allowedHosts.length > 0) app.use('*', hostCheck(allowedHosts, (c) => (c.env as Env['Bindings']).facts.localPort));
-  app.use('*', originCheck({ cors: options.cors, tokens: tokens !== undefined, isMount }));
+  app.use('*', originCheck({ cors, tokens: tokens !== undefined, isMount }));
   app.use('*', jsonOnly());
   const limitBody = bodyLimit({
     maxSize: maxBody,
@@ -552,9 +559,12 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     if (route.namespaced) allRoutes.push({ route, prefixed: true });
   }
   const methodsByPath = new Map<string, Set<string>>();
+  /** Paths with a route that answers without a token (/healthz, /readyz): their 405 tells an anonymous client nothing new. */
+  const openPaths = new Set<string>();
   for (const { route, prefixed } of allRoutes) {
     const path = toHonoPath(prefixed ? `/v1/namespaces/{ns}${route.path.slice(3)}` : route.path);
     app.on(route.method.toUpperCase(), path, onRoute(route, prefixed));
+    if (route.scope === null || route.scope === 'optional') openPaths.add(path);
     const methods = methodsByPath.get(path) ?? new Set<string>();
     methods.add(route.method.toUpperCase());
     if (route.method === 'get') methods.add('HEAD');
@@ -594,7 +604,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
       }
     };
     // A browser's preflight needs no token: under `cors` it is answered as the API's are.
-    if (options.cors !== undefined) {
+    if (cors !== undefined) {
       for (const path of [`/${name}`, `/${name}/*`, `/v1/namespaces/:ns/${name}`, `/v1/namespaces/:ns/${name}/*`]) {
         app.options(path, (c) => {
           c.env.facts.route = path.startsWith('/v1/') ? `/v1/namespaces/{ns}/${name}` : `/${name}`;
@@ -610,7 +620,9 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   for (const [path, methods] of methodsByPath) {
     const allow = [...methods].sort().join(', ');
     app.all(path, (c) => {
-      if (c.req.method === 'OPTIONS' && options.cors !== undefined) return new Response(null, { status: 204, headers: { allow, 'access-control-allow-methods': allow } });
+      if (c.req.method === 'OPTIONS' && cors !== undefined) return new Response(null, { status: 204, headers: { allow, 'access-control-allow-methods': allow } });
+      // Token holders only, as an unknown path's 404: a 405 with Allow told an anonymous client which routes exist.
+      if (!openPaths.has(path)) authenticate(c.req.raw, c.env.facts);
       throw new HttpProblem('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed here; allowed: ${allow}`, { headers: { allow }, context: { allow: [...methods].sort() } });
     });
   }
@@ -649,16 +661,16 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   });
 
   const serverDocument = (): Record<string, unknown> =>
-    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: options.cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses, headers: mount.headers, noContent: mount.noContent })) }));
+    (document ??= buildOpenApiDocument({ routes: allRoutes.map((r) => r.route).filter((r, i, all) => all.indexOf(r) === i), version: options.version ?? '0.0.0', tokens: tokens !== undefined, cors: cors !== undefined, mounts: Object.entries(mounts).map(([name, mount]) => ({ name, responses: mount.responses, headers: mount.headers, noContent: mount.noContent })) }));
 
   const withCors = (response: Response): Response => {
-    if (options.cors === undefined) return response;
+    if (cors === undefined) return response;
     try {
-      response.headers.set('access-control-allow-origin', options.cors);
+      response.headers.set('access-control-allow-origin', cors);
       // X-Request-Id both ways: a page may send its trace id and read the one it was answered with.
       response.headers.set('access-control-allow-headers', 'authorization, content-type, if-none-match, last-event-id, mcp-session-id, mcp-protocol-version, x-request-id');
       response.headers.set('access-control-expose-headers', 'retry-after, www-authenticate, allow, mcp-session-id, tool-registry-revision, x-request-id');
-      if (options.cors !== '*') response.headers.append('vary', 'Origin');
+      if (cors !== '*') response.headers.append('vary', 'Origin');
     } catch {
       // A response with immutable headers (a fetch passthrough) stays as it is.
     }

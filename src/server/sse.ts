@@ -27,7 +27,8 @@ export function wantsEventStream(request: Request): boolean {
 function lastEventId(request: Request): number | undefined {
   const raw = request.headers.get('last-event-id');
   if (raw === null || raw.trim() === '') return undefined;
-  if (!/^\d{1,15}$/.test(raw.trim())) throw new HttpProblem('BAD_REQUEST', `Last-Event-ID must be a revision (a whole number), got ${JSON.stringify(raw)}`, { context: { header: 'Last-Event-ID' } });
+  // As `since`: up to 2^53 - 1 (16 digits; 1000000000000000 was "not a whole number").
+  if (!/^\d{1,16}$/.test(raw.trim()) || Number(raw.trim()) > Number.MAX_SAFE_INTEGER) throw new HttpProblem('BAD_REQUEST', `Last-Event-ID must be a revision (a whole number), got ${JSON.stringify(raw)}`, { context: { header: 'Last-Event-ID' } });
   return Number(raw.trim());
 }
 

@@ -408,10 +408,16 @@ export function tokenVerifier(tokens: readonly StoredToken[]): TokenVerifier {
 /**
  * A verifier over a token file that follows it: a token created or revoked with the CLI
  * counts from the next request (the file's size and mtime are checked on every request).
+ * A saved version that is not a token file (a hand edit with a typo) is ignored, the last good
+ * tokens staying, and `onError` hears it once (default: a process warning): such an edit meant
+ * to revoke a token left it working, and nothing said so.
  * @throws Error when the file exists but is not a token file
  */
-export function tokenFileVerifier(file: string): TokenVerifier {
+export function tokenFileVerifier(file: string, options: { readonly onError?: (error: Error) => void } = {}): TokenVerifier {
+  const onError = options.onError ?? ((error: Error) => process.emitWarning(error.message, 'TokenFileWarning'));
   let stamp = '';
+  /** The saved version last refused: not read again (it was, at every request) nor reported again. */
+  let refused = '';
   let current: TokenVerifier = tokenVerifier([]);
   const load = (): void => {
     let info;
@@ -424,9 +430,18 @@ export function tokenFileVerifier(file: string): TokenVerifier {
       return;
     }
     const next = `${info.mtimeMs}:${info.size}:${info.ino}`;
-    if (next === stamp) return;
-    checkReadable(file, info);
-    current = tokenVerifier(parseTokenFile(readFileSync(file, 'utf8'), file).tokens);
+    if (next === stamp || next === refused) return;
+    try {
+      checkReadable(file, info);
+      current = tokenVerifier(parseTokenFile(readFileSync(file, 'utf8'), file).tokens);
+    } catch (error) {
+      // Out of file handles, the version may be fine: read again next time, and say nothing.
+      if (stamp !== '' && !['EMFILE', 'ENFILE'].includes(String((error as { code?: unknown }).code))) {
+        refused = next;
+        onError(new Error(`${(error as Error).message}; the server keeps the tokens of the file as it was last read until it is saved as a token file`, { cause: error }));
+      }
+      throw error;
+    }
     stamp = next;
   };
   load();
