@@ -358,7 +358,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       // Its second version adds a property whose name holds a U+202E: the difference's path and the lint's show it escaped.
       write('v1/namespaces/hostile/tools/evolving', 'PUT', (() => {
         const next = tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` });
-        const properties = { ...(next.input_schema.properties as object), [`mode${RLO}txet`]: { type: 'string' } };
+        // Its enum's values are one text in the schema table: a U+202E in one reversed the values after it.
+        const properties = { ...(next.input_schema.properties as object), [`mode${RLO}txet`]: { type: 'string', enum: ['safe', `x${RLO}`, 'delete_all'] } };
         return incompatible({ ...next, input_schema: { ...next.input_schema, properties } });
       })()),
       // A second version (the comparison's labels) whose isolates do not balance: a PDI that closes nothing, an LRI left open.
@@ -876,6 +877,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(listed.join('\n')).toContain('property-added at /input_schema/properties/mode\\u202etxet');
     expect(await page.locator('dl.lint').innerText()).toContain('at /input_schema/properties/mode\\u202etxet:');
     expect((await page.locator('.verdict').innerText()) + (await page.locator('dl.lint').innerText())).not.toContain(RLO);
+    // The schema table's names and JSON values, too: one value's U+202E reversed the values after it in the same text.
+    const schemaRow = await page.getByRole('table', { name: 'Input schema: properties' }).locator('tbody tr').filter({ hasText: 'mode' }).innerText();
+    expect(schemaRow).toContain('mode\\u202etxet');
+    expect(schemaRow).toContain('one of "safe", "x\\u202e", "delete_all"');
+    expect(schemaRow).not.toContain(RLO);
     // The verdict comes first, then the two sides, both within the page at either width.
     expect(await page.evaluate(`!!(document.querySelector('.verdict').compareDocumentPosition(document.querySelector('table.diff')) & Node.DOCUMENT_POSITION_FOLLOWING)`)).toBe(true);
     for (const width of WIDTHS) {
