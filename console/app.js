@@ -648,7 +648,8 @@ function actionsSection(route, registration, rerender) {
     } else if (error instanceof ApiError && error.status === 403) {
       alert.append(h('p', {}, 'Your token may not change tools: it needs the write scope.'));
     } else if (error instanceof UnreachableError) {
-      alert.append(h('p', {}, 'Cannot reach the server: the change may not have been made. Reload when the server is back.'));
+      // The answer may be what was lost (the server made the change): never "may not have been made".
+      alert.append(h('p', {}, lostAnswer('change')));
     } else {
       alert.append(h('p', {}, 'The change failed: ', text(problemText(error))));
     }

@@ -515,6 +515,21 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByText('Enabled search.').waitFor();
     // The refused write is the one error the browser logs (as every failed request).
     expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 412')]);
+
+    // The answer lost after the server made the change (the connection reset): "may have been made", never "may not".
+    await page.route((url) => url.pathname === '/v1/tools/search/disable', async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    const lost = page.getByRole('alert').filter({ hasText: 'Cannot reach the server' });
+    await lost.waitFor();
+    expect(await stored(db, 'search')).toMatchObject({ enabled: false });
+    expect(await lost.innerText()).toContain('the change may have been made');
+    await page.unrouteAll();
+    dropConnectionReset(page);
+    const enabled = await fetch(at('v1/tools/search/enable'), { method: 'POST', headers: { Authorization: `Bearer ${operatorToken}` } });
+    expect(enabled.status).toBe(200);
   });
 
   it('removes a tool only after confirmation', async () => {
