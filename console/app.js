@@ -612,11 +612,17 @@ function historySection(route, history, screenSignal) {
 function lintSection(registration, results) {
   const parts = [h('h2', { id: 'lint' }, 'Lint by provider')];
   const disabled = !registration.enabled;
+  // GET /v1/lint leaves out a tool past its sunset, as the exports do; a deprecated tool it lints always
+  // has its `deprecated` warning, so no finding at all means it was left out (it said "No findings.").
+  const sunset = registration.deprecation?.sunset;
+  const retired = !disabled && typeof sunset === 'string' && results.every((result) => !result.error && result.findings.length === 0);
   if (disabled) parts.push(h('p', { class: 'hint' }, 'The lint covers enabled tools only; enable this tool to see its findings.'));
-  parts.push(h('dl', { class: 'lint' }, (disabled ? LINT_PROVIDERS.map((provider) => ({ provider, disabled })) : results).flatMap((result) => [
+  if (retired) parts.push(h('p', { class: 'hint' }, 'The lint, like the exports, leaves out a tool whose deprecation\'s sunset (', text(sunset), ') has passed.'));
+  const skipped = disabled ? 'not linted (disabled)' : retired ? 'not linted (past its sunset)' : null;
+  parts.push(h('dl', { class: 'lint' }, (skipped !== null ? LINT_PROVIDERS.map((provider) => ({ provider, skipped })) : results).flatMap((result) => [
     h('dt', {}, result.provider),
-    h('dd', {}, result.disabled
-      ? 'not linted (disabled)'
+    h('dd', {}, result.skipped
+      ? result.skipped
       : result.error
         ? h('span', { class: 'error' }, 'Could not lint: ', text(problemText(result.error)))
         : result.findings.length === 0

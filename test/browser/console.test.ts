@@ -346,6 +346,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       tool('.', '1.0.0'),
       tool('..', '1.0.0'),
       tool('sleepy', '1.0.0'),
+      // Past its sunset: GET /v1/lint leaves it out, as the exports do (the console said "No findings.").
+      tool('retired', '1.0.0', { description: 'r'.repeat(2000) }),
       tool('evolving', '1.0.0', { description: `e${'1'.repeat(3000)}` }),
     ]);
     const incompatible = (spec: ToolSpecInput) => ({
@@ -368,6 +370,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         await write('v1/namespaces/hostile/tools/spoof/deprecate', 'POST', { message: `Moved${PDI}${RLO}`, replacement: 'replacement_tool', sunset: '2027-01-01' });
       })(),
       write('v1/namespaces/hostile/tools/sleepy/disable', 'POST'),
+      write('v1/namespaces/hostile/tools/retired/deprecate', 'POST', { message: 'Retired.', sunset: '2020-01-01' }),
       // The audit log (issue 37): 104 calls, the newest with hostile text in every column a caller or a policy chooses.
       (async () => {
         const calls = await openSqliteToolRegistry({ filename: join(dir, 'open', 'hostile.db') });
@@ -958,6 +961,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('heading', { level: 1, name: 'sleepy' }).waitFor();
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
     expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (disabled)'));
+    await page.goto(at('#/ns/hostile/tools/retired', open?.url));
+    await page.getByRole('heading', { level: 1, name: 'retired' }).waitFor();
+    expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (past its sunset)'));
 
     // 1,001 tools: two pages of up to 1,000. Left from the live feed, held at the first page: the
     // feed says it stopped and "Loading…" shows (the old screen stayed, still "Live", with no sign of the wait).
