@@ -922,8 +922,9 @@ async function importScreen(main, route, signal) {
       const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
       planned = null;
       result.replaceChildren(h('p', { class: 'notice' },
-        `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}). `,
-        h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')));
+        `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}).`,
+        // A token without read may not see the changes: no link that only leads to "may not read".
+        canRead() ? [' ', h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')] : []));
     } catch (error) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));

@@ -584,6 +584,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     });
     await page.getByRole('button', { name: 'Import', exact: true }).dblclick();
     await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
+    expect(await page.getByRole('link', { name: 'See the changes' }).count()).toBe(1);
     // The confirm's plan again, once: both clicks had sent theirs before either import.
     expect(plans).toHaveLength(1);
     expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
@@ -1162,6 +1163,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
       await boundPage.getByRole('button', { name: 'Import', exact: true }).click();
       await boundPage.getByText(/^Imported: 1 added/).waitFor();
+      // Only the links it may use: the changes would say it may not read them.
+      expect(await boundPage.getByRole('link', { name: 'See the changes' }).count()).toBe(0);
       const names = async (path: string) => ((await (await fetch(`${live.url}/${path}`, { headers: { Authorization: `Bearer ${secret}` } })).json()) as { tools: { spec: { tool_name: string } }[] }).tools.map((entry) => entry.spec.tool_name);
       expect(await names('v1/namespaces/team/tools')).toEqual(['bulk_0']);
       expect(await names('v1/tools')).toEqual(['alpha']);
