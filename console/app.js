@@ -907,19 +907,20 @@ async function importScreen(main, route, signal) {
     // again and report the second import's "0 added, … unchanged" over the first's.
     if (importing || planned === null) return;
     importing = true;
+    const plan = planned; // the plan confirmed, even if the form changes (and drops it) meanwhile
     alert.replaceChildren();
     let sent = false; // the import itself went out: lost on the way back, it may have been made
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
-      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.bytes });
-      if (JSON.stringify(again.plan) !== JSON.stringify(planned.report.plan)) {
-        planned = { ...planned, report: again };
+      const again = await call(snapshotUrl(plan.mode, true), { method: 'POST', json: plan.bytes });
+      if (JSON.stringify(again.plan) !== JSON.stringify(plan.report.plan)) {
+        planned = { ...plan, report: again };
         result.replaceChildren(planView(again));
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
       sent = true;
-      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
+      const report = await call(snapshotUrl(plan.mode, false), { method: 'POST', json: plan.bytes });
       planned = null;
       result.replaceChildren(h('p', { class: 'notice' },
         `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}).`,
@@ -930,7 +931,7 @@ async function importScreen(main, route, signal) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
       } else if (error instanceof UnreachableError && sent) {
         alert.replaceChildren(h('p', {}, 'Cannot reach the server: the connection was lost after the import was sent, so the snapshot may have been imported. When the server is back, see the changes (or plan again: a plan of all "unchanged" means it was).'));
-      } else fail(error, planned.size, planned.mode);
+      } else fail(error, plan.size, plan.mode);
     } finally {
       importing = false;
     }
@@ -944,6 +945,19 @@ async function importScreen(main, route, signal) {
         h('button', { type: 'button', onclick: confirm }, 'Import'),
         h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); } }, 'Cancel')));
 
+  // A plan is of one file in one mode: another file or mode chosen drops it, so that Import never
+  // runs what the form no longer says (it imported the planned file, in the planned mode).
+  let edits = 0; // changes of the file or the mode: a dry run answered after one is not the form's plan
+  const changedNotice = () => h('p', { class: 'notice' }, 'The file or the mode changed after the plan was made: press Plan import again.');
+  const replanned = () => {
+    edits += 1;
+    if (planned === null || importing) return;
+    planned = null;
+    alert.replaceChildren();
+    result.replaceChildren(changedNotice());
+  };
+  file.addEventListener('change', replanned);
+  mode.addEventListener('change', replanned);
   const form = h('form', { class: 'import', novalidate: true, onsubmit: async (event) => {
     event.preventDefault();
     alert.replaceChildren();
@@ -954,14 +968,20 @@ async function importScreen(main, route, signal) {
       file.focus();
       return;
     }
+    const chosenMode = mode.value;
+    const at = edits;
     // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
     const content = await chosen.arrayBuffer();
     try {
-      const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: content });
-      planned = { bytes: content, size: chosen.size, mode: mode.value, report };
+      const report = await call(snapshotUrl(chosenMode, true), { method: 'POST', json: content });
+      if (at !== edits) {
+        result.replaceChildren(changedNotice());
+        return;
+      }
+      planned = { bytes: content, size: chosen.size, mode: chosenMode, report };
       result.replaceChildren(planView(report));
     } catch (error) {
-      fail(error, chosen.size, mode.value);
+      fail(error, chosen.size, chosenMode);
     }
   } },
   h('div', { class: 'field' },

@@ -576,6 +576,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     ]);
     // The dry run wrote nothing.
     expect(await stored(db, 'translate')).toBeUndefined();
+    // Another mode chosen drops the plan: Import ran the planned mode while the form said the other one.
+    await page.getByLabel('Mode').selectOption('replace');
+    // (The change event's handler has run when selectOption returns.)
+    expect(await page.getByRole('button', { name: 'Import', exact: true }).count()).toBe(0);
+    expect(await page.getByText('The file or the mode changed after the plan was made: press Plan import again.').count()).toBe(1);
+    await page.getByLabel('Mode').selectOption('merge');
+    await page.getByRole('button', { name: 'Plan import' }).click();
+    await plan.waitFor();
 
     // Double-clicked: one import (each click imported, and the second's "0 added, 2 unchanged" could replace the first's report).
     const plans: string[] = [];
