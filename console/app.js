@@ -902,6 +902,7 @@ async function importScreen(main, route, signal) {
         : ['The import failed: ', text(problemText(error))]));
   };
   let importing = false;
+  const planButton = h('button', { type: 'submit' }, 'Plan import');
   const confirm = async () => {
     // A second click (a double-click, Enter pressed twice) while the first runs would import
     // again and report the second import's "0 added, … unchanged" over the first's.
@@ -916,16 +917,20 @@ async function importScreen(main, route, signal) {
       if (JSON.stringify(again.plan) !== JSON.stringify(plan.report.plan)) {
         planned = { ...plan, report: again };
         result.replaceChildren(planView(again));
+        result.querySelector('h2')?.focus(); // the button pressed is gone with the old plan
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
       sent = true;
       const report = await call(snapshotUrl(plan.mode, false), { method: 'POST', json: plan.bytes });
       planned = null;
-      result.replaceChildren(h('p', { class: 'notice' },
+      // The Import button pressed goes with the plan: the focus goes to the report (it fell to the page's start).
+      const done = h('p', { class: 'notice', tabindex: '-1' },
         `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}).`,
         // A token without read may not see the changes: no link that only leads to "may not read".
-        canRead() ? [' ', h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')] : []));
+        canRead() ? [' ', h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')] : []);
+      result.replaceChildren(done);
+      done.focus();
     } catch (error) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
@@ -937,13 +942,13 @@ async function importScreen(main, route, signal) {
     }
   };
   const planView = (report) => h('div', {},
-    h('h2', { id: 'plan' }, 'Dry run'),
+    h('h2', { id: 'plan', tabindex: '-1' }, 'Dry run'),
     planTable(report),
     report.conflicts > 0
       ? h('p', { class: 'error' }, `${report.conflicts} tool${report.conflicts === 1 ? ' has' : 's have'} a version conflict (same version, different spec): the import would be refused. Fix the snapshot and plan again.`)
       : h('div', { class: 'actions' },
         h('button', { type: 'button', onclick: confirm }, 'Import'),
-        h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); } }, 'Cancel')));
+        h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); planButton.focus(); } }, 'Cancel')));
 
   // A plan is of one file in one mode: another file or mode chosen drops it, so that Import never
   // runs what the form no longer says (it imported the planned file, in the planned mode).
@@ -992,7 +997,7 @@ async function importScreen(main, route, signal) {
     h('label', { for: 'import-mode' }, 'Mode'),
     h('p', { id: 'mode-hint', class: 'hint' }, 'Merge leaves tools the snapshot does not name alone; replace makes the registry equal to the snapshot.'),
     mode),
-  h('button', { type: 'submit' }, 'Plan import'));
+  planButton);
   show(main, 'Import',
     heading('Import'),
     h('p', {}, 'Upload a snapshot and review what it would change. Nothing is written until you confirm.'),

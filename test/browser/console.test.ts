@@ -592,6 +592,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     });
     await page.getByRole('button', { name: 'Import', exact: true }).dblclick();
     await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
+    // The button pressed is gone: the focus is on the report (it fell to the page's start, the header next for a keyboard).
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/^Imported: 1 added/);
     expect(await page.getByRole('link', { name: 'See the changes' }).count()).toBe(1);
     // The confirm's plan again, once: both clicks had sent theirs before either import.
     expect(plans).toHaveLength(1);
