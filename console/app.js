@@ -108,6 +108,13 @@ async function loadIdentity(signal) {
       }
       return;
     }
+    // Headers too large: only the token can make ours so (a file pasted whole). Kept, it locked the tab in "Something went wrong", reloads included.
+    if (error instanceof ApiError && error.status === 431 && kept !== null) {
+      storeToken(null);
+      state.identity = null;
+      state.signInMessage = `That token cannot be sent: it is ${kept.length.toLocaleString('en')} characters long, and the server refused the request's headers as too large (431). Paste it as tool-registry token create printed it: trg_ and 43 letters, digits, - and _.`;
+      return;
+    }
     throw error;
   }
   // GET /v1/namespaces needs read: a write-only token's switch comes from whoami alone (it got no switch, its 403 asked each time).

@@ -418,6 +418,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That is not a token: it has "\u2026" (U+2026) at character 8.').waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(null);
+    // A file pasted whole: past the server's header limit (431), it locked the tab in "Something went wrong", reloads included.
+    await page.getByLabel('Token', { exact: true }).fill(`trg_${'a'.repeat(20_000)}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(/^(That token cannot be sent: .*|Something went wrong)$/).waitFor();
+    expect(await page.locator('main').innerText()).toMatch(/That token cannot be sent: it is 20,004 characters long, .*\(431\)/);
+    expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(null);
 
     await page.getByLabel('Token', { exact: true }).fill(operatorToken);
     await page.getByRole('button', { name: 'Sign in' }).click();
