@@ -1202,7 +1202,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await live.close();
       live = await start(port);
       // It says what happened and what to do (it said only "Not live" and the API's "resync from a snapshot").
-      const feedState = page.getByRole('status').filter({ hasText: 'Not live' });
+      // (A reconnect that reaches the stopping server first is refused 503 SHUTTING_DOWN, "Not live … Retrying…": wait past it.)
+      const feedState = page.getByRole('status').filter({ hasText: 'change log was replaced' });
       await feedState.waitFor();
       expect(await feedState.innerText()).toBe("Not live: the server's change log was replaced (a restored backup or dump) and now ends at revision 1, so the changes below may no longer be the registry's. Reload this screen to follow the feed from the current revision.");
 
