@@ -1190,9 +1190,12 @@ function errorScreen(main, error) {
 }
 
 function notFoundScreen(main, route, reason) {
+  const namespace = SCREENS.includes(route.screen) && NAMESPACE.test(route.namespace) ? route.namespace : 'default';
+  // A token that may not read has no tools to go to (they said it may not read them): its Import instead.
+  const [target, label] = canRead() || !canWrite() ? ['tools', 'Go to the tools'] : ['import', 'Go to Import'];
   show(main, 'Not found', heading('Not found'),
     h('p', { class: 'reason' }, 'Not found: ', text(visibleControls(reason))),
-    h('p', {}, h('a', { href: href(SCREENS.includes(route.screen) && NAMESPACE.test(route.namespace) ? route.namespace : 'default', ['tools']) }, 'Go to the tools')));
+    h('p', {}, h('a', { href: href(namespace, [target]) }, label)));
 }
 
 /** The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does. */

@@ -1167,6 +1167,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         expect(await boundPage.getByRole('heading', { level: 1 }).innerText()).toBe(title);
         expect(await boundPage.locator('main').innerText()).toContain(`This token may not read ${what}: that needs the read scope, which it lacks (its scopes: write).`);
       }
+      // A mistyped address: its way out is Import, not the tools it may not read.
+      await boundPage.evaluate(() => { location.hash = '#/nope'; });
+      await boundPage.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+      expect(await boundPage.locator('main a').allInnerTexts()).toEqual(['Go to Import']);
       await boundPage.evaluate(() => { location.hash = '#/import'; });
       await boundPage.getByLabel('Snapshot file').waitFor();
       expect(await boundPage.locator('#namespace option').allInnerTexts()).toEqual(['default', 'team']);
