@@ -124,7 +124,12 @@ export async function call(path, { method = 'GET', json, signal } = {}) {
     init.body = json instanceof ArrayBuffer ? json : JSON.stringify(json);
   }
   const response = await reach(path, init);
-  const data = await body(response);
+  // A server may close the connection after an error's status line (431: the headers too large):
+  // the status still says what happened. A 2xx whose body was lost: the answer did not reach us.
+  const data = await body(response).catch((error) => {
+    if (response.ok) throw new UnreachableError(error);
+    return null;
+  });
   if (!response.ok) throw new ApiError(response.status, data);
   return data;
 }

@@ -108,6 +108,13 @@ async function loadIdentity(signal) {
       }
       return;
     }
+    // Headers too large: only the token can make ours so (a file pasted whole). Kept, it locked the tab in "Something went wrong", reloads included.
+    if (error instanceof ApiError && error.status === 431 && kept !== null) {
+      storeToken(null);
+      state.identity = null;
+      state.signInMessage = `That token cannot be sent: it is ${kept.length.toLocaleString('en')} characters long, and the server refused the request's headers as too large (431). Paste it as tool-registry token create printed it: trg_ and 43 letters, digits, - and _.`;
+      return;
+    }
     throw error;
   }
   // GET /v1/namespaces needs read: a write-only token's switch comes from whoami alone (it got no switch, its 403 asked each time).
@@ -612,11 +619,17 @@ function historySection(route, history, screenSignal) {
 function lintSection(registration, results) {
   const parts = [h('h2', { id: 'lint' }, 'Lint by provider')];
   const disabled = !registration.enabled;
+  // GET /v1/lint leaves out a tool past its sunset, as the exports do; a deprecated tool it lints always
+  // has its `deprecated` warning, so no finding at all means it was left out (it said "No findings.").
+  const sunset = registration.deprecation?.sunset;
+  const retired = !disabled && typeof sunset === 'string' && results.every((result) => !result.error && result.findings.length === 0);
   if (disabled) parts.push(h('p', { class: 'hint' }, 'The lint covers enabled tools only; enable this tool to see its findings.'));
-  parts.push(h('dl', { class: 'lint' }, (disabled ? LINT_PROVIDERS.map((provider) => ({ provider, disabled })) : results).flatMap((result) => [
+  if (retired) parts.push(h('p', { class: 'hint' }, 'The lint, like the exports, leaves out a tool whose deprecation\'s sunset (', text(sunset), ') has passed.'));
+  const skipped = disabled ? 'not linted (disabled)' : retired ? 'not linted (past its sunset)' : null;
+  parts.push(h('dl', { class: 'lint' }, (skipped !== null ? LINT_PROVIDERS.map((provider) => ({ provider, skipped })) : results).flatMap((result) => [
     h('dt', {}, result.provider),
-    h('dd', {}, result.disabled
-      ? 'not linted (disabled)'
+    h('dd', {}, result.skipped
+      ? result.skipped
       : result.error
         ? h('span', { class: 'error' }, 'Could not lint: ', text(problemText(result.error)))
         : result.findings.length === 0
@@ -648,7 +661,8 @@ function actionsSection(route, registration, rerender) {
     } else if (error instanceof ApiError && error.status === 403) {
       alert.append(h('p', {}, 'Your token may not change tools: it needs the write scope.'));
     } else if (error instanceof UnreachableError) {
-      alert.append(h('p', {}, 'Cannot reach the server: the change may not have been made. Reload when the server is back.'));
+      // The answer may be what was lost (the server made the change): never "may not have been made".
+      alert.append(h('p', {}, lostAnswer('change')));
     } else {
       alert.append(h('p', {}, 'The change failed: ', text(problemText(error))));
     }
@@ -895,47 +909,67 @@ async function importScreen(main, route, signal) {
         : ['The import failed: ', text(problemText(error))]));
   };
   let importing = false;
+  const planButton = h('button', { type: 'submit' }, 'Plan import');
   const confirm = async () => {
     // A second click (a double-click, Enter pressed twice) while the first runs would import
     // again and report the second import's "0 added, … unchanged" over the first's.
     if (importing || planned === null) return;
     importing = true;
+    const plan = planned; // the plan confirmed, even if the form changes (and drops it) meanwhile
     alert.replaceChildren();
     let sent = false; // the import itself went out: lost on the way back, it may have been made
     try {
       // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
-      const again = await call(snapshotUrl(planned.mode, true), { method: 'POST', json: planned.bytes });
-      if (JSON.stringify(again.plan) !== JSON.stringify(planned.report.plan)) {
-        planned = { ...planned, report: again };
+      const again = await call(snapshotUrl(plan.mode, true), { method: 'POST', json: plan.bytes });
+      if (JSON.stringify(again.plan) !== JSON.stringify(plan.report.plan)) {
+        planned = { ...plan, report: again };
         result.replaceChildren(planView(again));
+        result.querySelector('h2')?.focus(); // the button pressed is gone with the old plan
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
         return;
       }
       sent = true;
-      const report = await call(snapshotUrl(planned.mode, false), { method: 'POST', json: planned.bytes });
+      const report = await call(snapshotUrl(plan.mode, false), { method: 'POST', json: plan.bytes });
       planned = null;
-      result.replaceChildren(h('p', { class: 'notice' },
-        `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}). `,
-        h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')));
+      // The Import button pressed goes with the plan: the focus goes to the report (it fell to the page's start).
+      const done = h('p', { class: 'notice', tabindex: '-1' },
+        `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}).`,
+        // A token without read may not see the changes: no link that only leads to "may not read".
+        canRead() ? [' ', h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')] : []);
+      result.replaceChildren(done);
+      done.focus();
     } catch (error) {
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
       } else if (error instanceof UnreachableError && sent) {
         alert.replaceChildren(h('p', {}, 'Cannot reach the server: the connection was lost after the import was sent, so the snapshot may have been imported. When the server is back, see the changes (or plan again: a plan of all "unchanged" means it was).'));
-      } else fail(error, planned.size, planned.mode);
+      } else fail(error, plan.size, plan.mode);
     } finally {
       importing = false;
     }
   };
   const planView = (report) => h('div', {},
-    h('h2', { id: 'plan' }, 'Dry run'),
+    h('h2', { id: 'plan', tabindex: '-1' }, 'Dry run'),
     planTable(report),
     report.conflicts > 0
       ? h('p', { class: 'error' }, `${report.conflicts} tool${report.conflicts === 1 ? ' has' : 's have'} a version conflict (same version, different spec): the import would be refused. Fix the snapshot and plan again.`)
       : h('div', { class: 'actions' },
         h('button', { type: 'button', onclick: confirm }, 'Import'),
-        h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); } }, 'Cancel')));
+        h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); planButton.focus(); } }, 'Cancel')));
 
+  // A plan is of one file in one mode: another file or mode chosen drops it, so that Import never
+  // runs what the form no longer says (it imported the planned file, in the planned mode).
+  let edits = 0; // changes of the file or the mode: a dry run answered after one is not the form's plan
+  const changedNotice = () => h('p', { class: 'notice' }, 'The file or the mode changed after the plan was made: press Plan import again.');
+  const replanned = () => {
+    edits += 1;
+    if (planned === null || importing) return;
+    planned = null;
+    alert.replaceChildren();
+    result.replaceChildren(changedNotice());
+  };
+  file.addEventListener('change', replanned);
+  mode.addEventListener('change', replanned);
   const form = h('form', { class: 'import', novalidate: true, onsubmit: async (event) => {
     event.preventDefault();
     alert.replaceChildren();
@@ -946,14 +980,20 @@ async function importScreen(main, route, signal) {
       file.focus();
       return;
     }
+    const chosenMode = mode.value;
+    const at = edits;
     // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
     const content = await chosen.arrayBuffer();
     try {
-      const report = await call(snapshotUrl(mode.value, true), { method: 'POST', json: content });
-      planned = { bytes: content, size: chosen.size, mode: mode.value, report };
+      const report = await call(snapshotUrl(chosenMode, true), { method: 'POST', json: content });
+      if (at !== edits) {
+        result.replaceChildren(changedNotice());
+        return;
+      }
+      planned = { bytes: content, size: chosen.size, mode: chosenMode, report };
       result.replaceChildren(planView(report));
     } catch (error) {
-      fail(error, chosen.size, mode.value);
+      fail(error, chosen.size, chosenMode);
     }
   } },
   h('div', { class: 'field' },
@@ -964,7 +1004,7 @@ async function importScreen(main, route, signal) {
     h('label', { for: 'import-mode' }, 'Mode'),
     h('p', { id: 'mode-hint', class: 'hint' }, 'Merge leaves tools the snapshot does not name alone; replace makes the registry equal to the snapshot.'),
     mode),
-  h('button', { type: 'submit' }, 'Plan import'));
+  planButton);
   show(main, 'Import',
     heading('Import'),
     h('p', {}, 'Upload a snapshot and review what it would change. Nothing is written until you confirm.'),
@@ -1150,9 +1190,12 @@ function errorScreen(main, error) {
 }
 
 function notFoundScreen(main, route, reason) {
+  const namespace = SCREENS.includes(route.screen) && NAMESPACE.test(route.namespace) ? route.namespace : 'default';
+  // A token that may not read has no tools to go to (they said it may not read them): its Import instead.
+  const [target, label] = canRead() || !canWrite() ? ['tools', 'Go to the tools'] : ['import', 'Go to Import'];
   show(main, 'Not found', heading('Not found'),
     h('p', { class: 'reason' }, 'Not found: ', text(visibleControls(reason))),
-    h('p', {}, h('a', { href: href(SCREENS.includes(route.screen) && NAMESPACE.test(route.namespace) ? route.namespace : 'default', ['tools']) }, 'Go to the tools')));
+    h('p', {}, h('a', { href: href(namespace, [target]) }, label)));
 }
 
 /** The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does. */

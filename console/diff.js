@@ -1,6 +1,7 @@
 // A line diff (longest common subsequence) of two texts, as rows for a side-by-side view, and
 // those rows cut down to the changed hunks with their context.
-// Specs are small; past MAX_CELLS the diff falls back to one block replaced by the other.
+// The lines both texts begin and end with are kept as they are; past MAX_CELLS, what lies between
+// falls back to one block replaced by the other.
 
 const MAX_CELLS = 4_000_000;
 
@@ -8,7 +9,20 @@ const MAX_CELLS = 4_000_000;
 export function sideBySide(oldText, newText) {
   const a = oldText.split('\n');
   const b = newText.split('\n');
-  const ops = a.length * b.length > MAX_CELLS ? fallback(a, b) : lcsOps(a, b);
+  // Only the lines between a common start and end need the LCS: a spec of 3,000 lines with one
+  // line changed was past MAX_CELLS, and shown as every line removed and added.
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
+  let end = 0;
+  while (end < a.length - start && end < b.length - start && a[a.length - 1 - end] === b[b.length - 1 - end]) end += 1;
+  const middleA = a.slice(start, a.length - end);
+  const middleB = b.slice(start, b.length - end);
+  const same = (i, j) => ({ kind: 'same', left: { number: i + 1, text: a[i] }, right: { number: j + 1, text: b[j] } });
+  const ops = [
+    ...a.slice(0, start).map((_, i) => same(i, i)),
+    ...(middleA.length * middleB.length > MAX_CELLS ? fallback(middleA, middleB, start) : lcsOps(middleA, middleB, start)),
+    ...a.slice(a.length - end).map((_, k) => same(a.length - end + k, b.length - end + k)),
+  ];
   const rows = [];
   let removed = [];
   let added = [];
@@ -33,7 +47,8 @@ export function sideBySide(oldText, newText) {
   return rows;
 }
 
-function lcsOps(a, b) {
+/** The LCS's operations; `offset` lines come before `a` and `b` on both sides (their numbers start after them). */
+function lcsOps(a, b, offset) {
   const n = a.length;
   const m = b.length;
   // lengths[i][j]: the LCS of a[i..] and b[j..]
@@ -48,24 +63,24 @@ function lcsOps(a, b) {
   let j = 0;
   while (i < n || j < m) {
     if (i < n && j < m && a[i] === b[j]) {
-      ops.push({ kind: 'same', left: { number: i + 1, text: a[i] }, right: { number: j + 1, text: b[j] } });
+      ops.push({ kind: 'same', left: { number: offset + i + 1, text: a[i] }, right: { number: offset + j + 1, text: b[j] } });
       i += 1;
       j += 1;
     } else if (j < m && (i === n || lengths[i][j + 1] >= lengths[i + 1][j])) {
-      ops.push({ kind: 'added', right: { number: j + 1, text: b[j] } });
+      ops.push({ kind: 'added', right: { number: offset + j + 1, text: b[j] } });
       j += 1;
     } else {
-      ops.push({ kind: 'removed', left: { number: i + 1, text: a[i] } });
+      ops.push({ kind: 'removed', left: { number: offset + i + 1, text: a[i] } });
       i += 1;
     }
   }
   return ops;
 }
 
-function fallback(a, b) {
+function fallback(a, b, offset) {
   return [
-    ...a.map((text, index) => ({ kind: 'removed', left: { number: index + 1, text } })),
-    ...b.map((text, index) => ({ kind: 'added', right: { number: index + 1, text } })),
+    ...a.map((text, index) => ({ kind: 'removed', left: { number: offset + index + 1, text } })),
+    ...b.map((text, index) => ({ kind: 'added', right: { number: offset + index + 1, text } })),
   ];
 }
 

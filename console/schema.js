@@ -1,6 +1,6 @@
 // A JSON Schema shown readably: one row per property (nested ones by dotted path), with its
 // type, whether it is required, its description and its constraints.
-import { box, h, text } from './dom.js';
+import { box, h, text, visibleControls } from './dom.js';
 
 const CONSTRAINTS = ['format', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'minItems', 'maxItems'];
 const MAX_DEPTH = 8;
@@ -49,7 +49,7 @@ function rows(schema, prefix, depth, out) {
 export function schemaView(title, schema, id) {
   const list = [];
   rows(schema, '', 0, list);
-  const summary = [`Type: `, text(typeOf(schema))];
+  const summary = [`Type: `, text(visibleControls(typeOf(schema)))];
   if (schema && typeof schema === 'object') {
     if (schema.additionalProperties === false) summary.push(' · no other properties allowed');
     if (typeof schema.description === 'string') summary.push(' · ', text(schema.description));
@@ -60,8 +60,9 @@ export function schemaView(title, schema, id) {
       h('caption', {}, `${title}: properties`),
       h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Property'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, 'Required'), h('th', { scope: 'col' }, 'Description'))),
       h('tbody', {}, list.map((row) => h('tr', {},
-        h('th', { scope: 'row' }, h('code', {}, text(row.path))),
-        h('td', { 'data-label': 'Type' }, text(row.type), row.details.length > 0 ? h('span', { class: 'muted' }, ' (', text(row.details.join('; ')), ')') : null),
+        // Names and JSON values joined into one text: a U+202E in one would reverse the next ones, so controls show as escapes.
+        h('th', { scope: 'row' }, h('code', {}, text(visibleControls(row.path)))),
+        h('td', { 'data-label': 'Type' }, text(visibleControls(row.type)), row.details.length > 0 ? h('span', { class: 'muted' }, ' (', text(visibleControls(row.details.join('; '))), ')') : null),
         h('td', { 'data-label': 'Required' }, row.required ? 'required' : 'optional'),
         h('td', { 'data-label': 'Description' }, text(row.description)),
       )))));

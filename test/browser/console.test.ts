@@ -346,6 +346,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       tool('.', '1.0.0'),
       tool('..', '1.0.0'),
       tool('sleepy', '1.0.0'),
+      // Past its sunset: GET /v1/lint leaves it out, as the exports do (the console said "No findings.").
+      tool('retired', '1.0.0', { description: 'r'.repeat(2000) }),
       tool('evolving', '1.0.0', { description: `e${'1'.repeat(3000)}` }),
     ]);
     const incompatible = (spec: ToolSpecInput) => ({
@@ -358,7 +360,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       // Its second version adds a property whose name holds a U+202E: the difference's path and the lint's show it escaped.
       write('v1/namespaces/hostile/tools/evolving', 'PUT', (() => {
         const next = tool('evolving', '1.0.0', { description: `e${'2'.repeat(3000)}` });
-        const properties = { ...(next.input_schema.properties as object), [`mode${RLO}txet`]: { type: 'string' } };
+        // Its enum's values are one text in the schema table: a U+202E in one reversed the values after it.
+        const properties = { ...(next.input_schema.properties as object), [`mode${RLO}txet`]: { type: 'string', enum: ['safe', `x${RLO}`, 'delete_all'] } };
         return incompatible({ ...next, input_schema: { ...next.input_schema, properties } });
       })()),
       // A second version (the comparison's labels) whose isolates do not balance: a PDI that closes nothing, an LRI left open.
@@ -367,6 +370,7 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         await write('v1/namespaces/hostile/tools/spoof/deprecate', 'POST', { message: `Moved${PDI}${RLO}`, replacement: 'replacement_tool', sunset: '2027-01-01' });
       })(),
       write('v1/namespaces/hostile/tools/sleepy/disable', 'POST'),
+      write('v1/namespaces/hostile/tools/retired/deprecate', 'POST', { message: 'Retired.', sunset: '2020-01-01' }),
       // The audit log (issue 37): 104 calls, the newest with hostile text in every column a caller or a policy chooses.
       (async () => {
         const calls = await openSqliteToolRegistry({ filename: join(dir, 'open', 'hostile.db') });
@@ -413,6 +417,12 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByLabel('Token', { exact: true }).fill('trg_abc\u2026');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByText('That is not a token: it has "\u2026" (U+2026) at character 8.').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(null);
+    // A file pasted whole: past the server's header limit (431), it locked the tab in "Something went wrong", reloads included.
+    await page.getByLabel('Token', { exact: true }).fill(`trg_${'a'.repeat(20_000)}`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText(/^(That token cannot be sent: .*|Something went wrong)$/).waitFor();
+    expect(await page.locator('main').innerText()).toMatch(/That token cannot be sent: it is 20,004 characters long, .*\(431\)/);
     expect(await page.evaluate(() => sessionStorage.getItem('tool-registry.token'))).toBe(null);
 
     await page.getByLabel('Token', { exact: true }).fill(operatorToken);
@@ -514,6 +524,21 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByText('Enabled search.').waitFor();
     // The refused write is the one error the browser logs (as every failed request).
     expect(errors.get(page)).toEqual([expect.stringContaining('the server responded with a status of 412')]);
+
+    // The answer lost after the server made the change (the connection reset): "may have been made", never "may not".
+    await page.route((url) => url.pathname === '/v1/tools/search/disable', async (route) => {
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    const lost = page.getByRole('alert').filter({ hasText: 'Cannot reach the server' });
+    await lost.waitFor();
+    expect(await stored(db, 'search')).toMatchObject({ enabled: false });
+    expect(await lost.innerText()).toContain('the change may have been made');
+    await page.unrouteAll();
+    dropConnectionReset(page);
+    const enabled = await fetch(at('v1/tools/search/enable'), { method: 'POST', headers: { Authorization: `Bearer ${operatorToken}` } });
+    expect(enabled.status).toBe(200);
   });
 
   it('removes a tool only after confirmation', async () => {
@@ -557,6 +582,14 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     ]);
     // The dry run wrote nothing.
     expect(await stored(db, 'translate')).toBeUndefined();
+    // Another mode chosen drops the plan: Import ran the planned mode while the form said the other one.
+    await page.getByLabel('Mode').selectOption('replace');
+    // (The change event's handler has run when selectOption returns.)
+    expect(await page.getByRole('button', { name: 'Import', exact: true }).count()).toBe(0);
+    expect(await page.getByText('The file or the mode changed after the plan was made: press Plan import again.').count()).toBe(1);
+    await page.getByLabel('Mode').selectOption('merge');
+    await page.getByRole('button', { name: 'Plan import' }).click();
+    await plan.waitFor();
 
     // Double-clicked: one import (each click imported, and the second's "0 added, 2 unchanged" could replace the first's report).
     const plans: string[] = [];
@@ -565,6 +598,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     });
     await page.getByRole('button', { name: 'Import', exact: true }).dblclick();
     await page.getByText(/^Imported: 1 added, 1 updated, 0 unchanged, 0 removed/).waitFor();
+    // The button pressed is gone: the focus is on the report (it fell to the page's start, the header next for a keyboard).
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toMatch(/^Imported: 1 added/);
+    expect(await page.getByRole('link', { name: 'See the changes' }).count()).toBe(1);
     // The confirm's plan again, once: both clicks had sent theirs before either import.
     expect(plans).toHaveLength(1);
     expect(await stored(db, 'weather')).toMatchObject({ enabled: true, spec: { version: '0.4.0' } });
@@ -876,6 +912,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     expect(listed.join('\n')).toContain('property-added at /input_schema/properties/mode\\u202etxet');
     expect(await page.locator('dl.lint').innerText()).toContain('at /input_schema/properties/mode\\u202etxet:');
     expect((await page.locator('.verdict').innerText()) + (await page.locator('dl.lint').innerText())).not.toContain(RLO);
+    // The schema table's names and JSON values, too: one value's U+202E reversed the values after it in the same text.
+    const schemaRow = await page.getByRole('table', { name: 'Input schema: properties' }).locator('tbody tr').filter({ hasText: 'mode' }).innerText();
+    expect(schemaRow).toContain('mode\\u202etxet');
+    expect(schemaRow).toContain('one of "safe", "x\\u202e", "delete_all"');
+    expect(schemaRow).not.toContain(RLO);
     // The verdict comes first, then the two sides, both within the page at either width.
     expect(await page.evaluate(`!!(document.querySelector('.verdict').compareDocumentPosition(document.querySelector('table.diff')) & Node.DOCUMENT_POSITION_FOLLOWING)`)).toBe(true);
     for (const width of WIDTHS) {
@@ -937,6 +978,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     await page.getByRole('heading', { level: 1, name: 'sleepy' }).waitFor();
     expect(await page.locator('dl.lint dt').allInnerTexts()).toEqual(['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi']);
     expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (disabled)'));
+    await page.goto(at('#/ns/hostile/tools/retired', open?.url));
+    await page.getByRole('heading', { level: 1, name: 'retired' }).waitFor();
+    expect(await page.locator('dl.lint dd').allInnerTexts()).toEqual(Array(5).fill('not linted (past its sunset)'));
 
     // 1,001 tools: two pages of up to 1,000. Left from the live feed, held at the first page: the
     // feed says it stopped and "Loading…" shows (the old screen stayed, still "Live", with no sign of the wait).
@@ -1123,6 +1167,10 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
         expect(await boundPage.getByRole('heading', { level: 1 }).innerText()).toBe(title);
         expect(await boundPage.locator('main').innerText()).toContain(`This token may not read ${what}: that needs the read scope, which it lacks (its scopes: write).`);
       }
+      // A mistyped address: its way out is Import, not the tools it may not read.
+      await boundPage.evaluate(() => { location.hash = '#/nope'; });
+      await boundPage.getByRole('heading', { level: 1, name: 'Not found' }).waitFor();
+      expect(await boundPage.locator('main a').allInnerTexts()).toEqual(['Go to Import']);
       await boundPage.evaluate(() => { location.hash = '#/import'; });
       await boundPage.getByLabel('Snapshot file').waitFor();
       expect(await boundPage.locator('#namespace option').allInnerTexts()).toEqual(['default', 'team']);
@@ -1135,6 +1183,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await boundPage.getByRole('table', { name: /^Plan: 1 to add/ }).waitFor();
       await boundPage.getByRole('button', { name: 'Import', exact: true }).click();
       await boundPage.getByText(/^Imported: 1 added/).waitFor();
+      // Only the links it may use: the changes would say it may not read them.
+      expect(await boundPage.getByRole('link', { name: 'See the changes' }).count()).toBe(0);
       const names = async (path: string) => ((await (await fetch(`${live.url}/${path}`, { headers: { Authorization: `Bearer ${secret}` } })).json()) as { tools: { spec: { tool_name: string } }[] }).tools.map((entry) => entry.spec.tool_name);
       expect(await names('v1/namespaces/team/tools')).toEqual(['bulk_0']);
       expect(await names('v1/tools')).toEqual(['alpha']);
@@ -1156,7 +1206,8 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await live.close();
       live = await start(port);
       // It says what happened and what to do (it said only "Not live" and the API's "resync from a snapshot").
-      const feedState = page.getByRole('status').filter({ hasText: 'Not live' });
+      // (A reconnect that reaches the stopping server first is refused 503 SHUTTING_DOWN, "Not live … Retrying…": wait past it.)
+      const feedState = page.getByRole('status').filter({ hasText: 'change log was replaced' });
       await feedState.waitFor();
       expect(await feedState.innerText()).toBe("Not live: the server's change log was replaced (a restored backup or dump) and now ends at revision 1, so the changes below may no longer be the registry's. Reload this screen to follow the feed from the current revision.");
 

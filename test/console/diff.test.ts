@@ -37,6 +37,16 @@ describe('sideBySide', () => {
     for (const row of rows.filter((one) => one.kind === 'same')) expect(row.left?.text).toBe(row.right?.text);
   });
 
+  it('diffs a large spec with one changed line as that line (past the LCS bound, every line was removed and added)', () => {
+    const before = Array.from({ length: 3_000 }, (_, i) => `  "p${i}": { "type": "string" },`);
+    const after = before.map((line, i) => (i === 1_500 ? '  "p1500": { "type": "integer" },' : line));
+    const rows = diff(before.join('\n'), after.join('\n'));
+    expect(rows.filter((row) => row.kind !== 'same').map((row) => `${row.kind} ${row.left?.number}:${row.right?.number}`)).toEqual(['changed 1501:1501']);
+    expect(rows).toHaveLength(3_000);
+    // A line added at the end: numbered on its own side after the common lines.
+    expect(show(diff(before.slice(0, 3).join('\n'), [...before.slice(0, 3), 'new'].join('\n'))).at(-1)).toBe('added -: | 4:new');
+  });
+
   it('cuts the rows down to the changed hunks, with context on each side and a count of the lines left out', () => {
     const before = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`);
     const after = before.map((line, i) => (i === 9 || i === 24 ? `${line}!` : line));
