@@ -4,7 +4,7 @@
 import type { McpMount } from '../mcp/index.js';
 import type { Mount, UpstreamGovernance } from '../server/index.js';
 // The endpoint's description alone (no imports): /openapi.json describes /mcp before the SDK loads.
-import { MCP_MOUNT_DESCRIPTION } from '../mcp/mount-description.js';
+import { MCP_MOUNT_DESCRIPTION } from '../mcp-description.js';
 
 /** The mounts for one `serve` run, from its parsed options. */
 export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {

@@ -11,7 +11,7 @@ import { createCallRecorder } from './call-recorder.js';
 import type { CallRecorder, CallRecorderOptions, CallRecorderStats } from './call-recorder.js';
 import { createMcpHttpHandler, rpcError } from './http-handler.js';
 import type { McpHttpHandler, McpHttpHandlerOptions } from './http-handler.js';
-import { MCP_MOUNT_DESCRIPTION } from './mount-description.js';
+import { MCP_MOUNT_DESCRIPTION } from '../mcp-description.js';
 
 /**
  * Options of `mcpMount`: every namespace's handler gets them, but for `allowedOrigins`,
