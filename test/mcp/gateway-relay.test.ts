@@ -600,8 +600,14 @@ describe('a stdio upstream that floods requests and never reads its input', () =
       const bytes = 256 * 1024;
       const flooded = await client.callTool({ name: 'hostile_flood', arguments: { count: bound / bytes + 2, kind: 'ping', bytes } });
       expect(text(flooded)).toMatch(new RegExp(`^UPSTREAM_UNAVAILABLE: .*it left \\d+ bytes of the gateway's messages unread, over the bound of ${bound} \\(maxUnwrittenBytes\\): closed as failed`));
-      expect(heard.filter((message) => message.includes('unread'))).toEqual([expect.stringMatching(/^upstream hostile: it left \d+ bytes/)]);
+      expect(heard.filter((message) => message.includes('unread'))).toEqual([expect.stringMatching(/^upstream hostile: it left \d+ bytes.*; retrying in 1 s$/)]);
       expect(JSON.parse(text(await client.callTool({ name: 'calm_seen', arguments: {} }))).calls).toHaveLength(1);
+      // Reconnected after 1 s, it floods again: the pause doubles (the old code reset it at each
+      // connection, so it could flood every second), until a connection lasts RECONNECT_MAX_MS.
+      const hostile = () => set.upstreams().find((status) => status.name === 'hostile');
+      await until(() => hostile()?.connected === true && hostile()?.listed !== undefined, 'the reconnection');
+      expect(text(await client.callTool({ name: 'hostile_flood', arguments: { count: bound / bytes + 2, kind: 'ping', bytes } }))).toMatch(/^UPSTREAM_UNAVAILABLE: .*closed as failed/);
+      expect(heard.filter((message) => message.includes('unread')).at(-1)).toMatch(/; retrying in 2 s$/);
     } finally {
       await set.close();
     }

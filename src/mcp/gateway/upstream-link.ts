@@ -28,7 +28,12 @@ import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
 export const RECONNECT_FIRST_MS = 1_000;
-/** The longest pause between two attempts to reach an upstream. */
+/**
+ * The longest pause between two attempts to reach an upstream, and how long a connection must
+ * last before its end starts the pauses again at `RECONNECT_FIRST_MS`: one that ends sooner
+ * (an upstream that floods, or crashes, right after each connection) is reconnected after
+ * the doubled pause, so it cannot do it again every second.
+ */
 export const RECONNECT_MAX_MS = 60_000;
 /** The pause before a listing asked for while another was under way: a list_changed flood is listed at most this often. */
 export const LISTING_SPACING_MS = 250;
@@ -188,6 +193,8 @@ export class UpstreamLink {
   /** Settles when the listing asked for during the one under way has ended. */
   #nextListing: Waiter | undefined;
   #retryMs = RECONNECT_FIRST_MS;
+  /** When the connection was made (performance.now()): one that lasts `RECONNECT_MAX_MS` resets `#retryMs` at its end. */
+  #connectedAt = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** The pause before listing again after a failed listing (doubling as the reconnect's), and its timer. */
   #relistMs = RECONNECT_FIRST_MS;
@@ -273,6 +280,7 @@ export class UpstreamLink {
         return;
       }
       this.#connection = connection;
+      this.#connectedAt = performance.now();
       connection.client.onclose = () => {
         const why = this.#endedWhy;
         this.#endedWhy = undefined;
@@ -290,7 +298,6 @@ export class UpstreamLink {
       // Every level is asked for; each session filters by its own logging/setLevel.
       if (connection.client.getServerCapabilities()?.logging !== undefined) await connection.client.setLoggingLevel('debug').catch(() => undefined);
       await this.relist();
-      if (this.#connection === connection) this.#retryMs = RECONNECT_FIRST_MS;
     });
     const attempt = this.#connecting;
     void attempt.finally(() => {
@@ -454,6 +461,8 @@ export class UpstreamLink {
     this.#connection = undefined;
     this.#cancelRelist();
     if (this.#closed) return;
+    // Only a connection that behaved a while starts the pauses again (RECONNECT_MAX_MS).
+    if (performance.now() - this.#connectedAt >= RECONNECT_MAX_MS) this.#retryMs = RECONNECT_FIRST_MS;
     this.#failed(why);
     this.#options.onChange();
   }
