@@ -78,9 +78,10 @@ export interface ConnectUpstreamOptions {
    */
   readonly onUnanswered?: (id: string | number, reason: string) => void;
   /**
-   * Over stdio, asked of each notification as read (JSON with a string `method` and no `id`,
-   * unchecked) before the SDK's schema parses it: true drops it there (a flood past the
-   * gateway's per-call bound, or of a notification no handler takes, costs no parse of each).
+   * Asked of each notification as read (JSON with a string `method` and no `id`, unchecked),
+   * over stdio and HTTP alike, before the SDK's transport parses it with its schema: true drops
+   * it there (a flood past the gateway's per-call bound, or of a notification no handler takes,
+   * costs one JSON.parse of each, not the SDK's parse and schema too).
    */
   readonly dropNotification?: (message: { readonly method: string; readonly params?: unknown }) => boolean;
   /**
@@ -171,7 +172,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    const screened = screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries);
+    const screened = screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification);
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
@@ -180,7 +181,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   }
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
-  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered);
+  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
   await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
@@ -226,6 +227,7 @@ export function invalidAnswerOf(error: unknown): InvalidAnswer | undefined {
 }
 
 type HearInvalidAnswer = ConnectUpstreamOptions['onInvalidAnswer'];
+type DropNotification = ConnectUpstreamOptions['dropNotification'];
 type HearUnanswered = ConnectUpstreamOptions['onUnanswered'];
 
 /**
@@ -284,7 +286,7 @@ class ObservedReadBuffer {
   #buffer: Buffer | undefined;
   readonly #hear: HearInvalidAnswer;
   readonly #unanswered: HearUnanswered;
-  readonly #drop: ConnectUpstreamOptions['dropNotification'];
+  readonly #drop: DropNotification;
   /** A tools/list_changed was read in this read of the transport's (`readMessage` until null). */
   #listChangedRead = false;
   /** The start of a line whose end has not come yet, chunk by chunk. */
@@ -296,7 +298,7 @@ class ObservedReadBuffer {
   /** The errors answering skipped lines, given before any later line. */
   readonly #made: JSONRPCMessage[] = [];
 
-  constructor(hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']) {
+  constructor(hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: DropNotification) {
     this.#hear = hear;
     this.#unanswered = unanswered;
     this.#drop = drop;
@@ -413,7 +415,7 @@ function lastBytes(bytes: Buffer): Buffer {
  * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
  * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
  */
-function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']): void {
+function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: DropNotification): void {
   const fields = transport as unknown as { _readBuffer?: unknown };
   if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear, unanswered, drop);
 }
@@ -452,7 +454,7 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * resume fails for good (405, which the transport takes silently, or `maxRetries` failed GETs),
  * its requests still unanswered are answered at once, rather than left to their timeout.
  */
-export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered, maxRetries: number = RECONNECTION_OPTIONS.maxRetries): Fetch {
+export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered, maxRetries: number = RECONNECTION_OPTIONS.maxRetries, drop?: DropNotification): Fetch {
   /** Why a resume from an event id is refused without a request: a stream was cut after it (a resume would replay the event cut), or its resume failed. */
   const refused = new Map<string, string>();
   const refuse = (lastId: string, why: string): void => {
@@ -466,6 +468,7 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?
   const screen: Screen = {
     hear,
     unanswered,
+    drop,
     cut: (lastId) => refuse(lastId, `the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`),
     leftToResume: (lastId, ids) => {
       resumes.delete(lastId);
@@ -553,6 +556,8 @@ const MAX_REMEMBERED_CUTS = 64;
 interface Screen {
   readonly hear: HearInvalidAnswer;
   readonly unanswered: HearUnanswered;
+  /** Asked of each notification event's JSON: true leaves the event out (the SDK's transport never parses it). */
+  readonly drop: DropNotification | undefined;
   readonly cut: (lastId: string) => void;
   readonly leftToResume: (lastId: string, ids: readonly RequestId[]) => void;
 }
@@ -682,9 +687,10 @@ const CR = 0x0d;
  * Passes an event stream on event by event, each as the bytes it came as (UTF-8's multi-byte
  * characters hold no CR or LF, so the lines are found in the bytes), except a message event (no
  * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
- * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
+ * its data becomes `refusedAnswer`'s error of its id, its other fields kept; and a notification
+ * `drop` takes, left out (`screen` gives '').
  */
-function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
+function screenedEvents({ hear, unanswered, drop, cut, leftToResume }: Screen, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   /** The bytes of the event read so far, and how many. */
@@ -712,17 +718,25 @@ function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?:
       else if (field === 'id' && !value.includes('\0')) id = value;
     }
     // The SDK's transport counts an event it is handed (one with data) whose id is not empty.
-    if (id !== '' && data.length > 0) {
+    const handed = (): void => {
+      if (id === '' || data.length === 0) return;
       lastId = id;
       if (watch !== undefined) watch.resumable = true;
+    };
+    if ((type !== '' && type !== 'message') || data.length === 0) {
+      handed();
+      return undefined;
     }
-    if ((type !== '' && type !== 'message') || data.length === 0) return undefined;
     let value: unknown;
     try {
       value = JSON.parse(data.join('\n'));
     } catch {
+      handed();
       return undefined;
     }
+    // Left out (never handed, its id not counted): the SDK's transport would parse it with its schema, and the client drop it.
+    if (drop !== undefined && isNotification(value) && drop(value)) return '';
+    handed();
     // A response reaches the SDK's client (as it came, or as the refusal of it): its request is answered.
     if (watch !== undefined && typeof value === 'object' && value !== null && !('method' in value)) {
       const answered = responseId((value as { id?: unknown }).id);
@@ -765,7 +779,8 @@ function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?:
               for (const piece of pieces) controller.enqueue(piece);
             } else {
               if (start > from) controller.enqueue(chunk.subarray(from, start));
-              controller.enqueue(encoder.encode(screened));
+              // An empty one: the event is left out.
+              if (screened !== '') controller.enqueue(encoder.encode(screened));
               from = at;
             }
             pieces = [];
