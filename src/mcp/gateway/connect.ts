@@ -3,11 +3,11 @@
 // references in headers and environment values are expanded here, from the connecting
 // process's environment, and nowhere else.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
+import { StdioUpstreamTransport } from './stdio-transport.js';
 
 /** A `${VAR}` the environment does not have: the connection is refused, never made with an empty secret. */
 export class MissingVariableError extends Error {
@@ -118,7 +118,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const timeout = options.timeoutMs ?? 10_000;
   // The SDK's client side is loaded by the first connection: a process serving no upstream
   // (most `mcp` and `serve` runs) does without it (docs/testing.md, tenth round).
-  const [{ Client }, { SSEClientTransport }, { getDefaultEnvironment, StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+  const [{ Client }, { SSEClientTransport }, { getDefaultEnvironment }, { StreamableHTTPClientTransport }] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/sse.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
@@ -132,40 +132,30 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const transport = upstream.transport;
   if (transport.type === 'stdio') {
     const [command, ...args] = transport.command;
-    const child = new StdioClientTransport({
+    const client = newClient();
+    const child = new StdioUpstreamTransport({
       command: command as string,
       args,
       env: { ...getDefaultEnvironment(), ...expandAll(transport.env, env, `upstream ${upstream.name} env`) },
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
+      reader: new ObservedReadBuffer(options.onInvalidAnswer, options.onUnanswered, options.dropNotification),
+      maxUnwrittenBytes: options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES,
+      onUnread: (why) => {
+        options.onUnread?.(why);
+        void client.close().catch(() => undefined);
+      },
     });
-    observeInvalidLines(child, options.onInvalidAnswer, options.onUnanswered, options.dropNotification);
-    const client = newClient();
-    boundUnwritten(child, options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES, (why) => {
-      options.onUnread?.(why);
-      void closeStdio(client, child.pid).catch(() => undefined);
-    });
-    // The child's end, heard from before connecting: one that ended already is not waited for.
-    let exited = false;
-    const ended = new Promise<void>((resolve) => {
-      client.onclose = () => {
-        exited = true;
-        resolve();
-      };
-    });
-    const connecting = client.connect(child, { timeout });
-    // Spawned by the transport's start, which the connect calls before its first await.
-    const pid = child.pid;
     try {
-      await connecting;
+      await client.connect(child, { timeout });
     } catch (error) {
-      // The SDK's client closes the transport itself, unawaited, giving the child 2 s after its
-      // input ends and 2 more after SIGTERM (a command that gave up after --timeout waited that
-      // long to exit): ended here in closeStdio's steps, before the failure is told.
-      if (!exited && pid !== null) await endStdioChild(ended, pid);
+      // The SDK's client closes the transport itself, unawaited: the child is ended (a command
+      // that gave up after --timeout waited for that) before the failure is told. One that was
+      // never spawned has nothing to end.
+      if (child.pid !== null) await child.close().catch(() => undefined);
       throw error;
     }
-    return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
+    return { client, transport: 'stdio', close: () => client.close() };
   }
   const headers = expandAll(transport.headers, env, `upstream ${upstream.name} header`);
   checkHeaderValues(headers, upstream.name);
@@ -276,8 +266,8 @@ function sniffedId(head: Buffer, tail: Buffer): string | number | undefined {
 /**
  * The child's output read as the SDK's `ReadBuffer` reads it (one message a line, the same size
  * bound, the same schema), except that an answer the schema refuses becomes `refusedAnswer`'s
- * error, and a line over the bound is skipped to its end rather than thrown: the SDK's
- * transport closes the connection on that throw, ending every call in flight as `Connection
+ * error, and a line over the bound is skipped to its end rather than thrown: a stdio transport
+ * (the SDK's, `StdioUpstreamTransport` as it) closes the connection on that throw, ending every call in flight as `Connection
  * closed` (one tool's 11 MB answer restarted the upstream). The answer so skipped gets a
  * -32603 error of its id at once (`the upstream's answer is over 10485760 bytes`, heard by
  * `unanswered`), when its first or last bytes name it; else its request waits for its timeout.
@@ -408,35 +398,6 @@ function isNotification(value: unknown): value is { readonly method: string; rea
 /** The last `SNIFFED_BYTES` of `bytes`, copied (a slice would keep a whole chunk alive). */
 function lastBytes(bytes: Buffer): Buffer {
   return Buffer.from(bytes.subarray(Math.max(0, bytes.length - SNIFFED_BYTES)));
-}
-
-/**
- * Gives the SDK's stdio transport our reader. It has no public hook before its schema (SDK
- * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
- * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
- */
-function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: DropNotification): void {
-  const fields = transport as unknown as { _readBuffer?: unknown };
-  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear, unanswered, drop);
-}
-
-/**
- * Refuses to write to a stdio child that has more than `bound` bytes of the gateway's
- * messages unread, and ends it once (`end`, with why). SDK 1.x keeps the child in `_process`;
- * a transport without it is not bounded, and test/mcp/gateway-relay.test.ts then fails.
- */
-function boundUnwritten(transport: StdioClientTransport, bound: number, end: (why: string) => void): void {
-  const fields = transport as unknown as { _process?: { stdin?: { writableLength: number } | null } };
-  const send = transport.send.bind(transport);
-  let why: string | undefined;
-  transport.send = (message) => {
-    const unwritten = fields._process?.stdin?.writableLength ?? 0;
-    if (why === undefined && unwritten > bound) {
-      why = `it left ${unwritten} bytes of the gateway's messages unread, over the bound of ${bound} (maxUnwrittenBytes): closed as failed`;
-      end(why);
-    }
-    return why === undefined ? send(message) : Promise.reject(new Error(why));
-  };
 }
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -831,40 +792,6 @@ function screenedEvents({ hear, unanswered, drop, cut, leftToResume }: Screen, w
       if (watch?.dropped !== undefined) controller.error(watch.dropped.error);
     },
   });
-}
-
-/** After its input closes, how long a stdio upstream has to exit before SIGTERM, and before SIGKILL. */
-const STDIO_TERM_AFTER_MS = 300;
-const STDIO_KILL_AFTER_MS = 800;
-
-/**
- * Closes a stdio upstream's client and with it the child: its input ends, then SIGTERM, then
- * SIGKILL. The SDK's transport gives a child 2 s for each step, so one that ignores the end of
- * its input (and SIGTERM) held a shutdown 2-4 s, where `mcp` and `serve` promise to exit
- * within 2 s of a signal whatever a tool does; here the steps come after 0.3 and 0.8 s.
- */
-async function closeStdio(client: Client, pid: number | null): Promise<void> {
-  // The transport resolves once the child has closed.
-  await endStdioChild(client.close(), pid);
-}
-
-/** SIGTERM to `pid` 0.3 s from now, SIGKILL at 0.8 s, until `ended` (the child closed): its pid is not signalled after that. */
-async function endStdioChild(ended: Promise<void>, pid: number | null): Promise<void> {
-  const signal = (name: NodeJS.Signals) => (): void => {
-    try {
-      if (pid !== null) process.kill(pid, name);
-    } catch {
-      // gone already
-    }
-  };
-  const term = setTimeout(signal('SIGTERM'), STDIO_TERM_AFTER_MS);
-  const kill = setTimeout(signal('SIGKILL'), STDIO_KILL_AFTER_MS);
-  try {
-    await ended;
-  } finally {
-    clearTimeout(term);
-    clearTimeout(kill);
-  }
 }
 
 /**
