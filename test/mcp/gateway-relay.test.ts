@@ -11,15 +11,17 @@
 // hand-written Streamable HTTP upstream in this process: an answer's stream cut at the 10 MiB
 // bound, or ended before the answer with nothing to resume, ends its call at once; one the SDK's
 // transport resumes (an event with an id) is left to it.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CallToolResultSchema, CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
 import { screeningFetch } from '../../src/mcp/gateway/connect.js';
@@ -643,5 +645,39 @@ describe('a stdio upstream that floods requests and never reads its input', () =
       process.off('warning', hear);
       await connection.close();
     }
+  });
+});
+
+describe('a call of an upstream that is down', () => {
+  it('does not connect it: the pause after its failure holds whatever the sessions call', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'down-'));
+    const starts = join(folder, 'starts');
+    const broken = join(folder, 'broken');
+    // Each start writes its pid; once `broken` exists, a start exits at once (the connection fails).
+    const code = `const fs = require('node:fs'); fs.appendFileSync(${JSON.stringify(starts)}, process.pid + '\\n'); if (fs.existsSync(${JSON.stringify(broken)})) process.exit(1); import(${JSON.stringify(SCRIPTED)});`;
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'down', transport: { type: 'stdio', command: [process.execPath, '-e', code], env: {}, cwd: null } });
+    const heard: string[] = [];
+    const set = await gatewayToolSet(own, [], { onWarning: (message) => void heard.push(message) });
+    const pids = (): string[] => readFileSync(starts, 'utf8').trim().split('\n');
+    let started: string[];
+    try {
+      await approveListed(own, set);
+      const client = await session({}, set);
+      // The reconnect's timer (1 s) is held still: only a call could connect it now.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      writeFileSync(broken, '');
+      process.kill(Number(pids()[0]), 'SIGKILL');
+      await until(() => heard.some((message) => message.endsWith('the connection ended; retrying in 1 s')), 'the connection lost');
+      for (let call = 0; call < 3; call++) expect(text(await client.callTool({ name: 'down_seen', arguments: {} }))).toMatch(/^UPSTREAM_UNAVAILABLE: upstream 'down' is not connected/);
+    } finally {
+      vi.useRealTimers();
+      // Waits for a connection attempt under way: the old code's first call started one (a
+      // start, which failed), so an agent calling again and again reconnected it each time.
+      await set.close();
+      started = pids();
+      rmSync(folder, { recursive: true, force: true });
+    }
+    expect([started.length, heard.filter((message) => message.includes('cannot connect'))]).toEqual([1, []]);
   });
 });

@@ -617,7 +617,8 @@ export class UpstreamLink {
     const { name } = this.#upstream;
     const connection = this.#connection;
     if (connection === undefined) {
-      void this.relist();
+      // Not a moment to connect: the pause after a failure is kept (a call connected at once,
+      // so an agent calling again and again reconnected a crashing or flooding upstream each time).
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' is not connected${this.#lastError === undefined ? '' : ` (${this.#lastError})`}; try again later`);
     }
     const relayed = relayedCallOf(call.context);
