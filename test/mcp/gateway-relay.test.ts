@@ -15,11 +15,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolResultSchema, CreateMessageRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, CallToolResultSchema, CreateMessageRequestSchema, ListToolsRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult, ClientCapabilities, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
@@ -679,5 +682,72 @@ describe('a call of an upstream that is down', () => {
       rmSync(folder, { recursive: true, force: true });
     }
     expect([started.length, heard.filter((message) => message.includes('cannot connect'))]).toEqual([1, []]);
+  });
+});
+
+/**
+ * A Streamable HTTP upstream with sessions, as server-everything serves them: `forget()` drops
+ * every session (a restart); a request under an unknown session id is answered `status` (404,
+ * as the specification says, or 400 as server-everything and the SDK's examples answer).
+ */
+async function startSessionUpstream(status: 404 | 400): Promise<HttpUpstream & { forget(): void }> {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const http = createServer((request, response) => {
+    const id = request.headers['mcp-session-id'];
+    const known = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (known !== undefined) {
+      void known.handleRequest(request, response);
+      return;
+    }
+    if (typeof id === 'string') {
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: status === 404 ? 'Session not found' : 'Bad Request: No valid session ID provided' }, id: null }));
+      return;
+    }
+    const server = new Server({ name: 'sessions', version: '1' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'echo', inputSchema: { type: 'object' } }] }));
+    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: 'echoed' }] }));
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (session) => void sessions.set(session, transport) });
+    void server.connect(transport).then(() => transport.handleRequest(request, response));
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  const forget = (): void => {
+    for (const transport of sessions.values()) void transport.close();
+    sessions.clear();
+  };
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    forget,
+    close: () => {
+      forget();
+      http.closeAllConnections();
+      return new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+describe('an HTTP upstream that restarted (its sessions forgotten)', () => {
+  it.each([404, 400] as const)('answering %i to the old session: the link reconnects with a new session, and calls work again', async (status) => {
+    // On the old code every call (and listing) failed with that status until the serving process restarted.
+    const upstream = await startSessionUpstream(status);
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'web', transport: { type: 'http', url: upstream.url, headers: {} } });
+    const heard: string[] = [];
+    const set = await gatewayToolSet(own, [], { onWarning: (message) => void heard.push(message) });
+    try {
+      await approveListed(own, set);
+      const client = await session({}, set);
+      expect(text(await client.callTool({ name: 'web_echo', arguments: {} }))).toBe('echoed');
+      upstream.forget();
+      expect(text(await client.callTool({ name: 'web_echo', arguments: {} }))).toBe(`UPSTREAM_UNAVAILABLE: upstream 'web' could not be reached for echo: MCP error -32000: it no longer knows the gateway's session (HTTP ${status}: it restarted, or ended the session)`);
+      expect(heard).toEqual([`upstream web: it no longer knows the gateway's session (HTTP ${status}: it restarted, or ended the session); retrying in 1 s`]);
+      // The reconnection after the pause (1 s), once: the 400 case takes the same path from here.
+      if (status === 400) return;
+      await until(() => set.upstreams()[0]?.connected === true, 'the reconnection');
+      expect(text(await client.callTool({ name: 'web_echo', arguments: {} }))).toBe('echoed');
+    } finally {
+      await set.close();
+      await upstream.close();
+    }
   });
 });

@@ -168,6 +168,22 @@ function describe(error: unknown): string {
 
 
 /**
+ * Why `error` (a request's on `connection`) says the upstream no longer knows the connection's
+ * Streamable HTTP session, else undefined: HTTP 404 to a request under a session id, as the
+ * specification says a server answers once it ended the session (it restarted, or expired it),
+ * or a 400 naming the session, as the SDK's example servers and server-everything answer
+ * (`Bad Request: No valid session ID provided`). The SDK's client does not start a new session
+ * by itself: every call and listing failed so until the serving process restarted.
+ */
+function sessionEnded(connection: UpstreamConnection, error: unknown): string | undefined {
+  if (connection.transport !== 'streamable-http' || !(error instanceof Error)) return undefined;
+  if ((connection.client.transport as { readonly sessionId?: string } | undefined)?.sessionId === undefined) return undefined;
+  const { code } = error as { code?: unknown };
+  if (code !== 404 && !(code === 400 && /session/i.test(error.message))) return undefined;
+  return `it no longer knows the gateway's session (HTTP ${code}: it restarted, or ended the session)`;
+}
+
+/**
  * A call of a tool the upstream says must run as a task (`execution.taskSupport: 'required'`):
  * made task-augmented, polled by the SDK's client until the task ends, its result as a plain
  * call's. The session sees an ordinary call (the gateway does not offer tasks itself).
@@ -438,6 +454,19 @@ export class UpstreamLink {
     }
   }
 
+  /**
+   * Closes `connection` as failed when `error` says the upstream no longer knows its Streamable
+   * HTTP session (`sessionEnded`): it is reconnected after the usual pause, with a new session.
+   * True when it did.
+   */
+  #sessionCheck(connection: UpstreamConnection, error: unknown): boolean {
+    const why = sessionEnded(connection, error);
+    if (why === undefined || this.#connection !== connection) return false;
+    this.#endedWhy = why;
+    void connection.close().catch(() => undefined);
+    return true;
+  }
+
   #failed(message: string): void {
     this.#lastError = message;
     this.#options.onWarning(`upstream ${this.#upstream.name}: ${message}; retrying in ${Math.round(this.#retryMs / 1000)} s`);
@@ -555,7 +584,7 @@ export class UpstreamLink {
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     } catch (error) {
-      if (this.#connection !== connection) return;
+      if (this.#connection !== connection || this.#sessionCheck(connection, error)) return;
       this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
       const delay = this.#scheduleRelist(connection);
       this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them${delay === undefined ? '' : `; listing again in ${Math.round(delay / 1000)} s`}`);
@@ -632,6 +661,7 @@ export class UpstreamLink {
         callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: relayed?.signal ?? call.signal, timeout: this.#options.callTimeoutMs });
       return this.#relayed(toolName, this.#upstream.transport.type === 'stdio' ? await forward() : await current.run(relay, forward));
     } catch (error) {
+      this.#sessionCheck(connection, error);
       return this.#failure(toolName, error);
     } finally {
       this.#calls.delete(relay);
@@ -686,7 +716,10 @@ export class UpstreamLink {
       // context is set only where it can tell calls apart, since a first run() turns on
       // Node's promise hooks for the whole process, a cost on every promise of every call.
       const sent = this.#upstream.transport.type === 'stdio' ? transport.send(message) : current.run(relay, () => transport.send(message));
-      sent.catch((error: unknown) => finish(this.#failure(toolName, error)));
+      sent.catch((error: unknown) => {
+        this.#sessionCheck(connection, error);
+        finish(this.#failure(toolName, error));
+      });
     });
   }
 
