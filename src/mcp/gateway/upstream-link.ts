@@ -222,6 +222,8 @@ export class UpstreamLink {
   /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
   #taskRequired: ReadonlySet<string> = new Set();
   readonly #calls = new Set<Relay>();
+  /** The upstream's requests (sampling, elicitation) being relayed, of every call. */
+  #asking = 0;
   /** The relayed calls waiting for an answer, by the id sent upstream. */
   readonly #pending = new Map<string, Pending>();
   /** The calls in flight by the progress token sent upstream with each. */
@@ -366,10 +368,12 @@ export class UpstreamLink {
     }
     if (relay !== undefined) {
       relay.asking += 1;
+      this.#asking += 1;
       try {
         return await ask(relay.call);
       } finally {
         relay.asking -= 1;
+        this.#asking -= 1;
       }
     }
     const why =
@@ -445,10 +449,13 @@ export class UpstreamLink {
         const relay = this.#relay();
         return relay === undefined || this.#spent(relay);
       }
-      // Handled: the SDK's Protocol's own (cancelled) and #setup's (list_changed).
+      // The SDK's Protocol's own: it can only end a request of the upstream's that is being relayed.
       case 'notifications/cancelled':
+        return this.#asking === 0;
+      // #setup's: it says nothing more while the listing it would ask for is asked for already
+      // (or waits for a failed listing's pause): relist(true) would do nothing.
       case 'notifications/tools/list_changed':
-        return false;
+        return this.#listing === undefined ? this.#relistTimer !== undefined : this.#listAgain;
       default:
         return true;
     }
