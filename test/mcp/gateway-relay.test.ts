@@ -768,3 +768,48 @@ describe('an HTTP upstream that restarted (its sessions forgotten)', () => {
     }
   });
 });
+
+describe('an HTTP upstream that floods requests', () => {
+  it('is closed as failed once 256 of the gateway\'s answers (each a POST) wait for it at once: its call ends naming the bound, one warning', async () => {
+    // On the old code each of the 600 pings got a POST at once (20,000: 590 MB, 28 CPU-s, and
+    // a MaxListenersExceededWarning for each past 1,500), and the call was answered as if nothing happened.
+    let answers = 0;
+    const held: ServerResponse[] = [];
+    const http = createServer((request, response) => {
+      if (request.method !== 'POST') return void response.writeHead(405).end();
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: string | number; method?: string; params?: { protocolVersion?: string } };
+        // An answer of the gateway's: held, never accepted.
+        if (body.method === undefined) return void (answers += 1, held.push(response));
+        if (body.id === undefined) return void response.writeHead(202).end();
+        const answer = (result: unknown): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+        if (body.method === 'initialize') return answer({ protocolVersion: body.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'pinger', version: '1' } });
+        if (body.method === 'tools/list') return answer({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
+        let events = '';
+        for (let index = 0; index < 600; index++) events += `data: ${JSON.stringify({ jsonrpc: '2.0', id: `ping-${index}`, method: 'ping' })}\n\n`;
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${events}data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'flooded' }] } })}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'pinger', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
+    const heard: string[] = [];
+    const set = await gatewayToolSet(own, [], { onWarning: (message) => void heard.push(message) });
+    try {
+      await approveListed(own, set);
+      const client = await session({}, set);
+      expect(text(await client.callTool({ name: 'pinger_flood', arguments: {} }))).toBe(
+        "UPSTREAM_UNAVAILABLE: upstream 'pinger' could not be reached for flood: MCP error -32000: it left 256 of the gateway's answers to its requests (pings, sampling, elicitation) waiting at once, the most the gateway sends it: closed as failed",
+      );
+      expect(heard.filter((message) => message.includes('answers to its requests'))).toHaveLength(1);
+      expect(answers).toBeLessThanOrEqual(256);
+    } finally {
+      await set.close();
+      for (const response of held) response.destroy();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+});

@@ -86,8 +86,10 @@ export interface ConnectUpstreamOptions {
   readonly dropNotification?: (message: { readonly method: string; readonly params?: unknown }) => boolean;
   /**
    * Over stdio, the child left more than `MAX_UNWRITTEN_BYTES` of the gateway's messages unread
-   * (it floods requests the gateway answers and never reads its input): the connection is
-   * closed as failed, and this hears why first (its calls in flight end with that reason).
+   * (it floods requests the gateway answers and never reads its input); over HTTP, it left
+   * `MAX_ANSWERS_IN_FLIGHT` of the gateway's answers to its requests unaccepted at once (each
+   * answer is a POST): the connection is closed as failed, and this hears why first (its calls
+   * in flight end with that reason).
    */
   readonly onUnread?: (why: string) => void;
   /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
@@ -101,6 +103,13 @@ export interface ConnectUpstreamOptions {
  * the one-message bound (10 MiB), so a slow reader of one large call is not cut.
  */
 export const MAX_UNWRITTEN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The gateway's answers to an HTTP upstream's requests (pings, sampling, elicitation) that may
+ * wait for the upstream at once, each a POST: past them the connection is closed as failed. 20,000
+ * pings sent at once made 20,000 POSTs at once (590 MB, 28 CPU-s, thousands of Node warnings).
+ */
+const MAX_ANSWERS_IN_FLIGHT = 256;
 
 /** A connected upstream: the SDK client and which transport answered. */
 export interface UpstreamConnection {
@@ -162,7 +171,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    const screened = screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification);
+    const screened = boundedAnswers(screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
@@ -172,7 +181,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
   const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(fetch, legacy, options.onUnread) }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -401,6 +410,31 @@ function lastBytes(bytes: Buffer): Buffer {
 }
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * `base`, refusing an answer of the gateway's (a POST whose body has no `"method"`: a request or
+ * notification always has one) once `MAX_ANSWERS_IN_FLIGHT` are waiting for the upstream: then
+ * `client` is closed as failed, `hear` hearing why first.
+ */
+function boundedAnswers(base: Fetch, client: Client, hear: ConnectUpstreamOptions['onUnread']): Fetch {
+  let waiting = 0;
+  let why: string | undefined;
+  return async (url, init) => {
+    if (init?.method !== 'POST' || typeof init.body !== 'string' || init.body.includes('"method"')) return base(url, init);
+    if (why === undefined && waiting >= MAX_ANSWERS_IN_FLIGHT) {
+      why = `it left ${MAX_ANSWERS_IN_FLIGHT} of the gateway's answers to its requests (pings, sampling, elicitation) waiting at once, the most the gateway sends it: closed as failed`;
+      hear?.(why);
+      void client.close().catch(() => undefined);
+    }
+    if (why !== undefined) throw new Error(why);
+    waiting += 1;
+    try {
+      return await base(url, init);
+    } finally {
+      waiting -= 1;
+    }
+  };
+}
 
 /**
  * `fetch` for the SDK's HTTP transports (their public `fetch` and `eventSourceInit.fetch`

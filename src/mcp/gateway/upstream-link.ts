@@ -432,7 +432,7 @@ export class UpstreamLink {
   }
 
   /**
-   * A stdio upstream's notification as read, before the SDK's schema: a progress report or log
+   * An upstream's notification as read (stdio's reader, HTTP's screen), before the SDK's schema: a progress report or log
    * message is dropped there when its call's bucket is empty, or when no call would take it
    * (the handlers would drop it after the parse; one within the bucket is parsed and counted by
    * its handler); one that no handler of the link's client takes is dropped (the SDK's client
