@@ -813,3 +813,32 @@ describe('an HTTP upstream that floods requests', () => {
     }
   });
 });
+
+describe("an HTTP upstream's error body", () => {
+  it('is read up to 64 KiB: a longer one is not read, and the error says so (the SDK read it whole, into its message)', async () => {
+    const http = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { id?: number; method?: string; params?: { protocolVersion?: string } };
+        if (request.method !== 'POST') return void response.writeHead(405).end();
+        if (body.id === undefined) return void response.writeHead(202).end();
+        if (body.method === 'initialize') {
+          return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: body.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } }));
+        }
+        // 1 MiB, or 100 bytes: the old code read either whole.
+        response.writeHead(500, { 'content-type': 'text/plain' }).end(body.method === 'tools/call' ? 'e'.repeat(1024 * 1024) : 'short error');
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const connection = await connectUpstream({ name: 'erring', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
+    try {
+      await expect(connection.client.callTool({ name: 't', arguments: {} })).rejects.toThrow(/^Streamable HTTP error: Error POSTing to endpoint: \(the upstream's answer is over 65536 bytes: not read\)$/);
+      await expect(connection.client.listTools()).rejects.toThrow(/^Streamable HTTP error: Error POSTing to endpoint: short error$/);
+    } finally {
+      await connection.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+});

@@ -171,7 +171,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    const screened = boundedAnswers(screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
+    const screened = boundedAnswers(screeningFetch(boundedErrorBodies(fetch), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
@@ -181,7 +181,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
   const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(fetch, legacy, options.onUnread) }), { timeout });
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(boundedErrorBodies(fetch), legacy, options.onUnread) }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -411,6 +411,26 @@ function lastBytes(bytes: Buffer): Buffer {
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
+/** The most of an HTTP upstream's error body (a non-2xx answer to a POST) that is read. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * `base`, whose error bodies (a non-2xx answer to a POST) are read up to `MAX_ERROR_BODY_BYTES`:
+ * the SDK's transports read one whole, for their error's message (a 200 MB body: 924 MB and 8
+ * CPU-s, and the message 4 MB of it). A longer one is cancelled and its body says so instead.
+ */
+function boundedErrorBodies(base: Fetch): Fetch {
+  return async (url, init) => {
+    const response = await base(url, init);
+    if (response.ok || response.body === null || init?.method !== 'POST') return response;
+    try {
+      return rebuilt(response, await boundedText(response, MAX_ERROR_BODY_BYTES));
+    } catch (error) {
+      return rebuilt(response, `(${(error as Error).message}: not read)`);
+    }
+  };
+}
+
 /**
  * `base`, refusing an answer of the gateway's (a POST whose body has no `"method"`: a request or
  * notification always has one) once `MAX_ANSWERS_IN_FLIGHT` are waiting for the upstream: then
@@ -561,8 +581,8 @@ interface Screen {
 const OVER_BOUND = `the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`;
 const ENDED_UNANSWERED = "the upstream ended the answer's stream without answering";
 
-/** The body's text, read up to `MAX_UPSTREAM_MESSAGE_BYTES` (past it, cancelled and refused). */
-async function boundedText(response: Response): Promise<string> {
+/** The body's text, read up to `bound` bytes (past it, cancelled and refused). */
+async function boundedText(response: Response, bound = MAX_UPSTREAM_MESSAGE_BYTES): Promise<string> {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -570,9 +590,9 @@ async function boundedText(response: Response): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.length;
-    if (size > MAX_UPSTREAM_MESSAGE_BYTES) {
+    if (size > bound) {
       await reader.cancel().catch(() => undefined);
-      throw new Error(OVER_BOUND);
+      throw new Error(`the upstream's answer is over ${bound} bytes`);
     }
     chunks.push(value);
   }
