@@ -814,6 +814,13 @@ describe('an HTTP upstream that floods requests', () => {
   });
 });
 
+describe('a stdio upstream whose working folder is gone', () => {
+  it('cannot connect, the error naming the folder (Node named the program: spawn node ENOENT)', async () => {
+    const gone = join(tmpdir(), `gone-${process.pid}-${Date.now()}`);
+    await expect(connectUpstream({ name: 'gone', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: {}, cwd: gone } })).rejects.toThrow(`its working folder (cwd) ${gone} is not a folder`);
+  });
+});
+
 describe("an HTTP upstream's error body", () => {
   it('is read up to 64 KiB: a longer one is not read, and the error says so (the SDK read it whole, into its message)', async () => {
     const http = createServer((request, response) => {

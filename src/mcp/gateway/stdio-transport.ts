@@ -3,6 +3,7 @@
 // screen answers and drop notifications before its schema) and its child's input (to bound what
 // the child leaves unread) were reached through its private `_readBuffer` and `_process`.
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -75,7 +76,10 @@ export class StdioUpstreamTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', stderr], shell: false, windowsHide: process.platform === 'win32', ...(cwd === undefined ? {} : { cwd }) });
       this.#child = child;
-      child.on('error', (error) => {
+      child.on('error', (spawnError) => {
+        // Node names the program when the folder is missing: a row whose cwd was removed said `spawn node ENOENT`.
+        const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT' && cwd !== undefined && statSync(cwd, { throwIfNoEntry: false })?.isDirectory() !== true;
+        const error = missing ? new Error(`its working folder (cwd) ${cwd} is not a folder`, { cause: spawnError }) : spawnError;
         reject(error);
         this.onerror?.(error);
       });
