@@ -119,7 +119,8 @@ export class StdioUpstreamTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#closing ? undefined : this.#child?.stdin;
-    if (stdin === undefined || stdin === null) return Promise.reject(new Error('Not connected'));
+    // A destroyed input (the child died, its close not heard yet) would never drain: refused now.
+    if (stdin === undefined || stdin === null || stdin.destroyed) return Promise.reject(new Error('Not connected'));
     const { maxUnwrittenBytes, onUnread } = this.#parameters;
     if (this.#unread === undefined && stdin.writableLength > maxUnwrittenBytes) {
       this.#unread = `it left ${stdin.writableLength} bytes of the gateway's messages unread, over the bound of ${maxUnwrittenBytes} (maxUnwrittenBytes): closed as failed`;
