@@ -16,6 +16,7 @@ import { InMemoryToolRegistry } from '../../src/index.js';
 import { computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
+import { startHttpUpstream } from '../support/http-upstream.js';
 import { freePort, processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 
@@ -249,4 +250,30 @@ describe("a serving gateway's warnings", () => {
     // 3.1 MiB on the code before (every name listed, kept for good); 0-0.3 since.
     expect(result.grewMiB).toBeLessThan(1.5);
   }, 60_000);
+});
+
+describe('an upstream that lists one tool twice, identically', () => {
+  it('is served once (the first entry, as sync governs it) and warned of; the other upstreams are served on', async () => {
+    // On the old code both entries were approved (one hash), and the live set refused the whole
+    // list for the duplicate name: no tool of any upstream was served ("cannot derive the served tools").
+    const dup = { name: 'dup', inputSchema: { type: 'object' } };
+    const twice = await startHttpUpstream(() => [dup, dup]);
+    const calm = await startHttpUpstream(() => [{ name: 'ok', inputSchema: { type: 'object' } }]);
+    const registry = new InMemoryToolRegistry();
+    for (const [name, upstream, definition] of [['twice', twice, dup], ['calm', calm, { name: 'ok', inputSchema: { type: 'object' } }]] as const) {
+      const row = await registry.putUpstream({ name, transport: { type: 'http', url: upstream.url, headers: {} } });
+      await registry.register(upstreamToolSpec(row, definition, '1.0.0'));
+    }
+    const warnings: string[] = [];
+    const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+    const served = (): string[] => gateway.current().tools().map((tool) => tool.name).sort();
+    try {
+      await until(() => served().length === 2 || warnings.some((warning) => warning.startsWith('cannot derive')), 'both upstreams served, or the derivation failing');
+      expect(served()).toEqual(['calm_ok', 'twice_dup']);
+      expect(warnings).toEqual(['upstream twice lists "dup" more than once: only the first is served']);
+    } finally {
+      await gateway.close();
+      await Promise.all([twice.close(), calm.close()]);
+    }
+  });
 });

@@ -129,6 +129,9 @@ describe('computeUpstreamStates', () => {
     await registry.close();
     const states = computeUpstreamStates(bare, [def('read')], [other]);
     expect(states.map((s) => [s.tool_name, s.state])).toEqual([['read', 'new']]);
+    // The same name registered by another upstream: unregistrable, saying whose it is (it said "a tool of its own").
+    const [clash] = computeUpstreamStates(bare, [def('read')], [], new Map([['read', other]]));
+    expect(clash?.reason).toBe('"read" is registered already, without the tag upstream:files (a tool of upstream:other); remove it or give the upstream another prefix');
   });
 });
 

@@ -17,8 +17,8 @@
 //   answers; with `change`, the next tools/list it is asked changes `seen`'s description while
 //   it is answered: list_changed goes out first, then the listing as it was before the change.
 //   With `kind` `progress` (under the call's progress token), `log` (notifications/message,
-//   level info) or `other` (notifications/resources/updated, which the gateway has no handler
-//   for) it floods those instead, in writes of 1,000 one turn of its event loop apart,
+//   level info), `other` (notifications/resources/updated, which the gateway has no handler
+//   for) or `cancelled` (notifications/cancelled of requests it never sent) it floods those instead, in writes of 1,000 one turn of its event loop apart,
 //   each carrying `bytes` characters (default 10), then answers `flooded`. With `kind`
 //   `sampling`, it sends `count` sampling/createMessage requests in one write and answers, once
 //   each is answered, `{"answered": N, "refused": [messages of the error answers]}` as text.
@@ -154,7 +154,9 @@ function call(request) {
           ? { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: `${index} ${filler}` } }
           : args.kind === 'other'
             ? { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: `file:///${index}/${filler}` } }
-            : { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: request.params._meta?.progressToken, progress: index + 1, message: filler } },
+            : args.kind === 'cancelled'
+              ? { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: `none-${index}`, reason: filler } }
+              : { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: request.params._meta?.progressToken, progress: index + 1, message: filler } },
       );
     let sent = 0;
     const next = () => {

@@ -3,11 +3,11 @@
 // references in headers and environment values are expanded here, from the connecting
 // process's environment, and nowhere else.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
+import { StdioUpstreamTransport } from './stdio-transport.js';
 
 /** A `${VAR}` the environment does not have: the connection is refused, never made with an empty secret. */
 export class MissingVariableError extends Error {
@@ -78,15 +78,18 @@ export interface ConnectUpstreamOptions {
    */
   readonly onUnanswered?: (id: string | number, reason: string) => void;
   /**
-   * Over stdio, asked of each notification as read (JSON with a string `method` and no `id`,
-   * unchecked) before the SDK's schema parses it: true drops it there (a flood past the
-   * gateway's per-call bound, or of a notification no handler takes, costs no parse of each).
+   * Asked of each notification as read (JSON with a string `method` and no `id`, unchecked),
+   * over stdio and HTTP alike, before the SDK's transport parses it with its schema: true drops
+   * it there (a flood past the gateway's per-call bound, or of a notification no handler takes,
+   * costs one JSON.parse of each, not the SDK's parse and schema too).
    */
   readonly dropNotification?: (message: { readonly method: string; readonly params?: unknown }) => boolean;
   /**
    * Over stdio, the child left more than `MAX_UNWRITTEN_BYTES` of the gateway's messages unread
-   * (it floods requests the gateway answers and never reads its input): the connection is
-   * closed as failed, and this hears why first (its calls in flight end with that reason).
+   * (it floods requests the gateway answers and never reads its input); over HTTP, it left
+   * `MAX_ANSWERS_IN_FLIGHT` of the gateway's answers to its requests unaccepted at once (each
+   * answer is a POST): the connection is closed as failed, and this hears why first (its calls
+   * in flight end with that reason).
    */
   readonly onUnread?: (why: string) => void;
   /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
@@ -100,6 +103,13 @@ export interface ConnectUpstreamOptions {
  * the one-message bound (10 MiB), so a slow reader of one large call is not cut.
  */
 export const MAX_UNWRITTEN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The gateway's answers to an HTTP upstream's requests (pings, sampling, elicitation) that may
+ * wait for the upstream at once, each a POST: past them the connection is closed as failed. 20,000
+ * pings sent at once made 20,000 POSTs at once (590 MB, 28 CPU-s, thousands of Node warnings).
+ */
+const MAX_ANSWERS_IN_FLIGHT = 256;
 
 /** A connected upstream: the SDK client and which transport answered. */
 export interface UpstreamConnection {
@@ -117,7 +127,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const timeout = options.timeoutMs ?? 10_000;
   // The SDK's client side is loaded by the first connection: a process serving no upstream
   // (most `mcp` and `serve` runs) does without it (docs/testing.md, tenth round).
-  const [{ Client }, { SSEClientTransport }, { getDefaultEnvironment, StdioClientTransport }, { StreamableHTTPClientTransport }] = await Promise.all([
+  const [{ Client }, { SSEClientTransport }, { getDefaultEnvironment }, { StreamableHTTPClientTransport }] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/sse.js'),
     import('@modelcontextprotocol/sdk/client/stdio.js'),
@@ -131,47 +141,37 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const transport = upstream.transport;
   if (transport.type === 'stdio') {
     const [command, ...args] = transport.command;
-    const child = new StdioClientTransport({
+    const client = newClient();
+    const child = new StdioUpstreamTransport({
       command: command as string,
       args,
       env: { ...getDefaultEnvironment(), ...expandAll(transport.env, env, `upstream ${upstream.name} env`) },
       ...(transport.cwd === null ? {} : { cwd: transport.cwd }),
       stderr: options.stderr ?? 'ignore',
+      reader: new ObservedReadBuffer(options.onInvalidAnswer, options.onUnanswered, options.dropNotification),
+      maxUnwrittenBytes: options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES,
+      onUnread: (why) => {
+        options.onUnread?.(why);
+        void client.close().catch(() => undefined);
+      },
     });
-    observeInvalidLines(child, options.onInvalidAnswer, options.onUnanswered, options.dropNotification);
-    const client = newClient();
-    boundUnwritten(child, options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES, (why) => {
-      options.onUnread?.(why);
-      void closeStdio(client, child.pid).catch(() => undefined);
-    });
-    // The child's end, heard from before connecting: one that ended already is not waited for.
-    let exited = false;
-    const ended = new Promise<void>((resolve) => {
-      client.onclose = () => {
-        exited = true;
-        resolve();
-      };
-    });
-    const connecting = client.connect(child, { timeout });
-    // Spawned by the transport's start, which the connect calls before its first await.
-    const pid = child.pid;
     try {
-      await connecting;
+      await client.connect(child, { timeout });
     } catch (error) {
-      // The SDK's client closes the transport itself, unawaited, giving the child 2 s after its
-      // input ends and 2 more after SIGTERM (a command that gave up after --timeout waited that
-      // long to exit): ended here in closeStdio's steps, before the failure is told.
-      if (!exited && pid !== null) await endStdioChild(ended, pid);
+      // The SDK's client closes the transport itself, unawaited: the child is ended (a command
+      // that gave up after --timeout waited for that) before the failure is told. One that was
+      // never spawned has nothing to end.
+      if (child.pid !== null) await child.close().catch(() => undefined);
       throw error;
     }
-    return { client, transport: 'stdio', close: () => closeStdio(client, child.pid) };
+    return { client, transport: 'stdio', close: () => client.close() };
   }
   const headers = expandAll(transport.headers, env, `upstream ${upstream.name} header`);
   checkHeaderValues(headers, upstream.name);
   const url = new URL(transport.url);
   const client = newClient();
   try {
-    const screened = screeningFetch(fetch, options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries);
+    const screened = boundedAnswers(screeningFetch(boundedErrorBodies(fetch), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
@@ -180,8 +180,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   }
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
-  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered);
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events } }), { timeout });
+  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(boundedErrorBodies(fetch), legacy, options.onUnread) }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -226,6 +226,7 @@ export function invalidAnswerOf(error: unknown): InvalidAnswer | undefined {
 }
 
 type HearInvalidAnswer = ConnectUpstreamOptions['onInvalidAnswer'];
+type DropNotification = ConnectUpstreamOptions['dropNotification'];
 type HearUnanswered = ConnectUpstreamOptions['onUnanswered'];
 
 /**
@@ -274,8 +275,8 @@ function sniffedId(head: Buffer, tail: Buffer): string | number | undefined {
 /**
  * The child's output read as the SDK's `ReadBuffer` reads it (one message a line, the same size
  * bound, the same schema), except that an answer the schema refuses becomes `refusedAnswer`'s
- * error, and a line over the bound is skipped to its end rather than thrown: the SDK's
- * transport closes the connection on that throw, ending every call in flight as `Connection
+ * error, and a line over the bound is skipped to its end rather than thrown: a stdio transport
+ * (the SDK's, `StdioUpstreamTransport` as it) closes the connection on that throw, ending every call in flight as `Connection
  * closed` (one tool's 11 MB answer restarted the upstream). The answer so skipped gets a
  * -32603 error of its id at once (`the upstream's answer is over 10485760 bytes`, heard by
  * `unanswered`), when its first or last bytes name it; else its request waits for its timeout.
@@ -284,7 +285,7 @@ class ObservedReadBuffer {
   #buffer: Buffer | undefined;
   readonly #hear: HearInvalidAnswer;
   readonly #unanswered: HearUnanswered;
-  readonly #drop: ConnectUpstreamOptions['dropNotification'];
+  readonly #drop: DropNotification;
   /** A tools/list_changed was read in this read of the transport's (`readMessage` until null). */
   #listChangedRead = false;
   /** The start of a line whose end has not come yet, chunk by chunk. */
@@ -296,7 +297,7 @@ class ObservedReadBuffer {
   /** The errors answering skipped lines, given before any later line. */
   readonly #made: JSONRPCMessage[] = [];
 
-  constructor(hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']) {
+  constructor(hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: DropNotification) {
     this.#hear = hear;
     this.#unanswered = unanswered;
     this.#drop = drop;
@@ -408,36 +409,52 @@ function lastBytes(bytes: Buffer): Buffer {
   return Buffer.from(bytes.subarray(Math.max(0, bytes.length - SNIFFED_BYTES)));
 }
 
-/**
- * Gives the SDK's stdio transport our reader. It has no public hook before its schema (SDK
- * 1.x keeps the reader in `_readBuffer`, used only through append, readMessage and clear); a
- * transport without that field keeps its own, and test/mcp/gateway-relay.test.ts then fails.
- */
-function observeInvalidLines(transport: StdioClientTransport, hear: HearInvalidAnswer, unanswered: HearUnanswered, drop: ConnectUpstreamOptions['dropNotification']): void {
-  const fields = transport as unknown as { _readBuffer?: unknown };
-  if (fields._readBuffer !== undefined) fields._readBuffer = new ObservedReadBuffer(hear, unanswered, drop);
-}
+type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** The most of an HTTP upstream's error body (a non-2xx answer to a POST) that is read. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /**
- * Refuses to write to a stdio child that has more than `bound` bytes of the gateway's
- * messages unread, and ends it once (`end`, with why). SDK 1.x keeps the child in `_process`;
- * a transport without it is not bounded, and test/mcp/gateway-relay.test.ts then fails.
+ * `base`, whose error bodies (a non-2xx answer to a POST) are read up to `MAX_ERROR_BODY_BYTES`:
+ * the SDK's transports read one whole, for their error's message (a 200 MB body: 924 MB and 8
+ * CPU-s, and the message 4 MB of it). A longer one is cancelled and its body says so instead.
  */
-function boundUnwritten(transport: StdioClientTransport, bound: number, end: (why: string) => void): void {
-  const fields = transport as unknown as { _process?: { stdin?: { writableLength: number } | null } };
-  const send = transport.send.bind(transport);
-  let why: string | undefined;
-  transport.send = (message) => {
-    const unwritten = fields._process?.stdin?.writableLength ?? 0;
-    if (why === undefined && unwritten > bound) {
-      why = `it left ${unwritten} bytes of the gateway's messages unread, over the bound of ${bound} (maxUnwrittenBytes): closed as failed`;
-      end(why);
+function boundedErrorBodies(base: Fetch): Fetch {
+  return async (url, init) => {
+    const response = await base(url, init);
+    if (response.ok || response.body === null || init?.method !== 'POST') return response;
+    try {
+      return rebuilt(response, await boundedText(response, MAX_ERROR_BODY_BYTES));
+    } catch (error) {
+      return rebuilt(response, `(${(error as Error).message}: not read)`);
     }
-    return why === undefined ? send(message) : Promise.reject(new Error(why));
   };
 }
 
-type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+/**
+ * `base`, refusing an answer of the gateway's (a POST whose body has no `"method"`: a request or
+ * notification always has one) once `MAX_ANSWERS_IN_FLIGHT` are waiting for the upstream: then
+ * `client` is closed as failed, `hear` hearing why first.
+ */
+function boundedAnswers(base: Fetch, client: Client, hear: ConnectUpstreamOptions['onUnread']): Fetch {
+  let waiting = 0;
+  let why: string | undefined;
+  return async (url, init) => {
+    if (init?.method !== 'POST' || typeof init.body !== 'string' || init.body.includes('"method"')) return base(url, init);
+    if (why === undefined && waiting >= MAX_ANSWERS_IN_FLIGHT) {
+      why = `it left ${MAX_ANSWERS_IN_FLIGHT} of the gateway's answers to its requests (pings, sampling, elicitation) waiting at once, the most the gateway sends it: closed as failed`;
+      hear?.(why);
+      void client.close().catch(() => undefined);
+    }
+    if (why !== undefined) throw new Error(why);
+    waiting += 1;
+    try {
+      return await base(url, init);
+    } finally {
+      waiting -= 1;
+    }
+  };
+}
 
 /**
  * `fetch` for the SDK's HTTP transports (their public `fetch` and `eventSourceInit.fetch`
@@ -452,7 +469,7 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
  * resume fails for good (405, which the transport takes silently, or `maxRetries` failed GETs),
  * its requests still unanswered are answered at once, rather than left to their timeout.
  */
-export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered, maxRetries: number = RECONNECTION_OPTIONS.maxRetries): Fetch {
+export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered, maxRetries: number = RECONNECTION_OPTIONS.maxRetries, drop?: DropNotification): Fetch {
   /** Why a resume from an event id is refused without a request: a stream was cut after it (a resume would replay the event cut), or its resume failed. */
   const refused = new Map<string, string>();
   const refuse = (lastId: string, why: string): void => {
@@ -466,6 +483,7 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?
   const screen: Screen = {
     hear,
     unanswered,
+    drop,
     cut: (lastId) => refuse(lastId, `the upstream's next event is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`),
     leftToResume: (lastId, ids) => {
       resumes.delete(lastId);
@@ -553,6 +571,8 @@ const MAX_REMEMBERED_CUTS = 64;
 interface Screen {
   readonly hear: HearInvalidAnswer;
   readonly unanswered: HearUnanswered;
+  /** Asked of each notification event's JSON: true leaves the event out (the SDK's transport never parses it). */
+  readonly drop: DropNotification | undefined;
   readonly cut: (lastId: string) => void;
   readonly leftToResume: (lastId: string, ids: readonly RequestId[]) => void;
 }
@@ -561,8 +581,8 @@ interface Screen {
 const OVER_BOUND = `the upstream's answer is over ${MAX_UPSTREAM_MESSAGE_BYTES} bytes`;
 const ENDED_UNANSWERED = "the upstream ended the answer's stream without answering";
 
-/** The body's text, read up to `MAX_UPSTREAM_MESSAGE_BYTES` (past it, cancelled and refused). */
-async function boundedText(response: Response): Promise<string> {
+/** The body's text, read up to `bound` bytes (past it, cancelled and refused). */
+async function boundedText(response: Response, bound = MAX_UPSTREAM_MESSAGE_BYTES): Promise<string> {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -570,9 +590,9 @@ async function boundedText(response: Response): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.length;
-    if (size > MAX_UPSTREAM_MESSAGE_BYTES) {
+    if (size > bound) {
       await reader.cancel().catch(() => undefined);
-      throw new Error(OVER_BOUND);
+      throw new Error(`the upstream's answer is over ${bound} bytes`);
     }
     chunks.push(value);
   }
@@ -682,9 +702,10 @@ const CR = 0x0d;
  * Passes an event stream on event by event, each as the bytes it came as (UTF-8's multi-byte
  * characters hold no CR or LF, so the lines are found in the bytes), except a message event (no
  * `event` field, or `message`) whose data is JSON, a response and refused by the SDK's schema:
- * its data becomes `refusedAnswer`'s error of its id, its other fields kept.
+ * its data becomes `refusedAnswer`'s error of its id, its other fields kept; and a notification
+ * `drop` takes, left out (`screen` gives '').
  */
-function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
+function screenedEvents({ hear, unanswered, drop, cut, leftToResume }: Screen, watch?: AnswerWatch): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
   /** The bytes of the event read so far, and how many. */
@@ -712,17 +733,25 @@ function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?:
       else if (field === 'id' && !value.includes('\0')) id = value;
     }
     // The SDK's transport counts an event it is handed (one with data) whose id is not empty.
-    if (id !== '' && data.length > 0) {
+    const handed = (): void => {
+      if (id === '' || data.length === 0) return;
       lastId = id;
       if (watch !== undefined) watch.resumable = true;
+    };
+    if ((type !== '' && type !== 'message') || data.length === 0) {
+      handed();
+      return undefined;
     }
-    if ((type !== '' && type !== 'message') || data.length === 0) return undefined;
     let value: unknown;
     try {
       value = JSON.parse(data.join('\n'));
     } catch {
+      handed();
       return undefined;
     }
+    // Left out (never handed, its id not counted): the SDK's transport would parse it with its schema, and the client drop it.
+    if (drop !== undefined && isNotification(value) && drop(value)) return '';
+    handed();
     // A response reaches the SDK's client (as it came, or as the refusal of it): its request is answered.
     if (watch !== undefined && typeof value === 'object' && value !== null && !('method' in value)) {
       const answered = responseId((value as { id?: unknown }).id);
@@ -765,7 +794,8 @@ function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?:
               for (const piece of pieces) controller.enqueue(piece);
             } else {
               if (start > from) controller.enqueue(chunk.subarray(from, start));
-              controller.enqueue(encoder.encode(screened));
+              // An empty one: the event is left out.
+              if (screened !== '') controller.enqueue(encoder.encode(screened));
               from = at;
             }
             pieces = [];
@@ -816,40 +846,6 @@ function screenedEvents({ hear, unanswered, cut, leftToResume }: Screen, watch?:
       if (watch?.dropped !== undefined) controller.error(watch.dropped.error);
     },
   });
-}
-
-/** After its input closes, how long a stdio upstream has to exit before SIGTERM, and before SIGKILL. */
-const STDIO_TERM_AFTER_MS = 300;
-const STDIO_KILL_AFTER_MS = 800;
-
-/**
- * Closes a stdio upstream's client and with it the child: its input ends, then SIGTERM, then
- * SIGKILL. The SDK's transport gives a child 2 s for each step, so one that ignores the end of
- * its input (and SIGTERM) held a shutdown 2-4 s, where `mcp` and `serve` promise to exit
- * within 2 s of a signal whatever a tool does; here the steps come after 0.3 and 0.8 s.
- */
-async function closeStdio(client: Client, pid: number | null): Promise<void> {
-  // The transport resolves once the child has closed.
-  await endStdioChild(client.close(), pid);
-}
-
-/** SIGTERM to `pid` 0.3 s from now, SIGKILL at 0.8 s, until `ended` (the child closed): its pid is not signalled after that. */
-async function endStdioChild(ended: Promise<void>, pid: number | null): Promise<void> {
-  const signal = (name: NodeJS.Signals) => (): void => {
-    try {
-      if (pid !== null) process.kill(pid, name);
-    } catch {
-      // gone already
-    }
-  };
-  const term = setTimeout(signal('SIGTERM'), STDIO_TERM_AFTER_MS);
-  const kill = setTimeout(signal('SIGKILL'), STDIO_KILL_AFTER_MS);
-  try {
-    await ended;
-  } finally {
-    clearTimeout(term);
-    clearTimeout(kill);
-  }
 }
 
 /**

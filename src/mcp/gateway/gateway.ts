@@ -343,7 +343,15 @@ class Gateway implements GatewayToolSet {
     const said = new Set<string>();
     const wanted: { link: UpstreamLink; definition: UpstreamToolDefinition; name: string }[] = [];
     for (const link of this.#links.values()) {
+      const seen = new Set<string>();
       for (const definition of link.definitions ?? []) {
+        // As `sync` governs it: only the first entry of a name (two of one name, identical and
+        // so both approved, made the live set refuse the whole list: no upstream's tool was served).
+        if (seen.has(definition.name)) {
+          this.#once(said, `twice:${link.upstream.name}:${definition.name}`, `upstream ${link.upstream.name} lists ${JSON.stringify(definition.name)} more than once: only the first is served`);
+          continue;
+        }
+        seen.add(definition.name);
         // An entry MCP clients refuse is never served (pending and the API show it unregistrable).
         if (definition.refused !== undefined) {
           this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: ${definition.refused.startsWith(UNHASHABLE_DEFINITION) ? definition.refused : `not a valid MCP tool (${definition.refused})`}`);
@@ -359,6 +367,11 @@ class Gateway implements GatewayToolSet {
     wanted.forEach(({ link, definition, name }, index) => {
       const registration = registrations[index];
       if (registration === undefined || !this.#approved(link.upstream, definition, registration)) return;
+      // A registration tagged for two upstreams whose tools take one name: the first is served.
+      if (servedBy.has(name)) {
+        this.#once(said, `taken:${name}`, `upstream ${link.upstream.name}'s tool ${definition.name} is not served: upstream ${servedBy.get(name)} serves ${name}`);
+        return;
+      }
       if (this.#localNames.has(name)) {
         this.#once(said, `collision:${name}`, `upstream ${link.upstream.name}'s tool ${definition.name} is not served: a local tool is named ${name}`);
         return;

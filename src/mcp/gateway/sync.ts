@@ -210,7 +210,9 @@ export function computeUpstreamStates(
     const registration = byName.get(toolName);
     const clash = others.get(toolName);
     if (registration === undefined && clash !== undefined && !clash.spec.tags.includes(tag)) {
-      states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is registered already, without the tag ${tag} (a tool of its own); remove it or give the upstream another prefix` });
+      // Whose it is: another upstream's (two upstreams under one prefix) is not "a tool of its own".
+      const owner = clash.spec.tags.find((one) => one.startsWith('upstream:'));
+      states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is registered already, without the tag ${tag} (${owner === undefined ? 'a tool of its own' : `a tool of ${owner}`}); remove it or give the upstream another prefix` });
       continue;
     }
     // What a serving process would refuse to serve (a schema ajv cannot compile) is refused

@@ -28,7 +28,12 @@ import type { UpstreamToolDefinition } from './upstream-definition.js';
 
 /** The first pause before reconnecting to an upstream that went away or refused; it doubles up to `RECONNECT_MAX_MS`. */
 export const RECONNECT_FIRST_MS = 1_000;
-/** The longest pause between two attempts to reach an upstream. */
+/**
+ * The longest pause between two attempts to reach an upstream, and how long a connection must
+ * last before its end starts the pauses again at `RECONNECT_FIRST_MS`: one that ends sooner
+ * (an upstream that floods, or crashes, right after each connection) is reconnected after
+ * the doubled pause, so it cannot do it again every second.
+ */
 export const RECONNECT_MAX_MS = 60_000;
 /** The pause before a listing asked for while another was under way: a list_changed flood is listed at most this often. */
 export const LISTING_SPACING_MS = 250;
@@ -163,6 +168,22 @@ function describe(error: unknown): string {
 
 
 /**
+ * Why `error` (a request's on `connection`) says the upstream no longer knows the connection's
+ * Streamable HTTP session, else undefined: HTTP 404 to a request under a session id, as the
+ * specification says a server answers once it ended the session (it restarted, or expired it),
+ * or a 400 naming the session, as the SDK's example servers and server-everything answer
+ * (`Bad Request: No valid session ID provided`). The SDK's client does not start a new session
+ * by itself: every call and listing failed so until the serving process restarted.
+ */
+function sessionEnded(connection: UpstreamConnection, error: unknown): string | undefined {
+  if (connection.transport !== 'streamable-http' || !(error instanceof Error)) return undefined;
+  if ((connection.client.transport as { readonly sessionId?: string } | undefined)?.sessionId === undefined) return undefined;
+  const { code } = error as { code?: unknown };
+  if (code !== 404 && !(code === 400 && /session/i.test(error.message))) return undefined;
+  return `it no longer knows the gateway's session (HTTP ${code}: it restarted, or ended the session)`;
+}
+
+/**
  * A call of a tool the upstream says must run as a task (`execution.taskSupport: 'required'`):
  * made task-augmented, polled by the SDK's client until the task ends, its result as a plain
  * call's. The session sees an ordinary call (the gateway does not offer tasks itself).
@@ -188,6 +209,8 @@ export class UpstreamLink {
   /** Settles when the listing asked for during the one under way has ended. */
   #nextListing: Waiter | undefined;
   #retryMs = RECONNECT_FIRST_MS;
+  /** When the connection was made (performance.now()): one that lasts `RECONNECT_MAX_MS` resets `#retryMs` at its end. */
+  #connectedAt = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** The pause before listing again after a failed listing (doubling as the reconnect's), and its timer. */
   #relistMs = RECONNECT_FIRST_MS;
@@ -199,6 +222,8 @@ export class UpstreamLink {
   /** The tools the upstream lists with `execution.taskSupport: 'required'`: called as tasks. */
   #taskRequired: ReadonlySet<string> = new Set();
   readonly #calls = new Set<Relay>();
+  /** The upstream's requests (sampling, elicitation) being relayed, of every call. */
+  #asking = 0;
   /** The relayed calls waiting for an answer, by the id sent upstream. */
   readonly #pending = new Map<string, Pending>();
   /** The calls in flight by the progress token sent upstream with each. */
@@ -273,6 +298,7 @@ export class UpstreamLink {
         return;
       }
       this.#connection = connection;
+      this.#connectedAt = performance.now();
       connection.client.onclose = () => {
         const why = this.#endedWhy;
         this.#endedWhy = undefined;
@@ -290,7 +316,6 @@ export class UpstreamLink {
       // Every level is asked for; each session filters by its own logging/setLevel.
       if (connection.client.getServerCapabilities()?.logging !== undefined) await connection.client.setLoggingLevel('debug').catch(() => undefined);
       await this.relist();
-      if (this.#connection === connection) this.#retryMs = RECONNECT_FIRST_MS;
     });
     const attempt = this.#connecting;
     void attempt.finally(() => {
@@ -343,10 +368,12 @@ export class UpstreamLink {
     }
     if (relay !== undefined) {
       relay.asking += 1;
+      this.#asking += 1;
       try {
         return await ask(relay.call);
       } finally {
         relay.asking -= 1;
+        this.#asking -= 1;
       }
     }
     const why =
@@ -405,7 +432,7 @@ export class UpstreamLink {
   }
 
   /**
-   * A stdio upstream's notification as read, before the SDK's schema: a progress report or log
+   * An upstream's notification as read (stdio's reader, HTTP's screen), before the SDK's schema: a progress report or log
    * message is dropped there when its call's bucket is empty, or when no call would take it
    * (the handlers would drop it after the parse; one within the bucket is parsed and counted by
    * its handler); one that no handler of the link's client takes is dropped (the SDK's client
@@ -422,13 +449,29 @@ export class UpstreamLink {
         const relay = this.#relay();
         return relay === undefined || this.#spent(relay);
       }
-      // Handled: the SDK's Protocol's own (cancelled) and #setup's (list_changed).
+      // The SDK's Protocol's own: it can only end a request of the upstream's that is being relayed.
       case 'notifications/cancelled':
+        return this.#asking === 0;
+      // #setup's: it says nothing more while the listing it would ask for is asked for already
+      // (or waits for a failed listing's pause): relist(true) would do nothing.
       case 'notifications/tools/list_changed':
-        return false;
+        return this.#listing === undefined ? this.#relistTimer !== undefined : this.#listAgain;
       default:
         return true;
     }
+  }
+
+  /**
+   * Closes `connection` as failed when `error` says the upstream no longer knows its Streamable
+   * HTTP session (`sessionEnded`): it is reconnected after the usual pause, with a new session.
+   * True when it did.
+   */
+  #sessionCheck(connection: UpstreamConnection, error: unknown): boolean {
+    const why = sessionEnded(connection, error);
+    if (why === undefined || this.#connection !== connection) return false;
+    this.#endedWhy = why;
+    void connection.close().catch(() => undefined);
+    return true;
   }
 
   #failed(message: string): void {
@@ -454,6 +497,8 @@ export class UpstreamLink {
     this.#connection = undefined;
     this.#cancelRelist();
     if (this.#closed) return;
+    // Only a connection that behaved a while starts the pauses again (RECONNECT_MAX_MS).
+    if (performance.now() - this.#connectedAt >= RECONNECT_MAX_MS) this.#retryMs = RECONNECT_FIRST_MS;
     this.#failed(why);
     this.#options.onChange();
   }
@@ -546,7 +591,7 @@ export class UpstreamLink {
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     } catch (error) {
-      if (this.#connection !== connection) return;
+      if (this.#connection !== connection || this.#sessionCheck(connection, error)) return;
       this.#lastError = `cannot list its tools: ${listingRefusal(error) ?? describe(error)}`;
       const delay = this.#scheduleRelist(connection);
       this.#options.onWarning(`upstream ${this.#upstream.name}: ${this.#lastError}; none of its tools is served until it lists them${delay === undefined ? '' : `; listing again in ${Math.round(delay / 1000)} s`}`);
@@ -608,7 +653,8 @@ export class UpstreamLink {
     const { name } = this.#upstream;
     const connection = this.#connection;
     if (connection === undefined) {
-      void this.relist();
+      // Not a moment to connect: the pause after a failure is kept (a call connected at once,
+      // so an agent calling again and again reconnected a crashing or flooding upstream each time).
       return outcome('UPSTREAM_UNAVAILABLE', `upstream '${name}' is not connected${this.#lastError === undefined ? '' : ` (${this.#lastError})`}; try again later`);
     }
     const relayed = relayedCallOf(call.context);
@@ -622,6 +668,7 @@ export class UpstreamLink {
         callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: relayed?.signal ?? call.signal, timeout: this.#options.callTimeoutMs });
       return this.#relayed(toolName, this.#upstream.transport.type === 'stdio' ? await forward() : await current.run(relay, forward));
     } catch (error) {
+      this.#sessionCheck(connection, error);
       return this.#failure(toolName, error);
     } finally {
       this.#calls.delete(relay);
@@ -676,7 +723,10 @@ export class UpstreamLink {
       // context is set only where it can tell calls apart, since a first run() turns on
       // Node's promise hooks for the whole process, a cost on every promise of every call.
       const sent = this.#upstream.transport.type === 'stdio' ? transport.send(message) : current.run(relay, () => transport.send(message));
-      sent.catch((error: unknown) => finish(this.#failure(toolName, error)));
+      sent.catch((error: unknown) => {
+        this.#sessionCheck(connection, error);
+        finish(this.#failure(toolName, error));
+      });
     });
   }
 
