@@ -123,6 +123,13 @@ class StdioLines implements Transport {
   #initializeId: Id | undefined;
   #revision: string | undefined;
   readonly #batches = new Map<Id, Batch>();
+  /**
+   * The ids of the client's requests not answered (nor cancelled) yet. A request reusing one is
+   * refused, as over HTTP: the SDK's Server kept one abort controller per id, so the first call
+   * was no longer aborted when the session ended or the client cancelled, and the client got
+   * two answers with one id.
+   */
+  readonly #unanswered = new Set<Id>();
 
   constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, warn: (message: string) => void) {
     this.#stdin = stdin;
@@ -191,6 +198,7 @@ class StdioLines implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const reply = message as { id?: unknown; result?: { protocolVersion?: unknown } };
     if (isId(reply.id) && !('method' in message)) {
+      this.#unanswered.delete(reply.id);
       if (reply.id === this.#initializeId) {
         if (typeof reply.result?.protocolVersion === 'string') this.#revision = reply.result.protocolVersion;
         // A refused initialize (bad params) leaves the session uninitialized: another may follow.
@@ -288,6 +296,8 @@ class StdioLines implements Transport {
     // The ids owed a response first: a request answered at once must find its batch.
     for (const item of value) {
       if (!isObject(item) || !isId(item.id) || item.method === 'initialize' || typeof item.method !== 'string' || !JSONRPCMessageSchema.safeParse(item).success) continue;
+      // An id in use (before this batch, or earlier in it) is refused below: the answer owed under it is not this batch's.
+      if (this.#unanswered.has(item.id) || batch.pending.has(item.id)) continue;
       batch.pending.add(item.id);
       this.#batches.set(item.id, batch);
     }
@@ -314,6 +324,7 @@ class StdioLines implements Transport {
     if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
     const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
     const batch = isId(id) ? this.#batches.get(id) : undefined;
+    if (isId(id)) this.#unanswered.delete(id);
     if (batch === undefined) return;
     this.#batches.delete(id as Id);
     batch.pending.delete(id as Id);
@@ -348,6 +359,9 @@ class StdioLines implements Transport {
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (parsed.success) {
       const message = parsed.data;
+      if ('method' in message && 'id' in message && this.#unanswered.has(message.id)) {
+        return errorReply(message.id, -32600, `Invalid Request: request id ${JSON.stringify(message.id)} is already in use by a request of this session not yet answered; give each request a new id`);
+      }
       if ('method' in message && 'id' in message && message.method === 'initialize') {
         // Once per session, as over HTTP (the SDK's transport refuses it there): a second one re-negotiated the revision.
         if (this.#initializeId !== undefined) {
@@ -356,6 +370,7 @@ class StdioLines implements Transport {
         }
         this.#initializeId = message.id;
       }
+      if ('method' in message && 'id' in message) this.#unanswered.add(message.id);
       this.onmessage?.(message);
       this.#cancelled(message);
       return undefined;

@@ -429,6 +429,32 @@ describe('createMcpServer', () => {
     await close();
   });
 
+  it('over stdio, a request id still unanswered (or twice in one batch) is refused -32600 with that id; the first call is still aborted when the session ends', async () => {
+    let aborted = false;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    // Runs until its signal aborts, which it notes.
+    const slow = defineTool({ name: 'slow', version: '1', input_schema: object, handler: (_args, { signal }) => {
+      started();
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve((aborted = true))));
+    } });
+    const { written, send, close } = await stdioOver([slow, named('fast')]);
+    const replies = () => written().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await until(() => replies().length === 1, 'the initialize answer');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    await running;
+    // It ran, and took the SDK's abort controller of id 7: the first call was never aborted after.
+    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fast', arguments: {} } });
+    send([{ jsonrpc: '2.0', id: 'x', method: 'ping' }, { jsonrpc: '2.0', id: 'x', method: 'ping' }]);
+    await until(() => replies().length === 3, 'the refusals');
+    const inUse = (id: unknown) => ({ jsonrpc: '2.0', id, error: { code: -32600, message: `Invalid Request: request id ${JSON.stringify(id)} is already in use by a request of this session not yet answered; give each request a new id` } });
+    expect(replies().slice(1)).toEqual([inUse(7), [inUse('x'), { jsonrpc: '2.0', id: 'x', result: {} }]]);
+    await close();
+    expect(aborted).toBe(true);
+  });
+
   it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
     const { tool: waits, running } = waitingTool('waits');
     const logged = waitingTool('logs_first', true);
