@@ -10,6 +10,7 @@ import { CliError } from './errors.js';
 import { readPolicyFile } from './input.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
+import { endingOnStopSignal } from './stop-signals.js';
 import type { StopSignals } from './stop-signals.js';
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
@@ -17,6 +18,8 @@ export async function readToolsModule(path: string): Promise<Awaited<ReturnType<
   // A module that calls process.exit() while it loads ended the command with its code (0 too)
   // and not a word, and an MCP client saw the server vanish: a usage error, as any failure to load.
   const exited = (code: number): void => {
+    // SIGINT/SIGTERM while it loaded (a top-level await on a service): the operator's stop, exit 0.
+    if (endingOnStopSignal()) return;
     process.stderr.write(`error USAGE: the tools module ${resolve(path)} ended the process while it loaded (process.exit(${code}))\n`);
     process.exitCode = 2;
   };
