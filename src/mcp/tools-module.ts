@@ -16,6 +16,15 @@ export class ToolsModuleError extends Error {
 
 /** What a module threw, in one readable line: an Error's name and message, anything else (`throw null`, `throw 42`) as its JSON. */
 function describeThrown(error: unknown): string {
+  try {
+    return describe(error);
+  } catch {
+    // A getter of its message, or a Proxy, that throws (even on instanceof): reading it must not turn a usage error into INTERNAL.
+    return 'it threw a value that cannot be shown (reading its name or message threw)';
+  }
+}
+
+function describe(error: unknown): string {
   if (error instanceof StalledImport) return error.message;
   if (!(error instanceof Error)) {
     let text: string | undefined;

@@ -212,11 +212,12 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     }
   });
 
-  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled, process.exit(0)) is a usage error without a stack', async () => {
+  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, an Error whose message throws when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled, process.exit(0)) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
     writeFileSync(join(folder, 'getter.mjs'), 'export default { get tools() { throw new Error("no tools today"); } };\n');
     writeFileSync(join(folder, 'never-settles.mjs'), 'await new Promise(() => {});\n');
+    writeFileSync(join(folder, 'unreadable.mjs'), 'throw Object.defineProperty(new Error(), "message", { get() { throw new Error("no message"); } });\n');
     // Thrown outside the import's own promise: in a timer its top-level await waits on, and a rejection nobody handles.
     writeFileSync(join(folder, 'throws-later.mjs'), 'setTimeout(() => { throw new Error("late boom"); }, 0);\nawait new Promise((settle) => setTimeout(settle, 200));\n');
     writeFileSync(join(folder, 'rejects.mjs'), 'export default Promise.reject(new Error("nobody caught this"));\n');
@@ -224,9 +225,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // Processes of their own: in this one the event loop never runs empty, which is how the stall is seen, and vitest hears uncaught errors.
     const own = ['never-settles.mjs', 'throws-later.mjs', 'rejects.mjs', 'exits.mjs'].map((module) => runCliAsync(['mcp', '--tools', module, '--db', db], { cwd: folder }));
     const outcomes = [];
-    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
+    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs', 'unreadable.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
     outcomes.push(...(await Promise.all(own)));
-    const [thrown, syntax, missing, getter, stalled, later, rejected, exits] = outcomes;
+    const [thrown, syntax, missing, getter, unreadable, stalled, later, rejected, exits] = outcomes;
     for (const outcome of outcomes) {
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
@@ -239,6 +240,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
     // It was error INTERNAL with a stack.
     expect(getter?.stderr).toMatch(/^error USAGE: the tools module \S*getter\.mjs: reading its exports failed: Error: no tools today$/m);
+    // Reading what it threw threw too: it was error INTERNAL with a stack.
+    expect(unreadable?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*unreadable\.mjs: it threw a value that cannot be shown \(reading its name or message threw\)$/m);
     // It was exit 13 (Node's "unsettled top-level await") and not a word on stderr.
     expect(stalled?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*never-settles\.mjs: its top-level await never settled /m);
     // Both were exit 1 with a stack (the second after a usage error saying it exports no tools).
