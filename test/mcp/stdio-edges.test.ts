@@ -1,7 +1,7 @@
 // `tool-registry mcp` against a hostile or careless client (issue 40): huge results, malformed
 // lines, batches, an over-long line, a call before initialize, a handler that ignores its
-// abort signal when the client leaves, calls racing a disable by another process, and
-// deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
+// abort signal when the client leaves, a handler's rejection nobody handles, calls racing a
+// disable by another process, and deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
 // to line by line (what the SDK's client would never send), each ended by a test; and one
 // `serve --tools` stopped with such a handler running.
 import { spawn } from 'node:child_process';
@@ -65,6 +65,11 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect((await client.client.callTool({ name: 'loud', arguments: { bytes: 11_000_000 } })).structuredContent).toEqual({ logged: 11_000_000 });
     expect(logged).toEqual([expect.stringMatching(/^a notifications\/message of \d+ bytes from a tool was not sent: over this server's limit of 4194304 bytes \(maxResultBytes\)$/)]);
     expect((await client.client.callTool({ name: 'echo', arguments: { text: 'alive' } })).structuredContent).toEqual({ text: 'alive' });
+    // A handler's promise that rejects with nobody to handle it ended the process (exit 1, a stack): said on stderr, the session goes on.
+    expect((await client.client.callTool({ name: 'careless', arguments: {} })).structuredContent).toEqual({ started: true });
+    await until(() => client.stderr().includes('careless:'), 'the line on stderr');
+    expect(client.stderr()).toMatch(/^tool-registry mcp: a promise rejected and nothing handled it \(a tool handler's work not awaited\?\); the session goes on: Error: careless: nobody awaited this$/m);
+    expect((await client.client.callTool({ name: 'echo', arguments: { text: 'still' } })).structuredContent).toEqual({ text: 'still' });
   });
 
   it('answers every malformed line as JSON-RPC says, refuses calls before initialize, and skips an over-long line', async () => {
