@@ -228,9 +228,13 @@ class StdioLines implements Transport {
       // a flood of notifications got Node's MaxListenersExceededWarning on stderr, and 100,000 listeners).
       this.#draining.push(resolve);
       if (this.#draining.length === 1) {
+        // Backpressure: its input waits until the client reads what we wrote. A client writing
+        // requests without reading the answers kept each waiting in memory (about 4 KiB a ping), without bound.
+        this.#stdin.pause();
         this.#stdout.once('drain', () => {
           const waiting = this.#draining;
           this.#draining = [];
+          if (!this.#closed) this.#stdin.resume();
           for (const each of waiting) each();
         });
       }
@@ -392,7 +396,8 @@ class StdioLines implements Transport {
  * -32600; a batch is answered in a session of MCP 2025-03-26 and refused (-32600) in later
  * revisions, which removed batches; a line over `maxMessageBytes` is skipped with a -32600
  * reply and `onWarning` (counted in `skippedMessages`). A last line without its newline is
- * read as a line. The session ends when `stdin` ends or on `close()`: the calls still
+ * read as a line. While `stdout` holds more than its buffer unread, `stdin` is paused
+ * (backpressure). The session ends when `stdin` ends or on `close()`: the calls still
  * running are aborted (their handler's signal).
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */

@@ -393,6 +393,31 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over stdio, a client that does not read the answers is not read either until it does (backpressure): its requests wait in its pipe, not in memory', async () => {
+    const registry = new InMemoryToolRegistry();
+    const live = await liveToolSet(registry, []);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough({ highWaterMark: 64 })];
+    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const ping = (id: number): boolean => stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`);
+    // What waits for the client to read.
+    const unread = (): number => stdout.writableLength + stdout.readableLength;
+    let sent = 0;
+    while (sent < 100 && stdin.readableFlowing !== false) {
+      const before = unread();
+      ping(sent++);
+      await until(() => unread() > before, 'the ping answered');
+    }
+    // The old code read on: 100 answers waited in memory (a flood of pings grew the process by about 4 KiB each, without bound).
+    expect(sent).toBeLessThan(100);
+    for (let more = 0; more < 5; more++) ping(sent++);
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => void (written += chunk.toString('utf8')));
+    await until(() => written.split('\n').length > sent, 'every ping answered, once the client reads');
+    expect(written.split('\n').slice(0, -1).map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([...Array(sent).keys()]);
+    await stdio.close();
+    await live.close();
+  });
+
   it('refuses a tools/call whose progress token is over 1,024 characters (-32602 naming it): each report carried it back', async () => {
     const reporter = defineTool({ name: 'reporter', version: '1', input_schema: object, handler: (_args, { progress }) => {
       for (let index = 0; index < 3; index++) progress(index, 3);
