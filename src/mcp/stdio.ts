@@ -30,7 +30,7 @@ export interface McpStdioOptions extends McpServerOptions {
 
 /** A running stdio session. */
 export interface McpStdioSession {
-  /** Settles when the session ends: the client closed standard input, or `close()`. */
+  /** Settles when the session ends: the client closed standard input, reading it failed, or `close()`. */
   readonly closed: Promise<void>;
   /** How many lines were over `maxMessageBytes` and skipped (each answered with an error). */
   readonly skippedMessages: number;
@@ -163,6 +163,9 @@ class StdioLines implements Transport {
 
   readonly #onError = (error: Error): void => {
     this.onerror?.(error);
+    // A stream that failed gives nothing more, and no 'end' follows: the session stayed open for good.
+    this.#warn(`standard input failed (${error.message}); the session ends`);
+    void this.close();
   };
 
   readonly #onEnd = (): void => {
@@ -397,7 +400,7 @@ class StdioLines implements Transport {
  * revisions, which removed batches; a line over `maxMessageBytes` is skipped with a -32600
  * reply and `onWarning` (counted in `skippedMessages`). A last line without its newline is
  * read as a line. While `stdout` holds more than its buffer unread, `stdin` is paused
- * (backpressure). The session ends when `stdin` ends or on `close()`: the calls still
+ * (backpressure). The session ends when `stdin` ends or fails (`onWarning` says why) or on `close()`: the calls still
  * running are aborted (their handler's signal).
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */

@@ -418,6 +418,21 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over stdio, a read error on stdin ends the session (a stream that failed gives nothing more), with a warning', async () => {
+    const registry = new InMemoryToolRegistry();
+    const live = await liveToolSet(registry, []);
+    const warnings: string[] = [];
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    const stdio = await serveMcpStdio(live, { stdin, stdout, onWarning: (message) => warnings.push(message) });
+    let closed = false;
+    void stdio.closed.then(() => (closed = true));
+    stdin.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }));
+    // It stayed open for good, and `tool-registry mcp` with it: no 'end' follows an error.
+    await until(() => closed, 'the session to end');
+    expect(warnings).toEqual(['standard input failed (read EIO); the session ends']);
+    await live.close();
+  });
+
   it('refuses a tools/call whose progress token is over 1,024 characters (-32602 naming it): each report carried it back', async () => {
     const reporter = defineTool({ name: 'reporter', version: '1', input_schema: object, handler: (_args, { progress }) => {
       for (let index = 0; index < 3; index++) progress(index, 3);
