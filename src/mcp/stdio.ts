@@ -30,7 +30,7 @@ export interface McpStdioOptions extends McpServerOptions {
 
 /** A running stdio session. */
 export interface McpStdioSession {
-  /** Settles when the session ends: the client closed standard input, reading it failed, or `close()`. */
+  /** Settles when the session ends: the client closed standard input, reading or writing failed, or `close()`. */
   readonly closed: Promise<void>;
   /** How many lines were over `maxMessageBytes` and skipped (each answered with an error). */
   readonly skippedMessages: number;
@@ -168,6 +168,12 @@ class StdioLines implements Transport {
     void this.close();
   };
 
+  readonly #onWriteError = (error: Error): void => {
+    // The client is gone (EPIPE): unheard, the stream's 'error' was an uncaught exception.
+    this.#warn(`standard output failed (${error.message}); the session ends`);
+    void this.close();
+  };
+
   readonly #onEnd = (): void => {
     // A last line without its newline (truncated JSON, garbage) is a line too: answered, not dropped.
     if (!this.#skipping && this.#size > 0) {
@@ -183,6 +189,7 @@ class StdioLines implements Transport {
   async start(): Promise<void> {
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onError);
+    this.#stdout.on('error', this.#onWriteError);
     // The client is gone when our input ends (the SDK's transport did not notice).
     this.#stdin.once('end', this.#onEnd);
   }
@@ -193,6 +200,7 @@ class StdioLines implements Transport {
     this.#stdin.off('data', this.#onData);
     this.#stdin.off('error', this.#onError);
     this.#stdin.off('end', this.#onEnd);
+    this.#stdout.off('error', this.#onWriteError);
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
     this.#parts = [];
     this.onclose?.();
@@ -400,7 +408,8 @@ class StdioLines implements Transport {
  * revisions, which removed batches; a line over `maxMessageBytes` is skipped with a -32600
  * reply and `onWarning` (counted in `skippedMessages`). A last line without its newline is
  * read as a line. While `stdout` holds more than its buffer unread, `stdin` is paused
- * (backpressure). The session ends when `stdin` ends or fails (`onWarning` says why) or on `close()`: the calls still
+ * (backpressure). The session ends when `stdin` ends, either stream fails (`onWarning` says
+ * why: an EPIPE on `stdout` was an uncaught error) or on `close()`: the calls still
  * running are aborted (their handler's signal).
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */

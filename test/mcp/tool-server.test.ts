@@ -433,6 +433,21 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over stdio, a write error on stdout (the client gone: EPIPE) ends the session with a warning, not an uncaught error', async () => {
+    const registry = new InMemoryToolRegistry();
+    const live = await liveToolSet(registry, []);
+    const warnings: string[] = [];
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    const stdio = await serveMcpStdio(live, { stdin, stdout, onWarning: (message) => warnings.push(message) });
+    let closed = false;
+    void stdio.closed.then(() => (closed = true));
+    // Unheard, the stream's 'error' was an uncaught exception: it ended a process serving on its own stdout.
+    stdout.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+    await until(() => closed, 'the session to end');
+    expect(warnings).toEqual(['standard output failed (write EPIPE); the session ends']);
+    await live.close();
+  });
+
   it('refuses a tools/call whose progress token is over 1,024 characters (-32602 naming it): each report carried it back', async () => {
     const reporter = defineTool({ name: 'reporter', version: '1', input_schema: object, handler: (_args, { progress }) => {
       for (let index = 0; index < 3; index++) progress(index, 3);
