@@ -418,33 +418,22 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
-  it('over stdio, a read error on stdin ends the session (a stream that failed gives nothing more), with a warning', async () => {
+  // A read error kept the session open for good (no 'end' follows an error), and `tool-registry mcp` with it;
+  // unheard, a write error (EPIPE: the client gone) was an uncaught exception of the process serving.
+  it.each([
+    ['stdin', 'read EIO', 'EIO', 'standard input failed (read EIO); the session ends'],
+    ['stdout', 'write EPIPE', 'EPIPE', 'standard output failed (write EPIPE); the session ends'],
+  ] as const)('over stdio, an error of %s ends the session with a warning', async (stream, message, code, warning) => {
     const registry = new InMemoryToolRegistry();
     const live = await liveToolSet(registry, []);
     const warnings: string[] = [];
-    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
-    const stdio = await serveMcpStdio(live, { stdin, stdout, onWarning: (message) => warnings.push(message) });
+    const streams = { stdin: new PassThrough(), stdout: new PassThrough() };
+    const stdio = await serveMcpStdio(live, { ...streams, onWarning: (text) => warnings.push(text) });
     let closed = false;
     void stdio.closed.then(() => (closed = true));
-    stdin.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }));
-    // It stayed open for good, and `tool-registry mcp` with it: no 'end' follows an error.
+    streams[stream].destroy(Object.assign(new Error(message), { code }));
     await until(() => closed, 'the session to end');
-    expect(warnings).toEqual(['standard input failed (read EIO); the session ends']);
-    await live.close();
-  });
-
-  it('over stdio, a write error on stdout (the client gone: EPIPE) ends the session with a warning, not an uncaught error', async () => {
-    const registry = new InMemoryToolRegistry();
-    const live = await liveToolSet(registry, []);
-    const warnings: string[] = [];
-    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
-    const stdio = await serveMcpStdio(live, { stdin, stdout, onWarning: (message) => warnings.push(message) });
-    let closed = false;
-    void stdio.closed.then(() => (closed = true));
-    // Unheard, the stream's 'error' was an uncaught exception: it ended a process serving on its own stdout.
-    stdout.destroy(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
-    await until(() => closed, 'the session to end');
-    expect(warnings).toEqual(['standard output failed (write EPIPE); the session ends']);
+    expect(warnings).toEqual([warning]);
     await live.close();
   });
 
