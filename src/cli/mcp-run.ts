@@ -178,7 +178,8 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
         // stdio, it ends at the latest EXIT_GRACE_MS later (the event loop may end it sooner).
         if (ownsProcess) {
           setTimeout(() => {
-            line(context, `a tool handler was still running ${EXIT_GRACE_MS} ms after its call was aborted; exiting without it`);
+            // A timer or a connection the tools module keeps open holds the process as well (no call need be running).
+            line(context, `still running ${EXIT_GRACE_MS} ms after the session closed (a tool handler that ignores its abort signal, or a timer or connection of the tools module); exiting without it`);
             process.exit();
           }, EXIT_GRACE_MS).unref();
         }

@@ -159,7 +159,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     for (const child of [raw, raw2025]) {
       expect(child.stderr()).toContain('stubborn: aborted');
       expect(child.stderr()).not.toContain('stubborn: finished');
-      expect(child.stderr()).toMatch(/^tool-registry mcp: a tool handler was still running 1000 ms after its call was aborted; exiting without it$/m);
+      // It said "a tool handler was still running", also when only a timer of the module was (no call at all).
+      expect(child.stderr()).toMatch(/^tool-registry mcp: still running 1000 ms after the session closed \(a tool handler that ignores its abort signal, or a timer or connection of the tools module\); exiting without it$/m);
     }
   });
 
