@@ -11,7 +11,7 @@ import type { LiveToolSet } from '../index.js';
 import { MAX_MESSAGE_DEPTH, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
-import { checkSessionOptions, createMcpServer } from './tool-server.js';
+import { DEFAULT_MAX_RESULT_BYTES, checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /**
@@ -39,10 +39,13 @@ export interface McpStdioSession {
 
 /** The revisions of MCP that have JSON-RPC batches: 2025-03-26 added them, 2025-06-18 removed them. */
 const BATCH_REVISIONS = new Set(['2025-03-26']);
-/** A batch being answered (MCP 2025-03-26): the ids still owed a response, and the responses so far. */
+/** The most messages one batch may hold: its answer is one line, which a client reads whole. */
+const MAX_BATCH_MESSAGES = 1000;
+/** A batch being answered (MCP 2025-03-26): the ids still owed a response, and the responses so far (their JSON, `bytes` in all). */
 interface Batch {
   readonly pending: Set<Id>;
-  readonly replies: object[];
+  readonly replies: string[];
+  bytes: number;
   /** While its items are being passed on: the replies go out after the last. */
   reading: boolean;
 }
@@ -107,6 +110,8 @@ class StdioLines implements Transport {
   /** The writes waiting for stdout's 'drain' (one listener for them all). */
   #draining: (() => void)[] = [];
   readonly #maxBytes: number;
+  /** The most a batch's answer takes (the session's maxResultBytes). */
+  readonly #maxAnswerBytes: number;
   readonly #warn: (message: string) => void;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
   /** The current line so far, and its length; `#skipping` while the rest of an over-long line goes by. */
@@ -131,10 +136,11 @@ class StdioLines implements Transport {
    */
   readonly #unanswered = new Set<Id>();
 
-  constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, warn: (message: string) => void) {
+  constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, maxAnswerBytes: number, warn: (message: string) => void) {
     this.#stdin = stdin;
     this.#stdout = stdout;
     this.#maxBytes = maxBytes;
+    this.#maxAnswerBytes = maxAnswerBytes;
     this.#warn = warn;
     sendsResultJson(this);
   }
@@ -219,7 +225,7 @@ class StdioLines implements Transport {
       if (batch !== undefined) {
         this.#batches.delete(reply.id);
         batch.pending.delete(reply.id);
-        batch.replies.push(message);
+        this.#addReply(batch, message);
         return this.#answer(batch);
       }
     }
@@ -227,9 +233,12 @@ class StdioLines implements Transport {
   }
 
   #write(value: object): Promise<void> {
-    if (this.#closed) return Promise.resolve();
     // A tools/call result was serialised already, to measure it: its text is sent as it is.
-    const text = responseJson(value) ?? JSON.stringify(value);
+    return this.#writeText(responseJson(value) ?? JSON.stringify(value));
+  }
+
+  #writeText(text: string): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     return new Promise((resolve) => {
       if (this.#stdout.write(`${text}\n`)) {
         resolve();
@@ -307,7 +316,11 @@ class StdioLines implements Transport {
       void this.#write(errorReply(null, -32600, `Invalid Request: JSON-RPC batches are not accepted ${session} (MCP 2025-06-18 removed them; only 2025-03-26 has them): send one message per line`));
       return;
     }
-    const batch: Batch = { pending: new Set(), replies: [], reading: true };
+    if (value.length > MAX_BATCH_MESSAGES) {
+      void this.#write(errorReply(null, -32600, `Invalid Request: a batch of ${value.length} messages, over the ${MAX_BATCH_MESSAGES} one batch may hold: send fewer at a time`));
+      return;
+    }
+    const batch: Batch = { pending: new Set(), replies: [], bytes: 0, reading: true };
     // The ids owed a response first: a request answered at once must find its batch.
     for (const item of value) {
       if (!isObject(item) || !isId(item.id) || item.method === 'initialize' || typeof item.method !== 'string' || !JSONRPCMessageSchema.safeParse(item).success) continue;
@@ -318,7 +331,7 @@ class StdioLines implements Transport {
     }
     for (const item of value) {
       const refusal = isObject(item) && isId(item.id) && item.method === 'initialize' ? errorReply(item.id, -32600, 'Invalid Request: initialize must not be part of a batch') : this.#message(item);
-      if (refusal !== undefined) batch.replies.push(refusal);
+      if (refusal !== undefined) this.#addReply(batch, refusal);
     }
     batch.reading = false;
     void this.#answer(batch);
@@ -327,7 +340,23 @@ class StdioLines implements Transport {
   /** Writes a batch's replies once none is owed any more (nothing when it had none to give). */
   #answer(batch: Batch): Promise<void> {
     if (batch.reading || batch.pending.size > 0 || batch.replies.length === 0) return Promise.resolve();
-    return this.#write(batch.replies);
+    return this.#writeText(`[${batch.replies.join(',')}]`);
+  }
+
+  /**
+   * Adds a reply to its batch's answer; one that would take the answer past `maxAnswerBytes`
+   * is replaced by an error saying so. The answer is one line: 20,000 tools/list in a 1 MB
+   * batch were answered with 10.7 MB (past the line the SDK's client reads), and a registry
+   * of larger tools would have held gigabytes until the last.
+   */
+  #addReply(batch: Batch, reply: object): void {
+    let text = responseJson(reply) ?? JSON.stringify(reply);
+    if (batch.bytes + Buffer.byteLength(text, 'utf8') > this.#maxAnswerBytes && !('error' in reply)) {
+      const id = (reply as { id?: Id | null }).id ?? null;
+      text = JSON.stringify(errorReply(id, -32000, `Answer too large: the answers of this batch would pass ${this.#maxAnswerBytes} bytes (maxResultBytes); send this request again on its own`));
+    }
+    batch.bytes += Buffer.byteLength(text, 'utf8') + 1;
+    batch.replies.push(text);
   }
 
   /**
@@ -421,7 +450,7 @@ export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions 
   }
   const server = createMcpServer(live, sessionOptions);
   const warn = (message: string): void => sessionOptions.onWarning?.(message);
-  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, warn);
+  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, sessionOptions.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, warn);
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => {
     ended = resolve;

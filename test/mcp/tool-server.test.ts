@@ -499,6 +499,36 @@ describe('createMcpServer', () => {
     expect(aborted).toBe(true);
   });
 
+  it('over stdio (MCP 2025-03-26), a batch answer stays within maxResultBytes (replies past it are errors saying so), and a batch holds at most 1,000 messages', async () => {
+    const tools = ['a', 'b', 'c'].map((name) => named(name, { description: name.repeat(300) }));
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => void (written += chunk.toString('utf8')));
+    const stdio = await serveMcpStdio(live, { stdin, stdout, maxResultBytes: 4000 });
+    const send = (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`);
+    const lines = () => written.split('\n').slice(0, -1);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await until(() => lines().length === 1, 'the initialize answer');
+    // Each tools/list answer is about 1.2 KB: ten of them were one line of 12 KB (20,000 in 1 MB of batch: 10.7 MB).
+    send(Array.from({ length: 10 }, (_, id) => ({ jsonrpc: '2.0', id: id + 1, method: 'tools/list' })));
+    send(Array.from({ length: 1001 }, (_, id) => ({ jsonrpc: '2.0', id: `p${id}`, method: 'ping' })));
+    await until(() => lines().length === 3, 'both batches answered');
+    // The refusal goes out at once, before the answer of the first.
+    const answer = lines().find((line) => line.startsWith('[')) as string;
+    const tooMany = lines().find((line) => line.includes('"id":null')) as string;
+    expect(Buffer.byteLength(answer)).toBeLessThan(4000 + 10 * 250);
+    const replies = JSON.parse(answer) as { id: number; result?: unknown; error?: { code: number; message: string } }[];
+    expect(replies.map((reply) => reply.id)).toEqual([...Array(10).keys()].map((id) => id + 1));
+    expect(replies.slice(0, 3).every((reply) => reply.result !== undefined)).toBe(true);
+    expect(replies.at(-1)?.error).toEqual({ code: -32000, message: 'Answer too large: the answers of this batch would pass 4000 bytes (maxResultBytes); send this request again on its own' });
+    expect(JSON.parse(tooMany)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1001 messages, over the 1000 one batch may hold: send fewer at a time' } });
+    await stdio.close();
+    await live.close();
+  });
+
   it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
     const { tool: waits, running } = waitingTool('waits');
     const logged = waitingTool('logs_first', true);
