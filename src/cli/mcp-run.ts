@@ -10,6 +10,7 @@ import { CliError } from './errors.js';
 import { readPolicyFile } from './input.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
+import { endingOnStopSignal } from './stop-signals.js';
 import type { StopSignals } from './stop-signals.js';
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
@@ -17,6 +18,8 @@ export async function readToolsModule(path: string): Promise<Awaited<ReturnType<
   // A module that calls process.exit() while it loads ended the command with its code (0 too)
   // and not a word, and an MCP client saw the server vanish: a usage error, as any failure to load.
   const exited = (code: number): void => {
+    // SIGINT/SIGTERM while it loaded (a top-level await on a service): the operator's stop, exit 0.
+    if (endingOnStopSignal()) return;
     process.stderr.write(`error USAGE: the tools module ${resolve(path)} ended the process while it loaded (process.exit(${code}))\n`);
     process.exitCode = 2;
   };
@@ -85,6 +88,15 @@ function reserveStdout(): { protocol: NodeJS.WritableStream; restore(): void } {
   };
 }
 
+/** A rejection's reason in one line (an Error's name and message), whatever it is. */
+function reasonText(reason: unknown): string {
+  try {
+    return reason instanceof Error ? `${reason.name}: ${reason.message}` : (JSON.stringify(reason) ?? String(reason));
+  } catch {
+    return 'a value that cannot be shown';
+  }
+}
+
 /** Serves one session until its input ends or SIGINT/SIGTERM (`stop`, caught by the action). */
 export async function mcpRun(context: CliContext, options: McpCommandOptions, stop: StopSignals): Promise<void> {
   if (context.stdout !== process.stdout) return serveMcpCommand(context, options, stop, false);
@@ -134,6 +146,10 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
         ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
+      // A handler's promise that rejects with nobody to handle it (work it never awaited) ended the
+      // process by Node's default, every call in flight and the session with it: said, the session goes on.
+      const stray = (reason: unknown): void => line(context, `a promise rejected and nothing handled it (a tool handler's work not awaited?); the session goes on: ${reasonText(reason)}`);
+      if (ownsProcess) process.on('unhandledRejection', stray);
       const stopped = stop.running();
       let signalled = false;
       const onStop = (): void => {
@@ -152,6 +168,7 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
           throw new CliError('IO_ERROR', `${skipped} message${skipped === 1 ? ' was' : 's were'} over --max-message-bytes (${options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES} bytes) on standard input, skipped with an error reply`);
         }
       } finally {
+        process.off('unhandledRejection', stray);
         stop.dispose();
         // The upstream connections first: the grace below must not end the process while a
         // stdio upstream child is still being stopped (it would outlive us).
@@ -161,7 +178,8 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
         // stdio, it ends at the latest EXIT_GRACE_MS later (the event loop may end it sooner).
         if (ownsProcess) {
           setTimeout(() => {
-            line(context, `a tool handler was still running ${EXIT_GRACE_MS} ms after its call was aborted; exiting without it`);
+            // A timer or a connection the tools module keeps open holds the process as well (no call need be running).
+            line(context, `still running ${EXIT_GRACE_MS} ms after the session closed (a tool handler that ignores its abort signal, or a timer or connection of the tools module); exiting without it`);
             process.exit();
           }, EXIT_GRACE_MS).unref();
         }

@@ -176,6 +176,10 @@ export function buildProgram(io: CliIO): Command {
     if (database === ':memory:' && command?.name() !== 'mcp') {
       throw new CliError('USAGE', "database :memory: is SQLite's in-memory database, gone when this command ends: nothing would be kept (./:memory: names a file)");
     }
+    // Without --publish it is empty: `mcp` said DATABASE_NOT_FOUND and "run tool-registry migrate", which cannot reach it.
+    if (database === ':memory:' && command?.opts().publish !== true) {
+      throw new CliError('USAGE', "database :memory: is SQLite's in-memory database, empty when this command starts: mcp serves one only with --publish, which publishes the tools of --tools into it (./:memory: names a file)");
+    }
     return { database, stdin: io.stdin, stdout: io.stdout, stderr: io.stderr };
   };
 

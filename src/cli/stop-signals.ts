@@ -16,6 +16,12 @@ export interface StopSignals {
 
 const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
+let endedBySignal = false;
+/** Whether the process is ending because a stop signal came while a command started (its 'exit' listeners must not blame anything else). */
+export function endingOnStopSignal(): boolean {
+  return endedBySignal;
+}
+
 /**
  * Catches SIGINT and SIGTERM now. Until `running()`, a signal ends the process at once with
  * exit 0 when the command owns it (`owned`: its output is the process's): nothing has been
@@ -29,7 +35,10 @@ export function catchStopSignals(owned: boolean): StopSignals {
     for (const signal of SIGNALS) process.off(signal, onSignal);
   };
   function onSignal(): void {
-    if (!started && owned) process.exit(0);
+    if (!started && owned) {
+      endedBySignal = true;
+      process.exit(0);
+    }
     dispose();
     controller.abort();
   }

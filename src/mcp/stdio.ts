@@ -11,7 +11,7 @@ import type { LiveToolSet } from '../index.js';
 import { MAX_MESSAGE_DEPTH, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
-import { checkSessionOptions, createMcpServer } from './tool-server.js';
+import { DEFAULT_MAX_RESULT_BYTES, checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /**
@@ -30,7 +30,7 @@ export interface McpStdioOptions extends McpServerOptions {
 
 /** A running stdio session. */
 export interface McpStdioSession {
-  /** Settles when the session ends: the client closed standard input, or `close()`. */
+  /** Settles when the session ends: the client closed standard input, reading or writing failed, or `close()`. */
   readonly closed: Promise<void>;
   /** How many lines were over `maxMessageBytes` and skipped (each answered with an error). */
   readonly skippedMessages: number;
@@ -39,10 +39,13 @@ export interface McpStdioSession {
 
 /** The revisions of MCP that have JSON-RPC batches: 2025-03-26 added them, 2025-06-18 removed them. */
 const BATCH_REVISIONS = new Set(['2025-03-26']);
-/** A batch being answered (MCP 2025-03-26): the ids still owed a response, and the responses so far. */
+/** The most messages one batch may hold: its answer is one line, which a client reads whole. */
+const MAX_BATCH_MESSAGES = 1000;
+/** A batch being answered (MCP 2025-03-26): the ids still owed a response, and the responses so far (their JSON, `bytes` in all). */
 interface Batch {
   readonly pending: Set<Id>;
-  readonly replies: object[];
+  readonly replies: string[];
+  bytes: number;
   /** While its items are being passed on: the replies go out after the last. */
   reading: boolean;
 }
@@ -107,6 +110,8 @@ class StdioLines implements Transport {
   /** The writes waiting for stdout's 'drain' (one listener for them all). */
   #draining: (() => void)[] = [];
   readonly #maxBytes: number;
+  /** The most a batch's answer takes (the session's maxResultBytes). */
+  readonly #maxAnswerBytes: number;
   readonly #warn: (message: string) => void;
   readonly #decoder = new TextDecoder('utf-8', { fatal: true });
   /** The current line so far, and its length; `#skipping` while the rest of an over-long line goes by. */
@@ -123,11 +128,19 @@ class StdioLines implements Transport {
   #initializeId: Id | undefined;
   #revision: string | undefined;
   readonly #batches = new Map<Id, Batch>();
+  /**
+   * The ids of the client's requests not answered (nor cancelled) yet. A request reusing one is
+   * refused, as over HTTP: the SDK's Server kept one abort controller per id, so the first call
+   * was no longer aborted when the session ended or the client cancelled, and the client got
+   * two answers with one id.
+   */
+  readonly #unanswered = new Set<Id>();
 
-  constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, warn: (message: string) => void) {
+  constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, maxAnswerBytes: number, warn: (message: string) => void) {
     this.#stdin = stdin;
     this.#stdout = stdout;
     this.#maxBytes = maxBytes;
+    this.#maxAnswerBytes = maxAnswerBytes;
     this.#warn = warn;
     sendsResultJson(this);
   }
@@ -156,6 +169,15 @@ class StdioLines implements Transport {
 
   readonly #onError = (error: Error): void => {
     this.onerror?.(error);
+    // A stream that failed gives nothing more, and no 'end' follows: the session stayed open for good.
+    this.#warn(`standard input failed (${error.message}); the session ends`);
+    void this.close();
+  };
+
+  readonly #onWriteError = (error: Error): void => {
+    // The client is gone (EPIPE): unheard, the stream's 'error' was an uncaught exception.
+    this.#warn(`standard output failed (${error.message}); the session ends`);
+    void this.close();
   };
 
   readonly #onEnd = (): void => {
@@ -173,6 +195,7 @@ class StdioLines implements Transport {
   async start(): Promise<void> {
     this.#stdin.on('data', this.#onData);
     this.#stdin.on('error', this.#onError);
+    this.#stdout.on('error', this.#onWriteError);
     // The client is gone when our input ends (the SDK's transport did not notice).
     this.#stdin.once('end', this.#onEnd);
   }
@@ -183,6 +206,7 @@ class StdioLines implements Transport {
     this.#stdin.off('data', this.#onData);
     this.#stdin.off('error', this.#onError);
     this.#stdin.off('end', this.#onEnd);
+    this.#stdout.off('error', this.#onWriteError);
     if (this.#stdin.listenerCount('data') === 0) this.#stdin.pause();
     this.#parts = [];
     this.onclose?.();
@@ -191,6 +215,7 @@ class StdioLines implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const reply = message as { id?: unknown; result?: { protocolVersion?: unknown } };
     if (isId(reply.id) && !('method' in message)) {
+      this.#unanswered.delete(reply.id);
       if (reply.id === this.#initializeId) {
         if (typeof reply.result?.protocolVersion === 'string') this.#revision = reply.result.protocolVersion;
         // A refused initialize (bad params) leaves the session uninitialized: another may follow.
@@ -200,7 +225,7 @@ class StdioLines implements Transport {
       if (batch !== undefined) {
         this.#batches.delete(reply.id);
         batch.pending.delete(reply.id);
-        batch.replies.push(message);
+        this.#addReply(batch, message);
         return this.#answer(batch);
       }
     }
@@ -208,9 +233,12 @@ class StdioLines implements Transport {
   }
 
   #write(value: object): Promise<void> {
-    if (this.#closed) return Promise.resolve();
     // A tools/call result was serialised already, to measure it: its text is sent as it is.
-    const text = responseJson(value) ?? JSON.stringify(value);
+    return this.#writeText(responseJson(value) ?? JSON.stringify(value));
+  }
+
+  #writeText(text: string): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     return new Promise((resolve) => {
       if (this.#stdout.write(`${text}\n`)) {
         resolve();
@@ -220,9 +248,13 @@ class StdioLines implements Transport {
       // a flood of notifications got Node's MaxListenersExceededWarning on stderr, and 100,000 listeners).
       this.#draining.push(resolve);
       if (this.#draining.length === 1) {
+        // Backpressure: its input waits until the client reads what we wrote. A client writing
+        // requests without reading the answers kept each waiting in memory (about 4 KiB a ping), without bound.
+        this.#stdin.pause();
         this.#stdout.once('drain', () => {
           const waiting = this.#draining;
           this.#draining = [];
+          if (!this.#closed) this.#stdin.resume();
           for (const each of waiting) each();
         });
       }
@@ -284,16 +316,22 @@ class StdioLines implements Transport {
       void this.#write(errorReply(null, -32600, `Invalid Request: JSON-RPC batches are not accepted ${session} (MCP 2025-06-18 removed them; only 2025-03-26 has them): send one message per line`));
       return;
     }
-    const batch: Batch = { pending: new Set(), replies: [], reading: true };
+    if (value.length > MAX_BATCH_MESSAGES) {
+      void this.#write(errorReply(null, -32600, `Invalid Request: a batch of ${value.length} messages, over the ${MAX_BATCH_MESSAGES} one batch may hold: send fewer at a time`));
+      return;
+    }
+    const batch: Batch = { pending: new Set(), replies: [], bytes: 0, reading: true };
     // The ids owed a response first: a request answered at once must find its batch.
     for (const item of value) {
       if (!isObject(item) || !isId(item.id) || item.method === 'initialize' || typeof item.method !== 'string' || !JSONRPCMessageSchema.safeParse(item).success) continue;
+      // An id in use (before this batch, or earlier in it) is refused below: the answer owed under it is not this batch's.
+      if (this.#unanswered.has(item.id) || batch.pending.has(item.id)) continue;
       batch.pending.add(item.id);
       this.#batches.set(item.id, batch);
     }
     for (const item of value) {
       const refusal = isObject(item) && isId(item.id) && item.method === 'initialize' ? errorReply(item.id, -32600, 'Invalid Request: initialize must not be part of a batch') : this.#message(item);
-      if (refusal !== undefined) batch.replies.push(refusal);
+      if (refusal !== undefined) this.#addReply(batch, refusal);
     }
     batch.reading = false;
     void this.#answer(batch);
@@ -302,7 +340,23 @@ class StdioLines implements Transport {
   /** Writes a batch's replies once none is owed any more (nothing when it had none to give). */
   #answer(batch: Batch): Promise<void> {
     if (batch.reading || batch.pending.size > 0 || batch.replies.length === 0) return Promise.resolve();
-    return this.#write(batch.replies);
+    return this.#writeText(`[${batch.replies.join(',')}]`);
+  }
+
+  /**
+   * Adds a reply to its batch's answer; one that would take the answer past `maxAnswerBytes`
+   * is replaced by an error saying so. The answer is one line: 20,000 tools/list in a 1 MB
+   * batch were answered with 10.7 MB (past the line the SDK's client reads), and a registry
+   * of larger tools would have held gigabytes until the last.
+   */
+  #addReply(batch: Batch, reply: object): void {
+    let text = responseJson(reply) ?? JSON.stringify(reply);
+    if (batch.bytes + Buffer.byteLength(text, 'utf8') > this.#maxAnswerBytes && !('error' in reply)) {
+      const id = (reply as { id?: Id | null }).id ?? null;
+      text = JSON.stringify(errorReply(id, -32000, `Answer too large: the answers of this batch would pass ${this.#maxAnswerBytes} bytes (maxResultBytes); send this request again on its own`));
+    }
+    batch.bytes += Buffer.byteLength(text, 'utf8') + 1;
+    batch.replies.push(text);
   }
 
   /**
@@ -314,6 +368,7 @@ class StdioLines implements Transport {
     if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
     const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
     const batch = isId(id) ? this.#batches.get(id) : undefined;
+    if (isId(id)) this.#unanswered.delete(id);
     if (batch === undefined) return;
     this.#batches.delete(id as Id);
     batch.pending.delete(id as Id);
@@ -348,6 +403,9 @@ class StdioLines implements Transport {
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (parsed.success) {
       const message = parsed.data;
+      if ('method' in message && 'id' in message && this.#unanswered.has(message.id)) {
+        return errorReply(message.id, -32600, `Invalid Request: request id ${JSON.stringify(message.id)} is already in use by a request of this session not yet answered; give each request a new id`);
+      }
       if ('method' in message && 'id' in message && message.method === 'initialize') {
         // Once per session, as over HTTP (the SDK's transport refuses it there): a second one re-negotiated the revision.
         if (this.#initializeId !== undefined) {
@@ -356,6 +414,7 @@ class StdioLines implements Transport {
         }
         this.#initializeId = message.id;
       }
+      if ('method' in message && 'id' in message) this.#unanswered.add(message.id);
       this.onmessage?.(message);
       this.#cancelled(message);
       return undefined;
@@ -377,7 +436,9 @@ class StdioLines implements Transport {
  * -32600; a batch is answered in a session of MCP 2025-03-26 and refused (-32600) in later
  * revisions, which removed batches; a line over `maxMessageBytes` is skipped with a -32600
  * reply and `onWarning` (counted in `skippedMessages`). A last line without its newline is
- * read as a line. The session ends when `stdin` ends or on `close()`: the calls still
+ * read as a line. While `stdout` holds more than its buffer unread, `stdin` is paused
+ * (backpressure). The session ends when `stdin` ends, either stream fails (`onWarning` says
+ * why: an EPIPE on `stdout` was an uncaught error) or on `close()`: the calls still
  * running are aborted (their handler's signal).
  * @throws VALIDATION_FAILED for an invalid policy; TypeError for bad options
  */
@@ -389,7 +450,7 @@ export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions 
   }
   const server = createMcpServer(live, sessionOptions);
   const warn = (message: string): void => sessionOptions.onWarning?.(message);
-  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, warn);
+  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, sessionOptions.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, warn);
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => {
     ended = resolve;

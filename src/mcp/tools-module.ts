@@ -16,6 +16,15 @@ export class ToolsModuleError extends Error {
 
 /** What a module threw, in one readable line: an Error's name and message, anything else (`throw null`, `throw 42`) as its JSON. */
 function describeThrown(error: unknown): string {
+  try {
+    return describe(error);
+  } catch {
+    // A getter of its message, or a Proxy, that throws (even on instanceof): reading it must not turn a usage error into INTERNAL.
+    return 'it threw a value that cannot be shown (reading its name or message threw)';
+  }
+}
+
+function describe(error: unknown): string {
   if (error instanceof StalledImport) return error.message;
   if (!(error instanceof Error)) {
     let text: string | undefined;
@@ -93,7 +102,7 @@ function toolSetOf(where: string, candidates: readonly unknown[]): ToolSet {
  * ToolSet, else every named export that is a Tool. `path` is a file path, relative to the
  * working folder or absolute. Returns them as a ToolSet (names unique, in name order).
  * @throws ToolsModuleError (`code` TOOLS_MODULE) when the file is missing, fails to load or
- *   exports no tools; DUPLICATE_TOOL when two share a name
+ *   exports no tools (an empty default export included); DUPLICATE_TOOL when two share a name
  */
 export async function loadToolsModule(path: string): Promise<ToolSet> {
   if (typeof path !== 'string' || path === '') throw new TypeError('loadToolsModule(): path must be a non-empty string');
@@ -114,10 +123,17 @@ export async function loadToolsModule(path: string): Promise<ToolSet> {
   }
 }
 
+/** The tools of a loaded module's default export, an array or a ToolSet; one without any is refused as no tools at all. */
+function defaultTools(file: string, tools: readonly unknown[]): ToolSet {
+  // Served as it was, without a word (nothing at all under --no-upstreams): as much a mistake as no tools exported.
+  if (tools.length === 0) throw new ToolsModuleError(`the tools module ${file} exports no tools: its default export holds none (an empty array or ToolSet)`);
+  return toolSetOf(`${file}: the default export`, tools);
+}
+
 /** The tools of a loaded module's exports (see loadToolsModule). */
 function toolsOf(file: string, namespace: Record<string, unknown>): ToolSet {
   const given = namespace.default;
-  if (Array.isArray(given)) return toolSetOf(`${file}: the default export`, given);
+  if (Array.isArray(given)) return defaultTools(file, given);
   if (looksLikeToolSet(given)) {
     let tools: unknown[];
     try {
@@ -125,7 +141,7 @@ function toolsOf(file: string, namespace: Record<string, unknown>): ToolSet {
     } catch (error) {
       throw new ToolsModuleError(`the tools module ${file}: the default export's tools() failed: ${describeThrown(error)}`, { cause: error });
     }
-    return toolSetOf(`${file}: the default export`, tools);
+    return defaultTools(file, tools);
   }
   const named = Object.entries(namespace).filter(([name, value]) => name !== 'default' && looksLikeTool(value));
   if (named.length === 0) {

@@ -271,9 +271,10 @@ describe('usage', () => {
   });
 
   // `register` said "added a" of a tool stored nowhere (SQLite's in-memory database ends with the command).
-  it('--db :memory: (or TOOL_REGISTRY_DB) is a usage error for every command that ends', async () => {
+  it('--db :memory: (or TOOL_REGISTRY_DB) is a usage error for every command that ends, and for mcp without --publish', async () => {
     const cwd = tempDir();
-    for (const args of [['register', '-'], ['migrate'], ['list'], ['upstream', 'list'], ['policy', 'set', '--version-order', 'semver']]) {
+    // mcp without --publish: empty, it said DATABASE_NOT_FOUND and "run tool-registry migrate" (exit 1).
+    for (const args of [['register', '-'], ['migrate'], ['list'], ['upstream', 'list'], ['policy', 'set', '--version-order', 'semver'], ['mcp']]) {
       for (const via of ['flag', 'env'] as const) {
         const run = via === 'flag' ? await runCli(['--db', ':memory:', ...args], { cwd, input: JSON.stringify(spec('a')) }) : await runCli(args, { cwd, input: JSON.stringify(spec('a')), env: { TOOL_REGISTRY_DB: ':memory:' } });
         expect({ args, via, code: run.code, stdout: run.stdout, line: run.stderr.split('\n')[0] }).toEqual({ args, via, code: 2, stdout: '', line: expect.stringMatching(/^error USAGE: database :memory: is SQLite's in-memory database/) });

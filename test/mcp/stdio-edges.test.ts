@@ -1,7 +1,7 @@
 // `tool-registry mcp` against a hostile or careless client (issue 40): huge results, malformed
 // lines, batches, an over-long line, a call before initialize, a handler that ignores its
-// abort signal when the client leaves, calls racing a disable by another process, and
-// deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
+// abort signal when the client leaves, a handler's rejection nobody handles, calls racing a
+// disable by another process, and deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
 // to line by line (what the SDK's client would never send), each ended by a test; and one
 // `serve --tools` stopped with such a handler running.
 import { spawn } from 'node:child_process';
@@ -65,6 +65,11 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect((await client.client.callTool({ name: 'loud', arguments: { bytes: 11_000_000 } })).structuredContent).toEqual({ logged: 11_000_000 });
     expect(logged).toEqual([expect.stringMatching(/^a notifications\/message of \d+ bytes from a tool was not sent: over this server's limit of 4194304 bytes \(maxResultBytes\)$/)]);
     expect((await client.client.callTool({ name: 'echo', arguments: { text: 'alive' } })).structuredContent).toEqual({ text: 'alive' });
+    // A handler's promise that rejects with nobody to handle it ended the process (exit 1, a stack): said on stderr, the session goes on.
+    expect((await client.client.callTool({ name: 'careless', arguments: {} })).structuredContent).toEqual({ started: true });
+    await until(() => client.stderr().includes('careless:'), 'the line on stderr');
+    expect(client.stderr()).toMatch(/^tool-registry mcp: a promise rejected and nothing handled it \(a tool handler's work not awaited\?\); the session goes on: Error: careless: nobody awaited this$/m);
+    expect((await client.client.callTool({ name: 'echo', arguments: { text: 'still' } })).structuredContent).toEqual({ text: 'still' });
   });
 
   it('answers every malformed line as JSON-RPC says, refuses calls before initialize, and skips an over-long line', async () => {
@@ -154,7 +159,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     for (const child of [raw, raw2025]) {
       expect(child.stderr()).toContain('stubborn: aborted');
       expect(child.stderr()).not.toContain('stubborn: finished');
-      expect(child.stderr()).toMatch(/^tool-registry mcp: a tool handler was still running 1000 ms after its call was aborted; exiting without it$/m);
+      // It said "a tool handler was still running", also when only a timer of the module was (no call at all).
+      expect(child.stderr()).toMatch(/^tool-registry mcp: still running 1000 ms after the session closed \(a tool handler that ignores its abort signal, or a timer or connection of the tools module\); exiting without it$/m);
     }
   });
 
@@ -212,11 +218,12 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     }
   });
 
-  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled, process.exit(0)) is a usage error without a stack', async () => {
+  it('a tools module that fails to load (throws null, a syntax error, a missing file, exports that throw when read, an Error whose message throws when read, a top-level await that never settles, a throw in a timer while it loads, a rejection it leaves unhandled, process.exit(0)) is a usage error without a stack', async () => {
     writeFileSync(join(folder, 'throws-null.mjs'), 'throw null;\n');
     writeFileSync(join(folder, 'syntax.mjs'), 'export const = 1;\n');
     writeFileSync(join(folder, 'getter.mjs'), 'export default { get tools() { throw new Error("no tools today"); } };\n');
     writeFileSync(join(folder, 'never-settles.mjs'), 'await new Promise(() => {});\n');
+    writeFileSync(join(folder, 'unreadable.mjs'), 'throw Object.defineProperty(new Error(), "message", { get() { throw new Error("no message"); } });\n');
     // Thrown outside the import's own promise: in a timer its top-level await waits on, and a rejection nobody handles.
     writeFileSync(join(folder, 'throws-later.mjs'), 'setTimeout(() => { throw new Error("late boom"); }, 0);\nawait new Promise((settle) => setTimeout(settle, 200));\n');
     writeFileSync(join(folder, 'rejects.mjs'), 'export default Promise.reject(new Error("nobody caught this"));\n');
@@ -224,9 +231,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     // Processes of their own: in this one the event loop never runs empty, which is how the stall is seen, and vitest hears uncaught errors.
     const own = ['never-settles.mjs', 'throws-later.mjs', 'rejects.mjs', 'exits.mjs'].map((module) => runCliAsync(['mcp', '--tools', module, '--db', db], { cwd: folder }));
     const outcomes = [];
-    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
+    for (const module of ['throws-null.mjs', 'syntax.mjs', 'missing.mjs', 'getter.mjs', 'unreadable.mjs']) outcomes.push(await runCli(['mcp', '--tools', module, '--db', db], { cwd: folder }));
     outcomes.push(...(await Promise.all(own)));
-    const [thrown, syntax, missing, getter, stalled, later, rejected, exits] = outcomes;
+    const [thrown, syntax, missing, getter, unreadable, stalled, later, rejected, exits] = outcomes;
     for (const outcome of outcomes) {
       expect(outcome.code).toBe(2);
       expect(outcome.stdout).toBe('');
@@ -239,6 +246,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(missing?.stderr).toMatch(/^error USAGE: the tools module \S*missing\.mjs does not exist$/m);
     // It was error INTERNAL with a stack.
     expect(getter?.stderr).toMatch(/^error USAGE: the tools module \S*getter\.mjs: reading its exports failed: Error: no tools today$/m);
+    // Reading what it threw threw too: it was error INTERNAL with a stack.
+    expect(unreadable?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*unreadable\.mjs: it threw a value that cannot be shown \(reading its name or message threw\)$/m);
     // It was exit 13 (Node's "unsettled top-level await") and not a word on stderr.
     expect(stalled?.stderr).toMatch(/^error USAGE: cannot load the tools module \S*never-settles\.mjs: its top-level await never settled /m);
     // Both were exit 1 with a stack (the second after a usage error saying it exports no tools).

@@ -130,6 +130,11 @@ describe('tool-registry mcp (stdio)', () => {
     ]);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/^error USAGE: the tools module .*empty\.mjs exports no tools/);
+    // An empty default export (an array, a ToolSet) was served as it was, without a word: nothing at all under --no-upstreams.
+    writeFileSync(join(folder, 'empty-default.mjs'), 'export default [];\n');
+    const emptyDefault = await runCli(['mcp', '--tools', 'empty-default.mjs', '--db', db, '--no-upstreams'], { cwd: folder });
+    expect([emptyDefault.code, emptyDefault.stdout]).toEqual([2, '']);
+    expect(emptyDefault.stderr).toMatch(/^error USAGE: the tools module .*empty-default\.mjs exports no tools: its default export holds none/);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^error VALIDATION_FAILED: /);
     expect(empty.stdout + bad.stdout).toBe('');

@@ -410,6 +410,50 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over stdio, a client that does not read the answers is not read either until it does (backpressure): its requests wait in its pipe, not in memory', async () => {
+    const registry = new InMemoryToolRegistry();
+    const live = await liveToolSet(registry, []);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough({ highWaterMark: 64 })];
+    const stdio = await serveMcpStdio(live, { stdin, stdout });
+    const ping = (id: number): boolean => stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' })}\n`);
+    // What waits for the client to read.
+    const unread = (): number => stdout.writableLength + stdout.readableLength;
+    let sent = 0;
+    while (sent < 100 && stdin.readableFlowing !== false) {
+      const before = unread();
+      ping(sent++);
+      await until(() => unread() > before, 'the ping answered');
+    }
+    // The old code read on: 100 answers waited in memory (a flood of pings grew the process by about 4 KiB each, without bound).
+    expect(sent).toBeLessThan(100);
+    for (let more = 0; more < 5; more++) ping(sent++);
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => void (written += chunk.toString('utf8')));
+    await until(() => written.split('\n').length > sent, 'every ping answered, once the client reads');
+    expect(written.split('\n').slice(0, -1).map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([...Array(sent).keys()]);
+    await stdio.close();
+    await live.close();
+  });
+
+  // A read error kept the session open for good (no 'end' follows an error), and `tool-registry mcp` with it;
+  // unheard, a write error (EPIPE: the client gone) was an uncaught exception of the process serving.
+  it.each([
+    ['stdin', 'read EIO', 'EIO', 'standard input failed (read EIO); the session ends'],
+    ['stdout', 'write EPIPE', 'EPIPE', 'standard output failed (write EPIPE); the session ends'],
+  ] as const)('over stdio, an error of %s ends the session with a warning', async (stream, message, code, warning) => {
+    const registry = new InMemoryToolRegistry();
+    const live = await liveToolSet(registry, []);
+    const warnings: string[] = [];
+    const streams = { stdin: new PassThrough(), stdout: new PassThrough() };
+    const stdio = await serveMcpStdio(live, { ...streams, onWarning: (text) => warnings.push(text) });
+    let closed = false;
+    void stdio.closed.then(() => (closed = true));
+    streams[stream].destroy(Object.assign(new Error(message), { code }));
+    await until(() => closed, 'the session to end');
+    expect(warnings).toEqual([warning]);
+    await live.close();
+  });
+
   it('refuses a tools/call whose progress token is over 1,024 characters (-32602 naming it): each report carried it back', async () => {
     const reporter = defineTool({ name: 'reporter', version: '1', input_schema: object, handler: (_args, { progress }) => {
       for (let index = 0; index < 3; index++) progress(index, 3);
@@ -444,6 +488,62 @@ describe('createMcpServer', () => {
     const answer = JSON.parse(written().split('\n')[1] as string) as { id: number; result: { structuredContent: unknown } }[];
     expect(answer.map((reply) => [reply.id, reply.result.structuredContent])).toEqual([[2, { name: 'fast' }]]);
     await close();
+  });
+
+  it('over stdio, a request id still unanswered (or twice in one batch) is refused -32600 with that id; the first call is still aborted when the session ends', async () => {
+    let aborted = false;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    // Runs until its signal aborts, which it notes.
+    const slow = defineTool({ name: 'slow', version: '1', input_schema: object, handler: (_args, { signal }) => {
+      started();
+      return new Promise((resolve) => signal.addEventListener('abort', () => resolve((aborted = true))));
+    } });
+    const { written, send, close } = await stdioOver([slow, named('fast')]);
+    const replies = () => written().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await until(() => replies().length === 1, 'the initialize answer');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    await running;
+    // It ran, and took the SDK's abort controller of id 7: the first call was never aborted after.
+    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fast', arguments: {} } });
+    send([{ jsonrpc: '2.0', id: 'x', method: 'ping' }, { jsonrpc: '2.0', id: 'x', method: 'ping' }]);
+    await until(() => replies().length === 3, 'the refusals');
+    const inUse = (id: unknown) => ({ jsonrpc: '2.0', id, error: { code: -32600, message: `Invalid Request: request id ${JSON.stringify(id)} is already in use by a request of this session not yet answered; give each request a new id` } });
+    expect(replies().slice(1)).toEqual([inUse(7), [inUse('x'), { jsonrpc: '2.0', id: 'x', result: {} }]]);
+    await close();
+    expect(aborted).toBe(true);
+  });
+
+  it('over stdio (MCP 2025-03-26), a batch answer stays within maxResultBytes (replies past it are errors saying so), and a batch holds at most 1,000 messages', async () => {
+    const tools = ['a', 'b', 'c'].map((name) => named(name, { description: name.repeat(300) }));
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const [stdin, stdout] = [new PassThrough(), new PassThrough()];
+    let written = '';
+    stdout.on('data', (chunk: Buffer) => void (written += chunk.toString('utf8')));
+    const stdio = await serveMcpStdio(live, { stdin, stdout, maxResultBytes: 4000 });
+    const send = (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`);
+    const lines = () => written.split('\n').slice(0, -1);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await until(() => lines().length === 1, 'the initialize answer');
+    // Each tools/list answer is about 1.2 KB: ten of them were one line of 12 KB (20,000 in 1 MB of batch: 10.7 MB).
+    send(Array.from({ length: 10 }, (_, id) => ({ jsonrpc: '2.0', id: id + 1, method: 'tools/list' })));
+    send(Array.from({ length: 1001 }, (_, id) => ({ jsonrpc: '2.0', id: `p${id}`, method: 'ping' })));
+    await until(() => lines().length === 3, 'both batches answered');
+    // The refusal goes out at once, before the answer of the first.
+    const answer = lines().find((line) => line.startsWith('[')) as string;
+    const tooMany = lines().find((line) => line.includes('"id":null')) as string;
+    expect(Buffer.byteLength(answer)).toBeLessThan(4000 + 10 * 250);
+    const replies = JSON.parse(answer) as { id: number; result?: unknown; error?: { code: number; message: string } }[];
+    expect(replies.map((reply) => reply.id)).toEqual([...Array(10).keys()].map((id) => id + 1));
+    expect(replies.slice(0, 3).every((reply) => reply.result !== undefined)).toBe(true);
+    expect(replies.at(-1)?.error).toEqual({ code: -32000, message: 'Answer too large: the answers of this batch would pass 4000 bytes (maxResultBytes); send this request again on its own' });
+    expect(JSON.parse(tooMany)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: a batch of 1001 messages, over the 1000 one batch may hold: send fewer at a time' } });
+    await stdio.close();
+    await live.close();
   });
 
   it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
