@@ -7,7 +7,7 @@ import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.
 import { refusedBySecFetchSite } from '../fetch-site.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
-import { MAX_MESSAGE_DEPTH, invalidMessage, isObject } from './json-rpc.js';
+import { MAX_MESSAGE_DEPTH, boundedBatchReply, invalidMessage, isObject } from './json-rpc.js';
 import { checkSessionOptions, createMcpServer, invalidParamsOf, timerMs } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
@@ -218,13 +218,14 @@ function isResponse(message: unknown): boolean {
  * what was read so far included. A body that is not SSE comes back untouched. A request of
  * `requestIds` the stream ended without answering (its session ended meanwhile) gets an error
  * reply, never an empty body that leaves its client waiting. A `batch` (the POST's body was a
- * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch.
- * Either way it ends once every request is answered or cancelled by the client (`cancels`).
+ * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch,
+ * held to `maxAnswerBytes` as over stdio (boundedBatchReply). Either way it ends once every request is answered or cancelled by the client (`cancels`).
  */
 async function jsonUnlessStreamed(
   response: Response,
   requestIds: readonly RequestId[],
   batch: boolean,
+  maxAnswerBytes: number,
   cancels: Map<RequestId, () => void>,
   cancelled = new Set<RequestId>(),
   forget: (ids: readonly RequestId[]) => void = () => {},
@@ -239,7 +240,14 @@ async function jsonUnlessStreamed(
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   const read: Uint8Array[] = [];
-  const responses: unknown[] = [];
+  /** The answer's replies so far, each as JSON, and their bytes (a batch's are held to maxAnswerBytes). */
+  const responses: string[] = [];
+  let held = 0;
+  const hold = (message: unknown): void => {
+    const text = batch ? boundedBatchReply(message as object, JSON.stringify(message), held, maxAnswerBytes) : JSON.stringify(message);
+    held += Buffer.byteLength(text, 'utf8') + 1;
+    responses.push(text);
+  };
   let pending = '';
   /** The messages of the events `chunk` completes. */
   const messagesIn = (chunk: Uint8Array): unknown[] => {
@@ -297,7 +305,7 @@ async function jsonUnlessStreamed(
       const messages = messagesIn(next.value);
       const first = messages.findIndex((message) => !isResponse(message));
       for (const message of first === -1 ? messages : messages.slice(0, first)) {
-        responses.push(message);
+        hold(message);
         answered(message);
       }
       if (first === -1) continue;
@@ -336,7 +344,7 @@ async function jsonUnlessStreamed(
     if (!streamed) release();
   }
   // The session ended before it answered (the server stopping, DELETE, its token revoked): the SDK's stream just ends.
-  responses.push(...unanswered());
+  for (const message of unanswered()) hold(message);
   const headers = new Headers(response.headers);
   headers.delete('cache-control');
   headers.delete('connection');
@@ -346,7 +354,7 @@ async function jsonUnlessStreamed(
     return new Response(null, { status: 202, headers });
   }
   headers.set('content-type', 'application/json');
-  return new Response(JSON.stringify(!batch && responses.length === 1 ? responses[0] : responses), { status: response.status, headers });
+  return new Response(!batch && responses.length === 1 ? responses[0] : `[${responses.join(',')}]`, { status: response.status, headers });
 }
 
 /**
@@ -374,7 +382,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     if (wrong !== undefined) throw new TypeError(`createMcpHttpHandler(): allowedOrigins[${index}] ${wrong}`);
   }
   // Checked once here (a bad option is the caller's bug, not a failed request).
-  checkSessionOptions(live, sessionOptions);
+  const { maxResultBytes } = checkSessionOptions(live, sessionOptions);
   if (!(Number.isInteger(maxSessions) && maxSessions > 0) && maxSessions !== Number.POSITIVE_INFINITY) {
     throw new TypeError(`createMcpHttpHandler(): maxSessions must be a whole number > 0, got ${JSON.stringify(maxSessions)}`);
   }
@@ -545,7 +553,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       for (const id of requestIds) session.cancels.delete(id);
       return tracked;
     }
-    return jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody), session.cancels, cancelled, (ids) => forget(session, ids));
+    return jsonUnlessStreamed(tracked, requestIds, Array.isArray(parsedBody), maxResultBytes, session.cancels, cancelled, (ids) => forget(session, ids));
   };
 
   const open = async (request: Request, body: unknown, context: McpRequestContext): Promise<Response> => {
@@ -600,7 +608,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     let response: Response;
     try {
       await server.connect(transport);
-      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body), Array.isArray(body), new Map());
+      response = await jsonUnlessStreamed(await answer(request, transport.handleRequest(request, { parsedBody: body })), requestIdsOf(body), Array.isArray(body), maxResultBytes, new Map());
     } catch (error) {
       lease.release();
       await server.close();

@@ -24,6 +24,19 @@ export function errorReply(id: Id | null, code: number, message: string): object
   return { jsonrpc: '2.0', id, error: { code, message } };
 }
 
+/**
+ * A reply's JSON (`text`) as a batch's answer takes it (MCP 2025-03-26, stdio and HTTP), the
+ * answer holding `held` bytes so far: a reply that would take it past `maxBytes` (the
+ * session's maxResultBytes) is replaced by a -32000 error saying so; an error is never
+ * replaced. The answer is one body or line, held until its last reply: 20,000 tools/list in
+ * a 1 MB batch were one 10.7 MB line, and a registry of larger tools would have held gigabytes.
+ */
+export function boundedBatchReply(reply: object, text: string, held: number, maxBytes: number): string {
+  if (held + Buffer.byteLength(text, 'utf8') <= maxBytes || 'error' in reply) return text;
+  const id = (reply as { id?: Id | null }).id ?? null;
+  return JSON.stringify(errorReply(id, -32000, `Answer too large: the answers of this batch would pass ${maxBytes} bytes (maxResultBytes); send this request again on its own`));
+}
+
 /** What is wrong with the `_meta` of a request's params (every MCP request may carry one), or undefined. */
 function metaProblem(params: Record<string, unknown>): string | undefined {
   if (!('_meta' in params)) return undefined;

@@ -8,7 +8,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonBytes, ValidationError } from '../index.js';
 import type { LiveToolSet } from '../index.js';
-import { MAX_MESSAGE_DEPTH, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
+import { MAX_MESSAGE_DEPTH, boundedBatchReply, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
 import { DEFAULT_MAX_RESULT_BYTES, checkSessionOptions, createMcpServer } from './tool-server.js';
@@ -343,18 +343,9 @@ class StdioLines implements Transport {
     return this.#writeText(`[${batch.replies.join(',')}]`);
   }
 
-  /**
-   * Adds a reply to its batch's answer; one that would take the answer past `maxAnswerBytes`
-   * is replaced by an error saying so. The answer is one line: 20,000 tools/list in a 1 MB
-   * batch were answered with 10.7 MB (past the line the SDK's client reads), and a registry
-   * of larger tools would have held gigabytes until the last.
-   */
+  /** Adds a reply to its batch's answer, held to `maxAnswerBytes` (boundedBatchReply). */
   #addReply(batch: Batch, reply: object): void {
-    let text = responseJson(reply) ?? JSON.stringify(reply);
-    if (batch.bytes + Buffer.byteLength(text, 'utf8') > this.#maxAnswerBytes && !('error' in reply)) {
-      const id = (reply as { id?: Id | null }).id ?? null;
-      text = JSON.stringify(errorReply(id, -32000, `Answer too large: the answers of this batch would pass ${this.#maxAnswerBytes} bytes (maxResultBytes); send this request again on its own`));
-    }
+    const text = boundedBatchReply(reply, responseJson(reply) ?? JSON.stringify(reply), batch.bytes, this.#maxAnswerBytes);
     batch.bytes += Buffer.byteLength(text, 'utf8') + 1;
     batch.replies.push(text);
   }

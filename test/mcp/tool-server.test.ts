@@ -546,6 +546,30 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over HTTP (MCP 2025-03-26), a batch answer stays within maxResultBytes as over stdio (replies past it are errors saying so)', async () => {
+    const tools = ['a', 'b', 'c'].map((name) => named(name, { description: name.repeat(300) }));
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const handler = createMcpHttpHandler(live, { maxResultBytes: 4000 });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    // Each tools/list answer is about 1.2 KB: ten of them were one body of 12 KB (100, the SDK's most, of a large registry: 100 times a page).
+    const answered = await post(Array.from({ length: 10 }, (_, id) => ({ jsonrpc: '2.0', id: id + 1, method: 'tools/list' })));
+    const answer = await answered.text();
+    expect(Buffer.byteLength(answer)).toBeLessThan(4000 + 10 * 250);
+    const replies = JSON.parse(answer) as { id: number; result?: unknown; error?: { code: number; message: string } }[];
+    expect(replies.map((reply) => reply.id)).toEqual([...Array(10).keys()].map((id) => id + 1));
+    expect(replies.slice(0, 3).every((reply) => reply.result !== undefined)).toBe(true);
+    expect(replies.at(-1)?.error).toEqual({ code: -32000, message: 'Answer too large: the answers of this batch would pass 4000 bytes (maxResultBytes); send this request again on its own' });
+    // On its own, as the error says, the request is answered.
+    expect(((await (await post({ jsonrpc: '2.0', id: 11, method: 'tools/list' })).json()) as { result?: { tools: unknown[] } }).result?.tools).toHaveLength(3);
+    await handler.close();
+    await live.close();
+  });
+
   it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
     const { tool: waits, running } = waitingTool('waits');
     const logged = waitingTool('logs_first', true);
