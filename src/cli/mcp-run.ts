@@ -11,6 +11,7 @@ import { readPolicyFile } from './input.js';
 import { callRetentionOf } from './mcp-command.js';
 import type { McpCommandOptions } from './mcp-command.js';
 import { endingOnStopSignal } from './stop-signals.js';
+import { catchStrayErrors } from './stray-errors.js';
 import type { StopSignals } from './stop-signals.js';
 
 /** The tools of `--tools MODULE`; a module that cannot be used is a usage error. */
@@ -88,15 +89,6 @@ function reserveStdout(): { protocol: NodeJS.WritableStream; restore(): void } {
   };
 }
 
-/** A rejection's reason in one line (an Error's name and message), whatever it is. */
-function reasonText(reason: unknown): string {
-  try {
-    return reason instanceof Error ? `${reason.name}: ${reason.message}` : (JSON.stringify(reason) ?? String(reason));
-  } catch {
-    return 'a value that cannot be shown';
-  }
-}
-
 /** Serves one session until its input ends or SIGINT/SIGTERM (`stop`, caught by the action). */
 export async function mcpRun(context: CliContext, options: McpCommandOptions, stop: StopSignals): Promise<void> {
   if (context.stdout !== process.stdout) return serveMcpCommand(context, options, stop, false);
@@ -146,10 +138,8 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
         ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
-      // A handler's promise that rejects with nobody to handle it (work it never awaited) ended the
-      // process by Node's default, every call in flight and the session with it: said, the session goes on.
-      const stray = (reason: unknown): void => line(context, `a promise rejected and nothing handled it (a tool handler's work not awaited?); the session goes on: ${reasonText(reason)}`);
-      if (ownsProcess) process.on('unhandledRejection', stray);
+      // A handler's stray rejection is a line and the session goes on; a stray exception, a line and exit 1.
+      const release = ownsProcess ? catchStrayErrors('the session', (text) => line(context, text), (text) => line(context, text)) : () => {};
       const stopped = stop.running();
       let signalled = false;
       const onStop = (): void => {
@@ -168,7 +158,7 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
           throw new CliError('IO_ERROR', `${skipped} message${skipped === 1 ? ' was' : 's were'} over --max-message-bytes (${options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES} bytes) on standard input, skipped with an error reply`);
         }
       } finally {
-        process.off('unhandledRejection', stray);
+        release();
         stop.dispose();
         // The upstream connections first: the grace below must not end the process while a
         // stdio upstream child is still being stopped (it would outlive us).

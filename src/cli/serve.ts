@@ -23,6 +23,7 @@ import { CliError } from './errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts, serveWarning } from './serve-mounts.js';
+import { catchStrayErrors } from './stray-errors.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
 import type { StopSignals } from './stop-signals.js';
@@ -187,10 +188,18 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     throw error;
   }
   io.stdout.write(`listening on ${running.url}\n`);
+  // A --tools handler's stray rejection is a warning and the server goes on (Node's default ended
+  // it, every session and call with it); a stray exception, one JSON line (level error) and exit 1.
+  const owned = io.stdout === process.stdout && typeof options.tools === 'string';
+  const release = owned ? catchStrayErrors('the server', (text) => serveWarning(text, io.stderr), (text) => io.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', message: text })}\n`)) : () => {};
   const stopped = stop.running();
   // Already aborted when a signal came while it started and did not end the process (in-process use).
   if (!stopped.aborted) await new Promise<void>((resolve) => stopped.addEventListener('abort', () => resolve(), { once: true }));
-  await running.close();
+  try {
+    await running.close();
+  } finally {
+    release();
+  }
   // Closing ended the MCP sessions and aborted their calls; a tool handler that ignores its
   // signal must not keep the process (it held it until the handler ended): as `tool-registry
   // mcp`, it ends at the latest 1 s later (the event loop may end it sooner).

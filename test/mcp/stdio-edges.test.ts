@@ -2,9 +2,10 @@
 // lines, batches, an over-long line, a call before initialize, a handler that ignores its
 // abort signal when the client leaves, a handler's rejection nobody handles, calls racing a
 // disable by another process, and deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
-// to line by line (what the SDK's client would never send), each ended by a test; and one
-// `serve --tools` stopped with such a handler running.
+// to line by line (what the SDK's client would never send), each ended by a test; and two
+// `serve --tools`: one stopped with such a handler running, one ended by a handler's throw in a timer.
 import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,9 @@ const args = ['--tools', TOOLS, '--db', db, '--publish'];
 let client: Watched;
 let raw: RawStdio;
 let raw2025: RawStdio;
+/** The `serve --tools` processes the tests started, and the one the throw in a timer ends (started early). */
+const servers: ChildProcess[] = [];
+let thrower: ReturnType<typeof serveTools> | undefined;
 
 beforeAll(async () => {
   // Published once first: the raw children then start on a registry that already holds the tools.
@@ -40,10 +44,29 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.client.close();
   for (const child of [raw, raw2025]) if (child?.child.exitCode === null) child.child.kill();
+  for (const server of servers) if (server.exitCode === null && server.signalCode === null) server.kill();
   rmSync(folder, { recursive: true, force: true });
 });
 
 const call = (id: number, name: string, callArgs: unknown = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: callArgs } });
+
+/** A `serve --tools` of the edge tools, listening, with an MCP session open: `post` sends a message in it. */
+async function serveTools() {
+  const server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--no-console', '--no-upstreams', '--tools', TOOLS], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  servers.push(server);
+  let out = '';
+  let err = '';
+  server.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  server.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = once(server, 'exit');
+  await until(() => /listening on http:\/\/\S+/.test(out), 'serve listening', { timeoutMs: 60_000 });
+  const url = `${(/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string}/mcp`;
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initializeRequest(1)) });
+  const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id') as string };
+  const post = (message: unknown): Promise<Response> => fetch(url, { method: 'POST', headers: session, body: JSON.stringify(message) });
+  return { server, post, err: () => err, exited };
+}
 
 describe('tool-registry mcp (stdio) against hostile input', () => {
   it('a result over 4 MiB (text and structuredContent together) is an isError result naming the limit; the session goes on', async () => {
@@ -258,26 +281,36 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
   });
 
   it('serve --tools, SIGTERM with a call in flight whose handler ignores its signal: the call gets an error reply and the process exits without the handler', async () => {
-    const server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--no-console', '--no-upstreams', '--tools', TOOLS], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    server.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    server.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-    const exited = once(server, 'exit');
-    await until(() => /listening on http:\/\/\S+/.test(out), 'serve listening', { timeoutMs: 60_000 });
-    const url = `${(/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string}/mcp`;
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(initializeRequest(1)) });
-    const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id') as string };
-    const pending = fetch(url, { method: 'POST', headers: session, body: JSON.stringify(call(2, 'stubborn')) });
-    await until(() => err.includes('stubborn: started'), 'the stubborn call running', { timeoutMs: 60_000 });
+    // The next test's server starts meanwhile (its start is most of its time).
+    thrower ??= serveTools();
+    const { server, post, err, exited } = await serveTools();
+    // A handler's promise that rejects with nobody to handle it ended the server (exit 1, a stack): a warning line, the server goes on.
+    expect(await (await post(call(5, 'careless'))).json()).toMatchObject({ id: 5, result: { structuredContent: { started: true } } });
+    await until(() => err().includes('careless:'), 'the warning on stderr');
+    const warned = err().split('\n').find((line) => line.includes('careless:')) as string;
+    expect(JSON.parse(warned)).toEqual({ time: expect.any(String), level: 'warn', message: "a promise rejected and nothing handled it (a tool handler's work not awaited?); the server goes on: Error: careless: nobody awaited this" });
+    const pending = post(call(2, 'stubborn'));
+    await until(() => err().includes('stubborn: started'), 'the stubborn call running', { timeoutMs: 60_000 });
     server.kill('SIGTERM');
     // It was 200 with the body [] (the session's stream ended unanswered): the client waited for its answer.
     expect(await (await pending).json()).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32000, message: expect.stringMatching(/^The session ended before this request was answered/) } });
     expect((await exited)[0]).toBe(0);
     // The process used to wait for the handler (15 s) and exit after it wrote "finished".
-    expect(err).toContain('stubborn: aborted');
-    expect(err).not.toContain('stubborn: finished');
-    expect(err).toMatch(/^tool-registry serve: still running 1000 ms after the server closed \(a tool handler that ignores its abort signal\); exiting without it$/m);
+    expect(err()).toContain('stubborn: aborted');
+    expect(err()).not.toContain('stubborn: finished');
+    expect(err()).toMatch(/^tool-registry serve: still running 1000 ms after the server closed \(a tool handler that ignores its abort signal\); exiting without it$/m);
+  });
+
+  it('serve --tools, an exception a handler leaves thrown in a timer: one JSON line (level error) and exit 1, not a stack', async () => {
+    const { post, err, exited } = await (thrower ??= serveTools());
+    expect((await post(call(2, 'reckless'))).status).toBe(200);
+    // Node's default: exit 1 and a stack of several lines, not JSON (a log pipeline reading stderr as JSON lines met text).
+    expect((await exited)[0]).toBe(1);
+    const lines = err().trim().split('\n').map((line) => JSON.parse(line) as { level?: string; message?: string });
+    expect(lines.at(-1)).toEqual({
+      time: expect.any(String),
+      level: 'error',
+      message: 'an exception was thrown where nothing could catch it (in a timer or callback of the tools module?); the process ends, as Node advises: Error: reckless: thrown in a timer\\nsecond line',
+    });
   });
 });
