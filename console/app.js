@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
+import { ApiError, UnreachableError, base, call, callAll, follow, query, retryWhenShown, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -1198,16 +1198,25 @@ function notFoundScreen(main, route, reason) {
     h('p', {}, h('a', { href: href(namespace, [target]) }, label)));
 }
 
-/** The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does. */
+/**
+ * The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does;
+ * a hidden tab waits to be shown (it asked every 15 s for as long as it stayed open).
+ */
 function unreachableScreen(main, signal) {
   const delay = retryDelay;
   retryDelay = Math.min(retryDelay * 2, 15000);
+  const when = h('p', {});
   show(main, 'Cannot reach the server', heading('Cannot reach the server'),
     h('p', { class: 'error', role: 'status' }, UNREACHABLE),
-    h('p', {}, `The console tries again in ${Math.round(delay / 1000)} s; it shows this screen until the server answers.`),
+    when,
     h('button', { type: 'button', onclick: () => void render() }, 'Try now'));
-  const timer = setTimeout(() => void render(), delay);
-  signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  retryWhenShown(delay, {
+    signal,
+    retry: () => void render(),
+    onWait: (hidden) => when.replaceChildren(hidden
+      ? 'The console tries again when this tab is shown; it shows this screen until the server answers.'
+      : `The console tries again in ${Math.round(delay / 1000)} s; it shows this screen until the server answers.`),
+  });
 }
 
 /** A namespace's name, as the server's rule has it (lowercase letter, then up to 39 of a-z 0-9 _). */

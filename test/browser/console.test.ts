@@ -1044,7 +1044,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.evaluate(() => { location.hash = '#/tools'; });
       await page.getByRole('heading', { level: 1, name: 'Cannot reach the server' }).waitFor();
       await page.getByText(/cannot reach the server, retrying/).waitFor();
+      // Hidden, it asks nothing and says so (it retried every 15 s at most); shown, it retries at once.
+      await tabShown(page, 'hidden');
+      await expect.poll(() => page.locator('main').textContent()).toContain('The console tries again when this tab is shown;');
       live = await start(port);
+      await tabShown(page, 'visible');
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
       // Stopped while a screen is on show, the user doing nothing: said above it (it showed its
       // data as if current), and no longer once the server answers again.
