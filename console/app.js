@@ -9,6 +9,8 @@ import { schemaView } from './schema.js';
 
 const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
 const FEED_BACKLOG = 100;
+/** The Changes screen keeps this many events (a tab left open on a busy registry grew without bound); older ones are dropped. */
+const FEED_KEPT = 1000;
 const TOOL_CHANGES_WINDOW = 1000;
 const DIFF_CONTEXT = 3;
 const SCREENS = ['tools', 'changes', 'import', 'upstreams', 'calls'];
@@ -502,7 +504,7 @@ async function lintFor(namespace, name, signal) {
 }
 
 function changeItem(namespace, event, withLink) {
-  return h('li', { class: `change ${event.action}` },
+  return h('li', { class: `change ${event.action}`, 'data-revision': event.revision },
     h('time', { datetime: event.at }, formatTime(event.at)),
     ' ',
     h('span', { class: 'revision' }, `#${event.revision}`),
@@ -777,6 +779,9 @@ async function changesScreen(main, route, signal) {
   const list = h('ol', { class: 'changes feed', 'aria-live': 'polite', 'aria-relevant': 'additions' },
     [...page.events].reverse().map((event) => changeItem(route.namespace, event, true)));
   const empty = h('p', { hidden: page.events.length > 0 }, 'No changes yet.');
+  // Where the changes dropped past FEED_KEPT can be read: said after the list, where they were.
+  const dropped = h('p', { class: 'notice', hidden: true });
+  const firstShown = page.events[0]?.revision ?? page.revision + 1;
   const status = h('p', { class: 'feed-state', role: 'status' }, 'Connecting…');
   // Outside the status region: a button is no announcement.
   const recover = h('div', { class: 'actions', hidden: true },
@@ -784,7 +789,7 @@ async function changesScreen(main, route, signal) {
   show(main, 'Changes',
     heading('Changes'),
     h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
-    status, recover, empty, list);
+    status, recover, empty, list, dropped);
   signal.addEventListener('abort', () => {
     status.className = 'feed-state';
     status.replaceChildren('Not live: another screen is loading.');
@@ -816,6 +821,19 @@ async function changesScreen(main, route, signal) {
       last = event.revision;
       empty.hidden = true;
       list.prepend(changeItem(route.namespace, event, true));
+      let oldest = null;
+      while (list.childElementCount > FEED_KEPT) {
+        oldest = list.lastElementChild;
+        oldest.remove();
+      }
+      if (oldest === null) return;
+      const upTo = Number(oldest.getAttribute('data-revision'));
+      dropped.hidden = false;
+      dropped.replaceChildren(`This screen keeps the newest ${FEED_KEPT.toLocaleString('en')} changes: `,
+        upTo === firstShown ? `revision ${upTo} is` : `revisions ${firstShown} to ${upTo} are`, ' no longer shown. ',
+        'A tool\'s changes are on its page; all of them with ', h('code', {}, `tool-registry changes --db DATABASE --since ${firstShown - 1}`),
+        route.namespace === 'default' ? '' : ` (DATABASE: namespace ${route.namespace}'s)`,
+        ' or ', h('code', {}, `GET ${feed}?since=${firstShown - 1}`), '.');
     },
     onState: (feedState, error) => {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
@@ -834,9 +852,11 @@ async function changesScreen(main, route, signal) {
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
           : feedState === 'unreachable' ? [UNREACHABLE]
-            : feedState === 'refused' ? ['Not live: the server has no room for this stream: ', text(problemText(error)), '. Retrying…']
-              : expired ? [expiredText(error)]
-                : ['Not live: the feed stopped: ', text(problemText(error))]));
+            // A 503 SHUTTING_DOWN is no want of room (a restart, a deploy): it said "no room for this stream".
+            : feedState === 'refused' && error?.code === 'SHUTTING_DOWN' ? ['Not live: the server is shutting down (SHUTTING_DOWN). Retrying…']
+              : feedState === 'refused' ? ['Not live: the server has no room for this stream: ', text(problemText(error)), '. Retrying…']
+                : expired ? [expiredText(error)]
+                  : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   };
   resume();
