@@ -189,6 +189,41 @@ function pause(ms, signal) {
 }
 
 /**
+ * Calls `retry` once, after `ms` in a visible tab: a hidden tab asks nothing (the wait stops when
+ * it hides) and retries at once when shown, as the live feed resumes. `onWait(hidden)` is told at
+ * the start and at each change, so the screen can say when it retries. `page` is the document
+ * (its `visibilityState` and `visibilitychange`). Nothing after `signal` aborts.
+ * @param {number} ms
+ * @param {{ signal: AbortSignal, retry: () => void, onWait?: (hidden: boolean) => void, page?: EventTarget & { visibilityState: string } }} options
+ */
+export function retryWhenShown(ms, { signal, retry, onWait = () => undefined, page = document }) {
+  let timer = null;
+  const stop = () => {
+    clearTimeout(timer);
+    page.removeEventListener('visibilitychange', changed);
+  };
+  const fire = () => {
+    stop();
+    retry();
+  };
+  function changed() {
+    if (signal.aborted) return stop();
+    if (page.visibilityState === 'hidden') {
+      clearTimeout(timer);
+      timer = null;
+      onWait(true);
+    } else if (timer === null) fire(); // shown after a hidden wait: at once
+  }
+  page.addEventListener('visibilitychange', changed);
+  signal.addEventListener('abort', stop, { once: true });
+  if (page.visibilityState === 'hidden') onWait(true);
+  else {
+    timer = setTimeout(fire, ms);
+    onWait(false);
+  }
+}
+
+/**
  * The live change feed, read with fetch so the bearer header goes along (EventSource cannot
  * send one). Calls `onEvent` with each change event after `since`, reconnects with
  * `Last-Event-ID` (1 s, doubling to 15 s) and reports `live`, `reconnecting` (the stream

@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, UnreachableError, base, call, callAll, follow, query, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
+import { ApiError, UnreachableError, base, call, callAll, follow, query, retryWhenShown, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -9,6 +9,8 @@ import { schemaView } from './schema.js';
 
 const LINT_PROVIDERS = ['mcp', 'openai', 'anthropic', 'gemini', 'gemini-openapi'];
 const FEED_BACKLOG = 100;
+/** The Changes screen keeps this many events (a tab left open on a busy registry grew without bound); older ones are dropped. */
+const FEED_KEPT = 1000;
 const TOOL_CHANGES_WINDOW = 1000;
 const DIFF_CONTEXT = 3;
 const SCREENS = ['tools', 'changes', 'import', 'upstreams', 'calls'];
@@ -502,7 +504,7 @@ async function lintFor(namespace, name, signal) {
 }
 
 function changeItem(namespace, event, withLink) {
-  return h('li', { class: `change ${event.action}` },
+  return h('li', { class: `change ${event.action}`, 'data-revision': event.revision },
     h('time', { datetime: event.at }, formatTime(event.at)),
     ' ',
     h('span', { class: 'revision' }, `#${event.revision}`),
@@ -777,6 +779,9 @@ async function changesScreen(main, route, signal) {
   const list = h('ol', { class: 'changes feed', 'aria-live': 'polite', 'aria-relevant': 'additions' },
     [...page.events].reverse().map((event) => changeItem(route.namespace, event, true)));
   const empty = h('p', { hidden: page.events.length > 0 }, 'No changes yet.');
+  // Where the changes dropped past FEED_KEPT can be read: said after the list, where they were.
+  const dropped = h('p', { class: 'notice', hidden: true });
+  const firstShown = page.events[0]?.revision ?? page.revision + 1;
   const status = h('p', { class: 'feed-state', role: 'status' }, 'Connecting…');
   // Outside the status region: a button is no announcement.
   const recover = h('div', { class: 'actions', hidden: true },
@@ -784,7 +789,7 @@ async function changesScreen(main, route, signal) {
   show(main, 'Changes',
     heading('Changes'),
     h('p', {}, 'Every change to a tool, newest first; new ones appear as they are committed.'),
-    status, recover, empty, list);
+    status, recover, empty, list, dropped);
   signal.addEventListener('abort', () => {
     status.className = 'feed-state';
     status.replaceChildren('Not live: another screen is loading.');
@@ -816,6 +821,19 @@ async function changesScreen(main, route, signal) {
       last = event.revision;
       empty.hidden = true;
       list.prepend(changeItem(route.namespace, event, true));
+      let oldest = null;
+      while (list.childElementCount > FEED_KEPT) {
+        oldest = list.lastElementChild;
+        oldest.remove();
+      }
+      if (oldest === null) return;
+      const upTo = Number(oldest.getAttribute('data-revision'));
+      dropped.hidden = false;
+      dropped.replaceChildren(`This screen keeps the newest ${FEED_KEPT.toLocaleString('en')} changes: `,
+        upTo === firstShown ? `revision ${upTo} is` : `revisions ${firstShown} to ${upTo} are`, ' no longer shown. ',
+        'A tool\'s changes are on its page; all of them with ', h('code', {}, `tool-registry changes --db DATABASE --since ${firstShown - 1}`),
+        route.namespace === 'default' ? '' : ` (DATABASE: namespace ${route.namespace}'s)`,
+        ' or ', h('code', {}, `GET ${feed}?since=${firstShown - 1}`), '.');
     },
     onState: (feedState, error) => {
       // A token revoked while the stream was open: the server cuts the stream, and the reconnect is a 401.
@@ -834,9 +852,11 @@ async function changesScreen(main, route, signal) {
       status.replaceChildren(...(feedState === 'live' ? ['Live: following new changes.']
         : feedState === 'reconnecting' ? ['Reconnecting to the live feed…']
           : feedState === 'unreachable' ? [UNREACHABLE]
-            : feedState === 'refused' ? ['Not live: the server has no room for this stream: ', text(problemText(error)), '. Retrying…']
-              : expired ? [expiredText(error)]
-                : ['Not live: the feed stopped: ', text(problemText(error))]));
+            // A 503 SHUTTING_DOWN is no want of room (a restart, a deploy): it said "no room for this stream".
+            : feedState === 'refused' && error?.code === 'SHUTTING_DOWN' ? ['Not live: the server is shutting down (SHUTTING_DOWN). Retrying…']
+              : feedState === 'refused' ? ['Not live: the server has no room for this stream: ', text(problemText(error)), '. Retrying…']
+                : expired ? [expiredText(error)]
+                  : ['Not live: the feed stopped: ', text(problemText(error))]));
     },
   };
   resume();
@@ -1198,16 +1218,25 @@ function notFoundScreen(main, route, reason) {
     h('p', {}, h('a', { href: href(namespace, [target]) }, label)));
 }
 
-/** The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does. */
+/**
+ * The server did not answer: say so, and render again after 1 s, doubling to 15 s, until it does;
+ * a hidden tab waits to be shown (it asked every 15 s for as long as it stayed open).
+ */
 function unreachableScreen(main, signal) {
   const delay = retryDelay;
   retryDelay = Math.min(retryDelay * 2, 15000);
+  const when = h('p', {});
   show(main, 'Cannot reach the server', heading('Cannot reach the server'),
     h('p', { class: 'error', role: 'status' }, UNREACHABLE),
-    h('p', {}, `The console tries again in ${Math.round(delay / 1000)} s; it shows this screen until the server answers.`),
+    when,
     h('button', { type: 'button', onclick: () => void render() }, 'Try now'));
-  const timer = setTimeout(() => void render(), delay);
-  signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  retryWhenShown(delay, {
+    signal,
+    retry: () => void render(),
+    onWait: (hidden) => when.replaceChildren(hidden
+      ? 'The console tries again when this tab is shown; it shows this screen until the server answers.'
+      : `The console tries again in ${Math.round(delay / 1000)} s; it shows this screen until the server answers.`),
+  });
 }
 
 /** A namespace's name, as the server's rule has it (lowercase letter, then up to 39 of a-z 0-9 _). */

@@ -13,7 +13,7 @@ import { InMemoryToolRegistry, openSqliteToolRegistry } from '../../src/index.js
 import type { ToolRegistration, ToolSpecInput } from '../../src/index.js';
 import { upstreamToolSpec } from '../../src/mcp/index.js';
 import { createToken, createToolRegistryServer, defaultConsoleRoot, listen, revokeToken, tokenFileVerifier } from '../../src/server/index.js';
-import type { ListeningServer } from '../../src/server/index.js';
+import type { ListeningServer, ToolRegistryServer } from '../../src/server/index.js';
 import { updateTokens } from '../../src/server/tokens.js';
 import { CLI, ROOT, childEnv, runCli, writeJson, useChildProcessTimeout } from '../cli/helpers.js';
 import { chromiumMissing, launchChromium } from '../support/chromium.js';
@@ -1013,13 +1013,17 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
     const tokens = join(dir, 'live-tokens.json');
     const secret = (await createToken(tokens, { name: 'engineer', scopes: ['read', 'write'] })).secret;
     const root = defaultConsoleRoot() as string;
+    // The server and its default registry now, for what only the test's process can do to them.
+    let running = { server: null as ToolRegistryServer | null, registry: new InMemoryToolRegistry() };
     const start = async (port = 0): Promise<ListeningServer> => {
       const registry = new InMemoryToolRegistry();
       await registry.register(tool('alpha', '1.0.0'));
       // Two streams, one a token: a tab holds one (its Changes screen's feed, or else its watch), never two.
       // Namespace team: the write-only token's switch (below).
       const options = { registries: { default: registry, team: new InMemoryToolRegistry() }, tokens: tokenFileVerifier(tokens), console: { root }, maxBodyBytes: 64 * 1024, maxStreams: 2 };
-      return listen(createToolRegistryServer(options), { port, drainTimeoutMs: 100 });
+      const server = createToolRegistryServer(options);
+      running = { server, registry };
+      return listen(server, { port, drainTimeoutMs: 100 });
     };
     let live = await start();
     const port = live.port;
@@ -1044,7 +1048,11 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.evaluate(() => { location.hash = '#/tools'; });
       await page.getByRole('heading', { level: 1, name: 'Cannot reach the server' }).waitFor();
       await page.getByText(/cannot reach the server, retrying/).waitFor();
+      // Hidden, it asks nothing and says so (it retried every 15 s at most); shown, it retries at once.
+      await tabShown(page, 'hidden');
+      await expect.poll(() => page.locator('main').textContent()).toContain('The console tries again when this tab is shown;');
       live = await start(port);
+      await tabShown(page, 'visible');
       await page.getByRole('heading', { level: 1, name: 'Tools' }).waitFor();
       // Stopped while a screen is on show, the user doing nothing: said above it (it showed its
       // data as if current), and no longer once the server answers again.
@@ -1203,6 +1211,9 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByText('Live: following new changes.').waitFor();
       expect((await put('beta', '1.0.0')).status).toBe(201);
       await page.getByRole('link', { name: 'beta', exact: true }).waitFor();
+      // Shutting down (its stream ended, the reconnect a 503 SHUTTING_DOWN): said so (it said "no room for this stream").
+      running.server?.shutdown();
+      await page.getByRole('status').getByText('Not live: the server is shutting down (SHUTTING_DOWN). Retrying…', { exact: true }).waitFor();
       await live.close();
       live = await start(port);
       // It says what happened and what to do (it said only "Not live" and the API's "resync from a snapshot").
@@ -1216,6 +1227,13 @@ describe.skipIf(chromiumMissing !== undefined)(`the console in chromium${chromiu
       await page.getByText('Live: following new changes.').waitFor();
       expect(await page.getByRole('link', { name: 'beta', exact: true }).count()).toBe(0);
       await page.getByRole('link', { name: 'alpha', exact: true }).waitFor();
+      // A busy registry: the screen keeps the newest 1,000 changes (it kept every one, in memory and in
+      // the page) and says where the dropped ones are (alpha's, revision 1).
+      await running.registry.registerMany(Array.from({ length: 1_000 }, (_, index) => tool(`busy_${index}`, '1.0.0')));
+      await page.getByRole('link', { name: 'busy_999', exact: true }).waitFor();
+      expect(await page.locator('ol.feed li').count()).toBe(1_000);
+      expect(await page.getByRole('link', { name: 'alpha', exact: true }).count()).toBe(0);
+      expect(await page.getByText(/^This screen keeps the newest/).innerText()).toBe('This screen keeps the newest 1,000 changes: revision 1 is no longer shown. A tool\'s changes are on its page; all of them with tool-registry changes --db DATABASE --since 0 or GET /v1/changes?since=0.');
       // Its write scope taken away (the server cuts a changed token's streams too): the tab follows, with no Import.
       expect(await page.locator('#nav-import').isVisible()).toBe(true);
       await updateTokens(tokens, (list) => ({ tokens: list.map((entry) => (entry.name === 'engineer' ? { ...entry, scopes: ['read'] } : entry)), result: undefined }));
