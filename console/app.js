@@ -1054,6 +1054,11 @@ function showPendingBadge(pending) {
 
 const STATE_LABELS = { changed: 'changed: pending', new: 'new: pending', gone: 'gone upstream', rejected: 'rejected', unregistrable: 'refused (unregistrable)' };
 
+/** A tool as approve takes it pinned to the definition shown (`TOOL@HASH`): a definition the upstream changed since is refused, not registered unread. */
+function shownTool(tool) {
+  return tool.definition_hash ? `${tool.tool}@${tool.definition_hash}` : tool.tool;
+}
+
 /** The spec `approve` would register for a tool's listed definition (what upstreamToolSpec builds). */
 function upstreamSpec(upstream, tool) {
   const definition = tool.definition;
@@ -1089,7 +1094,7 @@ function upstreamToolView(route, upstream, tool, approved, rerender) {
       if (error instanceof ApiError && error.code === 'COMPATIBILITY_FAILED' && json.force !== true) {
         alert.append(
           h('p', {}, "The registry's compatibility policy refuses this breaking change. The upstream has changed already: until it is approved, the tool is not served."),
-          h('button', { type: 'button', class: 'danger', onclick: () => act('approve', { tools: [tool.tool], force: true }, `Approved ${tool.tool_name} past the compatibility policy (forced).`) }, 'Approve anyway (force)'));
+          h('button', { type: 'button', class: 'danger', onclick: () => act('approve', { tools: [shownTool(tool)], force: true }, `Approved ${tool.tool_name} past the compatibility policy (forced).`) }, 'Approve anyway (force)'));
       }
     }
   };
@@ -1106,7 +1111,7 @@ function upstreamToolView(route, upstream, tool, approved, rerender) {
   else if (tool.definition && tool.state === 'new') parts.push(box(h('pre', { class: 'json' }, text(jsonText(upstreamSpec(upstream, tool))))));
   const buttons = [];
   if (tool.state === 'changed' || tool.state === 'new' || tool.state === 'rejected') {
-    buttons.push(h('button', { type: 'button', onclick: () => act('approve', { tools: [tool.tool] }, `Approved ${tool.tool_name}.`) }, 'Approve'));
+    buttons.push(h('button', { type: 'button', onclick: () => act('approve', { tools: [shownTool(tool)] }, `Approved ${tool.tool_name}.`) }, 'Approve'));
   }
   if (tool.state === 'changed' || tool.state === 'new') {
     buttons.push(h('button', { type: 'button', class: 'secondary', onclick: () => act('reject', { tool: tool.tool }, `Rejected this definition of ${tool.tool_name}: not served, not pending until the upstream changes it.`) }, 'Reject'));
@@ -1134,7 +1139,7 @@ async function upstreamSection(route, upstream, signal, rerender) {
     const alert = h('div', { class: 'error', role: 'alert' });
     section.push(h('div', { class: 'actions' }, h('button', { type: 'button', onclick: async () => {
       try {
-        const result = await call(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/approve`, { method: 'POST', json: { all: true } });
+        const result = await call(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/approve`, { method: 'POST', json: { tools: pending.tools.filter((tool) => tool.state === 'changed' || tool.state === 'new').map(shownTool) } });
         state.flash = `Approved ${result.approved.length} tools of ${upstream.name}.`;
         rerender();
       } catch (error) {

@@ -107,7 +107,7 @@ export function defineUpstreamCommands(parts: { command: (name: string) => Comma
   connecting('approve')
     .description('register pending tools as their next version (new: 1.0.0, breaking: major+1, else minor+1) through the registry\'s policies')
     .argument('<name>', 'the upstream name')
-    .argument('[tools...]', "the tools: their names upstream, or in the registry (with the prefix, as pending prints them)", collectNonEmpty('a tool name'))
+    .argument('[tools...]', "the tools: their names upstream, or in the registry (with the prefix, as pending prints them); TOOL@HASH (the +HASH of the version pending printed) approves it only while the upstream lists that definition", collectNonEmpty('a tool name'))
     .option('--all', 'every pending tool')
     .option('--force', "register a breaking change the registry's compatibility policy refuses (an explicit, reported override)")
     .option('--json', 'print what was approved as JSON')

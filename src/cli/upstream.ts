@@ -276,7 +276,7 @@ function reportListings(context: UpstreamContext, listings: readonly Listing[], 
     }
     // `sync` of no upstreams printed nothing at all.
     if (verb === 'synced' && listings.length === 0) print(context, NO_UPSTREAMS);
-    if (verb === 'pending') print(context, pending === 0 ? 'nothing pending\n' : `${pending} pending (approve: tool-registry upstream approve NAME TOOL... | --all; reject: tool-registry upstream reject NAME TOOL)\n`);
+    if (verb === 'pending') print(context, pending === 0 ? 'nothing pending\n' : `${pending} pending (approve: tool-registry upstream approve NAME TOOL[@HASH]... | --all, HASH after the + of the version shown: approved only while the upstream lists that definition; reject: tool-registry upstream reject NAME TOOL)\n`);
   }
   const failed = listings.filter((one) => one.error !== undefined);
   for (const one of failed) context.stderr.write(`error ${one.error?.code}: ${one.error?.message}\n`);

@@ -120,7 +120,7 @@ export const UpstreamPendingSchema = z
 
 export const ApproveRequestSchema = z
   .object({
-    tools: z.array(z.string().min(1)).optional().meta({ description: "Tools to approve, by their name upstream (without the prefix)." }),
+    tools: z.array(z.string().min(1)).optional().meta({ description: "Tools to approve, by their name upstream (without the prefix); `TOOL@HASH` (its pending `definition_hash`) approves it only while the upstream lists that definition." }),
     all: z.boolean().optional().meta({ description: 'Every pending tool.' }),
     force: z.boolean().optional().meta({ description: "Register a breaking change that the registry's compatibility policy refuses (reported `forced`)." }),
   })

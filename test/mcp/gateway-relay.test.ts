@@ -13,7 +13,7 @@
 // transport resumes (an event with an id) is left to it.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -821,29 +821,73 @@ describe('a stdio upstream whose working folder is gone', () => {
   });
 });
 
+/**
+ * A hand-written Streamable HTTP upstream answering JSON: it initializes, takes notifications
+ * (202) and refuses GETs (405); every other request goes to `answer`.
+ */
+async function startJsonUpstream(answer: (body: { readonly id: number; readonly method?: string }, request: IncomingMessage, response: ServerResponse) => void): Promise<HttpServer> {
+  const http = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { id?: number; method?: string; params?: { protocolVersion?: string } };
+      if (request.method !== 'POST') return void response.writeHead(405).end();
+      if (body.id === undefined) return void response.writeHead(202).end();
+      if (body.method === 'initialize') {
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: body.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } }));
+      }
+      answer({ ...body, id: body.id }, request, response);
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return http;
+}
+
 describe("an HTTP upstream's error body", () => {
   it('is read up to 64 KiB: a longer one is not read, and the error says so (the SDK read it whole, into its message)', async () => {
-    const http = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { id?: number; method?: string; params?: { protocolVersion?: string } };
-        if (request.method !== 'POST') return void response.writeHead(405).end();
-        if (body.id === undefined) return void response.writeHead(202).end();
-        if (body.method === 'initialize') {
-          return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: body.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } }));
-        }
-        // 1 MiB, or 100 bytes: the old code read either whole.
-        response.writeHead(500, { 'content-type': 'text/plain' }).end(body.method === 'tools/call' ? 'e'.repeat(1024 * 1024) : 'short error');
-      });
-    });
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    // 1 MiB, or 100 bytes: the old code read either whole.
+    const http = await startJsonUpstream((body, _request, response) => void response.writeHead(500, { 'content-type': 'text/plain' }).end(body.method === 'tools/call' ? 'e'.repeat(1024 * 1024) : 'short error'));
     const connection = await connectUpstream({ name: 'erring', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
     try {
       await expect(connection.client.callTool({ name: 't', arguments: {} })).rejects.toThrow(/^Streamable HTTP error: Error POSTing to endpoint: \(the upstream's answer is over 65536 bytes: not read\)$/);
       await expect(connection.client.listTools()).rejects.toThrow(/^Streamable HTTP error: Error POSTing to endpoint: short error$/);
     } finally {
       await connection.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+});
+
+describe('an HTTP upstream that never answers a POST', () => {
+  it("has the POST aborted, its socket closed, at the call's timeout (a call's) or the connect timeout (a listing's)", async () => {
+    // The old code left both sockets open until undici's 300-s headers timeout.
+    const held: boolean[] = [];
+    const http = await startJsonUpstream((body, request, response) => {
+      if (body.method === 'tools/list' && held.length === 0) {
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'silent', inputSchema: { type: 'object' } }] } }));
+      }
+      // Accepted, never answered: its socket's end is what the test waits for.
+      const index = held.push(false) - 1;
+      request.socket.on('close', () => void (held[index] = true));
+    });
+    const own = new InMemoryToolRegistry();
+    const definition = { name: 'silent', transport: { type: 'http' as const, url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } };
+    await own.putUpstream(definition);
+    const set = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: 300 });
+    let connection: UpstreamConnection | undefined;
+    try {
+      await approveListed(own, set);
+      const client = await session({}, set);
+      expect(text(await client.callTool({ name: 'silent_silent', arguments: {} }))).toBe("UPSTREAM_UNAVAILABLE: upstream 'silent' did not answer silent within 300 ms");
+      await until(() => held.length === 1 && held[0] === true, "the call's POST aborted, its socket closed", { timeoutMs: 3_000 });
+      // A listing (here its second) is bounded by the connect timeout.
+      connection = await connectUpstream(definition, { timeoutMs: 300 });
+      await expect(connection.client.listTools()).rejects.toThrow(/^the upstream did not begin its answer within 300 ms$/);
+      await until(() => held.length === 2 && held[1] === true, "the listing's POST aborted, its socket closed", { timeoutMs: 3_000 });
+    } finally {
+      await connection?.close();
+      await set.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     }

@@ -52,8 +52,14 @@ export interface ConnectUpstreamOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** What the gateway tells the upstream it can do. Default: sampling and elicitation, as every connection of the gateway declares them. */
   readonly capabilities?: ClientCapabilities;
-  /** Gives up connecting after this many ms. Default 10,000. */
+  /**
+   * Gives up connecting after this many ms. Default 10,000. Over HTTP, also how long any request
+   * but a call's (a listing, a ping, a notification, an answer, a GET) waits for the upstream's
+   * answer to begin (`boundedWaits`).
+   */
   readonly timeoutMs?: number;
+  /** Over HTTP, how long a POST of a tools/call (or of a task's request) waits for the upstream's answer to begin. Default `timeoutMs`. */
+  readonly callTimeoutMs?: number;
   /** Where a stdio upstream's stderr goes. Default `'ignore'`. */
   readonly stderr?: 'ignore' | 'inherit' | 'pipe';
   /**
@@ -170,8 +176,9 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   checkHeaderValues(headers, upstream.name);
   const url = new URL(transport.url);
   const client = newClient();
+  const waits = boundedWaits(fetch, timeout, options.callTimeoutMs ?? timeout);
   try {
-    const screened = boundedAnswers(screeningFetch(boundedErrorBodies(fetch), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
+    const screened = boundedAnswers(screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
     await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
@@ -180,8 +187,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   }
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
-  const events = screeningFetch((input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(boundedErrorBodies(fetch), legacy, options.onUnread) }), { timeout });
+  const events = screeningFetch((input, init) => waits(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
+  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(boundedErrorBodies(waits), legacy, options.onUnread) }), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -410,6 +417,76 @@ function lastBytes(bytes: Buffer): Buffer {
 }
 
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A POST whose body's start (`CALL_POST_HEAD` characters: the SDK's client and the link's relay
+ * write `method` before `params`) names this method is a call's: a tools/call, or a task's
+ * request (the polling of a call made as a task).
+ */
+const CALL_POST = /"method":"(?:tools\/call|tasks\/[^"]*)"/;
+const CALL_POST_HEAD = 256;
+
+/**
+ * `base`, each request of which waits for the upstream's answer to begin (its status and
+ * headers) at most `callMs` for a call's POST (`CALL_POST`) and `ms` for any other: then it is
+ * aborted, closing its socket. Without it a request the upstream never answers (server-everything's
+ * SSE mode never answers a POST to an unknown session) held its socket, after its call or
+ * listing had timed out, until undici's 300-s headers timeout. The body that follows is not
+ * bounded by it (a call's stream lasts as the call does), and still ends when the transport
+ * closes (its own signal is followed until the body ends).
+ */
+function boundedWaits(base: Fetch, ms: number, callMs: number): Fetch {
+  return async (url, init) => {
+    const bound = init?.method === 'POST' && typeof init.body === 'string' && CALL_POST.test(init.body.slice(0, CALL_POST_HEAD)) ? callMs : ms;
+    const waited = new AbortController();
+    const timer = setTimeout(() => waited.abort(new Error(`the upstream did not begin its answer within ${bound} ms`)), bound);
+    // Followed by hand, not AbortSignal.any: that kept about 40 bytes on the transport's signal for each request (Node 20).
+    const transport = init?.signal ?? undefined;
+    const follow = (): void => waited.abort(transport?.reason);
+    if (transport?.aborted === true) follow();
+    else transport?.addEventListener('abort', follow, { once: true });
+    const unfollow = (): void => transport?.removeEventListener('abort', follow);
+    let response: Response;
+    try {
+      response = await base(url, { ...init, signal: waited.signal });
+    } catch (error) {
+      unfollow();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response.body === null || transport === undefined) {
+      unfollow();
+      return response;
+    }
+    return rebuilt(response, untilEnd(response.body, unfollow));
+  };
+}
+
+/** `body`, calling `end` once when it is read to its end, fails or is cancelled. */
+function untilEnd(body: ReadableStream<Uint8Array>, end: () => void): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      try {
+        const { done, value } = await reader.read();
+        if (!done) {
+          controller.enqueue(value);
+          return;
+        }
+        end();
+        controller.close();
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel: async (reason) => {
+      end();
+      await reader.cancel(reason);
+    },
+  });
+}
 
 /** The most of an HTTP upstream's error body (a non-2xx answer to a POST) that is read. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;

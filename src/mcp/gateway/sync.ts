@@ -281,7 +281,12 @@ export function upstreamInputOf(upstream: Upstream, rejected: Upstream['rejected
 
 /** What `approveUpstreamTools` is asked. */
 export interface ApproveOptions {
-  /** Pending (or rejected) tools to approve, by their names upstream or in the registry (prefix + name). */
+  /**
+   * Pending (or rejected) tools to approve, by their names upstream or in the registry (prefix +
+   * name). `TOOL@HASH` (the `definition_hash` pending showed) approves the tool only while the
+   * upstream lists that definition: another one now is refused, naming the tool (no tool name
+   * has an `@`).
+   */
   readonly tools?: readonly string[];
   /** Every pending tool (changed and new). */
   readonly all?: boolean;
@@ -315,6 +320,16 @@ export interface ApproveResult {
  * The state of the tool named `tool`: by its name upstream, else by its name in the registry
  * (prefix + name, as `pending` prints it); a listed one before a gone one.
  */
+/** A definition hash as `upstreamDefinitionHash` writes it. */
+const DEFINITION_HASH = /^[0-9a-f]{16}$/;
+
+/** `TOOL@HASH` split (a tool name has no `@`); any other text is a tool name alone. */
+function pinnedTool(given: string): { readonly tool: string; readonly hash?: string } {
+  const at = given.lastIndexOf('@');
+  const hash = given.slice(at + 1);
+  return at > 0 && DEFINITION_HASH.test(hash) ? { tool: given.slice(0, at), hash } : { tool: given };
+}
+
 function findState(states: readonly UpstreamToolState[], tool: string): UpstreamToolState | undefined {
   const named = (one: UpstreamToolState): boolean => one.tool === tool;
   const registered = (one: UpstreamToolState): boolean => one.tool_name === tool;
@@ -344,12 +359,21 @@ export async function approveUpstreamTools(
   if (!all && named.length === 0) throw new TypeError('approveUpstreamTools(): name the tools, or pass all: true');
   const states = await upstreamStates(registry, upstream, definitions);
   const chosen: UpstreamToolState[] = [];
-  for (const tool of new Set(named)) {
+  for (const given of new Set(named)) {
+    const { tool, hash } = pinnedTool(given);
     const state = findState(states, tool);
-    if (state === undefined) throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `upstream ${upstream.name} does not list a tool ${JSON.stringify(tool)}`, { upstream: upstream.name, tool });
+    if (state === undefined) {
+      const hint = given.includes('@') ? ' (a definition hash after @ is 16 hex digits, as pending shows it)' : '';
+      throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `upstream ${upstream.name} does not list a tool ${JSON.stringify(tool)}${hint}`, { upstream: upstream.name, tool });
+    }
     if (state.state !== 'changed' && state.state !== 'new' && state.state !== 'rejected') {
       const why = state.state === 'served' ? 'its definition is approved and served already' : state.state === 'gone' ? 'the upstream no longer lists it' : (state.reason ?? 'it cannot be registered');
       throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot approve ${tool} of upstream ${upstream.name}: ${why}`, { upstream: upstream.name, tool, state: state.state });
+    }
+    // The upstream changed it between the operator's reading and this listing: what they read is not what would be registered.
+    if (hash !== undefined && hash !== state.definition_hash) {
+      const now = state.definition_hash ?? 'none';
+      throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot approve ${tool} of upstream ${upstream.name}: the upstream lists another definition of it now (hash ${now}, not ${hash}); nothing was approved (read it again: tool-registry upstream pending ${upstream.name})`, { upstream: upstream.name, tool, definition_hash: hash, listed_hash: now });
     }
     if (!chosen.includes(state)) chosen.push(state);
   }

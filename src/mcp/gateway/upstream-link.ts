@@ -280,6 +280,7 @@ export class UpstreamLink {
         connection = await connectUpstream(this.#upstream, {
           ...(this.#options.env === undefined ? {} : { env: this.#options.env }),
           timeoutMs: this.#options.connectTimeoutMs,
+          callTimeoutMs: this.#options.callTimeoutMs,
           maxUnwrittenBytes: this.#options.maxUnwrittenBytes,
           setup: (client) => this.#setup(client),
           onInvalidAnswer: (id, invalid) => this.#invalidAnswer(id, invalid),
