@@ -127,6 +127,8 @@ export async function call(path, { method = 'GET', json, signal } = {}) {
   // A server may close the connection after an error's status line (431: the headers too large):
   // the status still says what happened. A 2xx whose body was lost: the answer did not reach us.
   const data = await body(response).catch((error) => {
+    // A screen left while the body was read: its abort, as when the fetch itself is aborted.
+    if (signal?.aborted) throw error;
     if (response.ok) throw new UnreachableError(error);
     return null;
   });
