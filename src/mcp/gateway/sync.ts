@@ -316,10 +316,6 @@ export interface ApproveResult {
   readonly upstream: Upstream;
 }
 
-/**
- * The state of the tool named `tool`: by its name upstream, else by its name in the registry
- * (prefix + name, as `pending` prints it); a listed one before a gone one.
- */
 /** A definition hash as `upstreamDefinitionHash` writes it. */
 const DEFINITION_HASH = /^[0-9a-f]{16}$/;
 
@@ -330,6 +326,10 @@ function pinnedTool(given: string): { readonly tool: string; readonly hash?: str
   return at > 0 && DEFINITION_HASH.test(hash) ? { tool: given.slice(0, at), hash } : { tool: given };
 }
 
+/**
+ * The state of the tool named `tool`: by its name upstream, else by its name in the registry
+ * (prefix + name, as `pending` prints it); a listed one before a gone one.
+ */
 function findState(states: readonly UpstreamToolState[], tool: string): UpstreamToolState | undefined {
   const named = (one: UpstreamToolState): boolean => one.tool === tool;
   const registered = (one: UpstreamToolState): boolean => one.tool_name === tool;
