@@ -4,7 +4,7 @@
 // through the registry's policies) and reject (remember the definition as refused). Pending
 // is computed here from the live listing and the registry's specs; it is never stored.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonicalJson, compareToolSchemas } from '../../index.js';
+import { CompatibilityFailedError, PreconditionFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonicalJson, compareToolSchemas } from '../../index.js';
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
@@ -345,8 +345,10 @@ function findState(states: readonly UpstreamToolState[], tool: string): Upstream
  * (`nextUpstreamVersion`) in one all-or-nothing `registerMany`, through the registry's
  * policies; a rejected definition approved this way is no longer rejected. The row is touched.
  * @throws GatewayError UPSTREAM_TOOL_NOT_FOUND (a tool not listed, or served, gone or
- *   unregistrable: `context.state`); TypeError when neither `tools` nor `all` is given; the
- *   registry's COMPATIBILITY_FAILED (message: `force` registers it anyway), VERSION_DOWNGRADE, ...
+ *   unregistrable: `context.state`); PRECONDITION_FAILED (`PreconditionFailedError`) for a
+ *   `TOOL@HASH` whose hash is not the listed definition's (`context.definition_hash`, `listed_hash`);
+ *   TypeError when neither `tools` nor `all` is given; the registry's COMPATIBILITY_FAILED
+ *   (message: `force` registers it anyway), VERSION_DOWNGRADE, ...
  */
 export async function approveUpstreamTools(
   registry: ToolRegistry,
@@ -372,8 +374,17 @@ export async function approveUpstreamTools(
     }
     // The upstream changed it between the operator's reading and this listing: what they read is not what would be registered.
     if (hash !== undefined && hash !== state.definition_hash) {
-      const now = state.definition_hash ?? 'none';
-      throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot approve ${tool} of upstream ${upstream.name}: the upstream lists another definition of it now (hash ${now}, not ${hash}); nothing was approved (read it again: tool-registry upstream pending ${upstream.name})`, { upstream: upstream.name, tool, definition_hash: hash, listed_hash: now });
+      const now = state.definition_hash as string;
+      throw new PreconditionFailedError(`cannot approve ${tool} of upstream ${upstream.name}: the upstream lists another definition of it now (hash ${now}, not ${hash}); nothing was approved (read it again: tool-registry upstream pending ${upstream.name})`, {
+        tool_name: state.tool_name,
+        expected: hash,
+        actual: now,
+        exists: true,
+        upstream: upstream.name,
+        tool,
+        definition_hash: hash,
+        listed_hash: now,
+      });
     }
     if (!chosen.includes(state)) chosen.push(state);
   }
