@@ -881,11 +881,12 @@ describe('an HTTP upstream that never answers a POST', () => {
       await approveListed(own, set);
       const client = await session({}, set);
       expect(text(await client.callTool({ name: 'silent_silent', arguments: {} }))).toBe("UPSTREAM_UNAVAILABLE: upstream 'silent' did not answer silent within 300 ms");
-      await until(() => held.length === 1 && held[0] === true, "the call's POST aborted, its socket closed", { timeoutMs: 3_000 });
+      // Generous on purpose: the point is that the socket closes at all (the old code held it 300 s), not how fast under load.
+      await until(() => held.length === 1 && held[0] === true, "the call's POST aborted, its socket closed", { timeoutMs: 30_000 });
       // A listing (here its second) is bounded by the connect timeout.
       connection = await connectUpstream(definition, { timeoutMs: 300 });
       await expect(connection.client.listTools()).rejects.toThrow(/^the upstream did not begin its answer within 300 ms$/);
-      await until(() => held.length === 2 && held[1] === true, "the listing's POST aborted, its socket closed", { timeoutMs: 3_000 });
+      await until(() => held.length === 2 && held[1] === true, "the listing's POST aborted, its socket closed", { timeoutMs: 30_000 });
     } finally {
       await connection?.close();
       await set.close();
