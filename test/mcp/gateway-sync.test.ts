@@ -109,6 +109,15 @@ describe('computeUpstreamStates', () => {
     expect(countUpstreamStates(states)).toEqual({ served: 1, changed: 3, new: 1, gone: 1, rejected: 1, unregistrable: 2, pending: 4 });
   });
 
+  it('only the first entry of a name counts, refused or not, as the serving gateway serves it', () => {
+    const refused = { name: 'run', inputSchema: {}, refused: 'inputSchema.type: expected "object"' };
+    // The old code governed the second entry (new: approve registered a tool the gateway never served, as it served only the first).
+    expect(computeUpstreamStates(upstream, [refused, def('run')], []).map((s) => [s.state, s.reason])).toEqual([
+      ['unregistrable', `the upstream's entry is not a valid MCP tool (${refused.refused}); MCP clients refuse it`],
+      ['unregistrable', 'the upstream lists "run" more than once; only the first is governed'],
+    ]);
+  });
+
   it('a rejection holds one definition only: a later one is pending again; a clash with an untagged tool is unregistrable', async () => {
     const first = def('run', { description: 'v1' });
     const later = def('run', { description: 'v2' });

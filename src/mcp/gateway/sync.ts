@@ -8,7 +8,7 @@ import { CompatibilityFailedError, PreconditionFailedError, TOOL_NAME_PATTERN, T
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { upstreamServingRefusal } from './upstream-tool.js';
 
@@ -185,23 +185,22 @@ export function computeUpstreamStates(
 ): UpstreamToolState[] {
   const tag = upstreamTag(upstream.name);
   const byName = new Map(registrations.filter((one) => one.spec.tags.includes(tag)).map((one) => [one.spec.tool_name, one]));
-  const seen = new Set<string>();
+  const repeated = repeatedNameTest();
   const listed = new Set<string>();
   const states: UpstreamToolState[] = [];
   for (const definition of definitions) {
     const toolName = upstreamToolName(upstream, definition);
     const hash = upstreamDefinitionHash(definition);
     const base = { tool: definition.name, tool_name: toolName, definition, definition_hash: hash };
+    if (repeated(definition)) {
+      states.push({ ...base, state: 'unregistrable', reason: `the upstream lists ${JSON.stringify(definition.name)} more than once; only the first is governed` });
+      continue;
+    }
     if (definition.refused !== undefined) {
       const reason = definition.refused.startsWith(UNHASHABLE_DEFINITION) ? `the upstream's entry is refused: ${definition.refused}` : `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it`;
       states.push({ ...base, state: 'unregistrable', reason });
       continue;
     }
-    if (seen.has(definition.name)) {
-      states.push({ ...base, state: 'unregistrable', reason: `the upstream lists ${JSON.stringify(definition.name)} more than once; only the first is governed` });
-      continue;
-    }
-    seen.add(definition.name);
     if (!TOOL_NAME_PATTERN.test(toolName)) {
       states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is not a tool name (1-128 characters of A-Z a-z 0-9 _ - .)` });
       continue;

@@ -184,6 +184,20 @@ export function upstreamDefinitionHash(definition: UpstreamToolDefinition): stri
   return createHash('sha256').update(canonicalJson(definitionBody(definition))).digest('hex').slice(0, 16);
 }
 
+/**
+ * A test asked of a listing's entries in order: true for one whose name an earlier entry had.
+ * Only the first entry of a name counts, refused or not, for `sync` and the serving gateway
+ * alike (two of one name, identical and so both approved, made the live set refuse the whole list).
+ */
+export function repeatedNameTest(): (definition: Pick<UpstreamToolDefinition, 'name'>) => boolean {
+  const seen = new Set<string>();
+  return (definition) => {
+    if (seen.has(definition.name)) return true;
+    seen.add(definition.name);
+    return false;
+  };
+}
+
 /** The registry's name of an upstream tool: the upstream's prefix + the upstream's name. */
 export function upstreamToolName(upstream: Pick<Upstream, 'prefix'>, definition: Pick<UpstreamToolDefinition, 'name'>): string {
   return upstream.prefix + definition.name;
