@@ -8,7 +8,7 @@ import { CompatibilityFailedError, PreconditionFailedError, TOOL_NAME_PATTERN, T
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, UPSTREAM_TAG_PREFIX, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { upstreamServingRefusal } from './upstream-tool.js';
 
@@ -210,7 +210,7 @@ export function computeUpstreamStates(
     const clash = others.get(toolName);
     if (registration === undefined && clash !== undefined && !clash.spec.tags.includes(tag)) {
       // Whose it is: another upstream's (two upstreams under one prefix) is not "a tool of its own".
-      const owner = clash.spec.tags.find((one) => one.startsWith('upstream:'));
+      const owner = clash.spec.tags.find((one) => one.startsWith(UPSTREAM_TAG_PREFIX));
       states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is registered already, without the tag ${tag} (${owner === undefined ? 'a tool of its own' : `a tool of ${owner}`}); remove it or give the upstream another prefix` });
       continue;
     }

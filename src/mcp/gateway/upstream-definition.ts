@@ -164,9 +164,12 @@ function whereUnhashable(value: unknown, path: string, depth: number): string | 
   return undefined;
 }
 
+/** What the tag of an upstream's tools begins with: `upstream:NAME` (`upstreamTag`). */
+export const UPSTREAM_TAG_PREFIX = 'upstream:';
+
 /** The tag every tool of upstream NAME carries. */
 export function upstreamTag(upstreamName: string): string {
-  return `upstream:${upstreamName}`;
+  return `${UPSTREAM_TAG_PREFIX}${upstreamName}`;
 }
 
 /** The definition's fields the hash covers, absent ones left out (so a missing title and no title are one definition). */
