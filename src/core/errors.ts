@@ -166,7 +166,8 @@ export class ReadOnlyError extends ToolRegistryError {
  * A conditional write's `expectedVersion` did not match the stored tool; nothing was changed.
  * `context.expected` is what the caller expected (`null`: the tool must not exist),
  * `context.actual` the stored version (`null` when unversioned or absent) and
- * `context.exists` whether the tool is registered.
+ * `context.exists` whether the tool is registered. The gateway's `approve TOOL@HASH` throws it
+ * too when the upstream lists another definition: `expected` and `actual` are then definition hashes.
  */
 export class PreconditionFailedError extends ToolRegistryError {
   constructor(

@@ -22,6 +22,7 @@ import { canonicalJson, checkToolPermission, defineTool, fingerprintOf, MAX_TIME
 import type { CallRecordInput, Deprecation, ElicitParams, ElicitResult, InvokeOptions, LiveToolSet, LogEntry, McpTool, ProgressReport, SampleResult, Tool, ToolPolicy, ToolResult } from '../index.js';
 import { packageVersion } from '../package-files.js';
 import { callOutcomeOf, TOOL_ERROR_OUTCOME } from './call-outcome.js';
+import { UPSTREAM_TAG_PREFIX } from './gateway/upstream-definition.js';
 import { errorReply, isId, isObject } from './json-rpc.js';
 import { isRelayedTool, RelayedCall } from './relayed-call.js';
 import { rememberResultJson } from './result-json.js';
@@ -461,8 +462,6 @@ function recordedName(name: string): string {
   return recordedText(name.length > MAX_RECORDED_NAME ? name.slice(0, MAX_RECORDED_NAME) : name);
 }
 
-/** The tag that names a gateway tool's upstream (`upstream:NAME`). */
-const UPSTREAM_TAG_PREFIX = 'upstream:';
 /** What a call record says of a tool: its version, fingerprint and upstream. */
 interface ToolIdentity {
   readonly version: string | null;

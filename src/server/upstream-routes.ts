@@ -275,7 +275,7 @@ export function upstreamRoutes(governance: UpstreamGovernance | undefined): Rout
       pathParams: { name: z.string().meta({ description: 'The upstream name.' }) },
       body: { schema: ApproveRequestSchema, description: '`{ tools?: string[], all?: boolean, force?: boolean }`: name the tools or give all.' },
       responses: { 200: { description: 'What was approved (empty when nothing was pending), and the row.', schema: ApproveResultSchema } },
-      errors: [...LIVE_ERRORS, 'UPSTREAM_TOOL_NOT_FOUND', 'COMPATIBILITY_FAILED', 'VERSION_DOWNGRADE', 'VERSION_CONFLICT', 'STORAGE_BUSY'],
+      errors: [...LIVE_ERRORS, 'UPSTREAM_TOOL_NOT_FOUND', 'PRECONDITION_FAILED', 'COMPATIBILITY_FAILED', 'VERSION_DOWNGRADE', 'VERSION_CONFLICT', 'STORAGE_BUSY'],
       handle: async (context) => {
         const body = parseBody(ApproveRequestSchema, context);
         if (body.all !== true && (body.tools ?? []).length === 0) throw new HttpProblem('BAD_REQUEST', 'name the tools to approve (tools) or give all: true', { context: { path: 'tools' } });

@@ -770,7 +770,8 @@ describe('an HTTP upstream that restarted (its sessions forgotten)', () => {
 });
 
 describe('an HTTP upstream that floods requests', () => {
-  it('is closed as failed once 256 of the gateway\'s answers (each a POST) wait for it at once: its call ends naming the bound, one warning', async () => {
+  // Pings of id "method": on the old code an answer whose body held `"method"` anywhere (here its id) was taken for a request's and not counted; all 600 were POSTed at once.
+  it.each([['ping-N', (index: number) => `ping-${index}`], ['"method"', () => 'method']] as const)('is closed as failed once 256 of the gateway\'s answers (each a POST) wait for it at once: its call ends naming the bound, one warning (ping ids %s)', async (_ids, pingId) => {
     // On the old code each of the 600 pings got a POST at once (20,000: 590 MB, 28 CPU-s, and
     // a MaxListenersExceededWarning for each past 1,500), and the call was answered as if nothing happened.
     let answers = 0;
@@ -788,7 +789,7 @@ describe('an HTTP upstream that floods requests', () => {
         if (body.method === 'initialize') return answer({ protocolVersion: body.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'pinger', version: '1' } });
         if (body.method === 'tools/list') return answer({ tools: [{ name: 'flood', inputSchema: { type: 'object' } }] });
         let events = '';
-        for (let index = 0; index < 600; index++) events += `data: ${JSON.stringify({ jsonrpc: '2.0', id: `ping-${index}`, method: 'ping' })}\n\n`;
+        for (let index = 0; index < 600; index++) events += `data: ${JSON.stringify({ jsonrpc: '2.0', id: pingId(index), method: 'ping' })}\n\n`;
         response.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${events}data: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text: 'flooded' }] } })}\n\n`);
       });
     });
@@ -880,11 +881,12 @@ describe('an HTTP upstream that never answers a POST', () => {
       await approveListed(own, set);
       const client = await session({}, set);
       expect(text(await client.callTool({ name: 'silent_silent', arguments: {} }))).toBe("UPSTREAM_UNAVAILABLE: upstream 'silent' did not answer silent within 300 ms");
-      await until(() => held.length === 1 && held[0] === true, "the call's POST aborted, its socket closed", { timeoutMs: 3_000 });
+      // Generous on purpose: the point is that the socket closes at all (the old code held it 300 s), not how fast under load.
+      await until(() => held.length === 1 && held[0] === true, "the call's POST aborted, its socket closed", { timeoutMs: 30_000 });
       // A listing (here its second) is bounded by the connect timeout.
       connection = await connectUpstream(definition, { timeoutMs: 300 });
       await expect(connection.client.listTools()).rejects.toThrow(/^the upstream did not begin its answer within 300 ms$/);
-      await until(() => held.length === 2 && held[1] === true, "the listing's POST aborted, its socket closed", { timeoutMs: 3_000 });
+      await until(() => held.length === 2 && held[1] === true, "the listing's POST aborted, its socket closed", { timeoutMs: 30_000 });
     } finally {
       await connection?.close();
       await set.close();

@@ -191,6 +191,19 @@ describe('/v1/upstreams', () => {
     expect((await bare.call('GET', '/v1/upstreams')).body).toMatchObject({ upstreams: [{ name: 'x', registered: 0, counts: null, error: { code: 'GATEWAY_UNAVAILABLE' } }] });
   });
 
+  it('approve TOOL@HASH of a definition no longer listed is 412 PRECONDITION_FAILED naming both hashes (it was a 404, as if the tool were not there); nothing approved', async () => {
+    const before = demoTools;
+    const changed = { ...echo, description: 'Echoes the text, changed after pending was read.' };
+    setTools([changed]);
+    try {
+      const stale = await server.call('POST', '/v1/upstreams/demo/approve', { token: secrets.admin, body: { tools: ['echo@0123456789abcdef'] } });
+      expect(stale.body).toMatchObject({ status: 412, code: 'PRECONDITION_FAILED', context: { upstream: 'demo', tool: 'echo', tool_name: 'demo_echo', definition_hash: '0123456789abcdef', listed_hash: upstreamDefinitionHash(changed) } });
+      expect((await registry.get('demo_echo'))?.spec.description).not.toBe(changed.description);
+    } finally {
+      setTools(before);
+    }
+  });
+
   it("serve's routes answer from the mounted gateway's listing (the pending view is what is served); a row touched since is listed afresh until the gateway has read it", async () => {
     let quietTools: readonly object[] = [echo];
     // Changes without announcing list_changed: the gateway goes on serving what it listed.

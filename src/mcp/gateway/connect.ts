@@ -4,6 +4,7 @@
 // process's environment, and nowhere else.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
@@ -178,8 +179,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const client = newClient();
   const waits = boundedWaits(fetch, timeout, options.callTimeoutMs ?? timeout);
   try {
-    const screened = boundedAnswers(screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification), client, options.onUnread);
-    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), { timeout });
+    const screened = screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification);
+    await client.connect(boundedAnswers(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), client, options.onUnread), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
@@ -188,7 +189,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
   const events = screeningFetch((input, init) => waits(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
-  await legacy.connect(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedAnswers(boundedErrorBodies(waits), legacy, options.onUnread) }), { timeout });
+  await legacy.connect(boundedAnswers(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedErrorBodies(waits) }), legacy, options.onUnread), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -509,15 +510,18 @@ function boundedErrorBodies(base: Fetch): Fetch {
 }
 
 /**
- * `base`, refusing an answer of the gateway's (a POST whose body has no `"method"`: a request or
- * notification always has one) once `MAX_ANSWERS_IN_FLIGHT` are waiting for the upstream: then
- * `client` is closed as failed, `hear` hearing why first.
+ * `transport`, refusing an answer of the gateway's (a message with no `method`: a result or an
+ * error, each sent as a POST) once `MAX_ANSWERS_IN_FLIGHT` are waiting for the upstream: then
+ * `client` is closed as failed, `hear` hearing why first. Told apart on the message, before it
+ * is serialized: a body with `"method"` anywhere (an answer whose id, or elicited content, held
+ * one) was not counted.
  */
-function boundedAnswers(base: Fetch, client: Client, hear: ConnectUpstreamOptions['onUnread']): Fetch {
+function boundedAnswers<T extends Transport>(transport: T, client: Client, hear: ConnectUpstreamOptions['onUnread']): T {
+  const send = transport.send.bind(transport);
   let waiting = 0;
   let why: string | undefined;
-  return async (url, init) => {
-    if (init?.method !== 'POST' || typeof init.body !== 'string' || init.body.includes('"method"')) return base(url, init);
+  transport.send = async (message, options) => {
+    if ('method' in message) return send(message, options);
     if (why === undefined && waiting >= MAX_ANSWERS_IN_FLIGHT) {
       why = `it left ${MAX_ANSWERS_IN_FLIGHT} of the gateway's answers to its requests (pings, sampling, elicitation) waiting at once, the most the gateway sends it: closed as failed`;
       hear?.(why);
@@ -526,11 +530,12 @@ function boundedAnswers(base: Fetch, client: Client, hear: ConnectUpstreamOption
     if (why !== undefined) throw new Error(why);
     waiting += 1;
     try {
-      return await base(url, init);
+      return await send(message, options);
     } finally {
       waiting -= 1;
     }
   };
+  return transport;
 }
 
 /**

@@ -5,7 +5,7 @@
 // permissions, enabled flags, deprecation and the call path apply to it as to a local tool.
 import { canonicalJson, liveToolSet, MAX_TIMER_MS, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
 import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
-import { UNHASHABLE_DEFINITION, approvedDefinitionHash, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
+import { UNHASHABLE_DEFINITION, approvedDefinitionHash, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { MAX_UNWRITTEN_BYTES } from './connect.js';
 import { UpstreamLink } from './upstream-link.js';
@@ -343,15 +343,12 @@ class Gateway implements GatewayToolSet {
     const said = new Set<string>();
     const wanted: { link: UpstreamLink; definition: UpstreamToolDefinition; name: string }[] = [];
     for (const link of this.#links.values()) {
-      const seen = new Set<string>();
+      const repeated = repeatedNameTest();
       for (const definition of link.definitions ?? []) {
-        // As `sync` governs it: only the first entry of a name (two of one name, identical and
-        // so both approved, made the live set refuse the whole list: no upstream's tool was served).
-        if (seen.has(definition.name)) {
+        if (repeated(definition)) {
           this.#once(said, `twice:${link.upstream.name}:${definition.name}`, `upstream ${link.upstream.name} lists ${JSON.stringify(definition.name)} more than once: only the first is served`);
           continue;
         }
-        seen.add(definition.name);
         // An entry MCP clients refuse is never served (pending and the API show it unregistrable).
         if (definition.refused !== undefined) {
           this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: ${definition.refused.startsWith(UNHASHABLE_DEFINITION) ? definition.refused : `not a valid MCP tool (${definition.refused})`}`);

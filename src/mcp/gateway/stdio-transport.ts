@@ -35,7 +35,9 @@ const KILL_AFTER_MS = 800;
 
 /**
  * A child process spoken to over its standard input and output, one JSON-RPC message a line, as
- * the SDK's StdioClientTransport does (the same spawn options and default environment), with
+ * the SDK's StdioClientTransport does (its spawn options, no shell, and its default environment;
+ * it spawns through cross-spawn, which on Windows also finds `.cmd` shims through PATHEXT, such
+ * as `npx.cmd`: here node:child_process's spawn, the same on Linux and macOS, where we run), with
  * the gateway's reader, a bound on what the child leaves unread, one `drain` listener however
  * many writes wait (the SDK's transport added one for each: past 10, Node warned of a leak on
  * the serving process's stderr), and a close whose SIGTERM and SIGKILL come after 0.3 and 0.8 s

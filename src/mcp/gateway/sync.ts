@@ -4,11 +4,11 @@
 // through the registry's policies) and reject (remember the definition as refused). Pending
 // is computed here from the live listing and the registry's specs; it is never stored.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CompatibilityFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonicalJson, compareToolSchemas } from '../../index.js';
+import { CompatibilityFailedError, PreconditionFailedError, TOOL_NAME_PATTERN, ToolRegistryError, canonicalJson, compareToolSchemas } from '../../index.js';
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, UPSTREAM_TAG_PREFIX, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { upstreamServingRefusal } from './upstream-tool.js';
 
@@ -185,23 +185,22 @@ export function computeUpstreamStates(
 ): UpstreamToolState[] {
   const tag = upstreamTag(upstream.name);
   const byName = new Map(registrations.filter((one) => one.spec.tags.includes(tag)).map((one) => [one.spec.tool_name, one]));
-  const seen = new Set<string>();
+  const repeated = repeatedNameTest();
   const listed = new Set<string>();
   const states: UpstreamToolState[] = [];
   for (const definition of definitions) {
     const toolName = upstreamToolName(upstream, definition);
     const hash = upstreamDefinitionHash(definition);
     const base = { tool: definition.name, tool_name: toolName, definition, definition_hash: hash };
+    if (repeated(definition)) {
+      states.push({ ...base, state: 'unregistrable', reason: `the upstream lists ${JSON.stringify(definition.name)} more than once; only the first is governed` });
+      continue;
+    }
     if (definition.refused !== undefined) {
       const reason = definition.refused.startsWith(UNHASHABLE_DEFINITION) ? `the upstream's entry is refused: ${definition.refused}` : `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it`;
       states.push({ ...base, state: 'unregistrable', reason });
       continue;
     }
-    if (seen.has(definition.name)) {
-      states.push({ ...base, state: 'unregistrable', reason: `the upstream lists ${JSON.stringify(definition.name)} more than once; only the first is governed` });
-      continue;
-    }
-    seen.add(definition.name);
     if (!TOOL_NAME_PATTERN.test(toolName)) {
       states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is not a tool name (1-128 characters of A-Z a-z 0-9 _ - .)` });
       continue;
@@ -211,7 +210,7 @@ export function computeUpstreamStates(
     const clash = others.get(toolName);
     if (registration === undefined && clash !== undefined && !clash.spec.tags.includes(tag)) {
       // Whose it is: another upstream's (two upstreams under one prefix) is not "a tool of its own".
-      const owner = clash.spec.tags.find((one) => one.startsWith('upstream:'));
+      const owner = clash.spec.tags.find((one) => one.startsWith(UPSTREAM_TAG_PREFIX));
       states.push({ ...base, state: 'unregistrable', reason: `${JSON.stringify(toolName)} is registered already, without the tag ${tag} (${owner === undefined ? 'a tool of its own' : `a tool of ${owner}`}); remove it or give the upstream another prefix` });
       continue;
     }
@@ -316,10 +315,6 @@ export interface ApproveResult {
   readonly upstream: Upstream;
 }
 
-/**
- * The state of the tool named `tool`: by its name upstream, else by its name in the registry
- * (prefix + name, as `pending` prints it); a listed one before a gone one.
- */
 /** A definition hash as `upstreamDefinitionHash` writes it. */
 const DEFINITION_HASH = /^[0-9a-f]{16}$/;
 
@@ -330,6 +325,10 @@ function pinnedTool(given: string): { readonly tool: string; readonly hash?: str
   return at > 0 && DEFINITION_HASH.test(hash) ? { tool: given.slice(0, at), hash } : { tool: given };
 }
 
+/**
+ * The state of the tool named `tool`: by its name upstream, else by its name in the registry
+ * (prefix + name, as `pending` prints it); a listed one before a gone one.
+ */
 function findState(states: readonly UpstreamToolState[], tool: string): UpstreamToolState | undefined {
   const named = (one: UpstreamToolState): boolean => one.tool === tool;
   const registered = (one: UpstreamToolState): boolean => one.tool_name === tool;
@@ -345,8 +344,10 @@ function findState(states: readonly UpstreamToolState[], tool: string): Upstream
  * (`nextUpstreamVersion`) in one all-or-nothing `registerMany`, through the registry's
  * policies; a rejected definition approved this way is no longer rejected. The row is touched.
  * @throws GatewayError UPSTREAM_TOOL_NOT_FOUND (a tool not listed, or served, gone or
- *   unregistrable: `context.state`); TypeError when neither `tools` nor `all` is given; the
- *   registry's COMPATIBILITY_FAILED (message: `force` registers it anyway), VERSION_DOWNGRADE, ...
+ *   unregistrable: `context.state`); PRECONDITION_FAILED (`PreconditionFailedError`) for a
+ *   `TOOL@HASH` whose hash is not the listed definition's (`context.definition_hash`, `listed_hash`);
+ *   TypeError when neither `tools` nor `all` is given; the registry's COMPATIBILITY_FAILED
+ *   (message: `force` registers it anyway), VERSION_DOWNGRADE, ...
  */
 export async function approveUpstreamTools(
   registry: ToolRegistry,
@@ -372,8 +373,17 @@ export async function approveUpstreamTools(
     }
     // The upstream changed it between the operator's reading and this listing: what they read is not what would be registered.
     if (hash !== undefined && hash !== state.definition_hash) {
-      const now = state.definition_hash ?? 'none';
-      throw new GatewayError('UPSTREAM_TOOL_NOT_FOUND', `cannot approve ${tool} of upstream ${upstream.name}: the upstream lists another definition of it now (hash ${now}, not ${hash}); nothing was approved (read it again: tool-registry upstream pending ${upstream.name})`, { upstream: upstream.name, tool, definition_hash: hash, listed_hash: now });
+      const now = state.definition_hash as string;
+      throw new PreconditionFailedError(`cannot approve ${tool} of upstream ${upstream.name}: the upstream lists another definition of it now (hash ${now}, not ${hash}); nothing was approved (read it again: tool-registry upstream pending ${upstream.name})`, {
+        tool_name: state.tool_name,
+        expected: hash,
+        actual: now,
+        exists: true,
+        upstream: upstream.name,
+        tool,
+        definition_hash: hash,
+        listed_hash: now,
+      });
     }
     if (!chosen.includes(state)) chosen.push(state);
   }

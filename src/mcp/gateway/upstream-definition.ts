@@ -164,9 +164,12 @@ function whereUnhashable(value: unknown, path: string, depth: number): string | 
   return undefined;
 }
 
+/** What the tag of an upstream's tools begins with: `upstream:NAME` (`upstreamTag`). */
+export const UPSTREAM_TAG_PREFIX = 'upstream:';
+
 /** The tag every tool of upstream NAME carries. */
 export function upstreamTag(upstreamName: string): string {
-  return `upstream:${upstreamName}`;
+  return `${UPSTREAM_TAG_PREFIX}${upstreamName}`;
 }
 
 /** The definition's fields the hash covers, absent ones left out (so a missing title and no title are one definition). */
@@ -182,6 +185,20 @@ function definitionBody(definition: UpstreamToolDefinition): Record<string, unkn
 /** The first 16 hex digits of SHA-256 over the definition's canonical JSON: equal exactly when the definitions are. */
 export function upstreamDefinitionHash(definition: UpstreamToolDefinition): string {
   return createHash('sha256').update(canonicalJson(definitionBody(definition))).digest('hex').slice(0, 16);
+}
+
+/**
+ * A test asked of a listing's entries in order: true for one whose name an earlier entry had.
+ * Only the first entry of a name counts, refused or not, for `sync` and the serving gateway
+ * alike (two of one name, identical and so both approved, made the live set refuse the whole list).
+ */
+export function repeatedNameTest(): (definition: Pick<UpstreamToolDefinition, 'name'>) => boolean {
+  const seen = new Set<string>();
+  return (definition) => {
+    if (seen.has(definition.name)) return true;
+    seen.add(definition.name);
+    return false;
+  };
 }
 
 /** The registry's name of an upstream tool: the upstream's prefix + the upstream's name. */
