@@ -11,7 +11,7 @@ import type { LiveToolSet } from '../index.js';
 import { MAX_MESSAGE_DEPTH, boundedBatchReply, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
-import { DEFAULT_MAX_RESULT_BYTES, checkSessionOptions, createMcpServer } from './tool-server.js';
+import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /**
@@ -435,13 +435,13 @@ class StdioLines implements Transport {
  */
 export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions = {}): Promise<McpStdioSession> {
   const { stdin = process.stdin, stdout = process.stdout, maxMessageBytes, ...sessionOptions } = options;
-  checkSessionOptions(live, sessionOptions);
+  const { maxResultBytes } = checkSessionOptions(live, sessionOptions);
   if (maxMessageBytes !== undefined && (typeof maxMessageBytes !== 'number' || !Number.isSafeInteger(maxMessageBytes) || maxMessageBytes <= 0)) {
     throw new TypeError(`serveMcpStdio(): maxMessageBytes must be a whole number > 0, got ${JSON.stringify(maxMessageBytes)}`);
   }
   const server = createMcpServer(live, sessionOptions);
   const warn = (message: string): void => sessionOptions.onWarning?.(message);
-  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, sessionOptions.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, warn);
+  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxResultBytes, warn);
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => {
     ended = resolve;
