@@ -49,17 +49,20 @@ function corsOrigin(value: string): string {
   return url.origin;
 }
 
-/** A count or a size (--max-body, --max-streams, ...), 1 to the bound `whole` keeps; it said "a whole number of ms, 0 to ...". */
-function positive(value: string): number {
-  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a whole number, 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
+/** A whole number 1 to `max`, one message naming the range (`why`: what sets the bound, if not `whole`). */
+function upTo(value: string, max: number, why = ''): number {
+  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > max) throw new InvalidArgumentError(`expected a whole number, 1 to ${max}${why}, got ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+/** A count or a size (--max-streams, ...), 1 to the bound `whole` keeps; it said "a whole number of ms, 0 to ...". */
+function positive(value: string): number {
+  return upTo(value, MAX_TIMER_MS);
 }
 
 /** --max-body: a body is read as one string, so at most the longest one JavaScript holds (a larger body was a 500). */
 function bodySize(value: string): number {
-  const bytes = positive(value);
-  if (bytes > constants.MAX_STRING_LENGTH) throw new InvalidArgumentError(`expected at most ${constants.MAX_STRING_LENGTH} bytes (the longest string JavaScript holds: a body is read as one), got ${JSON.stringify(value)}`);
-  return bytes;
+  return upTo(value, constants.MAX_STRING_LENGTH, ' (bytes: the longest string JavaScript holds, as a body is read as one)');
 }
 
 function parseScopes(value: string): TokenScope[] {
