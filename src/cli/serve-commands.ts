@@ -1,5 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import { constants } from 'node:buffer';
+import { corsOrigin } from '../cors-origin.js';
 import type { Command } from 'commander';
 import { collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
@@ -34,19 +35,11 @@ function hostList(value: string): string[] {
   return hosts;
 }
 
-/** `*`, or an origin as a browser sends it (`https://console.example`): a trailing slash and case are forgiven, anything else refused. */
-function corsOrigin(value: string): string {
-  if (value === '*') return value;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
-    throw new InvalidArgumentError(`expected * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
-  }
-  return url.origin;
+/** `*`, or an origin as a browser sends it (`https://console.example`): a trailing slash and case are forgiven, anything else refused (the server's rule). */
+function corsOption(value: string): string {
+  const origin = corsOrigin(value);
+  if (origin === undefined) throw new InvalidArgumentError(`expected * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
+  return origin;
 }
 
 /** A whole number 1 to `max`, one message naming the range (`why`: what sets the bound, if not `whole`). */
@@ -82,7 +75,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', parseNonEmpty('an address (0.0.0.0 or :: for every one)'), '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', port, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseFileName('a file name'))
-    .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
+    .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOption)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
     .option('--max-body <bytes>', 'largest request body (default 1048576)', bodySize)
