@@ -138,8 +138,8 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
         ...(recorder === undefined ? {} : { onCall: recorder.record }),
         onWarning: (message) => line(context, message),
       });
-      // A handler's stray rejection is a line and the session goes on; a stray exception, a line and exit 1.
-      const release = ownsProcess ? catchStrayErrors('the session', (text) => line(context, text), (text) => line(context, text)) : () => {};
+      // A handler's stray rejection is a line and the session goes on; a stray exception, a line and exit 1 (until the process exits).
+      if (ownsProcess) catchStrayErrors('the session', (text) => line(context, text), (text) => line(context, text));
       const stopped = stop.running();
       let signalled = false;
       const onStop = (): void => {
@@ -158,7 +158,6 @@ async function serveMcpCommand(context: CliContext, options: McpCommandOptions, 
           throw new CliError('IO_ERROR', `${skipped} message${skipped === 1 ? ' was' : 's were'} over --max-message-bytes (${options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES} bytes) on standard input, skipped with an error reply`);
         }
       } finally {
-        release();
         stop.dispose();
         // The upstream connections first: the grace below must not end the process while a
         // stdio upstream child is still being stopped (it would outlive us).

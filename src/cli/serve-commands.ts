@@ -1,5 +1,6 @@
 // The commander wiring of `serve` and `token`; the work (and the library) loads only when one runs.
 import { constants } from 'node:buffer';
+import { corsOrigin } from '../cors-origin.js';
 import type { Command } from 'commander';
 import { collectNonEmpty, databaseOption, parseDatabaseOption, parseFileName, parseNonEmpty } from './database-path.js';
 import { MAX_TIMER_MS, checkUpstreamOptions } from './mcp-command.js';
@@ -34,32 +35,27 @@ function hostList(value: string): string[] {
   return hosts;
 }
 
-/** `*`, or an origin as a browser sends it (`https://console.example`): a trailing slash and case are forgiven, anything else refused. */
-function corsOrigin(value: string): string {
-  if (value === '*') return value;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
-    throw new InvalidArgumentError(`expected * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
-  }
-  return url.origin;
+/** `*`, or an origin as a browser sends it (`https://console.example`): a trailing slash and case are forgiven, anything else refused (the server's rule). */
+function corsOption(value: string): string {
+  const origin = corsOrigin(value);
+  if (origin === undefined) throw new InvalidArgumentError(`expected * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
+  return origin;
 }
 
-/** A count or a size (--max-body, --max-streams, ...), 1 to the bound `whole` keeps; it said "a whole number of ms, 0 to ...". */
-function positive(value: string): number {
-  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > MAX_TIMER_MS) throw new InvalidArgumentError(`expected a whole number, 1 to ${MAX_TIMER_MS}, got ${JSON.stringify(value)}`);
+/** A whole number 1 to `max`, one message naming the range (`why`: what sets the bound, if not `whole`). */
+function upTo(value: string, max: number, why = ''): number {
+  if (!/^\d{1,10}$/.test(value) || Number(value) < 1 || Number(value) > max) throw new InvalidArgumentError(`expected a whole number, 1 to ${max}${why}, got ${JSON.stringify(value)}`);
   return Number(value);
+}
+
+/** A count or a size (--max-streams, ...), 1 to the bound `whole` keeps; it said "a whole number of ms, 0 to ...". */
+function positive(value: string): number {
+  return upTo(value, MAX_TIMER_MS);
 }
 
 /** --max-body: a body is read as one string, so at most the longest one JavaScript holds (a larger body was a 500). */
 function bodySize(value: string): number {
-  const bytes = positive(value);
-  if (bytes > constants.MAX_STRING_LENGTH) throw new InvalidArgumentError(`expected at most ${constants.MAX_STRING_LENGTH} bytes (the longest string JavaScript holds: a body is read as one), got ${JSON.stringify(value)}`);
-  return bytes;
+  return upTo(value, constants.MAX_STRING_LENGTH, ' (bytes: the longest string JavaScript holds, as a body is read as one)');
 }
 
 function parseScopes(value: string): TokenScope[] {
@@ -79,7 +75,7 @@ export function registerServeCommands(program: Command, io: CliIO): Command {
     .option('--host <host>', 'the address to listen on (without --tokens: loopback only)', parseNonEmpty('an address (0.0.0.0 or :: for every one)'), '127.0.0.1')
     .option('--port <port>', 'the port (0: a free one)', port, 8080)
     .option('--tokens <file>', 'require bearer tokens from this file (tool-registry token create)', parseFileName('a file name'))
-    .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOrigin)
+    .option('--cors <origin>', 'answer browsers from this origin, scheme://host[:port] (* for any)', corsOption)
     .option('--allowed-hosts <hosts>', 'Host names to answer besides localhost, 127.0.0.1 and [::1] with the port it listens on (comma-separated; name: any port, name:port: that one); others are 403', hostList)
     .option('--no-console', 'do not serve the console pages at /')
     .option('--max-body <bytes>', 'largest request body (default 1048576)', bodySize)

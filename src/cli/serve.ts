@@ -191,15 +191,12 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   // A --tools handler's stray rejection is a warning and the server goes on (Node's default ended
   // it, every session and call with it); a stray exception, one JSON line (level error) and exit 1.
   const owned = io.stdout === process.stdout && typeof options.tools === 'string';
-  const release = owned ? catchStrayErrors('the server', (text) => serveWarning(text, io.stderr), (text) => io.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', message: text })}\n`)) : () => {};
+  if (owned) catchStrayErrors('the server', (text) => serveWarning(text, io.stderr), (text) => io.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', message: text })}\n`));
   const stopped = stop.running();
   // Already aborted when a signal came while it started and did not end the process (in-process use).
   if (!stopped.aborted) await new Promise<void>((resolve) => stopped.addEventListener('abort', () => resolve(), { once: true }));
-  try {
-    await running.close();
-  } finally {
-    release();
-  }
+  // The stray handlers stay: closing aborts the calls, and what a handler does on its abort may reject after.
+  await running.close();
   // Closing ended the MCP sessions and aborted their calls; a tool handler that ignores its
   // signal must not keep the process (it held it until the handler ended): as `tool-registry
   // mcp`, it ends at the latest 1 s later (the event loop may end it sooner).

@@ -11,7 +11,7 @@ import type { LiveToolSet } from '../index.js';
 import { MAX_MESSAGE_DEPTH, boundedBatchReply, errorReply, isId, isObject, refusalOf, whyInvalid } from './json-rpc.js';
 import type { Id } from './json-rpc.js';
 import { responseJson, sendsResultJson } from './result-json.js';
-import { DEFAULT_MAX_RESULT_BYTES, checkSessionOptions, createMcpServer } from './tool-server.js';
+import { checkSessionOptions, createMcpServer } from './tool-server.js';
 import type { McpServerOptions } from './tool-server.js';
 
 /**
@@ -129,12 +129,12 @@ class StdioLines implements Transport {
   #revision: string | undefined;
   readonly #batches = new Map<Id, Batch>();
   /**
-   * The ids of the client's requests not answered (nor cancelled) yet. A request reusing one is
-   * refused, as over HTTP: the SDK's Server kept one abort controller per id, so the first call
-   * was no longer aborted when the session ended or the client cancelled, and the client got
-   * two answers with one id.
+   * The ids of the client's requests not answered (nor cancelled) yet, each with a mark of its
+   * request (#cancelled). A request reusing one is refused, as over HTTP: the SDK's Server kept one abort
+   * controller per id, so the first call was no longer aborted when the session ended or the
+   * client cancelled, and the client got two answers with one id.
    */
-  readonly #unanswered = new Set<Id>();
+  readonly #unanswered = new Map<Id, object>();
 
   constructor(stdin: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, maxBytes: number, maxAnswerBytes: number, warn: (message: string) => void) {
     this.#stdin = stdin;
@@ -359,7 +359,15 @@ class StdioLines implements Transport {
     if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
     const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
     const batch = isId(id) ? this.#batches.get(id) : undefined;
-    if (isId(id)) this.#unanswered.delete(id);
+    const request = isId(id) ? this.#unanswered.get(id) : undefined;
+    // Free once the SDK has heard the cancel (it aborts by id in a later microtask: a request
+    // reusing the id in the same chunk took that abort, and the cancelled call was answered under
+    // the id); the mark keeps a request answered and reusing the id meanwhile in the set.
+    if (request !== undefined) {
+      setImmediate(() => {
+        if (this.#unanswered.get(id as Id) === request) this.#unanswered.delete(id as Id);
+      });
+    }
     if (batch === undefined) return;
     this.#batches.delete(id as Id);
     batch.pending.delete(id as Id);
@@ -405,7 +413,7 @@ class StdioLines implements Transport {
         }
         this.#initializeId = message.id;
       }
-      if ('method' in message && 'id' in message) this.#unanswered.add(message.id);
+      if ('method' in message && 'id' in message) this.#unanswered.set(message.id, {});
       this.onmessage?.(message);
       this.#cancelled(message);
       return undefined;
@@ -435,13 +443,13 @@ class StdioLines implements Transport {
  */
 export async function serveMcpStdio(live: LiveToolSet, options: McpStdioOptions = {}): Promise<McpStdioSession> {
   const { stdin = process.stdin, stdout = process.stdout, maxMessageBytes, ...sessionOptions } = options;
-  checkSessionOptions(live, sessionOptions);
+  const { maxResultBytes } = checkSessionOptions(live, sessionOptions);
   if (maxMessageBytes !== undefined && (typeof maxMessageBytes !== 'number' || !Number.isSafeInteger(maxMessageBytes) || maxMessageBytes <= 0)) {
     throw new TypeError(`serveMcpStdio(): maxMessageBytes must be a whole number > 0, got ${JSON.stringify(maxMessageBytes)}`);
   }
   const server = createMcpServer(live, sessionOptions);
   const warn = (message: string): void => sessionOptions.onWarning?.(message);
-  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, sessionOptions.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES, warn);
+  const transport = new StdioLines(stdin, stdout, maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES, maxResultBytes, warn);
   let ended!: () => void;
   const closed = new Promise<void>((resolve) => {
     ended = resolve;

@@ -5,6 +5,7 @@
 // every content type). A write without `Origin` but with a browser's `Sec-Fetch-Site` that
 // does not say same-origin (or `none`: typed by the user) is refused the same way.
 import type { MiddlewareHandler } from 'hono';
+import { corsOrigin } from '../cors-origin.js';
 import { refusedBySecFetchSite } from '../fetch-site.js';
 import { HttpProblem } from './problems.js';
 
@@ -46,17 +47,10 @@ function sameOrigin(origin: string, requestUrl: string): boolean {
  * from the console's origin was a 403 (and browsers refuse such an allow-origin header).
  */
 export function corsOption(value: unknown): string | undefined {
-  if (value === undefined || value === '*') return value;
-  let url: URL | undefined;
-  try {
-    url = typeof value === 'string' ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '' || url.pathname !== '/' || url.search !== '' || url.hash !== '') {
-    throw new TypeError(`createToolRegistryServer: cors must be * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
-  }
-  return url.origin;
+  if (value === undefined) return value;
+  const origin = corsOrigin(value);
+  if (origin === undefined) throw new TypeError(`createToolRegistryServer: cors must be * or an origin (scheme://host[:port], as a browser sends it in Origin), got ${JSON.stringify(value)}`);
+  return origin;
 }
 
 /** 403 ORIGIN_NOT_ALLOWED for a foreign `Origin` on a method that changes anything, or on a mount, and for a write whose `Sec-Fetch-Site` says another site sent it without `Origin`. */

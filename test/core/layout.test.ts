@@ -32,11 +32,11 @@ function relativeImports(file: string, text: string): { target: string; typeOnly
   return found;
 }
 
-/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres, since-instant, fetch-site or mcp-description. */
+/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres, since-instant, fetch-site, cors-origin or mcp-description. */
 function layerOf(path: string): string {
   const [top, second] = path.split('/');
   if (top === 'stores') return `stores/${second}`;
-  return /^(index|package-files|node-postgres|since-instant|fetch-site|mcp-description)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
+  return /^(index|package-files|node-postgres|since-instant|fetch-site|cors-origin|mcp-description)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
 }
 
 // Any layer may read the package's own files (package.json, migrations/, console/) through
@@ -46,9 +46,11 @@ function layerOf(path: string): string {
 // text before the library sees it); it imports nothing, so the command's usage errors stay
 // free of the core chunk. src/fetch-site.ts is the `Sec-Fetch-Site` rule of the server's routes
 // and of the MCP handler used alone, which may not import each other; it imports nothing.
+// src/cors-origin.ts is the rule for the `cors` origin of the server's option and of the
+// command's --cors (the server entry exports no rule); it imports nothing.
 // src/mcp-description.ts is what the MCP endpoint answers, for /openapi.json: the MCP mount
 // and the command's lazy mount (which loads the MCP SDK only at the first request) share it.
-const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant', 'fetch-site', 'mcp-description'];
+const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant', 'fetch-site', 'cors-origin', 'mcp-description'];
 
 /** What each layer may import (besides itself); `types` may be imported for their types only. */
 const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
@@ -72,6 +74,7 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   'node-postgres': { values: [] },
   'since-instant': { values: [] },
   'fetch-site': { values: [] },
+  'cors-origin': { values: [] },
   'mcp-description': { values: [] },
 };
 

@@ -184,6 +184,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
       expect(child.stderr()).not.toContain('stubborn: finished');
       // It said "a tool handler was still running", also when only a timer of the module was (no call at all).
       expect(child.stderr()).toMatch(/^tool-registry mcp: still running 1000 ms after the session closed \(a tool handler that ignores its abort signal, or a timer or connection of the tools module\); exiting without it$/m);
+      // Its work rejected on the abort after the shutdown began: a line, not Node's default (exit 1, a stack).
+      expect(child.stderr()).toMatch(/^tool-registry mcp: a promise rejected and nothing handled it \(a tool handler's work not awaited\?\); the session goes on: Error: stubborn: its work failed on the abort$/m);
+      expect(child.stderr()).not.toMatch(/^\s+at /m);
     }
   });
 
@@ -299,6 +302,9 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(err()).toContain('stubborn: aborted');
     expect(err()).not.toContain('stubborn: finished');
     expect(err()).toMatch(/^tool-registry serve: still running 1000 ms after the server closed \(a tool handler that ignores its abort signal\); exiting without it$/m);
+    // Its work rejected on the abort once the server had closed: a warning, not Node's default (exit 1, a stack).
+    expect(err()).toContain('"level":"warn","message":"a promise rejected and nothing handled it (a tool handler\'s work not awaited?); the server goes on: Error: stubborn: its work failed on the abort"');
+    expect(err()).not.toMatch(/^\s+at /m);
   });
 
   it('serve --tools, an exception a handler leaves thrown in a timer: one JSON line (level error) and exit 1, not a stack', async () => {

@@ -62,7 +62,8 @@ async function stdioOver(tools: Tool[]) {
   const stdio = await serveMcpStdio(live, { stdin, stdout });
   return {
     written: () => written,
-    send: (message: unknown): boolean => stdin.write(`${JSON.stringify(message)}\n`),
+    /** The messages in one write (one chunk: read in one turn, before the SDK's microtasks run). */
+    send: (...messages: unknown[]): boolean => stdin.write(messages.map((message) => `${JSON.stringify(message)}\n`).join('')),
     close: async () => void (await stdio.close(), await live.close()),
   };
 }
@@ -514,6 +515,43 @@ describe('createMcpServer', () => {
     expect(replies().slice(1)).toEqual([inUse(7), [inUse('x'), { jsonrpc: '2.0', id: 'x', result: {} }]]);
     await close();
     expect(aborted).toBe(true);
+  });
+
+  it('over stdio, the id of a cancelled call is in use until the cancel is heard, in the chunk of the cancel too: the cancel aborted the request reusing it, and the cancelled call was answered', async () => {
+    let aborts = 0;
+    let finish!: () => void;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    // Ignores its signal (counts its aborts) and ends when the test says.
+    const slow = defineTool({ name: 'slow', version: '1', input_schema: object, handler: (_args, { signal }) => {
+      signal.addEventListener('abort', () => void (aborts += 1));
+      started();
+      return new Promise((resolve) => (finish = () => resolve({ slow: true })));
+    } });
+    const { written, send, close } = await stdioOver([slow, named('fast')]);
+    const replies = () => written().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { id?: unknown });
+    const answered = (id: number) => until(() => replies().some((reply) => reply.id === id), `the answer to ${id}`);
+    send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await answered(0);
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: {} } });
+    await running;
+    const fast = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fast', arguments: {} } };
+    // The cancel and a request reusing its id in one chunk: refused. Once the cancel was heard (the ping answered), taken.
+    send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }, fast, { jsonrpc: '2.0', id: 8, method: 'ping' });
+    await answered(8);
+    const inUse = { jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Invalid Request: request id 7 is already in use by a request of this session not yet answered; give each request a new id' } };
+    // It ran, and the cancel aborted it (no answer): the cancelled call was answered under id 7 when it ended.
+    expect(replies().slice(1)).toEqual([inUse, { jsonrpc: '2.0', id: 8, result: {} }]);
+    send(fast);
+    await until(() => replies().filter((reply) => reply.id === 7).length === 2, 'the answer to the second request 7');
+    // The cancelled call's handler ends: its answer is dropped, as the cancel asks.
+    finish();
+    send({ jsonrpc: '2.0', id: 9, method: 'ping' });
+    await answered(9);
+    expect(replies().slice(1)).toEqual([inUse, { jsonrpc: '2.0', id: 8, result: {} }, { jsonrpc: '2.0', id: 7, result: expect.objectContaining({ structuredContent: { name: 'fast' } }) }, { jsonrpc: '2.0', id: 9, result: {} }]);
+    expect(aborts).toBe(1);
+    await close();
   });
 
   it('over stdio (MCP 2025-03-26), a batch answer stays within maxResultBytes (replies past it are errors saying so), and a batch holds at most 1,000 messages', async () => {

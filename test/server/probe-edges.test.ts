@@ -203,7 +203,7 @@ describe('a body limit past the longest string', () => {
       const refused = await runCli(['serve', '--max-body', String(over), '--port', '0', '--db', join(folder, 'tools.db')], { cwd: folder });
       expect([refused.code, refused.stderr.split('\n')[0]]).toEqual([
         2,
-        `error USAGE: option '--max-body <bytes>' argument '${over}' is invalid. expected at most ${constants.MAX_STRING_LENGTH} bytes (the longest string JavaScript holds: a body is read as one), got "${over}"`,
+        `error USAGE: option '--max-body <bytes>' argument '${over}' is invalid. expected a whole number, 1 to ${constants.MAX_STRING_LENGTH} (bytes: the longest string JavaScript holds, as a body is read as one), got "${over}"`,
       ]);
     } finally {
       rmSync(folder, { recursive: true, force: true });
