@@ -1,6 +1,7 @@
 // `tool-registry serve` as a process: the command line (listening line, tokens, the loopback
 // rule, the log), an SSE client resuming with Last-Event-ID across a restart, and SIGTERM
 // during 200 in-flight writes (each committed and answered, or not committed).
+import { constants } from 'node:buffer';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Readable, Writable } from 'node:stream';
@@ -118,7 +119,8 @@ describe('the command line', () => {
     // Counts and sizes are no times: the message said "a whole number of ms, 0 to 2147483647" (and 0 was refused).
     for (const [flag, value] of [['--max-streams', 'abc'], ['--max-sessions', '0'], ['--max-open-namespaces', '1.5'], ['--max-body', '99999999999']]) {
       const bad = await cli(['serve', '--port', '0', flag as string, value as string]);
-      expect([flag, bad.code, bad.stderr.split('\n')[0]]).toEqual([flag, 2, `error USAGE: option '${flag} <${flag === '--max-body' ? 'bytes' : 'n'}>' argument '${value}' is invalid. expected a whole number, 1 to 2147483647, got "${value}"`]);
+      const range = flag === '--max-body' ? `1 to ${constants.MAX_STRING_LENGTH} (bytes: the longest string JavaScript holds, as a body is read as one)` : '1 to 2147483647';
+      expect([flag, bad.code, bad.stderr.split('\n')[0]]).toEqual([flag, 2, `error USAGE: option '${flag} <${flag === '--max-body' ? 'bytes' : 'n'}>' argument '${value}' is invalid. expected a whole number, ${range}, got "${value}"`]);
     }
     const badHost = await cli(['serve', '--port', '0', '--db', join(folder, 'hosts.db'), '--allowed-hosts', 'registry.test,http://x/y']);
     expect(badHost.code).toBe(2);
