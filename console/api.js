@@ -151,6 +151,78 @@ export async function callAll(path, params, key, signal) {
   return items;
 }
 
+/**
+ * Tools per request of "Approve all": 500 names pinned to their hash (`TOOL@HASH`, at most 146
+ * bytes each) are at most about 73 KB, far under the server's default body limit (1 MiB).
+ */
+export const APPROVE_BATCH = 500;
+
+/** "Approve all" stopped at a refusal: `approved` is what the requests before it approved (they stay approved); `cause` the refusal. */
+export class ApprovalStopped extends Error {
+  constructor(approved, cause) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'ApprovalStopped';
+    this.approved = approved;
+  }
+}
+
+const utf8 = new TextEncoder();
+
+/** The bytes of `{"tools":[...]}` for these tools, as call() sends it. */
+function approveBodyBytes(tools) {
+  return utf8.encode(JSON.stringify({ tools })).length;
+}
+
+/** The tools from `start` that one request takes: at most `batch`, in a body of at most `maxBytes` (one tool at least). */
+function nextBatch(tools, start, batch, maxBytes) {
+  const chosen = [];
+  let bytes = approveBodyBytes([]);
+  for (let index = start; index < tools.length && chosen.length < batch; index++) {
+    const more = approveBodyBytes([tools[index]]) - approveBodyBytes([]) + (chosen.length > 0 ? 1 : 0);
+    if (chosen.length > 0 && bytes + more > maxBytes) break;
+    chosen.push(tools[index]);
+    bytes += more;
+  }
+  return chosen;
+}
+
+/**
+ * Approves `tools` (as approve takes them, `TOOL@HASH`) at `path` (POST .../upstreams/NAME/approve)
+ * in requests of at most `batch` tools, one after another: one request for 10,000 tools passed the
+ * server's body limit (`--max-body`), a 413. A 413 names the limit (`context.limit`) and approved
+ * nothing: its tools are sent again in requests that fit it. Any other refusal stops there: each
+ * request is all or nothing, and what the requests before it approved stays approved.
+ * `onProgress({ sent, total, approved })` after each answered request.
+ * @param {string} path
+ * @param {string[]} tools
+ * @param {{ batch?: number, onProgress?: (progress: { sent: number, total: number, approved: number }) => void, send?: typeof call }} [options]
+ * @returns {Promise<object[]>} every approved entry, in order
+ * @throws {ApprovalStopped} at the first refusal (or an answer that did not come), with what was approved before it
+ */
+export async function approveInBatches(path, tools, { batch = APPROVE_BATCH, onProgress = () => undefined, send = call } = {}) {
+  const approved = [];
+  let maxBytes = Infinity;
+  let sent = 0;
+  while (sent < tools.length) {
+    const chunk = nextBatch(tools, sent, batch, maxBytes);
+    try {
+      const result = await send(path, { method: 'POST', json: { tools: chunk } });
+      approved.push(...(result?.approved ?? []));
+    } catch (error) {
+      const limit = error instanceof ApiError && error.status === 413 ? error.context.limit : undefined;
+      // Smaller requests only while they can be: one tool over the limit, or a limit this body kept to, stops.
+      if (typeof limit === 'number' && chunk.length > 1 && approveBodyBytes(chunk) > limit) {
+        maxBytes = limit;
+        continue;
+      }
+      throw new ApprovalStopped(approved, error);
+    }
+    sent += chunk.length;
+    onProgress({ sent, total: tools.length, approved: approved.length });
+  }
+  return approved;
+}
+
 /** Parses a text/event-stream body into `{ id, event, data }` messages. */
 async function* events(stream) {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();

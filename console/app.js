@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, UnreachableError, base, call, callAll, follow, query, retryWhenShown, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
+import { ApiError, ApprovalStopped, UnreachableError, approveInBatches, base, call, callAll, follow, query, retryWhenShown, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -1137,16 +1137,37 @@ async function upstreamSection(route, upstream, signal, rerender) {
   section.push(h('p', { role: 'status' }, `${counts.served} served, ${counts.pending} pending, ${counts.gone} gone, ${counts.rejected} rejected, ${counts.unregistrable} refused.`));
   if (counts.pending > 1) {
     const alert = h('div', { class: 'error', role: 'alert' });
-    section.push(h('div', { class: 'actions' }, h('button', { type: 'button', onclick: async () => {
+    const progress = h('p', { role: 'status', hidden: true });
+    const button = h('button', { type: 'button', onclick: async () => {
+      const tools = pending.tools.filter((tool) => tool.state === 'changed' || tool.state === 'new').map(shownTool);
+      button.disabled = true;
+      alert.replaceChildren();
       try {
-        const result = await call(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/approve`, { method: 'POST', json: { tools: pending.tools.filter((tool) => tool.state === 'changed' || tool.state === 'new').map(shownTool) } });
-        state.flash = `Approved ${result.approved.length} tools of ${upstream.name}.`;
+        // In requests that each fit the server's body limit (one for 10,000 tools was a 413).
+        const approved = await approveInBatches(`${base(route.namespace)}/upstreams/${segment(upstream.name)}/approve`, tools, {
+          onProgress: ({ sent, total, approved: done }) => {
+            progress.hidden = false;
+            progress.replaceChildren(`Approving: ${done} approved, ${sent} of ${total} sent…`);
+          },
+        });
+        state.flash = `Approved ${approved.length} tools of ${upstream.name}.`;
         rerender();
       } catch (error) {
-        if (signedOutBy(error)) return;
-        alert.replaceChildren(h('p', {}, error instanceof UnreachableError ? lostAnswer('approval') : ['Approving failed (nothing was approved): ', text(problemText(error))]));
+        button.disabled = false;
+        progress.hidden = true;
+        const cause = error instanceof ApprovalStopped ? error.cause : error;
+        if (signedOutBy(cause)) return;
+        const approved = error instanceof ApprovalStopped ? error.approved : [];
+        const before = approved.length === 0 ? 'nothing was approved' : `${approved.length} of ${tools.length} were approved before it, the rest not`;
+        alert.replaceChildren(h('p', {}, cause instanceof UnreachableError ? lostAnswer('approval') : [`Approving stopped (${before}): `, text(problemText(cause))]));
+        if (approved.length > 0) {
+          alert.append(
+            h('details', {}, h('summary', {}, `The ${approved.length} approved`), h('p', {}, text(approved.map((one) => one.tool_name).join(', ')))),
+            h('button', { type: 'button', class: 'secondary', onclick: rerender }, 'Show what is pending now'));
+        }
       }
-    } }, `Approve all ${counts.pending} pending`)), alert);
+    } }, `Approve all ${counts.pending} pending`);
+    section.push(h('div', { class: 'actions' }, button), progress, alert);
   }
   // The approved spec of each changed tool, for the side-by-side diff (read scope; without it, the verdict alone).
   const approved = await Promise.all(pending.tools.map(async (tool) => {

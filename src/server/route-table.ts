@@ -2,6 +2,7 @@
 // responses as zod schemas. The Hono app is built from it, and so is the OpenAPI document.
 // A route is thin: parse, call the library, map the result; no rule lives here.
 import type { z } from 'zod';
+import { jsonStream } from './json-stream.js';
 import type { ToolRegistry } from '../index.js';
 import type { Lease } from './limits.js';
 import type { AuthenticatedToken, TokenScope } from './tokens.js';
@@ -70,7 +71,18 @@ export interface RouteDefinition {
   readonly handle: (context: RouteContext) => Promise<Response>;
 }
 
-/** A JSON response. */
+/**
+ * A JSON response. Text longer than V8's longest string (a snapshot past about 512 MiB) is
+ * streamed in pieces, the same bytes, instead of failing with a RangeError (a 500).
+ */
 export function json(value: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(value), { status, headers: { 'content-type': 'application/json', ...headers } });
+  let body: string | ReadableStream<Uint8Array>;
+  try {
+    body = JSON.stringify(value);
+  } catch (error) {
+    const stream = error instanceof RangeError ? jsonStream(value) : undefined;
+    if (stream === undefined) throw error;
+    body = stream;
+  }
+  return new Response(body, { status, headers: { 'content-type': 'application/json', ...headers } });
 }

@@ -279,7 +279,22 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   const mounts = options.mounts ?? {};
   const shutdownController = new AbortController();
   const streamBacklogBytes = options.streamBacklogBytes ?? DEFAULT_STREAM_BACKLOG_BYTES;
-  const hold = (namespace: string): (() => void) => source.hold?.(namespace) ?? (() => {});
+  /** Namespaces held now (by requests, streams, sessions) and by how many: /readyz reads one when `default` cannot be opened. */
+  const held = new Map<string, number>();
+  const hold = (namespace: string): (() => void) => {
+    const release = source.hold?.(namespace);
+    if (release === undefined) return () => {};
+    held.set(namespace, (held.get(namespace) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      release();
+      const left = (held.get(namespace) ?? 1) - 1;
+      if (left === 0) held.delete(namespace);
+      else held.set(namespace, left);
+    };
+  };
   const defaults = defaultLimits();
   const leases = new Leases({
     maxStreams: options.maxStreams ?? defaults.maxStreams,
@@ -551,6 +566,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
     resolveNamespace,
     requireScope,
     hold,
+    heldNamespaces: () => [...held.keys()],
   });
 
   const allRoutes: { route: RouteDefinition; prefixed: boolean }[] = [];

@@ -19,6 +19,8 @@ export interface ServiceDependencies {
   readonly requireScope: (token: AuthenticatedToken | null, scope: TokenScope) => void;
   /** Marks a namespace in use (never closed as the least recently used) until the returned function is called. */
   readonly hold: (namespace: string) => () => void;
+  /** The namespaces held now (by requests, streams and sessions). */
+  readonly heldNamespaces: () => string[];
 }
 
 /** The routes outside a namespace, over the server's namespaces and tokens. */
@@ -40,25 +42,46 @@ export function serviceRoutes(deps: ServiceDependencies): RouteDefinition[] {
       method: 'get',
       path: '/readyz',
       operationId: 'ready',
-      summary: "The default namespace's store answers (no token needed; its revision only for a token that may read it)",
+      summary: "The server serves: the default namespace's store answers (no token needed; its revision only for a token that may read it)",
       tag: 'service',
       scope: 'optional',
       namespaced: false,
-      responses: { 200: { description: 'Ready; with the revision when the request may read the default namespace (no tokens, or a read token that reaches it).', schema: ReadySchema } },
-      // Its store down (PostgreSQL), or every open namespace in use when default must be opened (--max-open-namespaces).
+      responses: {
+        200: {
+          description:
+            'Ready; with the revision when the request may read the default namespace (no tokens, or a read token that reaches it) and it could be read (not when every open namespace is in use by others: another one was read).',
+          schema: ReadySchema,
+        },
+      },
+      // Its store down (PostgreSQL); or no file handle left to open it.
       errors: ['STORAGE_BUSY', 'REGISTRY_CLOSED', 'STORAGE_UNAVAILABLE', 'CAPACITY_EXCEEDED'],
       handle: async ({ token }) => {
-        // Held while it is read: another namespace opened meanwhile must not close it (a probe's 503 takes the server out of rotation).
-        const release = deps.hold(DEFAULT_NAMESPACE);
-        let revision: number;
+        const readRevision = async (namespace: string): Promise<number> => {
+          // Held while it is read: another namespace opened meanwhile must not close it (a probe's 503 takes the server out of rotation).
+          const release = deps.hold(namespace);
+          try {
+            return (await (await deps.resolveNamespace(namespace, null)).changes({ limit: 0 })).revision;
+          } finally {
+            release();
+          }
+        };
+        let revision: number | undefined;
         try {
-          ({ revision } = await (await deps.resolveNamespace(DEFAULT_NAMESPACE, null)).changes({ limit: 0 }));
-        } finally {
-          release();
+          revision = await readRevision(DEFAULT_NAMESPACE);
+        } catch (error) {
+          // Every open namespace is in use by another one's streams, sessions or requests (--max-open-namespaces):
+          // the server serves those, and default's requests wait their turn (503, Retry-After). One stream on another
+          // namespace took the server out of rotation. Its store answering is what is checked: one held open is read.
+          const other =
+            error instanceof HttpProblem && error.code === 'CAPACITY_EXCEEDED' && error.context.resource === 'namespaces'
+              ? deps.heldNamespaces().find((namespace) => namespace !== DEFAULT_NAMESPACE)
+              : undefined;
+          if (other === undefined) throw error;
+          await readRevision(other);
         }
         // A probe without a token, or a token that may not read `default`, learns only that the store answers.
         const mayRead = !deps.tokensRequired || (token !== null && token.scopes.includes('read') && (token.namespaces === null || token.namespaces.includes(DEFAULT_NAMESPACE)));
-        return json(mayRead ? { status: 'ready', revision } : { status: 'ready' });
+        return json(mayRead && revision !== undefined ? { status: 'ready', revision } : { status: 'ready' });
       },
     },
     {

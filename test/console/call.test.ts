@@ -1,13 +1,18 @@
 // The console's API call (console/api.js is plain browser JavaScript) against a real socket: an
 // answer whose connection closes before its body is complete. A server closes it so after a 431
 // (request headers too large: a pasted file as the token), whose status must still be seen.
+// And "Approve all" in requests under the server's body limit, against the server in process.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .js module of the console, without declarations
-import { call } from '../../console/api.js';
+import { approveInBatches as approveInBatchesJs, call } from '../../console/api.js';
+import { createToolRegistryServer, listen, memoryNamespaces } from '../../src/server/index.js';
+import type { ListeningServer, ToolRegistryServer, UpstreamGovernance } from '../../src/server/index.js';
 
-const callApi = call as (path: string, options?: { signal?: AbortSignal }) => Promise<unknown>;
+const callApi = call as (path: string, options?: { signal?: AbortSignal; method?: string; json?: unknown }) => Promise<unknown>;
+type Progress = { sent: number; total: number; approved: number };
+const approveInBatches = approveInBatchesJs as (path: string, tools: string[], options?: { batch?: number; onProgress?: (progress: Progress) => void }) => Promise<{ tool: string }[]>;
 
 describe('call', () => {
   let slowWritten!: () => void;
@@ -25,6 +30,33 @@ describe('call', () => {
     response.write('{"partial', () => response.socket?.end());
   });
   let base = '';
+  // A registry server with a 4,000-byte body limit and a gateway that approves what it is named,
+  // but a tool it no longer finds (all or nothing per request, as the real one).
+  const LIMIT = 4000;
+  const approveCalls: number[] = [];
+  let gone = '';
+  const governance: UpstreamGovernance = {
+    states: async () => [],
+    reject: async () => {
+      throw new Error('not used');
+    },
+    approve: async (_registry, upstream, { tools = [] }) => {
+      approveCalls.push(tools.length);
+      const missing = tools.find((one) => one.startsWith(`${gone}@`));
+      if (missing !== undefined) throw Object.assign(new Error(`upstream demo lists no tool ${gone}`), { code: 'UPSTREAM_TOOL_NOT_FOUND', context: { tool: gone } });
+      return { approved: tools.map((one) => ({ tool: one.split('@')[0] as string, tool_name: `demo_${one.split('@')[0]}`, from_version: null, version: '1.0.0', breaking: false, forced: false })), upstream };
+    },
+  };
+  let registryServer: ListeningServer | undefined;
+  let registry: ToolRegistryServer | undefined;
+  let approvePath = '';
+  beforeAll(async () => {
+    const source = memoryNamespaces();
+    await (await source.open('default'))?.putUpstream({ name: 'demo', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} }, approve: 'none' });
+    registry = createToolRegistryServer({ registries: source, maxBodyBytes: LIMIT, upstreams: governance });
+    registryServer = await listen(registry);
+    approvePath = `${registryServer.url}/v1/upstreams/demo/approve`;
+  });
   beforeAll(async () => {
     // The page's session storage, which call() reads for the token (none here); removed after
     // the file, as a worker's later files share this global object (docs/testing.md, rule 7).
@@ -34,6 +66,8 @@ describe('call', () => {
   });
   afterAll(async () => {
     delete (globalThis as { sessionStorage?: unknown }).sessionStorage;
+    await registryServer?.close();
+    await registry?.close();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
@@ -56,5 +90,34 @@ describe('call', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     aborting.abort();
     await expectation;
+  });
+
+  it('"Approve all" sends the tools in requests under the server\'s body limit (one request for all was a 413), reporting progress', async () => {
+    const tools = Array.from({ length: 400 }, (_, index) => `tool_${String(index).padStart(4, '0')}@0123456789abcdef`);
+    // What the console sent before: every tool in one request, past the limit.
+    await expect(callApi(approvePath, { method: 'POST', json: { tools } })).rejects.toMatchObject({ name: 'ApiError', status: 413, code: 'PAYLOAD_TOO_LARGE', context: { limit: LIMIT } });
+    approveCalls.length = 0;
+    const progress: Progress[] = [];
+    const approved = await approveInBatches(approvePath, tools, { batch: 200, onProgress: (one) => progress.push(one) });
+    expect(approved.map((one) => one.tool)).toEqual(tools.map((one) => one.split('@')[0]));
+    // 200 tools were over the limit (a 413 that approved nothing, its context.limit learnt): then as many as fit, 4,000 bytes.
+    expect(approveCalls.length).toBeGreaterThan(2);
+    expect(approveCalls.every((count) => count < 200 && JSON.stringify({ tools: tools.slice(0, count) }).length <= LIMIT)).toBe(true);
+    expect(progress.at(-1)).toEqual({ sent: 400, total: 400, approved: 400 });
+    expect(progress.map((one) => one.sent)).toEqual([...progress.map((one) => one.sent)].sort((a, b) => a - b));
+  });
+
+  it('"Approve all" stops at the first refusal, saying which tools the requests before it approved', async () => {
+    const tools = Array.from({ length: 30 }, (_, index) => `t${index}@0123456789abcdef`);
+    gone = 't25';
+    try {
+      const stopped = approveInBatches(approvePath, tools, { batch: 10 });
+      await expect(stopped).rejects.toMatchObject({ name: 'ApprovalStopped', cause: { name: 'ApiError', status: 404, code: 'UPSTREAM_TOOL_NOT_FOUND' } });
+      // The third request (t20-t29) was refused whole; t0-t19 stay approved; nothing after it was sent.
+      const { approved } = (await stopped.catch((error: unknown) => error)) as { approved: { tool: string }[] };
+      expect(approved.map((one) => one.tool)).toEqual(tools.slice(0, 20).map((one) => one.split('@')[0]));
+    } finally {
+      gone = '';
+    }
   });
 });

@@ -186,6 +186,37 @@ describe('small requests that were a 500', () => {
   });
 });
 
+describe('answers longer than the longest string', () => {
+  it('streams a snapshot, a history and the agent list whose JSON text is past V8\'s longest string (a RangeError: 500), the same bytes', async () => {
+    // V8's longest string is about 512 MiB (buffer.constants.MAX_STRING_LENGTH): here JSON.stringify throws as V8 does, past 1,000 characters.
+    const longest = 1000;
+    expect((await api.call('PUT', '/v1/namespaces/long')).status).toBe(201);
+    const specs = Array.from({ length: 20 }, (_, index) => spec(`long_${index}`, '1', { description: 'd'.repeat(100), tags: ['é', '"'] }));
+    // One tool longer than the limit itself: written member by member, down to its schema's properties.
+    const properties = Object.fromEntries(Array.from({ length: 40 }, (_, index) => [`p${index}`, { type: 'string', description: 'p'.repeat(20) }]));
+    specs.push(spec('long_wide', '1', { input_schema: { type: 'object', properties, required: [] } }));
+    expect((await api.call('POST', '/v1/namespaces/long/tools', { body: specs })).status).toBe(200);
+    for (let version = 2; version <= 4; version++) expect((await api.call('PUT', '/v1/namespaces/long/tools/long_0', { body: spec('long_0', String(version), { description: 'd'.repeat(100) }) })).status).toBe(200);
+    const paths = ['/v1/namespaces/long/snapshot', '/v1/namespaces/long/tools/long_0/history', '/v1/namespaces/long/agent/tools?include_disabled=true'];
+    const whole = await Promise.all(paths.map((path) => api.call('GET', path)));
+    expect(whole.map((reply) => [reply.status, reply.text.length > longest])).toEqual(paths.map(() => [200, true]));
+    const stringify = JSON.stringify;
+    const limited = vi.spyOn(JSON, 'stringify').mockImplementation((...args: Parameters<typeof JSON.stringify>) => {
+      const text = stringify(...args);
+      if (typeof text === 'string' && text.length > longest) throw new RangeError('Invalid string length');
+      return text;
+    });
+    try {
+      const streamed = await Promise.all(paths.map((path) => api.call('GET', path)));
+      expect(streamed.map((reply) => reply.status)).toEqual([200, 200, 200]);
+      expect(streamed.map((reply) => reply.text)).toEqual(whole.map((reply) => reply.text));
+      expect(limited).toHaveBeenCalled();
+    } finally {
+      limited.mockRestore();
+    }
+  });
+});
+
 describe('lint of hostile schemas', () => {
   it('lists at most 100 findings per tool and provider, then one counting the rest', async () => {
     // 30 tools of 5,000 if/then/else (500 KB each) made GET /v1/lint take 30 s and 2.3 GB, then a 500.

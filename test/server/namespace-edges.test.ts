@@ -117,25 +117,46 @@ describe('a namespace closed as the least recently used, under --max-open-namesp
     expect((await served.call('GET', '/v1/namespaces/b/tools')).status).toBe(200);
   });
 
-  it('with every open namespace in use, PUT /v1/namespaces/{ns} and /readyz are 503 CAPACITY_EXCEEDED with Retry-After, as /openapi.json lists them', async () => {
+  it('with every open namespace in use, PUT /v1/namespaces/{ns} is 503 CAPACITY_EXCEEDED with Retry-After, as /openapi.json lists it', async () => {
     const { served, stall } = await oneOpenServer();
     expect((await served.call('PUT', '/v1/namespaces/b')).status).toBe(201);
     const reading = await stall('b', () => served.call('GET', '/v1/namespaces/b/tools'));
     const document = served.server.openapi() as { paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>> };
     try {
-      for (const [method, path, documented] of [
-        ['PUT', '/v1/namespaces/c', ['/v1/namespaces/{ns}', 'put']],
-        ['GET', '/readyz', ['/readyz', 'get']],
-      ] as const) {
-        const refused = await served.call(method, path);
-        expect([path, refused.status, refused.headers.get('retry-after'), (refused.body as { code?: string }).code]).toEqual([path, 503, '5', 'CAPACITY_EXCEEDED']);
-        // The document listed neither code for either route (its 503s said SHUTTING_DOWN, STORAGE_UNAVAILABLE; REGISTRY_CLOSED, ...).
-        expect(document.paths[documented[0]]?.[documented[1]]?.responses['503']?.description).toContain('CAPACITY_EXCEEDED');
-      }
+      const refused = await served.call('PUT', '/v1/namespaces/c');
+      expect([refused.status, refused.headers.get('retry-after'), (refused.body as { code?: string }).code]).toEqual([503, '5', 'CAPACITY_EXCEEDED']);
+      // The document did not list the code (its 503s said SHUTTING_DOWN, STORAGE_UNAVAILABLE; REGISTRY_CLOSED, ...).
+      expect(document.paths['/v1/namespaces/{ns}']?.put?.responses['503']?.description).toContain('CAPACITY_EXCEEDED');
     } finally {
       reading.release();
     }
     expect((await reading.answer).status).toBe(200);
+  });
+
+  it('/readyz is ready while a stream on another namespace holds the only open one (was 503: one stream took the server out of rotation)', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'tool-registry-ns-edges-'));
+    folders.push(folder);
+    const served = await start({ registries: sqliteNamespaces(folder, { maxOpen: 1 }) });
+    running.push(served);
+    expect((await served.call('PUT', '/v1/namespaces/b')).status).toBe(201);
+    // The feed of b, on a socket of its own (cut at the end: a fetch's aborted stream lingered until the server cut it).
+    const socket = connect(Number(new URL(served.url).port), '127.0.0.1');
+    let head = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (head += chunk));
+    socket.write(`GET /v1/namespaces/b/changes HTTP/1.1\r\nHost: ${new URL(served.url).host}\r\nAccept: text/event-stream\r\n\r\n`);
+    try {
+      await until(() => head.includes('\r\n\r\n'), 'the feed of b to start');
+      expect(head.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+      // Ready, without default's revision (not read: b's store was); default's own requests still wait their turn.
+      const ready = await served.call('GET', '/readyz');
+      expect([ready.status, ready.body]).toEqual([200, { status: 'ready' }]);
+      const waiting = await served.call('GET', '/v1/tools');
+      expect([waiting.status, (waiting.body as { code?: string }).code]).toEqual([503, 'CAPACITY_EXCEEDED']);
+    } finally {
+      socket.destroy();
+    }
+    // The stream gone, default is read again.
+    await until(async () => (await served.call('GET', '/readyz')).text.includes('revision'), 'default read again by /readyz');
   });
 });
 
