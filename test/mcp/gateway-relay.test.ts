@@ -17,6 +17,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -28,7 +29,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import type { CallRecordInput } from '../../src/index.js';
 import { screeningFetch } from '../../src/mcp/gateway/connect.js';
-import { CALL_NOTIFICATION_BURST, CALL_REQUESTS_IN_FLIGHT, MAX_NOTIFICATION_BYTES, connectUpstream, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
+import { CALL_NOTIFICATION_BURST, CALL_REQUESTS_IN_FLIGHT, MAX_NOTIFICATION_BYTES, connectUpstream, createMcpHttpHandler, createMcpServer, gatewayToolSet } from '../../src/mcp/index.js';
 import type { InvalidAnswer } from '../../src/mcp/index.js';
 import type { GatewayToolSet, McpServerOptions, UpstreamConnection } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
@@ -889,6 +890,63 @@ describe('an HTTP upstream that never answers a POST', () => {
       await until(() => held.length === 2 && held[1] === true, "the listing's POST aborted, its socket closed", { timeoutMs: 30_000 });
     } finally {
       await connection?.close();
+      await set.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+
+  it("has a call's POST aborted at once, its socket closed, when the call ends first (the client cancels it, its session ends): not held until upstreamCallTimeoutMs", async () => {
+    // The old code held each POST until the call's timeout (`held`: no answer begun) or the
+    // upstream's end (`streamed`: an event stream begun, which the SDK's transport would then resume).
+    const closed = new Map<string, boolean>();
+    let resumes = 0;
+    const http = await startJsonUpstream((body, request, response) => {
+      const { name, _meta } = (body as { params?: { name?: string; _meta?: { progressToken?: unknown } } }).params ?? {};
+      if (body.method === 'tools/list') {
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: ['held', 'streamed'].map((tool) => ({ name: tool, inputSchema: { type: 'object' } })) } }));
+      }
+      closed.set(name as string, false);
+      request.socket.on('close', () => void closed.set(name as string, true));
+      // A progress report in an event with an id: a stream the SDK's transport resumes (a GET with Last-Event-ID, 20 ms after) when it ends unanswered.
+      const report = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: _meta?.progressToken, progress: 1, message: 'working' } };
+      if (name === 'streamed') response.writeHead(200, { 'content-type': 'text/event-stream' }).write(`retry: 20\nid: e1\ndata: ${JSON.stringify(report)}\n\n`);
+    });
+    http.on('request', (request: IncomingMessage) => void (request.headers['last-event-id'] === undefined ? undefined : (resumes += 1)));
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'late', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
+    const set = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: CALL_TIMEOUT_MS });
+    const handler = createMcpHttpHandler(set);
+    try {
+      await approveListed(own, set);
+      const controller = new AbortController();
+      const cancelled = (await session({}, set)).callTool({ name: 'late_held', arguments: {} }, undefined, { signal: controller.signal });
+      await until(() => closed.has('held'), 'the held call upstream');
+      controller.abort('changed my mind');
+      await expect(cancelled).rejects.toThrow();
+      await until(() => closed.get('held') === true, "the cancelled call's POST closed", { timeoutMs: CALL_TIMEOUT_MS / 2 });
+
+      // Over Streamable HTTP: the session's DELETE answers its POST at once (its stream, which carried
+      // the progress report), and ends the call's POST upstream.
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const post = (message: object, session?: string) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers: { ...headers, ...(session === undefined ? {} : { 'mcp-session-id': session }) }, body: JSON.stringify(message) }));
+      const opened = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } });
+      const id = opened.headers.get('mcp-session-id') as string;
+      await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, id);
+      const answer = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'late_streamed', arguments: {}, _meta: { progressToken: 'p' } } }, id);
+      expect(answer.headers.get('content-type')).toBe('text/event-stream');
+      const reader = (answer.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+      let events = '';
+      while (!events.includes('"working"')) events += (await reader.read()).value ?? '';
+      expect((await handler.handle(new Request('http://localhost/mcp', { method: 'DELETE', headers: { 'mcp-session-id': id } }))).status).toBe(200);
+      for (let next = await reader.read(); !next.done; next = await reader.read()) events += next.value;
+      expect(events).toMatch(/"id":2,"error":\{"code":-32000,"message":"The session ended before this request was answered/);
+      await until(() => closed.get('streamed') === true, "the ended session's call's POST closed", { timeoutMs: CALL_TIMEOUT_MS / 2 });
+      // Not resumed either (the upstream would keep that GET as it kept the POST): the transport's resume would have come after 20 ms.
+      await sleep(200);
+      expect(resumes).toBe(0);
+    } finally {
+      await handler.close();
       await set.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));

@@ -3,7 +3,8 @@
 // abort signal when the client leaves, a handler's rejection nobody handles, calls racing a
 // disable by another process, and deprecations. Three children on one SQLite file: one driven by the SDK's Client, two spoken
 // to line by line (what the SDK's client would never send), each ended by a test; and two
-// `serve --tools`: one stopped with such a handler running, one ended by a handler's throw in a timer.
+// `serve --tools`: one stopped with such a handler running, one ended by a handler's throw in a
+// timer (on a registry of its own, with a stdio upstream that outlives its input's end).
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, childEnv, runCli, runCliAsync, useChildProcessTimeout } from '../cli/helpers.js';
 import { openSqliteToolRegistry } from '../../src/index.js';
+import { processesWith } from '../support/upstreams.js';
 import { until } from '../support/waiting.js';
 import { connectStdio, initializeRequest, listAll, protocolErrorOf, spawnRawStdio, textOf } from './helpers.js';
 import type { RawStdio, Watched } from './helpers.js';
@@ -30,6 +32,9 @@ let raw2025: RawStdio;
 /** The `serve --tools` processes the tests started, and the one the throw in a timer ends (started early). */
 const servers: ChildProcess[] = [];
 let thrower: ReturnType<typeof serveTools> | undefined;
+/** The thrower's stdio upstream: file-upstream.mjs held alive by a timer (it outlives its input's end), told apart by `LINGERING_MARKER` in its environment. */
+const LINGERING = join(folder, 'lingering.mjs');
+const LINGERING_MARKER = `TR_LINGERING=${folder}`;
 
 beforeAll(async () => {
   // Published once first: the raw children then start on a registry that already holds the tools.
@@ -45,14 +50,33 @@ afterAll(async () => {
   await client?.client.close();
   for (const child of [raw, raw2025]) if (child?.child.exitCode === null) child.child.kill();
   for (const server of servers) if (server.exitCode === null && server.signalCode === null) server.kill();
+  for (const pid of processesWith(LINGERING, LINGERING_MARKER)) process.kill(pid);
   rmSync(folder, { recursive: true, force: true });
 });
 
 const call = (id: number, name: string, callArgs: unknown = {}) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: callArgs } });
 
 /** A `serve --tools` of the edge tools, listening, with an MCP session open: `post` sends a message in it. */
-async function serveTools() {
-  const server = spawn(process.execPath, [CLI, 'serve', '--db', db, '--port', '0', '--no-console', '--no-upstreams', '--tools', TOOLS], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+/** The thrower's registry: the tool it calls, and a stdio upstream that only a signal ends. */
+async function throwerDatabase(): Promise<string> {
+  const file = join(folder, 'thrower.db');
+  const tools = join(folder, 'no-tools.json');
+  writeFileSync(tools, '[]');
+  writeFileSync(LINGERING, `setInterval(() => {}, 60_000);\nawait import(${JSON.stringify(join(ROOT, 'test', 'support', 'file-upstream.mjs'))});\n`);
+  const registry = await openSqliteToolRegistry({ filename: file });
+  try {
+    await registry.register(((await import(TOOLS)) as { reckless: { spec: Parameters<typeof registry.register>[0] } }).reckless.spec);
+    const [name, value] = LINGERING_MARKER.split('=') as [string, string];
+    await registry.putUpstream({ name: 'lingering', transport: { type: 'stdio', command: [process.execPath, LINGERING, tools], env: { [name]: value }, cwd: null } });
+  } finally {
+    await registry.close();
+  }
+  return file;
+}
+
+async function serveTools(upstreams: 'thrower' | undefined = undefined) {
+  const served = upstreams === 'thrower' ? ['--db', await throwerDatabase()] : ['--db', db, '--no-upstreams'];
+  const server = spawn(process.execPath, [CLI, 'serve', ...served, '--port', '0', '--no-console', '--tools', TOOLS], { cwd: folder, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   servers.push(server);
   let out = '';
   let err = '';
@@ -285,7 +309,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
 
   it('serve --tools, SIGTERM with a call in flight whose handler ignores its signal: the call gets an error reply and the process exits without the handler', async () => {
     // The next test's server starts meanwhile (its start is most of its time).
-    thrower ??= serveTools();
+    thrower ??= serveTools('thrower');
     const { server, post, err, exited } = await serveTools();
     // A handler's promise that rejects with nobody to handle it ended the server (exit 1, a stack): a warning line, the server goes on.
     expect(await (await post(call(5, 'careless'))).json()).toMatchObject({ id: 5, result: { structuredContent: { started: true } } });
@@ -307,11 +331,15 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(err()).not.toMatch(/^\s+at /m);
   });
 
-  it('serve --tools, an exception a handler leaves thrown in a timer: one JSON line (level error) and exit 1, not a stack', async () => {
-    const { post, err, exited } = await (thrower ??= serveTools());
+  it('serve --tools, an exception a handler leaves thrown in a timer: one JSON line (level error) and exit 1, not a stack; its stdio upstream ended with it', async () => {
+    const { post, err, exited } = await (thrower ??= serveTools('thrower'));
+    // The session's initialize started the namespace's gateway, which spawned the upstream.
+    await until(() => processesWith(LINGERING, LINGERING_MARKER).length === 1, 'the stdio upstream running', { timeoutMs: 60_000 });
     expect((await post(call(2, 'reckless'))).status).toBe(200);
     // Node's default: exit 1 and a stack of several lines, not JSON (a log pipeline reading stderr as JSON lines met text).
     expect((await exited)[0]).toBe(1);
+    // It ran on: it saw only its input end. Now its input ends and SIGTERM follows within 0.3 s, before the exit.
+    await until(() => processesWith(LINGERING, LINGERING_MARKER).length === 0, 'the stdio upstream ended', { timeoutMs: 5_000 });
     const lines = err().trim().split('\n').map((line) => JSON.parse(line) as { level?: string; message?: string });
     expect(lines.at(-1)).toEqual({
       time: expect.any(String),

@@ -101,6 +101,13 @@ export interface ConnectUpstreamOptions {
   readonly onUnread?: (why: string) => void;
   /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
   readonly maxUnwrittenBytes?: number;
+  /**
+   * Over Streamable HTTP, asked (in the caller's async context) when a call's POST is made: a
+   * signal that aborts when that call ended without its answer (cancelled, timed out, its
+   * session ended). The POST is then aborted, its socket closed, and its event stream ends
+   * without a resume, rather than held until the upstream answers or `callTimeoutMs`.
+   */
+  readonly callEnded?: () => AbortSignal | undefined;
 }
 
 /**
@@ -177,9 +184,9 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   checkHeaderValues(headers, upstream.name);
   const url = new URL(transport.url);
   const client = newClient();
-  const waits = boundedWaits(fetch, timeout, options.callTimeoutMs ?? timeout);
+  const waits = boundedWaits(fetch, timeout, options.callTimeoutMs ?? timeout, options.callEnded);
   try {
-    const screened = screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification);
+    const screened = screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification, options.callEnded);
     await client.connect(boundedAnswers(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), client, options.onUnread), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
@@ -427,6 +434,11 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 const CALL_POST = /"method":"(?:tools\/call|tasks\/[^"]*)"/;
 const CALL_POST_HEAD = 256;
 
+/** Whether a request is a call's POST (`CALL_POST`). */
+function isCallPost(init: RequestInit | undefined): boolean {
+  return init?.method === 'POST' && typeof init.body === 'string' && CALL_POST.test(init.body.slice(0, CALL_POST_HEAD));
+}
+
 /**
  * `base`, each request of which waits for the upstream's answer to begin (its status and
  * headers) at most `callMs` for a call's POST (`CALL_POST`) and `ms` for any other: then it is
@@ -436,9 +448,10 @@ const CALL_POST_HEAD = 256;
  * bounded by it (a call's stream lasts as the call does), and still ends when the transport
  * closes (its own signal is followed until the body ends).
  */
-function boundedWaits(base: Fetch, ms: number, callMs: number): Fetch {
+function boundedWaits(base: Fetch, ms: number, callMs: number, callEnded?: () => AbortSignal | undefined): Fetch {
   return async (url, init) => {
-    const bound = init?.method === 'POST' && typeof init.body === 'string' && CALL_POST.test(init.body.slice(0, CALL_POST_HEAD)) ? callMs : ms;
+    const call = isCallPost(init);
+    const bound = call ? callMs : ms;
     const waited = new AbortController();
     const timer = setTimeout(() => waited.abort(new Error(`the upstream did not begin its answer within ${bound} ms`)), bound);
     // Followed by hand, not AbortSignal.any: that kept about 40 bytes on the transport's signal for each request (Node 20).
@@ -446,7 +459,15 @@ function boundedWaits(base: Fetch, ms: number, callMs: number): Fetch {
     const follow = (): void => waited.abort(transport?.reason);
     if (transport?.aborted === true) follow();
     else transport?.addEventListener('abort', follow, { once: true });
-    const unfollow = (): void => transport?.removeEventListener('abort', follow);
+    // A call that ended without its answer (its session ended, it was cancelled or timed out): its POST ends too, its socket closed.
+    const ended = call ? callEnded?.() : undefined;
+    const stop = (): void => waited.abort(ended?.reason);
+    if (ended?.aborted === true) stop();
+    else ended?.addEventListener('abort', stop, { once: true });
+    const unfollow = (): void => {
+      transport?.removeEventListener('abort', follow);
+      ended?.removeEventListener('abort', stop);
+    };
     let response: Response;
     try {
       response = await base(url, { ...init, signal: waited.signal });
@@ -456,7 +477,7 @@ function boundedWaits(base: Fetch, ms: number, callMs: number): Fetch {
     } finally {
       clearTimeout(timer);
     }
-    if (response.body === null || transport === undefined) {
+    if (response.body === null || (transport === undefined && ended === undefined)) {
       unfollow();
       return response;
     }
@@ -551,7 +572,14 @@ function boundedAnswers<T extends Transport>(transport: T, client: Client, hear:
  * resume fails for good (405, which the transport takes silently, or `maxRetries` failed GETs),
  * its requests still unanswered are answered at once, rather than left to their timeout.
  */
-export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?: HearUnanswered, maxRetries: number = RECONNECTION_OPTIONS.maxRetries, drop?: DropNotification): Fetch {
+export function screeningFetch(
+  base: Fetch,
+  hear: HearInvalidAnswer,
+  unanswered?: HearUnanswered,
+  maxRetries: number = RECONNECTION_OPTIONS.maxRetries,
+  drop?: DropNotification,
+  callEnded?: () => AbortSignal | undefined,
+): Fetch {
   /** Why a resume from an event id is refused without a request: a stream was cut after it (a resume would replay the event cut), or its resume failed. */
   const refused = new Map<string, string>();
   const refuse = (lastId: string, why: string): void => {
@@ -616,12 +644,14 @@ export function screeningFetch(base: Fetch, hear: HearInvalidAnswer, unanswered?
       const waiting = resumes.get(resumed);
       if (waiting !== undefined) return resume(resumed, waiting, url, init);
     }
+    // Asked before the request: in the call's async context, as the fetch under it asks (`boundedWaits`).
+    const ended = isCallPost(init) ? callEnded?.() : undefined;
     const response = await base(url, init);
     const type = response.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (!response.ok || response.body === null) return response;
     if (type === 'text/event-stream') {
       const awaited = init?.method === 'POST' ? requestIds(init.body) : [];
-      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(screen)) : watchedEvents(response.body, screen, awaited, init?.signal));
+      return rebuilt(response, awaited.length === 0 ? response.body.pipeThrough(screenedEvents(screen)) : watchedEvents(response.body, screen, awaited, init?.signal, ended));
     }
     if (type !== 'application/json' || init?.method !== 'POST') return response;
     const text = await boundedText(response);
@@ -716,6 +746,8 @@ interface AnswerWatch {
   readonly unsettled: Set<RequestId>;
   resumable: boolean;
   dropped?: { readonly error: unknown };
+  /** The call it answers ended without the answer, and the gateway ended its stream (`ConnectUpstreamOptions.callEnded`). */
+  ended?: boolean;
 }
 
 /** An event answering each of `ids` with a JSON-RPC error -32603 saying `reason` (of event id `eventId`, if given), each heard by `hear` first. */
@@ -734,7 +766,13 @@ function unansweredEvents(ids: Iterable<RequestId>, reason: string, hear: HearUn
  * answer. A stream the upstream drops (its connection fails) ends the screen's input as a
  * closed one would, so that it can answer them; with nothing to answer, it fails as it came.
  */
-function watchedEvents(body: ReadableStream<Uint8Array>, screen: Screen, awaited: readonly RequestId[], signal: AbortSignal | null | undefined): ReadableStream<Uint8Array> {
+function watchedEvents(
+  body: ReadableStream<Uint8Array>,
+  screen: Screen,
+  awaited: readonly RequestId[],
+  signal: AbortSignal | null | undefined,
+  ended?: AbortSignal,
+): ReadableStream<Uint8Array> {
   const watch: AnswerWatch = { unsettled: new Set(awaited), resumable: false };
   const reader = body.getReader();
   const input = new ReadableStream<Uint8Array>({
@@ -747,6 +785,12 @@ function watchedEvents(body: ReadableStream<Uint8Array>, screen: Screen, awaited
         // The SDK's transport closing (its abort) is no upstream's doing: nothing is answered for it.
         if (signal?.aborted === true) {
           controller.error(error);
+          return;
+        }
+        // Its call ended first (the gateway aborted the POST): the stream ends, and is not resumed (screenedEvents' flush).
+        if (ended?.aborted === true) {
+          watch.ended = true;
+          controller.close();
           return;
         }
         watch.dropped = { error };
@@ -913,6 +957,15 @@ function screenedEvents({ hear, unanswered, drop, cut, leftToResume }: Screen, w
       }
     },
     flush: (controller) => {
+      if (watch?.ended === true && watch.unsettled.size > 0) {
+        // Its call ended without the answer: a result of the gateway's own ends it, which nothing
+        // reads (the link takes every answer of its ids, and the call is over), so that the SDK's
+        // transport, which resumes a stream that gave no result, does not ask the upstream to
+        // replay it (a GET held as the POST was). An event it ended inside is left out.
+        for (const id of watch.unsettled) controller.enqueue(encoder.encode(`data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { content: [] } })}\n\n`));
+        watch.unsettled.clear();
+        return;
+      }
       if (watch !== undefined && watch.unsettled.size > 0 && !watch.resumable) {
         // Ended (or dropped) unanswered, and the SDK's transport cannot resume it: each request
         // gets its error now. An event it ended inside is left out: no reader dispatches it,

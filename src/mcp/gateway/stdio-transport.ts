@@ -3,7 +3,7 @@
 // screen answers and drop notifications before its schema) and its child's input (to bound what
 // the child leaves unread) were reached through its private `_readBuffer` and `_process`.
 import { spawn } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -32,6 +32,63 @@ export interface StdioUpstreamParameters {
 /** After its input closes, how long the child has to exit before SIGTERM, and before SIGKILL. */
 const TERM_AFTER_MS = 300;
 const KILL_AFTER_MS = 800;
+
+/** The children of this process's stdio upstreams not closed yet (their 'close' not heard). */
+const living = new Set<ChildProcess>();
+
+/** Whether `child` still runs: on Linux read from /proc (an exited child not yet reaped is a zombie, `Z`); elsewhere assumed. */
+function stillRunning(child: ChildProcess): boolean {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return false;
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    return !/\) [ZX] /.test(stat);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT' || !readableProc();
+  }
+}
+
+let procReadable: boolean | undefined;
+function readableProc(): boolean {
+  procReadable ??= statSync('/proc/self/stat', { throwIfNoEntry: false }) !== undefined;
+  return procReadable;
+}
+
+/**
+ * The process exits with stdio upstreams still running: no close ran (an uncaught exception,
+ * a `process.exit()` anywhere; the commands close their gateways on every other path). As
+ * `close()` does, but synchronously, since nothing asynchronous runs after 'exit': each child's
+ * input is ended, each has up to TERM_AFTER_MS to exit, and SIGTERM goes to those still running.
+ * They saw only their input end, and one that does not exit on it ran on without its parent.
+ */
+function endLivingChildren(): void {
+  const children = [...living];
+  for (const child of children) {
+    try {
+      child.stdin?.destroy();
+    } catch {
+      // closed already
+    }
+  }
+  // Counted in pauses of 10 ms, not read from a clock (a test's fake clock may stand still).
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; waited < TERM_AFTER_MS && children.some(stillRunning); waited += 10) Atomics.wait(pause, 0, 0, 10);
+  for (const child of children) {
+    try {
+      if (stillRunning(child)) child.kill('SIGTERM');
+    } catch {
+      // gone already
+    }
+  }
+}
+
+function adopt(child: ChildProcess): void {
+  if (living.size === 0) process.on('exit', endLivingChildren);
+  living.add(child);
+}
+
+function release(child: ChildProcess): void {
+  if (living.delete(child) && living.size === 0) process.off('exit', endLivingChildren);
+}
 
 /**
  * A child process spoken to over its standard input and output, one JSON-RPC message a line, as
@@ -78,7 +135,10 @@ export class StdioUpstreamTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawn(command, args, { env, stdio: ['pipe', 'pipe', stderr], shell: false, windowsHide: process.platform === 'win32', ...(cwd === undefined ? {} : { cwd }) });
       this.#child = child;
+      adopt(child);
       child.on('error', (spawnError) => {
+        // Not spawned: no child to end (an error of a running child, a failed kill, leaves it adopted until its close).
+        if (child.pid === undefined) release(child);
         // Node names the program when the folder is missing: a row whose cwd was removed said `spawn node ENOENT`.
         const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT' && cwd !== undefined && statSync(cwd, { throwIfNoEntry: false })?.isDirectory() !== true;
         const error = missing ? new Error(`its working folder (cwd) ${cwd} is not a folder`, { cause: spawnError }) : spawnError;
@@ -87,6 +147,7 @@ export class StdioUpstreamTransport implements Transport {
       });
       child.on('spawn', () => resolve());
       child.on('close', () => {
+        release(child);
         this.#child = undefined;
         reader.clear();
         this.onclose?.();

@@ -86,6 +86,8 @@ interface Relay {
   warned: boolean;
   /** Its requests (sampling, elicitation) relayed to the session and not answered yet. */
   asking: number;
+  /** A plain call to an HTTP upstream: aborted when the call ends without its answer, which ends its POST (`ConnectUpstreamOptions.callEnded`). */
+  ended?: AbortController;
 }
 
 function relayOf(call: ToolHandlerOptions, toolName: string): Relay {
@@ -289,6 +291,7 @@ export class UpstreamLink {
           onUnread: (why) => {
             this.#endedWhy = why;
           },
+          callEnded: () => current.getStore()?.ended?.signal,
         });
       } catch (error) {
         this.#failed(`cannot connect: ${describe(error)}`);
@@ -694,6 +697,7 @@ export class UpstreamLink {
     if (relayed?.cancelled === true) return Promise.resolve(this.#failure(toolName, new McpError(ErrorCode.RequestTimeout, 'cancelled before it was sent')));
     const id = `${RELAY_ID_PREFIX}${++this.#tokens}`;
     const relay = relayOf(call, toolName);
+    if (this.#upstream.transport.type !== 'stdio') relay.ended = new AbortController();
     return new Promise<McpContent>((resolve) => {
       const finish = (result: McpContent): void => {
         if (!this.#pending.delete(id)) return;
@@ -710,6 +714,8 @@ export class UpstreamLink {
         // What the SDK's client answers a cancelled or timed-out request with (the session has answered already).
         finish(this.#failure(toolName, reason instanceof McpError ? reason : new McpError(ErrorCode.RequestTimeout, String(reason))));
         transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } }).catch(() => undefined);
+        // Its POST (an HTTP upstream's) ends now, after the call: it was held until the upstream answered or callTimeoutMs.
+        relay.ended?.abort(new Error(`the call ended before its answer: ${String(reason)}`));
       };
       const onAbort = (): void => cancel(signal?.reason);
       this.#pending.set(id, { connection, toolName, finish });
