@@ -1,7 +1,7 @@
 // Human output (aligned tables, key/value blocks) and JSON output.
-import stringWidth from 'string-width';
 import { canonicalJson } from '../index.js';
 import type { ChangeEvent, HistoryEntry, ImportStep, LintFinding, ToolRegistration, ToolRegistrySnapshot } from '../index.js';
+import { displayWidth } from './display-width.js';
 import { escapeControls } from './errors.js';
 import type { Progress } from './progress.js';
 
@@ -46,13 +46,9 @@ function schemaBlock(schema: unknown): string {
   return indent(escapeControls(JSON.stringify(schema, null, 2) ?? '-', '\n'), '  ');
 }
 
-/**
- * The columns a terminal gives `text` (string-width): CJK and emoji 2, combining marks and
- * joiners 0, an emoji ZWJ sequence one wide character; counting code points misaligned them.
- */
-export function displayWidth(text: string): number {
-  return stringWidth(text);
-}
+// Cells are aligned by the columns a terminal gives them (displayWidth, string-width's rules):
+// CJK and emoji 2, combining marks and joiners 0, an emoji ZWJ sequence one wide character;
+// counting code points misaligned them.
 
 let graphemes: Intl.Segmenter | undefined;
 

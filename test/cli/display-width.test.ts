@@ -4,7 +4,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
+import stringWidth from 'string-width';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as DisplayWidthModule from '../../src/cli/display-width.js';
 import { runCli, spec, writeJson } from './helpers.js';
 
 const FAMILY = '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}'; // 👨‍👩‍👧: 5 code points, 8 UTF-16 units, 2 columns
@@ -66,5 +69,48 @@ describe('tables by display width', () => {
       // 29 syllables are 58 columns; 42 code points were under 60 and were not cut at all.
       wide_hangul: `${HANGUL.slice(0, 29)}…`,
     });
+  });
+});
+
+// The command counts columns with a port of string-width 8.3 (src/cli/display-width.ts) that
+// makes its ICU sets at the first text that is not ASCII, not when it loads: held here to
+// string-width itself, rule by rule and on random mixes of the characters each rule is about.
+describe('displayWidth, string-width ported', () => {
+  const CASES = [
+    '', 'plain', ' ~', 'tab\there', '\u001B[31mred\u001B[0m', '\u009B31mred', '\u001B[31m',
+    FAMILY, E_ACUTE, HANGUL, '버전2', '中文字符', 'ｱｲｳ', 'ｶﾞｷﾞ', 'ﾊﾟｰﾃｨｰ', 'ＡＢＣ',
+    '\u{1F600}', '\u2764\uFE0F', '\u2764', '1\u20E3', '#\uFE0F\u20E3', '\u{1F1EF}\u{1F1F5}', '\u{1F44D}\u{1F3FD}',
+    '\u{1F469}\u200D\u{1F4BB}', '\u2764\u200D\u{1F525}', '\u{1F3F3}\uFE0F\u200D\u{1F308}', 'a\u200Db',
+    '\u1100\u1161', '\u1100\u1161\u11A8', '\u1100\u1100\u1161', '\u1161', '\u1100\uAC00', '\uA960\uD7B0\uD7CB',
+    'क्षि', 'नमस्ते', 'ক্ষ', '\u0E01\u0E33', 'a\u0300\u0301\u0302', '\u0300', '\u200B', '\u00AD', '\uFEFF', '\u2066x\u2069',
+    '\uD800', 'x\uDC00y', '\u00E9', '\u00A1\u00A7', '\u0001\u007F\u0085', 'e\u0301\u0327', '\u{1F468}'.repeat(30) + '\u200D',
+  ];
+
+  it('gives every case the width string-width gives it', async () => {
+    const { displayWidth } = await import('../../src/cli/display-width.js');
+    expect(CASES.map((text) => [text, displayWidth(text)])).toEqual(CASES.map((text) => [text, stringWidth(text)]));
+  });
+
+  it('agrees with string-width on random mixes of ASCII, CJK, emoji, marks, joiners, jamo and controls', async () => {
+    const { displayWidth } = await import('../../src/cli/display-width.js');
+    const pieces = fc.constantFrom(...CASES.filter((text) => text.length > 0 && text.length < 20), 'a', ' ', '\u200D', '\uFE0F', '\u20E3', '\u0301', '\u1160', '\u11A8', '\u3099', '\uFF9E', '\u0903', '\u001B', '[');
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pieces, fc.string({ unit: 'grapheme', maxLength: 4 }), fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 12 }), (parts) => {
+        const text = parts.join('');
+        expect(displayWidth(text)).toBe(stringWidth(text));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it('makes no ICU set for printable ASCII (a module of its own: the worker may have made them already)', async () => {
+    // A query makes it a module instance of its own, its patterns not made yet.
+    const specifier = '../../src/cli/display-width.js?ascii-only';
+    const fresh = (await import(/* @vite-ignore */ specifier)) as typeof DisplayWidthModule;
+    expect(fresh.displayWidthPatternsMade()).toBe(false);
+    expect(['', 'list', 'NAME  VERSION', '~!@#$%^&*()_+ 0123456789'].map(fresh.displayWidth)).toEqual([0, 4, 13, 24]);
+    expect(fresh.displayWidthPatternsMade()).toBe(false);
+    expect(fresh.displayWidth('é')).toBe(1);
+    expect(fresh.displayWidthPatternsMade()).toBe(true);
   });
 });
