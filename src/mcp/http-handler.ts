@@ -523,6 +523,20 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     });
   };
 
+  /**
+   * A session's GET: its notification stream. One the session holds already is replaced (ended,
+   * the new one registered): a stream that died unnoticed (a network cut, a proxy dropping it)
+   * stayed registered, and the SDK's transport answered the client's new GET 409, so it never
+   * heard `list_changed` again. Only the session's own principal gets here; a GET the transport
+   * refuses for anything else (406, a bad protocol version) leaves the old stream alone.
+   */
+  const openStream = async (session: Session, request: Request): Promise<Response> => {
+    const opened = await session.transport.handleRequest(request);
+    if (opened.status !== 409) return opened;
+    session.transport.closeStandaloneSSEStream();
+    return session.transport.handleRequest(request);
+  };
+
   const handleSession = async (session: Session, request: Request, parsedBody: unknown): Promise<Response> => {
     // An id still unanswered in this session (MCP: a request id is never reused in a session): the
     // SDK's transport sent the answer of either to the last POST, and the first POST waited forever.
@@ -540,7 +554,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     for (const id of requestIds) session.cancels.set(id, () => cancelled.add(id));
     let response: Response;
     try {
-      const pending = session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      const pending = request.method === 'GET' ? openStream(session, request) : session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
       response = await answer(request, pending, () => forget(session, requestIds));
     } catch (error) {
       for (const id of requestIds) session.cancels.delete(id);

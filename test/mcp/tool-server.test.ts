@@ -647,6 +647,38 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it("over HTTP, a second GET replaces the session's stream (it was 409): the old one ends, list_changed comes on the new one, a GET refused (406) leaves the stream alone", async () => {
+    const tools = [named('a'), named('b')];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const handler = createMcpHttpHandler(live, { sessionIdleMs: 50 });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const get = (accept = 'text/event-stream') => handler.handle(new Request('http://localhost/mcp', { method: 'GET', headers: { ...headers, accept } }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    headers['mcp-protocol-version'] = '2025-11-25';
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    const heard = async (stream: ReadableStreamDefaultReader<Uint8Array>) => new TextDecoder().decode((await stream.read()).value);
+    const first = ((await get()).body as ReadableStream<Uint8Array>).getReader();
+    expect((await get('application/json')).status).toBe(406);
+    await registry.setEnabled('b', false);
+    expect(await heard(first)).toContain('"notifications/tools/list_changed"');
+    const second = await get();
+    expect([second.status, second.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    // The first one ended (the response's end: the server lets its connection go).
+    expect((await first.read()).done).toBe(true);
+    await registry.setEnabled('a', false);
+    const reader = (second.body as ReadableStream<Uint8Array>).getReader();
+    expect(await heard(reader)).toContain('"notifications/tools/list_changed"');
+    // Neither stream is left in flight: the session idles out once the new one closes.
+    await reader.cancel();
+    await until(() => handler.sessionCount === 0, 'the idle session to end');
+    await handler.close();
+    await live.close();
+  });
+
   it('over HTTP, a request id still unanswered in the session (or twice in one batch) is refused -32600 with that id; the first request keeps its POST', async () => {
     const { tool: waits, running } = waitingTool('waits');
     const registry = new InMemoryToolRegistry();
