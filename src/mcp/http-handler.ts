@@ -5,6 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { refusedBySecFetchSite } from '../fetch-site.js';
+import { leaseRefusal } from '../lease-bound.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { MAX_MESSAGE_DEPTH, boundedBatchReply, invalidMessage, isObject } from './json-rpc.js';
@@ -409,16 +410,16 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     throw new TypeError(`createMcpHttpHandler(): maxSessions must be a whole number > 0, got ${JSON.stringify(maxSessions)}`);
   }
   const origins = new Set(allowedOrigins);
-  /** Sessions admitted (opening or open), and of them by principal: one principal may hold half of `maxSessions`, rounded up. */
+  /** Sessions admitted (opening or open), and of them by principal: one principal may hold half of `maxSessions`, rounded up (the server's rule, src/lease-bound.ts). */
   let admitted = 0;
   const admittedBy = new Map<string, number>();
-  const share = Math.ceil(maxSessions / 2);
   const admitOwn = (principal: string | undefined): Response | { release(): void } => {
     const held = principal === undefined ? 0 : (admittedBy.get(principal) ?? 0);
+    const over = leaseRefusal(maxSessions, admitted, principal === undefined ? undefined : held);
     const refusal =
-      admitted >= maxSessions
+      over === 'bound'
         ? rpcError(503, -32000, `Too many sessions: this endpoint has ${admitted} open, its limit (maxSessions); retry once one ends`)
-        : principal !== undefined && held >= share
+        : over === 'share'
           ? rpcError(429, -32000, `Too many sessions: this principal has ${held} open, its share (half of maxSessions ${maxSessions}); end one (DELETE) or retry once one ends`)
           : undefined;
     if (refusal !== undefined) {
