@@ -43,9 +43,9 @@ export default defineConfig({
     chunkFileNames: 'chunks/[name]-[hash].js',
     codeSplitting: {
       groups: [
-        // The leaves any layer may ask (packaging, the driver's loader, the Sec-Fetch-Site and cors rules): in
+        // The leaves any layer may ask (packaging, the driver's loader, the Sec-Fetch-Site, cors and lease rules): in
         // one chunk the library loads, so the MCP entry's share of fetch-site is no server code.
-        { name: 'package-files', test: /[\\/]dist[\\/](package-files|node-postgres|fetch-site|cors-origin|mcp-description)\.js$/, priority: 7 },
+        { name: 'package-files', test: /[\\/]dist[\\/](package-files|node-postgres|fetch-site|cors-origin|mcp-description|lease-bound)\.js$/, priority: 7 },
         // The connection-error predicates are pure (no driver): in core, so the command tells a lost
         // connection without loading the PostgreSQL store, which it loads for a PostgreSQL --db only.
         { name: 'core', test: /[\\/]dist[\\/]core[\\/]|[\\/]dist[\\/]stores[\\/]postgres[\\/]connections\.js$|[\\/]node_modules[\\/](kysely|semver|stemmer)[\\/]/, priority: 6 },

@@ -5,6 +5,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { refusedBySecFetchSite } from '../fetch-site.js';
+import { leaseRefusal } from '../lease-bound.js';
 import { parseJsonBytes } from '../index.js';
 import type { LiveToolSet, ToolPolicy } from '../index.js';
 import { MAX_MESSAGE_DEPTH, boundedBatchReply, invalidMessage, isObject } from './json-rpc.js';
@@ -214,12 +215,13 @@ function isResponse(message: unknown): boolean {
 /**
  * A POST's answer (an SSE stream from the SDK's transport) as one JSON body when it carries
  * only responses, as clients got before calls could talk; once a handler sends anything else
- * first (progress, a log message, a sampling or elicitation request), the stream as it is,
- * what was read so far included. A body that is not SSE comes back untouched. A request of
+ * first (progress, a log message, a sampling or elicitation request), the stream, what was
+ * read so far included. A body that is not SSE comes back untouched. A request of
  * `requestIds` the stream ended without answering (its session ended meanwhile) gets an error
  * reply, never an empty body that leaves its client waiting. A `batch` (the POST's body was a
- * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch,
- * held to `maxAnswerBytes` as over stdio (boundedBatchReply). Either way it ends once every request is answered or cancelled by the client (`cancels`).
+ * JSON array) is answered with an array, one reply in it included, as JSON-RPC 2.0 answers a batch;
+ * its replies are held to `maxAnswerBytes` as over stdio (boundedBatchReply), in a JSON answer and
+ * in a stream alike. Either way it ends once every request is answered or cancelled by the client (`cancels`).
  */
 async function jsonUnlessStreamed(
   response: Response,
@@ -239,32 +241,43 @@ async function jsonUnlessStreamed(
   }
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
-  const read: Uint8Array[] = [];
-  /** The answer's replies so far, each as JSON, and their bytes (a batch's are held to maxAnswerBytes). */
+  const encoder = new TextEncoder();
+  /** A JSON answer's replies so far, each as JSON (those read before anything else came). */
   const responses: string[] = [];
+  /** The bytes of the answer's replies so far: a batch's are held to maxAnswerBytes, as JSON and as a stream. */
   let held = 0;
-  const hold = (message: unknown): void => {
+  const bounded = (message: unknown): string => {
     const text = batch ? boundedBatchReply(message as object, JSON.stringify(message), held, maxAnswerBytes) : JSON.stringify(message);
     held += Buffer.byteLength(text, 'utf8') + 1;
-    responses.push(text);
+    return text;
   };
+  const hold = (message: unknown): void => {
+    responses.push(bounded(message));
+  };
+  /** A reply as the stream's event, held to the batch's bound as in a JSON answer. */
+  const replyEvent = (text: string): string => `event: message\ndata: ${text}\n\n`;
   let pending = '';
-  /** The messages of the events `chunk` completes. */
-  const messagesIn = (chunk: Uint8Array): unknown[] => {
+  /**
+   * The events `chunk` completes: each as its text and its message (none for a comment, the
+   * SDK's keep-alive). Read event by event, not kept as chunks: a batch's stream held every
+   * chunk it read until its end, and passed on replies past maxAnswerBytes.
+   */
+  const eventsIn = (chunk: Uint8Array): { text: string; message: unknown }[] => {
     pending += decoder.decode(chunk, { stream: true });
-    const messages: unknown[] = [];
+    const events: { text: string; message: unknown }[] = [];
     let end: number;
     while ((end = pending.indexOf('\n\n')) !== -1) {
-      const event = pending.slice(0, end);
+      const event = pending.slice(0, end + 2);
       pending = pending.slice(end + 2);
       const data = event
+        .slice(0, -2)
         .split('\n')
         .filter((line) => line.startsWith('data:'))
         .map((line) => line.slice(5).trimStart())
         .join('\n');
-      if (data !== '') messages.push(JSON.parse(data));
+      events.push({ text: event, message: data === '' ? undefined : JSON.parse(data) });
     }
-    return messages;
+    return events;
   };
   // A request the client cancels is owed no answer (MCP), and the SDK sends none: the POST
   // waited for it as long as the connection stayed, and its session was never idle. It ends
@@ -291,6 +304,11 @@ async function jsonUnlessStreamed(
   settle();
   /** An error reply for each request the stream ended without answering (its session ended meanwhile). */
   const unanswered = (): unknown[] => requestIds.filter((id) => !answeredIds.has(id) && !cancelled.has(id)).map((id) => ({ jsonrpc: '2.0', id, error: { code: -32000, message: SESSION_ENDED } }));
+  /** An event as the stream passes it on: a batch's reply bounded, anything else as it came. */
+  const passed = ({ text, message }: { text: string; message: unknown }): string => {
+    answered(message);
+    return batch && isResponse(message) ? replyEvent(bounded(message)) : text;
+  };
   let streamed = false;
   try {
     for (;;) {
@@ -301,37 +319,42 @@ async function jsonUnlessStreamed(
         break;
       }
       if (next.done) break;
-      read.push(next.value);
-      const messages = messagesIn(next.value);
-      const first = messages.findIndex((message) => !isResponse(message));
-      for (const message of first === -1 ? messages : messages.slice(0, first)) {
+      const events = eventsIn(next.value);
+      const first = events.findIndex(({ message }) => message !== undefined && !isResponse(message));
+      for (const { message } of first === -1 ? events : events.slice(0, first)) {
+        if (message === undefined) continue;
         hold(message);
         answered(message);
       }
       if (first === -1) continue;
-      for (const message of messages.slice(first)) answered(message);
       streamed = true;
-      // Passed on as it is; it still ends when what is left of it is answered or cancelled.
+      // Passed on event by event: the replies held so far first; it still ends when what is left of it is answered or cancelled.
+      const start = responses.map(replyEvent).join('') + events.slice(first).map(passed).join('');
+      responses.length = 0;
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
-          for (const chunk of read) controller.enqueue(chunk);
+          controller.enqueue(encoder.encode(start));
         },
         async pull(controller) {
-          const more = await Promise.race([reader.read(), settled]);
-          if (more === 'settled' || more.done) {
-            if (more === 'settled') {
-              await reader.cancel().catch(() => {});
-              forget([...cancelled]);
-            } else {
-              // The session ended before it answered: said on the stream, as in a JSON body (the client waited until its timeout).
-              for (const message of unanswered()) controller.enqueue(new TextEncoder().encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`));
+          // Until something is passed on: a pull that enqueues nothing (a chunk ending inside an event) is not called again.
+          for (;;) {
+            const more = await Promise.race([reader.read(), settled]);
+            if (more === 'settled' || more.done) {
+              if (more === 'settled') {
+                await reader.cancel().catch(() => {});
+                forget([...cancelled]);
+              } else {
+                // The session ended before it answered: said on the stream, as in a JSON body (the client waited until its timeout).
+                const ended = unanswered().map((message) => replyEvent(bounded(message))).join('');
+                if (ended !== '') controller.enqueue(encoder.encode(ended));
+              }
+              release();
+              controller.close();
+              return;
             }
-            release();
-            controller.close();
-            return;
+            const text = eventsIn(more.value).map(passed).join('');
+            if (text !== '') return controller.enqueue(encoder.encode(text));
           }
-          controller.enqueue(more.value);
-          for (const message of messagesIn(more.value)) answered(message);
         },
         cancel: (reason) => {
           release();
@@ -387,16 +410,16 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     throw new TypeError(`createMcpHttpHandler(): maxSessions must be a whole number > 0, got ${JSON.stringify(maxSessions)}`);
   }
   const origins = new Set(allowedOrigins);
-  /** Sessions admitted (opening or open), and of them by principal: one principal may hold half of `maxSessions`, rounded up. */
+  /** Sessions admitted (opening or open), and of them by principal: one principal may hold half of `maxSessions`, rounded up (the server's rule, src/lease-bound.ts). */
   let admitted = 0;
   const admittedBy = new Map<string, number>();
-  const share = Math.ceil(maxSessions / 2);
   const admitOwn = (principal: string | undefined): Response | { release(): void } => {
     const held = principal === undefined ? 0 : (admittedBy.get(principal) ?? 0);
+    const over = leaseRefusal(maxSessions, admitted, principal === undefined ? undefined : held);
     const refusal =
-      admitted >= maxSessions
+      over === 'bound'
         ? rpcError(503, -32000, `Too many sessions: this endpoint has ${admitted} open, its limit (maxSessions); retry once one ends`)
-        : principal !== undefined && held >= share
+        : over === 'share'
           ? rpcError(429, -32000, `Too many sessions: this principal has ${held} open, its share (half of maxSessions ${maxSessions}); end one (DELETE) or retry once one ends`)
           : undefined;
     if (refusal !== undefined) {
@@ -523,6 +546,20 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     });
   };
 
+  /**
+   * A session's GET: its notification stream. One the session holds already is replaced (ended,
+   * the new one registered): a stream that died unnoticed (a network cut, a proxy dropping it)
+   * stayed registered, and the SDK's transport answered the client's new GET 409, so it never
+   * heard `list_changed` again. Only the session's own principal gets here; a GET the transport
+   * refuses for anything else (406, a bad protocol version) leaves the old stream alone.
+   */
+  const openStream = async (session: Session, request: Request): Promise<Response> => {
+    const opened = await session.transport.handleRequest(request);
+    if (opened.status !== 409) return opened;
+    session.transport.closeStandaloneSSEStream();
+    return session.transport.handleRequest(request);
+  };
+
   const handleSession = async (session: Session, request: Request, parsedBody: unknown): Promise<Response> => {
     // An id still unanswered in this session (MCP: a request id is never reused in a session): the
     // SDK's transport sent the answer of either to the last POST, and the first POST waited forever.
@@ -540,7 +577,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
     for (const id of requestIds) session.cancels.set(id, () => cancelled.add(id));
     let response: Response;
     try {
-      const pending = session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      const pending = request.method === 'GET' ? openStream(session, request) : session.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
       response = await answer(request, pending, () => forget(session, requestIds));
     } catch (error) {
       for (const id of requestIds) session.cancels.delete(id);

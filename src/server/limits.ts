@@ -2,6 +2,7 @@
 // counts against a server-wide bound and one token's share of it, holds its namespace open,
 // and ends when its token is revoked or edited (checked every 500 ms) or the server stops.
 import { readFileSync, readdirSync } from 'node:fs';
+import { holderShare, leaseRefusal } from '../lease-bound.js';
 import { HttpProblem } from './problems.js';
 import type { AuthenticatedToken, TokenVerifier } from './tokens.js';
 
@@ -11,8 +12,6 @@ export const DEFAULT_MAX_STREAMS = 1000;
 export const DEFAULT_MAX_SESSIONS = 1000;
 /** Namespaces (registries) open at once (`serve --max-open-namespaces`). */
 export const DEFAULT_MAX_OPEN_NAMESPACES = 64;
-/** One token may hold this share of each bound (rounded up): half. */
-export const TOKEN_SHARE = 0.5;
 /** A stream whose reader lets this many bytes queue up is cut off (it resumes with Last-Event-ID). */
 export const DEFAULT_STREAM_BACKLOG_BYTES = 1024 * 1024;
 /** How often the tokens of open streams and sessions are checked again. */
@@ -75,11 +74,6 @@ export function defaultLimits(files = openFileLimit()): { maxStreams: number; ma
 /** How many namespaces streams and sessions together may hold open: half of `--max-open-namespaces`, at least 1. */
 export function heldNamespaceBound(maxOpenNamespaces: number): number {
   return Math.max(1, Math.floor(maxOpenNamespaces / 2));
-}
-
-/** The most one token may hold of a bound. */
-export function tokenShare(bound: number): number {
-  return Math.max(1, Math.ceil(bound * TOKEN_SHARE));
 }
 
 const NAMES: Readonly<Record<LeaseKind, { what: string; flag: string }>> = {
@@ -146,11 +140,12 @@ export class Leases {
       total++;
       if (token !== null && held.token?.id === token.id) mine++;
     }
-    if (total >= bound) {
+    const refusal = leaseRefusal(bound, total, token === null ? undefined : mine);
+    if (refusal === 'bound') {
       throw new HttpProblem('CAPACITY_EXCEEDED', `the server has ${bound} ${what} open, its limit (${flag}); retry later`, { context: { limit: bound, resource: kind }, headers });
     }
-    const share = tokenShare(bound);
-    if (token !== null && mine >= share) {
+    const share = holderShare(bound);
+    if (token !== null && refusal === 'share') {
       throw new HttpProblem('TOKEN_LIMIT_EXCEEDED', `the token ${JSON.stringify(token.name)} has ${mine} ${what} open, its share of the server's ${bound} (${flag}); close one or retry later`, {
         context: { limit: share, resource: kind, token: token.name },
         headers,
@@ -193,7 +188,7 @@ export class Leases {
         headers,
       });
     }
-    const share = tokenShare(bound);
+    const share = holderShare(bound);
     if (token !== null && !mine.has(namespace) && mine.size >= share) {
       throw new HttpProblem('TOKEN_LIMIT_EXCEEDED', `the token ${JSON.stringify(token.name)} holds streams or sessions in ${mine.size} namespaces, its share of the server's ${bound} (half of --max-open-namespaces); close one or retry later`, {
         context: { limit: share, resource: 'namespaces', token: token.name },

@@ -32,11 +32,11 @@ function relativeImports(file: string, text: string): { target: string; typeOnly
   return found;
 }
 
-/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres, since-instant, fetch-site, cors-origin or mcp-description. */
+/** The layer of a path under src/: core, cli, runtime, exports, stores/<name>, index, package-files, node-postgres, since-instant, fetch-site, cors-origin, mcp-description or lease-bound. */
 function layerOf(path: string): string {
   const [top, second] = path.split('/');
   if (top === 'stores') return `stores/${second}`;
-  return /^(index|package-files|node-postgres|since-instant|fetch-site|cors-origin|mcp-description)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
+  return /^(index|package-files|node-postgres|since-instant|fetch-site|cors-origin|mcp-description|lease-bound)\.[jt]s$/.test(top as string) ? (top as string).replace(/\.[jt]s$/, '') : (top as string);
 }
 
 // Any layer may read the package's own files (package.json, migrations/, console/) through
@@ -50,7 +50,9 @@ function layerOf(path: string): string {
 // command's --cors (the server entry exports no rule); it imports nothing.
 // src/mcp-description.ts is what the MCP endpoint answers, for /openapi.json: the MCP mount
 // and the command's lazy mount (which loads the MCP SDK only at the first request) share it.
-const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant', 'fetch-site', 'cors-origin', 'mcp-description'];
+// src/lease-bound.ts is the rule of a bound and one holder's share of it (half), for the server's
+// leases and the MCP handler used alone, which may not import each other; it imports nothing.
+const EVERY_LAYER = ['package-files', 'node-postgres', 'since-instant', 'fetch-site', 'cors-origin', 'mcp-description', 'lease-bound'];
 
 /** What each layer may import (besides itself); `types` may be imported for their types only. */
 const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
@@ -76,6 +78,7 @@ const ALLOWED: Record<string, { values: string[]; types?: string[] }> = {
   'fetch-site': { values: [] },
   'cors-origin': { values: [] },
   'mcp-description': { values: [] },
+  'lease-bound': { values: [] },
 };
 
 /** The layers that are package entries of their own: another layer may import only the entry file. */

@@ -16,6 +16,7 @@ import { createToken } from '../../src/server/index.js';
 import type { ToolSpecInput } from '../../src/index.js';
 import { CLI, childEnv, runCliAsync, stopChild, useChildProcessTimeout } from '../cli/helpers.js';
 import { TOOLS_MODULE, listAll, protocolErrorOf, textOf, watch } from './helpers.js';
+import { until } from '../support/waiting.js';
 import type { Watched } from './helpers.js';
 
 useChildProcessTimeout();
@@ -221,4 +222,45 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect((await reader.client.callTool({ name: 'echo', arguments: { text: 'back' } })).structuredContent).toEqual({ text: 'back' });
     await end(admin, reader);
   });
+
+  it("a second GET replaces the session's stream (the first one may be dead unnoticed): it was 409, and the client never heard list_changed again", async () => {
+    const admin = { authorization: `Bearer ${secrets.admin}` };
+    const opened = await post(admin);
+    const session = { ...admin, 'mcp-session-id': opened.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-11-25' };
+    await opened.text();
+    expect((await post(session, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    // The first stream stays open, as a cut connection (or a proxy that dropped it) looks to the server.
+    const first = await rawStream(session);
+    const second = await rawStream(session);
+    expect([second.status, second.type]).toEqual([200, 'text/event-stream']);
+    await first.ended;
+    const registry = await openSqliteToolRegistry({ filename: db });
+    try {
+      await registry.setEnabled('echo', false);
+      await until(() => second.text().includes('"notifications/tools/list_changed"'), 'list_changed on the new stream');
+      await registry.setEnabled('echo', true);
+      await until(() => second.text().split('"notifications/tools/list_changed"').length === 3, 'list_changed of the enable');
+    } finally {
+      await registry.close();
+      first.destroy();
+      second.destroy();
+    }
+    expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);
+  });
 });
+
+/** A GET notification stream on a connection of its own: its status, what it carried so far, its end. */
+function rawStream(headers: Record<string, string>): Promise<{ status: number; type: string | undefined; text: () => string; ended: Promise<void>; destroy: () => void }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${base}/mcp`, { method: 'GET', agent: false, headers: { ...headers, accept: 'text/event-stream' } });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      let text = '';
+      const ended = new Promise<void>((done) => response.on('end', done).on('close', done));
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      resolve({ status: response.statusCode ?? 0, type: response.headers['content-type'], text: () => text, ended, destroy: () => request.destroy() });
+    });
+    request.end();
+  });
+}
+

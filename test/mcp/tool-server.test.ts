@@ -608,6 +608,34 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
+  it('over HTTP (MCP 2025-03-26), a batch answered as an SSE stream (a call logged first) stays within maxResultBytes too', async () => {
+    const tools = [...['a', 'b', 'c'].map((name) => named(name, { description: name.repeat(300) })), named('logs', { handler: (_args, { log }) => {
+        log('info', 'working');
+        return { logged: true };
+      } })];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const handler = createMcpHttpHandler(live, { maxResultBytes: 4000 });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    const answered = await post([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'logs', arguments: {} } }, ...Array.from({ length: 10 }, (_, id) => ({ jsonrpc: '2.0', id: id + 2, method: 'tools/list' }))]);
+    expect(answered.headers.get('content-type')).toBe('text/event-stream');
+    const messages = (await answered.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+    // The log came on the stream, and the replies (about 1.2 KB each for a list: 12 KB passed on as they came) are held to the bound.
+    expect(messages.some((message) => message.includes('"notifications/message"'))).toBe(true);
+    const replies = messages.filter((message) => !message.includes('"method"'));
+    expect(replies.map((reply) => (JSON.parse(reply) as { id: number }).id).sort((x, y) => x - y)).toEqual([...Array(11).keys()].map((id) => id + 1));
+    const [kept, refused] = [replies.filter((reply) => !reply.includes('"error"')), replies.filter((reply) => reply.includes('"error"'))];
+    expect(kept.reduce((sum, reply) => sum + Buffer.byteLength(reply) + 1, 0)).toBeLessThanOrEqual(4000);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(JSON.parse(refused[0] as string).error).toEqual({ code: -32000, message: 'Answer too large: the answers of this batch would pass 4000 bytes (maxResultBytes); send this request again on its own' });
+    await handler.close();
+    await live.close();
+  });
+
   it('over HTTP, the POST of a call the client cancels ends (202: no answer is owed; a stream that carried a log ends), and the session can go idle', async () => {
     const { tool: waits, running } = waitingTool('waits');
     const logged = waitingTool('logs_first', true);
@@ -642,6 +670,38 @@ describe('createMcpServer', () => {
     expect(events).toContain('"waiting"');
     expect(events).not.toContain('"id":8');
     await listening.body?.cancel();
+    await until(() => handler.sessionCount === 0, 'the idle session to end');
+    await handler.close();
+    await live.close();
+  });
+
+  it("over HTTP, a second GET replaces the session's stream (it was 409): the old one ends, list_changed comes on the new one, a GET refused (406) leaves the stream alone", async () => {
+    const tools = [named('a'), named('b')];
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const handler = createMcpHttpHandler(live, { sessionIdleMs: 50 });
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
+    const get = (accept = 'text/event-stream') => handler.handle(new Request('http://localhost/mcp', { method: 'GET', headers: { ...headers, accept } }));
+    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    headers['mcp-protocol-version'] = '2025-11-25';
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    const heard = async (stream: ReadableStreamDefaultReader<Uint8Array>) => new TextDecoder().decode((await stream.read()).value);
+    const first = ((await get()).body as ReadableStream<Uint8Array>).getReader();
+    expect((await get('application/json')).status).toBe(406);
+    await registry.setEnabled('b', false);
+    expect(await heard(first)).toContain('"notifications/tools/list_changed"');
+    const second = await get();
+    expect([second.status, second.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    // The first one ended (the response's end: the server lets its connection go).
+    expect((await first.read()).done).toBe(true);
+    await registry.setEnabled('a', false);
+    const reader = (second.body as ReadableStream<Uint8Array>).getReader();
+    expect(await heard(reader)).toContain('"notifications/tools/list_changed"');
+    // Neither stream is left in flight: the session idles out once the new one closes.
+    await reader.cancel();
     await until(() => handler.sessionCount === 0, 'the idle session to end');
     await handler.close();
     await live.close();
