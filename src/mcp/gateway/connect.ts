@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
 import { StdioUpstreamTransport } from './stdio-transport.js';
 
@@ -102,6 +102,12 @@ export interface ConnectUpstreamOptions {
   /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
   readonly maxUnwrittenBytes?: number;
   /**
+   * Internal, for tests: the bound on the rate of the upstream's requests (`MAX_UPSTREAM_REQUESTS`
+   * within `UPSTREAM_REQUEST_WINDOW_MS`, read from `performance.now()`). Past it the connection is
+   * closed as failed, `onUnread` hearing why first, as past the bounds above.
+   */
+  readonly requestRate?: RequestRate;
+  /**
    * Over Streamable HTTP, asked (in the caller's async context) when a call's POST is made: a
    * signal that aborts when that call ended without its answer (cancelled, timed out, its
    * session ended). The POST is then aborted, its socket closed, and its event stream ends
@@ -124,6 +130,26 @@ export const MAX_UNWRITTEN_BYTES = 16 * 1024 * 1024;
  * pings sent at once made 20,000 POSTs at once (590 MB, 28 CPU-s, thousands of Node warnings).
  */
 const MAX_ANSWERS_IN_FLIGHT = 256;
+
+/**
+ * The requests (pings, sampling, elicitation, any other) an upstream may send the gateway within
+ * `UPSTREAM_REQUEST_WINDOW_MS`, over any transport: one more closes the connection as failed. The
+ * bounds above count what waits at once; an upstream that sends requests slowly enough for each
+ * answer to be taken (a ping every millisecond, for ever) passed them and cost the gateway a
+ * parse, a handler and an answer (over HTTP a POST) each, without end. 1,000 a minute is far
+ * above what pings (seconds apart) and sampling or elicitation (each waiting for a model or a
+ * person, 10 at once a call) need.
+ */
+export const MAX_UPSTREAM_REQUESTS = 1_000;
+/** The window of `MAX_UPSTREAM_REQUESTS`: a sliding minute. */
+export const UPSTREAM_REQUEST_WINDOW_MS = 60_000;
+
+/** A bound on the rate of an upstream's requests: at most `requests` within any `windowMs` by `now` (ms). */
+export interface RequestRate {
+  readonly requests: number;
+  readonly windowMs: number;
+  readonly now?: () => number;
+}
 
 /** A connected upstream: the SDK client and which transport answered. */
 export interface UpstreamConnection {
@@ -170,7 +196,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       },
     });
     try {
-      await client.connect(child, { timeout });
+      await client.connect(boundedRequestRate(child, client, options.onUnread, options.requestRate), { timeout });
     } catch (error) {
       // The SDK's client closes the transport itself, unawaited: the child is ended (a command
       // that gave up after --timeout waited for that) before the failure is told. One that was
@@ -187,7 +213,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const waits = boundedWaits(fetch, timeout, options.callTimeoutMs ?? timeout, options.callEnded);
   try {
     const screened = screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification, options.callEnded);
-    await client.connect(boundedAnswers(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), client, options.onUnread), { timeout });
+    const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS });
+    await client.connect(boundedRequestRate(boundedAnswers(streamable, client, options.onUnread), client, options.onUnread, options.requestRate), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
@@ -196,7 +223,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
   const events = screeningFetch((input, init) => waits(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
-  await legacy.connect(boundedAnswers(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedErrorBodies(waits) }), legacy, options.onUnread), { timeout });
+  const sse = new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedErrorBodies(waits) });
+  await legacy.connect(boundedRequestRate(boundedAnswers(sse, legacy, options.onUnread), legacy, options.onUnread, options.requestRate), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -555,6 +583,43 @@ function boundedAnswers<T extends Transport>(transport: T, client: Client, hear:
     } finally {
       waiting -= 1;
     }
+  };
+  return transport;
+}
+
+/**
+ * `transport`, closing `client` as failed (`hear` hearing why first) at the upstream's request
+ * past `rate` (default `MAX_UPSTREAM_REQUESTS` within `UPSTREAM_REQUEST_WINDOW_MS`): that request
+ * and any after it are dropped before the SDK's client sees them. The times of the last
+ * `requests` requests are kept in a ring: one more within the window of the oldest is one too many.
+ */
+function boundedRequestRate<T extends Transport>(transport: T, client: Client, hear: ConnectUpstreamOptions['onUnread'], rate: RequestRate = { requests: MAX_UPSTREAM_REQUESTS, windowMs: UPSTREAM_REQUEST_WINDOW_MS }): T {
+  const start = transport.start.bind(transport);
+  const now = rate.now ?? (() => performance.now());
+  // The SDK's client sets its handler before it starts the transport: wrapped here, before any message.
+  transport.start = async () => {
+    const protocol = transport.onmessage;
+    const times = new Float64Array(rate.requests);
+    let next = 0;
+    let counted = 0;
+    let why: string | undefined;
+    transport.onmessage = ((message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if ('method' in message && 'id' in message) {
+        if (why !== undefined) return;
+        const at = now();
+        if (counted >= rate.requests && at - (times[next] as number) < rate.windowMs) {
+          why = `it sent more than ${rate.requests} requests (pings, sampling, elicitation) within ${rate.windowMs / 1000} s, the most the gateway answers: closed as failed`;
+          hear?.(why);
+          void client.close().catch(() => undefined);
+          return;
+        }
+        times[next] = at;
+        next = (next + 1) % rate.requests;
+        counted += 1;
+      }
+      protocol?.(message, extra);
+    }) as Transport['onmessage'];
+    return start();
   };
   return transport;
 }
