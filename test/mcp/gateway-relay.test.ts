@@ -943,6 +943,24 @@ describe('an HTTP upstream that never answers a POST', () => {
     }
   });
 
+  it('tells a call\'s POST by its parsed body: one whose "method" comes after 256 bytes waits callTimeoutMs, not the connect timeout', async () => {
+    // The old code matched the body's first 256 characters: this call, its params first, waited the 10-s connect timeout (here the request's own 5 s ran out first).
+    const http = await startJsonUpstream((body, _request, response) => {
+      if (body.method === 'tools/list') response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: [] } }));
+      // A call: accepted, never answered.
+    });
+    const connection = await connectUpstream({ name: 'late', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } }, { timeoutMs: 10_000, callTimeoutMs: 100 });
+    try {
+      // Members in another order (the SDK's client writes them as given): params, 300 characters of arguments, then method.
+      const late = connection.client.request({ params: { name: 'silent', arguments: { pad: 'p'.repeat(300) } }, method: 'tools/call' }, CallToolResultSchema, { timeout: 5_000 });
+      await expect(late).rejects.toThrow(/^the upstream did not begin its answer within 100 ms$/);
+    } finally {
+      await connection.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+
   it("has a call's POST aborted at once, its socket closed, when the call ends first (the client cancels it, its session ends): not held until upstreamCallTimeoutMs", async () => {
     // The old code held each POST until the call's timeout (`held`: no answer begun) or the
     // upstream's end (`streamed`: an event stream begun, which the SDK's transport would then resume).

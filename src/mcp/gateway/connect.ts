@@ -455,21 +455,32 @@ function lastBytes(bytes: Buffer): Buffer {
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
- * A POST whose body's start (`CALL_POST_HEAD` characters: the SDK's client and the link's relay
- * write `method` before `params`) names this method is a call's: a tools/call, or a task's
- * request (the polling of a call made as a task).
+ * Whether a request is a call's POST: its body (a message, or a batch) holds a `tools/call` or a
+ * task's request (the polling of a call made as a task), read from the parsed body. (The first
+ * 256 characters were matched as text: a body whose `"method"` came later, after a long id or
+ * `_meta`, members in another order, got the connect timeout, and an answer whose content held
+ * `{"method":"tools/call"}` early got the call's.) Only a body that holds the method's text, or
+ * an escape that could spell it, is parsed: an answer to a ping is not.
  */
-const CALL_POST = /"method":"(?:tools\/call|tasks\/[^"]*)"/;
-const CALL_POST_HEAD = 256;
-
-/** Whether a request is a call's POST (`CALL_POST`). */
 function isCallPost(init: RequestInit | undefined): boolean {
-  return init?.method === 'POST' && typeof init.body === 'string' && CALL_POST.test(init.body.slice(0, CALL_POST_HEAD));
+  if (init?.method !== 'POST' || typeof init.body !== 'string') return false;
+  const body = init.body;
+  if (!body.includes('tools/call') && !body.includes('tasks/') && !body.includes('\\')) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  return (Array.isArray(value) ? value : [value]).some((message: unknown) => {
+    const method = typeof message === 'object' && message !== null ? (message as { method?: unknown }).method : undefined;
+    return method === 'tools/call' || (typeof method === 'string' && method.startsWith('tasks/'));
+  });
 }
 
 /**
  * `base`, each request of which waits for the upstream's answer to begin (its status and
- * headers) at most `callMs` for a call's POST (`CALL_POST`) and `ms` for any other: then it is
+ * headers) at most `callMs` for a call's POST (`isCallPost`) and `ms` for any other: then it is
  * aborted, closing its socket. Without it a request the upstream never answers (server-everything's
  * SSE mode never answers a POST to an unknown session) held its socket, after its call or
  * listing had timed out, until undici's 300-s headers timeout. The body that follows is not
