@@ -223,6 +223,88 @@ export async function approveInBatches(path, tools, { batch = APPROVE_BATCH, onP
   return approved;
 }
 
+/**
+ * The import screen's plans (upload, dry run, confirm), without the page, which shows what these
+ * answer: a plan is a dry run of one file's bytes in one mode, and Import runs it.
+ * `snapshotUrl(mode, dryRun)` is the snapshot route's URL; `send` is `call` (a test's stand-in).
+ */
+export class ImportPlans {
+  #url;
+  #send;
+  /** Changes of the file or the mode: a dry run answered after one is not the form's plan. */
+  #edits = 0;
+  /** @type {{ bytes: ArrayBuffer, size: number, mode: string, report: any } | null} the plan shown, which Import runs */
+  planned = null;
+  /** Import is under way: a second click does nothing. */
+  importing = false;
+
+  /** @param {(mode: string, dryRun: boolean) => string} snapshotUrl @param {{ send?: typeof call }} [options] */
+  constructor(snapshotUrl, { send = call } = {}) {
+    this.#url = snapshotUrl;
+    this.#send = send;
+  }
+
+  /** The form's file or mode changed: true when that dropped the plan shown. */
+  changed() {
+    this.#edits += 1;
+    if (this.planned === null || this.importing) return false;
+    this.planned = null;
+    return true;
+  }
+
+  /** The plan shown was cancelled. */
+  cancel() {
+    this.planned = null;
+  }
+
+  /**
+   * A dry run of `bytes` (the file's, `size` bytes, or their read under way) in `mode`:
+   * `{ planned }`, the plan now shown, or `{ stale: true }` when the form changed while it ran.
+   * Throws what `call` throws (and the read).
+   * @param {ArrayBuffer | Promise<ArrayBuffer>} read @param {number} size @param {string} mode
+   */
+  async plan(read, size, mode) {
+    const at = this.#edits;
+    const bytes = await read;
+    const report = await this.#send(this.#url(mode, true), { method: 'POST', json: bytes });
+    if (at !== this.#edits) return { stale: true };
+    this.planned = { bytes, size, mode, report };
+    return { planned: this.planned };
+  }
+
+  /**
+   * Import: the plan shown is planned again (it was made against a revision; if the registry
+   * moved since, the new plan is shown rather than applied blind), then imported. The answer:
+   * `none` (no plan, or Import under way), `replanned` (the new `report`, now the plan shown),
+   * `imported` (the import's `report`), or `failed` (`error`; `sent`: the import itself went out,
+   * so a connection lost on the way back may have seen it made; `plan`, the plan it ran).
+   * @returns {Promise<{ outcome: 'none' } | { outcome: 'replanned' | 'imported', report: any } | { outcome: 'failed', error: unknown, sent: boolean, plan: { size: number, mode: string } }>}
+   */
+  async confirm() {
+    // A second click (a double-click, Enter pressed twice) while the first runs would import
+    // again and report the second import's "0 added, … unchanged" over the first's.
+    if (this.importing || this.planned === null) return { outcome: 'none' };
+    this.importing = true;
+    const plan = this.planned; // the plan confirmed, even if the form changes (and drops it) meanwhile
+    let sent = false;
+    try {
+      const again = await this.#send(this.#url(plan.mode, true), { method: 'POST', json: plan.bytes });
+      if (JSON.stringify(again.plan) !== JSON.stringify(plan.report.plan)) {
+        this.planned = { ...plan, report: again };
+        return { outcome: 'replanned', report: again };
+      }
+      sent = true;
+      const report = await this.#send(this.#url(plan.mode, false), { method: 'POST', json: plan.bytes });
+      this.planned = null;
+      return { outcome: 'imported', report };
+    } catch (error) {
+      return { outcome: 'failed', error, sent, plan };
+    } finally {
+      this.importing = false;
+    }
+  }
+}
+
 /** Parses a text/event-stream body into `{ id, event, data }` messages. */
 async function* events(stream) {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
