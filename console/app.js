@@ -932,7 +932,9 @@ async function importScreen(main, route, signal) {
     if (plans.importing || plans.planned === null) return;
     alert.replaceChildren();
     const answer = await plans.confirm();
-    if (answer.outcome === 'replanned') {
+    if (answer.outcome === 'stale') {
+      alert.replaceChildren(h('p', {}, 'Nothing was imported: the file or the mode changed (or the plan was asked again or cancelled) before the import went out. Press Plan import again.'));
+    } else if (answer.outcome === 'replanned') {
       result.replaceChildren(planView(answer.report));
       result.querySelector('h2')?.focus(); // the button pressed is gone with the old plan
       alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
@@ -987,6 +989,8 @@ async function importScreen(main, route, signal) {
     try {
       // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
       const answer = await plans.plan(chosen.arrayBuffer(), chosen.size, chosenMode);
+      // A newer plan asked for meanwhile shows its own answer.
+      if ('superseded' in answer) return;
       if ('stale' in answer) {
         result.replaceChildren(changedNotice());
         return;
