@@ -95,8 +95,9 @@ export interface ConnectUpstreamOptions {
    * Over stdio, the child left more than `MAX_UNWRITTEN_BYTES` of the gateway's messages unread
    * (it floods requests the gateway answers and never reads its input); over HTTP, it left
    * `MAX_ANSWERS_IN_FLIGHT` of the gateway's answers to its requests unaccepted at once (each
-   * answer is a POST): the connection is closed as failed, and this hears why first (its calls
-   * in flight end with that reason).
+   * answer is a POST); over any transport, it sent more than `MAX_UPSTREAM_REQUESTS` requests
+   * within `UPSTREAM_REQUEST_WINDOW_MS`: the connection is closed as failed, and this hears why
+   * first (its calls in flight end with that reason).
    */
   readonly onUnread?: (why: string) => void;
   /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
