@@ -223,6 +223,106 @@ export async function approveInBatches(path, tools, { batch = APPROVE_BATCH, onP
   return approved;
 }
 
+/**
+ * The import screen's plans (upload, dry run, confirm), without the page, which shows what these
+ * answer: a plan is a dry run of one file's bytes in one mode, and Import runs it. Each plan
+ * belongs to the form as it was when it was asked for: any change (another file or mode picked, a
+ * plan asked again, Cancel) starts a new generation, and an answer asked for in an older one (a
+ * dry run, Import's re-check) is dropped, so that the confirm step never shows, nor imports, the
+ * plan of a file the form no longer holds. `snapshotUrl(mode, dryRun)` is the snapshot route's
+ * URL; `send` is `call` (a test's stand-in).
+ */
+export class ImportPlans {
+  #url;
+  #send;
+  /** Changes of the form (the file, the mode, a plan asked, Cancel): an answer asked for before one is not the form's. */
+  #generation = 0;
+  /** The generation of the last plan asked for: a dry run answered after a newer one was asked is superseded, not the form's change. */
+  #asked = 0;
+  /** @type {{ bytes: ArrayBuffer, size: number, mode: string, report: any, generation: number } | null} the plan shown, which Import runs */
+  planned = null;
+  /** Import is under way: a second click does nothing. */
+  importing = false;
+
+  /** @param {(mode: string, dryRun: boolean) => string} snapshotUrl @param {{ send?: typeof call }} [options] */
+  constructor(snapshotUrl, { send = call } = {}) {
+    this.#url = snapshotUrl;
+    this.#send = send;
+  }
+
+  /**
+   * The form's file or mode changed: true when that dropped the plan shown. While Import runs
+   * too: its re-check then imports nothing (once the import itself went out, it goes on).
+   */
+  changed() {
+    this.#generation += 1;
+    const dropped = this.planned !== null;
+    this.planned = null;
+    return dropped;
+  }
+
+  /** The plan shown was cancelled (while Import's re-check runs too: nothing is imported). */
+  cancel() {
+    this.#generation += 1;
+    this.planned = null;
+  }
+
+  /**
+   * A dry run of `bytes` (the file's, `size` bytes, or their read under way) in `mode`:
+   * `{ planned }`, the plan now shown; `{ stale: true }` when the form changed while it ran; or
+   * `{ superseded: true }` when a newer plan was asked for meanwhile (its answer is the one to
+   * show). Asking drops the plan shown. Throws what `call` throws (and the read).
+   * @param {ArrayBuffer | Promise<ArrayBuffer>} read @param {number} size @param {string} mode
+   * @returns {Promise<{ planned: NonNullable<ImportPlans['planned']> } | { stale: true } | { superseded: true }>}
+   */
+  async plan(read, size, mode) {
+    const generation = ++this.#generation;
+    this.#asked = generation;
+    this.planned = null;
+    const bytes = await read;
+    const report = await this.#send(this.#url(mode, true), { method: 'POST', json: bytes });
+    if (generation !== this.#generation) return this.#asked === generation ? { stale: true } : { superseded: true };
+    this.planned = { bytes, size, mode, report, generation };
+    return { planned: this.planned };
+  }
+
+  /**
+   * Import: the plan shown is planned again (it was made against a revision; if the registry
+   * moved since, the new plan is shown rather than applied blind), then imported. The answer:
+   * `none` (no plan, or Import under way), `stale` (the form changed during the re-check:
+   * nothing was imported, and the re-check's plan, of the old file, is dropped), `replanned` (the
+   * new `report`, now the plan shown), `imported` (the import's `report`), or `failed` (`error`;
+   * `sent`: the import itself went out, so a connection lost on the way back may have seen it
+   * made; `plan`, the plan it ran).
+   * @returns {Promise<{ outcome: 'none' | 'stale' } | { outcome: 'replanned' | 'imported', report: any } | { outcome: 'failed', error: unknown, sent: boolean, plan: { size: number, mode: string } }>}
+   */
+  async confirm() {
+    // A second click (a double-click, Enter pressed twice) while the first runs would import
+    // again and report the second import's "0 added, … unchanged" over the first's.
+    if (this.importing || this.planned === null) return { outcome: 'none' };
+    this.importing = true;
+    const plan = this.planned; // the plan confirmed: once its import went out, even if the form changes meanwhile
+    let sent = false;
+    try {
+      const again = await this.#send(this.#url(plan.mode, true), { method: 'POST', json: plan.bytes });
+      // Another file or mode picked, a plan asked again, Cancel: the form is no longer this plan's.
+      if (plan.generation !== this.#generation) return { outcome: 'stale' };
+      if (JSON.stringify(again.plan) !== JSON.stringify(plan.report.plan)) {
+        this.planned = { ...plan, report: again };
+        return { outcome: 'replanned', report: again };
+      }
+      sent = true;
+      const report = await this.#send(this.#url(plan.mode, false), { method: 'POST', json: plan.bytes });
+      this.planned = null;
+      return { outcome: 'imported', report };
+    } catch (error) {
+      return { outcome: 'failed', error, sent, plan };
+    } finally {
+      this.importing = false;
+    }
+  }
+}
+
 /** Parses a text/event-stream body into `{ id, event, data }` messages. */
 async function* events(stream) {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();

@@ -1,7 +1,7 @@
 // The operator console: hash-routed screens over the HTTP API. Every screen has a URL
 // (#/tools, #/tools/NAME, #/changes, #/import, #/upstreams, #/calls; #/ns/NS/… for another namespace), so a
 // link can be shared; the token never goes into one.
-import { ApiError, ApprovalStopped, UnreachableError, approveInBatches, base, call, callAll, follow, query, retryWhenShown, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
+import { ApiError, ApprovalStopped, ImportPlans, UnreachableError, approveInBatches, base, call, callAll, follow, query, retryWhenShown, segment, storeToken, storedToken, switchNamespaces, unaddressable, watchStreams } from './api.js';
 import { callsScreen } from './calls.js';
 import { differenceCount, differenceValues, hunks, sideBySide } from './diff.js';
 import { box, formatTime, h, isolated, jsonText, text, versionText, visibleControls } from './dom.js';
@@ -901,9 +901,8 @@ async function importScreen(main, route, signal) {
     h('option', { value: 'replace' }, 'Replace'));
   const alert = h('div', { class: 'error', role: 'alert' });
   const result = h('div', { class: 'plan', role: 'status' });
-  let planned = null; // { bytes, size, mode, report }
-
   const snapshotUrl = (selectedMode, dryRun) => `${base(route.namespace)}/snapshot${query({ mode: selectedMode, dry_run: dryRun ? 'true' : undefined })}`;
+  const plans = new ImportPlans(snapshotUrl);
   const fail = (error, size, importMode) => {
     if (signedOutBy(error)) return;
     if (error instanceof ApiError && (error.status === 413 || error.code === 'PAYLOAD_TOO_LARGE')) {
@@ -928,29 +927,19 @@ async function importScreen(main, route, signal) {
       : error instanceof UnreachableError ? 'Cannot reach the server: nothing was imported. Try again when it is back.'
         : ['The import failed: ', text(problemText(error))]));
   };
-  let importing = false;
   const planButton = h('button', { type: 'submit' }, 'Plan import');
   const confirm = async () => {
-    // A second click (a double-click, Enter pressed twice) while the first runs would import
-    // again and report the second import's "0 added, … unchanged" over the first's.
-    if (importing || planned === null) return;
-    importing = true;
-    const plan = planned; // the plan confirmed, even if the form changes (and drops it) meanwhile
+    if (plans.importing || plans.planned === null) return;
     alert.replaceChildren();
-    let sent = false; // the import itself went out: lost on the way back, it may have been made
-    try {
-      // The plan was made against a revision; if the registry moved since, plan again rather than apply blind.
-      const again = await call(snapshotUrl(plan.mode, true), { method: 'POST', json: plan.bytes });
-      if (JSON.stringify(again.plan) !== JSON.stringify(plan.report.plan)) {
-        planned = { ...plan, report: again };
-        result.replaceChildren(planView(again));
-        result.querySelector('h2')?.focus(); // the button pressed is gone with the old plan
-        alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
-        return;
-      }
-      sent = true;
-      const report = await call(snapshotUrl(plan.mode, false), { method: 'POST', json: plan.bytes });
-      planned = null;
+    const answer = await plans.confirm();
+    if (answer.outcome === 'stale') {
+      alert.replaceChildren(h('p', {}, 'Nothing was imported: the file or the mode changed (or the plan was asked again or cancelled) before the import went out. Press Plan import again.'));
+    } else if (answer.outcome === 'replanned') {
+      result.replaceChildren(planView(answer.report));
+      result.querySelector('h2')?.focus(); // the button pressed is gone with the old plan
+      alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Review the new plan below, then import again.'));
+    } else if (answer.outcome === 'imported') {
+      const { report } = answer;
       // The Import button pressed goes with the plan: the focus goes to the report (it fell to the page's start).
       const done = h('p', { class: 'notice', tabindex: '-1' },
         `Imported: ${report.added} added, ${report.updated} updated, ${report.unchanged} unchanged, ${report.removed} removed (revision ${report.revision}).`,
@@ -958,14 +947,13 @@ async function importScreen(main, route, signal) {
         canRead() ? [' ', h('a', { href: href(route.namespace, ['changes']) }, 'See the changes')] : []);
       result.replaceChildren(done);
       done.focus();
-    } catch (error) {
+    } else if (answer.outcome === 'failed') {
+      const { error, sent, plan } = answer;
       if (error instanceof ApiError && (error.status === 412 || error.code === 'PRECONDITION_FAILED')) {
         alert.replaceChildren(h('p', {}, 'Nothing was imported: the registry changed after the plan was made. Plan again.'));
       } else if (error instanceof UnreachableError && sent) {
         alert.replaceChildren(h('p', {}, 'Cannot reach the server: the connection was lost after the import was sent, so the snapshot may have been imported. When the server is back, see the changes (or plan again: a plan of all "unchanged" means it was).'));
       } else fail(error, plan.size, plan.mode);
-    } finally {
-      importing = false;
     }
   };
   const planView = (report) => h('div', {},
@@ -975,16 +963,13 @@ async function importScreen(main, route, signal) {
       ? h('p', { class: 'error' }, `${report.conflicts} tool${report.conflicts === 1 ? ' has' : 's have'} a version conflict (same version, different spec): the import would be refused. Fix the snapshot and plan again.`)
       : h('div', { class: 'actions' },
         h('button', { type: 'button', onclick: confirm }, 'Import'),
-        h('button', { type: 'button', class: 'secondary', onclick: () => { planned = null; result.replaceChildren(); planButton.focus(); } }, 'Cancel')));
+        h('button', { type: 'button', class: 'secondary', onclick: () => { plans.cancel(); result.replaceChildren(); planButton.focus(); } }, 'Cancel')));
 
   // A plan is of one file in one mode: another file or mode chosen drops it, so that Import never
   // runs what the form no longer says (it imported the planned file, in the planned mode).
-  let edits = 0; // changes of the file or the mode: a dry run answered after one is not the form's plan
   const changedNotice = () => h('p', { class: 'notice' }, 'The file or the mode changed after the plan was made: press Plan import again.');
   const replanned = () => {
-    edits += 1;
-    if (planned === null || importing) return;
-    planned = null;
+    if (!plans.changed()) return;
     alert.replaceChildren();
     result.replaceChildren(changedNotice());
   };
@@ -1001,17 +986,16 @@ async function importScreen(main, route, signal) {
       return;
     }
     const chosenMode = mode.value;
-    const at = edits;
-    // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
-    const content = await chosen.arrayBuffer();
     try {
-      const report = await call(snapshotUrl(chosenMode, true), { method: 'POST', json: content });
-      if (at !== edits) {
+      // The file's bytes as they are: decoded here, bytes that are not UTF-8 would reach the server as U+FFFD, altered rather than refused.
+      const answer = await plans.plan(chosen.arrayBuffer(), chosen.size, chosenMode);
+      // A newer plan asked for meanwhile shows its own answer.
+      if ('superseded' in answer) return;
+      if ('stale' in answer) {
         result.replaceChildren(changedNotice());
         return;
       }
-      planned = { bytes: content, size: chosen.size, mode: chosenMode, report };
-      result.replaceChildren(planView(report));
+      result.replaceChildren(planView(answer.planned.report));
     } catch (error) {
       fail(error, chosen.size, chosenMode);
     }

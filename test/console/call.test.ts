@@ -6,13 +6,23 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .js module of the console, without declarations
-import { approveInBatches as approveInBatchesJs, call } from '../../console/api.js';
+import { ImportPlans as ImportPlansJs, approveInBatches as approveInBatchesJs, call } from '../../console/api.js';
+import type { ToolRegistry } from '../../src/index.js';
 import { createToolRegistryServer, listen, memoryNamespaces } from '../../src/server/index.js';
 import type { ListeningServer, ToolRegistryServer, UpstreamGovernance } from '../../src/server/index.js';
 
 const callApi = call as (path: string, options?: { signal?: AbortSignal; method?: string; json?: unknown }) => Promise<unknown>;
 type Progress = { sent: number; total: number; approved: number };
 const approveInBatches = approveInBatchesJs as (path: string, tools: string[], options?: { batch?: number; onProgress?: (progress: Progress) => void }) => Promise<{ tool: string }[]>;
+type Report = { added: number; plan: { tool_name: string; action: string }[] };
+type Planned = { bytes: ArrayBuffer; size: number; mode: string; report: Report };
+interface ImportPlans {
+  planned: Planned | null;
+  changed(): boolean;
+  plan(read: ArrayBuffer, size: number, mode: string): Promise<{ planned: Planned } | { stale: true }>;
+  confirm(): Promise<{ outcome: string; report?: Report }>;
+}
+const ImportPlans = ImportPlansJs as new (snapshotUrl: (mode: string, dryRun: boolean) => string) => ImportPlans;
 
 describe('call', () => {
   let slowWritten!: () => void;
@@ -50,9 +60,11 @@ describe('call', () => {
   let registryServer: ListeningServer | undefined;
   let registry: ToolRegistryServer | undefined;
   let approvePath = '';
+  let namespace: ToolRegistry | undefined;
   beforeAll(async () => {
     const source = memoryNamespaces();
-    await (await source.open('default'))?.putUpstream({ name: 'demo', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} }, approve: 'none' });
+    namespace = await source.open('default');
+    await namespace?.putUpstream({ name: 'demo', transport: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} }, approve: 'none' });
     registry = createToolRegistryServer({ registries: source, maxBodyBytes: LIMIT, upstreams: governance });
     registryServer = await listen(registry);
     approvePath = `${registryServer.url}/v1/upstreams/demo/approve`;
@@ -90,6 +102,40 @@ describe('call', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     aborting.abort();
     await expectation;
+  });
+
+  it("Import's re-check answered after another file was picked is dropped: the old file's plan is neither shown for the new file nor imported", async () => {
+    // The console's import screen (console/app.js) shows what ImportPlans answers.
+    const plans = new ImportPlans((mode, dryRun) => `${registryServer?.url}/v1/snapshot?mode=${mode}${dryRun ? '&dry_run=true' : ''}`);
+    const snapshot = (name: string): ArrayBuffer => new TextEncoder().encode(JSON.stringify({ tools: [{ spec: { tool_name: name, input_schema: {}, output_schema: {} } }] })).buffer as ArrayBuffer;
+    const old = snapshot('import_old');
+    expect(await plans.plan(old, old.byteLength, 'merge')).toMatchObject({ planned: { report: { added: 1 } } });
+    // The registry moves after the plan (the re-check's plan differs), or not.
+    for (const moved of [true, false]) {
+      if (moved) await namespace?.register({ tool_name: 'import_old', input_schema: {}, output_schema: {} });
+      expect(plans.planned?.bytes).toBe(old);
+      // Import pressed; another file picked while its re-check runs.
+      const confirming = plans.confirm();
+      const dropped = plans.changed();
+      // The old code answered `replanned` (the old file's new plan, shown under the new file,
+      // which Import then ran) or, the registry unmoved, imported the old file.
+      expect(await confirming).toEqual({ outcome: 'stale' });
+      expect([dropped, plans.planned]).toEqual([true, null]);
+      if (!moved) expect(await namespace?.has('import_old')).toBe(false);
+      // A dry run answered after the form changed is dropped too.
+      const planning = plans.plan(old, old.byteLength, 'merge');
+      plans.changed();
+      expect(await planning).toEqual({ stale: true });
+      if (moved) {
+        await namespace?.remove('import_old');
+        expect(await plans.plan(old, old.byteLength, 'merge')).toMatchObject({ planned: { bytes: old } });
+      }
+    }
+    // Nothing changed meanwhile: Import imports.
+    expect(await plans.plan(old, old.byteLength, 'merge')).toMatchObject({ planned: { report: { added: 1 } } });
+    expect(await plans.confirm()).toMatchObject({ outcome: 'imported', report: { added: 1 } });
+    expect(await namespace?.has('import_old')).toBe(true);
+    await namespace?.remove('import_old');
   });
 
   it('"Approve all" sends the tools in requests under the server\'s body limit (one request for all was a 413), reporting progress', async () => {

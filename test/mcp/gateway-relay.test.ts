@@ -816,6 +816,53 @@ describe('an HTTP upstream that floods requests', () => {
   });
 });
 
+describe('an upstream that sends requests slowly enough for each answer to be taken', () => {
+  it('is closed as failed at its request past the rate (1,000 within 60 s; here 20 within 1 s of a clock the test holds), however few wait at once: the window slides', async () => {
+    // The old code bounded only what waited at once (256 answers over HTTP, 16 MiB over stdio):
+    // an upstream whose answers were taken could ping for ever, each costing a parse, a handler and a POST.
+    let stream: ServerResponse | undefined;
+    let callId = 0;
+    let waiting = 0;
+    const http = await startJsonUpstream((body, _request, response) => {
+      const { method, id } = body;
+      if (method === 'tools/list') return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: { tools: [{ name: 'ping', inputSchema: { type: 'object' } }] } }));
+      if (method === undefined) {
+        // An answer of the gateway's to a ping: taken at once; the call answered after the last.
+        response.writeHead(202).end();
+        if (--waiting === 0) stream?.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: callId, result: { content: [{ type: 'text', text: 'pinged' }] } })}\n\n`);
+        return;
+      }
+      // A tools/call: `count` pings on its stream, all at once.
+      const count = (body as { params?: { arguments?: { count?: number } } }).params?.arguments?.count ?? 0;
+      [stream, callId, waiting] = [response, id, count];
+      let events = '';
+      for (let index = 0; index < count; index++) events += `data: ${JSON.stringify({ jsonrpc: '2.0', id: `ping-${id}-${index}`, method: 'ping' })}\n\n`;
+      response.writeHead(200, { 'content-type': 'text/event-stream' }).write(events);
+    });
+    let clock = 0;
+    let why: string | undefined;
+    const connection = await connectUpstream(
+      { name: 'pinger', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } },
+      { requestRate: { requests: 20, windowMs: 1_000, now: () => clock }, onUnread: (heard) => void (why = heard) },
+    );
+    const ping = (count: number): Promise<unknown> => connection.client.callTool({ name: 'ping', arguments: { count } }, undefined, { timeout: 10_000 }).then(text, (error: unknown) => error);
+    try {
+      expect(await ping(20)).toBe('pinged');
+      // A second later the first 20 are out of the window: 20 more are answered.
+      clock = 1_000;
+      expect(await ping(20)).toBe('pinged');
+      // One more within the second of the last 20: the 21st in the window.
+      clock = 1_999;
+      expect(await ping(1)).toMatchObject({ message: expect.stringContaining('Connection closed') });
+      expect(why).toBe('it sent more than 20 requests (pings, sampling, elicitation) within 1 s, the most the gateway answers: closed as failed');
+    } finally {
+      await connection.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+});
+
 describe('a stdio upstream whose working folder is gone', () => {
   it('cannot connect, the error naming the folder (Node named the program: spawn node ENOENT)', async () => {
     const gone = join(tmpdir(), `gone-${process.pid}-${Date.now()}`);
@@ -891,6 +938,24 @@ describe('an HTTP upstream that never answers a POST', () => {
     } finally {
       await connection?.close();
       await set.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+
+  it('tells a call\'s POST by its parsed body: one whose "method" comes after 256 bytes waits callTimeoutMs, not the connect timeout', async () => {
+    // The old code matched the body's first 256 characters: this call, its params first, waited the 10-s connect timeout (here the request's own 5 s ran out first).
+    const http = await startJsonUpstream((body, _request, response) => {
+      if (body.method === 'tools/list') response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: [] } }));
+      // A call: accepted, never answered.
+    });
+    const connection = await connectUpstream({ name: 'late', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } }, { timeoutMs: 10_000, callTimeoutMs: 100 });
+    try {
+      // Members in another order (the SDK's client writes them as given): params, 300 characters of arguments, then method.
+      const late = connection.client.request({ params: { name: 'silent', arguments: { pad: 'p'.repeat(300) } }, method: 'tools/call' }, CallToolResultSchema, { timeout: 5_000 });
+      await expect(late).rejects.toThrow(/^the upstream did not begin its answer within 100 ms$/);
+    } finally {
+      await connection.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     }

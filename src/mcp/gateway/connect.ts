@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientCapabilities, JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Upstream } from '../../index.js';
 import { StdioUpstreamTransport } from './stdio-transport.js';
 
@@ -95,12 +95,19 @@ export interface ConnectUpstreamOptions {
    * Over stdio, the child left more than `MAX_UNWRITTEN_BYTES` of the gateway's messages unread
    * (it floods requests the gateway answers and never reads its input); over HTTP, it left
    * `MAX_ANSWERS_IN_FLIGHT` of the gateway's answers to its requests unaccepted at once (each
-   * answer is a POST): the connection is closed as failed, and this hears why first (its calls
-   * in flight end with that reason).
+   * answer is a POST); over any transport, it sent more than `MAX_UPSTREAM_REQUESTS` requests
+   * within `UPSTREAM_REQUEST_WINDOW_MS`: the connection is closed as failed, and this hears why
+   * first (its calls in flight end with that reason).
    */
   readonly onUnread?: (why: string) => void;
   /** That bound. Default `MAX_UNWRITTEN_BYTES`. */
   readonly maxUnwrittenBytes?: number;
+  /**
+   * Internal, for tests: the bound on the rate of the upstream's requests (`MAX_UPSTREAM_REQUESTS`
+   * within `UPSTREAM_REQUEST_WINDOW_MS`, read from `performance.now()`). Past it the connection is
+   * closed as failed, `onUnread` hearing why first, as past the bounds above.
+   */
+  readonly requestRate?: RequestRate;
   /**
    * Over Streamable HTTP, asked (in the caller's async context) when a call's POST is made: a
    * signal that aborts when that call ended without its answer (cancelled, timed out, its
@@ -124,6 +131,26 @@ export const MAX_UNWRITTEN_BYTES = 16 * 1024 * 1024;
  * pings sent at once made 20,000 POSTs at once (590 MB, 28 CPU-s, thousands of Node warnings).
  */
 const MAX_ANSWERS_IN_FLIGHT = 256;
+
+/**
+ * The requests (pings, sampling, elicitation, any other) an upstream may send the gateway within
+ * `UPSTREAM_REQUEST_WINDOW_MS`, over any transport: one more closes the connection as failed. The
+ * bounds above count what waits at once; an upstream that sends requests slowly enough for each
+ * answer to be taken (a ping every millisecond, for ever) passed them and cost the gateway a
+ * parse, a handler and an answer (over HTTP a POST) each, without end. 1,000 a minute is far
+ * above what pings (seconds apart) and sampling or elicitation (each waiting for a model or a
+ * person, 10 at once a call) need.
+ */
+export const MAX_UPSTREAM_REQUESTS = 1_000;
+/** The window of `MAX_UPSTREAM_REQUESTS`: a sliding minute. */
+export const UPSTREAM_REQUEST_WINDOW_MS = 60_000;
+
+/** A bound on the rate of an upstream's requests: at most `requests` within any `windowMs` by `now` (ms). */
+export interface RequestRate {
+  readonly requests: number;
+  readonly windowMs: number;
+  readonly now?: () => number;
+}
 
 /** A connected upstream: the SDK client and which transport answered. */
 export interface UpstreamConnection {
@@ -170,7 +197,7 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
       },
     });
     try {
-      await client.connect(child, { timeout });
+      await client.connect(boundedRequestRate(child, client, options.onUnread, options.requestRate), { timeout });
     } catch (error) {
       // The SDK's client closes the transport itself, unawaited: the child is ended (a command
       // that gave up after --timeout waited for that) before the failure is told. One that was
@@ -187,7 +214,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const waits = boundedWaits(fetch, timeout, options.callTimeoutMs ?? timeout, options.callEnded);
   try {
     const screened = screeningFetch(boundedErrorBodies(waits), options.onInvalidAnswer, options.onUnanswered, RECONNECTION_OPTIONS.maxRetries, options.dropNotification, options.callEnded);
-    await client.connect(boundedAnswers(new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS }), client, options.onUnread), { timeout });
+    const streamable = new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: screened, reconnectionOptions: RECONNECTION_OPTIONS });
+    await client.connect(boundedRequestRate(boundedAnswers(streamable, client, options.onUnread), client, options.onUnread, options.requestRate), { timeout });
     return { client, transport: 'streamable-http', close: () => client.close() };
   } catch (error) {
     await client.close().catch(() => {});
@@ -196,7 +224,8 @@ export async function connectUpstream(upstream: Pick<Upstream, 'name' | 'transpo
   const legacy = newClient();
   // Its answers come on the one event stream (the POSTs are answered 202): screened there, by id.
   const events = screeningFetch((input, init) => waits(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...headers } }), options.onInvalidAnswer, options.onUnanswered, undefined, options.dropNotification);
-  await legacy.connect(boundedAnswers(new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedErrorBodies(waits) }), legacy, options.onUnread), { timeout });
+  const sse = new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: events }, fetch: boundedErrorBodies(waits) });
+  await legacy.connect(boundedRequestRate(boundedAnswers(sse, legacy, options.onUnread), legacy, options.onUnread, options.requestRate), { timeout });
   return { client: legacy, transport: 'sse', close: () => legacy.close() };
 }
 
@@ -427,21 +456,32 @@ function lastBytes(bytes: Buffer): Buffer {
 type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /**
- * A POST whose body's start (`CALL_POST_HEAD` characters: the SDK's client and the link's relay
- * write `method` before `params`) names this method is a call's: a tools/call, or a task's
- * request (the polling of a call made as a task).
+ * Whether a request is a call's POST: its body (a message, or a batch) holds a `tools/call` or a
+ * task's request (the polling of a call made as a task), read from the parsed body. (The first
+ * 256 characters were matched as text: a body whose `"method"` came later, after a long id or
+ * `_meta`, members in another order, got the connect timeout, and an answer whose content held
+ * `{"method":"tools/call"}` early got the call's.) Only a body that holds the method's text, or
+ * an escape that could spell it, is parsed: an answer to a ping is not.
  */
-const CALL_POST = /"method":"(?:tools\/call|tasks\/[^"]*)"/;
-const CALL_POST_HEAD = 256;
-
-/** Whether a request is a call's POST (`CALL_POST`). */
 function isCallPost(init: RequestInit | undefined): boolean {
-  return init?.method === 'POST' && typeof init.body === 'string' && CALL_POST.test(init.body.slice(0, CALL_POST_HEAD));
+  if (init?.method !== 'POST' || typeof init.body !== 'string') return false;
+  const body = init.body;
+  if (!body.includes('tools/call') && !body.includes('tasks/') && !body.includes('\\')) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  return (Array.isArray(value) ? value : [value]).some((message: unknown) => {
+    const method = typeof message === 'object' && message !== null ? (message as { method?: unknown }).method : undefined;
+    return method === 'tools/call' || (typeof method === 'string' && method.startsWith('tasks/'));
+  });
 }
 
 /**
  * `base`, each request of which waits for the upstream's answer to begin (its status and
- * headers) at most `callMs` for a call's POST (`CALL_POST`) and `ms` for any other: then it is
+ * headers) at most `callMs` for a call's POST (`isCallPost`) and `ms` for any other: then it is
  * aborted, closing its socket. Without it a request the upstream never answers (server-everything's
  * SSE mode never answers a POST to an unknown session) held its socket, after its call or
  * listing had timed out, until undici's 300-s headers timeout. The body that follows is not
@@ -555,6 +595,43 @@ function boundedAnswers<T extends Transport>(transport: T, client: Client, hear:
     } finally {
       waiting -= 1;
     }
+  };
+  return transport;
+}
+
+/**
+ * `transport`, closing `client` as failed (`hear` hearing why first) at the upstream's request
+ * past `rate` (default `MAX_UPSTREAM_REQUESTS` within `UPSTREAM_REQUEST_WINDOW_MS`): that request
+ * and any after it are dropped before the SDK's client sees them. The times of the last
+ * `requests` requests are kept in a ring: one more within the window of the oldest is one too many.
+ */
+function boundedRequestRate<T extends Transport>(transport: T, client: Client, hear: ConnectUpstreamOptions['onUnread'], rate: RequestRate = { requests: MAX_UPSTREAM_REQUESTS, windowMs: UPSTREAM_REQUEST_WINDOW_MS }): T {
+  const start = transport.start.bind(transport);
+  const now = rate.now ?? (() => performance.now());
+  // The SDK's client sets its handler before it starts the transport: wrapped here, before any message.
+  transport.start = async () => {
+    const protocol = transport.onmessage;
+    const times = new Float64Array(rate.requests);
+    let next = 0;
+    let counted = 0;
+    let why: string | undefined;
+    transport.onmessage = ((message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      if ('method' in message && 'id' in message) {
+        if (why !== undefined) return;
+        const at = now();
+        if (counted >= rate.requests && at - (times[next] as number) < rate.windowMs) {
+          why = `it sent more than ${rate.requests} requests (pings, sampling, elicitation) within ${rate.windowMs / 1000} s, the most the gateway answers: closed as failed`;
+          hear?.(why);
+          void client.close().catch(() => undefined);
+          return;
+        }
+        times[next] = at;
+        next = (next + 1) % rate.requests;
+        counted += 1;
+      }
+      protocol?.(message, extra);
+    }) as Transport['onmessage'];
+    return start();
   };
   return transport;
 }
