@@ -279,9 +279,18 @@ export class ImportPlans {
     const generation = ++this.#generation;
     this.#asked = generation;
     this.planned = null;
-    const bytes = await read;
-    const report = await this.#send(this.#url(mode, true), { method: 'POST', json: bytes });
-    if (generation !== this.#generation) return this.#asked === generation ? { stale: true } : { superseded: true };
+    const dropped = () => (this.#asked === generation ? { stale: true } : { superseded: true });
+    let bytes;
+    let report;
+    try {
+      bytes = await read;
+      report = await this.#send(this.#url(mode, true), { method: 'POST', json: bytes });
+    } catch (error) {
+      // A refusal (not a snapshot, too large, no server) of a file no longer picked is dropped as its plan would be.
+      if (generation !== this.#generation) return dropped();
+      throw error;
+    }
+    if (generation !== this.#generation) return dropped();
     this.planned = { bytes, size, mode, report, generation };
     return { planned: this.planned };
   }
@@ -316,6 +325,8 @@ export class ImportPlans {
       this.planned = null;
       return { outcome: 'imported', report };
     } catch (error) {
+      // The re-check refused after the form changed: nothing was imported, and the refusal is the old file's.
+      if (!sent && plan.generation !== this.#generation) return { outcome: 'stale' };
       return { outcome: 'failed', error, sent, plan };
     } finally {
       this.importing = false;

@@ -131,6 +131,21 @@ describe('call', () => {
         expect(await plans.plan(old, old.byteLength, 'merge')).toMatchObject({ planned: { bytes: old } });
       }
     }
+    // A refusal answered after the form changed is dropped as a plan is (it was thrown at the page,
+    // which showed the old file's failure above the new file's plan): a dry run, and Import's re-check.
+    const notSnapshot = new TextEncoder().encode('{"not":"a snapshot"}').buffer as ArrayBuffer;
+    const refused = plans.plan(notSnapshot, notSnapshot.byteLength, 'merge');
+    plans.changed();
+    expect(await refused).toEqual({ stale: true });
+    await expect(plans.plan(notSnapshot, notSnapshot.byteLength, 'merge')).rejects.toMatchObject({ status: 400 });
+    // Import's re-check meets a server gone (port 9 refuses the connection) while another file is picked.
+    let target = registryServer?.url;
+    const moving = new ImportPlans((mode, dryRun) => `${target}/v1/snapshot?mode=${mode}${dryRun ? '&dry_run=true' : ''}`);
+    expect(await moving.plan(old, old.byteLength, 'merge')).toMatchObject({ planned: { bytes: old } });
+    target = 'http://127.0.0.1:9';
+    const recheck = moving.confirm();
+    moving.changed();
+    expect(await recheck).toEqual({ outcome: 'stale' });
     // Nothing changed meanwhile: Import imports.
     expect(await plans.plan(old, old.byteLength, 'merge')).toMatchObject({ planned: { report: { added: 1 } } });
     expect(await plans.confirm()).toMatchObject({ outcome: 'imported', report: { added: 1 } });
