@@ -279,7 +279,8 @@ export class ImportPlans {
     const generation = ++this.#generation;
     this.#asked = generation;
     this.planned = null;
-    const dropped = () => (this.#asked === generation ? { stale: true } : { superseded: true });
+    /** @returns {{ stale: true } | { superseded: true }} */
+    const dropped = () => (this.#asked === generation ? { stale: /** @type {const} */ (true) } : { superseded: /** @type {const} */ (true) });
     let bytes;
     let report;
     try {
