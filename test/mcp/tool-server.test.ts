@@ -584,16 +584,22 @@ describe('createMcpServer', () => {
     await live.close();
   });
 
-  it('over HTTP (MCP 2025-03-26), a batch answer stays within maxResultBytes as over stdio (replies past it are errors saying so)', async () => {
-    const tools = ['a', 'b', 'c'].map((name) => named(name, { description: name.repeat(300) }));
-    const registry = new InMemoryToolRegistry();
-    await publishTools(registry, tools);
-    const live = await liveToolSet(registry, tools);
+  /** A session of MCP 2025-03-26 (which has batches) on a handler holding answers to 4,000 bytes; `post` sends on it. */
+  async function batchSession(live: Parameters<typeof createMcpHttpHandler>[0]): Promise<{ handler: ReturnType<typeof createMcpHttpHandler>; post: (message: unknown) => Promise<Response> }> {
     const handler = createMcpHttpHandler(live, { maxResultBytes: 4000 });
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
     const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    return { handler, post };
+  }
+
+  it('over HTTP (MCP 2025-03-26), a batch answer stays within maxResultBytes as over stdio (replies past it are errors saying so)', async () => {
+    const tools = ['a', 'b', 'c'].map((name) => named(name, { description: name.repeat(300) }));
+    const registry = new InMemoryToolRegistry();
+    await publishTools(registry, tools);
+    const live = await liveToolSet(registry, tools);
+    const { handler, post } = await batchSession(live);
     // Each tools/list answer is about 1.2 KB: ten of them were one body of 12 KB (100, the SDK's most, of a large registry: 100 times a page).
     const answered = await post(Array.from({ length: 10 }, (_, id) => ({ jsonrpc: '2.0', id: id + 1, method: 'tools/list' })));
     const answer = await answered.text();
@@ -616,11 +622,7 @@ describe('createMcpServer', () => {
     const registry = new InMemoryToolRegistry();
     await publishTools(registry, tools);
     const live = await liveToolSet(registry, tools);
-    const handler = createMcpHttpHandler(live, { maxResultBytes: 4000 });
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const post = (message: unknown) => handler.handle(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(message) }));
-    const opened = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-    headers['mcp-session-id'] = opened.headers.get('mcp-session-id') as string;
+    const { handler, post } = await batchSession(live);
     const answered = await post([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'logs', arguments: {} } }, ...Array.from({ length: 10 }, (_, id) => ({ jsonrpc: '2.0', id: id + 2, method: 'tools/list' }))]);
     expect(answered.headers.get('content-type')).toBe('text/event-stream');
     const messages = (await answered.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
