@@ -22,13 +22,40 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 
+/** The patterns of text that is not ASCII (`unicodePatterns()`). */
+interface UnicodePatterns {
+  /**
+   * A word: a letter or digit, then letters, combining marks and digits; `_ . -` and everything
+   * else separate words (a mark after a symbol, such as an emoji's keycap, is no word).
+   */
+  readonly word: RegExp;
+  /** An identifier as written: words joined by `_ . -` (split again at camelCase). */
+  readonly identifier: RegExp;
+  /** Format characters, variation selectors and the Turkish İ and ı (`STRIPPED_SOURCE`). */
+  readonly stripped: RegExp;
+  /** Scripts written without spaces between words: a word holding one is cut by Intl.Segmenter. */
+  readonly unspaced: RegExp;
+  /** camelCase and digit boundaries (`CAMEL_SOURCE`). */
+  readonly camel: RegExp;
+}
+let unicode: UnicodePatterns | undefined;
+
 /**
- * A word: a letter or digit, then letters, combining marks and digits; `_ . -` and everything
- * else separate words (a mark after a symbol, such as an emoji's keycap, is no word).
+ * Made at the first text that is not ASCII, with `new RegExp`: V8 builds a literal's Unicode
+ * sets (`\p{L}` is a large one) when it parses the module, in every process that loads the core
+ * (a command's start, a worker's), though nearly all tool text is ASCII and takes the patterns
+ * below instead (docs/testing.md, the eighteenth pass).
  */
-const WORD = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*/gu;
-/** An identifier as written: words joined by `_ . -` (split again at camelCase). */
-const IDENTIFIER = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:[_.-]+[\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*/gu;
+function unicodePatterns(): UnicodePatterns {
+  unicode ??= {
+    word: new RegExp(String.raw`[\p{L}\p{N}][\p{L}\p{M}\p{N}]*`, 'gu'),
+    identifier: new RegExp(String.raw`[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:[_.-]+[\p{L}\p{N}][\p{L}\p{M}\p{N}]*)*`, 'gu'),
+    stripped: new RegExp(STRIPPED_SOURCE, 'gu'),
+    unspaced: new RegExp(String.raw`[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]`, 'u'),
+    camel: new RegExp(CAMEL_SOURCE, 'gu'),
+  };
+  return unicode;
+}
 /**
  * Taken out before anything else: format characters (zero-width joiners and non-joiners, soft
  * hyphens, bidirectional marks, the BOM; a zero-width space separates words) and variation
@@ -38,15 +65,13 @@ const IDENTIFIER = /[\p{L}\p{N}][\p{L}\p{M}\p{N}]*(?:[_.-]+[\p{L}\p{N}][\p{L}\p{
  * with a combining dot, and keeps ı apart); that i with a combining dot, as text lower-cased
  * elsewhere holds it, is an i too.
  */
-const STRIPPED = /[\p{Cf}\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u0130\u0131]|i\u0307/gu;
+const STRIPPED_SOURCE = String.raw`[\p{Cf}\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}\u0130\u0131]|i\u0307`;
 function stripped(character: string): string {
   if (character === '\u0130') return 'I';
   // `İ` lower-cased elsewhere (JavaScript's and Python's lower() write `i` + U+0307).
   if (character === '\u0131' || character === 'i\u0307') return 'i';
   return character === '\u200B' ? ' ' : '';
 }
-/** Scripts written without spaces between words: a word holding one is cut by Intl.Segmenter. */
-const UNSPACED = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}\p{sc=Lao}\p{sc=Khmer}\p{sc=Myanmar}]/u;
 /** A word of precomposed Hangul syllables only (one UTF-16 unit each), after NFKC. */
 const HANGUL_WORD = /^[가-힣]+$/;
 let segmenter: Intl.Segmenter | undefined;
@@ -135,7 +160,7 @@ function eachWord(pieces: readonly string[], emit: (word: string) => void): void
   };
   for (let index = 0; index < pieces.length; index++) {
     const piece = pieces[index] as string;
-    if (!UNSPACED.test(piece)) continue;
+    if (!unicodePatterns().unspaced.test(piece)) continue;
     const cut: string[] = [];
     cuts[index] = cut;
     if (piece.length > SEGMENT_CHUNK || HANGUL_WORD.test(piece)) {
@@ -156,9 +181,9 @@ function eachWord(pieces: readonly string[], emit: (word: string) => void): void
 
 /** camelCase and digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
 // A mark stays with the letter or digit before it (`1⃣` is one part, never `1` and a lone mark).
-const CAMEL = /(?:\p{Lu}\p{M}*)+(?![\p{Ll}\p{M}])|(?:\p{Lu}\p{M}*)?[\p{Ll}\p{M}]+|\p{N}[\p{N}\p{M}]*|\p{L}[\p{L}\p{M}]*/gu;
+const CAMEL_SOURCE = String.raw`(?:\p{Lu}\p{M}*)+(?![\p{Ll}\p{M}])|(?:\p{Lu}\p{M}*)?[\p{Ll}\p{M}]+|\p{N}[\p{N}\p{M}]*|\p{L}[\p{L}\p{M}]*`;
 // The same three for pure ASCII text (nearly all tool text), where they are several times faster.
-const NON_ASCII = /[^\p{ASCII}]/u;
+const NON_ASCII = /[\u0080-\uFFFF]/;
 const ASCII_WORD_RE = /[A-Za-z0-9]+/g;
 const ASCII_IDENTIFIER = /[A-Za-z0-9]+(?:[_.-]+[A-Za-z0-9]+)*/g;
 const ASCII_CAMEL = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
@@ -260,9 +285,10 @@ const MAX_JOINED_PARTS = 3;
 function words(text: string, identifiers: boolean, out: string[], joined: string[]): void {
   // ASCII is its own NFKC form and holds nothing to strip or segment.
   const ascii = !NON_ASCII.test(text);
-  const normal = ascii ? text : text.replace(STRIPPED, stripped).normalize('NFKC').replace(STRIPPED, stripped);
+  const patterns = ascii ? undefined : unicodePatterns();
+  const normal = patterns === undefined ? text : text.replace(patterns.stripped, stripped).normalize('NFKC').replace(patterns.stripped, stripped);
   if (!identifiers) {
-    const word = ascii ? ASCII_WORD_RE : WORD;
+    const word = patterns === undefined ? ASCII_WORD_RE : patterns.word;
     word.lastIndex = 0;
     if (ascii) {
       for (let match = word.exec(normal); match !== null; match = word.exec(normal)) out.push(match[0]);
@@ -273,8 +299,8 @@ function words(text: string, identifiers: boolean, out: string[], joined: string
     eachWord(found, (each) => out.push(each));
     return;
   }
-  const identifier = ascii ? ASCII_IDENTIFIER : IDENTIFIER;
-  const camel = ascii ? ASCII_CAMEL : CAMEL;
+  const identifier = patterns === undefined ? ASCII_IDENTIFIER : patterns.identifier;
+  const camel = patterns === undefined ? ASCII_CAMEL : patterns.camel;
   identifier.lastIndex = 0;
   if (ascii) {
     for (let match = identifier.exec(normal); match !== null; match = identifier.exec(normal)) {
