@@ -36,6 +36,11 @@ beforeAll(async () => {
   // cancellation, not by the timeout, for its session to go within the wait below.
   server = fork(join(ROOT, 'test', 'fixtures', 'mcp-http-server.mjs'), [db, JSON.stringify(TOKENS), String(IDLE_MS)], {
     execArgv: ['--expose-gc'],
+    // One principal opens all 1,000 sessions, and those left without DELETE live IDLE_MS: on a
+    // fast machine more than 500 were open at once, past one principal's share of the default
+    // maxSessions (1,000), and an initialize got 429 (a whole run, 2026-12-01). The bound is
+    // tested elsewhere (tool-server, token-edges); here it must not be met.
+    env: { ...process.env, MCP_HTTP_MAX_SESSIONS: '4000' },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const [line] = (await once(server.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
