@@ -871,10 +871,13 @@ describe('a stdio upstream whose working folder is gone', () => {
 });
 
 /**
- * A hand-written Streamable HTTP upstream answering JSON: it initializes, takes notifications
- * (202) and refuses GETs (405); every other request goes to `answer`.
+ * A hand-written Streamable HTTP upstream answering JSON: it initializes (declaring
+ * `capabilities`), takes notifications (202) and refuses GETs (405); every other request goes to `answer`.
  */
-async function startJsonUpstream(answer: (body: { readonly id: number; readonly method?: string }, request: IncomingMessage, response: ServerResponse) => void): Promise<HttpServer> {
+async function startJsonUpstream(
+  answer: (body: { readonly id: number; readonly method?: string }, request: IncomingMessage, response: ServerResponse) => void,
+  capabilities: object = { tools: {} },
+): Promise<HttpServer> {
   const http = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -883,7 +886,7 @@ async function startJsonUpstream(answer: (body: { readonly id: number; readonly 
       if (request.method !== 'POST') return void response.writeHead(405).end();
       if (body.id === undefined) return void response.writeHead(202).end();
       if (body.method === 'initialize') {
-        return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: body.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'e', version: '1' } } }));
+        return void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: body.params?.protocolVersion, capabilities, serverInfo: { name: 'e', version: '1' } } }));
       }
       answer({ ...body, id: body.id }, request, response);
     });
@@ -1012,6 +1015,67 @@ describe('an HTTP upstream that never answers a POST', () => {
       expect(resumes).toBe(0);
     } finally {
       await handler.close();
+      await set.close();
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    }
+  });
+
+  it("has a task-only tool's pending tasks/result POST aborted at once, and tasks/cancel sent, when the call ends first (or while it waits between polls): not held until upstreamCallTimeoutMs", async () => {
+    // The old code held the tasks/result POST until the call's timeout and never cancelled the
+    // task: the SDK's client sent notifications/cancelled of the tasks/result request only.
+    let result: 'none' | 'open' | 'closed' = 'none';
+    let polled = false;
+    const cancelled: unknown[] = [];
+    const http = await startJsonUpstream(
+      (body, request, response) => {
+        const { params } = body as { params?: { taskId?: unknown } };
+        const json = (answer: object): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: answer }));
+        // `slow`'s task t1 waits for its user's input (the requestor takes it on the blocking tasks/result); `polled`'s t2 works on,
+        // polled a minute apart; `quick`'s t0 has completed.
+        const ids: Record<string, string> = { quick: 't0', slow: 't1', polled: 't2' };
+        const statuses: Record<string, string> = { t0: 'completed', t1: 'input_required', t2: 'working' };
+        const task = (taskId: unknown, status: string): object => ({ taskId, status, createdAt: '2026-01-01T00:00:00Z', lastUpdatedAt: '2026-01-01T00:00:00Z', ttl: null, pollInterval: taskId === 't2' ? 60_000 : 10 });
+        if (body.method === 'tools/list') return json({ tools: Object.keys(ids).map((name) => ({ name, inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } })) });
+        if (body.method === 'tools/call') return json({ task: task(ids[(params as { name: string }).name], 'working') });
+        if (body.method === 'tasks/get' && params?.taskId === 't2') polled = true;
+        if (body.method === 'tasks/get') return json(task(params?.taskId, statuses[params?.taskId as string] as string));
+        if (body.method === 'tasks/result' && params?.taskId === 't0') return json({ content: [{ type: 'text', text: 'done' }] });
+        if (body.method === 'tasks/cancel') {
+          cancelled.push(params?.taskId);
+          return json(task(params?.taskId, 'cancelled'));
+        }
+        // tasks/result: an event stream begun, never answered.
+        result = 'open';
+        request.socket.on('close', () => void (result = 'closed'));
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      },
+      { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
+    );
+    const own = new InMemoryToolRegistry();
+    await own.putUpstream({ name: 'tasked', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
+    const set = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: CALL_TIMEOUT_MS });
+    try {
+      await approveListed(own, set);
+      const client = await session({}, set);
+      expect(text(await client.callTool({ name: 'tasked_quick', arguments: {} }))).toBe('done');
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'tasked_slow', arguments: {} }, undefined, { signal: controller.signal });
+      await until(() => result === 'open', 'the blocking tasks/result upstream');
+      controller.abort('changed my mind');
+      await expect(call).rejects.toThrow();
+      await until(() => result === 'closed', "the ended call's tasks/result POST closed", { timeoutMs: CALL_TIMEOUT_MS / 2 });
+      await until(() => cancelled.length > 0, 'tasks/cancel of its task', { timeoutMs: CALL_TIMEOUT_MS / 2 });
+      expect(cancelled).toEqual(['t1']);
+      // Ended in the pause between two polls: cancelled at once, not after the upstream's pollInterval.
+      const pausing = new AbortController();
+      const paused = client.callTool({ name: 'tasked_polled', arguments: {} }, undefined, { signal: pausing.signal });
+      await until(() => polled, 'the first poll of the working task');
+      pausing.abort('changed my mind');
+      await expect(paused).rejects.toThrow();
+      await until(() => cancelled.length > 1, 'tasks/cancel of the polled task', { timeoutMs: CALL_TIMEOUT_MS / 2 });
+      expect(cancelled).toEqual(['t1', 't2']);
+    } finally {
       await set.close();
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));

@@ -86,7 +86,7 @@ interface Relay {
   warned: boolean;
   /** Its requests (sampling, elicitation) relayed to the session and not answered yet. */
   asking: number;
-  /** A plain call to an HTTP upstream: aborted when the call ends without its answer, which ends its POST (`ConnectUpstreamOptions.callEnded`). */
+  /** A call to an HTTP upstream: aborted when the call ends without its answer, which ends its POSTs (`ConnectUpstreamOptions.callEnded`). */
   ended?: AbortController;
 }
 
@@ -185,15 +185,43 @@ function sessionEnded(connection: UpstreamConnection, error: unknown): string | 
   return `it no longer knows the gateway's session (HTTP ${code}: it restarted, or ended the session)`;
 }
 
+/** A call made as a task: its task's id once the upstream made it, until the task is seen in a terminal status. */
+interface TaskCall {
+  id?: string;
+}
+
+/** The statuses a task never leaves: nothing is left to cancel. */
+const TERMINAL_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
 /**
  * A call of a tool the upstream says must run as a task (`execution.taskSupport: 'required'`):
  * made task-augmented, polled by the SDK's client until the task ends, its result as a plain
- * call's. The session sees an ordinary call (the gateway does not offer tasks itself).
+ * call's. The session sees an ordinary call (the gateway does not offer tasks itself). It ends
+ * at once when `signal` aborts (the SDK's client ends its request in flight, but waits out a
+ * poll's pause, the upstream's `pollInterval`, first); `task` follows the upstream's task.
  */
-async function callAsTask(client: Client, params: CallToolRequest['params'], options: { readonly signal: AbortSignal; readonly timeout: number }): Promise<unknown> {
-  for await (const message of client.experimental.tasks.callToolStream(params, CallToolResultSchema, { ...options, task: {} })) {
-    if (message.type === 'result') return message.result;
-    if (message.type === 'error') throw message.error;
+async function callAsTask(client: Client, params: CallToolRequest['params'], options: { readonly signal: AbortSignal; readonly timeout: number }, task: TaskCall): Promise<unknown> {
+  const { signal } = options;
+  const stream = client.experimental.tasks.callToolStream(params, CallToolResultSchema, { ...options, task: {} })[Symbol.asyncIterator]();
+  let stop!: (error: unknown) => void;
+  const ended = new Promise<never>((_resolve, reject) => (stop = reject));
+  // As the SDK's client ends a request whose signal aborts.
+  const onAbort = (): void => stop(signal.reason instanceof McpError ? signal.reason : new McpError(ErrorCode.RequestTimeout, String(signal.reason)));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    for (;;) {
+      const next = await Promise.race([stream.next(), ended]);
+      if (next.done === true) break;
+      const message = next.value;
+      if (message.type === 'taskCreated') task.id = message.task.taskId;
+      else if (message.type === 'taskStatus' && TERMINAL_TASK_STATUSES.has(message.task.status)) task.id = undefined;
+      else if (message.type === 'result') return message.result;
+      else if (message.type === 'error') throw message.error;
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    // The SDK's generator, when it still waits (a poll's pause), ends at its next step.
+    stream.return(undefined).catch(() => undefined);
   }
   throw new McpError(ErrorCode.InternalError, `the task of ${params.name} ended without a result`);
 }
@@ -664,21 +692,39 @@ export class UpstreamLink {
     const relayed = relayedCallOf(call.context);
     if (!this.#taskRequired.has(toolName)) return this.#forward(connection, toolName, args, call, relayed);
     const relay = relayOf(call, toolName);
+    if (this.#upstream.transport.type !== 'stdio') relay.ended = new AbortController();
     const progressToken = `${RELAY_ID_PREFIX}${++this.#tokens}`;
+    const task: TaskCall = {};
     this.#calls.add(relay);
     this.#byToken.set(progressToken, relay);
     try {
       const forward = (): Promise<unknown> =>
-        callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: relayed?.signal ?? call.signal, timeout: this.#options.callTimeoutMs });
+        callAsTask(connection.client, { name: toolName, arguments: args, _meta: { progressToken } }, { signal: relayed?.signal ?? call.signal, timeout: this.#options.callTimeoutMs }, task);
       return this.#relayed(toolName, this.#upstream.transport.type === 'stdio' ? await forward() : await current.run(relay, forward));
     } catch (error) {
       this.#sessionCheck(connection, error);
+      this.#taskEnded(connection, relay, task);
       return this.#failure(toolName, error);
     } finally {
       this.#calls.delete(relay);
       // The upstream's last report may be read just after its answer: the token stays a moment.
       this.#expire(progressToken);
     }
+  }
+
+  /**
+   * A call made as a task ended without its result (cancelled, timed out, its session ended, a
+   * request of it failed): its POSTs still open (a blocking tasks/result's) end now, rather than
+   * at `callTimeoutMs`, and its task, unless seen in a terminal status, is cancelled upstream with
+   * `tasks/cancel` (the specification's way to cancel a task; the SDK's client only sent
+   * notifications/cancelled of its request in flight), when the upstream declares it.
+   */
+  #taskEnded(connection: UpstreamConnection, relay: Relay, task: TaskCall): void {
+    relay.ended?.abort(new Error('the call ended before its answer'));
+    const taskId = task.id;
+    if (taskId === undefined || this.#connection !== connection || connection.client.getServerCapabilities()?.tasks?.cancel === undefined) return;
+    // Outside the call's context: its POST is not one of the call's, which were just ended.
+    current.exit(() => connection.client.experimental.tasks.cancelTask(taskId, { timeout: this.#options.connectTimeoutMs })).catch(() => undefined);
   }
 
   /**
