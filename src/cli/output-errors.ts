@@ -5,8 +5,8 @@ import { EXIT_ERROR, describeSystemError, escapeControls } from './errors.js';
 
 type Stream = 'standard output' | 'standard error';
 
-/** The command whose action runs (set by the program), and whether it may change what is stored. */
-let running: { name: string; changes: boolean } | undefined;
+/** The command whose action runs (set by the program), whether it may change what is stored, and what to add when its output is lost. */
+let running: { name: string; changes: boolean; note?: string } | undefined;
 
 /** While a server owns the process (`serve`): its lost output is handed to it, and it goes on. */
 let serving: ((stream: Stream, error: NodeJS.ErrnoException) => void) | undefined;
@@ -14,6 +14,11 @@ let serving: ((stream: Stream, error: NodeJS.ErrnoException) => void) | undefine
 /** Called by the program before a command's action runs. */
 export function commandStarted(name: string, changes: boolean): void {
   running = { name, changes };
+}
+
+/** What the line of a lost standard output adds for this command (`token create`: its secret was never shown). */
+export function whenOutputLost(note: string): void {
+  if (running !== undefined) running.note = note;
 }
 
 /**
@@ -32,7 +37,7 @@ export function serveThroughOutputErrors(lost: (stream: Stream, error: NodeJS.Er
  * stored, that its change stands: exit 1 must not read as "register failed" (it committed before it printed).
  */
 export function outputFailureLine(stream: Stream, error: unknown): string {
-  const done = running?.changes === true ? `; ${running.name} ran: what it changed stays committed, only its output is lost` : '';
+  const done = running?.changes === true ? `; ${running.name} ran: what it changed stays committed, only its output is lost${running.note === undefined ? '' : `: ${running.note}`}` : '';
   return escapeControls(`error IO_ERROR: cannot write ${stream}: ${describeSystemError(error)}${done}`);
 }
 

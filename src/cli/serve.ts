@@ -20,7 +20,7 @@ import { describeDatabase, isPostgresUrl, notRegularFile, openFailure, postgresT
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase, utf8Name } from './database-path.js';
 import { CliError, describeSystemError } from './errors.js';
-import { serveThroughOutputErrors } from './output-errors.js';
+import { serveThroughOutputErrors, whenOutputLost } from './output-errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts, serveWarning } from './serve-mounts.js';
@@ -241,6 +241,8 @@ export async function tokenCreateCommand(io: CliIO, options: { name: string; sco
     throw new CliError('IO_ERROR', error instanceof Error ? error.message : String(error), { cause: error });
   }
   const where = created.token.namespaces === null ? 'every namespace' : `namespaces ${created.token.namespaces.join(', ')}`;
+  // Nobody holds the secret of a token whose lines were lost: it is of no use, and takes the name.
+  whenOutputLost(`the token ${created.token.name} exists but its secret was never shown: revoke it (token revoke ${created.token.name}) and create another`);
   io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${cell(created.token.policy.persona)}`}) in ${file}\n`);
   io.stdout.write(`the token is shown once; store it now:\n${created.secret}\n`);
 }

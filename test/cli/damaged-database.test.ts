@@ -7,6 +7,7 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readd
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { outputFailureLine } from '../../src/cli/output-errors.js';
 import { damagePages } from '../support/damaged-file.js';
 import { CLI, childEnv, errorCode, listeningUrl, runCli, sha256, spec, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 
@@ -232,6 +233,16 @@ describe('standard output that cannot be written', () => {
       }
     }
     expect(await withLibrary(db, async (registry) => registry.has('news'))).toBe(true);
+  });
+
+  // Nobody holds the secret of a token whose lines were lost, and the token takes the name.
+  it("token create's line says its secret was never shown (the line the bin prints, composed in-process)", async () => {
+    const cwd = tempDir();
+    expect((await runCli(['token', 'create', '--name', 'deploy', '--scopes', 'read', '--tokens', join(cwd, 'tokens.json')], { cwd })).code).toBe(0);
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(outputFailureLine('standard output', full)).toBe(
+      'error IO_ERROR: cannot write standard output: no space left on device (ENOSPC); token create ran: what it changed stays committed, only its output is lost: the token deploy exists but its secret was never shown: revoke it (token revoke deploy) and create another',
+    );
   });
 
   // Its `skipped TOOL` lines lost on a full disk, export said 0: that every tool was exported.
