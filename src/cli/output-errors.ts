@@ -22,14 +22,11 @@ export function whenOutputLost(note: string): void {
 }
 
 /**
- * Until the returned function is called, a write error of either stream is `lost`'s to answer and
- * the process goes on: a server's output is a notice (`listening on`) and its log, not its work.
+ * From now until the process ends, a write error of either stream is `lost`'s to answer and the
+ * process goes on: a server's output is a notice (`listening on`) and its log, not its work.
  */
-export function serveThroughOutputErrors(lost: (stream: Stream, error: NodeJS.ErrnoException) => void): () => void {
+export function serveThroughOutputErrors(lost: (stream: Stream, error: NodeJS.ErrnoException) => void): void {
   serving = lost;
-  return () => {
-    if (serving === lost) serving = undefined;
-  };
 }
 
 /**
