@@ -115,6 +115,9 @@ export function describeSystemError(error: unknown): string {
     EPERM: 'operation not permitted',
     EROFS: 'read-only file system',
     ENOSPC: 'no space left on device',
+    // A standard output opened for reading only (`1<file`).
+    EBADF: 'bad file descriptor',
+    EIO: 'input/output error',
   };
   if (typeof code === 'string') return `${reasons[code] ?? (error as Error).message} (${code})`;
   return error instanceof Error ? error.message : String(error);

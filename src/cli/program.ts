@@ -14,6 +14,7 @@ import { mcpCommand, serveMcpOptions } from './mcp-command.js';
 import { packageVersion } from '../package-files.js';
 import { readSince } from '../since-instant.js';
 import { catchStopSignals } from './stop-signals.js';
+import { commandStarted } from './output-errors.js';
 
 /** The commands load the store (zod, Kysely, SQLite): not needed for --help or a usage error. */
 const commands = (): Promise<typeof Commands> => import('./commands.js');
@@ -125,6 +126,18 @@ function optionDescription(this: Help, option: Option): string {
   return Help.prototype.optionDescription.call(this, shown);
 }
 
+/** The commands that never change what is stored (the help lists them). */
+const READ_ONLY_COMMANDS: readonly string[] = ['list', 'search', 'get', 'history', 'changes', 'watch', 'calls', 'export', 'lint', 'status', 'verify', 'policy', 'diff', 'check', 'upstream list', 'upstream pending'];
+/** Reads that touch no database (the tokens file). */
+const TOKEN_READS: readonly string[] = ['token list'];
+
+/** `upstream add` for that command: its names below the program's. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let at: Command | null = command; at?.parent != null; at = at.parent) names.unshift(at.name());
+  return names.join(' ');
+}
+
 /** Builds the program; `run` parses with it. Actions throw, `run` prints and maps to exit codes. */
 export function buildProgram(io: CliIO): Command {
   const program = new Command('tool-registry');
@@ -166,8 +179,13 @@ export function buildProgram(io: CliIO): Command {
     .addHelpText(
       'after',
       `\nExit codes: 0 success, 1 a registry error (stderr: "error CODE: message"), 2 a usage error.\n` +
-        `Read-only commands (list, search, get, history, changes, watch, calls, export, lint, status, verify, policy, diff, check, upstream list, upstream pending) never create or migrate the database.\n`,
-    );
+        `Read-only commands (${READ_ONLY_COMMANDS.join(', ')}) never create or migrate the database.\n`,
+    )
+    // Whether the command may have changed something, for the line saying its output was lost.
+    .hook('preAction', (_program, action) => {
+      const name = commandPath(action);
+      commandStarted(name, !READ_ONLY_COMMANDS.includes(name) && !TOKEN_READS.includes(name));
+    });
 
   const context = (command?: Command): CliContext => {
     const database = resolveDatabase(databaseOption(command ?? program), io.env);

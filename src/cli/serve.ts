@@ -19,7 +19,8 @@ import type { NamespaceSource, TokenScope } from '../server/index.js';
 import { describeDatabase, isPostgresUrl, notRegularFile, openFailure, postgresTarget, storageFailure } from './database.js';
 import { callRetentionOf } from './mcp-command.js';
 import { resolveDatabase, utf8Name } from './database-path.js';
-import { CliError } from './errors.js';
+import { CliError, describeSystemError } from './errors.js';
+import { serveThroughOutputErrors, whenOutputLost } from './output-errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
 import { serveGovernance, serveMounts, serveWarning } from './serve-mounts.js';
@@ -187,7 +188,15 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     if ((error as { syscall?: unknown }).syscall === 'getaddrinfo') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: the host name does not resolve (${String(code)})`, { cause: error });
     throw error;
   }
-  io.stdout.write(`listening on ${running.url}\n`);
+  // Standard output holds a notice, not the server's work: one it cannot write (a full disk, a
+  // reader gone) is a warning and the server goes on; a log line lost on stderr is said nowhere.
+  const { url } = running;
+  if (io.stdout === process.stdout) {
+    serveThroughOutputErrors((stream, error) => {
+      if (stream === 'standard output') serveWarning(`cannot write standard output: ${describeSystemError(error)}; the line "listening on ${url}" and what else is printed there are lost, the server goes on`, io.stderr);
+    });
+  }
+  io.stdout.write(`listening on ${url}\n`);
   // A --tools handler's stray rejection is a warning and the server goes on (Node's default ended
   // it, every session and call with it); a stray exception, one JSON line (level error) and exit 1.
   const owned = io.stdout === process.stdout && typeof options.tools === 'string';
@@ -232,6 +241,8 @@ export async function tokenCreateCommand(io: CliIO, options: { name: string; sco
     throw new CliError('IO_ERROR', error instanceof Error ? error.message : String(error), { cause: error });
   }
   const where = created.token.namespaces === null ? 'every namespace' : `namespaces ${created.token.namespaces.join(', ')}`;
+  // Nobody holds the secret of a token whose lines were lost: it is of no use, and takes the name.
+  whenOutputLost(`the token ${created.token.name} exists but its secret was never shown: revoke it (token revoke ${created.token.name}) and create another`);
   io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${cell(created.token.policy.persona)}`}) in ${file}\n`);
   io.stdout.write(`the token is shown once; store it now:\n${created.secret}\n`);
 }

@@ -7,8 +7,9 @@ import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readd
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { outputFailureLine } from '../../src/cli/output-errors.js';
 import { damagePages } from '../support/damaged-file.js';
-import { CLI, childEnv, errorCode, listeningUrl, runCli, sha256, spec, useTempDir, writeJson, useChildProcessTimeout } from './helpers.js';
+import { CLI, childEnv, errorCode, listeningUrl, runCli, sha256, spec, useTempDir, withLibrary, writeJson, useChildProcessTimeout } from './helpers.js';
 
 useChildProcessTimeout();
 
@@ -210,19 +211,51 @@ describe('a --db URL that is not one', () => {
 });
 
 describe('standard output that cannot be written', () => {
-  it.skipIf(!existsSync('/dev/full'))('export > a full disk (/dev/full) is IO_ERROR, exit 1, one line, no stack', async () => {
+  // `1<file` opens it read-only (EBADF). A register prints after its commit: its exit 1 said
+  // "cannot write standard output" alone, which reads as "nothing registered".
+  it.skipIf(!existsSync('/dev/full'))('export > a full disk (/dev/full) or register 1<file is IO_ERROR, exit 1, one line naming the reason; the register stays committed', async () => {
     const cwd = tempDir();
     const db = join(cwd, 'tools.db');
     expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify(spec('weather')) })).code).toBe(0);
-    for (const args of [['export'], ['list', '--json'], ['export', '--format', 'mcp']]) {
-      const full = openSync('/dev/full', 'w');
+    writeJson(join(cwd, 'news.json'), spec('news'));
+    const cases = [
+      { args: ['export'], to: '/dev/full', reason: 'no space left on device (ENOSPC)' },
+      { args: ['register', 'news.json'], to: join(cwd, 'news.json'), reason: 'bad file descriptor (EBADF); register ran: what it changed stays committed, only its output is lost' },
+      { args: ['export', '--format', 'mcp'], to: '/dev/full', reason: 'no space left on device (ENOSPC)' },
+    ];
+    for (const { args, to, reason } of cases) {
+      const out = openSync(to, to === '/dev/full' ? 'w' : 'r');
       try {
-        const result = spawnSync(process.execPath, [CLI, '--db', db, ...args], { cwd, env: childEnv(), encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
-        expect({ args, code: result.status, error: errorCode(result.stderr) }).toEqual({ args, code: 1, error: 'IO_ERROR' });
-        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+        const result = spawnSync(process.execPath, [CLI, '--db', db, ...args], { cwd, env: childEnv(), encoding: 'utf8', stdio: ['ignore', out, 'pipe'] });
+        expect({ args, code: result.status, stderr: result.stderr }).toEqual({ args, code: 1, stderr: `error IO_ERROR: cannot write standard output: ${reason}\n` });
       } finally {
-        closeSync(full);
+        closeSync(out);
       }
+    }
+    expect(await withLibrary(db, async (registry) => registry.has('news'))).toBe(true);
+  });
+
+  // Nobody holds the secret of a token whose lines were lost, and the token takes the name.
+  it("token create's line says its secret was never shown (the line the bin prints, composed in-process)", async () => {
+    const cwd = tempDir();
+    expect((await runCli(['token', 'create', '--name', 'deploy', '--scopes', 'read', '--tokens', join(cwd, 'tokens.json')], { cwd })).code).toBe(0);
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(outputFailureLine('standard output', full)).toBe(
+      'error IO_ERROR: cannot write standard output: no space left on device (ENOSPC); token create ran: what it changed stays committed, only its output is lost: the token deploy exists but its secret was never shown: revoke it (token revoke deploy) and create another',
+    );
+  });
+
+  // Its `skipped TOOL` lines lost on a full disk, export said 0: that every tool was exported.
+  it.skipIf(!existsSync('/dev/full'))('a standard error that cannot be written (2>/dev/full) turns the exit 0 of a command that wrote there into 1', async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tools.db');
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify([spec('weather'), spec('dotted.name')]) })).code).toBe(0);
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = spawnSync(process.execPath, [CLI, '--db', db, 'export', '--format', 'openai', '--skip-incompatible'], { cwd, env: childEnv(), stdio: ['ignore', 'ignore', full] });
+      expect(result.status).toBe(1);
+    } finally {
+      closeSync(full);
     }
   });
 });

@@ -2,7 +2,9 @@
 // rule, the log), an SSE client resuming with Last-Event-ID across a restart, and SIGTERM
 // during 200 in-flight writes (each committed and answered, or not committed).
 import { constants } from 'node:buffer';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
@@ -10,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteToolRegistry } from '../../src/index.js';
 import { run } from '../../src/cli/program.js';
-import { startCli, useChildProcessTimeout } from '../cli/helpers.js';
+import { CLI, childEnv, startCli, useChildProcessTimeout } from '../cli/helpers.js';
 import type { RunningCli } from '../cli/helpers.js';
 import { freePort } from '../support/postgres-server.mjs';
 import { spec } from './helpers.js';
@@ -95,6 +97,27 @@ describe('the command line', () => {
     expect(log[1]).toMatchObject({ status: 401, token: null });
     expect(server.stderr()).not.toContain(secret);
     expect(server.stdout().trim().split('\n')).toHaveLength(1);
+  });
+
+  // Its standard output holds the listening line alone: one it could not write ended the server
+  // (exit 1) the moment it listened; a server started with it on a full disk goes on serving.
+  it.skipIf(!existsSync('/dev/full'))('serve > /dev/full: a warning on stderr names the URL, and it serves; SIGTERM exits 0', async () => {
+    const full = openSync('/dev/full', 'w');
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--no-console', '--db', join(folder, 'full.db')], { cwd: folder, env: childEnv(), stdio: ['ignore', full, 'pipe'] });
+    closeSync(full);
+    const errors = child.stderr as Readable;
+    let stderr = '';
+    errors.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = once(child, 'exit');
+    while (!stderr.includes('\n')) {
+      if ((await Promise.race([once(errors, 'data'), exited.then(() => 'exited')])) === 'exited') throw new Error(`serve exited: ${stderr}`);
+    }
+    const warning = JSON.parse(stderr.slice(0, stderr.indexOf('\n'))) as { level: string; message: string };
+    expect(warning).toMatchObject({ level: 'warn', message: expect.stringContaining('cannot write standard output: no space left on device (ENOSPC)') });
+    const url = (/listening on (http:\/\/\S+)"/.exec(warning.message) as RegExpExecArray)[1] as string;
+    expect((await fetch(`${url}/v1/tools`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
   });
 
   it('refuses a non-loopback --host without --tokens, --db with --data-dir, a missing or broken token file, a host name that is none, and a PostgreSQL that is down', async () => {
