@@ -10,6 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
 import { fuzzCompatibility } from '../test/support/schema-fuzz.mjs';
 
 /** Confluent's files are JSON with trailing commas here and there. */
@@ -63,10 +64,19 @@ function describe(stats) {
   return `inputs: ${side(stats.input)}; outputs: ${side(stats.output)}`;
 }
 
+/**
+ * tsc's unbundled schema-validator.js requires ajv on first use with the `require` the bundle
+ * resolves (src/runtime/schema-validator.ts); imported unbundled, as here, it needs one.
+ */
+function unbundledValidator() {
+  globalThis.require ??= createRequire(import.meta.url);
+  return import('../dist/runtime/schema-validator.js');
+}
+
 export async function compatFuzzWorkloads({ record, log, quick, lib, validator }) {
   const { compareSchemas, compareToolSchemas } = lib ?? (await import('../dist/index.js'));
   // The judge is the runtime's own validator (its ajv options, drafts and, for inputs, defaults).
-  const { compileSchema } = validator ?? (await import('../dist/runtime/schema-validator.js'));
+  const { compileSchema } = validator ?? (await unbundledValidator());
   const defaults = Number(process.env.COMPAT_FUZZ_DEFAULTS ?? 0.15);
   const draft07 = Number(process.env.COMPAT_FUZZ_DRAFT07 ?? 0.2);
   const seed = Number(process.env.COMPAT_FUZZ_SEED ?? 38);
@@ -103,7 +113,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const dist = arg('--dist');
   const lib = await import(dist === undefined ? '../dist/index.js' : pathToFileURL(join(resolve(dist), 'index.js')).href);
   // The judge stays this build's runtime validator, whichever build is judged.
-  const validator = await import('../dist/runtime/schema-validator.js');
+  const validator = await unbundledValidator();
   if (arg('--pairs') !== undefined) process.env.COMPAT_FUZZ_PAIRS = arg('--pairs');
   if (arg('--seed') !== undefined) process.env.COMPAT_FUZZ_SEED = arg('--seed');
   if (arg('--defaults') !== undefined) process.env.COMPAT_FUZZ_DEFAULTS = arg('--defaults');

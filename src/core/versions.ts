@@ -2,13 +2,21 @@
 // `versionOrder: 'semver'` refuses a lower SemVer than the stored one (VERSION_DOWNGRADE);
 // `compatibility` refuses a new version whose schemas would break callers or consumers
 // (COMPATIBILITY_FAILED). Both are off by default, so the seed's registration rule stands.
-import semver from 'semver';
+import type * as SemverModule from 'semver';
 import type { ToolRegistration, ToolSpec } from './contracts.js';
 import { CompatibilityFailedError, ValidationError, VersionDowngradeError } from './errors.js';
 import { previewValue } from './issues.js';
 import { PATTERN_BUDGET_MS, PatternBudget } from './pattern-match.js';
 import { compareToolSchemasWithin } from './schema-compare.js';
 import type { SchemaDifference, ToolSchemas } from './schema-compare.js';
+
+/**
+ * semver, run at the first version check instead of in every process that loads the core (a
+ * `list` never needs it; running its modules was 2 % of one): the bundle turns this `require`
+ * into a call of the bundled module, which runs once.
+ */
+// eslint-disable-next-line typescript/no-require-imports -- a require the bundle resolves is what defers a module's run
+const semver = (): typeof SemverModule => require('semver') as typeof SemverModule;
 
 /** `'any'` (default): any other version replaces the stored one. `'semver'`: versions are SemVer 2.0.0 and may not go down. */
 export type VersionOrder = 'any' | 'semver';
@@ -84,7 +92,7 @@ export function parsePolicyInput(input: unknown): RegistryPolicyInput {
  * leading `v` or `=` and surrounding spaces, are refused).
  */
 export function isSemVer(version: string | null): version is string {
-  return version !== null && /^[0-9]/.test(version) && version.trim() === version && semver.parse(version) !== null;
+  return version !== null && /^[0-9]/.test(version) && version.trim() === version && semver().parse(version) !== null;
 }
 
 function notSemVer(toolName: string, version: string | null, path: string | undefined, why: string): ValidationError {
@@ -129,7 +137,7 @@ export function checkPolicies(
     if (!isSemVer(version)) throw notSemVer(toolName, version, options.path, "the registry's policy versionOrder is 'semver'");
     const stored = current?.spec.version ?? null;
     // A stored version from before the policy that is not SemVer has no order: any SemVer follows it.
-    if (isSemVer(stored) && semver.compare(version, stored) < 0) {
+    if (isSemVer(stored) && semver().compare(version, stored) < 0) {
       if (!options.allowDowngrade) {
         const where = options.path === undefined ? '' : ` (at ${options.path})`;
         throw new VersionDowngradeError(
@@ -149,7 +157,7 @@ export function checkPolicies(
   const budget = options.budget ?? new PatternBudget();
   const comparison = compareToolSchemasWithin(current.spec, incoming, budget);
   if (comparison.compatible) return NOT_A_ROLLBACK;
-  if (policy.compatibility === 'semver-major' && isSemVer(stored) && semver.major(version as string) > semver.major(stored)) return NOT_A_ROLLBACK;
+  if (policy.compatibility === 'semver-major' && isSemVer(stored) && semver().major(version as string) > semver().major(stored)) return NOT_A_ROLLBACK;
   throw compatibilityFailed(policy.compatibility, toolName, stored, version, comparison.differences, options.path, budget.unchecked);
 }
 

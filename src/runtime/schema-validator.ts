@@ -1,9 +1,8 @@
 // JSON Schema validation for tools: ajv 8, one compile per schema, cached on the Tool.
-import { Ajv } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, Options, ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { FormatsPlugin } from 'ajv-formats';
 import { fingerprintOfCanonical } from '../core/canonical.js';
 import type { JsonObject, JsonValue } from '../core/contracts.js';
 import { PATTERN_CHECK_MS, boundedRegExp, checkWhole, compiling, startCheck, uncheckedTest } from './pattern-engine.js';
@@ -35,9 +34,22 @@ const COMPILES_PER_INSTANCE = 100;
 const checkers = new Map<Draft, AjvInstance>();
 const compilers = new Map<string, { readonly ajv: AjvInstance; compiles: number }>();
 
+/* eslint-disable typescript/no-require-imports -- a require the bundle resolves is what defers a module's run */
+/**
+ * ajv's and ajv-formats' modules, run at the first schema a process compiles rather than in every
+ * process that loads the runtime (`import('tool-registry')` spent 3 % of its instructions running
+ * them): the bundle turns each `require` into a call of the bundled module, which runs once.
+ */
+function ajvClass(draft: Draft): new (options: Options) => AjvInstance {
+  if (draft === 'draft-07') return (require('ajv') as { Ajv: typeof Ajv }).Ajv;
+  if (draft === '2019-09') return (require('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019;
+  return (require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020;
+}
+
 function newInstance(draft: Draft, options: Options): AjvInstance {
-  const ajv = draft === 'draft-07' ? new Ajv(options) : draft === '2019-09' ? new Ajv2019(options) : new Ajv2020(options);
-  addFormats.default(ajv);
+  const ajv = new (ajvClass(draft))(options);
+  (require('ajv-formats') as { default: FormatsPlugin }).default(ajv);
+  /* eslint-enable typescript/no-require-imports */
   ajv.removeKeyword('uniqueItems');
   ajv.addKeyword(uniqueItems);
   return ajv;

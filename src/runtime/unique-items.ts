@@ -3,11 +3,14 @@
 // (350 KB of arguments, which any model or MCP client may send) held the process 13 s, and a
 // 1 MiB body minutes. This one keys each item by its JSON with object keys sorted (deep
 // equality ignores their order): one pass over the value. Same errors as ajv's.
-import ajvEqual from 'ajv/dist/runtime/equal.js';
 import type { FuncKeywordDefinition, SchemaValidateFunction } from 'ajv';
 
-// A CommonJS module: its function is `default` of what the import gives (as ajv-formats' is).
-const equal = (ajvEqual as unknown as { default: (a: unknown, b: unknown) => boolean }).default;
+// ajv's deep equality (a CommonJS module: its function is `default`), required on first use as
+// ajv itself is (schema-validator.ts).
+type DeepEqual = (a: unknown, b: unknown) => boolean;
+let deepEqual: DeepEqual | undefined;
+// eslint-disable-next-line typescript/no-require-imports -- as in schema-validator.ts
+const equal: DeepEqual = (a, b) => (deepEqual ??= (require('ajv/dist/runtime/equal.js') as { default: DeepEqual }).default)(a, b);
 
 class NotJson extends Error {}
 

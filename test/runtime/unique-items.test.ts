@@ -40,3 +40,15 @@ describe('uniqueItems', () => {
     expect(await issuesOf([...xs, { name: 'item 7', id: 7 }])).toEqual([{ path: '/xs', message: 'must NOT have duplicate items (items ## 7 and 100000 are identical)' }]);
   });
 });
+
+describe('uniqueItems on values that are not JSON', () => {
+  // Such items (a handler's output before its JSON check) fall back to ajv's deep equality,
+  // which the runtime loads at its first use: this is that first use in a fresh module graph.
+  it("a handler's duplicate Dates are found by ajv's deep equality", async () => {
+    const outputSchema = { type: 'object', properties: { xs: { type: 'array', uniqueItems: true } } };
+    const set = new ToolSet([defineTool({ name: 'dates', input_schema: { type: 'object' }, output_schema: outputSchema as never, handler: () => ({ xs: [new Date(0), new Date(1), new Date(0)] }) })]);
+    const result = await set.invoke('dates', {});
+    expect(result.success).toBe(false);
+    expect(result.success ? undefined : result.issues).toEqual([{ path: '/xs', message: 'must NOT have duplicate items (items ## 0 and 2 are identical)' }]);
+  });
+});
