@@ -24,8 +24,11 @@ const SURROGATE = /[\ud800-\udfff]/;
 /** Beyond this nesting a value is taken for a cycle; the contracts refuse far less deep. */
 const MAX_CANONICAL_DEPTH = 1000;
 
-/** A lone surrogate: half of a UTF-16 pair without its other half (the `u` flag pairs the halves that match). */
-const LONE_SURROGATE = /\p{Cs}/u;
+/**
+ * A lone surrogate: half of a UTF-16 pair without its other half (the `u` flag pairs the halves
+ * that match). The range is `\p{Cs}`, written out: V8 looks a property up in ICU when it parses it.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 /** `String.prototype.isWellFormed` (ES2024, Node 20+), typed here because the build targets ES2022. */
 const nativeIsWellFormed = (String.prototype as { isWellFormed?: (this: string) => boolean }).isWellFormed;
 

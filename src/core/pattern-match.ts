@@ -83,6 +83,27 @@ interface Group {
 /** One atom of a group's body with its quantifier: `a`, `\\d+`, `[a-z]{1,3}`, `.*?`. */
 const ATOM = /^(\\(?:[pPu]\{[^}]*\}|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|c[A-Za-z]|[^])|\[(?:\\[^]|[^\]\\])*\]|[^\\[(){}|*+?])([*+?]|\{\d+(?:,\d*)?\})?\??/u;
 
+interface UnicodePatterns {
+  /** One character, or an escaped one that is not a letter or digit (`\.`, `\-`): a literal. */
+  readonly literalAtom: RegExp;
+  /** What may start a group's name (`(?<name>`). */
+  readonly groupNameStart: RegExp;
+}
+let unicode: UnicodePatterns | undefined;
+
+/**
+ * Made at first use, with `new RegExp`: V8 builds a `\p{...}` literal's sets when it parses the
+ * module, in every process that loads the core, though few check a schema's patterns
+ * (search/tokens.ts does the same; docs/testing.md).
+ */
+function unicodePatterns(): UnicodePatterns {
+  unicode ??= {
+    literalAtom: new RegExp(String.raw`^(?:[^\\.^$]|\\[^\p{L}\p{N}])$`, 'u'),
+    groupNameStart: new RegExp(String.raw`[\p{L}_$]`, 'u'),
+  };
+  return unicode;
+}
+
 /**
  * Whether a body (no group, no `|`) starts with one literal character, unquantified, that no
  * other atom of it matches: then every such character starts an iteration, and the
@@ -97,7 +118,7 @@ function delimited(body: string): boolean {
     rest = rest.slice(atom[0].length);
   }
   const [first, ...others] = atoms;
-  if (first === undefined || first.quantified || !/^(?:[^\\.^$]|\\[^\p{L}\p{N}])$/u.test(first.text)) return false;
+  if (first === undefined || first.quantified || !unicodePatterns().literalAtom.test(first.text)) return false;
   const literal = [...first.text].at(-1) as string;
   // Each atom alone, anchored, tested on the one character: exact, and nothing to backtrack.
   return others.every((atom) => !new RegExp(`^(?:${atom.text})$`, 'u').test(literal));
@@ -131,7 +152,7 @@ function shapeOf(pattern: string): Shape | null {
       if (pattern[i + 1] === '?') {
         // `(?:` and `(?<name>`; a lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`) is not read.
         if (pattern[i + 2] === ':') i += 2;
-        else if (pattern[i + 2] === '<' && /[\p{L}_$]/u.test(pattern[i + 3] ?? '')) i = pattern.indexOf('>', i);
+        else if (pattern[i + 2] === '<' && unicodePatterns().groupNameStart.test(pattern[i + 3] ?? '')) i = pattern.indexOf('>', i);
         else return null;
         if (i === -1) return null;
       }
