@@ -71,33 +71,6 @@ export interface Upstream {
   readonly updated_at: string;
 }
 
-const Text = z.string().refine((text) => !text.includes('\u0000'), { error: 'must not contain U+0000' });
-const StringMap = z.record(z.string().min(1, { error: 'must be a non-empty name' }), Text);
-
-export const UpstreamTransportSchema = z.discriminatedUnion('type', [
-  z.strictObject({
-    type: z.literal('http'),
-    url: z.url({ protocol: /^https?$/, error: 'must be an http: or https: URL' }),
-    headers: StringMap.default({}),
-  }),
-  z.strictObject({
-    type: z.literal('stdio'),
-    command: z.array(Text.min(1, { error: 'must be a non-empty string' })).min(1, { error: 'must name a program' }),
-    env: StringMap.default({}),
-    cwd: Text.nullable().default(null),
-  }),
-]);
-
-export const UpstreamInputSchema = z.strictObject({
-  name: z.string().regex(UPSTREAM_NAME_PATTERN, { error: 'must be 1-64 characters of A-Z a-z 0-9 _ -' }),
-  transport: UpstreamTransportSchema,
-  // Up to 65: the default, `NAME_` of a 64-character name, is put back as given by approve, reject and sync.
-  prefix: z.string().regex(/^[A-Za-z0-9_.-]{0,65}$/, { error: 'must be 0-65 characters of A-Z a-z 0-9 _ - .' }).optional(),
-  approve: z.enum(['all', 'none']).default('all'),
-  permissions: z.array(z.string().min(1)).default([]),
-  rejected: z.array(z.strictObject({ tool: z.string().min(1), definition: z.string().min(1) })).default([]),
-});
-
 /** One `tools/call` as the audit log records it: who called what, how it ended; never arguments or results. */
 export interface CallRecordInput {
   /** ISO 8601 UTC: when the call started. */
@@ -147,28 +120,66 @@ export const DEFAULT_CALL_RETENTION: CallRetention = Object.freeze({ maxRows: 10
 
 // --- validation and normalisation (the core's; stores receive these parsed, frozen values) ---
 
-const IsoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with Z or an offset' });
+/**
+ * The gateway's zod schemas, built at the first upstream, call record or calls query to check:
+ * zod builds a schema when it is declared, and most processes that load the core (a `list`, a
+ * worker) never check one.
+ */
+function buildSchemas() {
+  const Text = z.string().refine((text) => !text.includes('\u0000'), { error: 'must not contain U+0000' });
+  const StringMap = z.record(z.string().min(1, { error: 'must be a non-empty name' }), Text);
 
-export const CallRecordInputSchema = z.strictObject({
-  at: IsoTime,
-  token: Text.nullable(),
-  persona: Text.nullable(),
-  namespace: Text.min(1, { error: 'must be a non-empty string' }),
-  tool: Text.min(1, { error: 'must be a non-empty string' }),
-  version: Text.nullable(),
-  fingerprint: Text.nullable(),
-  upstream: Text.nullable(),
-  duration_ms: z.number().finite().nonnegative({ error: 'must be a finite number >= 0' }),
-  outcome: Text.min(1, { error: 'must be a non-empty string' }),
-});
+  const UpstreamTransportSchema = z.discriminatedUnion('type', [
+    z.strictObject({
+      type: z.literal('http'),
+      url: z.url({ protocol: /^https?$/, error: 'must be an http: or https: URL' }),
+      headers: StringMap.default({}),
+    }),
+    z.strictObject({
+      type: z.literal('stdio'),
+      command: z.array(Text.min(1, { error: 'must be a non-empty string' })).min(1, { error: 'must name a program' }),
+      env: StringMap.default({}),
+      cwd: Text.nullable().default(null),
+    }),
+  ]);
 
-export const CallsQuerySchema = z.strictObject({
-  tool: Text.optional(),
-  token: Text.optional(),
-  since: IsoTime.optional(),
-  limit: z.number().int().min(1, { error: 'must be an integer from 1 to 10000' }).max(10_000, { error: 'must be an integer from 1 to 10000' }).default(100),
-  before: z.number().int().min(1, { error: 'must be a call id (an integer >= 1)' }).max(Number.MAX_SAFE_INTEGER).optional(),
-});
+  const UpstreamInputSchema = z.strictObject({
+    name: z.string().regex(UPSTREAM_NAME_PATTERN, { error: 'must be 1-64 characters of A-Z a-z 0-9 _ -' }),
+    transport: UpstreamTransportSchema,
+    // Up to 65: the default, `NAME_` of a 64-character name, is put back as given by approve, reject and sync.
+    prefix: z.string().regex(/^[A-Za-z0-9_.-]{0,65}$/, { error: 'must be 0-65 characters of A-Z a-z 0-9 _ - .' }).optional(),
+    approve: z.enum(['all', 'none']).default('all'),
+    permissions: z.array(z.string().min(1)).default([]),
+    rejected: z.array(z.strictObject({ tool: z.string().min(1), definition: z.string().min(1) })).default([]),
+  });
+
+  const IsoTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with Z or an offset' });
+
+  const CallRecordInputSchema = z.strictObject({
+    at: IsoTime,
+    token: Text.nullable(),
+    persona: Text.nullable(),
+    namespace: Text.min(1, { error: 'must be a non-empty string' }),
+    tool: Text.min(1, { error: 'must be a non-empty string' }),
+    version: Text.nullable(),
+    fingerprint: Text.nullable(),
+    upstream: Text.nullable(),
+    duration_ms: z.number().finite().nonnegative({ error: 'must be a finite number >= 0' }),
+    outcome: Text.min(1, { error: 'must be a non-empty string' }),
+  });
+
+  const CallsQuerySchema = z.strictObject({
+    tool: Text.optional(),
+    token: Text.optional(),
+    since: IsoTime.optional(),
+    limit: z.number().int().min(1, { error: 'must be an integer from 1 to 10000' }).max(10_000, { error: 'must be an integer from 1 to 10000' }).default(100),
+    before: z.number().int().min(1, { error: 'must be a call id (an integer >= 1)' }).max(Number.MAX_SAFE_INTEGER).optional(),
+  });
+
+  return { UpstreamInputSchema, CallRecordInputSchema, CallsQuerySchema };
+}
+let schemas: ReturnType<typeof buildSchemas> | undefined;
+const gatewaySchemas = (): ReturnType<typeof buildSchemas> => (schemas ??= buildSchemas());
 
 /** `listCalls`' query with its defaults applied, `since` as stored times are (`toISOString()`). */
 export interface ParsedCallsQuery {
@@ -202,7 +213,7 @@ function utc(time: string): string {
  * @throws VALIDATION_FAILED naming each issue's path (`name`, `transport.url`, ...)
  */
 export function parseUpstreamInput(input: unknown): Omit<Upstream, 'created_at' | 'updated_at'> {
-  const result = UpstreamInputSchema.safeParse(input);
+  const result = gatewaySchemas().UpstreamInputSchema.safeParse(input);
   if (!result.success) {
     const name = (input as { name?: unknown } | null)?.name;
     throw invalid(`upstream${typeof name === 'string' ? ` ${JSON.stringify(name)}` : ''}`, result.error.issues, input);
@@ -276,7 +287,7 @@ export function parseCallRecords(calls: unknown): CallRecordInput[] {
   if (!Array.isArray(calls)) throw new TypeError(`recordCalls(): calls must be an array, got ${previewValue(calls)}`);
   const parsed: CallRecordInput[] = [];
   for (let index = 0; index < calls.length; index++) {
-    const result = CallRecordInputSchema.safeParse(calls[index]);
+    const result = gatewaySchemas().CallRecordInputSchema.safeParse(calls[index]);
     if (!result.success) throw invalid('call records', result.error.issues, calls, [index]);
     parsed.push(Object.freeze({ ...result.data, at: utc(result.data.at) }));
   }
@@ -292,7 +303,7 @@ export function parseCallsQuery(query: unknown): ParsedCallsQuery {
   if (typeof query !== 'object' || query === null || Array.isArray(query)) {
     throw new TypeError(`listCalls(): query must be an object, got ${previewValue(query)}`);
   }
-  const result = CallsQuerySchema.safeParse(query);
+  const result = gatewaySchemas().CallsQuerySchema.safeParse(query);
   if (!result.success) throw invalid('calls query', result.error.issues, query);
   const { tool, token, since, limit, before } = result.data;
   return {

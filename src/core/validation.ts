@@ -300,7 +300,7 @@ export function parseSnapshot(input: unknown): PreparedImportEntry[] {
  * @throws SNAPSHOT_INVALID for any other shape
  */
 function snapshotTools(input: unknown): readonly unknown[] {
-  const shape = SnapshotShape.safeParse(input);
+  const shape = snapshotShapeSchema().safeParse(input);
   if (!shape.success) throw snapshotInvalid(toRegistryIssues(shape.error.issues), input, undefined);
   return shape.data.tools;
 }
@@ -351,11 +351,16 @@ function prepareSnapshotEntry({ registration, schemaTexts }: CheckedSnapshotEntr
 
 // --- an import's second pass ------------------------------------------------------------
 
-/** The defaults `ToolSpec` applies to fields a spec leaves out (read from the schema itself). */
-const SPEC_DEFAULTS: Readonly<Record<string, unknown>> = (() => {
-  const { version, description, tags } = ToolSpec.parse({ tool_name: 'x', input_schema: {}, output_schema: {} });
-  return { version, description, tags };
-})();
+let specDefaults: Readonly<Record<string, unknown>> | undefined;
+
+/** The defaults `ToolSpec` applies to fields a spec leaves out (read from the schema itself, at the first import: not in every process that loads the core). */
+function specDefaultValues(): Readonly<Record<string, unknown>> {
+  if (specDefaults === undefined) {
+    const { version, description, tags } = ToolSpec.parse({ tool_name: 'x', input_schema: {}, output_schema: {} });
+    specDefaults = { version, description, tags };
+  }
+  return specDefaults;
+}
 
 /**
  * The registered JSON text of entry `index` of a snapshot that `parseSnapshot` accepted as
@@ -370,8 +375,9 @@ export function snapshotEntryJson(snapshot: unknown, index: number, entry: Prepa
   if (!recheck) {
     const input = (snapshot as { tools: { spec: Record<string, unknown> }[] }).tools[index]?.spec as Record<string, unknown>;
     const spec: Record<string, unknown> = {};
-    for (const key of Object.keys(input)) spec[key] = input[key] === undefined && key in SPEC_DEFAULTS ? SPEC_DEFAULTS[key] : input[key];
-    for (const key of Object.keys(SPEC_DEFAULTS)) if (spec[key] === undefined) spec[key] = SPEC_DEFAULTS[key];
+    const defaults = specDefaultValues();
+    for (const key of Object.keys(input)) spec[key] = input[key] === undefined && key in defaults ? defaults[key] : input[key];
+    for (const key of Object.keys(defaults)) if (spec[key] === undefined) spec[key] = defaults[key];
     return JSON.stringify(registeredSpec(spec as ToolSpec, input));
   }
   const tools = (snapshot as { tools?: unknown } | null)?.tools;
@@ -390,8 +396,10 @@ export function snapshotEntryJson(snapshot: unknown, index: number, entry: Prepa
 
 // ------------------------------------------------------------------------------------------
 
-/** The snapshot's outer shape; entries are checked one by one with `ToolRegistration`. */
-const SnapshotShape = ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) });
+let snapshotShape: z.ZodType<{ tools: unknown[] }> | undefined;
+
+/** The snapshot's outer shape; entries are checked one by one with `ToolRegistration` (built at the first snapshot). */
+const snapshotShapeSchema = (): z.ZodType<{ tools: unknown[] }> => (snapshotShape ??= ToolRegistrySnapshot.extend({ tools: z.array(z.unknown()) }));
 
 /** `SNAPSHOT_INVALID` for these issues (paths from the snapshot's root), naming the first bad entry's tool when known. */
 function snapshotInvalid(issues: RegistryIssue[], input: unknown, toolName: string | undefined, stopped = false): SnapshotInvalidError {
