@@ -55,13 +55,29 @@ describe('compileStatement()', () => {
     expect([onFirst.get()?.n, onSecond.get()?.n]).toEqual([1, 0]);
   });
 
-  it('refuses at compile time a parameter that was read but never reached the compiled query', () => {
-    expect(() =>
-      compileStatement((p: { unused: string }) => {
-        void p.unused;
-        return queries.selectFrom('tool_registrations').select('tool_name');
-      }),
-    ).toThrow(/unused/);
+  it('refuses, when it compiles (its first use), a parameter that was read but never reached the compiled query', () => {
+    const statement = compileStatement((p: { unused: string }) => {
+      void p.unused;
+      return queries.selectFrom('tool_registrations').select('tool_name');
+    });
+    expect(() => statement.sql).toThrow(/unused/);
+  });
+
+  it("compiles each query at its first use, and every one of the store's compiles and prepares on the migrated schema", async () => {
+    let built = 0;
+    const lazy = compileStatement(() => {
+      built++;
+      return queries.selectFrom('tool_registrations').select('tool_name');
+    });
+    expect(built).toBe(0);
+    const db = await migrated();
+    lazy.prepare(db);
+    lazy.prepare(db);
+    expect(built).toBe(1);
+    // A query only a rare path runs (an upstream, the audit log) is compiled there: all of them here, once.
+    const sql = prepareStatements(db);
+    for (const [name, statement] of Object.entries(sql)) expect(typeof statement.run, name).toBe('function');
+    expect(Object.keys(sql).length).toBeGreaterThan(20);
   });
 
   it('does not compile a call with swapped, missing, misspelt or extra parameters', async () => {
