@@ -72,47 +72,54 @@ export interface McpContent extends McpContentInput {
   readonly content: readonly McpContentBlock[];
 }
 
-// Base64 as MCP carries it (RFC 4648, padded; the SDK's client refuses anything else).
-const base64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, { error: 'must be base64 (RFC 4648, padded)' });
-const meta = z.record(z.string(), z.unknown()).optional();
-const annotations = z
-  .strictObject({
-    audience: z.array(z.enum(['user', 'assistant'])).optional(),
-    priority: z.number().min(0).max(1).optional(),
-    lastModified: z.string().optional(),
-  })
-  .optional();
-const extras = { annotations, _meta: meta };
-const Block = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('text'), text: z.string(), ...extras }),
-  z.strictObject({ type: z.literal('image'), data: base64, mimeType: z.string().min(1), ...extras }),
-  z.strictObject({ type: z.literal('audio'), data: base64, mimeType: z.string().min(1), ...extras }),
-  z.strictObject({
-    type: z.literal('resource'),
-    resource: z.union([
-      z.strictObject({ uri: z.string().min(1), mimeType: z.string().optional(), text: z.string(), _meta: meta }),
-      z.strictObject({ uri: z.string().min(1), mimeType: z.string().optional(), blob: base64, _meta: meta }),
-    ]),
-    ...extras,
-  }),
-  z.strictObject({
-    type: z.literal('resource_link'),
-    uri: z.string().min(1),
-    name: z.string(),
-    title: z.string().optional(),
-    description: z.string().optional(),
-    mimeType: z.string().optional(),
-    size: z.number().int().nonnegative().optional(),
-    icons: z.array(z.record(z.string(), z.unknown())).optional(),
-    ...extras,
-  }),
-]);
-const Result = z.strictObject({
-  content: z.array(Block),
-  structuredContent: z.record(z.string(), z.unknown()).optional(),
-  isError: z.boolean().optional(),
-  _meta: meta,
-});
+/**
+ * The full check's schema, built at its first use: zod builds a schema when it is declared, and
+ * most processes that load the runtime never check an MCP result.
+ */
+function buildResultSchema() {
+  // Base64 as MCP carries it (RFC 4648, padded; the SDK's client refuses anything else).
+  const base64 = z.string().regex(/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/, { error: 'must be base64 (RFC 4648, padded)' });
+  const meta = z.record(z.string(), z.unknown()).optional();
+  const annotations = z
+    .strictObject({
+      audience: z.array(z.enum(['user', 'assistant'])).optional(),
+      priority: z.number().min(0).max(1).optional(),
+      lastModified: z.string().optional(),
+    })
+    .optional();
+  const extras = { annotations, _meta: meta };
+  const Block = z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('text'), text: z.string(), ...extras }),
+    z.strictObject({ type: z.literal('image'), data: base64, mimeType: z.string().min(1), ...extras }),
+    z.strictObject({ type: z.literal('audio'), data: base64, mimeType: z.string().min(1), ...extras }),
+    z.strictObject({
+      type: z.literal('resource'),
+      resource: z.union([
+        z.strictObject({ uri: z.string().min(1), mimeType: z.string().optional(), text: z.string(), _meta: meta }),
+        z.strictObject({ uri: z.string().min(1), mimeType: z.string().optional(), blob: base64, _meta: meta }),
+      ]),
+      ...extras,
+    }),
+    z.strictObject({
+      type: z.literal('resource_link'),
+      uri: z.string().min(1),
+      name: z.string(),
+      title: z.string().optional(),
+      description: z.string().optional(),
+      mimeType: z.string().optional(),
+      size: z.number().int().nonnegative().optional(),
+      icons: z.array(z.record(z.string(), z.unknown())).optional(),
+      ...extras,
+    }),
+  ]);
+  return z.strictObject({
+    content: z.array(Block),
+    structuredContent: z.record(z.string(), z.unknown()).optional(),
+    isError: z.boolean().optional(),
+    _meta: meta,
+  });
+}
+let resultSchema: ReturnType<typeof buildResultSchema> | undefined;
 
 /** Returned by the quick copy for anything it leaves to the full check. */
 const UNUSUAL = Symbol('unusual');
@@ -237,7 +244,7 @@ function build(input: McpContentInput): McpContent {
     markMcpContent(quick);
     return quick;
   }
-  const parsed = Result.safeParse(input);
+  const parsed = (resultSchema ??= buildResultSchema()).safeParse(input);
   if (!parsed.success) {
     const first = parsed.error.issues[0] as z.core.$ZodIssue;
     throw new TypeError(`mcpContent(): ${first.path.length === 0 ? 'the result' : first.path.map(String).join('.')} ${first.message}`);

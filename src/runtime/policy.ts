@@ -30,11 +30,14 @@ export interface PermissionSubject {
 
 // Strict: a misspelt field (`allowed_tool`) would otherwise silently allow every tool.
 // null is accepted for the lists because Python's Optional fields serialise as null.
-const PolicySchema = z.strictObject({
-  persona: z.string().min(1, { error: 'must be a non-empty string' }),
-  allowed_permissions: z.array(z.string()).nullable().optional(),
-  allowed_tools: z.array(z.string()).nullable().optional(),
-});
+// Built at the first policy (zod builds a schema when it is declared; most processes have none).
+const buildPolicySchema = () =>
+  z.strictObject({
+    persona: z.string().min(1, { error: 'must be a non-empty string' }),
+    allowed_permissions: z.array(z.string()).nullable().optional(),
+    allowed_tools: z.array(z.string()).nullable().optional(),
+  });
+let policySchema: ReturnType<typeof buildPolicySchema> | undefined;
 
 /** A policy checked once, ready to test many tools. */
 export interface CompiledPolicy {
@@ -49,7 +52,7 @@ export interface CompiledPolicy {
  * @throws VALIDATION_FAILED naming the field (`persona`, `allowed_tools[2]`, an unknown field)
  */
 export function compilePolicy(policy: unknown): CompiledPolicy {
-  const parsed = PolicySchema.safeParse(policy);
+  const parsed = (policySchema ??= buildPolicySchema()).safeParse(policy);
   if (!parsed.success) {
     const issues = toRegistryIssues(parsed.error.issues.flatMap(perUnknownKey));
     throw new ValidationError(`invalid policy: ${describeIssues(issues, policy)}`, issues, { path: issues[0]?.pathText ?? '' });
