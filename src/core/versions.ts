@@ -12,8 +12,8 @@ import type { SchemaDifference, ToolSchemas } from './schema-compare.js';
 
 /**
  * semver, run at the first version check instead of in every process that loads the core (a
- * `list` never needs it; running its modules was 2 % of one): the bundle turns this `require`
- * into a call of the bundled module, which runs once.
+ * `list` never needs it; running its modules was 2 % of one's CPU profile): the bundle turns
+ * this `require` into a call of the bundled module, which runs once.
  */
 // eslint-disable-next-line typescript/no-require-imports -- a require the bundle resolves is what defers a module's run
 const semver = (): typeof SemverModule => require('semver') as typeof SemverModule;
