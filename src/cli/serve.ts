@@ -102,6 +102,23 @@ function namespacesFor(options: ServeOptions, env: NodeJS.ProcessEnv): Namespace
 
 /** Serves until SIGTERM or SIGINT (`stop`, caught by the action), then stops gracefully and resolves. */
 export async function serveCommand(io: CliIO, options: ServeOptions & Record<string, unknown>, stop: StopSignals): Promise<void> {
+  // Standard output holds a notice, not the server's work: one it cannot write (a full disk, a
+  // reader gone) is a warning and the server goes on; a log line lost on stderr is said nowhere.
+  // From the start: taken once it listened, a --tools module's console.log at load ended the start
+  // (exit 2, the module blamed), and a warning lost on stderr before it turned a stop's 0 into 1.
+  let url: string | undefined = undefined; // once it listens
+  /** Stdout's first failure, said once: a file's stream reports every write that fails (each console.log of a --tools handler). */
+  let lost: unknown;
+  const warnOutputLost = (): void =>
+    void serveWarning(`cannot write standard output: ${describeSystemError(lost)}; the line "listening on ${url}" and what else is printed there are lost, the server goes on`, io.stderr);
+  if (io.stdout === process.stdout) {
+    serveThroughOutputErrors((stream, error) => {
+      if (stream !== 'standard output' || lost !== undefined) return;
+      lost = error;
+      // Before the server listens, said once it does: the warning names the URL that line gave.
+      if (url !== undefined) warnOutputLost();
+    });
+  }
   const host = bareHost(options.host);
   if (options.tokens === undefined && !isLoopback(host)) {
     throw new CliError('USAGE', `--host ${options.host} is not a loopback address; a server without --tokens FILE listens on loopback only (127.0.0.1, ::1, localhost)`);
@@ -188,14 +205,8 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
     if ((error as { syscall?: unknown }).syscall === 'getaddrinfo') throw new CliError('IO_ERROR', `cannot listen on ${options.host}:${options.port}: the host name does not resolve (${String(code)})`, { cause: error });
     throw error;
   }
-  // Standard output holds a notice, not the server's work: one it cannot write (a full disk, a
-  // reader gone) is a warning and the server goes on; a log line lost on stderr is said nowhere.
-  const { url } = running;
-  if (io.stdout === process.stdout) {
-    serveThroughOutputErrors((stream, error) => {
-      if (stream === 'standard output') serveWarning(`cannot write standard output: ${describeSystemError(error)}; the line "listening on ${url}" and what else is printed there are lost, the server goes on`, io.stderr);
-    });
-  }
+  url = running.url;
+  if (lost !== undefined) warnOutputLost();
   io.stdout.write(`listening on ${url}\n`);
   // A --tools handler's stray rejection is a warning and the server goes on (Node's default ended
   // it, every session and call with it); a stray exception, one JSON line (level error) and exit 1.
