@@ -184,7 +184,9 @@ export function buildProgram(io: CliIO): Command {
     // Whether the command may have changed something, for the line saying its output was lost.
     .hook('preAction', (_program, action) => {
       const name = commandPath(action);
-      commandStarted(name, !READ_ONLY_COMMANDS.includes(name) && !TOKEN_READS.includes(name));
+      // A dry run (`import --dry-run`) writes nothing.
+      const dryRun = (action.opts() as { dryRun?: unknown }).dryRun === true;
+      commandStarted(name, !dryRun && !READ_ONLY_COMMANDS.includes(name) && !TOKEN_READS.includes(name));
     });
 
   const context = (command?: Command): CliContext => {

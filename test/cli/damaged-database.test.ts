@@ -245,6 +245,17 @@ describe('standard output that cannot be written', () => {
     );
   });
 
+  // A dry run changed nothing: its lost output must not say that something stays committed.
+  it("import --dry-run's line says only that its output was lost (the line the bin prints, composed in-process)", async () => {
+    const cwd = tempDir();
+    const db = join(cwd, 'tools.db');
+    expect((await runCli(['--db', db, 'register', '-'], { cwd, input: JSON.stringify([spec('weather')]) })).code).toBe(0);
+    expect((await runCli(['--db', db, 'export', '--out', join(cwd, 'snapshot.json')], { cwd })).code).toBe(0);
+    expect((await runCli(['--db', db, 'import', '--dry-run', join(cwd, 'snapshot.json')], { cwd })).code).toBe(0);
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(outputFailureLine('standard output', full)).toBe('error IO_ERROR: cannot write standard output: no space left on device (ENOSPC)');
+  });
+
   // Its `skipped TOOL` lines lost on a full disk, export said 0: that every tool was exported.
   it.skipIf(!existsSync('/dev/full'))('a standard error that cannot be written (2>/dev/full) turns the exit 0 of a command that wrote there into 1', async () => {
     const cwd = tempDir();
