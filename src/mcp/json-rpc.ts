@@ -37,9 +37,15 @@ export function boundedBatchReply(reply: object, text: string, held: number, max
   return JSON.stringify(errorReply(id, -32000, `Answer too large: the answers of this batch would pass ${maxBytes} bytes (maxResultBytes); send this request again on its own`));
 }
 
-/** What is wrong with the `_meta` of a request's params (every MCP request may carry one), or undefined. */
-function metaProblem(params: Record<string, unknown>): string | undefined {
-  if (!('_meta' in params)) return undefined;
+/**
+ * What is wrong with the params of a message whose shape is JSON-RPC's, or undefined: params by
+ * position (an array), which JSON-RPC allows and MCP does not, or their `_meta` (every MCP
+ * request may carry one).
+ */
+function paramsProblem(value: Record<string, unknown>): string | undefined {
+  if (Array.isArray(value.params)) return 'MCP takes params by name (an object), got an array (params by position)';
+  if (!isObject(value.params) || !('_meta' in value.params)) return undefined;
+  const params = value.params;
   const meta = params._meta;
   if (!isObject(meta)) return `"params._meta" must be an object, got ${JSON.stringify(meta)}`;
   if ('progressToken' in meta && !isId(meta.progressToken)) return `"params._meta.progressToken" must be a string or an integer, got ${JSON.stringify(meta.progressToken)}`;
@@ -53,7 +59,8 @@ function shapeProblem(value: unknown): string | undefined {
   if ('id' in value && !isId(value.id)) return `"id" must be a string or an integer, got ${JSON.stringify(value.id)}`;
   if (!('method' in value)) return 'a request needs a "method"';
   if (typeof value.method !== 'string') return `"method" must be a string, got ${JSON.stringify(value.method)}`;
-  if ('params' in value && !isObject(value.params)) return '"params" must be an object';
+  // JSON-RPC's params are a structured value: an array (by position) is a valid request, refused as invalid params.
+  if ('params' in value && !isObject(value.params) && !Array.isArray(value.params)) return `"params" must be an object, got ${JSON.stringify(value.params)}`;
   const extra = Object.keys(value).filter((key) => !['jsonrpc', 'id', 'method', 'params'].includes(key));
   return extra.length > 0 ? `unknown members ${extra.map((key) => JSON.stringify(key)).join(', ')}` : undefined;
 }
@@ -62,7 +69,7 @@ const UNREADABLE = 'not a JSON-RPC 2.0 request or notification';
 
 /** What is wrong with a JSON value that is not a JSON-RPC 2.0 message, in a few words. */
 export function whyInvalid(value: unknown): string {
-  return shapeProblem(value) ?? (isObject(value) && isObject(value.params) ? metaProblem(value.params) : undefined) ?? UNREADABLE;
+  return shapeProblem(value) ?? (isObject(value) ? paramsProblem(value) : undefined) ?? UNREADABLE;
 }
 
 /** The error reply's parts for a parsed JSON value that is not a message: its id (null without a valid one), code and message. */
@@ -74,14 +81,14 @@ export interface Refusal {
 
 /**
  * The refusal of a parsed JSON value that is not a JSON-RPC 2.0 message as MCP reads one:
- * -32602 Invalid params for a request whose only fault is its params' `_meta` (a progress
- * token that is an object), else -32600 Invalid Request saying why.
+ * -32602 Invalid params for a request whose only fault is its params (given by position, or
+ * a progress token that is an object), else -32600 Invalid Request saying why.
  */
 export function refusalOf(value: unknown): Refusal {
   const id = isObject(value) && isId(value.id) ? value.id : null;
   const shape = shapeProblem(value);
-  const meta = shape === undefined && isObject(value) && isObject(value.params) ? metaProblem(value.params) : undefined;
-  if (meta !== undefined) return { id, code: -32602, message: `Invalid params of ${(value as { method: string }).method}: ${meta}` };
+  const params = shape === undefined && isObject(value) ? paramsProblem(value) : undefined;
+  if (params !== undefined) return { id, code: -32602, message: `Invalid params of ${(value as { method: string }).method}: ${params}` };
   return { id, code: -32600, message: `Invalid Request: ${shape ?? UNREADABLE}` };
 }
 

@@ -141,7 +141,7 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     expect((await remove()).status).toBe(404);
   });
 
-  it('invalid params are -32602 saying what is wrong (null arguments, a bad log level or initialize, a progress token that is an object); an empty batch is -32600', async () => {
+  it('invalid params are -32602 saying what is wrong (null arguments, a bad log level or initialize, a progress token that is an object, params by position); an empty batch is -32600', async () => {
     const admin = { authorization: `Bearer ${secrets.admin}` };
     // Without a session: an initialize with bad params was "no Mcp-Session-Id header".
     const badInit = await post(admin, { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25' } });
@@ -154,6 +154,8 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: null } },
       { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'loud' } },
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: {} } } },
+      // Params by position: a valid JSON-RPC request whose params MCP cannot take (it was -32600).
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: ['echo', { text: 'x' }] },
       [],
     ]) {
       const reply = await post(session, body);
@@ -163,12 +165,14 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
       [200, 1, -32602],
       [200, 2, -32602],
       [400, 3, -32602],
+      [400, 4, -32602],
       [400, null, -32600],
     ]);
     expect(answers.map(([, reply]) => reply.error.message)).toEqual([
       'Invalid params of tools/call: "arguments" must be an object, got null',
       expect.stringMatching(/^Invalid params of logging\/setLevel: "level": [^[{]*$/),
       'Invalid params of tools/call: "params._meta.progressToken" must be a string or an integer, got {}',
+      'Invalid params of tools/call: MCP takes params by name (an object), got an array (params by position)',
       'Invalid Request: an empty batch',
     ]);
     expect((await fetch(`${base}/mcp`, { method: 'DELETE', headers: session })).status).toBe(200);

@@ -148,6 +148,12 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect((await raw.reply(62)).error).toMatchObject({ code: -32602, message: expect.stringMatching(/^Invalid params of logging\/setLevel: "level": [^[{]*$/) });
     raw.send({ jsonrpc: '2.0', id: 63, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: { a: 1 } } } });
     expect((await raw.reply(63)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "params._meta.progressToken" must be a string or an integer, got {"a":1}' });
+    // Params by position are a valid JSON-RPC request whose params MCP cannot take: -32602 (it was -32600, "not a valid Request").
+    raw.send({ jsonrpc: '2.0', id: 66, method: 'tools/list', params: [] });
+    expect((await raw.reply(66)).error).toEqual({ code: -32602, message: 'Invalid params of tools/list: MCP takes params by name (an object), got an array (params by position)' });
+    // Params that are not a structured value at all make no JSON-RPC request: -32600, naming the value.
+    raw.send({ jsonrpc: '2.0', id: 67, method: 'tools/list', params: null });
+    expect((await raw.reply(67)).error).toEqual({ code: -32600, message: 'Invalid Request: "params" must be an object, got null' });
     // A number a double would change is refused, not passed to the handler rounded (as over HTTP).
     raw.send('{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"big","arguments":{"bytes":18446744073709551616}}}');
     expect((await raw.reply(64)).error).toEqual({ code: -32700, message: 'Parse error: params.arguments.bytes: the number 18446744073709551616 cannot be kept exactly (a double holds 18446744073709552000); write it as a string' });
