@@ -424,6 +424,11 @@ class StdioLines implements Transport {
       return undefined;
     }
     const refusal = refusalOf(value);
+    // A notification whose only fault is its params (by position, a bad _meta): JSON-RPC never answers a notification.
+    if (refusal.code === -32602 && isObject(value) && !('id' in value)) {
+      this.#warn(`a notification was ignored, not answered (JSON-RPC answers no notification): ${refusal.message}`);
+      return undefined;
+    }
     return errorReply(refusal.id, refusal.code, refusal.message);
   }
 }

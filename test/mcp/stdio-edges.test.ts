@@ -149,6 +149,8 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     raw.send({ jsonrpc: '2.0', id: 63, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: { a: 1 } } } });
     expect((await raw.reply(63)).error).toEqual({ code: -32602, message: 'Invalid params of tools/call: "params._meta.progressToken" must be a string or an integer, got {"a":1}' });
     // Params by position are a valid JSON-RPC request whose params MCP cannot take: -32602 (it was -32600, "not a valid Request").
+    // A notification so (no id) is owed no reply at all, as JSON-RPC says: a line on stderr (the count of id-null replies below stays 5).
+    raw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: [7, 'by position'] });
     raw.send({ jsonrpc: '2.0', id: 66, method: 'tools/list', params: [] });
     expect((await raw.reply(66)).error).toEqual({ code: -32602, message: 'Invalid params of tools/list: MCP takes params by name (an object), got an array (params by position)' });
     // Params that are not a structured value at all make no JSON-RPC request: -32600, naming the value.
@@ -172,6 +174,7 @@ describe('tool-registry mcp (stdio) against hostile input', () => {
     expect(nulls[3]?.error?.message).toBe('Invalid Request: "id" must be a string or an integer, got {"not":"an id"}');
     expect(nulls[4]?.error?.message).toMatch(/batches are not accepted in a session of MCP 2025-06-18/);
     expect(raw.stderr()).toMatch(/^tool-registry mcp: a message \(line\) over 4194304 bytes was skipped/m);
+    expect(raw.stderr()).toMatch(/^tool-registry mcp: a notification was ignored, not answered \(JSON-RPC answers no notification\): Invalid params of notifications\/cancelled: MCP takes params by name/m);
     expect(raw.stderr()).not.toMatch(/stubborn: started/);
   });
 
