@@ -118,6 +118,8 @@ export function describeSystemError(error: unknown): string {
     // A standard output opened for reading only (`1<file`).
     EBADF: 'bad file descriptor',
     EIO: 'input/output error',
+    // The reader of a pipe went away (`token create | head -0`).
+    EPIPE: 'broken pipe',
   };
   if (typeof code === 'string') return `${reasons[code] ?? (error as Error).message} (${code})`;
   return error instanceof Error ? error.message : String(error);

@@ -5,8 +5,15 @@ import { EXIT_ERROR, describeSystemError, escapeControls } from './errors.js';
 
 type Stream = 'standard output' | 'standard error';
 
-/** The command whose action runs (set by the program), whether it may change what is stored, and what to add when its output is lost. */
+/**
+ * The command whose action runs (set by the program), whether it may change what is stored, and
+ * what to add when its output is lost: a command with a note (`token create`) fails on a closed
+ * pipe too, since its output was its product.
+ */
 let running: { name: string; changes: boolean; note?: string } | undefined;
+
+/** What stops a command that runs until stopped (`watch`, `mcp`) when its reader has gone. */
+const onReaderGone = new Set<() => void>();
 
 /** While a server owns the process (`serve`): its lost output is handed to it, and it goes on. */
 let serving: ((stream: Stream, error: NodeJS.ErrnoException) => void) | undefined;
@@ -16,9 +23,18 @@ export function commandStarted(name: string, changes: boolean): void {
   running = { name, changes };
 }
 
-/** What the line of a lost standard output adds for this command (`token create`: its secret was never shown). */
+/** What the line of a lost standard output adds for this command (`token create`: its secret was never shown); a closed pipe is then a failure too. */
 export function whenOutputLost(note: string): void {
   if (running !== undefined) running.note = note;
+}
+
+/**
+ * Calls `stop` when standard output's reader goes away (EPIPE) while the command runs, as a stop
+ * signal would: the command ends as it ends then, with its own status. Returns the disposer.
+ */
+export function stopWhenReaderGone(stop: () => void): () => void {
+  onReaderGone.add(stop);
+  return () => onReaderGone.delete(stop);
 }
 
 /**
@@ -39,8 +55,12 @@ export function outputFailureLine(stream: Stream, error: unknown): string {
 }
 
 /**
- * Standard output: the command stops at the first line it cannot write (exit 1), as `ls` does;
- * a closed pipe (`| head`) is no error (exit 0). Standard error: the command goes on (what failed
+ * Standard output: the command stops at the first line it cannot write (exit 1, or the code of a
+ * failure it had already), as `ls` does. A closed pipe (`| head`) is no error: the command runs
+ * to its end with its output discarded and exits with its own status, 0 when it succeeded and
+ * its failure's code when it failed (`verify | head -1` on a damaged database is still 1); one
+ * that runs until stopped is stopped; one whose output is its product (`token create`: the
+ * secret) fails as on any other write error. Standard error: the command goes on (what failed
  * there was a warning or the error line itself) and ends with exit 1 unless it failed already,
  * its own code kept; the line saying so is tried once, as the process ends. A closed pipe there
  * (`2>&1 | head -1`) leaves the exit code as it is.
@@ -48,9 +68,14 @@ export function outputFailureLine(stream: Stream, error: unknown): string {
 export function watchOutputErrors(): void {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (serving !== undefined) return serving('standard output', error);
-    if (error.code === 'EPIPE') process.exit(0);
+    // Exiting here (0) ended a command that had failed, or was about to, with success.
+    if (error.code === 'EPIPE' && running?.note === undefined) {
+      for (const stop of onReaderGone) stop();
+      return;
+    }
     process.stderr.write(`${outputFailureLine('standard output', error)}\n`);
-    process.exit(EXIT_ERROR);
+    const failedAlready = typeof process.exitCode === 'number' && process.exitCode !== 0;
+    process.exit(failedAlready ? process.exitCode : EXIT_ERROR);
   });
   let stderrFailure: NodeJS.ErrnoException | undefined;
   process.stderr.on('error', (error: NodeJS.ErrnoException) => {

@@ -253,9 +253,14 @@ export async function tokenCreateCommand(io: CliIO, options: { name: string; sco
   }
   const where = created.token.namespaces === null ? 'every namespace' : `namespaces ${created.token.namespaces.join(', ')}`;
   // Nobody holds the secret of a token whose lines were lost: it is of no use, and takes the name.
-  whenOutputLost(`the token ${created.token.name} exists but its secret was never shown: revoke it (token revoke ${created.token.name}) and create another`);
-  io.stdout.write(`created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${cell(created.token.policy.persona)}`}) in ${file}\n`);
-  io.stdout.write(`the token is shown once; store it now:\n${created.secret}\n`);
+  // A closed pipe (`| head -0`) is a failure here too (output-errors.ts): the exit status must say so.
+  const revoke = `token revoke ${created.token.name}${options.tokens === undefined ? '' : ` --tokens ${options.tokens}`}`;
+  whenOutputLost(`the token ${created.token.name} exists but its secret was never shown: revoke it (${revoke}) and create another`);
+  // One write: the lines are shown whole or the write fails, never the first line alone.
+  io.stdout.write(
+    `created token ${created.token.name} (scopes ${created.token.scopes.join(',')}; ${where}${created.token.policy === null ? '' : `; policy of persona ${cell(created.token.policy.persona)}`}) in ${file}\n` +
+      `the token is shown once; store it now:\n${created.secret}\n`,
+  );
 }
 
 /** List and revoke fail only on the file (unreadable, not a token file, locked by another command): IO_ERROR, not a bug's stack. */

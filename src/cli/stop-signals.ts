@@ -1,6 +1,7 @@
 // SIGINT and SIGTERM for the commands that run until stopped (watch, serve, mcp), caught from the
 // first line of their action: they were caught only once the command ran (the database open, the
 // server listening), and a signal before that killed the process (exit 143), not exit 0 as documented.
+import { stopWhenReaderGone } from './output-errors.js';
 
 /** The stop signals of one command; `dispose` when it ends. */
 export interface StopSignals {
@@ -31,8 +32,12 @@ export function endingOnStopSignal(): boolean {
 export function catchStopSignals(owned: boolean): StopSignals {
   const controller = new AbortController();
   let started = false;
+  // A reader that stopped reading (`watch | head -1`) stops the command as a signal does, exit 0:
+  // it ran on for good, printing to nobody.
+  const stopReading = owned ? stopWhenReaderGone(() => controller.abort()) : undefined;
   const dispose = (): void => {
     for (const signal of SIGNALS) process.off(signal, onSignal);
+    stopReading?.();
   };
   function onSignal(): void {
     if (!started && owned) {

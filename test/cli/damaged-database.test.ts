@@ -238,10 +238,11 @@ describe('standard output that cannot be written', () => {
   // Nobody holds the secret of a token whose lines were lost, and the token takes the name.
   it("token create's line says its secret was never shown (the line the bin prints, composed in-process)", async () => {
     const cwd = tempDir();
-    expect((await runCli(['token', 'create', '--name', 'deploy', '--scopes', 'read', '--tokens', join(cwd, 'tokens.json')], { cwd })).code).toBe(0);
+    const file = join(cwd, 'tokens.json');
+    expect((await runCli(['token', 'create', '--name', 'deploy', '--scopes', 'read', '--tokens', file], { cwd })).code).toBe(0);
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
     expect(outputFailureLine('standard output', full)).toBe(
-      'error IO_ERROR: cannot write standard output: no space left on device (ENOSPC); token create ran: what it changed stays committed, only its output is lost: the token deploy exists but its secret was never shown: revoke it (token revoke deploy) and create another',
+      `error IO_ERROR: cannot write standard output: no space left on device (ENOSPC); token create ran: what it changed stays committed, only its output is lost: the token deploy exists but its secret was never shown: revoke it (token revoke deploy --tokens ${file}) and create another`,
     );
   });
 

@@ -870,6 +870,25 @@ describe('a stdio upstream whose working folder is gone', () => {
   });
 });
 
+
+/** A gateway over `http` (a task upstream of this process) as upstream `name`, its tools approved, and a session of it; `close` ends the gateway and `http`. */
+async function taskGateway(name: string, http: HttpServer): Promise<{ client: Client; close(): Promise<void> }> {
+  const own = new InMemoryToolRegistry();
+  await own.putUpstream({ name, transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
+  const set = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: CALL_TIMEOUT_MS });
+  const close = async (): Promise<void> => {
+    await set.close();
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  };
+  try {
+    await approveListed(own, set);
+    return { client: await session({}, set), close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 /**
  * A hand-written Streamable HTTP upstream answering JSON: it initializes (declaring
  * `capabilities`), takes notifications (202) and refuses GETs (405); every other request goes to `answer`.
@@ -1052,12 +1071,8 @@ describe('an HTTP upstream that never answers a POST', () => {
       },
       { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
     );
-    const own = new InMemoryToolRegistry();
-    await own.putUpstream({ name: 'tasked', transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
-    const set = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: CALL_TIMEOUT_MS });
+    const { client, close } = await taskGateway('tasked', http);
     try {
-      await approveListed(own, set);
-      const client = await session({}, set);
       expect(text(await client.callTool({ name: 'tasked_quick', arguments: {} }))).toBe('done');
       const controller = new AbortController();
       const call = client.callTool({ name: 'tasked_slow', arguments: {} }, undefined, { signal: controller.signal });
@@ -1076,9 +1091,47 @@ describe('an HTTP upstream that never answers a POST', () => {
       await until(() => cancelled.length > 1, 'tasks/cancel of the polled task', { timeoutMs: CALL_TIMEOUT_MS / 2 });
       expect(cancelled).toEqual(['t1', 't2']);
     } finally {
-      await set.close();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await close();
+    }
+  });
+
+  it("cancels with tasks/cancel a task-only tool's task whose CreateTaskResult comes after the call ended: its create's POST is left open for it", async () => {
+    // The old code ended the create's POST with the call (and the SDK's client dropped a late
+    // answer): a task the upstream made then ran on, uncancelled, with nobody to read its result.
+    let answerCreate: ((taskId: string) => void) | undefined;
+    const cancelled: unknown[] = [];
+    const http = await startJsonUpstream(
+      (body, _request, response) => {
+        const { params } = body as { params?: { taskId?: unknown } };
+        const json = (answer: object): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: answer }));
+        const task = (taskId: unknown, status: string): object => ({ taskId, status, createdAt: '2026-01-01T00:00:00Z', lastUpdatedAt: '2026-01-01T00:00:00Z', ttl: null, pollInterval: 10 });
+        if (body.method === 'tools/list') return json({ tools: [{ name: 'delayed', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }] });
+        // The task is made now; its CreateTaskResult is held until the test releases it.
+        if (body.method === 'tools/call') return void (answerCreate = (taskId) => json({ task: task(taskId, 'working') }));
+        if (body.method === 'tasks/cancel') {
+          cancelled.push(params?.taskId);
+          return json(task(params?.taskId, 'cancelled'));
+        }
+        if (body.method === 'tasks/get') return json(task(params?.taskId, 'working'));
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      },
+      { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
+    );
+    const { client, close } = await taskGateway('slowtask', http);
+    try {
+      const controller = new AbortController();
+      const call = client.callTool({ name: 'slowtask_delayed', arguments: {} }, undefined, { signal: controller.signal });
+      await until(() => answerCreate !== undefined, 'the tools/call upstream');
+      controller.abort('changed my mind');
+      await expect(call).rejects.toThrow();
+      // The gateway's call has ended (its record is written) before the task's id comes.
+      await until(() => records.some((record) => record.tool === 'slowtask_delayed'), "the ended call's record");
+      expect(records.filter((record) => record.tool === 'slowtask_delayed').map((record) => record.outcome)).toEqual(['ABORTED']);
+      answerCreate?.('t9');
+      await until(() => cancelled.length > 0, 'tasks/cancel of the task made after the call ended', { timeoutMs: CALL_TIMEOUT_MS / 2 });
+      expect(cancelled).toEqual(['t9']);
+    } finally {
+      await close();
     }
   });
 });

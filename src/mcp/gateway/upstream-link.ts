@@ -188,6 +188,11 @@ function sessionEnded(connection: UpstreamConnection, error: unknown): string | 
 /** A call made as a task: its task's id once the upstream made it, until the task is seen in a terminal status. */
 interface TaskCall {
   id?: string;
+  /**
+   * Set when the call ended before the upstream answered its create: settles once that answer
+   * came (its task's id then in `id`) or the request failed, for the task it made to be cancelled.
+   */
+  creating?: Promise<void>;
 }
 
 /** The statuses a task never leaves: nothing is left to cancel. */
@@ -198,30 +203,53 @@ const TERMINAL_TASK_STATUSES: ReadonlySet<string> = new Set(['completed', 'faile
  * made task-augmented, polled by the SDK's client until the task ends, its result as a plain
  * call's. The session sees an ordinary call (the gateway does not offer tasks itself). It ends
  * at once when `signal` aborts (the SDK's client ends its request in flight, but waits out a
- * poll's pause, the upstream's `pollInterval`, first); `task` follows the upstream's task.
+ * poll's pause, the upstream's `pollInterval`, first); `task` follows the upstream's task. Ended
+ * before the upstream answered the create, the create is left to finish (`task.creating`,
+ * bounded by `timeout`): its answer is the only way to learn the id of a task it made.
  */
 async function callAsTask(client: Client, params: CallToolRequest['params'], options: { readonly signal: AbortSignal; readonly timeout: number }, task: TaskCall): Promise<unknown> {
-  const { signal } = options;
-  const stream = client.experimental.tasks.callToolStream(params, CallToolResultSchema, { ...options, task: {} })[Symbol.asyncIterator]();
+  const { signal, timeout } = options;
+  // The SDK's requests get their own signal: the call's, aborted during the create, had the SDK's
+  // client drop the answer (and send notifications/cancelled, which lets the upstream drop it too).
+  const requests = new AbortController();
+  const stream = client.experimental.tasks.callToolStream(params, CallToolResultSchema, { timeout, signal: requests.signal, task: {} })[Symbol.asyncIterator]();
   let stop!: (error: unknown) => void;
   const ended = new Promise<never>((_resolve, reject) => (stop = reject));
   // As the SDK's client ends a request whose signal aborts.
   const onAbort = (): void => stop(signal.reason instanceof McpError ? signal.reason : new McpError(ErrorCode.RequestTimeout, String(signal.reason)));
   signal.addEventListener('abort', onAbort, { once: true });
+  let created = false;
+  let waiting: ReturnType<typeof stream.next> | undefined;
   try {
     for (;;) {
-      const next = await Promise.race([stream.next(), ended]);
+      waiting = stream.next();
+      const next = await Promise.race([waiting, ended]);
+      waiting = undefined;
       if (next.done === true) break;
       const message = next.value;
-      if (message.type === 'taskCreated') task.id = message.task.taskId;
-      else if (message.type === 'taskStatus' && TERMINAL_TASK_STATUSES.has(message.task.status)) task.id = undefined;
+      if (message.type === 'taskCreated') {
+        created = true;
+        task.id = message.task.taskId;
+      } else if (message.type === 'taskStatus' && TERMINAL_TASK_STATUSES.has(message.task.status)) task.id = undefined;
       else if (message.type === 'result') return message.result;
       else if (message.type === 'error') throw message.error;
     }
   } finally {
     signal.removeEventListener('abort', onAbort);
-    // The SDK's generator, when it still waits (a poll's pause), ends at its next step.
-    stream.return(undefined).catch(() => undefined);
+    const end = (): void => void stream.return(undefined).catch(() => undefined);
+    if (waiting !== undefined && !created) {
+      task.creating = waiting.then(
+        (next) => {
+          if (next.done !== true && next.value.type === 'taskCreated') task.id = next.value.task.taskId;
+        },
+        () => undefined,
+      );
+      void task.creating.finally(end);
+    } else {
+      // A poll or tasks/result in flight ends now; the SDK's generator, in a poll's pause, at its next step.
+      if (waiting !== undefined && signal.aborted) requests.abort(signal.reason);
+      end();
+    }
   }
   throw new McpError(ErrorCode.InternalError, `the task of ${params.name} ended without a result`);
 }
@@ -720,6 +748,14 @@ export class UpstreamLink {
    * notifications/cancelled of its request in flight), when the upstream declares it.
    */
   #taskEnded(connection: UpstreamConnection, relay: Relay, task: TaskCall): void {
+    // Its create still unanswered: the call's POSTs stay open for that answer (an HTTP upstream
+    // sends it on the create's POST), whose task is then cancelled.
+    if (task.creating !== undefined) {
+      const { creating } = task;
+      delete task.creating;
+      void creating.then(() => this.#taskEnded(connection, relay, task));
+      return;
+    }
     relay.ended?.abort(new Error('the call ended before its answer'));
     const taskId = task.id;
     if (taskId === undefined || this.#connection !== connection || connection.client.getServerCapabilities()?.tasks?.cancel === undefined) return;
