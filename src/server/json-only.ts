@@ -11,9 +11,12 @@ export function mediaType(contentType: string | null | undefined): string {
   return (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
 }
 
-/** `application/json` or `application/*+json`. */
+/**
+ * `application/json` only: a `+json` type says more than "JSON" (`application/merge-patch+json`
+ * is a patch, not the whole document), and a patch was stored as the whole tool.
+ */
 export function isJsonType(type: string): boolean {
-  return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
+  return type === 'application/json';
 }
 
 export function unsupportedMediaType(type: string): HttpProblem {

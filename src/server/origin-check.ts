@@ -24,6 +24,9 @@ export interface OriginCheckOptions {
  * host, default ports applied). The host itself was checked first (hostCheck) on a server
  * without tokens; on one with tokens it is not, and needs no check: a browser never sends a
  * bearer token on its own, so a page that rebinds a name reaches nothing without one.
+ * `Origin` must be written as a browser serializes it (lowercase, no path, user, query or
+ * default port), as the `cors` one is compared: `http://127.0.0.1:8080/x` or `http://u@…` was
+ * read through a URL and passed as the own origin.
  */
 function sameOrigin(origin: string, requestUrl: string): boolean {
   let from: URL;
@@ -32,7 +35,7 @@ function sameOrigin(origin: string, requestUrl: string): boolean {
   } catch {
     return false; // `null` (a sandboxed frame, a file) and garbage
   }
-  if (from.protocol !== 'http:' && from.protocol !== 'https:') return false;
+  if ((from.protocol !== 'http:' && from.protocol !== 'https:') || from.origin !== origin) return false;
   try {
     return new URL(`${from.protocol}//${new URL(requestUrl).host}`).host === from.host;
   } catch {

@@ -197,6 +197,30 @@ describe('who may talk to the server', () => {
     expect(session.headers.get('mcp-session-id')).toBeTruthy();
   });
 
+  it('an Origin that is not an origin as a browser writes it (a path, a user, a query, a trailing slash, capitals, 127.1) is refused, not read as the own one: it was a 200 on writes and /mcp', async () => {
+    const { host } = new URL(open.url);
+    const port = new URL(open.url).port;
+    for (const origin of [`http://${host}/`, `http://${host}/x/y`, `http://user@${host}`, `http://${host}?x`, `HTTP://${host}`, `http://127.1:${port}`, `http://${host}#x`]) {
+      const write = await open.call('POST', '/v1/tools/payments/disable', { headers: { origin } });
+      const mcp = await open.call('POST', '/mcp', { body: initialize, headers: { origin, accept: mcpHeaders.accept } });
+      expect([origin, write.status, codeOf(write), mcp.status, codeOf(mcp)]).toEqual([origin, 403, 'ORIGIN_NOT_ALLOWED', 403, 'ORIGIN_NOT_ALLOWED']);
+    }
+    expect((await open.call('GET', '/v1/tools/payments')).body).toMatchObject({ enabled: true });
+    // The own origin as a browser writes it still passes.
+    expect((await open.call('POST', '/v1/tools/payments/enable', { headers: { origin: `http://${host}` } })).status).toBe(200);
+  });
+
+  it('a JSON patch or merge patch is 415, not stored as the whole document (application/merge-patch+json created a tool from a "patch")', async () => {
+    for (const type of ['application/merge-patch+json', 'application/json-patch+json', 'application/vnd.api+json', 'application/problem+json']) {
+      const put = await open.call('PUT', '/v1/tools/patched', { raw: JSON.stringify(spec('patched')), headers: { 'content-type': type } });
+      const disable = await open.call('POST', '/v1/tools/payments/disable', { raw: '{}', headers: { 'content-type': type } });
+      const mcp = await open.call('POST', '/mcp', { raw: JSON.stringify(initialize), headers: { ...mcpHeaders, 'content-type': type } });
+      expect([type, put.status, codeOf(put), disable.status, mcp.status]).toEqual([type, 415, 'UNSUPPORTED_MEDIA_TYPE', 415, 415]);
+    }
+    expect((await open.call('GET', '/v1/tools/patched')).status).toBe(404);
+    expect((await open.call('GET', '/v1/tools/payments')).body).toMatchObject({ enabled: true });
+  });
+
   it('a body that is not JSON is 415 on every route that changes something, before it runs: a cross-site form dies here', async () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     for (const [method, path] of [
