@@ -332,6 +332,9 @@ function summary(report: ImportReport, mode: ImportMode): string {
   );
 }
 
+/** Conflicts named in an import's error line: the plan printed above it has every one (2,000 made a 40 KB line). */
+const LISTED_CONFLICTS = 10;
+
 export async function importCommand(
   context: CliContext,
   source: string,
@@ -366,7 +369,11 @@ export async function importCommand(
     throw new ToolRegistryError(
       'VERSION_CONFLICT',
       `the plan has ${plural(report.conflicts, 'conflict')} (the same version with a different spec): ` +
-        conflicts.map((step) => `${JSON.stringify(step.tool_name)} at ${step.path ?? '?'}`).join(', ') +
+        conflicts
+          .slice(0, LISTED_CONFLICTS)
+          .map((step) => `${JSON.stringify(step.tool_name)} at ${step.path ?? '?'}`)
+          .join(', ') +
+        (conflicts.length > LISTED_CONFLICTS ? ` and ${conflicts.length - LISTED_CONFLICTS} more (each in the plan above)` : '') +
         `; the import would change nothing`,
       { context: first === undefined ? {} : { tool_name: first.tool_name, path: first.path } },
     );

@@ -233,6 +233,19 @@ describe('import', () => {
     expect(result).toEqual({ code: 0, stdout: 'dry run (merge): 0 to add, 0 to update, 0 unchanged, 0 to remove, 0 conflicts; nothing was written\n', stderr: '' });
   });
 
+  it('many conflicts: the error line names the first 10 and counts the rest, which the plan above lists', async () => {
+    const cwd = tempDir();
+    const names = Array.from({ length: 12 }, (_, index) => `t${String(index).padStart(2, '0')}`);
+    const target = await database(cwd, 'target.db', names.map((name) => spec(name, '1')));
+    const file = writeJson(join(cwd, 'snap.json'), { tools: names.map((name) => ({ spec: spec(name, '1', { description: 'changed' }) })) });
+    const dry = await runCli(['--db', target, 'import', file, '--dry-run'], { cwd });
+    expect([dry.code, errorCode(dry.stderr)]).toEqual([1, 'VERSION_CONFLICT']);
+    expect(dry.stdout.match(/^conflict\s/gm)).toHaveLength(12);
+    expect(dry.stderr).toContain('the plan has 12 conflicts');
+    expect(dry.stderr).toContain('"t09" at tools[9] and 2 more (each in the plan above)');
+    expect(dry.stderr).not.toContain('"t10"');
+  });
+
   it('a conflict: --dry-run shows it and exits 1; the real import exits 1 and changes nothing', async () => {
     const cwd = tempDir();
     const target = await database(cwd, 'target.db', [spec('a', '1'), spec('b')]);
