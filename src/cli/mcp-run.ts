@@ -101,10 +101,17 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions, st
   }
 }
 
+/** The longest line the MCP SDK's stdio client buffers (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): past it, the client drops its session. */
+const SDK_STDIO_CLIENT_LINE_BYTES = 10 * 1024 * 1024;
+
 /** `ownsProcess`: the session is this process's own stdio, which ends the process when it closes. */
 async function serveMcpCommand(context: CliContext, options: McpCommandOptions, stop: StopSignals, ownsProcess: boolean): Promise<void> {
   const upstreams = options.upstreams !== false;
   if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
+  // Taken, as the operator's choice, but said: a line past the SDK's stdio client's buffer ends that client's session.
+  if (options.maxResultBytes !== undefined && options.maxResultBytes > SDK_STDIO_CLIENT_LINE_BYTES) {
+    line(context, `--max-result-bytes ${options.maxResultBytes} is over the ${SDK_STDIO_CLIENT_LINE_BYTES} bytes (10 MiB) a line the MCP SDK's stdio client reads: a result that long ends such a client's session`);
+  }
   const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : ((await readPolicyFile(options.policy)) as ToolPolicy);
   // Checked before the database is opened (VALIDATION_FAILED naming the field).

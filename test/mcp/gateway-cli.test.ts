@@ -116,6 +116,17 @@ describe('an upstream that ignores its end', () => {
 });
 
 describe('the options', () => {
+  it('warns, and serves, when --max-result-bytes is over the 10 MiB line the SDK stdio client reads', async () => {
+    // The upstream tools of a registry that has none: a session that ends with its input.
+    const empty = join(dir, 'max-result.db');
+    expect((await runCli(['migrate', '--db', empty], { cwd: dir })).code).toBe(0);
+    const served = async (bytes: string) => runCli(['mcp', '--db', empty, '--max-result-bytes', bytes], { cwd: dir });
+    const over = await served('10485761');
+    expect([over.code, over.stderr]).toEqual([0, expect.stringContaining("--max-result-bytes 10485761 is over the 10485760 bytes (10 MiB) a line the MCP SDK's stdio client reads")]);
+    const at = await served('10485760');
+    expect([at.code, at.stderr]).toEqual([0, expect.not.stringContaining('--max-result-bytes')]);
+  });
+
   it('refuses a --sync-interval that is no duration, and mcp with nothing to serve (usage, exit 2)', async () => {
     const bad = await runCli(['mcp', '--db', db, '--sync-interval', '5x'], { cwd: dir });
     expect(bad.code).toBe(2);
