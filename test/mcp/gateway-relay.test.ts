@@ -872,7 +872,7 @@ describe('a stdio upstream whose working folder is gone', () => {
 
 
 /** A gateway over `http` (a task upstream of this process) as upstream `name`, its tools approved, and a session of it; `close` ends the gateway and `http`. */
-async function taskGateway(name: string, http: HttpServer): Promise<{ client: Client; close(): Promise<void> }> {
+async function taskGateway(name: string, http: HttpServer): Promise<{ client: Client; set: GatewayToolSet; close(): Promise<void> }> {
   const own = new InMemoryToolRegistry();
   await own.putUpstream({ name, transport: { type: 'http', url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, headers: {} } });
   const set = await gatewayToolSet(own, [], { onWarning: () => {}, upstreamCallTimeoutMs: CALL_TIMEOUT_MS });
@@ -883,12 +883,22 @@ async function taskGateway(name: string, http: HttpServer): Promise<{ client: Cl
   };
   try {
     await approveListed(own, set);
-    return { client: await session({}, set), close };
+    return { client: await session({}, set), set, close };
   } catch (error) {
     await close();
     throw error;
   }
 }
+/** Calls `tool` and cancels the call once `reached()` (its create upstream); resolves once the gateway's call has ended (its record written). */
+async function cancelDuringCreate(client: Client, tool: string, reached: () => boolean): Promise<void> {
+  const controller = new AbortController();
+  const call = client.callTool({ name: tool, arguments: {} }, undefined, { signal: controller.signal });
+  await until(reached, 'the tools/call upstream');
+  controller.abort('changed my mind');
+  await expect(call).rejects.toThrow();
+  await until(() => records.some((record) => record.tool === tool), "the ended call's record");
+}
+
 /**
  * A hand-written Streamable HTTP upstream answering JSON: it initializes (declaring
  * `capabilities`), takes notifications (202) and refuses GETs (405); every other request goes to `answer`.
@@ -1119,17 +1129,66 @@ describe('an HTTP upstream that never answers a POST', () => {
     );
     const { client, close } = await taskGateway('slowtask', http);
     try {
-      const controller = new AbortController();
-      const call = client.callTool({ name: 'slowtask_delayed', arguments: {} }, undefined, { signal: controller.signal });
-      await until(() => answerCreate !== undefined, 'the tools/call upstream');
-      controller.abort('changed my mind');
-      await expect(call).rejects.toThrow();
-      // The gateway's call has ended (its record is written) before the task's id comes.
-      await until(() => records.some((record) => record.tool === 'slowtask_delayed'), "the ended call's record");
+      await cancelDuringCreate(client, 'slowtask_delayed', () => answerCreate !== undefined);
       expect(records.filter((record) => record.tool === 'slowtask_delayed').map((record) => record.outcome)).toEqual(['ABORTED']);
       answerCreate?.('t9');
       await until(() => cancelled.length > 0, 'tasks/cancel of the task made after the call ended', { timeoutMs: CALL_TIMEOUT_MS / 2 });
       expect(cancelled).toEqual(['t9']);
+    } finally {
+      await close();
+    }
+  });
+
+  it("relays nothing an upstream sends on the create's stream of a call that ended to another session's call in flight (a log message went to the only call left)", async () => {
+    // The create's POST stays open after its call ended (for the task's id): what came on it was
+    // routed as if from no call, to the one call in flight, another session's.
+    let create: { id: number; response: ServerResponse } | undefined;
+    let held = false;
+    const cancelled: unknown[] = [];
+    const answers: unknown[] = [];
+    const http = await startJsonUpstream(
+      (body, _request, response) => {
+        const { params } = body as { params?: { name?: string; taskId?: unknown } };
+        const json = (answer: object): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: answer }));
+        const task = (taskId: unknown, status: string): object => ({ taskId, status, createdAt: '2026-01-01T00:00:00Z', lastUpdatedAt: '2026-01-01T00:00:00Z', ttl: null, pollInterval: 10 });
+        if (body.method === 'tools/list') return json({ tools: [{ name: 'delayed', inputSchema: { type: 'object' }, execution: { taskSupport: 'required' } }, { name: 'hold', inputSchema: { type: 'object' } }] });
+        if (body.method === 'logging/setLevel') return json({});
+        // The gateway's answer to the upstream's own request.
+        if (body.method === undefined) return void (answers.push(body), response.writeHead(202).end());
+        if (body.method === 'tasks/cancel') {
+          cancelled.push(params?.taskId);
+          return json(task(params?.taskId, 'cancelled'));
+        }
+        if (body.method === 'tasks/get') return json(task(params?.taskId, 'working'));
+        if (body.method === 'tools/call' && params?.name === 'delayed') create = { id: body.id, response };
+        else if (body.method === 'tools/call') held = true;
+        response.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+      },
+      { tools: {}, logging: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
+    );
+    const { client, set, close } = await taskGateway('streamtask', http);
+    try {
+      const other = await session({}, set);
+      const heard: unknown[] = [];
+      other.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void heard.push(notification.params.data));
+      await cancelDuringCreate(client, 'streamtask_delayed', () => create !== undefined);
+      // Another session's call in flight on the same upstream.
+      const holding = new AbortController();
+      const hold = other.callTool({ name: 'streamtask_hold', arguments: {} }, undefined, { signal: holding.signal }).catch(() => undefined);
+      await until(() => held, "the other session's call upstream");
+      const event = (message: object): string => `data: ${JSON.stringify(message)}\n\n`;
+      const { id, response } = create as { id: number; response: ServerResponse };
+      response.write(event({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'of the ended call' } }));
+      response.write(event({ jsonrpc: '2.0', id: 'ask', method: 'elicitation/create', params: { message: 'of the ended call', requestedSchema: { type: 'object', properties: {} } } }));
+      response.end(event({ jsonrpc: '2.0', id, result: { task: { taskId: 't7', status: 'working', createdAt: '2026-01-01T00:00:00Z', lastUpdatedAt: '2026-01-01T00:00:00Z', ttl: null, pollInterval: 10 } } }));
+      // The create's answer comes after the log message on the same stream: once its task is cancelled, the message was handled.
+      await until(() => cancelled.length > 0, 'tasks/cancel of the task made after the call ended', { timeoutMs: CALL_TIMEOUT_MS / 2 });
+      expect(cancelled).toEqual(['t7']);
+      expect(heard).toEqual([]);
+      await until(() => answers.length > 0, "the gateway's answer to the elicitation");
+      expect(answers).toEqual([{ jsonrpc: '2.0', id: 'ask', error: { code: -32600, message: 'MCP error -32600: the gateway cannot relay elicitation/create: the call it came with has ended' } }]);
+      holding.abort('done');
+      await hold;
     } finally {
       await close();
     }

@@ -437,7 +437,9 @@ export class UpstreamLink {
       }
     }
     const why =
-      this.#calls.size === 0
+      current.getStore() !== undefined
+        ? 'the call it came with has ended'
+        : this.#calls.size === 0
         ? 'no call to this upstream is in progress'
         : 'calls of several sessions to this upstream are in progress and the request does not say which one it belongs to (over stdio nothing links it to its call)';
     throw new McpError(ErrorCode.InvalidRequest, `the gateway cannot relay ${method}: ${why}`);
@@ -446,11 +448,13 @@ export class UpstreamLink {
   /**
    * Where a message of the upstream goes: the call in whose context it arrived (its own
    * Streamable HTTP stream), the only call in flight, or the first call of the one session all
-   * calls in flight belong to. Otherwise nowhere: one session's exchange never goes to another.
+   * calls in flight belong to. Otherwise nowhere: one session's exchange never goes to another,
+   * nor does what came in the context of a call that ended (a task's create left open for its
+   * answer, `#taskEnded`): it went to the one call left in flight, another session's.
    */
   #relay(): Relay | undefined {
     const mine = current.getStore();
-    if (mine !== undefined && this.#calls.has(mine)) return mine;
+    if (mine !== undefined) return this.#calls.has(mine) ? mine : undefined;
     let first: Relay | undefined;
     for (const relay of this.#calls) {
       if (first === undefined) first = relay;
