@@ -218,6 +218,8 @@ async function callAsTask(client: Client, params: CallToolRequest['params'], opt
   // As the SDK's client ends a request whose signal aborts.
   const onAbort = (): void => stop(signal.reason instanceof McpError ? signal.reason : new McpError(ErrorCode.RequestTimeout, String(signal.reason)));
   signal.addEventListener('abort', onAbort, { once: true });
+  // The SDK's requests no longer see the call's signal: one aborted already must end the call here.
+  if (signal.aborted) onAbort();
   let created = false;
   let waiting: ReturnType<typeof stream.next> | undefined;
   try {
