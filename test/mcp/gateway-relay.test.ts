@@ -203,6 +203,19 @@ describe('a relayed tools/call', () => {
     expect((await seen(client)).calls.length).toBe(before + 5);
   }, 60_000);
 
+  it('an answer that is no JSON at all (a line cut short) is UPSTREAM_ERROR at once when the line names its id, and the connection lives on', async () => {
+    const client = await session();
+    const before = (await seen(client)).calls.length;
+    // On the old code the line was dropped (the reader threw, the transport read on): the call ended as TIMEOUT after 30 s.
+    expect(text(await client.callTool({ name: 'scripted_answer', arguments: { kind: 'not-json' } }))).toMatch(
+      /^UPSTREAM_ERROR: upstream 'scripted': the gateway could not get its answer to answer: the upstream's answer is not JSON \(.+\)$/,
+    );
+    // One that names no id is dropped: its call ends at the session's timeout, and the same child answers on.
+    const quick = await session({ callTimeoutMs: 300 });
+    expect(text(await quick.callTool({ name: 'scripted_answer', arguments: { kind: 'not-json-no-id' } }))).toMatch(/^TIMEOUT: /);
+    expect((await seen(client)).calls.length).toBe(before + 3);
+  });
+
   it('an answer whose error is no JSON-RPC error (5, null, a code that is no number, no message) is UPSTREAM_ERROR naming it at once, and fails a request of the SDK client at once', async () => {
     // On the old code these ended at once as "… not a valid CallToolResult: the result Invalid input", and
     // the SDK client's own request as "neither a result object nor a valid error": what was wrong went unsaid.

@@ -9,7 +9,8 @@
 //   `error` as it is given (5, null, {code: 'x'}: what no JSON-RPC error is);
 // - `answer` {kind}: the result RESULTS[kind], as it is; `over-bound` and `over-bound-id-last`: a
 //   text result whose line is over 10 MiB, its id before or after the result (`over-bound-bad-id`:
-//   an id that is no JSON string);
+//   an id that is no JSON string); `not-json`: a line that is no JSON (cut short) naming its id,
+//   `not-json-no-id` one naming none;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason });
 // - `flood` {count, apart?, change?}: sends `count` notifications/tools/list_changed (all in one
@@ -127,6 +128,10 @@ function call(request) {
     const id = args.kind === 'over-bound-bad-id' ? '"id":"\\x"' : `"id":${JSON.stringify(request.id)}`;
     const result = `"result":{"content":[{"type":"text","text":"${'x'.repeat(10 * 1024 * 1024)}"}]}`;
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
+  } else if (name === 'answer' && args.kind.startsWith('not-json')) {
+    // A line that is no JSON (cut short), naming its id (`not-json`) or not (`not-json-no-id`).
+    const id = args.kind === 'not-json' ? `"id":${JSON.stringify(request.id)},` : '';
+    process.stdout.write(`{"jsonrpc":"2.0",${id}"result":{"content":[{"type":"text","text":"cut"}\n`);
   } else if (name === 'answer') {
     send({ jsonrpc: '2.0', id: request.id, result: RESULTS[args.kind] });
   } else if (name === 'flood' && args.kind === 'sampling') {

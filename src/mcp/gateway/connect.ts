@@ -297,8 +297,8 @@ const SNIFFED_ID = /"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,16})/g;
  * after its result), or undefined when neither has one, or the message has a `method` (a request
  * or notification: nothing waits for it).
  */
-function sniffedId(head: Buffer, tail: Buffer): string | number | undefined {
-  const texts = [head.toString('utf8'), tail.toString('utf8')];
+function sniffedId(head: string, tail: string): string | number | undefined {
+  const texts = [head, tail];
   if (texts.some((text) => text.includes('"method"'))) return undefined;
   for (const [index, text] of texts.entries()) {
     const found = [...text.matchAll(SNIFFED_ID)];
@@ -393,7 +393,7 @@ class ObservedReadBuffer {
   #skipped(head: Buffer, tail: Buffer): void {
     this.#skipping = undefined;
     this.#tail = Buffer.alloc(0);
-    const id = sniffedId(head, tail);
+    const id = sniffedId(head.toString('utf8'), tail.toString('utf8'));
     if (id === undefined) return;
     this.#unanswered?.(id, OVER_BOUND);
     this.#made.push({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: OVER_BOUND } });
@@ -411,8 +411,19 @@ class ObservedReadBuffer {
       }
       const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
       this.#buffer = this.#buffer.subarray(index + 1);
-      // Not JSON: thrown, as the SDK's reader throws (the transport reports it and reads on).
-      const value: unknown = JSON.parse(line);
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (error) {
+        // Not JSON: an answer whose id its first or last bytes name fails its request at once (it
+        // waited for its timeout); any other line is thrown, as the SDK's reader throws (the
+        // transport reports it and reads on).
+        const id = sniffedId(line.slice(0, SNIFFED_BYTES), line.slice(-SNIFFED_BYTES));
+        if (id === undefined) throw error;
+        const reason = `the upstream's answer is not JSON (${(error as Error).message})`;
+        this.#unanswered?.(id, reason);
+        return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } };
+      }
       // A list_changed after another of the same read says nothing more: the handlers run after
       // the read, so the listing the first one asks for is sent after both. Dropped before the
       // schema (about 70 µs of CPU each: a flood of 10,000 took 0.7 s).
