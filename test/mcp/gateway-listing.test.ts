@@ -212,6 +212,27 @@ describe('a listed tool whose definition no hash can be taken of', () => {
   }, 30_000);
 });
 
+describe('a listed tool whose name is empty', () => {
+  it('is refused by the commands and a serving gateway, even registered: the prefix alone (`flaky_`) made it a tool name, served', async () => {
+    const registry = new InMemoryToolRegistry();
+    const transport = { type: 'stdio' as const, command: [process.execPath, SCRIPTED], env: { SCRIPTED_EMPTY_NAME: '1' }, cwd: null };
+    const row = await registry.putUpstream({ name: 'flaky', transport });
+    const reason = 'its name is empty (an MCP tool name is 1 to 128 characters)';
+    const definitions = await fetchUpstreamDefinitions(row);
+    // On the old code: state new, tool_name flaky_ (approve registered it).
+    expect(computeUpstreamStates(row, definitions, []).filter((state) => state.tool === '').map((state) => [state.state, state.tool_name, state.reason])).toEqual([['unregistrable', 'flaky_', `the upstream's entry is refused: ${reason}`]]);
+    // Registered anyway (before this check): not served.
+    for (const definition of [...definitions.filter((one) => one.refused === undefined), { name: '', inputSchema: { type: 'object' } }]) await registry.register(upstreamToolSpec(row, definition, '1.0.0'));
+    const warnings: string[] = [];
+    const gateway = await gatewayToolSet(registry, [], { onWarning: (message) => void warnings.push(message) });
+    closing.push(() => gateway.close());
+    await until(() => gateway.upstreams()[0]?.listed !== undefined, 'the upstream listed');
+    expect(gateway.upstreams()[0]?.served).toContain('flaky_seen');
+    expect(gateway.upstreams()[0]?.served).not.toContain('flaky_');
+    expect(warnings).toContain(`upstream flaky's tool "" is not served: ${reason}`);
+  }, 30_000);
+});
+
 describe('a listed tool whose outputSchema ajv cannot compile', () => {
   it('is refused alone, by the commands and a serving gateway: the SDK client compiled it while listing and failed the whole listing', async () => {
     const { gateway } = await flakyGateway('0', { SCRIPTED_ODD_OUTPUT: '1' });

@@ -66,6 +66,8 @@ const manySchema = (index) => (process.env.SCRIPTED_MANY_DISTINCT === undefined 
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: manySchema(index) });
 // SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
 if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
+// SCRIPTED_EMPTY_NAME set lists one tool more whose name is '' (the SDK's schema takes it).
+if (process.env.SCRIPTED_EMPTY_NAME !== undefined) TOOLS.push({ name: '', inputSchema: object });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
   // 998 levels: its own canonical JSON can be taken, a listing's (one level more) cannot.
   let deep = {};

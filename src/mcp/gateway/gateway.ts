@@ -5,7 +5,7 @@
 // permissions, enabled flags, deprecation and the call path apply to it as to a local tool.
 import { canonicalJson, liveToolSet, MAX_TIMER_MS, ToolBox, ToolSet as ToolSetClass } from '../../index.js';
 import type { LiveToolSet, LiveToolSetChange, LiveToolSetOptions, Tool, ToolRegistration, ToolRegistry, ToolSet, ToolSource, ToolSpec, Upstream } from '../../index.js';
-import { UNHASHABLE_DEFINITION, approvedDefinitionHash, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
+import { approvedDefinitionHash, refusedByGateway, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { MAX_UNWRITTEN_BYTES } from './connect.js';
 import { UpstreamLink } from './upstream-link.js';
@@ -351,7 +351,7 @@ class Gateway implements GatewayToolSet {
         }
         // An entry MCP clients refuse is never served (pending and the API show it unregistrable).
         if (definition.refused !== undefined) {
-          this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: ${definition.refused.startsWith(UNHASHABLE_DEFINITION) ? definition.refused : `not a valid MCP tool (${definition.refused})`}`);
+          this.#once(said, `refused:${link.upstream.name}:${definition.name}:${definition.refused}`, `upstream ${link.upstream.name}'s tool ${JSON.stringify(definition.name)} is not served: ${refusedByGateway(definition.refused) ? definition.refused : `not a valid MCP tool (${definition.refused})`}`);
           continue;
         }
         wanted.push({ link, definition, name: upstreamToolName(link.upstream, definition) });

@@ -8,7 +8,7 @@ import { CompatibilityFailedError, PreconditionFailedError, TOOL_NAME_PATTERN, T
 import type { SchemaDifference, ToolRegistration, ToolRegistry, ToolSpecInput, Upstream, UpstreamInput } from '../../index.js';
 import { MissingVariableError, connectUpstream } from './connect.js';
 import type { ConnectUpstreamOptions } from './connect.js';
-import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UNHASHABLE_DEFINITION, UPSTREAM_TAG_PREFIX, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
+import { MAX_LISTED_TOOLS, MAX_LIST_PAGES, UPSTREAM_TAG_PREFIX, approvedDefinitionHash, crowdedListing, endlessListing, listUpstreamToolsPage, listingRefusal, refusedByGateway, repeatedNameTest, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './upstream-definition.js';
 import type { UpstreamToolDefinition } from './upstream-definition.js';
 import { upstreamServingRefusal } from './upstream-tool.js';
 
@@ -197,7 +197,7 @@ export function computeUpstreamStates(
       continue;
     }
     if (definition.refused !== undefined) {
-      const reason = definition.refused.startsWith(UNHASHABLE_DEFINITION) ? `the upstream's entry is refused: ${definition.refused}` : `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it`;
+      const reason = refusedByGateway(definition.refused) ? `the upstream's entry is refused: ${definition.refused}` : `the upstream's entry is not a valid MCP tool (${definition.refused}); MCP clients refuse it`;
       states.push({ ...base, state: 'unregistrable', reason });
       continue;
     }

@@ -18,8 +18,8 @@ export interface UpstreamToolDefinition {
   readonly annotations?: Readonly<Record<string, unknown>>;
   /**
    * Set when the upstream's entry is not a valid MCP tool (the SDK's client refuses it, e.g. an
-   * `inputSchema` not of type `object`), or no hash can be taken of it (`UNHASHABLE_DEFINITION`
-   * begins the reason): why. Such an entry is unregistrable, never served;
+   * `inputSchema` not of type `object`), its name is empty (`EMPTY_TOOL_NAME`), or no hash can be
+   * taken of it (`UNHASHABLE_DEFINITION` begins the reason): why. Such an entry is unregistrable, never served;
    * `name` is its name when it has one (else ''), `inputSchema` is `{}`.
    */
   readonly refused?: string;
@@ -116,6 +116,11 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
       definitions.push({ name: typeof name === 'string' ? name : '', inputSchema: {}, refused: listingRefusal(parsed.error)?.replace(/; the SDK's client refuses .*$/, '') ?? parsed.error.message });
       continue;
     }
+    // The SDK's schema takes '', which the prefix alone would make a tool name (`NAME_`): refused, never renamed.
+    if (parsed.data.name === '') {
+      definitions.push({ name: '', inputSchema: {}, refused: EMPTY_TOOL_NAME });
+      continue;
+    }
     const definition = definitionOf(parsed.data);
     const unhashable = unhashableReason(definition);
     if (unhashable !== undefined) {
@@ -130,6 +135,14 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
 
 /** How the reason of a definition that cannot be hashed begins (`refused`): a valid MCP tool, but no JSON data the registry can hold. */
 export const UNHASHABLE_DEFINITION = 'its definition is not JSON data the gateway can hash';
+
+/** The reason (`refused`) of an entry whose name is empty: MCP's tool names are 1 to 128 characters. */
+export const EMPTY_TOOL_NAME = 'its name is empty (an MCP tool name is 1 to 128 characters)';
+
+/** Whether `refused` is the gateway's own refusal of a valid MCP entry (said as is), not the SDK schema's. */
+export function refusedByGateway(refused: string): boolean {
+  return refused === EMPTY_TOOL_NAME || refused.startsWith(UNHASHABLE_DEFINITION);
+}
 
 /**
  * The nesting a definition may have: canonicalJson refuses 1,000 levels, and the gateway hashes
