@@ -118,7 +118,7 @@ describe('the allowlist matcher (docs/runtime.md, Policies)', () => {
     const box = shown.forTurn();
     policy.allowed_tools.pop();
     expect(shown.list()).toEqual(['search', 'shell']);
-    expect((await box.invoke('shell', {})).data).toBe('shell');
+    expect(await box.invoke('shell', {})).toMatchObject({ success: true, data: 'shell' });
     expect(set.forPolicy(policy).list()).toEqual(['search']);
   });
 });
