@@ -47,7 +47,12 @@ export interface McpHttpHandlerOptions extends Omit<McpServerOptions, 'policy'> 
 
 /** Who is asking: decided by the caller (the server's bearer token), never by the handler. */
 export interface McpRequestContext {
-  /** The persona the session opened by this request lists and may call. Ignored for an existing session (it keeps its own). */
+  /**
+   * The persona the session opened by this request lists and may call. Given for a request of
+   * an existing session, it must be the policy the session was opened with (equal content): a
+   * changed one ends the session (404, as for an unknown session), so the client opens a new
+   * session under it. Not given, the session keeps its own.
+   */
   readonly policy?: ToolPolicy;
   /**
    * Who opened the session (a token's id): later requests for the session must come from
@@ -78,6 +83,8 @@ export interface McpHttpHandler {
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly principal: string | undefined;
+  /** `policyKey` of the policy the session was opened with. */
+  readonly policy: string;
   inFlight: number;
   idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** By request id, what to tell the POST waiting for its answer when the client cancels it. */
@@ -90,6 +97,22 @@ interface Session {
  * request). Every 503 and 429 carries Retry-After, as the server's own do (issue 40).
  */
 export const CLOSING_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A policy by what decides it (persona, permissions, allowlist; order and repeats aside), so a
+ * copy of equal content, read again from a token file, is the same policy. Anything that is not
+ * plain JSON is a key of its own: never equal to a session's.
+ */
+function policyKey(policy: ToolPolicy | undefined): string {
+  if (policy === undefined) return 'none';
+  const names = (list: unknown): unknown => (Array.isArray(list) && list.every((name) => typeof name === 'string') ? [...new Set(list)].sort() : list);
+  try {
+    const tools = names(policy.allowed_tools);
+    return JSON.stringify([policy.persona, names(policy.allowed_permissions ?? []), Array.isArray(tools) && tools.length === 0 ? null : (tools ?? null)]);
+  } catch {
+    return `unreadable ${randomUUID()}`;
+  }
+}
 
 export function rpcError(status: number, code: number, message: string, id: RequestId | null = null): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -627,7 +650,7 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       // Answers stream (SSE) so a call's progress, logs and requests to the client ride its
       // own response; jsonUnlessStreamed turns an answer that carries nothing else into JSON.
       onsessioninitialized: (id) => {
-        session = { transport, principal: context.principal, inFlight: 0, idleTimer: undefined, cancels: new Map() };
+        session = { transport, principal: context.principal, policy: policyKey(context.policy), inFlight: 0, idleTimer: undefined, cancels: new Map() };
         sessions.set(id, session);
       },
     });
@@ -714,6 +737,11 @@ export function createMcpHttpHandler(live: LiveToolSet, options: McpHttpHandlerO
       if (id !== null) {
         const session = sessions.get(id);
         if (session === undefined || session.principal !== context.principal) return rpcError(404, -32001, 'Session not found');
+        if (context.policy !== undefined && policyKey(context.policy) !== session.policy) {
+          // The caller narrowed (or changed) the persona: what the session lists and may call must not outlive it.
+          await session.transport.close();
+          return rpcError(404, -32001, 'Session not found');
+        }
         // The SDK's transport refused it with id null, so a client waited for its request's answer; said with its id, as over stdio.
         const again = request.method === 'POST' ? messagesOf(body).find((message) => isInitializeRequest(message as JSONRPCMessage)) : undefined;
         if (again !== undefined) return rpcError(400, -32600, 'Invalid Request: the session is already initialized; initialize once per session', (again as { id: RequestId }).id);

@@ -18,7 +18,7 @@ import {
   toMcpTools,
   toOpenAITools,
 } from '../index.js';
-import type { DeprecationInput, LintProvider, RegistrationOptions, ToolPolicy, ToolRegistration, ToolSpecInput, WriteOptions } from '../index.js';
+import type { DeprecationInput, LintProvider, RegistrationOptions, ToolPolicy, ToolRegistration, ToolSpecInput, Upstream, WriteOptions } from '../index.js';
 import { HttpProblem } from './problems.js';
 import { jsonWithRequestId } from './request-id.js';
 import { json } from './route-table.js';
@@ -145,13 +145,16 @@ function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], stri
 /**
  * The tools a token's persona policy allows, for what is shown to a model (`/v1/exports`): a
  * model must never see a tool its persona may not call, as over MCP. A registered spec names no
- * permissions (a tool's code does), so here the policy's `allowed_tools` decides. A deprecation
- * names its replacement only when that tool is shown too (its message is the operator's text).
- * Without a policy, every tool.
+ * permissions (a tool's code does), so for a local tool the policy's `allowed_tools` decides; an
+ * upstream's tool (tag `upstream:NAME`) requires its row's `permissions`, as the gateway checks
+ * them (every row it is tagged with). A deprecation names its replacement only when that tool is
+ * shown too (its message is the operator's text). Without a policy, every tool.
  */
-function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRegistration[]): readonly ToolRegistration[] {
+function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRegistration[], upstreams: readonly Upstream[]): readonly ToolRegistration[] {
   if (policy === null || policy === undefined) return tools;
-  const allowed = tools.filter((tool) => checkToolPermission(policy, { name: tool.spec.tool_name }).allowed);
+  const permissionsByTag = new Map(upstreams.map((upstream) => [`upstream:${upstream.name}`, upstream.permissions]));
+  const required = (tool: ToolRegistration): string[] => tool.spec.tags.flatMap((tag) => permissionsByTag.get(tag) ?? []);
+  const allowed = tools.filter((tool) => checkToolPermission(policy, { name: tool.spec.tool_name, permissions: { required: required(tool) } }).allowed);
   const names = new Set(allowed.map((tool) => tool.spec.tool_name));
   return allowed.map((tool) =>
     tool.deprecation === null || tool.deprecation.replacement === null || names.has(tool.deprecation.replacement) ? tool : { ...tool, deprecation: { ...tool.deprecation, replacement: null } },
@@ -488,7 +491,9 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
         throw new HttpProblem('BAD_REQUEST', `strict applies to openai, openai-responses and anthropic only, not ${format}`, { context: { parameter: 'strict' } });
       }
       const skip = parseBoolean(query.skip_incompatible as string | undefined, false);
-      return json(exportAs(format, allowedBy(token?.policy, await registry.listAll()), strict, skip ? 'skip' : 'throw'));
+      const policy = token?.policy;
+      const upstreams = policy === null || policy === undefined ? [] : await registry.listUpstreams();
+      return json(exportAs(format, allowedBy(policy, await registry.listAll(), upstreams), strict, skip ? 'skip' : 'throw'));
     },
   },
   {

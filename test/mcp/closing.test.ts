@@ -1,7 +1,8 @@
 // The MCP endpoint's own refusals while it closes (issue 40: every 503 and 429 carries
 // Retry-After), used alone (`createMcpHttpHandler`) and as the server's mount (`mcpMount`),
 // whose answers are held to the server's /openapi.json; used alone, its 415 for JSON in another
-// charset; and a call answered as a stream (it reported progress) whose session ends under it.
+// charset; a call answered as a stream (it reported progress) whose session ends under it; and a
+// session used alone that ends when its caller passes a changed (narrowed) policy.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
@@ -148,6 +149,37 @@ describe('the MCP endpoint closing', () => {
       await client.close();
       await handler.close();
     }
+    await live.close();
+  });
+});
+
+describe('a session whose policy is narrowed', () => {
+  it('used alone, ends at the first request that carries another policy (404), so a tool the new policy removed is never called through it', async () => {
+    const registry = new InMemoryToolRegistry();
+    const ran: string[] = [];
+    const tool = (name: string) => defineTool({ name, version: '1', input_schema: { type: 'object' }, handler: () => (ran.push(name), {}) });
+    const set = new ToolSet([tool('notes'), tool('shell')]);
+    for (const each of set) await registry.register(each.spec);
+    const live = await liveToolSet(registry, set);
+    const handler = createMcpHttpHandler(live);
+    // The caller's authentication decides the policy of every request; a copy of equal content is the same policy.
+    let policy: { persona: string; allowed_tools: string[] } = { persona: 'agent', allowed_tools: ['notes', 'shell'] };
+    const connect = async () => {
+      const client = new Client({ name: 't', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), { fetch: (url, init) => handler.handle(new Request(url, init), { principal: 'p', policy: structuredClone(policy) }) }));
+      return client;
+    };
+    const client = await connect();
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['notes', 'shell']);
+    await client.callTool({ name: 'notes', arguments: {} });
+    policy = { persona: 'agent', allowed_tools: ['notes'] };
+    // Before: the session kept the policy it was opened with, listed and ran shell.
+    await expect(client.callTool({ name: 'shell', arguments: {} })).rejects.toMatchObject({ code: 404, message: expect.stringContaining('Session not found') });
+    expect(ran).toEqual(['notes']);
+    expect(handler.sessionCount).toBe(0);
+    const again = await connect();
+    expect((await again.listTools()).tools.map((t) => t.name)).toEqual(['notes']);
+    await handler.close();
     await live.close();
   });
 });

@@ -97,3 +97,28 @@ describe('forPolicy and invoke agree on every policy', () => {
     );
   });
 });
+
+describe('the allowlist matcher (docs/runtime.md, Policies)', () => {
+  const set = new ToolSet([tool('search'), tool('shell'), tool('Shell')]);
+
+  it('matches names exactly: a glob, a tag, the empty string allow nothing; case, spaces, NUL and confusables are other names', async () => {
+    for (const pattern of ['*', '**', 'sh*', 'sh?ll', '[s]hell', 'shell\\', 'upstream:web', '']) {
+      expect(set.forPolicy({ persona: 'p', allowed_tools: [pattern] }).list(), pattern).toEqual([]);
+    }
+    expect(set.forPolicy({ persona: 'p', allowed_tools: [] }).list()).toEqual(['Shell', 'search', 'shell']);
+    const shown = set.forPolicy({ persona: 'p', allowed_tools: ['search'] });
+    for (const name of ['shell', 'Search', 'search ', ' search', 'search\u0000', '\u0455earch', 'nope']) {
+      expect(await shown.invoke(name, {}), name).toMatchObject({ code: 'TOOL_NOT_FOUND', error: `Tool '${name}' not found` });
+    }
+  });
+
+  it('reads the policy when the set is derived: narrowing the object afterwards changes neither the set nor its boxes', async () => {
+    const policy = { persona: 'p', allowed_tools: ['search', 'shell'] };
+    const shown = set.forPolicy(policy);
+    const box = shown.forTurn();
+    policy.allowed_tools.pop();
+    expect(shown.list()).toEqual(['search', 'shell']);
+    expect(await box.invoke('shell', {})).toMatchObject({ success: true, data: 'shell' });
+    expect(set.forPolicy(policy).list()).toEqual(['search']);
+  });
+});

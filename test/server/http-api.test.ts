@@ -349,6 +349,7 @@ describe('tokens', () => {
   let secured: Running;
   const secrets: Record<string, string> = {};
   const file = join(folder, 'tokens.json');
+  const namespaces = memoryNamespaces();
   beforeAll(async () => {
     for (const [name, scopes, namespaces] of [
       ['admin', ['read', 'write', 'admin'], []],
@@ -357,7 +358,7 @@ describe('tokens', () => {
     ] as const) {
       secrets[name] = (await createToken(file, { name, scopes: [...scopes], namespaces: [...namespaces] })).secret;
     }
-    secured = await start({ registries: memoryNamespaces(), tokens: tokenFileVerifier(file) });
+    secured = await start({ registries: namespaces, tokens: tokenFileVerifier(file) });
     await secured.call('PUT', '/v1/namespaces/team_a', { token: secrets.admin });
     await secured.call('PUT', '/v1/namespaces/team_b', { token: secrets.admin });
   });
@@ -432,6 +433,31 @@ describe('tokens', () => {
     }
     // A token without a policy sees them all.
     expect(((await secured.call('GET', '/v1/namespaces/team_b/exports/mcp', { token: secrets.admin })).body as { name: string }[]).map((tool) => tool.name)).toEqual(['lookup', 'lookup_v2', 'refund', 'refund_v2']);
+  });
+
+  it("the exports leave out an upstream's tools whose row requires a permission the persona lacks, as its MCP sessions do", async () => {
+    // The registry knows an upstream tool's required permissions (its row's), so the export checks them as the gateway does.
+    const persona = (await createToken(file, { name: 'persona_offline', scopes: ['read'], namespaces: ['team_c'], policy: { persona: 'offline', allowed_permissions: ['READ_FS'] } })).secret;
+    expect((await secured.call('PUT', '/v1/namespaces/team_c', { token: secrets.admin })).status).toBe(201);
+    const registry = (await namespaces.open('team_c')) as ToolRegistry;
+    const nowhere = { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} } as const;
+    await registry.putUpstream({ name: 'web', transport: nowhere, permissions: ['NET_HTTP'] });
+    await registry.putUpstream({ name: 'disk', transport: nowhere, permissions: ['READ_FS'] });
+    await registry.register(spec('web_fetch', '1', { tags: ['upstream:web'] }));
+    await registry.register(spec('disk_read', '1', { tags: ['upstream:disk'] }));
+    // Tagged with both: it needs both rows' permissions.
+    await registry.register(spec('mixed_sync', '1', { tags: ['upstream:disk', 'upstream:web'] }));
+    await registry.register(spec('notes'));
+    await registry.deprecate('notes', { message: 'Old', replacement: 'web_fetch' });
+    const shown = (await secured.call('GET', '/v1/namespaces/team_c/exports/mcp', { token: persona })).body as { name: string; description?: string }[];
+    expect(shown.map((tool) => [tool.name, tool.description?.split('\n').at(-1) ?? null])).toEqual([
+      ['disk_read', null],
+      ['notes', 'Deprecated: Old'],
+    ]);
+    for (const format of ['openai', 'anthropic', 'gemini', 'ai-sdk']) {
+      expect(JSON.stringify((await secured.call('GET', `/v1/namespaces/team_c/exports/${format}`, { token: persona })).body), format).not.toMatch(/web_fetch|mixed_sync/);
+    }
+    expect(((await secured.call('GET', '/v1/namespaces/team_c/exports/mcp', { token: secrets.admin })).body as { name: string }[]).map((tool) => tool.name)).toEqual(['disk_read', 'mixed_sync', 'notes', 'web_fetch']);
   });
 });
 
