@@ -15,7 +15,7 @@ export { CALL_NOTIFICATION_BURST, CALL_NOTIFICATIONS_PER_SECOND, CALL_REQUESTS_I
 // The gateway's governance (issue 37): connecting to an upstream, its tools' states, approve and reject.
 export { MAX_UNWRITTEN_BYTES, MAX_UPSTREAM_REQUESTS, UPSTREAM_REQUEST_WINDOW_MS, connectUpstream, expandVariables, MissingVariableError } from './gateway/connect.js';
 export type { ConnectUpstreamOptions, InvalidAnswer, UpstreamConnection } from './gateway/connect.js';
-export { approvedByForce, approvedDefinitionHash, definitionOf, FORCED_BUILD_MARK, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
+export { approvedByForce, approvedDefinitionHash, definitionOf, FORCED_BUILD_MARK, MAX_DEFINITION_BYTES, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
 export type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
 export { upstreamGovernance } from './gateway/governance.js';
 export type { UpstreamGovernanceOptions } from './gateway/governance.js';

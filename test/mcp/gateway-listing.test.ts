@@ -212,6 +212,27 @@ describe('a listed tool whose definition no hash can be taken of', () => {
   }, 30_000);
 });
 
+describe('a listed tool whose definition is over 1 MiB of JSON', () => {
+  it('is unregistrable naming its size and the bound, refused before its hash or its schemas are looked at, by the commands and a serving gateway', async () => {
+    // Its outputSchema is one ajv cannot compile and its inputSchema one no hash takes: the reason
+    // names the size, so neither was reached (a 9.6 MB schema took ajv 15-18 s and 1.7 GB).
+    const { gateway, warnings } = await flakyGateway('0', { SCRIPTED_OVERSIZED: '1' });
+    const oversized = /^its definition is too large: (\d+) bytes of JSON, over the 1048576 one tool's definition may have \(the server's default request body limit\)$/;
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
+    expect(gateway.upstreams()[0]?.served).toHaveLength(6);
+    expect(warnings).toEqual([expect.stringMatching(/^upstream flaky's tool "oversized" is not served: its definition is too large: \d+ bytes of JSON/)]);
+    const definitions = await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: { SCRIPTED_OVERSIZED: '1' }, cwd: null } });
+    // Kept as refused, its schemas dropped: nothing of it is held, hashed or compiled later.
+    expect(definitions.find((one) => one.name === 'oversized')).toEqual({ name: 'oversized', inputSchema: {}, refused: expect.stringMatching(oversized) });
+    const states = computeUpstreamStates({ name: 'flaky', prefix: 'flaky_', rejected: [] }, definitions, []).filter((state) => state.state === 'unregistrable');
+    expect(states.map((state) => state.tool)).toEqual(['oversized']);
+    const reason = states[0]?.reason ?? '';
+    expect(reason.replace(/^the upstream's entry is refused: /, '')).toMatch(oversized);
+    // The size is the entry's JSON as listed: the 1 MiB description and the rest.
+    expect(Number(oversized.exec(reason.replace(/^the upstream's entry is refused: /, ''))?.[1])).toBeGreaterThan(1024 * 1024);
+  }, 30_000);
+});
+
 describe('a listed tool whose name is empty', () => {
   it('is refused by the commands and a serving gateway, even registered: the prefix alone (`flaky_`) made it a tool name, served', async () => {
     const registry = new InMemoryToolRegistry();

@@ -66,6 +66,12 @@ const manySchema = (index) => (process.env.SCRIPTED_MANY_DISTINCT === undefined 
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: manySchema(index) });
 // SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
 if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
+// SCRIPTED_OVERSIZED set lists one tool more, `oversized`, whose definition is just over 1 MiB of
+// JSON (a 1 MiB description), with an outputSchema ajv cannot compile and a number no hash takes:
+// its size must be what refuses it, before either is looked at.
+if (process.env.SCRIPTED_OVERSIZED !== undefined) {
+  TOOLS.push({ name: 'oversized', description: 'd'.repeat(1024 * 1024), inputSchema: { type: 'object', maximum: 'INFINITE' }, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
+}
 // SCRIPTED_EMPTY_NAME set lists one tool more whose name is '' (the SDK's schema takes it).
 if (process.env.SCRIPTED_EMPTY_NAME !== undefined) TOOLS.push({ name: '', inputSchema: object });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
@@ -91,7 +97,7 @@ const asking = new Map();
 let askIds = 0;
 
 function send(message) {
-  process.stdout.write(`${JSON.stringify(message).replace('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
+  process.stdout.write(`${JSON.stringify(message).replaceAll('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
 }
 
 function progress(request, message) {
