@@ -13,7 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
-import { computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
+import { LISTING_COST_FACTOR, computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { startHttpUpstream } from '../support/http-upstream.js';
@@ -159,6 +159,21 @@ describe('an upstream that says list_changed with every tools/list answer', () =
     await until(() => lists(log) >= 4, 'four listings');
     // Each listing after the first waited 250 ms at least: slowness only widens the margin.
     expect((performance.now() - started) / 250).toBeGreaterThanOrEqual(lists(log) - 1 - 1);
+  }, 30_000);
+
+  it('whose listing is slow is listed again only after 4 times what the last one took (LISTING_COST_FACTOR): at most 20 % of a core on its listings', async () => {
+    const slow = 150;
+    const { log } = await flakyGateway('0', { SCRIPTED_LIST_CHANGED_EACH: '1', SCRIPTED_LIST_DELAY_MS: String(slow) });
+    await until(() => lists(log) >= 4, 'four listings', { timeoutMs: 20_000, pollMs: 20 });
+    // When the upstream was asked each (its own clock): a listing took the gateway `slow` ms at
+    // least, and the next is asked 4 times that after it ended, so at least 5 x `slow` after it
+    // was asked (a few ms of timer rounding allowed each). On the old code: every ~400 ms (the
+    // answer's 150, then LISTING_SPACING_MS).
+    const asked = readFileSync(log, 'utf8').split('\n').filter((line) => line !== '').map((line) => Number(line.split(' ')[1]));
+    const window = asked.at(-1)! - asked[0]!;
+    const spacing = (1 + LISTING_COST_FACTOR) * slow - 10;
+    expect(asked.length - 1).toBeLessThanOrEqual(Math.floor(window / spacing));
+    expect(asked.slice(1).map((at, index) => at - asked[index]! >= spacing)).toEqual(asked.slice(1).map(() => true));
   }, 30_000);
 
   it('that fails is listed again only after its pause, whatever list_changed says meanwhile', async () => {
