@@ -11,11 +11,11 @@ export { mcpMount } from './mount.js';
 export type { McpMount, McpMountOptions } from './mount.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_STARTUP_WAIT_MS, DEFAULT_SYNC_INTERVAL_MS, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS, gatewayToolSet, UPSTREAM_POLL_MS } from './gateway/gateway.js';
 export type { GatewayOptions, GatewayToolSet, UpstreamStatus } from './gateway/gateway.js';
-export { CALL_NOTIFICATION_BURST, CALL_NOTIFICATIONS_PER_SECOND, CALL_REQUESTS_IN_FLIGHT, LISTING_SPACING_MS, MAX_NOTIFICATION_BYTES, RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './gateway/upstream-link.js';
+export { CALL_NOTIFICATION_BURST, CALL_NOTIFICATIONS_PER_SECOND, CALL_REQUESTS_IN_FLIGHT, LISTING_COST_FACTOR, LISTING_SPACING_MS, MAX_NOTIFICATION_BYTES, RECONNECT_FIRST_MS, RECONNECT_MAX_MS } from './gateway/upstream-link.js';
 // The gateway's governance (issue 37): connecting to an upstream, its tools' states, approve and reject.
 export { MAX_UNWRITTEN_BYTES, MAX_UPSTREAM_REQUESTS, UPSTREAM_REQUEST_WINDOW_MS, connectUpstream, expandVariables, MissingVariableError } from './gateway/connect.js';
 export type { ConnectUpstreamOptions, InvalidAnswer, UpstreamConnection } from './gateway/connect.js';
-export { approvedByForce, approvedDefinitionHash, definitionOf, FORCED_BUILD_MARK, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
+export { approvedByForce, approvedDefinitionHash, definitionOf, FORCED_BUILD_MARK, MAX_DEFINITION_BYTES, upstreamDefinitionHash, upstreamTag, upstreamToolName, upstreamToolSpec } from './gateway/upstream-definition.js';
 export type { UpstreamToolDefinition } from './gateway/upstream-definition.js';
 export { upstreamGovernance } from './gateway/governance.js';
 export type { UpstreamGovernanceOptions } from './gateway/governance.js';

@@ -13,7 +13,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry } from '../../src/index.js';
-import { computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
+import { LISTING_COST_FACTOR, computeUpstreamStates, createMcpServer, fetchUpstreamDefinitions, gatewayToolSet, upstreamToolSpec } from '../../src/mcp/index.js';
 import type { GatewayToolSet } from '../../src/mcp/index.js';
 import { ROOT } from '../cli/helpers.js';
 import { startHttpUpstream } from '../support/http-upstream.js';
@@ -161,6 +161,21 @@ describe('an upstream that says list_changed with every tools/list answer', () =
     expect((performance.now() - started) / 250).toBeGreaterThanOrEqual(lists(log) - 1 - 1);
   }, 30_000);
 
+  it('whose listing is slow is listed again only after 4 times what the last one took (LISTING_COST_FACTOR): at most 20 % of a core on its listings', async () => {
+    const slow = 150;
+    const { log } = await flakyGateway('0', { SCRIPTED_LIST_CHANGED_EACH: '1', SCRIPTED_LIST_DELAY_MS: String(slow) });
+    await until(() => lists(log) >= 4, 'four listings', { timeoutMs: 20_000, pollMs: 20 });
+    // When the upstream was asked each (its own clock): a listing took the gateway `slow` ms at
+    // least, and the next is asked 4 times that after it ended, so at least 5 x `slow` after it
+    // was asked (a few ms of timer rounding allowed each). On the old code: every ~400 ms (the
+    // answer's 150, then LISTING_SPACING_MS).
+    const asked = readFileSync(log, 'utf8').split('\n').filter((line) => line !== '').map((line) => Number(line.split(' ')[1]));
+    const window = asked.at(-1)! - asked[0]!;
+    const spacing = (1 + LISTING_COST_FACTOR) * slow - 10;
+    expect(asked.length - 1).toBeLessThanOrEqual(Math.floor(window / spacing));
+    expect(asked.slice(1).map((at, index) => at - asked[index]! >= spacing)).toEqual(asked.slice(1).map(() => true));
+  }, 30_000);
+
   it('that fails is listed again only after its pause, whatever list_changed says meanwhile', async () => {
     const { warnings, log } = await flakyGateway('all', { SCRIPTED_LIST_CHANGED_EACH: '1' });
     const at: number[] = [];
@@ -209,6 +224,27 @@ describe('a listed tool whose definition no hash can be taken of', () => {
       ['deep', `the upstream's entry is refused: ${deep}`],
       ['huge', `the upstream's entry is refused: ${huge}`],
     ]);
+  }, 30_000);
+});
+
+describe('a listed tool whose definition is over 1 MiB of JSON', () => {
+  it('is unregistrable naming its size and the bound, refused before its hash or its schemas are looked at, by the commands and a serving gateway', async () => {
+    // Its outputSchema is one ajv cannot compile and its inputSchema one no hash takes: the reason
+    // names the size, so neither was reached (a 9.6 MB schema took ajv 15-18 s and 1.7 GB).
+    const { gateway, warnings } = await flakyGateway('0', { SCRIPTED_OVERSIZED: '1' });
+    const oversized = /^its definition is too large: (\d+) bytes of JSON, over the 1048576 one tool's definition may have \(the server's default request body limit\)$/;
+    expect(gateway.upstreams()[0]).toMatchObject({ connected: true, error: undefined });
+    expect(gateway.upstreams()[0]?.served).toHaveLength(6);
+    expect(warnings).toEqual([expect.stringMatching(/^upstream flaky's tool "oversized" is not served: its definition is too large: \d+ bytes of JSON/)]);
+    const definitions = await fetchUpstreamDefinitions({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env: { SCRIPTED_OVERSIZED: '1' }, cwd: null } });
+    // Kept as refused, its schemas dropped: nothing of it is held, hashed or compiled later.
+    expect(definitions.find((one) => one.name === 'oversized')).toEqual({ name: 'oversized', inputSchema: {}, refused: expect.stringMatching(oversized) });
+    const states = computeUpstreamStates({ name: 'flaky', prefix: 'flaky_', rejected: [] }, definitions, []).filter((state) => state.state === 'unregistrable');
+    expect(states.map((state) => state.tool)).toEqual(['oversized']);
+    const reason = states[0]?.reason ?? '';
+    expect(reason.replace(/^the upstream's entry is refused: /, '')).toMatch(oversized);
+    // The size is the entry's JSON as listed: the 1 MiB description and the rest.
+    expect(Number(oversized.exec(reason.replace(/^the upstream's entry is refused: /, ''))?.[1])).toBeGreaterThan(1024 * 1024);
   }, 30_000);
 });
 

@@ -443,7 +443,8 @@ const MIB = 1024 * 1024;
  * that resumes it (its Last-Event-ID); `replayed` with such an event and then the endless one,
  * which a GET resuming it replays; `unresumable` and `unavailable` with an event of an id and
  * then the end, whose resuming GET is answered 405 (as any GET of an id it does not know) or
- * 503. `sent` is what each endless answer wrote, `replays` counts those GETs, `unavailable`
+ * 503; `notjson` with an event whose data is no JSON but names the request's id, the stream
+ * left open; `notjsonbody` with such a JSON body. `sent` is what each endless answer wrote, `replays` counts those GETs, `unavailable`
  * the 503s.
  */
 async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: number[]; readonly replays: number; readonly unavailable: number }> {
@@ -487,13 +488,17 @@ async function startCuttingUpstream(): Promise<HttpUpstream & { readonly sent: n
       const json = (result: unknown): void => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result }));
       if (id === undefined) response.writeHead(202).end();
       else if (method === 'initialize') json({ protocolVersion: params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'cutting', version: '1' } });
-      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable', 'replayed', 'unresumable', 'unavailable'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
+      else if (method === 'tools/list') json({ tools: ['endless', 'closed', 'dropped', 'resumable', 'replayed', 'unresumable', 'unavailable', 'notjson', 'notjsonbody'].map((name) => ({ name, inputSchema: { type: 'object' } })) });
       else if (method !== 'tools/call') json({});
+      // A JSON body that is no JSON (cut short) but names its id.
+      else if (params.name === 'notjsonbody') response.writeHead(200, { 'content-type': 'application/json' }).end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[`);
       else {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
         const token = params._meta?.progressToken;
         const report = token === undefined ? ': working\n\n' : `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, message: 'working' } })}\n\n`;
         if (params.name === 'closed') response.end(report);
+        // An event whose data is no JSON (cut short) but names its id; the stream stays open.
+        else if (params.name === 'notjson') response.write(`${report}data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":"cut"}\n\n`);
         else if (params.name === 'dropped') response.write(report, () => response.destroy());
         else if (params.name === 'resumable') {
           const eventId = `e${held.size + 1}`;
@@ -589,6 +594,18 @@ describe("an HTTP upstream's answer stream that is cut or ends before the answer
     for (const name of ['closed', 'dropped']) {
       const refused = await connection.client.callTool({ name, arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => error);
       expect(refused).toMatchObject({ code: -32603, message: "MCP error -32603: the upstream ended the answer's stream without answering" });
+    }
+  });
+
+  it('an event whose data is no JSON at all but names its id fails its call at once (UPSTREAM_ERROR), as over stdio, the stream still open; so does such a JSON body', async () => {
+    // On the old code the SDK's transport dropped the event (to its onerror): the call ended at its
+    // timeout; the body failed the POST, "could not be reached" (UPSTREAM_UNAVAILABLE).
+    for (const name of ['notjson', 'notjsonbody']) {
+      const result = await client.callTool({ name: `cutting_${name}`, arguments: {} });
+      expect([name, result.isError, text(result)]).toEqual([name, true, expect.stringMatching(new RegExp(`^UPSTREAM_ERROR: upstream 'cutting': the gateway could not get its answer to ${name}: the upstream's answer is not JSON \\(.+\\)$`))]);
+      expect(records.filter((record) => record.tool === `cutting_${name}`).map((record) => record.outcome)).toEqual(['UPSTREAM_ERROR']);
+      const refused = await connection.client.callTool({ name, arguments: {} }, undefined, { timeout: CALL_TIMEOUT_MS }).catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: -32603, message: expect.stringMatching(/^MCP error -32603: the upstream's answer is not JSON \(/) });
     }
   });
 

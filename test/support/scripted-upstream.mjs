@@ -27,7 +27,8 @@
 //   characters long (the answers then pile up in the gateway), and never answers or exits.
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
-// set) for each tools/list it is asked. With SCRIPTED_LIST_ENDLESS set, every tools/list answers
+// set) for each tools/list it is asked (its number and when, in ms since the epoch); with
+// SCRIPTED_LIST_DELAY_MS=D it answers each D ms after it is asked (a slow listing). With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
 // `many0` to `many{N-1}`, after those (each answers its name; with SCRIPTED_MANY_DISTINCT set each has
 // an inputSchema of its own, else all `{type: object}`); SCRIPTED_PAGE_SIZE=N lists them in
@@ -36,7 +37,8 @@
 // JSON.parse reads as Infinity). SCRIPTED_LIST_CHANGED_EACH set sends list_changed before every
 // tools/list answer (a listing that asks for the next one).
 import { appendFileSync } from 'node:fs';
-import { setImmediate, setInterval } from 'node:timers';
+import { performance } from 'node:perf_hooks';
+import { setImmediate, setInterval, setTimeout } from 'node:timers';
 
 const RESULTS = {
   usual: { content: [{ type: 'text', text: 't' }], structuredContent: { a: 1 }, isError: false, _meta: { 'example/x': 1 } },
@@ -66,6 +68,12 @@ const manySchema = (index) => (process.env.SCRIPTED_MANY_DISTINCT === undefined 
 for (let index = 0; index < Number(process.env.SCRIPTED_MANY_TOOLS ?? 0); index++) TOOLS.push({ name: `many${index}`, description: `tool ${index}`, inputSchema: manySchema(index) });
 // SCRIPTED_ODD_OUTPUT set lists one tool more, `oddout`, whose outputSchema ajv cannot compile (an unknown type).
 if (process.env.SCRIPTED_ODD_OUTPUT !== undefined) TOOLS.push({ name: 'oddout', inputSchema: object, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
+// SCRIPTED_OVERSIZED set lists one tool more, `oversized`, whose definition is just over 1 MiB of
+// JSON (a 1 MiB description), with an outputSchema ajv cannot compile and a number no hash takes:
+// its size must be what refuses it, before either is looked at.
+if (process.env.SCRIPTED_OVERSIZED !== undefined) {
+  TOOLS.push({ name: 'oversized', description: 'd'.repeat(1024 * 1024), inputSchema: { type: 'object', maximum: 'INFINITE' }, outputSchema: { type: 'object', properties: { n: { type: 'integr' } } } });
+}
 // SCRIPTED_EMPTY_NAME set lists one tool more whose name is '' (the SDK's schema takes it).
 if (process.env.SCRIPTED_EMPTY_NAME !== undefined) TOOLS.push({ name: '', inputSchema: object });
 if (process.env.SCRIPTED_UNHASHABLE !== undefined) {
@@ -91,7 +99,7 @@ const asking = new Map();
 let askIds = 0;
 
 function send(message) {
-  process.stdout.write(`${JSON.stringify(message).replace('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
+  process.stdout.write(`${JSON.stringify(message).replaceAll('"maximum":"INFINITE"', '"maximum":1e999')}\n`);
 }
 
 function progress(request, message) {
@@ -198,28 +206,39 @@ function call(request) {
   }
 }
 
+/** A tools/list asked: logged (its number and when, ms since the epoch), list_changed first when asked to, answered (after SCRIPTED_LIST_DELAY_MS, when set). */
+function listAsked(message) {
+  lists++;
+  if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists} ${performance.timeOrigin + performance.now()}\n`);
+  if (process.env.SCRIPTED_LIST_CHANGED_EACH !== undefined) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+  const delay = Number(process.env.SCRIPTED_LIST_DELAY_MS ?? 0);
+  if (delay > 0) setTimeout(() => list(message), delay);
+  else list(message);
+}
+
+function list(message) {
+  if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
+  else if (process.env.SCRIPTED_LIST_ENDLESS !== undefined) send({ jsonrpc: '2.0', id: message.id, result: { tools: [], nextCursor: 'again' } });
+  else if (changeAtNextList) {
+    changeAtNextList = false;
+    const before = JSON.parse(JSON.stringify(TOOLS));
+    TOOLS.find((tool) => tool.name === 'seen').description = 'changed during a listing';
+    send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    send({ jsonrpc: '2.0', id: message.id, result: { tools: before } });
+  } else if (process.env.SCRIPTED_PAGE_SIZE !== undefined) {
+    // Pages of SCRIPTED_PAGE_SIZE tools, the cursor the index of the next one.
+    const size = Number(process.env.SCRIPTED_PAGE_SIZE);
+    const from = Number(message.params?.cursor ?? 0);
+    const next = from + size < TOOLS.length ? { nextCursor: String(from + size) } : {};
+    send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS.slice(from, from + size), ...next } });
+  } else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
+}
+
 function handle(message) {
   if (message.method === 'initialize') {
     send({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1.0.0' } } });
   } else if (message.method === 'tools/list') {
-    lists++;
-    if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists}\n`);
-    if (process.env.SCRIPTED_LIST_CHANGED_EACH !== undefined) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-    if (lists <= listFailures) send({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `listing ${lists} failed` } });
-    else if (process.env.SCRIPTED_LIST_ENDLESS !== undefined) send({ jsonrpc: '2.0', id: message.id, result: { tools: [], nextCursor: 'again' } });
-    else if (changeAtNextList) {
-      changeAtNextList = false;
-      const before = JSON.parse(JSON.stringify(TOOLS));
-      TOOLS.find((tool) => tool.name === 'seen').description = 'changed during a listing';
-      send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-      send({ jsonrpc: '2.0', id: message.id, result: { tools: before } });
-    } else if (process.env.SCRIPTED_PAGE_SIZE !== undefined) {
-      // Pages of SCRIPTED_PAGE_SIZE tools, the cursor the index of the next one.
-      const size = Number(process.env.SCRIPTED_PAGE_SIZE);
-      const from = Number(message.params?.cursor ?? 0);
-      const next = from + size < TOOLS.length ? { nextCursor: String(from + size) } : {};
-      send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS.slice(from, from + size), ...next } });
-    } else send({ jsonrpc: '2.0', id: message.id, result: { tools: TOOLS } });
+    listAsked(message);
   } else if (message.method === 'tools/call') {
     call(message);
   } else if (message.method === 'notifications/cancelled') {

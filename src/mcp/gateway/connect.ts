@@ -317,6 +317,16 @@ function sniffedId(head: string, tail: string): string | number | undefined {
 }
 
 /**
+ * The error answering request `id` whose answer is no JSON (`error`, JSON.parse's), over stdio
+ * and HTTP alike: `unanswered` hears it first (the gateway made it, not the upstream).
+ */
+function notJsonAnswer(id: string | number, error: unknown, unanswered: HearUnanswered): JSONRPCMessage {
+  const reason = `the upstream's answer is not JSON (${(error as Error).message})`;
+  unanswered?.(id, reason);
+  return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } };
+}
+
+/**
  * The child's output read as the SDK's `ReadBuffer` reads it (one message a line, the same size
  * bound, the same schema), except that an answer the schema refuses becomes `refusedAnswer`'s
  * error, and a line over the bound is skipped to its end rather than thrown: a stdio transport
@@ -420,9 +430,7 @@ class ObservedReadBuffer {
         // transport reports it and reads on).
         const id = sniffedId(line.slice(0, SNIFFED_BYTES), line.slice(-SNIFFED_BYTES));
         if (id === undefined) throw error;
-        const reason = `the upstream's answer is not JSON (${(error as Error).message})`;
-        this.#unanswered?.(id, reason);
-        return { jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: reason } };
+        return notJsonAnswer(id, error, this.#unanswered);
       }
       // A list_changed after another of the same read says nothing more: the handlers run after
       // the read, so the listing the first one asks for is sent after both. Dropped before the
@@ -746,8 +754,11 @@ export function screeningFetch(
     let value: unknown;
     try {
       value = JSON.parse(text);
-    } catch {
-      return rebuilt(response, text);
+    } catch (error) {
+      // Not JSON: failed by the SDK's transport at once, as "could not be reached"; an answer that
+      // names its id fails its request as an event's or a stdio line's does.
+      const named = sniffedId(text.slice(0, SNIFFED_BYTES), text.slice(-SNIFFED_BYTES));
+      return rebuilt(response, named === undefined ? text : JSON.stringify(notJsonAnswer(named, error, unanswered)));
     }
     const messages: unknown[] = Array.isArray(value) ? value : [value];
     const screened = messages.map((message) => screenedMessage(message, hear) ?? message);
@@ -957,11 +968,18 @@ function screenedEvents({ hear, unanswered, drop, cut, leftToResume }: Screen, w
       return undefined;
     }
     let value: unknown;
+    const joined = data.join('\n');
     try {
-      value = JSON.parse(data.join('\n'));
-    } catch {
+      value = JSON.parse(joined);
+    } catch (error) {
       handed();
-      return undefined;
+      // Not JSON: an answer whose id its first or last bytes name fails its request at once, as
+      // the stdio reader does (the SDK's transport dropped it to its onerror, and the request
+      // waited for its timeout); any other such event goes on, for the transport to drop.
+      const named = sniffedId(joined.slice(0, SNIFFED_BYTES), joined.slice(-SNIFFED_BYTES));
+      if (named === undefined) return undefined;
+      watch?.unsettled.delete(named);
+      return `${others.map((line) => `${line}\n`).join('')}data: ${JSON.stringify(notJsonAnswer(named, error, unanswered))}\n\n`;
     }
     // Left out (never handed, its id not counted): the SDK's transport would parse it with its schema, and the client drop it.
     if (drop !== undefined && isNotification(value) && drop(value)) return '';

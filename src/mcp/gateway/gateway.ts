@@ -274,7 +274,8 @@ class Gateway implements GatewayToolSet {
           callTimeoutMs: positive('upstreamCallTimeoutMs', this.#options.upstreamCallTimeoutMs, DEFAULT_UPSTREAM_CALL_TIMEOUT_MS),
           maxUnwrittenBytes: this.#options.maxUnwrittenBytes ?? MAX_UNWRITTEN_BYTES,
           onWarning: this.#warn,
-          onChange: () => void this.derive(),
+          // Awaited by the listing: the derivation is part of what a listing costs (LISTING_COST_FACTOR).
+          onChange: () => this.derive(),
         });
         this.#links.set(row.name, made);
         starting.push(made.start());

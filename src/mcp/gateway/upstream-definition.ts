@@ -18,7 +18,7 @@ export interface UpstreamToolDefinition {
   readonly annotations?: Readonly<Record<string, unknown>>;
   /**
    * Set when the upstream's entry is not a valid MCP tool (the SDK's client refuses it, e.g. an
-   * `inputSchema` not of type `object`), its name is empty (`EMPTY_TOOL_NAME`), or no hash can be
+   * `inputSchema` not of type `object`), its JSON is over `MAX_DEFINITION_BYTES` (`OVERSIZED_DEFINITION` begins the reason), its name is empty (`EMPTY_TOOL_NAME`), or no hash can be
    * taken of it (`UNHASHABLE_DEFINITION` begins the reason): why. Such an entry is unregistrable, never served;
    * `name` is its name when it has one (else ''), `inputSchema` is `{}`.
    */
@@ -110,6 +110,13 @@ export async function listUpstreamToolsPage(client: Client, cursor: string | und
   const definitions: UpstreamToolDefinition[] = [];
   const taskRequired: string[] = [];
   for (const entry of tools) {
+    // First of all: a definition past the bound is never parsed again, hashed or compiled.
+    const oversized = oversizedReason(entry);
+    if (oversized !== undefined) {
+      const name = (entry as { name?: unknown } | null)?.name;
+      definitions.push({ name: typeof name === 'string' ? name : '', inputSchema: {}, refused: oversized });
+      continue;
+    }
     const parsed = ToolSchema.safeParse(entry);
     if (!parsed.success) {
       const name = (entry as { name?: unknown } | null)?.name;
@@ -139,9 +146,40 @@ export const UNHASHABLE_DEFINITION = 'its definition is not JSON data the gatewa
 /** The reason (`refused`) of an entry whose name is empty: MCP's tool names are 1 to 128 characters. */
 export const EMPTY_TOOL_NAME = 'its name is empty (an MCP tool name is 1 to 128 characters)';
 
+/**
+ * The most bytes of JSON one listed tool's definition may have (the whole entry as listed: name,
+ * title, description, schemas, annotations, anything else): 1 MiB, the server's default request
+ * body limit (`serve --max-body`), so no tool the gateway registers is one that could not be
+ * registered over HTTP at the defaults. A 9.6 MB schema of 115,000 properties, within the 10 MiB
+ * of one message, made `upstream sync` and `pending` take 15-18 s, 20 CPU-s and 1.7 GB (ajv
+ * compiling it); the registry itself sets no size on a spec.
+ */
+export const MAX_DEFINITION_BYTES = 1024 * 1024;
+
+/** How the reason of a definition over `MAX_DEFINITION_BYTES` begins (`refused`). */
+export const OVERSIZED_DEFINITION = 'its definition is too large';
+
 /** Whether `refused` is the gateway's own refusal of a valid MCP entry (said as is), not the SDK schema's. */
 export function refusedByGateway(refused: string): boolean {
-  return refused === EMPTY_TOOL_NAME || refused.startsWith(UNHASHABLE_DEFINITION);
+  return refused === EMPTY_TOOL_NAME || refused.startsWith(UNHASHABLE_DEFINITION) || refused.startsWith(OVERSIZED_DEFINITION);
+}
+
+/**
+ * Why a listed entry is refused for its size (its JSON over `MAX_DEFINITION_BYTES` bytes of
+ * UTF-8), or undefined. Asked before anything else is done with the entry: its schema check,
+ * its hash, ajv's compile.
+ */
+function oversizedReason(entry: unknown): string | undefined {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(entry);
+  } catch {
+    return undefined; // nested too deep for JSON.stringify: the checks after this one refuse it
+  }
+  // A UTF-8 byte is at most one character: a text this short is within the bound.
+  if (text === undefined || text.length <= MAX_DEFINITION_BYTES / 3) return undefined;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  return bytes <= MAX_DEFINITION_BYTES ? undefined : `${OVERSIZED_DEFINITION}: ${bytes} bytes of JSON, over the ${MAX_DEFINITION_BYTES} one tool's definition may have (the server's default request body limit)`;
 }
 
 /**

@@ -35,8 +35,16 @@ export const RECONNECT_FIRST_MS = 1_000;
  * the doubled pause, so it cannot do it again every second.
  */
 export const RECONNECT_MAX_MS = 60_000;
-/** The pause before a listing asked for while another was under way: a list_changed flood is listed at most this often. */
+/** The least pause between the end of one listing of an upstream and the start of the next: a list_changed flood is listed at most this often. */
 export const LISTING_SPACING_MS = 250;
+/**
+ * The pause after a listing is at least this many times what it took (from its request to the
+ * end of the derivation it caused): a serving process spends at most 1 / (1 + 4), 20 % of a
+ * core, on the listings of one upstream. A near-10 MiB listing costs about 0.6 CPU-s; spaced
+ * only by `LISTING_SPACING_MS`, an upstream that said list_changed without end held a serving
+ * process at about 60 % of a core, other sessions' calls stalled up to 1.4 s.
+ */
+export const LISTING_COST_FACTOR = 4;
 /**
  * The notifications (progress reports and log messages together) the gateway relays of one
  * call at once: a bucket that refills at `CALL_NOTIFICATIONS_PER_SECOND`. The excess is dropped
@@ -59,8 +67,11 @@ export interface UpstreamLinkOptions {
   readonly maxUnwrittenBytes: number;
   /** Hears what the operator should know (a failed connection, a failed listing). */
   readonly onWarning: (message: string) => void;
-  /** Called when the listed definitions changed (or the link went up or down). */
-  readonly onChange: () => void;
+  /**
+   * Called when the listed definitions changed (or the link went up or down); a listing waits
+   * for what it returns (the derivation its change caused), which counts in its cost (`LISTING_COST_FACTOR`).
+   */
+  readonly onChange: () => void | Promise<unknown>;
 }
 
 /** A promise and what settles it (Node 20 has no Promise.withResolvers). */
@@ -268,6 +279,10 @@ export class UpstreamLink {
   #listAgain = false;
   /** Settles when the listing asked for during the one under way has ended. */
   #nextListing: Waiter | undefined;
+  /** The listing that waits for its pause (`#listingDueAt`), not started yet: what asks for one now joins it. */
+  #waiting: Waiter | undefined;
+  /** When (performance.now()) the next listing may start: the last one's end, plus its cost times `LISTING_COST_FACTOR` (`LISTING_SPACING_MS` at least). */
+  #listingDueAt = 0;
   #retryMs = RECONNECT_FIRST_MS;
   /** When the connection was made (performance.now()): one that lasts `RECONNECT_MAX_MS` resets `#retryMs` at its end. */
   #connectedAt = 0;
@@ -519,9 +534,9 @@ export class UpstreamLink {
       case 'notifications/cancelled':
         return this.#asking === 0;
       // #setup's: it says nothing more while the listing it would ask for is asked for already
-      // (or waits for a failed listing's pause): relist(true) would do nothing.
+      // (or waits for a pause: a failed listing's, or the one its cost sets): relist(true) would do nothing.
       case 'notifications/tools/list_changed':
-        return this.#listing === undefined ? this.#relistTimer !== undefined : this.#listAgain;
+        return this.#listing === undefined ? this.#relistTimer !== undefined : this.#listAgain || this.#waiting !== undefined;
       default:
         return true;
     }
@@ -566,7 +581,7 @@ export class UpstreamLink {
     // Only a connection that behaved a while starts the pauses again (RECONNECT_MAX_MS).
     if (performance.now() - this.#connectedAt >= RECONNECT_MAX_MS) this.#retryMs = RECONNECT_FIRST_MS;
     this.#failed(why);
-    this.#options.onChange();
+    void this.#options.onChange();
   }
 
   /** Drops the connection and connects again at once (the row's transport changed, or `sync`). */
@@ -583,13 +598,16 @@ export class UpstreamLink {
 
   /**
    * Lists the upstream's tools again (coalesced: one listing under way, and one more asked for
-   * by anything that comes during it, `LISTING_SPACING_MS` after it); tells the gateway when the
-   * definitions changed. Settles when a listing that started after the call has ended (never
+   * by anything that comes during it); no listing starts sooner after the last one ended than
+   * `LISTING_COST_FACTOR` times what the last one took, `LISTING_SPACING_MS` at least, whatever
+   * asked for it (`#listingDueAt`); tells the gateway when the definitions changed. Settles when a listing that started after the call has ended (never
    * waiting for the ones after it: an upstream that keeps saying list_changed kept it pending for
    * ever, and a sync with it). `announced`: asked by the upstream's list_changed, which waits for
    * the pause after a failed listing (the listing then due reads the change) rather than taking its place.
    */
   relist(announced = false): Promise<void> {
+    // A listing waiting for its pause has not started: it is one that starts after this call.
+    if (this.#waiting !== undefined) return this.#waiting.promise;
     if (this.#listing !== undefined) {
       this.#listAgain = true;
       this.#nextListing ??= waiter();
@@ -601,14 +619,25 @@ export class UpstreamLink {
     void current.exit(async () => {
       try {
         do {
+          // What comes during the pause joins this listing: an upstream that says list_changed
+          // without end (or with every answer) is listed at most as often as its cost allows.
+          const pause = this.#listingDueAt - performance.now();
+          if (pause > 0 && !this.#closed) {
+            this.#waiting = listing;
+            await new Promise((resolve) => setTimeout(resolve, pause).unref?.());
+            this.#waiting = undefined;
+          }
           this.#listAgain = false;
-          await this.#listOnce();
+          const began = performance.now();
+          try {
+            await this.#listOnce();
+          } finally {
+            const ended = performance.now();
+            this.#listingDueAt = ended + Math.min(RECONNECT_MAX_MS, Math.max(LISTING_SPACING_MS, LISTING_COST_FACTOR * (ended - began)));
+          }
           listing.resolve();
           // A failed listing is tried again after its pause (#scheduleRelist), whatever came meanwhile.
           if (this.#relistTimer !== undefined) break;
-          // What comes during the pause joins the next listing: an upstream that says list_changed
-          // without end (or with every answer) is listed at most every LISTING_SPACING_MS.
-          if (this.#listAgain && !this.#closed) await new Promise((resolve) => setTimeout(resolve, LISTING_SPACING_MS).unref?.());
           listing = this.#nextListing ?? waiter();
           this.#nextListing = undefined;
         } while (this.#listAgain && !this.#closed);
@@ -617,6 +646,7 @@ export class UpstreamLink {
         this.#options.onWarning(`upstream ${this.#upstream.name}: cannot list its tools: ${describe(error)}`);
       } finally {
         this.#listing = undefined;
+        this.#waiting = undefined;
         listing.resolve();
         this.#nextListing?.resolve();
         this.#nextListing = undefined;
@@ -668,7 +698,7 @@ export class UpstreamLink {
       if (this.#definitions !== undefined) {
         this.#definitions = undefined;
         this.#listedKey = '';
-        this.#options.onChange();
+        await this.#options.onChange();
       }
       return;
     }
@@ -681,7 +711,7 @@ export class UpstreamLink {
     if (key === this.#listedKey && this.#definitions !== undefined) return;
     this.#listedKey = key;
     this.#definitions = Object.freeze(listed);
-    this.#options.onChange();
+    await this.#options.onChange();
   }
 
   /**
