@@ -1,18 +1,37 @@
 // The extra handlers `tool-registry serve` mounts beside the routes: the MCP endpoint at /mcp
 // and /v1/namespaces/{ns}/mcp, with the tools of --tools MODULE and (unless --no-upstreams)
 // each namespace's approved upstream tools.
+import type { ToolSet } from '../index.js';
 import type { McpMount } from '../mcp/index.js';
 import type { Mount, UpstreamGovernance } from '../server/index.js';
 // The endpoint's description alone (no imports): /openapi.json describes /mcp before the SDK loads.
 import { MCP_MOUNT_DESCRIPTION } from '../mcp-description.js';
 
-/** The mounts for one `serve` run, from its parsed options. */
-export async function serveMounts(options: Readonly<Record<string, unknown>>): Promise<Record<string, Mount>> {
+/**
+ * The mounts for one `serve` run, from its parsed options; `tools`: the --tools module's set
+ * when the caller read it already (`serveTools`), so that it is loaded once.
+ */
+export async function serveMounts(options: Readonly<Record<string, unknown>>, tools?: ToolSet): Promise<Record<string, Mount>> {
   const upstreams = options.upstreams !== false;
   if (typeof options.tools !== 'string' && !upstreams) return {};
   if (typeof options.tools !== 'string') return { mcp: onFirstRequest(() => mcpMountFor(options)) };
   // A --tools module is read at start: a module that fails to load is a usage error of `serve`.
-  return { mcp: await mcpMountFor(options) };
+  return { mcp: await mcpMountFor(options, tools ?? (await serveTools(options))) };
+}
+
+/** The tools of `serve --tools MODULE` (a usage error when the module fails to load); undefined without --tools. */
+export async function serveTools(options: Readonly<Record<string, unknown>>): Promise<ToolSet | undefined> {
+  if (typeof options.tools !== 'string') return undefined;
+  const { readToolsModule } = await import('./mcp-run.js');
+  return readToolsModule(options.tools);
+}
+
+/**
+ * The server's `toolPermissions` for the tools `serve` has the code of: what each one's code
+ * requires, so that /v1/exports under a policy leaves out what the token's MCP sessions hide.
+ */
+export function toolPermissionsOf(tools: ToolSet): (toolName: string) => readonly string[] | undefined {
+  return (toolName) => tools.resolve(toolName)?.permissions.required;
 }
 
 /**
@@ -25,10 +44,10 @@ export function serveWarning(message: string, stderr: NodeJS.WritableStream = pr
 }
 
 /** The MCP mount of `options`, the MCP SDK loaded with it (it is not needed to serve the HTTP API alone). */
-async function mcpMountFor(options: Readonly<Record<string, unknown>>): Promise<McpMount> {
+async function mcpMountFor(options: Readonly<Record<string, unknown>>, given?: ToolSet): Promise<McpMount> {
   const upstreams = options.upstreams !== false;
-  const [{ mcpMount }, { readToolsModule }, { createToolSet }] = await Promise.all([import('../mcp/index.js'), import('./mcp-run.js'), import('../index.js')]);
-  const tools = typeof options.tools === 'string' ? await readToolsModule(options.tools) : createToolSet([]);
+  const [{ mcpMount }, { createToolSet }] = await Promise.all([import('../mcp/index.js'), import('../index.js')]);
+  const tools = given ?? createToolSet([]);
   const warn = (message: string): boolean => serveWarning(message);
   const number = (name: string): { [key: string]: number } => (typeof options[name] === 'number' ? { [name]: options[name] } : {});
   return mcpMount(tools, {

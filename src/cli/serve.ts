@@ -23,7 +23,7 @@ import { CliError, describeSystemError } from './errors.js';
 import { serveThroughOutputErrors, whenOutputLost } from './output-errors.js';
 import { cell, toJson } from './output.js';
 import { readPolicyFile } from './input.js';
-import { serveGovernance, serveMounts, serveWarning } from './serve-mounts.js';
+import { serveGovernance, serveMounts, serveTools, serveWarning, toolPermissionsOf } from './serve-mounts.js';
 import { catchStrayErrors } from './stray-errors.js';
 import { packageVersion } from '../package-files.js';
 import type { CliIO } from './program.js';
@@ -140,7 +140,8 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
   }
   const source = namespacesFor(options, io.env);
   const consoleRoot = options.console ? defaultConsoleRoot() : undefined;
-  const mounts = await serveMounts(options);
+  const tools = await serveTools(options);
+  const mounts = await serveMounts(options, tools);
   // The address it listens on is one of its names too (127.0.0.2 is loopback as well), when Host is
   // checked; the server's own loopback names are served with its port only (`Host: 127.0.0.1` is port 80).
   const listenName = isIP(host) === 6 ? `[${host}]` : host;
@@ -159,6 +160,8 @@ export async function serveCommand(io: CliIO, options: ServeOptions & Record<str
       ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
       ...(consoleRoot === undefined ? {} : { console: { root: consoleRoot } }),
       mounts,
+      // The code's permissions: /v1/exports under a policy hides what the token's MCP sessions hide.
+      ...(tools === undefined ? {} : { toolPermissions: toolPermissionsOf(tools) }),
       upstreams: serveGovernance(io.env, mounts),
       version: packageVersion(),
       log: (entry) => io.stderr.write(`${JSON.stringify(entry)}\n`),

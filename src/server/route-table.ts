@@ -22,6 +22,8 @@ export interface RouteContext {
   /** The parsed JSON body (routes with a `body` only). */
   readonly body: unknown;
   readonly token: AuthenticatedToken | null;
+  /** The server's `toolPermissions` option: what a tool's code requires, when this process has that code. */
+  readonly toolPermissions?: (toolName: string) => readonly string[] | undefined;
   /** Aborted when the client goes away or the server shuts down. */
   readonly signal: AbortSignal;
   /** How often an event stream sends a heartbeat comment. */

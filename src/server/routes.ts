@@ -144,16 +144,32 @@ function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], stri
 
 /**
  * The tools a token's persona policy allows, for what is shown to a model (`/v1/exports`): a
- * model must never see a tool its persona may not call, as over MCP. A registered spec names no
- * permissions (a tool's code does), so for a local tool the policy's `allowed_tools` decides; an
- * upstream's tool (tag `upstream:NAME`) requires its row's `permissions`, as the gateway checks
- * them (every row it is tagged with). A deprecation names its replacement only when that tool is
- * shown too (its message is the operator's text). Without a policy, every tool.
+ * model must never see a tool its persona may not call, as over MCP. A tool this process has
+ * code for (`toolPermissions`, from `serve --tools`) requires what its code requires, as the MCP
+ * session checks it (the local tool is served, never an upstream's of its name). Else a
+ * registered spec names no permissions, so for a local tool the policy's `allowed_tools`
+ * decides; an upstream's tool (tag `upstream:NAME`) requires its row's `permissions`, as the
+ * gateway checks them (every row it is tagged with). A deprecation names its replacement only
+ * when that tool is shown too (its message is the operator's text). Without a policy, every tool.
  */
-function allowedBy(policy: ToolPolicy | null | undefined, tools: readonly ToolRegistration[], upstreams: readonly Upstream[]): readonly ToolRegistration[] {
+function allowedBy(
+  policy: ToolPolicy | null | undefined,
+  tools: readonly ToolRegistration[],
+  upstreams: readonly Upstream[],
+  toolPermissions: ((toolName: string) => readonly string[] | undefined) | undefined,
+): readonly ToolRegistration[] {
   if (policy === null || policy === undefined) return tools;
   const permissionsByTag = new Map(upstreams.map((upstream) => [`upstream:${upstream.name}`, upstream.permissions]));
-  const required = (tool: ToolRegistration): string[] => tool.spec.tags.flatMap((tag) => permissionsByTag.get(tag) ?? []);
+  const required = (tool: ToolRegistration): readonly string[] => {
+    const name = tool.spec.tool_name;
+    const code = toolPermissions?.(name);
+    if (code === undefined) return tool.spec.tags.flatMap((tag) => permissionsByTag.get(tag) ?? []);
+    // The operator's function, not a request: a wrong answer is this server's fault (a 500), never read as "requires nothing".
+    if (!Array.isArray(code) || code.some((permission) => typeof permission !== 'string')) {
+      throw new TypeError(`toolPermissions(${JSON.stringify(name)}) must return an array of strings or undefined, got ${JSON.stringify(code) ?? typeof code}`);
+    }
+    return code;
+  };
   const allowed = tools.filter((tool) => checkToolPermission(policy, { name: tool.spec.tool_name, permissions: { required: required(tool) } }).allowed);
   const names = new Set(allowed.map((tool) => tool.spec.tool_name));
   return allowed.map((tool) =>
@@ -479,7 +495,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     }),
     responses: { 200: { description: "The provider's tool list.", schema: AnyJsonSchema } },
     errors: ['PROVIDER_INCOMPATIBLE', 'NOT_FOUND'],
-    handle: async ({ registry, params, query, token }) => {
+    handle: async ({ registry, params, query, token, toolPermissions }) => {
       const format = params.format as ExportFormat;
       if (!(EXPORT_FORMATS as readonly string[]).includes(format)) {
         throw new HttpProblem('NOT_FOUND', `no export format ${JSON.stringify(format)}; the formats are ${EXPORT_FORMATS.join(', ')}`, {
@@ -493,7 +509,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       const skip = parseBoolean(query.skip_incompatible as string | undefined, false);
       const policy = token?.policy;
       const upstreams = policy === null || policy === undefined ? [] : await registry.listUpstreams();
-      return json(exportAs(format, allowedBy(policy, await registry.listAll(), upstreams), strict, skip ? 'skip' : 'throw'));
+      return json(exportAs(format, allowedBy(policy, await registry.listAll(), upstreams, toolPermissions), strict, skip ? 'skip' : 'throw'));
     },
   },
   {

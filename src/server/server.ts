@@ -142,6 +142,18 @@ export interface ToolRegistryServerOptions {
   /** Extra handlers by path segment, such as `{ mcp: mcpMount }` (`/mcp`, `/v1/namespaces/{ns}/mcp`). */
   readonly mounts?: Readonly<Record<string, Mount>>;
   /**
+   * The permissions a tool's code requires (its `Tool.permissions.required`), `undefined` for a
+   * tool this process has no code for; `serve --tools MODULE` gives it from the module. Given,
+   * `GET /v1/exports/{format}` under a token's policy leaves out exactly what that token's MCP
+   * sessions would not list: a tool it has code for is judged by the code's permissions
+   * (`checkToolPermission`, as `ToolSet.forPolicy`), also when it is tagged `upstream:NAME` (the
+   * gateway serves the local tool, not the upstream's of that name). Absent, or `undefined` for a
+   * tool: a registered spec names no permissions, so the policy's `allowed_tools` and an
+   * upstream row's `permissions` decide. A function, else a TypeError; an answer that is neither
+   * `undefined` nor an array of strings is a 500.
+   */
+  readonly toolPermissions?: (toolName: string) => readonly string[] | undefined;
+  /**
    * The gateway the upstream routes (`/v1/upstreams...`) connect and approve with
    * (`upstreamGovernance()` of 'tool-registry/mcp'). Without it the upstreams are listed with
    * their registered counts only and the live routes answer 501 GATEWAY_UNAVAILABLE.
@@ -275,6 +287,10 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
   if (!Array.isArray(allowedHosts) || allowedHosts.some((host) => typeof host !== 'string')) throw new TypeError('createToolRegistryServer: allowedHosts must be an array of host names');
   for (const host of allowedHosts) parseHostEntry(host);
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
+  const toolPermissions = options.toolPermissions;
+  if (toolPermissions !== undefined && typeof toolPermissions !== 'function') {
+    throw new TypeError(`createToolRegistryServer: toolPermissions must be a function (toolName) => string[] | undefined, got ${toolPermissions === null ? 'null' : typeof toolPermissions}`);
+  }
   const tokens = options.tokens;
   const mounts = options.mounts ?? {};
   const shutdownController = new AbortController();
@@ -543,6 +559,7 @@ export function createToolRegistryServer(options: ToolRegistryServerOptions): To
         query,
         body,
         token,
+        ...(toolPermissions === undefined ? {} : { toolPermissions }),
         heartbeatMs,
         streamBacklogBytes,
         requestId: facts.requestId,

@@ -59,6 +59,7 @@ beforeAll(async () => {
     ['admin', ['read']],
     ['reader', ['read'], { persona: 'reader', allowed_permissions: ['READ_FS'], allowed_tools: ['echo', 'read_notes'] }],
     ['crawler', ['read'], { persona: 'crawler', allowed_permissions: ['NET_HTTP'], allowed_tools: ['search', 'boom'] }],
+    ['offline', ['read'], { persona: 'offline', allowed_permissions: [] }],
     ['writer', ['write']],
   ] as const;
   for (const [name, scopes, policy] of made) {
@@ -113,6 +114,23 @@ describe('tool-registry serve --tools (Streamable HTTP)', () => {
     const stolen = await post({ authorization: `Bearer ${secrets.crawler}`, 'mcp-session-id': reader.transport.sessionId as string }, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
     expect(stolen.status).toBe(404);
     await end(reader, crawler);
+  });
+
+  it("/v1/exports under a token's policy lists what its MCP sessions list: a tool whose code requires a permission the persona lacks is left out", async () => {
+    for (const [token, expected] of [
+      ['offline', ['boom', 'echo', 'hang', 'listing']],
+      ['reader', ['echo', 'read_notes']],
+      ['crawler', ['boom', 'search']],
+    ] as const) {
+      const session = await connect(token);
+      const listed = (await listAll(session.client)).tools.map((tool) => tool.name);
+      await end(session);
+      // anthropic: the MCP export refuses `listing`'s array output schema, which a session omits.
+      const exported = await fetch(`${base}/v1/exports/anthropic`, { headers: { authorization: `Bearer ${secrets[token]}` } });
+      const body = (await exported.json()) as { name: string }[];
+      expect([token, exported.status, Array.isArray(body) ? body.map((tool) => tool.name) : body]).toEqual([token, 200, listed]);
+      expect([token, listed]).toEqual([token, expected]);
+    }
   });
 
   it('refuses a foreign Origin and, with --allowed-hosts, a foreign Host (403); serves the --cors one, its preflight without a token; DELETE ends a session', async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ToolSet, defineTool } from '../../src/index.js';
+import { InMemoryToolRegistry, ToolSet, defineTool } from '../../src/index.js';
 import { createToken, createToolRegistryServer, listen, memoryNamespaces, tokenFileVerifier } from '../../src/server/index.js';
 import { mcpMount } from '../../src/mcp/index.js';
 import { documentChecker, recorded, recordThisFile, spec, start } from './helpers.js';
@@ -365,12 +365,28 @@ describe('who may talk to the server', () => {
     expect(JSON.parse(stdout)).toEqual([413, 413, 413, 413]);
   });
 
+  it("a toolPermissions answer that is not a list of permissions is the server's fault (500), never read as requiring nothing", async () => {
+    const file = join(folder, 'tool-permissions-tokens.json');
+    const persona = (await createToken(file, { name: 'persona', scopes: ['read'], policy: { persona: 'support', allowed_permissions: [] } })).secret;
+    const registry = new InMemoryToolRegistry();
+    await registry.register(spec('refund'));
+    const wrong = await start({ registries: registry, tokens: tokenFileVerifier(file), toolPermissions: () => 'PAYMENTS' as never });
+    try {
+      const reply = await wrong.call('GET', '/v1/exports/mcp', { token: persona });
+      expect([reply.status, (reply.body as { code: string }).code]).toEqual([500, 'INTERNAL']);
+      expect(reply.text).not.toMatch(/refund/);
+    } finally {
+      await wrong.close();
+    }
+  });
+
   it('a bound of 0, a fraction or a string is refused up front, naming the option and the value (0 made every body a 413)', async () => {
     for (const field of ['maxBodyBytes', 'maxJsonDepth', 'heartbeatMs', 'maxStreams', 'maxSessions', 'streamBacklogBytes']) {
       for (const value of [0, 1.5, -1, Number.NaN, '1024']) {
         expect(() => createToolRegistryServer({ registries: memoryNamespaces(), [field]: value })).toThrow(`${field} must be a whole number >= 1, got ${typeof value === 'string' ? `"${value}"` : String(value)}`);
       }
     }
+    expect(() => createToolRegistryServer({ registries: memoryNamespaces(), toolPermissions: 'PAYMENTS' as never })).toThrow('toolPermissions must be a function (toolName) => string[] | undefined, got string');
     // A time past the longest timer Node keeps ran after 1 ms: `drainTimeoutMs: Infinity` (wait for everything) waited 1 ms, a heartbeat every 1 ms.
     expect(() => createToolRegistryServer({ registries: memoryNamespaces(), heartbeatMs: 2 ** 31 })).toThrow('heartbeatMs must be a whole number from 1 to 2147483647 (the longest timer Node keeps), got 2147483648');
     const server = createToolRegistryServer({ registries: memoryNamespaces() });

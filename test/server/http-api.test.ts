@@ -9,7 +9,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryToolRegistry, ToolRegistrySnapshot, openSqliteToolRegistry } from '../../src/index.js';
 import { PROBLEM_STATUS, createToken, memoryNamespaces, sqliteNamespaces, tokenFileVerifier } from '../../src/server/index.js';
-import type { ToolRegistry } from '../../src/index.js';
+import type { ToolPolicy, ToolRegistry } from '../../src/index.js';
 import { documentChecker, rawRequest, recorded, recordThisFile, spec, start } from './helpers.js';
 import type { Reply, Running } from './helpers.js';
 
@@ -358,11 +358,28 @@ describe('tokens', () => {
     ] as const) {
       secrets[name] = (await createToken(file, { name, scopes: [...scopes], namespaces: [...namespaces] })).secret;
     }
-    secured = await start({ registries: namespaces, tokens: tokenFileVerifier(file) });
+    // As `serve --tools` fills it: the permissions the process's code requires, for the tools it has code for.
+    const code: Record<string, readonly string[]> = { order_lookup: ['READ_ORDERS'], order_refund: ['PAYMENTS'], order_web: [] };
+    secured = await start({ registries: namespaces, tokens: tokenFileVerifier(file), toolPermissions: (name) => code[name] });
     await secured.call('PUT', '/v1/namespaces/team_a', { token: secrets.admin });
     await secured.call('PUT', '/v1/namespaces/team_b', { token: secrets.admin });
   });
   afterAll(() => secured.close());
+
+  /** A new namespace and a read token bound to it under `policy`, with the namespace's registry. */
+  async function personaNamespace(namespace: string, tokenName: string, policy: ToolPolicy): Promise<{ persona: string; registry: ToolRegistry }> {
+    const persona = (await createToken(file, { name: tokenName, scopes: ['read'], namespaces: [namespace], policy })).secret;
+    expect((await secured.call('PUT', `/v1/namespaces/${namespace}`, { token: secrets.admin })).status).toBe(201);
+    return { persona, registry: (await namespaces.open(namespace)) as ToolRegistry };
+  }
+
+  /** The MCP export as `token` gets it: each tool's name and its description's last line (the deprecation's), or null. */
+  async function exportedLines(namespace: string, token: string): Promise<[string, string | null][]> {
+    const shown = (await secured.call('GET', `/v1/namespaces/${namespace}/exports/mcp`, { token })).body as { name: string; description?: string }[];
+    return shown.map((tool) => [tool.name, tool.description?.split('\n').at(-1) ?? null]);
+  }
+
+  const nowhere = { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} } as const;
 
   it('no token: 401 with WWW-Authenticate on every route but /healthz and /readyz', async () => {
     const none = await secured.call('GET', '/v1/tools');
@@ -437,10 +454,7 @@ describe('tokens', () => {
 
   it("the exports leave out an upstream's tools whose row requires a permission the persona lacks, as its MCP sessions do", async () => {
     // The registry knows an upstream tool's required permissions (its row's), so the export checks them as the gateway does.
-    const persona = (await createToken(file, { name: 'persona_offline', scopes: ['read'], namespaces: ['team_c'], policy: { persona: 'offline', allowed_permissions: ['READ_FS'] } })).secret;
-    expect((await secured.call('PUT', '/v1/namespaces/team_c', { token: secrets.admin })).status).toBe(201);
-    const registry = (await namespaces.open('team_c')) as ToolRegistry;
-    const nowhere = { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: {} } as const;
+    const { persona, registry } = await personaNamespace('team_c', 'persona_offline', { persona: 'offline', allowed_permissions: ['READ_FS'] });
     await registry.putUpstream({ name: 'web', transport: nowhere, permissions: ['NET_HTTP'] });
     await registry.putUpstream({ name: 'disk', transport: nowhere, permissions: ['READ_FS'] });
     await registry.register(spec('web_fetch', '1', { tags: ['upstream:web'] }));
@@ -449,8 +463,7 @@ describe('tokens', () => {
     await registry.register(spec('mixed_sync', '1', { tags: ['upstream:disk', 'upstream:web'] }));
     await registry.register(spec('notes'));
     await registry.deprecate('notes', { message: 'Old', replacement: 'web_fetch' });
-    const shown = (await secured.call('GET', '/v1/namespaces/team_c/exports/mcp', { token: persona })).body as { name: string; description?: string }[];
-    expect(shown.map((tool) => [tool.name, tool.description?.split('\n').at(-1) ?? null])).toEqual([
+    expect(await exportedLines('team_c', persona)).toEqual([
       ['disk_read', null],
       ['notes', 'Deprecated: Old'],
     ]);
@@ -458,6 +471,28 @@ describe('tokens', () => {
       expect(JSON.stringify((await secured.call('GET', `/v1/namespaces/team_c/exports/${format}`, { token: persona })).body), format).not.toMatch(/web_fetch|mixed_sync/);
     }
     expect(((await secured.call('GET', '/v1/namespaces/team_c/exports/mcp', { token: secrets.admin })).body as { name: string }[]).map((tool) => tool.name)).toEqual(['disk_read', 'mixed_sync', 'notes', 'web_fetch']);
+  });
+
+  it("with the tools' code (toolPermissions), the exports leave out a local tool whose code requires a permission the persona lacks, as its MCP sessions do", async () => {
+    const { persona, registry } = await personaNamespace('team_d', 'persona_orders', { persona: 'support', allowed_permissions: ['READ_ORDERS'] });
+    await registry.putUpstream({ name: 'web', transport: nowhere, permissions: ['NET_HTTP'] });
+    // order_refund's code requires PAYMENTS; order_notes has no code here (the policy's allowlist decides, as before).
+    for (const name of ['order_lookup', 'order_refund', 'order_notes']) await registry.register(spec(name));
+    // A local tool wins over an upstream's of its name (the gateway does not serve that one): its code's permissions decide.
+    await registry.register(spec('order_web', '1', { tags: ['upstream:web'] }));
+    await registry.deprecate('order_notes', { message: 'Old', replacement: 'order_refund' });
+    await registry.deprecate('order_lookup', { message: 'Old', replacement: 'order_notes' });
+    expect(await exportedLines('team_d', persona)).toEqual([
+      ['order_lookup', 'Deprecated: Old. Use order_notes instead.'],
+      // Its replacement is a tool the persona may not call: not named.
+      ['order_notes', 'Deprecated: Old'],
+      ['order_web', null],
+    ]);
+    for (const format of ['openai', 'openai-responses', 'anthropic', 'gemini', 'ai-sdk']) {
+      expect(JSON.stringify((await secured.call('GET', `/v1/namespaces/team_d/exports/${format}`, { token: persona })).body), format).not.toMatch(/order_refund/);
+    }
+    // A token without a policy sees them all.
+    expect(((await secured.call('GET', '/v1/namespaces/team_d/exports/mcp', { token: secrets.admin })).body as { name: string }[]).map((tool) => tool.name)).toEqual(['order_lookup', 'order_notes', 'order_refund', 'order_web']);
   });
 });
 
