@@ -1,5 +1,6 @@
 // The registry's routes (everything under /v1 that a namespace has). Thin: parse, call the
 // library, map the result. Errors are thrown and answered at one edge (problems.ts).
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import {
   LINT_PROVIDERS,
@@ -114,14 +115,39 @@ function registrationOptions(context: RouteContext): RegistrationOptions {
   return parseBoolean(context.query.allow_downgrade as string | undefined, false) ? { ...expectation(context), allowDowngrade: true } : expectation(context);
 }
 
+function notOurCursor(cursor: string): HttpProblem {
+  const shown = cursor.length > 200 ? `${JSON.stringify(cursor.slice(0, 200))}… (${cursor.length} characters)` : JSON.stringify(cursor);
+  return new HttpProblem('BAD_REQUEST', `cursor ${shown} is not a cursor this server gave out for this query in this namespace`, { context: { parameter: 'cursor' } });
+}
+
+/**
+ * A page cursor as the server gives it out: the registry's, behind a short hash of the namespace.
+ * The registry's cursor is bound to the query and filters only (every store gives the same one), so
+ * without this another namespace took it and answered a page of its own tools ranked with the
+ * first namespace's statistics.
+ */
+function namespacedCursor(namespace: string, cursor: string | null): string | null {
+  return cursor === null ? null : `${namespaceTag(namespace)}.${cursor}`;
+}
+
+function namespaceTag(namespace: string): string {
+  return createHash('sha256').update(namespace).digest('base64url').slice(0, 8);
+}
+
+/** The registry's cursor inside one `namespacedCursor` gave out; another namespace's is a 400 naming `cursor`. */
+function registryCursor(namespace: string, cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const prefix = `${namespaceTag(namespace)}.`;
+  if (!cursor.startsWith(prefix)) throw notOurCursor(cursor);
+  return cursor.slice(prefix.length);
+}
+
 /** A page cursor the registry refused is the request's fault: a 400 naming the parameter, as every bad query parameter. */
 async function paging<T>(cursor: string | undefined, read: () => Promise<T>): Promise<T> {
   try {
     return await read();
   } catch (error) {
-    if (error instanceof ToolRegistryError && error.code === 'VALIDATION_FAILED' && error.context.path === 'cursor') {
-      throw new HttpProblem('BAD_REQUEST', `cursor ${JSON.stringify(cursor)} is not a cursor this server gave out for this query`, { context: { parameter: 'cursor' } });
-    }
+    if (error instanceof ToolRegistryError && error.code === 'VALIDATION_FAILED' && error.context.path === 'cursor') throw notOurCursor(cursor ?? '');
     throw error;
   }
 }
@@ -208,24 +234,25 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
     repeatable: ['tag'],
     responses: { 200: { description: 'A page of tools.', schema: ToolPageSchema } },
     errors: [],
-    handle: async ({ registry, query }) => {
+    handle: async ({ registry, namespace, query }) => {
       const includeDisabled = parseBoolean(query.include_disabled as string | undefined, false);
       const tags = (query.tag as string[] | undefined) ?? [];
       const q = query.q as string | undefined;
-      const cursor = query.cursor as string | undefined;
+      const given = query.cursor as string | undefined;
+      const cursor = registryCursor(namespace, given);
       const limit = query.limit === undefined ? (q === undefined ? TOOL_PAGE_DEFAULT : SEARCH_PAGE_DEFAULT) : Number(query.limit);
       const options = { includeDisabled, tags, limit: Math.max(limit, 1), ...(cursor === undefined ? {} : { cursor }) };
       if (limit === 0) {
         // An empty page (as before listPage and search); a cursor given is still checked: a 400 naming it.
-        if (cursor !== undefined) await paging<unknown>(cursor, () => (q === undefined ? registry.listPage(options) : registry.search(q, options)));
+        if (cursor !== undefined) await paging<unknown>(given, () => (q === undefined ? registry.listPage(options) : registry.search(q, options)));
         return json(q === undefined ? { tools: [], next_cursor: null } : { tools: [], scores: [], next_cursor: null });
       }
       if (q === undefined) {
-        const page = await paging(cursor, () => registry.listPage(options));
-        return json({ tools: page.registrations, next_cursor: page.next_cursor });
+        const page = await paging(given, () => registry.listPage(options));
+        return json({ tools: page.registrations, next_cursor: namespacedCursor(namespace, page.next_cursor) });
       }
-      const page = await paging(cursor, () => registry.search(q, options));
-      return json({ tools: page.results.map((r) => r.registration), scores: page.results.map((r) => r.score), next_cursor: page.next_cursor });
+      const page = await paging(given, () => registry.search(q, options));
+      return json({ tools: page.results.map((r) => r.registration), scores: page.results.map((r) => r.score), next_cursor: namespacedCursor(namespace, page.next_cursor) });
     },
   },
   {

@@ -132,6 +132,31 @@ describe('GET /v1/tools?q= (search) and the keyset listing', () => {
     expectProblem(await api.call('GET', '/v1/tools?q=weather', { token: secrets.writer }), 'FORBIDDEN', 403);
     expectProblem(await api.call('GET', '/v1/tools?q=weather'), 'UNAUTHORIZED', 401);
   });
+
+  it("a cursor is only good in the namespace that gave it out: another namespace's page is a 400 naming cursor", async () => {
+    // Regression: a search cursor of `default` was taken by team_a (same q: the cursor's key is the
+    // query and filters), which answered a page of its own tools ranked with default's statistics.
+    await teamA.register(described('team_weather_two', 'Weather for the second team'));
+    try {
+      const fromDefault = (await api.call('GET', '/v1/tools?q=weather&limit=1', { token: rw() })).body as Page;
+      const fromTeam = (await api.call('GET', '/v1/namespaces/team_a/tools?q=weather&limit=1', { token: rw() })).body as Page;
+      const listCursor = ((await api.call('GET', '/v1/tools?limit=1', { token: rw() })).body as Page).next_cursor;
+      for (const [path, cursor] of [
+        ['/v1/namespaces/team_a/tools?q=weather&limit=1', fromDefault.next_cursor],
+        ['/v1/namespaces/team_a/tools?q=weather&limit=0', fromDefault.next_cursor],
+        ['/v1/tools?q=weather&limit=1', fromTeam.next_cursor],
+        ['/v1/namespaces/team_a/tools?limit=1', listCursor],
+      ] as const) {
+        const problem = expectProblem(await api.call('GET', `${path}&cursor=${encodeURIComponent(cursor ?? '')}`, { token: rw() }), 'BAD_REQUEST', 400);
+        expect(problem.context).toEqual({ parameter: 'cursor' });
+      }
+      // Its own namespace, under either address of `default`, takes it.
+      expect(names(await api.call('GET', `/v1/namespaces/default/tools?q=weather&limit=1&cursor=${encodeURIComponent(fromDefault.next_cursor ?? '')}`, { token: rw() }))).toEqual(['weather_forecast']);
+      expect(names(await api.call('GET', `/v1/namespaces/team_a/tools?q=weather&limit=1&cursor=${encodeURIComponent(fromTeam.next_cursor ?? '')}`, { token: rw() }))).toHaveLength(1);
+    } finally {
+      await teamA.remove('team_weather_two');
+    }
+  });
 });
 
 describe('deprecate and undeprecate', () => {
