@@ -40,11 +40,15 @@ function moreLine(page: SearchPage, limit: number): string {
   return limit < 1000 ? `more tools match: raise --limit (${limit} shown, up to 1000)\n` : 'more tools match than 1000: narrow the query or add --tag\n';
 }
 
+/** How much of a query the "no tools match" line quotes. */
+const QUOTED_QUERY_COLUMNS = 200;
+
 export async function searchCommand(context: CliContext, query: string, options: SearchCommandOptions): Promise<void> {
   await withRegistry(context.database, 'readonly', async (registry) => {
     const page = await registry.search(query, { tags: options.tag, limit: options.limit ?? 10, includeDisabled: options.all === true });
     if (options.json === true) context.stdout.write(toJson(page));
     else if (page.results.length > 0) context.stdout.write(formatSearchPage(page) + moreLine(page, options.limit ?? 10));
-    else context.stdout.write(`no ${options.all === true ? '' : 'enabled '}tools match ${JSON.stringify(query)}\n`);
+    // The query quoted to a line's width: a 100 KB query was repeated whole.
+    else context.stdout.write(`no ${options.all === true ? '' : 'enabled '}tools match ${truncateToWidth(JSON.stringify(query), QUOTED_QUERY_COLUMNS)}\n`);
   });
 }

@@ -32,6 +32,9 @@ describe('search', () => {
     const withAll = (await runCli(['search', 'weather', '--all'], { cwd })).stdout;
     expect(withAll).toMatch(/weatherAlerts\s+no/);
     expect((await runCli(['search', 'zzz'], { cwd })).stdout).toBe('no enabled tools match "zzz"\n');
+    // A long query is quoted to a line's width (a 100 KB query was repeated whole).
+    const long = (await runCli(['search', 'z'.repeat(100_000)], { cwd })).stdout;
+    expect([long.length, long.startsWith('no enabled tools match "zzz'), long.endsWith('z…\n')]).toEqual([224, true, true]);
     // A table the limit cut says so (it ended at the limit as if nothing more matched); one that holds every match does not.
     expect((await runCli(['search', 'weather', '--all', '--limit', '1'], { cwd })).stdout.trimEnd().split('\n').at(-1)).toBe('more tools match: raise --limit (1 shown, up to 1000)');
     expect((await runCli(['search', 'weather', '--all', '--limit', '2'], { cwd })).stdout).not.toContain('more tools match');
