@@ -81,11 +81,15 @@ export interface Malformed {
 /** What the malformed walk returns for a well-formed part (a value no schema holds). */
 const OK = Symbol('well-formed');
 
-/** The `$schema` values the runtime validates with (draft-07, 2019-09, 2020-12); it refuses others. */
+/**
+ * The `$schema` values the runtime validates with (draft-07, 2019-09, 2020-12); it refuses others.
+ * Each in the scheme its meta-schema's `$id` has: ajv looks the meta-schema up by that text, so
+ * `http://json-schema.org/draft/2020-12/schema` is "no schema with key or ref" at run time.
+ */
 const SUPPORTED_DRAFTS: readonly RegExp[] = [
-  /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/,
-  /^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/,
-  /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/,
+  /^http:\/\/json-schema\.org\/draft-07\/schema#?$/,
+  /^https:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/,
+  /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/,
 ];
 
 const TYPE_NAMES: ReadonlySet<unknown> = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);
@@ -107,6 +111,32 @@ function jsonText(value: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Keywords whose subschemas apply to the very value their schema applies to (no descent into it). */
+const SAME_VALUE: ReadonlySet<string> = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas', 'dependencies']);
+
+/** A subschema and where its schema holds it: `keyword`, and the index or name under it (`anyOf` 2, `properties` "a"). */
+interface Subschema {
+  readonly keyword: string;
+  readonly key?: string | number;
+  readonly schema: unknown;
+}
+
+/** The subschemas of `node`; under `$defs` and `definitions` too when `withDefs`. */
+function subschemas(node: Record<string, unknown>, withDefs: boolean): Subschema[] {
+  const out: Subschema[] = [];
+  for (const keyword of SCHEMA_ONE) if (isObject(node[keyword])) out.push({ keyword, schema: node[keyword] });
+  for (const keyword of SCHEMA_LIST) {
+    const list = node[keyword];
+    if (Array.isArray(list)) list.forEach((schema: unknown, key) => out.push({ keyword, key, schema }));
+  }
+  for (const keyword of SCHEMA_MAP) {
+    const map = node[keyword];
+    if (!isObject(map) || (!withDefs && (keyword === '$defs' || keyword === 'definitions'))) continue;
+    for (const [key, schema] of Object.entries(map)) if (isObject(schema)) out.push({ keyword, key, schema });
+  }
+  return out;
 }
 
 let nextId = 1;
@@ -263,9 +293,90 @@ export class SchemaDocument {
     if (this.#malformed === undefined) {
       const path: string[] = [];
       const value = this.#malformedIn(this.root, path);
-      this.#malformed = value === OK ? null : { pointer: path.map((key) => `/${token(key)}`).join(''), value };
+      this.#malformed = value === OK ? this.#refLoop() : { pointer: path.map((key) => `/${token(key)}`).join(''), value };
     }
     return this.#malformed;
+  }
+
+  /**
+   * A reference, reached from the root, that leads back to where it was met without descending
+   * into the value (`A: {$ref: A}`, `anyOf: [S, {$ref: '#'}]`), or `null`. ajv cannot compile a
+   * loop of bare refs (its stack overflows), and follows any other such loop for every value
+   * that reaches it (`allErrors` tries every branch), until the stack overflows: the runtime
+   * refuses those values, which the walk would judge by the other branches.
+   */
+  #refLoop(): Malformed | null {
+    if (!this.anyRef) return null;
+    this.#ensureIndexed();
+    // The schemas a `$dynamicRef` or `$recursiveRef` may reach besides its static target, by anchor (found at the first such ref).
+    let dynamic: Map<string, object[]> | undefined;
+    const anchored = (name: string): object[] => {
+      if (dynamic === undefined) {
+        const found = new Map<string, object[]>();
+        const visit = (node: unknown): void => {
+          if (!isObject(node)) return;
+          const names = [typeof node.$dynamicAnchor === 'string' ? `$dynamicAnchor:${node.$dynamicAnchor}` : undefined, node.$recursiveAnchor === true ? '$recursiveAnchor' : undefined];
+          for (const key of names) if (key !== undefined) found.set(key, [...(found.get(key) ?? []), node]);
+          for (const inner of subschemas(node, true)) visit(inner.schema);
+        };
+        visit(this.root);
+        dynamic = found;
+      }
+      return dynamic.get(name) ?? [];
+    };
+    /** The schemas applied to the same value as `node` (no descent), each with the keyword that applies it. */
+    const sameValue = (node: Record<string, unknown>): Subschema[] => {
+      const out = subschemas(node, false).filter((inner) => SAME_VALUE.has(inner.keyword));
+      for (const key of ['$ref', '$dynamicRef', '$recursiveRef']) {
+        const ref = node[key];
+        if (typeof ref !== 'string') continue;
+        const target = this.resolve(ref, node);
+        if (target !== undefined) out.push({ keyword: key, schema: target });
+        if (key === '$dynamicRef' && ref.startsWith('#')) for (const schema of anchored(`$dynamicAnchor:${ref.slice(1)}`)) out.push({ keyword: key, schema });
+        if (key === '$recursiveRef') for (const schema of anchored('$recursiveAnchor')) out.push({ keyword: key, schema });
+      }
+      return out;
+    };
+    // Depth first over every schema the root reaches, iteratively (a chain of 20,000 refs is a
+    // spec's right); a loop is an edge of the same value back to a node on the current path.
+    const state = new Map<object, 'open' | 'done'>();
+    const reached = new Set<object>();
+    const pending: object[] = [];
+    const reach = (node: unknown): void => {
+      if (isObject(node) && !reached.has(node)) {
+        reached.add(node);
+        pending.push(node);
+      }
+    };
+    reach(this.root);
+    while (pending.length > 0) {
+      const start = pending.pop() as Record<string, unknown>;
+      for (const inner of subschemas(start, false)) reach(inner.schema);
+      for (const inner of sameValue(start)) reach(inner.schema);
+      if (state.has(start)) continue;
+      const path: { node: Record<string, unknown>; edges: Subschema[]; next: number }[] = [{ node: start, edges: sameValue(start), next: 0 }];
+      state.set(start, 'open');
+      while (path.length > 0) {
+        const top = path[path.length - 1] as (typeof path)[number];
+        const edge = top.edges[top.next++];
+        if (edge === undefined) {
+          state.set(top.node, 'done');
+          path.pop();
+          continue;
+        }
+        if (!isObject(edge.schema)) continue;
+        const seen = state.get(edge.schema);
+        if (seen === 'open') {
+          const at = `${this.pointerOf(top.node) ?? ''}/${token(edge.keyword)}`;
+          return { pointer: edge.key === undefined ? at : `${at}/${token(edge.key)}`, value: top.node[edge.keyword] };
+        }
+        if (seen === undefined) {
+          state.set(edge.schema, 'open');
+          path.push({ node: edge.schema, edges: sameValue(edge.schema), next: 0 });
+        }
+      }
+    }
+    return null;
   }
 
   /** The malformed value under `node` (its place left in `path`), or `OK`. */

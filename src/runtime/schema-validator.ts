@@ -118,9 +118,10 @@ function draftOf(schema: JsonObject): Draft {
   const declared = schema.$schema;
   if (declared === undefined) return '2020-12';
   if (typeof declared === 'string') {
-    if (/^https?:\/\/json-schema\.org\/draft-07\/schema#?$/.test(declared)) return 'draft-07';
-    if (/^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/.test(declared)) return '2019-09';
-    if (/^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared)) return '2020-12';
+    // The scheme of each meta-schema's `$id`: ajv finds it by that text (the other scheme was its "no schema with key or ref").
+    if (/^http:\/\/json-schema\.org\/draft-07\/schema#?$/.test(declared)) return 'draft-07';
+    if (/^https:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/.test(declared)) return '2019-09';
+    if (/^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared)) return '2020-12';
   }
   throw new Error(
     `unsupported $schema ${JSON.stringify(declared)}: use draft 2020-12 (the default), 2019-09 or draft-07`,

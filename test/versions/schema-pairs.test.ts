@@ -4,6 +4,8 @@
 import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { compareSchemas, compareToolSchemas, InMemoryToolRegistry, SCHEMA_DIFFERENCE_TYPES } from '../../src/index.js';
+import type { JsonObject } from '../../src/core/contracts.js';
+import { compileSchema } from '../../src/runtime/schema-validator.js';
 
 type Breaking = boolean | 'undecidable';
 /** [what, before, after, compatible, [type, path, breaking][]] */
@@ -798,5 +800,69 @@ describe('compareSchemas: hostile schemas give a verdict, undecidable or a clear
     // A node shared by two places is no cycle.
     const shared = { type: 'string' };
     expect(compareSchemas({ anyOf: [shared, { type: 'null' }], not: shared }, { anyOf: [shared, { type: 'null' }], not: shared }).compatible).toBe(true);
+  });
+});
+
+describe('compareSchemas: unsound verdicts of a hostile acceptance test (the runtime validator as the judge)', () => {
+  /** The runtime's verdict on `value` as a call's arguments: refused when the schema does not compile or its check throws. */
+  const accepts = (schema: unknown, value: unknown): boolean => {
+    try {
+      return compileSchema(schema as JsonObject, true)(structuredClone(value)) === undefined;
+    } catch {
+      return false;
+    }
+  };
+  const outputVerdict = (before: unknown, after: unknown) => compareToolSchemas({ input_schema: {}, output_schema: before }, { input_schema: {}, output_schema: after });
+
+  it.each([
+    'http://json-schema.org/draft/2020-12/schema',
+    'http://json-schema.org/draft/2020-12/schema#',
+    'http://json-schema.org/draft/2019-09/schema',
+    'https://json-schema.org/draft-07/schema#',
+    'https://json-schema.org/draft-07/schema',
+  ])('a $schema in the scheme ajv does not know (%s) is refused by the runtime: never compatible (it said compatible)', (draft) => {
+    const plain = { type: 'string' };
+    const declared = { $schema: draft, type: 'string' };
+    expect(accepts(plain, 'x')).toBe(true);
+    expect(accepts(declared, 'x')).toBe(false);
+    const result = compareSchemas(plain, declared);
+    expect(result.compatible).toBe(false);
+    expect(result.differences).toContainEqual(expect.objectContaining({ type: 'keyword-changed', path: '/$schema', breaking: 'undecidable' }));
+    expect(outputVerdict(declared, plain).compatible).toBe(false);
+  });
+
+  it('the spellings ajv knows still compare as before', () => {
+    for (const draft of ['https://json-schema.org/draft/2020-12/schema', 'https://json-schema.org/draft/2020-12/schema#', 'http://json-schema.org/draft-07/schema#', 'http://json-schema.org/draft-07/schema', 'https://json-schema.org/draft/2019-09/schema']) {
+      expect(accepts({ $schema: draft, type: 'string' }, 'x')).toBe(true);
+      expect(compareSchemas({ type: 'string' }, { $schema: draft, type: 'string' }).compatible, draft).toBe(true);
+    }
+  });
+
+  it.each([
+    // ajv cannot compile these: resolving a ref that only names itself overflows its stack.
+    ['a property that is a $ref to itself', { properties: { a: { $ref: '#/properties/a' } } }],
+    ['a $defs entry that is a $ref to itself', { $defs: { A: { $ref: '#/$defs/A' } }, properties: { a: { $ref: '#/$defs/A' } } }],
+    ['two $defs that refer to each other', { $defs: { A: { $ref: '#/$defs/B' }, B: { $ref: '#/$defs/A' } }, properties: { a: { $ref: '#/$defs/A' } } }],
+    // ajv compiles these, but with allErrors it follows every branch: any value overflows the stack.
+    ['an anyOf branch that is the root again', { anyOf: [{ type: 'string' }, { $ref: '#' }] }],
+    ['an allOf branch that is the root again', { allOf: [{ type: 'string' }, { $ref: '#' }] }],
+    ['a $ref beside type that is the root again', { type: 'string', not: { $ref: '#/$defs/N' }, $defs: { N: { not: { $ref: '#' } } } }],
+  ])('a $ref cycle that never descends into the value refuses every value at run time: never compatible (it said compatible): %s', (_what, looping) => {
+    const plain = { type: 'string' };
+    expect(accepts(plain, 'x')).toBe(true);
+    expect(accepts(looping, 'x')).toBe(false);
+    expect(compareSchemas(plain, looping).compatible).toBe(false);
+    expect(outputVerdict(looping, plain).compatible).toBe(false);
+    // The same text on both sides refuses the same values: no change.
+    expect(compareSchemas(looping, structuredClone(looping)).compatible).toBe(true);
+  });
+
+  it('a $ref cycle nothing reaches, or one that descends into the value, is no obstacle', () => {
+    const unreached = { type: 'string', $defs: { A: { $ref: '#/$defs/A' } } };
+    expect(accepts(unreached, 'x')).toBe(true);
+    expect(compareSchemas({ type: 'string' }, unreached).compatible).toBe(true);
+    const tree = { type: 'object', properties: { v: { type: 'string' }, kids: { type: 'array', items: { $ref: '#' } } } };
+    const wider = { type: 'object', properties: { v: { type: ['string', 'null'] }, kids: { type: 'array', items: { $ref: '#' } } } };
+    expect(compareSchemas(tree, wider).compatible).toBe(true);
   });
 });
