@@ -176,6 +176,9 @@ function compileAnew(schema: JsonObject, applyDefaults: boolean): SchemaCheck {
     // lets two tools use the same `$id` and lets a dropped Tool be collected.
     ajv.removeSchema(schema);
   }
+  // ajv compiles `"$async": true` to a check that returns a Promise: read as "valid", it let any
+  // arguments through, and its rejection ended the process.
+  if ((validate as { $async?: unknown }).$async === true) throw new Error('it declares "$async": true, which makes the check asynchronous: not supported (the check must answer at once)');
   if (patterns === 'none') return (value) => (validate(value) ? undefined : toIssues(validate.errors ?? []));
   if (patterns === 'bounded') {
     return (value) => {

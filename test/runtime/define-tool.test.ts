@@ -182,6 +182,9 @@ describe('defineTool', () => {
     ['input_schema', { input_schema: { minLength: 'five' } }],
     ['input_schema', { input_schema: { $schema: 'http://json-schema.org/draft-04/schema#' } }],
     ['output_schema', { input_schema: schema, output_schema: { type: 'objekt' } }],
+    // ajv makes it a check that returns a Promise: any arguments passed, and its rejection ended the process.
+    ['input_schema', { input_schema: { $async: true, type: 'object', properties: { n: { type: 'integer' } } } }],
+    ['output_schema', { input_schema: schema, output_schema: { $async: true, type: 'object' } }],
   ])('refuses a schema ajv cannot compile, naming %s', (field, fields) => {
     const error = failure(() => defineTool({ name: 't', handler, ...fields } as never));
     expect(error.code).toBe('VALIDATION_FAILED');
