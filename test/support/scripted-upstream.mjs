@@ -10,7 +10,9 @@
 // - `answer` {kind}: the result RESULTS[kind], as it is; `over-bound` and `over-bound-id-last`: a
 //   text result whose line is over 10 MiB, its id before or after the result (`over-bound-bad-id`:
 //   an id that is no JSON string); `not-json`: a line that is no JSON (cut short) naming its id,
-//   `not-json-no-id` one naming none;
+//   `not-json-no-id` one naming none; `not-json-nested`: a line that is no JSON (a NaN, as Python's
+//   json.dumps writes it) whose result holds an object with an `id` (that of the first call held,
+//   `hold`) before the answer's own `id`, last;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason });
 // - `flood` {count, apart?, change?}: sends `count` notifications/tools/list_changed (all in one
@@ -138,6 +140,10 @@ function call(request) {
     const id = args.kind === 'over-bound-bad-id' ? '"id":"\\x"' : `"id":${JSON.stringify(request.id)}`;
     const result = `"result":{"content":[{"type":"text","text":"${'x'.repeat(10 * 1024 * 1024)}"}]}`;
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
+  } else if (name === 'answer' && args.kind === 'not-json-nested') {
+    const row = { id: [...held.keys()][0] ?? 0, score: 'NAN' };
+    const result = { content: [{ type: 'text', text: 'rows' }], structuredContent: { rows: [row] } };
+    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', result, id: request.id }).replace('"NAN"', 'NaN')}\n`);
   } else if (name === 'answer' && args.kind.startsWith('not-json')) {
     // A line that is no JSON (cut short), naming its id (`not-json`) or not (`not-json-no-id`).
     const id = args.kind === 'not-json' ? `"id":${JSON.stringify(request.id)},` : '';
