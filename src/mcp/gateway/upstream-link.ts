@@ -281,6 +281,8 @@ export class UpstreamLink {
   #nextListing: Waiter | undefined;
   /** The listing that waits for its pause (`#listingDueAt`), not started yet: what asks for one now joins it. */
   #waiting: Waiter | undefined;
+  /** That pause's timer, and what ends it early (`close`). */
+  #pause: { readonly timer: ReturnType<typeof setTimeout>; readonly end: () => void } | undefined;
   /** When (performance.now()) the next listing may start: the last one's end, plus its cost times `LISTING_COST_FACTOR` (`LISTING_SPACING_MS` at least). */
   #listingDueAt = 0;
   #retryMs = RECONNECT_FIRST_MS;
@@ -624,8 +626,15 @@ export class UpstreamLink {
           const pause = this.#listingDueAt - performance.now();
           if (pause > 0 && !this.#closed) {
             this.#waiting = listing;
-            await new Promise((resolve) => setTimeout(resolve, pause).unref?.());
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, pause);
+              timer.unref?.();
+              this.#pause = { timer, end: resolve };
+            });
+            this.#pause = undefined;
             this.#waiting = undefined;
+            // Closed meanwhile: nothing is listed (the connection being made would be).
+            if (this.#closed) break;
           }
           this.#listAgain = false;
           const began = performance.now();
@@ -980,6 +989,9 @@ export class UpstreamLink {
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     this.#cancelRelist();
+    // A listing waiting for its pause ends now: a connection being made awaits it (and close that).
+    if (this.#pause !== undefined) clearTimeout(this.#pause.timer);
+    this.#pause?.end();
     await this.#connecting?.catch(() => undefined);
     const connection = this.#connection;
     this.#connection = undefined;
