@@ -30,7 +30,8 @@
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked (its number and when, in ms since the epoch); with
-// SCRIPTED_LIST_DELAY_MS=D it answers each D ms after it is asked (a slow listing). With SCRIPTED_LIST_ENDLESS set, every tools/list answers
+// SCRIPTED_LIST_DELAY_MS=D it answers each D ms after it is asked (a slow listing; only the first
+// SCRIPTED_LIST_DELAYED=N listings when that is set). With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
 // `many0` to `many{N-1}`, after those (each answers its name; with SCRIPTED_MANY_DISTINCT set each has
 // an inputSchema of its own, else all `{type: object}`); SCRIPTED_PAGE_SIZE=N lists them in
@@ -217,7 +218,8 @@ function listAsked(message) {
   lists++;
   if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists} ${performance.timeOrigin + performance.now()}\n`);
   if (process.env.SCRIPTED_LIST_CHANGED_EACH !== undefined) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-  const delay = Number(process.env.SCRIPTED_LIST_DELAY_MS ?? 0);
+  const delayed = process.env.SCRIPTED_LIST_DELAYED === undefined || lists <= Number(process.env.SCRIPTED_LIST_DELAYED);
+  const delay = delayed ? Number(process.env.SCRIPTED_LIST_DELAY_MS ?? 0) : 0;
   if (delay > 0) setTimeout(() => list(message), delay);
   else list(message);
 }

@@ -45,6 +45,11 @@ export const LISTING_SPACING_MS = 250;
  * process at about 60 % of a core, other sessions' calls stalled up to 1.4 s.
  */
 export const LISTING_COST_FACTOR = 4;
+/** The least pause after a listing that took `cost` ms before the next may start: `LISTING_COST_FACTOR` times it, within `LISTING_SPACING_MS` and `RECONNECT_MAX_MS`. */
+function listingPause(cost: number): number {
+  return Math.min(RECONNECT_MAX_MS, Math.max(LISTING_SPACING_MS, LISTING_COST_FACTOR * cost));
+}
+
 /**
  * The notifications (progress reports and log messages together) the gateway relays of one
  * call at once: a bucket that refills at `CALL_NOTIFICATIONS_PER_SECOND`. The excess is dropped
@@ -283,6 +288,8 @@ export class UpstreamLink {
   #waiting: Waiter | undefined;
   /** That pause's timer, and what ends it early (`close`). */
   #pause: { readonly timer: ReturnType<typeof setTimeout>; readonly end: () => void } | undefined;
+  /** When (performance.now()) the listing under way started. */
+  #listingBegan = 0;
   /** When (performance.now()) the next listing may start: the last one's end, plus its cost times `LISTING_COST_FACTOR` (`LISTING_SPACING_MS` at least). */
   #listingDueAt = 0;
   #retryMs = RECONNECT_FIRST_MS;
@@ -637,12 +644,12 @@ export class UpstreamLink {
             if (this.#closed) break;
           }
           this.#listAgain = false;
-          const began = performance.now();
+          this.#listingBegan = performance.now();
           try {
             await this.#listOnce();
           } finally {
             const ended = performance.now();
-            this.#listingDueAt = ended + Math.min(RECONNECT_MAX_MS, Math.max(LISTING_SPACING_MS, LISTING_COST_FACTOR * (ended - began)));
+            this.#listingDueAt = ended + listingPause(ended - this.#listingBegan);
           }
           listing.resolve();
           // A failed listing is tried again after its pause (#scheduleRelist), whatever came meanwhile.
@@ -731,7 +738,9 @@ export class UpstreamLink {
   #scheduleRelist(connection: UpstreamConnection): number | undefined {
     if (this.#closed) return undefined;
     if (this.#relistTimer !== undefined) clearTimeout(this.#relistTimer);
-    const delay = this.#relistMs;
+    // Never sooner than the pause this listing's cost sets (one that timed out cost its timeout):
+    // the listing would wait for it anyway, and the warning says when it comes.
+    const delay = Math.max(this.#relistMs, listingPause(performance.now() - this.#listingBegan));
     this.#relistMs = Math.min(this.#relistMs * 2, RECONNECT_MAX_MS);
     this.#relistTimer = setTimeout(() => {
       this.#relistTimer = undefined;
