@@ -190,6 +190,47 @@ describe('an upstream that says list_changed with every tools/list answer', () =
   }, 30_000);
 });
 
+describe("a serving gateway's pause between listings (LISTING_COST_FACTOR)", () => {
+  it("that a new connection's first listing waits for ends at close(): nothing is listed after it, and close does not wait for it", async () => {
+    const log = join(dir, `closed-in-pause-${++gateways}.log`);
+    const registry = new InMemoryToolRegistry();
+    const transport = { type: 'stdio' as const, command: [process.execPath, SCRIPTED], env: { SCRIPTED_LIST_LOG: log, SCRIPTED_LIST_DELAY_MS: '1000' }, cwd: null };
+    await registry.putUpstream({ name: 'flaky', transport });
+    const gateway = await gatewayToolSet(registry, []);
+    closing.push(() => gateway.close());
+    expect(lists(log)).toBe(1);
+    // The listing took 1 s or more: the next may start 4 s after it ended. A changed transport
+    // connects again at once, and that connection's first listing waits for the pause.
+    await registry.putUpstream({ name: 'flaky', transport: { ...transport, env: { ...transport.env, SCRIPTED_AGAIN: '1' } } });
+    const syncing = gateway.sync().catch(() => undefined);
+    await until(() => gateway.upstreams()[0]?.connected === false, 'the old connection closed');
+    await until(() => gateway.upstreams()[0]?.connected === true, 'the new connection made');
+    await gateway.close();
+    await syncing;
+    // On the old code close waited for the pause (its connection's listing), then that listing asked the new child.
+    expect(lists(log)).toBe(1);
+  }, 30_000);
+
+  it('after a listing that timed out is the one its warning names (`listing again in N s`): 4 times the timeout, not the 1 s of a failed listing', async () => {
+    const log = join(dir, `timed-out-${++gateways}.log`);
+    const registry = new InMemoryToolRegistry();
+    // The first listing is answered after 5 s, past the 500 ms the gateway waits; the next at once.
+    const env = { SCRIPTED_LIST_LOG: log, SCRIPTED_LIST_DELAY_MS: '5000', SCRIPTED_LIST_DELAYED: '1' };
+    await registry.putUpstream({ name: 'flaky', transport: { type: 'stdio', command: [process.execPath, SCRIPTED], env, cwd: null } });
+    const warnings: string[] = [];
+    const gateway = await gatewayToolSet(registry, [], { connectTimeoutMs: 500, onWarning: (message) => void warnings.push(message) });
+    closing.push(() => gateway.close());
+    await until(() => lists(log) >= 2, 'the second listing', { timeoutMs: 15_000, pollMs: 20 });
+    const warned = warnings.find((warning) => warning.includes('cannot list its tools')) ?? '';
+    const said = Number(/listing again in (\d+) s$/.exec(warned)?.[1]);
+    const asked = readFileSync(log, 'utf8').split('\n').filter((line) => line !== '').map((line) => Number(line.split(' ')[1]));
+    // The listing cost its 500 ms timeout at least: the next may start 2 s after it failed
+    // (LISTING_COST_FACTOR), and did; on the old code the warning said 1 s.
+    expect(said).toBe((LISTING_COST_FACTOR * 500) / 1000);
+    expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual((1 + LISTING_COST_FACTOR) * 500 - 10);
+  }, 30_000);
+});
+
 describe('an upstream that lists more than 10,000 tools', () => {
   it('is refused by the commands and by a serving gateway alike, which served the first 10,000 as if they were all', async () => {
     // 10,001 tools in pages of 5,000: the serving link stopped after the second page, silently.

@@ -216,6 +216,22 @@ describe('a relayed tools/call', () => {
     expect((await seen(client)).calls.length).toBe(before + 3);
   });
 
+  it("an answer that is no JSON whose result holds an object with an `id` fails its own call, never the call of that id (the answer's own id comes last)", async () => {
+    // Its own records: the other tests count the scripted_hold records of the shared list.
+    const holder = await session({ onCall: () => undefined });
+    const controller = new AbortController();
+    let holding = false;
+    const held = holder.callTool({ name: 'scripted_hold', arguments: {} }, undefined, { signal: controller.signal, onprogress: () => void (holding = true) }).then(text, (error: Error) => `rejected: ${error.message}`);
+    await until(() => holding, 'the held call running upstream');
+    // Its line names the held call's id inside its result (a row of a table), first.
+    const quick = await session({ callTimeoutMs: 3_000 });
+    // On the old code: the held call ended as UPSTREAM_ERROR (the nested id, the first the line names), this one as TIMEOUT.
+    const answered = text(await quick.callTool({ name: 'scripted_answer', arguments: { kind: 'not-json-nested' } }));
+    const settled = await Promise.race([held, sleep(200).then(() => 'still held')]);
+    controller.abort();
+    expect([answered, settled]).toEqual([expect.stringMatching(/^UPSTREAM_ERROR: .*the upstream's answer is not JSON/), 'still held']);
+  });
+
   it('an answer whose error is no JSON-RPC error (5, null, a code that is no number, no message) is UPSTREAM_ERROR naming it at once, and fails a request of the SDK client at once', async () => {
     // On the old code these ended at once as "… not a valid CallToolResult: the result Invalid input", and
     // the SDK client's own request as "neither a result object nor a valid error": what was wrong went unsaid.

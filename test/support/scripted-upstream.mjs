@@ -10,7 +10,9 @@
 // - `answer` {kind}: the result RESULTS[kind], as it is; `over-bound` and `over-bound-id-last`: a
 //   text result whose line is over 10 MiB, its id before or after the result (`over-bound-bad-id`:
 //   an id that is no JSON string); `not-json`: a line that is no JSON (cut short) naming its id,
-//   `not-json-no-id` one naming none;
+//   `not-json-no-id` one naming none; `not-json-nested`: a line that is no JSON (a NaN, as Python's
+//   json.dumps writes it) whose result holds an object with an `id` (that of the first call held,
+//   `hold`) before the answer's own `id`, last;
 // - `seen`: what it saw, as JSON text: the id of every tools/call and every cancellation
 //   ({ requestId, matched: whether a call of that id was in flight, reason });
 // - `flood` {count, apart?, change?}: sends `count` notifications/tools/list_changed (all in one
@@ -28,7 +30,8 @@
 // Its tools/list answers a JSON-RPC error to the first SCRIPTED_LIST_FAILURES requests (a
 // number, or `all`; none when unset), and appends a line to the file SCRIPTED_LIST_LOG (when
 // set) for each tools/list it is asked (its number and when, in ms since the epoch); with
-// SCRIPTED_LIST_DELAY_MS=D it answers each D ms after it is asked (a slow listing). With SCRIPTED_LIST_ENDLESS set, every tools/list answers
+// SCRIPTED_LIST_DELAY_MS=D it answers each D ms after it is asked (a slow listing; only the first
+// SCRIPTED_LIST_DELAYED=N listings when that is set). With SCRIPTED_LIST_ENDLESS set, every tools/list answers
 // no tools and a next cursor (a pager that never ends). SCRIPTED_MANY_TOOLS=N lists N more tools,
 // `many0` to `many{N-1}`, after those (each answers its name; with SCRIPTED_MANY_DISTINCT set each has
 // an inputSchema of its own, else all `{type: object}`); SCRIPTED_PAGE_SIZE=N lists them in
@@ -138,6 +141,10 @@ function call(request) {
     const id = args.kind === 'over-bound-bad-id' ? '"id":"\\x"' : `"id":${JSON.stringify(request.id)}`;
     const result = `"result":{"content":[{"type":"text","text":"${'x'.repeat(10 * 1024 * 1024)}"}]}`;
     process.stdout.write(`{"jsonrpc":"2.0",${args.kind === 'over-bound' ? `${id},${result}` : `${result},${id}`}}\n`);
+  } else if (name === 'answer' && args.kind === 'not-json-nested') {
+    const row = { id: [...held.keys()][0] ?? 0, score: 'NAN' };
+    const result = { content: [{ type: 'text', text: 'rows' }], structuredContent: { rows: [row] } };
+    process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', result, id: request.id }).replace('"NAN"', 'NaN')}\n`);
   } else if (name === 'answer' && args.kind.startsWith('not-json')) {
     // A line that is no JSON (cut short), naming its id (`not-json`) or not (`not-json-no-id`).
     const id = args.kind === 'not-json' ? `"id":${JSON.stringify(request.id)},` : '';
@@ -211,7 +218,8 @@ function listAsked(message) {
   lists++;
   if (process.env.SCRIPTED_LIST_LOG !== undefined) appendFileSync(process.env.SCRIPTED_LIST_LOG, `${lists} ${performance.timeOrigin + performance.now()}\n`);
   if (process.env.SCRIPTED_LIST_CHANGED_EACH !== undefined) send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
-  const delay = Number(process.env.SCRIPTED_LIST_DELAY_MS ?? 0);
+  const delayed = process.env.SCRIPTED_LIST_DELAYED === undefined || lists <= Number(process.env.SCRIPTED_LIST_DELAYED);
+  const delay = delayed ? Number(process.env.SCRIPTED_LIST_DELAY_MS ?? 0) : 0;
   if (delay > 0) setTimeout(() => list(message), delay);
   else list(message);
 }

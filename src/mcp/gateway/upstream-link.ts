@@ -45,6 +45,11 @@ export const LISTING_SPACING_MS = 250;
  * process at about 60 % of a core, other sessions' calls stalled up to 1.4 s.
  */
 export const LISTING_COST_FACTOR = 4;
+/** The least pause after a listing that took `cost` ms before the next may start: `LISTING_COST_FACTOR` times it, within `LISTING_SPACING_MS` and `RECONNECT_MAX_MS`. */
+function listingPause(cost: number): number {
+  return Math.min(RECONNECT_MAX_MS, Math.max(LISTING_SPACING_MS, LISTING_COST_FACTOR * cost));
+}
+
 /**
  * The notifications (progress reports and log messages together) the gateway relays of one
  * call at once: a bucket that refills at `CALL_NOTIFICATIONS_PER_SECOND`. The excess is dropped
@@ -281,6 +286,10 @@ export class UpstreamLink {
   #nextListing: Waiter | undefined;
   /** The listing that waits for its pause (`#listingDueAt`), not started yet: what asks for one now joins it. */
   #waiting: Waiter | undefined;
+  /** That pause's timer, and what ends it early (`close`). */
+  #pause: { readonly timer: ReturnType<typeof setTimeout>; readonly end: () => void } | undefined;
+  /** When (performance.now()) the listing under way started. */
+  #listingBegan = 0;
   /** When (performance.now()) the next listing may start: the last one's end, plus its cost times `LISTING_COST_FACTOR` (`LISTING_SPACING_MS` at least). */
   #listingDueAt = 0;
   #retryMs = RECONNECT_FIRST_MS;
@@ -624,16 +633,23 @@ export class UpstreamLink {
           const pause = this.#listingDueAt - performance.now();
           if (pause > 0 && !this.#closed) {
             this.#waiting = listing;
-            await new Promise((resolve) => setTimeout(resolve, pause).unref?.());
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, pause);
+              timer.unref?.();
+              this.#pause = { timer, end: resolve };
+            });
+            this.#pause = undefined;
             this.#waiting = undefined;
+            // Closed meanwhile: nothing is listed (the connection being made would be).
+            if (this.#closed) break;
           }
           this.#listAgain = false;
-          const began = performance.now();
+          this.#listingBegan = performance.now();
           try {
             await this.#listOnce();
           } finally {
             const ended = performance.now();
-            this.#listingDueAt = ended + Math.min(RECONNECT_MAX_MS, Math.max(LISTING_SPACING_MS, LISTING_COST_FACTOR * (ended - began)));
+            this.#listingDueAt = ended + listingPause(ended - this.#listingBegan);
           }
           listing.resolve();
           // A failed listing is tried again after its pause (#scheduleRelist), whatever came meanwhile.
@@ -722,7 +738,9 @@ export class UpstreamLink {
   #scheduleRelist(connection: UpstreamConnection): number | undefined {
     if (this.#closed) return undefined;
     if (this.#relistTimer !== undefined) clearTimeout(this.#relistTimer);
-    const delay = this.#relistMs;
+    // Never sooner than the pause this listing's cost sets (one that timed out cost its timeout):
+    // the listing would wait for it anyway, and the warning says when it comes.
+    const delay = Math.max(this.#relistMs, listingPause(performance.now() - this.#listingBegan));
     this.#relistMs = Math.min(this.#relistMs * 2, RECONNECT_MAX_MS);
     this.#relistTimer = setTimeout(() => {
       this.#relistTimer = undefined;
@@ -980,6 +998,9 @@ export class UpstreamLink {
     if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     this.#cancelRelist();
+    // A listing waiting for its pause ends now: a connection being made awaits it (and close that).
+    if (this.#pause !== undefined) clearTimeout(this.#pause.timer);
+    this.#pause?.end();
     await this.#connecting?.catch(() => undefined);
     const connection = this.#connection;
     this.#connection = undefined;
