@@ -175,7 +175,9 @@ function exportAs(format: ExportFormat, tools: readonly ToolRegistration[], stri
  * session checks it (the local tool is served, never an upstream's of its name). Else a
  * registered spec names no permissions, so for a local tool the policy's `allowed_tools`
  * decides; an upstream's tool (tag `upstream:NAME`) requires its row's `permissions`, as the
- * gateway checks them (every row it is tagged with). A deprecation names its replacement only
+ * gateway checks them. A tool tagged with several upstreams requires every row's (the gateway
+ * checks only the row that serves it, which the registry does not record): the export may hide
+ * a tool a session shows, never the reverse. A deprecation names its replacement only
  * when that tool is shown too (its message is the operator's text). Without a policy, every tool.
  */
 function allowedBy(
