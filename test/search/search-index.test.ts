@@ -1,7 +1,7 @@
 // The core search index and its tokens (issue 26): an index updated write by write ranks
 // exactly as one built from scratch over the same tools; tokens are split, folded and stemmed.
 import { describe, expect, it } from 'vitest';
-import { MIN_RETAINED_ENTRIES, SearchIndex, topHits } from '../../src/core/search/search-index.js';
+import { MIN_RETAINED_ENTRIES, RETENTION_MS, SearchIndex, topHits } from '../../src/core/search/search-index.js';
 import { tokenize } from '../../src/core/search/tokens.js';
 import { InMemoryToolRegistry } from '../../src/index.js';
 import { expectCode } from '../support/registry-helpers.js';
@@ -327,6 +327,27 @@ describe('SearchIndex', () => {
     // Never a version twice, nor a tool skipped without `lostAt` saying so.
     const swept = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot).page.map((hit) => hit.name);
     expect(new Set(swept).size).toBe(swept.length);
+  });
+
+  // Only a write triggered a sweep: after a burst of writes and none since, the dead versions
+  // stayed in memory and in every search's posting lists for good.
+  it('a burst of writes and then none: expire() (each search) sweeps once the retention time is past', () => {
+    let now = 0;
+    const index = new SearchIndex<string>({ now: () => now });
+    index.set('kept', 'v1', only('kept', 'alpha'), undefined, 1);
+    churn(index, 'burst', 2);
+    const held = index.terms;
+    index.expire();
+    now = RETENTION_MS - 1;
+    index.expire();
+    expect(index.lostAt(2)).toBe(false);
+    expect(index.terms).toBe(held);
+    now = RETENTION_MS;
+    index.expire();
+    expect(index.lostAt(2)).toBe(true);
+    // The burst's words are forgotten with its versions.
+    expect(index.terms).toBeLessThan(held / 2);
+    expect(index.match(['alpha']).map((hit) => hit.name)).toEqual(['kept']);
   });
 
   it('a sweep keeps dead versions within max(MIN_RETAINED_ENTRIES, 4 x the live entries), dropping those that died first, and says which revisions lost one', () => {

@@ -367,6 +367,7 @@ export class RegistrySearchIndex {
     const accept = (doc: Doc): boolean => parsed.accept(doc.registration);
     let selected: { page: Hit<Doc>[]; more: boolean };
     let snapshot = parsed.snapshot;
+    this.#index.expire();
     // A version the first page ranked may have been swept out since: the page could skip its
     // tool, so the cursor is refused (docs/search.md, "Pages under writes").
     if (snapshot !== undefined && this.#index.lostAt(snapshot.revision)) {

@@ -106,6 +106,9 @@ export class SearchIndex<T> {
    * they did: [slot, time, slot, time, ...] (a list of the dead, not a number per slot).
    */
   #deaths: number[] = [];
+  /** How far `expire` has read `#deaths`: the deaths before are past the retention time, holding `#expiredEntries` entries. */
+  #expiredAt = 0;
+  #expiredEntries = 0;
   /**
    * The revision ranges [from, to) in which a swept version was current, sorted and disjoint,
    * flat: a snapshot at a revision inside one may have lost a version it ranked (`lostAt`).
@@ -434,6 +437,8 @@ export class SearchIndex<T> {
     this.#born = new Float64Array(0);
     this.#died = new Float64Array(0);
     this.#deaths = [];
+    this.#expiredAt = 0;
+    this.#expiredEntries = 0;
     // The revisions of a rebuilt index's versions are not known (docs/search.md): nothing to compare with.
     this.#swept = [];
     this.#termPool = EMPTY;
@@ -487,6 +492,29 @@ export class SearchIndex<T> {
     }
     if (ranges.length > 0) this.#swept = mergeRanges(this.#swept, ranges, MAX_SWEPT_RANGES);
     return keep;
+  }
+
+  /**
+   * Sweeps when the dead versions past the retention time hold a quarter of all entries or more
+   * (and over SWEEP_MIN_DEAD): a burst of writes followed by none left them in memory, and in
+   * every search's posting lists, for good, as only a write triggered a sweep. Costs a clock
+   * reading when nothing is dead; the deaths are read once each (from where the last call stopped).
+   * Call before `lostAt`: a sweep changes its answer.
+   */
+  expire(): void {
+    const deaths = this.#deaths;
+    let at = this.#expiredAt;
+    if (at >= deaths.length) return;
+    const now = this.#now();
+    const starts = this.#termStart;
+    let expired = this.#expiredEntries;
+    for (; at < deaths.length && now - (deaths[at + 1] as number) >= RETENTION_MS; at += 2) {
+      const slot = deaths[at] as number;
+      expired += (starts[slot + 1] as number) - (starts[slot] as number);
+    }
+    this.#expiredAt = at;
+    this.#expiredEntries = expired;
+    if (expired > SWEEP_MIN_DEAD && expired * 4 >= this.#entries) this.#sweep();
   }
 
   /**
@@ -547,6 +575,8 @@ export class SearchIndex<T> {
       if (slot >= 0) deaths.push(slot, this.#deaths[at + 1] as number);
     }
     this.#deaths = deaths;
+    this.#expiredAt = 0;
+    this.#expiredEntries = 0;
     this.#names.length = next;
     this.#slotNames.length = next;
     this.#items.length = next;
