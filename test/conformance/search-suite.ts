@@ -280,6 +280,34 @@ export function defineSearchSuite(harness: StoreHarness): void {
       expect([...seen].sort()).toEqual(Array.from({ length: 20 }, (_, at) => `fc_${String(at).padStart(2, '0')}`));
     });
 
+    // The index swept every replaced version once dead entries outnumbered live ones, and a
+    // cursor whose first page ranked one skipped its tool: 1-6 of the re-versioned matches were
+    // missing. A sweep now keeps what died less than RETENTION_MS ago (docs/search.md).
+    it('pages hold while enough is re-registered between pages for the index to sweep', async () => {
+      const registry = await open();
+      const matching = Array.from({ length: 40 }, (_, at) => tool(`sw_${String(at).padStart(2, '0')}`, `${'kappa '.repeat(1 + (at % 5))}words ${'pad '.repeat(at % 7)}`.trim(), { version: '1' }));
+      // 30 unrelated tools of 50 words each, every page a new version of each (new words).
+      const unrelated = (round: number) => Array.from({ length: 30 }, (_, at) => tool(`un_${at}`, Array.from({ length: 50 }, (_, word) => `r${round}w${word}t${at}`.replace(/\d/g, (digit) => 'abcdefghij'[Number(digit)] as string)).join(' '), { version: String(round) }));
+      await registry.registerMany([...matching, ...unrelated(0)]);
+      const query = 'kappa';
+      const all = ranked(await registry.search(query, { limit: 100 }));
+      expect(all).toHaveLength(40);
+      const walked: [string, number][] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page: SearchPage = await registry.search(query, { limit: 3, cursor });
+        walked.push(...ranked(page));
+        cursor = page.next_cursor;
+        pages++;
+        // Two matching tools with new text (one already shown, one not yet), and every unrelated one.
+        const changed = [(pages * 5) % 40, (pages * 5 + 17) % 40].map((at) => tool((all[at] as [string, number])[0], 'kappa', { version: `v${pages}` }));
+        await registry.registerMany([...changed, ...unrelated(pages)]);
+      } while (cursor !== null && pages < 20);
+      expect(walked).toEqual(all);
+      expect(pages).toBe(14);
+    });
+
     it('refuses bad limits, cursors and argument types', async () => {
       const registry = await open();
       await registry.registerMany(CATALOGUE);

@@ -1,9 +1,10 @@
 // The core search index and its tokens (issue 26): an index updated write by write ranks
 // exactly as one built from scratch over the same tools; tokens are split, folded and stemmed.
 import { describe, expect, it } from 'vitest';
-import { SearchIndex, topHits } from '../../src/core/search/search-index.js';
+import { MIN_RETAINED_ENTRIES, RETENTION_MS, SearchIndex, topHits } from '../../src/core/search/search-index.js';
 import { tokenize } from '../../src/core/search/tokens.js';
 import { InMemoryToolRegistry } from '../../src/index.js';
+import { expectCode } from '../support/registry-helpers.js';
 
 const WORDS = ['weather', 'forecast', 'email', 'send', 'search', 'repos', 'github', 'issue', 'city', 'price', 'stock', 'translate', 'flight', 'book', 'alert'];
 
@@ -147,13 +148,24 @@ describe('tokenize', () => {
   });
 });
 
+const only = (name: string, text: string) => ({ tool_name: name, description: text, tags: [], input_schema: {} });
+
+/** 300 unrelated tools of 4 words added at `revision` and removed at `revision + 1`: enough dead entries for a sweep. */
+function churn(index: SearchIndex<string>, prefix: string, revision: number): void {
+  for (let at = 0; at < 300; at++) index.set(`${prefix}${at}`, 'f', only(`${prefix}${at}`, 'beta gamma delta epsilon'), undefined, revision);
+  for (let at = 0; at < 300; at++) index.delete(`${prefix}${at}`, revision + 1);
+}
+
 describe('SearchIndex', () => {
   it('updated write by write, ranks exactly as an index built from scratch (sweeps included)', () => {
     const next = random(26);
     const live = new Map<string, ReturnType<typeof spec>>();
-    const index = new SearchIndex<string>();
+    // A second a write: sweeps drop the versions gone for the retention time.
+    let now = 0;
+    const index = new SearchIndex<string>({ now: () => now });
     const queries = [['weather', 'forecast'], ['email'], ['github', 'issue', 'book'], ['price', 'stock', 'alert', 'citi']].map((words) => words.flatMap((word) => tokenize(word)));
     for (let step = 0; step < 3000; step++) {
+      now += 1000;
       write(`tool_${Math.floor(next() * 300)}`, next, index, live);
       if (step % 500 === 499) {
         const fresh = new SearchIndex<string>();
@@ -179,7 +191,9 @@ describe('SearchIndex', () => {
   it('forgets the words of replaced versions once swept: a tool described anew 200 times keeps about its own terms, and ranks as built from scratch', () => {
     const next = random(7);
     const live = new Map<string, ReturnType<typeof spec>>();
-    const index = new SearchIndex<string>();
+    // A version every 2 minutes: a sweep keeps the last 5 (RETENTION_MS).
+    let now = 0;
+    const index = new SearchIndex<string>({ now: () => now });
     for (let at = 0; at < 50; at++) write(`tool_${at}`, () => 0.5 + next() / 2, index, live);
     // Words of letters only (a digit would be a term of its own): x and the number, 0-9 as a-j.
     const word = (n: number) => `x${String(n).padStart(5, '0').replace(/\d/g, (digit) => 'abcdefghij'[Number(digit)] as string)}`;
@@ -190,6 +204,7 @@ describe('SearchIndex', () => {
       // 100 words no other version has, and two every version has.
       const words = Array.from({ length: 100 }, (_, at) => word(version * 100 + at));
       const made = { tool_name: 'rotating', description: `rotating word ${words.join(' ')}`, tags: [], input_schema: {} };
+      now += 2 * 60_000;
       index.set('rotating', 'rotating', made);
       live.set('rotating', made as unknown as ReturnType<typeof spec>);
       most = Math.max(most, index.terms);
@@ -261,9 +276,8 @@ describe('SearchIndex', () => {
   });
 
   // Issue 38: a later page ranks what the first page ranked, with its statistics.
-  it('ranks a snapshot: added tools left out, a replaced one at its old place and score, one swept out left out', () => {
+  it('ranks a snapshot: added tools left out, a replaced one at its old place and score', () => {
     const index = new SearchIndex<string>();
-    const only = (name: string, text: string) => ({ tool_name: name, description: text, tags: [], input_schema: {} });
     for (let at = 0; at < 10; at++) index.set(`t${at}`, 'v1', only(`t${at}`, 'alpha '.repeat(1 + at)), undefined, 1);
     const all = index.top(['alpha'], 100).page;
     const first = index.top(['alpha'], 3);
@@ -274,11 +288,148 @@ describe('SearchIndex', () => {
     const later = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
     expect(later.page.map((hit) => [hit.name, hit.score])).toEqual(all.slice(3).map((hit) => [hit.name, hit.score]));
     expect(later.page.at(-1)).toMatchObject({ name: 't0', item: 'v2' });
-    // Dead entries outnumber live ones: the sweep drops t0's old version, so t0 is left out (never twice).
-    for (let at = 0; at < 300; at++) index.set(`filler${at}`, 'f', only(`filler${at}`, 'beta gamma delta epsilon'), undefined, 4);
-    for (let at = 0; at < 300; at++) index.delete(`filler${at}`, 5);
-    const swept = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
-    expect(swept.page.map((hit) => hit.name)).toEqual(all.slice(3, -1).map((hit) => hit.name));
+    expect(index.lostAt(1)).toBe(false);
+  });
+
+  // The sweep dropped every replaced version, so a cursor whose first page ranked one skipped
+  // its tool silently: it now keeps those that died less than RETENTION_MS ago, and says when
+  // it dropped one that a snapshot may have ranked.
+  it('a sweep keeps the versions that stopped being current within the retention time; a snapshot that may miss one is known', () => {
+    let now = 0;
+    const index = new SearchIndex<string>({ now: () => now });
+    for (let at = 0; at < 10; at++) index.set(`t${at}`, 'v1', only(`t${at}`, 'alpha '.repeat(1 + at)), undefined, 1);
+    // Unrelated tools current over [2, 3): the sweep this triggers keeps them (all within the retention time).
+    churn(index, 'early', 2);
+    now = 5 * 60_000;
+    const all = index.top(['alpha'], 100).page;
+    const first = index.top(['alpha'], 3);
+    const snapshot = index.snapshot(['alpha'], 3);
+    // On the later pages: t0 changed, t3 removed and registered again; t9 (first page) changed.
+    index.set('t0', 'v2', only('t0', 'alpha '.repeat(40)), undefined, 4);
+    index.set('t9', 'v2', only('t9', 'beta'), undefined, 4);
+    index.delete('t3', 4);
+    index.set('t3', 'v2', only('t3', 'alpha '.repeat(9)), undefined, 5);
+    // 11 minutes after the early ones died: a sweep drops them (current over [2, 3) only), and keeps
+    // the old t0, t3 and t9 (6 minutes): each tool of the first page's ranking still shown once.
+    now = 11 * 60_000;
+    churn(index, 'middle', 6);
+    expect(index.lostAt(2)).toBe(true);
+    expect(index.lostAt(3)).toBe(false);
+    expect(index.lostAt(1)).toBe(false);
+    const later = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot);
+    expect(later.page.map((hit) => [hit.name, hit.score])).toEqual(all.slice(3).map((hit) => [hit.name, hit.score]));
+    expect(later.page.map((hit) => hit.item).sort()).toEqual(['v1', 'v1', 'v1', 'v1', 'v1', 'v2', 'v2']);
+    // The retention time past for t0's, t3's and t9's old versions: swept, and a snapshot at 3 may miss them.
+    now = 16 * 60_000;
+    churn(index, 'late', 8);
+    expect(index.lostAt(3)).toBe(true);
+    expect(index.lostAt(4)).toBe(false);
+    // Never a version twice, nor a tool skipped without `lostAt` saying so.
+    const swept = index.top(['alpha'], 100, undefined, first.page.at(-1), snapshot).page.map((hit) => hit.name);
+    expect(new Set(swept).size).toBe(swept.length);
+  });
+
+  // Only a write triggered a sweep: after a burst of writes and none since, the dead versions
+  // stayed in memory and in every search's posting lists for good.
+  it('a burst of writes and then none: expire() (each search) sweeps once the retention time is past', () => {
+    let now = 0;
+    const index = new SearchIndex<string>({ now: () => now });
+    index.set('kept', 'v1', only('kept', 'alpha'), undefined, 1);
+    churn(index, 'burst', 2);
+    const held = index.terms;
+    index.expire();
+    now = RETENTION_MS - 1;
+    index.expire();
+    expect(index.lostAt(2)).toBe(false);
+    expect(index.terms).toBe(held);
+    now = RETENTION_MS;
+    index.expire();
+    expect(index.lostAt(2)).toBe(true);
+    // The burst's words are forgotten with its versions.
+    expect(index.terms).toBeLessThan(held / 2);
+    expect(index.match(['alpha']).map((hit) => hit.name)).toEqual(['kept']);
+  });
+
+  it('a sweep keeps dead versions within max(MIN_RETAINED_ENTRIES, 4 x the live entries), dropping those that died first, and says which revisions lost one', () => {
+    const index = new SearchIndex<string>({ now: () => 0 });
+    const word = (n: number) => `w${String(n).replace(/\d/g, (digit) => 'abcdefghij'[Number(digit)] as string)}`;
+    index.set('kept', 'v1', only('kept', 'alpha'), undefined, 1);
+    index.set('changed', 'v1', only('changed', 'alpha alpha'), undefined, 1);
+    // Current over [1, 2): replaced at 2, then only new versions of 'busy', each 100 words of its own.
+    index.set('changed', 'v2', only('changed', 'alpha alpha alpha'), undefined, 2);
+    const per = 100;
+    let most = 0;
+    for (let version = 0; version < 2000; version++) {
+      const words = Array.from({ length: per }, (_, at) => word(version * per + at));
+      index.set('busy', `v${version}`, only('busy', words.join(' ')), undefined, 3 + version);
+      most = Math.max(most, index.terms);
+      // All within the retention time: only the bound decides. Before it is passed, nothing is lost.
+      if (version === 200) expect(index.lostAt(1)).toBe(false);
+    }
+    // 200,000 words went through: a sweep keeps the bound's worth of dead entries and comes once
+    // as many new ones are dead (the words held by no version are forgotten once a quarter of all).
+    expect(most).toBeLessThan(2.25 * MIN_RETAINED_ENTRIES);
+    // The first to die went first: changed's v1 (current over [1, 2)), and busy's early versions.
+    expect(index.lostAt(1)).toBe(true);
+    expect(index.lostAt(3)).toBe(true);
+    // Those that died last are kept: a snapshot at a late revision lost nothing.
+    expect(index.lostAt(3 + 1990)).toBe(false);
+    expect(index.match(tokenize(word(1999 * per))).map((hit) => hit.name)).toEqual(['busy']);
+    expect(index.match(['alpha']).map((hit) => hit.name).sort()).toEqual(['changed', 'kept']);
+  });
+
+  it('merges the revision ranges of swept versions, never past 32, and only ever grows them', () => {
+    let now = 0;
+    const index = new SearchIndex<string>({ now: () => now });
+    // 100 unrelated tools each current over [2k, 2k + 1) only, swept an hour later.
+    for (let at = 0; at < 100; at++) {
+      index.set(`gap${at}`, 'v1', only(`gap${at}`, 'one two three four five six seven eight nine ten eleven twelve'), undefined, 2 * at);
+      index.delete(`gap${at}`, 2 * at + 1);
+    }
+    now = 60 * 60_000;
+    churn(index, 'trigger', 1000);
+    for (let at = 0; at < 100; at++) expect(index.lostAt(2 * at)).toBe(true);
+    // 99 gaps between the ranges, 32 ranges kept: some gaps are now inside a range (refused), never fewer refused.
+    const refusedGaps = Array.from({ length: 99 }, (_, at) => index.lostAt(2 * at + 1)).filter(Boolean).length;
+    expect(refusedGaps).toBe(100 - 32);
+    expect(index.lostAt(-1)).toBe(false);
+    expect(index.lostAt(999)).toBe(false);
+  });
+
+  // Past the bound, the sweep drops a version a cursor's first page ranked: the cursor is
+  // refused by name, never answered with the tool silently left out.
+  it("a registry refuses a cursor whose first page ranked a version swept out since, naming cursor; a new first page pages through", async () => {
+    const registry = new InMemoryToolRegistry();
+    const spec = (name: string, description: string, version = '1') => ({ tool_name: name, description, version, input_schema: { type: 'object' }, output_schema: {} });
+    await registry.registerMany(Array.from({ length: 40 }, (_, at) => spec(`m${String(at).padStart(2, '0')}`, 'kappa '.repeat(1 + (at % 5)))));
+    const first = await registry.search('kappa', { limit: 3 });
+    // A match not yet shown gets a new text: its old version is the one the later pages rank.
+    const unseen = (await registry.search('kappa', { limit: 40 })).results.at(-1)?.registration.spec.tool_name as string;
+    await registry.register(spec(unseen, 'kappa kappa', '2'));
+    const page = await registry.search('kappa', { limit: 3, cursor: first.next_cursor });
+    expect(page.results).toHaveLength(3);
+    // One unrelated tool re-registered 400 times with 200 words of its own (a search between
+    // writes brings each version into the index): 80,000 dead entries pass the bound.
+    const letters = (n: number) => String(n).replace(/\d/g, (digit) => 'abcdefghij'[Number(digit)] as string);
+    for (let version = 0; version < 400; version++) {
+      await registry.register(spec('busy', Array.from({ length: 200 }, (_, at) => `z${letters(version)}q${letters(at)}`).join(' '), String(version)));
+      await registry.search('nothing');
+    }
+    const error = await expectCode(registry.search('kappa', { limit: 3, cursor: page.next_cursor }), 'VALIDATION_FAILED');
+    expect(error.context.path).toBe('cursor');
+    expect(error.message).toContain('too old for the writes since its first page');
+    expect(error.message).toContain('start again from the first page');
+    expect(error.message).toContain(`"${(page.next_cursor as string).slice(0, 24)}`);
+    // Started again: every match once.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const next: Awaited<ReturnType<typeof registry.search>> = await registry.search('kappa', { limit: 3, cursor });
+      seen.push(...next.results.map((result) => result.registration.spec.tool_name));
+      cursor = next.next_cursor;
+    } while (cursor !== null);
+    expect(seen.sort()).toEqual(Array.from({ length: 40 }, (_, at) => `m${String(at).padStart(2, '0')}`));
+    await registry.close();
   });
 
   it('pages by (score, name) with topHits', () => {

@@ -117,8 +117,9 @@ export interface ParsedSearch {
   readonly limit: number;
   readonly accept: (registration: ToolRegistration) => boolean;
   readonly after: RankKey | undefined;
-  /** A later page: what the first page ranked with (with `after`). */
+  /** A later page: what the first page ranked with (with `after`), and the cursor that said so. */
   readonly snapshot: RankSnapshot | undefined;
+  readonly cursor: string | undefined;
   /** Ties a cursor to the query and filters it was made for. */
   readonly key: string;
   readonly embed: Embed | undefined;
@@ -139,10 +140,12 @@ export function parseSearch(query: unknown, options: unknown): ParsedSearch {
   const terms = [...new Set(tokenize(query))].slice(0, MAX_QUERY_TERMS);
   let after: RankKey | undefined;
   let snapshot: RankSnapshot | undefined;
+  let cursor: string | undefined;
   if (given.cursor !== undefined && given.cursor !== null) {
     ({ after, snapshot } = searchCursorOf(given.cursor, key, terms.length));
+    cursor = given.cursor;
   }
-  return { terms, query, limit, accept: filterOf(includeDisabled, tags), after, snapshot, key, embed };
+  return { terms, query, limit, accept: filterOf(includeDisabled, tags), after, snapshot, cursor, key, embed };
 }
 
 // A search cursor: ['S', key, revision, count, [total length per field], [df per distinct query
@@ -364,6 +367,12 @@ export class RegistrySearchIndex {
     const accept = (doc: Doc): boolean => parsed.accept(doc.registration);
     let selected: { page: Hit<Doc>[]; more: boolean };
     let snapshot = parsed.snapshot;
+    this.#index.expire();
+    // A version the first page ranked may have been swept out since: the page could skip its
+    // tool, so the cursor is refused (docs/search.md, "Pages under writes").
+    if (snapshot !== undefined && this.#index.lostAt(snapshot.revision)) {
+      throw invalid('search', 'cursor', parsed.cursor, 'is too old for the writes since its first page (a tool version it ranked is no longer kept); start again from the first page');
+    }
     if (parsed.embed === undefined) {
       selected = this.#index.top(parsed.terms, parsed.limit, accept, parsed.after, snapshot);
       if (selected.more && snapshot === undefined) snapshot = this.#index.snapshot(parsed.terms, this.#revision);

@@ -2,8 +2,9 @@
 // Each tool has a slot; each term a posting list of (slot, packed per-field counts) in slot
 // order (a new or replaced tool takes the next slot; slots are never reused, only renumbered
 // in order when swept). A removed or replaced tool's slot is marked dead and skipped; its
-// postings are swept out when dead ones outnumber live ones, so a write costs its own terms,
-// never the index. Scores depend only on integer statistics (counts, lengths, document
+// postings are swept out when new dead ones outnumber live ones, so a write costs its own terms,
+// never the index (a sweep keeps the dead versions a recent query's later pages may still rank:
+// see `RETENTION_MS`). Scores depend only on integer statistics (counts, lengths, document
 // frequencies), summed in query-term order: the same tools give bit-identical scores whatever
 // order they came in. `top` prunes with MaxScore over per-term upper bounds (see `top`).
 import { compareCodePoints } from '../canonical.js';
@@ -33,6 +34,27 @@ const BS = FIELDS.map((field) => FIELD_WEIGHTS[field].b);
 const SLACK = 1 + 1e-9;
 /** The reference averages are taken anew once the current ones drift this far (bounds loosen by as much). */
 const MAX_DRIFT = 1.1;
+/**
+ * A sweep keeps a replaced or removed version that stopped being current less than this long
+ * ago (on the index's clock): the later pages of a query begun before still rank it.
+ */
+export const RETENTION_MS = 10 * 60_000;
+/**
+ * ...unless the kept dead versions' posting entries would pass max(this, 4 × the live ones'):
+ * then the versions that stopped being current longest ago go first (docs/search.md).
+ */
+export const MIN_RETAINED_ENTRIES = 32_768;
+const RETAINED_PER_LIVE_ENTRY = 4;
+/** Revision ranges of swept versions kept apart (more are merged across their smallest gaps). */
+const MAX_SWEPT_RANGES = 32;
+/** A new sweep is due once the dead entries since the last one pass this and the live and kept ones. */
+const SWEEP_MIN_DEAD = 1024;
+
+/** What a `SearchIndex` is made with. */
+export interface SearchIndexOptions {
+  /** The retention clock, in milliseconds, never going back (default `performance.now`; tests give their own). */
+  readonly now?: () => number;
+}
 
 /** A scored tool. */
 export interface Hit<T> {
@@ -68,6 +90,7 @@ export function compareHits(a: RankKey, b: RankKey): number {
 }
 
 export class SearchIndex<T> {
+  readonly #now: () => number;
   readonly #slotOf = new Map<string, number>();
   /** Per slot: the name while the slot is current (undefined once removed or replaced). */
   #names: (string | undefined)[] = [];
@@ -78,6 +101,19 @@ export class SearchIndex<T> {
   /** Per slot: the revision its version became current at, and the one it stopped at (Infinity: current). */
   #born: Float64Array = new Float64Array(0);
   #died: Float64Array = new Float64Array(0);
+  /**
+   * Every dead slot not yet swept and the clock's time it stopped being current at, in the order
+   * they did: [slot, time, slot, time, ...] (a list of the dead, not a number per slot).
+   */
+  #deaths: number[] = [];
+  /** How far `expire` has read `#deaths`: the deaths before are past the retention time, holding `#expiredEntries` entries. */
+  #expiredAt = 0;
+  #expiredEntries = 0;
+  /**
+   * The revision ranges [from, to) in which a swept version was current, sorted and disjoint,
+   * flat: a snapshot at a revision inside one may have lost a version it ranked (`lostAt`).
+   */
+  #swept: number[] = [];
   /**
    * Per slot: its term ids (each once), to undo its document frequencies on removal: slot s's
    * are `#termPool[#termStart[s] .. #termStart[s + 1]]` (one array for all slots, not one per slot).
@@ -104,9 +140,11 @@ export class SearchIndex<T> {
   #free: number[][] = [];
   readonly #totalLength = new Array<number>(FIELD_COUNT).fill(0);
   #live = 0;
-  /** Posting entries of dead slots not yet swept, and all entries. */
+  /** Posting entries of dead slots not yet swept (those the last sweep kept included), and all entries. */
   #deadEntries = 0;
   #entries = 0;
+  /** Posting entries of the dead slots the last sweep kept. */
+  #retainedEntries = 0;
   /**
    * Per term: the largest BM25F term frequency of a tool holding it, computed with the field
    * averages `#reference` (an upper bound: a removed tool's share stays until the next sweep),
@@ -122,6 +160,12 @@ export class SearchIndex<T> {
   #packedOf = EMPTY;
   /** Scratch per slot for one query. */
   #scores = new Float64Array(0);
+
+  constructor(options: SearchIndexOptions = {}) {
+    const now = options.now ?? (() => performance.now());
+    if (typeof now !== 'function') throw new TypeError(`SearchIndex: now must be a function, got ${typeof now}`);
+    this.#now = now;
+  }
 
   /** Live tools. */
   get size(): number {
@@ -365,6 +409,7 @@ export class SearchIndex<T> {
     const slot = this.#slotOf.get(name);
     if (slot === undefined) return false;
     this.#died[slot] = Math.max(revision, this.#born[slot] as number);
+    this.#deaths.push(slot, this.#now());
     this.#slotOf.delete(name);
     this.#live--;
     const start = this.#termStart[slot] as number;
@@ -376,7 +421,10 @@ export class SearchIndex<T> {
     }
     this.#names[slot] = undefined;
     this.#deadEntries += end - start;
-    if (this.#deadEntries > 1024 && this.#deadEntries * 2 > this.#entries) this.#sweep();
+    // Due once the dead entries since the last sweep outnumber the live and the kept ones: a
+    // sweep costs all entries, so each write pays a bounded share of it.
+    const fresh = this.#deadEntries - this.#retainedEntries;
+    if (fresh > SWEEP_MIN_DEAD && fresh > this.#entries - this.#deadEntries && fresh > this.#retainedEntries) this.#sweep();
     return true;
   }
 
@@ -388,6 +436,11 @@ export class SearchIndex<T> {
     this.#items = [];
     this.#born = new Float64Array(0);
     this.#died = new Float64Array(0);
+    this.#deaths = [];
+    this.#expiredAt = 0;
+    this.#expiredEntries = 0;
+    // The revisions of a rebuilt index's versions are not known (docs/search.md): nothing to compare with.
+    this.#swept = [];
     this.#termPool = EMPTY;
     this.#termStart = new Int32Array(1);
     this.#lengths = EMPTY;
@@ -405,51 +458,134 @@ export class SearchIndex<T> {
     this.#live = 0;
     this.#deadEntries = 0;
     this.#entries = 0;
+    this.#retainedEntries = 0;
   }
 
   /**
-   * Takes dead slots' entries out of every posting list and renumbers the live slots in their
-   * order (so lists stay in slot order); the bounds are computed anew when next needed.
+   * The dead slots a sweep keeps (as a per-slot flag): those that stopped being current less
+   * than RETENTION_MS ago, the most recent first while their entries stay within the bound;
+   * the others' revision ranges are recorded in `#swept`.
+   */
+  #retained(slots: number): Uint8Array {
+    const keep = new Uint8Array(slots);
+    const starts = this.#termStart;
+    const deaths = this.#deaths;
+    const now = this.#now();
+    const bound = Math.max(MIN_RETAINED_ENTRIES, RETAINED_PER_LIVE_ENTRY * (this.#entries - this.#deadEntries));
+    let kept = 0;
+    // Newest first: once one is too old or passes the bound, every earlier one goes too.
+    for (let at = deaths.length - 2; at >= 0; at -= 2) {
+      const slot = deaths[at] as number;
+      if (now - (deaths[at + 1] as number) >= RETENTION_MS) break;
+      kept += (starts[slot + 1] as number) - (starts[slot] as number);
+      if (kept > bound) break;
+      keep[slot] = 1;
+    }
+    const ranges: number[] = [];
+    for (let at = 0; at < deaths.length; at += 2) {
+      const slot = deaths[at] as number;
+      if (keep[slot] === 1) continue;
+      const born = this.#born[slot] as number;
+      const died = this.#died[slot] as number;
+      // Current at no revision (replaced within the one it came in): no snapshot ranked it.
+      if (born < died) ranges.push(born, died);
+    }
+    if (ranges.length > 0) this.#swept = mergeRanges(this.#swept, ranges, MAX_SWEPT_RANGES);
+    return keep;
+  }
+
+  /**
+   * Sweeps when the dead versions past the retention time hold a quarter of all entries or more
+   * (and over SWEEP_MIN_DEAD): a burst of writes followed by none left them in memory, and in
+   * every search's posting lists, for good, as only a write triggered a sweep. Costs a clock
+   * reading when nothing is dead; the deaths are read once each (from where the last call stopped).
+   * Call before `lostAt`: a sweep changes its answer.
+   */
+  expire(): void {
+    const deaths = this.#deaths;
+    let at = this.#expiredAt;
+    if (at >= deaths.length) return;
+    const now = this.#now();
+    const starts = this.#termStart;
+    let expired = this.#expiredEntries;
+    for (; at < deaths.length && now - (deaths[at + 1] as number) >= RETENTION_MS; at += 2) {
+      const slot = deaths[at] as number;
+      expired += (starts[slot + 1] as number) - (starts[slot] as number);
+    }
+    this.#expiredAt = at;
+    this.#expiredEntries = expired;
+    if (expired > SWEEP_MIN_DEAD && expired * 4 >= this.#entries) this.#sweep();
+  }
+
+  /**
+   * Whether a version current at `revision` was swept out: a `RankSnapshot` taken then may
+   * miss a tool it ranked (the caller refuses its cursor rather than skip the tool silently).
+   */
+  lostAt(revision: number): boolean {
+    const swept = this.#swept;
+    for (let at = 0; at < swept.length; at += 2) {
+      if (revision < (swept[at] as number)) return false;
+      if (revision < (swept[at + 1] as number)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Takes the entries of dead slots not retained (`#retained`) out of every posting list and
+   * renumbers the slots kept in their order (so lists stay in slot order); the bounds are
+   * computed anew when next needed.
    */
   #sweep(): void {
     const slots = this.#names.length;
+    const keep = this.#retained(slots);
     const renumbered = new Int32Array(slots);
     const pool = this.#termPool;
     const starts = this.#termStart;
-    let live = 0;
+    let next = 0;
     let kept = 0;
+    let deadKept = 0;
     for (let slot = 0; slot < slots; slot++) {
       const name = this.#names[slot];
-      if (name === undefined) {
+      if (name === undefined && keep[slot] === 0) {
         renumbered[slot] = -1;
         continue;
       }
-      renumbered[slot] = live;
-      this.#names[live] = name;
-      this.#slotNames[live] = name;
-      this.#items[live] = this.#items[slot] as T;
-      this.#born[live] = this.#born[slot] as number;
-      this.#died[live] = Infinity;
+      renumbered[slot] = next;
+      this.#names[next] = name;
+      this.#slotNames[next] = this.#slotNames[slot] as string;
+      this.#items[next] = this.#items[slot] as T;
+      this.#born[next] = this.#born[slot] as number;
+      this.#died[next] = this.#died[slot] as number;
       // Slot `slot`'s term ids move down to `kept` (reading starts[slot + 1] before it is overwritten).
       const start = starts[slot] as number;
       const end = starts[slot + 1] as number;
       pool.copyWithin(kept, start, end);
-      starts[live] = kept;
+      starts[next] = kept;
       kept += end - start;
-      starts[live + 1] = kept;
-      for (let field = 0; field < FIELD_COUNT; field++) this.#lengths[live * FIELD_COUNT + field] = this.#lengths[slot * FIELD_COUNT + field] as number;
-      this.#slotOf.set(name, live);
-      live++;
+      starts[next + 1] = kept;
+      for (let field = 0; field < FIELD_COUNT; field++) this.#lengths[next * FIELD_COUNT + field] = this.#lengths[slot * FIELD_COUNT + field] as number;
+      if (name === undefined) deadKept += end - start;
+      else this.#slotOf.set(name, next);
+      next++;
     }
-    this.#names.length = live;
-    this.#slotNames.length = live;
-    this.#items.length = live;
+    // The kept deaths, in their order, under their new slots.
+    const deaths: number[] = [];
+    for (let at = 0; at < this.#deaths.length; at += 2) {
+      const slot = renumbered[this.#deaths[at] as number] as number;
+      if (slot >= 0) deaths.push(slot, this.#deaths[at + 1] as number);
+    }
+    this.#deaths = deaths;
+    this.#expiredAt = 0;
+    this.#expiredEntries = 0;
+    this.#names.length = next;
+    this.#slotNames.length = next;
+    this.#items.length = next;
     // Trimmed to their size: a set after the sweep grows them again (by a quarter).
     this.#termPool = pool.slice(0, kept);
-    this.#termStart = starts.slice(0, live + 1);
-    this.#lengths = this.#lengths.slice(0, live * FIELD_COUNT);
-    this.#born = this.#born.slice(0, live);
-    this.#died = this.#died.slice(0, live);
+    this.#termStart = starts.slice(0, next + 1);
+    this.#lengths = this.#lengths.slice(0, next * FIELD_COUNT);
+    this.#born = this.#born.slice(0, next);
+    this.#died = this.#died.slice(0, next);
     // Small lists move to new chunks, so the old chunks (with the room lists grew out of) are freed.
     this.#dropChunks();
     for (let id = 0; id < this.#postings.length; id++) {
@@ -468,9 +604,10 @@ export class SearchIndex<T> {
       else if (kept <= SMALL || kept + (kept >> 2) < list.length) this.#postings[id] = this.#allocate(kept);
       if (kept > 0 && this.#postings[id] !== list) (this.#postings[id] as Int32Array).set(list.subarray(0, kept));
     }
-    this.#entries -= this.#deadEntries;
-    this.#deadEntries = 0;
-    this.#dropUnheldTerms(live);
+    this.#entries -= this.#deadEntries - deadKept;
+    this.#deadEntries = deadKept;
+    this.#retainedEntries = deadKept;
+    this.#dropUnheldTerms(next);
     // Removed tools no longer hold any bound up: every bound is computed anew when next needed.
     this.#reference = undefined;
     this.#epoch++;
@@ -840,6 +977,40 @@ function grownFloats(array: Float64Array, need: number): Float64Array {
   const grown = new Float64Array(Math.max(need, 64, array.length + (array.length >> 2)));
   grown.set(array);
   return grown;
+}
+
+/**
+ * The union of sorted disjoint ranges `ranges` ([from, to, from, to, ...]) and the ranges `added`
+ * (any order, none empty), sorted and disjoint; past `most` ranges, the ones closest together are
+ * joined (a range only grows: a revision inside one before is inside one after).
+ */
+function mergeRanges(ranges: readonly number[], added: readonly number[], most: number): number[] {
+  const pairs: [number, number][] = [];
+  for (let at = 0; at < ranges.length; at += 2) pairs.push([ranges[at] as number, ranges[at + 1] as number]);
+  for (let at = 0; at < added.length; at += 2) pairs.push([added[at] as number, added[at + 1] as number]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  const merged: [number, number][] = [];
+  for (const [from, to] of pairs) {
+    const last = merged.at(-1);
+    if (last !== undefined && from <= last[1]) last[1] = Math.max(last[1], to);
+    else merged.push([from, to]);
+  }
+  if (merged.length > most) {
+    // Joined across the merged.length - most smallest gaps (gap `at`: between range at and at + 1).
+    const gaps = Array.from({ length: merged.length - 1 }, (_, at) => at);
+    const gapOf = (at: number): number => (merged[at + 1] as [number, number])[0] - (merged[at] as [number, number])[1];
+    gaps.sort((a, b) => gapOf(a) - gapOf(b) || a - b);
+    const joined = new Uint8Array(merged.length);
+    for (const at of gaps.slice(0, merged.length - most)) joined[at] = 1;
+    const fewer: [number, number][] = [];
+    for (let at = 0; at < merged.length; at++) {
+      const range = merged[at] as [number, number];
+      if (at > 0 && joined[at - 1] === 1) (fewer.at(-1) as [number, number])[1] = range[1];
+      else fewer.push([range[0], range[1]]);
+    }
+    return fewer.flat();
+  }
+  return merged.flat();
 }
 
 /** `array` copied into one of `length` elements. */
