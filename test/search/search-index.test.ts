@@ -1,5 +1,7 @@
 // The core search index and its tokens (issue 26): an index updated write by write ranks
 // exactly as one built from scratch over the same tools; tokens are split, folded and stemmed.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { MIN_RETAINED_ENTRIES, RETENTION_MS, SearchIndex, topHits } from '../../src/core/search/search-index.js';
 import { tokenize } from '../../src/core/search/tokens.js';
@@ -347,6 +349,32 @@ describe('SearchIndex', () => {
     expect(index.lostAt(2)).toBe(true);
     // The burst's words are forgotten with its versions.
     expect(index.terms).toBeLessThan(held / 2);
+    expect(index.match(['alpha']).map((hit) => hit.name)).toEqual(['kept']);
+  });
+
+  // A version without a search term (a tool named "___" described "!!!": the registry takes it)
+  // counted as no dead entry, so re-registering it never made a sweep due: every version, its
+  // item and its place in the deaths list stayed for the life of the process.
+  it('versions without a term are swept too: a tool with none re-registered 5,000 times does not keep every version', async () => {
+    setFlagsFromString('--expose_gc');
+    const gc = runInNewContext('gc') as () => void;
+    let now = 0;
+    const index = new SearchIndex<{ readonly bytes: Uint8Array }>({ now: () => now });
+    index.set('kept', { bytes: new Uint8Array(1) }, only('kept', 'alpha'), undefined, 1);
+    const termless = (version: number) => ({ tool_name: '___', description: '!!!', tags: [], input_schema: { examples: [version] } });
+    const first = new WeakRef({ bytes: new Uint8Array(1 << 20) });
+    index.set('___', first.deref() as { bytes: Uint8Array }, termless(0), undefined, 2);
+    for (let version = 1; version <= 5000; version++) {
+      now += RETENTION_MS;
+      index.set('___', { bytes: new Uint8Array(16) }, termless(version), undefined, 2 + version);
+      index.expire();
+    }
+    // The first version died 5,000 retention times ago: swept, and a snapshot of its time is known to miss it.
+    expect(index.lostAt(2)).toBe(true);
+    // Its item is no longer held (a WeakRef's target stays alive until the current job ends).
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(first.deref()).toBeUndefined();
     expect(index.match(['alpha']).map((hit) => hit.name)).toEqual(['kept']);
   });
 

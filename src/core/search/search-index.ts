@@ -140,7 +140,11 @@ export class SearchIndex<T> {
   #free: number[][] = [];
   readonly #totalLength = new Array<number>(FIELD_COUNT).fill(0);
   #live = 0;
-  /** Posting entries of dead slots not yet swept (those the last sweep kept included), and all entries. */
+  /**
+   * Posting entries of dead slots not yet swept (those the last sweep kept included), and all
+   * entries. Each slot counts one entry more (`slotEntries`): a version without a term still
+   * holds its slot and item, and versions counted as none never made a sweep due.
+   */
   #deadEntries = 0;
   #entries = 0;
   /** Posting entries of the dead slots the last sweep kept. */
@@ -231,7 +235,7 @@ export class SearchIndex<T> {
       }
     }
     this.#termStart[slot + 1] = start + distinct;
-    this.#entries += distinct;
+    this.#entries += distinct + 1;
   }
 
   /**
@@ -292,7 +296,7 @@ export class SearchIndex<T> {
     this.#lengths = this.#lengths.slice(0, this.#names.length * FIELD_COUNT);
     this.#born = this.#born.slice(0, this.#names.length);
     this.#died = this.#died.slice(0, this.#names.length);
-    this.#entries = total;
+    this.#entries = total + this.#names.length;
   }
 
   /**
@@ -420,7 +424,7 @@ export class SearchIndex<T> {
       this.#totalLength[field] = (this.#totalLength[field] as number) - (this.#lengths[slot * FIELD_COUNT + field] as number);
     }
     this.#names[slot] = undefined;
-    this.#deadEntries += end - start;
+    this.#deadEntries += slotEntries(start, end);
     // Due once the dead entries since the last sweep outnumber the live and the kept ones: a
     // sweep costs all entries, so each write pays a bounded share of it.
     const fresh = this.#deadEntries - this.#retainedEntries;
@@ -477,7 +481,7 @@ export class SearchIndex<T> {
     for (let at = deaths.length - 2; at >= 0; at -= 2) {
       const slot = deaths[at] as number;
       if (now - (deaths[at + 1] as number) >= RETENTION_MS) break;
-      kept += (starts[slot + 1] as number) - (starts[slot] as number);
+      kept += slotEntries(starts[slot] as number, starts[slot + 1] as number);
       if (kept > bound) break;
       keep[slot] = 1;
     }
@@ -510,7 +514,7 @@ export class SearchIndex<T> {
     let expired = this.#expiredEntries;
     for (; at < deaths.length && now - (deaths[at + 1] as number) >= RETENTION_MS; at += 2) {
       const slot = deaths[at] as number;
-      expired += (starts[slot + 1] as number) - (starts[slot] as number);
+      expired += slotEntries(starts[slot] as number, starts[slot + 1] as number);
     }
     this.#expiredAt = at;
     this.#expiredEntries = expired;
@@ -564,7 +568,7 @@ export class SearchIndex<T> {
       kept += end - start;
       starts[next + 1] = kept;
       for (let field = 0; field < FIELD_COUNT; field++) this.#lengths[next * FIELD_COUNT + field] = this.#lengths[slot * FIELD_COUNT + field] as number;
-      if (name === undefined) deadKept += end - start;
+      if (name === undefined) deadKept += slotEntries(start, end);
       else this.#slotOf.set(name, next);
       next++;
     }
@@ -977,6 +981,11 @@ function grownFloats(array: Float64Array, need: number): Float64Array {
   const grown = new Float64Array(Math.max(need, 64, array.length + (array.length >> 2)));
   grown.set(array);
   return grown;
+}
+
+/** What a slot whose term ids are `#termPool[start .. end]` counts for in the entry totals: its posting entries and one for the slot itself. */
+function slotEntries(start: number, end: number): number {
+  return end - start + 1;
 }
 
 /**
