@@ -460,6 +460,29 @@ describe('SearchIndex', () => {
     await registry.close();
   });
 
+  it('a registry refuses the cursors of an index it rebuilt since (a burst of more changes than it catches up with): one shown tool was shown again', async () => {
+    const registry = new InMemoryToolRegistry();
+    const spec = (name: string, description: string, version = '1') => ({ tool_name: name, description, version, input_schema: { type: 'object' }, output_schema: {} });
+    await registry.registerMany(Array.from({ length: 10 }, (_, at) => spec(`m${at}`, 'kappa '.repeat(1 + at) + 'pad '.repeat(10 - at))));
+    const first = await registry.search('kappa', { limit: 3 });
+    const shown = first.results.map((result) => result.registration.spec.tool_name);
+    // A tool already shown now ranks last; then 1,001 new tools at once: the next search rebuilds the index.
+    await registry.register(spec(shown[0] as string, `kappa ${'pad '.repeat(30)}`, '2'));
+    await registry.registerMany(Array.from({ length: 1001 }, (_, at) => spec(`x${at}`, 'other words')));
+    const error = await expectCode(registry.search('kappa', { limit: 3, cursor: first.next_cursor }), 'VALIDATION_FAILED');
+    expect([error.context.path, error.message]).toEqual(['cursor', expect.stringContaining('start again from the first page')]);
+    // Started again on the rebuilt index: every match once.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const next: Awaited<ReturnType<typeof registry.search>> = await registry.search('kappa', { limit: 3, cursor });
+      seen.push(...next.results.map((result) => result.registration.spec.tool_name));
+      cursor = next.next_cursor;
+    } while (cursor !== null);
+    expect(seen.sort()).toEqual(Array.from({ length: 10 }, (_, at) => `m${at}`));
+    await registry.close();
+  });
+
   it('pages by (score, name) with topHits', () => {
     const hits = [
       { name: 'b', score: 1 },

@@ -252,6 +252,11 @@ export class RegistrySearchIndex {
   #self: WeakRef<RegistrySearchIndex> | undefined;
   /** The revision the index reflects; -1 before it is built. */
   #revision = -1;
+  /**
+   * Cursors of revisions below this were given out by an index this process rebuilt since: the
+   * new one does not know what changed before it, so they are refused (docs/search.md).
+   */
+  #rebuiltAt = -1;
   /** The log's mark at `#revision` (undefined: not known, nothing compared). */
   #mark: string | undefined;
   #refreshing: Promise<void> | undefined;
@@ -330,8 +335,12 @@ export class RegistrySearchIndex {
       const doc = docs[index];
       if (doc !== undefined) tools.push({ name, item: doc, spec: doc.registration.spec });
     });
+    const built = this.#revision >= 0;
     this.#index.build(tools);
     this.#revision = Math.min(head, listedAt, revision);
+    // Rebuilt after a burst (or a log restored in place): the cursors of the index it replaces
+    // could show a tool twice or skip one, as the rebuilt index ranks every tool as it is now.
+    if (built) this.#rebuiltAt = Math.max(this.#rebuiltAt, this.#revision);
     // The log's mark there, so that a log restored in place before the next catch-up is found:
     // the revision read's when the index is at that revision (no read of the log, which a
     // PostgreSQL cache answering while the server is away could not make).
@@ -370,7 +379,7 @@ export class RegistrySearchIndex {
     this.#index.expire();
     // A version the first page ranked may have been swept out since: the page could skip its
     // tool, so the cursor is refused (docs/search.md, "Pages under writes").
-    if (snapshot !== undefined && this.#index.lostAt(snapshot.revision)) {
+    if (snapshot !== undefined && (snapshot.revision < this.#rebuiltAt || this.#index.lostAt(snapshot.revision))) {
       throw invalid('search', 'cursor', parsed.cursor, 'is too old for the writes since its first page (a tool version it ranked is no longer kept); start again from the first page');
     }
     if (parsed.embed === undefined) {
