@@ -231,7 +231,7 @@ export const REGISTRY_ROUTES: readonly RouteDefinition[] = [
       // Tags are never empty: `tag=` matched nothing, silently (`tool-registry list --tag ''` is a usage error).
       tag: z.union([tagFilter, z.array(tagFilter)]).optional().meta({ description: 'Only tools with this tag; repeat it to require several.' }),
       limit: queryCount(`At most this many tools (default ${TOOL_PAGE_DEFAULT}; with q, ${SEARCH_PAGE_DEFAULT})`, TOOL_PAGE_MAX),
-      cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page (of the same q and filters).' }),
+      cursor: z.string().optional().meta({ description: 'The `next_cursor` of the previous page (of the same q and filters, in the same namespace; any other is a 400 naming cursor).' }),
     }),
     repeatable: ['tag'],
     responses: { 200: { description: 'A page of tools.', schema: ToolPageSchema } },
