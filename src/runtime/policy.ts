@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compareCodePoints } from '../core/canonical.js';
+import { compareCodePoints, isWellFormed } from '../core/canonical.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
 import { perUnknownKey } from './define-tool.js';
@@ -33,7 +33,14 @@ export interface PermissionSubject {
 // Built at the first policy (zod builds a schema when it is declared; most processes have none).
 const buildPolicySchema = () =>
   z.strictObject({
-    persona: z.string().min(1, { error: 'must be a non-empty string' }),
+    // Every audit row records the persona: text no store keeps as given is refused, never altered (it was written as U+FFFD).
+    persona: z
+      .string()
+      .min(1, { error: 'must be a non-empty string' })
+      .refine(isWellFormed, { error: (issue) => `must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair) (got ${JSON.stringify(issue.input)})` })
+      .refine((text) => !text.includes('\u0000'), {
+        error: (issue) => `must not contain U+0000 (NUL): the audit log keeps the persona in a text column, and PostgreSQL text cannot hold it (got ${JSON.stringify(issue.input)})`,
+      }),
     allowed_permissions: z.array(z.string()).nullable().optional(),
     allowed_tools: z.array(z.string()).nullable().optional(),
   });

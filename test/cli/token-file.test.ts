@@ -185,6 +185,8 @@ syncBuiltinESMExports();
       ['huge', Buffer.from('{"persona":"p","allowed_tools":["x"],"max_calls":1e400}'), 1, /^error VALIDATION_FAILED: the policy file .*huge\.json: max_calls: /],
       ['twice', Buffer.from('{"persona":"p","allowed_tools":["x"],"allowed_tools":["y"]}'), 1, /^error VALIDATION_FAILED: the policy file .*twice\.json: allowed_tools: /],
       ['garbage', Buffer.from('{"persona":'), 2, /^error USAGE: the policy file .*garbage\.json is not JSON/],
+      // The audit log (PostgreSQL text, SQLite) recorded this persona as "p\uFFFDx".
+      ['nul', Buffer.from('{"persona":"p\\u0000x","allowed_tools":["x"]}'), 1, /^error VALIDATION_FAILED: invalid policy: persona: must not contain U\+0000 .*\(got "p\\u0000x"\)/],
     ];
     for (const [name, bytes, code, message] of cases) {
       const policy = join(folder, `${name}.json`);

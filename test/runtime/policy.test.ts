@@ -46,6 +46,9 @@ describe('checkToolPermission', () => {
     ['a non-array allowed_tools', { persona: 'p', allowed_tools: 'search' }, 'allowed_tools'],
     ['a non-string permission', { persona: 'p', allowed_permissions: [1] }, 'allowed_permissions[0]'],
     ['a misspelt field', { persona: 'p', allowed_tool: ['x'] }, 'allowed_tool'],
+    // Every audit row records the persona: no store keeps U+0000 or a lone surrogate as given (it was written as U+FFFD).
+    ['U+0000 in the persona', { persona: 'p\u0000x' }, 'persona'],
+    ['a lone surrogate in the persona', { persona: 'p\ud800' }, 'persona'],
   ])('refuses a policy with %s: VALIDATION_FAILED naming the field', (_label, policy, path) => {
     let error: unknown;
     try {
