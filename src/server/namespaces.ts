@@ -99,7 +99,9 @@ abstract class CachingSource implements NamespaceSource {
     while (this.#opened.size - (this.#opened.has(namespace) ? 1 : 0) >= this.#maxOpen) {
       const idle = [...this.#opened.keys()].find((ns) => this.#ready.has(ns) && !this.#holds.has(ns));
       if (idle === undefined) {
-        throw new HttpProblem('CAPACITY_EXCEEDED', `the server has ${this.#opened.size - (this.#opened.has(namespace) ? 1 : 0)} namespaces open, its limit (--max-open-namespaces), and every one is in use; retry later`, {
+        // The limit, not a count: the count holds lookups under way too (a namespace that turns out
+        // not to exist), and read "89 namespaces open" beside a limit of 64.
+        throw new HttpProblem('CAPACITY_EXCEEDED', `the server's limit of open namespaces (--max-open-namespaces, ${this.#maxOpen}) is reached, each in use or opening; retry later`, {
           context: { limit: this.#maxOpen, resource: 'namespaces' },
           headers: { 'retry-after': String(LIMIT_RETRY_AFTER_SECONDS) },
         });
