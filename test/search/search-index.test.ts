@@ -43,6 +43,18 @@ function write(name: string, next: () => number, index: SearchIndex<string>, liv
   }
 }
 
+
+/** The names of every page of `query`, three at a time, from the first page on. */
+async function everyPage(registry: InMemoryToolRegistry, query: string): Promise<string[]> {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const next: Awaited<ReturnType<typeof registry.search>> = await registry.search(query, { limit: 3, cursor });
+    seen.push(...next.results.map((result) => result.registration.spec.tool_name));
+    cursor = next.next_cursor;
+  } while (cursor !== null);
+  return seen;
+}
 describe('tokenize', () => {
   it('splits identifiers at _ . - and camelCase, keeping a short camelCase word whole (not stemmed)', () => {
     expect(tokenize('GitHub_search', { stemming: false })).toEqual(['git', 'hub', 'search', 'github']);
@@ -449,14 +461,7 @@ describe('SearchIndex', () => {
     expect(error.message).toContain('start again from the first page');
     expect(error.message).toContain(`"${(page.next_cursor as string).slice(0, 24)}`);
     // Started again: every match once.
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const next: Awaited<ReturnType<typeof registry.search>> = await registry.search('kappa', { limit: 3, cursor });
-      seen.push(...next.results.map((result) => result.registration.spec.tool_name));
-      cursor = next.next_cursor;
-    } while (cursor !== null);
-    expect(seen.sort()).toEqual(Array.from({ length: 40 }, (_, at) => `m${String(at).padStart(2, '0')}`));
+    expect((await everyPage(registry, 'kappa')).sort()).toEqual(Array.from({ length: 40 }, (_, at) => `m${String(at).padStart(2, '0')}`));
     await registry.close();
   });
 
@@ -472,14 +477,7 @@ describe('SearchIndex', () => {
     const error = await expectCode(registry.search('kappa', { limit: 3, cursor: first.next_cursor }), 'VALIDATION_FAILED');
     expect([error.context.path, error.message]).toEqual(['cursor', expect.stringContaining('start again from the first page')]);
     // Started again on the rebuilt index: every match once.
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    do {
-      const next: Awaited<ReturnType<typeof registry.search>> = await registry.search('kappa', { limit: 3, cursor });
-      seen.push(...next.results.map((result) => result.registration.spec.tool_name));
-      cursor = next.next_cursor;
-    } while (cursor !== null);
-    expect(seen.sort()).toEqual(Array.from({ length: 10 }, (_, at) => `m${at}`));
+    expect((await everyPage(registry, 'kappa')).sort()).toEqual(Array.from({ length: 10 }, (_, at) => `m${at}`));
     await registry.close();
   });
 
