@@ -14,7 +14,6 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
 export const MAX_JSON_DEPTH = 256;
 
 const LONE_SURROGATE_MESSAGE = 'must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair)';
-const NUL_MESSAGE = 'must not contain U+0000 (NUL): every store keeps the version in a text column, and PostgreSQL text cannot hold it';
 
 /**
  * Whether a version can be stored by every store: well-formed Unicode without U+0000. Other
@@ -162,8 +161,16 @@ export const StoredJsonObjectSchema = jsonObjectSchema(Infinity);
 
 /** A string of well-formed Unicode. */
 const Text = z.string().refine(isWellFormed, { error: withValue(LONE_SURROGATE_MESSAGE) });
+/**
+ * Text a store keeps in a text column of its own (`what` it is, for the message): well-formed
+ * Unicode without U+0000, which PostgreSQL text cannot hold. Refused, never altered.
+ */
+export function storableText(what: string): typeof Text {
+  return Text.refine(hasNoNul, { error: withValue(`must not contain U+0000 (NUL): every store keeps ${what} in a text column, and PostgreSQL text cannot hold it`) });
+}
+
 /** A version: well-formed Unicode without U+0000 (`isStorableVersion`). */
-const VersionText = Text.refine(hasNoNul, { error: withValue(NUL_MESSAGE) });
+const VersionText = storableText('the version');
 
 /** A tool specification: what an agent needs to call a tool. Unknown fields are an error. */
 export const ToolSpec = z.strictObject({
@@ -278,9 +285,7 @@ export const Sunset = z.string({ error: SUNSET_MESSAGE }).refine((text) => isIso
  */
 export const Deprecation = z.strictObject({
   // U+0000: SQLite's CHECK counted '\u0000' as empty (a 500), and PostgreSQL text cannot hold it.
-  message: Text.min(1, { error: 'must be a non-empty string' }).refine(hasNoNul, {
-    error: withValue('must not contain U+0000 (NUL): every store keeps the message in a text column, and PostgreSQL text cannot hold it'),
-  }),
+  message: storableText('the message').min(1, { error: 'must be a non-empty string' }),
   replacement: z
     .string()
     .regex(TOOL_NAME_PATTERN, { error: 'must be a tool name: 1-128 characters of A-Z a-z 0-9 _ - . (the MCP tool-name rule)' })

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { compareCodePoints, isWellFormed } from '../core/canonical.js';
+import { compareCodePoints } from '../core/canonical.js';
+import { storableText } from '../core/contracts.js';
 import { ValidationError } from '../core/errors.js';
 import { describeIssues, toRegistryIssues } from '../core/issues.js';
 import { perUnknownKey } from './define-tool.js';
@@ -34,13 +35,7 @@ export interface PermissionSubject {
 const buildPolicySchema = () =>
   z.strictObject({
     // Every audit row records the persona: text no store keeps as given is refused, never altered (it was written as U+FFFD).
-    persona: z
-      .string()
-      .min(1, { error: 'must be a non-empty string' })
-      .refine(isWellFormed, { error: (issue) => `must be well-formed Unicode: it contains a lone surrogate (half of a UTF-16 pair) (got ${JSON.stringify(issue.input)})` })
-      .refine((text) => !text.includes('\u0000'), {
-        error: (issue) => `must not contain U+0000 (NUL): the audit log keeps the persona in a text column, and PostgreSQL text cannot hold it (got ${JSON.stringify(issue.input)})`,
-      }),
+    persona: storableText('the persona of every audit row').min(1, { error: 'must be a non-empty string' }),
     allowed_permissions: z.array(z.string()).nullable().optional(),
     allowed_tools: z.array(z.string()).nullable().optional(),
   });
