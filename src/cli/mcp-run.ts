@@ -1,5 +1,6 @@
 // `tool-registry mcp`: load the tools, open the registry, follow it, serve one stdio session.
 import { resolve } from 'node:path';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { checkToolPermission, createToolSet, liveToolSet, publishTools } from '../index.js';
 import type { ToolPolicy } from '../index.js';
 import { createCallRecorder, DEFAULT_MAX_MESSAGE_BYTES, gatewayToolSet, loadToolsModule, serveMcpStdio, ToolsModuleError } from '../mcp/index.js';
@@ -101,16 +102,22 @@ export async function mcpRun(context: CliContext, options: McpCommandOptions, st
   }
 }
 
-/** The longest line the MCP SDK's stdio client buffers (its `STDIO_DEFAULT_MAX_BUFFER_SIZE`): past it, the client drops its session. */
-const SDK_STDIO_CLIENT_LINE_BYTES = 10 * 1024 * 1024;
+/** The longest line the MCP SDK's stdio client buffers (the SDK's own bound, as the gateway reads it): past it, the client drops its session. */
+const SDK_STDIO_CLIENT_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
+/** What a result's line holds besides the result: `{"jsonrpc":"2.0","id":ID,"result":` … `}` and the newline, 34 bytes and the id's digits. */
+const RESPONSE_ENVELOPE_BYTES = 64;
 
 /** `ownsProcess`: the session is this process's own stdio, which ends the process when it closes. */
 async function serveMcpCommand(context: CliContext, options: McpCommandOptions, stop: StopSignals, ownsProcess: boolean): Promise<void> {
   const upstreams = options.upstreams !== false;
   if (options.tools === undefined && !upstreams) throw new CliError('USAGE', 'nothing to serve: give --tools MODULE, or leave out --no-upstreams to serve the upstream tools');
-  // Taken, as the operator's choice, but said: a line past the SDK's stdio client's buffer ends that client's session.
-  if (options.maxResultBytes !== undefined && options.maxResultBytes > SDK_STDIO_CLIENT_LINE_BYTES) {
-    line(context, `--max-result-bytes ${options.maxResultBytes} is over the ${SDK_STDIO_CLIENT_LINE_BYTES} bytes (10 MiB) a line the MCP SDK's stdio client reads: a result that long ends such a client's session`);
+  // Taken, as the operator's choice, but said: a line past the SDK's stdio client's buffer ends that
+  // client's session, and the line is the result and its response (at 10 MiB exactly, one ended it).
+  if (options.maxResultBytes !== undefined && options.maxResultBytes > SDK_STDIO_CLIENT_LINE_BYTES - RESPONSE_ENVELOPE_BYTES) {
+    line(
+      context,
+      `--max-result-bytes ${options.maxResultBytes} and the response around a result (up to ${RESPONSE_ENVELOPE_BYTES} bytes) are over the ${SDK_STDIO_CLIENT_LINE_BYTES} bytes (10 MiB) a line the MCP SDK's stdio client reads: a result that long ends such a client's session`,
+    );
   }
   const tools = options.tools === undefined ? createToolSet([]) : await readToolsModule(options.tools);
   const policy = options.policy === undefined ? undefined : ((await readPolicyFile(options.policy)) as ToolPolicy);

@@ -121,10 +121,37 @@ describe('the options', () => {
     const empty = join(dir, 'max-result.db');
     expect((await runCli(['migrate', '--db', empty], { cwd: dir })).code).toBe(0);
     const served = async (bytes: string) => runCli(['mcp', '--db', empty, '--max-result-bytes', bytes], { cwd: dir });
-    const over = await served('10485761');
-    expect([over.code, over.stderr]).toEqual([0, expect.stringContaining("--max-result-bytes 10485761 is over the 10485760 bytes (10 MiB) a line the MCP SDK's stdio client reads")]);
-    const at = await served('10485760');
-    expect([at.code, at.stderr]).toEqual([0, expect.not.stringContaining('--max-result-bytes')]);
+    // 10485760 itself was taken without a word: the response around the result makes the line longer (below).
+    const over = await served('10485760');
+    expect([over.code, over.stderr]).toEqual([
+      0,
+      expect.stringContaining("--max-result-bytes 10485760 and the response around a result (up to 64 bytes) are over the 10485760 bytes (10 MiB) a line the MCP SDK's stdio client reads"),
+    ]);
+  });
+
+  it('the largest --max-result-bytes taken without a warning is a result the SDK stdio client reads whole (the response around it counts too)', async () => {
+    // 10485760 was taken without a word, and a result of 10485739 bytes ended the client's session
+    // ("ReadBuffer exceeded maximum size"): the line is the result plus its JSON-RPC envelope.
+    const largest = 10 * 1024 * 1024 - 64;
+    const file = join(dir, 'largest-result.db');
+    const tools = join(dir, 'largest-result.mjs');
+    // A string result is {"content":[{"type":"text","text":"..."}]}: 39 bytes around the text. The
+    // command runs in this process, from src/: its tools must be defineTool's of the same module.
+    writeFileSync(tools, `import { defineTool } from ${JSON.stringify(join(ROOT, 'src/index.ts'))};\nexport const whole = defineTool({ name: 'whole', input_schema: { type: 'object' }, handler: () => 'x'.repeat(${largest - 39}) });\n`);
+    const [stdin, stdout, stderr] = [new PassThrough(), new PassThrough(), new PassThrough()];
+    let said = '';
+    stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    const ended = run(['mcp', '--db', file, '--tools', tools, '--publish', '--no-upstreams', '--max-result-bytes', String(largest)], { stdin, stdout, stderr, env: childEnv() });
+    const client = new Client({ name: 'test', version: '1' });
+    await client.connect(new StreamsTransport(stdout, stdin));
+    const result = (await client.callTool({ name: 'whole', arguments: {} })) as { isError?: boolean; content: { text: string }[] };
+    expect([result.isError ?? false, JSON.stringify({ content: result.content }).length]).toEqual([false, largest]);
+    await client.close();
+    stdin.end();
+    expect(await ended).toBe(0);
+    expect(said).not.toContain('--max-result-bytes');
+    const over = await runCli(['mcp', '--db', file, '--max-result-bytes', String(largest + 1)], { cwd: dir });
+    expect(over.stderr).toContain(`--max-result-bytes ${largest + 1} `);
   });
 
   it('refuses a --sync-interval that is no duration, and mcp with nothing to serve (usage, exit 2)', async () => {
